@@ -1,0 +1,42 @@
+# make run  : set up .venv if needed, then run the controller on the embedded API server
+# make test : set up .venv if needed, then ruff, mypy, the generated/ staleness check and pytest
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: run test venv lint typecheck verify-codegen codegen pytest bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+run: $(STAMP)
+	$(PY) main.py --local
+
+test: $(STAMP) lint typecheck verify-codegen pytest
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy
+
+verify-codegen: $(STAMP)
+	$(PY) hack/update_codegen.py --verify
+
+codegen: $(STAMP)
+	$(PY) hack/update_codegen.py
+
+pytest: $(STAMP)
+	$(PY) -m pytest -n 2 --dist loadfile -q
+
+bench: $(STAMP)
+	for f in benchmarks/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
+
+clean:
+	rm -rf $(VENV) .local .mypy_cache .pytest_cache .ruff_cache

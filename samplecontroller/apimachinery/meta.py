@@ -1,0 +1,156 @@
+"""Uniform read access to object metadata, for generated msgspec models and for plain dicts.
+
+The machinery (cache, workqueue keys, garbage collection, predicates) must work on both the
+generated typed models and the dynamic (dict) objects, without importing generated code. These
+accessors are that seam: each returns the Go zero value ("" / {} / [] / 0 / None) for a missing
+or unset field and never raises for an object of either shape.
+
+Typed models follow the generated conventions: attributes are snake_case, optional fields are
+``msgspec.UNSET`` when absent, and ``obj.metadata`` is an ObjectMeta struct.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import msgspec
+
+_UNSET = msgspec.UNSET
+
+# snake_case attribute -> camelCase wire key, for the fields read here
+_WIRE = {
+    "name": "name",
+    "namespace": "namespace",
+    "generate_name": "generateName",
+    "uid": "uid",
+    "resource_version": "resourceVersion",
+    "generation": "generation",
+    "labels": "labels",
+    "annotations": "annotations",
+    "owner_references": "ownerReferences",
+    "finalizers": "finalizers",
+    "deletion_timestamp": "deletionTimestamp",
+    "creation_timestamp": "creationTimestamp",
+    "api_version": "apiVersion",
+    "kind": "kind",
+    "controller": "controller",
+    "block_owner_deletion": "blockOwnerDeletion",
+}
+
+
+def _field(obj: Any, attr: str) -> Any:
+    if obj is None or obj is _UNSET:
+        return None
+    if isinstance(obj, Mapping):
+        return obj.get(_WIRE.get(attr, attr))
+    value = getattr(obj, attr, None)
+    return None if value is _UNSET else value
+
+
+def metadata(obj: Any) -> Any:
+    """The object's metadata (an ObjectMeta struct or a dict), or None."""
+    return _field(obj, "metadata")
+
+
+def _meta_field(obj: Any, attr: str) -> Any:
+    return _field(metadata(obj), attr)
+
+
+def get_name(obj: Any) -> str:
+    return _meta_field(obj, "name") or ""
+
+
+def get_namespace(obj: Any) -> str:
+    return _meta_field(obj, "namespace") or ""
+
+
+def get_generate_name(obj: Any) -> str:
+    return _meta_field(obj, "generate_name") or ""
+
+
+def get_uid(obj: Any) -> str:
+    return _meta_field(obj, "uid") or ""
+
+
+def get_resource_version(obj: Any) -> str:
+    return _meta_field(obj, "resource_version") or ""
+
+
+def get_generation(obj: Any) -> int:
+    return int(_meta_field(obj, "generation") or 0)
+
+
+def get_labels(obj: Any) -> Mapping[str, str]:
+    return _meta_field(obj, "labels") or {}
+
+
+def get_annotations(obj: Any) -> Mapping[str, str]:
+    return _meta_field(obj, "annotations") or {}
+
+
+def get_finalizers(obj: Any) -> Sequence[str]:
+    return _meta_field(obj, "finalizers") or ()
+
+
+def get_deletion_timestamp(obj: Any) -> Any:
+    """The deletionTimestamp (a datetime for typed models, a string for dicts), or None."""
+    return _meta_field(obj, "deletion_timestamp")
+
+
+def get_creation_timestamp(obj: Any) -> Any:
+    return _meta_field(obj, "creation_timestamp")
+
+
+def get_api_version(obj: Any) -> str:
+    return _field(obj, "api_version") or ""
+
+
+def get_kind(obj: Any) -> str:
+    return _field(obj, "kind") or ""
+
+
+class OwnerRef(msgspec.Struct, frozen=True):
+    """The fields of a metav1.OwnerReference that the machinery reads, shape-independent."""
+
+    api_version: str
+    kind: str
+    name: str
+    uid: str
+    controller: bool = False
+    block_owner_deletion: bool = False
+
+    @property
+    def group(self) -> str:
+        return self.api_version.rpartition("/")[0] if "/" in self.api_version else ""
+
+
+def get_owner_references(obj: Any) -> list[OwnerRef]:
+    refs = _meta_field(obj, "owner_references") or ()
+    return [
+        OwnerRef(
+            api_version=_field(r, "api_version") or "",
+            kind=_field(r, "kind") or "",
+            name=_field(r, "name") or "",
+            uid=_field(r, "uid") or "",
+            controller=bool(_field(r, "controller")),
+            block_owner_deletion=bool(_field(r, "block_owner_deletion")),
+        )
+        for r in refs
+    ]
+
+
+def get_controller_of(obj: Any) -> OwnerRef | None:
+    """The ownerReference with controller=true, like metav1.GetControllerOf; None if there is none."""
+    for ref in get_owner_references(obj):
+        if ref.controller:
+            return ref
+    return None
+
+
+def group_version(api_version: str) -> tuple[str, str]:
+    """Split an apiVersion into (group, version); the core group is ""."""
+    if "/" in api_version:
+        group, _, version = api_version.partition("/")
+        return group, version
+    return "", api_version
