@@ -1,0 +1,359 @@
+"""Wiring for ``main.py``: connect, check, and run the sample-controller.
+
+``run(args, stop, ...)`` is main.go's body. It promises:
+
+- A user mistake (no or bad kubeconfig, unreachable server, bad credentials, the Foo CRD not
+  installed) raises nothing: it prints one line ``main.py: error: ...`` and returns 1.
+- With ``--local`` it starts the embedded API server (data under ``local_dir``, the
+  deployment-status simulator on), installs every CRD in ``crds_dir`` and prints how to point
+  kubectl at it, then runs the controller against it.
+- When ``stop`` is set (SIGINT/SIGTERM) informers stop, work in progress finishes (bounded by
+  ``--shutdown-timeout``) and it returns 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import socket
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from samplecontroller.apimachinery import errors
+from samplecontroller.logs import get_logger
+
+log = get_logger("main")
+
+FOO_CRD_NAME = "foos.samplecontroller.k8s.io"
+FOO_GROUP_VERSION = "samplecontroller.k8s.io/v1alpha1"
+CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+
+
+class UserError(Exception):
+    """A mistake the user can fix; its message is printed as one line."""
+
+
+def run(args: argparse.Namespace, stop: threading.Event, *, local_dir: Path, crds_dir: Path) -> int:
+    """Run the controller as ``main.py`` asked; return the process exit status."""
+    try:
+        with contextlib.ExitStack() as stack:
+            kubeconfig, master = args.kubeconfig, args.master
+            if args.local:
+                kubeconfig = stack.enter_context(_local_server(local_dir, crds_dir))
+                master = ""
+            rest = _connect(kubeconfig, master)
+            _preflight(rest)
+            return _run_elected(args, rest, stop)
+    except UserError as err:
+        print(f"main.py: error: {err}", file=sys.stderr)
+        return 1
+
+
+# -- connecting ------------------------------------------------------------------------------
+
+
+def _connect(kubeconfig: str, master: str) -> Any:
+    from samplecontroller import rest
+
+    try:
+        return rest.load_rest_client(kubeconfig=kubeconfig or None, master=master or None)
+    except rest.ConfigError as err:
+        raise UserError(str(err)) from None
+
+
+def _preflight(rest_client: Any) -> None:
+    """Fail with one clear line when the server is unreachable, refuses us, or lacks the CRD."""
+    from samplecontroller import rest
+
+    try:
+        rest_client.request("GET", "/version")
+    except rest.TransportError as err:
+        raise UserError(str(err)) from None
+    except errors.StatusError as err:
+        raise UserError(f"the API server refused /version: {err}") from None
+    try:
+        rest_client.request("GET", f"/apis/{FOO_GROUP_VERSION}")
+    except errors.StatusError as err:
+        if errors.is_not_found(err):
+            raise UserError(
+                f"the Foo CRD ({FOO_CRD_NAME}) is not installed on this cluster; run: kubectl apply -f crds/"
+            ) from None
+        if errors.is_unauthorized(err) or errors.is_forbidden(err):
+            raise UserError(f"not allowed to use {FOO_GROUP_VERSION}: {err}") from None
+        raise UserError(f"cannot read {FOO_GROUP_VERSION} discovery: {err}") from None
+    except rest.TransportError as err:
+        raise UserError(str(err)) from None
+
+
+# -- the embedded API server (--local) -------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _local_server(local_dir: Path, crds_dir: Path) -> Iterator[str]:
+    """Start the embedded API server, install the CRDs, print what to do; yield the kubeconfig."""
+    from samplecontroller.apiserver import LocalAPIServer
+
+    local_dir.mkdir(parents=True, exist_ok=True)
+    kubeconfig = local_dir / "kubeconfig"
+    try:
+        server = LocalAPIServer(
+            data_dir=local_dir / "data", simulate_deployments=True, kubeconfig_path=kubeconfig
+        )
+        server.__enter__()
+    except OSError as err:
+        raise UserError(f"cannot start the embedded API server: {err}") from None
+    try:
+        from samplecontroller import rest
+
+        client = rest.load_rest_client(kubeconfig=str(server.kubeconfig_path))
+        installed = install_crds(client, crds_dir)
+        _print_banner(server.url, str(server.kubeconfig_path), installed)
+        yield str(server.kubeconfig_path)
+    finally:
+        server.__exit__(None, None, None)
+
+
+def load_crds(crds_dir: Path) -> list[dict[str, Any]]:
+    """Every CustomResourceDefinition document in ``crds_dir`` (*.yaml, sorted by file name)."""
+    docs: list[dict[str, Any]] = []
+    for path in sorted(crds_dir.glob("*.y*ml")):
+        try:
+            for doc in yaml.safe_load_all(path.read_text()):
+                if isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition":
+                    docs.append(doc)
+        except yaml.YAMLError as err:
+            raise UserError(f"{path}: not valid YAML: {err}") from None
+    return docs
+
+
+def install_crds(rest_client: Any, crds_dir: Path, timeout: float = 10.0) -> list[str]:
+    """Create or update every CRD in ``crds_dir`` and wait until each is Established."""
+    import json
+
+    names: list[str] = []
+    for crd in load_crds(crds_dir):
+        name = crd["metadata"]["name"]
+        try:
+            rest_client.request("POST", CRD_PATH, body=json.dumps(crd).encode(), content_type="application/json")
+        except errors.StatusError as err:
+            if not errors.is_already_exists(err):
+                raise UserError(f"cannot install CRD {name}: {err}") from None
+            live = json.loads(rest_client.request("GET", f"{CRD_PATH}/{name}"))
+            crd = {**crd, "metadata": {**crd["metadata"], "resourceVersion": live["metadata"]["resourceVersion"]}}
+            rest_client.request("PUT", f"{CRD_PATH}/{name}", body=json.dumps(crd).encode(),
+                                content_type="application/json")
+        names.append(name)
+    deadline = time.monotonic() + timeout
+    for name in names:
+        while not _crd_established(rest_client, name):
+            if time.monotonic() > deadline:
+                raise UserError(f"CRD {name} did not become Established within {timeout:g}s")
+            time.sleep(0.05)
+    return names
+
+
+def _crd_established(rest_client: Any, name: str) -> bool:
+    import json
+
+    crd = json.loads(rest_client.request("GET", f"{CRD_PATH}/{name}"))
+    conditions = crd.get("status", {}).get("conditions") or []
+    return any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions)
+
+
+def _print_banner(url: str, kubeconfig: str, crds: list[str]) -> None:
+    print(
+        "\n".join(
+            [
+                f"Embedded API server ready at {url} (CRDs installed: {', '.join(crds) or 'none'}).",
+                "Deployments get a simulated status (availableReplicas follows spec.replicas); no pods run.",
+                "In another shell:",
+                f"  export KUBECONFIG={kubeconfig}",
+                "  kubectl apply -f examples/example-foo.yaml",
+                "  kubectl get foos,deployments",
+                "  kubectl describe foo example-foo",
+                "Stop with Ctrl-C.",
+            ]
+        ),
+        flush=True,
+    )
+
+
+# -- leader election and the controller ------------------------------------------------------
+
+
+def _run_elected(args: argparse.Namespace, rest_client: Any, stop: threading.Event) -> int:
+    with _probe_servers(args) as set_ready:
+        if not args.leader_elect:
+            return _run_controller(args, rest_client, stop, set_ready)
+        return _run_with_leader_election(args, rest_client, stop, set_ready)
+
+
+def _run_with_leader_election(
+    args: argparse.Namespace, rest_client: Any, stop: threading.Event, set_ready: Callable[[bool], None]
+) -> int:
+    from samplecontroller import leaderelection
+
+    namespace = args.leader_election_namespace or _pod_namespace()
+    identity = f"{socket.gethostname()}_{uuid.uuid4()}"
+    lock = leaderelection.LeaseLock.for_rest_client(rest_client, namespace, args.leader_election_id, identity)
+    result: dict[str, int] = {"code": 0}
+    lost = threading.Event()
+
+    def on_started_leading(leading_stop: threading.Event) -> None:
+        both = _either(stop, leading_stop)
+        result["code"] = _run_controller(args, rest_client, both, set_ready)
+
+    def on_stopped_leading() -> None:
+        if not stop.is_set():
+            log.error("Leader election lost", identity=identity)
+            lost.set()
+            result["code"] = 1
+        else:
+            log.info("Stopped leading", identity=identity)
+
+    def on_new_leader(leader: str) -> None:
+        if leader != identity:
+            log.info("New leader elected", leader=leader)
+
+    config = leaderelection.LeaderElectionConfig(
+        lock=lock,
+        lease_duration=15.0,
+        renew_deadline=10.0,
+        retry_period=2.0,
+        callbacks=leaderelection.LeaderCallbacks(
+            on_started_leading=on_started_leading,
+            on_stopped_leading=on_stopped_leading,
+            on_new_leader=on_new_leader,
+        ),
+        release_on_cancel=True,
+        name=args.leader_election_id,
+    )
+    log.info("Attempting to acquire leader lease", lease=f"{namespace}/{args.leader_election_id}", identity=identity)
+    leaderelection.LeaderElector(config).run(stop)
+    return result["code"]
+
+
+def _either(a: threading.Event, b: threading.Event) -> threading.Event:
+    """An event set as soon as either ``a`` or ``b`` is set."""
+    out = threading.Event()
+
+    def watch() -> None:
+        while not (a.wait(0.1) or b.is_set()):
+            pass
+        out.set()
+
+    threading.Thread(target=watch, name="stop-either", daemon=True).start()
+    return out
+
+
+def _pod_namespace() -> str:
+    path = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+    with contextlib.suppress(OSError):
+        ns = path.read_text().strip()
+        if ns:
+            return ns
+    return os.environ.get("POD_NAMESPACE", "default")
+
+
+def _run_controller(
+    args: argparse.Namespace, rest_client: Any, stop: threading.Event, set_ready: Callable[[bool], None]
+) -> int:
+    if args.controller == "runtime":
+        from samplecontroller import foo_reconciler
+
+        return foo_reconciler.run(rest_client, args, stop, set_ready=set_ready)
+    return _run_classic(args, rest_client, stop, set_ready)
+
+
+def _run_classic(
+    args: argparse.Namespace, rest_client: Any, stop: threading.Event, set_ready: Callable[[bool], None]
+) -> int:
+    from generated.clientset import Clientset
+    from generated.informers import SharedInformerFactory
+    from samplecontroller import record
+    from samplecontroller.controller import CONTROLLER_AGENT_NAME, Controller
+
+    clientset = Clientset(rest_client)
+    factory = SharedInformerFactory(clientset, args.resync, namespace=args.namespace or None)
+    broadcaster = record.new_broadcaster()
+    broadcaster.start_structured_logging()
+    broadcaster.start_recording_to_sink(record.ResourceEventSink.for_rest_client(rest_client))
+    recorder = broadcaster.new_recorder(CONTROLLER_AGENT_NAME)
+
+    controller = Controller(
+        clientset,
+        factory.apps().v1().deployments(),
+        factory.samplecontroller().v1alpha1().foos(),
+        recorder,
+    )
+    factory.start(stop)
+    set_ready(True)
+    try:
+        controller.run(args.workers, stop, shutdown_timeout=args.shutdown_timeout)
+    except RuntimeError as err:
+        if stop.is_set():
+            return 0
+        log.error("Error running controller", error=str(err))
+        return 1
+    finally:
+        set_ready(False)
+        factory.shutdown()
+        broadcaster.shutdown()
+    log.info("Controller stopped")
+    return 0
+
+
+# -- metrics and health endpoints ------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _probe_servers(args: argparse.Namespace) -> Iterator[Callable[[bool], None]]:
+    """Serve /metrics and /healthz + /readyz when their bind addresses are not "0"."""
+    from samplecontroller import probes
+
+    ready = threading.Event()
+
+    def set_ready(value: bool) -> None:
+        if value:
+            ready.set()
+        else:
+            ready.clear()
+
+    servers: list[probes.ProbeServer] = []
+    try:
+        if args.metrics_bind_address not in ("0", ""):
+            servers.append(probes.serve_metrics(_bind(args.metrics_bind_address, "--metrics-bind-address")))
+        if args.health_probe_bind_address not in ("0", ""):
+            servers.append(
+                probes.serve_health(_bind(args.health_probe_bind_address, "--health-probe-bind-address"), ready.is_set)
+            )
+    except OSError as err:
+        for s in servers:
+            s.close()
+        raise UserError(f"cannot listen: {err}") from None
+    try:
+        yield set_ready
+    finally:
+        for s in servers:
+            s.close()
+
+
+def _bind(address: str, flag: str) -> tuple[str, int]:
+    host, sep, port = address.rpartition(":")
+    if not sep:
+        host, port = "", address
+    try:
+        n = int(port)
+    except ValueError:
+        raise UserError(f"{flag}: {address!r} is not host:port or :port") from None
+    if not 0 <= n <= 65535:
+        raise UserError(f"{flag}: port {n} is out of range")
+    return host or "0.0.0.0", n
