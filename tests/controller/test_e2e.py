@@ -1,0 +1,202 @@
+"""End to end: main.py as a subprocess against the embedded API server, driven by real kubectl.
+
+The deployment-status simulator stands in for the kube-controller-manager, so a Deployment's
+``status.availableReplicas`` follows its ``spec.replicas`` and the Foo's status can be checked.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.controller.conftest import ROOT, ControllerProcess, Kubectl, wait_for
+
+pytestmark = [pytest.mark.kubectl, pytest.mark.slow]
+
+_ns_counter = itertools.count()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    from samplecontroller.apiserver import LocalAPIServer
+
+    tmp = tmp_path_factory.mktemp("apiserver")
+    with LocalAPIServer(simulate_deployments=True, kubeconfig_path=tmp / "kubeconfig") as s:
+        yield s
+
+
+@pytest.fixture(scope="module")
+def kubectl(server: Any, kubectl_binary: str, tmp_path_factory: pytest.TempPathFactory) -> Kubectl:
+    k = Kubectl(kubectl_binary, Path(server.kubeconfig_path), tmp_path_factory.mktemp("home"))
+    k.run("apply", "-f", str(ROOT / "crds"))
+    k.run("wait", "--for", "condition=Established", "crd/foos.samplecontroller.k8s.io", "--timeout", "20s")
+    return k
+
+
+@pytest.fixture
+def namespace(kubectl: Kubectl) -> str:
+    name = f"e2e-{next(_ns_counter)}"
+    kubectl.run("create", "namespace", name)
+    return name
+
+
+def foo_manifest(name: str, deployment_name: str, replicas: int | None) -> str:
+    spec: dict[str, Any] = {"deploymentName": deployment_name}
+    if replicas is not None:
+        spec["replicas"] = replicas
+    return json.dumps({"apiVersion": "samplecontroller.k8s.io/v1alpha1", "kind": "Foo",
+                       "metadata": {"name": name}, "spec": spec})
+
+
+def get(kubectl: Kubectl, ns: str, kind: str, name: str) -> Any:
+    return kubectl.json("get", kind, name, "-n", ns)
+
+
+def events_for(kubectl: Kubectl, ns: str, name: str, reason: str) -> list[dict[str, Any]]:
+    data = kubectl.json("get", "events", "-n", ns, "--field-selector", f"involvedObject.name={name},reason={reason}")
+    return list(data["items"]) if data else []
+
+
+def test_foo_lifecycle(kubectl: Kubectl, server: Any, namespace: str,
+                       start_controller: Callable[..., ControllerProcess]) -> None:
+    ns = namespace
+    controller = start_controller(Path(server.kubeconfig_path))
+    kubectl.run("apply", "-n", ns, "-f", str(ROOT / "examples" / "example-foo.yaml"))
+    foo = wait_for(lambda: get(kubectl, ns, "foo", "example-foo"), what="the Foo")
+    deployment = wait_for(lambda: get(kubectl, ns, "deployment", "example-foo"), what="the Deployment",
+                          timeout=30)
+
+    refs = deployment["metadata"]["ownerReferences"]
+    assert refs == [{
+        "apiVersion": "samplecontroller.k8s.io/v1alpha1", "kind": "Foo", "name": "example-foo",
+        "uid": foo["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True,
+    }]
+    assert deployment["spec"]["replicas"] == foo["spec"]["replicas"]
+    assert deployment["spec"]["selector"]["matchLabels"] == {"app": "nginx", "controller": "example-foo"}
+    containers = deployment["spec"]["template"]["spec"]["containers"]
+    assert [(c["name"], c["image"]) for c in containers] == [("nginx", "nginx:latest")]
+
+    # Changing replicas updates the Deployment, and the simulated status flows back to the Foo.
+    kubectl.run("patch", "foo", "example-foo", "-n", ns, "--type", "merge", "-p", '{"spec":{"replicas":3}}')
+    wait_for(lambda: (get(kubectl, ns, "deployment", "example-foo") or {}).get("spec", {}).get("replicas") == 3,
+             what="Deployment replicas 3")
+    wait_for(lambda: (get(kubectl, ns, "foo", "example-foo") or {}).get("status", {}).get("availableReplicas") == 3,
+             what="Foo status.availableReplicas 3")
+    assert "Synced" in kubectl.run("describe", "foo", "example-foo", "-n", ns).stdout
+
+    # Another writer's label survives the controller's replica change (improvement 2).
+    kubectl.run("label", "deployment", "example-foo", "-n", ns, "team=blue")
+    kubectl.run("patch", "foo", "example-foo", "-n", ns, "--type", "merge", "-p", '{"spec":{"replicas":2}}')
+    wait_for(lambda: (get(kubectl, ns, "deployment", "example-foo") or {}).get("spec", {}).get("replicas") == 2,
+             what="Deployment replicas 2")
+    assert get(kubectl, ns, "deployment", "example-foo")["metadata"]["labels"]["team"] == "blue"
+
+    # Deleting the Foo garbage-collects its Deployment.
+    kubectl.run("delete", "foo", "example-foo", "-n", ns, "--wait=true")
+    wait_for(lambda: get(kubectl, ns, "deployment", "example-foo") is None, what="the Deployment to be collected")
+
+    assert controller.stop() == 0, controller.output()
+
+
+def test_unowned_deployment_warns_once_and_resumes(kubectl: Kubectl, server: Any, namespace: str,
+                                                   start_controller: Callable[..., ControllerProcess]) -> None:
+    ns = namespace
+    kubectl.run("create", "deployment", "taken", "-n", ns, "--image", "busybox")
+    controller = start_controller(Path(server.kubeconfig_path))
+    kubectl.run("apply", "-n", ns, "-f", "-", stdin=foo_manifest("squatter", "taken", 1))
+
+    describe = wait_for(
+        lambda: (out := kubectl.run("describe", "foo", "squatter", "-n", ns).stdout) and "ErrResourceExists" in out
+        and out, what="the ErrResourceExists warning", timeout=20)
+    assert 'Resource "taken" already exists and is not managed by Foo' in describe
+    time.sleep(3)  # Go would record a Warning on every rate-limited retry meanwhile
+    warnings = events_for(kubectl, ns, "squatter", "ErrResourceExists")
+    assert sum(int(e.get("count", 1)) for e in warnings) == 1, warnings
+
+    # Removing the squatting Deployment lets the Foo proceed at once, not after the backoff.
+    kubectl.run("delete", "deployment", "taken", "-n", ns)
+    dep = wait_for(lambda: get(kubectl, ns, "deployment", "taken"), what="the Foo's own Deployment", timeout=10)
+    assert dep["metadata"]["ownerReferences"][0]["name"] == "squatter"
+    assert controller.stop() == 0, controller.output()
+
+
+def test_changes_while_down_are_reconciled_after_restart(
+        kubectl: Kubectl, server: Any, namespace: str, start_controller: Callable[..., ControllerProcess]) -> None:
+    ns = namespace
+    kubeconfig = Path(server.kubeconfig_path)
+    first = start_controller(kubeconfig)
+    kubectl.run("apply", "-n", ns, "-f", "-", stdin=foo_manifest("one", "one", 1))
+    wait_for(lambda: get(kubectl, ns, "deployment", "one"), what="Deployment one", timeout=30)
+
+    started = time.monotonic()
+    assert first.stop(signal.SIGTERM) == 0, first.output()
+    assert time.monotonic() - started < 10 + 5  # within --shutdown-timeout (10s) and some slack
+
+    kubectl.run("patch", "foo", "one", "-n", ns, "--type", "merge", "-p", '{"spec":{"replicas":4}}')
+    kubectl.run("apply", "-n", ns, "-f", "-", stdin=foo_manifest("two", "two", 2))
+    time.sleep(0.5)
+    assert get(kubectl, ns, "deployment", "two") is None  # nobody is reconciling
+
+    second = start_controller(kubeconfig)
+    wait_for(lambda: (get(kubectl, ns, "deployment", "one") or {}).get("spec", {}).get("replicas") == 4,
+             what="Deployment one at 4 replicas", timeout=30)
+    wait_for(lambda: get(kubectl, ns, "deployment", "two"), what="Deployment two")
+    assert second.stop() == 0, second.output()
+
+
+def test_missing_deployment_name_is_a_warning_event(
+        kubectl: Kubectl, server: Any, namespace: str, start_controller: Callable[..., ControllerProcess]) -> None:
+    ns = namespace
+    controller = start_controller(Path(server.kubeconfig_path))
+    kubectl.run("apply", "-n", ns, "-f", "-", stdin=json.dumps({
+        "apiVersion": "samplecontroller.k8s.io/v1alpha1", "kind": "Foo",
+        "metadata": {"name": "nameless"}, "spec": {"replicas": 1}}))
+    wait_for(lambda: events_for(kubectl, ns, "nameless", "InvalidSpec"), what="the InvalidSpec warning")
+    assert controller.stop() == 0, controller.output()
+
+
+def _run_main(*args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(ROOT / "main.py"), *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=ROOT)
+
+
+def _assert_one_line_error(proc: subprocess.CompletedProcess[str], *needles: str) -> None:
+    assert proc.returncode == 1, (proc.returncode, proc.stderr)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if "error" in line.lower()]
+    assert len(lines) == 1, proc.stderr
+    for needle in needles:
+        assert needle in lines[0], proc.stderr
+
+
+def test_crd_not_installed_says_what_to_run(tmp_path: Path) -> None:
+    from samplecontroller.apiserver import LocalAPIServer
+
+    with LocalAPIServer(kubeconfig_path=tmp_path / "kubeconfig") as s:
+        proc = _run_main("--kubeconfig", str(s.kubeconfig_path))
+    _assert_one_line_error(proc, "kubectl apply -f crds/")
+
+
+def test_unreachable_server_and_bad_kubeconfig_are_one_line_errors(tmp_path: Path) -> None:
+    _assert_one_line_error(_run_main("--kubeconfig", str(tmp_path / "missing")), str(tmp_path / "missing"))
+    bad = tmp_path / "bad"
+    bad.write_text("this: is: not: a kubeconfig")
+    _assert_one_line_error(_run_main("--kubeconfig", str(bad)))
+    _assert_one_line_error(_run_main("--master", "http://127.0.0.1:9", "--kubeconfig", str(tmp_path / "missing")))
+    dead = tmp_path / "dead"
+    dead.write_text(json.dumps({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "k", "cluster": {"server": "http://127.0.0.1:9"}}],
+        "users": [{"name": "u", "user": {"token": "t"}}],
+        "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u"}}]}))
+    _assert_one_line_error(_run_main("--kubeconfig", str(dead)), "127.0.0.1:9")
+    _assert_one_line_error(_run_main("--workers", "0"), "--workers")
