@@ -1,0 +1,285 @@
+"""A typed client for one resource: ``ResourceClient[T, L]`` (client-go's typed clients).
+
+Objects are msgspec Structs (``info.model``) or plain dicts (``info.model is dict``); responses
+are decoded straight from bytes with msgspec. API errors raise
+``samplecontroller.apimachinery.errors`` types; an unreachable server raises
+``samplecontroller.rest.TransportError``.
+
+Unknown fields are never dropped. A Struct model knows only the fields it was generated from, so
+``update`` and ``update_status`` of a Struct first GET the live object as raw JSON, overlay every
+field the model knows (an unset field is removed, a set one replaces the live value, nested
+objects recursively; keys the model does not know are kept), and PUT the result with the
+*object's* resourceVersion, so a stale object still gets 409 Conflict. Patches and server-side
+apply send only what the caller gives and need no such step.
+"""
+
+from __future__ import annotations
+
+import builtins
+import threading
+from collections.abc import Iterator, Mapping
+from typing import Any, Generic, TypeVar
+
+import msgspec
+
+from samplecontroller.apimachinery import meta
+from samplecontroller.client.types import (
+    APPLY_PATCH,
+    MERGE_PATCH,
+    ListOptions,
+    ListResult,
+    ResourceInfo,
+    WatchEvent,
+)
+from samplecontroller.rest import ResponseStream, RESTClient
+
+T = TypeVar("T")
+L = TypeVar("L")
+
+_encoder = msgspec.json.Encoder()
+
+
+class _RawEvent(msgspec.Struct):
+    type: str
+    object: msgspec.Raw
+
+
+_event_decoder = msgspec.json.Decoder(_RawEvent)
+_dict_decoder = msgspec.json.Decoder(dict[str, Any])
+
+
+def _bool(v: bool) -> str:
+    return "true" if v else "false"
+
+
+def _encode_body(obj: Any) -> bytes:
+    if isinstance(obj, (bytes, bytearray)):
+        return bytes(obj)
+    return _encoder.encode(obj)
+
+
+class ResourceWatch(Generic[T]):
+    """An open watch. Iterate for ``WatchEvent``s; ``stop()`` from any thread ends it."""
+
+    def __init__(self, stream: ResponseStream, decoder: msgspec.json.Decoder[Any]) -> None:
+        self._stream = stream
+        self._decoder = decoder
+        self._stopped = threading.Event()
+
+    def __iter__(self) -> Iterator[WatchEvent[T]]:
+        for line in self._stream:
+            if self._stopped.is_set():
+                return
+            raw = _event_decoder.decode(line)
+            if raw.type == "ERROR":
+                yield WatchEvent("ERROR", None, _dict_decoder.decode(raw.object))
+                continue
+            yield WatchEvent(raw.type, self._decoder.decode(raw.object))  # type: ignore[arg-type]
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._stream.close()
+
+
+class ResourceClient(Generic[T, L]):
+    """Verbs on one resource, in one namespace (or all namespaces / cluster scope)."""
+
+    def __init__(self, rest: RESTClient, info: ResourceInfo[T], namespace: str | None = None) -> None:
+        self.rest = rest
+        self.info = info
+        self.namespace = namespace if info.namespaced else None
+        self._decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder(info.model)
+        self._list_decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder(info.list_model)
+
+    # -- helpers ----------------------------------------------------------------------------
+
+    def _ns_for(self, obj: Any) -> str | None:
+        if not self.info.namespaced:
+            return None
+        return self.namespace or meta.get_namespace(obj) or None
+
+    def _path(self, name: str | None = None, subresource: str | None = None, namespace: str | None = None) -> str:
+        return self.info.path(namespace if namespace is not None else self.namespace, name, subresource)
+
+    def _decode(self, data: bytes) -> T:
+        return self._decoder.decode(data)  # type: ignore[no-any-return]
+
+    @staticmethod
+    def _write_query(dry_run: bool, field_manager: str | None, field_validation: str | None = None) -> dict[str, str]:
+        q: dict[str, str] = {}
+        if dry_run:
+            q["dryRun"] = "All"
+        if field_manager:
+            q["fieldManager"] = field_manager
+        if field_validation:
+            q["fieldValidation"] = field_validation
+        return q
+
+    # -- verbs ------------------------------------------------------------------------------
+
+    def create(self, obj: T | dict[str, Any], *, dry_run: bool = False, field_manager: str | None = None,
+               field_validation: str | None = None) -> T:
+        """POST ``obj``; returns the created object as the server stored it."""
+        path = self.info.path(self._ns_for(obj))
+        data = self.rest.request("POST", path, query=self._write_query(dry_run, field_manager, field_validation),
+                                 body=_encode_body(obj))
+        return self._decode(data)
+
+    def get(self, name: str, *, resource_version: str | None = None) -> T:
+        q = {"resourceVersion": resource_version} if resource_version is not None else None
+        return self._decode(self.rest.request("GET", self._path(name), query=q))
+
+    def list(self, *, label_selector: str | None = None, field_selector: str | None = None, limit: int | None = None,
+             continue_: str | None = None, resource_version: str | None = None,
+             resource_version_match: str | None = None, timeout_seconds: int | None = None) -> L:
+        """One page of the list (pass ``continue_`` from the result's metadata for the next)."""
+        opts = ListOptions(label_selector=label_selector, field_selector=field_selector, limit=limit,
+                           continue_=continue_, resource_version=resource_version,
+                           resource_version_match=resource_version_match, timeout_seconds=timeout_seconds)
+        return self._list_decoder.decode(self.rest.request("GET", self._path(), query=opts.to_query()))  # type: ignore[no-any-return]
+
+    def watch(self, *, resource_version: str | None = None, label_selector: str | None = None,
+              field_selector: str | None = None, allow_watch_bookmarks: bool = False,
+              timeout_seconds: int | None = None, send_initial_events: bool | None = None,
+              resource_version_match: str | None = None) -> ResourceWatch[T]:
+        opts = ListOptions(label_selector=label_selector, field_selector=field_selector,
+                           resource_version=resource_version, resource_version_match=resource_version_match,
+                           timeout_seconds=timeout_seconds, allow_watch_bookmarks=allow_watch_bookmarks,
+                           send_initial_events=send_initial_events)
+        return self._watch(opts)
+
+    def _watch(self, opts: ListOptions) -> ResourceWatch[T]:
+        q = opts.to_query()
+        q["watch"] = "true"
+        read_timeout = float(opts.timeout_seconds) + 30.0 if opts.timeout_seconds else None
+        return ResourceWatch(self.rest.stream("GET", self._path(), query=q, timeout=read_timeout), self._decoder)
+
+    def update(self, obj: T | dict[str, Any], *, field_manager: str | None = None, dry_run: bool = False) -> T:
+        """PUT ``obj`` (its resourceVersion guards against lost updates: stale -> 409)."""
+        return self._put(obj, None, field_manager, dry_run)
+
+    def update_status(self, obj: T | dict[str, Any], *, field_manager: str | None = None,
+                      dry_run: bool = False) -> T:
+        """PUT ``obj`` to the status subresource: only ``.status`` changes."""
+        return self._put(obj, "status", field_manager, dry_run)
+
+    def _put(self, obj: Any, subresource: str | None, field_manager: str | None, dry_run: bool) -> T:
+        name = meta.get_name(obj)
+        path = self.info.path(self._ns_for(obj), name, subresource)
+        if isinstance(obj, msgspec.Struct):
+            live = _dict_decoder.decode(self.rest.request("GET", path))
+            body: Any = overlay(obj, live)
+            body.setdefault("metadata", {})["resourceVersion"] = meta.get_resource_version(obj)
+            if not meta.get_resource_version(obj):
+                body["metadata"].pop("resourceVersion")
+        else:
+            body = obj
+        data = self.rest.request("PUT", path, query=self._write_query(dry_run, field_manager), body=_encode_body(body))
+        return self._decode(data)
+
+    def patch(self, name: str, patch: bytes | dict[str, Any] | builtins.list[Any], patch_type: str = MERGE_PATCH, *,
+              subresource: str | None = None, field_manager: str | None = None, force: bool | None = None,
+              dry_run: bool = False) -> T:
+        """PATCH with ``patch_type`` (json, merge, strategic-merge for built-ins, or apply)."""
+        q = self._write_query(dry_run, field_manager)
+        if force is not None:
+            q["force"] = _bool(force)
+        data = self.rest.request("PATCH", self._path(name, subresource), query=q, body=_encode_body(patch),
+                                 content_type=patch_type)
+        return self._decode(data)
+
+    def apply(self, obj: T | dict[str, Any], *, field_manager: str, force: bool = False,
+              subresource: str | None = None, dry_run: bool = False) -> T:
+        """Server-side apply ``obj`` (the fields you state are yours); creates it when missing."""
+        if not field_manager:
+            raise ValueError("server-side apply needs a field_manager")
+        path = self.info.path(self._ns_for(obj), meta.get_name(obj), subresource)
+        q = self._write_query(dry_run, field_manager)
+        q["force"] = _bool(force)
+        data = self.rest.request("PATCH", path, query=q, body=_encode_body(obj), content_type=APPLY_PATCH)
+        return self._decode(data)
+
+    def apply_status(self, obj: T | dict[str, Any], *, field_manager: str, force: bool = False,
+                     dry_run: bool = False) -> T:
+        return self.apply(obj, field_manager=field_manager, force=force, subresource="status", dry_run=dry_run)
+
+    def delete(self, name: str, *, propagation_policy: str | None = None,
+               preconditions: Mapping[str, str] | None = None, grace_period_seconds: int | None = None,
+               dry_run: bool = False) -> None:
+        self.rest.request("DELETE", self._path(name), body=_delete_options(
+            propagation_policy, preconditions, grace_period_seconds, dry_run))
+
+    def delete_collection(self, *, label_selector: str | None = None, field_selector: str | None = None,
+                          propagation_policy: str | None = None) -> None:
+        q = ListOptions(label_selector=label_selector, field_selector=field_selector).to_query()
+        self.rest.request("DELETE", self._path(), query=q,
+                          body=_delete_options(propagation_policy, None, None, False))
+
+    def lister_watcher(self) -> ResourceListerWatcher[T]:
+        """What a Reflector consumes: list pages and watches in this client's namespace."""
+        return ResourceListerWatcher(self)
+
+
+def _delete_options(propagation_policy: str | None, preconditions: Mapping[str, str] | None,
+                    grace_period_seconds: int | None, dry_run: bool) -> bytes:
+    body: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1"}
+    if propagation_policy:
+        body["propagationPolicy"] = propagation_policy
+    if preconditions:
+        body["preconditions"] = dict(preconditions)
+    if grace_period_seconds is not None:
+        body["gracePeriodSeconds"] = grace_period_seconds
+    if dry_run:
+        body["dryRun"] = ["All"]
+    return _encoder.encode(body)
+
+
+class ResourceListerWatcher(Generic[T]):
+    """``client.types.ListerWatcher`` over a ResourceClient."""
+
+    def __init__(self, client: ResourceClient[T, Any]) -> None:
+        self.client = client
+
+    def list(self, options: ListOptions) -> ListResult[T]:
+        data = self.client.rest.request("GET", self.client._path(), query=options.to_query())
+        result = self.client._list_decoder.decode(data)
+        return list_result(result)
+
+    def watch(self, options: ListOptions) -> ResourceWatch[T]:
+        return self.client._watch(options)
+
+
+def list_result(result: Any) -> ListResult[Any]:
+    """A ``ListResult`` from a decoded List (Struct or dict)."""
+    if isinstance(result, dict):
+        md = result.get("metadata") or {}
+        return ListResult(result.get("items") or [], str(md.get("resourceVersion", "")), str(md.get("continue", "")),
+                          md.get("remainingItemCount"))
+    md = result.metadata
+    rv = md.resource_version if isinstance(md.resource_version, str) else ""
+    cont = md.continue_ if isinstance(md.continue_, str) else ""
+    remaining = md.remaining_item_count if isinstance(md.remaining_item_count, int) else None
+    return ListResult(result.items or (), rv, cont, remaining)
+
+
+def overlay(value: Any, live: Any) -> Any:
+    """The wire form of ``value`` laid over ``live`` JSON, keeping keys the model does not know."""
+    if isinstance(value, msgspec.Struct):
+        out: dict[str, Any] = dict(live) if isinstance(live, dict) else {}
+        for field in msgspec.structs.fields(value):
+            v = getattr(value, field.name)
+            if v is msgspec.UNSET:
+                out.pop(field.encode_name, None)
+            else:
+                out[field.encode_name] = overlay(v, out.get(field.encode_name))
+        return out
+    if isinstance(value, (tuple, list)):
+        if isinstance(live, list) and len(live) == len(value):
+            return [overlay(v, lv) for v, lv in zip(value, live, strict=True)]
+        return [overlay(v, None) for v in value]
+    if isinstance(value, dict):
+        live_d = live if isinstance(live, dict) else {}
+        return {k: overlay(v, live_d.get(k)) for k, v in value.items()}
+    if isinstance(value, msgspec.Raw):
+        return msgspec.json.decode(value)
+    return msgspec.to_builtins(value)

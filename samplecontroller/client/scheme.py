@@ -1,0 +1,57 @@
+"""A registry of resources: model type <-> ResourceInfo <-> group/version/kind (like runtime.Scheme)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from samplecontroller.client.types import ResourceInfo
+
+
+class Scheme:
+    """Maps model types and GVKs to their ResourceInfo. Adding the same type twice is an error."""
+
+    def __init__(self) -> None:
+        self._by_type: dict[type[Any], ResourceInfo[Any]] = {}
+        self._by_gvk: dict[tuple[str, str, str], ResourceInfo[Any]] = {}
+        self._by_gvr: dict[tuple[str, str, str], ResourceInfo[Any]] = {}
+
+    def add(self, info: ResourceInfo[Any]) -> None:
+        gvk = (info.group, info.version, info.kind)
+        if gvk in self._by_gvk:
+            raise ValueError(f"{info.api_version} {info.kind} is already registered")
+        self._by_gvk[gvk] = info
+        self._by_gvr[(info.group, info.version, info.resource)] = info
+        if info.model is not dict:
+            self._by_type[info.model] = info
+
+    def info_for(self, model: type[Any]) -> ResourceInfo[Any]:
+        """The ResourceInfo of a model type; KeyError names the type when unknown."""
+        try:
+            return self._by_type[model]
+        except KeyError:
+            raise KeyError(f"{model.__name__} is not registered in the scheme") from None
+
+    def info_for_gvk(self, group: str, version: str, kind: str) -> ResourceInfo[Any]:
+        try:
+            return self._by_gvk[(group, version, kind)]
+        except KeyError:
+            raise KeyError(f"no kind {kind} in {group or 'core'}/{version}") from None
+
+    def info_for_gvr(self, group: str, version: str, resource: str) -> ResourceInfo[Any]:
+        try:
+            return self._by_gvr[(group, version, resource)]
+        except KeyError:
+            raise KeyError(f"no resource {resource} in {group or 'core'}/{version}") from None
+
+    def type_for_gvk(self, group: str, version: str, kind: str) -> type[Any]:
+        return self.info_for_gvk(group, version, kind).model
+
+    def gvk_for(self, model: type[Any]) -> tuple[str, str, str]:
+        info = self.info_for(model)
+        return info.group, info.version, info.kind
+
+    def recognizes(self, model: type[Any]) -> bool:
+        return model in self._by_type
+
+    def all(self) -> list[ResourceInfo[Any]]:
+        return list(self._by_gvk.values())

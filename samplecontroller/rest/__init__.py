@@ -1,0 +1,221 @@
+"""HTTP transport to a Kubernetes API server, on the official ``kubernetes`` package's config.
+
+The official package supplies only configuration (kubeconfig, in-cluster service account,
+exec and token auth, TLS settings) and its urllib3 pool; requests and responses here are raw
+bytes, decoded by the callers with msgspec.
+
+Errors:
+- ``ConfigError``: the configuration cannot be loaded (message names the file or the problem);
+- ``TransportError``: the server cannot be reached (message names the server URL);
+- ``samplecontroller.apimachinery.errors.StatusError`` subclasses for HTTP status >= 400.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import urllib3
+from kubernetes import client as k8s_client
+from kubernetes import config as k8s_config
+
+from samplecontroller.apimachinery import errors
+
+__all__ = ["ConfigError", "RESTClient", "ResponseStream", "TransportError", "load_rest_client"]
+
+DEFAULT_USER_AGENT = "samplecontroller/0.1"
+
+
+class ConfigError(Exception):
+    """The client configuration could not be loaded."""
+
+
+class TransportError(Exception):
+    """The API server could not be reached or the connection broke."""
+
+
+class ResponseStream:
+    """A streaming response: iterate for lines (bytes, without the newline).
+
+    ``close()`` may be called from any thread; iteration then ends promptly (possibly by
+    ``TransportError`` if a read was interrupted, which the iterator swallows once closed).
+    """
+
+    def __init__(self, response: urllib3.BaseHTTPResponse, url: str) -> None:
+        self._response = response
+        self._url = url
+        self._closed = threading.Event()
+
+    def __iter__(self) -> Iterator[bytes]:
+        buffer = b""
+        try:
+            while not self._closed.is_set():
+                chunk = self._response.read1(65536) if hasattr(self._response, "read1") else self._response.read(65536)
+                if not chunk:
+                    break
+                buffer += chunk
+                if b"\n" not in chunk:
+                    continue
+                *lines, buffer = buffer.split(b"\n")
+                for line in lines:
+                    if line:
+                        yield line
+        except (urllib3.exceptions.HTTPError, OSError, ValueError, AttributeError) as err:
+            if not self._closed.is_set():
+                raise TransportError(f"stream from {self._url} broke: {err}") from None
+        finally:
+            self.close()
+        if buffer.strip() and not self._closed.is_set():
+            yield buffer
+
+    def close(self) -> None:
+        if self._closed.is_set():
+            return
+        self._closed.set()
+        try:
+            self._response.shutdown()
+        except Exception:
+            pass
+        try:
+            self._response.release_conn()
+        except Exception:
+            pass
+
+
+class RESTClient:
+    """Raw requests against one API server. Thread-safe; share one per process."""
+
+    def __init__(self, configuration: k8s_client.Configuration, *, user_agent: str = DEFAULT_USER_AGENT,
+                 pool: urllib3.PoolManager | None = None) -> None:
+        self.configuration = configuration
+        self.host = configuration.host.rstrip("/")
+        self.user_agent = user_agent
+        if pool is None:
+            configuration.connection_pool_maxsize = max(configuration.connection_pool_maxsize or 0, 32)
+            pool = k8s_client.rest.RESTClientObject(configuration).pool_manager
+        self._pool = pool
+
+    # -- constructors ------------------------------------------------------------------------
+
+    @classmethod
+    def from_config(cls, configuration: k8s_client.Configuration, **kw: Any) -> RESTClient:
+        return cls(configuration, **kw)
+
+    @classmethod
+    def from_api_client(cls, api_client: k8s_client.ApiClient, **kw: Any) -> RESTClient:
+        return cls(api_client.configuration, pool=api_client.rest_client.pool_manager, **kw)
+
+    @classmethod
+    def from_kubeconfig(cls, path: str | os.PathLike[str] | None = None, context: str | None = None,
+                        master: str | None = None, **kw: Any) -> RESTClient:
+        """Load ``path`` (None: $KUBECONFIG, then ~/.kube/config); ``master`` overrides the server."""
+        cfg = k8s_client.Configuration()
+        if path is None:
+            path = os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or str(Path.home() / ".kube" / "config")
+        path = str(path)
+        if not os.path.exists(path):
+            raise ConfigError(f"kubeconfig {path} does not exist")
+        try:
+            k8s_config.load_kube_config(  # type: ignore[no-untyped-call]
+                config_file=path, context=context, client_configuration=cfg,
+                                        persist_config=False)
+        except Exception as err:
+            raise ConfigError(f"invalid kubeconfig {path}: {_one_line(err)}") from None
+        if master:
+            cfg.host = master
+        return cls(cfg, **kw)
+
+    @classmethod
+    def in_cluster(cls, **kw: Any) -> RESTClient:
+        cfg = k8s_client.Configuration()
+        try:
+            k8s_config.load_incluster_config(client_configuration=cfg)  # type: ignore[no-untyped-call]
+        except Exception as err:
+            raise ConfigError(f"not running in a cluster: {_one_line(err)}") from None
+        return cls(cfg, **kw)
+
+    # -- requests ----------------------------------------------------------------------------
+
+    def _headers(self, accept: str, content_type: str | None) -> dict[str, str]:
+        headers = {"Accept": accept, "User-Agent": self.user_agent}
+        if content_type:
+            headers["Content-Type"] = content_type
+        cfg = self.configuration
+        if cfg.refresh_api_key_hook is not None:
+            cfg.refresh_api_key_hook(cfg)
+        token = cfg.get_api_key_with_prefix("authorization") or cfg.get_api_key_with_prefix("BearerToken")
+        if token:
+            headers["Authorization"] = token
+        elif cfg.username and cfg.password:
+            headers.update(urllib3.util.make_headers(basic_auth=f"{cfg.username}:{cfg.password}"))
+        return headers
+
+    def url(self, path: str, query: Mapping[str, str] | None = None) -> str:
+        return self.host + path + ("?" + urlencode(query) if query else "")
+
+    def request(self, method: str, path: str, *, query: Mapping[str, str] | None = None, body: bytes | None = None,
+                content_type: str | None = None, accept: str = "application/json",
+                timeout: float | None = None) -> bytes:
+        """Send one request; the response body on 2xx, else raise a typed StatusError."""
+        url = self.url(path, query)
+        if body is not None and content_type is None:
+            content_type = "application/json"
+        try:
+            resp = self._pool.request(method, url, body=body, headers=self._headers(accept, content_type),
+                                      timeout=urllib3.Timeout(connect=10.0, read=timeout or 60.0),
+                                      retries=False, preload_content=True)
+        except urllib3.exceptions.HTTPError as err:
+            raise TransportError(f"cannot reach the API server at {self.host}: {_reason(err)}") from None
+        if resp.status >= 400:
+            raise errors.from_response(resp.status, resp.data)
+        return bytes(resp.data)
+
+    def stream(self, method: str, path: str, *, query: Mapping[str, str] | None = None,
+               timeout: float | None = None) -> ResponseStream:
+        """Open a streaming request (a watch); raises like ``request`` before streaming starts."""
+        url = self.url(path, query)
+        try:
+            resp = self._pool.request(method, url, headers=self._headers("application/json", None),
+                                      timeout=urllib3.Timeout(connect=10.0, read=timeout),
+                                      retries=False, preload_content=False)
+        except urllib3.exceptions.HTTPError as err:
+            raise TransportError(f"cannot reach the API server at {self.host}: {_reason(err)}") from None
+        if resp.status >= 400:
+            data = resp.read()
+            resp.release_conn()
+            raise errors.from_response(resp.status, data)
+        return ResponseStream(resp, url)
+
+
+def load_rest_client(kubeconfig: str | None = None, master: str | None = None, context: str | None = None,
+                     **kw: Any) -> RESTClient:
+    """Go's clientcmd.BuildConfigFromFlags fallback order.
+
+    A kubeconfig or master flag wins; else the in-cluster service account; else $KUBECONFIG or
+    ~/.kube/config. ``master`` alone (no kubeconfig) talks to that URL without credentials.
+    """
+    if kubeconfig:
+        return RESTClient.from_kubeconfig(kubeconfig, context=context, master=master, **kw)
+    if master:
+        cfg = k8s_client.Configuration()
+        cfg.host = master
+        return RESTClient(cfg, **kw)
+    if os.environ.get("KUBERNETES_SERVICE_HOST") and os.path.exists(
+        "/var/run/secrets/kubernetes.io/serviceaccount/token"
+    ):
+        return RESTClient.in_cluster(**kw)
+    return RESTClient.from_kubeconfig(None, context=context, **kw)
+
+
+def _reason(err: BaseException) -> str:
+    reason = getattr(err, "reason", None)
+    return _one_line(reason if reason is not None else err)
+
+
+def _one_line(err: object) -> str:
+    text = str(err).strip().replace("\n", " ")
+    return text[:300]
