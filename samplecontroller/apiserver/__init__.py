@@ -1,0 +1,1 @@
+"""The embedded Kubernetes-compatible API server (see issue 4)."""
