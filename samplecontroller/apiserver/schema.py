@@ -13,6 +13,7 @@ Contracts:
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import math
 import re
@@ -94,10 +95,12 @@ def go_value(value: Any) -> str:
 
 def go_number(value: float | int) -> str:
     """A number formatted like Go's ``%v`` of a float64 (``10``, ``1.5``, ``1e+21``)."""
-    if isinstance(value, bool) or isinstance(value, int):
+    if isinstance(value, int):
         return str(int(value))
-    if math.isnan(value) or math.isinf(value):
-        return {True: "+Inf", False: "-Inf"}[value > 0] if math.isinf(value) else "NaN"
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "+Inf" if value > 0 else "-Inf"
     if value.is_integer() and abs(value) < 1e21:
         return str(int(value))
     text = repr(value)
@@ -333,6 +336,332 @@ def _format_ok(fmt: str, value: str) -> bool:
     return pattern is None or bool(pattern.match(value))
 
 
-@functools_cache_placeholder := None  # noqa: B018  (replaced below; keeps names stable)
-def _unused() -> None:  # pragma: no cover
+@functools.lru_cache(maxsize=512)
+def _compile(pattern: str) -> re.Pattern[str] | None:
+    try:
+        return re.compile(pattern)
+    except (re.error, RecursionError):
+        return None
+
+
+def _check_string(value: str, schema: dict[str, Any], path: str, errors: list[FieldError]) -> None:
+    max_len = schema.get("maxLength")
+    if isinstance(max_len, int) and len(value) > max_len:
+        errors.append(too_long(path, max_len))
+    min_len = schema.get("minLength")
+    if isinstance(min_len, int) and len(value) < min_len:
+        errors.append(invalid(path, value, f"{path} in body should be at least {min_len} chars long"))
+    pattern = schema.get("pattern")
+    if isinstance(pattern, str):
+        compiled = _compile(pattern)
+        if compiled is not None and not compiled.search(value):
+            errors.append(invalid(path, value, f"{path} in body should match '{pattern}'"))
+    fmt = schema.get("format")
+    if isinstance(fmt, str) and not _format_ok(fmt, value):
+        errors.append(invalid(path, value, f"{path} in body must be of type {fmt}: {json.dumps(value)}"))
+
+
+def _num(value: Any) -> float | int | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value
     return None
+
+
+def _check_number(value: float | int, schema: dict[str, Any], path: str, errors: list[FieldError]) -> None:
+    maximum = _num(schema.get("maximum"))
+    if maximum is not None:
+        if schema.get("exclusiveMaximum") is True and value >= maximum:
+            errors.append(invalid(path, value, f"{path} in body should be less than {go_number(maximum)}"))
+        elif value > maximum:
+            errors.append(invalid(path, value, f"{path} in body should be less than or equal to {go_number(maximum)}"))
+    minimum = _num(schema.get("minimum"))
+    if minimum is not None:
+        if schema.get("exclusiveMinimum") is True and value <= minimum:
+            errors.append(invalid(path, value, f"{path} in body should be greater than {go_number(minimum)}"))
+        elif value < minimum:
+            errors.append(invalid(path, value, f"{path} in body should be greater than or equal to {go_number(minimum)}"))
+    multiple = _num(schema.get("multipleOf"))
+    if multiple and not _is_multiple(value, multiple):
+        errors.append(invalid(path, value, f"{path} in body should be a multiple of {go_number(multiple)}"))
+
+
+def _is_multiple(value: float | int, multiple: float | int) -> bool:
+    if isinstance(value, int) and isinstance(multiple, int):
+        return value % multiple == 0
+    quotient = value / multiple
+    return math.isfinite(quotient) and abs(quotient - round(quotient)) < 1e-9
+
+
+def _check_array(value: list[Any], schema: dict[str, Any], path: str, errors: list[FieldError]) -> None:
+    max_items = schema.get("maxItems")
+    if isinstance(max_items, int) and len(value) > max_items:
+        errors.append(too_many(path, len(value), max_items))
+    min_items = schema.get("minItems")
+    if isinstance(min_items, int) and len(value) < min_items:
+        errors.append(invalid(path, len(value), f"{path} in body should have at least {min_items} items"))
+    if schema.get("uniqueItems") is True and _has_duplicates(value):
+        errors.append(invalid(path, value, f"{path} in body shouldn't contain duplicates"))
+    list_type = schema.get("x-kubernetes-list-type")
+    if list_type == "set":
+        _check_set(value, path, errors)
+    elif list_type == "map":
+        _check_map_list(value, schema.get("x-kubernetes-list-map-keys") or [], path, errors)
+    items = schema.get("items")
+    if isinstance(items, dict):
+        for i, item in enumerate(value):
+            _validate(item, items, f"{path}[{i}]", errors)
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def _has_duplicates(value: list[Any]) -> bool:
+    seen: set[str] = set()
+    for item in value:
+        key = _canonical(item)
+        if key in seen:
+            return True
+        seen.add(key)
+    return False
+
+
+def _check_set(value: list[Any], path: str, errors: list[FieldError]) -> None:
+    seen: set[str] = set()
+    for i, item in enumerate(value):
+        key = _canonical(item)
+        if key in seen:
+            errors.append(duplicate(f"{path}[{i}]", item))
+        seen.add(key)
+
+
+def _check_map_list(value: list[Any], keys: list[str], path: str, errors: list[FieldError]) -> None:
+    seen: set[str] = set()
+    for i, item in enumerate(value):
+        if not isinstance(item, dict):
+            continue
+        ident = {k: item.get(k) for k in keys}
+        key = _canonical(ident)
+        if key in seen:
+            errors.append(duplicate(f"{path}[{i}]", ident))
+        seen.add(key)
+
+
+def _check_object(value: dict[str, Any], schema: dict[str, Any], path: str, errors: list[FieldError], root: bool) -> None:
+    props = schema.get("properties") or {}
+    for name in schema.get("required") or ():
+        if name not in value or (value[name] is None and not (props.get(name) or {}).get("nullable")):
+            errors.append(required(_child(path, name)))
+    max_props = schema.get("maxProperties")
+    if isinstance(max_props, int) and len(value) > max_props:
+        errors.append(too_many(path, len(value), max_props))
+    min_props = schema.get("minProperties")
+    if isinstance(min_props, int) and len(value) < min_props:
+        errors.append(invalid(path, len(value), f"{path} in body should have at least {min_props} properties"))
+    if schema.get("x-kubernetes-embedded-resource"):
+        _check_embedded(value, path, errors)
+    additional = schema.get("additionalProperties")
+    for key, item in value.items():
+        if root and key in _ROOT_SKIP:
+            continue
+        sub = props.get(key)
+        if isinstance(sub, dict):
+            _validate(item, sub, _child(path, key), errors)
+        elif isinstance(additional, dict):
+            _validate(item, additional, _key_path(path, key), errors)
+
+
+def _check_embedded(value: dict[str, Any], path: str, errors: list[FieldError]) -> None:
+    for name in ("apiVersion", "kind"):
+        if not value.get(name):
+            errors.append(required(_child(path, name), "must not be empty"))
+        elif not isinstance(value[name], str):
+            errors.append(invalid(_child(path, name), value[name], "must be a string"))
+    meta = value.get("metadata")
+    if meta is not None and not isinstance(meta, dict):
+        errors.append(FieldError(ERROR_TYPE_INVALID, _child(path, "metadata"), json_type(meta), "must be an object"))
+
+
+# ---------------------------------------------------------------------------- pruning
+
+_META_FIELDS: frozenset[str] = frozenset(
+    ["name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "labels", "annotations", "ownerReferences", "finalizers", "managedFields"]
+)
+
+
+def prune(obj: Any, schema: dict[str, Any]) -> list[str]:
+    """Remove fields the schema does not know (in place); return their paths, in order.
+
+    Fields under ``x-kubernetes-preserve-unknown-fields: true`` are kept. At the root,
+    ``apiVersion``, ``kind`` and ``metadata`` are kept, and ``metadata`` keeps only ObjectMeta
+    fields. Paths look like ``spec.foo`` and ``spec.items[0].bar`` (as in ``unknown field "spec.foo"``).
+    """
+    removed: list[str] = []
+    if isinstance(obj, dict):
+        _prune_object(obj, schema or {}, "", removed, root=True)
+    return removed
+
+
+def _prune(value: Any, schema: dict[str, Any], path: str, removed: list[str]) -> None:
+    if isinstance(value, dict):
+        _prune_object(value, schema, path, removed, root=False)
+    elif isinstance(value, list):
+        items = schema.get("items")
+        if isinstance(items, dict):
+            for i, item in enumerate(value):
+                _prune(item, items, f"{path}[{i}]", removed)
+        elif not schema.get("x-kubernetes-preserve-unknown-fields"):
+            for i, item in enumerate(value):
+                _prune(item, {}, f"{path}[{i}]", removed)
+
+
+def _prune_object(value: dict[str, Any], schema: dict[str, Any], path: str, removed: list[str], root: bool) -> None:
+    props = schema.get("properties") or {}
+    additional = schema.get("additionalProperties")
+    preserve = bool(schema.get("x-kubernetes-preserve-unknown-fields"))
+    embedded = root or bool(schema.get("x-kubernetes-embedded-resource"))
+    for key in list(value):
+        sub = props.get(key)
+        child = _child(path, key)
+        if embedded and key in ("apiVersion", "kind") and sub is None:
+            continue
+        if embedded and key == "metadata" and isinstance(value[key], dict):
+            _prune_metadata(value[key], child, removed)
+            continue
+        if isinstance(sub, dict):
+            _prune(value[key], sub, child, removed)
+        elif isinstance(additional, dict):
+            _prune(value[key], additional, _key_path(path, key), removed)
+        elif additional is True or preserve:
+            continue
+        else:
+            removed.append(child)
+            del value[key]
+
+
+def _prune_metadata(meta: dict[str, Any], path: str, removed: list[str]) -> None:
+    for key in list(meta):
+        if key not in _META_FIELDS:
+            removed.append(_child(path, key))
+            del meta[key]
+
+
+# ---------------------------------------------------------------------------- defaulting
+
+
+def apply_defaults(obj: Any, schema: dict[str, Any]) -> Any:
+    """Apply structural defaults in place (top-down) and return ``obj``.
+
+    A missing property with a ``default`` gets a copy of it; a ``null`` property that is not
+    ``nullable`` gets its default if it has one and is removed otherwise (like Kubernetes'
+    PruneNonNullableNullsWithoutDefaults). Defaults inside list items and map values apply too.
+    """
+    _default(obj, schema or {})
+    return obj
+
+
+def _default(value: Any, schema: dict[str, Any]) -> None:
+    if isinstance(value, dict):
+        props = schema.get("properties") or {}
+        for key, sub in props.items():
+            if not isinstance(sub, dict):
+                continue
+            if key not in value:
+                if "default" in sub:
+                    value[key] = copy.deepcopy(sub["default"])
+            elif value[key] is None and not sub.get("nullable"):
+                if "default" in sub and sub["default"] is not None:
+                    value[key] = copy.deepcopy(sub["default"])
+                else:
+                    del value[key]
+                    continue
+            if key in value:
+                _default(value[key], sub)
+        additional = schema.get("additionalProperties")
+        if isinstance(additional, dict):
+            for key in list(value):
+                if key in props:
+                    continue
+                if value[key] is None and not additional.get("nullable"):
+                    del value[key]
+                else:
+                    _default(value[key], additional)
+    elif isinstance(value, list):
+        items = schema.get("items")
+        if isinstance(items, dict):
+            for i, item in enumerate(value):
+                if item is None and "default" in items and not items.get("nullable"):
+                    value[i] = copy.deepcopy(items["default"])
+                _default(value[i], items)
+
+
+# ---------------------------------------------------------------------------- structural check
+
+_FORBIDDEN_KEYS = ("$ref", "definitions", "dependencies", "patternProperties", "additionalItems", "id", "$schema")
+
+
+def check_structural(schema: Any, path: str = "spec.validation.openAPIV3Schema") -> list[str]:
+    """Messages for each way ``schema`` is not a structural schema (empty if it is).
+
+    Checked: a type everywhere (unless int-or-string or preserve-unknown-fields), object at
+    the root, ``items`` for arrays (one schema), ``properties`` and ``additionalProperties``
+    not both, no ``$ref``/``definitions``/``patternProperties``/``dependencies``/``additionalItems``,
+    ``uniqueItems`` not true, int-or-string without a type, map lists with keys, and root
+    ``metadata`` limited to ``name`` and ``generateName``.
+    """
+    errors: list[str] = []
+    if not isinstance(schema, dict):
+        return [f"{path}: Required value: must be an object schema"]
+    if schema.get("type") != "object":
+        errors.append(f"{path}.type: Unsupported value: {go_value(schema.get('type', ''))}: supported values: \"object\"")
+    _structural(schema, path, errors, root=True)
+    return errors
+
+
+def _structural(schema: dict[str, Any], path: str, errors: list[str], root: bool = False) -> None:
+    for key in _FORBIDDEN_KEYS:
+        if key in schema:
+            errors.append(f"{path}.{key}: Forbidden: {key} is not supported in structural schemas")
+    int_or_string = bool(schema.get("x-kubernetes-int-or-string"))
+    preserve = bool(schema.get("x-kubernetes-preserve-unknown-fields"))
+    typ = schema.get("type")
+    if typ is None and not (int_or_string or preserve):
+        errors.append(f"{path}.type: Required value: must not be empty for specified object fields")
+    if typ is not None and typ not in ("object", "array", "string", "integer", "number", "boolean"):
+        errors.append(f"{path}.type: Unsupported value: {go_value(typ)}: supported values: \"array\", \"boolean\", \"integer\", \"number\", \"object\", \"string\"")
+    if int_or_string and typ is not None:
+        errors.append(f"{path}.type: Forbidden: must be empty if x-kubernetes-int-or-string is true")
+    if schema.get("uniqueItems") is True:
+        errors.append(f"{path}.uniqueItems: Forbidden: uniqueItems cannot be set to true since the runtime complexity becomes quadratic")
+    props = schema.get("properties")
+    additional = schema.get("additionalProperties")
+    if props and additional not in (None, False):
+        errors.append(f"{path}.additionalProperties: Forbidden: additionalProperties and properties are mutual exclusive")
+    if additional is False:
+        errors.append(f"{path}.additionalProperties: Forbidden: must not be false")
+    items = schema.get("items")
+    if typ == "array" and items is None:
+        errors.append(f"{path}.items: Required value: must be specified")
+    if isinstance(items, list):
+        errors.append(f"{path}.items: Forbidden: items must be a schema object and not an array")
+    if schema.get("x-kubernetes-list-type") == "map" and not schema.get("x-kubernetes-list-map-keys"):
+        errors.append(f"{path}.x-kubernetes-list-map-keys: Required value: must not be empty if x-kubernetes-list-type is map")
+    if isinstance(props, dict):
+        for name, sub in props.items():
+            sub_path = f"{path}.properties[{name}]"
+            if root and name == "metadata" and isinstance(sub, dict):
+                _check_root_metadata(sub, sub_path, errors)
+            elif isinstance(sub, dict):
+                _structural(sub, sub_path, errors)
+    if isinstance(additional, dict):
+        _structural(additional, f"{path}.additionalProperties", errors)
+    if isinstance(items, dict):
+        _structural(items, f"{path}.items", errors)
+
+
+def _check_root_metadata(schema: dict[str, Any], path: str, errors: list[str]) -> None:
+    if schema.get("type") not in (None, "object"):
+        errors.append(f"{path}.type: Unsupported value: {go_value(schema.get('type'))}: supported values: \"object\"")
+    for name in schema.get("properties") or {}:
+        if name not in ("name", "generateName"):
+            errors.append(f"{path}.properties[{name}]: Forbidden: must not be specified, only metadata.name and metadata.generateName are allowed")

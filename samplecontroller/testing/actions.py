@@ -1,0 +1,97 @@
+"""Recorded client actions and reactors, like client-go's testing/actions.go and fake.go.
+
+Every call on a fake client records an ``Action``; then the reactor chain runs: the first
+reactor whose verb and resource match (``"*"`` matches anything) and that returns
+``handled=True`` decides the result. The default reactor at the end is the ObjectTracker.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from samplecontroller.testing.tracker import GroupVersionResource, ObjectTracker, TrackerWatch
+
+__all__ = ["Action", "FakeClientsetBase", "Reactor", "WatchReactor"]
+
+
+@dataclass
+class Action:
+    """One client call. ``object`` is what the caller passed (create/update), ``patch`` the bytes."""
+
+    verb: str
+    resource: GroupVersionResource
+    namespace: str = ""
+    name: str = ""
+    subresource: str = ""
+    object: Any = None
+    patch: bytes = b""
+    patch_type: str = ""
+    label_selector: str = ""
+    field_selector: str = ""
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def get_verb(self) -> str:
+        return self.verb
+
+    def matches(self, verb: str, resource: str) -> bool:
+        return (verb in ("*", self.verb)) and (resource in ("*", self.resource.resource))
+
+
+# A reactor returns (handled, object, error).
+Reactor = Callable[[Action], tuple[bool, Any, BaseException | None]]
+WatchReactor = Callable[[Action], tuple[bool, Any, BaseException | None]]
+
+
+class FakeClientsetBase:
+    """Holds the tracker, the recorded actions and the reactor chains. Thread-safe."""
+
+    def __init__(self, tracker: ObjectTracker | None = None) -> None:
+        self.tracker = tracker or ObjectTracker()
+        self._lock = threading.Lock()
+        self._actions: list[Action] = []
+        self._reactors: list[tuple[str, str, Reactor]] = []
+        self._watch_reactors: list[tuple[str, WatchReactor]] = []
+
+    def actions(self) -> list[Action]:
+        with self._lock:
+            return list(self._actions)
+
+    def clear_actions(self) -> None:
+        with self._lock:
+            self._actions.clear()
+
+    def prepend_reactor(self, verb: str, resource: str, fn: Reactor) -> None:
+        with self._lock:
+            self._reactors.insert(0, (verb, resource, fn))
+
+    def add_reactor(self, verb: str, resource: str, fn: Reactor) -> None:
+        with self._lock:
+            self._reactors.append((verb, resource, fn))
+
+    def prepend_watch_reactor(self, resource: str, fn: WatchReactor) -> None:
+        with self._lock:
+            self._watch_reactors.insert(0, (resource, fn))
+
+    def invokes(self, action: Action, default: Callable[[], Any]) -> Any:
+        """Record ``action``, run the reactors, fall back to ``default``; raise a reactor's error."""
+        with self._lock:
+            self._actions.append(action)
+            reactors = list(self._reactors) if action.verb != "watch" else [
+                ("watch", r, fn) for r, fn in self._watch_reactors]
+        for verb, resource, fn in reactors:
+            if not action.matches(verb, resource):
+                continue
+            handled, obj, err = fn(action)
+            if not handled:
+                continue
+            if err is not None:
+                raise err
+            return obj
+        return default()
+
+
+def is_tracker_watch(obj: Any) -> bool:
+    return isinstance(obj, TrackerWatch)
