@@ -1,7 +1,8 @@
-"""JSON Patch (RFC 6902): ``apply_patch(doc, ops)`` returns a new document; ``doc`` is untouched.
+"""RFC 6902 JSON Patch, as the API server applies ``application/json-patch+json`` bodies.
 
-Raises ``PatchError`` (a ValueError) naming the failing operation for a bad path, a failed
-``test`` or a malformed operation.
+Contract: ``apply_patch(doc, ops)`` returns a new document and never mutates ``doc`` or
+``ops``. Any malformed patch, missing path or failed ``test`` raises ``PatchError`` (a
+``ValueError``) with a message naming the operation; nothing else is raised for JSON input.
 """
 
 from __future__ import annotations
@@ -9,136 +10,143 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-__all__ = ["PatchError", "apply_patch"]
+__all__ = ["PatchError", "apply_patch", "parse_pointer"]
 
 
 class PatchError(ValueError):
-    """The patch is malformed or cannot be applied."""
+    """A JSON patch that cannot be applied (malformed, bad path, failed test)."""
 
 
-def _tokens(path: str) -> list[str]:
-    if path == "":
+_MISSING = object()
+
+
+def parse_pointer(pointer: Any) -> list[str]:
+    """Split an RFC 6901 JSON pointer into unescaped tokens (``~1`` -> ``/``, ``~0`` -> ``~``)."""
+    if not isinstance(pointer, str):
+        raise PatchError(f"path must be a string, got {type(pointer).__name__}")
+    if pointer == "":
         return []
-    if not path.startswith("/"):
-        raise PatchError(f"invalid JSON pointer {path!r}: must start with '/'")
-    return [t.replace("~1", "/").replace("~0", "~") for t in path[1:].split("/")]
+    if not pointer.startswith("/"):
+        raise PatchError(f"invalid JSON pointer {pointer!r}: must start with '/'")
+    return [t.replace("~1", "/").replace("~0", "~") for t in pointer[1:].split("/")]
 
 
-def _index(container: list[Any], token: str, *, allow_end: bool) -> int:
-    if token == "-" and allow_end:
+def _index(container: list[Any], token: str, *, for_add: bool) -> int:
+    if token == "-" and for_add:
         return len(container)
-    if not token.isdigit() or (token != "0" and token.startswith("0")):
+    if not token.isdigit() or (len(token) > 1 and token[0] == "0"):
         raise PatchError(f"invalid array index {token!r}")
-    i = int(token)
-    if i > len(container) or (i == len(container) and not allow_end):
-        raise PatchError(f"array index {i} out of range")
-    return i
+    idx = int(token)
+    limit = len(container) if for_add else len(container) - 1
+    if idx > limit:
+        raise PatchError(f"array index {idx} out of bounds (length {len(container)})")
+    return idx
 
 
-def _parent(doc: Any, tokens: list[str], path: str) -> Any:
-    node = doc
-    for t in tokens[:-1]:
-        if isinstance(node, dict):
-            if t not in node:
-                raise PatchError(f"path {path!r} does not exist")
-            node = node[t]
-        elif isinstance(node, list):
-            node = node[_index(node, t, allow_end=False)]
+def _parent(doc: Any, tokens: list[str]) -> Any:
+    cur = doc
+    for tok in tokens[:-1]:
+        if isinstance(cur, dict):
+            if tok not in cur:
+                raise PatchError(f"path segment {tok!r} does not exist")
+            cur = cur[tok]
+        elif isinstance(cur, list):
+            cur = cur[_index(cur, tok, for_add=False)]
         else:
-            raise PatchError(f"path {path!r} does not exist")
-    return node
+            raise PatchError(f"cannot traverse into a {type(cur).__name__} at {tok!r}")
+    return cur
 
 
-def _get(doc: Any, path: str) -> Any:
-    tokens = _tokens(path)
+def _get(doc: Any, tokens: list[str]) -> Any:
     if not tokens:
         return doc
-    parent = _parent(doc, tokens, path)
+    parent = _parent(doc, tokens)
     last = tokens[-1]
     if isinstance(parent, dict):
         if last not in parent:
-            raise PatchError(f"path {path!r} does not exist")
+            raise PatchError(f"path segment {last!r} does not exist")
         return parent[last]
     if isinstance(parent, list):
-        return parent[_index(parent, last, allow_end=False)]
-    raise PatchError(f"path {path!r} does not exist")
+        return parent[_index(parent, last, for_add=False)]
+    raise PatchError(f"cannot read {last!r} from a {type(parent).__name__}")
 
 
-def _remove(doc: Any, path: str) -> tuple[Any, Any]:
-    tokens = _tokens(path)
-    if not tokens:
-        raise PatchError("cannot remove the whole document")
-    parent = _parent(doc, tokens, path)
-    last = tokens[-1]
-    if isinstance(parent, dict):
-        if last not in parent:
-            raise PatchError(f"unable to remove nonexistent key {last!r} at {path!r}")
-        return doc, parent.pop(last)
-    if isinstance(parent, list):
-        return doc, parent.pop(_index(parent, last, allow_end=False))
-    raise PatchError(f"path {path!r} does not exist")
-
-
-def _add(doc: Any, path: str, value: Any) -> Any:
-    tokens = _tokens(path)
+def _add(doc: Any, tokens: list[str], value: Any) -> Any:
     if not tokens:
         return value
-    parent = _parent(doc, tokens, path)
+    parent = _parent(doc, tokens)
     last = tokens[-1]
     if isinstance(parent, dict):
         parent[last] = value
     elif isinstance(parent, list):
-        parent.insert(_index(parent, last, allow_end=True), value)
+        parent.insert(_index(parent, last, for_add=True), value)
     else:
-        raise PatchError(f"path {path!r} does not exist")
+        raise PatchError(f"cannot add {last!r} to a {type(parent).__name__}")
     return doc
+
+
+def _remove(doc: Any, tokens: list[str]) -> tuple[Any, Any]:
+    if not tokens:
+        raise PatchError("cannot remove the whole document")
+    parent = _parent(doc, tokens)
+    last = tokens[-1]
+    if isinstance(parent, dict):
+        if last not in parent:
+            raise PatchError(f"unable to remove nonexistent key: {last}")
+        return doc, parent.pop(last)
+    if isinstance(parent, list):
+        return doc, parent.pop(_index(parent, last, for_add=False))
+    raise PatchError(f"cannot remove {last!r} from a {type(parent).__name__}")
+
+
+def _json_equal(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    return bool(a == b)
+
+
+def _apply_one(doc: Any, op: Any, i: int) -> Any:
+    if not isinstance(op, dict):
+        raise PatchError(f"operation {i} is not an object")
+    kind = op.get("op")
+    if "path" not in op:
+        raise PatchError(f"operation {i} ({kind}) is missing 'path'")
+    path = parse_pointer(op["path"])
+    if kind in ("add", "replace", "test") and "value" not in op:
+        raise PatchError(f"operation {i} ({kind}) is missing 'value'")
+    if kind == "add":
+        return _add(doc, path, copy.deepcopy(op["value"]))
+    if kind == "remove":
+        return _remove(doc, path)[0]
+    if kind == "replace":
+        _get(doc, path)
+        if not path:
+            return copy.deepcopy(op["value"])
+        doc, _ = _remove(doc, path)
+        return _add(doc, path, copy.deepcopy(op["value"]))
+    if kind in ("move", "copy"):
+        if "from" not in op:
+            raise PatchError(f"operation {i} ({kind}) is missing 'from'")
+        src = parse_pointer(op["from"])
+        if kind == "move":
+            if path[: len(src)] == src and len(path) > len(src):
+                raise PatchError(f"operation {i} (move): cannot move a value into one of its children")
+            doc, value = _remove(doc, src)
+        else:
+            value = copy.deepcopy(_get(doc, src))
+        return _add(doc, path, value)
+    if kind == "test":
+        if not _json_equal(_get(doc, path), op["value"]):
+            raise PatchError(f"testing value {op['path']} failed")
+        return doc
+    raise PatchError(f"operation {i}: unsupported op {kind!r}")
 
 
 def apply_patch(doc: Any, ops: Any) -> Any:
-    """Apply the operations in order; all or nothing."""
+    """Apply the JSON patch ``ops`` (a list of operation objects) to a copy of ``doc``."""
     if not isinstance(ops, list):
-        raise PatchError("a JSON patch must be an array of operations")
-    doc = copy.deepcopy(doc)
-    for n, op in enumerate(ops):
-        if not isinstance(op, dict) or not isinstance(op.get("op"), str) or not isinstance(op.get("path"), str):
-            raise PatchError(f"operation {n} must be an object with string 'op' and 'path'")
-        kind, path = op["op"], op["path"]
-        try:
-            if kind == "add":
-                doc = _add(doc, path, copy.deepcopy(_value(op)))
-            elif kind == "remove":
-                doc, _ = _remove(doc, path)
-            elif kind == "replace":
-                _get(doc, path)
-                if _tokens(path):
-                    doc, _ = _remove(doc, path)
-                doc = _add(doc, path, copy.deepcopy(_value(op)))
-            elif kind == "move":
-                frm = _from(op)
-                if path.startswith(frm + "/"):
-                    raise PatchError("cannot move a value into one of its children")
-                doc, value = _remove(doc, frm)
-                doc = _add(doc, path, value)
-            elif kind == "copy":
-                doc = _add(doc, path, copy.deepcopy(_get(doc, _from(op))))
-            elif kind == "test":
-                if _get(doc, path) != _value(op):
-                    raise PatchError(f"test failed at {path!r}")
-            else:
-                raise PatchError(f"unknown operation {kind!r}")
-        except PatchError as err:
-            raise PatchError(f"operation {n} ({kind} {path}): {err}") from None
-    return doc
-
-
-def _value(op: dict[str, Any]) -> Any:
-    if "value" not in op:
-        raise PatchError("missing 'value'")
-    return op["value"]
-
-
-def _from(op: dict[str, Any]) -> str:
-    frm = op.get("from")
-    if not isinstance(frm, str):
-        raise PatchError("missing 'from'")
-    return frm
+        raise PatchError("a JSON patch must be a list of operations")
+    result = copy.deepcopy(doc)
+    for i, op in enumerate(ops):
+        result = _apply_one(result, op, i)
+    return result

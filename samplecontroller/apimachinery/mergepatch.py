@@ -1,7 +1,9 @@
-"""JSON Merge Patch (RFC 7386): ``apply_merge_patch`` and ``create_merge_patch``.
+"""RFC 7386 JSON merge patch (``application/merge-patch+json``), like jsonpatch.MergePatch.
 
-``null`` in a patch deletes the key; objects merge recursively; anything else (arrays included)
-replaces. Inputs are never modified.
+Contract: ``apply_merge_patch`` returns a new value and never mutates its inputs; a ``null``
+in the patch deletes the key; lists and scalars replace. ``create_merge_patch(a, b)`` returns
+a patch ``p`` such that ``apply_merge_patch(a, p) == b`` whenever ``a`` and ``b`` are JSON
+objects (values equal to ``None`` inside ``b`` cannot be expressed and are deleted instead).
 """
 
 from __future__ import annotations
@@ -9,35 +11,68 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-__all__ = ["apply_merge_patch", "create_merge_patch"]
+from samplecontroller.apimachinery.jsonpatch import PatchError
+
+__all__ = ["PatchError", "apply_merge_patch", "create_merge_patch"]
 
 
 def apply_merge_patch(doc: Any, patch: Any) -> Any:
+    """Merge ``patch`` into a copy of ``doc`` following RFC 7386."""
     if not isinstance(patch, dict):
         return copy.deepcopy(patch)
     result: dict[str, Any] = copy.deepcopy(doc) if isinstance(doc, dict) else {}
-    for key, value in patch.items():
-        if value is None:
-            result.pop(key, None)
-        else:
-            result[key] = apply_merge_patch(result.get(key), value)
+    _merge_into(result, patch)
     return result
 
 
+def _merge_into(target: dict[str, Any], patch: dict[str, Any]) -> None:
+    for key, value in patch.items():
+        if value is None:
+            target.pop(key, None)
+        elif isinstance(value, dict):
+            cur = target.get(key)
+            if not isinstance(cur, dict):
+                cur = {}
+                target[key] = cur
+            _merge_into(cur, value)
+        else:
+            target[key] = copy.deepcopy(value)
+
+
 def create_merge_patch(original: Any, modified: Any) -> Any:
-    """The merge patch that turns ``original`` into ``modified``."""
+    """Return the smallest merge patch turning ``original`` into ``modified``.
+
+    Raises ``PatchError`` if either document is not a JSON object.
+    """
     if not isinstance(original, dict) or not isinstance(modified, dict):
-        return copy.deepcopy(modified)
+        raise PatchError("a merge patch can only be computed between two JSON objects")
+    return _diff(original, modified)
+
+
+def _same(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and a == b
+
+
+def _diff(original: dict[str, Any], modified: dict[str, Any]) -> dict[str, Any]:
     patch: dict[str, Any] = {}
     for key in original:
         if key not in modified:
             patch[key] = None
-    for key, value in modified.items():
-        if key not in original:
-            patch[key] = copy.deepcopy(value)
-        elif original[key] != value:
-            if isinstance(original[key], dict) and isinstance(value, dict):
-                patch[key] = create_merge_patch(original[key], value)
-            else:
-                patch[key] = copy.deepcopy(value)
+    for key, new in modified.items():
+        old = original.get(key, _ABSENT)
+        if isinstance(new, dict) and isinstance(old, dict):
+            sub = _diff(old, new)
+            if sub:
+                patch[key] = sub
+        elif isinstance(new, dict):
+            patch[key] = _strip_nulls(new)
+        elif old is _ABSENT or not _same(old, new):
+            patch[key] = copy.deepcopy(new)
     return patch
+
+
+def _strip_nulls(value: dict[str, Any]) -> dict[str, Any]:
+    return {k: (_strip_nulls(v) if isinstance(v, dict) else copy.deepcopy(v)) for k, v in value.items() if v is not None}
+
+
+_ABSENT: Any = object()

@@ -1,51 +1,108 @@
-"""The upstream OpenAPI definitions of built-in kinds, from the pinned kubernetes-validate package.
+"""The upstream Kubernetes OpenAPI definitions (v1.32), from the pinned ``kubernetes-validate`` package.
 
-``definitions()`` returns the ``$defs`` map (keys like ``io.k8s.api.apps.v1.Deployment``), loaded
-once per process. ``definition_name_for_gvk`` finds a kind's definition (None when unknown);
-``resolve`` follows a ``$ref``.
+Contract: the definitions are read once, lazily, and cached for the life of the process;
+callers must treat every returned dict as read-only (they are shared). References look like
+``{"$ref": "#/$defs/<name>"}``; ``resolve`` follows them. Types are JSON-schema style
+(``"type": ["string", "null"]``) exactly as the package ships them.
 """
 
 from __future__ import annotations
 
 import functools
-import json
-from importlib import resources
+import importlib.util
+from pathlib import Path
 from typing import Any
 
-__all__ = ["SCHEMA_VERSION", "definition_name_for_gvk", "definitions", "resolve"]
+import msgspec
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "definition",
+    "definition_name_for_gvk",
+    "definitions",
+    "ref_name",
+    "resolve",
+]
 
 SCHEMA_VERSION = "v1.32.0-local"
+_REF_PREFIXES = ("#/$defs/", "#/definitions/", "#/components/schemas/")
+
+
+def _package_dir() -> Path:
+    # find_spec locates the package without importing it (its import pulls in jsonschema).
+    spec = importlib.util.find_spec("kubernetes_validate")
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    if not locations:
+        raise RuntimeError("the kubernetes-validate package is not installed")
+    return Path(locations[0])
 
 
 @functools.cache
 def definitions() -> dict[str, Any]:
-    path = resources.files("kubernetes_validate") / "kubernetes-json-schema" / SCHEMA_VERSION / "_definitions.json"
-    data = json.loads(path.read_text())
-    defs: dict[str, Any] = data.get("$defs") or data.get("definitions") or {}
+    """All upstream definitions by name (``io.k8s.api.apps.v1.Deployment`` ...)."""
+    path = _package_dir() / "kubernetes-json-schema" / SCHEMA_VERSION / "_definitions.json"
+    data = msgspec.json.decode(path.read_bytes())
+    defs = data.get("$defs") or data.get("definitions") or {}
+    if not isinstance(defs, dict):
+        raise RuntimeError(f"unexpected layout of {path}")
     return defs
+
+
+def definition(name: str) -> dict[str, Any]:
+    """The definition called ``name``; ``KeyError`` if there is none."""
+    found = definitions().get(name)
+    if not isinstance(found, dict):
+        raise KeyError(f"no OpenAPI definition named {name!r}")
+    return found
 
 
 @functools.cache
 def _gvk_index() -> dict[tuple[str, str, str], str]:
     index: dict[tuple[str, str, str], str] = {}
     for name, schema in definitions().items():
-        for gvk in schema.get("x-kubernetes-group-version-kind", ()):
-            index[(gvk.get("group", ""), gvk.get("version", ""), gvk.get("kind", ""))] = name
+        for gvk in schema.get("x-kubernetes-group-version-kind") or ():
+            key = (gvk.get("group", ""), gvk.get("version", ""), gvk.get("kind", ""))
+            # Prefer the canonical (non-meta) definition when several claim one GVK.
+            if key not in index or ".apimachinery." in index[key]:
+                index[key] = name
     return index
 
 
 def definition_name_for_gvk(group: str, version: str, kind: str) -> str | None:
+    """The definition name for a built-in group/version/kind, or None if unknown."""
     return _gvk_index().get((group, version, kind))
 
 
+def ref_name(ref: str) -> str:
+    """The definition name inside a ``$ref`` string."""
+    for prefix in _REF_PREFIXES:
+        if ref.startswith(prefix):
+            return ref[len(prefix):]
+    return ref
+
+
 def resolve(schema: Any) -> dict[str, Any]:
-    """The schema itself, or the definition its ``$ref`` (or single ``allOf``) points to."""
+    """Follow ``$ref`` (also one wrapped in ``allOf``) until a concrete schema; {} if unknown.
+
+    Sibling keywords of a ``$ref`` (description, patch strategy...) are merged on top of
+    the referenced schema, so a field's ``x-kubernetes-*`` extensions are kept.
+    """
     if not isinstance(schema, dict):
         return {}
-    ref = schema.get("$ref")
-    if ref is None and isinstance(schema.get("allOf"), list) and len(schema["allOf"]) == 1:
-        ref = schema["allOf"][0].get("$ref")
-    if isinstance(ref, str):
-        found: dict[str, Any] = definitions().get(ref.rsplit("/", 1)[-1], {})
-        return found
-    return schema
+    seen = 0
+    cur: dict[str, Any] = schema
+    while seen < 64:
+        ref = cur.get("$ref")
+        if ref is None:
+            all_of = cur.get("allOf")
+            if isinstance(all_of, list) and len(all_of) == 1 and isinstance(all_of[0], dict) and "$ref" in all_of[0]:
+                ref = all_of[0]["$ref"]
+            else:
+                return cur
+        target = definitions().get(ref_name(str(ref)))
+        if target is None:
+            return {}
+        extras = {k: v for k, v in cur.items() if k not in ("$ref", "allOf")}
+        cur = {**target, **extras} if extras else target
+        seen += 1
+    return cur

@@ -32,6 +32,7 @@ __all__ = [
     "ERROR_TOO_MANY",
     "ERROR_TYPE_INVALID",
     "FieldError",
+    "GoRaw",
     "aggregate_message",
     "apply_defaults",
     "check_structural",
@@ -78,8 +79,16 @@ class _Omit:
 OMIT: Any = _Omit()
 
 
+class GoRaw(str):
+    """A value already rendered the Go way (``map[string]string{...}``); printed verbatim."""
+
+    __slots__ = ()
+
+
 def go_value(value: Any) -> str:
     """Render a JSON value the way Go's field errors print it (``%v`` / ``%q``)."""
+    if isinstance(value, GoRaw):
+        return str(value)
     if value is None:
         return '"null"'
     if isinstance(value, bool):
