@@ -290,8 +290,8 @@ def _run_classic(
 
     controller = Controller(
         clientset,
-        factory.apps().v1().deployments(),
-        factory.samplecontroller().v1alpha1().foos(),
+        factory.apps.v1.deployments,
+        factory.samplecontroller.v1alpha1.foos,
         recorder,
     )
     factory.start(stop)

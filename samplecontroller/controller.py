@@ -32,18 +32,18 @@ from typing import Any, NamedTuple
 
 import msgspec
 
-from generated.apis.apps.v1 import Deployment, DeploymentSpec, PodTemplateSpec
-from generated.apis.core.v1 import Container, PodSpec
+from generated.apis.apps.v1 import Deployment, DeploymentSpec
+from generated.apis.core.v1 import Container, PodSpec, PodTemplateSpec
 from generated.apis.meta.v1 import LabelSelector, ObjectMeta, OwnerReference
 from generated.apis.samplecontroller.v1alpha1 import Foo, FooStatus
 from generated.clientset import Clientset
 from generated.informers.apps.v1 import DeploymentInformer
 from generated.informers.samplecontroller.v1alpha1 import FooInformer
 from samplecontroller import wait
-from samplecontroller.logs import get_logger
 from samplecontroller.apimachinery import errors, meta
-from samplecontroller.client.types import MERGE_PATCH
 from samplecontroller.cache import DeletedFinalStateUnknown, ResourceEventHandlerFuncs, wait_for_cache_sync
+from samplecontroller.client.types import MERGE_PATCH
+from samplecontroller.logs import get_logger
 from samplecontroller.record import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING, EventRecorder
 from samplecontroller.workqueue import (
     BucketRateLimiter,
@@ -169,13 +169,13 @@ class Controller:
         foo_informer.informer().add_indexers({DEPLOYMENT_NAME_INDEX: _deployment_name_index})
         foo_informer.informer().add_event_handler(
             ResourceEventHandlerFuncs(
-                add_func=lambda obj, _initial=False: self.enqueue_foo(obj),
+                add_func=self._on_foo_add,
                 update_func=lambda _old, new: self.enqueue_foo(new),
             )
         )
         deployment_informer.informer().add_event_handler(
             ResourceEventHandlerFuncs(
-                add_func=lambda obj, _initial=False: self.handle_object(obj),
+                add_func=self._on_deployment_add,
                 update_func=self._on_deployment_update,
                 delete_func=self.handle_object,
             )
@@ -309,6 +309,12 @@ class Controller:
         )
 
     # -- event handlers --------------------------------------------------------------------
+
+    def _on_foo_add(self, obj: Any, is_in_initial_list: bool) -> None:
+        self.enqueue_foo(obj)
+
+    def _on_deployment_add(self, obj: Any, is_in_initial_list: bool) -> None:
+        self.handle_object(obj)
 
     def enqueue_foo(self, obj: Any) -> None:
         """Put the Foo's namespace/name on the queue."""

@@ -59,8 +59,8 @@ class Fixture:
         client = FakeClientset(*self.foos, *self.deployments)
         factory = SharedInformerFactory(client, 0)
         recorder = FakeRecorder(100)
-        foo_informer = factory.samplecontroller().v1alpha1().foos()
-        deployment_informer = factory.apps().v1().deployments()
+        foo_informer = factory.samplecontroller.v1alpha1.foos
+        deployment_informer = factory.apps.v1.deployments
         controller = Controller(client, deployment_informer, foo_informer, recorder)
         for foo in self.foos:
             foo_informer.informer().get_indexer().add(foo)

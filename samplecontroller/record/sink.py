@@ -1,0 +1,40 @@
+"""``ResourceEventSink``: writes Events through a ResourceClient of core/v1 events (plain dicts)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from samplecontroller.client.resource import ResourceClient
+from samplecontroller.client.types import MERGE_PATCH, STRATEGIC_MERGE_PATCH, ResourceInfo
+from samplecontroller.rest import RESTClient
+
+EVENTS: ResourceInfo[dict[str, Any]] = ResourceInfo(
+    group="", version="v1", resource="events", kind="Event", namespaced=True, model=dict, list_model=dict,
+    list_kind="EventList", strategic_merge=True,
+)
+
+
+class ResourceEventSink:
+    """An ``EventSink`` over the API: create / update / patch in the event's own namespace."""
+
+    def __init__(self, rest: RESTClient) -> None:
+        self.rest = rest
+
+    @classmethod
+    def for_rest_client(cls, rest: RESTClient) -> ResourceEventSink:
+        return cls(rest)
+
+    def _client(self, event: dict[str, Any]) -> ResourceClient[dict[str, Any], dict[str, Any]]:
+        return ResourceClient(self.rest, EVENTS, event["metadata"].get("namespace") or "default")
+
+    def create(self, event: dict[str, Any]) -> dict[str, Any]:
+        return self._client(event).create(event)
+
+    def update(self, event: dict[str, Any]) -> dict[str, Any]:
+        return self._client(event).update(event)
+
+    def patch(self, event: dict[str, Any], data: bytes) -> dict[str, Any]:
+        return self._client(event).patch(event["metadata"]["name"], data, STRATEGIC_MERGE_PATCH)
+
+
+__all__ = ["EVENTS", "MERGE_PATCH", "ResourceEventSink"]
