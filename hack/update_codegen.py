@@ -331,6 +331,9 @@ def normalize_upstream(schema: Any) -> Any:
 
 
 def run_datamodel_codegen(schema: dict[str, Any]) -> str:
+    import warnings
+
+    warnings.filterwarnings("ignore", category=FutureWarning)
     from datamodel_code_generator import (  # type: ignore[attr-defined]
         DataModelType,
         InputFileType,

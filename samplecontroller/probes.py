@@ -39,7 +39,7 @@ Route = Callable[[], tuple[int, str, bytes]]
 
 def _serve(address: tuple[str, int], routes: dict[str, Route]) -> ProbeServer:
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+        def do_GET(self) -> None:
             route = routes.get(self.path.split("?", 1)[0])
             if route is None:
                 code, ctype, body = 404, "text/plain; charset=utf-8", b"404 page not found\n"

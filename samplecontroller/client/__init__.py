@@ -2,7 +2,14 @@
 
 from samplecontroller.client.resource import ResourceClient, ResourceListerWatcher, ResourceWatch
 from samplecontroller.client.scheme import Scheme
-from samplecontroller.client.types import ListerWatcher, ListOptions, ListResult, ResourceInfo, Watch, WatchEvent
+from samplecontroller.client.types import (
+    ListerWatcher,
+    ListOptions,
+    ListResult,
+    ResourceInfo,
+    Watch,
+    WatchEvent,
+)
 
 __all__ = [
     "ListOptions",

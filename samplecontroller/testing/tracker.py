@@ -13,8 +13,8 @@ for those.
 from __future__ import annotations
 
 import copy
-import functools
 import datetime
+import functools
 import queue
 import threading
 import uuid
