@@ -86,7 +86,7 @@ CASES: list[tuple[dict[str, Any], list[str]]] = [
     ({"ios": 1.5}, ['ios: Invalid value: "number": ios in body must be of type integer,string: "number"']),
     ({"nul": None}, []),
     ({"s": None}, ['s: Invalid value: "null": s in body must be of type string: "null"']),
-    ({"obj": {"x": "1", "y": "2"}}, ["obj.must: Required value", "obj: Too many: 2: must have at most 2 items"][:1] + []),
+    ({"obj": {"x": "1", "y": "2"}}, ["obj.must: Required value"]),
     ({"obj": {"must": "m", "x": "1", "y": "2"}}, ["obj: Too many: 3: must have at most 2 items"]),
     ({"labels": {"a": 1}}, ['labels[a]: Invalid value: "integer": labels[a] in body must be of type string: "integer"']),
     ({"t": "2024-01-02T03:04:05Z"}, []),
