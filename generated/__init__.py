@@ -5,5 +5,5 @@ Models: ``generated.apis.<pkg>.<version>``; typed clientset: ``generated.clients
 fake clientset: ``generated.clientset.fake.Clientset``; listers: ``generated.listers``;
 informers: ``generated.informers.SharedInformerFactory``; scheme: ``generated.scheme.SCHEME``.
 
-API versions: apps/v1, coordination.k8s.io/v1, core/v1, samplecontroller.k8s.io/v1alpha1.
+API versions: apps/v1, coordination.k8s.io/v1, core/v1, samplecontroller.k8s.io/v1alpha1, workloads.example.com/v1alpha1.
 """

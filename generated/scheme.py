@@ -8,6 +8,7 @@ from generated.apis.apps.v1 import DEPLOYMENTS, REPLICASETS
 from generated.apis.coordination.v1 import LEASES
 from generated.apis.core.v1 import CONFIGMAPS, EVENTS, NAMESPACES, PODS, SERVICES
 from generated.apis.samplecontroller.v1alpha1 import FOOS
+from generated.apis.workloads.v1alpha1 import PODSETS
 
 SCHEME = Scheme()
 SCHEME.add(DEPLOYMENTS)
@@ -19,3 +20,4 @@ SCHEME.add(NAMESPACES)
 SCHEME.add(PODS)
 SCHEME.add(SERVICES)
 SCHEME.add(FOOS)
+SCHEME.add(PODSETS)

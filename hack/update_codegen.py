@@ -145,6 +145,8 @@ DROP_KEYS = {
     "pattern", "multipleOf", "uniqueItems", "example", "externalDocs", "title", "required", "x-kubernetes-selectable-fields",
     "oneOf", "not", "$schema", "$id",
 }
+# JSON numbers: an integral value stays an int, so decoding then encoding gives the same JSON.
+NUMBER: dict[str, Any] = {"anyOf": [{"type": "integer"}, {"type": "number"}]}
 
 
 # --------------------------------------------------------------------------------------------
@@ -298,7 +300,9 @@ class Normalizer:
             return {"type": "object", "additionalProperties": True}
         if typ == "array":
             return {"type": "array", "items": self.node(name + "Item", schema.get("items") or {})}
-        if typ in ("string", "integer", "number", "boolean"):
+        if typ == "number":
+            return dict(NUMBER)
+        if typ in ("string", "integer", "boolean"):
             return {"type": typ}
         return {}
 
@@ -322,6 +326,9 @@ def normalize_upstream(schema: Any) -> Any:
             out.update(normalize_upstream(value[0]))
             continue
         out[key] = normalize_upstream(value)
+    if out.get("type") == "number":
+        del out["type"]
+        out.update(NUMBER)
     return out
 
 
@@ -331,6 +338,7 @@ def normalize_upstream(schema: Any) -> Any:
 
 
 def run_datamodel_codegen(schema: dict[str, Any]) -> str:
+    """One datamodel-code-generator run over ``schema`` (no formatter: the output is post-processed)."""
     import warnings
 
     warnings.filterwarnings("ignore", category=FutureWarning)
@@ -341,14 +349,15 @@ def run_datamodel_codegen(schema: dict[str, Any]) -> str:
         generate,
     )
 
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "models.py"
-        generate(json.dumps(schema, sort_keys=True), input_file_type=InputFileType.JsonSchema, output=out,
-                 output_model_type=DataModelType.MsgspecStruct, snake_case_field=True,
-                 use_standard_collections=True, use_union_operator=True, disable_timestamp=True,
-                 target_python_version=PythonVersion.PY_311, use_schema_description=False,
-                 capitalise_enum_members=False, reuse_model=False, collapse_root_models=False)
-        return out.read_text()
+    out = generate(json.dumps(schema, sort_keys=True), input_file_type=InputFileType.JsonSchema,
+                   output_model_type=DataModelType.MsgspecStruct, snake_case_field=True,
+                   use_standard_collections=True, use_union_operator=True, disable_timestamp=True,
+                   target_python_version=PythonVersion.PY_311, use_schema_description=False,
+                   capitalise_enum_members=False, reuse_model=False, collapse_root_models=False,
+                   formatters=[])
+    if not isinstance(out, str):
+        raise CodegenError("datamodel-code-generator returned several modules; expected one")
+    return out
 
 
 def _tupleize(text: str) -> str:
@@ -406,7 +415,11 @@ def split_blocks(source: str) -> tuple[list[Block], set[str]]:
 
 
 def postprocess_block(block: Block, kinds: dict[str, Kind], list_kinds: dict[str, Kind]) -> str:
+    """Frozen, kw_only, gc=False Structs with tuples for arrays; kinds get apiVersion/kind/metadata first."""
     text = block.text
+    if re.fullmatch(r"class \w+\(Struct\):\s*pass", text):
+        # A free-form object (FieldsV1): an empty Struct would drop its content, a dict keeps it.
+        return f"{block.name}: TypeAlias = dict[str, Any]"
     text = re.sub(r"^class (\w+)\(Struct\):", r"class \1(Struct, frozen=True, kw_only=True, gc=False):", text,
                   flags=re.M)
     text = _tupleize(text)
@@ -440,20 +453,24 @@ def postprocess_block(block: Block, kinds: dict[str, Kind], list_kinds: dict[str
     return "\n".join([header, *injected, *keep])
 
 
-def render_models(schema_defs: dict[str, Any], own: list[str], imports: dict[str, list[str]],
-                  kinds: dict[str, Kind]) -> str:
-    """Models for the definitions named in ``own``; the rest are imported from ``imports``."""
+def model_blocks(schema_defs: dict[str, Any], roots: Iterable[str]) -> dict[str, Block]:
+    """Run the generator once over ``schema_defs`` and return its top-level blocks by name."""
     root = {"$defs": schema_defs, "title": "CodegenRoot", "type": "object",
-            "properties": {f"p{i}": {"$ref": f"#/$defs/{name}"} for i, name in enumerate(sorted(own))}}
-    source = run_datamodel_codegen(root)
-    blocks, _ = split_blocks(source)
+            "properties": {f"p{i}": {"$ref": f"#/$defs/{name}"} for i, name in enumerate(sorted(roots))}}
+    blocks, _ = split_blocks(run_datamodel_codegen(root))
+    return {b.name: b for b in blocks}
+
+
+def render_models(blocks: dict[str, Block], own: list[str], imports: dict[str, list[str]],
+                  kinds: dict[str, Kind]) -> str:
+    """The module source of the definitions named in ``own``; the rest are imported from ``imports``."""
     list_kinds = {k.list_kind: k for k in kinds.values()}
-    own_set = set(own)
-    body = [postprocess_block(b, kinds, list_kinds) for b in blocks if b.name in own_set]
-    missing = own_set - {b.name for b in blocks}
+    missing = set(own) - set(blocks)
     if missing:
         raise CodegenError(f"datamodel-code-generator produced no model for {sorted(missing)}")
-    text = "\n\n\n".join(body)
+    order = [name for name in blocks if name in set(own)]
+    text = "\n\n\n".join(postprocess_block(blocks[name], kinds, list_kinds) for name in order)
+
     def used(names: Iterable[str]) -> list[str]:
         return sorted(n for n in names if re.search(rf"\b{re.escape(n)}\b", text))
 
@@ -513,6 +530,11 @@ def build_packages(crds_dir: Path) -> list[Package]:
         packages.setdefault((pkg, version), Package(pkg, group, version)).kinds.append(k)
     packages.setdefault(("meta", "v1"), Package("meta", "meta.k8s.io", "v1"))
     closure = upstream_closure(defs, roots)
+    seen_short: dict[str, str] = {}
+    for name in sorted(closure):
+        if short[name] in seen_short:
+            raise CodegenError(f"upstream definitions {seen_short[short[name]]} and {name} share a class name")
+        seen_short[short[name]] = name
     owned: dict[tuple[str, str], list[str]] = {}
     for name in sorted(closure):
         owner = _owner(name)
@@ -524,6 +546,12 @@ def build_packages(crds_dir: Path) -> list[Package]:
     # Quantity round-trips exactly only as int | float | str.
     upstream_defs["Quantity"] = {"anyOf": [{"type": "string"}, {"type": "integer"}, {"type": "number"}]}
     upstream_defs["IntOrString"] = {"anyOf": [{"type": "integer"}, {"type": "string"}]}
+    # Go encodes a zero metav1.Time as null (e.g. a pod template's creationTimestamp).
+    for name in ("Time", "MicroTime"):
+        upstream_defs[name] = {"anyOf": [{"type": "string"}, {"type": "null"}]}
+    # Free-form JSON: kept whole, never an empty Struct that would drop its content.
+    upstream_defs["FieldsV1"] = {"type": "object", "additionalProperties": True}
+    blocks = model_blocks(upstream_defs, [n for names in owned.values() for n in names])
     for (pkg, version), package in packages.items():
         own = owned.get((pkg, version), [])
         imports: dict[str, list[str]] = {}
@@ -531,7 +559,7 @@ def build_packages(crds_dir: Path) -> list[Package]:
             if n not in own and n in module_of:
                 imports.setdefault(module_of[n], []).append(n)
         kinds = {k.kind: k for k in package.kinds}
-        package.models = render_models(upstream_defs, own, imports, kinds)
+        package.models = render_models(blocks, own, imports, kinds)
 
     # CRDs.
     crd_kinds: dict[tuple[str, str, str], Path] = {}
@@ -563,7 +591,8 @@ def build_packages(crds_dir: Path) -> list[Package]:
         if not crd_defs:
             continue
         kinds = {k.kind: k for k in package.kinds}
-        package.models = render_models(crd_defs, sorted(crd_defs), {META_MODULE: ["ObjectMeta", "ListMeta"]}, kinds)
+        package.models = render_models(model_blocks(crd_defs, crd_defs), sorted(crd_defs),
+                                       {META_MODULE: ["ObjectMeta", "ListMeta"]}, kinds)
     for package in packages.values():
         package.kinds.sort(key=lambda k: k.kind)
     return sorted(packages.values(), key=lambda p: (p.pkg, p.version))

@@ -51,6 +51,11 @@ from generated.apis.samplecontroller.v1alpha1 import (
     Foo,
     FooList,
 )
+from generated.apis.workloads.v1alpha1 import (
+    PODSETS,
+    PodSet,
+    PodSetList,
+)
 
 
 class AppsV1Client:
@@ -108,6 +113,16 @@ class SamplecontrollerV1alpha1Client:
         return ResourceClient(self.rest, FOOS, namespace)
 
 
+class WorkloadsV1alpha1Client:
+    """workloads.example.com/v1alpha1."""
+
+    def __init__(self, rest: RESTClient) -> None:
+        self.rest = rest
+
+    def podsets(self, namespace: str | None = None) -> ResourceClient[PodSet, PodSetList]:
+        return ResourceClient(self.rest, PODSETS, namespace)
+
+
 class Clientset:
     """Typed access to every generated API group/version over one ``RESTClient``."""
 
@@ -117,6 +132,7 @@ class Clientset:
         self.coordination_v1 = CoordinationV1Client(rest)
         self.core_v1 = CoreV1Client(rest)
         self.samplecontroller_v1alpha1 = SamplecontrollerV1alpha1Client(rest)
+        self.workloads_v1alpha1 = WorkloadsV1alpha1Client(rest)
 
     @classmethod
     def from_kubeconfig(cls, path: str | os.PathLike[str] | None = None, context: str | None = None,

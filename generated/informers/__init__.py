@@ -18,6 +18,7 @@ from generated.informers.apps.v1 import Interface as AppsV1Interface
 from generated.informers.coordination.v1 import Interface as CoordinationV1Interface
 from generated.informers.core.v1 import Interface as CoreV1Interface
 from generated.informers.samplecontroller.v1alpha1 import Interface as SamplecontrollerV1alpha1Interface
+from generated.informers.workloads.v1alpha1 import Interface as WorkloadsV1alpha1Interface
 
 
 class AppsGroup:
@@ -56,6 +57,15 @@ class SamplecontrollerGroup:
         return SamplecontrollerV1alpha1Interface(self._factory)
 
 
+class WorkloadsGroup:
+    def __init__(self, factory: SharedInformerFactory) -> None:
+        self._factory = factory
+
+    @property
+    def v1alpha1(self) -> WorkloadsV1alpha1Interface:
+        return WorkloadsV1alpha1Interface(self._factory)
+
+
 class SharedInformerFactory(SharedInformerFactoryBase):
     """Typed informers over ``clientset`` (generated.clientset.Clientset or its fake)."""
 
@@ -80,3 +90,7 @@ class SharedInformerFactory(SharedInformerFactoryBase):
     @property
     def samplecontroller(self) -> SamplecontrollerGroup:
         return SamplecontrollerGroup(self)
+
+    @property
+    def workloads(self) -> WorkloadsGroup:
+        return WorkloadsGroup(self)

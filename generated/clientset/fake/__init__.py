@@ -53,6 +53,11 @@ from generated.apis.samplecontroller.v1alpha1 import (
     Foo,
     FooList,
 )
+from generated.apis.workloads.v1alpha1 import (
+    PODSETS,
+    PodSet,
+    PodSetList,
+)
 
 
 class FakeAppsV1Client:
@@ -102,6 +107,14 @@ class FakeSamplecontrollerV1alpha1Client:
         return FakeResourceClient(self.fake, FOOS, namespace)
 
 
+class FakeWorkloadsV1alpha1Client:
+    def __init__(self, fake: FakeClientsetBase) -> None:
+        self.fake = fake
+
+    def podsets(self, namespace: str | None = None) -> FakeResourceClient[PodSet, PodSetList]:
+        return FakeResourceClient(self.fake, PODSETS, namespace)
+
+
 class Clientset(FakeClientsetBase):
     """Seeded with ``objects``; records actions; reactors can change any result."""
 
@@ -111,6 +124,7 @@ class Clientset(FakeClientsetBase):
         self.coordination_v1 = FakeCoordinationV1Client(self)
         self.core_v1 = FakeCoreV1Client(self)
         self.samplecontroller_v1alpha1 = FakeSamplecontrollerV1alpha1Client(self)
+        self.workloads_v1alpha1 = FakeWorkloadsV1alpha1Client(self)
         for info in SCHEME.all():
             if "status" in info.subresources:
                 self.tracker.status_subresources.add(GroupVersionResource(info.group, info.version, info.resource))

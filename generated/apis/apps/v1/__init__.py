@@ -14,15 +14,11 @@ from generated.apis.meta.v1 import IntOrString, LabelSelector, ListMeta, ObjectM
 
 class RollingUpdateDeployment(Struct, frozen=True, kw_only=True, gc=False):
     max_surge: IntOrString | UnsetType = field(name='maxSurge', default=UNSET)
-    max_unavailable: IntOrString | UnsetType = field(
-        name='maxUnavailable', default=UNSET
-    )
+    max_unavailable: IntOrString | UnsetType = field(name='maxUnavailable', default=UNSET)
 
 
 class DeploymentCondition(Struct, frozen=True, kw_only=True, gc=False):
-    last_transition_time: Time | UnsetType = field(
-        name='lastTransitionTime', default=UNSET
-    )
+    last_transition_time: Time | UnsetType = field(name='lastTransitionTime', default=UNSET)
     last_update_time: Time | UnsetType = field(name='lastUpdateTime', default=UNSET)
     message: str | UnsetType = UNSET
     reason: str | UnsetType = UNSET
@@ -34,28 +30,20 @@ class DeploymentStatus(Struct, frozen=True, kw_only=True, gc=False):
     available_replicas: int | UnsetType = field(name='availableReplicas', default=UNSET)
     collision_count: int | UnsetType = field(name='collisionCount', default=UNSET)
     conditions: tuple[DeploymentCondition, ...] | UnsetType = UNSET
-    observed_generation: int | UnsetType = field(
-        name='observedGeneration', default=UNSET
-    )
+    observed_generation: int | UnsetType = field(name='observedGeneration', default=UNSET)
     ready_replicas: int | UnsetType = field(name='readyReplicas', default=UNSET)
     replicas: int | UnsetType = UNSET
-    unavailable_replicas: int | UnsetType = field(
-        name='unavailableReplicas', default=UNSET
-    )
+    unavailable_replicas: int | UnsetType = field(name='unavailableReplicas', default=UNSET)
     updated_replicas: int | UnsetType = field(name='updatedReplicas', default=UNSET)
 
 
 class DeploymentStrategy(Struct, frozen=True, kw_only=True, gc=False):
-    rolling_update: RollingUpdateDeployment | UnsetType = field(
-        name='rollingUpdate', default=UNSET
-    )
+    rolling_update: RollingUpdateDeployment | UnsetType = field(name='rollingUpdate', default=UNSET)
     type: str | UnsetType = UNSET
 
 
 class ReplicaSetCondition(Struct, frozen=True, kw_only=True, gc=False):
-    last_transition_time: Time | UnsetType = field(
-        name='lastTransitionTime', default=UNSET
-    )
+    last_transition_time: Time | UnsetType = field(name='lastTransitionTime', default=UNSET)
     message: str | UnsetType = UNSET
     reason: str | UnsetType = UNSET
     status: str | UnsetType = UNSET
@@ -65,12 +53,8 @@ class ReplicaSetCondition(Struct, frozen=True, kw_only=True, gc=False):
 class ReplicaSetStatus(Struct, frozen=True, kw_only=True, gc=False):
     available_replicas: int | UnsetType = field(name='availableReplicas', default=UNSET)
     conditions: tuple[ReplicaSetCondition, ...] | UnsetType = UNSET
-    fully_labeled_replicas: int | UnsetType = field(
-        name='fullyLabeledReplicas', default=UNSET
-    )
-    observed_generation: int | UnsetType = field(
-        name='observedGeneration', default=UNSET
-    )
+    fully_labeled_replicas: int | UnsetType = field(name='fullyLabeledReplicas', default=UNSET)
+    observed_generation: int | UnsetType = field(name='observedGeneration', default=UNSET)
     ready_replicas: int | UnsetType = field(name='readyReplicas', default=UNSET)
     replicas: int | UnsetType = UNSET
 
@@ -85,13 +69,9 @@ class ReplicaSetSpec(Struct, frozen=True, kw_only=True, gc=False):
 class DeploymentSpec(Struct, frozen=True, kw_only=True, gc=False):
     min_ready_seconds: int | UnsetType = field(name='minReadySeconds', default=UNSET)
     paused: bool | UnsetType = UNSET
-    progress_deadline_seconds: int | UnsetType = field(
-        name='progressDeadlineSeconds', default=UNSET
-    )
+    progress_deadline_seconds: int | UnsetType = field(name='progressDeadlineSeconds', default=UNSET)
     replicas: int | UnsetType = UNSET
-    revision_history_limit: int | UnsetType = field(
-        name='revisionHistoryLimit', default=UNSET
-    )
+    revision_history_limit: int | UnsetType = field(name='revisionHistoryLimit', default=UNSET)
     selector: LabelSelector | UnsetType = UNSET
     strategy: DeploymentStrategy | UnsetType = UNSET
     template: PodTemplateSpec | UnsetType = UNSET

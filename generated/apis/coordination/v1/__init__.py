@@ -14,9 +14,7 @@ from generated.apis.meta.v1 import ListMeta, MicroTime, ObjectMeta
 class LeaseSpec(Struct, frozen=True, kw_only=True, gc=False):
     acquire_time: MicroTime | UnsetType = field(name='acquireTime', default=UNSET)
     holder_identity: str | UnsetType = field(name='holderIdentity', default=UNSET)
-    lease_duration_seconds: int | UnsetType = field(
-        name='leaseDurationSeconds', default=UNSET
-    )
+    lease_duration_seconds: int | UnsetType = field(name='leaseDurationSeconds', default=UNSET)
     lease_transitions: int | UnsetType = field(name='leaseTransitions', default=UNSET)
     preferred_holder: str | UnsetType = field(name='preferredHolder', default=UNSET)
     renew_time: MicroTime | UnsetType = field(name='renewTime', default=UNSET)

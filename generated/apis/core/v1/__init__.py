@@ -154,9 +154,7 @@ class KeyToPath(Struct, frozen=True, kw_only=True, gc=False):
 
 class LinuxContainerUser(Struct, frozen=True, kw_only=True, gc=False):
     gid: int | UnsetType = UNSET
-    supplemental_groups: tuple[int, ...] | UnsetType = field(
-        name='supplementalGroups', default=UNSET
-    )
+    supplemental_groups: tuple[int, ...] | UnsetType = field(name='supplementalGroups', default=UNSET)
     uid: int | UnsetType = UNSET
 
 
@@ -181,12 +179,8 @@ class NodeSelectorRequirement(Struct, frozen=True, kw_only=True, gc=False):
 
 
 class NodeSelectorTerm(Struct, frozen=True, kw_only=True, gc=False):
-    match_expressions: tuple[NodeSelectorRequirement, ...] | UnsetType = field(
-        name='matchExpressions', default=UNSET
-    )
-    match_fields: tuple[NodeSelectorRequirement, ...] | UnsetType = field(
-        name='matchFields', default=UNSET
-    )
+    match_expressions: tuple[NodeSelectorRequirement, ...] | UnsetType = field(name='matchExpressions', default=UNSET)
+    match_fields: tuple[NodeSelectorRequirement, ...] | UnsetType = field(name='matchFields', default=UNSET)
 
 
 class ObjectFieldSelector(Struct, frozen=True, kw_only=True, gc=False):
@@ -233,19 +227,13 @@ class PodReadinessGate(Struct, frozen=True, kw_only=True, gc=False):
 
 class PodResourceClaim(Struct, frozen=True, kw_only=True, gc=False):
     name: str | UnsetType = UNSET
-    resource_claim_name: str | UnsetType = field(
-        name='resourceClaimName', default=UNSET
-    )
-    resource_claim_template_name: str | UnsetType = field(
-        name='resourceClaimTemplateName', default=UNSET
-    )
+    resource_claim_name: str | UnsetType = field(name='resourceClaimName', default=UNSET)
+    resource_claim_template_name: str | UnsetType = field(name='resourceClaimTemplateName', default=UNSET)
 
 
 class PodResourceClaimStatus(Struct, frozen=True, kw_only=True, gc=False):
     name: str | UnsetType = UNSET
-    resource_claim_name: str | UnsetType = field(
-        name='resourceClaimName', default=UNSET
-    )
+    resource_claim_name: str | UnsetType = field(name='resourceClaimName', default=UNSET)
 
 
 class PodSchedulingGate(Struct, frozen=True, kw_only=True, gc=False):
@@ -285,9 +273,7 @@ class RBDVolumeSource(Struct, frozen=True, kw_only=True, gc=False):
     monitors: tuple[str, ...] | UnsetType = UNSET
     pool: str | UnsetType = UNSET
     read_only: bool | UnsetType = field(name='readOnly', default=UNSET)
-    secret_ref: LocalObjectReference | UnsetType = field(
-        name='secretRef', default=UNSET
-    )
+    secret_ref: LocalObjectReference | UnsetType = field(name='secretRef', default=UNSET)
     user: str | UnsetType = UNSET
 
 
@@ -330,9 +316,7 @@ class ScaleIOVolumeSource(Struct, frozen=True, kw_only=True, gc=False):
     gateway: str | UnsetType = UNSET
     protection_domain: str | UnsetType = field(name='protectionDomain', default=UNSET)
     read_only: bool | UnsetType = field(name='readOnly', default=UNSET)
-    secret_ref: LocalObjectReference | UnsetType = field(
-        name='secretRef', default=UNSET
-    )
+    secret_ref: LocalObjectReference | UnsetType = field(name='secretRef', default=UNSET)
     ssl_enabled: bool | UnsetType = field(name='sslEnabled', default=UNSET)
     storage_mode: str | UnsetType = field(name='storageMode', default=UNSET)
     storage_pool: str | UnsetType = field(name='storagePool', default=UNSET)
@@ -395,9 +379,7 @@ class SleepAction(Struct, frozen=True, kw_only=True, gc=False):
 class StorageOSVolumeSource(Struct, frozen=True, kw_only=True, gc=False):
     fs_type: str | UnsetType = field(name='fsType', default=UNSET)
     read_only: bool | UnsetType = field(name='readOnly', default=UNSET)
-    secret_ref: LocalObjectReference | UnsetType = field(
-        name='secretRef', default=UNSET
-    )
+    secret_ref: LocalObjectReference | UnsetType = field(name='secretRef', default=UNSET)
     volume_name: str | UnsetType = field(name='volumeName', default=UNSET)
     volume_namespace: str | UnsetType = field(name='volumeNamespace', default=UNSET)
 
@@ -443,9 +425,7 @@ class VolumeMount(Struct, frozen=True, kw_only=True, gc=False):
     mount_propagation: str | UnsetType = field(name='mountPropagation', default=UNSET)
     name: str | UnsetType = UNSET
     read_only: bool | UnsetType = field(name='readOnly', default=UNSET)
-    recursive_read_only: str | UnsetType = field(
-        name='recursiveReadOnly', default=UNSET
-    )
+    recursive_read_only: str | UnsetType = field(name='recursiveReadOnly', default=UNSET)
     sub_path: str | UnsetType = field(name='subPath', default=UNSET)
     sub_path_expr: str | UnsetType = field(name='subPathExpr', default=UNSET)
 
@@ -454,9 +434,7 @@ class VolumeMountStatus(Struct, frozen=True, kw_only=True, gc=False):
     mount_path: str | UnsetType = field(name='mountPath', default=UNSET)
     name: str | UnsetType = UNSET
     read_only: bool | UnsetType = field(name='readOnly', default=UNSET)
-    recursive_read_only: str | UnsetType = field(
-        name='recursiveReadOnly', default=UNSET
-    )
+    recursive_read_only: str | UnsetType = field(name='recursiveReadOnly', default=UNSET)
 
 
 class VolumeResourceRequirements(Struct, frozen=True, kw_only=True, gc=False):
@@ -467,19 +445,13 @@ class VolumeResourceRequirements(Struct, frozen=True, kw_only=True, gc=False):
 class VsphereVirtualDiskVolumeSource(Struct, frozen=True, kw_only=True, gc=False):
     fs_type: str | UnsetType = field(name='fsType', default=UNSET)
     storage_policy_id: str | UnsetType = field(name='storagePolicyID', default=UNSET)
-    storage_policy_name: str | UnsetType = field(
-        name='storagePolicyName', default=UNSET
-    )
+    storage_policy_name: str | UnsetType = field(name='storagePolicyName', default=UNSET)
     volume_path: str | UnsetType = field(name='volumePath', default=UNSET)
 
 
 class WindowsSecurityContextOptions(Struct, frozen=True, kw_only=True, gc=False):
-    gmsa_credential_spec: str | UnsetType = field(
-        name='gmsaCredentialSpec', default=UNSET
-    )
-    gmsa_credential_spec_name: str | UnsetType = field(
-        name='gmsaCredentialSpecName', default=UNSET
-    )
+    gmsa_credential_spec: str | UnsetType = field(name='gmsaCredentialSpec', default=UNSET)
+    gmsa_credential_spec_name: str | UnsetType = field(name='gmsaCredentialSpecName', default=UNSET)
     host_process: bool | UnsetType = field(name='hostProcess', default=UNSET)
     run_as_user_name: str | UnsetType = field(name='runAsUserName', default=UNSET)
 
@@ -487,13 +459,9 @@ class WindowsSecurityContextOptions(Struct, frozen=True, kw_only=True, gc=False)
 class CSIVolumeSource(Struct, frozen=True, kw_only=True, gc=False):
     driver: str | UnsetType = UNSET
     fs_type: str | UnsetType = field(name='fsType', default=UNSET)
-    node_publish_secret_ref: LocalObjectReference | UnsetType = field(
-        name='nodePublishSecretRef', default=UNSET
-    )
+    node_publish_secret_ref: LocalObjectReference | UnsetType = field(name='nodePublishSecretRef', default=UNSET)
     read_only: bool | UnsetType = field(name='readOnly', default=UNSET)
-    volume_attributes: dict[str, str] | UnsetType = field(
-        name='volumeAttributes', default=UNSET
-    )
+    volume_attributes: dict[str, str] | UnsetType = field(name='volumeAttributes', default=UNSET)
 
 
 class CephFSVolumeSource(Struct, frozen=True, kw_only=True, gc=False):
@@ -501,18 +469,14 @@ class CephFSVolumeSource(Struct, frozen=True, kw_only=True, gc=False):
     path: str | UnsetType = UNSET
     read_only: bool | UnsetType = field(name='readOnly', default=UNSET)
     secret_file: str | UnsetType = field(name='secretFile', default=UNSET)
-    secret_ref: LocalObjectReference | UnsetType = field(
-        name='secretRef', default=UNSET
-    )
+    secret_ref: LocalObjectReference | UnsetType = field(name='secretRef', default=UNSET)
     user: str | UnsetType = UNSET
 
 
 class CinderVolumeSource(Struct, frozen=True, kw_only=True, gc=False):
     fs_type: str | UnsetType = field(name='fsType', default=UNSET)
     read_only: bool | UnsetType = field(name='readOnly', default=UNSET)
-    secret_ref: LocalObjectReference | UnsetType = field(
-        name='secretRef', default=UNSET
-    )
+    secret_ref: LocalObjectReference | UnsetType = field(name='secretRef', default=UNSET)
     volume_id: str | UnsetType = field(name='volumeID', default=UNSET)
 
 
@@ -551,9 +515,7 @@ class DownwardAPIVolumeFile(Struct, frozen=True, kw_only=True, gc=False):
     field_ref: ObjectFieldSelector | UnsetType = field(name='fieldRef', default=UNSET)
     mode: int | UnsetType = UNSET
     path: str | UnsetType = UNSET
-    resource_field_ref: ResourceFieldSelector | UnsetType = field(
-        name='resourceFieldRef', default=UNSET
-    )
+    resource_field_ref: ResourceFieldSelector | UnsetType = field(name='resourceFieldRef', default=UNSET)
 
 
 class DownwardAPIVolumeSource(Struct, frozen=True, kw_only=True, gc=False):
@@ -567,31 +529,21 @@ class EmptyDirVolumeSource(Struct, frozen=True, kw_only=True, gc=False):
 
 
 class EnvFromSource(Struct, frozen=True, kw_only=True, gc=False):
-    config_map_ref: ConfigMapEnvSource | UnsetType = field(
-        name='configMapRef', default=UNSET
-    )
+    config_map_ref: ConfigMapEnvSource | UnsetType = field(name='configMapRef', default=UNSET)
     prefix: str | UnsetType = UNSET
     secret_ref: SecretEnvSource | UnsetType = field(name='secretRef', default=UNSET)
 
 
 class EnvVarSource(Struct, frozen=True, kw_only=True, gc=False):
-    config_map_key_ref: ConfigMapKeySelector | UnsetType = field(
-        name='configMapKeyRef', default=UNSET
-    )
+    config_map_key_ref: ConfigMapKeySelector | UnsetType = field(name='configMapKeyRef', default=UNSET)
     field_ref: ObjectFieldSelector | UnsetType = field(name='fieldRef', default=UNSET)
-    resource_field_ref: ResourceFieldSelector | UnsetType = field(
-        name='resourceFieldRef', default=UNSET
-    )
-    secret_key_ref: SecretKeySelector | UnsetType = field(
-        name='secretKeyRef', default=UNSET
-    )
+    resource_field_ref: ResourceFieldSelector | UnsetType = field(name='resourceFieldRef', default=UNSET)
+    secret_key_ref: SecretKeySelector | UnsetType = field(name='secretKeyRef', default=UNSET)
 
 
 class EventSeries(Struct, frozen=True, kw_only=True, gc=False):
     count: int | UnsetType = UNSET
-    last_observed_time: MicroTime | UnsetType = field(
-        name='lastObservedTime', default=UNSET
-    )
+    last_observed_time: MicroTime | UnsetType = field(name='lastObservedTime', default=UNSET)
 
 
 class FlexVolumeSource(Struct, frozen=True, kw_only=True, gc=False):
@@ -599,25 +551,19 @@ class FlexVolumeSource(Struct, frozen=True, kw_only=True, gc=False):
     fs_type: str | UnsetType = field(name='fsType', default=UNSET)
     options: dict[str, str] | UnsetType = UNSET
     read_only: bool | UnsetType = field(name='readOnly', default=UNSET)
-    secret_ref: LocalObjectReference | UnsetType = field(
-        name='secretRef', default=UNSET
-    )
+    secret_ref: LocalObjectReference | UnsetType = field(name='secretRef', default=UNSET)
 
 
 class HTTPGetAction(Struct, frozen=True, kw_only=True, gc=False):
     host: str | UnsetType = UNSET
-    http_headers: tuple[HTTPHeader, ...] | UnsetType = field(
-        name='httpHeaders', default=UNSET
-    )
+    http_headers: tuple[HTTPHeader, ...] | UnsetType = field(name='httpHeaders', default=UNSET)
     path: str | UnsetType = UNSET
     port: IntOrString | UnsetType = UNSET
     scheme: str | UnsetType = UNSET
 
 
 class ISCSIVolumeSource(Struct, frozen=True, kw_only=True, gc=False):
-    chap_auth_discovery: bool | UnsetType = field(
-        name='chapAuthDiscovery', default=UNSET
-    )
+    chap_auth_discovery: bool | UnsetType = field(name='chapAuthDiscovery', default=UNSET)
     chap_auth_session: bool | UnsetType = field(name='chapAuthSession', default=UNSET)
     fs_type: str | UnsetType = field(name='fsType', default=UNSET)
     initiator_name: str | UnsetType = field(name='initiatorName', default=UNSET)
@@ -626,9 +572,7 @@ class ISCSIVolumeSource(Struct, frozen=True, kw_only=True, gc=False):
     lun: int | UnsetType = UNSET
     portals: tuple[str, ...] | UnsetType = UNSET
     read_only: bool | UnsetType = field(name='readOnly', default=UNSET)
-    secret_ref: LocalObjectReference | UnsetType = field(
-        name='secretRef', default=UNSET
-    )
+    secret_ref: LocalObjectReference | UnsetType = field(name='secretRef', default=UNSET)
     target_portal: str | UnsetType = field(name='targetPortal', default=UNSET)
 
 
@@ -651,9 +595,7 @@ class LoadBalancerStatus(Struct, frozen=True, kw_only=True, gc=False):
 
 
 class NamespaceCondition(Struct, frozen=True, kw_only=True, gc=False):
-    last_transition_time: Time | UnsetType = field(
-        name='lastTransitionTime', default=UNSET
-    )
+    last_transition_time: Time | UnsetType = field(name='lastTransitionTime', default=UNSET)
     message: str | UnsetType = UNSET
     reason: str | UnsetType = UNSET
     status: str | UnsetType = UNSET
@@ -666,25 +608,17 @@ class NamespaceStatus(Struct, frozen=True, kw_only=True, gc=False):
 
 
 class NodeSelector(Struct, frozen=True, kw_only=True, gc=False):
-    node_selector_terms: tuple[NodeSelectorTerm, ...] | UnsetType = field(
-        name='nodeSelectorTerms', default=UNSET
-    )
+    node_selector_terms: tuple[NodeSelectorTerm, ...] | UnsetType = field(name='nodeSelectorTerms', default=UNSET)
 
 
 class PersistentVolumeClaimSpec(Struct, frozen=True, kw_only=True, gc=False):
     access_modes: tuple[str, ...] | UnsetType = field(name='accessModes', default=UNSET)
-    data_source: TypedLocalObjectReference | UnsetType = field(
-        name='dataSource', default=UNSET
-    )
-    data_source_ref: TypedObjectReference | UnsetType = field(
-        name='dataSourceRef', default=UNSET
-    )
+    data_source: TypedLocalObjectReference | UnsetType = field(name='dataSource', default=UNSET)
+    data_source_ref: TypedObjectReference | UnsetType = field(name='dataSourceRef', default=UNSET)
     resources: VolumeResourceRequirements | UnsetType = UNSET
     selector: LabelSelector | UnsetType = UNSET
     storage_class_name: str | UnsetType = field(name='storageClassName', default=UNSET)
-    volume_attributes_class_name: str | UnsetType = field(
-        name='volumeAttributesClassName', default=UNSET
-    )
+    volume_attributes_class_name: str | UnsetType = field(name='volumeAttributesClassName', default=UNSET)
     volume_mode: str | UnsetType = field(name='volumeMode', default=UNSET)
     volume_name: str | UnsetType = field(name='volumeName', default=UNSET)
 
@@ -695,27 +629,17 @@ class PersistentVolumeClaimTemplate(Struct, frozen=True, kw_only=True, gc=False)
 
 
 class PodAffinityTerm(Struct, frozen=True, kw_only=True, gc=False):
-    label_selector: LabelSelector | UnsetType = field(
-        name='labelSelector', default=UNSET
-    )
-    match_label_keys: tuple[str, ...] | UnsetType = field(
-        name='matchLabelKeys', default=UNSET
-    )
-    mismatch_label_keys: tuple[str, ...] | UnsetType = field(
-        name='mismatchLabelKeys', default=UNSET
-    )
-    namespace_selector: LabelSelector | UnsetType = field(
-        name='namespaceSelector', default=UNSET
-    )
+    label_selector: LabelSelector | UnsetType = field(name='labelSelector', default=UNSET)
+    match_label_keys: tuple[str, ...] | UnsetType = field(name='matchLabelKeys', default=UNSET)
+    mismatch_label_keys: tuple[str, ...] | UnsetType = field(name='mismatchLabelKeys', default=UNSET)
+    namespace_selector: LabelSelector | UnsetType = field(name='namespaceSelector', default=UNSET)
     namespaces: tuple[str, ...] | UnsetType = UNSET
     topology_key: str | UnsetType = field(name='topologyKey', default=UNSET)
 
 
 class PodCondition(Struct, frozen=True, kw_only=True, gc=False):
     last_probe_time: Time | UnsetType = field(name='lastProbeTime', default=UNSET)
-    last_transition_time: Time | UnsetType = field(
-        name='lastTransitionTime', default=UNSET
-    )
+    last_transition_time: Time | UnsetType = field(name='lastTransitionTime', default=UNSET)
     message: str | UnsetType = UNSET
     reason: str | UnsetType = UNSET
     status: str | UnsetType = UNSET
@@ -729,35 +653,19 @@ class PodDNSConfig(Struct, frozen=True, kw_only=True, gc=False):
 
 
 class PodSecurityContext(Struct, frozen=True, kw_only=True, gc=False):
-    app_armor_profile: AppArmorProfile | UnsetType = field(
-        name='appArmorProfile', default=UNSET
-    )
+    app_armor_profile: AppArmorProfile | UnsetType = field(name='appArmorProfile', default=UNSET)
     fs_group: int | UnsetType = field(name='fsGroup', default=UNSET)
-    fs_group_change_policy: str | UnsetType = field(
-        name='fsGroupChangePolicy', default=UNSET
-    )
+    fs_group_change_policy: str | UnsetType = field(name='fsGroupChangePolicy', default=UNSET)
     run_as_group: int | UnsetType = field(name='runAsGroup', default=UNSET)
     run_as_non_root: bool | UnsetType = field(name='runAsNonRoot', default=UNSET)
     run_as_user: int | UnsetType = field(name='runAsUser', default=UNSET)
-    se_linux_change_policy: str | UnsetType = field(
-        name='seLinuxChangePolicy', default=UNSET
-    )
-    se_linux_options: SELinuxOptions | UnsetType = field(
-        name='seLinuxOptions', default=UNSET
-    )
-    seccomp_profile: SeccompProfile | UnsetType = field(
-        name='seccompProfile', default=UNSET
-    )
-    supplemental_groups: tuple[int, ...] | UnsetType = field(
-        name='supplementalGroups', default=UNSET
-    )
-    supplemental_groups_policy: str | UnsetType = field(
-        name='supplementalGroupsPolicy', default=UNSET
-    )
+    se_linux_change_policy: str | UnsetType = field(name='seLinuxChangePolicy', default=UNSET)
+    se_linux_options: SELinuxOptions | UnsetType = field(name='seLinuxOptions', default=UNSET)
+    seccomp_profile: SeccompProfile | UnsetType = field(name='seccompProfile', default=UNSET)
+    supplemental_groups: tuple[int, ...] | UnsetType = field(name='supplementalGroups', default=UNSET)
+    supplemental_groups_policy: str | UnsetType = field(name='supplementalGroupsPolicy', default=UNSET)
     sysctls: tuple[Sysctl, ...] | UnsetType = UNSET
-    windows_options: WindowsSecurityContextOptions | UnsetType = field(
-        name='windowsOptions', default=UNSET
-    )
+    windows_options: WindowsSecurityContextOptions | UnsetType = field(name='windowsOptions', default=UNSET)
 
 
 class Probe(Struct, frozen=True, kw_only=True, gc=False):
@@ -765,121 +673,75 @@ class Probe(Struct, frozen=True, kw_only=True, gc=False):
     failure_threshold: int | UnsetType = field(name='failureThreshold', default=UNSET)
     grpc: GRPCAction | UnsetType = UNSET
     http_get: HTTPGetAction | UnsetType = field(name='httpGet', default=UNSET)
-    initial_delay_seconds: int | UnsetType = field(
-        name='initialDelaySeconds', default=UNSET
-    )
+    initial_delay_seconds: int | UnsetType = field(name='initialDelaySeconds', default=UNSET)
     period_seconds: int | UnsetType = field(name='periodSeconds', default=UNSET)
     success_threshold: int | UnsetType = field(name='successThreshold', default=UNSET)
     tcp_socket: TCPSocketAction | UnsetType = field(name='tcpSocket', default=UNSET)
-    termination_grace_period_seconds: int | UnsetType = field(
-        name='terminationGracePeriodSeconds', default=UNSET
-    )
+    termination_grace_period_seconds: int | UnsetType = field(name='terminationGracePeriodSeconds', default=UNSET)
     timeout_seconds: int | UnsetType = field(name='timeoutSeconds', default=UNSET)
 
 
 class SecurityContext(Struct, frozen=True, kw_only=True, gc=False):
-    allow_privilege_escalation: bool | UnsetType = field(
-        name='allowPrivilegeEscalation', default=UNSET
-    )
-    app_armor_profile: AppArmorProfile | UnsetType = field(
-        name='appArmorProfile', default=UNSET
-    )
+    allow_privilege_escalation: bool | UnsetType = field(name='allowPrivilegeEscalation', default=UNSET)
+    app_armor_profile: AppArmorProfile | UnsetType = field(name='appArmorProfile', default=UNSET)
     capabilities: Capabilities | UnsetType = UNSET
     privileged: bool | UnsetType = UNSET
     proc_mount: str | UnsetType = field(name='procMount', default=UNSET)
-    read_only_root_filesystem: bool | UnsetType = field(
-        name='readOnlyRootFilesystem', default=UNSET
-    )
+    read_only_root_filesystem: bool | UnsetType = field(name='readOnlyRootFilesystem', default=UNSET)
     run_as_group: int | UnsetType = field(name='runAsGroup', default=UNSET)
     run_as_non_root: bool | UnsetType = field(name='runAsNonRoot', default=UNSET)
     run_as_user: int | UnsetType = field(name='runAsUser', default=UNSET)
-    se_linux_options: SELinuxOptions | UnsetType = field(
-        name='seLinuxOptions', default=UNSET
-    )
-    seccomp_profile: SeccompProfile | UnsetType = field(
-        name='seccompProfile', default=UNSET
-    )
-    windows_options: WindowsSecurityContextOptions | UnsetType = field(
-        name='windowsOptions', default=UNSET
-    )
+    se_linux_options: SELinuxOptions | UnsetType = field(name='seLinuxOptions', default=UNSET)
+    seccomp_profile: SeccompProfile | UnsetType = field(name='seccompProfile', default=UNSET)
+    windows_options: WindowsSecurityContextOptions | UnsetType = field(name='windowsOptions', default=UNSET)
 
 
 class ServiceSpec(Struct, frozen=True, kw_only=True, gc=False):
-    allocate_load_balancer_node_ports: bool | UnsetType = field(
-        name='allocateLoadBalancerNodePorts', default=UNSET
-    )
+    allocate_load_balancer_node_ports: bool | UnsetType = field(name='allocateLoadBalancerNodePorts', default=UNSET)
     cluster_ip: str | UnsetType = field(name='clusterIP', default=UNSET)
     cluster_i_ps: tuple[str, ...] | UnsetType = field(name='clusterIPs', default=UNSET)
     external_i_ps: tuple[str, ...] | UnsetType = field(name='externalIPs', default=UNSET)
     external_name: str | UnsetType = field(name='externalName', default=UNSET)
-    external_traffic_policy: str | UnsetType = field(
-        name='externalTrafficPolicy', default=UNSET
-    )
-    health_check_node_port: int | UnsetType = field(
-        name='healthCheckNodePort', default=UNSET
-    )
-    internal_traffic_policy: str | UnsetType = field(
-        name='internalTrafficPolicy', default=UNSET
-    )
+    external_traffic_policy: str | UnsetType = field(name='externalTrafficPolicy', default=UNSET)
+    health_check_node_port: int | UnsetType = field(name='healthCheckNodePort', default=UNSET)
+    internal_traffic_policy: str | UnsetType = field(name='internalTrafficPolicy', default=UNSET)
     ip_families: tuple[str, ...] | UnsetType = field(name='ipFamilies', default=UNSET)
     ip_family_policy: str | UnsetType = field(name='ipFamilyPolicy', default=UNSET)
-    load_balancer_class: str | UnsetType = field(
-        name='loadBalancerClass', default=UNSET
-    )
+    load_balancer_class: str | UnsetType = field(name='loadBalancerClass', default=UNSET)
     load_balancer_ip: str | UnsetType = field(name='loadBalancerIP', default=UNSET)
-    load_balancer_source_ranges: tuple[str, ...] | UnsetType = field(
-        name='loadBalancerSourceRanges', default=UNSET
-    )
+    load_balancer_source_ranges: tuple[str, ...] | UnsetType = field(name='loadBalancerSourceRanges', default=UNSET)
     ports: tuple[ServicePort, ...] | UnsetType = UNSET
-    publish_not_ready_addresses: bool | UnsetType = field(
-        name='publishNotReadyAddresses', default=UNSET
-    )
+    publish_not_ready_addresses: bool | UnsetType = field(name='publishNotReadyAddresses', default=UNSET)
     selector: dict[str, str] | UnsetType = UNSET
     session_affinity: str | UnsetType = field(name='sessionAffinity', default=UNSET)
-    session_affinity_config: SessionAffinityConfig | UnsetType = field(
-        name='sessionAffinityConfig', default=UNSET
-    )
-    traffic_distribution: str | UnsetType = field(
-        name='trafficDistribution', default=UNSET
-    )
+    session_affinity_config: SessionAffinityConfig | UnsetType = field(name='sessionAffinityConfig', default=UNSET)
+    traffic_distribution: str | UnsetType = field(name='trafficDistribution', default=UNSET)
     type: str | UnsetType = UNSET
 
 
 class ServiceStatus(Struct, frozen=True, kw_only=True, gc=False):
     conditions: tuple[Condition, ...] | UnsetType = UNSET
-    load_balancer: LoadBalancerStatus | UnsetType = field(
-        name='loadBalancer', default=UNSET
-    )
+    load_balancer: LoadBalancerStatus | UnsetType = field(name='loadBalancer', default=UNSET)
 
 
 class TopologySpreadConstraint(Struct, frozen=True, kw_only=True, gc=False):
-    label_selector: LabelSelector | UnsetType = field(
-        name='labelSelector', default=UNSET
-    )
-    match_label_keys: tuple[str, ...] | UnsetType = field(
-        name='matchLabelKeys', default=UNSET
-    )
+    label_selector: LabelSelector | UnsetType = field(name='labelSelector', default=UNSET)
+    match_label_keys: tuple[str, ...] | UnsetType = field(name='matchLabelKeys', default=UNSET)
     max_skew: int | UnsetType = field(name='maxSkew', default=UNSET)
     min_domains: int | UnsetType = field(name='minDomains', default=UNSET)
-    node_affinity_policy: str | UnsetType = field(
-        name='nodeAffinityPolicy', default=UNSET
-    )
+    node_affinity_policy: str | UnsetType = field(name='nodeAffinityPolicy', default=UNSET)
     node_taints_policy: str | UnsetType = field(name='nodeTaintsPolicy', default=UNSET)
     topology_key: str | UnsetType = field(name='topologyKey', default=UNSET)
     when_unsatisfiable: str | UnsetType = field(name='whenUnsatisfiable', default=UNSET)
 
 
 class WeightedPodAffinityTerm(Struct, frozen=True, kw_only=True, gc=False):
-    pod_affinity_term: PodAffinityTerm | UnsetType = field(
-        name='podAffinityTerm', default=UNSET
-    )
+    pod_affinity_term: PodAffinityTerm | UnsetType = field(name='podAffinityTerm', default=UNSET)
     weight: int | UnsetType = UNSET
 
 
 class ClusterTrustBundleProjection(Struct, frozen=True, kw_only=True, gc=False):
-    label_selector: LabelSelector | UnsetType = field(
-        name='labelSelector', default=UNSET
-    )
+    label_selector: LabelSelector | UnsetType = field(name='labelSelector', default=UNSET)
     name: str | UnsetType = UNSET
     optional: bool | UnsetType = UNSET
     path: str | UnsetType = UNSET
@@ -909,12 +771,8 @@ class ContainerState(Struct, frozen=True, kw_only=True, gc=False):
 
 
 class ContainerStatus(Struct, frozen=True, kw_only=True, gc=False):
-    allocated_resources: dict[str, Quantity] | UnsetType = field(
-        name='allocatedResources', default=UNSET
-    )
-    allocated_resources_status: tuple[ResourceStatus, ...] | UnsetType = field(
-        name='allocatedResourcesStatus', default=UNSET
-    )
+    allocated_resources: dict[str, Quantity] | UnsetType = field(name='allocatedResources', default=UNSET)
+    allocated_resources_status: tuple[ResourceStatus, ...] | UnsetType = field(name='allocatedResourcesStatus', default=UNSET)
     container_id: str | UnsetType = field(name='containerID', default=UNSET)
     image: str | UnsetType = UNSET
     image_id: str | UnsetType = field(name='imageID', default=UNSET)
@@ -926,9 +784,7 @@ class ContainerStatus(Struct, frozen=True, kw_only=True, gc=False):
     started: bool | UnsetType = UNSET
     state: ContainerState | UnsetType = UNSET
     user: ContainerUser | UnsetType = UNSET
-    volume_mounts: tuple[VolumeMountStatus, ...] | UnsetType = field(
-        name='volumeMounts', default=UNSET
-    )
+    volume_mounts: tuple[VolumeMountStatus, ...] | UnsetType = field(name='volumeMounts', default=UNSET)
 
 
 class DownwardAPIProjection(Struct, frozen=True, kw_only=True, gc=False):
@@ -942,9 +798,7 @@ class EnvVar(Struct, frozen=True, kw_only=True, gc=False):
 
 
 class EphemeralVolumeSource(Struct, frozen=True, kw_only=True, gc=False):
-    volume_claim_template: PersistentVolumeClaimTemplate | UnsetType = field(
-        name='volumeClaimTemplate', default=UNSET
-    )
+    volume_claim_template: PersistentVolumeClaimTemplate | UnsetType = field(name='volumeClaimTemplate', default=UNSET)
 
 
 class Event(Struct, frozen=True, kw_only=True, gc=False):
@@ -955,16 +809,12 @@ class Event(Struct, frozen=True, kw_only=True, gc=False):
     count: int | UnsetType = UNSET
     event_time: MicroTime | UnsetType = field(name='eventTime', default=UNSET)
     first_timestamp: Time | UnsetType = field(name='firstTimestamp', default=UNSET)
-    involved_object: ObjectReference | UnsetType = field(
-        name='involvedObject', default=UNSET
-    )
+    involved_object: ObjectReference | UnsetType = field(name='involvedObject', default=UNSET)
     last_timestamp: Time | UnsetType = field(name='lastTimestamp', default=UNSET)
     message: str | UnsetType = UNSET
     reason: str | UnsetType = UNSET
     related: ObjectReference | UnsetType = UNSET
-    reporting_component: str | UnsetType = field(
-        name='reportingComponent', default=UNSET
-    )
+    reporting_component: str | UnsetType = field(name='reportingComponent', default=UNSET)
     reporting_instance: str | UnsetType = field(name='reportingInstance', default=UNSET)
     series: EventSeries | UnsetType = UNSET
     source: EventSource | UnsetType = UNSET
@@ -999,58 +849,36 @@ class NamespaceList(Struct, frozen=True, kw_only=True, gc=False):
 
 
 class NodeAffinity(Struct, frozen=True, kw_only=True, gc=False):
-    preferred_during_scheduling_ignored_during_execution: (
-        tuple[PreferredSchedulingTerm, ...] | UnsetType
-    ) = field(name='preferredDuringSchedulingIgnoredDuringExecution', default=UNSET)
-    required_during_scheduling_ignored_during_execution: NodeSelector | UnsetType = (
-        field(name='requiredDuringSchedulingIgnoredDuringExecution', default=UNSET)
-    )
+    preferred_during_scheduling_ignored_during_execution: tuple[PreferredSchedulingTerm, ...] | UnsetType = field(name='preferredDuringSchedulingIgnoredDuringExecution', default=UNSET)
+    required_during_scheduling_ignored_during_execution: NodeSelector | UnsetType = field(name='requiredDuringSchedulingIgnoredDuringExecution', default=UNSET)
 
 
 class PodAffinity(Struct, frozen=True, kw_only=True, gc=False):
-    preferred_during_scheduling_ignored_during_execution: (
-        tuple[WeightedPodAffinityTerm, ...] | UnsetType
-    ) = field(name='preferredDuringSchedulingIgnoredDuringExecution', default=UNSET)
-    required_during_scheduling_ignored_during_execution: (
-        tuple[PodAffinityTerm, ...] | UnsetType
-    ) = field(name='requiredDuringSchedulingIgnoredDuringExecution', default=UNSET)
+    preferred_during_scheduling_ignored_during_execution: tuple[WeightedPodAffinityTerm, ...] | UnsetType = field(name='preferredDuringSchedulingIgnoredDuringExecution', default=UNSET)
+    required_during_scheduling_ignored_during_execution: tuple[PodAffinityTerm, ...] | UnsetType = field(name='requiredDuringSchedulingIgnoredDuringExecution', default=UNSET)
 
 
 class PodAntiAffinity(Struct, frozen=True, kw_only=True, gc=False):
-    preferred_during_scheduling_ignored_during_execution: (
-        tuple[WeightedPodAffinityTerm, ...] | UnsetType
-    ) = field(name='preferredDuringSchedulingIgnoredDuringExecution', default=UNSET)
-    required_during_scheduling_ignored_during_execution: (
-        tuple[PodAffinityTerm, ...] | UnsetType
-    ) = field(name='requiredDuringSchedulingIgnoredDuringExecution', default=UNSET)
+    preferred_during_scheduling_ignored_during_execution: tuple[WeightedPodAffinityTerm, ...] | UnsetType = field(name='preferredDuringSchedulingIgnoredDuringExecution', default=UNSET)
+    required_during_scheduling_ignored_during_execution: tuple[PodAffinityTerm, ...] | UnsetType = field(name='requiredDuringSchedulingIgnoredDuringExecution', default=UNSET)
 
 
 class PodStatus(Struct, frozen=True, kw_only=True, gc=False):
     conditions: tuple[PodCondition, ...] | UnsetType = UNSET
-    container_statuses: tuple[ContainerStatus, ...] | UnsetType = field(
-        name='containerStatuses', default=UNSET
-    )
-    ephemeral_container_statuses: tuple[ContainerStatus, ...] | UnsetType = field(
-        name='ephemeralContainerStatuses', default=UNSET
-    )
+    container_statuses: tuple[ContainerStatus, ...] | UnsetType = field(name='containerStatuses', default=UNSET)
+    ephemeral_container_statuses: tuple[ContainerStatus, ...] | UnsetType = field(name='ephemeralContainerStatuses', default=UNSET)
     host_ip: str | UnsetType = field(name='hostIP', default=UNSET)
     host_i_ps: tuple[HostIP, ...] | UnsetType = field(name='hostIPs', default=UNSET)
-    init_container_statuses: tuple[ContainerStatus, ...] | UnsetType = field(
-        name='initContainerStatuses', default=UNSET
-    )
+    init_container_statuses: tuple[ContainerStatus, ...] | UnsetType = field(name='initContainerStatuses', default=UNSET)
     message: str | UnsetType = UNSET
-    nominated_node_name: str | UnsetType = field(
-        name='nominatedNodeName', default=UNSET
-    )
+    nominated_node_name: str | UnsetType = field(name='nominatedNodeName', default=UNSET)
     phase: str | UnsetType = UNSET
     pod_ip: str | UnsetType = field(name='podIP', default=UNSET)
     pod_i_ps: tuple[PodIP, ...] | UnsetType = field(name='podIPs', default=UNSET)
     qos_class: str | UnsetType = field(name='qosClass', default=UNSET)
     reason: str | UnsetType = UNSET
     resize: str | UnsetType = UNSET
-    resource_claim_statuses: tuple[PodResourceClaimStatus, ...] | UnsetType = field(
-        name='resourceClaimStatuses', default=UNSET
-    )
+    resource_claim_statuses: tuple[PodResourceClaimStatus, ...] | UnsetType = field(name='resourceClaimStatuses', default=UNSET)
     start_time: Time | UnsetType = field(name='startTime', default=UNSET)
 
 
@@ -1070,25 +898,17 @@ class ServiceList(Struct, frozen=True, kw_only=True, gc=False):
 
 
 class VolumeProjection(Struct, frozen=True, kw_only=True, gc=False):
-    cluster_trust_bundle: ClusterTrustBundleProjection | UnsetType = field(
-        name='clusterTrustBundle', default=UNSET
-    )
+    cluster_trust_bundle: ClusterTrustBundleProjection | UnsetType = field(name='clusterTrustBundle', default=UNSET)
     config_map: ConfigMapProjection | UnsetType = field(name='configMap', default=UNSET)
-    downward_api: DownwardAPIProjection | UnsetType = field(
-        name='downwardAPI', default=UNSET
-    )
+    downward_api: DownwardAPIProjection | UnsetType = field(name='downwardAPI', default=UNSET)
     secret: SecretProjection | UnsetType = UNSET
-    service_account_token: ServiceAccountTokenProjection | UnsetType = field(
-        name='serviceAccountToken', default=UNSET
-    )
+    service_account_token: ServiceAccountTokenProjection | UnsetType = field(name='serviceAccountToken', default=UNSET)
 
 
 class Affinity(Struct, frozen=True, kw_only=True, gc=False):
     node_affinity: NodeAffinity | UnsetType = field(name='nodeAffinity', default=UNSET)
     pod_affinity: PodAffinity | UnsetType = field(name='podAffinity', default=UNSET)
-    pod_anti_affinity: PodAntiAffinity | UnsetType = field(
-        name='podAntiAffinity', default=UNSET
-    )
+    pod_anti_affinity: PodAntiAffinity | UnsetType = field(name='podAntiAffinity', default=UNSET)
 
 
 class Container(Struct, frozen=True, kw_only=True, gc=False):
@@ -1103,30 +923,18 @@ class Container(Struct, frozen=True, kw_only=True, gc=False):
     name: str | UnsetType = UNSET
     ports: tuple[ContainerPort, ...] | UnsetType = UNSET
     readiness_probe: Probe | UnsetType = field(name='readinessProbe', default=UNSET)
-    resize_policy: tuple[ContainerResizePolicy, ...] | UnsetType = field(
-        name='resizePolicy', default=UNSET
-    )
+    resize_policy: tuple[ContainerResizePolicy, ...] | UnsetType = field(name='resizePolicy', default=UNSET)
     resources: ResourceRequirements | UnsetType = UNSET
     restart_policy: str | UnsetType = field(name='restartPolicy', default=UNSET)
-    security_context: SecurityContext | UnsetType = field(
-        name='securityContext', default=UNSET
-    )
+    security_context: SecurityContext | UnsetType = field(name='securityContext', default=UNSET)
     startup_probe: Probe | UnsetType = field(name='startupProbe', default=UNSET)
     stdin: bool | UnsetType = UNSET
     stdin_once: bool | UnsetType = field(name='stdinOnce', default=UNSET)
-    termination_message_path: str | UnsetType = field(
-        name='terminationMessagePath', default=UNSET
-    )
-    termination_message_policy: str | UnsetType = field(
-        name='terminationMessagePolicy', default=UNSET
-    )
+    termination_message_path: str | UnsetType = field(name='terminationMessagePath', default=UNSET)
+    termination_message_policy: str | UnsetType = field(name='terminationMessagePolicy', default=UNSET)
     tty: bool | UnsetType = UNSET
-    volume_devices: tuple[VolumeDevice, ...] | UnsetType = field(
-        name='volumeDevices', default=UNSET
-    )
-    volume_mounts: tuple[VolumeMount, ...] | UnsetType = field(
-        name='volumeMounts', default=UNSET
-    )
+    volume_devices: tuple[VolumeDevice, ...] | UnsetType = field(name='volumeDevices', default=UNSET)
+    volume_mounts: tuple[VolumeMount, ...] | UnsetType = field(name='volumeMounts', default=UNSET)
     working_dir: str | UnsetType = field(name='workingDir', default=UNSET)
 
 
@@ -1142,33 +950,19 @@ class EphemeralContainer(Struct, frozen=True, kw_only=True, gc=False):
     name: str | UnsetType = UNSET
     ports: tuple[ContainerPort, ...] | UnsetType = UNSET
     readiness_probe: Probe | UnsetType = field(name='readinessProbe', default=UNSET)
-    resize_policy: tuple[ContainerResizePolicy, ...] | UnsetType = field(
-        name='resizePolicy', default=UNSET
-    )
+    resize_policy: tuple[ContainerResizePolicy, ...] | UnsetType = field(name='resizePolicy', default=UNSET)
     resources: ResourceRequirements | UnsetType = UNSET
     restart_policy: str | UnsetType = field(name='restartPolicy', default=UNSET)
-    security_context: SecurityContext | UnsetType = field(
-        name='securityContext', default=UNSET
-    )
+    security_context: SecurityContext | UnsetType = field(name='securityContext', default=UNSET)
     startup_probe: Probe | UnsetType = field(name='startupProbe', default=UNSET)
     stdin: bool | UnsetType = UNSET
     stdin_once: bool | UnsetType = field(name='stdinOnce', default=UNSET)
-    target_container_name: str | UnsetType = field(
-        name='targetContainerName', default=UNSET
-    )
-    termination_message_path: str | UnsetType = field(
-        name='terminationMessagePath', default=UNSET
-    )
-    termination_message_policy: str | UnsetType = field(
-        name='terminationMessagePolicy', default=UNSET
-    )
+    target_container_name: str | UnsetType = field(name='targetContainerName', default=UNSET)
+    termination_message_path: str | UnsetType = field(name='terminationMessagePath', default=UNSET)
+    termination_message_policy: str | UnsetType = field(name='terminationMessagePolicy', default=UNSET)
     tty: bool | UnsetType = UNSET
-    volume_devices: tuple[VolumeDevice, ...] | UnsetType = field(
-        name='volumeDevices', default=UNSET
-    )
-    volume_mounts: tuple[VolumeMount, ...] | UnsetType = field(
-        name='volumeMounts', default=UNSET
-    )
+    volume_devices: tuple[VolumeDevice, ...] | UnsetType = field(name='volumeDevices', default=UNSET)
+    volume_mounts: tuple[VolumeMount, ...] | UnsetType = field(name='volumeMounts', default=UNSET)
     working_dir: str | UnsetType = field(name='workingDir', default=UNSET)
 
 
@@ -1178,32 +972,20 @@ class ProjectedVolumeSource(Struct, frozen=True, kw_only=True, gc=False):
 
 
 class Volume(Struct, frozen=True, kw_only=True, gc=False):
-    aws_elastic_block_store: AWSElasticBlockStoreVolumeSource | UnsetType = field(
-        name='awsElasticBlockStore', default=UNSET
-    )
-    azure_disk: AzureDiskVolumeSource | UnsetType = field(
-        name='azureDisk', default=UNSET
-    )
-    azure_file: AzureFileVolumeSource | UnsetType = field(
-        name='azureFile', default=UNSET
-    )
+    aws_elastic_block_store: AWSElasticBlockStoreVolumeSource | UnsetType = field(name='awsElasticBlockStore', default=UNSET)
+    azure_disk: AzureDiskVolumeSource | UnsetType = field(name='azureDisk', default=UNSET)
+    azure_file: AzureFileVolumeSource | UnsetType = field(name='azureFile', default=UNSET)
     cephfs: CephFSVolumeSource | UnsetType = UNSET
     cinder: CinderVolumeSource | UnsetType = UNSET
-    config_map: ConfigMapVolumeSource | UnsetType = field(
-        name='configMap', default=UNSET
-    )
+    config_map: ConfigMapVolumeSource | UnsetType = field(name='configMap', default=UNSET)
     csi: CSIVolumeSource | UnsetType = UNSET
-    downward_api: DownwardAPIVolumeSource | UnsetType = field(
-        name='downwardAPI', default=UNSET
-    )
+    downward_api: DownwardAPIVolumeSource | UnsetType = field(name='downwardAPI', default=UNSET)
     empty_dir: EmptyDirVolumeSource | UnsetType = field(name='emptyDir', default=UNSET)
     ephemeral: EphemeralVolumeSource | UnsetType = UNSET
     fc: FCVolumeSource | UnsetType = UNSET
     flex_volume: FlexVolumeSource | UnsetType = field(name='flexVolume', default=UNSET)
     flocker: FlockerVolumeSource | UnsetType = UNSET
-    gce_persistent_disk: GCEPersistentDiskVolumeSource | UnsetType = field(
-        name='gcePersistentDisk', default=UNSET
-    )
+    gce_persistent_disk: GCEPersistentDiskVolumeSource | UnsetType = field(name='gcePersistentDisk', default=UNSET)
     git_repo: GitRepoVolumeSource | UnsetType = field(name='gitRepo', default=UNSET)
     glusterfs: GlusterfsVolumeSource | UnsetType = UNSET
     host_path: HostPathVolumeSource | UnsetType = field(name='hostPath', default=UNSET)
@@ -1211,100 +993,58 @@ class Volume(Struct, frozen=True, kw_only=True, gc=False):
     iscsi: ISCSIVolumeSource | UnsetType = UNSET
     name: str | UnsetType = UNSET
     nfs: NFSVolumeSource | UnsetType = UNSET
-    persistent_volume_claim: PersistentVolumeClaimVolumeSource | UnsetType = field(
-        name='persistentVolumeClaim', default=UNSET
-    )
-    photon_persistent_disk: PhotonPersistentDiskVolumeSource | UnsetType = field(
-        name='photonPersistentDisk', default=UNSET
-    )
-    portworx_volume: PortworxVolumeSource | UnsetType = field(
-        name='portworxVolume', default=UNSET
-    )
+    persistent_volume_claim: PersistentVolumeClaimVolumeSource | UnsetType = field(name='persistentVolumeClaim', default=UNSET)
+    photon_persistent_disk: PhotonPersistentDiskVolumeSource | UnsetType = field(name='photonPersistentDisk', default=UNSET)
+    portworx_volume: PortworxVolumeSource | UnsetType = field(name='portworxVolume', default=UNSET)
     projected: ProjectedVolumeSource | UnsetType = UNSET
     quobyte: QuobyteVolumeSource | UnsetType = UNSET
     rbd: RBDVolumeSource | UnsetType = UNSET
     scale_io: ScaleIOVolumeSource | UnsetType = field(name='scaleIO', default=UNSET)
     secret: SecretVolumeSource | UnsetType = UNSET
     storageos: StorageOSVolumeSource | UnsetType = UNSET
-    vsphere_volume: VsphereVirtualDiskVolumeSource | UnsetType = field(
-        name='vsphereVolume', default=UNSET
-    )
+    vsphere_volume: VsphereVirtualDiskVolumeSource | UnsetType = field(name='vsphereVolume', default=UNSET)
 
 
 class PodSpec(Struct, frozen=True, kw_only=True, gc=False):
-    active_deadline_seconds: int | UnsetType = field(
-        name='activeDeadlineSeconds', default=UNSET
-    )
+    active_deadline_seconds: int | UnsetType = field(name='activeDeadlineSeconds', default=UNSET)
     affinity: Affinity | UnsetType = UNSET
-    automount_service_account_token: bool | UnsetType = field(
-        name='automountServiceAccountToken', default=UNSET
-    )
+    automount_service_account_token: bool | UnsetType = field(name='automountServiceAccountToken', default=UNSET)
     containers: tuple[Container, ...] | UnsetType = UNSET
     dns_config: PodDNSConfig | UnsetType = field(name='dnsConfig', default=UNSET)
     dns_policy: str | UnsetType = field(name='dnsPolicy', default=UNSET)
-    enable_service_links: bool | UnsetType = field(
-        name='enableServiceLinks', default=UNSET
-    )
-    ephemeral_containers: tuple[EphemeralContainer, ...] | UnsetType = field(
-        name='ephemeralContainers', default=UNSET
-    )
+    enable_service_links: bool | UnsetType = field(name='enableServiceLinks', default=UNSET)
+    ephemeral_containers: tuple[EphemeralContainer, ...] | UnsetType = field(name='ephemeralContainers', default=UNSET)
     host_aliases: tuple[HostAlias, ...] | UnsetType = field(name='hostAliases', default=UNSET)
     host_ipc: bool | UnsetType = field(name='hostIPC', default=UNSET)
     host_network: bool | UnsetType = field(name='hostNetwork', default=UNSET)
     host_pid: bool | UnsetType = field(name='hostPID', default=UNSET)
     host_users: bool | UnsetType = field(name='hostUsers', default=UNSET)
     hostname: str | UnsetType = UNSET
-    image_pull_secrets: tuple[LocalObjectReference, ...] | UnsetType = field(
-        name='imagePullSecrets', default=UNSET
-    )
-    init_containers: tuple[Container, ...] | UnsetType = field(
-        name='initContainers', default=UNSET
-    )
+    image_pull_secrets: tuple[LocalObjectReference, ...] | UnsetType = field(name='imagePullSecrets', default=UNSET)
+    init_containers: tuple[Container, ...] | UnsetType = field(name='initContainers', default=UNSET)
     node_name: str | UnsetType = field(name='nodeName', default=UNSET)
-    node_selector: dict[str, str] | UnsetType = field(
-        name='nodeSelector', default=UNSET
-    )
+    node_selector: dict[str, str] | UnsetType = field(name='nodeSelector', default=UNSET)
     os: PodOS | UnsetType = UNSET
     overhead: dict[str, Quantity] | UnsetType = UNSET
     preemption_policy: str | UnsetType = field(name='preemptionPolicy', default=UNSET)
     priority: int | UnsetType = UNSET
-    priority_class_name: str | UnsetType = field(
-        name='priorityClassName', default=UNSET
-    )
-    readiness_gates: tuple[PodReadinessGate, ...] | UnsetType = field(
-        name='readinessGates', default=UNSET
-    )
-    resource_claims: tuple[PodResourceClaim, ...] | UnsetType = field(
-        name='resourceClaims', default=UNSET
-    )
+    priority_class_name: str | UnsetType = field(name='priorityClassName', default=UNSET)
+    readiness_gates: tuple[PodReadinessGate, ...] | UnsetType = field(name='readinessGates', default=UNSET)
+    resource_claims: tuple[PodResourceClaim, ...] | UnsetType = field(name='resourceClaims', default=UNSET)
     resources: ResourceRequirements | UnsetType = UNSET
     restart_policy: str | UnsetType = field(name='restartPolicy', default=UNSET)
     runtime_class_name: str | UnsetType = field(name='runtimeClassName', default=UNSET)
     scheduler_name: str | UnsetType = field(name='schedulerName', default=UNSET)
-    scheduling_gates: tuple[PodSchedulingGate, ...] | UnsetType = field(
-        name='schedulingGates', default=UNSET
-    )
-    security_context: PodSecurityContext | UnsetType = field(
-        name='securityContext', default=UNSET
-    )
+    scheduling_gates: tuple[PodSchedulingGate, ...] | UnsetType = field(name='schedulingGates', default=UNSET)
+    security_context: PodSecurityContext | UnsetType = field(name='securityContext', default=UNSET)
     service_account: str | UnsetType = field(name='serviceAccount', default=UNSET)
-    service_account_name: str | UnsetType = field(
-        name='serviceAccountName', default=UNSET
-    )
-    set_hostname_as_fqdn: bool | UnsetType = field(
-        name='setHostnameAsFQDN', default=UNSET
-    )
-    share_process_namespace: bool | UnsetType = field(
-        name='shareProcessNamespace', default=UNSET
-    )
+    service_account_name: str | UnsetType = field(name='serviceAccountName', default=UNSET)
+    set_hostname_as_fqdn: bool | UnsetType = field(name='setHostnameAsFQDN', default=UNSET)
+    share_process_namespace: bool | UnsetType = field(name='shareProcessNamespace', default=UNSET)
     subdomain: str | UnsetType = UNSET
-    termination_grace_period_seconds: int | UnsetType = field(
-        name='terminationGracePeriodSeconds', default=UNSET
-    )
+    termination_grace_period_seconds: int | UnsetType = field(name='terminationGracePeriodSeconds', default=UNSET)
     tolerations: tuple[Toleration, ...] | UnsetType = UNSET
-    topology_spread_constraints: tuple[TopologySpreadConstraint, ...] | UnsetType = field(
-        name='topologySpreadConstraints', default=UNSET
-    )
+    topology_spread_constraints: tuple[TopologySpreadConstraint, ...] | UnsetType = field(name='topologySpreadConstraints', default=UNSET)
     volumes: tuple[Volume, ...] | UnsetType = UNSET
 
 

@@ -7,7 +7,7 @@ camelCase wire names. An absent field is ``msgspec.UNSET``; decoding then encodi
 """
 from __future__ import annotations
 
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 from msgspec import Raw, Struct, UNSET, UnsetType, field
 
@@ -20,9 +20,7 @@ class APIResource(Struct, frozen=True, kw_only=True, gc=False):
     namespaced: bool | UnsetType = UNSET
     short_names: tuple[str, ...] | UnsetType = field(name='shortNames', default=UNSET)
     singular_name: str | UnsetType = field(name='singularName', default=UNSET)
-    storage_version_hash: str | UnsetType = field(
-        name='storageVersionHash', default=UNSET
-    )
+    storage_version_hash: str | UnsetType = field(name='storageVersionHash', default=UNSET)
     verbs: tuple[str, ...] | UnsetType = UNSET
     version: str | UnsetType = UNSET
 
@@ -34,8 +32,7 @@ class APIResourceList(Struct, frozen=True, kw_only=True, gc=False):
     resources: tuple[APIResource, ...] | UnsetType = UNSET
 
 
-class FieldsV1(Struct, frozen=True, kw_only=True, gc=False):
-    pass
+FieldsV1: TypeAlias = dict[str, Any]
 
 
 IntOrString: TypeAlias = int | str
@@ -49,21 +46,17 @@ class LabelSelectorRequirement(Struct, frozen=True, kw_only=True, gc=False):
 
 class ListMeta(Struct, frozen=True, kw_only=True, gc=False):
     continue_: str | UnsetType = field(name='continue', default=UNSET)
-    remaining_item_count: int | UnsetType = field(
-        name='remainingItemCount', default=UNSET
-    )
+    remaining_item_count: int | UnsetType = field(name='remainingItemCount', default=UNSET)
     resource_version: str | UnsetType = field(name='resourceVersion', default=UNSET)
     self_link: str | UnsetType = field(name='selfLink', default=UNSET)
 
 
-MicroTime: TypeAlias = str
+MicroTime: TypeAlias = str | None
 
 
 class OwnerReference(Struct, frozen=True, kw_only=True, gc=False):
     api_version: str | UnsetType = field(name='apiVersion', default=UNSET)
-    block_owner_deletion: bool | UnsetType = field(
-        name='blockOwnerDeletion', default=UNSET
-    )
+    block_owner_deletion: bool | UnsetType = field(name='blockOwnerDeletion', default=UNSET)
     controller: bool | UnsetType = UNSET
     kind: str | UnsetType = UNSET
     name: str | UnsetType = UNSET
@@ -89,23 +82,17 @@ class StatusDetails(Struct, frozen=True, kw_only=True, gc=False):
     group: str | UnsetType = UNSET
     kind: str | UnsetType = UNSET
     name: str | UnsetType = UNSET
-    retry_after_seconds: int | UnsetType = field(
-        name='retryAfterSeconds', default=UNSET
-    )
+    retry_after_seconds: int | UnsetType = field(name='retryAfterSeconds', default=UNSET)
     uid: str | UnsetType = UNSET
 
 
-Time: TypeAlias = str
+Time: TypeAlias = str | None
 
 
 class Condition(Struct, frozen=True, kw_only=True, gc=False):
-    last_transition_time: Time | UnsetType = field(
-        name='lastTransitionTime', default=UNSET
-    )
+    last_transition_time: Time | UnsetType = field(name='lastTransitionTime', default=UNSET)
     message: str | UnsetType = UNSET
-    observed_generation: int | UnsetType = field(
-        name='observedGeneration', default=UNSET
-    )
+    observed_generation: int | UnsetType = field(name='observedGeneration', default=UNSET)
     reason: str | UnsetType = UNSET
     status: str | UnsetType = UNSET
     type: str | UnsetType = UNSET
@@ -114,12 +101,8 @@ class Condition(Struct, frozen=True, kw_only=True, gc=False):
 class DeleteOptions(Struct, frozen=True, kw_only=True, gc=False):
     api_version: str | UnsetType = field(name='apiVersion', default=UNSET)
     dry_run: tuple[str, ...] | UnsetType = field(name='dryRun', default=UNSET)
-    grace_period_seconds: int | UnsetType = field(
-        name='gracePeriodSeconds', default=UNSET
-    )
-    ignore_store_read_error_with_cluster_breaking_potential: bool | UnsetType = field(
-        name='ignoreStoreReadErrorWithClusterBreakingPotential', default=UNSET
-    )
+    grace_period_seconds: int | UnsetType = field(name='gracePeriodSeconds', default=UNSET)
+    ignore_store_read_error_with_cluster_breaking_potential: bool | UnsetType = field(name='ignoreStoreReadErrorWithClusterBreakingPotential', default=UNSET)
     kind: str | UnsetType = UNSET
     orphan_dependents: bool | UnsetType = field(name='orphanDependents', default=UNSET)
     preconditions: Preconditions | UnsetType = UNSET
@@ -127,9 +110,7 @@ class DeleteOptions(Struct, frozen=True, kw_only=True, gc=False):
 
 
 class LabelSelector(Struct, frozen=True, kw_only=True, gc=False):
-    match_expressions: tuple[LabelSelectorRequirement, ...] | UnsetType = field(
-        name='matchExpressions', default=UNSET
-    )
+    match_expressions: tuple[LabelSelectorRequirement, ...] | UnsetType = field(name='matchExpressions', default=UNSET)
     match_labels: dict[str, str] | UnsetType = field(name='matchLabels', default=UNSET)
 
 
@@ -145,27 +126,17 @@ class ManagedFieldsEntry(Struct, frozen=True, kw_only=True, gc=False):
 
 class ObjectMeta(Struct, frozen=True, kw_only=True, gc=False):
     annotations: dict[str, str] | UnsetType = UNSET
-    creation_timestamp: Time | UnsetType = field(
-        name='creationTimestamp', default=UNSET
-    )
-    deletion_grace_period_seconds: int | UnsetType = field(
-        name='deletionGracePeriodSeconds', default=UNSET
-    )
-    deletion_timestamp: Time | UnsetType = field(
-        name='deletionTimestamp', default=UNSET
-    )
+    creation_timestamp: Time | UnsetType = field(name='creationTimestamp', default=UNSET)
+    deletion_grace_period_seconds: int | UnsetType = field(name='deletionGracePeriodSeconds', default=UNSET)
+    deletion_timestamp: Time | UnsetType = field(name='deletionTimestamp', default=UNSET)
     finalizers: tuple[str, ...] | UnsetType = UNSET
     generate_name: str | UnsetType = field(name='generateName', default=UNSET)
     generation: int | UnsetType = UNSET
     labels: dict[str, str] | UnsetType = UNSET
-    managed_fields: Raw | UnsetType = field(
-        name='managedFields', default=UNSET
-    )
+    managed_fields: Raw | UnsetType = field(name='managedFields', default=UNSET)
     name: str | UnsetType = UNSET
     namespace: str | UnsetType = UNSET
-    owner_references: tuple[OwnerReference, ...] | UnsetType = field(
-        name='ownerReferences', default=UNSET
-    )
+    owner_references: tuple[OwnerReference, ...] | UnsetType = field(name='ownerReferences', default=UNSET)
     resource_version: str | UnsetType = field(name='resourceVersion', default=UNSET)
     self_link: str | UnsetType = field(name='selfLink', default=UNSET)
     uid: str | UnsetType = UNSET

@@ -1,0 +1,153 @@
+"""Server-side apply: ownership, conflicts with Kubernetes' message, force, removal of dropped fields."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from samplecontroller.apiserver.managedfields import (
+    ApplyConflict,
+    apply,
+    field_set,
+    fields_v1_to_paths,
+    format_path,
+    paths_to_fields_v1,
+    update_managed_fields,
+)
+
+DEPLOYMENT = "io.k8s.api.apps.v1.Deployment"
+
+
+def _deployment(replicas: int = 1) -> dict[str, Any]:
+    return {"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": "default", "uid": "u1", "labels": {"app": "web"}},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "web"}},
+                     "template": {"metadata": {"labels": {"app": "web"}},
+                                  "spec": {"containers": [{"name": "web", "image": "nginx"}]}}}}
+
+
+def _managers(obj: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(e["manager"], e["operation"]) for e in obj["metadata"].get("managedFields", [])]
+
+
+def _owned(obj: dict[str, Any], manager: str) -> set[str]:
+    for entry in obj["metadata"]["managedFields"]:
+        if entry["manager"] == manager:
+            return {format_path(p) for p in fields_v1_to_paths(entry["fieldsV1"])}
+    return set()
+
+
+def test_field_set_uses_merge_keys_and_skips_system_fields() -> None:
+    fields = {format_path(p) for p in field_set(_deployment(), DEPLOYMENT)}
+    assert ".spec.replicas" in fields
+    assert '.spec.template.spec.containers[name="web"].image' in fields
+    assert ".spec.selector" in fields, "LabelSelector is an atomic map"
+    assert not any(f.startswith((".metadata.name", ".metadata.uid", ".apiVersion", ".kind")) for f in fields)
+
+
+def test_fields_v1_round_trip() -> None:
+    paths = field_set(_deployment(), DEPLOYMENT)
+    tree = paths_to_fields_v1(paths)
+    assert tree["f:spec"]["f:template"]["f:spec"]["f:containers"]['k:{"name":"web"}']["."] == {}
+    assert fields_v1_to_paths(tree) == paths
+
+
+def test_create_records_an_update_entry() -> None:
+    obj = update_managed_fields(None, _deployment(), "kubectl-client-side-apply", "Update", definition_name=DEPLOYMENT)
+    entry = obj["metadata"]["managedFields"][0]
+    assert entry["manager"] == "kubectl-client-side-apply" and entry["operation"] == "Update"
+    assert entry["apiVersion"] == "apps/v1" and entry["fieldsType"] == "FieldsV1" and entry["time"].endswith("Z")
+    assert entry["fieldsV1"]["f:spec"]["f:replicas"] == {}
+
+
+def test_update_moves_changed_fields_to_the_updater() -> None:
+    created = update_managed_fields(None, _deployment(), "creator", "Update", definition_name=DEPLOYMENT)
+    changed = copy.deepcopy(created)
+    changed["spec"]["replicas"] = 4
+    updated = update_managed_fields(created, changed, "scaler", "Update", definition_name=DEPLOYMENT)
+    assert _owned(updated, "scaler") == {".spec.replicas"}
+    assert ".spec.replicas" not in _owned(updated, "creator")
+    assert ".spec.selector" in _owned(updated, "creator")
+
+
+def test_server_side_apply_conflict_message_and_force() -> None:
+    live = update_managed_fields(None, _deployment(), "kubectl-client-side-apply", "Update", definition_name=DEPLOYMENT)
+    applied = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}, "spec": {"replicas": 3}}
+    with pytest.raises(ApplyConflict) as info:
+        apply(live, applied, "kubectl", False, DEPLOYMENT)
+    assert str(info.value) == 'Apply failed with 1 conflict: conflict with "kubectl-client-side-apply" using apps/v1: .spec.replicas'
+    assert info.value.causes() == [{"reason": "FieldManagerConflict", "field": ".spec.replicas",
+                                    "message": 'conflict with "kubectl-client-side-apply" using apps/v1'}]
+    forced = apply(live, applied, "kubectl", True, DEPLOYMENT)
+    assert forced["spec"]["replicas"] == 3
+    assert _owned(forced, "kubectl") == {".spec.replicas"}
+    assert ".spec.replicas" not in _owned(forced, "kubectl-client-side-apply")
+    assert forced["metadata"]["uid"] == "u1"
+
+
+def test_same_value_is_shared_not_a_conflict() -> None:
+    live = update_managed_fields(None, _deployment(), "other", "Update", definition_name=DEPLOYMENT)
+    applied = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}, "spec": {"replicas": 1}}
+    out = apply(live, applied, "kubectl", False, DEPLOYMENT)
+    assert ".spec.replicas" in _owned(out, "kubectl") and ".spec.replicas" in _owned(out, "other")
+
+
+def test_several_conflicts_are_grouped_by_manager() -> None:
+    live = update_managed_fields(None, _deployment(), "a", "Update", definition_name=DEPLOYMENT)
+    applied = _deployment(replicas=5)
+    applied["spec"]["template"]["spec"]["containers"][0]["image"] = "httpd"
+    with pytest.raises(ApplyConflict) as info:
+        apply(live, applied, "kubectl", False, DEPLOYMENT)
+    assert str(info.value) == (
+        'Apply failed with 2 conflicts: conflicts with "a" using apps/v1:\n- .spec.replicas\n'
+        '- .spec.template.spec.containers[name="web"].image'
+    )
+
+
+def test_create_by_apply_then_drop_a_field() -> None:
+    first = {"apiVersion": "samplecontroller.k8s.io/v1alpha1", "kind": "Foo", "metadata": {"name": "x", "labels": {"a": "1", "b": "2"}},
+             "spec": {"replicas": 1, "deploymentName": "d"}}
+    created = apply(None, first, "kubectl", False)
+    assert created["spec"] == {"replicas": 1, "deploymentName": "d"}
+    assert _managers(created) == [("kubectl", "Apply")]
+    second = copy.deepcopy(first)
+    del second["spec"]["deploymentName"]
+    del second["metadata"]["labels"]["b"]
+    out = apply(created, second, "kubectl", False)
+    assert out["spec"] == {"replicas": 1}
+    assert out["metadata"]["labels"] == {"a": "1"}
+
+
+def test_fields_owned_by_others_survive_when_dropped() -> None:
+    created = apply(None, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "1", "b": "2"}}, "one")
+    shared = apply(created, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"b": "2"}}, "two")
+    out = apply(shared, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": "1"}}, "one")
+    assert out["data"] == {"a": "1", "b": "2"}
+
+
+def test_keyed_lists_merge_and_atomic_lists_replace() -> None:
+    live = apply(None, _deployment(), "one", False, DEPLOYMENT)
+    other = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+             "spec": {"template": {"spec": {"containers": [{"name": "sidecar", "image": "envoy", "args": ["a"]}]}}}}
+    out = apply(live, other, "two", False, DEPLOYMENT)
+    assert [c["name"] for c in out["spec"]["template"]["spec"]["containers"]] == ["web", "sidecar"]
+    again = copy.deepcopy(other)
+    again["spec"]["template"]["spec"]["containers"][0]["args"] = ["b", "c"]
+    out2 = apply(out, again, "two", False, DEPLOYMENT)
+    assert out2["spec"]["template"]["spec"]["containers"][1]["args"] == ["b", "c"]
+
+
+def test_bad_input_is_a_value_error() -> None:
+    with pytest.raises(ValueError):
+        apply(None, [], "m")  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        apply(None, {}, "")
+
+
+def test_empty_managed_fields_resets() -> None:
+    live = update_managed_fields(None, _deployment(), "one", "Update", definition_name=DEPLOYMENT)
+    new = copy.deepcopy(live)
+    new["metadata"]["managedFields"] = []
+    assert "managedFields" not in update_managed_fields(live, new, "two", "Update")["metadata"]
