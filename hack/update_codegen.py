@@ -510,7 +510,58 @@ def upstream_closure(defs: dict[str, Any], roots: Iterable[str]) -> set[str]:
     return seen
 
 
+def collect_crds(crds_dir: Path) -> list[tuple[Path, Kind, dict[str, Any]]]:
+    """Every served version of every CRD, checked, with its normalized schema definitions.
+
+    Raises CodegenError (naming the file and the field) for any bad input; runs before any
+    expensive work so that a mistake is reported at once.
+    """
+    out: list[tuple[Path, Kind, dict[str, Any]]] = []
+    seen_kinds: dict[tuple[str, str, str], Path] = {}
+    seen_plurals: dict[tuple[str, str, str], Path] = {}
+    pkg_groups: dict[str, str] = {pkg: group for pkg, group, *_ in BUILTINS}
+    pkg_groups["meta"] = "meta.k8s.io"
+    classes: dict[tuple[str, str], dict[str, Path]] = {}
+    for path, crd in load_crds(crds_dir):
+        for kind, schema in kinds_from_crd(path, crd):
+            pkg = package_name(kind.group)
+            if not pkg.isidentifier() or keyword.iskeyword(pkg):
+                raise _err(path, "spec.group", f"package name {pkg!r} (the group's first DNS label) "
+                           "is not a Python identifier")
+            if pkg_groups.get(pkg, kind.group) != kind.group:
+                raise _err(path, "spec.group", f"package name {pkg!r} collides with group {pkg_groups[pkg]!r}; "
+                           "rename one group's first DNS label")
+            pkg_groups[pkg] = kind.group
+            key = (kind.group, kind.version, kind.kind)
+            if key in seen_kinds:
+                raise _err(path, "spec.names.kind", f"duplicate kind {kind.kind} in {kind.api_version} "
+                           f"(also in {seen_kinds[key].name})")
+            seen_kinds[key] = path
+            pkey = (kind.group, kind.version, kind.plural)
+            if pkey in seen_plurals:
+                raise _err(path, "spec.names.plural", f"duplicate resource {kind.plural} in {kind.api_version} "
+                           f"(also in {seen_plurals[pkey].name})")
+            seen_plurals[pkey] = path
+            norm = Normalizer()
+            try:
+                norm.object_def(kind.kind, schema, drop=("apiVersion", "kind", "metadata"))
+            except CodegenError as err:
+                raise _err(path, "spec.versions.schema.openAPIV3Schema", str(err)) from None
+            norm.defs[kind.list_kind] = {"type": "object", "properties": {
+                "items": {"type": "array", "items": {"$ref": f"#/$defs/{kind.kind}"}}}}
+            names = classes.setdefault((pkg, kind.version), {})
+            for name in norm.defs:
+                if name in names:
+                    raise _err(path, "spec.names.kind", f"class name {name} of {kind.kind} clashes with one "
+                               f"generated from {names[name].name} in {kind.api_version}")
+                names[name] = path
+            out.append((path, kind, norm.defs))
+    return out
+
+
 def build_packages(crds_dir: Path) -> list[Package]:
+    """Check the CRDs, then build every package's model source (built-ins first)."""
+    crds = collect_crds(crds_dir)
     sys.path.insert(0, str(ROOT))
     from samplecontroller.apimachinery.openapi_schemas import definitions
 
@@ -561,31 +612,13 @@ def build_packages(crds_dir: Path) -> list[Package]:
         kinds = {k.kind: k for k in package.kinds}
         package.models = render_models(blocks, own, imports, kinds)
 
-    # CRDs.
-    crd_kinds: dict[tuple[str, str, str], Path] = {}
-    pkg_groups: dict[str, str] = {p.pkg: p.group for p in packages.values()}
-    for path, crd in load_crds(crds_dir):
-        for kind, schema in kinds_from_crd(path, crd):
-            pkg = package_name(kind.group)
-            if not pkg.isidentifier() or keyword.iskeyword(pkg):
-                raise _err(path, "spec.group", f"package name {pkg!r} is not a Python identifier")
-            if pkg in pkg_groups and pkg_groups[pkg] != kind.group:
-                raise _err(path, "spec.group",
-                           f"package name {pkg!r} collides with group {pkg_groups[pkg]!r}; rename one group's first DNS label")
-            pkg_groups[pkg] = kind.group
-            key = (kind.group, kind.version, kind.kind)
-            if key in crd_kinds:
-                raise _err(path, "spec.names.kind", f"duplicate kind {kind.kind} in {kind.api_version} "
-                           f"(also in {crd_kinds[key].name})")
-            crd_kinds[key] = path
-            package = packages.setdefault((pkg, kind.version), Package(pkg, kind.group, kind.version, source=path.name))
-            package.kinds.append(kind)
-            package.source = path.name
-            norm = Normalizer()
-            norm.object_def(kind.kind, schema, drop=("apiVersion", "kind", "metadata"))
-            norm.defs[kind.list_kind] = {"type": "object", "properties": {
-                "items": {"type": "array", "items": {"$ref": f"#/$defs/{kind.kind}"}}}}
-            package.crd_defs.update(norm.defs)
+    # CRDs (already checked).
+    for path, kind, kind_defs in crds:
+        pkg = package_name(kind.group)
+        package = packages.setdefault((pkg, kind.version), Package(pkg, kind.group, kind.version))
+        package.kinds.append(kind)
+        package.source = ", ".join(sorted({*filter(None, package.source.split(", ")), path.name}))
+        package.crd_defs.update(kind_defs)
     for package in packages.values():
         crd_defs = package.crd_defs
         if not crd_defs:

@@ -239,9 +239,7 @@ class SharedIndexInformer(Generic[T]):
         for delta in deltas:
             obj = delta.object
             if delta.type == DELETED:
-                old = self._indexer.get_by_key(self._fifo.key_of(obj))
-                if old is not None or not hasattr(obj, "key"):
-                    self._indexer.delete_by_key(self._fifo.key_of(obj))
+                self._indexer.delete_by_key(self._fifo.key_of(obj))
                 for lst in listeners:
                     lst.add(("delete", obj))
                 continue
