@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import ast
 import filecmp
+import functools
 import json
 import keyword
 import re
@@ -444,6 +445,9 @@ def postprocess_block(block: Block, kinds: dict[str, Kind], list_kinds: dict[str
             continue
         if stripped == "pass":
             continue
+        if block.name in list_kinds:
+            # A List always has items (the server sends [] for none): no UNSET to narrow away.
+            line = re.sub(r"^(    items: tuple\[\w+, \.\.\.\]) \| UnsetType = UNSET$", r"\1 = ()", line)
         keep.append(line)
     injected = [
         f"    api_version: str = field(name='apiVersion', default='{kind.api_version}')",
@@ -559,24 +563,26 @@ def collect_crds(crds_dir: Path) -> list[tuple[Path, Kind, dict[str, Any]]]:
     return out
 
 
-def build_packages(crds_dir: Path) -> list[Package]:
-    """Check the CRDs, then build every package's model source (built-ins first)."""
-    crds = collect_crds(crds_dir)
-    sys.path.insert(0, str(ROOT))
+@functools.lru_cache(maxsize=1)
+def builtin_models() -> tuple[tuple[str, str, str, str, tuple[Kind, ...]], ...]:
+    """(pkg, group, version, model source, kinds) of meta/v1 and the built-in kinds' packages.
+
+    Depends only on the pinned upstream schema, so it is computed once per process (in memory).
+    """
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
     from samplecontroller.apimachinery.openapi_schemas import definitions
 
     defs = definitions()
     short = {name: name.rsplit(".", 1)[-1] for name in defs}
     packages: dict[tuple[str, str], Package] = {}
 
-    # Built-ins: every upstream definition reachable from the kinds, each in its owner module.
-    builtin_kinds: dict[str, Kind] = {}
+    # Every upstream definition reachable from the kinds, each in its owner module.
     roots = [f"io.k8s.apimachinery.pkg.apis.meta.v1.{n}" for n in META_ROOTS]
     for pkg, group, version, kind_name, plural, namespaced, shorts, subs in BUILTINS:
         prefix = "io.k8s.api.core.v1." if pkg == "core" else f"io.k8s.api.{pkg}.{version}."
         k = Kind(group, version, kind_name, plural, kind_name.lower(), namespaced, shorts, subs, True,
                  prefix + kind_name)
-        builtin_kinds[kind_name] = k
         roots += [prefix + kind_name, prefix + kind_name + "List"]
         packages.setdefault((pkg, version), Package(pkg, group, version)).kinds.append(k)
     packages.setdefault(("meta", "v1"), Package("meta", "meta.k8s.io", "v1"))
@@ -611,6 +617,16 @@ def build_packages(crds_dir: Path) -> list[Package]:
                 imports.setdefault(module_of[n], []).append(n)
         kinds = {k.kind: k for k in package.kinds}
         package.models = render_models(blocks, own, imports, kinds)
+    return tuple((p.pkg, p.group, p.version, p.models, tuple(p.kinds))
+                 for p in sorted(packages.values(), key=lambda p: (p.pkg, p.version)))
+
+
+def build_packages(crds_dir: Path) -> list[Package]:
+    """Check the CRDs, then build every package's model source (built-ins first)."""
+    crds = collect_crds(crds_dir)
+    packages: dict[tuple[str, str], Package] = {}
+    for pkg, group, version, models, kinds in builtin_models():
+        packages[(pkg, version)] = Package(pkg, group, version, kinds=list(kinds), models=models)
 
     # CRDs (already checked).
     for path, kind, kind_defs in crds:
@@ -623,9 +639,9 @@ def build_packages(crds_dir: Path) -> list[Package]:
         crd_defs = package.crd_defs
         if not crd_defs:
             continue
-        kinds = {k.kind: k for k in package.kinds}
+        by_kind = {k.kind: k for k in package.kinds}
         package.models = render_models(model_blocks(crd_defs, crd_defs), sorted(crd_defs),
-                                       {META_MODULE: ["ObjectMeta", "ListMeta"]}, kinds)
+                                       {META_MODULE: ["ObjectMeta", "ListMeta"]}, by_kind)
     for package in packages.values():
         package.kinds.sort(key=lambda k: k.kind)
     return sorted(packages.values(), key=lambda p: (p.pkg, p.version))
@@ -670,6 +686,17 @@ def render_all(packages: list[Package]) -> dict[str, str]:
     return files
 
 
+def check_output_dir(out: Path) -> None:
+    """Refuse to write (and so prune) a directory that the generator did not create."""
+    if out.exists() and not out.is_dir():
+        raise CodegenError(f"{out}: --output must be a directory")
+    if out.is_dir() and any(out.iterdir()):
+        init = out / "__init__.py"
+        if not init.is_file() or not init.read_text().startswith(HEADER):
+            raise CodegenError(f"{out}: --output is not empty and not a generated package (no {init.name} "
+                               "starting with the generated header); refusing to replace its files")
+
+
 def write_tree(files: dict[str, str], out: Path) -> None:
     """Make ``out`` hold exactly ``files`` (stale generated files removed)."""
     out.mkdir(parents=True, exist_ok=True)
@@ -709,6 +736,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     started = time.monotonic()
     try:
+        if not args.verify:
+            check_output_dir(args.output)
         files = generate(args.crds)
     except CodegenError as err:
         print(f"update_codegen: error: {err}", file=sys.stderr)

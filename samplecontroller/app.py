@@ -330,6 +330,9 @@ def _probe_servers(args: argparse.Namespace) -> Iterator[Callable[[bool], None]]
     servers: list[probes.ProbeServer] = []
     try:
         if args.metrics_bind_address not in ("0", ""):
+            from samplecontroller.workqueue import prometheus
+
+            prometheus.install()
             servers.append(probes.serve_metrics(_bind(args.metrics_bind_address, "--metrics-bind-address")))
         if args.health_probe_bind_address not in ("0", ""):
             servers.append(

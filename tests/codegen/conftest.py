@@ -51,3 +51,9 @@ def load_module(hard_tree: Path) -> Callable[[str], ModuleType]:
         return _import_file(name, hard_tree / rel)
 
     return load
+
+
+@pytest.fixture(scope="session")
+def wire() -> ModuleType:
+    """tests/codegen/wire_objects.py: realistic wire objects."""
+    return _import_file("_codegen_wire_objects", Path(__file__).resolve().parent / "wire_objects.py")

@@ -89,7 +89,7 @@ class ReplicaSetList(Struct, frozen=True, kw_only=True, gc=False):
     api_version: str = field(name='apiVersion', default='apps/v1')
     kind: str = 'ReplicaSetList'
     metadata: ListMeta = field(default_factory=ListMeta)
-    items: tuple[ReplicaSet, ...] | UnsetType = UNSET
+    items: tuple[ReplicaSet, ...] = ()
 
 
 class Deployment(Struct, frozen=True, kw_only=True, gc=False):
@@ -104,7 +104,7 @@ class DeploymentList(Struct, frozen=True, kw_only=True, gc=False):
     api_version: str = field(name='apiVersion', default='apps/v1')
     kind: str = 'DeploymentList'
     metadata: ListMeta = field(default_factory=ListMeta)
-    items: tuple[Deployment, ...] | UnsetType = UNSET
+    items: tuple[Deployment, ...] = ()
 
 
 from samplecontroller.client.types import ResourceInfo  # noqa: E402

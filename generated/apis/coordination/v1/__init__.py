@@ -32,7 +32,7 @@ class LeaseList(Struct, frozen=True, kw_only=True, gc=False):
     api_version: str = field(name='apiVersion', default='coordination.k8s.io/v1')
     kind: str = 'LeaseList'
     metadata: ListMeta = field(default_factory=ListMeta)
-    items: tuple[Lease, ...] | UnsetType = UNSET
+    items: tuple[Lease, ...] = ()
 
 
 from samplecontroller.client.types import ResourceInfo  # noqa: E402

@@ -761,7 +761,7 @@ class ConfigMapList(Struct, frozen=True, kw_only=True, gc=False):
     api_version: str = field(name='apiVersion', default='v1')
     kind: str = 'ConfigMapList'
     metadata: ListMeta = field(default_factory=ListMeta)
-    items: tuple[ConfigMap, ...] | UnsetType = UNSET
+    items: tuple[ConfigMap, ...] = ()
 
 
 class ContainerState(Struct, frozen=True, kw_only=True, gc=False):
@@ -825,7 +825,7 @@ class EventList(Struct, frozen=True, kw_only=True, gc=False):
     api_version: str = field(name='apiVersion', default='v1')
     kind: str = 'EventList'
     metadata: ListMeta = field(default_factory=ListMeta)
-    items: tuple[Event, ...] | UnsetType = UNSET
+    items: tuple[Event, ...] = ()
 
 
 class Lifecycle(Struct, frozen=True, kw_only=True, gc=False):
@@ -845,7 +845,7 @@ class NamespaceList(Struct, frozen=True, kw_only=True, gc=False):
     api_version: str = field(name='apiVersion', default='v1')
     kind: str = 'NamespaceList'
     metadata: ListMeta = field(default_factory=ListMeta)
-    items: tuple[Namespace, ...] | UnsetType = UNSET
+    items: tuple[Namespace, ...] = ()
 
 
 class NodeAffinity(Struct, frozen=True, kw_only=True, gc=False):
@@ -894,7 +894,7 @@ class ServiceList(Struct, frozen=True, kw_only=True, gc=False):
     api_version: str = field(name='apiVersion', default='v1')
     kind: str = 'ServiceList'
     metadata: ListMeta = field(default_factory=ListMeta)
-    items: tuple[Service, ...] | UnsetType = UNSET
+    items: tuple[Service, ...] = ()
 
 
 class VolumeProjection(Struct, frozen=True, kw_only=True, gc=False):
@@ -1065,7 +1065,7 @@ class PodList(Struct, frozen=True, kw_only=True, gc=False):
     api_version: str = field(name='apiVersion', default='v1')
     kind: str = 'PodList'
     metadata: ListMeta = field(default_factory=ListMeta)
-    items: tuple[Pod, ...] | UnsetType = UNSET
+    items: tuple[Pod, ...] = ()
 
 
 from samplecontroller.client.types import ResourceInfo  # noqa: E402

@@ -32,7 +32,7 @@ class FooList(Struct, frozen=True, kw_only=True, gc=False):
     api_version: str = field(name='apiVersion', default='samplecontroller.k8s.io/v1alpha1')
     kind: str = 'FooList'
     metadata: ListMeta = field(default_factory=ListMeta)
-    items: tuple[Foo, ...] | UnsetType = UNSET
+    items: tuple[Foo, ...] = ()
 
 
 from samplecontroller.client.types import ResourceInfo  # noqa: E402

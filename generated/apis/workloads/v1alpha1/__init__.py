@@ -38,7 +38,7 @@ class PodSetList(Struct, frozen=True, kw_only=True, gc=False):
     api_version: str = field(name='apiVersion', default='workloads.example.com/v1alpha1')
     kind: str = 'PodSetList'
     metadata: ListMeta = field(default_factory=ListMeta)
-    items: tuple[PodSet, ...] | UnsetType = UNSET
+    items: tuple[PodSet, ...] = ()
 
 
 from samplecontroller.client.types import ResourceInfo  # noqa: E402

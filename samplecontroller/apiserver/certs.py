@@ -1,0 +1,88 @@
+"""A throwaway certificate authority and serving certificate for the embedded API server.
+
+Contract: ``serving_material()`` returns PEM bytes for a CA certificate, a serving certificate
+(valid for ``localhost``, ``127.0.0.1`` and ``::1`` plus any extra hosts) and its private key.
+The material is generated once per process and per host set and then cached in memory (key
+generation is the slow part), so starting many servers in one test run stays fast. ECDSA P-256
+keys are used: both Go (kubectl) and OpenSSL (the Python client) accept them.
+"""
+
+from __future__ import annotations
+
+import datetime
+import functools
+import ipaddress
+from dataclasses import dataclass
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+__all__ = ["ServingMaterial", "serving_material"]
+
+
+@dataclass(frozen=True)
+class ServingMaterial:
+    """PEM-encoded CA certificate, serving certificate and serving key."""
+
+    ca_pem: bytes
+    cert_pem: bytes
+    key_pem: bytes
+
+
+def _name(common_name: str) -> x509.Name:
+    return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
+
+
+def _san(hosts: tuple[str, ...]) -> x509.SubjectAlternativeName:
+    names: list[x509.GeneralName] = []
+    for host in hosts:
+        try:
+            names.append(x509.IPAddress(ipaddress.ip_address(host)))
+        except ValueError:
+            names.append(x509.DNSName(host))
+    return x509.SubjectAlternativeName(names)
+
+
+@functools.lru_cache(maxsize=8)
+def serving_material(extra_hosts: tuple[str, ...] = ()) -> ServingMaterial:
+    """The (cached) CA and serving certificate for loopback plus ``extra_hosts``."""
+    now = datetime.datetime.now(datetime.UTC)
+    start, end = now - datetime.timedelta(hours=1), now + datetime.timedelta(days=365)
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_cert = (
+        x509.CertificateBuilder()
+        .subject_name(_name("samplecontroller-local-ca"))
+        .issuer_name(_name("samplecontroller-local-ca"))
+        .public_key(ca_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(start)
+        .not_valid_after(end)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(x509.KeyUsage(digital_signature=True, content_commitment=False, key_encipherment=False,
+                                     data_encipherment=False, key_agreement=False, key_cert_sign=True,
+                                     crl_sign=True, encipher_only=False, decipher_only=False), critical=True)
+        .sign(ca_key, hashes.SHA256())
+    )
+    key = ec.generate_private_key(ec.SECP256R1())
+    hosts = tuple(dict.fromkeys(("localhost", "127.0.0.1", "::1", *extra_hosts)))
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(_name("samplecontroller-apiserver"))
+        .issuer_name(ca_cert.subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(start)
+        .not_valid_after(end)
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .add_extension(_san(hosts), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
+    return ServingMaterial(
+        ca_pem=ca_cert.public_bytes(serialization.Encoding.PEM),
+        cert_pem=cert.public_bytes(serialization.Encoding.PEM),
+        key_pem=key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                  serialization.NoEncryption()),
+    )

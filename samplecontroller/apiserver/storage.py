@@ -1,0 +1,374 @@
+"""Revisioned object storage, the way k3s's kine keeps etcd's data model in SQL.
+
+One SQLite table of revisions (``kine``): ``id`` is the revision (and every object's
+resourceVersion), ``name`` the key (``/<group>/<plural>/<namespace>/<name>``), ``created`` and
+``deleted`` flags, ``prev_revision`` and the JSON ``value``. Every write appends a row; nothing
+is updated in place. ``:memory:`` by default (no fsync); a file in WAL mode with ``data_dir``, in
+which case the current state and the revision counter survive a restart.
+
+On top of the table the store keeps, in memory: the current objects (decoded once, plus their
+encoded bytes, so reads never re-parse JSON), an index by uid and by owner uid (for the garbage
+collector), and a bounded history of recent events that feeds watches. Revisions older than the
+history are *compacted*: their superseded rows are deleted, and a watch or an exact list from
+such a revision must answer 410 Expired (``Expired`` is raised).
+
+Contract: the store is not thread-safe. The API server calls it only from its event loop thread.
+Stored objects are treated as immutable; callers build a new dict for every write.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections import deque
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+__all__ = ["Entry", "Event", "Expired", "Store", "Watcher"]
+
+_encode = msgspec.json.Encoder().encode
+_decode = msgspec.json.Decoder().decode
+
+Key = tuple[str, str]  # (namespace, name)
+
+
+class Expired(Exception):
+    """The requested revision is older than the compacted revision."""
+
+    def __init__(self, requested: int, compacted: int) -> None:
+        super().__init__(f"too old resource version: {requested} ({compacted})")
+        self.requested = requested
+        self.compacted = compacted
+
+
+class Entry:
+    """A stored object: its revision, the decoded dict (do not mutate) and its JSON bytes."""
+
+    __slots__ = ("obj", "raw", "rev")
+
+    def __init__(self, rev: int, obj: dict[str, Any], raw: bytes) -> None:
+        self.rev = rev
+        self.obj = obj
+        self.raw = raw
+
+    def copy(self) -> dict[str, Any]:
+        """A fresh, mutable deep copy of the object."""
+        out: dict[str, Any] = _decode(self.raw)
+        return out
+
+
+class Event:
+    """One change: ``type`` is ADDED, MODIFIED or DELETED; ``prev`` the object before it."""
+
+    __slots__ = ("_line", "entry", "name", "namespace", "prev", "rev", "skey", "type")
+
+    def __init__(self, type_: str, skey: str, namespace: str, name: str, entry: Entry,
+                 prev: dict[str, Any] | None) -> None:
+        self.type = type_
+        self.skey = skey
+        self.namespace = namespace
+        self.name = name
+        self.entry = entry
+        self.rev = entry.rev
+        self.prev = prev
+        self._line: bytes | None = None
+
+    def line(self) -> bytes:
+        """The watch event as one JSON line (cached: shared by every watcher)."""
+        if self._line is None:
+            self._line = b'{"type":"' + self.type.encode() + b'","object":' + self.entry.raw + b"}\n"
+        return self._line
+
+
+class Watcher:
+    """A subscription to one storage key (optionally one namespace); events are buffered."""
+
+    def __init__(self, skey: str, namespace: str | None, limit: int = 200_000) -> None:
+        self.skey = skey
+        self.namespace = namespace
+        self.buffer: list[Event] = []
+        self.wake = asyncio.Event()
+        self.overflowed = False
+        self.closed = False
+        self._limit = limit
+
+    def offer(self, event: Event) -> None:
+        if self.namespace is not None and event.namespace != self.namespace:
+            return
+        if len(self.buffer) >= self._limit:
+            self.overflowed = True
+        else:
+            self.buffer.append(event)
+        self.wake.set()
+
+    def close(self) -> None:
+        self.closed = True
+        self.wake.set()
+
+    def drain(self) -> list[Event]:
+        out, self.buffer = self.buffer, []
+        self.wake.clear()
+        return out
+
+
+def _owner_uids(obj: dict[str, Any]) -> set[str]:
+    refs = (obj.get("metadata") or {}).get("ownerReferences") or ()
+    return {str(r.get("uid")) for r in refs if isinstance(r, dict) and r.get("uid")}
+
+
+class Store:
+    """The kine-style revision table plus the in-memory current state and watch history."""
+
+    def __init__(self, data_dir: str | Path | None = None, history: int = 100_000) -> None:
+        if data_dir is None:
+            self._db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+            self._db.execute("PRAGMA journal_mode=MEMORY")
+            self._db.execute("PRAGMA synchronous=OFF")
+        else:
+            path = Path(data_dir)
+            path.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(str(path / "state.db"), isolation_level=None, check_same_thread=False)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS kine (id INTEGER PRIMARY KEY, name TEXT NOT NULL, created INTEGER NOT NULL,"
+            " deleted INTEGER NOT NULL, prev_revision INTEGER NOT NULL, value BLOB)")
+        self._db.execute("CREATE INDEX IF NOT EXISTS kine_name ON kine (name, id)")
+        self._db.execute("CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v INTEGER NOT NULL)")
+        self.data: dict[str, dict[Key, Entry]] = {}
+        self.uids: dict[str, tuple[str, str, str]] = {}
+        self.dependents: dict[str, set[tuple[str, str, str]]] = {}
+        self.watchers: dict[str, set[Watcher]] = {}
+        self.history: deque[Event] = deque()
+        self._history_limit = history
+        self._sorted: dict[tuple[str, str | None], list[Key]] = {}
+        self.listeners: list[Callable[[Event], None]] = []
+        self.rev = 0
+        self.compacted = 0
+        self._writes_since_compact = 0
+        self._load()
+
+    # ------------------------------------------------------------------ persistence
+
+    def _meta(self, key: str) -> int:
+        row = self._db.execute("SELECT v FROM meta WHERE k = ?", (key,)).fetchone()
+        return int(row[0]) if row else 0
+
+    def _load(self) -> None:
+        max_id = self._db.execute("SELECT COALESCE(MAX(id), 0) FROM kine").fetchone()[0]
+        self.rev = max(int(max_id), self._meta("rev"))
+        rows = self._db.execute(
+            "SELECT k.id, k.name, k.value FROM kine k JOIN (SELECT name, MAX(id) AS id FROM kine GROUP BY name) m"
+            " ON k.id = m.id WHERE k.deleted = 0")
+        for rev, name, value in rows:
+            skey, ns, obj_name = self._split(name)
+            obj = _decode(value)
+            self._index(skey, (ns, obj_name), Entry(int(rev), obj, bytes(value)), None)
+        # history does not survive a restart: older revisions are "compacted"
+        self.compacted = self.rev
+
+    @staticmethod
+    def _key(skey: str, ns: str, name: str) -> str:
+        return f"/{skey}/{ns}/{name}"
+
+    @staticmethod
+    def _split(key: str) -> tuple[str, str, str]:
+        # /<group>/<plural>/<ns>/<name>; group may be empty
+        _, group, plural, ns, name = key.split("/", 4)
+        return f"{group}/{plural}", ns, name
+
+    def close(self) -> None:
+        try:
+            self._db.execute("INSERT OR REPLACE INTO meta (k, v) VALUES ('rev', ?)", (self.rev,))
+            self._db.close()
+        except sqlite3.Error:
+            pass
+
+    # ------------------------------------------------------------------ reads
+
+    def get(self, skey: str, ns: str, name: str) -> Entry | None:
+        bucket = self.data.get(skey)
+        return bucket.get((ns, name)) if bucket else None
+
+    def by_uid(self, uid: str) -> tuple[str, str, str] | None:
+        return self.uids.get(uid)
+
+    def keys(self, skey: str, ns: str | None) -> list[Key]:
+        """Keys of ``skey`` (in ``ns`` if given) sorted by namespace then name (cached)."""
+        cache_key = (skey, ns)
+        keys = self._sorted.get(cache_key)
+        if keys is None:
+            bucket = self.data.get(skey) or {}
+            keys = sorted(k for k in bucket if ns is None or k[0] == ns)
+            self._sorted[cache_key] = keys
+        return keys
+
+    def list(self, skey: str, ns: str | None) -> list[tuple[Key, Entry]]:
+        bucket = self.data.get(skey) or {}
+        return [(k, bucket[k]) for k in self.keys(skey, ns)]
+
+    def count(self, skey: str) -> int:
+        return len(self.data.get(skey) or ())
+
+    def snapshot(self, skey: str, ns: str | None, rev: int) -> list[tuple[Key, Entry]]:
+        """The objects of ``skey`` as they were at revision ``rev`` (raises ``Expired``)."""
+        if rev < self.compacted and rev != self.rev:
+            raise Expired(rev, self.compacted)
+        if rev >= self.rev:
+            return self.list(skey, ns)
+        prefix = f"/{skey}/" + (f"{ns}/" if ns is not None else "")
+        rows = self._db.execute(
+            "SELECT k.id, k.name, k.value FROM kine k JOIN (SELECT name, MAX(id) AS id FROM kine"
+            " WHERE id <= ? AND name >= ? AND name < ? GROUP BY name) m ON k.id = m.id WHERE k.deleted = 0",
+            (rev, prefix, prefix + "\uffff"))
+        out: list[tuple[Key, Entry]] = []
+        for row_rev, name, value in rows:
+            _, row_ns, row_name = self._split(name)
+            out.append(((row_ns, row_name), Entry(int(row_rev), _decode(value), bytes(value))))
+        out.sort(key=lambda item: item[0])
+        return out
+
+    def events_since(self, rev: int, skey: str) -> list[Event]:
+        """History events of ``skey`` after ``rev`` (raises ``Expired`` if compacted)."""
+        if rev < self.compacted:
+            raise Expired(rev, self.compacted)
+        if rev >= self.rev:
+            return []
+        out: list[Event] = []
+        for ev in reversed(self.history):
+            if ev.rev <= rev:
+                break
+            if ev.skey == skey:
+                out.append(ev)
+        out.reverse()
+        return out
+
+    # ------------------------------------------------------------------ writes
+
+    def _index(self, skey: str, key: Key, entry: Entry, prev: Entry | None) -> None:
+        bucket = self.data.setdefault(skey, {})
+        if prev is None:
+            self._invalidate(skey, key[0])
+        bucket[key] = entry
+        meta = entry.obj.get("metadata") or {}
+        uid = meta.get("uid")
+        if uid:
+            self.uids[str(uid)] = (skey, key[0], key[1])
+        old_owners = _owner_uids(prev.obj) if prev is not None else set()
+        new_owners = _owner_uids(entry.obj)
+        ref = (skey, key[0], key[1])
+        for owner in old_owners - new_owners:
+            deps = self.dependents.get(owner)
+            if deps is not None:
+                deps.discard(ref)
+                if not deps:
+                    del self.dependents[owner]
+        for owner in new_owners - old_owners:
+            self.dependents.setdefault(owner, set()).add(ref)
+
+    def _invalidate(self, skey: str, ns: str) -> None:
+        self._sorted.pop((skey, None), None)
+        self._sorted.pop((skey, ns), None)
+
+    def _append(self, name: str, created: bool, deleted: bool, prev_rev: int, raw: bytes) -> None:
+        self._db.execute("INSERT INTO kine (id, name, created, deleted, prev_revision, value) VALUES (?,?,?,?,?,?)",
+                         (self.rev, name, int(created), int(deleted), prev_rev, raw))
+
+    def next_revision(self) -> int:
+        """The revision the next write will get (for objects returned by dry runs)."""
+        return self.rev + 1
+
+    def put(self, skey: str, obj: dict[str, Any]) -> Event:
+        """Store ``obj`` (a new dict, not mutated afterwards) as a new revision; notify watchers.
+
+        Sets ``metadata.resourceVersion``. The namespace and name are taken from the object.
+        """
+        meta = obj["metadata"]
+        ns, name = str(meta.get("namespace") or ""), str(meta["name"])
+        prev = self.get(skey, ns, name)
+        self.rev += 1
+        meta["resourceVersion"] = str(self.rev)
+        raw = _encode(obj)
+        self._append(self._key(skey, ns, name), prev is None, False, prev.rev if prev else 0, raw)
+        entry = Entry(self.rev, obj, raw)
+        self._index(skey, (ns, name), entry, prev)
+        event = Event("ADDED" if prev is None else "MODIFIED", skey, ns, name, entry, prev.obj if prev else None)
+        self._publish(event)
+        return event
+
+    def delete(self, skey: str, ns: str, name: str) -> Event | None:
+        """Remove the object (a DELETED event whose object carries the deletion revision)."""
+        prev = self.get(skey, ns, name)
+        if prev is None:
+            return None
+        self.rev += 1
+        obj = prev.copy()
+        obj["metadata"]["resourceVersion"] = str(self.rev)
+        raw = _encode(obj)
+        self._append(self._key(skey, ns, name), False, True, prev.rev, raw)
+        bucket = self.data[skey]
+        del bucket[(ns, name)]
+        self._invalidate(skey, ns)
+        uid = (obj.get("metadata") or {}).get("uid")
+        if uid and self.uids.get(str(uid)) == (skey, ns, name):
+            del self.uids[str(uid)]
+        for owner in _owner_uids(prev.obj):
+            deps = self.dependents.get(owner)
+            if deps is not None:
+                deps.discard((skey, ns, name))
+                if not deps:
+                    del self.dependents[owner]
+        event = Event("DELETED", skey, ns, name, Entry(self.rev, obj, raw), prev.obj)
+        self._publish(event)
+        return event
+
+    def _publish(self, event: Event) -> None:
+        self.history.append(event)
+        if len(self.history) > self._history_limit:
+            dropped = self.history.popleft()
+            self.compacted = dropped.rev
+        self._writes_since_compact += 1
+        if self._writes_since_compact >= 10_000:
+            self._compact_rows()
+        for watcher in self.watchers.get(event.skey, ()):
+            watcher.offer(event)
+        for listener in self.listeners:
+            listener(event)
+
+    def compact(self, rev: int | None = None) -> int:
+        """Forget history up to ``rev`` (default: the current revision); returns the compacted revision."""
+        target = self.rev if rev is None else min(rev, self.rev)
+        while self.history and self.history[0].rev <= target:
+            self.history.popleft()
+        self.compacted = max(self.compacted, target)
+        self._compact_rows()
+        return self.compacted
+
+    def _compact_rows(self) -> None:
+        self._writes_since_compact = 0
+        self._db.execute(
+            "DELETE FROM kine WHERE id <= ? AND (deleted = 1 OR id < (SELECT MAX(id) FROM kine k2"
+            " WHERE k2.name = kine.name AND k2.id <= ?))", (self.compacted, self.compacted))
+
+    # ------------------------------------------------------------------ watches
+
+    def subscribe(self, skey: str, namespace: str | None) -> Watcher:
+        watcher = Watcher(skey, namespace)
+        self.watchers.setdefault(skey, set()).add(watcher)
+        return watcher
+
+    def unsubscribe(self, watcher: Watcher) -> None:
+        group = self.watchers.get(watcher.skey)
+        if group is not None:
+            group.discard(watcher)
+
+    def close_watchers(self, skey: str) -> None:
+        for watcher in list(self.watchers.get(skey, ())):
+            watcher.close()
+
+    def drop_all(self, skey: str) -> Iterable[Key]:
+        """Keys currently stored under ``skey`` (a copy, safe to delete while iterating)."""
+        return list((self.data.get(skey) or {}).keys())

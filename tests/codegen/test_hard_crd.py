@@ -1,0 +1,87 @@
+"""The harder CRD (testdata/crds/widgets.yaml): every schema feature, generated into a temp tree."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import typing
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import msgspec
+import pytest
+
+
+@pytest.fixture(scope="module")
+def v1(load_module: Callable[[str], ModuleType]) -> ModuleType:
+    return load_module("apis/gadgets/v1/__init__.py")
+
+
+@pytest.fixture(scope="module")
+def v1beta1(load_module: Callable[[str], ModuleType]) -> ModuleType:
+    return load_module("apis/gadgets/v1beta1/__init__.py")
+
+
+def test_round_trip(v1: ModuleType, wire: ModuleType) -> None:
+    w = msgspec.json.decode(json.dumps(wire.WIDGET), type=v1.Widget)
+    assert json.loads(msgspec.json.encode(w)) == wire.WIDGET
+    spec = w.spec
+    assert (spec.from_, spec.class_) == ("upstream", "gold")  # Python keywords get a trailing _
+    assert spec.max_surge == "25%" and spec.ports[1].target == 8081  # int-or-string
+    assert spec.ratio == 2 and isinstance(spec.ratio, int)  # a number keeps its integer form
+    assert spec.nested.inner.weights == (1, 2.5, -3)
+    assert spec.selector.tiers == (("x", "y"), ())  # arrays of arrays are tuples of tuples
+    assert spec.limits["cpu"].max is None and spec.limits["mem"].max == 4  # map of objects, nullable
+    assert spec.owner is None  # nullable string
+    assert spec.config["anything"] == [1, {"goes": None}]  # preserve-unknown-fields: a dict
+    assert spec.template["spec"] == {"unknown": True}  # embedded resource: a dict
+    assert spec.color == "purple"  # enums are left to the server
+
+
+def test_absent_versus_null(v1: ModuleType) -> None:
+    absent = msgspec.json.decode(b'{"spec": {}}', type=v1.Widget)
+    null = msgspec.json.decode(b'{"spec": {"owner": null}}', type=v1.Widget)
+    assert absent.spec.owner is msgspec.UNSET and null.spec.owner is None
+    assert json.loads(msgspec.json.encode(null))["spec"] == {"owner": None}
+    assert json.loads(msgspec.json.encode(absent))["spec"] == {}
+
+
+def test_not_nullable_rejects_null(v1: ModuleType) -> None:
+    with pytest.raises(msgspec.ValidationError, match="spec.replicas"):
+        msgspec.json.decode(b'{"spec": {"replicas": null}}', type=v1.Widget)
+
+
+def test_two_served_versions(v1: ModuleType, v1beta1: ModuleType, hard_tree: Path) -> None:
+    assert v1.Widget().api_version == "gadgets.example.io/v1"
+    assert v1beta1.Widget().api_version == "gadgets.example.io/v1beta1"
+    assert {f.encode_name for f in msgspec.structs.fields(v1beta1.WidgetSpec)} == {"size", "color"}
+    assert not (hard_tree / "apis" / "gadgets" / "v1alpha1").exists()  # not served: not generated
+
+
+def test_cluster_scope_and_subresources(v1: ModuleType, load_module: Callable[[str], ModuleType]) -> None:
+    info = v1.WIDGETS
+    assert not info.namespaced and info.resource == "widgets" and info.short_names == ("wg",)
+    assert info.subresources == ("scale", "status")
+    src = Path(load_module("apis/gadgets/v1/__init__.py").__file__ or "").parent.parent.parent.parent
+    clientset = (src / "clientset" / "__init__.py").read_text()
+    assert "def widgets(self) -> ResourceClient[Widget, WidgetList]:" in clientset
+    listers = (src / "listers" / "gadgets" / "v1" / "__init__.py").read_text()
+    assert "class WidgetLister(" in listers and "WidgetNamespaceLister" not in listers
+
+
+def test_annotations_resolve(v1: ModuleType) -> None:
+    hints = typing.get_type_hints(v1.WidgetSpec)
+    assert hints["ports"] == tuple[v1.WidgetSpecPortsItem, ...] | msgspec.UnsetType
+    assert hints["config"] == dict[str, Any] | msgspec.UnsetType
+
+
+def test_frozen_everywhere(v1: ModuleType) -> None:
+    for name in dir(v1):
+        obj = getattr(v1, name)
+        if isinstance(obj, type) and issubclass(obj, msgspec.Struct) and obj.__module__ == v1.__name__:
+            cfg = obj.__struct_config__
+            assert cfg.frozen and not cfg.gc, name
+            kinds = {p.kind for p in inspect.signature(obj).parameters.values()}
+            assert kinds <= {inspect.Parameter.KEYWORD_ONLY}, name
