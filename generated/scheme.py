@@ -4,20 +4,20 @@
 from __future__ import annotations
 
 from samplecontroller.client.scheme import Scheme
-from generated.apis.apps.v1 import DEPLOYMENTS, REPLICASETS
-from generated.apis.coordination.v1 import LEASES
-from generated.apis.core.v1 import CONFIGMAPS, EVENTS, NAMESPACES, PODS, SERVICES
-from generated.apis.samplecontroller.v1alpha1 import FOOS
-from generated.apis.workloads.v1alpha1 import PODSETS
+import generated.apis.apps.v1 as apps_v1
+import generated.apis.coordination.v1 as coordination_v1
+import generated.apis.core.v1 as core_v1
+import generated.apis.samplecontroller.v1alpha1 as samplecontroller_v1alpha1
+import generated.apis.workloads.v1alpha1 as workloads_v1alpha1
 
 SCHEME = Scheme()
-SCHEME.add(DEPLOYMENTS)
-SCHEME.add(REPLICASETS)
-SCHEME.add(LEASES)
-SCHEME.add(CONFIGMAPS)
-SCHEME.add(EVENTS)
-SCHEME.add(NAMESPACES)
-SCHEME.add(PODS)
-SCHEME.add(SERVICES)
-SCHEME.add(FOOS)
-SCHEME.add(PODSETS)
+SCHEME.add(apps_v1.DEPLOYMENTS)
+SCHEME.add(apps_v1.REPLICASETS)
+SCHEME.add(coordination_v1.LEASES)
+SCHEME.add(core_v1.CONFIGMAPS)
+SCHEME.add(core_v1.EVENTS)
+SCHEME.add(core_v1.NAMESPACES)
+SCHEME.add(core_v1.PODS)
+SCHEME.add(core_v1.SERVICES)
+SCHEME.add(samplecontroller_v1alpha1.FOOS)
+SCHEME.add(workloads_v1alpha1.PODSETS)

@@ -13,12 +13,16 @@ Pipeline (deterministic; no network, no cache on disk):
    and embedded resources become ``dict[str, Any]``, ``nullable`` becomes ``X | None``; enums,
    defaults, formats and validation constraints are left to the server (a newer server's enum
    value must still decode).
-3. datamodel-code-generator turns each normalized schema into msgspec Structs; a post-processing
-   pass makes them frozen, kw_only and untracked by the cyclic GC, turns arrays into tuples, keeps
-   ``managedFields`` raw, and puts ``apiVersion``/``kind`` (defaulting to the kind's own) and
-   ``metadata`` first in every kind. Built-in kinds and meta/v1 come from the upstream OpenAPI
-   definitions in the pinned kubernetes-validate package; each definition lives in exactly one
-   module and the others import it.
+3. datamodel-code-generator (no formatter) turns the normalized schemas into msgspec Structs: one
+   run over every upstream definition the built-in kinds and meta/v1 need (memoized in memory for
+   the process), one run per CRD package. A post-processing pass makes the Structs frozen,
+   kw_only and untracked by the cyclic GC, turns arrays into tuples, keeps ``managedFields`` raw,
+   makes a List's ``items`` default to ``()``, turns empty free-form Structs into dicts, and puts
+   ``apiVersion``/``kind`` (defaulting to the kind's own) and ``metadata`` first in every kind.
+   Built-in kinds and meta/v1 come from the upstream OpenAPI definitions in the pinned
+   kubernetes-validate package; each definition lives in exactly one module and the others
+   import it. ``Time``/``MicroTime`` are the wire strings or None (Go's zero time); ``number``
+   is ``int | float`` so that an integral value is encoded back as it came.
 4. jinja2 templates (``hack/templates``) render the ResourceInfo constants, the clientset, the
    fake clientset, listers, informers and the scheme.
 

@@ -16,46 +16,11 @@ from typing import Any
 
 from samplecontroller.client.resource import ResourceClient
 from samplecontroller.rest import RESTClient, load_rest_client
-from generated.apis.apps.v1 import (
-    DEPLOYMENTS,
-    Deployment,
-    DeploymentList,
-    REPLICASETS,
-    ReplicaSet,
-    ReplicaSetList,
-)
-from generated.apis.coordination.v1 import (
-    LEASES,
-    Lease,
-    LeaseList,
-)
-from generated.apis.core.v1 import (
-    CONFIGMAPS,
-    ConfigMap,
-    ConfigMapList,
-    EVENTS,
-    Event,
-    EventList,
-    NAMESPACES,
-    Namespace,
-    NamespaceList,
-    PODS,
-    Pod,
-    PodList,
-    SERVICES,
-    Service,
-    ServiceList,
-)
-from generated.apis.samplecontroller.v1alpha1 import (
-    FOOS,
-    Foo,
-    FooList,
-)
-from generated.apis.workloads.v1alpha1 import (
-    PODSETS,
-    PodSet,
-    PodSetList,
-)
+import generated.apis.apps.v1 as apps_v1
+import generated.apis.coordination.v1 as coordination_v1
+import generated.apis.core.v1 as core_v1
+import generated.apis.samplecontroller.v1alpha1 as samplecontroller_v1alpha1
+import generated.apis.workloads.v1alpha1 as workloads_v1alpha1
 
 
 class AppsV1Client:
@@ -64,11 +29,11 @@ class AppsV1Client:
     def __init__(self, rest: RESTClient) -> None:
         self.rest = rest
 
-    def deployments(self, namespace: str | None = None) -> ResourceClient[Deployment, DeploymentList]:
-        return ResourceClient(self.rest, DEPLOYMENTS, namespace)
+    def deployments(self, namespace: str | None = None) -> ResourceClient[apps_v1.Deployment, apps_v1.DeploymentList]:
+        return ResourceClient(self.rest, apps_v1.DEPLOYMENTS, namespace)
 
-    def replicasets(self, namespace: str | None = None) -> ResourceClient[ReplicaSet, ReplicaSetList]:
-        return ResourceClient(self.rest, REPLICASETS, namespace)
+    def replicasets(self, namespace: str | None = None) -> ResourceClient[apps_v1.ReplicaSet, apps_v1.ReplicaSetList]:
+        return ResourceClient(self.rest, apps_v1.REPLICASETS, namespace)
 
 
 class CoordinationV1Client:
@@ -77,8 +42,8 @@ class CoordinationV1Client:
     def __init__(self, rest: RESTClient) -> None:
         self.rest = rest
 
-    def leases(self, namespace: str | None = None) -> ResourceClient[Lease, LeaseList]:
-        return ResourceClient(self.rest, LEASES, namespace)
+    def leases(self, namespace: str | None = None) -> ResourceClient[coordination_v1.Lease, coordination_v1.LeaseList]:
+        return ResourceClient(self.rest, coordination_v1.LEASES, namespace)
 
 
 class CoreV1Client:
@@ -87,20 +52,20 @@ class CoreV1Client:
     def __init__(self, rest: RESTClient) -> None:
         self.rest = rest
 
-    def configmaps(self, namespace: str | None = None) -> ResourceClient[ConfigMap, ConfigMapList]:
-        return ResourceClient(self.rest, CONFIGMAPS, namespace)
+    def configmaps(self, namespace: str | None = None) -> ResourceClient[core_v1.ConfigMap, core_v1.ConfigMapList]:
+        return ResourceClient(self.rest, core_v1.CONFIGMAPS, namespace)
 
-    def events(self, namespace: str | None = None) -> ResourceClient[Event, EventList]:
-        return ResourceClient(self.rest, EVENTS, namespace)
+    def events(self, namespace: str | None = None) -> ResourceClient[core_v1.Event, core_v1.EventList]:
+        return ResourceClient(self.rest, core_v1.EVENTS, namespace)
 
-    def namespaces(self) -> ResourceClient[Namespace, NamespaceList]:
-        return ResourceClient(self.rest, NAMESPACES)
+    def namespaces(self) -> ResourceClient[core_v1.Namespace, core_v1.NamespaceList]:
+        return ResourceClient(self.rest, core_v1.NAMESPACES)
 
-    def pods(self, namespace: str | None = None) -> ResourceClient[Pod, PodList]:
-        return ResourceClient(self.rest, PODS, namespace)
+    def pods(self, namespace: str | None = None) -> ResourceClient[core_v1.Pod, core_v1.PodList]:
+        return ResourceClient(self.rest, core_v1.PODS, namespace)
 
-    def services(self, namespace: str | None = None) -> ResourceClient[Service, ServiceList]:
-        return ResourceClient(self.rest, SERVICES, namespace)
+    def services(self, namespace: str | None = None) -> ResourceClient[core_v1.Service, core_v1.ServiceList]:
+        return ResourceClient(self.rest, core_v1.SERVICES, namespace)
 
 
 class SamplecontrollerV1alpha1Client:
@@ -109,8 +74,8 @@ class SamplecontrollerV1alpha1Client:
     def __init__(self, rest: RESTClient) -> None:
         self.rest = rest
 
-    def foos(self, namespace: str | None = None) -> ResourceClient[Foo, FooList]:
-        return ResourceClient(self.rest, FOOS, namespace)
+    def foos(self, namespace: str | None = None) -> ResourceClient[samplecontroller_v1alpha1.Foo, samplecontroller_v1alpha1.FooList]:
+        return ResourceClient(self.rest, samplecontroller_v1alpha1.FOOS, namespace)
 
 
 class WorkloadsV1alpha1Client:
@@ -119,8 +84,8 @@ class WorkloadsV1alpha1Client:
     def __init__(self, rest: RESTClient) -> None:
         self.rest = rest
 
-    def podsets(self, namespace: str | None = None) -> ResourceClient[PodSet, PodSetList]:
-        return ResourceClient(self.rest, PODSETS, namespace)
+    def podsets(self, namespace: str | None = None) -> ResourceClient[workloads_v1alpha1.PodSet, workloads_v1alpha1.PodSetList]:
+        return ResourceClient(self.rest, workloads_v1alpha1.PODSETS, namespace)
 
 
 class Clientset:

@@ -1,1 +1,12 @@
-"""The embedded Kubernetes-compatible API server (see issue 4)."""
+"""The embedded Kubernetes-compatible API server (see issue 4 and README "Embedded API server").
+
+``LocalAPIServer`` runs it in a background thread; ``python -m samplecontroller.apiserver``
+runs it in the foreground. What is not simulated: no scheduler, kubelet or controller-manager
+(pods never run, Deployments make no ReplicaSets), no admission webhook calls; see
+``samplecontroller.apiserver.core``.
+"""
+
+from samplecontroller.apiserver.server import LocalAPIServer, write_kubeconfig
+from samplecontroller.apiserver.web import RequestRecord
+
+__all__ = ["LocalAPIServer", "RequestRecord", "write_kubeconfig"]

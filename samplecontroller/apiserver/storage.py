@@ -33,6 +33,8 @@ _encode = msgspec.json.Encoder().encode
 _decode = msgspec.json.Decoder().decode
 
 Key = tuple[str, str]  # (namespace, name)
+EntryList = list[tuple[Key, "Entry"]]
+EventList = list["Event"]
 
 
 class Expired(Exception):
@@ -206,14 +208,14 @@ class Store:
             self._sorted[cache_key] = keys
         return keys
 
-    def list(self, skey: str, ns: str | None) -> list[tuple[Key, Entry]]:
+    def list(self, skey: str, ns: str | None) -> EntryList:
         bucket = self.data.get(skey) or {}
         return [(k, bucket[k]) for k in self.keys(skey, ns)]
 
     def count(self, skey: str) -> int:
         return len(self.data.get(skey) or ())
 
-    def snapshot(self, skey: str, ns: str | None, rev: int) -> list[tuple[Key, Entry]]:
+    def snapshot(self, skey: str, ns: str | None, rev: int) -> EntryList:
         """The objects of ``skey`` as they were at revision ``rev`` (raises ``Expired``)."""
         if rev < self.compacted and rev != self.rev:
             raise Expired(rev, self.compacted)
@@ -224,20 +226,20 @@ class Store:
             "SELECT k.id, k.name, k.value FROM kine k JOIN (SELECT name, MAX(id) AS id FROM kine"
             " WHERE id <= ? AND name >= ? AND name < ? GROUP BY name) m ON k.id = m.id WHERE k.deleted = 0",
             (rev, prefix, prefix + "\uffff"))
-        out: list[tuple[Key, Entry]] = []
+        out: EntryList = []
         for row_rev, name, value in rows:
             _, row_ns, row_name = self._split(name)
             out.append(((row_ns, row_name), Entry(int(row_rev), _decode(value), bytes(value))))
         out.sort(key=lambda item: item[0])
         return out
 
-    def events_since(self, rev: int, skey: str) -> list[Event]:
+    def events_since(self, rev: int, skey: str) -> EventList:
         """History events of ``skey`` after ``rev`` (raises ``Expired`` if compacted)."""
         if rev < self.compacted:
             raise Expired(rev, self.compacted)
         if rev >= self.rev:
             return []
-        out: list[Event] = []
+        out: EventList = []
         for ev in reversed(self.history):
             if ev.rev <= rev:
                 break

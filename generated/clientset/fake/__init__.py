@@ -18,101 +18,66 @@ from samplecontroller.apimachinery import meta, objects
 from samplecontroller.client.types import ResourceInfo
 from samplecontroller.testing import FakeClientsetBase, FakeResourceClient, GroupVersionResource
 from generated.scheme import SCHEME
-from generated.apis.apps.v1 import (
-    DEPLOYMENTS,
-    Deployment,
-    DeploymentList,
-    REPLICASETS,
-    ReplicaSet,
-    ReplicaSetList,
-)
-from generated.apis.coordination.v1 import (
-    LEASES,
-    Lease,
-    LeaseList,
-)
-from generated.apis.core.v1 import (
-    CONFIGMAPS,
-    ConfigMap,
-    ConfigMapList,
-    EVENTS,
-    Event,
-    EventList,
-    NAMESPACES,
-    Namespace,
-    NamespaceList,
-    PODS,
-    Pod,
-    PodList,
-    SERVICES,
-    Service,
-    ServiceList,
-)
-from generated.apis.samplecontroller.v1alpha1 import (
-    FOOS,
-    Foo,
-    FooList,
-)
-from generated.apis.workloads.v1alpha1 import (
-    PODSETS,
-    PodSet,
-    PodSetList,
-)
+import generated.apis.apps.v1 as apps_v1
+import generated.apis.coordination.v1 as coordination_v1
+import generated.apis.core.v1 as core_v1
+import generated.apis.samplecontroller.v1alpha1 as samplecontroller_v1alpha1
+import generated.apis.workloads.v1alpha1 as workloads_v1alpha1
 
 
 class FakeAppsV1Client:
     def __init__(self, fake: FakeClientsetBase) -> None:
         self.fake = fake
 
-    def deployments(self, namespace: str | None = None) -> FakeResourceClient[Deployment, DeploymentList]:
-        return FakeResourceClient(self.fake, DEPLOYMENTS, namespace)
+    def deployments(self, namespace: str | None = None) -> FakeResourceClient[apps_v1.Deployment, apps_v1.DeploymentList]:
+        return FakeResourceClient(self.fake, apps_v1.DEPLOYMENTS, namespace)
 
-    def replicasets(self, namespace: str | None = None) -> FakeResourceClient[ReplicaSet, ReplicaSetList]:
-        return FakeResourceClient(self.fake, REPLICASETS, namespace)
+    def replicasets(self, namespace: str | None = None) -> FakeResourceClient[apps_v1.ReplicaSet, apps_v1.ReplicaSetList]:
+        return FakeResourceClient(self.fake, apps_v1.REPLICASETS, namespace)
 
 
 class FakeCoordinationV1Client:
     def __init__(self, fake: FakeClientsetBase) -> None:
         self.fake = fake
 
-    def leases(self, namespace: str | None = None) -> FakeResourceClient[Lease, LeaseList]:
-        return FakeResourceClient(self.fake, LEASES, namespace)
+    def leases(self, namespace: str | None = None) -> FakeResourceClient[coordination_v1.Lease, coordination_v1.LeaseList]:
+        return FakeResourceClient(self.fake, coordination_v1.LEASES, namespace)
 
 
 class FakeCoreV1Client:
     def __init__(self, fake: FakeClientsetBase) -> None:
         self.fake = fake
 
-    def configmaps(self, namespace: str | None = None) -> FakeResourceClient[ConfigMap, ConfigMapList]:
-        return FakeResourceClient(self.fake, CONFIGMAPS, namespace)
+    def configmaps(self, namespace: str | None = None) -> FakeResourceClient[core_v1.ConfigMap, core_v1.ConfigMapList]:
+        return FakeResourceClient(self.fake, core_v1.CONFIGMAPS, namespace)
 
-    def events(self, namespace: str | None = None) -> FakeResourceClient[Event, EventList]:
-        return FakeResourceClient(self.fake, EVENTS, namespace)
+    def events(self, namespace: str | None = None) -> FakeResourceClient[core_v1.Event, core_v1.EventList]:
+        return FakeResourceClient(self.fake, core_v1.EVENTS, namespace)
 
-    def namespaces(self) -> FakeResourceClient[Namespace, NamespaceList]:
-        return FakeResourceClient(self.fake, NAMESPACES)
+    def namespaces(self) -> FakeResourceClient[core_v1.Namespace, core_v1.NamespaceList]:
+        return FakeResourceClient(self.fake, core_v1.NAMESPACES)
 
-    def pods(self, namespace: str | None = None) -> FakeResourceClient[Pod, PodList]:
-        return FakeResourceClient(self.fake, PODS, namespace)
+    def pods(self, namespace: str | None = None) -> FakeResourceClient[core_v1.Pod, core_v1.PodList]:
+        return FakeResourceClient(self.fake, core_v1.PODS, namespace)
 
-    def services(self, namespace: str | None = None) -> FakeResourceClient[Service, ServiceList]:
-        return FakeResourceClient(self.fake, SERVICES, namespace)
+    def services(self, namespace: str | None = None) -> FakeResourceClient[core_v1.Service, core_v1.ServiceList]:
+        return FakeResourceClient(self.fake, core_v1.SERVICES, namespace)
 
 
 class FakeSamplecontrollerV1alpha1Client:
     def __init__(self, fake: FakeClientsetBase) -> None:
         self.fake = fake
 
-    def foos(self, namespace: str | None = None) -> FakeResourceClient[Foo, FooList]:
-        return FakeResourceClient(self.fake, FOOS, namespace)
+    def foos(self, namespace: str | None = None) -> FakeResourceClient[samplecontroller_v1alpha1.Foo, samplecontroller_v1alpha1.FooList]:
+        return FakeResourceClient(self.fake, samplecontroller_v1alpha1.FOOS, namespace)
 
 
 class FakeWorkloadsV1alpha1Client:
     def __init__(self, fake: FakeClientsetBase) -> None:
         self.fake = fake
 
-    def podsets(self, namespace: str | None = None) -> FakeResourceClient[PodSet, PodSetList]:
-        return FakeResourceClient(self.fake, PODSETS, namespace)
+    def podsets(self, namespace: str | None = None) -> FakeResourceClient[workloads_v1alpha1.PodSet, workloads_v1alpha1.PodSetList]:
+        return FakeResourceClient(self.fake, workloads_v1alpha1.PODSETS, namespace)
 
 
 class Clientset(FakeClientsetBase):

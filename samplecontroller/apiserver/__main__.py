@@ -1,0 +1,60 @@
+"""``python -m samplecontroller.apiserver``: serve until SIGINT/SIGTERM, then exit 0.
+
+Prints exactly one line, ``ready <url> kubeconfig=<path>``, once requests are accepted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+from pathlib import Path
+
+from samplecontroller.apiserver.server import LocalAPIServer
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m samplecontroller.apiserver",
+                                     description="An embedded Kubernetes-compatible API server for development and tests.")
+    parser.add_argument("--port", type=int, default=0, help="port to listen on (0 picks a free port)")
+    parser.add_argument("--bind", default="127.0.0.1", help="address to listen on (default loopback only)")
+    parser.add_argument("--data-dir", default=None, help="keep state in DIR (SQLite, WAL); default in memory")
+    parser.add_argument("--kubeconfig", default=".local/kubeconfig", help="where to write the kubeconfig")
+    parser.add_argument("--insecure-http", action="store_true", help="serve plain HTTP (debugging only)")
+    parser.add_argument("--simulate-deployments", action="store_true",
+                        help="set Deployment status replicas from spec after a short delay")
+    args = parser.parse_args(argv)
+    if not 0 <= args.port <= 65535:
+        parser.error(f"--port must be between 0 and 65535, got {args.port}")
+    return args
+
+
+async def _serve(args: argparse.Namespace) -> None:
+    server = LocalAPIServer(data_dir=args.data_dir, simulate_deployments=args.simulate_deployments,
+                            kubeconfig_path=Path(args.kubeconfig), port=args.port, bind=args.bind,
+                            insecure_http=args.insecure_http)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await server.serve_async()
+    print(f"ready {server.url} kubeconfig={server.kubeconfig_path}", flush=True)
+    try:
+        await stop.wait()
+    finally:
+        await server.shutdown_async()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        asyncio.run(_serve(args))
+    except OSError as err:
+        print(f"error: cannot start the API server: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

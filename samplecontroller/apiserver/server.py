@@ -1,0 +1,227 @@
+"""Running the embedded API server: ``LocalAPIServer`` (a background thread) and ``serve`` (the CLI).
+
+``LocalAPIServer`` contract: ``__enter__`` returns once the server accepts requests (or raises
+``OSError``/``RuntimeError``); ``url``, ``kubeconfig_path``, ``token``, ``ca_path`` are then set
+and the kubeconfig (server, CA data, token) is written. ``__exit__`` stops the server, closes
+every watch and the storage (flushing it to ``data_dir`` if given). ``requests`` is the live
+list of ``RequestRecord(user_agent, verb, resource)`` entries, for RBAC-coverage checks.
+``call(fn)`` runs ``fn(core)`` on the server loop (the only safe way to touch its state).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import concurrent.futures
+import secrets
+import socket
+import ssl
+import tempfile
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from aiohttp import web
+
+from samplecontroller.apiserver.certs import serving_material
+from samplecontroller.apiserver.core import Core
+from samplecontroller.apiserver.registry import Registry
+from samplecontroller.apiserver.storage import Store
+from samplecontroller.apiserver.web import APIServerApp, RequestRecord
+
+__all__ = ["LocalAPIServer", "write_kubeconfig"]
+
+T = TypeVar("T")
+
+
+def write_kubeconfig(path: Path, url: str, token: str, ca_pem: bytes | None) -> None:
+    """Write a kubeconfig with one cluster/user/context named ``local`` (mode 0600)."""
+    cluster: dict[str, Any] = {"server": url}
+    if ca_pem is not None:
+        cluster["certificate-authority-data"] = base64.b64encode(ca_pem).decode()
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "local", "cluster": cluster}],
+        "users": [{"name": "local-admin", "user": {"token": token}}],
+        "contexts": [{"name": "local", "context": {"cluster": "local", "user": "local-admin", "namespace": "default"}}],
+        "current-context": "local",
+        "preferences": {},
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(yaml.safe_dump(config, sort_keys=False))
+    tmp.chmod(0o600)
+    tmp.replace(path)
+
+
+class LocalAPIServer:
+    """The embedded API server on a background thread with its own event loop."""
+
+    def __init__(self, data_dir: str | Path | None = None, simulate_deployments: bool = False, *,
+                 kubeconfig_path: str | Path | None = None, port: int = 0, bind: str = "127.0.0.1",
+                 insecure_http: bool = False, token: str | None = None, history: int = 100_000,
+                 bookmark_interval: float = 5.0, simulate_delay: float = 0.3) -> None:
+        self.data_dir = Path(data_dir) if data_dir is not None else None
+        self.simulate_deployments = simulate_deployments
+        self._tmpdir: tempfile.TemporaryDirectory[str] | None = None
+        if kubeconfig_path is None:
+            self._tmpdir = tempfile.TemporaryDirectory(prefix="apiserver-")
+            kubeconfig_path = Path(self._tmpdir.name) / "kubeconfig"
+        self.kubeconfig_path = Path(kubeconfig_path)
+        self.port = port
+        self.bind = bind
+        self.insecure_http = insecure_http
+        self.token = token or secrets.token_urlsafe(32)
+        self.history = history
+        self.bookmark_interval = bookmark_interval
+        self.simulate_delay = simulate_delay
+        self.url = ""
+        self.ca_path: Path | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.core: Core | None = None
+        self.store: Store | None = None
+        self.app: APIServerApp | None = None
+        self._runner: web.AppRunner | None = None
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._stop: asyncio.Event | None = None
+        self._error: BaseException | None = None
+
+    @property
+    def requests(self) -> list[RequestRecord]:
+        return self.app.requests if self.app is not None else []
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def __enter__(self) -> LocalAPIServer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="apiserver", daemon=True)
+        self._thread.start()
+        self._ready.wait(30)
+        if self._error is not None:
+            raise self._error
+        if not self._ready.is_set():
+            raise RuntimeError("the embedded API server did not start within 30s")
+
+    def stop(self) -> None:
+        loop, stop = self.loop, self._stop
+        if loop is not None and stop is not None and not loop.is_closed():
+            try:
+                loop.call_soon_threadsafe(stop.set)
+            except RuntimeError:
+                pass
+        if self._thread is not None:
+            self._thread.join(15)
+        if self._tmpdir is not None:
+            self._tmpdir.cleanup()
+            self._tmpdir = None
+
+    def _run(self) -> None:
+        loop = asyncio.new_event_loop()
+        self.loop = loop
+        asyncio.set_event_loop(loop)
+        try:
+            loop.run_until_complete(self._main())
+        except BaseException as err:  # report startup failures to start()
+            self._error = err
+            self._ready.set()
+        finally:
+            loop.close()
+
+    async def _main(self) -> None:
+        self._stop = asyncio.Event()
+        await self.serve_async()
+        self._ready.set()
+        try:
+            await self._stop.wait()
+        finally:
+            await self.shutdown_async()
+
+    async def serve_async(self) -> None:
+        """Start serving on the current loop (used by the thread and by the CLI)."""
+        self.store = Store(self.data_dir, history=self.history)
+        registry = Registry()
+        self.core = Core(self.store, registry, simulate_deployments=self.simulate_deployments,
+                         simulate_delay=self.simulate_delay)
+        self.core.loop = asyncio.get_running_loop()
+        self.core.bootstrap()
+        self.app = APIServerApp(self.store, registry, self.core, self.token, bookmark_interval=self.bookmark_interval)
+        ssl_ctx: ssl.SSLContext | None = None
+        ca_pem: bytes | None = None
+        if not self.insecure_http:
+            extra = () if self.bind in ("127.0.0.1", "localhost", "::1", "0.0.0.0", "::") else (self.bind,)
+            material = serving_material(extra)
+            ca_pem = material.ca_pem
+            ssl_ctx = self._ssl_context(material.cert_pem, material.key_pem)
+        sock = socket.socket(socket.AF_INET6 if ":" in self.bind else socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((self.bind, self.port))
+        sock.listen(1024)
+        sock.setblocking(False)
+        self.port = sock.getsockname()[1]
+        self._runner = web.AppRunner(self.app.app, access_log=None, handler_cancellation=True)
+        await self._runner.setup()
+        site = web.SockSite(self._runner, sock, ssl_context=ssl_ctx, shutdown_timeout=1.0)
+        await site.start()
+        host = "127.0.0.1" if self.bind in ("0.0.0.0", "") else ("[::1]" if self.bind == "::" else self.bind)
+        if ":" in host and not host.startswith("["):
+            host = f"[{host}]"
+        scheme = "http" if self.insecure_http else "https"
+        self.url = f"{scheme}://{host}:{self.port}"
+        if ca_pem is not None:
+            ca_file = self.kubeconfig_path.with_name(self.kubeconfig_path.name + ".ca.crt")
+            ca_file.parent.mkdir(parents=True, exist_ok=True)
+            ca_file.write_bytes(ca_pem)
+            self.ca_path = ca_file
+        write_kubeconfig(self.kubeconfig_path, self.url, self.token, ca_pem)
+
+    async def shutdown_async(self) -> None:
+        if self.store is not None:
+            for group in list(self.store.watchers.values()):
+                for watcher in list(group):
+                    watcher.close()
+        if self._runner is not None:
+            await self._runner.cleanup()
+        if self.store is not None:
+            self.store.close()
+
+    @staticmethod
+    def _ssl_context(cert_pem: bytes, key_pem: bytes) -> ssl.SSLContext:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        with tempfile.TemporaryDirectory() as tmp:
+            cert, key = Path(tmp) / "tls.crt", Path(tmp) / "tls.key"
+            cert.write_bytes(cert_pem)
+            key.write_bytes(key_pem)
+            ctx.load_cert_chain(str(cert), str(key))
+        return ctx
+
+    # ------------------------------------------------------------------ helpers for tests
+
+    def call(self, fn: Callable[[Core], T], timeout: float = 10.0) -> T:
+        """Run ``fn(core)`` on the server loop and return its result."""
+        loop, core = self.loop, self.core
+        if loop is None or core is None:
+            raise RuntimeError("the server is not running")
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+
+        def run() -> None:
+            try:
+                future.set_result(fn(core))
+            except BaseException as err:
+                future.set_exception(err)
+
+        loop.call_soon_threadsafe(run)
+        return future.result(timeout)
+
+    def compact(self) -> int:
+        """Compact the history at the current revision (later watches from older RVs get 410)."""
+        return self.call(lambda core: core.store.compact())
