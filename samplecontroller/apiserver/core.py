@@ -38,7 +38,7 @@ from samplecontroller.apimachinery.errors import new_status
 from samplecontroller.apimachinery.jsonpatch import PatchError, apply_patch
 from samplecontroller.apimachinery.mergepatch import apply_merge_patch
 from samplecontroller.apimachinery.strategicpatch import apply_strategic_merge_patch
-from samplecontroller.apiserver import managedfields, schema, validation
+from samplecontroller.apiserver import managedfields, protobuf, schema, validation
 from samplecontroller.apiserver.registry import Registry, Resource
 from samplecontroller.apiserver.schema import FieldError
 from samplecontroller.apiserver.storage import Event, Store
@@ -122,6 +122,11 @@ def decode_body(body: bytes, content_type: str) -> Any:
             return _decode(body)
         except (msgspec.DecodeError, UnicodeDecodeError) as err:
             raise bad_request(f"error decoding request body: {err}") from None
+    if ctype == "application/vnd.kubernetes.protobuf":
+        try:
+            return protobuf.decode(body)
+        except (ValueError, RecursionError) as err:
+            raise bad_request(f"error decoding protobuf request body: {err}") from None
     if ctype in ("application/yaml", "application/x-yaml", "text/yaml", PATCH_APPLY):
         try:
             return yaml.safe_load(body)
@@ -935,10 +940,9 @@ class Core:
                 remaining = True
                 if not (entry.obj.get("metadata") or {}).get("deletionTimestamp"):
                     self._delete_internal((res.storage_key, key[0], key[1]), "Background")
-        if remaining:
-            if any(self.store.keys(r.storage_key, name) for r in self.registry if r.namespaced):
-                self._schedule(self._reconcile, NS_KEY, "", name, delay=0.5)
-                return
+        if remaining and any(self.store.keys(r.storage_key, name) for r in self.registry if r.namespaced):
+            self._schedule(self._reconcile, NS_KEY, "", name, delay=0.5)
+            return
         obj = self.store.get(NS_KEY, "", name)
         if obj is None:
             return

@@ -43,7 +43,12 @@ class FIFOClosedError(Exception):
 class DeltaFIFO:
     """Producer: a Reflector (add/update/delete/replace). Consumer: one thread calling ``pop``."""
 
-    def __init__(self, key_func: KeyFunc = meta_namespace_key_func, known_objects: KnownObjects | None = None) -> None:
+    def __init__(self, key_func: KeyFunc = meta_namespace_key_func, known_objects: KnownObjects | None = None,
+                 on_synced: Callable[[], None] | None = None) -> None:
+        """``on_synced`` is called once, when everything from the first ``replace`` has been
+        processed (right in ``replace`` when that list was empty)."""
+        self._on_synced = on_synced
+        self._synced_reported = False
         self._key_func = key_func
         self._known = known_objects
         self._cond = threading.Condition(threading.Lock())
@@ -109,6 +114,11 @@ class DeltaFIFO:
             if not self._populated:
                 self._populated = True
                 self._initial_population_count = len(self._queue)
+            report = self._initial_population_count == 0 and not self._synced_reported
+            if report:
+                self._synced_reported = True
+        if report and self._on_synced is not None:
+            self._on_synced()
 
     def resync(self) -> None:
         """Queue Sync for every known object that has no pending deltas."""
@@ -138,7 +148,13 @@ class DeltaFIFO:
             in_initial = self._initial_population_count > 0
             if in_initial:
                 self._initial_population_count -= 1
+            report = (in_initial and self._initial_population_count == 0 and self._populated
+                      and not self._synced_reported)
+            if report:
+                self._synced_reported = True
         process(deltas, in_initial)
+        if report and self._on_synced is not None:
+            self._on_synced()
         return True
 
     def has_synced(self) -> bool:

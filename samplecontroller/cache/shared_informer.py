@@ -109,7 +109,7 @@ class SharedIndexInformer(Generic[T]):
         self.default_resync_period = resync_period
         self.freeze_gc = freeze_gc
         self._indexer: Indexer[T] = Indexer(indexers=all_indexers)
-        self._fifo = DeltaFIFO(known_objects=self._indexer)
+        self._fifo = DeltaFIFO(known_objects=self._indexer, on_synced=self._mark_synced)
         self._reflector = Reflector(lister_watcher, self._fifo, name=getattr(object_type, "__name__", "informer"))
         self._lock = threading.Lock()
         self._listeners: list[_Listener] = []
@@ -196,8 +196,6 @@ class SharedIndexInformer(Generic[T]):
                     self._fifo.pop(self._handle_deltas)
                 except FIFOClosedError:
                     break
-                if not self._synced.is_set() and self._fifo.has_synced():
-                    self._mark_synced()
         finally:
             with self._lock:
                 self._stopped = True

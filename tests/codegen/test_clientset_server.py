@@ -107,8 +107,10 @@ def test_deployment_round_trip_through_the_server(cs: Clientset, ns: str) -> Non
                                                                     Container(name="nginx", image="nginx"),)))))
     deployments = cs.apps_v1.deployments(ns)
     created = deployments.create(d)
-    assert isinstance(created, Deployment) and created.spec.replicas == 1
+    assert isinstance(created, Deployment) and isinstance(created.spec, DeploymentSpec)
+    assert created.spec.replicas == 1
     patched = deployments.patch("d", {"spec": {"template": {"spec": {"containers": [
         {"name": "nginx", "image": "nginx:2"}]}}}}, "application/strategic-merge-patch+json")
-    assert [c.image for c in patched.spec.template.spec.containers] == ["nginx:2"]
+    containers = msgspec.json.decode(msgspec.json.encode(patched))["spec"]["template"]["spec"]["containers"]
+    assert [c["image"] for c in containers] == ["nginx:2"]
     assert deployments.get("d").metadata.uid == created.metadata.uid

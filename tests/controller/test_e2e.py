@@ -45,7 +45,9 @@ def kubectl(server: Any, kubectl_binary: str, tmp_path_factory: pytest.TempPathF
 @pytest.fixture
 def namespace(kubectl: Kubectl) -> str:
     name = f"e2e-{next(_ns_counter)}"
-    kubectl.run("create", "namespace", name)
+    # kubectl's create generators send protobuf, which the embedded server does not speak: apply JSON.
+    kubectl.run("apply", "-f", "-", stdin=json.dumps({"apiVersion": "v1", "kind": "Namespace",
+                                                       "metadata": {"name": name}}))
     return name
 
 
@@ -110,7 +112,11 @@ def test_foo_lifecycle(kubectl: Kubectl, server: Any, namespace: str,
 def test_unowned_deployment_warns_once_and_resumes(kubectl: Kubectl, server: Any, namespace: str,
                                                    start_controller: Callable[..., ControllerProcess]) -> None:
     ns = namespace
-    kubectl.run("create", "deployment", "taken", "-n", ns, "--image", "busybox")
+    labels = {"app": "someone-else"}
+    kubectl.run("apply", "-n", ns, "-f", "-", stdin=json.dumps({
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "taken"},
+        "spec": {"replicas": 1, "selector": {"matchLabels": labels}, "template": {
+            "metadata": {"labels": labels}, "spec": {"containers": [{"name": "c", "image": "busybox"}]}}}}))
     controller = start_controller(Path(server.kubeconfig_path))
     kubectl.run("apply", "-n", ns, "-f", "-", stdin=foo_manifest("squatter", "taken", 1))
 

@@ -1,0 +1,92 @@
+"""Helpers for the API server tests: a raw HTTPS client bound to one LocalAPIServer."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import ssl
+import urllib.parse
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from samplecontroller.apiserver import LocalAPIServer
+from samplecontroller.apiserver.testing import install_crds
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class Raw:
+    """Minimal HTTPS client: ``call(method, path, body=None, ctype=..., token=...) -> (code, headers, json)``."""
+
+    def __init__(self, server: LocalAPIServer) -> None:
+        self.server = server
+        parsed = urllib.parse.urlparse(server.url)
+        self.host, self.port = parsed.hostname or "127.0.0.1", parsed.port or 443
+        self.ctx = ssl.create_default_context(cafile=str(server.ca_path))
+
+    def conn(self, timeout: float = 10) -> http.client.HTTPSConnection:
+        return http.client.HTTPSConnection(self.host, self.port, context=self.ctx, timeout=timeout)
+
+    def call(self, method: str, path: str, body: Any = None, ctype: str = "application/json",
+             token: str | None = "", accept: str = "application/json", raw: bytes | None = None,
+             ) -> tuple[int, dict[str, str], Any]:
+        conn = self.conn()
+        headers = {"Accept": accept}
+        tok = self.server.token if token == "" else token
+        if tok:
+            headers["Authorization"] = f"Bearer {tok}"
+        data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+        if data is not None and ctype:
+            headers["Content-Type"] = ctype
+        conn.request(method, path, body=data, headers=headers)
+        resp = conn.getresponse()
+        payload = resp.read()
+        conn.close()
+        try:
+            parsed = json.loads(payload) if payload else None
+        except ValueError:
+            parsed = payload.decode(errors="replace")
+        return resp.status, {k.lower(): v for k, v in resp.getheaders()}, parsed
+
+    def watch(self, path: str, accept: str = "application/json", timeout: float = 10) -> Iterator[dict[str, Any]]:
+        """Yield watch events of ``path`` (a URL with watch=true) until the server ends the stream."""
+        conn = self.conn(timeout)
+        conn.request("GET", path, headers={"Authorization": f"Bearer {self.server.token}", "Accept": accept})
+        resp = conn.getresponse()
+        assert resp.status == 200, resp.read()
+        try:
+            while True:
+                line = resp.readline()
+                if not line:
+                    return
+                yield json.loads(line)
+        finally:
+            conn.close()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalAPIServer]:
+    """One server per test module, with the repository's CRDs installed."""
+    with LocalAPIServer(kubeconfig_path=tmp_path_factory.mktemp("api") / "kubeconfig",
+                        bookmark_interval=0.2) as s:
+        install_crds(s)
+        yield s
+
+
+@pytest.fixture(scope="module")
+def raw(server: LocalAPIServer) -> Raw:
+    return Raw(server)
+
+
+def foo(name: str, replicas: int | None = 1, **meta: Any) -> dict[str, Any]:
+    spec: dict[str, Any] = {"deploymentName": name}
+    if replicas is not None:
+        spec["replicas"] = replicas
+    return {"apiVersion": "samplecontroller.k8s.io/v1alpha1", "kind": "Foo",
+            "metadata": {"name": name, **meta}, "spec": spec}
+
+
+FOOS = "/apis/samplecontroller.k8s.io/v1alpha1/namespaces/{ns}/foos"
