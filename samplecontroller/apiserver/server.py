@@ -168,9 +168,9 @@ class LocalAPIServer:
         sock.listen(1024)
         sock.setblocking(False)
         self.port = sock.getsockname()[1]
-        self._runner = web.AppRunner(self.app.app, access_log=None, handler_cancellation=True)
+        self._runner = web.AppRunner(self.app.app, access_log=None, handler_cancellation=True, shutdown_timeout=1.0)
         await self._runner.setup()
-        site = web.SockSite(self._runner, sock, ssl_context=ssl_ctx, shutdown_timeout=1.0)
+        site = web.SockSite(self._runner, sock, ssl_context=ssl_ctx)
         await site.start()
         host = "127.0.0.1" if self.bind in ("0.0.0.0", "") else ("[::1]" if self.bind == "::" else self.bind)
         if ":" in host and not host.startswith("["):

@@ -206,3 +206,25 @@ def test_unreachable_server_and_bad_kubeconfig_are_one_line_errors(tmp_path: Pat
         "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u"}}]}))
     _assert_one_line_error(_run_main("--kubeconfig", str(dead)), "127.0.0.1:9")
     _assert_one_line_error(_run_main("--workers", "0"), "--workers")
+
+
+NON_RESOURCE_PREFIXES = ("/api", "/version", "/openapi", "/healthz", "/livez", "/readyz")
+
+
+def test_cluster_role_covers_every_request_the_controller_made(server: Any) -> None:
+    """Runs last in this module: every request main.py made above is allowed by config/rbac/role.yaml."""
+    from tests.controller.rbac import allows, cluster_role_rules
+
+    rules = cluster_role_rules()
+    made = {(r.verb, r.resource) for r in server.requests if r.user_agent.startswith("samplecontroller/")}
+    resource_requests = {(v, res) for v, res in made if not res.startswith(NON_RESOURCE_PREFIXES)}
+    assert resource_requests, "the controller made no requests?"
+    for verb, resource in sorted(resource_requests):
+        group, _, rest = resource.partition("/")
+        plural, _, sub = rest.partition("/")
+        assert allows(rules, verb, group, plural, sub), f"ClusterRole does not allow {verb} {resource}"
+    # The controller's essential requests were all seen (the test would be vacuous otherwise).
+    for needed in [("list", "samplecontroller.k8s.io/foos"), ("watch", "apps/deployments"),
+                   ("create", "apps/deployments"), ("patch", "apps/deployments"),
+                   ("update", "samplecontroller.k8s.io/foos/status"), ("create", "/events")]:
+        assert needed in resource_requests, (needed, sorted(resource_requests))

@@ -1,0 +1,165 @@
+"""Event handlers turn events into reconcile Requests on a queue (pkg/handler).
+
+A handler's methods get the event and the controller's queue (anything with ``add``). The queue
+de-duplicates, so many events for one object while it waits give one reconcile.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable
+from typing import Any, Protocol
+
+from samplecontroller.apimachinery import meta
+from samplecontroller.runtime._gvk import gvk_for_type
+from samplecontroller.runtime.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent
+from samplecontroller.runtime.reconcile import Request
+
+
+class Queue(Protocol):
+    """The part of a work queue a handler uses."""
+
+    def add(self, item: Any) -> None: ...
+
+
+class EventHandler(Protocol):
+    def create(self, e: CreateEvent, q: Queue) -> None: ...
+    def update(self, e: UpdateEvent, q: Queue) -> None: ...
+    def delete(self, e: DeleteEvent, q: Queue) -> None: ...
+    def generic(self, e: GenericEvent, q: Queue) -> None: ...
+
+
+def request_for(obj: Any) -> Request:
+    return Request(meta.get_namespace(obj), meta.get_name(obj))
+
+
+class EnqueueRequestForObject:
+    """Enqueues the event's own object (both objects of an update, de-duplicated by the queue)."""
+
+    def create(self, e: CreateEvent, q: Queue) -> None:
+        if e.object is not None:
+            q.add(request_for(e.object))
+
+    def update(self, e: UpdateEvent, q: Queue) -> None:
+        if e.object_new is not None:
+            q.add(request_for(e.object_new))
+        elif e.object_old is not None:
+            q.add(request_for(e.object_old))
+
+    def delete(self, e: DeleteEvent, q: Queue) -> None:
+        if e.object is not None:
+            q.add(request_for(e.object))
+
+    def generic(self, e: GenericEvent, q: Queue) -> None:
+        if e.object is not None:
+            q.add(request_for(e.object))
+
+
+class EnqueueRequestForOwner:
+    """Enqueues the owner of the event's object when the owner is of ``owner_type``.
+
+    The owner is matched on API group and kind (not version). With ``only_controller`` (the
+    default) only the controller reference counts, else every owner reference of that type. For
+    an update, owners of both the old and the new object are enqueued (an owner that lost the
+    object hears about it). The owner's namespace is the object's (cluster-scoped owners are
+    enqueued with an empty namespace when ``owner_namespaced`` is False).
+    """
+
+    def __init__(self, owner_type: type[Any], only_controller: bool = True, *, scheme: Any = None,
+                 owner_namespaced: bool = True) -> None:
+        group, _version, kind = gvk_for_type(owner_type, scheme)
+        self.group, self.kind = group, kind
+        self.only_controller = only_controller
+        self.owner_namespaced = owner_namespaced
+
+    def _owners(self, obj: Any) -> list[Request]:
+        if obj is None:
+            return []
+        refs = meta.get_owner_references(obj)
+        if self.only_controller:
+            refs = [r for r in refs if r.controller]
+        ns = meta.get_namespace(obj) if self.owner_namespaced else ""
+        return [Request(ns, r.name) for r in refs if r.kind == self.kind and r.group == self.group]
+
+    def _add(self, q: Queue, objs: Iterable[Any]) -> None:
+        seen: set[Request] = set()
+        for obj in objs:
+            for req in self._owners(obj):
+                if req not in seen:
+                    seen.add(req)
+                    q.add(req)
+
+    def create(self, e: CreateEvent, q: Queue) -> None:
+        self._add(q, [e.object])
+
+    def update(self, e: UpdateEvent, q: Queue) -> None:
+        self._add(q, [e.object_old, e.object_new])
+
+    def delete(self, e: DeleteEvent, q: Queue) -> None:
+        self._add(q, [e.object])
+
+    def generic(self, e: GenericEvent, q: Queue) -> None:
+        self._add(q, [e.object])
+
+
+MapFunc = Callable[[Any], Iterable[Hashable]]
+
+
+class EnqueueRequestsFromMapFunc:
+    """Enqueues whatever ``map_fn(object)`` returns (for updates: for the old and new object)."""
+
+    def __init__(self, map_fn: MapFunc) -> None:
+        self.map_fn = map_fn
+
+    def _add(self, q: Queue, objs: Iterable[Any]) -> None:
+        seen: set[Hashable] = set()
+        for obj in objs:
+            if obj is None:
+                continue
+            for req in self.map_fn(obj):
+                if req not in seen:
+                    seen.add(req)
+                    q.add(req)
+
+    def create(self, e: CreateEvent, q: Queue) -> None:
+        self._add(q, [e.object])
+
+    def update(self, e: UpdateEvent, q: Queue) -> None:
+        self._add(q, [e.object_old, e.object_new])
+
+    def delete(self, e: DeleteEvent, q: Queue) -> None:
+        self._add(q, [e.object])
+
+    def generic(self, e: GenericEvent, q: Queue) -> None:
+        self._add(q, [e.object])
+
+
+class Funcs:
+    """A handler from optional functions ``fn(event, queue)``; a missing one ignores its events."""
+
+    def __init__(self, create: Callable[[CreateEvent, Queue], None] | None = None,
+                 update: Callable[[UpdateEvent, Queue], None] | None = None,
+                 delete: Callable[[DeleteEvent, Queue], None] | None = None,
+                 generic: Callable[[GenericEvent, Queue], None] | None = None) -> None:
+        self._create, self._update, self._delete, self._generic = create, update, delete, generic
+
+    def create(self, e: CreateEvent, q: Queue) -> None:
+        if self._create is not None:
+            self._create(e, q)
+
+    def update(self, e: UpdateEvent, q: Queue) -> None:
+        if self._update is not None:
+            self._update(e, q)
+
+    def delete(self, e: DeleteEvent, q: Queue) -> None:
+        if self._delete is not None:
+            self._delete(e, q)
+
+    def generic(self, e: GenericEvent, q: Queue) -> None:
+        if self._generic is not None:
+            self._generic(e, q)
+
+
+__all__ = [
+    "EnqueueRequestForObject", "EnqueueRequestForOwner", "EnqueueRequestsFromMapFunc", "EventHandler", "Funcs",
+    "MapFunc", "Queue", "request_for",
+]
