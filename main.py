@@ -61,6 +61,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         "Only required if out-of-cluster.")
     p.add_argument("--local", action="store_true",
                    help="Start the embedded API server (data under .local/), install crds/, run the controller on it.")
+    p.add_argument("--local-dir", type=Path, default=LOCAL_DIR,
+                   help="With --local: where the embedded API server keeps its data and kubeconfig (default .local/).")
     p.add_argument("--workers", type=_positive, default=2, help="Number of concurrent workers (default 2).")
     p.add_argument("--resync", type=_duration, default=30.0, help="Informer resync period (default 30s).")
     p.add_argument("--namespace", default="", help="Only watch this namespace (default: all namespaces).")
@@ -97,7 +99,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     stop = signals.setup_signal_handler()
     try:
-        return run(args, stop, local_dir=LOCAL_DIR, crds_dir=ROOT / "crds")
+        return run(args, stop, local_dir=args.local_dir, crds_dir=ROOT / "crds")
     except KeyboardInterrupt:
         return 1
 

@@ -52,9 +52,10 @@ class ResponseStream:
 
     def __iter__(self) -> Iterator[bytes]:
         buffer = b""
+        read = getattr(self._response, "read1", None) or self._response.read
         try:
             while not self._closed.is_set():
-                chunk = self._response.read1(65536) if hasattr(self._response, "read1") else self._response.read(65536)
+                chunk = read(65536)
                 if not chunk:
                     break
                 buffer += chunk
@@ -62,28 +63,27 @@ class ResponseStream:
                     continue
                 *lines, buffer = buffer.split(b"\n")
                 for line in lines:
-                    if line:
+                    if line.strip():
                         yield line
+            if buffer.strip() and not self._closed.is_set():
+                yield buffer  # a last line without its newline
         except (urllib3.exceptions.HTTPError, OSError, ValueError, AttributeError) as err:
             if not self._closed.is_set():
-                raise TransportError(f"stream from {self._url} broke: {err}") from None
+                raise TransportError(f"stream from {self._url} broke: {_reason(err)}") from None
         finally:
             self.close()
-        if buffer.strip() and not self._closed.is_set():
-            yield buffer
 
     def close(self) -> None:
         if self._closed.is_set():
             return
         self._closed.set()
-        try:
-            self._response.shutdown()
-        except Exception:
-            pass
-        try:
-            self._response.release_conn()
-        except Exception:
-            pass
+        # shutdown() wakes a read blocked in another thread; close() drops the connection (a
+        # half-read chunked body cannot be reused); release_conn() frees the pool slot.
+        for step in (self._response.shutdown, self._response.close, self._response.release_conn):
+            try:
+                step()
+            except Exception:
+                pass
 
 
 class RESTClient:

@@ -56,7 +56,7 @@ REAL_CLOCK = RealClock()
 
 
 class _Waiter:
-    __slots__ = ("cond", "deadline", "generation", "event")
+    __slots__ = ("cond", "deadline", "event", "generation")
 
     def __init__(self, cond: threading.Condition | None, deadline: float | None, generation: int) -> None:
         self.cond = cond

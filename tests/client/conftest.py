@@ -178,11 +178,17 @@ def _make_app(state: MiniServer) -> web.Application:
         state.watch_queues.append(q)
         state.watch_opened.set()
         try:
-            while True:
+            idle = 0.0
+            while idle < 10:
+                transport = request.transport
+                if transport is None or transport.is_closing():
+                    break  # the client hung up
                 try:
-                    line = await asyncio.wait_for(q.get(), timeout=10)
+                    line = await asyncio.wait_for(q.get(), timeout=0.02)
                 except TimeoutError:
-                    break
+                    idle += 0.02
+                    continue
+                idle = 0.0
                 if line is None:
                     break
                 await resp.write(line + b"\n")
@@ -210,7 +216,8 @@ def _make_app(state: MiniServer) -> web.Application:
         body = json.loads(rec.body)
         if request.method == "PATCH":
             new = json.loads(json.dumps(current))
-            new.update(body)  # top-level merge is enough for these tests
+            if isinstance(body, dict):
+                new.update(body)  # a top-level merge is enough for these tests
             return web.json_response(state.seed(new))
         # PUT: optimistic concurrency, status subresource semantics
         if body.get("metadata", {}).get("resourceVersion") != current["metadata"]["resourceVersion"]:

@@ -228,3 +228,26 @@ def test_cluster_role_covers_every_request_the_controller_made(server: Any) -> N
                    ("create", "apps/deployments"), ("patch", "apps/deployments"),
                    ("update", "samplecontroller.k8s.io/foos/status"), ("create", "/events")]:
         assert needed in resource_requests, (needed, sorted(resource_requests))
+
+
+def test_make_run_path_local_server_end_to_end(tmp_path: Path, kubectl_binary: str) -> None:
+    """``main.py --local`` (what ``make run`` runs): banner, kubectl works, the Foo is reconciled, SIGTERM exits 0."""
+    local = tmp_path / "local"
+    log = tmp_path / "local.log"
+    with open(log, "w") as out:
+        proc = subprocess.Popen([sys.executable, str(ROOT / "main.py"), "--local", "--local-dir", str(local)],
+                                stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
+        try:
+            wait_for(lambda: "export KUBECONFIG=" in log.read_text(), what="the banner", timeout=30)
+            text = log.read_text()
+            assert f"export KUBECONFIG={local / 'kubeconfig'}" in text
+            assert "kubectl apply -f examples/example-foo.yaml" in text
+            k = Kubectl(kubectl_binary, local / "kubeconfig", tmp_path / "home")
+            k.run("apply", "-f", str(ROOT / "examples" / "example-foo.yaml"))
+            wait_for(lambda: (k.json("get", "foo", "example-foo") or {}).get("status", {}).get("availableReplicas") == 1,
+                     what="the simulated status", timeout=30)
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            code = proc.wait(30)
+    assert code == 0, log.read_text()
+    assert (local / "kubeconfig").exists()

@@ -1,0 +1,181 @@
+"""The real kubectl against the embedded server: the dispatcher, kubectl 1.29 and 1.33 directly."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from samplecontroller.apiserver import LocalAPIServer
+from samplecontroller.apiserver.testing import make_kubectl, require_kubectl
+
+pytestmark = pytest.mark.kubectl
+
+ROOT = Path(__file__).resolve().parents[2]
+SDK = "/usr/lib/google-cloud-sdk/bin"
+FOO = (ROOT / "examples" / "example-foo.yaml").read_text()
+Run = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture(scope="module")
+def kserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalAPIServer]:
+    with LocalAPIServer(kubeconfig_path=tmp_path_factory.mktemp("k") / "kubeconfig") as s:
+        yield s
+
+
+@pytest.fixture(scope="module")
+def k(kserver: LocalAPIServer, tmp_path_factory: pytest.TempPathFactory) -> Run:
+    run = make_kubectl(tmp_path_factory.mktemp("home"), kserver)
+
+    def ok(*args: str, stdin: str | None = None, binary: str | None = None) -> subprocess.CompletedProcess[str]:
+        proc = run(*args, stdin=stdin, binary=binary)
+        assert proc.returncode == 0, f"kubectl {' '.join(args)}: {proc.stderr}"
+        return proc
+
+    ok.raw = run  # type: ignore[attr-defined]
+    ok("apply", "-f", str(ROOT / "crds"))
+    ok("wait", "--for=condition=established", "crd/foos.samplecontroller.k8s.io", "--timeout=20s")
+    return ok
+
+
+def test_apply_get_and_reapply(k: Run) -> None:
+    assert "created" in k("apply", "-f", str(ROOT / "examples" / "example-foo.yaml")).stdout
+    assert "unchanged" in k("apply", "-f", str(ROOT / "examples" / "example-foo.yaml")).stdout
+    assert "configured" in k("apply", "-f", "-", stdin=FOO.replace("replicas: 1", "replicas: 2")).stdout
+    out = k("get", "foos").stdout
+    assert out.split()[:2] == ["NAME", "AGE"] and "example-foo" in out
+    obj = json.loads(k("get", "foo", "example-foo", "-o", "json").stdout)
+    assert obj["spec"]["replicas"] == 2 and obj["metadata"]["generation"] == 2
+    assert "replicas: 2" in k("get", "foos", "-o", "yaml").stdout
+    assert "serverside-applied" in k("apply", "--server-side", "--force-conflicts", "-f", "-",
+                                     stdin=FOO.replace("replicas: 1", "replicas: 3")).stdout
+
+
+def test_printer_columns(k: Run) -> None:
+    k("apply", "-f", "-", stdin="apiVersion: workloads.example.com/v1alpha1\nkind: PodSet\nmetadata:\n  name: ps1\n"
+      "spec:\n  replicas: 2\n")
+    header = k("get", "podsets").stdout.splitlines()[0].split()
+    assert header == ["NAME", "DESIRED", "CURRENT", "STATE", "AGE"]
+    assert k("get", "podset", "ps1", "-o", "jsonpath={.spec.replicas}").stdout == "2"
+
+
+def test_label_patch_status_describe(k: Run) -> None:
+    k("apply", "-f", "-", stdin=FOO.replace("example-foo", "pfoo"))
+    k("label", "foo", "pfoo", "team=a")
+    k("patch", "foo", "pfoo", "--type=merge", "-p", '{"spec":{"replicas":4}}')
+    k("patch", "foo", "pfoo", "--subresource=status", "--type=merge", "-p", '{"status":{"availableReplicas":4}}')
+    out = k("get", "foo", "pfoo", "-o", "jsonpath={.metadata.labels.team} {.spec.replicas} {.status.availableReplicas}")
+    assert out.stdout == "a 4 4"
+    assert "pfoo" in k("get", "foos", "-l", "team=a").stdout
+    desc = k("describe", "foo", "pfoo").stdout
+    assert "Name:" in desc and "pfoo" in desc and "Events:" in desc
+
+
+def test_create_twice_and_invalid(k: Run) -> None:
+    manifest = FOO.replace("example-foo", "cfoo")
+    k("create", "-f", "-", stdin=manifest)
+    again = k.raw("create", "-f", "-", stdin=manifest)  # type: ignore[attr-defined]
+    assert again.returncode != 0 and "AlreadyExists" in again.stderr
+    bad = k.raw("apply", "-f", "-", stdin=FOO.replace("example-foo", "bad").replace("replicas: 1", "replicas: 11"))  # type: ignore[attr-defined]
+    assert bad.returncode != 0
+    assert "spec.replicas: Invalid value: 11: spec.replicas in body should be less than or equal to 10" in bad.stderr
+
+
+def test_watch_sees_update(k: Run, kserver: LocalAPIServer, tmp_path: Path) -> None:
+    k("apply", "-f", "-", stdin=FOO.replace("example-foo", "wfoo"))
+    exe = require_kubectl()
+    env = {**os.environ, "HOME": str(tmp_path), "KUBECONFIG": str(kserver.kubeconfig_path)}
+    proc = subprocess.Popen([exe, "--cache-dir", str(tmp_path / "c"), "get", "foo", "wfoo", "-w",
+                             "--request-timeout=10s", "-o", "jsonpath={.spec.replicas}{\"\\n\"}"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "1"
+        k("patch", "foo", "wfoo", "--type=merge", "-p", '{"spec":{"replicas":5}}')
+        assert proc.stdout.readline().strip() == "5"
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_get_watch_table(k: Run, kserver: LocalAPIServer, tmp_path: Path) -> None:
+    exe = require_kubectl()
+    env = {**os.environ, "HOME": str(tmp_path), "KUBECONFIG": str(kserver.kubeconfig_path)}
+    proc = subprocess.Popen([exe, "--cache-dir", str(tmp_path / "c"), "get", "foos", "-w"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().split()[:2] == ["NAME", "AGE"]
+        time.sleep(0.3)
+        k("apply", "-f", "-", stdin=FOO.replace("example-foo", "tfoo"))
+        for _ in range(20):
+            line = proc.stdout.readline()
+            if line.startswith("tfoo"):
+                break
+        else:
+            pytest.fail("kubectl get -w did not print the new Foo")
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_delete_and_foreground(k: Run) -> None:
+    k("apply", "-f", "-", stdin=FOO.replace("example-foo", "dfoo"))
+    k("create", "configmap", "owned")
+    uid = k("get", "foo", "dfoo", "-o", "jsonpath={.metadata.uid}").stdout
+    patch = {"metadata": {"ownerReferences": [{"apiVersion": "samplecontroller.k8s.io/v1alpha1", "kind": "Foo",
+                                               "name": "dfoo", "uid": uid, "blockOwnerDeletion": True}]}}
+    k("patch", "configmap", "owned", "--type=merge", "-p", json.dumps(patch))
+    assert "deleted" in k("delete", "foo", "dfoo", "--cascade=foreground", "--timeout=20s").stdout
+    missing = k.raw("get", "configmap", "owned")  # type: ignore[attr-defined]
+    assert missing.returncode != 0 and "NotFound" in missing.stderr
+    gone = k.raw("delete", "foo", "dfoo")  # type: ignore[attr-defined]
+    assert gone.returncode != 0 and "NotFound" in gone.stderr
+
+
+def test_builtins_with_protobuf_creates(k: Run) -> None:
+    k("create", "namespace", "kns")
+    k("-n", "kns", "create", "configmap", "c", "--from-literal=a=b")
+    k("-n", "kns", "create", "secret", "generic", "s", "--from-literal=a=b")
+    k("-n", "kns", "create", "deployment", "web", "--image=nginx:1.27", "--replicas=2")
+    dep = json.loads(k("-n", "kns", "get", "deployment", "web", "-o", "json").stdout)
+    assert dep["spec"]["replicas"] == 2
+    assert dep["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:1.27"
+    assert k("-n", "kns", "get", "secret", "s", "-o", "jsonpath={.data.a}").stdout == "Yg=="
+    k("apply", "-f", "-", stdin=json.dumps({**dep, "metadata": {"name": "web", "namespace": "kns"},
+                                            "spec": {**dep["spec"], "replicas": 3}, "status": None}))
+    k("-n", "kns", "scale", "deployment", "web", "--replicas=1")
+    assert k("-n", "kns", "get", "deploy", "web", "-o", "jsonpath={.spec.replicas}").stdout == "1"
+    assert "web" in k("-n", "kns", "get", "deploy").stdout
+    k("delete", "namespace", "kns", "--timeout=20s")
+
+
+def test_api_resources_and_explain(k: Run) -> None:
+    out = k("api-resources").stdout
+    assert "foos" in out and "deployments" in out and "customresourcedefinitions" in out
+    assert "replicas" in k("explain", "foo.spec").stdout
+
+
+@pytest.mark.parametrize("minor", ["29", "33"])
+def test_versioned_kubectl(minor: str, kserver: LocalAPIServer, tmp_path: Path) -> None:
+    binary = f"{SDK}/kubectl.1.{minor}"
+    require_kubectl(binary)
+    run = make_kubectl(tmp_path, kserver)
+    name = f"v{minor}-foo"
+    manifest = FOO.replace("example-foo", name)
+    steps = [
+        (("apply", "-f", str(ROOT / "crds")), None),
+        (("apply", "-f", "-"), manifest),
+        (("apply", "-f", "-"), manifest.replace("replicas: 1", "replicas: 2")),
+        (("apply", "--server-side", "--force-conflicts", "-f", "-"), manifest),
+        (("get", "foos"), None),
+        (("delete", "foo", name), None),
+    ]
+    for args, stdin in steps:
+        proc = run(*args, binary=binary, stdin=stdin)
+        assert proc.returncode == 0, f"kubectl.1.{minor} {' '.join(args)}: {proc.stderr}"
