@@ -209,7 +209,13 @@ def _run_with_leader_election(
 
     def on_started_leading(leading_stop: threading.Event) -> None:
         both = _either(stop, leading_stop)
-        result["code"] = _run_controller(args, rest_client, both, set_ready)
+        try:
+            result["code"] = _run_controller(args, rest_client, both, set_ready)
+        except Exception as err:  # noqa: BLE001 - a crashed leader must not linger holding the lease
+            log.error("Controller failed", error=f"{type(err).__name__}: {err}")
+            result["code"] = 1
+        if not leading_stop.is_set():
+            stop.set()  # the controller ended on its own: give up the lease and exit
 
     def on_stopped_leading() -> None:
         if not stop.is_set():

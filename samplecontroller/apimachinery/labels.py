@@ -2,8 +2,10 @@
 
 ``parse("a=b,c!=d,e in (x,y),f notin (z),g,!h")`` gives a ``Selector``; a syntax error raises
 ValueError naming the position. ``Selector.matches(labels)`` follows the API semantics: ``!=`` and
-``notin`` match when the key is absent; ``in``/``=`` need the key present. The empty selector
-matches everything; ``nothing()`` matches nothing.
+``notin`` match when the key is absent; ``in``/``=`` need the key present; ``a>5`` / ``a<5``
+need the key present with an integer value. The empty selector matches everything;
+``nothing()`` matches nothing. ``str(selector)`` is canonical (requirements sorted by key, set
+values sorted), so parsing it again gives an equal selector.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ __all__ = ["Requirement", "Selector", "everything", "nothing", "parse", "selecto
 
 _KEY = re.compile(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
 _VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$")
-_TOKEN = re.compile(r"\s*(!=|==|=|!|\(|\)|,|[^\s!=(),]+)")
+_TOKEN = re.compile(r"\s*(!=|==|=|!|\(|\)|,|<|>|[^\s!=(),<>]+)")
+_INT = re.compile(r"^[-+]?[0-9]+$")
 
 
 @dataclass(frozen=True)
@@ -159,11 +162,14 @@ def parse(text: str) -> Selector:
                         continue
                     _check_value(v, text)
                     values.append(v)
-                if not values and op == "in":
-                    raise ValueError(f"{key} in () needs at least one value in label selector {text!r}")
-                reqs.append(Requirement(key, op, tuple(values)))
-            elif nxt in ("gt", "lt") or (nxt and nxt[0] in "<>"):
-                raise ValueError(f"unsupported operator {nxt!r} in label selector {text!r}")
+                # like Go, an empty set means the empty value: "a in ()" matches a=""
+                reqs.append(Requirement(key, op, tuple(values) or ("",)))
+            elif nxt in (">", "<"):
+                op = "gt" if take() == ">" else "lt"
+                value = take()
+                if not _INT.match(value):
+                    raise ValueError(f"{key} {nxt} needs an integer value, not {value!r}, in label selector {text!r}")
+                reqs.append(Requirement(key, op, (value,)))
             else:
                 raise ValueError(f"unexpected {nxt!r} after {key!r} in label selector {text!r}")
         sep = peek()

@@ -151,6 +151,14 @@ def _deep_get(obj: Any, *path: str) -> Any:
     return obj
 
 
+def _same_time(a: Any, b: Any) -> bool:
+    """Whether two RFC 3339 timestamps name the same second (``Z`` vs ``+00:00``)."""
+    try:
+        return datetime.fromisoformat(str(a)) == datetime.fromisoformat(str(b))
+    except ValueError:
+        return False
+
+
 def _json_path_parts(path: str) -> list[str]:
     return [p for p in path.strip().lstrip(".").split(".") if p]
 
@@ -486,7 +494,8 @@ class Core:
         new_meta = new["metadata"]
         for key in ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation"):
             if key in old["metadata"]:
-                if key in ("uid", "creationTimestamp") and new_meta.get(key) not in (None, "", old["metadata"][key]):
+                if key in ("uid", "creationTimestamp") and new_meta.get(key) not in (None, "", old["metadata"][key]) \
+                        and not _same_time(new_meta.get(key), old["metadata"][key]):
                     continue  # validate_update reports it
                 new_meta[key] = old["metadata"][key]
             else:

@@ -203,8 +203,10 @@ class APIServerApp:
             self.requests.append(RequestRecord(ua, method.lower(), path))
             return await self._non_resource(request, parts)
         accept = parse_accept(request.headers.get("Accept", ""))
-        if method == "GET" and (parts == ["api"] or parts == ["apis"]):
-            self.requests.append(RequestRecord(ua, "get", path))
+        if parts == ["api"] or parts == ["apis"]:
+            self.requests.append(RequestRecord(ua, method.lower(), path))
+            if method != "GET":
+                raise APIError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
             return self._discovery_root(parts[0], accept)
         if parts[0] == "api":
             if parts[1] != "v1":
@@ -212,12 +214,14 @@ class APIServerApp:
             group, version, rest = "", "v1", parts[2:]
         else:
             if len(parts) == 2:
-                self.requests.append(RequestRecord(ua, "get", path))
-                return self._discovery_group(parts[1])
-            group, version, rest = parts[1], parts[2], parts[3:]
+                group, version, rest = parts[1], "", []
+            else:
+                group, version, rest = parts[1], parts[2], parts[3:]
         if not rest:
-            self.requests.append(RequestRecord(ua, "get", path))
-            return self._discovery_gv(group, version)
+            self.requests.append(RequestRecord(ua, method.lower(), path))
+            if method != "GET":
+                raise APIError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
+            return self._discovery_gv(group, version) if version else self._discovery_group(group)
         target = self._target(group, version, rest)
         verb = self._verb(method, target, request)
         rec = target.res.storage_key if target.res.group else "/" + target.res.plural

@@ -58,11 +58,11 @@ def deletion_handling_meta_namespace_key_func(obj: Any) -> str:
 def split_meta_namespace_key(key: str) -> tuple[str, str]:
     """``(namespace, name)`` of a key (namespace "" when cluster-scoped).
 
-    Raises ValueError for a key with more than one "/" or an empty name.
+    Raises ValueError for a key with more than one "/" (Go's SplitMetaNamespaceKey).
     """
     parts = key.split("/")
-    if len(parts) == 1 and parts[0]:
+    if len(parts) == 1:
         return "", parts[0]
-    if len(parts) == 2 and parts[1]:
+    if len(parts) == 2:
         return parts[0], parts[1]
     raise ValueError(f"unexpected key format: {key!r}")

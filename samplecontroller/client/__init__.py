@@ -1,5 +1,6 @@
-"""Clients: the typed ``ResourceClient``, the ``Scheme`` registry and the client seam types."""
+"""Clients: the typed ``ResourceClient``, the dict-based ``DynamicClient``, the ``Scheme`` registry and the client seam types."""
 
+from samplecontroller.client.dynamic import DynamicClient, NoMatchError
 from samplecontroller.client.resource import ResourceClient, ResourceListerWatcher, ResourceWatch
 from samplecontroller.client.scheme import Scheme
 from samplecontroller.client.types import (
@@ -12,6 +13,8 @@ from samplecontroller.client.types import (
 )
 
 __all__ = [
+    "DynamicClient",
+    "NoMatchError",
     "ListOptions",
     "ListResult",
     "ListerWatcher",

@@ -22,7 +22,7 @@ from typing import Any, Generic, TypeVar
 
 import msgspec
 
-from samplecontroller.apimachinery import meta
+from samplecontroller.apimachinery import errors, meta
 from samplecontroller.client.types import (
     APPLY_PATCH,
     MERGE_PATCH,
@@ -45,6 +45,7 @@ class _RawEvent(msgspec.Struct):
 
 
 _event_decoder = msgspec.json.Decoder(_RawEvent)
+_EVENT_TYPES = frozenset({"ADDED", "MODIFIED", "DELETED", "BOOKMARK"})
 _dict_decoder = msgspec.json.Decoder(dict[str, Any])
 
 
@@ -67,14 +68,33 @@ class ResourceWatch(Generic[T]):
         self._stopped = threading.Event()
 
     def __iter__(self) -> Iterator[WatchEvent[T]]:
-        for line in self._stream:
-            if self._stopped.is_set():
-                return
-            raw = _event_decoder.decode(line)
-            if raw.type == "ERROR":
-                yield WatchEvent("ERROR", None, _dict_decoder.decode(raw.object))
-                continue
-            yield WatchEvent(raw.type, self._decoder.decode(raw.object))  # type: ignore[arg-type]
+        """Events until the server ends the stream or ``stop()``.
+
+        A line that cannot be decoded ends the watch with an ERROR event carrying a 500
+        InternalError Status (client-go's StreamWatcher does the same); a broken connection
+        raises ``TransportError`` unless the watch was stopped.
+        """
+        try:
+            for line in self._stream:
+                if self._stopped.is_set():
+                    return
+                try:
+                    event = self._decode_event(line)
+                except (msgspec.DecodeError, msgspec.ValidationError) as err:
+                    message = f"unable to decode an event from the watch stream: {err}"
+                    yield WatchEvent("ERROR", None, errors.new_status(500, errors.REASON_INTERNAL_ERROR, message))
+                    return
+                yield event
+        finally:
+            self._stream.close()
+
+    def _decode_event(self, line: bytes) -> WatchEvent[T]:
+        raw = _event_decoder.decode(line)
+        if raw.type == "ERROR":
+            return WatchEvent("ERROR", None, _dict_decoder.decode(raw.object))
+        if raw.type not in _EVENT_TYPES:
+            raise msgspec.ValidationError(f"unknown watch event type {raw.type!r}")
+        return WatchEvent(raw.type, self._decoder.decode(raw.object))  # type: ignore[arg-type]
 
     def stop(self) -> None:
         self._stopped.set()

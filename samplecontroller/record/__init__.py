@@ -8,6 +8,7 @@ from samplecontroller.record.event import (
     EventRecorder,
     EventSink,
     new_broadcaster,
+    record_event,
 )
 from samplecontroller.record.fake import FakeRecorder
 from samplecontroller.record.sink import EVENTS, ResourceEventSink
@@ -24,4 +25,5 @@ __all__ = [
     "FakeRecorder",
     "ResourceEventSink",
     "new_broadcaster",
+    "record_event",
 ]

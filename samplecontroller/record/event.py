@@ -1,19 +1,21 @@
 """Event recording, like client-go's tools/record (event.go).
 
-``EventBroadcaster`` receives events from recorders into a bounded queue (full: the event is
-dropped and counted, the caller is never blocked) and hands each to its watchers: the sink
-writer (``start_recording_to_sink``), the structured logger (``start_structured_logging``) and
-any ``start_event_watcher`` function. Each watcher runs on its own thread with its own bounded
-buffer, so a slow API server never stalls logging or the controller.
+``EventBroadcaster`` receives events from recorders into a bounded queue (when it is full the
+event is dropped and counted in ``dropped``: the caller is never blocked) and hands each to its
+watchers: the sink writer (``start_recording_to_sink``), the structured logger
+(``start_structured_logging``) and any ``start_event_watcher`` function. Each watcher runs on a
+thread of its own with its own bounded buffer (full: dropped), so a slow API server never
+stalls logging or the controller. Delivery is best effort, as in Go: events may be lost.
 
-Sink writes follow Go: the correlator decides create / patch / drop; a failed write is retried
-up to 12 times with a jittered 10 s sleep (injectable), except API rejections (a Status error),
-which are not retried; a patch of an event that no longer exists is turned into a create.
+Sink writes follow Go: every sink gets its own ``EventCorrelator``, which decides create /
+patch / skip; a patch of an event that no longer exists (NotFound) becomes a create; a failed
+write is retried up to 12 times, the first sleep a random fraction of ``sleep_duration`` (10 s)
+and the others the full duration (the sleep is injectable); an API rejection (a Status error)
+is never retried. ``shutdown`` stops the broadcaster and interrupts retry sleeps.
 """
 
 from __future__ import annotations
 
-import datetime
 import queue
 import random
 import socket
@@ -24,7 +26,7 @@ from typing import Any, Protocol
 
 from samplecontroller.apimachinery import errors, meta
 from samplecontroller.logs import get_logger
-from samplecontroller.record.correlator import EventCorrelator
+from samplecontroller.record.correlator import EventCorrelator, format_time
 
 log = get_logger("record")
 
@@ -33,10 +35,11 @@ EVENT_TYPE_WARNING = "Warning"
 MAX_TRIES_PER_EVENT = 12
 DEFAULT_SLEEP_DURATION = 10.0
 MAX_QUEUED_EVENTS = 1000
+NAMESPACE_TERMINATING_CAUSE = "NamespaceTerminating"
 
 
 class EventRecorder(Protocol):
-    """What controllers call. Never blocks; may drop events under pressure."""
+    """What controllers call. Never blocks and never raises; may drop events under pressure."""
 
     def event(self, obj: Any, event_type: str, reason: str, message: str) -> None: ...
     def eventf(self, obj: Any, event_type: str, reason: str, fmt: str, *args: Any) -> None: ...
@@ -45,15 +48,25 @@ class EventRecorder(Protocol):
 
 
 class EventSink(Protocol):
-    """Writes core/v1 Events (dicts) to the API."""
+    """Writes core/v1 Events (dicts) to the API; returns the server's copy.
+
+    Raise ``apimachinery.errors.StatusError`` for an API answer (not retried) and any other
+    exception for a transport failure (retried).
+    """
 
     def create(self, event: dict[str, Any]) -> dict[str, Any]: ...
     def update(self, event: dict[str, Any]) -> dict[str, Any]: ...
     def patch(self, event: dict[str, Any], data: bytes) -> dict[str, Any]: ...
 
 
-def _now() -> str:
-    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+def _format(fmt: str, args: tuple[Any, ...]) -> str:
+    """printf-style formatting that never raises (a bad format is reported in the message, like Go's %!)."""
+    if not args:
+        return fmt
+    try:
+        return fmt % args
+    except (TypeError, ValueError) as err:
+        return f"{fmt} %!({type(err).__name__}: {err}; args={args!r})"
 
 
 class _Watcher:
@@ -73,23 +86,57 @@ class _Watcher:
             except Exception as err:
                 log.error("Event watcher failed", error=f"{type(err).__name__}: {err}")
 
+    def stop(self) -> None:
+        """Ask the thread to end after the events already buffered (never blocks)."""
+        while True:
+            try:
+                self.queue.put_nowait(None)
+                return
+            except queue.Full:
+                try:  # make room: drop the oldest buffered event
+                    self.queue.get_nowait()
+                except queue.Empty:
+                    pass
+
 
 class EventBroadcaster:
-    """Fans recorded events out to watchers. Create with ``new_broadcaster``."""
+    """Fans recorded events out to watchers. Create with ``new_broadcaster``.
 
-    def __init__(self, queue_size: int = MAX_QUEUED_EVENTS, *, sleep: Callable[[float], None] = time.sleep,
-                 sleep_duration: float = DEFAULT_SLEEP_DURATION, correlator: EventCorrelator | None = None) -> None:
+    ``clock`` (seconds since the epoch) stamps events and drives the correlators; ``sleep`` is
+    called with each retry delay (default: an interruptible wait ended by ``shutdown``);
+    ``correlator_factory`` builds the correlator of each sink (default: Go's defaults on ``clock``).
+    """
+
+    def __init__(self, queue_size: int = MAX_QUEUED_EVENTS, *, sleep: Callable[[float], None] | None = None,
+                 sleep_duration: float = DEFAULT_SLEEP_DURATION, clock: Callable[[], float] = time.time,
+                 correlator_factory: Callable[[], EventCorrelator] | None = None) -> None:
+        if queue_size < 1:
+            raise ValueError(f"queue_size must be at least 1, got {queue_size}")
         self.queue_size = queue_size
-        self.sleep = sleep
         self.sleep_duration = sleep_duration
-        self.correlator = correlator or EventCorrelator()
-        self.dropped = 0
+        self.clock = clock
+        self._stopped = threading.Event()
+        self._sleep = sleep if sleep is not None else self._interruptible_sleep
+        self._new_correlator = correlator_factory or (lambda: EventCorrelator(clock))
         self._lock = threading.Lock()
+        self._dropped = 0
         self._watchers: list[_Watcher] = []
         self._incoming: queue.Queue[dict[str, Any] | None] = queue.Queue(queue_size)
-        self._shutdown = False
         self._thread = threading.Thread(target=self._distribute, name="event-broadcaster", daemon=True)
         self._thread.start()
+
+    @property
+    def dropped(self) -> int:
+        """Events dropped so far because a queue was full (incoming or a watcher's)."""
+        with self._lock:
+            return self._dropped
+
+    def _count_drop(self) -> None:
+        with self._lock:
+            self._dropped += 1
+
+    def _interruptible_sleep(self, seconds: float) -> None:
+        self._stopped.wait(seconds)
 
     def _distribute(self) -> None:
         while True:
@@ -102,21 +149,24 @@ class EventBroadcaster:
                 try:
                     w.queue.put_nowait(event)
                 except queue.Full:
-                    self.dropped += 1
+                    self._count_drop()
 
     def action(self, event: dict[str, Any]) -> bool:
-        """Queue ``event``; False (and counted in ``dropped``) when the queue is full or shut down."""
-        if self._shutdown:
+        """Queue ``event`` without blocking; False (counted in ``dropped``) if the queue is full or shut down."""
+        if self._stopped.is_set():
             return False
         try:
             self._incoming.put_nowait(event)
             return True
         except queue.Full:
-            self.dropped += 1
+            self._count_drop()
             return False
 
     def start_event_watcher(self, fn: Callable[[dict[str, Any]], None]) -> Callable[[], None]:
-        """Call ``fn`` for every event (on a thread of its own); returns a function that stops it."""
+        """Call ``fn`` for every event from now on, on a thread of its own; returns a function that stops it.
+
+        ``fn`` gets the broadcaster's copy of the event and must not mutate it.
+        """
         w = _Watcher(fn, self.queue_size, "event-watcher")
         with self._lock:
             self._watchers.append(w)
@@ -125,14 +175,19 @@ class EventBroadcaster:
             with self._lock:
                 if w in self._watchers:
                     self._watchers.remove(w)
-            w.queue.put(None)
+            w.stop()
 
         return stop
 
     def start_structured_logging(self, level: str = "info") -> Callable[[], None]:
+        """Log every event as "Event occurred" with object, kind, apiVersion, type, reason, message."""
+        if level not in ("debug", "info", "warning", "error"):
+            raise ValueError(f"unknown log level {level!r} (debug, info, warning or error)")
+
         def write(event: dict[str, Any]) -> None:
             obj = event.get("involvedObject") or {}
-            getattr(log, level)("Event occurred", object=f"{obj.get('namespace', '')}/{obj.get('name', '')}",
+            ref = f"{obj.get('namespace')}/{obj.get('name', '')}" if obj.get("namespace") else obj.get("name", "")
+            getattr(log, level)("Event occurred", object=ref, fieldPath=obj.get("fieldPath", ""),
                                 kind=obj.get("kind", ""), apiVersion=obj.get("apiVersion", ""),
                                 type=event.get("type", ""), reason=event.get("reason", ""),
                                 message=event.get("message", ""))
@@ -140,63 +195,90 @@ class EventBroadcaster:
         return self.start_event_watcher(write)
 
     def start_recording_to_sink(self, sink: EventSink) -> Callable[[], None]:
-        return self.start_event_watcher(lambda event: self._record_to_sink(sink, event))
+        """Write every event to ``sink`` through a correlator of its own; returns a stop function."""
+        correlator = self._new_correlator()
+        return self.start_event_watcher(lambda event: self._record_to_sink(sink, event, correlator))
 
-    def _record_to_sink(self, sink: EventSink, event: dict[str, Any]) -> None:
-        result = self.correlator.correlate(event)
+    def _record_to_sink(self, sink: EventSink, event: dict[str, Any], correlator: EventCorrelator) -> None:
+        result = correlator.correlate(event)
         if result.skip:
             return
         tries = 0
-        while True:
-            if _record_once(sink, result.event, result.patch, self.correlator):
-                return
+        while not record_event(sink, result.event, result.patch, correlator):
             tries += 1
             if tries >= MAX_TRIES_PER_EVENT:
-                log.error("Unable to write event (retry limit exceeded)", name=result.event["metadata"]["name"])
+                log.error("Unable to write event (retry limit exceeded)", name=_name(result.event))
                 return
-            delay = self.sleep_duration if tries == 1 else self.sleep_duration * (0.5 + random.random())
-            self.sleep(delay)
+            # Randomize the first sleep so that clients do not retry in step after an outage.
+            delay = self.sleep_duration * random.random() if tries == 1 else self.sleep_duration
+            self._sleep(delay)
+            if self._stopped.is_set():
+                log.error("Unable to write event (broadcaster is shut down)", name=_name(result.event))
+                return
 
     def new_recorder(self, source_component: str, host: str | None = None) -> EventRecorder:
+        """A recorder whose events carry ``source.component`` (and reportingComponent) ``source_component``."""
+        if not source_component:
+            raise ValueError("source_component must not be empty")
         return _Recorder(self, source_component, host if host is not None else socket.gethostname())
 
     def shutdown(self) -> None:
-        """Stop accepting events and stop every watcher (events still buffered are dropped)."""
-        self._shutdown = True
+        """Stop accepting events, stop every watcher, interrupt retry sleeps. Events not yet written may be lost."""
+        self._stopped.set()
         with self._lock:
             watchers = list(self._watchers)
             self._watchers.clear()
         for w in watchers:
-            w.queue.put(None)
-        self._incoming.put(None)
+            w.stop()
+        try:
+            self._incoming.put_nowait(None)
+        except queue.Full:
+            with self._incoming.mutex:
+                self._incoming.queue.clear()
+            self._incoming.put_nowait(None)
+
+    @property
+    def is_shut_down(self) -> bool:
+        return self._stopped.is_set()
 
 
-def _record_once(sink: EventSink, event: dict[str, Any], patch: bytes | None, correlator: EventCorrelator) -> bool:
-    """True when done (written, or given up for good); False to retry."""
+def _name(event: dict[str, Any]) -> str:
+    md = event.get("metadata") or {}
+    return f"{md.get('namespace', '')}/{md.get('name', '')}"
+
+
+def _has_cause(err: errors.StatusError, cause: str) -> bool:
+    return any(isinstance(c, dict) and c.get("reason") == cause for c in err.details.get("causes") or ())
+
+
+def _server_copy(written: Any, sent: dict[str, Any]) -> dict[str, Any]:
+    return written if isinstance(written, dict) and written.get("metadata") else sent
+
+
+def record_event(sink: EventSink, event: dict[str, Any], patch: bytes | None, correlator: EventCorrelator) -> bool:
+    """One write attempt (Go's recordEvent): True when done (written, or given up for good), False to retry."""
     try:
-        if patch is not None:
+        if patch is not None and int(event.get("count") or 1) > 1:
             try:
-                sink.patch(event, patch)
+                correlator.update_state(_server_copy(sink.patch(event, patch), event))
                 return True
             except errors.StatusError as err:
                 if not errors.is_not_found(err):
                     raise
-                correlator.forget(event)
-                fresh = dict(event)
-                fresh["count"] = 1
-                fresh["metadata"] = {k: v for k, v in event["metadata"].items() if k != "resourceVersion"}
-                event = fresh
-        sink.create(event)
+            # The earlier event is gone (expired): create it anew, keeping the count.
+        fresh = dict(event)
+        fresh["metadata"] = {k: v for k, v in (event.get("metadata") or {}).items() if k != "resourceVersion"}
+        correlator.update_state(_server_copy(sink.create(fresh), fresh))
         return True
     except errors.StatusError as err:
-        # The server rejected it: retrying cannot help (Go gives up too).
-        if errors.is_already_exists(err):
-            log.debug("Event already exists", name=event["metadata"]["name"])
+        if errors.is_already_exists(err) or _has_cause(err, NAMESPACE_TERMINATING_CAUSE):
+            log.debug("Server rejected event (will not retry)", name=_name(event), error=str(err))
         else:
-            log.error("Server rejected event (will not retry)", name=event["metadata"]["name"], error=str(err))
+            log.error("Server rejected event (will not retry)", name=_name(event), error=str(err))
         return True
     except Exception as err:
-        log.error("Unable to write event (may retry)", name=event["metadata"]["name"], error=str(err))
+        log.error("Unable to write event (may retry after sleeping)", name=_name(event),
+                  error=f"{type(err).__name__}: {err}")
         return False
 
 
@@ -205,43 +287,66 @@ class _Recorder:
         self.broadcaster = broadcaster
         self.component = component
         self.host = host
+        self._lock = threading.Lock()
+        self._last_nanos = 0
+
+    def _nanos(self, now: float) -> int:
+        """Event-name timestamps, strictly increasing per recorder so names never collide."""
+        nanos = int(now * 1e9)
+        with self._lock:
+            nanos = max(nanos, self._last_nanos + 1)
+            self._last_nanos = nanos
+        return nanos
 
     def _make(self, obj: Any, annotations: Mapping[str, str] | None, event_type: str, reason: str,
               message: str) -> dict[str, Any] | None:
+        kind = meta.get_kind(obj)
+        name = meta.get_name(obj)
+        if not kind or not name:
+            log.error("Could not construct reference: the object has no kind or name; will not report event",
+                      kind=kind, name=name, type=event_type, reason=reason, message=message)
+            return None
         if event_type not in (EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING):
             log.error("Unsupported event type", type=event_type)
             return None
-        name = meta.get_name(obj)
         namespace = meta.get_namespace(obj)
-        now = _now()
-        involved = {"kind": meta.get_kind(obj), "namespace": namespace, "name": name, "uid": meta.get_uid(obj),
+        now = self.broadcaster.clock()
+        stamp = format_time(now)
+        involved = {"kind": kind, "namespace": namespace, "name": name, "uid": meta.get_uid(obj),
                     "apiVersion": meta.get_api_version(obj), "resourceVersion": meta.get_resource_version(obj)}
-        md: dict[str, Any] = {"name": f"{name}.{time.time_ns():x}", "namespace": namespace or "default"}
+        md: dict[str, Any] = {"name": f"{name}.{self._nanos(now):x}", "namespace": namespace or "default"}
         if annotations:
             md["annotations"] = dict(annotations)
         return {
             "apiVersion": "v1", "kind": "Event", "metadata": md,
             "involvedObject": {k: v for k, v in involved.items() if v},
             "reason": reason, "message": message, "type": event_type, "count": 1,
-            "firstTimestamp": now, "lastTimestamp": now,
+            "firstTimestamp": stamp, "lastTimestamp": stamp,
             "source": {"component": self.component, "host": self.host},
             "reportingComponent": self.component, "reportingInstance": self.host,
         }
 
+    def _generate(self, obj: Any, annotations: Mapping[str, str] | None, event_type: str, reason: str,
+                  message: str) -> None:
+        ev = self._make(obj, annotations, event_type, reason, message)
+        if ev is not None and not self.broadcaster.action(ev):
+            log.error("Unable to record event: too many queued events, dropped event",
+                      object=_name(ev), reason=reason)
+
     def event(self, obj: Any, event_type: str, reason: str, message: str) -> None:
-        ev = self._make(obj, None, event_type, reason, message)
-        if ev is not None:
-            self.broadcaster.action(ev)
+        self._generate(obj, None, event_type, reason, message)
 
     def eventf(self, obj: Any, event_type: str, reason: str, fmt: str, *args: Any) -> None:
-        self.event(obj, event_type, reason, fmt % args if args else fmt)
+        self._generate(obj, None, event_type, reason, _format(fmt, args))
 
     def annotated_eventf(self, obj: Any, annotations: Mapping[str, str], event_type: str, reason: str,
                          fmt: str, *args: Any) -> None:
-        ev = self._make(obj, annotations, event_type, reason, fmt % args if args else fmt)
-        if ev is not None:
-            self.broadcaster.action(ev)
+        self._generate(obj, annotations, event_type, reason, _format(fmt, args))
 
 
-def new_broadcaster(queue_size: int = MAX_QUEUED_EVENTS, **kw: Any) -> EventBroadcaster:
-    return EventBroadcaster(queue_size, **kw)
+def new_broadcaster(queue_size: int = MAX_QUEUED_EVENTS, *, sleep: Callable[[float], None] | None = None,
+                    sleep_duration: float = DEFAULT_SLEEP_DURATION, clock: Callable[[], float] = time.time,
+                    correlator_factory: Callable[[], EventCorrelator] | None = None) -> EventBroadcaster:
+    """A broadcaster with a ``queue_size`` bounded queue (Go: 1000, drop when full). See ``EventBroadcaster``."""
+    return EventBroadcaster(queue_size, sleep=sleep, sleep_duration=sleep_duration, clock=clock,
+                            correlator_factory=correlator_factory)

@@ -1,11 +1,15 @@
-"""``ResourceEventSink``: writes Events through a ResourceClient of core/v1 events (plain dicts)."""
+"""``ResourceEventSink``: writes Events through a ResourceClient of core/v1 events (plain dicts).
+
+Like client-go's typed EventSinkImpl: create and update in the event's own namespace, and
+patch the earlier event by name with a strategic merge patch.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from samplecontroller.client.resource import ResourceClient
-from samplecontroller.client.types import MERGE_PATCH, STRATEGIC_MERGE_PATCH, ResourceInfo
+from samplecontroller.client.types import STRATEGIC_MERGE_PATCH, ResourceInfo
 from samplecontroller.rest import RESTClient
 
 EVENTS: ResourceInfo[dict[str, Any]] = ResourceInfo(
@@ -15,7 +19,7 @@ EVENTS: ResourceInfo[dict[str, Any]] = ResourceInfo(
 
 
 class ResourceEventSink:
-    """An ``EventSink`` over the API: create / update / patch in the event's own namespace."""
+    """An ``EventSink`` over the API. Errors are the ResourceClient's (StatusError subclasses or transport errors)."""
 
     def __init__(self, rest: RESTClient) -> None:
         self.rest = rest
@@ -25,7 +29,7 @@ class ResourceEventSink:
         return cls(rest)
 
     def _client(self, event: dict[str, Any]) -> ResourceClient[dict[str, Any], dict[str, Any]]:
-        return ResourceClient(self.rest, EVENTS, event["metadata"].get("namespace") or "default")
+        return ResourceClient(self.rest, EVENTS, (event.get("metadata") or {}).get("namespace") or "default")
 
     def create(self, event: dict[str, Any]) -> dict[str, Any]:
         return self._client(event).create(event)
@@ -37,4 +41,4 @@ class ResourceEventSink:
         return self._client(event).patch(event["metadata"]["name"], data, STRATEGIC_MERGE_PATCH)
 
 
-__all__ = ["EVENTS", "MERGE_PATCH", "ResourceEventSink"]
+__all__ = ["EVENTS", "ResourceEventSink"]

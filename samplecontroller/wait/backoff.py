@@ -57,7 +57,7 @@ class Backoff:
 
     __slots__ = ("_manager", "cap", "duration", "factor", "jitter", "steps")
 
-    def __init__(self, duration: float, factor: float = 0.0, jitter: float = 0.0, steps: int = 0,
+    def __init__(self, duration: float, factor: float = 0.0, jitter: float = 0.0, steps: float = 0,
                  cap: float = 0.0, *, reset_after: float | None = None) -> None:
         if duration < 0:
             raise ValueError(f"Backoff: duration must be >= 0, got {duration}")

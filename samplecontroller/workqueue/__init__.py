@@ -1,8 +1,23 @@
-"""Work queues for controllers: de-duplicating, delaying and rate-limited (client-go's util/workqueue)."""
+"""Work queues for controllers: de-duplicating, delaying and rate-limited (client-go's util/workqueue).
 
-from samplecontroller.workqueue.delaying_queue import DelayingQueue
-from samplecontroller.workqueue.metrics import MetricsProvider, NoopMetricsProvider, set_provider
-from samplecontroller.workqueue.queue import Queue
+Modules: ``queue`` (Queue, Interface), ``delaying_queue`` (DelayingQueue), ``rate_limiting_queue``
+(RateLimitingQueue), ``rate_limiters`` (the RateLimiter implementations), ``metrics``
+(MetricsProvider, set_provider), ``prometheus`` (a Prometheus provider). Clocks for tests:
+``Clock``/``FakeClock`` (from ``samplecontroller.wait.clock``).
+"""
+
+from samplecontroller.wait.clock import REAL_CLOCK, Clock, FakeClock, RealClock
+from samplecontroller.workqueue.delaying_queue import DelayingInterface, DelayingQueue
+from samplecontroller.workqueue.metrics import (
+    CounterMetric,
+    GaugeMetric,
+    HistogramMetric,
+    MetricsProvider,
+    NoopMetricsProvider,
+    SettableGaugeMetric,
+    set_provider,
+)
+from samplecontroller.workqueue.queue import Interface, Queue
 from samplecontroller.workqueue.rate_limiters import (
     BucketRateLimiter,
     ItemExponentialFailureRateLimiter,
@@ -11,12 +26,26 @@ from samplecontroller.workqueue.rate_limiters import (
     RateLimiter,
     WithMaxWaitRateLimiter,
     default_controller_rate_limiter,
+    default_item_based_rate_limiter,
 )
-from samplecontroller.workqueue.rate_limiting_queue import RateLimitingQueue, new_named_rate_limiting_queue
+from samplecontroller.workqueue.rate_limiting_queue import (
+    RateLimitingInterface,
+    RateLimitingQueue,
+    new_named_rate_limiting_queue,
+    new_rate_limiting_queue,
+)
 
 __all__ = [
+    "REAL_CLOCK",
     "BucketRateLimiter",
+    "Clock",
+    "CounterMetric",
+    "DelayingInterface",
     "DelayingQueue",
+    "FakeClock",
+    "GaugeMetric",
+    "HistogramMetric",
+    "Interface",
     "ItemExponentialFailureRateLimiter",
     "ItemFastSlowRateLimiter",
     "MaxOfRateLimiter",
@@ -24,9 +53,14 @@ __all__ = [
     "NoopMetricsProvider",
     "Queue",
     "RateLimiter",
+    "RateLimitingInterface",
     "RateLimitingQueue",
+    "RealClock",
+    "SettableGaugeMetric",
     "WithMaxWaitRateLimiter",
     "default_controller_rate_limiter",
+    "default_item_based_rate_limiter",
     "new_named_rate_limiting_queue",
+    "new_rate_limiting_queue",
     "set_provider",
 ]

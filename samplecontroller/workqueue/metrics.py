@@ -2,8 +2,13 @@
 
 A named queue reports depth, adds, queue latency, work duration, unfinished work seconds, the
 longest running processor and retries through a ``MetricsProvider``. The default provider
-discards everything; ``set_provider`` installs another (for example the Prometheus one in
-``samplecontroller.runtime.metrics``) for queues created afterwards.
+discards everything (and then a queue skips the bookkeeping altogether); ``set_provider``
+installs another (for example ``samplecontroller.workqueue.prometheus``) for named queues created
+afterwards (unlike Go, a later call replaces the earlier one). Unnamed queues report nothing.
+
+Unfinished work and the longest running processor are refreshed every
+``UNFINISHED_WORK_UPDATE_PERIOD`` seconds (Go: 500 ms) by one shared thread, and only for
+queues that have items in processing (plus one last update to zero): idle queues cost nothing.
 """
 
 from __future__ import annotations
@@ -13,7 +18,26 @@ import time
 from collections.abc import Hashable
 from typing import Generic, Protocol, TypeVar
 
+from samplecontroller.wait.clock import REAL_CLOCK, Clock
+
 T = TypeVar("T", bound=Hashable)
+
+UNFINISHED_WORK_UPDATE_PERIOD = 0.5
+
+__all__ = [
+    "UNFINISHED_WORK_UPDATE_PERIOD",
+    "CounterMetric",
+    "GaugeMetric",
+    "HistogramMetric",
+    "MetricsProvider",
+    "NoopMetricsProvider",
+    "QueueMetrics",
+    "SettableGaugeMetric",
+    "flush_unfinished_work",
+    "get_provider",
+    "new_queue_metrics",
+    "set_provider",
+]
 
 
 class GaugeMetric(Protocol):
@@ -34,7 +58,7 @@ class HistogramMetric(Protocol):
 
 
 class MetricsProvider(Protocol):
-    """Creates the metrics of one named queue."""
+    """Creates the metrics of one named queue (each method gets the queue's name)."""
 
     def new_depth_metric(self, name: str) -> GaugeMetric: ...
     def new_adds_metric(self, name: str) -> CounterMetric: ...
@@ -104,58 +128,122 @@ def get_provider() -> MetricsProvider:
 
 
 class QueueMetrics(Generic[T]):
-    """The bookkeeping a queue does for its metrics. Callers hold the queue's lock."""
+    """The metrics bookkeeping of one queue. Every method is called with ``lock`` held."""
 
-    def __init__(self, name: str, provider: MetricsProvider | None = None) -> None:
-        self.enabled = bool(name)
-        p = provider or get_provider() if name else NoopMetricsProvider()
-        self.depth = p.new_depth_metric(name)
-        self.adds = p.new_adds_metric(name)
-        self.latency = p.new_latency_metric(name)
-        self.work_duration = p.new_work_duration_metric(name)
-        self.unfinished = p.new_unfinished_work_seconds_metric(name)
-        self.longest = p.new_longest_running_processor_seconds_metric(name)
-        self.retries = p.new_retries_metric(name)
-        self._added_at: dict[T, float] = {}
-        self._processing_since: dict[T, float] = {}
+    def __init__(self, name: str, provider: MetricsProvider, lock: threading.Lock, clock: Clock = REAL_CLOCK) -> None:
+        self.name = name
+        self.lock = lock
+        self.clock = clock
+        self.depth = provider.new_depth_metric(name)
+        self.adds = provider.new_adds_metric(name)
+        self.latency = provider.new_latency_metric(name)
+        self.work_duration = provider.new_work_duration_metric(name)
+        self.unfinished = provider.new_unfinished_work_seconds_metric(name)
+        self.longest = provider.new_longest_running_processor_seconds_metric(name)
+        self.retries = provider.new_retries_metric(name)
+        self.added_at: dict[T, float] = {}
+        self.processing_since: dict[T, float] = {}
+        self.active = False  # registered with the unfinished-work updater
+        self.stopped = False
 
     def add(self, item: T) -> None:
-        if not self.enabled:
-            return
         self.adds.inc()
         self.depth.inc()
-        self._added_at.setdefault(item, time.monotonic())
+        if item not in self.added_at:
+            self.added_at[item] = self.clock.now()
 
     def get(self, item: T) -> None:
-        if not self.enabled:
-            return
         self.depth.dec()
-        now = time.monotonic()
-        self._processing_since[item] = now
-        start = self._added_at.pop(item, None)
+        now = self.clock.now()
+        self.processing_since[item] = now
+        start = self.added_at.pop(item, None)
         if start is not None:
             self.latency.observe(now - start)
+        if not self.active and not self.stopped:
+            self.active = True
+            _updater.register(self)
 
     def done(self, item: T) -> None:
-        if not self.enabled:
-            return
-        start = self._processing_since.pop(item, None)
+        start = self.processing_since.pop(item, None)
         if start is not None:
-            self.work_duration.observe(time.monotonic() - start)
-
-    def update_unfinished_work(self) -> None:
-        if not self.enabled:
-            return
-        now = time.monotonic()
-        total = 0.0
-        oldest = 0.0
-        for start in self._processing_since.values():
-            age = now - start
-            total += age
-            oldest = max(oldest, age)
-        self.unfinished.set(total)
-        self.longest.set(oldest)
+            self.work_duration.observe(self.clock.now() - start)
 
     def retry(self) -> None:
-        if self.enabled:
-            self.retries.inc()
+        self.retries.inc()
+
+    def stop(self) -> None:
+        """The queue shut down: no more unfinished-work updates."""
+        self.stopped = True
+
+    def update_unfinished_work(self) -> bool:
+        """Set the two gauges; True while there is still work in processing to watch."""
+        if self.stopped:
+            return False
+        now = self.clock.now()
+        total = 0.0
+        oldest = 0.0
+        for start in self.processing_since.values():
+            age = now - start
+            total += age
+            if age > oldest:
+                oldest = age
+        self.unfinished.set(total)
+        self.longest.set(oldest)
+        return bool(self.processing_since)
+
+
+def new_queue_metrics(name: str, provider: MetricsProvider | None, lock: threading.Lock,
+                      clock: Clock = REAL_CLOCK) -> QueueMetrics[T] | None:
+    """Metrics for a queue called ``name``, or None when nothing would be reported."""
+    if not name:
+        return None
+    p = provider if provider is not None else get_provider()
+    if isinstance(p, NoopMetricsProvider):
+        return None
+    return QueueMetrics(name, p, lock, clock)
+
+
+class _UnfinishedWorkUpdater:
+    """One daemon thread that refreshes the unfinished-work gauges of busy queues."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._active: set[QueueMetrics[Hashable]] = set()
+        self._thread: threading.Thread | None = None
+
+    def register(self, m: QueueMetrics[T]) -> None:
+        """Watch ``m`` until its queue has nothing in processing (called with m.lock held)."""
+        with self._cond:
+            self._active.add(m)  # type: ignore[arg-type]
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="workqueue-unfinished-work", daemon=True)
+                self._thread.start()
+            self._cond.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._active:
+                    self._cond.wait()
+            time.sleep(UNFINISHED_WORK_UPDATE_PERIOD)
+            self.flush()
+
+    def flush(self) -> None:
+        """Update every watched queue now; forget those that became idle."""
+        with self._cond:
+            snapshot = list(self._active)
+        for m in snapshot:
+            with m.lock:
+                if m.update_unfinished_work():
+                    continue
+                m.active = False
+                with self._cond:
+                    self._active.discard(m)
+
+
+_updater = _UnfinishedWorkUpdater()
+
+
+def flush_unfinished_work() -> None:
+    """Refresh the unfinished-work gauges of all busy queues at once (for tests and shutdown)."""
+    _updater.flush()

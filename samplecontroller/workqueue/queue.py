@@ -1,13 +1,16 @@
 """The basic work queue, like client-go's util/workqueue/queue.go.
 
 Guarantees:
-- an item is processed by at most one worker at a time;
+- an item is processed by at most one worker at a time (between ``get`` and ``done``);
 - adding an item that is already waiting is a no-op (items are de-duplicated);
-- adding an item that is being processed marks it dirty: it is queued again when ``done`` is called;
+- adding an item that is being processed marks it dirty: it is queued again at ``done``;
 - ``get`` blocks until an item is available, and reports ``shutdown=True`` only once the queue is
-  shutting down and has nothing left to hand out;
-- ``shut_down_with_drain`` waits until every item handed out has been marked done.
-Items must be hashable. Order is FIFO among waiting items.
+  shutting down and has nothing left to hand out (items already queued are still handed out);
+- ``add`` after shutdown is ignored;
+- ``shut_down_with_drain`` blocks until every item handed out has been marked done (or a plain
+  ``shut_down`` cancels the drain).
+Items must be hashable. Order is FIFO among waiting items. Not guaranteed: fairness between
+workers, or that an item added while in processing runs on the same worker.
 """
 
 from __future__ import annotations
@@ -15,99 +18,136 @@ from __future__ import annotations
 import threading
 from collections import deque
 from collections.abc import Hashable
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
-from samplecontroller.workqueue.metrics import MetricsProvider, QueueMetrics
+from samplecontroller.wait.clock import REAL_CLOCK, Clock
+from samplecontroller.workqueue.metrics import MetricsProvider, QueueMetrics, new_queue_metrics
 
 T = TypeVar("T", bound=Hashable)
 
-UNFINISHED_WORK_UPDATE_PERIOD = 0.5
+__all__ = ["Interface", "Queue"]
+
+
+class Interface(Protocol[T]):
+    """What every work queue offers (client-go's workqueue.Interface)."""
+
+    def add(self, item: T) -> None: ...
+    def len(self) -> int: ...
+    def __len__(self) -> int: ...
+    def get(self) -> tuple[T, bool]: ...
+    def done(self, item: T) -> None: ...
+    def shut_down(self) -> None: ...
+    def shut_down_with_drain(self) -> None: ...
+    def shutting_down(self) -> bool: ...
 
 
 class Queue(Generic[T]):
-    """A de-duplicating FIFO of hashable items; safe for any number of threads."""
+    """A de-duplicating FIFO of hashable items; safe for any number of threads.
 
-    def __init__(self, name: str = "", *, metrics_provider: MetricsProvider | None = None) -> None:
+    ``name`` enables metrics (through ``metrics_provider`` or the global provider); ``clock``
+    times them.
+    """
+
+    def __init__(self, name: str = "", *, metrics_provider: MetricsProvider | None = None,
+                 clock: Clock = REAL_CLOCK) -> None:
         self.name = name
-        self._cond = threading.Condition(threading.Lock())
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)  # getters wait here
+        self._drained = threading.Condition(self._lock)  # shut_down_with_drain waits here
         self._queue: deque[T] = deque()
         self._dirty: set[T] = set()
         self._processing: set[T] = set()
+        self._waiting = 0  # getters blocked in _cond.wait (skip notify when none)
         self._shutting_down = False
         self._drain = False
-        self._metrics: QueueMetrics[T] = QueueMetrics(name, metrics_provider)
-        if self._metrics.enabled:
-            threading.Thread(target=self._update_unfinished_work_loop, name=f"workqueue-{name}-metrics",
-                             daemon=True).start()
+        self._metrics: QueueMetrics[T] | None = new_queue_metrics(name, metrics_provider, self._lock, clock)
 
     def add(self, item: T) -> None:
-        """Mark ``item`` as needing processing. A no-op after shutdown."""
-        with self._cond:
+        """Mark ``item`` as needing processing. A no-op after shutdown or when already waiting."""
+        with self._lock:
             if self._shutting_down or item in self._dirty:
                 return
-            self._metrics.add(item)
             self._dirty.add(item)
+            if self._metrics is not None:
+                self._metrics.add(item)
             if item in self._processing:
                 return
             self._queue.append(item)
-            self._cond.notify()
+            if self._waiting:
+                self._cond.notify()
 
     def __len__(self) -> int:
-        with self._cond:
-            return len(self._queue)
+        return len(self._queue)  # a deque's len is atomic
 
     def len(self) -> int:
         """Number of items waiting (not counting those being processed)."""
-        return len(self)
+        return len(self._queue)
 
     def get(self) -> tuple[T, bool]:
-        """Block until an item is available; ``(item, False)``, or ``(None, True)`` on shutdown."""
-        with self._cond:
-            while not self._queue and not self._shutting_down:
-                self._cond.wait()
-            if not self._queue:
-                return None, True  # type: ignore[return-value]
-            item = self._queue.popleft()
-            self._metrics.get(item)
+        """Block until an item is available: ``(item, False)``, or ``(None, True)`` on shutdown.
+
+        The caller must call ``done(item)`` when finished with it.
+        """
+        with self._lock:
+            queue = self._queue
+            if not queue:
+                while not queue and not self._shutting_down:
+                    self._waiting += 1
+                    try:
+                        self._cond.wait()
+                    finally:
+                        self._waiting -= 1
+                if not queue:
+                    return None, True  # type: ignore[return-value]
+            item = queue.popleft()
+            if self._metrics is not None:
+                self._metrics.get(item)
             self._processing.add(item)
             self._dirty.discard(item)
             return item, False
 
     def done(self, item: T) -> None:
         """Mark ``item`` as processed; if it was added meanwhile it is queued again."""
-        with self._cond:
-            self._metrics.done(item)
-            self._processing.discard(item)
+        with self._lock:
+            if self._metrics is not None:
+                self._metrics.done(item)
+            processing = self._processing
+            processing.discard(item)
             if item in self._dirty:
                 self._queue.append(item)
-                self._cond.notify()
-            elif not self._processing:
-                self._cond.notify_all()  # wakes a draining shut_down_with_drain
+                if self._waiting:
+                    self._cond.notify()
+            if self._drain and not processing:
+                self._drained.notify_all()
 
     def shut_down(self) -> None:
-        """Stop accepting items; ``get`` hands out what is left, then reports shutdown."""
-        with self._cond:
+        """Stop accepting items; ``get`` hands out what is left, then reports shutdown.
+
+        Also ends a ``shut_down_with_drain`` that is still waiting.
+        """
+        with self._lock:
             self._drain = False
             self._shutting_down = True
+            if self._metrics is not None:
+                self._metrics.stop()
             self._cond.notify_all()
+            self._drained.notify_all()
 
     def shut_down_with_drain(self) -> None:
-        """Like ``shut_down`` but block until every item handed out has been marked done."""
-        with self._cond:
+        """Like ``shut_down`` but block until every item handed out has been marked done.
+
+        Items still waiting are handed out to workers that keep calling ``get``; callers must
+        keep their workers running (and calling ``done``) or this never returns.
+        """
+        with self._lock:
             self._drain = True
             self._shutting_down = True
+            if self._metrics is not None:
+                self._metrics.stop()
             self._cond.notify_all()
             while self._processing and self._drain:
-                self._cond.wait()
+                self._drained.wait()
 
     def shutting_down(self) -> bool:
-        with self._cond:
-            return self._shutting_down
-
-    def _update_unfinished_work_loop(self) -> None:
-        while True:
-            with self._cond:
-                if self._shutting_down:
-                    return
-                self._metrics.update_unfinished_work()
-            threading.Event().wait(UNFINISHED_WORK_UPDATE_PERIOD)
+        return self._shutting_down

@@ -6,16 +6,20 @@ remembers failures until ``forget(item)``. ``num_requeues(item)`` is the failure
 
 from __future__ import annotations
 
+import math
 import threading
-import time
 from collections.abc import Hashable
 from typing import Generic, Protocol, TypeVar
+
+from samplecontroller.wait.clock import REAL_CLOCK, Clock
 
 T = TypeVar("T", bound=Hashable)
 T_contra = TypeVar("T_contra", bound=Hashable, contravariant=True)
 
 
 class RateLimiter(Protocol[T_contra]):
+    """Decides how long an item waits before it is retried (client-go's RateLimiter)."""
+
     def when(self, item: T_contra) -> float: ...
     def forget(self, item: T_contra) -> None: ...
     def num_requeues(self, item: T_contra) -> int: ...
@@ -25,6 +29,8 @@ class ItemExponentialFailureRateLimiter(Generic[T]):
     """``base * 2**failures`` per item, capped at ``max_delay`` (Go: 5 ms and 1000 s by default)."""
 
     def __init__(self, base_delay: float = 0.005, max_delay: float = 1000.0) -> None:
+        if base_delay < 0 or max_delay < 0:
+            raise ValueError(f"delays must be >= 0, got base_delay={base_delay} max_delay={max_delay}")
         self.base_delay = base_delay
         self.max_delay = max_delay
         self._lock = threading.Lock()
@@ -34,9 +40,10 @@ class ItemExponentialFailureRateLimiter(Generic[T]):
         with self._lock:
             exp = self._failures.get(item, 0)
             self._failures[item] = exp + 1
-        if exp > 1023:  # 2**exp overflows a float long before this; Go caps the same way
+        if exp > 1000:  # 2.0**exp would overflow a float; Go caps at MaxInt64 ns the same way
             return self.max_delay
-        return min(self.base_delay * (2.0**exp), self.max_delay)
+        backoff = self.base_delay * (2.0**exp)
+        return backoff if backoff < self.max_delay else self.max_delay
 
     def forget(self, item: T) -> None:
         with self._lock:
@@ -73,29 +80,38 @@ class ItemFastSlowRateLimiter(Generic[T]):
 
 
 class BucketRateLimiter(Generic[T]):
-    """An overall token bucket (``qps`` refill, ``burst`` size), not per item: Go's rate.Limiter.
+    """One token bucket for all items (golang.org/x/time/rate's Limiter): ``qps`` refill, ``burst`` size.
 
-    ``when`` reserves a token and returns the wait until it is available. It never forgets.
+    ``when`` reserves a token and returns how long until it is available (0 while tokens are
+    left); reservations queue up, so n calls beyond the burst wait about n / qps. ``qps`` may be
+    ``math.inf`` (never waits). It keeps no per-item state: ``forget`` does nothing and
+    ``num_requeues`` is 0.
     """
 
-    def __init__(self, qps: float = 10.0, burst: int = 100, clock: object | None = None) -> None:
-        if qps <= 0 or burst < 1:
-            raise ValueError("BucketRateLimiter needs qps > 0 and burst >= 1")
-        self.qps = qps
+    def __init__(self, qps: float = 10.0, burst: int = 100, clock: Clock = REAL_CLOCK) -> None:
+        if not qps > 0 or burst < 1:
+            raise ValueError(f"BucketRateLimiter needs qps > 0 and burst >= 1, got qps={qps} burst={burst}")
+        self.qps = float(qps)
         self.burst = burst
+        self._clock = clock
         self._lock = threading.Lock()
         self._tokens = float(burst)
-        self._last = time.monotonic()
+        self._last = clock.now()
 
     def when(self, item: T) -> float:
+        if self.qps == math.inf:
+            return 0.0
         with self._lock:
-            now = time.monotonic()
-            self._tokens = min(float(self.burst), self._tokens + (now - self._last) * self.qps)
-            self._last = now
-            self._tokens -= 1.0
-            if self._tokens >= 0:
-                return 0.0
-            return -self._tokens / self.qps
+            now = self._clock.now()
+            elapsed = now - self._last if now > self._last else 0.0
+            tokens = self._tokens + elapsed * self.qps
+            if tokens > self.burst:
+                tokens = float(self.burst)
+            tokens -= 1.0
+            self._tokens = tokens
+            if now > self._last:
+                self._last = now
+        return 0.0 if tokens >= 0 else -tokens / self.qps
 
     def forget(self, item: T) -> None:
         return
@@ -138,6 +154,11 @@ class WithMaxWaitRateLimiter(Generic[T]):
 
     def num_requeues(self, item: T) -> int:
         return self.limiter.num_requeues(item)
+
+
+def default_item_based_rate_limiter() -> ItemExponentialFailureRateLimiter[T]:
+    """client-go's DefaultItemBasedRateLimiter: exponential 1 ms .. 1000 s."""
+    return ItemExponentialFailureRateLimiter(0.001, 1000.0)
 
 
 def default_controller_rate_limiter() -> MaxOfRateLimiter[T]:

@@ -16,7 +16,16 @@ from samplecontroller.client import ResourceClient
 from samplecontroller.client.types import APPLY_PATCH, JSON_PATCH, ListOptions
 from samplecontroller.rest import RESTClient, TransportError
 
-from .conftest import WIDGETS, WIDGETS_DYNAMIC, MiniServer, Widget, WidgetList, WidgetSpec, WidgetStatus, widget
+from .conftest import (
+    WIDGETS,
+    WIDGETS_DYNAMIC,
+    MiniServer,
+    Widget,
+    WidgetList,
+    WidgetSpec,
+    WidgetStatus,
+    widget,
+)
 
 
 def client(server: MiniServer, ns: str | None = "default") -> ResourceClient[Widget, WidgetList]:
@@ -243,3 +252,16 @@ def test_dynamic_resource_client_uses_plain_dicts(server: MiniServer) -> None:
     created["spec"]["more"] = True
     assert c.update(created)["spec"]["more"] is True
     assert sum(1 for r in server.requests if r.method == "GET") == 2  # dicts need no read before PUT
+
+
+def test_watch_ends_with_an_error_event_on_an_undecodable_line(server: MiniServer) -> None:
+    w = client(server).watch()
+    assert server.watch_opened.wait(5)
+    server.send_watch_line(b'{"type":"ADDED","object":{"metadata":{"name":"a"}}}')
+    server.send_watch_line(b"this is not json")
+    events = []
+    for ev in w:
+        events.append(ev)
+    assert [e.type for e in events] == ["ADDED", "ERROR"]
+    assert events[1].status is not None and events[1].status["code"] == 500
+    assert "unable to decode" in events[1].status["message"]

@@ -251,3 +251,27 @@ def test_make_run_path_local_server_end_to_end(tmp_path: Path, kubectl_binary: s
             code = proc.wait(30)
     assert code == 0, log.read_text()
     assert (local / "kubeconfig").exists()
+
+
+def test_leader_election_hands_over_on_sigterm(kubectl: Kubectl, server: Any, namespace: str,
+                                               start_controller: Callable[..., ControllerProcess]) -> None:
+    """Two controllers with --leader-elect: one leads; SIGTERM releases the Lease and the other takes over."""
+    kubeconfig = Path(server.kubeconfig_path)
+    lease_args = ("--leader-elect", "--leader-election-namespace", namespace, "--leader-election-id", "lock")
+
+    def holder() -> str:
+        lease = kubectl.json("get", "lease", "lock", "-n", namespace) or {}
+        return str(lease.get("spec", {}).get("holderIdentity", ""))
+
+    first = start_controller(kubeconfig, *lease_args)
+    first_id = wait_for(holder, what="a leader", timeout=20)
+    second = start_controller(kubeconfig, *lease_args)
+    time.sleep(3)
+    assert holder() == first_id  # the second one waits
+
+    assert first.stop(signal.SIGTERM) == 0, first.output()
+    second_id = wait_for(lambda: (h := holder()) not in ("", first_id) and h, what="the second leader", timeout=20)
+    assert second_id != first_id
+    kubectl.run("apply", "-n", namespace, "-f", "-", stdin=foo_manifest("led", "led", 1))
+    wait_for(lambda: get(kubectl, namespace, "deployment", "led"), what="a Deployment from the new leader")
+    assert second.stop() == 0, second.output()

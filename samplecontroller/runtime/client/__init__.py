@@ -1,0 +1,422 @@
+"""The runtime client: reads from the manager's cache, writes to the API server (pkg/client).
+
+- ``get``/``list`` read the cache (so they see what the informers saw, possibly slightly stale);
+  with no cache (``cache=None``) they go to the API server. Both take the model type.
+- ``create``, ``update``, ``delete``, ``delete_all_of``, ``patch`` and ``apply`` go straight to
+  the API server and return the server's object (objects are immutable Structs: the caller's
+  object is never changed, unlike Go).
+- ``patch(obj, MergeFrom(original))`` sends the JSON merge patch from ``original`` to ``obj``;
+  ``MergeFrom(original, optimistic_lock=True)`` adds the original resourceVersion so a
+  concurrent change gives a ConflictError. ``StrategicMergeFrom`` is for built-in kinds.
+  ``Apply(field_owner, force)`` is server-side apply of ``obj``.
+- ``status()`` gives a writer for the status subresource (update, patch, apply).
+- Helpers: ``set_controller_reference``, ``set_owner_reference``, ``create_or_update``,
+  ``create_or_patch``, ``add_finalizer``, ``remove_finalizer``, ``contains_finalizer``.
+API errors are ``samplecontroller.apimachinery.errors`` exceptions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, TypeVar
+
+import msgspec
+
+from samplecontroller.apimachinery import errors, labels, mergepatch, meta, objects, strategicpatch
+from samplecontroller.client.types import (
+    APPLY_PATCH,
+    JSON_PATCH,
+    MERGE_PATCH,
+    STRATEGIC_MERGE_PATCH,
+    ResourceInfo,
+)
+from samplecontroller.runtime._gvk import default_scheme, gvk_for_type
+
+T = TypeVar("T")
+ClientFor = Callable[[ResourceInfo[Any], "str | None"], Any]
+
+_encoder = msgspec.json.Encoder()
+
+
+# -- patches ---------------------------------------------------------------------------------
+
+
+class Patch:
+    """How to turn an object into a PATCH request: ``type`` and ``data(obj) -> bytes``."""
+
+    type: str = MERGE_PATCH
+
+    def data(self, obj: Any) -> bytes:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class RawPatch(Patch):
+    """A patch body given verbatim (JSON patch, merge patch, ...)."""
+
+    patch_type: str
+    body: bytes | dict[str, Any] | list[Any]
+
+    @property
+    def type(self) -> str:  # type: ignore[override]
+        return self.patch_type
+
+    def data(self, obj: Any) -> bytes:
+        return self.body if isinstance(self.body, bytes) else _encoder.encode(self.body)
+
+
+class MergeFrom(Patch):
+    """A JSON merge patch from ``original`` to the object being patched."""
+
+    type = MERGE_PATCH
+
+    def __init__(self, original: Any, optimistic_lock: bool = False) -> None:
+        self.original = original
+        self.optimistic_lock = optimistic_lock
+
+    def _diff(self, original: dict[str, Any], modified: dict[str, Any]) -> Any:
+        return mergepatch.create_merge_patch(original, modified)
+
+    def data(self, obj: Any) -> bytes:
+        patch = self._diff(objects.to_dict(self.original), objects.to_dict(obj))
+        if not isinstance(patch, dict):
+            patch = {}
+        if self.optimistic_lock:
+            rv = meta.get_resource_version(self.original)
+            if not rv:
+                raise ValueError("optimistic lock needs the original object's resourceVersion")
+            patch.setdefault("metadata", {})["resourceVersion"] = rv
+        return _encoder.encode(patch)
+
+
+class StrategicMergeFrom(MergeFrom):
+    """A strategic merge patch from ``original`` (built-in kinds only: lists merge by key)."""
+
+    type = STRATEGIC_MERGE_PATCH
+
+    def _diff(self, original: dict[str, Any], modified: dict[str, Any]) -> Any:
+        group, version = meta.group_version(str(modified.get("apiVersion") or original.get("apiVersion") or ""))
+        kind = modified.get("kind") or original.get("kind")
+        definition = f"io.k8s.api.{group.split('.')[0] or 'core'}.{version}.{kind}"
+        return strategicpatch.create_two_way_merge_patch(original, modified, definition)
+
+
+@dataclass(frozen=True)
+class Apply(Patch):
+    """Server-side apply of the object as given (every field stated is owned by ``field_owner``)."""
+
+    field_owner: str
+    force: bool = False
+    type = APPLY_PATCH
+
+    def data(self, obj: Any) -> bytes:
+        return _encoder.encode(obj)
+
+
+# -- the client ------------------------------------------------------------------------------
+
+
+class Client:
+    """Reads through ``cache`` (None: the API server), writes through ``client_for(info, ns)``."""
+
+    def __init__(self, client_for: ClientFor, cache: Any = None, *, scheme: Any = None,
+                 field_owner: str | None = None) -> None:
+        self.client_for = client_for
+        self.cache = cache
+        self.scheme = scheme if scheme is not None else default_scheme()
+        self.field_owner = field_owner
+
+    @classmethod
+    def for_rest_client(cls, rest: Any, cache: Any = None, *, scheme: Any = None,
+                        field_owner: str | None = None) -> Client:
+        from samplecontroller.client import ResourceClient
+
+        return cls(lambda info, ns: ResourceClient(rest, info, ns), cache, scheme=scheme, field_owner=field_owner)
+
+    # -- resolution --------------------------------------------------------------------
+
+    def info_for_type(self, model: type[Any]) -> ResourceInfo[Any]:
+        try:
+            info: ResourceInfo[Any] = self.scheme.info_for(model)
+            return info
+        except KeyError as err:
+            raise ValueError(str(err).strip("'\"")) from None
+
+    def info_for_object(self, obj: Any) -> ResourceInfo[Any]:
+        if isinstance(obj, dict):
+            group, version = meta.group_version(meta.get_api_version(obj))
+            try:
+                info: ResourceInfo[Any] = self.scheme.info_for_gvk(group, version, meta.get_kind(obj))
+                return info
+            except KeyError as err:
+                raise ValueError(str(err).strip("'\"")) from None
+        return self.info_for_type(type(obj))
+
+    def _resource(self, obj: Any) -> Any:
+        info = self.info_for_object(obj)
+        ns = meta.get_namespace(obj) if info.namespaced else None
+        if info.namespaced and not ns:
+            raise ValueError(f"{info.kind} {meta.get_name(obj)!r} needs metadata.namespace")
+        return self.client_for(info, ns)
+
+    # -- reading -----------------------------------------------------------------------
+
+    def get(self, model: type[T], namespace: str, name: str) -> T:
+        """One object (from the cache when there is one); NotFoundError when absent."""
+        if self.cache is not None:
+            obj: T = self.cache.get(model, namespace, name)
+            return obj
+        info = self.info_for_type(model)
+        got: T = self.client_for(info, namespace if info.namespaced else None).get(name)
+        return got
+
+    def list(self, model: type[T], *, namespace: str | None = None,
+             label_selector: labels.Selector | str | Mapping[str, str] | None = None,
+             matching_fields: Mapping[str, str] | None = None) -> list[T]:
+        """Objects of ``model`` (from the cache when there is one)."""
+        if self.cache is not None:
+            found: list[T] = self.cache.list(model, namespace=namespace, label_selector=label_selector,
+                                             matching_fields=matching_fields)
+            return found
+        info = self.info_for_type(model)
+        sel = label_selector
+        if isinstance(sel, Mapping):
+            sel = str(labels.selector_from_set(sel))
+        fields = ",".join(f"{k}={v}" for k, v in (matching_fields or {}).items()) or None
+        result = self.client_for(info, namespace or None).list(label_selector=str(sel) if sel else None,
+                                                               field_selector=fields)
+        return list(result.items if not isinstance(result, dict) else result.get("items") or [])
+
+    # -- writing -----------------------------------------------------------------------
+
+    def create(self, obj: T, *, dry_run: bool = False, field_owner: str | None = None) -> T:
+        created: T = self._resource(obj).create(obj, dry_run=dry_run, field_manager=field_owner or self.field_owner)
+        return created
+
+    def update(self, obj: T, *, dry_run: bool = False, field_owner: str | None = None) -> T:
+        """Replace the object (its resourceVersion must be current, else ConflictError)."""
+        updated: T = self._resource(obj).update(obj, dry_run=dry_run, field_manager=field_owner or self.field_owner)
+        return updated
+
+    def patch(self, obj: T, patch: Patch, *, dry_run: bool = False, field_owner: str | None = None) -> T:
+        return self._patch(obj, patch, None, dry_run, field_owner)
+
+    def _patch(self, obj: T, patch: Patch, subresource: str | None, dry_run: bool, field_owner: str | None) -> T:
+        res = self._resource(obj)
+        if isinstance(patch, Apply):
+            applied: T = res.apply(obj, field_manager=patch.field_owner, force=patch.force, subresource=subresource,
+                                   dry_run=dry_run)
+            return applied
+        patched: T = res.patch(meta.get_name(obj), patch.data(obj), patch.type, subresource=subresource,
+                               field_manager=field_owner or self.field_owner, dry_run=dry_run)
+        return patched
+
+    def apply(self, obj: T, *, field_owner: str | None = None, force: bool = False, dry_run: bool = False) -> T:
+        owner = field_owner or self.field_owner
+        if not owner:
+            raise ValueError("server-side apply needs a field owner")
+        return self.patch(obj, Apply(owner, force), dry_run=dry_run)
+
+    def delete(self, obj: Any, *, propagation_policy: str | None = None,
+               preconditions: Mapping[str, str] | None = None, grace_period_seconds: int | None = None,
+               dry_run: bool = False) -> None:
+        self._resource(obj).delete(meta.get_name(obj), propagation_policy=propagation_policy,
+                                   preconditions=preconditions, grace_period_seconds=grace_period_seconds,
+                                   dry_run=dry_run)
+
+    def delete_all_of(self, model: type[Any], *, namespace: str | None = None,
+                      label_selector: str | Mapping[str, str] | None = None,
+                      field_selector: str | None = None, propagation_policy: str | None = None) -> None:
+        info = self.info_for_type(model)
+        if isinstance(label_selector, Mapping):
+            label_selector = str(labels.selector_from_set(label_selector))
+        self.client_for(info, namespace if info.namespaced else None).delete_collection(
+            label_selector=label_selector or None, field_selector=field_selector,
+            propagation_policy=propagation_policy)
+
+    def status(self) -> StatusWriter:
+        return StatusWriter(self)
+
+
+class StatusWriter:
+    """Writes the status subresource (changes outside ``.status`` are ignored by the server)."""
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+
+    def update(self, obj: T, *, dry_run: bool = False, field_owner: str | None = None) -> T:
+        res = self.client._resource(obj)
+        updated: T = res.update_status(obj, dry_run=dry_run, field_manager=field_owner or self.client.field_owner)
+        return updated
+
+    def patch(self, obj: T, patch: Patch, *, dry_run: bool = False, field_owner: str | None = None) -> T:
+        return self.client._patch(obj, patch, "status", dry_run, field_owner)
+
+
+# -- helpers ---------------------------------------------------------------------------------
+
+
+class AlreadyOwnedError(ValueError):
+    """The object already has a different controller reference."""
+
+
+def _owner_ref(owner: Any, scheme: Any, controller: bool) -> dict[str, Any]:
+    if isinstance(owner, dict):
+        api_version, kind = meta.get_api_version(owner), meta.get_kind(owner)
+    else:
+        group, version, kind = gvk_for_type(type(owner), scheme)
+        api_version = f"{group}/{version}" if group else version
+    if not meta.get_uid(owner) or not meta.get_name(owner):
+        raise ValueError("the owner needs a name and a uid (use the object the server returned)")
+    ref: dict[str, Any] = {"apiVersion": api_version, "kind": kind, "name": meta.get_name(owner),
+                           "uid": meta.get_uid(owner)}
+    if controller:
+        ref["controller"] = True
+        ref["blockOwnerDeletion"] = True
+    return ref
+
+
+def _with_owner_refs(obj: T, refs: list[dict[str, Any]]) -> T:
+    d = objects.to_dict(obj)
+    d.setdefault("metadata", {})["ownerReferences"] = refs
+    return objects.from_dict(type(obj), d)
+
+
+def _set_ref(owner: Any, obj: T, scheme: Any, controller: bool) -> T:
+    owner_ns, obj_ns = meta.get_namespace(owner), meta.get_namespace(obj)
+    if owner_ns and owner_ns != obj_ns:
+        raise ValueError(f"cross-namespace owner references are disallowed: owner {owner_ns!r}, object {obj_ns!r}")
+    ref = _owner_ref(owner, scheme, controller)
+    refs = [r for r in objects.to_dict(obj).get("metadata", {}).get("ownerReferences", [])]
+    if controller:
+        current = meta.get_controller_of(obj)
+        if current is not None and current.uid != ref["uid"]:
+            raise AlreadyOwnedError(f"object {obj_ns}/{meta.get_name(obj)} is already owned by another "
+                                    f"{current.kind} controller {current.name}")
+    group = meta.group_version(ref["apiVersion"])[0]
+    for i, r in enumerate(refs):
+        if meta.group_version(r.get("apiVersion", ""))[0] == group and r.get("kind") == ref["kind"] \
+                and r.get("name") == ref["name"]:
+            refs[i] = ref
+            break
+    else:
+        refs.append(ref)
+    return _with_owner_refs(obj, refs)
+
+
+def set_controller_reference(owner: Any, obj: T, scheme: Any = None) -> T:
+    """A copy of ``obj`` controlled by ``owner`` (controller and blockOwnerDeletion true).
+
+    Raises ``AlreadyOwnedError`` when another controller owns it and ValueError across namespaces.
+    """
+    return _set_ref(owner, obj, scheme, True)
+
+
+def set_owner_reference(owner: Any, obj: T, scheme: Any = None) -> T:
+    """A copy of ``obj`` with a (non-controller) owner reference to ``owner``."""
+    return _set_ref(owner, obj, scheme, False)
+
+
+def contains_finalizer(obj: Any, finalizer: str) -> bool:
+    return finalizer in meta.get_finalizers(obj)
+
+
+def _with_finalizers(obj: T, finalizers: list[str]) -> T:
+    d = objects.to_dict(obj)
+    md = d.setdefault("metadata", {})
+    if finalizers:
+        md["finalizers"] = finalizers
+    else:
+        md.pop("finalizers", None)
+    return objects.from_dict(type(obj), d)
+
+
+def add_finalizer(obj: T, finalizer: str) -> tuple[T, bool]:
+    """(copy with ``finalizer`` added, whether it changed)."""
+    current = list(meta.get_finalizers(obj))
+    if finalizer in current:
+        return obj, False
+    return _with_finalizers(obj, [*current, finalizer]), True
+
+
+def remove_finalizer(obj: T, finalizer: str) -> tuple[T, bool]:
+    """(copy without ``finalizer``, whether it changed)."""
+    current = list(meta.get_finalizers(obj))
+    if finalizer not in current:
+        return obj, False
+    return _with_finalizers(obj, [f for f in current if f != finalizer]), True
+
+
+class OperationResult(StrEnum):
+    NONE = "unchanged"
+    CREATED = "created"
+    UPDATED = "updated"
+    UPDATED_STATUS = "updatedStatus"
+    UPDATED_STATUS_ONLY = "updatedStatusOnly"
+
+
+def _key_of(obj: Any) -> tuple[str, str]:
+    return meta.get_namespace(obj), meta.get_name(obj)
+
+
+def _same(a: Any, b: Any) -> bool:
+    return objects.to_dict(a) == objects.to_dict(b)
+
+
+def create_or_update(c: Client, obj: T, mutate: Callable[[T], T]) -> tuple[T, OperationResult]:
+    """Get the live object (a fresh GET when ``obj`` is missing from the cache), apply ``mutate``
+    and create or update it. ``mutate(current) -> desired`` must keep name and namespace.
+
+    Returns (the server's object, what happened); an unchanged object is not written.
+    """
+    ns, name = _key_of(obj)
+    try:
+        current: T = c.get(type(obj), ns, name)
+    except errors.NotFoundError:
+        desired = mutate(obj)
+        _check_key(obj, desired)
+        return c.create(desired), OperationResult.CREATED
+    desired = mutate(current)
+    _check_key(current, desired)
+    if _same(current, desired):
+        return current, OperationResult.NONE
+    return c.update(desired), OperationResult.UPDATED
+
+
+def create_or_patch(c: Client, obj: T, mutate: Callable[[T], T]) -> tuple[T, OperationResult]:
+    """Like ``create_or_update`` but writes a merge patch of the changes (status through the
+    status subresource), so fields the model does not know and other writers' changes survive."""
+    ns, name = _key_of(obj)
+    try:
+        current: T = c.get(type(obj), ns, name)
+    except errors.NotFoundError:
+        desired = mutate(obj)
+        _check_key(obj, desired)
+        return c.create(desired), OperationResult.CREATED
+    desired = mutate(current)
+    _check_key(current, desired)
+    cur_d, des_d = objects.to_dict(current), objects.to_dict(desired)
+    cur_status, des_status = cur_d.pop("status", None), des_d.pop("status", None)
+    result, out = OperationResult.NONE, current
+    if cur_d != des_d:
+        out = c.patch(desired, MergeFrom(current))
+        result = OperationResult.UPDATED
+    if cur_status != des_status and des_status is not None:
+        out = c.status().patch(desired, MergeFrom(current))
+        result = OperationResult.UPDATED_STATUS if result is OperationResult.UPDATED \
+            else OperationResult.UPDATED_STATUS_ONLY
+    return out, result
+
+
+def _check_key(before: Any, after: Any) -> None:
+    if _key_of(before) != _key_of(after):
+        raise ValueError("mutate must not change the object's name or namespace")
+
+
+__all__ = [
+    "JSON_PATCH", "AlreadyOwnedError", "Apply", "Client", "MergeFrom", "OperationResult", "Patch", "RawPatch",
+    "StatusWriter", "StrategicMergeFrom", "add_finalizer", "contains_finalizer", "create_or_patch",
+    "create_or_update", "remove_finalizer", "set_controller_reference", "set_owner_reference",
+]

@@ -1,0 +1,225 @@
+"""A controller: sources feed a rate-limited queue of Requests; workers call the Reconciler
+(pkg/controller and pkg/internal/controller).
+
+Defaults are Go's: ``max_concurrent_reconciles`` 1, ``recover_panic`` on, ``cache_sync_timeout``
+120 s, the default controller rate limiter (per-item exponential 5 ms..1000 s, overall 10 qps
+burst 100).
+
+Result handling, exactly as Go's ``reconcileHandler``:
+- raised ``TerminalError``: counted as an error and a terminal error, never requeued;
+- raised anything else: counted as an error, ``add_rate_limited`` (backoff);
+- ``Result(requeue_after=s)``: ``forget`` then ``add_after(s)``;
+- ``Result(requeue=True)``: ``add_rate_limited``;
+- otherwise ``forget``.
+API errors (``StatusError``), transport errors (``OSError``/``TransportError``) and
+``TerminalError`` are ordinary errors. Any other exception is a *panic* (a bug): with
+``recover_panic`` it is logged with its traceback, counted in reconcile_panics_total and handled
+as an error, and the worker lives on; without it the worker dies and ``start`` re-raises it
+after stopping the controller.
+A request is never reconciled by two workers at once (the queue guarantees it).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+from collections.abc import Hashable
+from dataclasses import dataclass
+from typing import Any
+
+from samplecontroller.apimachinery.errors import StatusError
+from samplecontroller.logs import get_logger
+from samplecontroller.rest import TransportError
+from samplecontroller.runtime import metrics as runtime_metrics
+from samplecontroller.runtime.reconcile import Reconciler, Request, Result, is_terminal
+from samplecontroller.runtime.source import Source
+from samplecontroller.workqueue import RateLimiter, RateLimitingQueue, default_controller_rate_limiter
+
+log = get_logger("runtime.controller")
+
+DEFAULT_CACHE_SYNC_TIMEOUT = 120.0
+
+
+@dataclass
+class Options:
+    """Controller options (Go's controller.Options)."""
+
+    max_concurrent_reconciles: int = 1
+    recover_panic: bool = True
+    cache_sync_timeout: float = DEFAULT_CACHE_SYNC_TIMEOUT
+    rate_limiter: RateLimiter[Any] | None = None
+    need_leader_election: bool = True
+    shutdown_timeout: float = 30.0
+
+
+class SourceSyncError(RuntimeError):
+    """A watched source did not sync within ``cache_sync_timeout``."""
+
+
+def _is_panic(err: BaseException) -> bool:
+    return not (isinstance(err, (StatusError, TransportError, OSError)) or is_terminal(err))
+
+
+class Controller:
+    """Runs ``reconciler`` for the Requests its sources enqueue. ``start`` blocks until ``stop``."""
+
+    def __init__(self, name: str, reconciler: Reconciler, options: Options | None = None) -> None:
+        if not name:
+            raise ValueError("a controller needs a name")
+        self.name = name
+        self.reconciler = reconciler
+        self.options = options or Options()
+        if self.options.max_concurrent_reconciles < 1:
+            raise ValueError("max_concurrent_reconciles must be at least 1")
+        self.metrics = runtime_metrics.install()
+        self.queue: RateLimitingQueue[Hashable] = RateLimitingQueue(
+            self.options.rate_limiter or default_controller_rate_limiter(), name=name)
+        self._lock = threading.Lock()
+        self._sources: list[Source] = []
+        self._stop: threading.Event | None = None
+        self._started = False
+        self._panic: BaseException | None = None
+        self._active = self.metrics.active_workers.labels(name)
+        self._reconcile_time = self.metrics.reconcile_time.labels(name)
+        self._totals = {r: self.metrics.reconcile_total.labels(name, r)
+                        for r in ("success", "error", "requeue", "requeue_after")}
+        self._errors = self.metrics.reconcile_errors.labels(name)
+
+    def need_leader_election(self) -> bool:
+        return self.options.need_leader_election
+
+    def watch(self, src: Source) -> None:
+        """Add a source. Before ``start`` it is started by ``start``; afterwards at once."""
+        with self._lock:
+            if self._started and self._stop is not None:
+                src.start(self.queue, self._stop)
+            self._sources.append(src)
+
+    def reconcile(self, request: Request) -> Result:
+        """Call the reconciler once (no queue, metrics or panic handling)."""
+        return self.reconciler.reconcile(request)
+
+    # -- running ---------------------------------------------------------------------------
+
+    def start(self, stop: threading.Event) -> None:
+        """Start the sources, wait for them to sync, run the workers until ``stop``, then drain.
+
+        Raises ``SourceSyncError`` when a source does not sync within ``cache_sync_timeout`` and
+        RuntimeError when started twice.
+        """
+        with self._lock:
+            if self._started:
+                raise RuntimeError(f"controller {self.name} was already started")
+            self._started = True
+            self._stop = stop
+            sources = list(self._sources)
+            for src in sources:
+                src.start(self.queue, stop)
+        log.info("Starting Controller", controller=self.name)
+        try:
+            self._wait_for_sources(sources, stop)
+            if stop.is_set():
+                return
+            self._run_workers(stop)
+        finally:
+            self.queue.shut_down()
+            log.info("All workers finished", controller=self.name)
+        if self._panic is not None:
+            raise self._panic
+
+    def _wait_for_sources(self, sources: list[Source], stop: threading.Event) -> None:
+        deadline = time.monotonic() + self.options.cache_sync_timeout
+        for src in sources:
+            while not src.wait_for_sync(0.05):
+                if stop.is_set():
+                    return
+                if time.monotonic() >= deadline:
+                    raise SourceSyncError(f"controller {self.name}: timed out waiting for source {src!r} to sync "
+                                          f"after {self.options.cache_sync_timeout:g}s")
+
+    def _run_workers(self, stop: threading.Event) -> None:
+        n = self.options.max_concurrent_reconciles
+        self.metrics.max_concurrent.labels(self.name).set(n)
+        log.info("Starting workers", controller=self.name, worker_count=n)
+        died = threading.Event()
+        workers = [threading.Thread(target=self._worker, args=(died,), name=f"{self.name}-worker-{i}", daemon=True)
+                   for i in range(n)]
+        for w in workers:
+            w.start()
+        while not stop.wait(0.1):
+            if died.is_set():
+                break
+        log.info("Shutdown signal received, waiting for all workers to finish", controller=self.name)
+        drain = threading.Thread(target=self.queue.shut_down_with_drain, daemon=True)
+        drain.start()
+        drain.join(self.options.shutdown_timeout)
+        self.queue.shut_down()
+        for w in workers:
+            w.join(self.options.shutdown_timeout)
+
+    def _worker(self, died: threading.Event) -> None:
+        try:
+            while self.process_next_work_item():
+                pass
+        except BaseException as err:
+            self._panic = err
+            died.set()
+
+    def process_next_work_item(self) -> bool:
+        """Reconcile one queued item; False once the queue has shut down."""
+        item, shutdown = self.queue.get()
+        if shutdown:
+            return False
+        self._active.inc()
+        try:
+            self._reconcile_handler(item)
+        finally:
+            self._active.dec()
+            self.queue.done(item)
+        return True
+
+    def _reconcile_handler(self, item: Hashable) -> None:
+        if not isinstance(item, Request):
+            log.error("Queue item was not a Request", controller=self.name, item=repr(item))
+            self.queue.forget(item)
+            return
+        started = time.monotonic()
+        try:
+            result = self.reconciler.reconcile(item)
+        except Exception as err:
+            self._on_error(item, err)
+            return
+        finally:
+            self._reconcile_time.observe(time.monotonic() - started)
+        if result.requeue_after > 0:
+            self.queue.forget(item)
+            self.queue.add_after(item, result.requeue_after)
+            self._totals["requeue_after"].inc()
+        elif result.requeue:
+            self.queue.add_rate_limited(item)
+            self._totals["requeue"].inc()
+        else:
+            self.queue.forget(item)
+            self._totals["success"].inc()
+
+    def _on_error(self, item: Request, err: Exception) -> None:
+        if _is_panic(err):
+            self.metrics.reconcile_panics.labels(self.name).inc()
+            if not self.options.recover_panic:
+                raise err
+            log.error("Observed a panic in reconciler", controller=self.name, request=str(item),
+                      error=f"{type(err).__name__}: {err}", traceback="".join(traceback.format_exception(err)))
+        self._errors.inc()
+        self._totals["error"].inc()
+        if is_terminal(err):
+            self.metrics.terminal_errors.labels(self.name).inc()
+            self.queue.forget(item)
+            log.error("Reconciler error (terminal, not requeued)", controller=self.name, request=str(item),
+                      error=str(err))
+            return
+        self.queue.add_rate_limited(item)
+        log.error("Reconciler error", controller=self.name, request=str(item), error=f"{type(err).__name__}: {err}")
+
+
+__all__ = ["DEFAULT_CACHE_SYNC_TIMEOUT", "Controller", "Options", "SourceSyncError"]

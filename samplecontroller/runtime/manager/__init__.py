@@ -1,0 +1,354 @@
+"""The Manager: a shared cache and client, runnables, leader election, metrics and probes
+(pkg/manager).
+
+``mgr = Manager(rest, Options(...))``; add controllers (usually through
+``runtime.builder.controller_managed_by(mgr)``) and other runnables with ``add``; then
+``mgr.start(stop)`` blocks until ``stop`` is set.
+
+Start order (as Go): metrics and health servers; the cache; non-leader runnables (the webhook
+server, anything whose ``need_leader_election()`` is False); then, once elected (at once without
+leader election), leader runnables (controllers). A runnable is anything with
+``start(stop: threading.Event)`` that blocks until ``stop``; one without
+``need_leader_election`` counts as leader-only.
+
+Guarantees:
+- When ``stop`` is set every runnable is asked to stop; ``start`` returns once all have
+  returned or ``graceful_shutdown_timeout`` (30 s) has passed.
+- A runnable raising stops the whole manager; ``start`` re-raises the first such error.
+- Losing the leader lease stops the manager and raises ``LeaderElectionLostError``.
+- Defaults: sync period 10 h, leader election 15 s / 10 s / 2 s, metrics and probes off
+  ("0"), webhook port 9443.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import threading
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from samplecontroller.logs import get_logger
+from samplecontroller.probes import ProbeServer
+from samplecontroller.runtime import healthz
+from samplecontroller.runtime import metrics as runtime_metrics
+from samplecontroller.runtime._gvk import default_scheme
+from samplecontroller.runtime.cache import DEFAULT_SYNC_PERIOD, Cache, ClientFor
+from samplecontroller.runtime.cache import Options as CacheOptions
+from samplecontroller.runtime.client import Client
+
+log = get_logger("runtime.manager")
+
+
+class Runnable(Protocol):
+    def start(self, stop: threading.Event) -> None: ...
+
+
+class LeaderElectionLostError(RuntimeError):
+    """The manager lost its leader lease."""
+
+
+@dataclass
+class Options:
+    """Manager options (Go's manager.Options). Bind addresses: "0" or "" disables."""
+
+    scheme: Any = None
+    cache: CacheOptions = field(default_factory=CacheOptions)
+    sync_period: float = DEFAULT_SYNC_PERIOD
+    namespaces: Sequence[str] = ()
+    metrics_bind_address: str = "0"
+    health_probe_bind_address: str = "0"
+    readiness_endpoint_name: str = "/readyz"
+    liveness_endpoint_name: str = "/healthz"
+    leader_election: bool = False
+    leader_election_id: str = ""
+    leader_election_namespace: str = ""
+    leader_election_release_on_cancel: bool = False
+    lease_duration: float = 15.0
+    renew_deadline: float = 10.0
+    retry_period: float = 2.0
+    graceful_shutdown_timeout: float = 30.0
+    field_owner: str | None = None
+    webhook_port: int = 9443
+    webhook_host: str = ""
+    webhook_cert_dir: str = ""
+
+
+def parse_bind_address(address: str) -> tuple[str, int] | None:
+    """":8080" -> ("0.0.0.0", 8080); "0" or "" -> None. ValueError for anything else."""
+    if address in ("0", ""):
+        return None
+    host, sep, port = address.rpartition(":")
+    if not sep:
+        host, port = "", address
+    try:
+        n = int(port)
+    except ValueError:
+        raise ValueError(f"{address!r} is not host:port or :port") from None
+    if not 0 <= n <= 65535:
+        raise ValueError(f"port {n} is out of range")
+    return host or "0.0.0.0", n
+
+
+def _needs_leader(r: Any) -> bool:
+    fn = getattr(r, "need_leader_election", None)
+    return True if fn is None else bool(fn())
+
+
+class _FuncRunnable:
+    def __init__(self, fn: Callable[[threading.Event], None], leader: bool) -> None:
+        self.fn = fn
+        self.leader = leader
+
+    def start(self, stop: threading.Event) -> None:
+        self.fn(stop)
+
+    def need_leader_election(self) -> bool:
+        return self.leader
+
+
+def runnable_func(fn: Callable[[threading.Event], None], *, need_leader_election: bool = True) -> Runnable:
+    """Wrap ``fn(stop)`` as a runnable."""
+    return _FuncRunnable(fn, need_leader_election)
+
+
+class Manager:
+    """See the module docstring. ``client_for`` overrides how typed clients are made (tests pass
+    a fake clientset's ``FakeResourceClient`` factory); otherwise ``rest`` is required."""
+
+    def __init__(self, rest: Any, options: Options | None = None, *, client_for: ClientFor | None = None) -> None:
+        self.options = options or Options()
+        self.rest = rest
+        if client_for is None:
+            if rest is None:
+                raise ValueError("a Manager needs a REST client (or client_for)")
+            from samplecontroller.client import ResourceClient
+
+            def client_for(info: Any, ns: str | None) -> Any:
+                return ResourceClient(rest, info, ns)
+
+        self.client_for: ClientFor = client_for
+        self.scheme = self.options.scheme if self.options.scheme is not None else default_scheme()
+        cache_opts = self.options.cache
+        if self.options.namespaces and not cache_opts.namespaces:
+            cache_opts.namespaces = tuple(self.options.namespaces)
+        if cache_opts.sync_period == DEFAULT_SYNC_PERIOD:
+            cache_opts.sync_period = self.options.sync_period
+        self.cache = Cache(client_for, cache_opts, scheme=self.scheme)
+        self.client = Client(client_for, self.cache, scheme=self.scheme, field_owner=self.options.field_owner)
+        self.api_reader = Client(client_for, None, scheme=self.scheme, field_owner=self.options.field_owner)
+        self.healthz = healthz.Handler()
+        self.readyz = healthz.Handler()
+        self._lock = threading.Lock()
+        self._leader: list[Runnable] = []
+        self._others: list[Runnable] = []
+        self._elected = threading.Event()
+        self._started = False
+        self._stop: threading.Event | None = None
+        self._errors: list[BaseException] = []
+        self._threads: list[threading.Thread] = []
+        self._servers: list[ProbeServer] = []
+        self._webhook_server: Any = None
+        self._broadcaster: Any = None
+        runtime_metrics.install()
+
+    # -- accessors -----------------------------------------------------------------------
+
+    def get_client(self) -> Client:
+        return self.client
+
+    def get_cache(self) -> Cache:
+        return self.cache
+
+    def get_scheme(self) -> Any:
+        return self.scheme
+
+    def get_api_reader(self) -> Client:
+        """A client that reads straight from the API server (no cache)."""
+        return self.api_reader
+
+    def elected(self) -> threading.Event:
+        """Set once this manager leads (at start without leader election)."""
+        return self._elected
+
+    def get_webhook_server(self) -> Any:
+        """The manager's webhook server (created on first use, started as a non-leader runnable)."""
+        with self._lock:
+            if self._webhook_server is None:
+                from samplecontroller.runtime.webhook import Server
+
+                self._webhook_server = Server(host=self.options.webhook_host, port=self.options.webhook_port,
+                                              cert_dir=self.options.webhook_cert_dir)
+                self._others.append(self._webhook_server)
+            return self._webhook_server
+
+    def get_event_recorder_for(self, name: str) -> Any:
+        """An EventRecorder writing Events as ``name`` (through the REST client)."""
+        from samplecontroller import record
+
+        with self._lock:
+            if self._broadcaster is None:
+                self._broadcaster = record.new_broadcaster()
+                self._broadcaster.start_structured_logging()
+                if self.rest is not None:
+                    self._broadcaster.start_recording_to_sink(record.ResourceEventSink.for_rest_client(self.rest))
+            return self._broadcaster.new_recorder(name)
+
+    # -- registration --------------------------------------------------------------------
+
+    def add(self, runnable: Runnable) -> None:
+        """Add a runnable; after start it is started at once (leader ones once elected)."""
+        leader = _needs_leader(runnable)
+        with self._lock:
+            (self._leader if leader else self._others).append(runnable)
+            stop = self._stop
+            start_now = self._started and stop is not None and (not leader or self._elected.is_set())
+        if start_now and stop is not None:
+            self._run(runnable, stop)
+
+    def add_healthz_check(self, name: str, check: healthz.Checker) -> None:
+        self.healthz.add(name, check)
+
+    def add_readyz_check(self, name: str, check: healthz.Checker) -> None:
+        self.readyz.add(name, check)
+
+    def cache_synced_check(self) -> None:
+        """A readiness checker: fails until the cache has synced."""
+        if not self.cache.wait_for_cache_sync(timeout=0):
+            raise RuntimeError("informers not synced")
+
+    # -- running -------------------------------------------------------------------------
+
+    def start(self, stop: threading.Event) -> None:
+        """Run everything until ``stop`` (see the module docstring). Raises on failure."""
+        with self._lock:
+            if self._started:
+                raise RuntimeError("the manager was already started")
+            self._started = True
+        internal = threading.Event()
+        self._stop = internal
+        relay = threading.Thread(target=self._relay, args=(stop, internal), daemon=True, name="manager-stop")
+        relay.start()
+        try:
+            self._serve_endpoints()
+            self._run(runnable_func(self.cache.start, need_leader_election=False), internal)
+            if not self.cache.wait_for_cache_sync(stop=internal, timeout=None):
+                if not internal.is_set():
+                    raise RuntimeError("failed to wait for caches to sync")
+            with self._lock:
+                others = list(self._others)
+            for r in others:
+                self._run(r, internal)
+            if self.options.leader_election:
+                self._run(runnable_func(self._lead, need_leader_election=False), internal)
+            else:
+                self._start_leader_runnables(internal)
+            internal.wait()
+        finally:
+            internal.set()
+            self._shutdown()
+        if self._errors:
+            raise self._errors[0]
+
+    @staticmethod
+    def _relay(outer: threading.Event, inner: threading.Event) -> None:
+        while not inner.is_set():
+            if outer.wait(0.05):
+                inner.set()
+
+    def _start_leader_runnables(self, stop: threading.Event) -> None:
+        with self._lock:
+            self._elected.set()
+            leaders = list(self._leader)
+        for r in leaders:
+            self._run(r, stop)
+
+    def _run(self, r: Runnable, stop: threading.Event) -> None:
+        def target() -> None:
+            try:
+                r.start(stop)
+            except BaseException as err:
+                log.error("Runnable failed; stopping the manager", runnable=type(r).__name__,
+                          error=f"{type(err).__name__}: {err}")
+                self._errors.append(err)
+                stop.set()
+
+        t = threading.Thread(target=target, name=f"runnable-{type(r).__name__}", daemon=True)
+        with self._lock:
+            self._threads.append(t)
+        t.start()
+
+    def _lead(self, stop: threading.Event) -> None:
+        from samplecontroller import leaderelection
+
+        opts = self.options
+        if not opts.leader_election_id:
+            raise ValueError("leader election needs leader_election_id")
+        namespace = opts.leader_election_namespace or _pod_namespace()
+        identity = f"{socket.gethostname()}_{uuid.uuid4()}"
+        lock = leaderelection.LeaseLock.for_rest_client(self.rest, namespace, opts.leader_election_id, identity)
+
+        def started(leading_stop: threading.Event) -> None:
+            log.info("Became leader", identity=identity)
+            self._start_leader_runnables(stop)
+
+        def stopped() -> None:
+            if not stop.is_set():
+                self._errors.append(LeaderElectionLostError("leader election lost"))
+                stop.set()
+
+        config = leaderelection.LeaderElectionConfig(
+            lock=lock, lease_duration=opts.lease_duration, renew_deadline=opts.renew_deadline,
+            retry_period=opts.retry_period,
+            callbacks=leaderelection.LeaderCallbacks(on_started_leading=started, on_stopped_leading=stopped),
+            release_on_cancel=opts.leader_election_release_on_cancel, name=opts.leader_election_id)
+        leaderelection.LeaderElector(config).run(stop)
+
+    def _serve_endpoints(self) -> None:
+        opts = self.options
+        metrics_addr = parse_bind_address(opts.metrics_bind_address)
+        probe_addr = parse_bind_address(opts.health_probe_bind_address)
+        if metrics_addr is not None:
+            self._servers.append(runtime_metrics.serve(metrics_addr))
+            log.info("Serving metrics", address=f"{metrics_addr[0]}:{self._servers[-1].address[1]}")
+        if probe_addr is not None:
+            endpoints = {opts.liveness_endpoint_name: self.healthz, opts.readiness_endpoint_name: self.readyz}
+            self._servers.append(healthz.serve(probe_addr, endpoints))
+            log.info("Serving health probes", address=f"{probe_addr[0]}:{self._servers[-1].address[1]}")
+
+    def server_addresses(self) -> list[tuple[str, int]]:
+        """The bound (host, port) of the metrics and probe servers, in that order."""
+        return [s.address for s in self._servers]
+
+    def _shutdown(self) -> None:
+        with self._lock:
+            threads = list(self._threads)
+        timeout = self.options.graceful_shutdown_timeout
+        deadline = threading.Event()
+        joiner = threading.Thread(target=lambda: [t.join() for t in threads], daemon=True)
+        joiner.start()
+        joiner.join(timeout)
+        if joiner.is_alive():
+            log.error("Graceful shutdown timed out; some runnables are still running", timeout=timeout)
+        deadline.set()
+        for s in self._servers:
+            s.close()
+        self._servers.clear()
+        if self._broadcaster is not None:
+            with contextlib.suppress(Exception):
+                self._broadcaster.shutdown()
+
+
+def _pod_namespace() -> str:
+    path = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+    with contextlib.suppress(OSError), open(path) as f:
+        ns = f.read().strip()
+        if ns:
+            return ns
+    return os.environ.get("POD_NAMESPACE", "default")
+
+
+__all__ = ["LeaderElectionLostError", "Manager", "Options", "Runnable", "parse_bind_address", "runnable_func"]

@@ -1,0 +1,93 @@
+"""The CLI (ready line, SIGTERM exit 0), restarts with --data-dir, and fuzzed requests."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from samplecontroller.apiserver import LocalAPIServer
+from tests.apiserver.conftest import FOOS, Raw, foo
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_cli_ready_line_and_sigterm(tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "kc"
+    proc = subprocess.Popen([sys.executable, "-m", "samplecontroller.apiserver", "--kubeconfig", str(kubeconfig),
+                             "--data-dir", str(tmp_path / "data")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, cwd=ROOT)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline().strip()
+        assert line.startswith("ready https://127.0.0.1:") and line.endswith(f"kubeconfig={kubeconfig}")
+        assert "token:" in kubeconfig.read_text()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(10) == 0
+    finally:
+        proc.kill()
+
+
+def test_cli_rejects_bad_arguments() -> None:
+    proc = subprocess.run([sys.executable, "-m", "samplecontroller.apiserver", "--port", "99999"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=30)
+    assert proc.returncode == 2 and "--port" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_state_survives_restart(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    with LocalAPIServer(data_dir=data, kubeconfig_path=tmp_path / "kc") as s:
+        r = Raw(s)
+        from samplecontroller.apiserver.testing import install_crds
+
+        install_crds(s)
+        code, _, created = r.call("POST", FOOS.format(ns="default"), foo("keep"))
+        assert code == 201
+        r.call("POST", FOOS.format(ns="default"), foo("gone"))
+        r.call("DELETE", FOOS.format(ns="default") + "/gone")
+        rv = r.call("GET", FOOS.format(ns="default"))[2]["metadata"]["resourceVersion"]
+    with LocalAPIServer(data_dir=data, kubeconfig_path=tmp_path / "kc") as s:
+        r = Raw(s)
+        code, _, got = r.call("GET", FOOS.format(ns="default") + "/keep")
+        assert code == 200 and got["metadata"]["uid"] == created["metadata"]["uid"]
+        assert r.call("GET", FOOS.format(ns="default") + "/gone")[0] == 404
+        code, _, obj = r.call("POST", FOOS.format(ns="default"), foo("new"))
+        assert int(obj["metadata"]["resourceVersion"]) > int(rv)
+
+
+_segments = st.sampled_from(["api", "apis", "v1", "apps", "namespaces", "default", "foos", "pods", "status", "scale",
+                             "samplecontroller.k8s.io", "v1alpha1", "x", "%00", "..", "deployments", "finalize",
+                             "openapi", "v3", "version", "watch"])
+_queries = st.lists(st.tuples(st.sampled_from(["watch", "limit", "continue", "resourceVersion", "labelSelector",
+                                               "fieldSelector", "timeoutSeconds", "dryRun", "fieldValidation",
+                                               "resourceVersionMatch", "sendInitialEvents", "propagationPolicy",
+                                               "force", "fieldManager", "allowWatchBookmarks"]),
+                              st.sampled_from(["true", "0", "-1", "1", "abc", "a=b", "x in (", "All", "Strict",
+                                               "Exact", "999999999999", "metadata.name=x", ""])), max_size=4)
+_bodies = st.one_of(st.just(b""), st.binary(max_size=40),
+                    st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=5)),
+                                 lambda c: st.lists(c, max_size=3) | st.dictionaries(
+                                     st.sampled_from(["metadata", "spec", "name", "kind", "apiVersion", "op",
+                                                      "path", "value", "replicas", "status", "finalizers"]), c,
+                                     max_size=4), max_leaves=10).map(lambda v: __import__("json").dumps(v).encode()))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(method=st.sampled_from(["GET", "POST", "PUT", "PATCH", "DELETE"]), segments=st.lists(_segments, max_size=7),
+       query=_queries, body=_bodies,
+       ctype=st.sampled_from(["application/json", "application/yaml", "application/merge-patch+json",
+                              "application/json-patch+json", "application/strategic-merge-patch+json",
+                              "application/apply-patch+yaml", "application/vnd.kubernetes.protobuf", "text/html", ""]))
+def test_fuzzed_requests_never_500(raw: Raw, method: str, segments: list[str], query: list[tuple[str, str]],
+                                   body: bytes, ctype: str) -> None:
+    import urllib.parse
+
+    path = "/" + "/".join(segments)
+    qs = urllib.parse.urlencode(query + ([("timeoutSeconds", "0")] if ("watch", "true") in query else []))
+    code, _, _ = raw.call(method, path + ("?" + qs if qs else ""), raw=body if method != "GET" else None, ctype=ctype)
+    assert code != 500 and code < 600
+    assert raw.call("GET", "/healthz")[0] == 200

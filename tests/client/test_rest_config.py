@@ -1,0 +1,112 @@
+"""RESTClient construction: kubeconfig loading, auth headers, fallback order, config errors."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from samplecontroller.rest import ConfigError, RESTClient, load_rest_client
+
+from .conftest import MiniServer
+
+
+def write_kubeconfig(tmp_path: Path, server: str, user: dict[str, Any]) -> Path:
+    path = tmp_path / "config"
+    path.write_text(textwrap.dedent(f"""\
+        apiVersion: v1
+        kind: Config
+        clusters:
+        - name: c
+          cluster: {{server: "{server}"}}
+        users:
+        - name: u
+          user: {json.dumps(user)}
+        contexts:
+        - name: ctx
+          context: {{cluster: c, user: u, namespace: ns1}}
+        - name: other
+          context: {{cluster: c, user: u}}
+        current-context: ctx
+        """))
+    return path
+
+
+def test_kubeconfig_token_is_sent(server: MiniServer, tmp_path: Path) -> None:
+    path = write_kubeconfig(tmp_path, server.url, {"token": "sekret"})
+    rest = RESTClient.from_kubeconfig(path)
+    rest.request("GET", "/api")
+    assert server.requests[-1].headers["Authorization"] == "Bearer sekret"
+    assert rest.host == server.url
+
+
+def test_exec_plugin_credentials_are_used(server: MiniServer, tmp_path: Path) -> None:
+    cred = {"apiVersion": "client.authentication.k8s.io/v1beta1", "kind": "ExecCredential",
+            "status": {"token": "from-exec"}}
+    script = tmp_path / "plugin.py"
+    script.write_text(f"print({json.dumps(json.dumps(cred))})\n")
+    user = {"exec": {"apiVersion": "client.authentication.k8s.io/v1beta1", "command": sys.executable,
+                     "args": [str(script)], "interactiveMode": "Never"}}
+    rest = RESTClient.from_kubeconfig(write_kubeconfig(tmp_path, server.url, user))
+    rest.request("GET", "/api")
+    assert server.requests[-1].headers["Authorization"] == "Bearer from-exec"
+
+
+def test_master_overrides_the_kubeconfig_server(server: MiniServer, tmp_path: Path) -> None:
+    path = write_kubeconfig(tmp_path, "https://unused.invalid:6443", {"token": "t"})
+    rest = RESTClient.from_kubeconfig(path, context="other", master=server.url)
+    rest.request("GET", "/api")
+    assert server.requests[-1].headers["Authorization"] == "Bearer t"
+
+
+def test_config_errors_are_one_line(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="does not exist") as info:
+        RESTClient.from_kubeconfig(tmp_path / "missing")
+    assert "\n" not in str(info.value)
+    bad = tmp_path / "bad"
+    bad.write_text("clusters: [\n  - this is: [not yaml")
+    with pytest.raises(ConfigError, match="invalid kubeconfig") as info:
+        RESTClient.from_kubeconfig(bad)
+    assert "\n" not in str(info.value)
+    path = write_kubeconfig(tmp_path, "http://127.0.0.1:1", {"token": "t"})
+    with pytest.raises(ConfigError, match="nope"):
+        RESTClient.from_kubeconfig(path, context="nope")
+
+
+def test_in_cluster_outside_a_cluster_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    with pytest.raises(ConfigError, match="not running in a cluster"):
+        RESTClient.in_cluster()
+
+
+def test_load_rest_client_fallback_order(server: MiniServer, tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    # master alone: no credentials
+    load_rest_client(master=server.url).request("GET", "/api")
+    assert "Authorization" not in server.requests[-1].headers
+    # no flags, not in a cluster: $KUBECONFIG
+    monkeypatch.setenv("KUBECONFIG", str(write_kubeconfig(tmp_path, server.url, {"token": "env"})))
+    load_rest_client().request("GET", "/api")
+    assert server.requests[-1].headers["Authorization"] == "Bearer env"
+    # then ~/.kube/config
+    monkeypatch.delenv("KUBECONFIG")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    with pytest.raises(ConfigError, match=r"\.kube/config"):
+        load_rest_client()
+
+
+def test_custom_user_agent(server: MiniServer) -> None:
+    import kubernetes
+
+    cfg = kubernetes.client.Configuration()
+    cfg.host = server.url
+    RESTClient.from_config(cfg, user_agent="foo-controller/1.0").request("GET", "/api")
+    assert server.requests[-1].headers["User-Agent"] == "foo-controller/1.0"
+    api = kubernetes.client.ApiClient(cfg)
+    RESTClient.from_api_client(api).request("GET", "/api")
+    assert server.requests[-1].headers["User-Agent"] == "samplecontroller/0.1"
