@@ -10,6 +10,7 @@ values sorted), so parsing it again gives an equal selector.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -18,7 +19,8 @@ from typing import Any
 __all__ = ["Requirement", "Selector", "everything", "nothing", "parse", "selector_from_label_selector",
            "selector_from_set"]
 
-_KEY = re.compile(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+_NAME = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 _VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$")
 _TOKEN = re.compile(r"\s*(!=|==|=|!|\(|\)|,|<|>|[^\s!=(),<>]+)")
 _INT = re.compile(r"^[-+]?[0-9]+$")
@@ -104,8 +106,18 @@ def nothing() -> Selector:
     return Selector(_nothing=True)
 
 
+def _valid_key(key: str) -> bool:
+    """A qualified name: [DNS-subdomain prefix "/"] name (name <= 63 chars)."""
+    prefix, slash, name = key.rpartition("/")
+    if not name or len(name) > 63 or not _NAME.fullmatch(name):
+        return False
+    if not slash:
+        return True
+    return 0 < len(prefix) <= 253 and all(_DNS_LABEL.fullmatch(part) for part in prefix.split("."))
+
+
 def _check_key(key: str, text: str) -> None:
-    if not key or len(key.rsplit("/", 1)[-1]) > 63 or not _KEY.match(key):
+    if not _valid_key(key):
         raise ValueError(f"invalid label key {key!r} in selector {text!r}")
 
 
@@ -115,7 +127,15 @@ def _check_value(value: str, text: str) -> None:
 
 
 def parse(text: str) -> Selector:
-    """Parse a selector string; raises ValueError with a clear message on bad syntax."""
+    """Parse a selector string; raises ValueError with a clear message on bad syntax.
+
+    Results are cached (selectors are immutable and the same strings recur).
+    """
+    return _parse(text)
+
+
+@functools.lru_cache(maxsize=1024)
+def _parse(text: str) -> Selector:
     tokens = [m.group(1) for m in _TOKEN.finditer(text)]
     if "".join(tokens).replace(" ", "") != re.sub(r"\s+", "", text):
         raise ValueError(f"unable to parse label selector {text!r}")
@@ -163,7 +183,7 @@ def parse(text: str) -> Selector:
                     _check_value(v, text)
                     values.append(v)
                 # like Go, an empty set means the empty value: "a in ()" matches a=""
-                reqs.append(Requirement(key, op, tuple(values) or ("",)))
+                reqs.append(Requirement(key, op, tuple(sorted(set(values))) or ("",)))
             elif nxt in (">", "<"):
                 op = "gt" if take() == ">" else "lt"
                 value = take()
@@ -205,5 +225,10 @@ def selector_from_label_selector(ls: Any) -> Selector:
         op = ops.get(e.get("operator", ""))
         if op is None:
             raise ValueError(f"{e.get('operator')!r} is not a valid label selector operator")
-        reqs.append(Requirement(e["key"], op, tuple(e.get("values") or ())))
+        values = tuple(e.get("values") or ())
+        if op in ("in", "notin") and not values:
+            raise ValueError(f"label selector key {e.get('key')!r}: {e.get('operator')} needs at least one value")
+        if op in ("exists", "!") and values:
+            raise ValueError(f"label selector key {e.get('key')!r}: {e.get('operator')} takes no values")
+        reqs.append(Requirement(e["key"], op, tuple(sorted(set(values))) if op in ("in", "notin") else ()))
     return Selector(reqs)

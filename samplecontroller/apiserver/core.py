@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import time
 import uuid
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
@@ -69,8 +70,16 @@ class APIError(Exception):
         self.status = new_status(code, reason, message, details)
 
 
+_clock: list[Any] = [0, ""]
+
+
 def now_rfc3339() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """The current UTC time as RFC 3339 with second precision (cached per second)."""
+    now = int(time.time())
+    if _clock[0] != now:
+        _clock[0] = now
+        _clock[1] = datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return str(_clock[1])
 
 
 def _details(res: Resource, name: str, kind: str | None = None) -> dict[str, Any]:
@@ -396,6 +405,16 @@ class Core:
     def _managed(self, res: Resource, old: dict[str, Any] | None, new: dict[str, Any], manager: str,
                  subresource: str) -> dict[str, Any]:
         try:
+            if old is None:
+                # create: the manager owns every field (no copy of the object needed)
+                new["metadata"].pop("managedFields", None)
+                paths = managedfields.field_set(new, self._definition(res), self.version_schema(res))
+                if paths:
+                    entry: dict[str, Any] = {"manager": manager, "operation": "Update", "apiVersion": res.group_version,
+                                             "time": now_rfc3339(), "fieldsType": "FieldsV1",
+                                             "fieldsV1": managedfields.paths_to_fields_v1(paths)}
+                    new["metadata"]["managedFields"] = [entry]
+                return new
             return managedfields.update_managed_fields(old, new, manager, "Update", subresource,
                                                        definition_name=self._definition(res),
                                                        schema=self.version_schema(res))
@@ -826,12 +845,11 @@ class Core:
                     loc = self.store.by_uid(str(owner.get("uid")))
                     if loc is not None:
                         self._schedule(self._reconcile, *loc)
-            if event.skey.startswith("samplecontroller") or True:
-                crd_name = self._crd_name_for_skey(event.skey)
-                if crd_name:
-                    crd = self.crds.get(crd_name)
-                    if crd is not None and _deep_get(crd, "metadata", "deletionTimestamp"):
-                        self._schedule(self._reconcile, CRD_KEY, "", crd_name)
+            crd_name = self._crd_name_for_skey(event.skey)
+            if crd_name:
+                crd = self.crds.get(crd_name)
+                if crd is not None and _deep_get(crd, "metadata", "deletionTimestamp"):
+                    self._schedule(self._reconcile, CRD_KEY, "", crd_name)
             return
         if meta.get("deletionTimestamp") or meta.get("ownerReferences"):
             self._schedule(self._reconcile, event.skey, event.namespace, event.name)

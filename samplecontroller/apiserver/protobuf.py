@@ -66,6 +66,7 @@ def _fields(data: bytes) -> list[tuple[int, int, Any]]:
     while pos < len(data):
         key, pos = _varint(data, pos)
         num, wire = key >> 3, key & 7
+        value: Any
         if wire == 0:
             value, pos = _varint(data, pos)
         elif wire == 1:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import concurrent.futures
+import logging
 import secrets
 import socket
 import ssl
@@ -89,6 +90,7 @@ class LocalAPIServer:
         self._ready = threading.Event()
         self._stop: asyncio.Event | None = None
         self._error: BaseException | None = None
+        self._flusher: asyncio.Task[None] | None = None
 
     @property
     def requests(self) -> list[RequestRecord]:
@@ -154,6 +156,7 @@ class LocalAPIServer:
                          simulate_delay=self.simulate_delay)
         self.core.loop = asyncio.get_running_loop()
         self.core.bootstrap()
+        self._flusher = asyncio.get_running_loop().create_task(self._flush_loop())
         self.app = APIServerApp(self.store, registry, self.core, self.token, bookmark_interval=self.bookmark_interval)
         ssl_ctx: ssl.SSLContext | None = None
         ca_pem: bytes | None = None
@@ -184,7 +187,18 @@ class LocalAPIServer:
             self.ca_path = ca_file
         write_kubeconfig(self.kubeconfig_path, self.url, self.token, ca_pem)
 
+    async def _flush_loop(self) -> None:
+        while True:
+            await asyncio.sleep(0.1)
+            if self.store is not None:
+                try:
+                    self.store.flush()
+                except Exception:  # a full disk must not kill the server; the next flush retries
+                    logging.getLogger(__name__).exception("storage flush failed")
+
     async def shutdown_async(self) -> None:
+        if self._flusher is not None:
+            self._flusher.cancel()
         if self.store is not None:
             for group in list(self.store.watchers.values()):
                 for watcher in list(group):

@@ -150,6 +150,8 @@ class Store:
         self.listeners: list[Callable[[Event], None]] = []
         self.rev = 0
         self.compacted = 0
+        self._pending: list[tuple[int, str, int, int, int, bytes]] = []
+        self._rows_compacted = 0
         self._writes_since_compact = 0
         self._load()
 
@@ -184,6 +186,7 @@ class Store:
 
     def close(self) -> None:
         try:
+            self.flush()
             self._db.execute("INSERT OR REPLACE INTO meta (k, v) VALUES ('rev', ?)", (self.rev,))
             self._db.close()
         except sqlite3.Error:
@@ -222,6 +225,7 @@ class Store:
         if rev >= self.rev:
             return self.list(skey, ns)
         prefix = f"/{skey}/" + (f"{ns}/" if ns is not None else "")
+        self.flush()
         rows = self._db.execute(
             "SELECT k.id, k.name, k.value FROM kine k JOIN (SELECT name, MAX(id) AS id FROM kine"
             " WHERE id <= ? AND name >= ? AND name < ? GROUP BY name) m ON k.id = m.id WHERE k.deleted = 0",
@@ -276,8 +280,19 @@ class Store:
         self._sorted.pop((skey, ns), None)
 
     def _append(self, name: str, created: bool, deleted: bool, prev_rev: int, raw: bytes) -> None:
-        self._db.execute("INSERT INTO kine (id, name, created, deleted, prev_revision, value) VALUES (?,?,?,?,?,?)",
-                         (self.rev, name, int(created), int(deleted), prev_rev, raw))
+        self._pending.append((self.rev, name, int(created), int(deleted), prev_rev, raw))
+        if len(self._pending) >= 512:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write buffered revisions to SQLite in one transaction (called at least every 100 ms)."""
+        if not self._pending:
+            return
+        rows, self._pending = self._pending, []
+        with self._db:
+            self._db.execute("BEGIN")
+            self._db.executemany(
+                "INSERT INTO kine (id, name, created, deleted, prev_revision, value) VALUES (?,?,?,?,?,?)", rows)
 
     def next_revision(self) -> int:
         """The revision the next write will get (for objects returned by dry runs)."""
@@ -351,9 +366,18 @@ class Store:
 
     def _compact_rows(self) -> None:
         self._writes_since_compact = 0
-        self._db.execute(
-            "DELETE FROM kine WHERE id <= ? AND (deleted = 1 OR id < (SELECT MAX(id) FROM kine k2"
-            " WHERE k2.name = kine.name AND k2.id <= ?))", (self.compacted, self.compacted))
+        self.flush()
+        start, end = self._rows_compacted, self.compacted
+        if end <= start:
+            return
+        # like kine: a row is garbage once a newer revision of its key is at or below the
+        # compacted revision (its prev_revision), and tombstones at or below it go too
+        with self._db:
+            self._db.execute("BEGIN")
+            self._db.execute("DELETE FROM kine WHERE id IN (SELECT prev_revision FROM kine WHERE id > ? AND id <= ?"
+                             " AND prev_revision > 0)", (start, end))
+            self._db.execute("DELETE FROM kine WHERE deleted = 1 AND id > ? AND id <= ?", (start, end))
+        self._rows_compacted = end
 
     # ------------------------------------------------------------------ watches
 

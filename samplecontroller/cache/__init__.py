@@ -1,6 +1,22 @@
-"""Informer caches: stores, indexers, DeltaFIFO, reflector, shared informers, listers (client-go's tools/cache)."""
+"""Informer caches: stores, indexers, DeltaFIFO, reflector, shared informers, listers (client-go's tools/cache).
 
-from samplecontroller.cache.delta_fifo import Delta, DeltaFIFO
+One module per idea: ``keys`` (key functions, tombstone), ``index`` (index functions),
+``thread_safe_store`` (the Store/Indexer implementation), ``store`` (protocols, constructors),
+``delta_fifo``, ``pager``, ``reflector``, ``processor`` (per-handler delivery), ``handlers``,
+``shared_informer``, ``listers``, ``dynamic``.
+"""
+
+from samplecontroller.cache.delta_fifo import (
+    ADDED,
+    DELETED,
+    REPLACED,
+    SYNC,
+    UPDATED,
+    Delta,
+    DeltaFIFO,
+    DeltaType,
+)
+from samplecontroller.cache.dynamic import new_dynamic_informer, tweaked
 from samplecontroller.cache.handlers import (
     FilteringResourceEventHandler,
     ResourceEventHandler,
@@ -17,33 +33,49 @@ from samplecontroller.cache.store import (
     NAMESPACE_INDEX,
     DeletedFinalStateUnknown,
     Indexer,
+    IndexFunc,
+    KeyFuncError,
     Store,
+    ThreadSafeStore,
     deletion_handling_meta_namespace_key_func,
     meta_namespace_index_func,
     meta_namespace_key_func,
     new_indexer,
+    new_store,
     split_meta_namespace_key,
 )
 
 __all__ = [
+    "ADDED",
+    "DELETED",
     "NAMESPACE_INDEX",
+    "REPLACED",
+    "SYNC",
+    "UPDATED",
     "DeletedFinalStateUnknown",
     "Delta",
     "DeltaFIFO",
+    "DeltaType",
     "FilteringResourceEventHandler",
     "GenericLister",
     "GenericNamespaceLister",
+    "IndexFunc",
     "Indexer",
+    "KeyFuncError",
     "Reflector",
     "ResourceEventHandler",
     "ResourceEventHandlerFuncs",
     "ResourceEventHandlerRegistration",
     "SharedIndexInformer",
     "Store",
+    "ThreadSafeStore",
     "deletion_handling_meta_namespace_key_func",
     "meta_namespace_index_func",
     "meta_namespace_key_func",
+    "new_dynamic_informer",
     "new_indexer",
+    "new_store",
     "split_meta_namespace_key",
+    "tweaked",
     "wait_for_cache_sync",
 ]

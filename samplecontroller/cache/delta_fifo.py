@@ -121,9 +121,8 @@ class DeltaFIFO:
         key = self.key_of(obj)
         with self._cond:
             self._populated = True
-            if key not in self._items:
-                if self._known is None or self._known.get_by_key(key) is None:
-                    return
+            if key not in self._items and (self._known is None or self._known.get_by_key(key) is None):
+                return
             self._queue_action(DELETED, obj, key)
 
     def replace(self, objects: Iterable[Any], resource_version: str = "") -> None:

@@ -26,6 +26,7 @@ Behaviour (Go's numbers and rules):
 
 from __future__ import annotations
 
+import builtins
 import random
 import threading
 import time
@@ -178,7 +179,7 @@ class Reflector:
         self._set_rv(list_rv)
         return list_rv
 
-    def _list_at(self, rv: str) -> tuple[list[Any], str]:
+    def _list_at(self, rv: str) -> tuple[builtins.list[Any], str]:
         page_size = self.page_size
         if rv not in ("", "0") and not self._paginated_result:
             page_size = 0

@@ -11,7 +11,7 @@ import builtins
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol, TypeVar
 
-from samplecontroller.cache.index import NAMESPACE_INDEX, IndexFunc, Indexers, meta_namespace_index_func
+from samplecontroller.cache.index import NAMESPACE_INDEX, Indexers, IndexFunc, meta_namespace_index_func
 from samplecontroller.cache.keys import (
     DeletedFinalStateUnknown,
     KeyError_,

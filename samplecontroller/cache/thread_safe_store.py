@@ -82,10 +82,7 @@ class ThreadSafeStore(Generic[T]):
 
     def delete(self, obj: Any) -> None:
         """Remove the object's key (a tombstone removes its own key); absent keys are ignored."""
-        if isinstance(obj, DeletedFinalStateUnknown):
-            key = obj.key
-        else:
-            key = self.key_func(obj)
+        key = obj.key if isinstance(obj, DeletedFinalStateUnknown) else self.key_func(obj)
         self.delete_by_key(key)
 
     def delete_by_key(self, key: str) -> None:

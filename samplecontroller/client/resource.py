@@ -49,6 +49,17 @@ _EVENT_TYPES = frozenset({"ADDED", "MODIFIED", "DELETED", "BOOKMARK"})
 _dict_decoder = msgspec.json.Decoder(dict[str, Any])
 
 
+_decoders: dict[type[Any], msgspec.json.Decoder[Any]] = {}
+
+
+def decoder_for(model: type[Any]) -> msgspec.json.Decoder[Any]:
+    """A shared msgspec decoder per model type (clients are created per call; decoders are not)."""
+    decoder = _decoders.get(model)
+    if decoder is None:
+        decoder = _decoders.setdefault(model, msgspec.json.Decoder(model))
+    return decoder
+
+
 def _bool(v: bool) -> str:
     return "true" if v else "false"
 
@@ -108,8 +119,8 @@ class ResourceClient(Generic[T, L]):
         self.rest = rest
         self.info = info
         self.namespace = namespace if info.namespaced else None
-        self._decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder(info.model)
-        self._list_decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder(info.list_model)
+        self._decoder = decoder_for(info.model)
+        self._list_decoder = decoder_for(info.list_model)
 
     # -- helpers ----------------------------------------------------------------------------
 
@@ -275,24 +286,28 @@ def list_result(result: Any) -> ListResult[Any]:
         md = result.get("metadata") or {}
         return ListResult(result.get("items") or [], str(md.get("resourceVersion", "")), str(md.get("continue", "")),
                           md.get("remainingItemCount"))
-    md = result.metadata
-    rv = md.resource_version if isinstance(md.resource_version, str) else ""
-    cont = md.continue_ if isinstance(md.continue_, str) else ""
-    remaining = md.remaining_item_count if isinstance(md.remaining_item_count, int) else None
-    return ListResult(result.items or (), rv, cont, remaining)
+    md = getattr(result, "metadata", None)
+    rv = getattr(md, "resource_version", None)
+    cont = getattr(md, "continue_", None)
+    remaining = getattr(md, "remaining_item_count", None)
+    return ListResult(result.items or (), rv if isinstance(rv, str) else "", cont if isinstance(cont, str) else "",
+                      remaining if isinstance(remaining, int) else None)
 
 
 def overlay(value: Any, live: Any) -> Any:
     """The wire form of ``value`` laid over ``live`` JSON, keeping keys the model does not know."""
     if isinstance(value, msgspec.Struct):
         out: dict[str, Any] = dict(live) if isinstance(live, dict) else {}
-        for field in msgspec.structs.fields(value):
-            v = getattr(value, field.name)
+        cls = type(value)
+        for attr, wire in zip(cls.__struct_fields__, cls.__struct_encode_fields__, strict=True):
+            v = getattr(value, attr)
             if v is msgspec.UNSET:
-                out.pop(field.encode_name, None)
+                out.pop(wire, None)
             else:
-                out[field.encode_name] = overlay(v, out.get(field.encode_name))
+                out[wire] = overlay(v, out.get(wire))
         return out
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
     if isinstance(value, (tuple, list)):
         if isinstance(live, list) and len(live) == len(value):
             return [overlay(v, lv) for v, lv in zip(value, live, strict=True)]

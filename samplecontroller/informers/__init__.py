@@ -1,11 +1,17 @@
 """Shared informer factories (client-go's informers.SharedInformerFactory).
 
-``SharedInformerFactoryBase`` keeps one ``SharedIndexInformer`` per object type; the generated
-``generated.informers.SharedInformerFactory`` adds typed accessors. ``start`` runs every informer
-requested so far (and is safe to call again after requesting more); ``wait_for_cache_sync``
-waits for them; ``shutdown`` stops them and waits for their threads.
-``DynamicSharedInformerFactory`` does the same for resources without generated code, by
-``ResourceInfo`` with ``model=dict``.
+``SharedInformerFactoryBase`` keeps one ``SharedIndexInformer`` per key (the object type); the
+generated ``generated.informers.SharedInformerFactory`` adds typed accessors.
+
+Contracts:
+- ``informer_for(key, new)`` returns the same informer for the same key; the factory's
+  ``transform`` is set on each new informer. ``tweak_list_options`` is applied to the
+  ListOptions of every list and watch of informers built with ``tweaked(lw, factory.tweak_list_options)``
+  (the generated code and ``DynamicSharedInformerFactory`` do this).
+- ``start(stop)`` runs, each in its own thread, every informer requested so far and not yet
+  started; call it again after requesting more. After ``shutdown`` it does nothing.
+- ``wait_for_cache_sync`` waits for the started informers and returns key -> synced.
+- ``shutdown()`` stops every informer (``stop`` need not be set) and joins their threads.
 """
 
 from __future__ import annotations
@@ -15,31 +21,11 @@ from collections.abc import Callable
 from typing import Any
 
 from samplecontroller.cache import SharedIndexInformer, wait_for_cache_sync
-from samplecontroller.client.types import ListerWatcher, ListOptions, ListResult, ResourceInfo, Watch
+from samplecontroller.cache.dynamic import TweakedListerWatcher, TweakListOptions, tweaked
+from samplecontroller.client.types import ResourceInfo
 
-__all__ = ["DynamicSharedInformerFactory", "SharedInformerFactoryBase", "TweakListOptions", "tweaked"]
-
-TweakListOptions = Callable[[ListOptions], None]
-
-
-class _TweakedListerWatcher:
-    """Applies a tweak (label/field selectors, ...) to every list and watch."""
-
-    def __init__(self, inner: ListerWatcher[Any], tweak: TweakListOptions) -> None:
-        self.inner = inner
-        self.tweak = tweak
-
-    def list(self, options: ListOptions) -> ListResult[Any]:
-        self.tweak(options)
-        return self.inner.list(options)
-
-    def watch(self, options: ListOptions) -> Watch[Any]:
-        self.tweak(options)
-        return self.inner.watch(options)
-
-
-def tweaked(lw: ListerWatcher[Any], tweak: TweakListOptions | None) -> ListerWatcher[Any]:
-    return lw if tweak is None else _TweakedListerWatcher(lw, tweak)
+__all__ = ["DynamicSharedInformerFactory", "SharedInformerFactoryBase", "TweakListOptions", "TweakedListerWatcher",
+           "tweaked"]
 
 
 class SharedInformerFactoryBase:
@@ -56,11 +42,12 @@ class SharedInformerFactoryBase:
         self._informers: dict[Any, SharedIndexInformer[Any]] = {}
         self._started: set[Any] = set()
         self._threads: list[threading.Thread] = []
-        self._stop: threading.Event | None = None
+        self._stop = threading.Event()
+        self._relaying = False
         self._shutting_down = False
 
     def informer_for(self, key: Any, new_informer: Callable[[], SharedIndexInformer[Any]]) -> SharedIndexInformer[Any]:
-        """The shared informer for ``key``, created with ``new_informer`` the first time."""
+        """The shared informer for ``key``, created with ``new_informer()`` the first time."""
         with self._lock:
             informer = self._informers.get(key)
             if informer is None:
@@ -71,61 +58,70 @@ class SharedInformerFactoryBase:
             return informer
 
     def start(self, stop: threading.Event) -> None:
-        """Run every informer not yet running until ``stop`` (or ``shutdown``)."""
+        """Run every informer not yet running until ``stop`` is set (or ``shutdown``)."""
         with self._lock:
             if self._shutting_down:
                 return
-            if self._stop is None:
-                self._stop = threading.Event()
-                threading.Thread(target=self._relay, args=(stop, self._stop), daemon=True).start()
+            if not self._relaying:
+                self._relaying = True
+                threading.Thread(target=self._relay, args=(stop,), name="informer-factory-stop", daemon=True).start()
             for key, informer in self._informers.items():
                 if key in self._started:
                     continue
-                t = threading.Thread(target=informer.run, args=(self._stop,), name=f"informer-{key}", daemon=True)
+                name = getattr(key, "__name__", str(key))
+                t = threading.Thread(target=informer.run, args=(self._stop,), name=f"informer-{name}", daemon=True)
                 t.start()
                 self._threads.append(t)
                 self._started.add(key)
 
-    @staticmethod
-    def _relay(outer: threading.Event, inner: threading.Event) -> None:
-        while not inner.is_set():
-            if outer.wait(0.2):
-                inner.set()
+    def _relay(self, outer: threading.Event) -> None:
+        # Blocks until the caller's stop (one parked daemon thread; no polling).
+        outer.wait()
+        self._stop.set()
 
     def wait_for_cache_sync(self, stop: threading.Event | None = None,
                             timeout: float | None = None) -> dict[Any, bool]:
-        """Wait for the started informers; returns key -> synced."""
+        """Wait for the started informers (until all synced, ``stop`` or ``timeout``); key -> synced."""
         with self._lock:
             started = {k: i for k, i in self._informers.items() if k in self._started}
-        wait_for_cache_sync(*(i.has_synced for i in started.values()), stop=stop, timeout=timeout)
+        wait_for_cache_sync(*started.values(), stop=stop, timeout=timeout)
         return {k: i.has_synced() for k, i in started.items()}
 
     def shutdown(self, timeout: float = 10.0) -> None:
-        """Stop every informer and wait (up to ``timeout``) for their threads."""
+        """Stop every informer and wait (up to ``timeout`` each) for their threads."""
         with self._lock:
             self._shutting_down = True
-            if self._stop is not None:
-                self._stop.set()
+            self._stop.set()
             threads = list(self._threads)
         for t in threads:
             t.join(timeout)
 
 
 class DynamicSharedInformerFactory(SharedInformerFactoryBase):
-    """Informers over plain dicts for any resource: ``for_resource(info)``.
+    """Informers of plain dicts for any resource: ``for_resource(info)``.
 
-    ``client_for(info, namespace)`` must return something with ``lister_watcher()`` (a dynamic
-    ``ResourceClient``).
+    ``dynamic_client`` is a ``DynamicClient`` (``resource(info, namespace)`` returns a dict-based
+    resource client with ``lister_watcher()``), or a function ``(info, namespace) -> client``.
     """
 
-    def __init__(self, client_for: Callable[[ResourceInfo[Any], str | None], Any], resync: float = 0.0,
-                 namespace: str | None = None, tweak_list_options: TweakListOptions | None = None) -> None:
-        super().__init__(resync, namespace, tweak_list_options)
-        self._client_for = client_for
+    def __init__(self, dynamic_client: Any, resync: float = 0.0, namespace: str | None = None,
+                 tweak_list_options: TweakListOptions | None = None,
+                 transform: Callable[[Any], Any] | None = None) -> None:
+        super().__init__(resync, namespace, tweak_list_options, transform)
+        self.dynamic_client = dynamic_client
+
+    def _client(self, info: ResourceInfo[Any]) -> Any:
+        resource = getattr(self.dynamic_client, "resource", None)
+        if resource is not None:
+            return resource(info, self.namespace)
+        if callable(self.dynamic_client):
+            return self.dynamic_client(info, self.namespace)
+        raise TypeError(f"{type(self.dynamic_client).__name__} is not a dynamic client (no resource())")
 
     def for_resource(self, info: ResourceInfo[Any]) -> SharedIndexInformer[Any]:
+        """The shared informer of ``info``'s resource (objects are dicts)."""
         def new() -> SharedIndexInformer[Any]:
-            lw = tweaked(self._client_for(info, self.namespace).lister_watcher(), self.tweak_list_options)
-            return SharedIndexInformer(lw, dict, self.default_resync)
+            lw = tweaked(self._client(info).lister_watcher(), self.tweak_list_options)
+            return SharedIndexInformer(lw, dict, self.default_resync, name=info.group_resource)
 
         return self.informer_for((info.group, info.version, info.resource), new)

@@ -41,11 +41,22 @@ class LeaseClient(Protocol):
 
 
 class ResourceLock(Protocol):
+    """Where the election record lives (Go's resourcelock.Interface).
+
+    ``get`` raises a NotFound StatusError when there is no record yet; ``update`` must fail
+    (Conflict) if the record changed since this lock's last ``get``/``create``/``update``.
+    """
+
     def get(self) -> LeaderElectionRecord: ...
     def create(self, record: LeaderElectionRecord) -> None: ...
     def update(self, record: LeaderElectionRecord) -> None: ...
+    def record_event(self, what: str) -> None: ...
     def identity(self) -> str: ...
     def describe(self) -> str: ...
+
+
+class _Recorder(Protocol):
+    def event(self, obj: Any, event_type: str, reason: str, message: str) -> None: ...
 
 
 def _micro(t: datetime.datetime | None) -> str | None:
@@ -66,9 +77,14 @@ def _parse(s: Any) -> datetime.datetime | None:
 class LeaseLock:
     """A ResourceLock on ``namespace/name`` Lease for ``identity``."""
 
-    def __init__(self, namespace: str, name: str, client: LeaseClient, identity: str) -> None:
+    def __init__(self, namespace: str, name: str, client: LeaseClient, identity: str, *,
+                 event_recorder: _Recorder | None = None, labels: dict[str, str] | None = None) -> None:
         if not identity:
             raise ValueError("leader election identity must not be empty")
+        if not name or not namespace:
+            raise ValueError("a LeaseLock needs a namespace and a name")
+        self.event_recorder = event_recorder
+        self.labels = dict(labels or {})
         self.namespace = namespace
         self.name = name
         self.client = client
@@ -77,8 +93,10 @@ class LeaseLock:
         self._lease: dict[str, Any] | None = None
 
     @classmethod
-    def for_rest_client(cls, rest: RESTClient, namespace: str, name: str, identity: str) -> LeaseLock:
-        return cls(namespace, name, ResourceClient(rest, LEASES, namespace), identity)
+    def for_rest_client(cls, rest: RESTClient, namespace: str, name: str, identity: str, *,
+                        event_recorder: _Recorder | None = None) -> LeaseLock:
+        """A LeaseLock over the API (``ResourceClient`` of coordination.k8s.io/v1 leases, dict model)."""
+        return cls(namespace, name, ResourceClient(rest, LEASES, namespace), identity, event_recorder=event_recorder)
 
     def _spec(self, record: LeaderElectionRecord) -> dict[str, Any]:
         spec: dict[str, Any] = {
@@ -106,8 +124,10 @@ class LeaseLock:
         )
 
     def create(self, record: LeaderElectionRecord) -> None:
-        lease = self.client.create({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-                                    "metadata": {"name": self.name, "namespace": self.namespace},
+        md: dict[str, Any] = {"name": self.name, "namespace": self.namespace}
+        if self.labels:
+            md["labels"] = dict(self.labels)
+        lease = self.client.create({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": md,
                                     "spec": self._spec(record)})
         with self._lock:
             self._lease = lease
@@ -118,9 +138,22 @@ class LeaseLock:
                 raise RuntimeError("lease not initialized: call get or create first")
             lease = dict(self._lease)
         lease["spec"] = self._spec(record)
+        if self.labels:
+            md = dict(lease.get("metadata") or {})
+            md["labels"] = {**(md.get("labels") or {}), **self.labels}
+            lease["metadata"] = md
         updated = self.client.update(lease)
         with self._lock:
             self._lease = updated
+
+    def record_event(self, what: str) -> None:
+        """Record "<identity> <what>" as a Normal LeaderElection event on the Lease (if a recorder is set)."""
+        if self.event_recorder is None:
+            return
+        with self._lock:
+            md = dict((self._lease or {}).get("metadata") or {"name": self.name, "namespace": self.namespace})
+        subject = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": md}
+        self.event_recorder.event(subject, "Normal", "LeaderElection", f"{self._identity} {what}")
 
     def identity(self) -> str:
         return self._identity

@@ -1,4 +1,18 @@
-"""Kubernetes Events from controllers (client-go's tools/record)."""
+"""Kubernetes Events from controllers (client-go's tools/record).
+
+Typical use::
+
+    broadcaster = new_broadcaster()                      # bounded queue of 1000, drops when full
+    broadcaster.start_structured_logging()
+    broadcaster.start_recording_to_sink(ResourceEventSink(rest_client))
+    recorder = broadcaster.new_recorder("sample-controller")
+    recorder.eventf(foo, EVENT_TYPE_NORMAL, "Synced", "Foo %s synced", name)
+    ...
+    broadcaster.shutdown()
+
+Recording never blocks or raises; delivery is best effort (Go's semantics: the correlator may
+aggregate, count or drop events, and a queue that is full drops them). Tests use ``FakeRecorder``.
+"""
 
 from samplecontroller.record.correlator import CorrelationResult, EventCorrelator
 from samplecontroller.record.event import (

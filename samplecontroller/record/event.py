@@ -329,9 +329,12 @@ class _Recorder:
     def _generate(self, obj: Any, annotations: Mapping[str, str] | None, event_type: str, reason: str,
                   message: str) -> None:
         ev = self._make(obj, annotations, event_type, reason, message)
-        if ev is not None and not self.broadcaster.action(ev):
-            log.error("Unable to record event: too many queued events, dropped event",
-                      object=_name(ev), reason=reason)
+        if ev is None or self.broadcaster.action(ev):
+            return
+        if self.broadcaster.is_shut_down:
+            log.debug("Unable to record event: the broadcaster is shut down", object=_name(ev), reason=reason)
+        else:
+            log.error("Unable to record event: too many queued events, dropped event", object=_name(ev), reason=reason)
 
     def event(self, obj: Any, event_type: str, reason: str, message: str) -> None:
         self._generate(obj, None, event_type, reason, message)

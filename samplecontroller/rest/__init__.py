@@ -204,11 +204,17 @@ def load_rest_client(kubeconfig: str | None = None, master: str | None = None, c
         cfg = k8s_client.Configuration()
         cfg.host = master
         return RESTClient(cfg, **kw)
-    if os.environ.get("KUBERNETES_SERVICE_HOST") and os.path.exists(
-        "/var/run/secrets/kubernetes.io/serviceaccount/token"
-    ):
-        return RESTClient.in_cluster(**kw)
-    return RESTClient.from_kubeconfig(None, context=context, **kw)
+    in_cluster_error = ""
+    if os.environ.get("KUBERNETES_SERVICE_HOST"):
+        try:
+            return RESTClient.in_cluster(**kw)
+        except ConfigError as err:  # like Go: warn-worthy, fall back to the default kubeconfig
+            in_cluster_error = f"{err}; "
+    try:
+        return RESTClient.from_kubeconfig(None, context=context, **kw)
+    except ConfigError as err:
+        raise ConfigError(f"no usable configuration: {in_cluster_error}{err} "
+                          "(pass --kubeconfig or --master, or run in a cluster)") from None
 
 
 def _reason(err: BaseException) -> str:

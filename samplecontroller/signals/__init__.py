@@ -1,8 +1,13 @@
 """SIGINT/SIGTERM handling for controller processes, like sample-controller's pkg/signals.
 
-``setup_signal_handler()`` returns a ``threading.Event`` set by the first SIGINT or SIGTERM; a
-second signal exits the process at once with status 1. It may be called once per process, from
-the main thread (Python only delivers signals there).
+``setup_signal_handler()`` returns a ``threading.Event`` that the first SIGINT or SIGTERM sets;
+a second one exits the process at once with status 1 (``os._exit``: no cleanup, like Go's
+``os.Exit``). It may be called once per process (a second call raises RuntimeError, as Go
+panics), from the main thread (Python runs signal handlers there).
+
+``SignalHandler`` is the reusable form for tests and embedding: install it (or use it as a
+context manager), read ``stop``, and ``uninstall`` to restore the previous handlers; what a
+second signal does is a parameter.
 """
 
 from __future__ import annotations
@@ -11,27 +16,74 @@ import os
 import signal
 import sys
 import threading
-from types import FrameType
+from collections.abc import Callable, Iterable
+from types import FrameType, TracebackType
 
-__all__ = ["setup_signal_handler"]
+__all__ = ["SHUTDOWN_SIGNALS", "SignalHandler", "setup_signal_handler"]
 
+SHUTDOWN_SIGNALS: tuple[signal.Signals, ...] = (signal.SIGINT, signal.SIGTERM)
+
+_Handler = Callable[[int, FrameType | None], object] | int | None
+
+
+def _exit_now(signum: int) -> None:
+    print(f"received {signal.Signals(signum).name} again, exiting now", file=sys.stderr, flush=True)
+    os._exit(1)
+
+
+class SignalHandler:
+    """First signal sets ``stop``; later ones call ``on_second(signum)`` (default: exit status 1)."""
+
+    def __init__(self, signals: Iterable[signal.Signals] = SHUTDOWN_SIGNALS,
+                 on_second: Callable[[int], object] = _exit_now) -> None:
+        self.signals = tuple(signals)
+        self.on_second = on_second
+        self.stop = threading.Event()
+        self.received: list[int] = []
+        self._previous: dict[signal.Signals, _Handler] = {}
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        self.received.append(signum)
+        if self.stop.is_set():
+            self.on_second(signum)
+            return
+        self.stop.set()
+
+    def install(self) -> threading.Event:
+        """Install the handlers (main thread only); return ``stop``."""
+        if self._previous:
+            raise RuntimeError("SignalHandler is already installed")
+        if threading.current_thread() is not threading.main_thread():
+            raise RuntimeError("signal handlers can only be installed from the main thread")
+        for sig in self.signals:
+            self._previous[sig] = signal.signal(sig, self._handle)
+        return self.stop
+
+    def uninstall(self) -> None:
+        """Restore the handlers that were there before ``install``."""
+        previous, self._previous = self._previous, {}
+        for sig, handler in previous.items():
+            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+
+    def __enter__(self) -> SignalHandler:
+        self.install()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.uninstall()
+
+
+_only_one = threading.Lock()
 _installed = False
 
 
 def setup_signal_handler() -> threading.Event:
-    """Install the handlers; return the stop event. Raises RuntimeError when called twice."""
+    """Install the process's shutdown handlers; return the stop event. RuntimeError when called twice."""
     global _installed
-    if _installed:
-        raise RuntimeError("setup_signal_handler called twice")
-    _installed = True
-    stop = threading.Event()
-
-    def handle(signum: int, frame: FrameType | None) -> None:
-        if stop.is_set():
-            print(f"received {signal.Signals(signum).name} again, exiting now", file=sys.stderr, flush=True)
-            os._exit(1)
-        stop.set()
-
-    signal.signal(signal.SIGINT, handle)
-    signal.signal(signal.SIGTERM, handle)
-    return stop
+    with _only_one:
+        if _installed:
+            raise RuntimeError("setup_signal_handler may only be called once per process")
+        stop = SignalHandler().install()
+        _installed = True
+        return stop

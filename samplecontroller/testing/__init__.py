@@ -1,7 +1,7 @@
 """The generic fake clientset (client-go's testing package): tracker, actions, reactors, fake clients."""
 
 from samplecontroller.testing.actions import Action, FakeClientsetBase, Reactor, WatchReactor
-from samplecontroller.testing.fake_client import FakeListerWatcher, FakeResourceClient, FakeWatch
+from samplecontroller.testing.fake_client import FakeListerWatcher, FakeResourceClient, FakeWatch, FakeWatcher
 from samplecontroller.testing.tracker import GroupVersionResource, ObjectTracker, TrackerWatch
 
 __all__ = [
@@ -10,6 +10,7 @@ __all__ = [
     "FakeListerWatcher",
     "FakeResourceClient",
     "FakeWatch",
+    "FakeWatcher",
     "GroupVersionResource",
     "ObjectTracker",
     "Reactor",

@@ -33,8 +33,27 @@ class Action:
     field_selector: str = ""
     options: dict[str, Any] = field(default_factory=dict)
 
+    # client-go's Action accessors, for tests ported from Go
     def get_verb(self) -> str:
         return self.verb
+
+    def get_namespace(self) -> str:
+        return self.namespace
+
+    def get_name(self) -> str:
+        return self.name
+
+    def get_resource(self) -> GroupVersionResource:
+        return self.resource
+
+    def get_subresource(self) -> str:
+        return self.subresource
+
+    def get_object(self) -> Any:
+        return self.object
+
+    def get_patch(self) -> bytes:
+        return self.patch
 
     def matches(self, verb: str, resource: str) -> bool:
         return (verb in ("*", self.verb)) and (resource in ("*", self.resource.resource))

@@ -8,6 +8,7 @@ treated as a merge patch that creates a missing object: there is no field owners
 from __future__ import annotations
 
 import builtins
+import queue
 import threading
 from collections.abc import Iterator, Mapping
 from typing import Any, Generic, TypeVar
@@ -26,25 +27,84 @@ from samplecontroller.client.types import (
     WatchEvent,
 )
 from samplecontroller.testing.actions import Action, FakeClientsetBase
-from samplecontroller.testing.tracker import GroupVersionResource, TrackerWatch
+from samplecontroller.testing.tracker import GroupVersionResource
 
 T = TypeVar("T")
 L = TypeVar("L")
 
 
-class FakeWatch(Generic[T]):
-    """Typed events from a tracker watch (or any iterable of (type, dict) a reactor returns)."""
+class FakeWatcher:
+    """A watch a test drives by hand (client-go's watch.NewFake / RaceFreeFakeWatcher).
 
-    def __init__(self, inner: TrackerWatch, model: type[T]) -> None:
+    Return it from a watch reactor, then call ``add``/``modify``/``delete``/``bookmark``/``error``
+    from the test; objects may be structs or dicts. Events queue without bound; after ``stop()``
+    further events are dropped and iteration ends.
+    """
+
+    _STOP = object()
+
+    def __init__(self) -> None:
+        self._queue: queue.Queue[Any] = queue.Queue()
+        self._stopped = threading.Event()
+
+    def action(self, event_type: str, obj: Any) -> None:
+        if not self._stopped.is_set():
+            self._queue.put((event_type, obj))
+
+    def add(self, obj: Any) -> None:
+        self.action("ADDED", obj)
+
+    def modify(self, obj: Any) -> None:
+        self.action("MODIFIED", obj)
+
+    def delete(self, obj: Any) -> None:
+        self.action("DELETED", obj)
+
+    def bookmark(self, obj: Any) -> None:
+        self.action("BOOKMARK", obj)
+
+    def error(self, status: dict[str, Any]) -> None:
+        self.action("ERROR", status)
+
+    @property
+    def is_stopped(self) -> bool:
+        return self._stopped.is_set()
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._queue.put(self._STOP)
+
+    def __iter__(self) -> Iterator[tuple[str, Any]]:
+        while True:
+            item = self._queue.get()
+            if item is self._STOP:
+                return
+            yield item
+
+
+class FakeWatch(Generic[T]):
+    """Typed events from a tracker watch, a ``FakeWatcher``, or anything that yields ``(type, obj)``
+    pairs or ``WatchEvent``s and has ``stop()``. Dict objects are decoded into the model; an
+    ERROR's object becomes ``WatchEvent.status``.
+    """
+
+    def __init__(self, inner: Any, model: type[T]) -> None:
         self._inner = inner
         self._model = model
         self._stopped = threading.Event()
 
     def __iter__(self) -> Iterator[WatchEvent[T]]:
-        for event_type, obj in self._inner:
+        for item in self._inner:
             if self._stopped.is_set():
                 return
-            yield WatchEvent(event_type, objects.from_dict(self._model, obj))  # type: ignore[arg-type]
+            yield item if isinstance(item, WatchEvent) else self._event(*item)
+
+    def _event(self, event_type: Any, obj: Any) -> WatchEvent[T]:
+        if event_type == "ERROR":
+            return WatchEvent("ERROR", None, obj if isinstance(obj, dict) else objects.to_dict(obj))
+        if isinstance(obj, dict) and self._model is not dict:
+            obj = objects.from_dict(self._model, obj)
+        return WatchEvent(event_type, obj)
 
     def stop(self) -> None:
         self._stopped.set()
@@ -116,8 +176,9 @@ class FakeResourceClient(Generic[T, L]):
         ns = self._ns()
         action = self._action("watch", namespace=ns, label_selector=label_selector or "",
                               field_selector=field_selector or "")
-        w = self.fake.invokes(action, lambda: self.fake.tracker.watch(self.gvr, ns or None, label_selector or "",
-                                                                      field_selector or ""))
+        action.options["resource_version"] = resource_version
+        w = self.fake.invokes(action, lambda: self.fake.tracker.watch(
+            self.gvr, ns or None, label_selector or "", field_selector or "", resource_version))
         return w if isinstance(w, FakeWatch) else FakeWatch(w, self.info.model)
 
     def update(self, obj: T | dict[str, Any], *, field_manager: str | None = None, dry_run: bool = False) -> T:
@@ -157,18 +218,32 @@ class FakeResourceClient(Generic[T, L]):
                 raise
             body.setdefault("metadata", {}).setdefault("name", name)
             return self.fake.tracker.create(self.gvr, body, ns)
-        if patch_type == JSON_PATCH:
-            new = jsonpatch.apply_patch(current, body)
-        elif patch_type == STRATEGIC_MERGE_PATCH:
-            definition = openapi_schemas.definition_name_for_gvk(self.info.group, self.info.version, self.info.kind)
-            new = strategicpatch.apply_strategic_merge_patch(current, body, definition)
-        else:
-            new = mergepatch.apply_merge_patch(current, body)
-        new.setdefault("metadata", {})["resourceVersion"] = current["metadata"]["resourceVersion"]
+        try:
+            if patch_type == JSON_PATCH:
+                new = jsonpatch.apply_patch(current, body)
+            elif patch_type == STRATEGIC_MERGE_PATCH:
+                if not self.info.strategic_merge:
+                    raise errors.from_status(errors.new_status(
+                        415, errors.REASON_UNSUPPORTED_MEDIA_TYPE,
+                        f"the body of the request was in an unknown format - accepted media types include: "
+                        f"{JSON_PATCH}, {MERGE_PATCH}, {APPLY_PATCH}"))
+                definition = openapi_schemas.definition_name_for_gvk(self.info.group, self.info.version,
+                                                                     self.info.kind)
+                new = strategicpatch.apply_strategic_merge_patch(current, body, definition)
+            else:
+                new = mergepatch.apply_merge_patch(current, body)
+        except ValueError as err:
+            raise errors.from_status(errors.new_status(422, errors.REASON_INVALID, f"invalid patch: {err}")) from None
+        if not isinstance(new, dict):
+            raise errors.from_status(errors.new_status(422, errors.REASON_INVALID, "the patch result is not an object"))
+        # a resourceVersion the patch sets is a precondition (stale -> 409), as on the server
+        new.setdefault("metadata", {}).setdefault("resourceVersion", current["metadata"]["resourceVersion"])
         return self.fake.tracker.update(self.gvr, new, ns, subresource)
 
     def apply(self, obj: T | dict[str, Any], *, field_manager: str, force: bool = False,
               subresource: str | None = None, dry_run: bool = False) -> T:
+        if not field_manager:
+            raise ValueError("server-side apply needs a field_manager")
         return self.patch(meta.get_name(obj), objects.to_dict(obj), APPLY_PATCH, subresource=subresource,
                           field_manager=field_manager, force=force)
 

@@ -5,9 +5,16 @@ controller unit tests need and no more: a global resourceVersion bumped on every
 creationTimestamp on create, generation bumps on spec changes, status subresource semantics
 (``update`` ignores ``.status`` and ``update_status`` changes only ``.status`` when the resource
 has a status subresource), optimistic concurrency (a stale resourceVersion is a Conflict), label
-and field selectors (metadata.name, metadata.namespace) on list and watch, and watch fan-out.
-There is no defaulting, validation, admission or garbage collection: use the embedded API server
-for those.
+and field selectors (any dotted field path) on list and watch, and watch fan-out.
+
+Watch semantics: a watch with a numeric, non-zero ``resource_version`` first replays the
+retained events newer than it (so list-then-watch misses nothing, like the API server); the
+history keeps the last ``history`` events, and a watch from an older version gets one ERROR event
+(410 Expired), as a real watch does. A watch without a resourceVersion (or "0") sends only later
+changes (client-go's tracker behaviour; it sends no synthetic ADDED events).
+
+There is no defaulting, validation, admission, finalizer handling or garbage collection: use the
+embedded API server for those.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ import functools
 import queue
 import threading
 import uuid
+from collections import deque
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
@@ -46,7 +54,10 @@ def _field_value(obj: dict[str, Any], path: str) -> str | None:
 
 
 class TrackerWatch:
-    """A watch on the tracker: iterate ``(type, object_dict)``; ``stop()`` from any thread."""
+    """A watch on the tracker: iterate ``(type, object_dict)``; ``stop()`` from any thread.
+
+    For an ERROR event the dict is a Status. Events queue without bound until consumed.
+    """
 
     _STOP = object()
 
@@ -87,8 +98,9 @@ class TrackerWatch:
 class ObjectTracker:
     """Thread-safe in-memory objects keyed by resource, namespace and name."""
 
-    def __init__(self) -> None:
+    def __init__(self, history: int = 10000) -> None:
         self._lock = threading.RLock()
+        self._history: deque[tuple[int, GroupVersionResource, str, dict[str, Any]]] = deque(maxlen=history)
         self._objects: dict[GroupVersionResource, dict[tuple[str, str], dict[str, Any]]] = {}
         self._rv = 0
         self._watches: list[TrackerWatch] = []
@@ -99,6 +111,7 @@ class ObjectTracker:
         return str(self._rv)
 
     def _notify(self, gvr: GroupVersionResource, event_type: str, obj: dict[str, Any]) -> None:
+        self._history.append((self._rv, gvr, event_type, copy.deepcopy(obj)))
         for w in list(self._watches):
             if w.gvr == gvr and w.matches(obj):
                 w.push(event_type, obj)
@@ -111,7 +124,11 @@ class ObjectTracker:
     @staticmethod
     def _key(obj: dict[str, Any], namespace: str | None) -> tuple[str, str]:
         md = obj.setdefault("metadata", {})
-        if namespace is not None and namespace and not md.get("namespace"):
+        if namespace:
+            if md.get("namespace") and md["namespace"] != namespace:
+                raise errors.from_status(errors.new_status(
+                    400, errors.REASON_BAD_REQUEST, "the namespace of the provided object does not match the "
+                    f"namespace sent on the request ({md['namespace']!r} != {namespace!r})"))
             md["namespace"] = namespace
         return md.get("namespace") or "", md.get("name") or ""
 
@@ -218,9 +235,23 @@ class ObjectTracker:
             return copy.deepcopy(obj)
 
     def watch(self, gvr: GroupVersionResource, namespace: str | None, label_selector: str = "",
-              field_selector: str = "") -> TrackerWatch:
+              field_selector: str = "", resource_version: str | None = None) -> TrackerWatch:
+        """Watch changes (``namespace`` None: all namespaces); see the module doc for versions."""
         ls = labels.parse(label_selector) if label_selector else labels.everything()
         w = TrackerWatch(self, gvr, namespace, ls, fields.parse(field_selector))
+        since = int(resource_version) if resource_version and resource_version.isdigit() else 0
         with self._lock:
+            if since:
+                self._replay(w, since)
             self._watches.append(w)
         return w
+
+    def _replay(self, w: TrackerWatch, since: int) -> None:
+        history = self._history
+        if history.maxlen is not None and len(history) == history.maxlen and history[0][0] > since + 1:
+            w.push("ERROR", errors.new_status(410, errors.REASON_EXPIRED,
+                                              f"too old resource version: {since} ({history[0][0] - 1})"))
+            return
+        for rv, gvr, event_type, obj in history:
+            if rv > since and gvr == w.gvr and w.matches(obj):
+                w.push(event_type, obj)

@@ -52,7 +52,12 @@ class Backoff:
     ``step()`` contract: with ``steps < 1`` it returns ``duration`` (jittered) and changes nothing;
     otherwise it returns the current duration (jittered), decrements ``steps`` and multiplies
     ``duration`` by ``factor`` (when non-zero); a ``cap > 0`` that is exceeded replaces the next
-    duration and sets ``steps`` to 0. Not thread-safe (like Go's struct); copy it per loop.
+    duration and sets ``steps`` to 0. ``steps`` is a count (truncated to int). Not thread-safe
+    (like Go's struct); copy it per loop.
+
+    Deprecated: ``Backoff(initial, factor, jitter, max, reset_after=s).next()`` (the early
+    manager-style form, where the 4th argument is the maximum) still works and behaves like
+    ``ExponentialBackoffManager(initial, max, s, factor, jitter)``.
     """
 
     __slots__ = ("_manager", "cap", "duration", "factor", "jitter", "steps")
@@ -68,9 +73,11 @@ class Backoff:
         self.cap = float(cap)
         self._manager: ExponentialBackoffManager | None = None
         if reset_after is not None:
-            # Deprecated early API (manager-style ``next()`` with a reset): use ExponentialBackoffManager.
+            # Deprecated early form Backoff(initial, factor, jitter, max, reset_after=...) with next():
+            # its 4th argument was the maximum. Use ExponentialBackoffManager instead.
+            maximum = self.cap if self.cap > 0 else float(steps)
             self._manager = ExponentialBackoffManager(
-                self.duration, max(self.cap, self.duration), reset_after, self.factor or 1.0, self.jitter)
+                self.duration, max(maximum, self.duration), reset_after, self.factor or 1.0, self.jitter)
 
     def __repr__(self) -> str:
         return (f"Backoff(duration={self.duration}, factor={self.factor}, jitter={self.jitter}, "

@@ -102,7 +102,12 @@ class FakeClock:
     def _set(self, t: float) -> None:
         self._now = t
         self._generation += 1
-        due = [w for w in self._waiters if w.deadline is not None and w.deadline <= t]
+        due = []
+        for w in self._waiters:
+            if w.deadline is not None and w.deadline <= t:
+                due.append(w)
+            else:
+                w.generation = self._generation  # still rightly asleep: it has seen this step
         self._lock.notify_all()
         # Wake outside our own lock so that a waiter holding its condition can register meanwhile.
         self._lock.release()
@@ -151,6 +156,11 @@ class FakeClock:
     def has_waiters(self) -> bool:
         with self._lock:
             return bool(self._waiters)
+
+    def waiting_deadlines(self) -> list[float | None]:
+        """The deadlines of the waits that have seen the latest step (None: no deadline)."""
+        with self._lock:
+            return [w.deadline for w in self._waiters if w.generation == self._generation]
 
     def wait_for_waiters(self, n: int = 1, timeout: float = 5.0) -> bool:
         """Block until at least ``n`` waits are registered since the latest step; False on timeout."""

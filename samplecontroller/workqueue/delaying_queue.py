@@ -34,7 +34,7 @@ class DelayingInterface(Interface[T], Protocol[T]):
 class DelayingQueue(Queue[T]):
     """A ``Queue`` with ``add_after``; see the module docstring."""
 
-    def __init__(self, name: str = "", *, metrics_provider: MetricsProvider | None = None,
+    def __init__(self, name: str = "", metrics_provider: MetricsProvider | None = None, *,
                  clock: Clock = REAL_CLOCK) -> None:
         super().__init__(name, metrics_provider=metrics_provider, clock=clock)
         self._timer_cond = threading.Condition(threading.Lock())
@@ -71,6 +71,11 @@ class DelayingQueue(Queue[T]):
                 self._timer.start()
             elif self._heap[0][1] == seq:  # the new earliest: the timer must wait less
                 self._timer_cond.notify()
+
+    def next_ready_at(self) -> float | None:
+        """The clock time the timer thread waits for next (None when nothing waits)."""
+        with self._timer_cond:
+            return self._heap[0][0] if self._heap else None
 
     def waiting_len(self) -> int:
         """Number of items waiting for their time (not yet in the queue)."""

@@ -145,16 +145,17 @@ class QueueMetrics(Generic[T]):
         self.processing_since: dict[T, float] = {}
         self.active = False  # registered with the unfinished-work updater
         self.stopped = False
+        self._now = clock.now
 
     def add(self, item: T) -> None:
         self.adds.inc()
         self.depth.inc()
         if item not in self.added_at:
-            self.added_at[item] = self.clock.now()
+            self.added_at[item] = self._now()
 
     def get(self, item: T) -> None:
         self.depth.dec()
-        now = self.clock.now()
+        now = self._now()
         self.processing_since[item] = now
         start = self.added_at.pop(item, None)
         if start is not None:
@@ -166,7 +167,7 @@ class QueueMetrics(Generic[T]):
     def done(self, item: T) -> None:
         start = self.processing_since.pop(item, None)
         if start is not None:
-            self.work_duration.observe(self.clock.now() - start)
+            self.work_duration.observe(self._now() - start)
 
     def retry(self) -> None:
         self.retries.inc()

@@ -48,7 +48,7 @@ class Queue(Generic[T]):
     times them.
     """
 
-    def __init__(self, name: str = "", *, metrics_provider: MetricsProvider | None = None,
+    def __init__(self, name: str = "", metrics_provider: MetricsProvider | None = None, *,
                  clock: Clock = REAL_CLOCK) -> None:
         self.name = name
         self._clock = clock

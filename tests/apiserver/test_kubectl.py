@@ -72,8 +72,17 @@ def test_label_patch_status_describe(k: Run) -> None:
     out = k("get", "foo", "pfoo", "-o", "jsonpath={.metadata.labels.team} {.spec.replicas} {.status.availableReplicas}")
     assert out.stdout == "a 4 4"
     assert "pfoo" in k("get", "foos", "-l", "team=a").stdout
+    uid = k("get", "foo", "pfoo", "-o", "jsonpath={.metadata.uid}").stdout
+    event = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "pfoo.1", "namespace": "default"},
+             "involvedObject": {"apiVersion": "samplecontroller.k8s.io/v1alpha1", "kind": "Foo", "name": "pfoo",
+                                "namespace": "default", "uid": uid},
+             "reason": "Synced", "message": "Foo synced successfully", "type": "Normal", "count": 1,
+             "source": {"component": "sample-controller"},
+             "firstTimestamp": "2024-01-01T00:00:00Z", "lastTimestamp": "2024-01-01T00:00:00Z"}
+    k("create", "-f", "-", stdin=json.dumps(event))
     desc = k("describe", "foo", "pfoo").stdout
     assert "Name:" in desc and "pfoo" in desc and "Events:" in desc
+    assert "Foo synced successfully" in desc and "Synced" in desc
 
 
 def test_create_twice_and_invalid(k: Run) -> None:

@@ -220,9 +220,9 @@ def test_list_selectors_and_pagination(raw: Raw, ns: str) -> None:
         assert page["metadata"]["resourceVersion"] == rv
         names += [o["metadata"]["name"] for o in page["items"]]
     assert names == [f"l{i}" for i in range(5)]
-    code, _, body = raw.call("GET", FOOS.format(ns=ns) + "?limit=2&continue=abc&resourceVersion=5")
+    code, _, _ = raw.call("GET", FOOS.format(ns=ns) + "?limit=2&continue=abc&resourceVersion=5")
     assert code == 400
-    code, _, body = raw.call("GET", FOOS.format(ns=ns) + f"?resourceVersion={10**9}&resourceVersionMatch=Exact")
+    code, _, _body = raw.call("GET", FOOS.format(ns=ns) + f"?resourceVersion={10**9}&resourceVersionMatch=Exact")
     assert code == 504
 
 
@@ -279,7 +279,7 @@ def test_watch_initial_events_and_timeout(raw: Raw, ns: str) -> None:
                      "&allowWatchBookmarks=true", lambda evs: evs[-1]["type"] == "BOOKMARK")
     assert [e["type"] for e in events] == ["ADDED", "ADDED", "BOOKMARK"]
     assert events[-1]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
-    code, _, body = raw.call("GET", FOOS.format(ns=ns) + "?watch=true&sendInitialEvents=true")
+    code, _, _body = raw.call("GET", FOOS.format(ns=ns) + "?watch=true&sendInitialEvents=true")
     assert code == 422
 
 
@@ -337,7 +337,7 @@ def test_garbage_collection(raw: Raw, ns: str, policy: str) -> None:
     _, _, owner = raw.call("POST", FOOS.format(ns=ns), foo("owner"))
     cms = f"/api/v1/namespaces/{ns}/configmaps"
     assert raw.call("POST", cms, _owned_cm("dep", owner, block=True))[0] == 201
-    code, _, body = raw.call("DELETE", FOOS.format(ns=ns) + "/owner", {"propagationPolicy": policy})
+    code, _, _body = raw.call("DELETE", FOOS.format(ns=ns) + "/owner", {"propagationPolicy": policy})
     assert code == 200
     if policy == "Orphan":
         wait_until(lambda: raw.call("GET", FOOS.format(ns=ns) + "/owner")[0] == 404)

@@ -110,3 +110,16 @@ def test_custom_user_agent(server: MiniServer) -> None:
     api = kubernetes.client.ApiClient(cfg)
     RESTClient.from_api_client(api).request("GET", "/api")
     assert server.requests[-1].headers["User-Agent"] == "samplecontroller/0.1"
+
+
+def test_broken_in_cluster_falls_back_to_the_default_kubeconfig(server: MiniServer, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1")
+    monkeypatch.setenv("KUBERNETES_SERVICE_PORT", "443")
+    monkeypatch.setenv("KUBECONFIG", str(write_kubeconfig(tmp_path, server.url, {"token": "fallback"})))
+    load_rest_client().request("GET", "/api")  # no service account token here: in-cluster fails
+    assert server.requests[-1].headers["Authorization"] == "Bearer fallback"
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "nope"))
+    with pytest.raises(ConfigError, match="no usable configuration") as info:
+        load_rest_client()
+    assert "\n" not in str(info.value)

@@ -1,126 +1,177 @@
-"""Leader election with two candidates over an in-memory Lease store with optimistic concurrency."""
+"""Leader election with candidates over an in-memory Lease store with optimistic concurrency."""
 
 from __future__ import annotations
 
-import copy
+import datetime
+import re
 import threading
 import time
-from typing import Any
 
 import pytest
 
-from samplecontroller.apimachinery import errors
-from samplecontroller.leaderelection import LeaderCallbacks, LeaderElectionConfig, LeaderElector, LeaseLock
+from samplecontroller.leaderelection import (
+    LeaderCallbacks,
+    LeaderElectionConfig,
+    LeaderElectionRecord,
+    LeaderElector,
+    LeaseLock,
+    run_or_die,
+)
+from samplecontroller.record import FakeRecorder
+from tests.leaderelection.conftest import Candidate, MemoryLeases
+
+MICRO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z")
 
 
-class MemoryLeases:
-    """Enough of the API for a LeaseLock: get/create/update with resourceVersion checks."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.obj: dict[str, Any] | None = None
-        self.rv = 0
-        self.broken: set[str] = set()  # identities whose requests fail (a partitioned leader)
-
-    def for_identity(self, identity: str) -> Any:
-        store = self
-
-        class Client:
-            def _check(self) -> None:
-                if identity in store.broken:
-                    raise ConnectionError("partitioned")
-
-            def get(self, name: str) -> dict[str, Any]:
-                self._check()
-                with store.lock:
-                    if store.obj is None:
-                        raise errors.new_not_found("coordination.k8s.io", "leases", name)
-                    return copy.deepcopy(store.obj)
-
-            def create(self, obj: dict[str, Any]) -> dict[str, Any]:
-                self._check()
-                with store.lock:
-                    if store.obj is not None:
-                        raise errors.new_already_exists("coordination.k8s.io", "leases", obj["metadata"]["name"])
-                    store.rv += 1
-                    store.obj = copy.deepcopy(obj)
-                    store.obj["metadata"]["resourceVersion"] = str(store.rv)
-                    return copy.deepcopy(store.obj)
-
-            def update(self, obj: dict[str, Any]) -> dict[str, Any]:
-                self._check()
-                with store.lock:
-                    assert store.obj is not None
-                    if obj["metadata"].get("resourceVersion") != store.obj["metadata"]["resourceVersion"]:
-                        raise errors.new_conflict("coordination.k8s.io", "leases", "lock", "stale")
-                    store.rv += 1
-                    store.obj = copy.deepcopy(obj)
-                    store.obj["metadata"]["resourceVersion"] = str(store.rv)
-                    return copy.deepcopy(store.obj)
-
-        return Client()
-
-
-class Candidate:
-    def __init__(self, store: MemoryLeases, identity: str, release_on_cancel: bool = False) -> None:
-        self.identity = identity
-        self.started = threading.Event()
-        self.stopped = threading.Event()
-        self.leaders: list[str] = []
-        lock = LeaseLock("default", "lock", store.for_identity(identity), identity)
-        self.config = LeaderElectionConfig(
-            lock=lock, lease_duration=1.0, renew_deadline=0.8, retry_period=0.1,
-            callbacks=LeaderCallbacks(on_started_leading=lambda s: self.started.set(),
-                                      on_stopped_leading=self.stopped.set, on_new_leader=self.leaders.append),
-            release_on_cancel=release_on_cancel)
-        self.elector = LeaderElector(self.config)
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self.elector.run, args=(self.stop,), daemon=True)
-
-    def start(self) -> Candidate:
-        self.thread.start()
-        return self
-
-
-def test_config_validation_matches_go() -> None:
-    lock = LeaseLock("default", "x", MemoryLeases().for_identity("a"), "a")
-    with pytest.raises(ValueError, match="lease_duration must be greater than renew_deadline"):
-        LeaderElector(LeaderElectionConfig(lock=lock, lease_duration=10, renew_deadline=10, retry_period=2))
-    with pytest.raises(ValueError, match="renew_deadline must be greater than retry_period"):
-        LeaderElector(LeaderElectionConfig(lock=lock, lease_duration=15, renew_deadline=2.3, retry_period=2))
+def test_config_validation_matches_go(store: MemoryLeases) -> None:
+    lock = LeaseLock("default", "x", store.for_identity("a"), "a")
+    cases = [
+        (dict(lease_duration=10, renew_deadline=10, retry_period=2), "lease_duration must be greater than renew_deadline"),
+        (dict(lease_duration=15, renew_deadline=2.3, retry_period=2), "renew_deadline must be greater than retry_period"),
+        (dict(lease_duration=15, renew_deadline=10, retry_period=0), "retry_period must be greater than zero"),
+        (dict(lease_duration=15, renew_deadline=10, retry_period=-1), "retry_period must be greater than zero"),
+    ]
+    for kw, msg in cases:
+        with pytest.raises(ValueError, match=msg):
+            LeaderElector(LeaderElectionConfig(lock=lock, **kw))  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="on_started_leading"):
+        LeaderElector(LeaderElectionConfig(lock=lock, callbacks=LeaderCallbacks(None, lambda: None)))  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="identity"):
+        LeaseLock("default", "x", store.for_identity(""), "")
+    with pytest.raises(ValueError, match="renew_deadline"):
+        run_or_die(LeaderElectionConfig(lock=lock, renew_deadline=20), threading.Event())
     LeaderElector(LeaderElectionConfig(lock=lock))  # Go's defaults 15/10/2 are valid
 
 
-def test_one_leads_and_the_other_takes_over_when_it_dies() -> None:
-    store = MemoryLeases()
-    a = Candidate(store, "a").start()
+def test_first_candidate_creates_the_lease(store: MemoryLeases, candidates: list[Candidate]) -> None:
+    a = Candidate(store, "a")
+    candidates.append(a.start())
     assert a.started.wait(2)
-    b = Candidate(store, "b").start()
-    time.sleep(0.5)
-    assert not b.started.is_set() and b.elector.get_leader() == "a"
-    assert "a" in b.leaders
+    assert a.elector.is_leader() and a.elector.get_leader() == "a"
+    spec = store.spec()
+    assert spec["holderIdentity"] == "a" and spec["leaseDurationSeconds"] == 1 and spec["leaseTransitions"] == 0
+    assert MICRO.fullmatch(spec["acquireTime"]) and MICRO.fullmatch(spec["renewTime"])
+    first_renew = spec["renewTime"]
+    time.sleep(0.3)
+    spec = store.spec()
+    assert spec["renewTime"] > first_renew and spec["acquireTime"] <= first_renew  # renewed, same acquisition
+
+
+def test_one_leads_and_the_other_takes_over_when_it_dies(store: MemoryLeases, candidates: list[Candidate]) -> None:
+    a = Candidate(store, "a")
+    candidates.append(a.start())
+    assert a.started.wait(2)
+    b = Candidate(store, "b")
+    candidates.append(b.start())
+    time.sleep(0.4)
+    assert not b.started.is_set() and not b.elector.is_leader() and b.elector.get_leader() == "a"
+    assert b.leaders == ["a"] and a.leaders == ["a"]
 
     # "Kill" a: its requests fail from now on; b takes over within the lease duration.
     store.broken.add("a")
     t0 = time.monotonic()
     assert b.started.wait(3)
-    assert time.monotonic() - t0 < 1.0 + 0.8 + 0.5
-    assert store.obj is not None and store.obj["spec"]["holderIdentity"] == "b"
-    assert store.obj["spec"]["leaseTransitions"] == 1
-    # a cannot renew within renew_deadline: it stops leading.
-    assert a.stopped.wait(2)
-    b.stop.set()
-    a.stop.set()
+    assert time.monotonic() - t0 < 1.0 + 0.5  # lease duration + a retry period + slack
+    spec = store.spec()
+    assert spec["holderIdentity"] == "b" and spec["leaseTransitions"] == 1
+    # a cannot renew within renew_deadline: it stops leading (before b could take over).
+    assert a.leading_stopped.wait(2) and a.stopped.wait(2)
+    assert not a.elector.is_leader() and b.elector.is_leader()
+    time.sleep(0.05)
+    assert b.leaders == ["a", "b"]
 
 
-def test_release_on_cancel_lets_the_successor_in_at_once() -> None:
-    store = MemoryLeases()
-    a = Candidate(store, "a", release_on_cancel=True).start()
+def test_a_leader_whose_requests_hang_stops_within_the_renew_deadline(
+        store: MemoryLeases, candidates: list[Candidate]) -> None:
+    a = Candidate(store, "a")
+    candidates.append(a.start())
     assert a.started.wait(2)
-    b = Candidate(store, "b").start()
+    store.hung.add("a")
+    t0 = time.monotonic()
+    assert a.leading_stopped.wait(3)
+    assert time.monotonic() - t0 < 0.6 + 0.5  # renew deadline + slack
+    assert a.stopped.wait(2) and not a.elector.is_leader()
+
+
+def test_a_leader_that_sees_another_holder_stops_leading(store: MemoryLeases, candidates: list[Candidate]) -> None:
+    a = Candidate(store, "a")
+    candidates.append(a.start())
+    assert a.started.wait(2)
+    store.steal("intruder")
+    assert a.leading_stopped.wait(3) and a.stopped.wait(2)
+    assert store.holder() == "intruder"
+    assert a.elector.get_leader() == "intruder"
+
+
+def test_without_release_the_successor_waits_for_expiry(store: MemoryLeases, candidates: list[Candidate]) -> None:
+    a = Candidate(store, "a")
+    candidates.append(a.start())
+    assert a.started.wait(2)
+    b = Candidate(store, "b")
+    candidates.append(b.start())
+    time.sleep(0.2)
+    t0 = time.monotonic()
+    a.shutdown()
+    assert a.stopped.is_set() and store.holder() == "a"
+    assert b.started.wait(3)
+    assert time.monotonic() - t0 >= 0.6  # the lease (1 s, last renewed <= 0.1 s before) had to expire
+
+
+def test_release_on_cancel_lets_the_successor_in_at_once(store: MemoryLeases, candidates: list[Candidate]) -> None:
+    a = Candidate(store, "a", release_on_cancel=True)
+    candidates.append(a.start())
+    assert a.started.wait(2)
+    b = Candidate(store, "b")
+    candidates.append(b.start())
     time.sleep(0.3)
-    a.stop.set()
-    assert a.stopped.wait(2)
-    assert store.obj is not None and store.obj["spec"]["holderIdentity"] == ""
+    t0 = time.monotonic()
+    a.shutdown()
+    assert a.stopped.is_set() and a.leading_stopped.wait(1)
+    spec = store.spec()
+    assert spec["holderIdentity"] == "" and spec["leaseDurationSeconds"] == 1
     assert b.started.wait(2)
-    b.stop.set()
+    assert time.monotonic() - t0 < 0.6
+    assert store.spec()["leaseTransitions"] == 1
+
+
+def test_stop_before_acquiring_calls_on_stopped_leading_like_go(
+        store: MemoryLeases, candidates: list[Candidate]) -> None:
+    a = Candidate(store, "a")
+    candidates.append(a.start())
+    assert a.started.wait(2)
+    b = Candidate(store, "b")
+    candidates.append(b.start())
+    time.sleep(0.2)
+    b.shutdown()
+    assert not b.thread.is_alive() and b.stopped.is_set() and not b.started.is_set()
+
+
+def test_lease_lock_records_events_and_rejects_use_before_get(store: MemoryLeases) -> None:
+    recorder = FakeRecorder(10)
+    lock = LeaseLock("kube-system", "ctl", store.for_identity("me"), "me", event_recorder=recorder,
+                     labels={"app": "x"})
+    now = datetime.datetime(2024, 1, 2, 3, 4, 5, 123456, tzinfo=datetime.UTC)
+    with pytest.raises(RuntimeError, match="call get or create first"):
+        lock.update(LeaderElectionRecord("me", 15, now, now, 0))
+    lock.create(LeaderElectionRecord("me", 15, now, now, 0))
+    assert store.obj is not None and store.obj["metadata"]["labels"] == {"app": "x"}
+    assert store.obj["spec"]["renewTime"] == "2024-01-02T03:04:05.123456Z"
+    assert lock.get() == LeaderElectionRecord("me", 15, now, now, 0)
+    lock.record_event("became leader")
+    assert recorder.drain() == ["Normal LeaderElection me became leader"]
+    assert lock.describe() == "kube-system/ctl"
+
+
+def test_elector_records_leader_events(store: MemoryLeases) -> None:
+    recorder = FakeRecorder(10)
+    lock = LeaseLock("default", "lock", store.for_identity("a"), "a", event_recorder=recorder)
+    started = threading.Event()
+    stop = threading.Event()
+    config = LeaderElectionConfig(lock=lock, lease_duration=1, renew_deadline=0.6, retry_period=0.1,
+                                  callbacks=LeaderCallbacks(lambda s: started.set(), lambda: None))
+    t = threading.Thread(target=LeaderElector(config).run, args=(stop,), daemon=True)
+    t.start()
+    assert started.wait(2)
+    stop.set()
+    t.join(5)
+    assert recorder.drain() == ["Normal LeaderElection a became leader", "Normal LeaderElection a stopped leading"]

@@ -235,9 +235,9 @@ class Manager:
         try:
             self._serve_endpoints()
             self._run(runnable_func(self.cache.start, need_leader_election=False), internal)
-            if not self.cache.wait_for_cache_sync(stop=internal, timeout=None):
-                if not internal.is_set():
-                    raise RuntimeError("failed to wait for caches to sync")
+            synced = self.cache.wait_for_cache_sync(stop=internal, timeout=None)
+            if not synced and not internal.is_set():
+                raise RuntimeError("failed to wait for caches to sync")
             with self._lock:
                 others = list(self._others)
             for r in others:
@@ -327,13 +327,16 @@ class Manager:
         with self._lock:
             threads = list(self._threads)
         timeout = self.options.graceful_shutdown_timeout
-        deadline = threading.Event()
-        joiner = threading.Thread(target=lambda: [t.join() for t in threads], daemon=True)
+
+        def join_all() -> None:
+            for t in threads:
+                t.join()
+
+        joiner = threading.Thread(target=join_all, daemon=True)
         joiner.start()
         joiner.join(timeout)
         if joiner.is_alive():
             log.error("Graceful shutdown timed out; some runnables are still running", timeout=timeout)
-        deadline.set()
         for s in self._servers:
             s.close()
         self._servers.clear()

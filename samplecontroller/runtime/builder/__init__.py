@@ -1,0 +1,122 @@
+"""A fluent builder for controllers (pkg/builder).
+
+    controller_managed_by(mgr).for_(Foo).owns(Deployment).complete(FooReconciler(...))
+
+- ``for_(T, *predicates)``: reconcile T; its events enqueue the object itself.
+- ``owns(T, *predicates)``: events of T enqueue its controlling owner of the ``for_`` type.
+- ``watches(T or source, handler, *predicates)``: any type (from the cache) or a ready source.
+- ``with_event_filter(p)``: a predicate applied to every for_/owns/watches(T) event.
+- ``with_options(controller.Options)``, ``named(name)``.
+- ``complete(reconciler)`` builds the controller and adds it to the manager (``build`` also
+  returns it). ValueError when nothing is watched, when no name can be derived (no ``for_`` and no
+  ``named``), when ``for_`` is called twice or when the name is already used in this manager.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from samplecontroller.runtime.controller import Controller, Options
+from samplecontroller.runtime.handler import EnqueueRequestForObject, EnqueueRequestForOwner, EventHandler
+from samplecontroller.runtime.predicate import Predicate
+from samplecontroller.runtime.reconcile import Reconciler
+from samplecontroller.runtime.source import Kind, Source
+
+_names_by_manager: dict[int, set[str]] = {}
+
+
+class Builder:
+    def __init__(self, mgr: Any) -> None:
+        self.mgr = mgr
+        self._for: tuple[type[Any], tuple[Predicate, ...]] | None = None
+        self._owns: list[tuple[type[Any], tuple[Predicate, ...], bool]] = []
+        self._watches: list[tuple[type[Any], EventHandler, tuple[Predicate, ...]]] = []
+        self._raw: list[Source] = []
+        self._filters: list[Predicate] = []
+        self._options = Options()
+        self._name = ""
+
+    def for_(self, model: type[Any], *predicates: Predicate) -> Builder:
+        if self._for is not None:
+            raise ValueError("for_ may only be called once; use watches for more types")
+        self._for = (model, predicates)
+        return self
+
+    def owns(self, model: type[Any], *predicates: Predicate, only_controller: bool = True) -> Builder:
+        self._owns.append((model, predicates, only_controller))
+        return self
+
+    def watches(self, target: type[Any] | Source, handler: EventHandler | None = None,
+                *predicates: Predicate) -> Builder:
+        """Watch a type from the cache with ``handler``, or add a ready-made source."""
+        if isinstance(target, type):
+            if handler is None:
+                raise ValueError(f"watches({target.__name__}) needs an event handler")
+            self._watches.append((target, handler, predicates))
+        else:
+            self._raw.append(target)
+        return self
+
+    def watches_raw_source(self, src: Source) -> Builder:
+        self._raw.append(src)
+        return self
+
+    def with_event_filter(self, predicate: Predicate) -> Builder:
+        self._filters.append(predicate)
+        return self
+
+    def with_options(self, options: Options) -> Builder:
+        self._options = options
+        return self
+
+    def named(self, name: str) -> Builder:
+        self._name = name
+        return self
+
+    def _controller_name(self) -> str:
+        if self._name:
+            return self._name
+        if self._for is None:
+            raise ValueError("one of for_() or named() must be called")
+        return self._for[0].__name__.lower()
+
+    def build(self, reconciler: Reconciler) -> Controller:
+        if reconciler is None:
+            raise ValueError("must provide a non-nil Reconciler")
+        if self._for is None and not self._watches and not self._raw:
+            raise ValueError("there are no watches configured, controller will never get triggered. "
+                             "Use for_(), owns(), watches() or watches_raw_source() to set them up")
+        if self._owns and self._for is None:
+            raise ValueError("owns() needs for_(): the owner type is the for_ type")
+        name = self._controller_name()
+        used = _names_by_manager.setdefault(id(self.mgr), set())
+        if name in used:
+            raise ValueError(f"controller with name {name!r} already exists; controller names must be unique "
+                             "(use named())")
+        cache = self.mgr.get_cache()
+        ctrl = Controller(name, reconciler, self._options)
+        filters = tuple(self._filters)
+        if self._for is not None:
+            model, preds = self._for
+            ctrl.watch(Kind(cache, model, EnqueueRequestForObject(), *preds, *filters))
+            for owned, opreds, only_controller in self._owns:
+                h = EnqueueRequestForOwner(model, only_controller, scheme=self.mgr.get_scheme())
+                ctrl.watch(Kind(cache, owned, h, *opreds, *filters))
+        for wmodel, handler, wpreds in self._watches:
+            ctrl.watch(Kind(cache, wmodel, handler, *wpreds, *filters))
+        for src in self._raw:
+            ctrl.watch(src)
+        used.add(name)
+        return ctrl
+
+    def complete(self, reconciler: Reconciler) -> Controller:
+        ctrl = self.build(reconciler)
+        self.mgr.add(ctrl)
+        return ctrl
+
+
+def controller_managed_by(mgr: Any) -> Builder:
+    return Builder(mgr)
+
+
+__all__ = ["Builder", "controller_managed_by"]

@@ -1,0 +1,103 @@
+"""Test helpers (usable by any test area): a metrics provider recording every call, and
+``wait_for_timer`` to sync with a DelayingQueue's timer thread under a FakeClock.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from samplecontroller.wait.clock import FakeClock
+from samplecontroller.workqueue.delaying_queue import DelayingQueue
+
+T = TypeVar("T", bound=Hashable)
+
+__all__ = ["Recorded", "RecordingProvider", "wait_for_timer"]
+
+
+@dataclass
+class Recorded:
+    """One metric of one queue: every call, in order."""
+
+    kind: str
+    name: str
+    calls: list[tuple[str, float]] = field(default_factory=list)
+    changed: threading.Event = field(default_factory=threading.Event)
+
+    def inc(self) -> None:
+        self.calls.append(("inc", 1.0))
+
+    def dec(self) -> None:
+        self.calls.append(("dec", 1.0))
+
+    def set(self, value: float) -> None:
+        self.calls.append(("set", value))
+        self.changed.set()
+
+    def observe(self, value: float) -> None:
+        self.calls.append(("observe", value))
+
+    @property
+    def value(self) -> float:
+        """A gauge's/counter's current value (inc/dec/set)."""
+        v = 0.0
+        for op, x in self.calls:
+            v = v + 1 if op == "inc" else v - 1 if op == "dec" else x if op == "set" else v
+        return v
+
+    def observed(self) -> list[float]:
+        return [x for op, x in self.calls if op == "observe"]
+
+
+class RecordingProvider:
+    """A MetricsProvider keeping a ``Recorded`` per (kind, queue name); ``get(kind, name)`` reads it."""
+
+    def __init__(self) -> None:
+        self.metrics: dict[tuple[str, str], Recorded] = {}
+
+    def _new(self, kind: str, name: str) -> Recorded:
+        m = Recorded(kind, name)
+        self.metrics[(kind, name)] = m
+        return m
+
+    def get(self, kind: str, name: str) -> Recorded:
+        return self.metrics[(kind, name)]
+
+    def new_depth_metric(self, name: str) -> Recorded:
+        return self._new("depth", name)
+
+    def new_adds_metric(self, name: str) -> Recorded:
+        return self._new("adds", name)
+
+    def new_latency_metric(self, name: str) -> Recorded:
+        return self._new("latency", name)
+
+    def new_work_duration_metric(self, name: str) -> Recorded:
+        return self._new("work_duration", name)
+
+    def new_unfinished_work_seconds_metric(self, name: str) -> Recorded:
+        return self._new("unfinished", name)
+
+    def new_longest_running_processor_seconds_metric(self, name: str) -> Recorded:
+        return self._new("longest", name)
+
+    def new_retries_metric(self, name: str) -> Recorded:
+        return self._new("retries", name)
+
+
+def wait_for_timer(q: DelayingQueue[T], clock: FakeClock, timeout: float = 2.0) -> bool:
+    """Block until ``q``'s timer thread waits on ``clock`` for the queue's next due time.
+
+    After a ``clock.step``, this means every item that became due has been added to ``q``.
+    False on timeout. The timer thread must have been started (by a positive ``add_after``).
+    """
+    end = time.monotonic() + timeout
+    while True:
+        if q.next_ready_at() in clock.waiting_deadlines():
+            return True
+        if time.monotonic() >= end:
+            return False
+        time.sleep(0.0005)

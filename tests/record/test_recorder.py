@@ -1,0 +1,297 @@
+"""The recorder end to end: broadcaster -> correlator -> an in-test sink."""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+import pytest
+
+from samplecontroller.apimachinery import errors
+from samplecontroller.record import (
+    EVENT_TYPE_NORMAL,
+    EVENT_TYPE_WARNING,
+    EventBroadcaster,
+    EventCorrelator,
+    EventRecorder,
+    new_broadcaster,
+)
+from tests.record.conftest import FakeClock, MemorySink, foo
+
+Cleanup = Callable[[Callable[[], None]], None]
+
+
+def make(sink: MemorySink, cleanup: Cleanup, clock: FakeClock | None = None, **kw: Any) -> tuple[
+        EventBroadcaster, EventRecorder]:
+    b = new_broadcaster(clock=clock or time.time, **kw)
+    cleanup(b.shutdown)
+    b.start_recording_to_sink(sink)
+    return b, b.new_recorder("sample-controller", host="node-1")
+
+
+def test_event_written_with_go_shape(sink: MemorySink, clock: FakeClock, cleanup: Cleanup) -> None:
+    _, rec = make(sink, cleanup, clock)
+    rec.event(foo(), EVENT_TYPE_NORMAL, "Synced", "Foo synced successfully")
+    (call,) = sink.wait_calls(1)
+    assert call[0] == "create"
+    (ev,) = sink.events.values()
+    assert re.fullmatch(r"example-foo\.[0-9a-f]+", ev["metadata"]["name"])
+    assert int(ev["metadata"]["name"].split(".")[1], 16) == int(clock() * 1e9)
+    assert ev["metadata"]["namespace"] == "default"
+    assert ev["involvedObject"] == {"kind": "Foo", "apiVersion": "samplecontroller.k8s.io/v1alpha1",
+                                    "name": "example-foo", "namespace": "default", "uid": "uid-1",
+                                    "resourceVersion": "7"}
+    assert ev["source"] == {"component": "sample-controller", "host": "node-1"}
+    assert ev["reportingComponent"] == "sample-controller"
+    assert ev["reportingInstance"] == "node-1"
+    assert (ev["type"], ev["reason"], ev["message"], ev["count"]) == ("Normal", "Synced", "Foo synced successfully", 1)
+    assert ev["firstTimestamp"] == ev["lastTimestamp"] == "2023-11-14T22:13:20Z"
+
+
+class Meta(msgspec.Struct, kw_only=True):
+    name: str
+    namespace: str | msgspec.UnsetType = msgspec.UNSET
+    uid: str | msgspec.UnsetType = msgspec.UNSET
+
+
+class Thing(msgspec.Struct, kw_only=True, frozen=True):
+    api_version: str = "example.com/v1"
+    kind: str = "Thing"
+    metadata: Meta
+
+
+def test_typed_objects_and_cluster_scoped_go_to_default_namespace(sink: MemorySink, cleanup: Cleanup) -> None:
+    _, rec = make(sink, cleanup)
+    rec.eventf(Thing(metadata=Meta(name="t1", uid="u")), EVENT_TYPE_WARNING, "Bad", "value %d of %s", 3, "x")
+    sink.wait_calls(1)
+    (ev,) = sink.events.values()
+    assert ev["metadata"]["namespace"] == "default"
+    assert ev["involvedObject"] == {"kind": "Thing", "apiVersion": "example.com/v1", "name": "t1", "uid": "u"}
+    assert ev["message"] == "value 3 of x" and ev["type"] == "Warning"
+
+
+def test_annotated_eventf_sets_annotations(sink: MemorySink, cleanup: Cleanup) -> None:
+    _, rec = make(sink, cleanup)
+    rec.annotated_eventf(foo(), {"a": "b"}, EVENT_TYPE_NORMAL, "R", "%s!", "hi")
+    sink.wait_calls(1)
+    (ev,) = sink.events.values()
+    assert ev["metadata"]["annotations"] == {"a": "b"} and ev["message"] == "hi!"
+
+
+def test_bad_type_kindless_object_and_bad_format_never_raise(sink: MemorySink, cleanup: Cleanup) -> None:
+    b, rec = make(sink, cleanup)
+    rec.event(foo(), "Critical", "R", "m")  # only Normal and Warning are valid
+    rec.event({"metadata": {"name": "x"}}, EVENT_TYPE_NORMAL, "R", "m")  # no kind: no reference
+    rec.eventf(foo(), EVENT_TYPE_NORMAL, "Fmt", "%d", "not-a-number")
+    calls = sink.wait_calls(1)
+    time.sleep(0.05)
+    assert [c[0] for c in sink.calls] == ["create"] and calls[0][1].startswith("example-foo.")
+    (ev,) = sink.events.values()
+    assert ev["reason"] == "Fmt" and ev["message"].startswith("%d %!(")
+    assert b.dropped == 0
+
+
+def test_identical_events_patch_the_count(sink: MemorySink, clock: FakeClock, cleanup: Cleanup) -> None:
+    _, rec = make(sink, cleanup, clock)
+    for _ in range(3):
+        rec.event(foo(), EVENT_TYPE_WARNING, "Failed", "boom")
+        clock.step(1)
+    calls = sink.wait_calls(3)
+    assert [c[0] for c in calls] == ["create", "patch", "patch"]
+    assert calls[1][1] == calls[2][1] == calls[0][1]
+    assert msgspec.json.decode(calls[2][2] or b"") == {"count": 3, "lastTimestamp": "2023-11-14T22:13:22Z",
+                                                     "message": "boom"}
+    (ev,) = sink.events.values()
+    assert ev["count"] == 3 and ev["firstTimestamp"] == "2023-11-14T22:13:20Z"
+
+
+def test_aggregation_after_ten_similar_events(sink: MemorySink, clock: FakeClock, cleanup: Cleanup) -> None:
+    _, rec = make(sink, cleanup, clock)
+    for i in range(12):
+        rec.event(foo(), EVENT_TYPE_WARNING, "Failed", f"error {i}")
+        clock.step(0.001)
+    calls = sink.wait_calls(12)
+    assert [c[0] for c in calls] == ["create"] * 10 + ["patch"] * 2
+    messages = [e["message"] for e in sink.events.values()]
+    assert messages[:9] == [f"error {i}" for i in range(9)]
+    # The 10th distinct message turns into one aggregate event; later ones patch it.
+    aggregate = sink.events[("default", calls[9][1])]
+    assert aggregate["message"] == "(combined from similar events): error 11"
+    assert aggregate["count"] == 3
+    assert len(sink.events) == 10
+
+
+def test_aggregation_window_restarts_after_ten_minutes(clock: FakeClock) -> None:
+    c = EventCorrelator(clock)
+    base = {"metadata": {"name": "x.1", "namespace": "default"}, "involvedObject": {"kind": "Foo", "name": "x"},
+            "source": {"component": "c"}, "type": "Normal", "reason": "R", "count": 1}
+    for i in range(9):
+        assert not c.correlate({**base, "message": f"m{i}"}).event["message"].startswith("(combined")
+        clock.step(100)  # 9 * 100 s, but never more than 600 s between two
+    assert c.correlate({**base, "message": "m9"}).event["message"].startswith("(combined")
+    clock.step(601)
+    assert c.correlate({**base, "message": "m10"}).event["message"] == "m10"
+
+
+def test_spam_filter_token_bucket(clock: FakeClock) -> None:
+    c = EventCorrelator(clock)
+
+    def ev(reason: str, name: str = "x") -> dict[str, Any]:
+        return {"metadata": {"name": f"{name}.{reason}", "namespace": "default"}, "type": "Normal",
+                "involvedObject": {"kind": "Foo", "name": name}, "source": {"component": "c"},
+                "reason": reason, "message": "m", "count": 1}
+
+    assert not any(c.correlate(ev(f"r{i}")).skip for i in range(25))
+    assert c.correlate(ev("r25")).skip  # the burst of 25 is spent
+    assert not c.correlate(ev("r0", name="other")).skip  # per object
+    clock.step(299)
+    assert c.correlate(ev("r26")).skip
+    clock.step(1)  # one token per 5 minutes
+    assert not c.correlate(ev("r27")).skip
+    assert c.correlate(ev("r28")).skip
+
+
+def test_spam_filter_end_to_end(sink: MemorySink, clock: FakeClock, cleanup: Cleanup) -> None:
+    _, rec = make(sink, cleanup, clock)
+    for i in range(30):
+        rec.event(foo(), EVENT_TYPE_NORMAL, f"Reason{i}", "m")
+    rec.event(foo(name="other", uid="u2"), EVENT_TYPE_NORMAL, "Reason", "m")
+    calls = sink.wait_calls(26)
+    time.sleep(0.1)
+    assert len(sink.calls) == 26 == len(calls)
+    assert calls[-1][1].startswith("other.")
+
+
+def test_patch_of_a_deleted_event_creates_it_again(sink: MemorySink, clock: FakeClock, cleanup: Cleanup) -> None:
+    _, rec = make(sink, cleanup, clock)
+    rec.event(foo(), EVENT_TYPE_NORMAL, "R", "m")
+    sink.wait_calls(1)
+    with sink.lock:
+        sink.events.clear()  # the event expired on the server
+    rec.event(foo(), EVENT_TYPE_NORMAL, "R", "m")
+    calls = sink.wait_calls(3)
+    assert [c[0] for c in calls] == ["create", "patch", "create"]
+    (ev,) = sink.events.values()
+    assert ev["count"] == 2 and ev["metadata"]["name"] == calls[0][1]
+
+
+def test_transport_errors_are_retried_with_go_sleeps(sink: MemorySink, cleanup: Cleanup) -> None:
+    sleeps: list[float] = []
+    sink.fail_next = [ConnectionError("down"), ConnectionError("down"), ConnectionError("down")]
+    _, rec = make(sink, cleanup, sleep=sleeps.append, sleep_duration=10.0)
+    rec.event(foo(), EVENT_TYPE_NORMAL, "R", "m")
+    sink.wait_calls(4)
+    assert len(sink.events) == 1
+    assert len(sleeps) == 3 and 0 <= sleeps[0] <= 10.0 and sleeps[1:] == [10.0, 10.0]
+
+
+def test_retries_give_up_after_twelve_tries(sink: MemorySink, cleanup: Cleanup) -> None:
+    sink.fail_next = [ConnectionError("down")] * 20
+    done = threading.Event()
+    sleeps: list[float] = []
+
+    def sleep(d: float) -> None:
+        sleeps.append(d)
+        if len(sleeps) == 11:
+            done.set()
+
+    _, rec = make(sink, cleanup, sleep=sleep)
+    rec.event(foo(), EVENT_TYPE_NORMAL, "R", "m")
+    assert done.wait(5)
+    time.sleep(0.05)
+    assert len(sink.calls) == 12 and len(sleeps) == 11 and not sink.events
+
+
+def test_api_rejections_are_not_retried(sink: MemorySink, cleanup: Cleanup) -> None:
+    sleeps: list[float] = []
+    sink.fail_next = [errors.from_status(errors.new_status(422, "Invalid", "bad event"))]
+    _, rec = make(sink, cleanup, sleep=sleeps.append)
+    rec.event(foo(), EVENT_TYPE_NORMAL, "R", "first")
+    rec.event(foo(), EVENT_TYPE_NORMAL, "R", "second")
+    calls = sink.wait_calls(2)
+    time.sleep(0.05)
+    assert len(sink.calls) == 2 and sleeps == [] and calls[1][0] == "create"
+    assert [e["message"] for e in sink.events.values()] == ["second"]
+
+
+def test_shutdown_interrupts_the_retry_sleep(sink: MemorySink) -> None:
+    sink.fail_next = [ConnectionError("down")] * 20
+    b = new_broadcaster(sleep_duration=30.0)
+    b.start_recording_to_sink(sink)
+    rec = b.new_recorder("c", host="h")
+    rec.event(foo(), EVENT_TYPE_NORMAL, "R", "m")
+    sink.wait_calls(1)
+    t0 = time.monotonic()
+    b.shutdown()
+    rec.event(foo(), EVENT_TYPE_NORMAL, "R", "after")  # ignored, no error
+    time.sleep(0.1)
+    assert len(sink.calls) <= 2 and time.monotonic() - t0 < 1.0
+
+
+def test_full_queue_drops_and_never_blocks(sink: MemorySink, cleanup: Cleanup) -> None:
+    sink.block = threading.Event()
+    cleanup(sink.block.set)
+    b, rec = make(sink, cleanup, queue_size=5)
+    t0 = time.monotonic()
+    for i in range(500):
+        rec.event(foo(name=f"f{i}", uid=f"u{i}"), EVENT_TYPE_NORMAL, "R", "m")
+    assert time.monotonic() - t0 < 2.0
+    assert b.dropped >= 500 - 5 - 5 - 2  # incoming queue + watcher buffer + the one being written
+    sink.block.set()
+    calls = sink.wait_calls(1)
+    time.sleep(0.1)
+    assert len(sink.calls) <= 12 and calls[0][1].startswith("f0.")
+
+
+def test_watchers_and_structured_logging(sink: MemorySink, cleanup: Cleanup, caplog: pytest.LogCaptureFixture) -> None:
+    b, rec = make(sink, cleanup)
+    seen: list[dict[str, Any]] = []
+    got = threading.Event()
+
+    def watch(ev: dict[str, Any]) -> None:
+        seen.append(ev)
+        got.set()
+
+    stop = b.start_event_watcher(watch)
+    logged = threading.Event()
+    kvs: list[dict[str, Any]] = []
+
+    class Flag(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if record.getMessage() == "Event occurred":
+                kvs.append(record.__dict__["kv"])
+                logged.set()
+
+    handler = Flag()
+    logging.getLogger("record").addHandler(handler)
+    cleanup(lambda: logging.getLogger("record").removeHandler(handler))
+    caplog.set_level(logging.INFO, logger="record")
+    b.start_structured_logging()
+    rec.event(foo(), EVENT_TYPE_NORMAL, "Synced", "ok")
+    assert got.wait(5) and logged.wait(5)
+    assert seen[0]["reason"] == "Synced"
+    kv = kvs[0]
+    assert kv["object"] == "default/example-foo" and kv["kind"] == "Foo" and kv["message"] == "ok"
+    stop()
+    rec.event(foo(), EVENT_TYPE_NORMAL, "Synced", "again")
+    sink.wait_calls(2)
+    time.sleep(0.05)
+    assert len(seen) == 1
+
+
+def test_user_mistakes_give_clear_errors() -> None:
+    with pytest.raises(ValueError, match="queue_size"):
+        new_broadcaster(0)
+    b = new_broadcaster()
+    try:
+        with pytest.raises(ValueError, match="source_component"):
+            b.new_recorder("")
+        with pytest.raises(ValueError, match="log level"):
+            b.start_structured_logging("loud")
+    finally:
+        b.shutdown()

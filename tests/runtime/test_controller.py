@@ -1,0 +1,262 @@
+"""The controller's result handling, concurrency, panics and metrics, with in-memory sources."""
+
+from __future__ import annotations
+
+import queue as stdqueue
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from prometheus_client import REGISTRY
+
+from generated.apis.samplecontroller.v1alpha1 import Foo
+from samplecontroller.apimachinery import errors
+from samplecontroller.runtime import builder, controller, handler, source
+from samplecontroller.runtime.event import GenericEvent
+from samplecontroller.runtime.reconcile import Func, Request, Result, TerminalError
+from samplecontroller.workqueue import ItemExponentialFailureRateLimiter
+from tests.runtime.objects import foo
+
+
+class Script:
+    """A reconciler whose answer per call comes from ``fn(request, call_number)``."""
+
+    def __init__(self, fn: Callable[[Request, int], Result]) -> None:
+        self.fn = fn
+        self.calls: list[tuple[Request, float]] = []
+        self.lock = threading.Lock()
+        self.event = threading.Event()
+
+    def reconcile(self, request: Request) -> Result:
+        with self.lock:
+            self.calls.append((request, time.monotonic()))
+            n = len(self.calls)
+        self.event.set()
+        return self.fn(request, n)
+
+    def wait_calls(self, n: int, timeout: float = 5.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self.lock:
+                if len(self.calls) >= n:
+                    return
+            time.sleep(0.005)
+        raise AssertionError(f"expected {n} calls, got {len(self.calls)}")
+
+
+def value(name: str, labels: dict[str, str]) -> float:
+    v = REGISTRY.get_sample_value(name, labels)
+    return 0.0 if v is None else v
+
+
+_counter = iter(range(10**6))
+
+
+def fast_options(**kw: Any) -> controller.Options:
+    return controller.Options(rate_limiter=ItemExponentialFailureRateLimiter(0.01, 0.05), **kw)
+
+
+def seed(*requests: Request) -> source.Func:
+    def add(q: Any, stop: Any) -> None:
+        for r in requests:
+            q.add(r)
+
+    return source.Func(add)
+
+
+@pytest.fixture
+def run() -> Iterator[Callable[[controller.Controller], threading.Thread]]:
+    stops: list[tuple[threading.Event, threading.Thread]] = []
+
+    def start(c: controller.Controller) -> threading.Thread:
+        stop = threading.Event()
+        t = threading.Thread(target=c.start, args=(stop,), daemon=True)
+        t.start()
+        stops.append((stop, t))
+        return t
+
+    yield start
+    for stop, t in stops:
+        stop.set()
+        t.join(5)
+        assert not t.is_alive()
+
+
+def test_error_requeues_with_backoff_then_success_forgets(run: Any) -> None:
+    name = f"c{next(_counter)}"
+    script = Script(lambda r, n: (_ for _ in ()).throw(errors.new_conflict("g", "r", "x", "stale")) if n < 3
+                    else Result())
+    c = controller.Controller(name, script, fast_options())
+    c.watch(seed(Request("ns", "a")))
+    run(c)
+    script.wait_calls(3)
+    time.sleep(0.05)
+    assert len(script.calls) == 3
+    assert c.queue.num_requeues(Request("ns", "a")) == 0  # forgotten after success
+    assert value("controller_runtime_reconcile_total", {"controller": name, "result": "error"}) == 2
+    assert value("controller_runtime_reconcile_total", {"controller": name, "result": "success"}) == 1
+    assert value("controller_runtime_reconcile_errors_total", {"controller": name}) == 2
+    assert value("workqueue_retries_total", {"name": name}) == 2
+    assert value("controller_runtime_reconcile_panics_total", {"controller": name}) == 0
+
+
+def test_terminal_error_is_not_requeued(run: Any) -> None:
+    name = f"c{next(_counter)}"
+    script = Script(lambda r, n: (_ for _ in ()).throw(TerminalError("invalid spec")))
+    c = controller.Controller(name, script, fast_options())
+    c.watch(seed(Request("ns", "a")))
+    run(c)
+    script.wait_calls(1)
+    time.sleep(0.15)  # > several backoff periods
+    assert len(script.calls) == 1
+    assert value("controller_runtime_terminal_reconcile_errors_total", {"controller": name}) == 1
+
+
+def test_requeue_after_and_requeue(run: Any) -> None:
+    name = f"c{next(_counter)}"
+    script = Script(lambda r, n: Result(requeue_after=0.1) if n == 1 else Result(requeue=True) if n == 2
+                    else Result())
+    c = controller.Controller(name, script, fast_options())
+    c.watch(seed(Request("ns", "a")))
+    run(c)
+    script.wait_calls(3)
+    (_, t1), (_, t2) = script.calls[0], script.calls[1]
+    assert t2 - t1 >= 0.09
+    assert value("controller_runtime_reconcile_total", {"controller": name, "result": "requeue_after"}) == 1
+    assert value("controller_runtime_reconcile_total", {"controller": name, "result": "requeue"}) == 1
+
+
+def test_panic_is_recovered_and_worker_lives_on(run: Any) -> None:
+    name = f"c{next(_counter)}"
+    script = Script(lambda r, n: (_ for _ in ()).throw(KeyError("bug")) if r.name == "bad" else Result())
+    c = controller.Controller(name, script, fast_options())
+    c.watch(seed(Request("ns", "bad")))
+    run(c)
+    script.wait_calls(2)  # the bad one is retried: the worker survived
+    c.queue.add(Request("ns", "good"))
+    deadline = time.monotonic() + 5
+    while not any(r.name == "good" for r, _ in script.calls) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert any(r.name == "good" for r, _ in script.calls)
+    assert value("controller_runtime_reconcile_panics_total", {"controller": name}) >= 2
+
+
+def test_panic_without_recover_stops_the_controller() -> None:
+    name = f"c{next(_counter)}"
+    c = controller.Controller(name, Script(lambda r, n: (_ for _ in ()).throw(KeyError("bug"))),
+                              fast_options(recover_panic=False))
+    c.watch(seed(Request("ns", "a")))
+    stop = threading.Event()
+    with pytest.raises(KeyError):
+        c.start(stop)
+
+
+def test_concurrent_workers_never_share_a_request(run: Any) -> None:
+    name = f"c{next(_counter)}"
+    active: dict[Request, int] = {}
+    overlap: list[Request] = []
+    peak = [0]
+    lock = threading.Lock()
+
+    def slow(r: Request, n: int) -> Result:
+        with lock:
+            active[r] = active.get(r, 0) + 1
+            if active[r] > 1:
+                overlap.append(r)
+            peak[0] = max(peak[0], sum(active.values()))
+        time.sleep(0.02)
+        with lock:
+            active[r] -= 1
+        return Result()
+
+    script = Script(slow)
+    c = controller.Controller(name, script, fast_options(max_concurrent_reconciles=4))
+    reqs = [Request("ns", f"o{i}") for i in range(8)]
+    c.watch(seed(*reqs))
+    run(c)
+    for _ in range(3):
+        for r in reqs:
+            c.queue.add(r)
+        time.sleep(0.01)
+    script.wait_calls(8)
+    time.sleep(0.2)
+    assert not overlap
+    assert peak[0] > 1
+    assert value("controller_runtime_max_concurrent_reconciles", {"controller": name}) == 4
+
+
+def test_source_that_never_syncs_times_out() -> None:
+    class Never:
+        def start(self, q: Any, stop: Any = None) -> None:
+            pass
+
+        def wait_for_sync(self, timeout: float | None = None) -> bool:
+            time.sleep(timeout or 0)
+            return False
+
+    c = controller.Controller(f"c{next(_counter)}", Func(lambda r: None), controller.Options(cache_sync_timeout=0.2))
+    c.watch(Never())
+    with pytest.raises(controller.SourceSyncError, match="timed out"):
+        c.start(threading.Event())
+
+
+def test_channel_source_with_predicate(run: Any) -> None:
+    name = f"c{next(_counter)}"
+    script = Script(lambda r, n: Result())
+    ch: stdqueue.Queue[GenericEvent] = stdqueue.Queue()
+    from samplecontroller.runtime import predicate
+
+    c = controller.Controller(name, script, fast_options())
+    c.watch(source.Channel(ch, handler.EnqueueRequestForObject(),
+                           predicate.new_predicate_funcs(lambda o: o.metadata.name != "skip")))
+    run(c)
+    ch.put(GenericEvent(foo("skip")))
+    ch.put(GenericEvent(foo("take")))
+    script.wait_calls(1)
+    time.sleep(0.1)
+    assert [r for r, _ in script.calls] == [Request("ns", "take")]
+
+
+def test_invalid_options() -> None:
+    with pytest.raises(ValueError):
+        controller.Controller("", Func(lambda r: None))
+    with pytest.raises(ValueError):
+        controller.Controller("x", Func(lambda r: None), controller.Options(max_concurrent_reconciles=0))
+
+
+class _FakeMgr:
+    def __init__(self) -> None:
+        self.added: list[Any] = []
+
+        class _Cache:
+            def get_informer(self, model: Any) -> Any:
+                return None
+
+        self.cache = _Cache()
+
+    def get_cache(self) -> Any:
+        return self.cache
+
+    def get_scheme(self) -> Any:
+        from generated.scheme import SCHEME
+
+        return SCHEME
+
+    def add(self, r: Any) -> None:
+        self.added.append(r)
+
+
+def test_builder_errors_and_naming() -> None:
+    mgr = _FakeMgr()
+    with pytest.raises(ValueError, match="no watches configured"):
+        builder.controller_managed_by(mgr).named("x").complete(Func(lambda r: None))
+    with pytest.raises(ValueError, match="for_"):
+        builder.controller_managed_by(mgr).watches(seed()).complete(Func(lambda r: None))
+    with pytest.raises(ValueError, match="once"):
+        builder.controller_managed_by(mgr).for_(Foo).for_(Foo)
+    c = builder.controller_managed_by(mgr).for_(Foo).complete(Func(lambda r: None))
+    assert c.name == "foo" and mgr.added == [c]
+    with pytest.raises(ValueError, match="already exists"):
+        builder.controller_managed_by(mgr).for_(Foo).complete(Func(lambda r: None))

@@ -1,0 +1,228 @@
+"""The runtime layer against the embedded API server: manager, cache, client, FooReconciler,
+metrics and health endpoints."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import msgspec
+import pytest
+
+from generated.apis.apps.v1 import Deployment
+from generated.apis.core.v1 import ConfigMap
+from generated.apis.meta.v1 import ObjectMeta
+from generated.apis.samplecontroller.v1alpha1 import Foo, FooSpec
+from generated.clientset import Clientset
+from samplecontroller.apimachinery import errors
+from samplecontroller.foo_reconciler import FooReconciler, new_manager
+from samplecontroller.record import FakeRecorder
+from samplecontroller.rest import load_rest_client
+from samplecontroller.runtime import client as rtclient
+from samplecontroller.runtime.manager import Manager, Options
+
+_ns = itertools.count()
+
+
+def wait_for(fn: Callable[[], Any], timeout: float = 10.0, what: str = "condition") -> Any:
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        try:
+            last = fn()
+            if last:
+                return last
+        except errors.StatusError:
+            pass
+        time.sleep(0.02)
+    raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
+
+
+@pytest.fixture
+def rest(apiserver: Any) -> Any:
+    return load_rest_client(kubeconfig=str(apiserver.kubeconfig_path))
+
+
+@pytest.fixture
+def ns(rest: Any) -> str:
+    name = f"rt-{next(_ns)}-{int(time.time() * 1000) % 100000}"
+    Clientset(rest).core_v1.namespaces().create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    return name
+
+
+@pytest.fixture
+def started() -> Iterator[Callable[[Manager], threading.Thread]]:
+    runs: list[tuple[threading.Event, threading.Thread]] = []
+
+    def start(mgr: Manager) -> threading.Thread:
+        stop = threading.Event()
+        t = threading.Thread(target=mgr.start, args=(stop,), daemon=True)
+        t.start()
+        runs.append((stop, t))
+        assert mgr.elected().wait(10), "manager did not start"
+        return t
+
+    yield start
+    for stop, t in runs:
+        stop.set()
+        t.join(10)
+        assert not t.is_alive(), "manager did not stop"
+
+
+def new_foo(ns: str, name: str, deployment_name: str, replicas: int | None = 1) -> Foo:
+    spec = FooSpec(deployment_name=deployment_name) if replicas is None else FooSpec(
+        deployment_name=deployment_name, replicas=replicas)
+    return Foo(metadata=ObjectMeta(name=name, namespace=ns), spec=spec)
+
+
+def test_foo_reconciler_end_to_end(rest: Any, ns: str, started: Any) -> None:
+    cs = Clientset(rest)
+    mgr = new_manager(rest, resync=3600, namespace=ns)
+    recorder = FakeRecorder(100)
+    FooReconciler(mgr.get_client(), recorder, not_owned_backoff_base=0.05).setup_with_manager(mgr, 2)
+    started(mgr)
+    foos = cs.samplecontroller_v1alpha1.foos(ns)
+    foo = foos.create(new_foo(ns, "f1", "d1", 2))
+    dep = wait_for(lambda: cs.apps_v1.deployments(ns).get("d1"), what="the Deployment")
+    ref = dep.metadata.owner_references[0]
+    assert (ref.kind, ref.name, ref.uid, ref.controller) == ("Foo", "f1", foo.metadata.uid, True)
+    assert dep.spec.replicas == 2
+    wait_for(lambda: foos.get("f1").status is not msgspec.UNSET, what="the Foo status")
+    # scale: only spec.replicas is patched
+    live: Any = foos.get("f1")
+    foos.update(msgspec.structs.replace(live, spec=msgspec.structs.replace(live.spec, replicas=4)))
+    wait_for(lambda: getattr(cs.apps_v1.deployments(ns).get("d1").spec, "replicas", None) == 4, what="replicas 4")
+    # a Deployment owned by someone else: one Warning, no takeover
+    cs.apps_v1.deployments(ns).create(Deployment(metadata=ObjectMeta(name="taken", namespace=ns),
+                                                  spec=dep.spec))
+    foos.create(new_foo(ns, "f2", "taken"))
+    wait_for(lambda: any("ErrResourceExists" in e for e in drain(recorder)), what="the Warning")
+    time.sleep(0.3)  # several backoff periods
+    assert not any("ErrResourceExists" in e for e in drain(recorder)), "warned again for the same situation"
+    assert not cs.apps_v1.deployments(ns).get("taken").metadata.owner_references
+
+
+def drain(recorder: FakeRecorder) -> list[str]:
+    out = []
+    while True:
+        try:
+            out.append(recorder.events.get_nowait())
+        except Exception:
+            return out
+
+
+def test_cache_reads_field_index_and_namespaces(rest: Any, ns: str, started: Any) -> None:
+    cs = Clientset(rest)
+    for i in range(3):
+        cs.samplecontroller_v1alpha1.foos(ns).create(new_foo(ns, f"f{i}", "shared" if i < 2 else "own"))
+    mgr = Manager(rest, Options(namespaces=(ns,)))
+    mgr.get_cache().index_field(Foo, "spec.deploymentName",
+                                lambda f: [f.spec.deployment_name] if f.spec is not msgspec.UNSET else [])
+    started(mgr)
+    c = mgr.get_client()
+    assert c.get(Foo, ns, "f0").metadata.name == "f0"
+    assert sorted(str(f.metadata.name) for f in c.list(Foo, namespace=ns, matching_fields={
+        "spec.deploymentName": "shared"})) == ["f0", "f1"]
+    assert len(c.list(Foo)) == 3
+    with pytest.raises(errors.NotFoundError):
+        c.get(Foo, ns, "missing")
+    with pytest.raises(ValueError, match="not in the cache's namespaces"):
+        c.get(Foo, "elsewhere", "f0")
+    with pytest.raises(ValueError, match="index_field"):
+        c.list(Foo, matching_fields={"metadata.name": "f0"})
+
+
+def test_client_writes_and_helpers(rest: Any, ns: str, started: Any) -> None:
+    mgr = Manager(rest, Options(namespaces=(ns,), field_owner="rt-test"))
+    started(mgr)
+    c = mgr.get_client()
+    cm = c.create(ConfigMap(metadata=ObjectMeta(name="cm", namespace=ns, labels={"t": "1"}), data={"a": "1"}))
+    # merge patch from the original
+    patched = c.patch(msgspec.structs.replace(cm, data={"a": "2", "b": "3"}), rtclient.MergeFrom(cm))
+    assert patched.data == {"a": "2", "b": "3"}
+    # optimistic lock on a stale original: conflict
+    with pytest.raises(errors.ConflictError):
+        c.patch(msgspec.structs.replace(cm, data={"a": "9"}), rtclient.MergeFrom(cm, optimistic_lock=True))
+    # strategic merge (built-in) and server-side apply
+    smp = c.patch(msgspec.structs.replace(patched, data={"a": "2", "b": "3", "c": "4"}),
+                  rtclient.StrategicMergeFrom(patched))
+    assert smp.data == {"a": "2", "b": "3", "c": "4"}
+    applied = c.apply(ConfigMap(metadata=ObjectMeta(name="cm2", namespace=ns), data={"x": "y"}))
+    assert applied.data == {"x": "y"}
+    # finalizers
+    with_f, changed = rtclient.add_finalizer(smp, "example.com/cleanup")
+    assert changed and rtclient.contains_finalizer(with_f, "example.com/cleanup")
+    assert rtclient.add_finalizer(with_f, "example.com/cleanup")[1] is False
+    updated = c.update(with_f)
+    without, changed = rtclient.remove_finalizer(updated, "example.com/cleanup")
+    assert changed and not rtclient.contains_finalizer(c.update(without), "example.com/cleanup")
+    # controller references
+    foo = c.create(new_foo(ns, "owner", "x"))
+    owned: Any = rtclient.set_controller_reference(foo, ConfigMap(metadata=ObjectMeta(name="o", namespace=ns)))
+    assert owned.metadata.owner_references[0].controller is True
+    other = msgspec.structs.replace(foo, metadata=msgspec.structs.replace(foo.metadata, uid="other-uid"))
+    with pytest.raises(rtclient.AlreadyOwnedError):
+        rtclient.set_controller_reference(other, owned)
+    # create_or_update / create_or_patch read through the cache
+    def mutate(o: ConfigMap) -> ConfigMap:
+        return msgspec.structs.replace(o, data={"v": "1"})
+
+    obj, res = rtclient.create_or_update(c, ConfigMap(metadata=ObjectMeta(name="cou", namespace=ns)), mutate)
+    assert res is rtclient.OperationResult.CREATED
+    wait_for(lambda: c.list(ConfigMap, namespace=ns, label_selector=None) and
+             any(x.metadata.name == "cou" for x in c.list(ConfigMap, namespace=ns)), what="cache")
+    _, res = rtclient.create_or_update(c, obj, mutate)
+    assert res is rtclient.OperationResult.NONE
+    _, res = rtclient.create_or_patch(c, obj, lambda o: msgspec.structs.replace(o, data={"v": "2"}))
+    assert res is rtclient.OperationResult.UPDATED
+    # delete_all_of with a label selector
+    c.delete_all_of(ConfigMap, namespace=ns, label_selector={"t": "1"})
+    with pytest.raises(errors.NotFoundError):
+        mgr.get_api_reader().get(ConfigMap, ns, "cm")
+
+
+def http_get(port: int, path: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as err:
+        return err.code, err.read().decode()
+
+
+def test_metrics_and_probes(rest: Any, ns: str, started: Any) -> None:
+    mgr = new_manager(rest, resync=3600, namespace=ns, metrics_bind_address="127.0.0.1:0",
+                      health_probe_bind_address="127.0.0.1:0")
+    FooReconciler(mgr.get_client(), FakeRecorder(100)).setup_with_manager(mgr, 1)
+    healthy = threading.Event()
+    mgr.add_healthz_check("ping", lambda: None)
+    mgr.add_readyz_check("informers", mgr.cache_synced_check)
+
+    def gate() -> None:
+        if not healthy.is_set():
+            raise RuntimeError("not yet")
+
+    mgr.add_readyz_check("gate", gate)
+    started(mgr)
+    wait_for(lambda: len(mgr.server_addresses()) == 2, what="servers")
+    metrics_port, probe_port = (a[1] for a in mgr.server_addresses())
+    assert http_get(probe_port, "/healthz") == (200, "ok")
+    code, body = http_get(probe_port, "/readyz?verbose")
+    assert code == 500 and "[-]gate failed: not yet" in body
+    healthy.set()
+    wait_for(lambda: http_get(probe_port, "/readyz")[0] == 200, what="ready")
+    assert http_get(probe_port, "/readyz/gate") == (200, "ok")
+    assert http_get(probe_port, "/readyz/nope")[0] == 404
+    Clientset(rest).samplecontroller_v1alpha1.foos(ns).create(new_foo(ns, "m", "md"))
+    wait_for(lambda: 'controller_runtime_reconcile_total{controller="foo",result="success"}'
+             in http_get(metrics_port, "/metrics")[1], what="reconcile metric")
+    text = http_get(metrics_port, "/metrics")[1]
+    for name in ("controller_runtime_reconcile_errors_total", "controller_runtime_reconcile_time_seconds_bucket",
+                 "controller_runtime_active_workers", 'workqueue_adds_total{name="foo"}', "workqueue_depth",
+                 "workqueue_queue_duration_seconds_bucket", "workqueue_work_duration_seconds_bucket",
+                 "workqueue_retries_total"):
+        assert name in text, name

@@ -1,0 +1,174 @@
+"""The admission webhook server: real AdmissionReview v1 bodies over HTTPS (self-signed cert)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import ssl
+import threading
+import urllib.error
+import urllib.request
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+from generated.apis.samplecontroller.v1alpha1 import Foo, FooSpec
+from samplecontroller.apimachinery import errors
+from samplecontroller.apimachinery.jsonpatch import apply_patch
+from samplecontroller.runtime.webhook import Server, path_for, webhook_managed_by, write_self_signed
+from samplecontroller.runtime.webhook.jsonpatch import create_patch
+
+
+class FooDefaulter:
+    def default(self, obj: Foo) -> Foo:
+        spec = obj.spec if obj.spec is not msgspec.UNSET else FooSpec()
+        if spec.replicas is msgspec.UNSET:
+            spec = msgspec.structs.replace(spec, replicas=1)
+        return msgspec.structs.replace(obj, spec=spec)
+
+
+class FooValidator:
+    def validate_create(self, obj: Foo) -> Sequence[str]:
+        if obj.spec is msgspec.UNSET or not obj.spec.deployment_name:
+            raise ValueError("spec.deploymentName is required")
+        return ["replicas above 5 are expensive"] if (obj.spec.replicas or 0) > 5 else []
+
+    def validate_update(self, old: Foo, new: Foo) -> Sequence[str]:
+        if old.spec.deployment_name != new.spec.deployment_name:  # type: ignore[union-attr]
+            raise errors.from_status(errors.new_status(422, "Invalid", "spec.deploymentName is immutable"))
+        return []
+
+    def validate_delete(self, obj: Foo) -> Sequence[str]:
+        return []
+
+
+class _Mgr:
+    def __init__(self, server: Server) -> None:
+        self.server = server
+
+    def get_webhook_server(self) -> Server:
+        return self.server
+
+    def get_scheme(self) -> Any:
+        from generated.scheme import SCHEME
+
+        return SCHEME
+
+
+@pytest.fixture(scope="module")
+def webhook(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, ssl.SSLContext]]:
+    cert_dir = tmp_path_factory.mktemp("certs")
+    ca = write_self_signed(cert_dir)
+    server = Server(host="127.0.0.1", port=0, cert_dir=cert_dir)
+    paths = webhook_managed_by(_Mgr(server)).for_(Foo).with_defaulter(FooDefaulter()).with_validator(
+        FooValidator()).complete()
+    assert paths == ["/mutate-samplecontroller-k8s-io-v1alpha1-foo", "/validate-samplecontroller-k8s-io-v1alpha1-foo"]
+    stop = threading.Event()
+    t = threading.Thread(target=server.start, args=(stop,), daemon=True)
+    t.start()
+    assert server.started.wait(5)
+    ctx = ssl.create_default_context(cadata=ca.decode())
+    yield server, ctx
+    stop.set()
+    t.join(5)
+    assert not t.is_alive()
+
+
+def foo_json(replicas: int | None = None, deployment_name: str | None = "d") -> dict[str, Any]:
+    spec: dict[str, Any] = {}
+    if deployment_name is not None:
+        spec["deploymentName"] = deployment_name
+    if replicas is not None:
+        spec["replicas"] = replicas
+    return {"apiVersion": "samplecontroller.k8s.io/v1alpha1", "kind": "Foo",
+            "metadata": {"name": "f", "namespace": "ns", "labels": {"x": "y"}}, "spec": spec,
+            "futureField": {"keep": True}}
+
+
+def admission_review(operation: str, obj: Any = None, old: Any = None, uid: str = "1234-abcd") -> dict[str, Any]:
+    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+        "uid": uid, "kind": {"group": "samplecontroller.k8s.io", "version": "v1alpha1", "kind": "Foo"},
+        "resource": {"group": "samplecontroller.k8s.io", "version": "v1alpha1", "resource": "foos"},
+        "name": "f", "namespace": "ns", "operation": operation, "userInfo": {"username": "admin"},
+        "object": obj, "oldObject": old, "dryRun": False}}
+
+
+def post(webhook: tuple[Server, ssl.SSLContext], path: str, body: Any,
+         content_type: str = "application/json") -> tuple[int, Any]:
+    server, ctx = webhook
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    req = urllib.request.Request(f"https://localhost:{server.bound_port}{path}", data=data, method="POST",
+                                 headers={"Content-Type": content_type})
+    try:
+        with urllib.request.urlopen(req, context=ctx, timeout=5) as resp:
+            return resp.status, json.loads(resp.read())
+    except urllib.error.HTTPError as err:
+        return err.code, err.read().decode()
+
+
+MUTATE = "/mutate-samplecontroller-k8s-io-v1alpha1-foo"
+VALIDATE = "/validate-samplecontroller-k8s-io-v1alpha1-foo"
+
+
+def test_defaulter_answers_a_json_patch(webhook: Any) -> None:
+    original = foo_json(replicas=None)
+    code, review = post(webhook, MUTATE, admission_review("CREATE", original))
+    assert code == 200
+    assert review["apiVersion"] == "admission.k8s.io/v1" and review["kind"] == "AdmissionReview"
+    resp = review["response"]
+    assert resp["uid"] == "1234-abcd" and resp["allowed"] is True and resp["patchType"] == "JSONPatch"
+    ops = json.loads(base64.b64decode(resp["patch"]))
+    assert all(op["op"] != "remove" for op in ops)  # unknown fields (futureField) survive
+    patched = apply_patch(original, ops)
+    assert patched["spec"]["replicas"] == 1
+    assert patched["futureField"] == {"keep": True}
+
+
+def test_defaulter_no_change_means_no_patch(webhook: Any) -> None:
+    _, review = post(webhook, MUTATE, admission_review("CREATE", foo_json(replicas=3)))
+    assert review["response"]["allowed"] is True and "patch" not in review["response"]
+
+
+def test_validator_warnings_and_denials(webhook: Any) -> None:
+    _, review = post(webhook, VALIDATE, admission_review("CREATE", foo_json(replicas=9)))
+    assert review["response"]["allowed"] is True
+    assert review["response"]["warnings"] == ["replicas above 5 are expensive"]
+    _, review = post(webhook, VALIDATE, admission_review("CREATE", foo_json(deployment_name=None)))
+    resp = review["response"]
+    assert resp["allowed"] is False and resp["status"]["code"] == 403
+    assert resp["status"]["reason"] == "Forbidden" and "deploymentName is required" in resp["status"]["message"]
+    _, review = post(webhook, VALIDATE, admission_review("UPDATE", foo_json(deployment_name="other"), foo_json()))
+    assert review["response"]["status"]["code"] == 422 and review["response"]["status"]["reason"] == "Invalid"
+    _, review = post(webhook, VALIDATE, admission_review("DELETE", None, foo_json()))
+    assert review["response"]["allowed"] is True
+
+
+def test_bad_requests_are_answered_not_crashed(webhook: Any) -> None:
+    _, review = post(webhook, VALIDATE, {"kind": "Pod"})
+    assert review["response"]["allowed"] is False and review["response"]["status"]["code"] == 400
+    _, review = post(webhook, VALIDATE, admission_review("CREATE", {**foo_json(), "spec": {"replicas": "many"}}))
+    assert review["response"]["status"]["code"] == 400 and review["response"]["uid"] == "1234-abcd"
+    code, _ = post(webhook, VALIDATE, b"{}", content_type="text/plain")
+    assert code == 400
+    code, _ = post(webhook, "/nowhere", admission_review("CREATE", foo_json()))
+    assert code == 404
+
+
+def test_registration_rules(tmp_path: Path) -> None:
+    s = Server(port=0, cert_dir=tmp_path)
+    s.register("/a", object())  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="duplicate"):
+        s.register("/a", object())  # type: ignore[arg-type]
+    with pytest.raises(FileNotFoundError, match=r"tls\.crt"):
+        s.start(threading.Event())
+    assert path_for(Foo, "validate") == VALIDATE
+
+
+def test_create_patch_round_trips() -> None:
+    a = {"a": 1, "b": {"c": [1, 2], "d": "x/y~"}, "gone": True}
+    b = {"a": 2, "b": {"c": [1, 2, 3], "d": "x/y~", "e/f": None}, "new": {"k": "v"}}
+    assert apply_patch(a, create_patch(a, b)) == b
+    assert create_patch(a, a) == []
