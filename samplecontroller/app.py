@@ -211,7 +211,7 @@ def _run_with_leader_election(
         both = _either(stop, leading_stop)
         try:
             result["code"] = _run_controller(args, rest_client, both, set_ready)
-        except Exception as err:  # noqa: BLE001 - a crashed leader must not linger holding the lease
+        except Exception as err:
             log.error("Controller failed", error=f"{type(err).__name__}: {err}")
             result["code"] = 1
         if not leading_stop.is_set():

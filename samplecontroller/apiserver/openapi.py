@@ -275,6 +275,17 @@ def crd_schema_name(group: str, version: str, kind: str) -> str:
     return ".".join([*reversed(group.split(".")), version, kind])
 
 
+def _without_strategic_merge(paths: dict[str, Any]) -> dict[str, Any]:
+    """Custom resources do not accept strategic merge patches, so their patch operations must not
+    list it: kubectl picks strategic merge for client-side apply when the operation offers it."""
+    for item in paths.values():
+        patch = item.get("patch") if isinstance(item, dict) else None
+        content = ((patch or {}).get("requestBody") or {}).get("content")
+        if isinstance(content, dict):
+            content.pop("application/strategic-merge-patch+json", None)
+    return paths
+
+
 def crd_document(crd: Mapping[str, Any], version: str) -> dict[str, Any]:
     """The document for one served version of a CRD (apiextensions.k8s.io/v1 object as a dict).
 
@@ -315,7 +326,7 @@ def crd_document(crd: Mapping[str, Any], version: str) -> dict[str, Any]:
     }
     subresources = [s for s in ("status", "scale") if s in (entry.get("subresources") or {})]
     kind_spec = {"kind": kind, "plural": names.get("plural"), "namespaced": spec.get("scope", "Namespaced") == "Namespaced", "subresources": subresources}
-    paths = _kind_paths(group, version, kind_spec, kind_name, list_name)
+    paths = _without_strategic_merge(_kind_paths(group, version, kind_spec, kind_name, list_name))
     meta_names = [_OBJECT_META, _LIST_META, "io.k8s.apimachinery.pkg.apis.meta.v1.Status", "io.k8s.apimachinery.pkg.apis.meta.v1.Patch"]
     if "scale" in subresources:
         meta_names.append("io.k8s.api.autoscaling.v1.Scale")

@@ -405,7 +405,7 @@ class APIServerApp:
             crd = self.core.crds.get(res.crd_name)
             if crd is not None:
                 try:
-                    docs.append(_without_strategic(openapi.crd_document(crd, version)))
+                    docs.append(openapi.crd_document(crd, version))
                 except (KeyError, TypeError, ValueError, AttributeError):
                     log.debug("no OpenAPI for %s", res.crd_name, exc_info=True)
         if not docs:
@@ -925,17 +925,6 @@ class APIServerApp:
         if obj.get("apiVersion") == res.group_version:
             return b'{"type":"' + etype.encode() + b'","object":' + raw + b"}\n"
         return _encode({"type": etype, "object": self._versioned(res, obj)}) + b"\n"
-
-
-def _without_strategic(doc: dict[str, Any]) -> dict[str, Any]:
-    """Custom resources do not accept strategic merge patches: kubectl must not be told they do
-    (it picks strategic merge for client-side apply when the patch operation lists it)."""
-    for item in (doc.get("paths") or {}).values():
-        patch = item.get("patch") if isinstance(item, dict) else None
-        content = ((patch or {}).get("requestBody") or {}).get("content")
-        if isinstance(content, dict):
-            content.pop(PATCH_STRATEGIC, None)
-    return doc
 
 
 def _field_value(obj: dict[str, Any], path: str) -> str | None:

@@ -38,7 +38,7 @@ from samplecontroller.cache.pager import DEFAULT_PAGE_SIZE, list_all
 from samplecontroller.client.types import ListerWatcher, ListOptions, Watch
 from samplecontroller.logs import get_logger
 from samplecontroller.rest import TransportError
-from samplecontroller.wait import Backoff
+from samplecontroller.wait import BackoffManager, ExponentialBackoffManager
 
 log = get_logger("reflector")
 
@@ -61,9 +61,9 @@ class WatchEndedError(Exception):
     """A watch ended in a way that needs a backoff and a re-list (for example it closed at once)."""
 
 
-def default_backoff() -> Backoff:
+def default_backoff() -> BackoffManager:
     """client-go's reflector backoff: 0.8 s doubling to 30 s, jitter 1.0, reset after 2 minutes."""
-    return Backoff(0.8, 2.0, 1.0, 30.0, reset_after=120.0)
+    return ExponentialBackoffManager(0.8, 30.0, 120.0, 2.0, 1.0)
 
 
 def is_expired(err: BaseException) -> bool:
@@ -101,7 +101,7 @@ class Reflector:
 
     def __init__(self, lister_watcher: ListerWatcher[Any], store: ReflectorStore, *, name: str = "",
                  page_size: int = PAGE_SIZE, watch_error_handler: WatchErrorHandler | None = None,
-                 backoff: Backoff | None = None, min_watch_timeout: float = MIN_WATCH_TIMEOUT) -> None:
+                 backoff: BackoffManager | None = None, min_watch_timeout: float = MIN_WATCH_TIMEOUT) -> None:
         self.lister_watcher = lister_watcher
         self.store = store
         self.name = name or "reflector"
@@ -147,7 +147,7 @@ class Reflector:
                 if stop.is_set():
                     return
                 self._report(err)
-            if stop.wait(self.backoff.next()):
+            if stop.wait(self.backoff.backoff()):
                 return
 
     def _report(self, err: BaseException) -> None:
@@ -202,7 +202,7 @@ class Reflector:
                     return
                 if is_watch_error_retriable(err):
                     log.info("Watch could not be opened; backing off", reflector=self.name, error=str(err))
-                    if stop.wait(self.backoff.next()):
+                    if stop.wait(self.backoff.backoff()):
                         return
                     continue
                 raise

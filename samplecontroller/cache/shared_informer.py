@@ -45,7 +45,7 @@ from samplecontroller.cache.reflector import Reflector, WatchErrorHandler
 from samplecontroller.cache.thread_safe_store import ThreadSafeStore
 from samplecontroller.client.types import ListerWatcher
 from samplecontroller.logs import get_logger
-from samplecontroller.wait import Backoff
+from samplecontroller.wait import BackoffManager
 
 log = get_logger("informer")
 
@@ -94,7 +94,7 @@ class SharedIndexInformer(Generic[T]):
 
     def __init__(self, lister_watcher: ListerWatcher[T], object_type: type[Any], resync_period: float = 0.0,
                  indexers: Mapping[str, IndexFunc] | None = None, *, name: str = "", freeze_gc: bool = True,
-                 backoff: Backoff | None = None) -> None:
+                 backoff: BackoffManager | None = None) -> None:
         all_indexers: dict[str, IndexFunc] = {NAMESPACE_INDEX: meta_namespace_index_func}
         all_indexers.update(indexers or {})
         self.object_type = object_type

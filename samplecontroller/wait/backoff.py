@@ -53,17 +53,14 @@ class Backoff:
     otherwise it returns the current duration (jittered), decrements ``steps`` and multiplies
     ``duration`` by ``factor`` (when non-zero); a ``cap > 0`` that is exceeded replaces the next
     duration and sets ``steps`` to 0. ``steps`` is a count (truncated to int). Not thread-safe
-    (like Go's struct); copy it per loop.
-
-    Deprecated: ``Backoff(initial, factor, jitter, max, reset_after=s).next()`` (the early
-    manager-style form, where the 4th argument is the maximum) still works and behaves like
-    ``ExponentialBackoffManager(initial, max, s, factor, jitter)``.
+    (like Go's struct); copy it per loop. For a delay that resets after a healthy spell, use
+    ``ExponentialBackoffManager``.
     """
 
-    __slots__ = ("_manager", "cap", "duration", "factor", "jitter", "steps")
+    __slots__ = ("cap", "duration", "factor", "jitter", "steps")
 
     def __init__(self, duration: float, factor: float = 0.0, jitter: float = 0.0, steps: float = 0,
-                 cap: float = 0.0, *, reset_after: float | None = None) -> None:
+                 cap: float = 0.0) -> None:
         if duration < 0:
             raise ValueError(f"Backoff: duration must be >= 0, got {duration}")
         self.duration = float(duration)
@@ -71,23 +68,10 @@ class Backoff:
         self.jitter = float(jitter)
         self.steps = int(steps)
         self.cap = float(cap)
-        self._manager: ExponentialBackoffManager | None = None
-        if reset_after is not None:
-            # Deprecated early form Backoff(initial, factor, jitter, max, reset_after=...) with next():
-            # its 4th argument was the maximum. Use ExponentialBackoffManager instead.
-            maximum = self.cap if self.cap > 0 else float(steps)
-            self._manager = ExponentialBackoffManager(
-                self.duration, max(maximum, self.duration), reset_after, self.factor or 1.0, self.jitter)
 
     def __repr__(self) -> str:
         return (f"Backoff(duration={self.duration}, factor={self.factor}, jitter={self.jitter}, "
                 f"steps={self.steps}, cap={self.cap})")
-
-    def next(self) -> float:
-        """Deprecated: the delay from the ``reset_after`` manager, or ``step()`` without one."""
-        if self._manager is not None:
-            return self._manager.backoff()
-        return self.step()
 
     def copy(self) -> Backoff:
         return Backoff(self.duration, self.factor, self.jitter, self.steps, self.cap)

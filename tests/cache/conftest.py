@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from samplecontroller.wait import Backoff
+from samplecontroller.wait import ExponentialBackoffManager
 from tests.cache.scripted import HTTPListerWatcher, ScriptedServer
 
 
@@ -26,8 +26,8 @@ def lw(server: ScriptedServer) -> HTTPListerWatcher:
     return HTTPListerWatcher(server.url)
 
 
-def fast_backoff() -> Backoff:
-    return Backoff(0.01, 2.0, 0.0, 0.05)
+def fast_backoff() -> ExponentialBackoffManager:
+    return ExponentialBackoffManager(0.01, 0.05, 60.0)
 
 
 def eventually(cond: Callable[[], bool], timeout: float = 5.0, interval: float = 0.005) -> bool:

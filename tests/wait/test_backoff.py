@@ -93,12 +93,14 @@ def test_manager_validation() -> None:
         Backoff(-1)
 
 
-def test_legacy_reset_after_form_doubles_to_its_maximum() -> None:
-    b = Backoff(0.8, 2.0, 0.0, 30.0, reset_after=120.0)
-    assert [b.next() for _ in range(8)] == [0.8, 1.6, 3.2, 6.4, 12.8, 25.6, 30.0, 30.0]
-    jittered = Backoff(0.8, 2.0, 1.0, 30.0, reset_after=120.0)
+def test_reflector_default_backoff_doubles_to_its_maximum() -> None:
+    from samplecontroller.cache.reflector import default_backoff
+
+    plain = ExponentialBackoffManager(0.8, 30.0, 120.0, 2.0, 0.0)
+    assert [plain.backoff() for _ in range(8)] == [0.8, 1.6, 3.2, 6.4, 12.8, 25.6, 30.0, 30.0]
+    jittered = default_backoff()
     for _ in range(40):
-        assert 0.8 <= jittered.next() <= 60.0
+        assert 0.8 <= jittered.backoff() <= 60.0
 
 
 def test_jittered_manager() -> None:
