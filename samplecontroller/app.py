@@ -356,13 +356,12 @@ def _probe_servers(args: argparse.Namespace) -> Iterator[Callable[[bool], None]]
 
 
 def _bind(address: str, flag: str) -> tuple[str, int]:
-    host, sep, port = address.rpartition(":")
-    if not sep:
-        host, port = "", address
+    from samplecontroller import probes
+
     try:
-        n = int(port)
-    except ValueError:
-        raise UserError(f"{flag}: {address!r} is not host:port or :port") from None
-    if not 0 <= n <= 65535:
-        raise UserError(f"{flag}: port {n} is out of range")
-    return host or "0.0.0.0", n
+        bound = probes.parse_bind_address(address)
+    except ValueError as err:
+        raise UserError(f"{flag}: {err}") from None
+    if bound is None:
+        raise UserError(f"{flag}: {address!r} is not host:port or :port")
+    return bound

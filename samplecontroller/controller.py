@@ -269,8 +269,8 @@ class Controller:
             raise ResourceNotOwnedError(MESSAGE_RESOURCE_EXISTS.format(deployment_name), delay)
         self._not_owned.forget(key)
 
-        desired = _foo_replicas(foo)
-        if desired is not None and desired != _deployment_replicas(deployment):
+        desired = foo_replicas(foo)
+        if desired is not None and desired != deployment_replicas(deployment):
             log.info("Updating deployment replicas", foo=str(key), replicas=desired)
             patch = msgspec.json.encode({"spec": {"replicas": desired}})
             deployment = deployments.patch(
@@ -297,13 +297,9 @@ class Controller:
 
     def update_foo_status(self, foo: Foo, deployment: Deployment) -> None:
         """Copy availableReplicas into the Foo's status subresource, only when it changed."""
-        available = 0
-        if deployment.status is not msgspec.UNSET and isinstance(deployment.status.available_replicas, int):
-            available = deployment.status.available_replicas
-        current = foo.status.available_replicas if foo.status is not msgspec.UNSET else msgspec.UNSET
-        if current == available:
+        foo_copy = foo_with_status(foo, deployment)
+        if foo_copy is None:
             return
-        foo_copy = msgspec.structs.replace(foo, status=FooStatus(available_replicas=available))
         self.clientset.samplecontroller_v1alpha1.foos(meta.get_namespace(foo)).update_status(
             foo_copy, field_manager=FIELD_MANAGER
         )
@@ -349,14 +345,27 @@ class Controller:
         self.enqueue_foo(foo)
 
 
-def _foo_replicas(foo: Foo) -> int | None:
+def foo_with_status(foo: Foo, deployment: Deployment) -> Foo | None:
+    """A copy of ``foo`` whose status.availableReplicas is the Deployment's, or None when the
+    Foo's status already says so (improvement 5: no status write per resync)."""
+    available = 0
+    if deployment.status is not msgspec.UNSET and isinstance(deployment.status.available_replicas, int):
+        available = deployment.status.available_replicas
+    current = foo.status.available_replicas if foo.status is not msgspec.UNSET else msgspec.UNSET
+    if current == available:
+        return None
+    return msgspec.structs.replace(foo, status=FooStatus(available_replicas=available))
+
+
+def foo_replicas(foo: Foo) -> int | None:
+    """spec.replicas of the Foo, or None when unset (never a crash: improvement 3)."""
     if foo.spec is msgspec.UNSET or not isinstance(foo.spec.replicas, int):
         return None
     return foo.spec.replicas
 
 
-def _deployment_replicas(deployment: Deployment) -> int:
-    # The API server defaults an unset spec.replicas to 1.
+def deployment_replicas(deployment: Deployment) -> int:
+    """spec.replicas of the Deployment; unset means 1, as the API server defaults it."""
     if deployment.spec is msgspec.UNSET or not isinstance(deployment.spec.replicas, int):
         return 1
     return deployment.spec.replicas
@@ -376,7 +385,7 @@ def is_controlled_by(obj: Any, owner: Foo) -> bool:
 def new_deployment(foo: Foo) -> Deployment:
     """The Deployment a Foo asks for: nginx, labelled app=nginx,controller=<foo>, owned by the Foo."""
     labels = {"app": "nginx", "controller": meta.get_name(foo)}
-    replicas = _foo_replicas(foo)
+    replicas = foo_replicas(foo)
     deployment_name = foo.spec.deployment_name if foo.spec is not msgspec.UNSET else msgspec.UNSET
     return Deployment(
         metadata=ObjectMeta(

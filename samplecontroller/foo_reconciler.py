@@ -21,10 +21,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-import msgspec
-
 from generated.apis.apps.v1 import Deployment
-from generated.apis.samplecontroller.v1alpha1 import Foo, FooStatus
+from generated.apis.samplecontroller.v1alpha1 import Foo
 from samplecontroller.apimachinery import errors, meta
 from samplecontroller.controller import (
     CONTROLLER_AGENT_NAME,
@@ -35,6 +33,9 @@ from samplecontroller.controller import (
     MESSAGE_RESOURCE_EXISTS,
     MESSAGE_RESOURCE_SYNCED,
     SUCCESS_SYNCED,
+    deployment_replicas,
+    foo_replicas,
+    foo_with_status,
     is_controlled_by,
     new_deployment,
 )
@@ -115,8 +116,8 @@ class FooReconciler:
             return Result(requeue_after=self._not_owned_situation(request, foo, deployment))
         self._not_owned.forget(request)
 
-        desired = _foo_replicas(foo)
-        if desired is not None and desired != _deployment_replicas(deployment):
+        desired = foo_replicas(foo)
+        if desired is not None and desired != deployment_replicas(deployment):
             log.info("Updating deployment replicas", foo=str(request), replicas=desired)
             deployment = self.client.patch(deployment, RawPatch(MERGE_PATCH, {"spec": {"replicas": desired}}),
                                            field_owner=FIELD_MANAGER)
@@ -135,14 +136,9 @@ class FooReconciler:
         return delay
 
     def _update_status(self, foo: Foo, deployment: Deployment) -> None:
-        available = 0
-        if deployment.status is not msgspec.UNSET and isinstance(deployment.status.available_replicas, int):
-            available = deployment.status.available_replicas
-        current = foo.status.available_replicas if foo.status is not msgspec.UNSET else msgspec.UNSET
-        if current == available:
-            return
-        self.client.status().update(msgspec.structs.replace(foo, status=FooStatus(available_replicas=available)),
-                                    field_owner=FIELD_MANAGER)
+        updated = foo_with_status(foo, deployment)
+        if updated is not None:
+            self.client.status().update(updated, field_owner=FIELD_MANAGER)
 
     def map_deployment_to_foos(self, obj: Any) -> list[Request]:
         """The Foos that name this Deployment (owned or not)."""
@@ -163,18 +159,6 @@ class FooReconciler:
                 .with_options(rt_controller.Options(max_concurrent_reconciles=workers, rate_limiter=limiter))
                 .named("foo")
                 .complete(self))
-
-
-def _foo_replicas(foo: Foo) -> int | None:
-    if foo.spec is msgspec.UNSET or not isinstance(foo.spec.replicas, int):
-        return None
-    return foo.spec.replicas
-
-
-def _deployment_replicas(deployment: Deployment) -> int:
-    if deployment.spec is msgspec.UNSET or not isinstance(deployment.spec.replicas, int):
-        return 1
-    return deployment.spec.replicas
 
 
 def new_manager(rest: Any, *, resync: float, namespace: str = "", shutdown_timeout: float = 30.0,

@@ -80,3 +80,19 @@ def serve_health(address: tuple[str, int], ready: Callable[[], bool]) -> ProbeSe
         return 503, "text/plain; charset=utf-8", b"not ready: informers not synced or not leading\n"
 
     return _serve(address, {"/healthz": ok, "/livez": ok, "/readyz": readyz})
+
+
+def parse_bind_address(address: str) -> tuple[str, int] | None:
+    """":8080" -> ("0.0.0.0", 8080); "0" or "" -> None. ValueError for anything else."""
+    if address in ("0", ""):
+        return None
+    host, sep, port = address.rpartition(":")
+    if not sep:
+        host, port = "", address
+    try:
+        n = int(port)
+    except ValueError:
+        raise ValueError(f"{address!r} is not host:port or :port") from None
+    if not 0 <= n <= 65535:
+        raise ValueError(f"port {n} is out of range")
+    return host or "0.0.0.0", n

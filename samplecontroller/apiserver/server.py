@@ -26,11 +26,11 @@ from typing import Any, TypeVar
 import yaml
 from aiohttp import web
 
-from samplecontroller.apiserver.certs import serving_material
 from samplecontroller.apiserver.core import Core
 from samplecontroller.apiserver.registry import Registry
 from samplecontroller.apiserver.storage import Store
 from samplecontroller.apiserver.web import APIServerApp, RequestRecord
+from samplecontroller.tls import serving_material
 
 __all__ = ["LocalAPIServer", "write_kubeconfig"]
 

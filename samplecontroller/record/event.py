@@ -59,7 +59,7 @@ class EventSink(Protocol):
     def patch(self, event: dict[str, Any], data: bytes) -> dict[str, Any]: ...
 
 
-def _format(fmt: str, args: tuple[Any, ...]) -> str:
+def format_message(fmt: str, args: tuple[Any, ...]) -> str:
     """printf-style formatting that never raises (a bad format is reported in the message, like Go's %!)."""
     if not args:
         return fmt
@@ -340,11 +340,11 @@ class _Recorder:
         self._generate(obj, None, event_type, reason, message)
 
     def eventf(self, obj: Any, event_type: str, reason: str, fmt: str, *args: Any) -> None:
-        self._generate(obj, None, event_type, reason, _format(fmt, args))
+        self._generate(obj, None, event_type, reason, format_message(fmt, args))
 
     def annotated_eventf(self, obj: Any, annotations: Mapping[str, str], event_type: str, reason: str,
                          fmt: str, *args: Any) -> None:
-        self._generate(obj, annotations, event_type, reason, _format(fmt, args))
+        self._generate(obj, annotations, event_type, reason, format_message(fmt, args))
 
 
 def new_broadcaster(queue_size: int = MAX_QUEUED_EVENTS, *, sleep: Callable[[float], None] | None = None,

@@ -18,21 +18,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from samplecontroller.apimachinery import meta
+from samplecontroller.record.event import format_message
 
 
 def _annotations_string(annotations: Mapping[str, str] | None) -> str:
     if not annotations:
         return ""
     return " map[" + " ".join(f"{k}:{annotations[k]}" for k in sorted(annotations)) + "]"
-
-
-def _format(fmt: str, args: tuple[Any, ...]) -> str:
-    if not args:
-        return fmt
-    try:
-        return fmt % args
-    except (TypeError, ValueError) as err:
-        return f"{fmt} %!({type(err).__name__}: {err}; args={args!r})"
 
 
 class FakeRecorder:
@@ -66,11 +58,11 @@ class FakeRecorder:
         self._write(obj, None, f"{event_type} {reason} {message}")
 
     def eventf(self, obj: Any, event_type: str, reason: str, fmt: str, *args: Any) -> None:
-        self._write(obj, None, f"{event_type} {reason} {_format(fmt, args)}")
+        self._write(obj, None, f"{event_type} {reason} {format_message(fmt, args)}")
 
     def annotated_eventf(self, obj: Any, annotations: Mapping[str, str], event_type: str, reason: str,
                          fmt: str, *args: Any) -> None:
-        self._write(obj, annotations, f"{event_type} {reason} {_format(fmt, args)}")
+        self._write(obj, annotations, f"{event_type} {reason} {format_message(fmt, args)}")
 
     def drain(self) -> list[str]:
         """Everything recorded so far, oldest first, removed from ``events``."""

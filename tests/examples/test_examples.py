@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib.util
-import itertools
 import sys
 import threading
 import time
@@ -18,11 +17,10 @@ import pytest
 from generated.apis.apps.v1 import ReplicaSet
 from generated.apis.core.v1 import Pod
 from generated.clientset import Clientset
-from samplecontroller.apimachinery import errors, objects
-from samplecontroller.rest import load_rest_client
+from samplecontroller.apimachinery import objects
+from tests.live import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
-_ns = itertools.count()
 
 
 def load(name: str) -> ModuleType:
@@ -34,32 +32,6 @@ def load(name: str) -> ModuleType:
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
-
-
-def wait_for(fn: Callable[[], Any], timeout: float = 10.0, what: str = "condition") -> Any:
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        try:
-            last = fn()
-            if last:
-                return last
-        except errors.StatusError:
-            pass
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
-
-
-@pytest.fixture
-def rest(apiserver: Any) -> Any:
-    return load_rest_client(kubeconfig=str(apiserver.kubeconfig_path))
-
-
-@pytest.fixture
-def ns(rest: Any) -> str:
-    name = f"ex-{next(_ns)}-{int(time.time() * 1000) % 100000}"
-    Clientset(rest).core_v1.namespaces().create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
-    return name
 
 
 @pytest.fixture

@@ -7,6 +7,10 @@ from typing import Any
 
 import pytest
 
+from tests.live import ns, rest
+
+__all__ = ["ListQueue", "list_queue", "ns", "rest"]
+
 
 class ListQueue:
     """Records what handlers add (keeps order and duplicates, unlike a real queue)."""

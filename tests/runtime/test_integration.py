@@ -3,7 +3,6 @@ metrics and health endpoints."""
 
 from __future__ import annotations
 
-import itertools
 import threading
 import time
 import urllib.error
@@ -22,37 +21,9 @@ from generated.clientset import Clientset
 from samplecontroller.apimachinery import errors
 from samplecontroller.foo_reconciler import FooReconciler, new_manager
 from samplecontroller.record import FakeRecorder
-from samplecontroller.rest import load_rest_client
 from samplecontroller.runtime import client as rtclient
 from samplecontroller.runtime.manager import Manager, Options
-
-_ns = itertools.count()
-
-
-def wait_for(fn: Callable[[], Any], timeout: float = 10.0, what: str = "condition") -> Any:
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        try:
-            last = fn()
-            if last:
-                return last
-        except errors.StatusError:
-            pass
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
-
-
-@pytest.fixture
-def rest(apiserver: Any) -> Any:
-    return load_rest_client(kubeconfig=str(apiserver.kubeconfig_path))
-
-
-@pytest.fixture
-def ns(rest: Any) -> str:
-    name = f"rt-{next(_ns)}-{int(time.time() * 1000) % 100000}"
-    Clientset(rest).core_v1.namespaces().create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
-    return name
+from tests.live import wait_for
 
 
 @pytest.fixture

@@ -371,15 +371,10 @@ def create_or_update(c: Client, obj: T, mutate: Callable[[T], T]) -> tuple[T, Op
 
     Returns (the server's object, what happened); an unchanged object is not written.
     """
-    ns, name = _key_of(obj)
-    try:
-        current: T = c.get(type(obj), ns, name)
-    except errors.NotFoundError:
-        desired = mutate(obj)
-        _check_key(obj, desired)
-        return c.create(desired), OperationResult.CREATED
-    desired = mutate(current)
-    _check_key(current, desired)
+    found = _mutated(c, obj, mutate)
+    if not isinstance(found, tuple):
+        return c.create(found), OperationResult.CREATED
+    current, desired = found
     if _same(current, desired):
         return current, OperationResult.NONE
     return c.update(desired), OperationResult.UPDATED
@@ -388,15 +383,10 @@ def create_or_update(c: Client, obj: T, mutate: Callable[[T], T]) -> tuple[T, Op
 def create_or_patch(c: Client, obj: T, mutate: Callable[[T], T]) -> tuple[T, OperationResult]:
     """Like ``create_or_update`` but writes a merge patch of the changes (status through the
     status subresource), so fields the model does not know and other writers' changes survive."""
-    ns, name = _key_of(obj)
-    try:
-        current: T = c.get(type(obj), ns, name)
-    except errors.NotFoundError:
-        desired = mutate(obj)
-        _check_key(obj, desired)
-        return c.create(desired), OperationResult.CREATED
-    desired = mutate(current)
-    _check_key(current, desired)
+    found = _mutated(c, obj, mutate)
+    if not isinstance(found, tuple):
+        return c.create(found), OperationResult.CREATED
+    current, desired = found
     cur_d, des_d = objects.to_dict(current), objects.to_dict(desired)
     cur_status, des_status = cur_d.pop("status", None), des_d.pop("status", None)
     result, out = OperationResult.NONE, current
@@ -408,6 +398,20 @@ def create_or_patch(c: Client, obj: T, mutate: Callable[[T], T]) -> tuple[T, Ope
         result = OperationResult.UPDATED_STATUS if result is OperationResult.UPDATED \
             else OperationResult.UPDATED_STATUS_ONLY
     return out, result
+
+
+def _mutated(c: Client, obj: T, mutate: Callable[[T], T]) -> T | tuple[T, T]:
+    """``mutate(obj)`` when the object does not exist (to be created), else (live, mutate(live))."""
+    ns, name = _key_of(obj)
+    try:
+        current: T = c.get(type(obj), ns, name)
+    except errors.NotFoundError:
+        desired = mutate(obj)
+        _check_key(obj, desired)
+        return desired
+    desired = mutate(current)
+    _check_key(current, desired)
+    return current, desired
 
 
 def _check_key(before: Any, after: Any) -> None:

@@ -54,7 +54,37 @@ class EnqueueRequestForObject:
             q.add(request_for(e.object))
 
 
-class EnqueueRequestForOwner:
+class _MappingHandler:
+    """Enqueues the requests ``_requests(obj)`` gives for the event's objects (both objects of
+    an update), each request once per event."""
+
+    def _requests(self, obj: Any) -> Iterable[Hashable]:
+        raise NotImplementedError
+
+    def _add(self, q: Queue, objs: Iterable[Any]) -> None:
+        seen: set[Hashable] = set()
+        for obj in objs:
+            if obj is None:
+                continue
+            for req in self._requests(obj):
+                if req not in seen:
+                    seen.add(req)
+                    q.add(req)
+
+    def create(self, e: CreateEvent, q: Queue) -> None:
+        self._add(q, [e.object])
+
+    def update(self, e: UpdateEvent, q: Queue) -> None:
+        self._add(q, [e.object_old, e.object_new])
+
+    def delete(self, e: DeleteEvent, q: Queue) -> None:
+        self._add(q, [e.object])
+
+    def generic(self, e: GenericEvent, q: Queue) -> None:
+        self._add(q, [e.object])
+
+
+class EnqueueRequestForOwner(_MappingHandler):
     """Enqueues the owner of the event's object when the owner is of ``owner_type``.
 
     The owner is matched on API group and kind (not version). With ``only_controller`` (the
@@ -80,57 +110,21 @@ class EnqueueRequestForOwner:
         ns = meta.get_namespace(obj) if self.owner_namespaced else ""
         return [Request(ns, r.name) for r in refs if r.kind == self.kind and r.group == self.group]
 
-    def _add(self, q: Queue, objs: Iterable[Any]) -> None:
-        seen: set[Request] = set()
-        for obj in objs:
-            for req in self._owners(obj):
-                if req not in seen:
-                    seen.add(req)
-                    q.add(req)
-
-    def create(self, e: CreateEvent, q: Queue) -> None:
-        self._add(q, [e.object])
-
-    def update(self, e: UpdateEvent, q: Queue) -> None:
-        self._add(q, [e.object_old, e.object_new])
-
-    def delete(self, e: DeleteEvent, q: Queue) -> None:
-        self._add(q, [e.object])
-
-    def generic(self, e: GenericEvent, q: Queue) -> None:
-        self._add(q, [e.object])
+    def _requests(self, obj: Any) -> Iterable[Hashable]:
+        return self._owners(obj)
 
 
 MapFunc = Callable[[Any], Iterable[Hashable]]
 
 
-class EnqueueRequestsFromMapFunc:
+class EnqueueRequestsFromMapFunc(_MappingHandler):
     """Enqueues whatever ``map_fn(object)`` returns (for updates: for the old and new object)."""
 
     def __init__(self, map_fn: MapFunc) -> None:
         self.map_fn = map_fn
 
-    def _add(self, q: Queue, objs: Iterable[Any]) -> None:
-        seen: set[Hashable] = set()
-        for obj in objs:
-            if obj is None:
-                continue
-            for req in self.map_fn(obj):
-                if req not in seen:
-                    seen.add(req)
-                    q.add(req)
-
-    def create(self, e: CreateEvent, q: Queue) -> None:
-        self._add(q, [e.object])
-
-    def update(self, e: UpdateEvent, q: Queue) -> None:
-        self._add(q, [e.object_old, e.object_new])
-
-    def delete(self, e: DeleteEvent, q: Queue) -> None:
-        self._add(q, [e.object])
-
-    def generic(self, e: GenericEvent, q: Queue) -> None:
-        self._add(q, [e.object])
+    def _requests(self, obj: Any) -> Iterable[Hashable]:
+        return self.map_fn(obj)
 
 
 class Funcs:

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from samplecontroller.logs import get_logger
-from samplecontroller.probes import ProbeServer
+from samplecontroller.probes import ProbeServer, parse_bind_address
 from samplecontroller.runtime import healthz
 from samplecontroller.runtime import metrics as runtime_metrics
 from samplecontroller.runtime._gvk import default_scheme
@@ -75,22 +75,6 @@ class Options:
     webhook_port: int = 9443
     webhook_host: str = ""
     webhook_cert_dir: str = ""
-
-
-def parse_bind_address(address: str) -> tuple[str, int] | None:
-    """":8080" -> ("0.0.0.0", 8080); "0" or "" -> None. ValueError for anything else."""
-    if address in ("0", ""):
-        return None
-    host, sep, port = address.rpartition(":")
-    if not sep:
-        host, port = "", address
-    try:
-        n = int(port)
-    except ValueError:
-        raise ValueError(f"{address!r} is not host:port or :port") from None
-    if not 0 <= n <= 65535:
-        raise ValueError(f"port {n} is out of range")
-    return host or "0.0.0.0", n
 
 
 def _needs_leader(r: Any) -> bool:

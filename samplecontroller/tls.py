@@ -1,4 +1,6 @@
-"""A throwaway certificate authority and serving certificate for the embedded API server.
+"""Throwaway TLS material: a certificate authority and a serving certificate signed by it.
+
+Used by the embedded API server and by the webhook server for local runs and tests.
 
 Contract: ``serving_material()`` returns PEM bytes for a CA certificate, a serving certificate
 (valid for ``localhost``, ``127.0.0.1`` and ``::1`` plus any extra hosts) and its private key.
@@ -46,7 +48,7 @@ def _san(hosts: tuple[str, ...]) -> x509.SubjectAlternativeName:
 
 
 @functools.lru_cache(maxsize=8)
-def serving_material(extra_hosts: tuple[str, ...] = ()) -> ServingMaterial:
+def serving_material(extra_hosts: tuple[str, ...] = (), common_name: str = "samplecontroller-apiserver") -> ServingMaterial:
     """The (cached) CA and serving certificate for loopback plus ``extra_hosts``."""
     now = datetime.datetime.now(datetime.UTC)
     start, end = now - datetime.timedelta(hours=1), now + datetime.timedelta(days=365)
@@ -69,7 +71,7 @@ def serving_material(extra_hosts: tuple[str, ...] = ()) -> ServingMaterial:
     hosts = tuple(dict.fromkeys(("localhost", "127.0.0.1", "::1", *extra_hosts)))
     cert = (
         x509.CertificateBuilder()
-        .subject_name(_name("samplecontroller-apiserver"))
+        .subject_name(_name(common_name))
         .issuer_name(ca_cert.subject)
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number())

@@ -1,0 +1,46 @@
+"""Helpers for tests that run controllers against the embedded API server (``apiserver`` fixture):
+a REST client for it, a fresh namespace per test, and ``wait_for``."""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from generated.clientset import Clientset
+from samplecontroller.apimachinery import errors
+from samplecontroller.rest import RESTClient, load_rest_client
+
+_ns = itertools.count()
+
+
+def wait_for(fn: Callable[[], Any], timeout: float = 10.0, what: str = "condition") -> Any:
+    """Poll ``fn`` until it returns something truthy (API errors count as not yet); return that."""
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        try:
+            last = fn()
+            if last:
+                return last
+        except errors.StatusError:
+            pass
+        time.sleep(0.02)
+    raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
+
+
+@pytest.fixture
+def rest(apiserver: Any) -> RESTClient:
+    return load_rest_client(kubeconfig=str(apiserver.kubeconfig_path))
+
+
+@pytest.fixture
+def ns(rest: RESTClient, request: pytest.FixtureRequest) -> str:
+    """A new namespace, named after the test module."""
+    prefix = request.module.__name__.rsplit(".", 1)[-1].removeprefix("test_")[:12].replace("_", "-")
+    name = f"{prefix}-{next(_ns)}-{int(time.time() * 1000) % 100000}"
+    Clientset(rest).core_v1.namespaces().create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    return name
