@@ -28,6 +28,7 @@ Where this port deliberately does better than Go (each covered by tests/controll
 from __future__ import annotations
 
 import threading
+from collections.abc import Hashable
 from typing import Any, NamedTuple
 
 import msgspec
@@ -111,7 +112,7 @@ def _deployment_name_index(obj: Any) -> list[str]:
     return [f"{meta.get_namespace(obj)}/{name}"]
 
 
-class _NotOwnedBackoff:
+class NotOwnedBackoff:
     """Per-key memory of the "Deployment not owned" situation (improvement 1).
 
     ``observe`` says whether the situation is new (so a Warning is due) and returns the delay
@@ -122,9 +123,9 @@ class _NotOwnedBackoff:
         self._base = base
         self._cap = cap
         self._lock = threading.Lock()
-        self._state: dict[ObjectName, tuple[tuple[str, ...], int]] = {}
+        self._state: dict[Hashable, tuple[tuple[str, ...], int]] = {}
 
-    def observe(self, key: ObjectName, situation: tuple[str, ...]) -> tuple[bool, float]:
+    def observe(self, key: Hashable, situation: tuple[str, ...]) -> tuple[bool, float]:
         with self._lock:
             previous = self._state.get(key)
             if previous is None or previous[0] != situation:
@@ -134,9 +135,15 @@ class _NotOwnedBackoff:
             self._state[key] = (situation, attempts + 1)
             return False, min(self._cap, self._base * (2**attempts))
 
-    def forget(self, key: ObjectName) -> None:
+    def forget(self, key: Hashable) -> None:
         with self._lock:
             self._state.pop(key, None)
+
+
+def not_owned_situation(foo: Foo, deployment: Deployment) -> tuple[str, ...]:
+    """What identifies a "Deployment not owned" situation: a change of either object is a new one."""
+    return (meta.get_uid(foo), str(meta.get_generation(foo)), meta.get_uid(deployment),
+            meta.get_resource_version(deployment))
 
 
 class Controller:
@@ -163,7 +170,7 @@ class Controller:
         self.workqueue: RateLimitingQueue[ObjectName] = RateLimitingQueue(
             rate_limiter or sample_controller_rate_limiter(), name="Foos"
         )
-        self._not_owned = _NotOwnedBackoff(not_owned_backoff_base, not_owned_backoff_cap)
+        self._not_owned = NotOwnedBackoff(not_owned_backoff_base, not_owned_backoff_cap)
 
         log.info("Setting up event handlers")
         foo_informer.informer().add_indexers({DEPLOYMENT_NAME_INDEX: _deployment_name_index})
@@ -282,13 +289,7 @@ class Controller:
 
     def _not_owned_situation(self, key: ObjectName, foo: Foo, deployment: Deployment) -> float:
         """Warn once per new situation; return the delay before the next retry."""
-        situation = (
-            meta.get_uid(foo),
-            str(meta.get_generation(foo)),
-            meta.get_uid(deployment),
-            meta.get_resource_version(deployment),
-        )
-        is_new, delay = self._not_owned.observe(key, situation)
+        is_new, delay = self._not_owned.observe(key, not_owned_situation(foo, deployment))
         if is_new:
             self.recorder.event(
                 foo, EVENT_TYPE_WARNING, ERR_RESOURCE_EXISTS, MESSAGE_RESOURCE_EXISTS.format(meta.get_name(deployment))

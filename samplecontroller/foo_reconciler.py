@@ -33,11 +33,13 @@ from samplecontroller.controller import (
     MESSAGE_RESOURCE_EXISTS,
     MESSAGE_RESOURCE_SYNCED,
     SUCCESS_SYNCED,
+    NotOwnedBackoff,
     deployment_replicas,
     foo_replicas,
     foo_with_status,
     is_controlled_by,
     new_deployment,
+    not_owned_situation,
 )
 from samplecontroller.logs import get_logger
 from samplecontroller.record import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING, EventRecorder
@@ -54,30 +56,6 @@ log = get_logger("foo-reconciler")
 
 DEPLOYMENT_NAME_FIELD = "spec.deploymentName"
 MERGE_PATCH = "application/merge-patch+json"
-
-
-class NotOwnedBackoff:
-    """Per-request memory of the "Deployment not owned" situation: ``observe`` says whether the
-    situation is new (a Warning is due) and the delay before the next try (``base * 2**n``,
-    capped at ``cap``, reset when the situation changes)."""
-
-    def __init__(self, base: float, cap: float) -> None:
-        self.base, self.cap = base, cap
-        self._lock = threading.Lock()
-        self._state: dict[Request, tuple[tuple[str, ...], int]] = {}
-
-    def observe(self, key: Request, situation: tuple[str, ...]) -> tuple[bool, float]:
-        with self._lock:
-            prev = self._state.get(key)
-            if prev is None or prev[0] != situation:
-                self._state[key] = (situation, 1)
-                return True, self.base
-            self._state[key] = (situation, prev[1] + 1)
-            return False, min(self.cap, self.base * (2 ** prev[1]))
-
-    def forget(self, key: Request) -> None:
-        with self._lock:
-            self._state.pop(key, None)
 
 
 def _deployment_names(foo: Any) -> list[str]:
@@ -126,9 +104,7 @@ class FooReconciler:
         return Result()
 
     def _not_owned_situation(self, key: Request, foo: Foo, deployment: Deployment) -> float:
-        situation = (meta.get_uid(foo), str(meta.get_generation(foo)), meta.get_uid(deployment),
-                     meta.get_resource_version(deployment))
-        is_new, delay = self._not_owned.observe(key, situation)
+        is_new, delay = self._not_owned.observe(key, not_owned_situation(foo, deployment))
         if is_new:
             self.recorder.event(foo, EVENT_TYPE_WARNING, ERR_RESOURCE_EXISTS,
                                 MESSAGE_RESOURCE_EXISTS.format(meta.get_name(deployment)))

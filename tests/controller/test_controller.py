@@ -22,6 +22,7 @@ from generated.informers import SharedInformerFactory
 from samplecontroller.apimachinery import objects
 from samplecontroller.controller import (
     Controller,
+    NotOwnedBackoff,
     ObjectName,
     ResourceNotOwnedError,
     new_deployment,
@@ -156,7 +157,7 @@ def test_not_controlled_by_us_warns_once_and_backs_off() -> None:
     d = msgspec.structs.replace(d, metadata=msgspec.structs.replace(d.metadata, owner_references=()))
     f = Fixture(foos=[foo], deployments=[d])
     controller, _, recorder = f.new_controller()
-    controller._not_owned = type(controller._not_owned)(1.0, 8.0)
+    controller._not_owned = NotOwnedBackoff(1.0, 8.0)
 
     delays = []
     for _ in range(6):
