@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-from samplecontroller.client.scheme import Scheme
 import generated.apis.apps.v1 as apps_v1
 import generated.apis.coordination.v1 as coordination_v1
 import generated.apis.core.v1 as core_v1
 import generated.apis.samplecontroller.v1alpha1 as samplecontroller_v1alpha1
 import generated.apis.workloads.v1alpha1 as workloads_v1alpha1
+from samplecontroller.client.scheme import Scheme
 
 SCHEME = Scheme()
 SCHEME.add(apps_v1.DEPLOYMENTS)

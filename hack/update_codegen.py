@@ -480,18 +480,32 @@ def render_models(blocks: dict[str, Block], own: list[str], imports: dict[str, l
     text = "\n\n\n".join(postprocess_block(blocks[name], kinds, list_kinds) for name in order)
 
     def used(names: Iterable[str]) -> list[str]:
-        return sorted(n for n in names if re.search(rf"\b{re.escape(n)}\b", text))
+        return sorted((n for n in names if re.search(rf"\b{re.escape(n)}\b", text)), key=_import_order)
 
     lines = ["from __future__ import annotations", ""]
     typing_used = used(["Any", "TypeAlias"])
     if typing_used:
         lines += [f"from typing import {', '.join(typing_used)}", ""]
     lines.append(f"from msgspec import {', '.join(used(['UNSET', 'Raw', 'Struct', 'UnsetType', 'field']))}")
-    for module, names in sorted(imports.items()):
-        imported = used(names)
-        if imported:
-            lines.append(f"from {module} import {', '.join(imported)}")
+    first_party = [_from_import(module, used(names)) for module, names in sorted(imports.items()) if used(names)]
+    if first_party:
+        lines += ["", *first_party]
     return "\n".join(lines) + "\n\n\n" + text + "\n"
+
+
+def _from_import(module: str, names: list[str]) -> str:
+    """``from module import a, b``, wrapped one name per line as ruff formats it when too long."""
+    line = f"from {module} import {', '.join(names)}"
+    if len(line) <= 110:
+        return line
+    return f"from {module} import (\n" + "".join(f"    {n},\n" for n in names) + ")"
+
+
+def _import_order(name: str) -> tuple[int, str]:
+    """isort's (and ruff's) order of imported names: CONSTANTS, then Classes, then functions."""
+    if name.isupper():
+        return 0, name
+    return (1 if name[:1].isupper() else 2), name
 
 
 # --------------------------------------------------------------------------------------------

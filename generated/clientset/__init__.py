@@ -14,13 +14,13 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from samplecontroller.client.resource import ResourceClient
-from samplecontroller.rest import RESTClient, load_rest_client
 import generated.apis.apps.v1 as apps_v1
 import generated.apis.coordination.v1 as coordination_v1
 import generated.apis.core.v1 as core_v1
 import generated.apis.samplecontroller.v1alpha1 as samplecontroller_v1alpha1
 import generated.apis.workloads.v1alpha1 as workloads_v1alpha1
+from samplecontroller.client.resource import ResourceClient
+from samplecontroller.rest import RESTClient, load_rest_client
 
 
 class AppsV1Client:

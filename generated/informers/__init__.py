@@ -13,12 +13,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from samplecontroller.informers import SharedInformerFactoryBase, TweakListOptions
 from generated.informers.apps.v1 import Interface as AppsV1Interface
 from generated.informers.coordination.v1 import Interface as CoordinationV1Interface
 from generated.informers.core.v1 import Interface as CoreV1Interface
 from generated.informers.samplecontroller.v1alpha1 import Interface as SamplecontrollerV1alpha1Interface
 from generated.informers.workloads.v1alpha1 import Interface as WorkloadsV1alpha1Interface
+from samplecontroller.informers import SharedInformerFactoryBase, TweakListOptions
 
 
 class AppsGroup:

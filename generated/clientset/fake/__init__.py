@@ -14,15 +14,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from samplecontroller.apimachinery import meta, objects
-from samplecontroller.client.types import ResourceInfo
-from samplecontroller.testing import FakeClientsetBase, FakeResourceClient, GroupVersionResource
-from generated.scheme import SCHEME
 import generated.apis.apps.v1 as apps_v1
 import generated.apis.coordination.v1 as coordination_v1
 import generated.apis.core.v1 as core_v1
 import generated.apis.samplecontroller.v1alpha1 as samplecontroller_v1alpha1
 import generated.apis.workloads.v1alpha1 as workloads_v1alpha1
+from generated.scheme import SCHEME
+from samplecontroller.apimachinery import meta, objects
+from samplecontroller.client.types import ResourceInfo
+from samplecontroller.testing import FakeClientsetBase, FakeResourceClient, GroupVersionResource
 
 
 class FakeAppsV1Client:

@@ -7,7 +7,8 @@ camelCase wire names. An absent field is ``msgspec.UNSET``; decoding then encodi
 """
 from __future__ import annotations
 
-from msgspec import Struct, UNSET, UnsetType, field
+from msgspec import UNSET, Struct, UnsetType, field
+
 from generated.apis.meta.v1 import ListMeta, MicroTime, ObjectMeta
 
 

@@ -7,8 +7,18 @@ camelCase wire names. An absent field is ``msgspec.UNSET``; decoding then encodi
 """
 from __future__ import annotations
 
-from msgspec import Struct, UNSET, UnsetType, field
-from generated.apis.meta.v1 import Condition, IntOrString, LabelSelector, ListMeta, MicroTime, ObjectMeta, Quantity, Time
+from msgspec import UNSET, Struct, UnsetType, field
+
+from generated.apis.meta.v1 import (
+    Condition,
+    IntOrString,
+    LabelSelector,
+    ListMeta,
+    MicroTime,
+    ObjectMeta,
+    Quantity,
+    Time,
+)
 
 
 class AWSElasticBlockStoreVolumeSource(Struct, frozen=True, kw_only=True, gc=False):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, TypeAlias
 
-from msgspec import Raw, Struct, UNSET, UnsetType, field
+from msgspec import UNSET, Raw, Struct, UnsetType, field
 
 
 class APIResource(Struct, frozen=True, kw_only=True, gc=False):

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from msgspec import Struct, UNSET, UnsetType, field
+from msgspec import UNSET, Struct, UnsetType, field
+
 from generated.apis.meta.v1 import ListMeta, ObjectMeta
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from samplecontroller.cache import SharedIndexInformer
-from samplecontroller.informers import tweaked
 from generated.apis.apps.v1 import Deployment, ReplicaSet
 from generated.listers.apps.v1 import DeploymentLister, ReplicaSetLister
+from samplecontroller.cache import SharedIndexInformer
+from samplecontroller.informers import tweaked
 
 if TYPE_CHECKING:
     from generated.informers import SharedInformerFactory

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from samplecontroller.cache import SharedIndexInformer
-from samplecontroller.informers import tweaked
 from generated.apis.coordination.v1 import Lease
 from generated.listers.coordination.v1 import LeaseLister
+from samplecontroller.cache import SharedIndexInformer
+from samplecontroller.informers import tweaked
 
 if TYPE_CHECKING:
     from generated.informers import SharedInformerFactory

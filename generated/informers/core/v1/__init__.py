@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from samplecontroller.cache import SharedIndexInformer
-from samplecontroller.informers import tweaked
 from generated.apis.core.v1 import ConfigMap, Event, Namespace, Pod, Service
 from generated.listers.core.v1 import ConfigMapLister, EventLister, NamespaceLister, PodLister, ServiceLister
+from samplecontroller.cache import SharedIndexInformer
+from samplecontroller.informers import tweaked
 
 if TYPE_CHECKING:
     from generated.informers import SharedInformerFactory

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from samplecontroller.cache import SharedIndexInformer
-from samplecontroller.informers import tweaked
 from generated.apis.samplecontroller.v1alpha1 import Foo
 from generated.listers.samplecontroller.v1alpha1 import FooLister
+from samplecontroller.cache import SharedIndexInformer
+from samplecontroller.informers import tweaked
 
 if TYPE_CHECKING:
     from generated.informers import SharedInformerFactory

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from samplecontroller.cache import SharedIndexInformer
-from samplecontroller.informers import tweaked
 from generated.apis.workloads.v1alpha1 import PodSet
 from generated.listers.workloads.v1alpha1 import PodSetLister
+from samplecontroller.cache import SharedIndexInformer
+from samplecontroller.informers import tweaked
 
 if TYPE_CHECKING:
     from generated.informers import SharedInformerFactory

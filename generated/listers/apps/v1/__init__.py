@@ -7,8 +7,8 @@ shared, frozen objects.
 
 from __future__ import annotations
 
-from samplecontroller.cache import GenericLister, GenericNamespaceLister, Indexer
 from generated.apis.apps.v1 import Deployment, ReplicaSet
+from samplecontroller.cache import GenericLister, GenericNamespaceLister, Indexer
 
 
 class DeploymentLister(GenericLister[Deployment]):

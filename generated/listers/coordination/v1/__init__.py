@@ -7,8 +7,8 @@ shared, frozen objects.
 
 from __future__ import annotations
 
-from samplecontroller.cache import GenericLister, GenericNamespaceLister, Indexer
 from generated.apis.coordination.v1 import Lease
+from samplecontroller.cache import GenericLister, GenericNamespaceLister, Indexer
 
 
 class LeaseLister(GenericLister[Lease]):

@@ -7,8 +7,8 @@ shared, frozen objects.
 
 from __future__ import annotations
 
-from samplecontroller.cache import GenericLister, GenericNamespaceLister, Indexer
 from generated.apis.core.v1 import ConfigMap, Event, Namespace, Pod, Service
+from samplecontroller.cache import GenericLister, GenericNamespaceLister, Indexer
 
 
 class ConfigMapLister(GenericLister[ConfigMap]):

@@ -7,8 +7,8 @@ shared, frozen objects.
 
 from __future__ import annotations
 
-from samplecontroller.cache import GenericLister, GenericNamespaceLister, Indexer
 from generated.apis.samplecontroller.v1alpha1 import Foo
+from samplecontroller.cache import GenericLister, GenericNamespaceLister, Indexer
 
 
 class FooLister(GenericLister[Foo]):

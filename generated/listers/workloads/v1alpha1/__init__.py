@@ -7,8 +7,8 @@ shared, frozen objects.
 
 from __future__ import annotations
 
-from samplecontroller.cache import GenericLister, GenericNamespaceLister, Indexer
 from generated.apis.workloads.v1alpha1 import PodSet
+from samplecontroller.cache import GenericLister, GenericNamespaceLister, Indexer
 
 
 class PodSetLister(GenericLister[PodSet]):
