@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,10 @@ from samplecontroller.apimachinery import errors
 __all__ = ["ConfigError", "RESTClient", "ResponseStream", "TransportError", "load_rest_client"]
 
 DEFAULT_USER_AGENT = "samplecontroller/0.1"
+DEFAULT_MAX_RETRIES = 10
+"""client-go's maxRetries for responses that ask to be retried (Retry-After)."""
+MAX_RETRY_AFTER = 60.0
+"""The longest single wait honoured from a Retry-After header, in seconds."""
 
 
 class ConfigError(Exception):
@@ -87,11 +92,17 @@ class ResponseStream:
 
 
 class RESTClient:
-    """Raw requests against one API server. Thread-safe; share one per process."""
+    """Raw requests against one API server. Thread-safe; share one per process.
+
+    Like client-go, a response 429 or 5xx that carries ``Retry-After: <seconds>`` is retried
+    after that many seconds (at most ``MAX_RETRY_AFTER`` each), up to ``max_retries`` times (10);
+    then its error is raised. Watches (``stream``) are not retried: their callers re-list.
+    """
 
     def __init__(self, configuration: k8s_client.Configuration, *, user_agent: str = DEFAULT_USER_AGENT,
-                 pool: urllib3.PoolManager | None = None) -> None:
+                 pool: urllib3.PoolManager | None = None, max_retries: int = DEFAULT_MAX_RETRIES) -> None:
         self.configuration = configuration
+        self.max_retries = max_retries
         self.host = configuration.host.rstrip("/")
         self.user_agent = user_agent
         if pool is None:
@@ -164,15 +175,33 @@ class RESTClient:
         url = self.url(path, query)
         if body is not None and content_type is None:
             content_type = "application/json"
-        try:
-            resp = self._pool.request(method, url, body=body, headers=self._headers(accept, content_type),
-                                      timeout=urllib3.Timeout(connect=10.0, read=timeout or 60.0),
-                                      retries=False, preload_content=True)
-        except urllib3.exceptions.HTTPError as err:
-            raise TransportError(f"cannot reach the API server at {self.host}: {_reason(err)}") from None
+        retries = 0
+        while True:
+            resp = self._send(method, url, body, accept, content_type, timeout)
+            wait = _retry_after(resp)
+            if wait is None or retries >= self.max_retries:
+                break
+            retries += 1
+            time.sleep(wait)
         if resp.status >= 400:
             raise errors.from_response(resp.status, resp.data)
         return bytes(resp.data)
+
+    def _send(self, method: str, url: str, body: bytes | None, accept: str, content_type: str | None,
+              timeout: float | None) -> urllib3.BaseHTTPResponse:
+        """One round trip. A GET that fails on a dropped keep-alive connection is sent once more
+        on a new connection (as Go's transport does for idempotent requests)."""
+        for attempt in (1, 2):
+            try:
+                return self._pool.request(method, url, body=body, headers=self._headers(accept, content_type),
+                                          timeout=urllib3.Timeout(connect=10.0, read=timeout or 60.0),
+                                          retries=False, preload_content=True)
+            except urllib3.exceptions.ProtocolError as err:
+                if method != "GET" or attempt == 2:
+                    raise TransportError(f"cannot reach the API server at {self.host}: {_reason(err)}") from None
+            except urllib3.exceptions.HTTPError as err:
+                raise TransportError(f"cannot reach the API server at {self.host}: {_reason(err)}") from None
+        raise AssertionError("unreachable")
 
     def stream(self, method: str, path: str, *, query: Mapping[str, str] | None = None,
                timeout: float | None = None) -> ResponseStream:
@@ -215,6 +244,20 @@ def load_rest_client(kubeconfig: str | None = None, master: str | None = None, c
     except ConfigError as err:
         raise ConfigError(f"no usable configuration: {in_cluster_error}{err} "
                           "(pass --kubeconfig or --master, or run in a cluster)") from None
+
+
+def _retry_after(resp: urllib3.BaseHTTPResponse) -> float | None:
+    """Seconds to wait before retrying ``resp`` (429 or 5xx with an integer Retry-After), else None."""
+    if resp.status != 429 and not 500 <= resp.status <= 599:
+        return None
+    value = resp.headers.get("Retry-After")
+    if value is None:
+        return None
+    try:
+        seconds = int(value.strip())
+    except ValueError:
+        return None
+    return float(min(max(seconds, 0), MAX_RETRY_AFTER))
 
 
 def _reason(err: BaseException) -> str:

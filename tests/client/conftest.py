@@ -109,6 +109,8 @@ class MiniServer:
     rv: int = 0
     requests: list[Recorded] = field(default_factory=list)
     force_error: tuple[int, bytes] | None = None
+    throttle: list[tuple[int, str]] = field(default_factory=list)
+    """(status, Retry-After) answers given, one per request, before any normal answer."""
     loop: asyncio.AbstractEventLoop | None = None
     watch_queues: list[asyncio.Queue[bytes | None]] = field(default_factory=list)
     watch_opened: threading.Event = field(default_factory=threading.Event)
@@ -260,7 +262,17 @@ def _make_app(state: MiniServer) -> web.Application:
         await record(request)
         return web.Response(status=int(request.match_info["code"]), text="upstream says no\n")
 
-    app = web.Application()
+    @web.middleware
+    async def throttling(request: web.Request, handler: Any) -> web.StreamResponse:
+        if state.throttle:
+            await record(request)
+            code, retry_after = state.throttle.pop(0)
+            resp = _status(code, "TooManyRequests" if code == 429 else "InternalError", "please retry")
+            resp.headers["Retry-After"] = retry_after
+            return resp
+        return await handler(request)  # type: ignore[no-any-return]
+
+    app = web.Application(middlewares=[throttling])
     app.router.add_route("*", BASE + "/namespaces/{ns}/widgets", collection)
     app.router.add_route("*", BASE + "/widgets", collection)
     app.router.add_route("*", BASE + "/namespaces/{ns}/widgets/{name}", item)

@@ -123,3 +123,30 @@ def test_broken_in_cluster_falls_back_to_the_default_kubeconfig(server: MiniServ
     with pytest.raises(ConfigError, match="no usable configuration") as info:
         load_rest_client()
     assert "\n" not in str(info.value)
+
+
+def test_retry_after_is_honoured_then_the_error_is_raised(server: MiniServer) -> None:
+    from samplecontroller.apimachinery import errors
+
+    rest = server.rest()
+    server.throttle = [(429, "0"), (503, "0")]
+    before = len(server.requests)
+    assert b"APIVersions" in rest.request("GET", "/api")
+    assert len(server.requests) - before == 3
+    rest.max_retries = 2
+    server.throttle = [(429, "0")] * 3
+    with pytest.raises(errors.StatusError) as info:
+        rest.request("POST", "/api")
+    assert info.value.code == 429
+    assert not server.throttle  # one try and two retries
+
+
+def test_a_5xx_without_retry_after_is_not_retried(server: MiniServer) -> None:
+    from samplecontroller.apimachinery import errors
+
+    rest = server.rest()
+    server.throttle = [(500, "not-a-number")]
+    before = len(server.requests)
+    with pytest.raises(errors.StatusError):
+        rest.request("GET", "/api")
+    assert len(server.requests) - before == 1
