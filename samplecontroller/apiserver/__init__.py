@@ -2,8 +2,8 @@
 
 ``LocalAPIServer`` runs it in a background thread; ``python -m samplecontroller.apiserver``
 runs it in the foreground. What is not simulated: no scheduler, kubelet or controller-manager
-(pods never run, Deployments make no ReplicaSets), no admission webhook calls; see
-``samplecontroller.apiserver.core``.
+(pods never run, Deployments make no ReplicaSets); see ``samplecontroller.apiserver.core``.
+Admission webhooks registered with it are called (``samplecontroller.apiserver.admission``).
 """
 
 from samplecontroller.apiserver.server import LocalAPIServer, write_kubeconfig

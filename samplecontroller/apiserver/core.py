@@ -13,7 +13,7 @@ simulator.
 
 Not simulated: there is no scheduler, kubelet or kube-controller-manager: pods never run,
 Deployments create no ReplicaSets and ReplicaSets no Pods; Services get no cluster IP or
-endpoints; admission webhooks are stored but never called. Built-in kinds get only the
+endpoints. (Admission webhooks are called by the web layer: see ``admission``.) Built-in kinds get only the
 defaulting listed in ``_default_builtin``.
 
 Every failure is raised as ``APIError`` carrying a Status object. Methods must be called on the

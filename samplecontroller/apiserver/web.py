@@ -29,6 +29,7 @@ from aiohttp import web
 from samplecontroller.apimachinery import fields as fieldsel
 from samplecontroller.apimachinery import labels as labelsel
 from samplecontroller.apiserver import openapi, tables
+from samplecontroller.apiserver.admission import AdmissionRequest, Admitter
 from samplecontroller.apiserver.core import (
     PATCH_APPLY,
     PATCH_JSON,
@@ -152,6 +153,7 @@ class APIServerApp:
         self.store = store
         self.registry = registry
         self.core = core
+        self.admitter = Admitter(store)
         self.token = token
         self.bookmark_interval = bookmark_interval
         self.requests: list[RequestRecord] = []
@@ -514,11 +516,15 @@ class APIServerApp:
             if t.namespace is None and res.namespaced:
                 raise APIError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
             body = decode_body(await self._read_body(request), request.headers.get("Content-Type", ""))
+            admission = None
+            if self.admitter.active():
+                admission = AdmissionRequest(res, "CREATE", ns, _name_in(body), body, dry_run=self._dry_run(request))
+                body = await self._admit_create(request, admission)
             obj, warnings = self.core.create(res, ns, body, manager=self._manager(request),
                                              dry_run=self._dry_run(request),
                                              field_validation=self._field_validation(request))
             headers: dict[str, str] = {}
-            self._warn(headers, warnings)
+            self._warn(headers, warnings + (admission.warnings if admission else []))
             return self._render(res, obj, accept, 201, headers)
         if verb == "update":
             body = decode_body(await self._read_body(request), request.headers.get("Content-Type", ""))
@@ -527,11 +533,17 @@ class APIServerApp:
                                                  dry_run=self._dry_run(request)))
             if t.subresource == "finalize":
                 return self._finalize_namespace(res, name, body)
+            admission = None
+            if self.admitter.active():
+                current = self.store.get(res.storage_key, ns if res.namespaced else "", name)
+                admission = AdmissionRequest(res, "UPDATE" if current else "CREATE", ns, name, body,
+                                             current.obj if current else None, t.subresource, self._dry_run(request))
+                body = await self._admit_update(request, admission)
             obj, created, warnings = self.core.update(res, ns, name, body, subresource=t.subresource,
                                                       manager=self._manager(request), dry_run=self._dry_run(request),
                                                       field_validation=self._field_validation(request))
             headers = {}
-            self._warn(headers, warnings)
+            self._warn(headers, warnings + (admission.warnings if admission else []))
             return self._render(res, obj, accept, 201 if created else 200, headers)
         if verb == "patch":
             ctype = request.headers.get("Content-Type", "").split(";")[0].strip().lower()
@@ -548,14 +560,25 @@ class APIServerApp:
                 return _json(self.core.patch_scale(res, ns, name, ctype, raw, manager=self._manager(request),
                                                    dry_run=self._dry_run(request)))
             manager = request.query.get("fieldManager", "") if ctype == PATCH_APPLY else self._manager(request)
-            obj, created, warnings = self.core.patch(res, ns, name, ctype, raw, subresource=t.subresource,
-                                                     manager=manager, dry_run=self._dry_run(request), force=force,
-                                                     field_validation=self._field_validation(request))
+            if self.admitter.active():
+                obj, created, warnings = await self._admitted_patch(request, t, ctype, raw, manager, force)
+            else:
+                obj, created, warnings = self.core.patch(res, ns, name, ctype, raw, subresource=t.subresource,
+                                                         manager=manager, dry_run=self._dry_run(request), force=force,
+                                                         field_validation=self._field_validation(request))
             headers = {}
             self._warn(headers, warnings)
             return self._render(res, obj, accept, 201 if created else 200, headers)
         if verb == "delete":
             options = await self._delete_options(request)
+            if self.admitter.active():
+                current = self.store.get(res.storage_key, ns if res.namespaced else "", name)
+                if current is None:
+                    raise not_found(res, name)
+                admission = AdmissionRequest(res, "DELETE", ns, name, None, current.obj,
+                                             dry_run=self._dry_run(request) or bool(options.get("dryRun")))
+                await self.admitter.mutate(admission)
+                await self.admitter.validate(admission)
             code, obj = self.core.delete(res, ns, name, options, dry_run=self._dry_run(request) or bool(options.get("dryRun")))
             return self._render(res, obj, accept, code)
         if verb == "deletecollection":
@@ -565,6 +588,70 @@ class APIServerApp:
                                         options, dry_run=self._dry_run(request))
             return _json({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"})
         raise APIError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
+
+    # ------------------------------------------------------------------ admission webhooks
+
+    async def _admit_create(self, request: web.Request, admission: AdmissionRequest) -> Any:
+        """Mutating webhooks on the request body, then validating webhooks on the object as it
+        would be stored (a dry run); returns the body to create."""
+        body = await self.admitter.mutate(admission)
+        res, ns = admission.res, admission.namespace
+        prepared, _ = self.core.create(res, ns, _copy(body), manager=self._manager(request), dry_run=True,
+                                       field_validation=self._field_validation(request))
+        admission.obj, admission.name = prepared, _name_in(prepared)
+        await self.admitter.validate(admission)
+        if isinstance(body, dict) and admission.name:
+            body.setdefault("metadata", {})["name"] = admission.name
+        return body
+
+    async def _admit_update(self, request: web.Request, admission: AdmissionRequest) -> Any:
+        """As ``_admit_create`` for a replace (PUT); returns the body to store."""
+        body = await self.admitter.mutate(admission)
+        prepared, _, _ = self.core.update(admission.res, admission.namespace, admission.name, _copy(body),
+                                          subresource=admission.subresource, manager=self._manager(request),
+                                          dry_run=True, field_validation=self._field_validation(request))
+        admission.obj = prepared
+        await self.admitter.validate(admission)
+        return body
+
+    async def _admitted_patch(self, request: web.Request, t: Target, ctype: str, raw: bytes, manager: str,
+                              force: bool) -> tuple[dict[str, Any], bool, list[str]]:
+        """A patch through admission: patch in a dry run, call the webhooks on the result, then
+        store exactly the admitted object (guarded by the resourceVersion the patch was applied
+        to; a write in between starts over, as the API server retries a patch on conflict)."""
+        res, ns, name = t.res, t.namespace or "", t.name
+        dry_run, validation = self._dry_run(request), self._field_validation(request)
+        for _ in range(5):
+            current = self.store.get(res.storage_key, ns if res.namespaced else "", name)
+            old = current.obj if current else None
+            patched, created, warnings = self.core.patch(res, ns, name, ctype, raw, subresource=t.subresource,
+                                                         manager=manager, dry_run=True, force=force,
+                                                         field_validation=validation)
+            admission = AdmissionRequest(res, "CREATE" if created else "UPDATE", ns, name, patched, old,
+                                         t.subresource, dry_run)
+            mutated = await self.admitter.mutate(admission)
+            if mutated != patched:
+                patched, _, _ = self.core.update(res, ns, name, _copy(mutated), subresource=t.subresource,
+                                                 manager=manager, dry_run=True, field_validation=validation,
+                                                 managed_done=True, allow_create=created)
+                admission.obj = patched
+            await self.admitter.validate(admission)
+            warnings += admission.warnings
+            latest = self.store.get(res.storage_key, ns if res.namespaced else "", name)
+            if _rv(latest) != _rv(current):
+                continue
+            if dry_run:
+                return patched, created, warnings
+            if created:
+                obj, _ = self.core.create(res, ns, patched, manager=manager, field_validation="Ignore",
+                                          managed_done=True)
+                return obj, True, warnings
+            patched.setdefault("metadata", {})["resourceVersion"] = _rv(current)
+            obj, _, _ = self.core.update(res, ns, name, patched, subresource=t.subresource, manager=manager,
+                                         field_validation="Ignore", managed_done=True)
+            return obj, False, warnings
+        raise APIError(409, "Conflict", f"Operation cannot be fulfilled on {res.group_resource} \"{name}\": "
+                       "the object kept changing while admission webhooks were called; please retry")
 
     @staticmethod
     def _name_of(obj: dict[str, Any]) -> str:
@@ -925,6 +1012,19 @@ class APIServerApp:
         if obj.get("apiVersion") == res.group_version:
             return b'{"type":"' + etype.encode() + b'","object":' + raw + b"}\n"
         return _encode({"type": etype, "object": self._versioned(res, obj)}) + b"\n"
+
+
+def _copy(obj: Any) -> Any:
+    return _decode(_encode(obj))
+
+
+def _name_in(obj: Any) -> str:
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    return str(meta.get("name") or "") if isinstance(meta, dict) else ""
+
+
+def _rv(entry: Entry | None) -> str:
+    return str(entry.obj["metadata"].get("resourceVersion", "")) if entry is not None else ""
 
 
 def _field_value(obj: dict[str, Any], path: str) -> str | None:

@@ -1,0 +1,243 @@
+"""Admission webhooks: the embedded API server calls the registered Mutating- and
+ValidatingWebhookConfigurations (admissionregistration.k8s.io/v1) with AdmissionReview v1.
+
+Contract (as kube-apiserver, within the limits below):
+- A webhook is called when one of its ``rules`` matches the request (operations, apiGroups,
+  apiVersions, resources with ``*``, ``*/*`` and ``<resource>/<subresource>``, scope) and its
+  ``namespaceSelector`` (the namespace's labels; for a Namespace its own) and ``objectSelector``
+  (the labels of the object or the old object) select it.
+- Mutating webhooks run first, in configuration-name then list order; each answer's JSONPatch is
+  applied before the next call. Validating webhooks then see the final object.
+- A denial becomes the webhook's Status (code at least 400, default 400) with the message
+  ``admission webhook "<name>" denied the request: <message>``. Warnings become Warning headers.
+- A call that fails (unreachable, timeout after ``timeoutSeconds`` (default 10), a bad answer)
+  is ignored under ``failurePolicy: Ignore`` and is a 500 InternalError
+  ``failed calling webhook "<name>": ...`` under ``Fail`` (the default).
+
+Limits: only ``clientConfig.url`` is callable (a ``service`` reference has no cluster DNS to
+resolve, so it counts as a failed call); ``matchConditions`` (CEL) are not evaluated (the webhook
+is called); ``reinvocationPolicy`` is not honoured; mutating webhooks answering DELETE cannot
+change anything (as in Kubernetes). Calls are made from the server's event loop with aiohttp,
+so a webhook may call back into this API server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import ssl
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+
+from samplecontroller.apimachinery import labels as labelsel
+from samplecontroller.apimachinery.jsonpatch import PatchError, apply_patch
+from samplecontroller.apiserver.core import APIError
+from samplecontroller.apiserver.registry import Resource
+from samplecontroller.apiserver.storage import Store
+
+__all__ = ["MUTATING_KEY", "VALIDATING_KEY", "AdmissionRequest", "Admitter"]
+
+MUTATING_KEY = "admissionregistration.k8s.io/mutatingwebhookconfigurations"
+VALIDATING_KEY = "admissionregistration.k8s.io/validatingwebhookconfigurations"
+NAMESPACES_KEY = "/namespaces"
+DEFAULT_TIMEOUT = 10.0
+USER_INFO = {"username": "admin", "groups": ["system:masters", "system:authenticated"]}
+
+
+@dataclass
+class AdmissionRequest:
+    """What is being admitted: ``operation`` is CREATE, UPDATE or DELETE."""
+
+    res: Resource
+    operation: str
+    namespace: str
+    name: str
+    obj: dict[str, Any] | None
+    old: dict[str, Any] | None = None
+    subresource: str = ""
+    dry_run: bool = False
+    warnings: list[str] = field(default_factory=list)
+
+
+class Admitter:
+    """Finds the webhooks that match a request in ``store`` and calls them."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def active(self) -> bool:
+        """True when any webhook configuration exists (else admission costs nothing)."""
+        return bool(self.store.count(MUTATING_KEY) or self.store.count(VALIDATING_KEY))
+
+    async def mutate(self, req: AdmissionRequest) -> dict[str, Any] | None:
+        """Run the matching mutating webhooks; return the (possibly patched) object."""
+        for hook in self._matching(MUTATING_KEY, req):
+            response = await self._call(hook, req)
+            if response is None or req.obj is None or req.operation == "DELETE":
+                continue
+            patch = response.get("patch")
+            if patch:
+                if response.get("patchType", "JSONPatch") != "JSONPatch":
+                    self._fail(hook, f"unsupported patchType {response.get('patchType')!r}")
+                    continue
+                try:
+                    ops = json.loads(base64.b64decode(patch))
+                    patched = apply_patch(req.obj, ops)
+                except (ValueError, TypeError, PatchError) as err:
+                    self._fail(hook, f"the patch could not be applied: {err}")
+                    continue
+                if not isinstance(patched, dict):
+                    self._fail(hook, "the patch did not produce an object")
+                    continue
+                req.obj = patched
+        return req.obj
+
+    async def validate(self, req: AdmissionRequest) -> None:
+        """Run the matching validating webhooks concurrently; raise the first denial."""
+        hooks = self._matching(VALIDATING_KEY, req)
+        await asyncio.gather(*(self._call(hook, req) for hook in hooks))
+
+    # ------------------------------------------------------------------ matching
+
+    def _matching(self, key: str, req: AdmissionRequest) -> list[dict[str, Any]]:
+        hooks: list[dict[str, Any]] = []
+        for _, entry in self.store.list(key, ""):
+            for hook in entry.obj.get("webhooks") or ():
+                if isinstance(hook, dict) and self._matches(hook, req):
+                    hooks.append(hook)
+        return hooks
+
+    def _matches(self, hook: Mapping[str, Any], req: AdmissionRequest) -> bool:
+        if not any(_rule_matches(rule, req) for rule in hook.get("rules") or () if isinstance(rule, dict)):
+            return False
+        try:
+            object_selector = _selector(hook.get("objectSelector"))
+            namespace_selector = _selector(hook.get("namespaceSelector"))
+        except ValueError:
+            return False  # an invalid selector matches nothing
+        if not object_selector.empty() and not any(
+                object_selector.matches(_labels(o)) for o in (req.obj, req.old) if o is not None):
+            return False
+        if namespace_selector.empty():
+            return True
+        if req.res.kind == "Namespace" and not req.res.group:
+            return namespace_selector.matches(_labels(req.obj or req.old))
+        if not req.res.namespaced:
+            return True
+        ns = self.store.get(NAMESPACES_KEY, "", req.namespace)
+        return namespace_selector.matches(_labels(ns.obj if ns else None))
+
+    # ------------------------------------------------------------------ calling
+
+    async def _call(self, hook: Mapping[str, Any], req: AdmissionRequest) -> dict[str, Any] | None:
+        """The webhook's ``response`` (allowed); None when a failure is ignored. Raises on denial."""
+        name = str(hook.get("name", ""))
+        try:
+            response = await _post(hook, _review(req))
+        except (TimeoutError, aiohttp.ClientError, ssl.SSLError, OSError, ValueError) as err:
+            self._fail(hook, f"{type(err).__name__}: {err}" if str(err) else type(err).__name__)
+            return None
+        for warning in response.get("warnings") or ():
+            req.warnings.append(str(warning))
+        if response.get("allowed") is not True:
+            raise _denied(name, response.get("status"))
+        return response
+
+    @staticmethod
+    def _fail(hook: Mapping[str, Any], reason: str) -> None:
+        if hook.get("failurePolicy", "Fail") == "Ignore":
+            return
+        raise APIError(500, "InternalError",
+                       f'Internal error occurred: failed calling webhook "{hook.get("name", "")}": {reason}')
+
+
+def _rule_matches(rule: Mapping[str, Any], req: AdmissionRequest) -> bool:
+    ops = rule.get("operations") or ()
+    if "*" not in ops and req.operation not in ops:
+        return False
+    if not _listed(rule.get("apiGroups"), req.res.group) or not _listed(rule.get("apiVersions"), req.res.version):
+        return False
+    scope = rule.get("scope", "*")
+    if (scope == "Namespaced" and not req.res.namespaced) or (scope == "Cluster" and req.res.namespaced):
+        return False
+    wanted = f"{req.res.plural}/{req.subresource}" if req.subresource else req.res.plural
+    for resource in rule.get("resources") or ():
+        if resource == "*/*" or resource == wanted:
+            return True
+        if resource == "*" and not req.subresource:
+            return True
+        base, _, sub = str(resource).partition("/")
+        if sub and req.subresource and (base in ("*", req.res.plural)) and sub in ("*", req.subresource):
+            return True
+    return False
+
+
+def _listed(values: Sequence[str] | None, value: str) -> bool:
+    return bool(values) and ("*" in values or value in values)  # type: ignore[operator]
+
+
+def _selector(ls: Any) -> labelsel.Selector:
+    return labelsel.everything() if not ls else labelsel.selector_from_label_selector(ls)
+
+
+def _labels(obj: Mapping[str, Any] | None) -> dict[str, str]:
+    value = ((obj or {}).get("metadata") or {}).get("labels")
+    return value if isinstance(value, dict) else {}
+
+
+def _review(req: AdmissionRequest) -> dict[str, Any]:
+    res = req.res
+    gvk = {"group": res.group, "version": res.version, "kind": res.kind}
+    gvr = {"group": res.group, "version": res.version, "resource": res.plural}
+    request: dict[str, Any] = {
+        "uid": str(uuid.uuid4()), "kind": gvk, "resource": gvr, "requestKind": gvk, "requestResource": gvr,
+        "name": req.name, "operation": req.operation, "userInfo": USER_INFO,
+        "object": req.obj if req.operation != "DELETE" else None, "oldObject": req.old, "dryRun": req.dry_run,
+    }
+    if res.namespaced:
+        request["namespace"] = req.namespace
+    if req.subresource:
+        request["subResource"] = req.subresource
+        request["requestSubResource"] = req.subresource
+    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request}
+
+
+async def _post(hook: Mapping[str, Any], review: dict[str, Any]) -> dict[str, Any]:
+    config = hook.get("clientConfig") or {}
+    url = config.get("url")
+    if not url:
+        service = config.get("service") or {}
+        raise ValueError(f"service {service.get('namespace')}/{service.get('name')} cannot be resolved "
+                         "(the embedded API server calls clientConfig.url only)")
+    ctx = ssl.create_default_context()
+    if config.get("caBundle"):
+        ctx = ssl.create_default_context(cadata=base64.b64decode(config["caBundle"]).decode())
+    timeout = aiohttp.ClientTimeout(total=float(hook.get("timeoutSeconds") or DEFAULT_TIMEOUT))
+    async with aiohttp.ClientSession(timeout=timeout) as session, \
+            session.post(url, json=review, ssl=ctx) as resp:
+        if resp.status != 200:
+            raise ValueError(f"the webhook answered HTTP {resp.status}")
+        body = await resp.json(content_type=None)
+    response = body.get("response") if isinstance(body, dict) else None
+    if not isinstance(response, dict):
+        raise ValueError("the answer is not an AdmissionReview with a response")
+    if response.get("uid") != review["request"]["uid"]:
+        raise ValueError(f"expected response.uid={review['request']['uid']!r}, got {response.get('uid')!r}")
+    return response
+
+
+def _denied(name: str, status: Any) -> APIError:
+    status = status if isinstance(status, dict) else {}
+    code = status.get("code") if isinstance(status.get("code"), int) else 0
+    denied_by = f'admission webhook "{name}" denied the request'
+    message = status.get("message") or status.get("reason")
+    text = f"{denied_by}: {message}" if message else f"{denied_by} without explanation"
+    err = APIError(max(int(code), 400), str(status.get("reason") or ""), text, status.get("details"))
+    if not status.get("reason"):
+        err.status.pop("reason", None)
+    return err

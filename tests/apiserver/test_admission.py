@@ -1,0 +1,228 @@
+"""Admission webhooks end to end: the embedded API server calls the runtime layer's webhook
+server (samplecontroller.runtime.webhook) over HTTPS with AdmissionReview v1, and kubectl sees
+the defaults, denials and warnings."""
+
+from __future__ import annotations
+
+import base64
+import itertools
+import json
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+from generated.apis.samplecontroller.v1alpha1 import Foo, FooSpec
+from samplecontroller.apimachinery import errors
+from samplecontroller.apiserver import LocalAPIServer
+from samplecontroller.apiserver.testing import make_kubectl
+from samplecontroller.runtime.webhook import Server, webhook_managed_by, write_self_signed
+
+from .conftest import FOOS, Raw, foo
+
+MUTATING = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
+VALIDATING = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
+_names = itertools.count()
+
+
+class Defaulter:
+    """replicas defaults to 2 and every Foo gets the label defaulted=yes."""
+
+    def default(self, obj: Foo) -> Foo:
+        spec = obj.spec if obj.spec is not msgspec.UNSET else FooSpec()
+        if spec.replicas is msgspec.UNSET:
+            spec = msgspec.structs.replace(spec, replicas=2)
+        labels = dict(obj.metadata.labels or {}) if obj.metadata.labels is not msgspec.UNSET else {}
+        labels["defaulted"] = "yes"
+        return msgspec.structs.replace(obj, spec=spec, metadata=msgspec.structs.replace(obj.metadata, labels=labels))
+
+
+class Validator:
+    def validate_create(self, obj: Foo) -> Sequence[str]:
+        if obj.spec is msgspec.UNSET or not obj.spec.deployment_name:
+            raise ValueError("spec.deploymentName is required")
+        return ["replicas above 5 are expensive"] if (obj.spec.replicas or 0) > 5 else []
+
+    def validate_update(self, old: Foo, new: Foo) -> Sequence[str]:
+        if old.spec.deployment_name != new.spec.deployment_name:  # type: ignore[union-attr]
+            raise errors.from_status(errors.new_status(422, "Invalid", "spec.deploymentName is immutable"))
+        return self.validate_create(new)
+
+    def validate_delete(self, obj: Foo) -> Sequence[str]:
+        if (obj.metadata.labels or {}).get("protected") == "true":  # type: ignore[union-attr]
+            raise ValueError("this Foo is protected")
+        return []
+
+
+class _Mgr:
+    def __init__(self, server: Server) -> None:
+        self.server = server
+
+    def get_webhook_server(self) -> Server:
+        return self.server
+
+    def get_scheme(self) -> Any:
+        from generated.scheme import SCHEME
+
+        return SCHEME
+
+
+@pytest.fixture(scope="module")
+def hooks(server: LocalAPIServer, raw: Raw, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The webhook server running, and configurations registered for Foos in namespaces
+    labelled ``admission=on``; yields that namespace's name."""
+    cert_dir = tmp_path_factory.mktemp("certs")
+    ca = base64.b64encode(write_self_signed(cert_dir)).decode()
+    webhook = Server(host="127.0.0.1", port=0, cert_dir=cert_dir)
+    webhook_managed_by(_Mgr(webhook)).for_(Foo).with_defaulter(Defaulter()).with_validator(Validator()).complete()
+    stop = threading.Event()
+    thread = threading.Thread(target=webhook.start, args=(stop,), daemon=True)
+    thread.start()
+    assert webhook.started.wait(5)
+    base = f"https://127.0.0.1:{webhook.bound_port}"
+    rule = {"apiGroups": ["samplecontroller.k8s.io"], "apiVersions": ["v1alpha1"], "resources": ["foos"],
+            "operations": ["CREATE", "UPDATE"], "scope": "Namespaced"}
+    selector = {"matchLabels": {"admission": "on"}}
+    mutating = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
+                "metadata": {"name": "foo-defaults"},
+                "webhooks": [{"name": "mfoo.example.com", "sideEffects": "None", "admissionReviewVersions": ["v1"],
+                              "namespaceSelector": selector, "rules": [rule],
+                              "clientConfig": {"url": base + "/mutate-samplecontroller-k8s-io-v1alpha1-foo",
+                                               "caBundle": ca}}]}
+    validating = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+                  "metadata": {"name": "foo-checks"},
+                  "webhooks": [{"name": "vfoo.example.com", "sideEffects": "None", "admissionReviewVersions": ["v1"],
+                                "namespaceSelector": selector,
+                                "objectSelector": {"matchExpressions": [{"key": "skip-checks", "operator": "DoesNotExist"}]},
+                                "rules": [{**rule, "operations": ["CREATE", "UPDATE", "DELETE"]}],
+                                "clientConfig": {"url": base + "/validate-samplecontroller-k8s-io-v1alpha1-foo",
+                                                 "caBundle": ca}}]}
+    assert raw.call("POST", "/api/v1/namespaces", {"metadata": {"name": "adm", "labels": {"admission": "on"}}})[0] == 201
+    assert raw.call("POST", "/api/v1/namespaces", {"metadata": {"name": "plain"}})[0] == 201
+    assert raw.call("POST", MUTATING, mutating)[0] == 201
+    assert raw.call("POST", VALIDATING, validating)[0] == 201
+    yield "adm"
+    raw.call("DELETE", MUTATING + "/foo-defaults")
+    raw.call("DELETE", VALIDATING + "/foo-checks")
+    stop.set()
+    thread.join(5)
+
+
+def _name() -> str:
+    return f"a{next(_names)}"
+
+
+def test_create_is_defaulted_by_the_mutating_webhook(raw: Raw, hooks: str) -> None:
+    name = _name()
+    code, _, obj = raw.call("POST", FOOS.format(ns=hooks), foo(name, replicas=None))
+    assert code == 201, obj
+    assert obj["spec"]["replicas"] == 2 and obj["metadata"]["labels"] == {"defaulted": "yes"}
+    code, _, stored = raw.call("GET", FOOS.format(ns=hooks) + "/" + name)
+    assert stored["spec"]["replicas"] == 2 and stored["metadata"]["uid"] == obj["metadata"]["uid"]
+
+
+def test_namespace_selector_limits_the_webhooks(raw: Raw, hooks: str) -> None:
+    code, _, obj = raw.call("POST", FOOS.format(ns="plain"), foo(_name(), replicas=None))
+    assert code == 201 and "replicas" not in obj["spec"] and "labels" not in obj["metadata"]
+
+
+def test_denial_carries_the_webhook_message(raw: Raw, hooks: str) -> None:
+    bad = foo(_name())
+    del bad["spec"]["deploymentName"]
+    code, _, status = raw.call("POST", FOOS.format(ns=hooks), bad)
+    assert code == 403 and status["reason"] == "Forbidden"
+    assert status["message"] == 'admission webhook "vfoo.example.com" denied the request: spec.deploymentName is required'
+    assert raw.call("GET", FOOS.format(ns=hooks) + "/" + bad["metadata"]["name"])[0] == 404
+
+
+def test_object_selector_skips_the_validating_webhook(raw: Raw, hooks: str) -> None:
+    skipped = foo(_name(), **{"labels": {"skip-checks": "1"}})
+    del skipped["spec"]["deploymentName"]
+    code, _, obj = raw.call("POST", FOOS.format(ns=hooks), skipped)
+    assert code == 201 and obj["metadata"]["labels"] == {"skip-checks": "1", "defaulted": "yes"}
+
+
+def test_update_and_patch_go_through_admission(raw: Raw, hooks: str) -> None:
+    name = _name()
+    url = FOOS.format(ns=hooks) + "/" + name
+    assert raw.call("POST", FOOS.format(ns=hooks), foo(name, replicas=3))[0] == 201
+    code, headers, obj = raw.call("PATCH", url, {"spec": {"replicas": None}}, ctype="application/merge-patch+json")
+    assert code == 200 and obj["spec"]["replicas"] == 2  # removed by the patch, defaulted again
+    code, headers, obj = raw.call("PATCH", url, {"spec": {"replicas": 7}}, ctype="application/merge-patch+json")
+    assert code == 200 and obj["spec"]["replicas"] == 7
+    assert "replicas above 5 are expensive" in headers.get("warning", "")
+    code, _, status = raw.call("PATCH", url, {"spec": {"deploymentName": "other"}},
+                               ctype="application/merge-patch+json")
+    assert code == 422 and "spec.deploymentName is immutable" in status["message"]
+    current = raw.call("GET", url)[2]
+    current["spec"]["deploymentName"] = "other"
+    code, _, status = raw.call("PUT", url, current)
+    assert code == 422 and status["message"].startswith('admission webhook "vfoo.example.com" denied the request')
+    assert raw.call("GET", url)[2]["spec"]["deploymentName"] == name
+
+
+def test_status_updates_do_not_match_a_foos_rule(raw: Raw, hooks: str) -> None:
+    name = _name()
+    url = FOOS.format(ns=hooks) + "/" + name
+    assert raw.call("POST", FOOS.format(ns=hooks), foo(name))[0] == 201
+    code, _, obj = raw.call("PATCH", url + "/status", {"status": {"availableReplicas": 1}},
+                            ctype="application/merge-patch+json")
+    assert code == 200 and obj["status"] == {"availableReplicas": 1}
+
+
+def test_delete_is_validated(raw: Raw, hooks: str) -> None:
+    name = _name()
+    url = FOOS.format(ns=hooks) + "/" + name
+    assert raw.call("POST", FOOS.format(ns=hooks), foo(name, **{"labels": {"protected": "true"}}))[0] == 201
+    code, _, status = raw.call("DELETE", url)
+    assert code == 403 and "this Foo is protected" in status["message"]
+    raw.call("PATCH", url, {"metadata": {"labels": {"protected": None}}}, ctype="application/merge-patch+json")
+    assert raw.call("DELETE", url)[0] == 200
+
+
+def test_failure_policy(raw: Raw, hooks: str) -> None:
+    dead = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+            "metadata": {"name": "dead"},
+            "webhooks": [{"name": "dead.example.com", "sideEffects": "None", "admissionReviewVersions": ["v1"],
+                          "timeoutSeconds": 2, "failurePolicy": "Fail",
+                          "objectSelector": {"matchLabels": {"dead": "yes"}},
+                          "rules": [{"apiGroups": ["*"], "apiVersions": ["*"], "resources": ["configmaps"],
+                                     "operations": ["CREATE"]}],
+                          "clientConfig": {"url": "https://127.0.0.1:1/validate"}}]}
+    assert raw.call("POST", VALIDATING, dead)[0] == 201
+    try:
+        cm = {"metadata": {"name": "c1", "labels": {"dead": "yes"}}, "data": {"a": "b"}}
+        code, _, status = raw.call("POST", "/api/v1/namespaces/plain/configmaps", cm)
+        assert code == 500 and status["reason"] == "InternalError"
+        assert 'failed calling webhook "dead.example.com"' in status["message"]
+        cm["metadata"]["labels"] = {}
+        assert raw.call("POST", "/api/v1/namespaces/plain/configmaps", cm)[0] == 201  # not selected
+        dead["webhooks"][0]["failurePolicy"] = "Ignore"
+        current = raw.call("GET", VALIDATING + "/dead")[2]
+        current["webhooks"][0]["failurePolicy"] = "Ignore"
+        assert raw.call("PUT", VALIDATING + "/dead", current)[0] == 200
+        cm = {"metadata": {"name": "c2", "labels": {"dead": "yes"}}}
+        assert raw.call("POST", "/api/v1/namespaces/plain/configmaps", cm)[0] == 201
+    finally:
+        raw.call("DELETE", VALIDATING + "/dead")
+
+
+@pytest.mark.kubectl
+def test_kubectl_sees_defaults_denials_and_warnings(server: LocalAPIServer, hooks: str, tmp_path: Path) -> None:
+    kubectl = make_kubectl(tmp_path, server)
+    manifest = {"apiVersion": "samplecontroller.k8s.io/v1alpha1", "kind": "Foo",
+                "metadata": {"name": "kfoo", "namespace": hooks}, "spec": {"deploymentName": "kfoo"}}
+    proc = kubectl("apply", "-f", "-", stdin=json.dumps(manifest))
+    assert proc.returncode == 0, proc.stderr
+    got = kubectl("-n", hooks, "get", "foo", "kfoo", "-o", "jsonpath={.spec.replicas} {.metadata.labels.defaulted}")
+    assert got.stdout == "2 yes"
+    manifest["spec"] = {"deploymentName": "kfoo", "replicas": 9}
+    proc = kubectl("apply", "-f", "-", stdin=json.dumps(manifest))
+    assert proc.returncode == 0 and "Warning: replicas above 5 are expensive" in proc.stderr
+    manifest["spec"] = {"deploymentName": "changed"}
+    proc = kubectl("apply", "-f", "-", stdin=json.dumps(manifest))
+    assert proc.returncode != 0
+    assert 'admission webhook "vfoo.example.com" denied the request: spec.deploymentName is immutable' in proc.stderr
