@@ -69,6 +69,7 @@ def run(rest: Any, stop: threading.Event, out: Callable[[Item], None] = print, n
     while not src.wait_for_sync(0.1):
         if stop.is_set():
             return
+    log.info("Pod source synced; printing items", queue="pod-events")
     if synced is not None:
         synced.set()
 

@@ -144,3 +144,30 @@ def test_podset_operator_scales_without_overshoot(rest: Any, ns: str, background
     watching.set()
     poller.join(5)
     assert isinstance(pods.list(label_selector="podset=ps").items[0], Pod)
+
+
+@pytest.mark.kubectl
+def test_source_kind_pods_as_a_program_with_kubectl(apiserver: Any, ns: str, tmp_path: Path) -> None:
+    """The walkthrough as the docstring tells it: run the program, `kubectl run` a Pod, see its items."""
+    import subprocess
+
+    from samplecontroller.apiserver.testing import make_kubectl
+
+    kubectl = make_kubectl(tmp_path, apiserver)
+    proc = subprocess.Popen([sys.executable, "-u", str(ROOT / "examples" / "source_kind_pods.py"),
+                             "--kubeconfig", str(apiserver.kubeconfig_path), "--namespace", ns],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr is not None and proc.stdout is not None
+        for line in proc.stderr:
+            if "Pod source synced" in line:
+                break
+        else:
+            pytest.fail("the example exited before its source synced")
+        run = kubectl("-n", ns, "run", "demo", "--image=nginx")
+        assert run.returncode == 0, run.stderr
+        first = proc.stdout.readline().strip()
+        assert first == f"Item(event='Create', name='{ns}/demo')"
+    finally:
+        proc.terminate()
+        assert proc.wait(10) == 0
