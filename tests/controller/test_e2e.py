@@ -23,6 +23,8 @@ from tests.controller.conftest import ROOT, ControllerProcess, Kubectl, wait_for
 pytestmark = [pytest.mark.kubectl, pytest.mark.slow]
 
 _ns_counter = itertools.count()
+STYLES = ["classic", "runtime"]
+"""Both Foo controllers: controller.py and the runtime layer's FooReconciler (main.py --controller)."""
 
 
 @pytest.fixture(scope="module")
@@ -68,10 +70,11 @@ def events_for(kubectl: Kubectl, ns: str, name: str, reason: str) -> list[dict[s
     return list(data["items"]) if data else []
 
 
+@pytest.mark.parametrize("style", STYLES)
 def test_foo_lifecycle(kubectl: Kubectl, server: Any, namespace: str,
-                       start_controller: Callable[..., ControllerProcess]) -> None:
+                       start_controller: Callable[..., ControllerProcess], style: str) -> None:
     ns = namespace
-    controller = start_controller(Path(server.kubeconfig_path))
+    controller = start_controller(Path(server.kubeconfig_path), "--controller", style)
     kubectl.run("apply", "-n", ns, "-f", str(ROOT / "examples" / "example-foo.yaml"))
     foo = wait_for(lambda: get(kubectl, ns, "foo", "example-foo"), what="the Foo")
     deployment = wait_for(lambda: get(kubectl, ns, "deployment", "example-foo"), what="the Deployment",
@@ -109,15 +112,16 @@ def test_foo_lifecycle(kubectl: Kubectl, server: Any, namespace: str,
     assert controller.stop() == 0, controller.output()
 
 
+@pytest.mark.parametrize("style", STYLES)
 def test_unowned_deployment_warns_once_and_resumes(kubectl: Kubectl, server: Any, namespace: str,
-                                                   start_controller: Callable[..., ControllerProcess]) -> None:
+                                                   start_controller: Callable[..., ControllerProcess], style: str) -> None:
     ns = namespace
     labels = {"app": "someone-else"}
     kubectl.run("apply", "-n", ns, "-f", "-", stdin=json.dumps({
         "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "taken"},
         "spec": {"replicas": 1, "selector": {"matchLabels": labels}, "template": {
             "metadata": {"labels": labels}, "spec": {"containers": [{"name": "c", "image": "busybox"}]}}}}))
-    controller = start_controller(Path(server.kubeconfig_path))
+    controller = start_controller(Path(server.kubeconfig_path), "--controller", style)
     kubectl.run("apply", "-n", ns, "-f", "-", stdin=foo_manifest("squatter", "taken", 1))
 
     describe = wait_for(
@@ -135,11 +139,12 @@ def test_unowned_deployment_warns_once_and_resumes(kubectl: Kubectl, server: Any
     assert controller.stop() == 0, controller.output()
 
 
+@pytest.mark.parametrize("style", STYLES)
 def test_changes_while_down_are_reconciled_after_restart(
-        kubectl: Kubectl, server: Any, namespace: str, start_controller: Callable[..., ControllerProcess]) -> None:
+        kubectl: Kubectl, server: Any, namespace: str, start_controller: Callable[..., ControllerProcess], style: str) -> None:
     ns = namespace
     kubeconfig = Path(server.kubeconfig_path)
-    first = start_controller(kubeconfig)
+    first = start_controller(kubeconfig, "--controller", style)
     kubectl.run("apply", "-n", ns, "-f", "-", stdin=foo_manifest("one", "one", 1))
     wait_for(lambda: get(kubectl, ns, "deployment", "one"), what="Deployment one", timeout=30)
 
@@ -152,17 +157,18 @@ def test_changes_while_down_are_reconciled_after_restart(
     time.sleep(0.5)
     assert get(kubectl, ns, "deployment", "two") is None  # nobody is reconciling
 
-    second = start_controller(kubeconfig)
+    second = start_controller(kubeconfig, "--controller", style)
     wait_for(lambda: (get(kubectl, ns, "deployment", "one") or {}).get("spec", {}).get("replicas") == 4,
              what="Deployment one at 4 replicas", timeout=30)
     wait_for(lambda: get(kubectl, ns, "deployment", "two"), what="Deployment two")
     assert second.stop() == 0, second.output()
 
 
+@pytest.mark.parametrize("style", STYLES)
 def test_missing_deployment_name_is_a_warning_event(
-        kubectl: Kubectl, server: Any, namespace: str, start_controller: Callable[..., ControllerProcess]) -> None:
+        kubectl: Kubectl, server: Any, namespace: str, start_controller: Callable[..., ControllerProcess], style: str) -> None:
     ns = namespace
-    controller = start_controller(Path(server.kubeconfig_path))
+    controller = start_controller(Path(server.kubeconfig_path), "--controller", style)
     kubectl.run("apply", "-n", ns, "-f", "-", stdin=json.dumps({
         "apiVersion": "samplecontroller.k8s.io/v1alpha1", "kind": "Foo",
         "metadata": {"name": "nameless"}, "spec": {"replicas": 1}}))
