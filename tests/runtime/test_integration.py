@@ -197,3 +197,37 @@ def test_metrics_and_probes(rest: Any, ns: str, started: Any) -> None:
                  "workqueue_queue_duration_seconds_bucket", "workqueue_work_duration_seconds_bucket",
                  "workqueue_retries_total"):
         assert name in text, name
+
+
+def test_leader_election_runs_leader_runnables_on_one_manager_only(rest: Any, ns: str) -> None:
+    """Two managers, one Lease: only the leader runs its leader-only runnable; when the leader stops
+    (releasing the Lease), the other takes over; non-leader runnables run on both."""
+    from samplecontroller.runtime.manager import runnable_func
+
+    def new(name: str) -> tuple[Manager, list[str], threading.Event]:
+        mgr = Manager(rest, Options(namespaces=(ns,), leader_election=True, leader_election_id="rt-lease",
+                                    leader_election_namespace=ns, leader_election_release_on_cancel=True,
+                                    lease_duration=2.0, renew_deadline=1.5, retry_period=0.1))
+        ran: list[str] = []
+        mgr.add(runnable_func(lambda s: (ran.append("leader"), s.wait())))
+        mgr.add(runnable_func(lambda s: (ran.append("always"), s.wait()), need_leader_election=False))
+        stop = threading.Event()
+        threading.Thread(target=mgr.start, args=(stop,), daemon=True, name=f"manager-{name}").start()
+        return mgr, ran, stop
+
+    first, first_ran, first_stop = new("first")
+    assert first.elected().wait(10)
+    second, second_ran, second_stop = new("second")
+    try:
+        wait_for(lambda: "always" in second_ran, what="the second manager's non-leader runnable")
+        time.sleep(1.0)
+        assert "leader" in first_ran and "leader" not in second_ran
+        assert not second.elected().is_set()
+        first_stop.set()
+        assert second.elected().wait(10), "the second manager did not take over"
+        wait_for(lambda: "leader" in second_ran, what="the leader runnable on the second manager")
+        lease = Clientset(rest).coordination_v1.leases(ns).get("rt-lease")
+        assert lease.spec.lease_transitions == 1  # type: ignore[union-attr]
+    finally:
+        first_stop.set()
+        second_stop.set()
