@@ -39,7 +39,7 @@ from samplecontroller.apimachinery.errors import new_status
 from samplecontroller.apimachinery.jsonpatch import PatchError, apply_patch
 from samplecontroller.apimachinery.mergepatch import apply_merge_patch
 from samplecontroller.apimachinery.strategicpatch import apply_strategic_merge_patch
-from samplecontroller.apiserver import managedfields, protobuf, schema, validation
+from samplecontroller.apiserver import decoding, managedfields, protobuf, schema, validation
 from samplecontroller.apiserver.registry import Registry, Resource
 from samplecontroller.apiserver.schema import FieldError
 from samplecontroller.apiserver.storage import Event, Store
@@ -253,15 +253,15 @@ class Core:
         sch = self.version_schema(res)
         if res.is_custom:
             if sch is not None:
-                removed = schema.prune(obj, sch)
-                if removed and field_validation == "Strict":
-                    text = ", ".join(f'unknown field "{p}"' for p in removed)
-                    raise bad_request(f"strict decoding error: {text}")
-                if removed and field_validation != "Ignore":
-                    warnings.extend(f'unknown field "{p}"' for p in removed)
+                warnings += self._unknown_fields(schema.prune(obj, sch), field_validation)
                 schema.apply_defaults(obj, sch)
                 errors += schema.validate(obj, sch)
         else:
+            try:
+                removed = decoding.normalize(res.group, res.version, res.kind, obj)
+            except decoding.DecodeError as err:
+                raise bad_request(str(err)) from None
+            warnings += self._unknown_fields(removed, field_validation)
             self._default_builtin(res, obj)
             errors += validation.validate_builtin(res.group, res.kind, obj)
         errors = validation.validate_object_meta(obj, res.namespaced) + errors
@@ -273,6 +273,14 @@ class Core:
         if errors:
             raise invalid(res, name, errors)
         return warnings
+
+    @staticmethod
+    def _unknown_fields(removed: list[str], field_validation: str) -> list[str]:
+        """The warnings for pruned unknown fields; raises 400 under fieldValidation=Strict."""
+        if removed and field_validation == "Strict":
+            text = ", ".join(f'unknown field "{p}"' for p in removed)
+            raise bad_request(f"strict decoding error: {text}")
+        return [] if field_validation == "Ignore" else [f'unknown field "{p}"' for p in removed]
 
     @staticmethod
     def _finalizer_rules(old: dict[str, Any], new: dict[str, Any]) -> list[FieldError]:

@@ -14,13 +14,16 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from samplecontroller.apimachinery import labels as labelsel
 from samplecontroller.apiserver.schema import (
     ERROR_FORBIDDEN,
     FieldError,
     GoRaw,
     check_structural,
+    duplicate,
     forbidden,
     invalid,
+    not_supported,
     required,
 )
 
@@ -473,6 +476,68 @@ def validate_builtin(group: str, kind: str, obj: Mapping[str, Any]) -> list[Fiel
         return _validate_event(group, obj)
     if (group, kind) == ("apiextensions.k8s.io", "CustomResourceDefinition"):
         return _validate_crd(obj)
+    if group == "admissionregistration.k8s.io" and kind in ("MutatingWebhookConfiguration",
+                                                             "ValidatingWebhookConfiguration"):
+        return _validate_webhooks(obj.get("webhooks"))
+    return []
+
+
+_OPERATIONS = ("*", "CONNECT", "CREATE", "DELETE", "UPDATE")
+
+
+def _validate_webhooks(webhooks: Any) -> list[FieldError]:
+    """admissionregistration/v1 rules: names, clientConfig, sideEffects, review versions, rules,
+    failurePolicy, timeoutSeconds and selectors."""
+    errors: list[FieldError] = []
+    seen: set[str] = set()
+    for i, hook in enumerate(webhooks if isinstance(webhooks, list) else ()):
+        path = f"webhooks[{i}]"
+        if not isinstance(hook, Mapping):
+            errors.append(invalid(path, hook, "must be an object"))
+            continue
+        name = hook.get("name")
+        if not name:
+            errors.append(required(f"{path}.name"))
+        elif str(name) in seen:
+            errors.append(duplicate(f"{path}.name", name))
+        else:
+            seen.add(str(name))
+            if str(name).count(".") < 2 or dns1123_subdomain_errors(str(name)):
+                errors.append(invalid(f"{path}.name", name, "should be a domain with at least three segments separated by dots"))
+        errors += _client_config(hook.get("clientConfig"), f"{path}.clientConfig")
+        if hook.get("sideEffects") not in ("None", "NoneOnDryRun"):
+            errors.append(not_supported(f"{path}.sideEffects", hook.get("sideEffects") or "", ["None", "NoneOnDryRun"])
+                          if hook.get("sideEffects") else required(f"{path}.sideEffects"))
+        versions = hook.get("admissionReviewVersions") or []
+        if not versions:
+            errors.append(required(f"{path}.admissionReviewVersions", "must specify one of v1, v1beta1"))
+        elif not {"v1", "v1beta1"} & set(versions):
+            errors.append(invalid(f"{path}.admissionReviewVersions", versions, "must include at least one of v1, v1beta1"))
+        policy = hook.get("failurePolicy")
+        if policy is not None and policy not in ("Ignore", "Fail"):
+            errors.append(not_supported(f"{path}.failurePolicy", policy, ["Fail", "Ignore"]))
+        timeout = hook.get("timeoutSeconds")
+        if timeout is not None and not 1 <= timeout <= 30:
+            errors.append(invalid(f"{path}.timeoutSeconds", timeout, "the timeout value must be between 1 and 30 seconds"))
+        for j, rule in enumerate(hook.get("rules") or ()):
+            for op in rule.get("operations") or ():
+                if op not in _OPERATIONS:
+                    errors.append(not_supported(f"{path}.rules[{j}].operations", op, _OPERATIONS))
+        for selector in ("namespaceSelector", "objectSelector"):
+            try:
+                labelsel.selector_from_label_selector(hook.get(selector) or {})
+            except ValueError as err:
+                errors.append(invalid(f"{path}.{selector}", hook.get(selector), str(err)))
+    return errors
+
+
+def _client_config(config: Any, path: str) -> list[FieldError]:
+    config = config if isinstance(config, Mapping) else {}
+    url, service = config.get("url"), config.get("service")
+    if bool(url) == bool(service):
+        return [required(path, "exactly one of url or service is required")]
+    if url and not str(url).startswith("https://"):
+        return [invalid(f"{path}.url", url, "'https' is the only allowed URL scheme")]
     return []
 
 

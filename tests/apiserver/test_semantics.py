@@ -426,3 +426,29 @@ def test_deployment_simulator(tmp_path: Any) -> None:
         status = wait_until(lambda: r.call("GET", "/apis/apps/v1/namespaces/default/deployments/d")[2]["status"]
                             .get("availableReplicas"))
         assert status == 2
+
+
+def test_builtin_objects_are_decoded_like_go(raw: Raw, ns: str) -> None:
+    cms = f"/api/v1/namespaces/{ns}/configmaps"
+    code, _, status = raw.call("POST", cms, {"metadata": {"name": "typed"}, "data": {"a": 5}})
+    assert code == 400 and status["reason"] == "BadRequest"
+    assert "json: cannot unmarshal number into Go struct field ConfigMap.data.a of type string" in status["message"]
+    code, headers, obj = raw.call("POST", cms, {"metadata": {"name": "loose"}, "data": {"a": "b"}, "bogus": 1})
+    assert code == 201 and "bogus" not in obj and 'unknown field \\"bogus\\"' in headers["warning"]
+    code, _, status = raw.call("POST", cms + "?fieldValidation=Strict", {"metadata": {"name": "strict"}, "bogus": 1})
+    assert code == 400 and status["message"] == 'strict decoding error: unknown field "bogus"'
+
+
+def test_webhook_configurations_are_validated(raw: Raw) -> None:
+    url = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
+    bad = {"metadata": {"name": "bad"}, "webhooks": [{
+        "name": "short", "clientConfig": {"url": "http://example.com"}, "sideEffects": "Some",
+        "admissionReviewVersions": ["v2"], "failurePolicy": "Maybe", "timeoutSeconds": 60,
+        "rules": [{"operations": ["CREATE", "READ"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["*"]}],
+        "namespaceSelector": {"matchExpressions": [{"key": "a", "operator": "Bogus"}]}}]}
+    code, _, status = raw.call("POST", url, bad)
+    assert code == 422 and status["reason"] == "Invalid"
+    fields = sorted({c["field"] for c in status["details"]["causes"]})
+    assert fields == [f"webhooks[0].{f}" for f in ("admissionReviewVersions", "clientConfig.url", "failurePolicy",
+                                                   "name", "namespaceSelector", "rules[0].operations",
+                                                   "sideEffects", "timeoutSeconds")]
