@@ -36,6 +36,7 @@ __all__ = [
 ]
 
 Path = tuple[str, ...]
+_EMPTY: Mapping[str, Any] = {}
 _UNTRACKED_META = {"name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp",
                    "deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "selfLink", "generateName"}
 _MISSING: Any = object()
@@ -89,7 +90,7 @@ class _Schema:
 
     @staticmethod
     def field(schema: Mapping[str, Any], key: str) -> dict[str, Any]:
-        concrete = resolve(dict(schema)) if schema else {}
+        concrete = _concrete(schema)
         sub = (concrete.get("properties") or {}).get(key)
         if sub is None:
             sub = concrete.get("additionalProperties")
@@ -97,7 +98,7 @@ class _Schema:
 
     @staticmethod
     def items(schema: Mapping[str, Any]) -> dict[str, Any]:
-        concrete = resolve(dict(schema)) if schema else {}
+        concrete = _concrete(schema)
         items = concrete.get("items")
         return items if isinstance(items, dict) else {}
 
@@ -119,6 +120,17 @@ class _Schema:
     @staticmethod
     def atomic_map(schema: Mapping[str, Any]) -> bool:
         return schema.get("x-kubernetes-map-type") == "atomic"
+
+
+def _concrete(schema: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``schema`` with ``$ref``/``allOf`` resolved (``resolve`` keeps its sibling keys, such as
+    ``x-kubernetes-*``). A schema without references is returned as it is, never copied:
+    callers must not mutate the result."""
+    if not schema:
+        return _EMPTY
+    if "$ref" not in schema and "allOf" not in schema:
+        return schema
+    return resolve(schema)
 
 
 def _list_keys(schema: Mapping[str, Any], items: list[Any]) -> tuple[str, list[str]]:
@@ -165,8 +177,7 @@ def field_set(obj: Mapping[str, Any], definition_name: str | None = None, schema
 
 
 def _collect(value: Any, schema: Mapping[str, Any], prefix: Path, out: set[Path]) -> None:
-    concrete = resolve(dict(schema)) if schema else {}
-    merged = {**concrete, **{k: v for k, v in schema.items() if k.startswith("x-kubernetes")}} if schema else {}
+    merged = _concrete(schema)
     if isinstance(value, dict) and not _Schema.atomic_map(merged):
         children = [(k, v) for k, v in value.items() if v is not None]
         if not children:
@@ -288,8 +299,7 @@ def _remove(obj: Any, path: Path) -> None:
 
 
 def _merge(live: Any, applied: Any, schema: Mapping[str, Any]) -> Any:
-    concrete = resolve(dict(schema)) if schema else {}
-    merged_schema = {**concrete, **{k: v for k, v in schema.items() if k.startswith("x-kubernetes")}} if schema else {}
+    merged_schema = _concrete(schema)
     if isinstance(applied, dict) and isinstance(live, dict) and not _Schema.atomic_map(merged_schema):
         out = dict(live)
         for key, value in applied.items():
