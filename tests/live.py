@@ -44,3 +44,18 @@ def ns(rest: RESTClient, request: pytest.FixtureRequest) -> str:
     name = f"{prefix}-{next(_ns)}-{int(time.time() * 1000) % 100000}"
     Clientset(rest).core_v1.namespaces().create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
     return name
+
+
+class WebhookHost:
+    """The two things ``webhook_managed_by`` needs from a manager: a webhook server and the scheme."""
+
+    def __init__(self, server: Any) -> None:
+        self.server = server
+
+    def get_webhook_server(self) -> Any:
+        return self.server
+
+    def get_scheme(self) -> Any:
+        from generated.scheme import SCHEME
+
+        return SCHEME

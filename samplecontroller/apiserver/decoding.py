@@ -21,6 +21,7 @@ import binascii
 from typing import Any
 
 from samplecontroller.apimachinery import openapi_schemas
+from samplecontroller.apiserver.schema import type_matches
 
 __all__ = ["DecodeError", "normalize"]
 
@@ -134,19 +135,7 @@ def _zero(schema: Any) -> Any:
 
 
 def _is(value: Any, typ: str) -> bool:
-    if typ == "integer":
-        return isinstance(value, int) and not isinstance(value, bool)
-    if typ == "number":
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if typ == "string":
-        return isinstance(value, str)
-    if typ == "boolean":
-        return isinstance(value, bool)
-    if typ == "array":
-        return isinstance(value, list)
-    if typ == "object":
-        return isinstance(value, dict)
-    return True
+    return type_matches(value, typ, integral_floats=False)
 
 
 def _go_type(schema: dict[str, Any], typ: str) -> str:

@@ -237,8 +237,14 @@ def _is_integer(value: Any) -> bool:
 
 
 def _type_ok(value: Any, typ: str) -> bool:
+    return type_matches(value, typ)
+
+
+def type_matches(value: Any, typ: str, *, integral_floats: bool = True) -> bool:
+    """True when the JSON ``value`` is of the OpenAPI ``typ``. An integral float (``1.0``) is an
+    integer for CRD schemas; ``integral_floats=False`` rejects it, as Go's decoder does."""
     if typ == "integer":
-        return _is_integer(value)
+        return _is_integer(value) if integral_floats else isinstance(value, int) and not isinstance(value, bool)
     if typ == "number":
         return isinstance(value, (int, float)) and not isinstance(value, bool)
     if typ == "string":

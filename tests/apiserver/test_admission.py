@@ -10,7 +10,6 @@ import json
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
 
 import msgspec
 import pytest
@@ -20,6 +19,7 @@ from samplecontroller.apimachinery import errors
 from samplecontroller.apiserver import LocalAPIServer
 from samplecontroller.apiserver.testing import make_kubectl
 from samplecontroller.runtime.webhook import Server, webhook_managed_by, write_self_signed
+from tests.live import WebhookHost
 
 from .conftest import FOOS, Raw, foo
 
@@ -57,19 +57,6 @@ class Validator:
         return []
 
 
-class _Mgr:
-    def __init__(self, server: Server) -> None:
-        self.server = server
-
-    def get_webhook_server(self) -> Server:
-        return self.server
-
-    def get_scheme(self) -> Any:
-        from generated.scheme import SCHEME
-
-        return SCHEME
-
-
 @pytest.fixture(scope="module")
 def hooks(server: LocalAPIServer, raw: Raw, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The webhook server running, and configurations registered for Foos in namespaces
@@ -77,7 +64,7 @@ def hooks(server: LocalAPIServer, raw: Raw, tmp_path_factory: pytest.TempPathFac
     cert_dir = tmp_path_factory.mktemp("certs")
     ca = base64.b64encode(write_self_signed(cert_dir)).decode()
     webhook = Server(host="127.0.0.1", port=0, cert_dir=cert_dir)
-    webhook_managed_by(_Mgr(webhook)).for_(Foo).with_defaulter(Defaulter()).with_validator(Validator()).complete()
+    webhook_managed_by(WebhookHost(webhook)).for_(Foo).with_defaulter(Defaulter()).with_validator(Validator()).complete()
     stop = threading.Event()
     thread = threading.Thread(target=webhook.start, args=(stop,), daemon=True)
     thread.start()

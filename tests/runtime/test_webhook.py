@@ -20,6 +20,7 @@ from samplecontroller.apimachinery import errors
 from samplecontroller.apimachinery.jsonpatch import apply_patch
 from samplecontroller.runtime.webhook import Server, path_for, webhook_managed_by, write_self_signed
 from samplecontroller.runtime.webhook.jsonpatch import create_patch
+from tests.live import WebhookHost
 
 
 class FooDefaulter:
@@ -45,25 +46,12 @@ class FooValidator:
         return []
 
 
-class _Mgr:
-    def __init__(self, server: Server) -> None:
-        self.server = server
-
-    def get_webhook_server(self) -> Server:
-        return self.server
-
-    def get_scheme(self) -> Any:
-        from generated.scheme import SCHEME
-
-        return SCHEME
-
-
 @pytest.fixture(scope="module")
 def webhook(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, ssl.SSLContext]]:
     cert_dir = tmp_path_factory.mktemp("certs")
     ca = write_self_signed(cert_dir)
     server = Server(host="127.0.0.1", port=0, cert_dir=cert_dir)
-    paths = webhook_managed_by(_Mgr(server)).for_(Foo).with_defaulter(FooDefaulter()).with_validator(
+    paths = webhook_managed_by(WebhookHost(server)).for_(Foo).with_defaulter(FooDefaulter()).with_validator(
         FooValidator()).complete()
     assert paths == ["/mutate-samplecontroller-k8s-io-v1alpha1-foo", "/validate-samplecontroller-k8s-io-v1alpha1-foo"]
     stop = threading.Event()
