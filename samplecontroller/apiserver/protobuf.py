@@ -5,7 +5,8 @@ as protobuf. A body is the magic ``k8s\\x00`` followed by a ``runtime.Unknown`` 
 ``typeMeta`` names the apiVersion/kind and whose ``raw`` is the object's message. Messages are
 decoded with ``protobuf_fields.json``, a table of field numbers/names/types derived from the
 upstream ``generated.proto`` files (wire-format facts only) for core/v1, apps/v1,
-coordination/v1, events/v1, admissionregistration/v1 and meta/v1.
+coordination/v1, events/v1, admissionregistration/v1, the authorization/v1 and authentication/v1
+self-reviews, and meta/v1.
 
 Contract: ``decode(data)`` returns the object as the JSON-shaped dict Kubernetes would accept,
 or raises ``ValueError`` for anything malformed or unknown. Because Go's non-pointer fields are
@@ -30,7 +31,8 @@ _META = "k8s.io.apimachinery.pkg.apis.meta.v1"
 _PACKAGES = {
     "": "k8s.io.api.core.v1", "apps": "k8s.io.api.apps.v1", "coordination.k8s.io": "k8s.io.api.coordination.v1",
     "events.k8s.io": "k8s.io.api.events.v1", "admissionregistration.k8s.io": "k8s.io.api.admissionregistration.v1",
-    "meta.k8s.io": _META,
+    "meta.k8s.io": _META, "authorization.k8s.io": "k8s.io.api.authorization.v1",
+    "authentication.k8s.io": "k8s.io.api.authentication.v1",
 }
 _VARINT = {"int32", "int64", "uint32", "uint64", "bool", "sint32", "sint64"}
 _MAX_DEPTH = 64

@@ -93,6 +93,10 @@ BUILTINS: tuple[Resource, ...] = (
        "ValidatingWebhookConfiguration", False, (), (), ("api-extensions",)),
     _r("admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations",
        "MutatingWebhookConfiguration", False, (), (), ("api-extensions",)),
+    # Reviews: create-only and never stored (web.REVIEWS answers them).
+    _r("authorization.k8s.io", "v1", "selfsubjectaccessreviews", "SelfSubjectAccessReview", False, verbs=("create",)),
+    _r("authorization.k8s.io", "v1", "selfsubjectrulesreviews", "SelfSubjectRulesReview", False, verbs=("create",)),
+    _r("authentication.k8s.io", "v1", "selfsubjectreviews", "SelfSubjectReview", False, verbs=("create",)),
 )
 
 

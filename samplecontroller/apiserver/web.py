@@ -29,7 +29,7 @@ from aiohttp import web
 from samplecontroller.apimachinery import fields as fieldsel
 from samplecontroller.apimachinery import labels as labelsel
 from samplecontroller.apiserver import openapi, tables
-from samplecontroller.apiserver.admission import AdmissionRequest, Admitter
+from samplecontroller.apiserver.admission import USER_INFO, AdmissionRequest, Admitter
 from samplecontroller.apiserver.core import (
     PATCH_APPLY,
     PATCH_JSON,
@@ -504,6 +504,11 @@ class APIServerApp:
 
     async def _resource(self, request: web.Request, verb: str, t: Target, accept: Accept) -> web.StreamResponse:
         res, ns, name = t.res, t.namespace or "", t.name
+        if not t.subresource and verb not in res.verbs:
+            raise APIError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
+        if verb == "create" and (res.group, res.plural) in REVIEWS:
+            body = decode_body(await self._read_body(request), request.headers.get("Content-Type", ""))
+            return _json(_review_answer(res, body), 201)
         if verb == "get":
             if t.subresource == "scale":
                 return _json(self.core.get_scale(res, ns, name))
@@ -1012,6 +1017,28 @@ class APIServerApp:
         if obj.get("apiVersion") == res.group_version:
             return b'{"type":"' + etype.encode() + b'","object":' + raw + b"}\n"
         return _encode({"type": etype, "object": self._versioned(res, obj)}) + b"\n"
+
+
+REVIEWS = {("authorization.k8s.io", "selfsubjectaccessreviews"), ("authorization.k8s.io", "selfsubjectrulesreviews"),
+           ("authentication.k8s.io", "selfsubjectreviews")}
+"""Create-only review resources, answered and never stored. There is no RBAC: the one token is
+cluster-admin, so every access review is allowed (as ``kubectl auth can-i`` shows)."""
+
+
+def _review_answer(res: Resource, body: Any) -> dict[str, Any]:
+    if not isinstance(body, dict):
+        raise bad_request("the request body must be a JSON object")
+    answer = {"kind": res.kind, "apiVersion": res.group_version, "metadata": {"creationTimestamp": None},
+              "spec": body.get("spec") or {}}
+    if res.plural == "selfsubjectaccessreviews":
+        answer["status"] = {"allowed": True, "reason": "the embedded API server has no RBAC: one cluster-admin token"}
+    elif res.plural == "selfsubjectrulesreviews":
+        answer["status"] = {"resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
+                            "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}], "incomplete": False}
+    else:
+        answer.pop("spec")
+        answer["status"] = {"userInfo": USER_INFO}
+    return answer
 
 
 def _copy(obj: Any) -> Any:

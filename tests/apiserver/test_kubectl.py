@@ -183,8 +183,19 @@ def test_versioned_kubectl(minor: str, kserver: LocalAPIServer, tmp_path: Path) 
         (("apply", "-f", "-"), manifest.replace("replicas: 1", "replicas: 2")),
         (("apply", "--server-side", "--force-conflicts", "-f", "-"), manifest),
         (("get", "foos"), None),
+        (("auth", "can-i", "update", "foos"), None),
         (("delete", "foo", name), None),
     ]
     for args, stdin in steps:
         proc = run(*args, binary=binary, stdin=stdin)
         assert proc.returncode == 0, f"kubectl.1.{minor} {' '.join(args)}: {proc.stderr}"
+
+
+def test_auth_can_i_and_whoami(k: Run) -> None:
+    """No RBAC: the one token is cluster-admin, and kubectl's self-reviews say so (also when sent as protobuf)."""
+    assert k("auth", "can-i", "create", "deployments").stdout.strip() == "yes"
+    assert k("auth", "can-i", "delete", "foos", "-n", "other").stdout.strip() == "yes"
+    assert "*.*" in k("auth", "can-i", "--list").stdout
+    assert "admin" in k("auth", "whoami").stdout
+    listed = k.raw("get", "selfsubjectaccessreviews")  # type: ignore[attr-defined]
+    assert listed.returncode != 0 and "MethodNotAllowed" in listed.stderr
