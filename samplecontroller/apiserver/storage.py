@@ -19,6 +19,8 @@ Stored objects are treated as immutable; callers build a new dict for every writ
 from __future__ import annotations
 
 import asyncio
+import fcntl
+import os
 import sqlite3
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -121,10 +123,31 @@ def _owner_uids(obj: dict[str, Any]) -> set[str]:
     return {str(r.get("uid")) for r in refs if isinstance(r, dict) and r.get("uid")}
 
 
+class DataDirInUseError(OSError):
+    """Another embedded API server holds the data directory."""
+
+
+def _lock_data_dir(path: Path) -> int:
+    """Take the data directory's lock (an exclusive flock on ``path/lock``, held until close):
+    two servers on one SQLite file would each trust their own in-memory state and diverge."""
+    fd = os.open(path / "lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.read(fd, 32).decode(errors="replace").strip() or "?"
+        os.close(fd)
+        raise DataDirInUseError(f"the data directory {path} is in use by another embedded API server "
+                                f"(pid {holder}); stop it or choose another directory") from None
+    os.ftruncate(fd, 0)
+    os.write(fd, str(os.getpid()).encode())
+    return fd
+
+
 class Store:
     """The kine-style revision table plus the in-memory current state and watch history."""
 
     def __init__(self, data_dir: str | Path | None = None, history: int = 100_000) -> None:
+        self._lock_fd: int | None = None
         if data_dir is None:
             self._db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=MEMORY")
@@ -132,6 +155,7 @@ class Store:
         else:
             path = Path(data_dir)
             path.mkdir(parents=True, exist_ok=True)
+            self._lock_fd = _lock_data_dir(path)
             self._db = sqlite3.connect(str(path / "state.db"), isolation_level=None, check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
@@ -191,6 +215,9 @@ class Store:
             self._db.close()
         except sqlite3.Error:
             pass
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)  # releases the flock
+            self._lock_fd = None
 
     # ------------------------------------------------------------------ reads
 

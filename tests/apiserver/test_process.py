@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -91,3 +92,17 @@ def test_fuzzed_requests_never_500(raw: Raw, method: str, segments: list[str], q
     code, _, _ = raw.call(method, path + ("?" + qs if qs else ""), raw=body if method != "GET" else None, ctype=ctype)
     assert code != 500 and code < 600
     assert raw.call("GET", "/healthz")[0] == 200
+
+
+def test_one_server_per_data_directory(tmp_path: Path) -> None:
+    from samplecontroller.apiserver import LocalAPIServer
+    from samplecontroller.apiserver.storage import DataDirInUseError
+
+    with LocalAPIServer(data_dir=tmp_path / "data", kubeconfig_path=tmp_path / "one") as first:
+        second = LocalAPIServer(data_dir=tmp_path / "data", kubeconfig_path=tmp_path / "two")
+        with pytest.raises(DataDirInUseError, match="is in use by another embedded API server"):
+            second.start()
+        assert not (tmp_path / "two").exists()  # nothing written by the refused server
+        assert first.url
+    with LocalAPIServer(data_dir=tmp_path / "data", kubeconfig_path=tmp_path / "three"):
+        pass  # the lock went with the first server
