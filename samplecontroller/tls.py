@@ -15,13 +15,14 @@ import datetime
 import functools
 import ipaddress
 from dataclasses import dataclass
+from pathlib import Path
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-__all__ = ["ServingMaterial", "serving_material"]
+__all__ = ["ServingMaterial", "load_or_create", "serving_material"]
 
 
 @dataclass(frozen=True)
@@ -88,3 +89,49 @@ def serving_material(extra_hosts: tuple[str, ...] = (), common_name: str = "samp
         key_pem=key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                                   serialization.NoEncryption()),
     )
+
+
+_FILES = ("ca.crt", "tls.crt", "tls.key")
+
+
+def load_or_create(directory: Path, extra_hosts: tuple[str, ...] = (),
+                   common_name: str = "samplecontroller-apiserver") -> ServingMaterial:
+    """The material kept in ``directory`` (``ca.crt``, ``tls.crt``, ``tls.key``) when it is there,
+    covers loopback plus ``extra_hosts`` and is valid for at least another day; else new material,
+    written there (the key with mode 0600). Clients that trust the CA keep working across restarts."""
+    paths = [directory / name for name in _FILES]
+    if all(p.is_file() for p in paths):
+        material = ServingMaterial(*(p.read_bytes() for p in paths))
+        if _still_good(material, ("localhost", "127.0.0.1", "::1", *extra_hosts)):
+            return material
+    material = serving_material(extra_hosts, common_name)
+    directory.mkdir(parents=True, exist_ok=True)
+    for path, data in zip(paths, (material.ca_pem, material.cert_pem, material.key_pem), strict=True):
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_bytes(data)
+        tmp.chmod(0o600)
+        tmp.replace(path)
+    return material
+
+
+def _still_good(material: ServingMaterial, hosts: tuple[str, ...]) -> bool:
+    try:
+        cert = x509.load_pem_x509_certificate(material.cert_pem)
+        serialization.load_pem_private_key(material.key_pem, password=None)
+        x509.load_pem_x509_certificate(material.ca_pem)
+        san = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    except (ValueError, TypeError, x509.ExtensionNotFound):
+        return False
+    names = {str(n) for n in san.get_values_for_type(x509.DNSName)}
+    names |= {str(ip) for ip in san.get_values_for_type(x509.IPAddress)}
+    wanted = {str(ipaddress.ip_address(h)) if _is_ip(h) else h for h in hosts}
+    expires = cert.not_valid_after_utc
+    return wanted <= names and expires - datetime.datetime.now(datetime.UTC) > datetime.timedelta(days=1)
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True

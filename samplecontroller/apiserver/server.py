@@ -30,7 +30,7 @@ from samplecontroller.apiserver.core import Core
 from samplecontroller.apiserver.registry import Registry
 from samplecontroller.apiserver.storage import Store
 from samplecontroller.apiserver.web import APIServerApp, RequestRecord
-from samplecontroller.tls import serving_material
+from samplecontroller.tls import load_or_create, serving_material
 
 __all__ = ["LocalAPIServer", "write_kubeconfig"]
 
@@ -58,6 +58,20 @@ def write_kubeconfig(path: Path, url: str, token: str, ca_pem: bytes | None) -> 
     tmp.replace(path)
 
 
+def _load_or_create_token(path: Path, fresh: str) -> str:
+    """The bearer token kept at ``path`` (so a restarted server accepts the clients of the last
+    run), or ``fresh``, written there with mode 0600."""
+    if path.is_file():
+        token = path.read_text().strip()
+        if token:
+            return token
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(fresh)
+    tmp.chmod(0o600)
+    tmp.replace(path)
+    return fresh
+
+
 class LocalAPIServer:
     """The embedded API server on a background thread with its own event loop."""
 
@@ -75,6 +89,7 @@ class LocalAPIServer:
         self.port = port
         self.bind = bind
         self.insecure_http = insecure_http
+        self._token_given = token is not None
         self.token = token or secrets.token_urlsafe(32)
         self.history = history
         self.bookmark_interval = bookmark_interval
@@ -150,7 +165,9 @@ class LocalAPIServer:
 
     async def serve_async(self) -> None:
         """Start serving on the current loop (used by the thread and by the CLI)."""
-        self.store = Store(self.data_dir, history=self.history)
+        self.store = Store(self.data_dir, history=self.history)  # takes the data directory's lock
+        if self.data_dir is not None and not self._token_given:
+            self.token = _load_or_create_token(self.data_dir / "token", self.token)
         registry = Registry()
         self.core = Core(self.store, registry, simulate_deployments=self.simulate_deployments,
                          simulate_delay=self.simulate_delay)
@@ -162,7 +179,8 @@ class LocalAPIServer:
         ca_pem: bytes | None = None
         if not self.insecure_http:
             extra = () if self.bind in ("127.0.0.1", "localhost", "::1", "0.0.0.0", "::") else (self.bind,)
-            material = serving_material(extra)
+            material = (load_or_create(self.data_dir / "pki", extra) if self.data_dir is not None
+                        else serving_material(extra))
             ca_pem = material.ca_pem
             ssl_ctx = self._ssl_context(material.cert_pem, material.key_pem)
         sock = socket.socket(socket.AF_INET6 if ":" in self.bind else socket.AF_INET, socket.SOCK_STREAM)

@@ -106,3 +106,19 @@ def test_one_server_per_data_directory(tmp_path: Path) -> None:
         assert first.url
     with LocalAPIServer(data_dir=tmp_path / "data", kubeconfig_path=tmp_path / "three"):
         pass  # the lock went with the first server
+
+
+def test_clients_of_the_last_run_keep_working_after_a_restart(tmp_path: Path) -> None:
+    """With a data directory the CA, serving certificate and token are kept, so a client that
+    loaded the old kubeconfig (a running controller) reconnects to the restarted server."""
+    from samplecontroller.rest import load_rest_client
+
+    data = tmp_path / "data"
+    with LocalAPIServer(data_dir=data, kubeconfig_path=tmp_path / "kc") as s:
+        port, token, ca = s.port, s.token, s.ca_path.read_bytes() if s.ca_path else b""
+        client = load_rest_client(kubeconfig=str(tmp_path / "kc"))
+        assert client.request("GET", "/api/v1/namespaces/default")
+    with LocalAPIServer(data_dir=data, kubeconfig_path=tmp_path / "kc2", port=port) as s:
+        assert s.token == token and s.ca_path is not None and s.ca_path.read_bytes() == ca
+        assert b'"name":"default"' in client.request("GET", "/api/v1/namespaces/default")
+    assert (data / "token").stat().st_mode & 0o077 == 0 and (data / "pki" / "tls.key").stat().st_mode & 0o077 == 0
