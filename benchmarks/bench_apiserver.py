@@ -16,9 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import ssl
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -29,6 +27,9 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from _apiserver_process import ServerProcess  # noqa: E402
 
 FOOS = "/apis/samplecontroller.k8s.io/v1alpha1/namespaces/{ns}/foos"
 
@@ -38,33 +39,6 @@ def pct(values: list[float], p: float) -> float:
         return 0.0
     values = sorted(values)
     return values[min(len(values) - 1, int(len(values) * p))]
-
-
-class Server:
-    def __init__(self, tmp: Path) -> None:
-        self.kubeconfig = tmp / "kubeconfig"
-        self.proc = subprocess.Popen([sys.executable, "-m", "samplecontroller.apiserver", "--kubeconfig",
-                                      str(self.kubeconfig)], stdout=subprocess.PIPE, text=True, cwd=ROOT)
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline().split()
-        self.url = line[1]
-        cfg = yaml.safe_load(self.kubeconfig.read_text())
-        self.token = cfg["users"][0]["user"]["token"]
-        import base64
-
-        ca = base64.b64decode(cfg["clusters"][0]["cluster"]["certificate-authority-data"])
-        (tmp / "ca.crt").write_bytes(ca)
-        self.ssl = ssl.create_default_context(cafile=str(tmp / "ca.crt"))
-
-    def stop(self) -> None:
-        t0 = time.perf_counter()
-        self.proc.terminate()
-        try:
-            self.proc.wait(60)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            print("server did not exit within 60 s of SIGTERM", file=sys.stderr)
-        print(f"(server stopped {time.perf_counter() - t0:.1f} s after SIGTERM)", file=sys.stderr)
 
 
 def foo(name: str) -> bytes:
@@ -158,7 +132,7 @@ async def watch_fanout(session: aiohttp.ClientSession, url: str, n: int, watcher
 
 async def main_async(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        server = Server(Path(tmp))
+        server = ServerProcess(Path(tmp))
         try:
             conn = aiohttp.TCPConnector(ssl=server.ssl, limit=args.concurrency + 20)
             headers = {"Authorization": f"Bearer {server.token}"}

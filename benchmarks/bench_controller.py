@@ -1,6 +1,7 @@
 """Benchmark: the sample-controller (main.py) reconciling 1,000 Foos created at once.
 
-For 1, 2 and 8 workers: a fresh embedded API server (deployment-status simulator on), the CRD,
+For 1, 2 and 8 workers: a fresh embedded API server in its own process (deployment-status
+simulator on), the CRD,
 ``main.py`` as a subprocess, then N Foos created concurrently. Two watches record when each
 Deployment appears and when each Foo's status shows the simulated availableReplicas. Printed:
 time until every Deployment exists and every status is synced, p50/p99 latency from a Foo's
@@ -32,7 +33,9 @@ import urllib3
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from samplecontroller.apiserver import LocalAPIServer  # noqa: E402
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from _apiserver_process import ServerProcess  # noqa: E402
+
 from samplecontroller.app import install_crds  # noqa: E402
 from samplecontroller.rest import load_rest_client  # noqa: E402
 
@@ -42,7 +45,7 @@ FOOS_WATCH = "/apis/samplecontroller.k8s.io/v1alpha1/namespaces/default/foos?wat
 
 
 class Api:
-    def __init__(self, server: LocalAPIServer) -> None:
+    def __init__(self, server: ServerProcess) -> None:
         self.url = server.url
         self.headers = {"Authorization": f"Bearer {server.token}", "Content-Type": "application/json"}
         self.pool = urllib3.PoolManager(maxsize=32, ca_certs=str(server.ca_path), cert_reqs="CERT_REQUIRED")
@@ -73,73 +76,79 @@ class Api:
 
 
 def run_once(n_foos: int, workers: int) -> dict[str, float]:
-    with tempfile.TemporaryDirectory() as tmp, LocalAPIServer(
-        simulate_deployments=True, kubeconfig_path=Path(tmp) / "kubeconfig"
-    ) as server:
-        install_crds(load_rest_client(kubeconfig=str(server.kubeconfig_path)), ROOT / "crds")
-        api = Api(server)
-        created: dict[str, float] = {}
-        deployed: dict[str, float] = {}
-        synced: dict[str, float] = {}
-        all_deployed, all_synced, stop = threading.Event(), threading.Event(), threading.Event()
+    with tempfile.TemporaryDirectory() as tmp:
+        server = ServerProcess(Path(tmp), "--simulate-deployments")
+        try:
+            return _measure(server, n_foos, workers, Path(tmp))
+        finally:
+            server.stop()
 
-        def on_deployment(ev: dict[str, Any], t: float) -> None:
-            name = ev["object"]["metadata"]["name"]
-            if ev["type"] == "ADDED" and name not in deployed:
-                deployed[name] = t
-                if len(deployed) == n_foos:
-                    all_deployed.set()
 
-        def on_foo(ev: dict[str, Any], t: float) -> None:
-            obj = ev["object"]
-            name = obj["metadata"]["name"]
-            if obj.get("status", {}).get("availableReplicas") == obj["spec"]["replicas"] and name not in synced:
-                synced[name] = t
-                if len(synced) == n_foos:
-                    all_synced.set()
+def _measure(server: ServerProcess, n_foos: int, workers: int, tmp: Path) -> dict[str, float]:
+    install_crds(load_rest_client(kubeconfig=str(server.kubeconfig_path)), ROOT / "crds")
+    api = Api(server)
+    created: dict[str, float] = {}
+    deployed: dict[str, float] = {}
+    synced: dict[str, float] = {}
+    all_deployed, all_synced, stop = threading.Event(), threading.Event(), threading.Event()
 
-        api.watch(DEPLOYMENTS_WATCH, on_deployment, stop)
-        api.watch(FOOS_WATCH, on_foo, stop)
-        log = open(Path(tmp) / "controller.log", "w")  # noqa: SIM115 - closed below
-        proc = subprocess.Popen(
-            [sys.executable, str(ROOT / "main.py"), "--kubeconfig", str(server.kubeconfig_path),
-             "--workers", str(workers), "--log-level", "warning"],
-            stdout=log, stderr=subprocess.STDOUT, cwd=ROOT,
-        )
-        ps = psutil.Process(proc.pid)
-        time.sleep(1.5)  # let the controller start and sync its (empty) caches
-        cpu0 = ps.cpu_times()
-        peak_rss = 0
+    def on_deployment(ev: dict[str, Any], t: float) -> None:
+        name = ev["object"]["metadata"]["name"]
+        if ev["type"] == "ADDED" and name not in deployed:
+            deployed[name] = t
+            if len(deployed) == n_foos:
+                all_deployed.set()
 
-        def create(i: int) -> None:
-            name = f"foo-{i:05d}"
-            created[name] = time.perf_counter()
-            api.post(FOOS, {"apiVersion": "samplecontroller.k8s.io/v1alpha1", "kind": "Foo",
-                            "metadata": {"name": name}, "spec": {"deploymentName": name, "replicas": 1}})
+    def on_foo(ev: dict[str, Any], t: float) -> None:
+        obj = ev["object"]
+        name = obj["metadata"]["name"]
+        if obj.get("status", {}).get("availableReplicas") == obj["spec"]["replicas"] and name not in synced:
+            synced[name] = t
+            if len(synced) == n_foos:
+                all_synced.set()
 
-        t0 = time.perf_counter()
-        with ThreadPoolExecutor(16) as pool:
-            list(pool.map(create, range(n_foos)))
-        deadline = time.monotonic() + 600
-        while not (all_deployed.is_set() and all_synced.is_set()) and time.monotonic() < deadline:
-            peak_rss = max(peak_rss, ps.memory_info().rss)
-            time.sleep(0.1)
-        t_done = time.perf_counter()
+    api.watch(DEPLOYMENTS_WATCH, on_deployment, stop)
+    api.watch(FOOS_WATCH, on_foo, stop)
+    log = open(tmp / "controller.log", "w")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "main.py"), "--kubeconfig", str(server.kubeconfig_path),
+         "--workers", str(workers), "--log-level", "warning"],
+        stdout=log, stderr=subprocess.STDOUT, cwd=ROOT,
+    )
+    ps = psutil.Process(proc.pid)
+    time.sleep(1.5)  # let the controller start and sync its (empty) caches
+    cpu0 = ps.cpu_times()
+    peak_rss = 0
+
+    def create(i: int) -> None:
+        name = f"foo-{i:05d}"
+        created[name] = time.perf_counter()
+        api.post(FOOS, {"apiVersion": "samplecontroller.k8s.io/v1alpha1", "kind": "Foo",
+                        "metadata": {"name": name}, "spec": {"deploymentName": name, "replicas": 1}})
+
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(16) as pool:
+        list(pool.map(create, range(n_foos)))
+    deadline = time.monotonic() + 600
+    while not (all_deployed.is_set() and all_synced.is_set()) and time.monotonic() < deadline:
         peak_rss = max(peak_rss, ps.memory_info().rss)
-        cpu1 = ps.cpu_times()
-        stop.set()
-        proc.terminate()
-        proc.wait(30)
-        log.close()
-        lat = sorted((deployed[n] - created[n]) * 1000 for n in deployed if n in created)
-        return {
-            "deployed": len(deployed), "synced": len(synced),
-            "total_s": t_done - t0,
-            "p50_ms": statistics.median(lat) if lat else float("nan"),
-            "p99_ms": lat[int(len(lat) * 0.99) - 1] if lat else float("nan"),
-            "rss_mb": peak_rss / 2**20,
-            "cpu_s": (cpu1.user + cpu1.system) - (cpu0.user + cpu0.system),
-        }
+        time.sleep(0.1)
+    t_done = time.perf_counter()
+    peak_rss = max(peak_rss, ps.memory_info().rss)
+    cpu1 = ps.cpu_times()
+    stop.set()
+    proc.terminate()
+    proc.wait(30)
+    log.close()
+    lat = sorted((deployed[n] - created[n]) * 1000 for n in deployed if n in created)
+    return {
+        "deployed": len(deployed), "synced": len(synced),
+        "total_s": t_done - t0,
+        "p50_ms": statistics.median(lat) if lat else float("nan"),
+        "p99_ms": lat[int(len(lat) * 0.99) - 1] if lat else float("nan"),
+        "rss_mb": peak_rss / 2**20,
+        "cpu_s": (cpu1.user + cpu1.system) - (cpu0.user + cpu0.system),
+    }
 
 
 def main() -> None:
