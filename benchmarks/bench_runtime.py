@@ -37,7 +37,9 @@ def run_style(bc: Any, style: str, n_foos: int, workers: int) -> dict[str, float
     real_popen = subprocess.Popen
 
     def popen(args: list[str], *a: Any, **kw: Any) -> Any:
-        return real_popen([*args, "--controller", style], *a, **kw)
+        if any(str(arg).endswith("main.py") for arg in args):
+            args = [*args, "--controller", style]
+        return real_popen(args, *a, **kw)
 
     bc.subprocess.Popen = popen
     try:
