@@ -505,94 +505,102 @@ class APIServerApp:
     async def _resource(self, request: web.Request, verb: str, t: Target, accept: Accept) -> web.StreamResponse:
         res, ns, name = t.res, t.namespace or "", t.name
         if not t.subresource and verb not in res.verbs:
-            raise APIError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
-        if verb == "create" and (res.group, res.plural) in REVIEWS:
-            body = decode_body(await self._read_body(request), request.headers.get("Content-Type", ""))
-            return _json(_review_answer(res, body), 201)
+            raise _not_allowed()
         if verb == "get":
             if t.subresource == "scale":
                 return _json(self.core.get_scale(res, ns, name))
             return self._render(res, self.core.get(res, ns, name), accept)
-        if verb == "list":
-            return await self._list(request, t, accept)
-        if verb == "watch":
-            return await self._watch(request, t, accept)
-        if verb == "create":
-            if t.namespace is None and res.namespaced:
-                raise APIError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
-            body = decode_body(await self._read_body(request), request.headers.get("Content-Type", ""))
-            admission = None
-            if self.admitter.active():
-                admission = AdmissionRequest(res, "CREATE", ns, _name_in(body), body, dry_run=self._dry_run(request))
-                body = await self._admit_create(request, admission)
-            obj, warnings = self.core.create(res, ns, body, manager=self._manager(request),
-                                             dry_run=self._dry_run(request),
-                                             field_validation=self._field_validation(request))
-            headers: dict[str, str] = {}
-            self._warn(headers, warnings + (admission.warnings if admission else []))
-            return self._render(res, obj, accept, 201, headers)
-        if verb == "update":
-            body = decode_body(await self._read_body(request), request.headers.get("Content-Type", ""))
-            if t.subresource == "scale":
-                return _json(self.core.set_scale(res, ns, name, body, manager=self._manager(request),
-                                                 dry_run=self._dry_run(request)))
-            if t.subresource == "finalize":
-                return self._finalize_namespace(res, name, body)
-            admission = None
-            if self.admitter.active():
-                current = self.store.get(res.storage_key, ns if res.namespaced else "", name)
-                admission = AdmissionRequest(res, "UPDATE" if current else "CREATE", ns, name, body,
-                                             current.obj if current else None, t.subresource, self._dry_run(request))
-                body = await self._admit_update(request, admission)
-            obj, created, warnings = self.core.update(res, ns, name, body, subresource=t.subresource,
-                                                      manager=self._manager(request), dry_run=self._dry_run(request),
-                                                      field_validation=self._field_validation(request))
-            headers = {}
-            self._warn(headers, warnings + (admission.warnings if admission else []))
-            return self._render(res, obj, accept, 201 if created else 200, headers)
-        if verb == "patch":
-            ctype = request.headers.get("Content-Type", "").split(";")[0].strip().lower()
-            if ctype not in (PATCH_JSON, PATCH_MERGE, PATCH_STRATEGIC, PATCH_APPLY):
-                raise APIError(415, "UnsupportedMediaType",
-                               f"the body of the request was in an unknown format - accepted media types include: "
-                               f"{PATCH_JSON}, {PATCH_MERGE}, {PATCH_APPLY}"
-                               + ("" if res.is_custom else f", {PATCH_STRATEGIC}"))
-            raw = await self._read_body(request)
-            force = parse_bool(request.query["force"], "force") if "force" in request.query else False
-            if force and ctype != PATCH_APPLY:
-                raise bad_request("force is not allowed for non-apply patches")
-            if t.subresource == "scale":
-                return _json(self.core.patch_scale(res, ns, name, ctype, raw, manager=self._manager(request),
-                                                   dry_run=self._dry_run(request)))
-            manager = request.query.get("fieldManager", "") if ctype == PATCH_APPLY else self._manager(request)
-            if self.admitter.active():
-                obj, created, warnings = await self._admitted_patch(request, t, ctype, raw, manager, force)
-            else:
-                obj, created, warnings = self.core.patch(res, ns, name, ctype, raw, subresource=t.subresource,
-                                                         manager=manager, dry_run=self._dry_run(request), force=force,
-                                                         field_validation=self._field_validation(request))
-            headers = {}
-            self._warn(headers, warnings)
-            return self._render(res, obj, accept, 201 if created else 200, headers)
-        if verb == "delete":
-            options = await self._delete_options(request)
-            if self.admitter.active():
-                current = self.store.get(res.storage_key, ns if res.namespaced else "", name)
-                if current is None:
-                    raise not_found(res, name)
-                admission = AdmissionRequest(res, "DELETE", ns, name, None, current.obj,
-                                             dry_run=self._dry_run(request) or bool(options.get("dryRun")))
-                await self.admitter.mutate(admission)
-                await self.admitter.validate(admission)
-            code, obj = self.core.delete(res, ns, name, options, dry_run=self._dry_run(request) or bool(options.get("dryRun")))
-            return self._render(res, obj, accept, code)
-        if verb == "deletecollection":
-            options = await self._delete_options(request)
-            entries = self._select(request, res, t.namespace)
-            self.core.delete_collection(res, t.namespace, [self._name_of(e.obj) for e in entries],
-                                        options, dry_run=self._dry_run(request))
-            return _json({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"})
-        raise APIError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
+        handler = {"list": self._list, "watch": self._watch, "create": self._create, "update": self._update,
+                   "patch": self._patch, "delete": self._delete,
+                   "deletecollection": self._delete_collection}.get(verb)
+        if handler is None:
+            raise _not_allowed()
+        return await handler(request, t, accept)
+
+    async def _create(self, request: web.Request, t: Target, accept: Accept) -> web.StreamResponse:
+        res, ns = t.res, t.namespace or ""
+        if t.namespace is None and res.namespaced:
+            raise _not_allowed()
+        body = decode_body(await self._read_body(request), request.headers.get("Content-Type", ""))
+        if (res.group, res.plural) in REVIEWS:
+            return _json(_review_answer(res, body), 201)
+        admission = None
+        if self.admitter.active():
+            admission = AdmissionRequest(res, "CREATE", ns, _name_in(body), body, dry_run=self._dry_run(request))
+            body = await self._admit_create(request, admission)
+        obj, warnings = self.core.create(res, ns, body, manager=self._manager(request), dry_run=self._dry_run(request),
+                                         field_validation=self._field_validation(request))
+        headers: dict[str, str] = {}
+        self._warn(headers, warnings + (admission.warnings if admission else []))
+        return self._render(res, obj, accept, 201, headers)
+
+    async def _update(self, request: web.Request, t: Target, accept: Accept) -> web.StreamResponse:
+        res, ns, name = t.res, t.namespace or "", t.name
+        body = decode_body(await self._read_body(request), request.headers.get("Content-Type", ""))
+        if t.subresource == "scale":
+            return _json(self.core.set_scale(res, ns, name, body, manager=self._manager(request),
+                                             dry_run=self._dry_run(request)))
+        if t.subresource == "finalize":
+            return self._finalize_namespace(res, name, body)
+        admission = None
+        if self.admitter.active():
+            current = self.store.get(res.storage_key, ns if res.namespaced else "", name)
+            admission = AdmissionRequest(res, "UPDATE" if current else "CREATE", ns, name, body,
+                                         current.obj if current else None, t.subresource, self._dry_run(request))
+            body = await self._admit_update(request, admission)
+        obj, created, warnings = self.core.update(res, ns, name, body, subresource=t.subresource,
+                                                  manager=self._manager(request), dry_run=self._dry_run(request),
+                                                  field_validation=self._field_validation(request))
+        headers: dict[str, str] = {}
+        self._warn(headers, warnings + (admission.warnings if admission else []))
+        return self._render(res, obj, accept, 201 if created else 200, headers)
+
+    async def _patch(self, request: web.Request, t: Target, accept: Accept) -> web.StreamResponse:
+        res, ns, name = t.res, t.namespace or "", t.name
+        ctype = request.headers.get("Content-Type", "").split(";")[0].strip().lower()
+        if ctype not in (PATCH_JSON, PATCH_MERGE, PATCH_STRATEGIC, PATCH_APPLY):
+            raise APIError(415, "UnsupportedMediaType",
+                           f"the body of the request was in an unknown format - accepted media types include: "
+                           f"{PATCH_JSON}, {PATCH_MERGE}, {PATCH_APPLY}"
+                           + ("" if res.is_custom else f", {PATCH_STRATEGIC}"))
+        raw = await self._read_body(request)
+        force = parse_bool(request.query["force"], "force") if "force" in request.query else False
+        if force and ctype != PATCH_APPLY:
+            raise bad_request("force is not allowed for non-apply patches")
+        if t.subresource == "scale":
+            return _json(self.core.patch_scale(res, ns, name, ctype, raw, manager=self._manager(request),
+                                               dry_run=self._dry_run(request)))
+        manager = request.query.get("fieldManager", "") if ctype == PATCH_APPLY else self._manager(request)
+        if self.admitter.active():
+            obj, created, warnings = await self._admitted_patch(request, t, ctype, raw, manager, force)
+        else:
+            obj, created, warnings = self.core.patch(res, ns, name, ctype, raw, subresource=t.subresource,
+                                                     manager=manager, dry_run=self._dry_run(request), force=force,
+                                                     field_validation=self._field_validation(request))
+        headers: dict[str, str] = {}
+        self._warn(headers, warnings)
+        return self._render(res, obj, accept, 201 if created else 200, headers)
+
+    async def _delete(self, request: web.Request, t: Target, accept: Accept) -> web.StreamResponse:
+        res, ns, name = t.res, t.namespace or "", t.name
+        options = await self._delete_options(request)
+        dry_run = self._dry_run(request) or bool(options.get("dryRun"))
+        if self.admitter.active():
+            current = self.store.get(res.storage_key, ns if res.namespaced else "", name)
+            if current is None:
+                raise not_found(res, name)
+            admission = AdmissionRequest(res, "DELETE", ns, name, None, current.obj, dry_run=dry_run)
+            await self.admitter.mutate(admission)
+            await self.admitter.validate(admission)
+        code, obj = self.core.delete(res, ns, name, options, dry_run=dry_run)
+        return self._render(res, obj, accept, code)
+
+    async def _delete_collection(self, request: web.Request, t: Target, accept: Accept) -> web.StreamResponse:
+        options = await self._delete_options(request)
+        entries = self._select(request, t.res, t.namespace)
+        self.core.delete_collection(t.res, t.namespace, [self._name_of(e.obj) for e in entries],
+                                    options, dry_run=self._dry_run(request))
+        return _json({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"})
 
     # ------------------------------------------------------------------ admission webhooks
 
@@ -1039,6 +1047,10 @@ def _review_answer(res: Resource, body: Any) -> dict[str, Any]:
         answer.pop("spec")
         answer["status"] = {"userInfo": USER_INFO}
     return answer
+
+
+def _not_allowed() -> APIError:
+    return APIError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
 
 
 def _copy(obj: Any) -> Any:
