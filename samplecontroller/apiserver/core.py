@@ -42,7 +42,7 @@ from samplecontroller.apimachinery.strategicpatch import apply_strategic_merge_p
 from samplecontroller.apiserver import decoding, managedfields, protobuf, schema, validation
 from samplecontroller.apiserver.registry import Registry, Resource
 from samplecontroller.apiserver.schema import FieldError
-from samplecontroller.apiserver.storage import Event, Store
+from samplecontroller.apiserver.storage import Entry, Event, Store
 
 __all__ = ["APIError", "Core", "now_rfc3339"]
 
@@ -501,6 +501,36 @@ class Core:
                                                          "must be specified for an update")])
         elif str(rv) != old["metadata"]["resourceVersion"]:
             raise conflict(res, name, STALE)
+        new = self._replacement(res, entry, obj, subresource, managed_done)
+        new_meta = new["metadata"]
+        if res.storage_key == CRD_KEY:
+            self._prepare_crd(new, old)
+        warnings = self._validate(res, new, old, field_validation)
+        if self._tracks_generation(res) and self._spec_changed(res, old, new):
+            new_meta["generation"] = int(old["metadata"].get("generation") or 0) + 1
+        if not managed_done:
+            new = self._managed(res, old, new, manager, subresource)
+        new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
+        if self._same(old, new):
+            return old, False, warnings
+        if dry_run:
+            return new, False, warnings
+        if new["metadata"].get("deletionTimestamp") and not new["metadata"].get("finalizers"):
+            event = self.store.delete(res.storage_key, ns if res.namespaced else "", name)
+            assert event is not None
+            return event.entry.obj, False, warnings
+        event = self.store.put(res.storage_key, new)
+        return event.entry.obj, False, warnings
+
+    @staticmethod
+    def _replacement(res: Resource, entry: Entry, obj: dict[str, Any], subresource: str,
+                     managed_done: bool) -> dict[str, Any]:
+        """The object an update would store before validation: the request's object (or, for the
+        status subresource, the stored object with the request's status), with the fields the
+        server owns (uid, creationTimestamp, deletion fields, generation; status unless it is the
+        status subresource) taken from the stored object."""
+        old = entry.obj
+        meta = obj["metadata"]
         if subresource == "status":
             new = entry.copy()
             if "status" in obj:
@@ -529,24 +559,7 @@ class Core:
                 new_meta.pop(key, None)
         if not managed_done and new_meta.get("managedFields") is None and old["metadata"].get("managedFields"):
             new_meta["managedFields"] = old["metadata"]["managedFields"]
-        if res.storage_key == CRD_KEY:
-            self._prepare_crd(new, old)
-        warnings = self._validate(res, new, old, field_validation)
-        if self._tracks_generation(res) and self._spec_changed(res, old, new):
-            new_meta["generation"] = int(old["metadata"].get("generation") or 0) + 1
-        if not managed_done:
-            new = self._managed(res, old, new, manager, subresource)
-        new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
-        if self._same(old, new):
-            return old, False, warnings
-        if dry_run:
-            return new, False, warnings
-        if new["metadata"].get("deletionTimestamp") and not new["metadata"].get("finalizers"):
-            event = self.store.delete(res.storage_key, ns if res.namespaced else "", name)
-            assert event is not None
-            return event.entry.obj, False, warnings
-        event = self.store.put(res.storage_key, new)
-        return event.entry.obj, False, warnings
+        return new
 
     @staticmethod
     def _same(old: dict[str, Any], new: dict[str, Any]) -> bool:
