@@ -30,6 +30,16 @@ def _positive(value: str) -> int:
     return n
 
 
+def _non_negative(value: str) -> float:
+    try:
+        n = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number") from None
+    if n < 0 or n != n:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return n
+
+
 def _duration(value: str) -> float:
     """Seconds, or a Go-style duration: 30s, 5m, 1h, 500ms."""
     v = value.strip()
@@ -76,6 +86,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                    help='Address for the Prometheus /metrics endpoint, e.g. ":8080"; "0" disables it.')
     p.add_argument("--health-probe-bind-address", default="0",
                    help='Address for /healthz and /readyz, e.g. ":8081"; "0" disables it.')
+    p.add_argument("--kube-api-qps", type=_non_negative, default=0.0,
+                   help="Client-side limit of requests per second to the API server (client-go's QPS); "
+                        "0 (the default) leaves flow control to the server.")
+    p.add_argument("--kube-api-burst", type=_positive, default=10,
+                   help="Requests allowed in a burst above --kube-api-qps (default 10).")
     p.add_argument("-v", "--log-level", default="info",
                    help="debug, info, warning, error, or a klog verbosity number (>=4 is debug).")
     p.add_argument("--shutdown-timeout", type=_duration, default=30.0,

@@ -25,6 +25,7 @@ from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 
 from samplecontroller.apimachinery import errors
+from samplecontroller.rest.flowcontrol import TokenBucket
 
 __all__ = ["ConfigError", "RESTClient", "ResponseStream", "TransportError", "load_rest_client"]
 
@@ -97,12 +98,16 @@ class RESTClient:
     Like client-go, a response 429 or 5xx that carries ``Retry-After: <seconds>`` is retried
     after that many seconds (at most ``MAX_RETRY_AFTER`` each), up to ``max_retries`` times (10);
     then its error is raised. Watches (``stream``) are not retried: their callers re-list.
+    With ``qps`` > 0 every request (watches too) first waits for a token of a
+    ``flowcontrol.TokenBucket(qps, burst)``; by default there is no client-side throttling.
     """
 
     def __init__(self, configuration: k8s_client.Configuration, *, user_agent: str = DEFAULT_USER_AGENT,
-                 pool: urllib3.PoolManager | None = None, max_retries: int = DEFAULT_MAX_RETRIES) -> None:
+                 pool: urllib3.PoolManager | None = None, max_retries: int = DEFAULT_MAX_RETRIES,
+                 qps: float = 0.0, burst: int = 0) -> None:
         self.configuration = configuration
         self.max_retries = max_retries
+        self.throttle = TokenBucket(qps, max(burst, 1)) if qps > 0 else None
         self.host = configuration.host.rstrip("/")
         self.user_agent = user_agent
         if pool is None:
@@ -191,6 +196,8 @@ class RESTClient:
               timeout: float | None) -> urllib3.BaseHTTPResponse:
         """One round trip. A GET that fails on a dropped keep-alive connection is sent once more
         on a new connection (as Go's transport does for idempotent requests)."""
+        if self.throttle is not None:
+            self.throttle.accept()
         for attempt in (1, 2):
             try:
                 return self._pool.request(method, url, body=body, headers=self._headers(accept, content_type),
@@ -207,6 +214,8 @@ class RESTClient:
                timeout: float | None = None) -> ResponseStream:
         """Open a streaming request (a watch); raises like ``request`` before streaming starts."""
         url = self.url(path, query)
+        if self.throttle is not None:
+            self.throttle.accept()
         try:
             resp = self._pool.request(method, url, headers=self._headers("application/json", None),
                                       timeout=urllib3.Timeout(connect=10.0, read=timeout),

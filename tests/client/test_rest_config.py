@@ -150,3 +150,20 @@ def test_a_5xx_without_retry_after_is_not_retried(server: MiniServer) -> None:
     with pytest.raises(errors.StatusError):
         rest.request("GET", "/api")
     assert len(server.requests) - before == 1
+
+
+def test_client_side_throttling_is_opt_in(server: MiniServer, tmp_path: Path) -> None:
+    path = write_kubeconfig(tmp_path, server.url, {"token": "t"})
+    assert load_rest_client(kubeconfig=str(path)).throttle is None
+    throttled = load_rest_client(kubeconfig=str(path), qps=20, burst=30)
+    assert throttled.throttle is not None and (throttled.throttle.qps, throttled.throttle.burst) == (20, 30)
+
+
+def test_main_rejects_a_negative_qps_in_one_line() -> None:
+    import subprocess
+
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run([sys.executable, str(root / "main.py"), "--kube-api-qps", "-1"], capture_output=True,
+                          text=True, timeout=30)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip() == "main.py: error: argument --kube-api-qps: must be 0 or more, got -1 (see --help)"
