@@ -171,6 +171,7 @@ class Store:
         self.history: deque[Event] = deque()
         self._history_limit = history
         self._sorted: dict[tuple[str, str | None], list[Key]] = {}
+        self._names: dict[str, dict[str, set[str]]] = {}  # skey -> namespace -> names
         self.listeners: list[Callable[[Event], None]] = []
         self.rev = 0
         self.compacted = 0
@@ -233,8 +234,10 @@ class Store:
         cache_key = (skey, ns)
         keys = self._sorted.get(cache_key)
         if keys is None:
-            bucket = self.data.get(skey) or {}
-            keys = sorted(k for k in bucket if ns is None or k[0] == ns)
+            if ns is None:
+                keys = sorted(self.data.get(skey) or ())
+            else:
+                keys = [(ns, name) for name in sorted((self._names.get(skey) or {}).get(ns) or ())]
             self._sorted[cache_key] = keys
         return keys
 
@@ -285,6 +288,7 @@ class Store:
         bucket = self.data.setdefault(skey, {})
         if prev is None:
             self._invalidate(skey, key[0])
+            self._names.setdefault(skey, {}).setdefault(key[0], set()).add(key[1])
         bucket[key] = entry
         meta = entry.obj.get("metadata") or {}
         uid = meta.get("uid")
@@ -356,6 +360,10 @@ class Store:
         bucket = self.data[skey]
         del bucket[(ns, name)]
         self._invalidate(skey, ns)
+        names = self._names[skey][ns]
+        names.discard(name)
+        if not names:
+            del self._names[skey][ns]
         uid = (obj.get("metadata") or {}).get("uid")
         if uid and self.uids.get(str(uid)) == (skey, ns, name):
             del self.uids[str(uid)]

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from samplecontroller.apiserver.storage import Expired, Store
 
@@ -39,3 +41,28 @@ def test_revisions_snapshots_and_compaction(tmp_path: Path) -> None:
     assert again.rev == last and sorted(k[1] for k, _ in again.list("g/r", "ns")) == ["a", "c"]
     assert again.get("g/r", "ns", "a").obj["metadata"]["resourceVersion"] == str(rev_mid - 1)  # type: ignore[union-attr]
     again.close()
+
+
+_ops = st.lists(st.tuples(st.sampled_from(["put", "delete", "list"]), st.sampled_from(["a", "b", "c", ""]),
+                          st.sampled_from(["x", "y", "z"])), max_size=60)
+
+
+@given(ops=_ops)
+def test_namespaced_keys_agree_with_the_data(ops: list[tuple[str, str, str]]) -> None:
+    """The per-namespace index and the sorted-key cache always agree with the stored objects."""
+    store = Store()
+    try:
+        for op, ns, name in ops:
+            if op == "put":
+                store.put("g/things", {"metadata": {"namespace": ns, "name": name}})
+            elif op == "delete":
+                store.delete("g/things", ns, name)
+            else:
+                store.keys("g/things", ns)
+                store.keys("g/things", None)
+            bucket = store.data.get("g/things") or {}
+            for namespace in ("a", "b", "c", ""):
+                assert store.keys("g/things", namespace) == sorted(k for k in bucket if k[0] == namespace)
+            assert store.keys("g/things", None) == sorted(bucket)
+    finally:
+        store.close()
