@@ -100,8 +100,8 @@ class Watcher:
         self._limit = limit
 
     def offer(self, event: Event) -> None:
-        if self.namespace is not None and event.namespace != self.namespace:
-            return
+        if self.closed or (self.namespace is not None and event.namespace != self.namespace):
+            return  # a closed watcher takes nothing more: its stream ends after what it already has
         if len(self.buffer) >= self._limit:
             self.overflowed = True
         else:
