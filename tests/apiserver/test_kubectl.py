@@ -113,6 +113,9 @@ def test_watch_sees_update(k: Run, kserver: LocalAPIServer, tmp_path: Path) -> N
 
 
 def test_get_watch_table(k: Run, kserver: LocalAPIServer, tmp_path: Path) -> None:
+    # kubectl prints the header with the first row: make sure one exists (the test must not
+    # depend on the Foos other tests left behind)
+    k("apply", "-f", "-", stdin=FOO.replace("example-foo", "tfoo-first"))
     exe = require_kubectl()
     env = {**os.environ, "HOME": str(tmp_path), "KUBECONFIG": str(kserver.kubeconfig_path)}
     proc = subprocess.Popen([exe, "--cache-dir", str(tmp_path / "c"), "get", "foos", "-w"],
