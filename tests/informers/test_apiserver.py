@@ -4,6 +4,7 @@ add/update/delete events, and the re-list after a watch is cut and its history c
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -69,6 +70,22 @@ def _name(obj: Any) -> str:
     return str(obj.metadata.name)
 
 
+@contextlib.contextmanager
+def started_informer(cs: Clientset) -> Iterator[tuple[Any, Any, Recorder]]:
+    """The generated Foo informer of a factory for ``NS``, synced, with a recording handler."""
+    factory = SharedInformerFactory(cs, 0.0, namespace=NS)
+    informer = factory.samplecontroller.v1alpha1.foos.informer()
+    lister = factory.samplecontroller.v1alpha1.foos.lister()
+    recorder = Recorder()
+    informer.add_event_handler(recorder.handler())
+    factory.start(threading.Event())
+    try:
+        assert all(factory.wait_for_cache_sync(timeout=10).values())
+        yield informer, lister, recorder
+    finally:
+        factory.shutdown()
+
+
 def on_loop(server: LocalAPIServer, fn: Callable[[], None]) -> None:
     """Run ``fn`` on the server's event loop (the store is not thread-safe) and wait for it."""
     async def call() -> None:
@@ -82,15 +99,7 @@ def test_generated_informer_lists_watches_and_lists(server: LocalAPIServer, cs: 
     foos = cs.samplecontroller_v1alpha1.foos(NS)
     for i in range(3):
         foos.create(foo(f"pre-{i}"))
-    factory = SharedInformerFactory(cs, 0.0, namespace=NS)
-    informer = factory.samplecontroller.v1alpha1.foos.informer()
-    lister = factory.samplecontroller.v1alpha1.foos.lister()
-    recorder = Recorder()
-    informer.add_event_handler(recorder.handler())
-    stop = threading.Event()
-    factory.start(stop)
-    try:
-        assert all(factory.wait_for_cache_sync(timeout=10).values())
+    with started_informer(cs) as (informer, lister, recorder):
         assert sorted(recorder.names("add-initial")) == ["pre-0", "pre-1", "pre-2"]
         assert isinstance(lister.foos(NS).get("pre-1"), Foo)
 
@@ -105,8 +114,6 @@ def test_generated_informer_lists_watches_and_lists(server: LocalAPIServer, cs: 
         with pytest.raises(errors.NotFoundError):
             lister.foos(NS).get("pre-2")
         assert informer.last_sync_resource_version()
-    finally:
-        factory.shutdown()
 
 
 def test_relist_after_the_watch_is_cut_and_history_compacted(server: LocalAPIServer, cs: Clientset) -> None:
@@ -115,15 +122,7 @@ def test_relist_after_the_watch_is_cut_and_history_compacted(server: LocalAPISer
     object as an add and the vanished one as a delete with a DeletedFinalStateUnknown tombstone."""
     foos = cs.samplecontroller_v1alpha1.foos(NS)
     foos.create(foo("old"))
-    factory = SharedInformerFactory(cs, 0.0, namespace=NS)
-    informer = factory.samplecontroller.v1alpha1.foos.informer()
-    lister = factory.samplecontroller.v1alpha1.foos.lister()
-    recorder = Recorder()
-    informer.add_event_handler(recorder.handler())
-    stop = threading.Event()
-    factory.start(stop)
-    try:
-        assert all(factory.wait_for_cache_sync(timeout=10).values())
+    with started_informer(cs) as (_informer, lister, recorder):
         assert server.core is not None and server.store is not None
         core, store = server.core, server.store
         res = core.registry.get("samplecontroller.k8s.io", "v1alpha1", "foos")
@@ -143,5 +142,3 @@ def test_relist_after_the_watch_is_cut_and_history_compacted(server: LocalAPISer
         assert [f.metadata.name for f in lister.list()] == ["new"]
         foos.patch("new", {"spec": {"replicas": 2}})  # and the new watch delivers again
         wait_for(lambda: "new" in recorder.names("update"), what="an update after the re-list")
-    finally:
-        factory.shutdown()
