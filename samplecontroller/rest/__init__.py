@@ -25,7 +25,7 @@ from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 
 from samplecontroller.apimachinery import errors
-from samplecontroller.rest.flowcontrol import TokenBucket
+from samplecontroller.flowcontrol import TokenBucket
 
 __all__ = ["ConfigError", "RESTClient", "ResponseStream", "TransportError", "load_rest_client"]
 
@@ -99,7 +99,7 @@ class RESTClient:
     after that many seconds (at most ``MAX_RETRY_AFTER`` each), up to ``max_retries`` times (10);
     then its error is raised. Watches (``stream``) are not retried: their callers re-list.
     With ``qps`` > 0 every request (watches too) first waits for a token of a
-    ``flowcontrol.TokenBucket(qps, burst)``; by default there is no client-side throttling.
+    ``samplecontroller.flowcontrol.TokenBucket(qps, burst)``; by default there is no client-side throttling.
     """
 
     def __init__(self, configuration: k8s_client.Configuration, *, user_agent: str = DEFAULT_USER_AGENT,

@@ -6,11 +6,11 @@ remembers failures until ``forget(item)``. ``num_requeues(item)`` is the failure
 
 from __future__ import annotations
 
-import math
 import threading
 from collections.abc import Hashable
 from typing import Generic, Protocol, TypeVar
 
+from samplecontroller.flowcontrol import TokenBucket
 from samplecontroller.wait.clock import REAL_CLOCK, Clock
 
 T = TypeVar("T", bound=Hashable)
@@ -89,29 +89,12 @@ class BucketRateLimiter(Generic[T]):
     """
 
     def __init__(self, qps: float = 10.0, burst: int = 100, clock: Clock = REAL_CLOCK) -> None:
-        if not qps > 0 or burst < 1:
-            raise ValueError(f"BucketRateLimiter needs qps > 0 and burst >= 1, got qps={qps} burst={burst}")
         self.qps = float(qps)
         self.burst = burst
-        self._clock = clock
-        self._lock = threading.Lock()
-        self._tokens = float(burst)
-        self._last = clock.now()
+        self._bucket = TokenBucket(qps, burst, clock=clock.now)
 
     def when(self, item: T) -> float:
-        if self.qps == math.inf:
-            return 0.0
-        with self._lock:
-            now = self._clock.now()
-            elapsed = now - self._last if now > self._last else 0.0
-            tokens = self._tokens + elapsed * self.qps
-            if tokens > self.burst:
-                tokens = float(self.burst)
-            tokens -= 1.0
-            self._tokens = tokens
-            if now > self._last:
-                self._last = now
-        return 0.0 if tokens >= 0 else -tokens / self.qps
+        return self._bucket.reserve()
 
     def forget(self, item: T) -> None:
         return

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from samplecontroller.rest.flowcontrol import TokenBucket
+from samplecontroller.flowcontrol import TokenBucket
 
 from .conftest import MiniServer
 
