@@ -22,6 +22,7 @@ __all__ = [
     "definitions",
     "ref_name",
     "resolve",
+    "resolve_static",
 ]
 
 SCHEMA_VERSION = "v1.32.0-local"
@@ -106,3 +107,17 @@ def resolve(schema: Any) -> dict[str, Any]:
         cur = {**target, **extras} if extras else target
         seen += 1
     return cur
+
+
+_RESOLVED: dict[int, tuple[Any, dict[str, Any]]] = {}
+
+
+def resolve_static(schema: Any) -> dict[str, Any]:
+    """``resolve(schema)``, memoized by identity, for schemas that live in ``definitions()``
+    (loaded once, never changed): hot paths walk the same property schemas on every request.
+    Do not pass temporary dicts: the cache keeps each key alive (which also keeps ids unique)."""
+    hit = _RESOLVED.get(id(schema))
+    if hit is None:
+        hit = (schema, resolve(schema))
+        _RESOLVED[id(schema)] = hit
+    return hit[1]

@@ -61,7 +61,7 @@ def _types(schema: dict[str, Any]) -> list[str]:
 
 def _value(value: Any, schema: Any, path: str, struct: str, unknown: list[str]) -> None:
     ref = _ref(schema)
-    schema = openapi_schemas.resolve(schema)
+    schema = openapi_schemas.resolve_static(schema)
     options = schema.get("oneOf")
     if isinstance(options, list):  # IntOrString, Quantity: any of the listed scalar types
         allowed = [t for option in options if isinstance(option, dict) for t in _types(option)]

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from samplecontroller.apimachinery.openapi_schemas import definitions, resolve
+from samplecontroller.apimachinery.openapi_schemas import definitions, resolve, resolve_static
 
 __all__ = [
     "ApplyConflict",
@@ -130,7 +130,8 @@ def _concrete(schema: Mapping[str, Any]) -> Mapping[str, Any]:
         return _EMPTY
     if "$ref" not in schema and "allOf" not in schema:
         return schema
-    return resolve(schema)
+    # a $ref occurs only in the upstream definitions (static: resolved once); CRD schemas have none
+    return resolve_static(schema) if "$ref" in schema else resolve(schema)
 
 
 def _list_keys(schema: Mapping[str, Any], items: list[Any]) -> tuple[str, list[str]]:
