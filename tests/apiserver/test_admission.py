@@ -8,7 +8,7 @@ import base64
 import itertools
 import json
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import msgspec
@@ -29,15 +29,23 @@ _names = itertools.count()
 
 
 class Defaulter:
-    """replicas defaults to 2 and every Foo gets the label defaulted=yes."""
+    """replicas defaults to 2 and every Foo gets the label defaulted=yes. ``side_write`` (set by
+    a test) is called first with the Foo, to act as another writer while admission is under way."""
+
+    side_write: Callable[[Foo], None] | None = None
 
     def default(self, obj: Foo) -> Foo:
+        if self.side_write is not None:
+            self.side_write(obj)
         spec = obj.spec if obj.spec is not msgspec.UNSET else FooSpec()
         if spec.replicas is msgspec.UNSET:
             spec = msgspec.structs.replace(spec, replicas=2)
         labels = dict(obj.metadata.labels or {}) if obj.metadata.labels is not msgspec.UNSET else {}
         labels["defaulted"] = "yes"
         return msgspec.structs.replace(obj, spec=spec, metadata=msgspec.structs.replace(obj.metadata, labels=labels))
+
+
+DEFAULTER = Defaulter()
 
 
 class Validator:
@@ -64,7 +72,7 @@ def hooks(server: LocalAPIServer, raw: Raw, tmp_path_factory: pytest.TempPathFac
     cert_dir = tmp_path_factory.mktemp("certs")
     ca = base64.b64encode(write_self_signed(cert_dir)).decode()
     webhook = Server(host="127.0.0.1", port=0, cert_dir=cert_dir)
-    webhook_managed_by(WebhookHost(webhook)).for_(Foo).with_defaulter(Defaulter()).with_validator(Validator()).complete()
+    webhook_managed_by(WebhookHost(webhook)).for_(Foo).with_defaulter(DEFAULTER).with_validator(Validator()).complete()
     stop = threading.Event()
     thread = threading.Thread(target=webhook.start, args=(stop,), daemon=True)
     thread.start()
@@ -149,6 +157,32 @@ def test_update_and_patch_go_through_admission(raw: Raw, hooks: str) -> None:
     code, _, status = raw.call("PUT", url, current)
     assert code == 422 and status["message"].startswith('admission webhook "vfoo.example.com" denied the request')
     assert raw.call("GET", url)[2]["spec"]["deploymentName"] == name
+
+
+def test_a_write_during_admission_makes_the_patch_start_over(raw: Raw, hooks: str) -> None:
+    """Another writer changes the Foo while the mutating webhook is being called for a patch: the
+    server must not store the object it admitted from the older version (that would lose the
+    other write) but patch the new version and admit it again."""
+    name = _name()
+    url = FOOS.format(ns=hooks) + "/" + name
+    assert raw.call("POST", FOOS.format(ns=hooks), foo(name, replicas=3))[0] == 201
+    side_codes: list[int] = []
+
+    def other_writer(obj: Foo) -> None:
+        if obj.metadata.name == name and not side_codes:
+            side_codes.append(0)  # the nested write below is admitted too: do it once
+            side_codes[0] = raw.call("PATCH", url, {"metadata": {"annotations": {"other-writer": "yes"}}},
+                                     ctype="application/merge-patch+json")[0]
+
+    DEFAULTER.side_write = other_writer
+    try:
+        code, _, obj = raw.call("PATCH", url, {"spec": {"replicas": 4}}, ctype="application/merge-patch+json")
+    finally:
+        DEFAULTER.side_write = None
+    assert side_codes == [200] and code == 200, (side_codes, obj)
+    assert obj["spec"]["replicas"] == 4 and obj["metadata"]["annotations"] == {"other-writer": "yes"}
+    assert obj["metadata"]["labels"] == {"defaulted": "yes"}
+    assert raw.call("GET", url)[2] == obj
 
 
 def test_status_updates_do_not_match_a_foos_rule(raw: Raw, hooks: str) -> None:
