@@ -49,7 +49,7 @@ def run(args: argparse.Namespace, stop: threading.Event, *, local_dir: Path, crd
             if args.local:
                 kubeconfig = stack.enter_context(_local_server(local_dir, crds_dir))
                 master = ""
-            rest = _connect(kubeconfig, master, getattr(args, "kube_api_qps", 0.0), getattr(args, "kube_api_burst", 10))
+            rest = _connect(kubeconfig, master, args.kube_api_qps, args.kube_api_burst)
             _preflight(rest)
             return _run_elected(args, rest, stop)
     except UserError as err:
@@ -60,7 +60,7 @@ def run(args: argparse.Namespace, stop: threading.Event, *, local_dir: Path, crd
 # -- connecting ------------------------------------------------------------------------------
 
 
-def _connect(kubeconfig: str, master: str, qps: float = 0.0, burst: int = 10) -> Any:
+def _connect(kubeconfig: str, master: str, qps: float, burst: int) -> Any:
     from samplecontroller import rest
 
     try:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import functools
 import json
 import ssl
 import uuid
@@ -69,6 +70,19 @@ class Admitter:
 
     def __init__(self, store: Store) -> None:
         self.store = store
+        self._session: aiohttp.ClientSession | None = None
+
+    def _client(self) -> aiohttp.ClientSession:
+        """One HTTP session (kept-alive connections to the webhooks), made on the server's loop."""
+        if self._session is None or self._session.closed:
+            self._session = aiohttp.ClientSession()
+        return self._session
+
+    async def close(self) -> None:
+        """Close the webhook connections (the server calls this when it shuts down)."""
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
 
     def active(self) -> bool:
         """True when any webhook configuration exists (else admission costs nothing)."""
@@ -138,7 +152,7 @@ class Admitter:
         """The webhook's ``response`` (allowed); None when a failure is ignored. Raises on denial."""
         name = str(hook.get("name", ""))
         try:
-            response = await _post(hook, _review(req))
+            response = await _post(self._client(), hook, _review(req))
         except (TimeoutError, aiohttp.ClientError, ssl.SSLError, OSError, ValueError) as err:
             self._fail(hook, f"{type(err).__name__}: {err}" if str(err) else type(err).__name__)
             return None
@@ -207,19 +221,25 @@ def _review(req: AdmissionRequest) -> dict[str, Any]:
     return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request}
 
 
-async def _post(hook: Mapping[str, Any], review: dict[str, Any]) -> dict[str, Any]:
+@functools.lru_cache(maxsize=32)
+def _ssl_context(ca_bundle: str) -> ssl.SSLContext:
+    """A client context trusting ``ca_bundle`` (base64 PEM), or the system CAs when it is empty
+    (built once per bundle: loading certificates costs milliseconds)."""
+    if not ca_bundle:
+        return ssl.create_default_context()
+    return ssl.create_default_context(cadata=base64.b64decode(ca_bundle).decode())
+
+
+async def _post(session: aiohttp.ClientSession, hook: Mapping[str, Any], review: dict[str, Any]) -> dict[str, Any]:
     config = hook.get("clientConfig") or {}
     url = config.get("url")
     if not url:
         service = config.get("service") or {}
         raise ValueError(f"service {service.get('namespace')}/{service.get('name')} cannot be resolved "
                          "(the embedded API server calls clientConfig.url only)")
-    ctx = ssl.create_default_context()
-    if config.get("caBundle"):
-        ctx = ssl.create_default_context(cadata=base64.b64decode(config["caBundle"]).decode())
     timeout = aiohttp.ClientTimeout(total=float(hook.get("timeoutSeconds") or DEFAULT_TIMEOUT))
-    async with aiohttp.ClientSession(timeout=timeout) as session, \
-            session.post(url, json=review, ssl=ctx) as resp:
+    async with session.post(url, json=review, ssl=_ssl_context(str(config.get("caBundle") or "")),
+                            timeout=timeout) as resp:
         if resp.status != 200:
             raise ValueError(f"the webhook answered HTTP {resp.status}")
         body = await resp.json(content_type=None)

@@ -162,7 +162,11 @@ class APIServerApp:
         self._watches: set[asyncio.Task[Any]] = set()
         core.on_discovery_change.append(self._invalidate)
         self.app = web.Application(client_max_size=3 * 1024 * 1024, middlewares=[self._middleware])
+        self.app.on_cleanup.append(self._close_admitter)
         self.app.router.add_route("*", "/{tail:.*}", self._dispatch)
+
+    async def _close_admitter(self, _app: web.Application) -> None:
+        await self.admitter.close()
 
     def _invalidate(self) -> None:
         self._discovery_cache.clear()
