@@ -231,3 +231,43 @@ def test_leader_election_runs_leader_runnables_on_one_manager_only(rest: Any, ns
     finally:
         first_stop.set()
         second_stop.set()
+
+
+def test_builder_event_filter_applies_to_every_watch(rest: Any, ns: str, started: Any) -> None:
+    """``with_event_filter`` predicates gate the events of the For type (and of any other watch)."""
+    from samplecontroller.runtime import predicate
+    from samplecontroller.runtime.builder import controller_managed_by
+    from samplecontroller.runtime.reconcile import Func, Request, Result
+
+    mgr = Manager(rest, Options(namespaces=(ns,)))
+    seen: list[Request] = []
+    (controller_managed_by(mgr).for_(ConfigMap)
+     .with_event_filter(predicate.new_predicate_funcs(lambda o: (o.metadata.labels or {}).get("watch") == "yes"))
+     .named(f"filtered-{ns}")
+     .complete(Func(lambda r: (seen.append(r), Result())[1])))
+    started(mgr)
+    cs = Clientset(rest).core_v1.configmaps(ns)
+    cs.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "ignored", "namespace": ns}})
+    cs.create({"apiVersion": "v1", "kind": "ConfigMap",
+               "metadata": {"name": "taken", "namespace": ns, "labels": {"watch": "yes"}}})
+    wait_for(lambda: Request(ns, "taken") in seen, what="the labelled ConfigMap reconciled")
+    time.sleep(0.3)
+    assert Request(ns, "ignored") not in seen
+
+
+def test_graceful_shutdown_timeout_bounds_the_stop(rest: Any, ns: str) -> None:
+    """A runnable that ignores the stop signal cannot hold the manager past its shutdown timeout."""
+    from samplecontroller.runtime.manager import runnable_func
+
+    mgr = Manager(rest, Options(namespaces=(ns,), graceful_shutdown_timeout=0.5))
+    release = threading.Event()
+    mgr.add(runnable_func(lambda stop: (stop.wait(), release.wait(30))))
+    stop = threading.Event()
+    thread = threading.Thread(target=mgr.start, args=(stop,), daemon=True)
+    thread.start()
+    assert mgr.elected().wait(10)
+    stop.set()
+    thread.join(5)
+    stopped = not thread.is_alive()
+    release.set()
+    assert stopped, "the manager waited for the stuck runnable past graceful_shutdown_timeout"
