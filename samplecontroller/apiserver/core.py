@@ -32,14 +32,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
-import yaml
 
 from samplecontroller.apimachinery import openapi_schemas
 from samplecontroller.apimachinery.errors import new_status
 from samplecontroller.apimachinery.jsonpatch import PatchError, apply_patch
 from samplecontroller.apimachinery.mergepatch import apply_merge_patch
 from samplecontroller.apimachinery.strategicpatch import apply_strategic_merge_patch
-from samplecontroller.apiserver import decoding, managedfields, protobuf, schema, validation
+from samplecontroller.apiserver import bodies, decoding, managedfields, protobuf, schema, validation
 from samplecontroller.apiserver.registry import Registry, Resource
 from samplecontroller.apiserver.schema import FieldError
 from samplecontroller.apiserver.storage import Entry, Event, Store
@@ -124,26 +123,59 @@ def _meta(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def decode_body(body: bytes, content_type: str) -> Any:
-    """JSON (also when no content type is given) or YAML; ``APIError`` 400/415 otherwise."""
+    """JSON (also when no content type is given) or YAML; ``APIError`` 400/415 otherwise.
+    Values nested deeper than ``bodies.MAX_DEPTH`` and YAML beyond go-yaml's alias limits are
+    400s (see ``bodies``)."""
     ctype = content_type.split(";")[0].strip().lower()
     if ctype in ("", "application/json", "*/*", "text/plain"):
-        try:
-            return _decode(body)
-        except (msgspec.DecodeError, UnicodeDecodeError) as err:
-            raise bad_request(f"error decoding request body: {err}") from None
+        return _decode_json(body)
     if ctype == "application/vnd.kubernetes.protobuf":
         try:
-            return protobuf.decode(body)
+            value = protobuf.decode(body)
+            bodies.check_depth(value)
+            return value
         except (ValueError, RecursionError) as err:
             raise bad_request(f"error decoding protobuf request body: {err}") from None
     if ctype in ("application/yaml", "application/x-yaml", "text/yaml", PATCH_APPLY):
+        if body.lstrip()[:1] in (b"{", b"["):
+            try:  # JSON is YAML: the fast path for what kubectl sends
+                value = _decode(body)
+                bodies.check_depth(value)
+                return value
+            except (msgspec.DecodeError, RecursionError, bodies.BodyError):
+                pass
         try:
-            return yaml.safe_load(body)
-        except (yaml.YAMLError, UnicodeDecodeError, ValueError, RecursionError) as err:
-            raise bad_request(f"error decoding YAML: {err}") from None
+            return bodies.load_yaml(body)
+        except bodies.BodyError as err:
+            raise bad_request(str(err)) from None
     raise APIError(415, "UnsupportedMediaType",
                    f"the body of the request was in an unknown format - accepted media types include: "
                    f"application/json, application/yaml (got {ctype!r})")
+
+
+def _decode_json(body: bytes) -> Any:
+    try:
+        value = _decode(body)
+    except RecursionError:
+        raise bad_request(f"error decoding request body: {bodies.depth_error()}") from None
+    except (msgspec.DecodeError, UnicodeDecodeError) as err:
+        raise bad_request(f"error decoding request body: {err}") from None
+    try:
+        bodies.check_depth(value)
+    except bodies.BodyError as err:
+        raise bad_request(f"error decoding request body: {err}") from None
+    return value
+
+
+def _check_size(obj: dict[str, Any]) -> None:
+    """413 if ``obj`` is larger than etcd would store (``bodies.MAX_OBJECT_BYTES``).
+    kube-apiserver passes etcd's "request is too large" on as a 500; a 4xx says it is the
+    client's object that must shrink."""
+    size = len(msgspec.json.encode(obj))
+    if size > bodies.MAX_OBJECT_BYTES:
+        raise APIError(413, "RequestEntityTooLarge",
+                       f"Request entity too large: etcdserver: request is too large (the object is {size} bytes, "
+                       f"the limit is {bodies.MAX_OBJECT_BYTES})")
 
 
 def _require_object(body: Any) -> dict[str, Any]:
@@ -470,6 +502,7 @@ class Core:
         if dry_run:
             obj["metadata"]["resourceVersion"] = ""
             return obj, warnings
+        _check_size(obj)
         event = self.store.put(res.storage_key, obj)
         return event.entry.obj, warnings
 
@@ -519,6 +552,7 @@ class Core:
             event = self.store.delete(res.storage_key, ns if res.namespaced else "", name)
             assert event is not None
             return event.entry.obj, False, warnings
+        _check_size(new)
         event = self.store.put(res.storage_key, new)
         return event.entry.obj, False, warnings
 

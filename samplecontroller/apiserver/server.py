@@ -6,6 +6,8 @@ and the kubeconfig (server, CA data, token) is written. ``__exit__`` stops the s
 every watch and the storage (flushing it to ``data_dir`` if given). ``requests`` is the live
 list of ``RequestRecord(user_agent, verb, resource)`` entries, for RBAC-coverage checks.
 ``call(fn)`` runs ``fn(core)`` on the server loop (the only safe way to touch its state).
+``header_timeout`` (default 32 s, kube-apiserver's ReadHeaderTimeout) closes connections that
+do not deliver a complete request header in time (see ``transport``).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from aiohttp import web
 from samplecontroller.apiserver.core import Core
 from samplecontroller.apiserver.registry import Registry
 from samplecontroller.apiserver.storage import Store
+from samplecontroller.apiserver.transport import HEADER_TIMEOUT, HeaderTimeoutSite
 from samplecontroller.apiserver.web import APIServerApp, RequestRecord
 from samplecontroller.tls import load_or_create, serving_material
 
@@ -78,7 +81,8 @@ class LocalAPIServer:
     def __init__(self, data_dir: str | Path | None = None, simulate_deployments: bool = False, *,
                  kubeconfig_path: str | Path | None = None, port: int = 0, bind: str = "127.0.0.1",
                  insecure_http: bool = False, token: str | None = None, history: int = 100_000,
-                 bookmark_interval: float = 5.0, simulate_delay: float = 0.3) -> None:
+                 bookmark_interval: float = 5.0, simulate_delay: float = 0.3,
+                 header_timeout: float = HEADER_TIMEOUT) -> None:
         self.data_dir = Path(data_dir) if data_dir is not None else None
         self.simulate_deployments = simulate_deployments
         self._tmpdir: tempfile.TemporaryDirectory[str] | None = None
@@ -94,6 +98,7 @@ class LocalAPIServer:
         self.history = history
         self.bookmark_interval = bookmark_interval
         self.simulate_delay = simulate_delay
+        self.header_timeout = header_timeout
         self.url = ""
         self.ca_path: Path | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -189,9 +194,11 @@ class LocalAPIServer:
         sock.listen(1024)
         sock.setblocking(False)
         self.port = sock.getsockname()[1]
-        self._runner = web.AppRunner(self.app.app, access_log=None, handler_cancellation=True, shutdown_timeout=1.0)
+        self._runner = web.AppRunner(self.app.app, access_log=None, handler_cancellation=True, shutdown_timeout=1.0,
+                                     keepalive_timeout=self.header_timeout)
         await self._runner.setup()
-        site = web.SockSite(self._runner, sock, ssl_context=ssl_ctx)
+        site = HeaderTimeoutSite(self._runner, sock, ssl_context=ssl_ctx, header_timeout=self.header_timeout,
+                                 handler_kwargs={"access_log": None})
         await site.start()
         host = "127.0.0.1" if self.bind in ("0.0.0.0", "") else ("[::1]" if self.bind == "::" else self.bind)
         if ":" in host and not host.startswith("["):

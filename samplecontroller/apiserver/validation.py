@@ -25,6 +25,7 @@ from samplecontroller.apiserver.schema import (
     invalid,
     not_supported,
     required,
+    too_long,
 )
 
 __all__ = [
@@ -444,6 +445,23 @@ def _structural_error(message: str) -> FieldError:
     return FieldError("FieldValueInvalid", field, detail=rest)
 
 
+MAX_SECRET_SIZE = 1024 * 1024
+"""The most a ConfigMap's or Secret's data may hold in total (core.MaxSecretSize)."""
+
+
+def _data_size(obj: Mapping[str, Any], kind: str) -> int:
+    """The bytes a ConfigMap's data and binaryData (or a Secret's data) hold once decoded;
+    base64 values count as their decoded length."""
+    total = 0
+    fields = (("data", False), ("binaryData", True)) if kind == "ConfigMap" else (("data", True),)
+    for field, encoded in fields:
+        values = obj.get(field)
+        for value in values.values() if isinstance(values, Mapping) else ():
+            if isinstance(value, str):
+                total += len(value) * 3 // 4 - value[-2:].count("=") if encoded else len(value.encode("utf-8", "surrogatepass"))
+    return total
+
+
 def validate_builtin(group: str, kind: str, obj: Mapping[str, Any]) -> list[FieldError]:
     """Kind-specific errors of a built-in object (metadata is ``validate_object_meta``'s job)."""
     if not isinstance(obj, Mapping):
@@ -466,6 +484,8 @@ def validate_builtin(group: str, kind: str, obj: Mapping[str, Any]) -> list[Fiel
             for key in values if isinstance(values, Mapping) else ():
                 if not _RE[_CONFIG_KEY].match(str(key)) or len(str(key)) > 253:
                     errors.append(invalid(f"{field}[{key}]", key, "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"))
+        if _data_size(obj, kind) > MAX_SECRET_SIZE:
+            errors.append(too_long("[]" if kind == "ConfigMap" else "data", MAX_SECRET_SIZE))
         return errors
     if (group, kind) == ("coordination.k8s.io", "Lease"):
         duration = _get(spec, "leaseDurationSeconds")

@@ -28,7 +28,7 @@ from aiohttp import web
 
 from samplecontroller.apimachinery import fields as fieldsel
 from samplecontroller.apimachinery import labels as labelsel
-from samplecontroller.apiserver import openapi, tables
+from samplecontroller.apiserver import bodies, openapi, tables, transport
 from samplecontroller.apiserver.admission import USER_INFO, AdmissionRequest, Admitter
 from samplecontroller.apiserver.core import (
     PATCH_APPLY,
@@ -161,7 +161,7 @@ class APIServerApp:
         self._openapi_cache: dict[str, dict[str, Any]] = {}
         self._watches: set[asyncio.Task[Any]] = set()
         core.on_discovery_change.append(self._invalidate)
-        self.app = web.Application(client_max_size=3 * 1024 * 1024, middlewares=[self._middleware])
+        self.app = web.Application(client_max_size=bodies.MAX_BODY_BYTES, middlewares=[self._middleware])
         self.app.on_cleanup.append(self._close_admitter)
         self.app.router.add_route("*", "/{tail:.*}", self._dispatch)
 
@@ -179,8 +179,9 @@ class APIServerApp:
                           handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
         path = request.path
         if self.token is not None and path not in PUBLIC_PATHS:
-            auth = request.headers.get("Authorization", "")
-            if not (auth.startswith("Bearer ") and hmac.compare_digest(auth[7:].strip().encode(), self.token.encode())):
+            auth = request.headers.get("Authorization", "")  # undecodable bytes arrive as surrogates
+            given = auth[7:].strip().encode("utf-8", "surrogateescape")
+            if not (auth.startswith("Bearer ") and hmac.compare_digest(given, self.token.encode())):
                 self.requests.append(RequestRecord(request.headers.get("User-Agent", ""), "unauthorized", path))
                 return _json({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
                               "message": "Unauthorized", "reason": "Unauthorized", "code": 401}, 401)
@@ -188,10 +189,16 @@ class APIServerApp:
             return await handler(request)
         except APIError as err:
             return _error(err)
-        except web.HTTPException:
-            raise
+        except web.HTTPException as exc:
+            if exc.status < 400:
+                raise
+            return web.Response(body=transport.status_body(exc.status, exc.text or exc.reason), status=exc.status,
+                                content_type="application/json")
         except (asyncio.CancelledError, ConnectionResetError):
             raise
+        except RecursionError:  # a backstop: bodies.MAX_DEPTH keeps client input from getting here
+            log.warning("nesting too deep serving %s %s", request.method, request.path_qs)
+            return _error(bad_request(f"the object is nested too deeply: {bodies.depth_error()}"))
         except Exception as err:
             log.exception("internal error serving %s %s", request.method, request.path_qs)
             return _json({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
@@ -228,6 +235,8 @@ class APIServerApp:
             if method != "GET":
                 raise APIError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
             return self._discovery_gv(group, version) if version else self._discovery_group(group)
+        if "" in path.split("/")[1:]:  # a trailing slash, "//", or a name that decoded to contain "/"
+            raise APIError(404, "NotFound", "the server could not find the requested resource")
         target = self._target(group, version, rest)
         verb = self._verb(method, target, request)
         rec = target.res.storage_key if target.res.group else "/" + target.res.plural
@@ -454,7 +463,12 @@ class APIServerApp:
     # ------------------------------------------------------------------ resources
 
     async def _read_body(self, request: web.Request) -> bytes:
-        return await request.read()
+        """The request body (Content-Encoding undone); 413 beyond ``bodies.MAX_BODY_BYTES``."""
+        try:
+            return await request.read()
+        except web.HTTPRequestEntityTooLarge:
+            raise APIError(413, "RequestEntityTooLarge",
+                           f"Request entity too large: limit is {bodies.MAX_BODY_BYTES}") from None
 
     @staticmethod
     def _manager(request: web.Request) -> str:
@@ -511,6 +525,8 @@ class APIServerApp:
         if not t.subresource and verb not in res.verbs:
             raise _not_allowed()
         if verb == "get":
+            if request.query.get("resourceVersion"):
+                self._rv(request.query["resourceVersion"])
             if t.subresource == "scale":
                 return _json(self.core.get_scale(res, ns, name))
             return self._render(res, self.core.get(res, ns, name), accept)
@@ -912,7 +928,8 @@ class APIServerApp:
         ns = t.namespace if res.namespaced else None
         watcher = self.store.subscribe(res.storage_key, ns)
         response = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
-        response.enable_chunked_encoding()
+        if request.version >= (1, 1):
+            response.enable_chunked_encoding()  # HTTP/1.0: the stream ends when the connection closes
         try:
             initial_lines: list[bytes] = []
             send_end_bookmark = False

@@ -1,0 +1,264 @@
+"""Request bodies within the limits kube-apiserver enforces.
+
+- ``MAX_BODY_BYTES`` (3 MiB, after any Content-Encoding is undone): a larger body is a 413
+  ``RequestEntityTooLarge`` (kube-apiserver's ``limitedReadBody``).
+- ``MAX_OBJECT_BYTES`` (1.5 MiB, etcd's default ``--max-request-bytes``): an object whose JSON
+  encoding is larger is not stored (413, where kube-apiserver passes etcd's error on as a 500).
+- ``MAX_DEPTH``: JSON and YAML nested deeper are rejected with 400 (Go's decoders stop at 10000;
+  the server's recursive walkers need a lower bound, far above any real object's depth).
+- YAML is converted to JSON values the way sigs.k8s.io/yaml does: map keys become strings
+  (a null or collection key is an error), timestamps stay strings, ``.inf``/``.nan`` are
+  errors, one document only. Aliases are expanded as copies, and a document whose expansion
+  is mostly aliases is rejected exactly as go-yaml does ("document contains excessive
+  aliasing", the CVE-2019-11253 fix), as is an anchor that contains itself. The whole
+  conversion is iterative: no input can exhaust the Python stack.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import yaml
+
+__all__ = ["MAX_BODY_BYTES", "MAX_DEPTH", "MAX_OBJECT_BYTES", "BodyError", "check_depth", "load_yaml"]
+
+MAX_BODY_BYTES = 3 * 1024 * 1024
+MAX_OBJECT_BYTES = 1536 * 1024
+MAX_DEPTH = 200
+
+_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_TAG = "tag:yaml.org,2002:"
+_RATIO_LOW, _RATIO_HIGH = 400_000, 4_000_000
+
+
+class BodyError(ValueError):
+    """The body cannot be turned into JSON values (the message says why, as Kubernetes would)."""
+
+
+def depth_error() -> BodyError:
+    return BodyError(f"exceeded max depth of {MAX_DEPTH}")
+
+
+def check_depth(value: Any) -> None:
+    """Raise ``BodyError`` if ``value`` (JSON values) nests deeper than ``MAX_DEPTH``."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth >= MAX_DEPTH:
+            raise depth_error()
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+
+
+def _allowed_alias_ratio(decodes: int) -> float:
+    """go-yaml's bound on the share of decode operations that come from alias expansion."""
+    if decodes <= _RATIO_LOW:
+        return 0.99
+    if decodes >= _RATIO_HIGH:
+        return 0.10
+    return 0.99 - 0.89 * (decodes - _RATIO_LOW) / (_RATIO_HIGH - _RATIO_LOW)
+
+
+class _Node:
+    """A composed YAML node: ``kind`` is "scalar", "seq", "map" or "alias" (``items`` then holds
+    the target node); sequences hold nodes, mappings alternate key and value nodes."""
+
+    __slots__ = ("items", "kind", "merge", "value")
+
+    def __init__(self, kind: str, value: Any = None, merge: bool = False) -> None:
+        self.kind = kind
+        self.value = value
+        self.merge = merge
+        self.items: list[Any] = []
+
+
+def load_yaml(data: bytes) -> Any:
+    """The JSON values of the single YAML document in ``data`` (None for an empty body);
+    ``BodyError`` for anything sigs.k8s.io/yaml would refuse or the limits above."""
+    try:
+        root = _compose(data)
+    except BodyError:
+        raise
+    except yaml.YAMLError as err:
+        raise BodyError(f"error converting YAML to JSON: yaml: {err}") from None
+    except (UnicodeDecodeError, ValueError, OverflowError) as err:
+        raise BodyError(f"error converting YAML to JSON: {err}") from None
+    return None if root is None else _plain(_Expander().run(root))
+
+
+def _compose(data: bytes) -> _Node | None:
+    """Build the node graph from the parser's events without recursion."""
+    loader = _Loader(data)
+    try:
+        anchors: dict[str, _Node] = {}
+        open_anchors: set[str] = set()
+        stack: list[tuple[_Node, str | None]] = []
+        root: _Node | None = None
+        documents = 0
+        while loader.check_event():
+            event = loader.get_event()
+            node: _Node | None = None
+            if isinstance(event, yaml.DocumentStartEvent):
+                documents += 1
+                if documents > 1:
+                    raise BodyError("error converting YAML to JSON: yaml: expected a single document in the stream")
+            elif isinstance(event, yaml.ScalarEvent):
+                node = _scalar(loader, event)
+            elif isinstance(event, yaml.AliasEvent):
+                target = anchors.get(event.anchor)
+                if target is None:
+                    raise BodyError(f"error converting YAML to JSON: yaml: unknown anchor '{event.anchor}' referenced")
+                if event.anchor in open_anchors:
+                    raise BodyError(f"error converting YAML to JSON: yaml: anchor '{event.anchor}' value contains itself")
+                node = _Node("alias")
+                node.items.append(target)
+            elif isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+                kind = "seq" if isinstance(event, yaml.SequenceStartEvent) else "map"
+                if event.tag not in (None, "!", _TAG + kind):
+                    raise BodyError(f"error converting YAML to JSON: yaml: unsupported tag {event.tag}")
+                if len(stack) >= MAX_DEPTH:
+                    raise BodyError(f"error converting YAML to JSON: yaml: {depth_error()}")
+                container = _Node(kind)
+                if stack:
+                    stack[-1][0].items.append(container)
+                elif root is None:
+                    root = container
+                stack.append((container, event.anchor))
+                if event.anchor:
+                    anchors[event.anchor] = container
+                    open_anchors.add(event.anchor)
+                continue
+            elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+                _closed, anchor = stack.pop()
+                if anchor:
+                    open_anchors.discard(anchor)
+                continue
+            if node is None:
+                continue
+            if isinstance(event, yaml.ScalarEvent) and event.anchor:
+                anchors[event.anchor] = node
+            if stack:
+                stack[-1][0].items.append(node)
+            elif root is None:
+                root = node
+        return root
+    finally:
+        loader.dispose()
+
+
+def _scalar(loader: Any, event: Any) -> _Node:
+    tag = event.tag
+    if tag is None or tag == "!":
+        tag = loader.resolve(yaml.ScalarNode, event.value, event.implicit)
+    value = event.value
+    if tag == _TAG + "merge":
+        return _Node("scalar", value, merge=True)
+    node = yaml.ScalarNode(tag, value, style=event.style)
+    if tag == _TAG + "null":
+        return _Node("scalar", None)
+    if tag == _TAG + "bool":
+        return _Node("scalar", loader.construct_yaml_bool(node))
+    if tag == _TAG + "int":
+        return _Node("scalar", loader.construct_yaml_int(node))
+    if tag == _TAG + "float":
+        number = loader.construct_yaml_float(node)
+        if math.isinf(number) or math.isnan(number):
+            raise BodyError(f"error converting YAML to JSON: json: unsupported value: {value}")
+        return _Node("scalar", number)
+    if tag == _TAG + "binary":
+        return _Node("scalar", loader.construct_yaml_binary(node).decode("utf-8", "replace"))
+    return _Node("scalar", value)  # str, timestamps (kept as strings, as go-yaml does), other tags
+
+
+class _Expander:
+    """Expand the node graph into JSON values, counting decodes as go-yaml does."""
+
+    def __init__(self) -> None:
+        self.decodes = 0
+        self.aliased = 0
+
+    def count(self, in_alias: bool) -> None:
+        self.decodes += 1
+        if in_alias:
+            self.aliased += 1
+        if (self.aliased > 100 and self.decodes > 1000
+                and self.aliased / self.decodes > _allowed_alias_ratio(self.decodes)):
+            raise BodyError("error converting YAML to JSON: yaml: document contains excessive aliasing")
+
+    def run(self, root: _Node) -> Any:
+        # post-order evaluation: ("visit", node, in_alias, depth) tasks push one value each;
+        # ("build", node) pops its children's values and pushes the container
+        values: list[Any] = []
+        tasks: list[tuple[str, _Node, bool, int]] = [("visit", root, False, 0)]
+        while tasks:
+            action, node, in_alias, depth = tasks.pop()
+            if action == "build":
+                count = len(node.items)
+                children = values[len(values) - count:] if count else []
+                del values[len(values) - count:]
+                values.append([_plain(c) for c in children] if node.kind == "seq" else _mapping(children))
+                continue
+            self.count(in_alias)
+            if node.kind == "alias":
+                tasks.append(("visit", node.items[0], True, depth))
+            elif node.kind == "scalar":
+                values.append(_MERGE if node.merge else node.value)
+            else:
+                if depth >= MAX_DEPTH:
+                    raise BodyError(f"error converting YAML to JSON: yaml: {depth_error()}")
+                tasks.append(("build", node, in_alias, depth))
+                tasks.extend(("visit", child, in_alias, depth + 1) for child in reversed(node.items))
+        return values[0]
+
+
+class _Merge:
+    """The ``<<`` merge key."""
+
+
+_MERGE = _Merge()
+
+
+def _plain(value: Any) -> Any:
+    """A ``<<`` that is not a mapping key is the string it looks like."""
+    return "<<" if value is _MERGE else value
+
+
+def _mapping(flat: list[Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    merged: dict[str, Any] = {}
+    for i in range(0, len(flat) - 1, 2):
+        key, value = flat[i], flat[i + 1]
+        if key is _MERGE:
+            sources = value if isinstance(value, list) else [value]
+            for source in sources:
+                if not isinstance(source, dict):
+                    raise BodyError("error converting YAML to JSON: yaml: map merge requires map or sequence of maps "
+                                    "as the value")
+                for k, v in source.items():
+                    merged.setdefault(k, v)
+            continue
+        out[_key(key, value)] = _plain(value)
+    for k, v in merged.items():
+        out.setdefault(k, v)
+    return out
+
+
+def _key(key: Any, value: Any) -> str:
+    """A map key as sigs.k8s.io/yaml turns it into a JSON object key."""
+    if isinstance(key, str):
+        return key
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    if isinstance(key, int):
+        return str(key)
+    if isinstance(key, float):
+        return str(int(key)) if key.is_integer() and abs(key) < 1e21 else repr(key)
+    kind = "<nil>" if key is None else ("map[interface {}]interface {}" if isinstance(key, dict) else "[]interface {}")
+    raise BodyError(f"error converting YAML to JSON: unsupported map key of type: {kind}, key: {key!r}, "
+                    f"value: {value!r}"[:300])
