@@ -3,12 +3,17 @@
 Contract: ``apply_patch(doc, ops)`` returns a new document and never mutates ``doc`` or
 ``ops``. Any malformed patch, missing path or failed ``test`` raises ``PatchError`` (a
 ``ValueError``) with a message naming the operation; nothing else is raised for JSON input.
+``max_copy_bytes`` bounds the JSON size ``copy`` operations may add in total (json-patch's
+AccumulatedCopySizeLimit, which kube-apiserver sets to 3 MiB), so a few copies of a copy
+cannot grow a document exponentially.
 """
 
 from __future__ import annotations
 
 import copy
 from typing import Any
+
+import msgspec
 
 __all__ = ["PatchError", "apply_patch", "parse_pointer"]
 
@@ -105,7 +110,7 @@ def _json_equal(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-def _apply_one(doc: Any, op: Any, i: int) -> Any:
+def _apply_one(doc: Any, op: Any, i: int, copied: list[int], max_copy_bytes: int) -> Any:
     if not isinstance(op, dict):
         raise PatchError(f"operation {i} is not an object")
     kind = op.get("op")
@@ -134,6 +139,11 @@ def _apply_one(doc: Any, op: Any, i: int) -> Any:
             doc, value = _remove(doc, src)
         else:
             value = copy.deepcopy(_get(doc, src))
+            if max_copy_bytes:
+                copied[0] += len(msgspec.json.encode(value))
+                if copied[0] > max_copy_bytes:
+                    raise PatchError(f"Unable to complete the copy, the accumulated size increase of copy is "
+                                     f"{copied[0]}, exceeding the limit {max_copy_bytes}")
         return _add(doc, path, value)
     if kind == "test":
         if not _json_equal(_get(doc, path), op["value"]):
@@ -142,11 +152,13 @@ def _apply_one(doc: Any, op: Any, i: int) -> Any:
     raise PatchError(f"operation {i}: unsupported op {kind!r}")
 
 
-def apply_patch(doc: Any, ops: Any) -> Any:
-    """Apply the JSON patch ``ops`` (a list of operation objects) to a copy of ``doc``."""
+def apply_patch(doc: Any, ops: Any, max_copy_bytes: int = 0) -> Any:
+    """Apply the JSON patch ``ops`` (a list of operation objects) to a copy of ``doc``;
+    ``max_copy_bytes`` (0: unbounded) limits what ``copy`` operations add in total."""
     if not isinstance(ops, list):
         raise PatchError("a JSON patch must be a list of operations")
     result = copy.deepcopy(doc)
+    copied = [0]
     for i, op in enumerate(ops):
-        result = _apply_one(result, op, i)
+        result = _apply_one(result, op, i, copied, max_copy_bytes)
     return result

@@ -58,6 +58,7 @@ PATCH_JSON = "application/json-patch+json"
 PATCH_MERGE = "application/merge-patch+json"
 PATCH_STRATEGIC = "application/strategic-merge-patch+json"
 PATCH_APPLY = "application/apply-patch+yaml"
+MAX_JSON_PATCH_OPERATIONS = 10_000
 
 
 class APIError(Exception):
@@ -419,8 +420,7 @@ class Core:
     def _normalize(self, res: Resource, ns: str, obj: dict[str, Any]) -> None:
         """apiVersion/kind/namespace checks shared by create and update (400 on mismatch)."""
         api_version, kind = obj.get("apiVersion"), obj.get("kind")
-        if api_version not in (None, "", res.group_version) and not (
-                res.is_custom and isinstance(api_version, str) and api_version.startswith(res.group + "/")):
+        if api_version not in (None, "", res.group_version):  # no other version, custom resources' neither
             raise bad_request(f"the API version in the data ({api_version}) does not match the expected API version "
                               f"({res.group_version})")
         if kind not in (None, "", res.kind):
@@ -623,6 +623,7 @@ class Core:
         if entry is None:
             raise not_found(res, name)
         current = entry.copy()
+        current["apiVersion"] = res.group_version  # the object as the URL's version shows it
         patched = self._apply_patch(res, patch_type, raw, current)
         patched_meta: dict[str, Any] = _meta(patched)
         if patched_meta.get("resourceVersion") in (None, ""):
@@ -648,7 +649,10 @@ class Core:
             if patch_type == PATCH_JSON:
                 if not isinstance(body, list):
                     raise bad_request("json patch must be a JSON array of operations")
-                out = apply_patch(current, body)
+                if len(body) > MAX_JSON_PATCH_OPERATIONS:
+                    raise APIError(413, "RequestEntityTooLarge", "Request entity too large: The allowed maximum "
+                                   f"operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, got {len(body)}")
+                out = apply_patch(current, body, max_copy_bytes=bodies.MAX_BODY_BYTES)
             elif patch_type == PATCH_MERGE:
                 out = apply_merge_patch(current, _require_object(body))
             else:
@@ -738,6 +742,7 @@ class Core:
         if rv not in (None, "") and str(rv) != entry.obj["metadata"]["resourceVersion"]:
             raise conflict(res, name, STALE)
         new = entry.copy()
+        new["apiVersion"] = res.group_version
         spec_path, _, _ = self._scale_paths(res)
         target = new
         for part in spec_path[:-1]:
