@@ -1,0 +1,371 @@
+"""Hostile and malformed client input gets a 4xx Status, never a 500 or unbounded work.
+
+Size limits (3 MiB bodies, 1.5 MiB stored objects, 1 MiB ConfigMap data), YAML alias bombs,
+deep nesting, undecodable headers, parser-level errors, header-read timeouts (slowloris) and
+paths that must not reach a collection."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import itertools
+import json
+import socket
+import ssl
+import time
+from typing import Any
+
+import pytest
+
+from samplecontroller.apiserver import LocalAPIServer
+from tests.apiserver.conftest import FOOS, Raw, foo
+
+_ns = itertools.count()
+DEEP = 100_000
+
+# 9 levels of 9 aliases each: ~4 * 10^8 nodes once expanded (CVE-2019-11253)
+ALIAS_BOMB = b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bomb}\n" + b"".join(
+    b"%s: &%s [%s]\n" % (name, name, b",".join([b"*" + prev] * 9) if prev else b",".join([b'"lol"'] * 9))
+    for prev, name in zip([b"", *[bytes([c]) for c in b"abcdefgh"]], [bytes([c]) for c in b"abcdefghi"], strict=True))
+
+
+@pytest.fixture
+def ns(raw: Raw) -> str:
+    name = f"bad-{next(_ns)}"
+    code, _, body = raw.call("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
+                                                            "metadata": {"name": name}})
+    assert code == 201, body
+    return name
+
+
+def cm(name: str, **fields: Any) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, **fields}
+
+
+def assert_status(result: tuple[int, dict[str, str], Any], code: int, reason: str, text: str = "") -> None:
+    got, headers, body = result
+    assert got == code, body
+    assert headers["content-type"].startswith("application/json"), body
+    assert body["kind"] == "Status" and body["code"] == code and body["reason"] == reason, body
+    assert text in body["message"], body
+
+
+def names(raw: Raw, path: str) -> set[str]:
+    code, _, body = raw.call("GET", path)
+    assert code == 200, body
+    return {item["metadata"]["name"] for item in body["items"]}
+
+
+# ------------------------------------------------------------------ item 5: YAML aliases and sizes
+
+
+def test_yaml_alias_bomb_is_rejected_without_expanding(raw: Raw, ns: str) -> None:
+    assert len(ALIAS_BOMB) < 600
+    start = time.monotonic()
+    result = raw.call("POST", f"/api/v1/namespaces/{ns}/configmaps", raw=ALIAS_BOMB, ctype="application/yaml")
+    assert_status(result, 400, "BadRequest", "document contains excessive aliasing")
+    assert time.monotonic() - start < 10  # generous: the expansion alone would take minutes
+    assert_status(raw.call("PATCH", f"/api/v1/namespaces/{ns}/configmaps/bomb?fieldManager=t", raw=ALIAS_BOMB,
+                           ctype="application/apply-patch+yaml"), 400, "BadRequest", "excessive aliasing")
+
+
+def test_yaml_aliases_within_the_limit_are_expanded_as_copies(raw: Raw, ns: str) -> None:
+    body = (b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: aliases\n  labels: &l {app: web}\n"
+            b"  annotations:\n    <<: *l\n    note: merged\ndata: {a: &v text, b: *v}\n")
+    code, _, obj = raw.call("POST", f"/api/v1/namespaces/{ns}/configmaps", raw=body, ctype="application/yaml")
+    assert code == 201, obj
+    assert obj["data"] == {"a": "text", "b": "text"}
+    assert obj["metadata"]["annotations"] == {"app": "web", "note": "merged"}
+    assert obj["metadata"]["labels"] == {"app": "web"}
+
+
+@pytest.mark.parametrize("body, message", [
+    (b"a: &a [*a]\n", "anchor 'a' value contains itself"),
+    (b"data: {? null : x}\n", "unsupported map key"),
+    (b"data: {? [1] : x}\n", "unsupported map key"),
+    (b"data: {a: .inf}\n", "unsupported value"),
+    (b"a: 1\n---\nb: 2\n", "expected a single document"),
+    (b"data: *nowhere\n", "unknown anchor"),
+])
+def test_yaml_that_has_no_json_form_is_a_400(raw: Raw, ns: str, body: bytes, message: str) -> None:
+    result = raw.call("POST", f"/api/v1/namespaces/{ns}/configmaps", raw=b"apiVersion: v1\nkind: ConfigMap\n" + body,
+                      ctype="application/yaml")
+    assert_status(result, 400, "BadRequest", message)
+
+
+def test_yaml_keys_and_timestamps_become_json_strings(raw: Raw, ns: str) -> None:
+    body = b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: keys}\ndata: {1: one, true: yes-key, day: 2001-12-14}\n"
+    code, _, obj = raw.call("POST", f"/api/v1/namespaces/{ns}/configmaps", raw=body, ctype="application/yaml")
+    assert code == 201, obj
+    assert obj["data"] == {"1": "one", "true": "yes-key", "day": "2001-12-14"}
+
+
+def test_bodies_over_3_mib_are_413_also_after_decompression(raw: Raw, ns: str) -> None:
+    big = json.dumps(cm("big", data={"a": "x" * (3 * 1024 * 1024)})).encode()
+    assert_status(raw.call("POST", f"/api/v1/namespaces/{ns}/configmaps", raw=big), 413, "RequestEntityTooLarge",
+                  "Request entity too large: limit is 3145728")
+    conn = raw.conn()
+    conn.request("POST", f"/api/v1/namespaces/{ns}/configmaps", body=gzip.compress(big),
+                 headers={"Authorization": f"Bearer {raw.server.token}", "Content-Type": "application/json",
+                          "Content-Encoding": "gzip"})
+    resp = conn.getresponse()
+    status = json.loads(resp.read())
+    conn.close()
+    assert resp.status == 413 and status["reason"] == "RequestEntityTooLarge", status
+    assert "big" not in names(raw, f"/api/v1/namespaces/{ns}/configmaps")
+
+
+def test_objects_over_etcds_limit_are_not_stored(raw: Raw, ns: str) -> None:
+    big = foo("huge")
+    big["spec"]["deploymentName"] = "d" * 1_600_000  # under 3 MiB of body, over etcd's 1.5 MiB
+    assert_status(raw.call("POST", FOOS.format(ns=ns), big), 413, "RequestEntityTooLarge",
+                  "etcdserver: request is too large")
+    assert raw.call("GET", FOOS.format(ns=ns) + "/huge")[0] == 404
+    assert raw.call("POST", FOOS.format(ns=ns), foo("small"))[0] == 201
+    patch = json.dumps({"spec": {"deploymentName": "d" * 1_600_000}}).encode()
+    assert_status(raw.call("PATCH", FOOS.format(ns=ns) + "/small", raw=patch, ctype="application/merge-patch+json"),
+                  413, "RequestEntityTooLarge")
+    assert raw.call("GET", FOOS.format(ns=ns) + "/small")[2]["spec"]["deploymentName"] == "small"
+    # a dry run never reaches etcd, so kube-apiserver lets it pass
+    assert raw.call("POST", FOOS.format(ns=ns) + "?dryRun=All", big)[0] == 201
+
+
+def test_configmap_data_over_1_mib_is_invalid(raw: Raw, ns: str) -> None:
+    result = raw.call("POST", f"/api/v1/namespaces/{ns}/configmaps", cm("big", data={"a": "x" * 1_500_000}))
+    assert_status(result, 422, "Invalid", 'ConfigMap "big" is invalid: []: Too long: may not be more than 1048576 bytes')
+    secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "big"},
+              "stringData": {"a": "x" * 1_100_000}}
+    assert_status(raw.call("POST", f"/api/v1/namespaces/{ns}/secrets", secret), 422, "Invalid",
+                  "data: Too long: may not be more than 1048576 bytes")
+    assert raw.call("POST", f"/api/v1/namespaces/{ns}/configmaps", cm("ok", data={"a": "x" * 1_000_000}))[0] == 201
+
+
+def test_json_patch_copies_cannot_grow_a_document_exponentially(raw: Raw, ns: str) -> None:
+    path = f"/api/v1/namespaces/{ns}/configmaps"
+    assert raw.call("POST", path, cm("grow", data={"a": "x" * 1000}))[0] == 201
+    ops = [{"op": "add", "path": "/metadata/annotations", "value": {"k": "v" * 1000}}]
+    ops += [{"op": "copy", "from": "/metadata", "path": f"/metadata/annotations/c{i}"} for i in range(40)]
+    result = raw.call("PATCH", f"{path}/grow", raw=json.dumps(ops).encode(), ctype="application/json-patch+json")
+    assert_status(result, 422, "Invalid", "the accumulated size increase of copy")
+    many = [{"op": "test", "path": "/kind", "value": "ConfigMap"}] * 10_001
+    assert_status(raw.call("PATCH", f"{path}/grow", raw=json.dumps(many).encode(), ctype="application/json-patch+json"),
+                  413, "RequestEntityTooLarge", "The allowed maximum operations in a JSON patch is 10000, got 10001")
+
+
+# ------------------------------------------------------------------ item 6: no 500s from client input
+
+
+def deep_json(depth: int) -> bytes:
+    return b'{"a":' * depth + b"1" + b"}" * depth
+
+
+@pytest.mark.parametrize("ctype, body", [
+    ("application/merge-patch+json", b'{"data":' + deep_json(DEEP) + b"}"),
+    ("application/strategic-merge-patch+json", b'{"data":' + deep_json(DEEP) + b"}"),
+    ("application/json-patch+json", b'[{"op":"add","path":"/x","value":' + b"[" * DEEP + b"]" * DEEP + b"}]"),
+    ("application/apply-patch+yaml", b'{"apiVersion":"v1","kind":"ConfigMap","x":' + deep_json(DEEP) + b"}"),
+    ("application/apply-patch+yaml", b"apiVersion: v1\nkind: ConfigMap\nx: " + b"[" * DEEP + b"]" * DEEP + b"\n"),
+])
+def test_deep_nesting_in_every_patch_type_is_a_400(raw: Raw, ns: str, ctype: str, body: bytes) -> None:
+    path = f"/api/v1/namespaces/{ns}/configmaps"
+    assert raw.call("POST", path, cm("target"))[0] == 201
+    result = raw.call("PATCH", f"{path}/target?fieldManager=t", raw=body, ctype=ctype)
+    assert_status(result, 400, "BadRequest", "exceeded max depth")
+
+
+@pytest.mark.parametrize("ctype, body", [
+    ("application/json", b'{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"d"},"x":' + deep_json(DEEP) + b"}"),
+    ("application/json", b"[" * DEEP + b"]" * DEEP),
+    ("application/yaml", b"apiVersion: v1\nkind: ConfigMap\nx: " + b"[" * DEEP + b"]" * DEEP + b"\n"),
+    ("application/yaml", b"x:\n" + b"".join(b" " * i + b"- \n" for i in range(300))),
+])
+def test_deep_nesting_on_create_is_a_400(raw: Raw, ns: str, ctype: str, body: bytes) -> None:
+    result = raw.call("POST", f"/api/v1/namespaces/{ns}/configmaps", raw=body, ctype=ctype)
+    assert_status(result, 400, "BadRequest", "exceeded max depth")
+
+
+def test_nesting_within_the_limit_is_stored(raw: Raw, ns: str) -> None:
+    value: Any = "leaf"
+    for i in range(150):
+        value = {"k": value} if i % 2 else [value]
+    crd_body = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+                "metadata": {"name": f"blobs.{ns}.example.com"},
+                "spec": {"group": f"{ns}.example.com", "scope": "Namespaced",
+                         "names": {"plural": "blobs", "singular": "blob", "kind": "Blob", "listKind": "BlobList"},
+                         "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
+                             "type": "object", "properties": {"spec": {
+                                 "type": "object", "x-kubernetes-preserve-unknown-fields": True}}}}}]}}
+    assert raw.call("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd_body)[0] == 201
+    path = f"/apis/{ns}.example.com/v1/namespaces/{ns}/blobs"
+    blob = {"apiVersion": f"{ns}.example.com/v1", "kind": "Blob", "metadata": {"name": "b"}, "spec": {"v": value}}
+    for _ in range(50):
+        code, _, body = raw.call("POST", path, blob)
+        if code != 404:
+            break
+        time.sleep(0.1)
+    assert code == 201, body
+    assert raw.call("GET", f"{path}/b")[2]["spec"]["v"] == value
+    patch = json.dumps({"spec": {"w": value}}).encode()
+    assert raw.call("PATCH", f"{path}/b", raw=patch, ctype="application/merge-patch+json")[0] == 200
+
+
+def raw_exchange(server: LocalAPIServer, request: bytes, limit: int = 1 << 16) -> bytes:
+    """Send ``request`` bytes over TLS and read the answer until the server closes."""
+    ctx = ssl.create_default_context(cafile=str(server.ca_path))
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as plain, \
+            ctx.wrap_socket(plain, server_hostname="127.0.0.1") as sock:
+        sock.sendall(request)
+        out = b""
+        while len(out) < limit:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            out += chunk
+        return out
+
+
+def split_response(data: bytes) -> tuple[int, dict[str, str], bytes]:
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
+    return int(lines[0].split()[1]), headers, body
+
+
+def test_undecodable_authorization_header_is_401(server: LocalAPIServer) -> None:
+    code, headers, body = split_response(raw_exchange(
+        server, b"GET /api/v1/namespaces HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \xff\xfe\x80\r\n"
+                b"Connection: close\r\n\r\n"))
+    assert code == 401 and headers["content-type"] == "application/json", body
+    assert json.loads(body)["reason"] == "Unauthorized"
+
+
+def test_watch_over_http_1_0_streams_until_the_connection_closes(server: LocalAPIServer, raw: Raw, ns: str) -> None:
+    raw.call("POST", f"/api/v1/namespaces/{ns}/configmaps", cm("seen"))
+    code, headers, body = split_response(raw_exchange(
+        server, f"GET /api/v1/namespaces/{ns}/configmaps?watch=true&timeoutSeconds=1 HTTP/1.0\r\nHost: x\r\n"
+                f"Authorization: Bearer {server.token}\r\n\r\n".encode()))
+    assert code == 200, body
+    assert "transfer-encoding" not in headers
+    events = [json.loads(line) for line in body.splitlines() if line]
+    assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [("ADDED", "seen")]
+
+
+@pytest.mark.parametrize("request_bytes, message", [
+    (b"G(T / HTTP/1.1\r\nHost: x\r\n\r\n", "Invalid method"),
+    (b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 20_000 + b"\r\n\r\n", "Got more than"),
+    (b"GET /" + b"a" * 20_000 + b" HTTP/1.1\r\nHost: x\r\n\r\n", "Got more than"),
+    (b"GET / HTTP/9.9\r\nHost: x\r\n\r\n", ""),
+])
+def test_parser_errors_are_status_objects(server: LocalAPIServer, request_bytes: bytes, message: str) -> None:
+    code, headers, body = split_response(raw_exchange(server, request_bytes))
+    assert 400 <= code < 500, body
+    assert headers["content-type"] == "application/json", body
+    status = json.loads(body)
+    assert status["kind"] == "Status" and status["code"] == code and message in status["message"], status
+
+
+# ------------------------------------------------------------------ item 7: slow clients
+
+
+async def _slowloris(server: LocalAPIServer, count: int, drip: float, deadline: float) -> list[float]:
+    """Open ``count`` TLS connections that drip header lines forever; return how long each
+    stayed open (``deadline`` if the server never closed it)."""
+    ctx = ssl.create_default_context(cafile=str(server.ca_path))
+    loop = asyncio.get_running_loop()
+
+    async def one() -> float:
+        reader, writer = await asyncio.open_connection("127.0.0.1", server.port, ssl=ctx,
+                                                       server_hostname="127.0.0.1")
+        start = loop.time()
+        try:
+            writer.write(b"GET /api/v1/namespaces HTTP/1.1\r\nHost: x\r\n")
+            while loop.time() - start < deadline:
+                writer.write(b"X-Slow: 1\r\n")
+                await writer.drain()
+                try:
+                    if await asyncio.wait_for(reader.read(1024), drip) == b"":
+                        return loop.time() - start
+                except TimeoutError:
+                    continue
+            return deadline
+        except (ConnectionError, ssl.SSLError):
+            return loop.time() - start
+        finally:
+            writer.close()
+
+    return list(await asyncio.gather(*(one() for _ in range(count))))
+
+
+def test_slow_header_connections_are_closed_and_the_server_stays_responsive(tmp_path: Any) -> None:
+    with LocalAPIServer(kubeconfig_path=tmp_path / "kubeconfig", header_timeout=1.0) as server:
+        raw = Raw(server)
+        answered: list[int] = []
+
+        async def scenario() -> list[float]:
+            attack = asyncio.create_task(_slowloris(server, 300, drip=0.2, deadline=30.0))
+            await asyncio.sleep(0.5)
+            while not attack.done():
+                answered.append((await asyncio.to_thread(raw.call, "GET", "/api/v1/namespaces"))[0])
+                await asyncio.sleep(0.2)
+            return attack.result()
+
+        durations = asyncio.run(scenario())
+        assert all(d < 30.0 for d in durations), sorted(durations)[-5:]
+        assert answered and set(answered) == {200}
+        # a connection that never starts its TLS handshake is closed as well
+        with socket.create_connection(("127.0.0.1", server.port), timeout=30) as sock:
+            assert sock.recv(1) == b""
+        assert raw.call("GET", "/version")[0] == 200
+
+
+# ------------------------------------------------------------------ item 8: paths, versions, patches
+
+
+@pytest.mark.parametrize("suffix", ["/%2F", "/", "//", "/%2F%2F", "/a%2Fb"])
+def test_delete_with_an_empty_or_slashed_name_deletes_nothing(raw: Raw, ns: str, suffix: str) -> None:
+    path = f"/api/v1/namespaces/{ns}/configmaps"
+    for name in ("one", "two"):
+        assert raw.call("POST", path, cm(name))[0] == 201
+    assert_status(raw.call("DELETE", path + suffix), 404, "NotFound", "the server could not find the requested resource")
+    assert names(raw, path) >= {"one", "two"}
+
+
+def test_invalid_resource_version_on_get_is_a_400(raw: Raw, ns: str) -> None:
+    path = f"/api/v1/namespaces/{ns}/configmaps"
+    assert raw.call("POST", path, cm("rv"))[0] == 201
+    for rv in ("abc", "-1", "1.5"):
+        assert_status(raw.call("GET", f"{path}/rv?resourceVersion={rv}"), 400, "BadRequest", "invalid resource version")
+    assert raw.call("GET", f"{path}/rv?resourceVersion=0")[0] == 200
+
+
+def test_body_of_another_version_is_a_400(raw: Raw, ns: str) -> None:
+    other = foo("other")
+    other["apiVersion"] = "samplecontroller.k8s.io/v1"
+    assert_status(raw.call("POST", FOOS.format(ns=ns), other), 400, "BadRequest",
+                  "the API version in the data (samplecontroller.k8s.io/v1) does not match the expected API version "
+                  "(samplecontroller.k8s.io/v1alpha1)")
+    assert raw.call("GET", FOOS.format(ns=ns) + "/other")[0] == 404
+    assert raw.call("POST", FOOS.format(ns=ns), foo("same"))[0] == 201
+    other["metadata"]["name"] = "same"
+    assert_status(raw.call("PUT", FOOS.format(ns=ns) + "/same", other), 400, "BadRequest", "does not match")
+    deployment = {"apiVersion": "apps/v1beta1", "kind": "Deployment", "metadata": {"name": "d"}}
+    assert_status(raw.call("POST", f"/apis/apps/v1/namespaces/{ns}/deployments", deployment), 400, "BadRequest",
+                  "the API version in the data (apps/v1beta1) does not match the expected API version (apps/v1)")
+
+
+@pytest.mark.parametrize("kind", ["configmap", "foo"])
+def test_json_patch_removing_api_version_and_kind_keeps_them(raw: Raw, ns: str, kind: str) -> None:
+    path = f"/api/v1/namespaces/{ns}/configmaps" if kind == "configmap" else FOOS.format(ns=ns)
+    obj = cm("typed") if kind == "configmap" else foo("typed")
+    assert raw.call("POST", path, obj)[0] == 201
+    ops = json.dumps([{"op": "remove", "path": "/apiVersion"}, {"op": "remove", "path": "/kind"},
+                      {"op": "add", "path": "/metadata/labels", "value": {"patched": "yes"}}]).encode()
+    code, _, patched = raw.call("PATCH", f"{path}/typed", raw=ops, ctype="application/json-patch+json")
+    assert code == 200, patched
+    stored = raw.call("GET", f"{path}/typed")[2]
+    for got in (patched, stored):
+        assert (got["apiVersion"], got["kind"]) == (obj["apiVersion"], obj["kind"])
+        assert got["metadata"]["labels"] == {"patched": "yes"}
+    ops = json.dumps([{"op": "replace", "path": "/kind", "value": "Secret"}]).encode()
+    assert_status(raw.call("PATCH", f"{path}/typed", raw=ops, ctype="application/json-patch+json"), 400, "BadRequest",
+                  "the kind in the data (Secret) does not match")
