@@ -92,64 +92,75 @@ def load_yaml(data: bytes) -> Any:
     return None if root is None else _plain(_Expander().run(root))
 
 
+def _fail(message: str) -> BodyError:
+    return BodyError(f"error converting YAML to JSON: yaml: {message}")
+
+
 def _compose(data: bytes) -> _Node | None:
     """Build the node graph from the parser's events without recursion."""
     loader = _Loader(data)
     try:
-        anchors: dict[str, _Node] = {}
-        open_anchors: set[str] = set()
-        stack: list[tuple[_Node, str | None]] = []
-        root: _Node | None = None
-        documents = 0
+        composer = _Composer(loader)
         while loader.check_event():
-            event = loader.get_event()
-            node: _Node | None = None
-            if isinstance(event, yaml.DocumentStartEvent):
-                documents += 1
-                if documents > 1:
-                    raise BodyError("error converting YAML to JSON: yaml: expected a single document in the stream")
-            elif isinstance(event, yaml.ScalarEvent):
-                node = _scalar(loader, event)
-            elif isinstance(event, yaml.AliasEvent):
-                target = anchors.get(event.anchor)
-                if target is None:
-                    raise BodyError(f"error converting YAML to JSON: yaml: unknown anchor '{event.anchor}' referenced")
-                if event.anchor in open_anchors:
-                    raise BodyError(f"error converting YAML to JSON: yaml: anchor '{event.anchor}' value contains itself")
-                node = _Node("alias")
-                node.items.append(target)
-            elif isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
-                kind = "seq" if isinstance(event, yaml.SequenceStartEvent) else "map"
-                if event.tag not in (None, "!", _TAG + kind):
-                    raise BodyError(f"error converting YAML to JSON: yaml: unsupported tag {event.tag}")
-                if len(stack) >= MAX_DEPTH:
-                    raise BodyError(f"error converting YAML to JSON: yaml: {depth_error()}")
-                container = _Node(kind)
-                if stack:
-                    stack[-1][0].items.append(container)
-                elif root is None:
-                    root = container
-                stack.append((container, event.anchor))
-                if event.anchor:
-                    anchors[event.anchor] = container
-                    open_anchors.add(event.anchor)
-                continue
-            elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
-                _closed, anchor = stack.pop()
-                if anchor:
-                    open_anchors.discard(anchor)
-                continue
-            if node is None:
-                continue
-            if isinstance(event, yaml.ScalarEvent) and event.anchor:
-                anchors[event.anchor] = node
-            if stack:
-                stack[-1][0].items.append(node)
-            elif root is None:
-                root = node
-        return root
+            composer.feed(loader.get_event())
+        return composer.root
     finally:
         loader.dispose()
+
+
+class _Composer:
+    """Events in, a node graph out (``root``); anchors map to their nodes, aliases point at them."""
+
+    def __init__(self, loader: Any) -> None:
+        self.loader = loader
+        self.root: _Node | None = None
+        self.anchors: dict[str, _Node] = {}
+        self.open_anchors: set[str] = set()
+        self.stack: list[tuple[_Node, str | None]] = []
+        self.documents = 0
+
+    def feed(self, event: Any) -> None:
+        if isinstance(event, yaml.DocumentStartEvent):
+            self.documents += 1
+            if self.documents > 1:
+                raise _fail("expected a single document in the stream")
+        elif isinstance(event, yaml.ScalarEvent):
+            self.add(_scalar(self.loader, event), event.anchor)
+        elif isinstance(event, yaml.AliasEvent):
+            self.add(self.alias(str(event.anchor)), None)
+        elif isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+            kind = "seq" if isinstance(event, yaml.SequenceStartEvent) else "map"
+            if event.tag not in (None, "!", _TAG + kind):
+                raise _fail(f"unsupported tag {event.tag}")
+            if len(self.stack) >= MAX_DEPTH:
+                raise _fail(str(depth_error()))
+            container = _Node(kind)
+            self.add(container, event.anchor)
+            self.stack.append((container, event.anchor))
+            if event.anchor:
+                self.open_anchors.add(event.anchor)
+        elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+            _, anchor = self.stack.pop()
+            if anchor:
+                self.open_anchors.discard(anchor)
+
+    def alias(self, anchor: str) -> _Node:
+        target = self.anchors.get(anchor)
+        if target is None:
+            raise _fail(f"unknown anchor '{anchor}' referenced")
+        if anchor in self.open_anchors:
+            raise _fail(f"anchor '{anchor}' value contains itself")
+        node = _Node("alias")
+        node.items.append(target)
+        return node
+
+    def add(self, node: _Node, anchor: str | None) -> None:
+        if anchor:
+            self.anchors[anchor] = node
+        if self.stack:
+            self.stack[-1][0].items.append(node)
+        elif self.root is None:
+            self.root = node
 
 
 def _scalar(loader: Any, event: Any) -> _Node:
@@ -189,7 +200,7 @@ class _Expander:
             self.aliased += 1
         if (self.aliased > 100 and self.decodes > 1000
                 and self.aliased / self.decodes > _allowed_alias_ratio(self.decodes)):
-            raise BodyError("error converting YAML to JSON: yaml: document contains excessive aliasing")
+            raise _fail("document contains excessive aliasing")
 
     def run(self, root: _Node) -> Any:
         # post-order evaluation: ("visit", node, in_alias, depth) tasks push one value each;
@@ -211,7 +222,7 @@ class _Expander:
                 values.append(_MERGE if node.merge else node.value)
             else:
                 if depth >= MAX_DEPTH:
-                    raise BodyError(f"error converting YAML to JSON: yaml: {depth_error()}")
+                    raise _fail(str(depth_error()))
                 tasks.append(("build", node, in_alias, depth))
                 tasks.extend(("visit", child, in_alias, depth + 1) for child in reversed(node.items))
         return values[0]
@@ -238,8 +249,7 @@ def _mapping(flat: list[Any]) -> dict[str, Any]:
             sources = value if isinstance(value, list) else [value]
             for source in sources:
                 if not isinstance(source, dict):
-                    raise BodyError("error converting YAML to JSON: yaml: map merge requires map or sequence of maps "
-                                    "as the value")
+                    raise _fail("map merge requires map or sequence of maps as the value")
                 for k, v in source.items():
                     merged.setdefault(k, v)
             continue
