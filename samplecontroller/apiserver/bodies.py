@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-__all__ = ["MAX_BODY_BYTES", "MAX_DEPTH", "MAX_OBJECT_BYTES", "BodyError", "check_depth", "load_yaml"]
+__all__ = ["MAX_BODY_BYTES", "MAX_DEPTH", "MAX_OBJECT_BYTES", "BodyError", "check_depth", "depth_error", "load_yaml"]
 
 MAX_BODY_BYTES = 3 * 1024 * 1024
 MAX_OBJECT_BYTES = 1536 * 1024
@@ -40,20 +40,22 @@ def depth_error() -> BodyError:
     return BodyError(f"exceeded max depth of {MAX_DEPTH}")
 
 
-def check_depth(value: Any) -> None:
-    """Raise ``BodyError`` if ``value`` (JSON values) nests deeper than ``MAX_DEPTH``."""
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            children: Any = item.values()
-        elif isinstance(item, list):
-            children = item
-        else:
-            continue
-        if depth >= MAX_DEPTH:
-            raise depth_error()
-        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+def check_depth(value: Any, raw: bytes | None = None) -> None:
+    """Raise ``BodyError`` if ``value`` (JSON values) nests deeper than ``MAX_DEPTH``. ``raw``,
+    the JSON it was decoded from, lets small bodies skip the walk (fewer brackets than levels)."""
+    if raw is not None and raw.count(b"[") + raw.count(b"{") < MAX_DEPTH:
+        return
+    level, depth = [value], 0
+    while level:
+        deeper: list[Any] = []
+        for item in level:
+            children = item.values() if type(item) is dict else item if type(item) is list else ()
+            deeper.extend(child for child in children if type(child) is dict or type(child) is list)
+        if deeper:
+            depth += 1
+            if depth >= MAX_DEPTH:
+                raise depth_error()
+        level = deeper
 
 
 def _allowed_alias_ratio(decodes: int) -> float:

@@ -141,7 +141,7 @@ def decode_body(body: bytes, content_type: str) -> Any:
         if body.lstrip()[:1] in (b"{", b"["):
             try:  # JSON is YAML: the fast path for what kubectl sends
                 value = _decode(body)
-                bodies.check_depth(value)
+                bodies.check_depth(value, body)
                 return value
             except (msgspec.DecodeError, RecursionError, bodies.BodyError):
                 pass
@@ -162,7 +162,7 @@ def _decode_json(body: bytes) -> Any:
     except (msgspec.DecodeError, UnicodeDecodeError) as err:
         raise bad_request(f"error decoding request body: {err}") from None
     try:
-        bodies.check_depth(value)
+        bodies.check_depth(value, body)
     except bodies.BodyError as err:
         raise bad_request(f"error decoding request body: {err}") from None
     return value
