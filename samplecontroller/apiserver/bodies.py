@@ -89,8 +89,8 @@ def load_yaml(data: bytes) -> Any:
         raise
     except yaml.YAMLError as err:
         raise BodyError(f"error converting YAML to JSON: yaml: {err}") from None
-    except (UnicodeDecodeError, ValueError, OverflowError) as err:
-        raise BodyError(f"error converting YAML to JSON: {err}") from None
+    except (ValueError, OverflowError, KeyError, IndexError, TypeError) as err:  # a scalar its tag cannot hold
+        raise BodyError(f"error converting YAML to JSON: cannot decode {type(err).__name__}: {err}") from None
     return None if root is None else _plain(_Expander().run(root))
 
 
@@ -221,7 +221,7 @@ class _Expander:
             if node.kind == "alias":
                 tasks.append(("visit", node.items[0], True, depth))
             elif node.kind == "scalar":
-                values.append(_MERGE if node.merge else node.value)
+                values.append(_Merge(node.value) if node.merge else node.value)
             else:
                 if depth >= MAX_DEPTH:
                     raise _fail(str(depth_error()))
@@ -231,15 +231,17 @@ class _Expander:
 
 
 class _Merge:
-    """The ``<<`` merge key."""
+    """A scalar resolved as the ``<<`` merge key (its text, should it not be a mapping key)."""
 
+    __slots__ = ("text",)
 
-_MERGE = _Merge()
+    def __init__(self, text: str) -> None:
+        self.text = text
 
 
 def _plain(value: Any) -> Any:
     """A ``<<`` that is not a mapping key is the string it looks like."""
-    return "<<" if value is _MERGE else value
+    return value.text if isinstance(value, _Merge) else value
 
 
 def _mapping(flat: list[Any]) -> dict[str, Any]:
@@ -247,7 +249,7 @@ def _mapping(flat: list[Any]) -> dict[str, Any]:
     merged: dict[str, Any] = {}
     for i in range(0, len(flat) - 1, 2):
         key, value = flat[i], flat[i + 1]
-        if key is _MERGE:
+        if isinstance(key, _Merge):
             sources = value if isinstance(value, list) else [value]
             for source in sources:
                 if not isinstance(source, dict):

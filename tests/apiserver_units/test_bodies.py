@@ -1,0 +1,77 @@
+"""YAML request bodies to JSON values (bodies.load_yaml) and the nesting bound (check_depth)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from samplecontroller.apiserver.bodies import MAX_DEPTH, BodyError, check_depth, load_yaml
+
+json_values = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-(2**63), 2**63), st.text(max_size=10),
+              st.floats(allow_nan=False, allow_infinity=False)),
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=4)),
+    max_leaves=30)
+
+
+@settings(max_examples=200, deadline=None)
+@given(json_values)
+def test_yaml_of_json_values_round_trips(value: Any) -> None:
+    for text in (yaml.safe_dump(value), yaml.safe_dump(value, default_flow_style=True)):
+        assert load_yaml(text.encode()) == value
+
+
+def chain(levels: int, width: int) -> bytes:
+    """A document whose level ``i`` holds ``width`` aliases of level ``i - 1``."""
+    lines = [b"l0: &l0 [" + b",".join([b"x"] * width) + b"]"]
+    for i in range(1, levels):
+        lines.append(b"l%d: &l%d [%s]" % (i, i, b",".join([b"*l%d" % (i - 1)] * width)))
+    return b"\n".join(lines) + b"\n"
+
+
+def test_alias_expansion_within_go_yamls_ratio_is_allowed() -> None:
+    doc = load_yaml(chain(3, 9))  # 9 + 81 + 729 leaves from 30-odd written nodes: under 99% aliased
+    assert len(doc["l2"]) == 9 and doc["l2"][0] == doc["l1"] == [["x"] * 9] * 9
+    doc["l2"][0][0][0] = "changed"
+    assert doc["l1"][0][0] == "x", "aliases are expanded as copies"
+
+
+def test_alias_expansion_beyond_go_yamls_ratio_is_rejected() -> None:
+    with pytest.raises(BodyError, match="document contains excessive aliasing"):
+        load_yaml(chain(5, 9))
+
+
+def test_depth_bound_is_the_same_for_json_values_and_yaml() -> None:
+    ok = b"[" * MAX_DEPTH + b"]" * MAX_DEPTH
+    too_deep = b"[" * (MAX_DEPTH + 1) + b"]" * (MAX_DEPTH + 1)
+    check_depth(yaml.safe_load(ok))
+    assert load_yaml(ok) is not None
+    with pytest.raises(BodyError, match="exceeded max depth"):
+        check_depth(yaml.safe_load(too_deep))
+    with pytest.raises(BodyError, match="exceeded max depth"):
+        load_yaml(too_deep)
+    with pytest.raises(BodyError, match="exceeded max depth"):
+        load_yaml(b"[" * 100_000)
+
+
+@pytest.mark.parametrize("text, expected", [
+    (b"a: !!merge x\nb: [<<]\n", {"a": "x", "b": ["<<"]}),
+    (b"base: &b {k: 1, j: 2}\nm: {<<: *b, k: 3}\n", {"base": {"k": 1, "j": 2}, "m": {"k": 3, "j": 2}}),
+    (b"{1: a, 1.5: b, true: c, false: d}", {"1": "a", "1.5": "b", "true": "c", "false": "d"}),
+    (b"a: 2001-12-14t21:59:43.10-05:00\nb: !custom x\nc: !!binary aGk=\n",
+     {"a": "2001-12-14t21:59:43.10-05:00", "b": "x", "c": "hi"}),
+    (b"", None),
+])
+def test_conversions_follow_sigs_k8s_io_yaml(text: bytes, expected: Any) -> None:
+    assert load_yaml(text) == expected
+
+
+@pytest.mark.parametrize("text", [b"a: !!bool maybe", b'a: !!int ""', b"a: !!set {x}", b"? {a: 1}\n: v\n",
+                                  b"<<: 1\n", b"a: -.inf", b"a: \xff\x80"])
+def test_values_without_a_json_form_are_body_errors(text: bytes) -> None:
+    with pytest.raises(BodyError):
+        load_yaml(text)
