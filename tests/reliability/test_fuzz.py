@@ -309,7 +309,7 @@ def test_fuzzed_requests_get_no_5xx_and_change_nothing_else(server: LocalAPIServ
     wire = Wire(server)
     seen: dict[int, int] = {}
 
-    @settings(max_examples=300, deadline=None, database=None,
+    @settings(max_examples=500, deadline=None, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                      HealthCheck.function_scoped_fixture])
     @given(req=st.one_of(requests(server.token), valid_requests(server.token)))
