@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from samplecontroller.apimachinery import errors
 from samplecontroller.leaderelection.resourcelock import LeaderElectionRecord, ResourceLock
 from samplecontroller.logs import get_logger
+from samplecontroller.wait import Context
 
 log = get_logger("leaderelection")
 
@@ -149,7 +150,7 @@ class LeaderElector:
         try:
             if not self._acquire(stop):
                 return
-            leading_stop = threading.Event()
+            leading_stop = Context()  # a threading.Event that also takes done-callbacks
             with self._lock:
                 self._leading = True
             threading.Thread(target=self._started, args=(leading_stop,), name="leader", daemon=True).start()

@@ -138,7 +138,6 @@ def test_missed_delete_arrives_as_tombstone_after_410(server: ScriptedServer, ma
 
 
 def test_resync_per_handler(server: ScriptedServer, make: Factory, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(shared_informer, "RESYNC_CHECK_PERIOD", 0.02)
     monkeypatch.setattr(shared_informer, "MINIMUM_RESYNC_PERIOD", 0.05)
     server.put("a")
     inf = make(start=False)
