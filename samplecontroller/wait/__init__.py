@@ -22,6 +22,7 @@ from samplecontroller.wait.context import (
     Context,
     DeadlineExceeded,
     as_context,
+    sleep,
     with_cancel,
     with_timeout,
 )
@@ -60,6 +61,7 @@ __all__ = [
     "poll_immediate",
     "poll_immediate_until",
     "poll_until",
+    "sleep",
     "until",
     "with_cancel",
     "with_timeout",

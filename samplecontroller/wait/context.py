@@ -22,6 +22,9 @@ also runs callbacks when it is cancelled and can have children. Contract:
   is; ``None`` gives a fresh, never-cancelled Context; a plain ``threading.Event`` is bridged by
   one parked thread per distinct event (an Event has no callbacks), shared by every caller that
   adapts the same event, ending when the event is set. Pass a Context to avoid that thread.
+- ``sleep(stop, seconds, clock)`` waits ``seconds`` of ``clock`` time or until ``stop`` is
+  set, whichever comes first, and returns whether ``stop`` is set: with a ``FakeClock`` the wait
+  ends when the test steps the clock (a done-callback wakes it on ``stop``; no polling).
 - All methods are thread-safe.
 """
 
@@ -35,8 +38,9 @@ import weakref
 from collections.abc import Callable
 
 from samplecontroller.logs import get_logger
+from samplecontroller.wait.clock import REAL_CLOCK, Clock
 
-__all__ = ["Canceled", "Context", "DeadlineExceeded", "as_context", "with_cancel", "with_timeout"]
+__all__ = ["Canceled", "Context", "DeadlineExceeded", "as_context", "sleep", "with_cancel", "with_timeout"]
 
 log = get_logger("context")
 
@@ -209,3 +213,25 @@ def as_context(stop: threading.Event | None) -> Context:
 def _bridge(stop: threading.Event, ctx: Context) -> None:
     stop.wait()
     ctx.cancel()
+
+
+def sleep(stop: threading.Event, seconds: float, clock: Clock = REAL_CLOCK) -> bool:
+    """Wait ``seconds`` on ``clock`` or until ``stop`` is set; True if ``stop`` is set."""
+    if clock is REAL_CLOCK:
+        return stop.wait(max(0.0, seconds))
+    ctx = as_context(stop)
+    cond = threading.Condition(threading.Lock())
+
+    def wake() -> None:
+        with cond:
+            cond.notify_all()
+
+    deadline = clock.now() + seconds
+    handle = ctx.add_done_callback(wake)
+    try:
+        with cond:
+            while not ctx.done() and clock.now() < deadline:
+                clock.wait(cond, deadline)
+    finally:
+        ctx.remove_done_callback(handle)
+    return ctx.done()
