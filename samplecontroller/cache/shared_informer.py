@@ -11,9 +11,9 @@ Guarantees:
   the handler has been given every object of the initial list.
 - Resync: once synced, a handler whose resync period has passed since its last resync (or its
   registration) gets ``on_update(obj, obj)`` for every cached object; the processing thread
-  waits for the earliest due time (no periodic check, no extra thread). Updates that do not change the
-  resourceVersion (resyncs, unchanged objects of a re-list) go only to handlers being resynced,
-  as in Go.
+  waits for the earliest due time (no periodic check, no extra thread). Updates that do not
+  change the resourceVersion (resyncs, unchanged objects of a re-list) go only to handlers
+  being resynced, as in Go.
 - ``set_transform(fn)`` (before start) maps each incoming object before it is cached and
   delivered (for example to drop managedFields); it is not applied to Sync objects, which come
   from the cache.
