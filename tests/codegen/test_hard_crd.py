@@ -7,6 +7,7 @@ import json
 import shutil
 import subprocess
 import sys
+import tempfile
 import typing
 from collections.abc import Callable
 from pathlib import Path
@@ -100,7 +101,12 @@ def _mypy_cache(root: Path) -> Path:
     cache = root / ".mypy_cache" / "hard-crd"
     seed = root / ".mypy_cache" / f"{sys.version_info.major}.{sys.version_info.minor}"
     if not cache.exists() and seed.is_dir():
-        shutil.copytree(seed, cache / seed.name)
+        staging = Path(tempfile.mkdtemp(dir=cache.parent))
+        shutil.copytree(seed, staging / seed.name)
+        try:
+            staging.rename(cache)
+        except OSError:  # another test session seeded it meanwhile
+            shutil.rmtree(staging, ignore_errors=True)
     return cache
 
 
