@@ -7,7 +7,16 @@ import threading
 
 import pytest
 
-from samplecontroller.wait import Canceled, Context, DeadlineExceeded, as_context, with_cancel, with_timeout
+from samplecontroller.wait import (
+    Canceled,
+    Context,
+    DeadlineExceeded,
+    FakeClock,
+    as_context,
+    sleep,
+    with_cancel,
+    with_timeout,
+)
 
 
 def test_cancel_runs_callbacks_once_in_order_and_is_idempotent() -> None:
@@ -153,3 +162,32 @@ def _race_adders_against_cancel() -> list[int]:
 def test_callbacks_added_while_cancelling_each_run_exactly_once() -> None:
     for _ in range(20):
         assert _race_adders_against_cancel() == [1] * 400
+
+
+def _sleep_in_thread(stop: threading.Event, seconds: float, clock: FakeClock) -> tuple[threading.Thread, list[bool]]:
+    out: list[bool] = []
+    t = threading.Thread(target=lambda: out.append(sleep(stop, seconds, clock)), daemon=True)
+    t.start()
+    return t, out
+
+
+def test_sleep_on_a_fake_clock_ends_when_the_clock_reaches_the_deadline() -> None:
+    clock = FakeClock()
+    t, out = _sleep_in_thread(Context(), 2.0, clock)
+    assert clock.wait_for_waiters(1)
+    clock.step(1.5)
+    assert clock.wait_for_waiters(1) and out == []  # still asleep at 1.5 s
+    clock.step(0.5)
+    t.join(10)
+    assert out == [False]
+
+
+def test_sleep_on_a_fake_clock_ends_when_stop_is_set() -> None:
+    clock = FakeClock(max_real_wait=60.0)  # a missed wake-up would hang for a minute
+    for stop in (Context(), threading.Event()):
+        t, out = _sleep_in_thread(stop, 3600.0, clock)
+        assert clock.wait_for_waiters(1)
+        stop.set()
+        t.join(30)
+        assert out == [True] and clock.now() == 0.0
+    assert sleep(Context(), 0.0, clock) is False
