@@ -29,6 +29,7 @@ import yaml
 
 from samplecontroller.apimachinery import errors
 from samplecontroller.logs import get_logger
+from samplecontroller.wait import as_context, with_cancel
 
 log = get_logger("main")
 
@@ -208,7 +209,8 @@ def _run_with_leader_election(
     lost = threading.Event()
 
     def on_started_leading(leading_stop: threading.Event) -> None:
-        both = _either(stop, leading_stop)
+        both = with_cancel(stop)  # stop, or leadership lost: whichever comes first
+        as_context(leading_stop).add_done_callback(both.cancel)
         try:
             result["code"] = _run_controller(args, rest_client, both, set_ready)
         except Exception as err:
@@ -245,19 +247,6 @@ def _run_with_leader_election(
     log.info("Attempting to acquire leader lease", lease=f"{namespace}/{args.leader_election_id}", identity=identity)
     leaderelection.LeaderElector(config).run(stop)
     return result["code"]
-
-
-def _either(a: threading.Event, b: threading.Event) -> threading.Event:
-    """An event set as soon as either ``a`` or ``b`` is set."""
-    out = threading.Event()
-
-    def watch() -> None:
-        while not (a.wait(0.1) or b.is_set()):
-            pass
-        out.set()
-
-    threading.Thread(target=watch, name="stop-either", daemon=True).start()
-    return out
 
 
 def _pod_namespace() -> str:

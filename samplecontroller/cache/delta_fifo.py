@@ -81,6 +81,7 @@ class DeltaFIFO:
         self._populated = False
         self._initial_population_count = 0
         self._closed = False
+        self._wakes = 0
 
     def key_of(self, obj: Any) -> str:
         """The key of an object, a Delta (its object's) or a tombstone (its own)."""
@@ -180,13 +181,17 @@ class DeltaFIFO:
     def pop(self, process: Callable[[list[Delta], bool], None], timeout: float | None = None) -> bool:
         """Block for the next key; call ``process(deltas, is_in_initial_list)`` outside the lock.
 
-        Returns False on timeout; raises FIFOClosedError once closed (pending items are dropped).
-        An exception from ``process`` propagates (the key is not re-queued).
+        Returns False on timeout or when ``wake()`` is called while it waits; raises
+        FIFOClosedError once closed (pending items are dropped). An exception from ``process``
+        propagates (the key is not re-queued).
         """
         with self._cond:
+            wakes = self._wakes
             while not self._queue:
                 if self._closed:
                     raise FIFOClosedError()
+                if self._wakes != wakes:
+                    return False
                 if not self._cond.wait(timeout):
                     return False
             if self._closed:
@@ -223,6 +228,12 @@ class DeltaFIFO:
     def is_closed(self) -> bool:
         with self._cond:
             return self._closed
+
+    def wake(self) -> None:
+        """Make every waiting ``pop`` return False now (its owner has something else to do)."""
+        with self._cond:
+            self._wakes += 1
+            self._cond.notify_all()
 
     def close(self) -> None:
         """Wake every ``pop``; they raise FIFOClosedError."""

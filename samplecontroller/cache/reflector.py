@@ -38,7 +38,7 @@ from samplecontroller.cache.pager import DEFAULT_PAGE_SIZE, list_all
 from samplecontroller.client.types import ListerWatcher, ListOptions, Watch
 from samplecontroller.logs import get_logger
 from samplecontroller.rest import TransportError
-from samplecontroller.wait import BackoffManager, ExponentialBackoffManager
+from samplecontroller.wait import BackoffManager, ExponentialBackoffManager, as_context
 
 log = get_logger("reflector")
 
@@ -136,19 +136,22 @@ class Reflector:
     # -- running ---------------------------------------------------------------------------
 
     def run(self, stop: threading.Event) -> None:
-        """list_and_watch until ``stop`` is set, waiting ``backoff`` between attempts."""
-        stopper = threading.Thread(target=self._stop_watch_on, args=(stop,), name=f"{self.name}-stopper",
-                                   daemon=True)
-        stopper.start()
-        while not stop.is_set():
-            try:
-                self.list_and_watch(stop)
-            except Exception as err:
-                if stop.is_set():
+        """list_and_watch until ``stop`` (a ``wait.Context``, or an Event adapted to one) is set,
+        waiting ``backoff`` between attempts. The open watch is stopped by a done-callback."""
+        ctx = as_context(stop)
+        handle = ctx.add_done_callback(self._stop_watch)
+        try:
+            while not ctx.done():
+                try:
+                    self.list_and_watch(ctx)
+                except Exception as err:
+                    if ctx.done():
+                        return
+                    self._report(err)
+                if ctx.wait(self.backoff.backoff()):
                     return
-                self._report(err)
-            if stop.wait(self.backoff.backoff()):
-                return
+        finally:
+            ctx.remove_done_callback(handle)
 
     def _report(self, err: BaseException) -> None:
         try:
@@ -156,8 +159,7 @@ class Reflector:
         except Exception as hook_err:
             log.error("Watch error handler failed", reflector=self.name, error=repr(hook_err))
 
-    def _stop_watch_on(self, stop: threading.Event) -> None:
-        stop.wait()
+    def _stop_watch(self) -> None:
         with self._watch_lock:
             if self._watch is not None:
                 self._watch.stop()

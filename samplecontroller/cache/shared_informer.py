@@ -9,10 +9,11 @@ Guarantees:
   (``is_in_initial_list=True``), consistently with later notifications (deltas are held while
   it is added); its registration's ``has_synced()`` is true once the informer has synced and
   the handler has been given every object of the initial list.
-- Resync: the check runs every second while any handler has a resync period; a due handler
-  gets ``on_update(obj, obj)`` for every cached object. Updates that do not change the
-  resourceVersion (resyncs, unchanged objects of a re-list) go only to handlers being resynced,
-  as in Go.
+- Resync: once synced, a handler whose resync period has passed since its last resync (or its
+  registration) gets ``on_update(obj, obj)`` for every cached object; the processing thread
+  waits for the earliest due time (no periodic check, no extra thread). Updates that do not
+  change the resourceVersion (resyncs, unchanged objects of a re-list) go only to handlers
+  being resynced, as in Go.
 - ``set_transform(fn)`` (before start) maps each incoming object before it is cached and
   delivered (for example to drop managedFields); it is not applied to Sync objects, which come
   from the cache.
@@ -25,12 +26,15 @@ Guarantees:
   caches (dynamic informers) are tracked, so for them the freeze is what keeps full collections
   short. Frozen objects are still freed by reference counting when dropped.
 - ``run(stop)`` blocks until ``stop`` is set; then listeners stop and ``is_stopped()`` is true.
-  An informer runs once.
+  An informer runs once. Threads: the caller's (processing and resync), the reflector's and
+  one per handler; ``stop`` (a ``wait.Context``; a plain Event is adapted with
+  ``wait.as_context``) closes the queue and the watch through done-callbacks.
 """
 
 from __future__ import annotations
 
 import gc
+import math
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -45,14 +49,13 @@ from samplecontroller.cache.reflector import Reflector, WatchErrorHandler
 from samplecontroller.cache.thread_safe_store import ThreadSafeStore
 from samplecontroller.client.types import ListerWatcher
 from samplecontroller.logs import get_logger
-from samplecontroller.wait import BackoffManager
+from samplecontroller.wait import BackoffManager, as_context
 
 log = get_logger("informer")
 
 T = TypeVar("T")
 
 MINIMUM_RESYNC_PERIOD = 1.0
-RESYNC_CHECK_PERIOD = 1.0
 
 
 class ResourceEventHandlerRegistration:
@@ -148,6 +151,8 @@ class SharedIndexInformer(Generic[T]):
                 raise RuntimeError(f"informer {self.name} has stopped; handler not added")
             listener = Listener(handler, period, self.name)
             self._listeners.append(listener)
+            if period:
+                self._fifo.wake()  # the processing thread re-computes its next resync time
             if self._started:
                 for obj in self._indexer.list():
                     listener.add((ADD, obj, True))
@@ -185,36 +190,46 @@ class SharedIndexInformer(Generic[T]):
                 log.warning("Informer already started or stopped", informer=self.name)
                 return
             self._started = True
-        threads = [
-            threading.Thread(target=self._reflector.run, args=(stop,), name=f"reflector-{self.name}", daemon=True),
-            threading.Thread(target=self._resync_loop, args=(stop,), name=f"resync-{self.name}", daemon=True),
-            threading.Thread(target=self._close_on, args=(stop,), name=f"closer-{self.name}", daemon=True),
-        ]
-        for t in threads:
-            t.start()
+        ctx = as_context(stop)
+        reflector = threading.Thread(target=self._reflector.run, args=(ctx,), name=f"reflector-{self.name}",
+                                     daemon=True)
+        reflector.start()
+        handle = ctx.add_done_callback(self._fifo.close)
         try:
             self._process_loop()
         finally:
+            ctx.remove_done_callback(handle)
             with self._lock:
                 self._stopped = True
                 listeners = list(self._listeners)
             for listener in listeners:
                 listener.stop()
-            threads[0].join(5.0)
+            reflector.join(5.0)
 
     def _process_loop(self) -> None:
+        """Pop and handle deltas until the queue closes; resync due handlers in between."""
         fifo = self._fifo
         while True:
             try:
-                fifo.pop(self._handle_deltas)
+                fifo.pop(self._handle_deltas, self._resync_due())
             except FIFOClosedError:
                 return
             if not self._synced.is_set() and fifo.has_synced():
                 self._mark_synced()
 
-    def _close_on(self, stop: threading.Event) -> None:
-        stop.wait()
-        self._fifo.close()
+    def _resync_due(self) -> float | None:
+        """Queue a resync if a handler is due; return the seconds until the next one is (None: none)."""
+        now = time.monotonic()
+        with self._lock:
+            if not self._synced.is_set():
+                return None
+            syncing = [lst for lst in self._listeners if lst.should_resync(now)]
+            if syncing:
+                self._syncing = syncing
+            next_at = min((lst.next_resync for lst in self._listeners), default=math.inf)
+        if syncing:
+            self._fifo.resync()
+        return None if next_at == math.inf else max(0.0, next_at - time.monotonic())
 
     def _mark_synced(self) -> None:
         with self._lock:
@@ -225,18 +240,7 @@ class SharedIndexInformer(Generic[T]):
             self._synced.set()
             for listener in self._listeners:
                 listener.add((SYNCED,))
-
-    def _resync_loop(self, stop: threading.Event) -> None:
-        while not stop.wait(RESYNC_CHECK_PERIOD):
-            now = time.monotonic()
-            with self._lock:
-                if not self._synced.is_set():
-                    continue
-                syncing = [lst for lst in self._listeners if lst.should_resync(now)]
-                if syncing:
-                    self._syncing = syncing
-            if syncing:
-                self._fifo.resync()
+        self._fifo.wake()  # the processing thread checks for due resyncs now
 
     def _handle_deltas(self, deltas: list[Delta], is_in_initial_list: bool) -> None:
         with self._block_deltas:

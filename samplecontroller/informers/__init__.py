@@ -9,7 +9,9 @@ Contracts:
   ListOptions of every list and watch of informers built with ``tweaked(lw, factory.tweak_list_options)``
   (the generated code and ``DynamicSharedInformerFactory`` do this).
 - ``start(stop)`` runs, each in its own thread, every informer requested so far and not yet
-  started; call it again after requesting more. After ``shutdown`` it does nothing.
+  started; call it again after requesting more. After ``shutdown`` it does nothing. The
+  informers run on the factory's own ``wait.Context``, cancelled by a done-callback on ``stop``
+  (adapted with ``wait.as_context``) or by ``shutdown``.
 - ``wait_for_cache_sync`` waits for the started informers and returns key -> synced.
 - ``shutdown()`` stops every informer (``stop`` need not be set) and joins their threads.
 """
@@ -23,6 +25,7 @@ from typing import Any
 from samplecontroller.cache import SharedIndexInformer, wait_for_cache_sync
 from samplecontroller.cache.dynamic import TweakedListerWatcher, TweakListOptions, tweaked
 from samplecontroller.client.types import ResourceInfo
+from samplecontroller.wait import Context, as_context
 
 __all__ = ["DynamicSharedInformerFactory", "SharedInformerFactoryBase", "TweakListOptions", "TweakedListerWatcher",
            "tweaked"]
@@ -42,7 +45,7 @@ class SharedInformerFactoryBase:
         self._informers: dict[Any, SharedIndexInformer[Any]] = {}
         self._started: set[Any] = set()
         self._threads: list[threading.Thread] = []
-        self._stop = threading.Event()
+        self._stop = Context()
         self._relaying = False
         self._shutting_down = False
 
@@ -64,7 +67,7 @@ class SharedInformerFactoryBase:
                 return
             if not self._relaying:
                 self._relaying = True
-                threading.Thread(target=self._relay, args=(stop,), name="informer-factory-stop", daemon=True).start()
+                as_context(stop).add_done_callback(self._stop.cancel)
             for key, informer in self._informers.items():
                 if key in self._started:
                     continue
@@ -73,11 +76,6 @@ class SharedInformerFactoryBase:
                 t.start()
                 self._threads.append(t)
                 self._started.add(key)
-
-    def _relay(self, outer: threading.Event) -> None:
-        # Blocks until the caller's stop (one parked daemon thread; no polling).
-        outer.wait()
-        self._stop.set()
 
     def wait_for_cache_sync(self, stop: threading.Event | None = None,
                             timeout: float | None = None) -> dict[Any, bool]:
@@ -91,7 +89,7 @@ class SharedInformerFactoryBase:
         """Stop every informer and wait (up to ``timeout`` each) for their threads."""
         with self._lock:
             self._shutting_down = True
-            self._stop.set()
+            self._stop.cancel()
             threads = list(self._threads)
         for t in threads:
             t.join(timeout)

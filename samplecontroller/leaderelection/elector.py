@@ -18,8 +18,8 @@ Guarantees are Go's: at most one candidate *believes* it leads at any time only 
 at the same rate and renew_deadline < lease_duration; this is not fencing.
 
 Validation, as in Go: lease_duration > renew_deadline > JITTER_FACTOR * retry_period, all
-positive, callbacks set and a non-empty lock identity. ``clock`` (monotonic seconds) is
-injectable; the lease duration is written as whole seconds (rounded up) because the Lease field
+positive, callbacks set and a non-empty lock identity. ``clock`` (a ``wait.Clock``: monotonic
+seconds, and every wait of the elector) is injectable, so tests run on a ``wait.FakeClock``; the lease duration is written as whole seconds (rounded up) because the Lease field
 is an integer.
 """
 
@@ -29,13 +29,13 @@ import datetime
 import math
 import random
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from samplecontroller.apimachinery import errors
 from samplecontroller.leaderelection.resourcelock import LeaderElectionRecord, ResourceLock
 from samplecontroller.logs import get_logger
+from samplecontroller.wait import REAL_CLOCK, Clock, Context, sleep
 
 log = get_logger("leaderelection")
 
@@ -72,7 +72,7 @@ class LeaderElectionConfig:
     callbacks: LeaderCallbacks = field(default_factory=LeaderCallbacks)
     release_on_cancel: bool = False
     name: str = ""
-    clock: Callable[[], float] = time.monotonic
+    clock: Clock = REAL_CLOCK
 
     def validate(self) -> None:
         """Raise ValueError with Go's message for an invalid configuration."""
@@ -117,7 +117,7 @@ class LeaderElector:
     def _set_observed(self, record: LeaderElectionRecord) -> None:
         with self._lock:
             self._observed = record
-            self._observed_at = self.config.clock()
+            self._observed_at = self.config.clock.now()
 
     def _observed_record(self) -> LeaderElectionRecord:
         with self._lock:
@@ -149,7 +149,7 @@ class LeaderElector:
         try:
             if not self._acquire(stop):
                 return
-            leading_stop = threading.Event()
+            leading_stop = Context()  # a threading.Event that also takes done-callbacks
             with self._lock:
                 self._leading = True
             threading.Thread(target=self._started, args=(leading_stop,), name="leader", daemon=True).start()
@@ -181,7 +181,7 @@ class LeaderElector:
                 self._record_event("became leader")
                 log.info("successfully acquired lease", lease=desc)
                 return True
-            if stop.wait(self._jittered(self.config.retry_period)):
+            if sleep(stop, self._jittered(self.config.retry_period), self.config.clock):
                 break
         return False
 
@@ -195,7 +195,7 @@ class LeaderElector:
                         break
                     log.info("failed to renew lease", lease=desc, renew_deadline=cfg.renew_deadline)
                     return
-                if stop.wait(cfg.retry_period):
+                if sleep(stop, cfg.retry_period, cfg.clock):
                     break
             if cfg.release_on_cancel:
                 self.release()
@@ -205,20 +205,20 @@ class LeaderElector:
     def _renew_within_deadline(self, stop: threading.Event) -> bool:
         """Try every retry_period until a renewal succeeds (True) or renew_deadline passes (False)."""
         cfg = self.config
-        deadline = cfg.clock() + cfg.renew_deadline
+        deadline = cfg.clock.now() + cfg.renew_deadline
         while True:
             renewed = self._try_before(deadline)
             self._maybe_report_transition()
             if renewed:
                 return True
-            left = deadline - cfg.clock()
-            if left <= 0 or stop.wait(min(cfg.retry_period, left)) or cfg.clock() >= deadline:
+            left = deadline - cfg.clock.now()
+            if left <= 0 or sleep(stop, min(cfg.retry_period, left), cfg.clock) or cfg.clock.now() >= deadline:
                 return False
 
     def _try_before(self, deadline: float) -> bool:
         """One attempt bounded by ``deadline``: a request still hanging then counts as a failure."""
         result: list[bool] = []
-        done = threading.Event()
+        done = Context()
 
         def attempt() -> None:
             try:
@@ -227,7 +227,7 @@ class LeaderElector:
                 done.set()
 
         threading.Thread(target=attempt, name="lease-renew", daemon=True).start()
-        done.wait(max(0.0, deadline - self.config.clock()))
+        sleep(done, deadline - self.config.clock.now(), self.config.clock)
         return bool(result) and result[0]
 
     def release(self) -> bool:
@@ -253,7 +253,7 @@ class LeaderElector:
         desired = LeaderElectionRecord(lock.identity(), math.ceil(cfg.lease_duration), now, now, 0)
 
         # 1. Fast path: a leader updates optimistically from the record it wrote last.
-        if self._holds() and self._lease_valid(cfg.clock()):
+        if self._holds() and self._lease_valid(cfg.clock.now()):
             old = self._observed_record()
             optimistic = LeaderElectionRecord(desired.holder_identity, desired.lease_duration_seconds,
                                               old.acquire_time, now, old.leader_transitions)
@@ -285,7 +285,7 @@ class LeaderElector:
         # 3. Record obtained: check the identity and the time.
         if current != self._observed_record():
             self._set_observed(current)
-        if current.holder_identity and self._lease_valid(cfg.clock()) and not self._holds():
+        if current.holder_identity and self._lease_valid(cfg.clock.now()) and not self._holds():
             return False
 
         # 4. Take it (or renew through the slow path).

@@ -138,7 +138,6 @@ def test_missed_delete_arrives_as_tombstone_after_410(server: ScriptedServer, ma
 
 
 def test_resync_per_handler(server: ScriptedServer, make: Factory, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(shared_informer, "RESYNC_CHECK_PERIOD", 0.02)
     monkeypatch.setattr(shared_informer, "MINIMUM_RESYNC_PERIOD", 0.05)
     server.put("a")
     inf = make(start=False)
@@ -150,6 +149,18 @@ def test_resync_per_handler(server: ScriptedServer, make: Factory, monkeypatch: 
     upd = next(e for e in resyncing.snapshot() if e[0] == "update")
     assert upd[1] is upd[2]
     assert quiet.kinds() == ["add"]
+
+
+def test_resync_of_a_handler_added_to_a_running_informer(server: ScriptedServer, make: Factory,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The processing thread, idle with no resync due, is woken to schedule the new handler's."""
+    monkeypatch.setattr(shared_informer, "MINIMUM_RESYNC_PERIOD", 0.05)
+    server.put("a")
+    inf = make()
+    assert wait_for_cache_sync(inf, timeout=5)
+    late = Recorder()
+    inf.add_event_handler(late, resync_period=0.05)
+    assert eventually(lambda: late.kinds().count("update") >= 2)
 
 
 def test_transform_strips_before_caching(server: ScriptedServer, make: Factory) -> None:

@@ -19,6 +19,7 @@ from samplecontroller.apiserver import LocalAPIServer
 from samplecontroller.apiserver.testing import install_crds
 from samplecontroller.cache import DeletedFinalStateUnknown, ResourceEventHandlerFuncs
 from samplecontroller.rest import load_rest_client
+from samplecontroller.wait import Context
 from tests.live import wait_for
 
 NS = "informers"
@@ -142,3 +143,31 @@ def test_relist_after_the_watch_is_cut_and_history_compacted(server: LocalAPISer
         assert [f.metadata.name for f in lister.list()] == ["new"]
         foos.patch("new", {"spec": {"replicas": 2}})  # and the new watch delivers again
         wait_for(lambda: "new" in recorder.names("update"), what="an update after the re-list")
+
+
+def _new_threads(before: set[threading.Thread]) -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t not in before]
+
+
+@pytest.mark.parametrize("n", [1, 3])
+def test_a_started_informer_costs_at_most_three_threads(server: LocalAPIServer, cs: Clientset, n: int) -> None:
+    """Processing (with resync), reflector and one listener per handler: no parked stop-waiters,
+    closers, relays or resync timers (their work is done by the stop Context's done-callbacks)."""
+    stop = Context()
+    factories = [SharedInformerFactory(cs, 30.0) for _ in range(n)]
+    before = set(threading.enumerate())
+    for factory in factories:
+        factory.samplecontroller.v1alpha1.foos.informer().add_event_handler(Recorder().handler())
+        factory.start(stop)
+    try:
+        for factory in factories:
+            assert all(factory.wait_for_cache_sync(timeout=10).values())
+        started = _new_threads(before)
+        assert len(started) <= 3 * n, sorted(t.name for t in started)
+    finally:
+        stop.cancel()
+        for factory in factories:
+            factory.shutdown()
+    for t in started:
+        t.join(10)
+    assert _new_threads(before) == []

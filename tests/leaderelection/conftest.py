@@ -1,16 +1,19 @@
-"""An in-memory Lease store with optimistic concurrency, and election candidates over it."""
+"""An in-memory Lease store with optimistic concurrency, election candidates over it, and a
+FakeClock driver: ``advance_until`` moves logical time in small steps, letting every running
+candidate act and park on the clock before each step, so tests assert logical durations."""
 
 from __future__ import annotations
 
 import copy
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
 from samplecontroller.apimachinery import errors
 from samplecontroller.leaderelection import LeaderCallbacks, LeaderElectionConfig, LeaderElector, LeaseLock
+from samplecontroller.wait import REAL_CLOCK, Clock, Context, FakeClock
 
 
 class MemoryLeases:
@@ -99,7 +102,8 @@ class Candidate:
     """One elector on its own thread, with events for its callbacks."""
 
     def __init__(self, store: MemoryLeases, identity: str, *, release_on_cancel: bool = False,
-                 lease_duration: float = 1.0, renew_deadline: float = 0.6, retry_period: float = 0.1) -> None:
+                 lease_duration: float = 1.0, renew_deadline: float = 0.6, retry_period: float = 0.1,
+                 clock: Clock = REAL_CLOCK) -> None:
         self.identity = identity
         self.started = threading.Event()
         self.leading_stopped = threading.Event()  # the stop event given to on_started_leading was set
@@ -111,9 +115,9 @@ class Candidate:
             retry_period=retry_period,
             callbacks=LeaderCallbacks(on_started_leading=self._on_started, on_stopped_leading=self.stopped.set,
                                       on_new_leader=self.leaders.append),
-            release_on_cancel=release_on_cancel)
+            release_on_cancel=release_on_cancel, clock=clock)
         self.elector = LeaderElector(self.config)
-        self.stop = threading.Event()
+        self.stop = Context()
         self.thread = threading.Thread(target=self.elector.run, args=(self.stop,), daemon=True)
 
     def _on_started(self, stop: threading.Event) -> None:
@@ -129,6 +133,40 @@ class Candidate:
     def shutdown(self) -> None:
         self.stop.set()
         self.thread.join(5)
+
+
+STEP = 2.0**-7  # ~8 ms, exact in binary so sums of steps do not drift
+
+
+def _settle(clock: FakeClock, candidates: list[Candidate]) -> None:
+    """Block until every candidate still running waits on the clock again after the latest step."""
+    for _ in range(400):
+        if clock.wait_for_waiters(sum(c.thread.is_alive() for c in candidates), timeout=0.05):
+            return
+    pytest.fail("a running candidate never went back to waiting on the clock")
+
+
+def advance_until(clock: FakeClock, candidates: list[Candidate], done: Callable[[], bool], limit: float) -> float:
+    """Step the clock until ``done()``; return the logical seconds that took. Fails past ``limit``."""
+    start = clock.now()
+    while True:
+        _settle(clock, candidates)
+        if done():
+            return clock.now() - start
+        if clock.now() - start > limit:
+            pytest.fail(f"not done after {limit} s of clock time")
+        clock.step(STEP)
+
+
+def advance(clock: FakeClock, candidates: list[Candidate], seconds: float) -> None:
+    """Let ``seconds`` of clock time pass, step by step."""
+    end = clock.now() + seconds
+    advance_until(clock, candidates, lambda: clock.now() >= end, seconds + 1.0)
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime
 import re
 import threading
-import time
 
 import pytest
 
@@ -18,7 +17,8 @@ from samplecontroller.leaderelection import (
     run_or_die,
 )
 from samplecontroller.record import FakeRecorder
-from tests.leaderelection.conftest import Candidate, MemoryLeases
+from samplecontroller.wait import FakeClock
+from tests.leaderelection.conftest import STEP, Candidate, MemoryLeases, advance, advance_until
 
 MICRO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z")
 
@@ -43,105 +43,110 @@ def test_config_validation_matches_go(store: MemoryLeases) -> None:
     LeaderElector(LeaderElectionConfig(lock=lock))  # Go's defaults 15/10/2 are valid
 
 
-def test_first_candidate_creates_the_lease(store: MemoryLeases, candidates: list[Candidate]) -> None:
-    a = Candidate(store, "a")
+def test_first_candidate_creates_the_lease(store: MemoryLeases, candidates: list[Candidate], clock: FakeClock) -> None:
+    a = Candidate(store, "a", clock=clock)
     candidates.append(a.start())
-    assert a.started.wait(2)
-    assert a.elector.is_leader() and a.elector.get_leader() == "a"
+    assert advance_until(clock, candidates, a.elector.is_leader, 1.0) == 0.0  # a free lease is taken at once
+    assert a.started.wait(5)
+    assert a.elector.get_leader() == "a"
     spec = store.spec()
     assert spec["holderIdentity"] == "a" and spec["leaseDurationSeconds"] == 1 and spec["leaseTransitions"] == 0
     assert MICRO.fullmatch(spec["acquireTime"]) and MICRO.fullmatch(spec["renewTime"])
     first_renew = spec["renewTime"]
-    time.sleep(0.3)
+    advance(clock, candidates, 0.35)
     spec = store.spec()
     assert spec["renewTime"] > first_renew and spec["acquireTime"] <= first_renew  # renewed, same acquisition
+    assert store.writes.count(("a", "update")) == 1 + 3  # renewed at once (as Go), then every 0.1 s
 
 
-def test_one_leads_and_the_other_takes_over_when_it_dies(store: MemoryLeases, candidates: list[Candidate]) -> None:
-    a = Candidate(store, "a")
+def test_one_leads_and_the_other_takes_over_when_it_dies(
+        store: MemoryLeases, candidates: list[Candidate], clock: FakeClock) -> None:
+    a = Candidate(store, "a", clock=clock)
     candidates.append(a.start())
-    assert a.started.wait(2)
-    b = Candidate(store, "b")
+    advance_until(clock, candidates, a.elector.is_leader, 1.0)
+    b = Candidate(store, "b", clock=clock)
     candidates.append(b.start())
-    time.sleep(0.4)
+    advance(clock, candidates, 0.4)
     assert not b.started.is_set() and not b.elector.is_leader() and b.elector.get_leader() == "a"
     assert b.leaders == ["a"] and a.leaders == ["a"]
 
-    # "Kill" a: its requests fail from now on; b takes over within the lease duration.
+    # "Kill" a: its requests fail from now on. b takes over once the lease it last saw renewed
+    # (at most a retry period before the kill) has expired, at its next retry.
     store.broken.add("a")
-    t0 = time.monotonic()
-    assert b.started.wait(3)
-    assert time.monotonic() - t0 < 1.0 + 0.5  # lease duration + a retry period + slack
+    took = advance_until(clock, candidates, b.elector.is_leader, 3.0)
+    assert 1.0 - 0.1 - STEP <= took <= 1.0 + 2 * (0.12 + STEP)
+    # a could not renew within renew_deadline (0.6 s): it had stopped leading before b took over.
+    assert a.stopped.is_set() and not a.elector.is_leader()
+    assert a.leading_stopped.wait(5) and b.started.wait(5)
     spec = store.spec()
     assert spec["holderIdentity"] == "b" and spec["leaseTransitions"] == 1
-    # a cannot renew within renew_deadline: it stops leading (before b could take over).
-    assert a.leading_stopped.wait(2) and a.stopped.wait(2)
-    assert not a.elector.is_leader() and b.elector.is_leader()
-    time.sleep(0.05)
+    advance(clock, candidates, 0.1)
     assert b.leaders == ["a", "b"]
 
 
 def test_a_leader_whose_requests_hang_stops_within_the_renew_deadline(
-        store: MemoryLeases, candidates: list[Candidate]) -> None:
-    a = Candidate(store, "a")
+        store: MemoryLeases, candidates: list[Candidate], clock: FakeClock) -> None:
+    a = Candidate(store, "a", clock=clock)
     candidates.append(a.start())
-    assert a.started.wait(2)
+    advance_until(clock, candidates, a.elector.is_leader, 1.0)
     store.hung.add("a")
-    t0 = time.monotonic()
-    assert a.leading_stopped.wait(3)
-    assert time.monotonic() - t0 < 0.6 + 0.5  # renew deadline + slack
-    assert a.stopped.wait(2) and not a.elector.is_leader()
+    took = advance_until(clock, candidates, a.stopped.is_set, 3.0)
+    # The next renewal starts within a retry period; it is given up at its renew deadline.
+    assert 0.6 <= took <= 0.6 + 0.1 + 2 * STEP
+    assert a.leading_stopped.wait(5) and not a.elector.is_leader()
 
 
-def test_a_leader_that_sees_another_holder_stops_leading(store: MemoryLeases, candidates: list[Candidate]) -> None:
-    a = Candidate(store, "a")
+def test_a_leader_that_sees_another_holder_stops_leading(
+        store: MemoryLeases, candidates: list[Candidate], clock: FakeClock) -> None:
+    a = Candidate(store, "a", clock=clock)
     candidates.append(a.start())
-    assert a.started.wait(2)
+    advance_until(clock, candidates, a.elector.is_leader, 1.0)
     store.steal("intruder")
-    assert a.leading_stopped.wait(3) and a.stopped.wait(2)
+    advance_until(clock, candidates, a.stopped.is_set, 3.0)
+    assert a.leading_stopped.wait(5)
     assert store.holder() == "intruder"
     assert a.elector.get_leader() == "intruder"
 
 
-def test_without_release_the_successor_waits_for_expiry(store: MemoryLeases, candidates: list[Candidate]) -> None:
-    a = Candidate(store, "a")
+def test_without_release_the_successor_waits_for_expiry(
+        store: MemoryLeases, candidates: list[Candidate], clock: FakeClock) -> None:
+    a = Candidate(store, "a", clock=clock)
     candidates.append(a.start())
-    assert a.started.wait(2)
-    b = Candidate(store, "b")
+    advance_until(clock, candidates, a.elector.is_leader, 1.0)
+    b = Candidate(store, "b", clock=clock)
     candidates.append(b.start())
-    time.sleep(0.2)
-    t0 = time.monotonic()
+    advance(clock, candidates, 0.2)
     a.shutdown()
     assert a.stopped.is_set() and store.holder() == "a"
-    assert b.started.wait(3)
-    assert time.monotonic() - t0 >= 0.6  # the lease (1 s, last renewed <= 0.1 s before) had to expire
+    took = advance_until(clock, candidates, b.elector.is_leader, 3.0)
+    assert 1.0 - 0.1 - STEP <= took <= 1.0 + 2 * (0.12 + STEP)  # the 1 s lease had to expire
 
 
-def test_release_on_cancel_lets_the_successor_in_at_once(store: MemoryLeases, candidates: list[Candidate]) -> None:
-    a = Candidate(store, "a", release_on_cancel=True)
+def test_release_on_cancel_lets_the_successor_in_at_once(
+        store: MemoryLeases, candidates: list[Candidate], clock: FakeClock) -> None:
+    a = Candidate(store, "a", release_on_cancel=True, clock=clock)
     candidates.append(a.start())
-    assert a.started.wait(2)
-    b = Candidate(store, "b")
+    advance_until(clock, candidates, a.elector.is_leader, 1.0)
+    b = Candidate(store, "b", clock=clock)
     candidates.append(b.start())
-    time.sleep(0.3)
-    t0 = time.monotonic()
+    advance(clock, candidates, 0.3)
     a.shutdown()
-    assert a.stopped.is_set() and a.leading_stopped.wait(1)
+    assert a.stopped.is_set() and a.leading_stopped.wait(5)
     spec = store.spec()
     assert spec["holderIdentity"] == "" and spec["leaseDurationSeconds"] == 1
-    assert b.started.wait(2)
-    assert time.monotonic() - t0 < 0.6
+    took = advance_until(clock, candidates, b.elector.is_leader, 3.0)
+    assert took <= 0.12 + STEP  # b's next retry
     assert store.spec()["leaseTransitions"] == 1
 
 
 def test_stop_before_acquiring_calls_on_stopped_leading_like_go(
-        store: MemoryLeases, candidates: list[Candidate]) -> None:
-    a = Candidate(store, "a")
+        store: MemoryLeases, candidates: list[Candidate], clock: FakeClock) -> None:
+    a = Candidate(store, "a", clock=clock)
     candidates.append(a.start())
-    assert a.started.wait(2)
-    b = Candidate(store, "b")
+    advance_until(clock, candidates, a.elector.is_leader, 1.0)
+    b = Candidate(store, "b", clock=clock)
     candidates.append(b.start())
-    time.sleep(0.2)
+    advance(clock, candidates, 0.2)
     b.shutdown()
     assert not b.thread.is_alive() and b.stopped.is_set() and not b.started.is_set()
 

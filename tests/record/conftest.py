@@ -98,6 +98,21 @@ class MemorySink:
             return list(self.calls)
 
 
+def sentinel_written(sink: MemorySink, rec: Any, timeout: float = 5.0) -> list[tuple[str, str, bytes | None]]:
+    """Record an event about a fresh object and wait until it is written; return the calls made
+    before it. One thread writes a sink's events in order, so every earlier event has been handled
+    (written, retried, dropped) by then: no sleeping before asserting that nothing else happened."""
+    rec.event(foo(name="sentinel", uid="u-sentinel"), "Normal", "Sentinel", "end of test")
+    deadline = time.monotonic() + timeout
+    with sink.lock:
+        while not any(c[1].startswith("sentinel.") for c in sink.calls):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"the sentinel event was not written: {sink.calls}")
+            sink.written.wait(left)
+        return sink.calls[:next(i for i, c in enumerate(sink.calls) if c[1].startswith("sentinel."))]
+
+
 def foo(name: str = "example-foo", namespace: str = "default", uid: str = "uid-1") -> dict[str, Any]:
     return {"apiVersion": "samplecontroller.k8s.io/v1alpha1", "kind": "Foo",
             "metadata": {"name": name, "namespace": namespace, "uid": uid, "resourceVersion": "7"}}

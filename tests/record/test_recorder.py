@@ -21,7 +21,7 @@ from samplecontroller.record import (
     EventRecorder,
     new_broadcaster,
 )
-from tests.record.conftest import FakeClock, MemorySink, foo
+from tests.record.conftest import FakeClock, MemorySink, foo, sentinel_written
 
 Cleanup = Callable[[Callable[[], None]], None]
 
@@ -88,10 +88,9 @@ def test_bad_type_kindless_object_and_bad_format_never_raise(sink: MemorySink, c
     rec.event(foo(), "Critical", "R", "m")  # only Normal and Warning are valid
     rec.event({"metadata": {"name": "x"}}, EVENT_TYPE_NORMAL, "R", "m")  # no kind: no reference
     rec.eventf(foo(), EVENT_TYPE_NORMAL, "Fmt", "%d", "not-a-number")
-    calls = sink.wait_calls(1)
-    time.sleep(0.05)
-    assert [c[0] for c in sink.calls] == ["create"] and calls[0][1].startswith("example-foo.")
-    (ev,) = sink.events.values()
+    calls = sentinel_written(sink, rec)
+    assert [c[0] for c in calls] == ["create"] and calls[0][1].startswith("example-foo.")
+    (ev,) = (e for e in sink.events.values() if e["reason"] != "Sentinel")
     assert ev["reason"] == "Fmt" and ev["message"].startswith("%d %!(")
     assert b.dropped == 0
 
@@ -161,9 +160,8 @@ def test_spam_filter_end_to_end(sink: MemorySink, clock: FakeClock, cleanup: Cle
     for i in range(30):
         rec.event(foo(), EVENT_TYPE_NORMAL, f"Reason{i}", "m")
     rec.event(foo(name="other", uid="u2"), EVENT_TYPE_NORMAL, "Reason", "m")
-    calls = sink.wait_calls(26)
-    time.sleep(0.1)
-    assert len(sink.calls) == 26 == len(calls)
+    calls = sentinel_written(sink, rec)
+    assert len(calls) == 26
     assert calls[-1][1].startswith("other.")
 
 
@@ -191,20 +189,13 @@ def test_transport_errors_are_retried_with_go_sleeps(sink: MemorySink, cleanup: 
 
 
 def test_retries_give_up_after_twelve_tries(sink: MemorySink, cleanup: Cleanup) -> None:
-    sink.fail_next = [ConnectionError("down")] * 20
-    done = threading.Event()
+    sink.fail_next = [ConnectionError("down")] * 12  # the next event (the sentinel) goes through
     sleeps: list[float] = []
-
-    def sleep(d: float) -> None:
-        sleeps.append(d)
-        if len(sleeps) == 11:
-            done.set()
-
-    _, rec = make(sink, cleanup, sleep=sleep)
+    _, rec = make(sink, cleanup, sleep=sleeps.append)
     rec.event(foo(), EVENT_TYPE_NORMAL, "R", "m")
-    assert done.wait(5)
-    time.sleep(0.05)
-    assert len(sink.calls) == 12 and len(sleeps) == 11 and not sink.events
+    calls = sentinel_written(sink, rec)
+    assert len(calls) == 12 and len(sleeps) == 11
+    assert [e["reason"] for e in sink.events.values()] == ["Sentinel"]
 
 
 def test_api_rejections_are_not_retried(sink: MemorySink, cleanup: Cleanup) -> None:
@@ -213,34 +204,42 @@ def test_api_rejections_are_not_retried(sink: MemorySink, cleanup: Cleanup) -> N
     _, rec = make(sink, cleanup, sleep=sleeps.append)
     rec.event(foo(), EVENT_TYPE_NORMAL, "R", "first")
     rec.event(foo(), EVENT_TYPE_NORMAL, "R", "second")
-    calls = sink.wait_calls(2)
-    time.sleep(0.05)
-    assert len(sink.calls) == 2 and sleeps == [] and calls[1][0] == "create"
-    assert [e["message"] for e in sink.events.values()] == ["second"]
+    calls = sentinel_written(sink, rec)
+    assert len(calls) == 2 and sleeps == [] and calls[1][0] == "create"
+    assert [e["message"] for e in sink.events.values()] == ["second", "end of test"]
 
 
 def test_shutdown_interrupts_the_retry_sleep(sink: MemorySink) -> None:
     sink.fail_next = [ConnectionError("down")] * 20
-    b = new_broadcaster(sleep_duration=30.0)
+    before = set(threading.enumerate())
+    b = new_broadcaster(sleep_duration=3600.0)  # retries would sleep (a random part of) an hour
     b.start_recording_to_sink(sink)
     rec = b.new_recorder("c", host="h")
+    threads = [t for t in threading.enumerate() if t not in before]
+    assert sorted(t.name for t in threads) == ["event-broadcaster", "event-watcher"]
     rec.event(foo(), EVENT_TYPE_NORMAL, "R", "m")
     sink.wait_calls(1)
-    t0 = time.monotonic()
     b.shutdown()
     rec.event(foo(), EVENT_TYPE_NORMAL, "R", "after")  # ignored, no error
-    time.sleep(0.1)
-    assert len(sink.calls) <= 2 and time.monotonic() - t0 < 1.0
+    for t in threads:  # the sleeping writer wakes up and ends with the broadcaster
+        t.join(30)
+        assert not t.is_alive(), t.name
+    assert len(sink.calls) == 1
 
 
 def test_full_queue_drops_and_never_blocks(sink: MemorySink, cleanup: Cleanup) -> None:
     sink.block = threading.Event()
     cleanup(sink.block.set)
     b, rec = make(sink, cleanup, queue_size=5)
-    t0 = time.monotonic()
-    for i in range(500):
-        rec.event(foo(name=f"f{i}", uid=f"u{i}"), EVENT_TYPE_NORMAL, "R", "m")
-    assert time.monotonic() - t0 < 2.0
+
+    def record_500() -> None:
+        for i in range(500):
+            rec.event(foo(name=f"f{i}", uid=f"u{i}"), EVENT_TYPE_NORMAL, "R", "m")
+
+    recording = threading.Thread(target=record_500, daemon=True)
+    recording.start()
+    recording.join(30)  # the sink stays blocked: a recorder that waited for room would still be here
+    assert not recording.is_alive() and not sink.block.is_set()
     assert b.dropped >= 500 - 5 - 5 - 2  # incoming queue + watcher buffer + the one being written
     sink.block.set()
     calls = sink.wait_calls(1)

@@ -34,6 +34,7 @@ from samplecontroller.rest import TransportError
 from samplecontroller.runtime import metrics as runtime_metrics
 from samplecontroller.runtime.reconcile import Reconciler, Request, Result, is_terminal
 from samplecontroller.runtime.source import Source
+from samplecontroller.wait import Context, with_cancel
 from samplecontroller.workqueue import RateLimiter, RateLimitingQueue, default_controller_rate_limiter
 
 log = get_logger("runtime.controller")
@@ -142,14 +143,12 @@ class Controller:
         n = self.options.max_concurrent_reconciles
         self.metrics.max_concurrent.labels(self.name).set(n)
         log.info("Starting workers", controller=self.name, worker_count=n)
-        died = threading.Event()
-        workers = [threading.Thread(target=self._worker, args=(died,), name=f"{self.name}-worker-{i}", daemon=True)
+        ending = with_cancel(stop)  # stop, or a worker died: whichever comes first
+        workers = [threading.Thread(target=self._worker, args=(ending,), name=f"{self.name}-worker-{i}", daemon=True)
                    for i in range(n)]
         for w in workers:
             w.start()
-        while not stop.wait(0.1):
-            if died.is_set():
-                break
+        ending.wait()
         log.info("Shutdown signal received, waiting for all workers to finish", controller=self.name)
         drain = threading.Thread(target=self.queue.shut_down_with_drain, daemon=True)
         drain.start()
@@ -158,13 +157,13 @@ class Controller:
         for w in workers:
             w.join(self.options.shutdown_timeout)
 
-    def _worker(self, died: threading.Event) -> None:
+    def _worker(self, died: Context) -> None:
         try:
             while self.process_next_work_item():
                 pass
         except BaseException as err:
             self._panic = err
-            died.set()
+            died.cancel()
 
     def process_next_work_item(self) -> bool:
         """Reconcile one queued item; False once the queue has shut down."""

@@ -39,6 +39,7 @@ from samplecontroller.runtime._gvk import default_scheme
 from samplecontroller.runtime.cache import DEFAULT_SYNC_PERIOD, Cache, ClientFor
 from samplecontroller.runtime.cache import Options as CacheOptions
 from samplecontroller.runtime.client import Client
+from samplecontroller.wait import with_cancel
 
 log = get_logger("runtime.manager")
 
@@ -212,10 +213,8 @@ class Manager:
             if self._started:
                 raise RuntimeError("the manager was already started")
             self._started = True
-        internal = threading.Event()
+        internal = with_cancel(stop)  # also cancelled on its own when a runnable fails
         self._stop = internal
-        relay = threading.Thread(target=self._relay, args=(stop, internal), daemon=True, name="manager-stop")
-        relay.start()
         try:
             self._serve_endpoints()
             self._run(runnable_func(self.cache.start, need_leader_election=False), internal)
@@ -236,12 +235,6 @@ class Manager:
             self._shutdown()
         if self._errors:
             raise self._errors[0]
-
-    @staticmethod
-    def _relay(outer: threading.Event, inner: threading.Event) -> None:
-        while not inner.is_set():
-            if outer.wait(0.05):
-                inner.set()
 
     def _start_leader_runnables(self, stop: threading.Event) -> None:
         with self._lock:

@@ -1,0 +1,210 @@
+"""controller.py's event handlers and queue handling on the generated fake clientset.
+
+``handle_object``: which Deployment events enqueue which Foo (owner resolution, tombstones),
+called directly and through informers fed by the fake clientset. ``process_next_work_item``: a
+failed sync is re-added rate-limited, a successful one forgets the key, a not-owned Deployment
+is retried after its own backoff; the queue runs on a ``FakeClock`` so delays are logical time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import msgspec
+import pytest
+
+from generated.apis.apps.v1 import Deployment
+from generated.apis.meta.v1 import ObjectMeta, OwnerReference
+from generated.apis.samplecontroller.v1alpha1 import Foo, FooSpec
+from generated.clientset.fake import Clientset as FakeClientset
+from generated.informers import SharedInformerFactory
+from samplecontroller.apimachinery import errors
+from samplecontroller.cache import DeletedFinalStateUnknown
+from samplecontroller.controller import Controller, ObjectName, new_deployment
+from samplecontroller.record import FakeRecorder
+from samplecontroller.testing import Action
+from samplecontroller.wait import Context, FakeClock
+from samplecontroller.workqueue import ItemExponentialFailureRateLimiter, RateLimitingQueue
+from tests.live import wait_for
+
+NS = "default"
+FOO = ObjectName(NS, "foo")
+
+
+def new_foo(name: str = "foo", uid: str = "uid-foo", deployment_name: str = "foo-deployment") -> Foo:
+    return Foo(metadata=ObjectMeta(name=name, namespace=NS, uid=uid, generation=1, resource_version="1"),
+               spec=FooSpec(deployment_name=deployment_name, replicas=1))
+
+
+def with_owners(d: Deployment, *refs: OwnerReference) -> Deployment:
+    return msgspec.structs.replace(d, metadata=msgspec.structs.replace(d.metadata, owner_references=refs))
+
+
+def unowned(name: str) -> Deployment:
+    return with_owners(new_deployment(new_foo(deployment_name=name)))
+
+
+def as_clientset(fake: FakeClientset) -> Any:
+    """The fake has the real clientset's methods (duck-typed, not a subclass)."""
+    return fake
+
+
+def drain(queue: RateLimitingQueue[ObjectName]) -> list[ObjectName]:
+    """Every key now in the queue (marked done at once)."""
+    keys = []
+    while queue.len():
+        key, _ = queue.get()
+        queue.done(key)
+        keys.append(key)
+    return keys
+
+
+def controller_for(*objects: Any, clock: FakeClock | None = None) -> tuple[Controller, FakeClientset]:
+    """A controller whose informers' indexers hold ``objects`` (not started, as in Go's tests)."""
+    client = FakeClientset(*objects)
+    factory = SharedInformerFactory(client, 0)
+    foos, deployments = factory.samplecontroller.v1alpha1.foos, factory.apps.v1.deployments
+    controller = Controller(as_clientset(client), deployments, foos, FakeRecorder(100))
+    if clock is not None:
+        controller.workqueue = RateLimitingQueue(ItemExponentialFailureRateLimiter(0.005, 1000.0), clock=clock)
+    for obj in objects:
+        informer = foos if isinstance(obj, Foo) else deployments
+        informer.informer().get_indexer().add(obj)
+    return controller, client
+
+
+# -- handle_object --------------------------------------------------------------------------
+
+
+def test_a_deployment_controlled_by_a_foo_enqueues_that_foo() -> None:
+    foo = new_foo()
+    controller, _ = controller_for(foo)
+    controller.handle_object(new_deployment(foo))
+    assert drain(controller.workqueue) == [FOO]
+
+
+def test_a_tombstone_of_a_controlled_deployment_enqueues_its_foo() -> None:
+    foo = new_foo()
+    controller, _ = controller_for(foo)
+    controller.handle_object(DeletedFinalStateUnknown(f"{NS}/foo-deployment", new_deployment(foo)))
+    assert drain(controller.workqueue) == [FOO]
+
+
+def test_a_deployment_owned_by_something_else_is_ignored() -> None:
+    foo = new_foo()
+    controller, _ = controller_for(foo)
+    replica_set = OwnerReference(api_version="apps/v1", kind="ReplicaSet", name="foo", uid="uid-rs", controller=True)
+    other_group = msgspec.structs.replace(new_deployment(foo).metadata.owner_references[0],  # type: ignore[index]
+                                          api_version="other.example.com/v1alpha1")
+    for refs in [(replica_set,), (other_group,)]:  # the Foo naming the Deployment is not enqueued either
+        controller.handle_object(with_owners(new_deployment(foo), *refs))
+    assert drain(controller.workqueue) == []
+
+
+def test_a_deployment_of_a_foo_that_is_gone_is_ignored() -> None:
+    controller, _ = controller_for()
+    controller.handle_object(new_deployment(new_foo()))
+    assert drain(controller.workqueue) == []
+
+
+def test_an_unowned_deployment_enqueues_only_the_foos_naming_it() -> None:
+    foo, other = new_foo(), new_foo("other", "uid-other", "other-deployment")
+    controller, _ = controller_for(foo, other)
+    controller.handle_object(unowned("foo-deployment"))
+    controller.handle_object(DeletedFinalStateUnknown(f"{NS}/foo-deployment", unowned("foo-deployment")))
+    controller.handle_object(unowned("nobody-names-me"))
+    assert drain(controller.workqueue) == [FOO]
+    ref = new_deployment(foo).metadata.owner_references[0]  # type: ignore[index]
+    controller.handle_object(with_owners(unowned("foo-deployment"), msgspec.structs.replace(ref, controller=False)))
+    assert drain(controller.workqueue) == [FOO]  # an owner that is not the controller: unowned
+
+
+@pytest.fixture
+def running() -> Iterator[tuple[Controller, FakeClientset]]:
+    """A controller with informers started on the fake clientset (seeded with one Foo)."""
+    client = FakeClientset(new_foo())
+    factory = SharedInformerFactory(client, 0)
+    controller = Controller(as_clientset(client), factory.apps.v1.deployments, factory.samplecontroller.v1alpha1.foos,
+                            FakeRecorder(100))
+    stop = Context()
+    factory.start(stop)
+    try:
+        assert all(factory.wait_for_cache_sync(timeout=10).values())
+        assert wait_for(lambda: drain(controller.workqueue) == [FOO], what="the initial add of the Foo")
+        yield controller, client
+    finally:
+        stop.cancel()
+        factory.shutdown()
+        controller.workqueue.shut_down()
+
+
+def test_informer_events_of_deployments_enqueue_their_foo(running: tuple[Controller, FakeClientset]) -> None:
+    controller, client = running
+    deployments = client.apps_v1.deployments(NS)
+    deployments.create(new_deployment(new_foo()))
+    assert wait_for(lambda: drain(controller.workqueue) == [FOO], what="the add of the owned Deployment")
+    deployments.create(unowned("stranger"))
+    deployments.delete("foo-deployment")
+    assert wait_for(lambda: drain(controller.workqueue) == [FOO], what="the delete of the owned Deployment")
+    assert drain(controller.workqueue) == []  # the stranger enqueued nothing
+
+
+# -- process_next_work_item: requeue and forget ------------------------------------------------
+
+
+def fail_creates(client: FakeClientset, failures: int) -> list[Action]:
+    """Make the first ``failures`` Deployment creates fail with 500; returns the attempts seen."""
+    attempts: list[Action] = []
+
+    def react(action: Action) -> tuple[bool, Any, BaseException | None]:
+        attempts.append(action)
+        if len(attempts) <= failures:
+            return True, None, errors.InternalError(errors.new_status(500, "InternalError", "boom"))
+        return False, None, None
+
+    client.prepend_reactor("create", "deployments", react)
+    return attempts
+
+
+def test_a_failed_sync_is_requeued_rate_limited_and_success_forgets_it() -> None:
+    clock = FakeClock()
+    controller, client = controller_for(new_foo(), clock=clock)
+    queue = controller.workqueue
+    attempts = fail_creates(client, 2)
+    queue.add(FOO)
+
+    assert controller.process_next_work_item()
+    assert queue.num_requeues(FOO) == 1 and queue.len() == 0
+    assert queue.next_ready_at() == pytest.approx(0.005)  # the limiter's first delay, in clock time
+
+    clock.step(0.005)
+    assert controller.process_next_work_item()  # blocks until the timer re-adds the key
+    assert queue.num_requeues(FOO) == 2 and queue.next_ready_at() == pytest.approx(0.005 + 0.01)
+
+    clock.step(0.01)
+    assert controller.process_next_work_item()
+    assert len(attempts) == 3
+    assert queue.num_requeues(FOO) == 0 and queue.len() == 0 and queue.waiting_len() == 0
+    assert [a.verb for a in client.actions() if a.resource.resource == "deployments"] == ["create"] * 3
+
+
+def test_a_deployment_not_owned_is_retried_after_its_own_backoff_not_the_limiter() -> None:
+    clock = FakeClock()
+    foo = new_foo()
+    controller, _ = controller_for(foo, unowned("foo-deployment"), clock=clock)
+    queue = controller.workqueue
+    queue.add(FOO)
+
+    assert controller.process_next_work_item()
+    assert queue.num_requeues(FOO) == 0  # forgotten: the generic limiter is not consulted
+    assert queue.next_ready_at() == pytest.approx(1.0)  # not_owned_backoff_base
+    clock.step(1.0)
+    assert controller.process_next_work_item()
+    assert queue.next_ready_at() == pytest.approx(1.0 + 2.0)
+
+
+def test_process_next_work_item_is_false_once_the_queue_shuts_down() -> None:
+    controller, _ = controller_for()
+    controller.workqueue.shut_down()
+    assert controller.process_next_work_item() is False
