@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from samplecontroller.apimachinery import k8syaml
 from tests.codegen.test_generator import crd_doc, snapshot, write_crds
 
 
@@ -72,6 +73,16 @@ def test_bad_names_exit_2_with_one_line_and_write_nothing(codegen: ModuleType, t
     assert err.count("\n") == 1 and "Traceback" not in err, err
     assert "thing.yaml" in err and field in err, err
     assert snapshot(tmp_path) == before, "the generator wrote files"
+
+
+@pytest.mark.parametrize("name", ['evil"""\nimport os\n', "back\\slash"])
+def test_crd_file_names_that_would_break_the_docstrings_are_refused(
+        codegen: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str) -> None:
+    crds = write_crds(tmp_path / "crds", **{name: crd_doc()})
+    assert codegen.main(["--crds", str(crds), "--output", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "file name" in err, err
+    assert not (tmp_path / "out").exists()
 
 
 def deep_schema_json(levels: int) -> str:
@@ -187,9 +198,9 @@ def test_crd_with_equals_enum_and_yes_no_values_generates(codegen: ModuleType, t
     assert "mode: str | UnsetType" in models
 
 
-def test_crd_reading_follows_kubernetes_not_yaml_1_1(codegen: ModuleType) -> None:
+def test_crd_reading_follows_kubernetes_not_yaml_1_1() -> None:
     """on/no are booleans (go-yaml v2, as kubectl); `=` and 1:20 are strings; 0777 is octal."""
-    crd = codegen.k8syaml.load(MATCHER_CRD)
+    crd = k8syaml.load(MATCHER_CRD)
     props = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
     assert props["matchers"]["items"]["properties"]["matchType"]["enum"] == ["!=", "=", "=~", "!~"]
     assert props["mode"]["enum"] == [True, False, False, True] and props["mode"]["default"] is True
