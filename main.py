@@ -94,7 +94,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("-v", "--log-level", default="info",
                    help="debug, info, warning, error, or a klog verbosity number (>=4 is debug).")
     p.add_argument("--shutdown-timeout", type=_duration, default=30.0,
-                   help="How long work in progress may take to finish after a stop signal (default 30s).")
+                   help="Bound on the whole shutdown after a stop signal: items in progress may finish, "
+                        "queued ones are dropped (default 30s).")
     return p.parse_args(argv)
 
 

@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from generated.apis.core.v1 import Pod
 from generated.apis.meta.v1 import ObjectMeta
 from generated.apis.workloads.v1alpha1 import PodSet, PodSetStatus
+from generated.scheme import SCHEME
 from samplecontroller.apimachinery import errors, meta, objects
 from samplecontroller.logs import get_logger
 from samplecontroller.runtime import controller as rt_controller
@@ -159,7 +160,8 @@ def setup(mgr: Manager, workers: int = 4) -> rt_controller.Controller:
 
 
 def run(rest: Any, stop: threading.Event, namespace: str = "", workers: int = 4) -> None:
-    mgr = Manager(rest, Options(namespaces=(namespace,) if namespace else (), field_owner="podset-operator"))
+    mgr = Manager(rest, Options(namespaces=(namespace,) if namespace else (), field_owner="podset-operator"),
+                  scheme=SCHEME)
     setup(mgr, workers)
     mgr.start(stop)
 

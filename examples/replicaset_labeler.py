@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from generated.apis.apps.v1 import ReplicaSet
 from generated.apis.core.v1 import Pod
+from generated.scheme import SCHEME
 from samplecontroller.apimachinery import errors, meta
 from samplecontroller.logs import get_logger
 from samplecontroller.runtime.builder import controller_managed_by
@@ -56,7 +57,8 @@ def setup(mgr: Manager) -> None:
 
 
 def run(rest: Any, stop: threading.Event, namespace: str = "") -> None:
-    mgr = Manager(rest, Options(namespaces=(namespace,) if namespace else (), field_owner="replicaset-labeler"))
+    mgr = Manager(rest, Options(namespaces=(namespace,) if namespace else (), field_owner="replicaset-labeler"),
+                  scheme=SCHEME)
     setup(mgr)
     mgr.start(stop)
 

@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from generated.apis.core.v1 import Pod
+from generated.scheme import SCHEME
 from samplecontroller.apimachinery import meta
 from samplecontroller.logs import get_logger
 from samplecontroller.runtime import handler, source
@@ -61,7 +62,7 @@ def pod_handler() -> handler.Funcs:
 def run(rest: Any, stop: threading.Event, out: Callable[[Item], None] = print, namespace: str = "",
         synced: threading.Event | None = None) -> None:
     """Start the cache and the source, wait for sync, then hand every item to ``out`` until ``stop``."""
-    cache = Cache.for_rest_client(rest, Options(namespaces=(namespace,) if namespace else ()))
+    cache = Cache.for_rest_client(rest, Options(namespaces=(namespace,) if namespace else ()), scheme=SCHEME)
     queue: RateLimitingQueue[Item] = RateLimitingQueue(default_controller_rate_limiter(), name="pod-events")
     src = source.Kind(cache, Pod, pod_handler())
     threading.Thread(target=cache.start, args=(stop,), daemon=True).start()

@@ -27,7 +27,7 @@ from typing import Any
 
 import yaml
 
-from samplecontroller.apimachinery import errors
+from samplecontroller.apimachinery import errors, k8syaml
 from samplecontroller.logs import get_logger
 from samplecontroller.wait import as_context, with_cancel
 
@@ -127,7 +127,7 @@ def load_crds(crds_dir: Path) -> list[dict[str, Any]]:
     docs: list[dict[str, Any]] = []
     for path in sorted(crds_dir.glob("*.y*ml")):
         try:
-            for doc in yaml.safe_load_all(path.read_text()):
+            for doc in k8syaml.load_all(path.read_text()):
                 if isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition":
                     docs.append(doc)
         except yaml.YAMLError as err:

@@ -52,6 +52,7 @@ from samplecontroller.workqueue import (
     MaxOfRateLimiter,
     RateLimiter,
     RateLimitingQueue,
+    shut_down_workers,
 )
 
 log = get_logger("controller")
@@ -191,10 +192,12 @@ class Controller:
     # -- running ---------------------------------------------------------------------------
 
     def run(self, workers: int, stop: threading.Event, *, shutdown_timeout: float = 30.0) -> None:
-        """Wait for the caches, run ``workers`` workers until ``stop`` is set, then drain.
+        """Wait for the caches, run ``workers`` workers until ``stop`` is set, then shut down.
 
-        Raises RuntimeError if the caches cannot sync before ``stop``. On stop the queue is shut
-        down with drain: items being processed finish (bounded by ``shutdown_timeout``).
+        Raises RuntimeError if the caches cannot sync before ``stop``. On stop no new item is
+        handed out (the keys still waiting are dropped: the next start lists everything again);
+        the items being processed may finish, and the whole shutdown takes at most
+        ``shutdown_timeout`` seconds: workers still busy then are abandoned (daemon threads).
         """
         log.info("Starting Foo controller")
         log.info("Waiting for informer caches to sync")
@@ -209,13 +212,10 @@ class Controller:
             t.start()
         log.info("Started workers")
         stop.wait()
-        log.info("Shutting down workers")
-        drained = threading.Thread(target=self.workqueue.shut_down_with_drain, daemon=True)
-        drained.start()
-        drained.join(shutdown_timeout)
-        self.workqueue.shut_down()
-        for t in threads:
-            t.join(max(0.0, shutdown_timeout))
+        log.info("Shutting down workers", waiting=self.workqueue.len())
+        finished = shut_down_workers(self.workqueue, threads, shutdown_timeout)
+        if not finished:
+            log.error("Shutdown timeout reached; abandoning the items still in progress", timeout=shutdown_timeout)
 
     def run_worker(self) -> None:
         """Process items until the queue shuts down."""

@@ -23,6 +23,7 @@ from typing import Any
 
 from generated.apis.apps.v1 import Deployment
 from generated.apis.samplecontroller.v1alpha1 import Foo
+from generated.scheme import SCHEME
 from samplecontroller.apimachinery import errors, meta
 from samplecontroller.controller import (
     CONTROLLER_AGENT_NAME,
@@ -140,7 +141,8 @@ class FooReconciler:
 def new_manager(rest: Any, *, resync: float, namespace: str = "", shutdown_timeout: float = 30.0,
                 **options: Any) -> Manager:
     return Manager(rest, Options(sync_period=resync, namespaces=(namespace,) if namespace else (),
-                                 graceful_shutdown_timeout=shutdown_timeout, field_owner=FIELD_MANAGER, **options))
+                                 graceful_shutdown_timeout=shutdown_timeout, field_owner=FIELD_MANAGER, **options),
+                   scheme=SCHEME)
 
 
 def run(rest: Any, args: argparse.Namespace, stop: threading.Event, *,

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import pytest
-import yaml
 
+from samplecontroller.apimachinery import k8syaml
 from samplecontroller.apiserver.server import LocalAPIServer
 
 __all__ = ["KubectlRunner", "apiserver", "find_kubectl", "fresh_apiserver", "install_crds", "kubeconfig", "kubectl"]
@@ -52,7 +52,7 @@ def install_crds(server: LocalAPIServer, crds_dir: Path | None = None) -> None:
     directory = crds_dir or ROOT / "crds"
     docs: list[dict[str, Any]] = []
     for path in sorted(directory.glob("*.y*ml")):
-        docs.extend(d for d in yaml.safe_load_all(path.read_text()) if isinstance(d, dict))
+        docs.extend(d for d in k8syaml.load_all(path.read_text()) if isinstance(d, dict))
 
     def create(core: Any) -> None:
         res = core.registry.get("apiextensions.k8s.io", "v1", "customresourcedefinitions")

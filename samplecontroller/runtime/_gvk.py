@@ -1,4 +1,7 @@
-"""Group/version/kind of a model type: from a Scheme when given, else the model's own defaults."""
+"""Group/version/kind of a model type: from a Scheme when given, else the model's own defaults.
+
+The library never imports generated code: the application hands its Scheme in.
+"""
 
 from __future__ import annotations
 
@@ -7,20 +10,13 @@ from typing import Any
 import msgspec
 
 from samplecontroller.apimachinery import meta
+from samplecontroller.client.scheme import Scheme
 
 
-def default_scheme() -> Any:
-    """The generated Scheme (imported lazily: the runtime layer sits above generated/)."""
-    from generated.scheme import SCHEME
-
-    return SCHEME
-
-
-def gvk_for_type(model: type[Any], scheme: Any = None) -> tuple[str, str, str]:
+def gvk_for_type(model: type[Any], scheme: Scheme | None = None) -> tuple[str, str, str]:
     """(group, version, kind) of ``model``. ValueError names the type when it cannot be found."""
-    sch = scheme if scheme is not None else default_scheme()
-    if sch.recognizes(model):
-        return tuple(sch.gvk_for(model))  # type: ignore[return-value]
+    if scheme is not None and scheme.recognizes(model):
+        return tuple(scheme.gvk_for(model))  # type: ignore[return-value]
     if isinstance(model, type) and issubclass(model, msgspec.Struct):
         defaults = {f.name: f.default for f in msgspec.structs.fields(model)}
         api_version, kind = defaults.get("api_version"), defaults.get("kind")

@@ -17,7 +17,7 @@ from samplecontroller.workqueue.metrics import (
     SettableGaugeMetric,
     set_provider,
 )
-from samplecontroller.workqueue.queue import Interface, Queue
+from samplecontroller.workqueue.queue import Interface, Queue, shut_down_workers
 from samplecontroller.workqueue.rate_limiters import (
     BucketRateLimiter,
     ItemExponentialFailureRateLimiter,
@@ -58,6 +58,7 @@ __all__ = [
     "RealClock",
     "SettableGaugeMetric",
     "WithMaxWaitRateLimiter",
+    "shut_down_workers",
     "default_controller_rate_limiter",
     "default_item_based_rate_limiter",
     "new_named_rate_limiting_queue",

@@ -90,6 +90,10 @@ class DelayingQueue(Queue[T]):
         self._stop_timer()
         super().shut_down_with_drain()
 
+    def shut_down_in_flight(self, timeout: float | None = None) -> bool:
+        self._stop_timer()
+        return super().shut_down_in_flight(timeout)
+
     def _stop_timer(self) -> None:
         with self._timer_cond:
             self._timer_stopped = True

@@ -164,6 +164,11 @@ class QueueMetrics(Generic[T]):
             self.active = True
             _updater.register(self)
 
+    def drop(self, item: T) -> None:
+        """A waiting item was dropped at shutdown without being handed out."""
+        self.depth.dec()
+        self.added_at.pop(item, None)
+
     def done(self, item: T) -> None:
         start = self.processing_since.pop(item, None)
         if start is not None:

@@ -8,7 +8,9 @@ Guarantees:
   shutting down and has nothing left to hand out (items already queued are still handed out);
 - ``add`` after shutdown is ignored;
 - ``shut_down_with_drain`` blocks until every item handed out has been marked done (or a plain
-  ``shut_down`` cancels the drain).
+  ``shut_down`` cancels the drain);
+- ``shut_down_in_flight(timeout)`` drops the waiting items (``get`` reports shutdown at once) and
+  blocks until the items handed out are done or ``timeout`` seconds have passed.
 Items must be hashable. Order is FIFO among waiting items. Not guaranteed: fairness between
 workers, or that an item added while in processing runs on the same worker.
 """
@@ -16,8 +18,9 @@ workers, or that an item added while in processing runs on the same worker.
 from __future__ import annotations
 
 import threading
+import time
 from collections import deque
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 from typing import Generic, Protocol, TypeVar
 
 from samplecontroller.wait.clock import REAL_CLOCK, Clock
@@ -25,7 +28,7 @@ from samplecontroller.workqueue.metrics import MetricsProvider, QueueMetrics, ne
 
 T = TypeVar("T", bound=Hashable)
 
-__all__ = ["Interface", "Queue"]
+__all__ = ["Interface", "Queue", "shut_down_workers"]
 
 
 class Interface(Protocol[T]):
@@ -149,5 +152,52 @@ class Queue(Generic[T]):
             while self._processing and self._drain:
                 self._drained.wait()
 
+    def shut_down_in_flight(self, timeout: float | None = None) -> bool:
+        """Shut down for a bounded, prompt stop: accept nothing more, hand out nothing more (the
+        waiting items are dropped, so ``get`` reports shutdown at once), and block until every
+        item already handed out is marked done, or until ``timeout`` seconds (real time) passed.
+
+        Returns True when every item in flight finished, False when the timeout came first.
+        A plain ``shut_down`` meanwhile ends the wait too (returning whether all were done).
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._lock:
+            if self._metrics is not None:
+                for item in self._dirty:
+                    self._metrics.drop(item)
+            self._queue.clear()
+            self._dirty.clear()
+            self._drain = True
+            self._shutting_down = True
+            if self._metrics is not None:
+                self._metrics.stop()
+            self._cond.notify_all()
+            while self._processing and self._drain:
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    break
+                self._drained.wait(remaining)
+            self._drain = False
+            return not self._processing
+
     def shutting_down(self) -> bool:
         return self._shutting_down
+
+
+class _InFlightShutdown(Protocol):
+    def shut_down_in_flight(self, timeout: float | None = None) -> bool: ...
+
+
+def shut_down_workers(queue: _InFlightShutdown, workers: Iterable[threading.Thread], timeout: float) -> bool:
+    """Stop a pool of workers of ``queue`` within ``timeout`` seconds in all (real time).
+
+    The queue hands out nothing more (``shut_down_in_flight``); the items in progress may
+    finish; then the workers are joined with what is left of the timeout. True when every
+    item in flight finished and every worker returned in time.
+    """
+    deadline = time.monotonic() + timeout
+    finished = queue.shut_down_in_flight(timeout)
+    threads = list(workers)
+    for t in threads:
+        t.join(max(0.0, deadline - time.monotonic()))
+    return finished and not any(t.is_alive() for t in threads)

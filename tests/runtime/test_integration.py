@@ -18,6 +18,7 @@ from generated.apis.core.v1 import ConfigMap
 from generated.apis.meta.v1 import ObjectMeta
 from generated.apis.samplecontroller.v1alpha1 import Foo, FooSpec
 from generated.clientset import Clientset
+from generated.scheme import SCHEME
 from samplecontroller.apimachinery import errors
 from samplecontroller.foo_reconciler import FooReconciler, new_manager
 from samplecontroller.record import FakeRecorder
@@ -91,7 +92,7 @@ def test_cache_reads_field_index_and_namespaces(rest: Any, ns: str, started: Any
     cs = Clientset(rest)
     for i in range(3):
         cs.samplecontroller_v1alpha1.foos(ns).create(new_foo(ns, f"f{i}", "shared" if i < 2 else "own"))
-    mgr = Manager(rest, Options(namespaces=(ns,)))
+    mgr = Manager(rest, scheme=SCHEME, options=Options(namespaces=(ns,)))
     mgr.get_cache().index_field(Foo, "spec.deploymentName",
                                 lambda f: [f.spec.deployment_name] if f.spec is not msgspec.UNSET else [])
     started(mgr)
@@ -109,7 +110,7 @@ def test_cache_reads_field_index_and_namespaces(rest: Any, ns: str, started: Any
 
 
 def test_client_writes_and_helpers(rest: Any, ns: str, started: Any) -> None:
-    mgr = Manager(rest, Options(namespaces=(ns,), field_owner="rt-test"))
+    mgr = Manager(rest, scheme=SCHEME, options=Options(namespaces=(ns,), field_owner="rt-test"))
     started(mgr)
     c = mgr.get_client()
     cm = c.create(ConfigMap(metadata=ObjectMeta(name="cm", namespace=ns, labels={"t": "1"}), data={"a": "1"}))
@@ -205,9 +206,9 @@ def test_leader_election_runs_leader_runnables_on_one_manager_only(rest: Any, ns
     from samplecontroller.runtime.manager import runnable_func
 
     def new(name: str) -> tuple[Manager, list[str], threading.Event]:
-        mgr = Manager(rest, Options(namespaces=(ns,), leader_election=True, leader_election_id="rt-lease",
-                                    leader_election_namespace=ns, leader_election_release_on_cancel=True,
-                                    lease_duration=2.0, renew_deadline=1.5, retry_period=0.1))
+        mgr = Manager(rest, scheme=SCHEME, options=Options(
+            namespaces=(ns,), leader_election=True, leader_election_id="rt-lease", leader_election_namespace=ns,
+            leader_election_release_on_cancel=True, lease_duration=2.0, renew_deadline=1.5, retry_period=0.1))
         ran: list[str] = []
         mgr.add(runnable_func(lambda s: (ran.append("leader"), s.wait())))
         mgr.add(runnable_func(lambda s: (ran.append("always"), s.wait()), need_leader_election=False))
@@ -239,7 +240,7 @@ def test_builder_event_filter_applies_to_every_watch(rest: Any, ns: str, started
     from samplecontroller.runtime.builder import controller_managed_by
     from samplecontroller.runtime.reconcile import Func, Request, Result
 
-    mgr = Manager(rest, Options(namespaces=(ns,)))
+    mgr = Manager(rest, scheme=SCHEME, options=Options(namespaces=(ns,)))
     seen: list[Request] = []
     (controller_managed_by(mgr).for_(ConfigMap)
      .with_event_filter(predicate.new_predicate_funcs(lambda o: (o.metadata.labels or {}).get("watch") == "yes"))
@@ -259,7 +260,7 @@ def test_graceful_shutdown_timeout_bounds_the_stop(rest: Any, ns: str) -> None:
     """A runnable that ignores the stop signal cannot hold the manager past its shutdown timeout."""
     from samplecontroller.runtime.manager import runnable_func
 
-    mgr = Manager(rest, Options(namespaces=(ns,), graceful_shutdown_timeout=0.5))
+    mgr = Manager(rest, scheme=SCHEME, options=Options(namespaces=(ns,), graceful_shutdown_timeout=0.5))
     release = threading.Event()
     mgr.add(runnable_func(lambda stop: (stop.wait(), release.wait(30))))
     stop = threading.Event()

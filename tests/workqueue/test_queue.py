@@ -131,6 +131,32 @@ def test_shut_down_cancels_a_waiting_drain() -> None:
     assert drained.wait(2)
 
 
+def test_shut_down_in_flight_drops_waiting_items_and_waits_for_the_ones_in_progress() -> None:
+    q: Queue[int] = Queue()
+    for i in range(5):
+        q.add(i)
+    item, _ = q.get()
+    q.add(item)  # dirty while processing: not requeued after the shutdown
+    result: list[bool] = []
+    t = threading.Thread(target=lambda: result.append(q.shut_down_in_flight(30)), daemon=True)
+    t.start()
+    assert get_with_timeout(q) == SHUTDOWN  # waiting items are not handed out
+    assert not result, "returned while an item was still in progress"
+    q.done(item)
+    t.join(10)
+    assert result == [True]
+    assert q.len() == 0 and get_with_timeout(q) == SHUTDOWN
+
+
+def test_shut_down_in_flight_gives_up_at_the_timeout() -> None:
+    q: Queue[int] = Queue()
+    q.add(1)
+    q.get()
+    assert q.shut_down_in_flight(0) is False
+    q.add(2)
+    assert q.len() == 0
+
+
 def test_dirty_item_requeued_during_drain_is_still_handed_out() -> None:
     q: Queue[int] = Queue()
     q.add(1)

@@ -24,10 +24,10 @@ from typing import Any, Generic, TypeVar
 
 from samplecontroller.apimachinery import errors, labels, meta
 from samplecontroller.cache import ResourceEventHandler, SharedIndexInformer, wait_for_cache_sync
+from samplecontroller.client.scheme import Scheme
 from samplecontroller.client.types import ListOptions, ResourceInfo
 from samplecontroller.informers import tweaked
 from samplecontroller.logs import get_logger
-from samplecontroller.runtime._gvk import default_scheme
 
 log = get_logger("runtime.cache")
 
@@ -138,17 +138,17 @@ class Cache:
     ``FakeResourceClient``). Use ``Cache.for_rest_client`` for the usual case.
     """
 
-    def __init__(self, client_for: ClientFor, options: Options | None = None, *, scheme: Any = None) -> None:
+    def __init__(self, client_for: ClientFor, options: Options | None = None, *, scheme: Scheme) -> None:
         self.client_for = client_for
         self.options = options or Options()
-        self.scheme = scheme if scheme is not None else default_scheme()
+        self.scheme = scheme
         self._lock = threading.Lock()
         self._groups: dict[type[Any], InformerGroup[Any]] = {}
         self._stop: threading.Event | None = None
         self._threads: list[threading.Thread] = []
 
     @classmethod
-    def for_rest_client(cls, rest: Any, options: Options | None = None, *, scheme: Any = None) -> Cache:
+    def for_rest_client(cls, rest: Any, options: Options | None = None, *, scheme: Scheme) -> Cache:
         from samplecontroller.client import ResourceClient
 
         return cls(lambda info, ns: ResourceClient(rest, info, ns), options, scheme=scheme)

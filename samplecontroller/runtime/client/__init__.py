@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from samplecontroller.apimachinery import errors, labels, mergepatch, meta, objects, strategicpatch
+from samplecontroller.client.scheme import Scheme
 from samplecontroller.client.types import (
     APPLY_PATCH,
     JSON_PATCH,
@@ -32,7 +33,7 @@ from samplecontroller.client.types import (
     STRATEGIC_MERGE_PATCH,
     ResourceInfo,
 )
-from samplecontroller.runtime._gvk import default_scheme, gvk_for_type
+from samplecontroller.runtime._gvk import gvk_for_type
 
 T = TypeVar("T")
 ClientFor = Callable[[ResourceInfo[Any], "str | None"], Any]
@@ -121,15 +122,15 @@ class Apply(Patch):
 class Client:
     """Reads through ``cache`` (None: the API server), writes through ``client_for(info, ns)``."""
 
-    def __init__(self, client_for: ClientFor, cache: Any = None, *, scheme: Any = None,
+    def __init__(self, client_for: ClientFor, cache: Any = None, *, scheme: Scheme,
                  field_owner: str | None = None) -> None:
         self.client_for = client_for
         self.cache = cache
-        self.scheme = scheme if scheme is not None else default_scheme()
+        self.scheme = scheme
         self.field_owner = field_owner
 
     @classmethod
-    def for_rest_client(cls, rest: Any, cache: Any = None, *, scheme: Any = None,
+    def for_rest_client(cls, rest: Any, cache: Any = None, *, scheme: Scheme,
                         field_owner: str | None = None) -> Client:
         from samplecontroller.client import ResourceClient
 

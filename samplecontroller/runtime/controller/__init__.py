@@ -35,7 +35,12 @@ from samplecontroller.runtime import metrics as runtime_metrics
 from samplecontroller.runtime.reconcile import Reconciler, Request, Result, is_terminal
 from samplecontroller.runtime.source import Source
 from samplecontroller.wait import Context, with_cancel
-from samplecontroller.workqueue import RateLimiter, RateLimitingQueue, default_controller_rate_limiter
+from samplecontroller.workqueue import (
+    RateLimiter,
+    RateLimitingQueue,
+    default_controller_rate_limiter,
+    shut_down_workers,
+)
 
 log = get_logger("runtime.controller")
 
@@ -104,7 +109,10 @@ class Controller:
     # -- running ---------------------------------------------------------------------------
 
     def start(self, stop: threading.Event) -> None:
-        """Start the sources, wait for them to sync, run the workers until ``stop``, then drain.
+        """Start the sources, wait for them to sync, run the workers until ``stop``, then stop.
+
+        On stop no new request is handed out (waiting ones are dropped); reconciles in progress
+        may finish; the whole stop takes at most ``options.shutdown_timeout`` seconds.
 
         Raises ``SourceSyncError`` when a source does not sync within ``cache_sync_timeout`` and
         RuntimeError when started twice.
@@ -149,13 +157,11 @@ class Controller:
         for w in workers:
             w.start()
         ending.wait()
-        log.info("Shutdown signal received, waiting for all workers to finish", controller=self.name)
-        drain = threading.Thread(target=self.queue.shut_down_with_drain, daemon=True)
-        drain.start()
-        drain.join(self.options.shutdown_timeout)
-        self.queue.shut_down()
-        for w in workers:
-            w.join(self.options.shutdown_timeout)
+        log.info("Shutdown signal received, waiting for the reconciles in progress", controller=self.name,
+                 waiting=self.queue.len())
+        if not shut_down_workers(self.queue, workers, self.options.shutdown_timeout):
+            log.error("Shutdown timeout reached; abandoning the reconciles still in progress", controller=self.name,
+                      timeout=self.options.shutdown_timeout)
 
     def _worker(self, died: Context) -> None:
         try:

@@ -1,7 +1,8 @@
 """The Manager: a shared cache and client, runnables, leader election, metrics and probes
 (pkg/manager).
 
-``mgr = Manager(rest, Options(...))``; add controllers (usually through
+``mgr = Manager(rest, Options(...), scheme=SCHEME)`` (the application's Scheme, for example a
+generated package's ``scheme.SCHEME``: the library has none of its own); add controllers (usually through
 ``runtime.builder.controller_managed_by(mgr)``) and other runnables with ``add``; then
 ``mgr.start(stop)`` blocks until ``stop`` is set.
 
@@ -31,11 +32,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from samplecontroller.client.scheme import Scheme
 from samplecontroller.logs import get_logger
 from samplecontroller.probes import ProbeServer, parse_bind_address
 from samplecontroller.runtime import healthz
 from samplecontroller.runtime import metrics as runtime_metrics
-from samplecontroller.runtime._gvk import default_scheme
 from samplecontroller.runtime.cache import DEFAULT_SYNC_PERIOD, Cache, ClientFor
 from samplecontroller.runtime.cache import Options as CacheOptions
 from samplecontroller.runtime.client import Client
@@ -56,7 +57,7 @@ class LeaderElectionLostError(RuntimeError):
 class Options:
     """Manager options (Go's manager.Options). Bind addresses: "0" or "" disables."""
 
-    scheme: Any = None
+    scheme: Scheme | None = None  # or Manager(..., scheme=); one of the two is required
     cache: CacheOptions = field(default_factory=CacheOptions)
     sync_period: float = DEFAULT_SYNC_PERIOD
     namespaces: Sequence[str] = ()
@@ -101,11 +102,20 @@ def runnable_func(fn: Callable[[threading.Event], None], *, need_leader_election
 
 
 class Manager:
-    """See the module docstring. ``client_for`` overrides how typed clients are made (tests pass
-    a fake clientset's ``FakeResourceClient`` factory); otherwise ``rest`` is required."""
+    """See the module docstring. ``scheme`` (or ``options.scheme``) maps the application's model
+    types to resources; ValueError without one. ``client_for`` overrides how typed clients are
+    made (tests pass a fake clientset's ``FakeResourceClient`` factory); otherwise ``rest`` is
+    required."""
 
-    def __init__(self, rest: Any, options: Options | None = None, *, client_for: ClientFor | None = None) -> None:
+    def __init__(self, rest: Any, options: Options | None = None, *, scheme: Scheme | None = None,
+                 client_for: ClientFor | None = None) -> None:
         self.options = options or Options()
+        if scheme is not None and self.options.scheme is not None and scheme is not self.options.scheme:
+            raise ValueError("a Manager takes one Scheme: scheme= and options.scheme differ")
+        chosen = scheme if scheme is not None else self.options.scheme
+        if chosen is None:
+            raise ValueError("a Manager needs a Scheme (scheme=, for example a generated package's scheme.SCHEME)")
+        self.scheme: Scheme = chosen
         self.rest = rest
         if client_for is None:
             if rest is None:
@@ -116,7 +126,6 @@ class Manager:
                 return ResourceClient(rest, info, ns)
 
         self.client_for: ClientFor = client_for
-        self.scheme = self.options.scheme if self.options.scheme is not None else default_scheme()
         cache_opts = self.options.cache
         if self.options.namespaces and not cache_opts.namespaces:
             cache_opts.namespaces = tuple(self.options.namespaces)
@@ -148,7 +157,7 @@ class Manager:
     def get_cache(self) -> Cache:
         return self.cache
 
-    def get_scheme(self) -> Any:
+    def get_scheme(self) -> Scheme:
         return self.scheme
 
     def get_api_reader(self) -> Client:

@@ -1,0 +1,214 @@
+"""YAML read as Kubernetes reads it: sigs.k8s.io/yaml's YAMLToJSON over go-yaml v2.
+
+kubectl, kube-apiserver (application/yaml bodies) and controller-gen all turn YAML into JSON
+with sigs.k8s.io/yaml, which parses with go-yaml v2. PyYAML's SafeLoader follows YAML 1.1 to
+the letter and differs in ways that break real manifests (for example the plain scalar ``=``,
+an enum value in prometheus-operator's CRDs, is YAML 1.1's ``!!value`` type, which SafeLoader
+cannot construct). ``KubernetesLoader`` resolves plain scalars as go-yaml v2 does:
+
+- booleans: ``true``/``false``, ``yes``/``no``, ``on``/``off``, ``y``/``n`` (three spellings
+  each: lower, Capitalized, UPPER); null: empty, ``~``, ``null``/``Null``/``NULL``;
+- integers as Go's ``strconv.ParseInt(s, 0, 64)`` after removing ``_``: ``0777`` is octal
+  (511), ``0o17``, ``0x1f``, ``0b101``; up to 2**64-1; floats ``1.5``, ``.5``, ``1e3``,
+  ``.inf``/``-.inf``/``.nan``; an integer too large for 64 bits is a float;
+- everything else is a string: ``=``, ``1:20`` (no sexagesimal), ``2001-12-14`` (timestamps
+  stay strings), ``<<`` only as a merge key;
+- an unknown tag (``!foo``, ``!!set``, ``!!omap``...) keeps the node's plain value;
+- mapping keys become strings as in the JSON: ``true``/``false``, decimal integers, floats in
+  Go's short float32 form; a null key is an error, as in Kubernetes.
+
+Nesting deeper than ``max_depth`` (default ``MAX_DEPTH``) collections is a ``ComposerError``
+(a ``yaml.YAMLError``) instead of a RecursionError.
+"""
+
+from __future__ import annotations
+
+import binascii
+import decimal
+import math
+import re
+import struct
+from collections.abc import Iterator
+from typing import Any
+
+import yaml
+from yaml.constructor import ConstructorError
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+__all__ = ["MAX_DEPTH", "KubernetesLoader", "load", "load_all", "resolve_plain"]
+
+MAX_DEPTH = 200
+
+_TAG = "tag:yaml.org,2002:"
+STR, INT, FLOAT, BOOL, NULL, MERGE = (_TAG + t for t in ("str", "int", "float", "bool", "null", "merge"))
+
+_WORDS: dict[str, tuple[str, Any]] = {}
+for _words, _value in ((("y", "yes", "true", "on"), True), (("n", "no", "false", "off"), False)):
+    for _w in _words:
+        for _spelling in (_w, _w.capitalize(), _w.upper()):
+            _WORDS[_spelling] = (BOOL, _value)
+for _w in ("", "~", "null", "Null", "NULL"):
+    _WORDS[_w] = (NULL, None)
+for _w in (".nan", ".NaN", ".NAN"):
+    _WORDS[_w] = (FLOAT, math.nan)
+for _sign, _inf in (("", math.inf), ("+", math.inf), ("-", -math.inf)):
+    for _w in (".inf", ".Inf", ".INF"):
+        _WORDS[_sign + _w] = (FLOAT, _inf)
+
+# Go's strconv.ParseInt(s, 0, 64) syntax (after the underscores are removed).
+_GO_INT = re.compile(r"([+-]?)(0[xX][0-9a-fA-F]+|0[bB][01]+|0[oO][0-7]+|0[0-7]*|[1-9][0-9]*)")
+_YAML_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")
+_DOT_FLOAT = re.compile(r"\.[0-9]+([eE][-+]?[0-9]+)?")
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def _go_int(sign: str, digits: str) -> int:
+    lowered = digits.lower()
+    if lowered.startswith(("0x", "0b", "0o")):
+        value = int(digits[2:], {"x": 16, "b": 2, "o": 8}[lowered[1]])
+    elif len(digits) > 1 and digits[0] == "0":
+        value = int(digits[1:], 8)
+    else:
+        value = int(digits)
+    return -value if sign == "-" else value
+
+
+def resolve_plain(text: str) -> tuple[str, Any]:
+    """(tag, value) of a plain (unquoted) scalar, as go-yaml v2's ``resolve`` decides it."""
+    if text in _WORDS:
+        return _WORDS[text]
+    first = text[:1]
+    if first == ".":
+        if _DOT_FLOAT.fullmatch(text):
+            return FLOAT, float(text)
+        return STR, text
+    if not (first.isdigit() and first.isascii()) and first not in "+-":
+        return STR, text
+    plain = text.replace("_", "")
+    match = _GO_INT.fullmatch(plain)
+    if match is not None:
+        value = _go_int(match.group(1), match.group(2))
+        if _INT64[0] <= value <= _INT64[1] or (match.group(1) == "" and value < 2**64):
+            return INT, value
+    if _YAML_FLOAT.fullmatch(plain):
+        number = float(plain)
+        if not math.isinf(number):
+            return FLOAT, number
+    if match is not None:  # out of range and not a float: Go's big.Int
+        return INT, _go_int(match.group(1), match.group(2))
+    return STR, text
+
+
+def _go_float32_key(value: float) -> str:
+    """strconv.FormatFloat(v, 'g', -1, 32), as sigs.k8s.io/yaml turns a float key into a string."""
+    if math.isnan(value):
+        return ".nan"
+    if math.isinf(value):
+        return ".inf" if value > 0 else "-.inf"
+    as32 = struct.unpack("f", struct.pack("f", value))[0]
+    shortest = f"{as32:.8e}"
+    for precision in range(9):
+        candidate = f"{as32:.{precision}e}"
+        if struct.unpack("f", struct.pack("f", float(candidate)))[0] == as32:
+            shortest = candidate
+            break
+    mantissa, exponent = shortest.split("e")
+    exp = int(exponent)
+    if exp < -4 or exp >= 6:
+        mantissa = mantissa.rstrip("0").rstrip(".") if "." in mantissa else mantissa
+        return f"{mantissa}e{exp:+03d}"
+    return format(decimal.Decimal(shortest).normalize(), "f")
+
+
+def _json_key(key: Any, node: Node) -> str:
+    if isinstance(key, str):
+        return key
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    if isinstance(key, int):
+        return str(key)
+    if isinstance(key, float):
+        return _go_float32_key(key)
+    raise ConstructorError(None, None, f"unsupported map key of type {type(key).__name__}: {key!r}",
+                           node.start_mark)
+
+
+class KubernetesLoader(yaml.SafeLoader):
+    """A SafeLoader that reads YAML as Kubernetes does (see the module docstring)."""
+
+    max_depth = MAX_DEPTH
+
+    def __init__(self, stream: Any) -> None:
+        super().__init__(stream)
+        self._depth = 0
+
+    def resolve(self, kind: type[Node], value: Any, implicit: tuple[bool, bool]) -> str:
+        if kind is ScalarNode and implicit[0]:
+            return "tag:yaml.org,2002:merge" if value == "<<" else resolve_plain(value)[0]
+        return super().resolve(kind, value, implicit)  # type: ignore[no-untyped-call,no-any-return]
+
+    def compose_node(self, parent: Node | None, index: Any) -> Node | None:
+        self._depth += 1
+        try:
+            if self._depth > self.max_depth:
+                raise yaml.composer.ComposerError(None, None, f"nested deeper than {self.max_depth} levels",
+                                                  self.peek_event().start_mark)  # type: ignore[no-untyped-call]
+            return super().compose_node(parent, index)  # type: ignore[no-any-return]
+        finally:
+            self._depth -= 1
+
+    def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Any, Any]:
+        self.flatten_mapping(node)
+        out: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            key = _json_key(self.construct_object(key_node, deep=deep), key_node)  # type: ignore[no-untyped-call]
+            out[key] = self.construct_object(value_node, deep=deep)  # type: ignore[no-untyped-call]
+        return out
+
+    def construct_typed_scalar(self, node: ScalarNode) -> Any:
+        """An implicit or explicit !!int, !!float, !!bool or !!null scalar (go-yaml v2 rules)."""
+        text = self.construct_scalar(node)  # type: ignore[no-untyped-call]
+        tag, value = resolve_plain(text)
+        if tag == node.tag:
+            return value
+        if node.tag == FLOAT and tag == INT:
+            return float(value)
+        raise ConstructorError(None, None, f"cannot decode !!{tag.removeprefix(_TAG)} `{text}` as a "
+                               f"!!{node.tag.removeprefix(_TAG)}", node.start_mark)
+
+    def construct_plain_string(self, node: Node) -> Any:
+        """A timestamp or an unknown tag keeps the node's value (go-yaml v2 into interface{})."""
+        if isinstance(node, ScalarNode):
+            return self.construct_scalar(node)  # type: ignore[no-untyped-call]
+        if isinstance(node, SequenceNode):
+            return self.construct_yaml_seq(node)  # type: ignore[no-untyped-call]
+        return self.construct_yaml_map(node)  # type: ignore[no-untyped-call]
+
+    def construct_binary(self, node: ScalarNode) -> str:
+        text = self.construct_scalar(node)  # type: ignore[no-untyped-call]
+        try:
+            return binascii.a2b_base64(text.encode("ascii")).decode("utf-8", "replace")
+        except (binascii.Error, UnicodeEncodeError) as err:
+            raise ConstructorError(None, None, f"failed to decode base64 data: {err}", node.start_mark) from err
+
+    def construct_unknown(self, node: Node) -> Any:
+        return self.construct_plain_string(node)
+
+
+KubernetesLoader.yaml_constructors = dict(yaml.SafeLoader.yaml_constructors)
+for _tag in (INT, FLOAT, BOOL, NULL):
+    KubernetesLoader.add_constructor(_tag, KubernetesLoader.construct_typed_scalar)
+for _tag in ("timestamp", "set", "omap", "pairs", "value"):
+    KubernetesLoader.add_constructor(_TAG + _tag, KubernetesLoader.construct_plain_string)
+KubernetesLoader.add_constructor(_TAG + "binary", KubernetesLoader.construct_binary)
+KubernetesLoader.add_constructor(None, KubernetesLoader.construct_unknown)
+
+
+def load(text: str | bytes) -> Any:
+    """The first document of ``text`` (None when empty). Raises ``yaml.YAMLError``."""
+    return yaml.load(text, Loader=KubernetesLoader)
+
+
+def load_all(text: str | bytes) -> Iterator[Any]:
+    """Every document of ``text``, lazily. Raises ``yaml.YAMLError``."""
+    return yaml.load_all(text, Loader=KubernetesLoader)

@@ -1,0 +1,5 @@
+"""``python -m samplecontroller.codegen``: the ``samplecontroller-codegen`` command."""
+
+from samplecontroller.codegen.generator import cli
+
+cli()
