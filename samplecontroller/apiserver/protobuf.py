@@ -10,8 +10,9 @@ self-reviews, and meta/v1.
 
 Contract: ``decode(data)`` returns the object as the JSON-shaped dict Kubernetes would accept,
 or raises ``ValueError`` for anything malformed or unknown. Because Go's non-pointer fields are
-always encoded, empty strings, ``false`` and zero timestamps are dropped (JSON's omitempty);
-integer zeros are kept. The server never *answers* in protobuf (clients accept JSON too).
+always encoded, empty strings, zero timestamps, ``false`` (except in pointer booleans) and
+zero integers of non-pointer ``omitempty`` fields are dropped (JSON's omitempty); other integer
+zeros are kept (an explicit 0 in a pointer field). The server never *answers* in protobuf (clients accept JSON too).
 """
 
 from __future__ import annotations
@@ -36,8 +37,34 @@ _PACKAGES = {
 }
 _VARINT = {"int32", "int64", "uint32", "uint64", "bool", "sint32", "sint64"}
 _MAX_DEPTH = 64
-# non-pointer Go integers that JSON would omit when zero (omitempty)
-_OMIT_ZERO = {"generation", "minReadySeconds", "hostPort", "nodePort"}
+_CORE, _APPS, _EVENTS = "k8s.io.api.core.v1.", "k8s.io.api.apps.v1.", "k8s.io.api.events.v1."
+# Go encodes a non-pointer field always and a pointer field only when set: a zero integer on the
+# wire is dropped when the Go field is a non-pointer with omitempty (JSON would omit it), and
+# kept otherwise (an explicit 0 in a pointer such as DeploymentSpec.replicas, or a required int).
+_OMIT_ZERO = frozenset({
+    f"{_META}.ObjectMeta.generation", f"{_CORE}ServiceSpec.healthCheckNodePort", f"{_CORE}ServicePort.nodePort",
+    f"{_CORE}ContainerPort.hostPort", f"{_CORE}Event.count", f"{_CORE}EventSeries.count",
+    f"{_CORE}ContainerStateTerminated.signal", f"{_CORE}GCEPersistentDiskVolumeSource.partition",
+    f"{_CORE}AWSElasticBlockStoreVolumeSource.partition", f"{_CORE}ReplicationControllerSpec.minReadySeconds",
+    f"{_EVENTS}Event.deprecatedCount",
+    *(f"{_CORE}Probe.{f}" for f in ("initialDelaySeconds", "timeoutSeconds", "periodSeconds", "successThreshold",
+                                    "failureThreshold")),
+    *(f"{_APPS}{k}Spec.minReadySeconds" for k in ("Deployment", "ReplicaSet", "DaemonSet", "StatefulSet")),
+    *(f"{_APPS}DeploymentStatus.{f}" for f in ("observedGeneration", "replicas", "updatedReplicas", "readyReplicas",
+                                               "availableReplicas", "unavailableReplicas")),
+    *(f"{p}Status.{f}" for p in (f"{_APPS}ReplicaSet", f"{_CORE}ReplicationController")
+      for f in ("fullyLabeledReplicas", "readyReplicas", "availableReplicas", "observedGeneration")),
+    *(f"{_APPS}StatefulSetStatus.{f}" for f in ("observedGeneration", "readyReplicas", "currentReplicas",
+                                                "updatedReplicas")),
+    *(f"{_APPS}DaemonSetStatus.{f}" for f in ("observedGeneration", "updatedNumberScheduled", "numberAvailable",
+                                              "numberUnavailable")),
+})
+# pointer booleans: an explicit false on the wire is kept (non-pointer false is dropped, omitempty)
+_KEEP_FALSE = frozenset({
+    "automountServiceAccountToken", "enableServiceLinks", "hostUsers", "setHostnameAsFQDN", "shareProcessNamespace",
+    "privileged", "runAsNonRoot", "readOnlyRootFilesystem", "allowPrivilegeEscalation",
+    "allocateLoadBalancerNodePorts", "immutable", "optional", "controller", "blockOwnerDeletion",
+})
 
 
 @functools.lru_cache(maxsize=1)
@@ -193,7 +220,8 @@ def _message(name: str, data: bytes, depth: int = 0) -> Any:
             item = _message(typ, value, depth + 1)
         if label == "rep":
             out.setdefault(fname, []).append(item)
-        elif item is None or item == "" or item is False or (item == 0 and fname in _OMIT_ZERO):
+        elif item is None or item == "" or (item is False and fname not in _KEEP_FALSE) or (
+                item == 0 and item is not False and f"{name}.{fname}" in _OMIT_ZERO):
             continue
         else:
             out[fname] = item

@@ -273,11 +273,25 @@ def _validate_finalizers(finalizers: Any) -> list[FieldError]:
     for i, item in enumerate(finalizers):
         if not isinstance(item, str):
             errors.append(invalid(f"metadata.finalizers[{i}]", item, "must be a string"))
-        elif "/" in item:
+        else:
             errors += [invalid(f"metadata.finalizers[{i}]", item, m) for m in qualified_name_errors(item)]
-        elif item not in ("kubernetes", "orphan", "foregroundDeletion"):
-            errors.append(invalid(f"metadata.finalizers[{i}]", item, "name is neither a standard finalizer name nor is it fully qualified"))
     return errors
+
+
+_STANDARD_FINALIZERS = frozenset({"kubernetes", "orphan", "foregroundDeletion", "customresourcecleanup.apiextensions.k8s.io"})
+
+
+def finalizer_warnings(new: Mapping[str, Any], old: Mapping[str, Any] | None) -> list[str]:
+    """Kubernetes' warnings for finalizers a write adds (those in ``new`` but not in ``old``)
+    that are neither standard nor domain-qualified with a path: such names are accepted (they
+    are valid qualified names) but may clash with other finalizer writers."""
+    added = _get(new, "metadata", "finalizers")
+    before = set(_get(old, "metadata", "finalizers") or ()) if old is not None else set()
+    if not isinstance(added, list):
+        return []
+    return [f'metadata.finalizers: "{f}": prefer a domain-qualified finalizer name including a path (/) to avoid '
+            "accidental conflicts with other finalizer writers"
+            for f in added if isinstance(f, str) and f not in before and "/" not in f and f not in _STANDARD_FINALIZERS]
 
 
 # ---------------------------------------------------------------------------- built-in kinds
@@ -350,7 +364,7 @@ def _containers(containers: Any, field: str) -> list[FieldError]:
         elif isinstance(name, str):
             errors += [invalid(f"{path}.name", name, m) for m in dns1123_label_errors(name)]
             if name in seen:
-                errors.append(FieldError("FieldValueDuplicate", f"{path}.name", name))
+                errors.append(duplicate(f"{path}.name", name))
             seen.add(name)
         if not c.get("image"):
             errors.append(required(f"{path}.image"))
@@ -596,3 +610,38 @@ def validate_update(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Fiel
             if old.get(field) != new.get(field):
                 errors.append(forbidden(field, "field is immutable when `immutable` is set"))
     return errors
+
+
+def validate_ephemeral_update(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[FieldError]:
+    """Pod ephemeral containers may only be added: each needs a name and an image unique among
+    the pod's containers, and existing ones may be neither changed nor removed."""
+    before = [c for c in _get(old, "spec", "ephemeralContainers") or () if isinstance(c, Mapping)]
+    after = _get(new, "spec", "ephemeralContainers") or []
+    if not isinstance(after, list):
+        return [invalid("spec.ephemeralContainers", after, "must be a list")]
+    errors: list[FieldError] = []
+    by_name = {c.get("name"): c for c in after if isinstance(c, Mapping)}
+    for i, container in enumerate(before):
+        if by_name.get(container.get("name")) != container:
+            errors.append(forbidden(f"spec.ephemeralContainers[{i}]" if container.get("name") in by_name
+                                    else "spec.ephemeralContainers",
+                                    f'existing ephemeral containers "{container.get("name")}" may not be changed'))
+    taken = {c.get("name") for key in ("initContainers", "containers")
+             for c in _get(new, "spec", key) or () if isinstance(c, Mapping)}
+    for i, container in enumerate(after[len(before):], start=len(before)):
+        path = f"spec.ephemeralContainers[{i}]"
+        if not isinstance(container, Mapping):
+            errors.append(invalid(path, container, "must be an object"))
+            continue
+        name = container.get("name")
+        if not name:
+            errors.append(required(f"{path}.name"))
+        elif name in taken:
+            errors.append(duplicate(f"{path}.name", name))
+        else:
+            errors += [invalid(f"{path}.name", name, m) for m in dns1123_label_errors(str(name))]
+        taken.add(name)
+        if not container.get("image"):
+            errors.append(required(f"{path}.image"))
+    return errors
+

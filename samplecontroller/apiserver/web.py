@@ -69,6 +69,12 @@ _EXTRA_FIELDS: dict[str, set[str]] = {
     "/namespaces": {"status.phase"},
     "apps/replicasets": {"status.replicas"},
 }
+_CONNECT = ("log", "exec", "attach", "portforward")
+"""Pod subresources served by the kubelet in a real cluster (connect verbs)."""
+_SUB_VERBS: dict[str, list[str]] = {
+    "finalize": ["update"], "log": ["get"], "exec": ["create", "get"], "attach": ["create", "get"],
+    "portforward": ["create", "get"],
+}
 VERSION_INFO = {
     "major": "1", "minor": "32", "gitVersion": "v1.32.0", "gitCommit": "0000000000000000000000000000000000000000",
     "gitTreeState": "clean", "buildDate": "2024-12-11T00:00:00Z", "goVersion": "go1.23.3", "compiler": "gc",
@@ -259,6 +265,8 @@ class APIServerApp:
     @staticmethod
     def _verb(method: str, target: Target, request: web.Request) -> str:
         collection = not target.name
+        if target.subresource in _CONNECT and not collection and method in ("GET", "POST"):
+            return "get" if method == "GET" else "create"
         if method == "GET":
             if collection:
                 watch = request.query.get("watch", "")
@@ -338,11 +346,9 @@ class APIServerApp:
             for sub in res.subresources:
                 sub_entry: dict[str, Any] = {"name": f"{res.plural}/{sub}", "singularName": "",
                                              "namespaced": res.namespaced, "kind": res.kind,
-                                             "verbs": ["get", "patch", "update"]}
+                                             "verbs": _SUB_VERBS.get(sub, ["get", "patch", "update"])}
                 if sub == "scale":
                     sub_entry.update(group="autoscaling", version="v1", kind="Scale")
-                if sub == "finalize":
-                    sub_entry["verbs"] = ["update"]
                 out.append(sub_entry)
         gv = f"{group}/{version}" if group else version
         return _json({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": out})
@@ -371,7 +377,7 @@ class APIServerApp:
                         kind = ({"group": "autoscaling", "version": "v1", "kind": "Scale"} if sub == "scale"
                                 else {"group": group, "version": ver, "kind": res.kind})
                         subs.append({"subresource": sub, "responseKind": kind,
-                                     "verbs": ["update"] if sub == "finalize" else ["get", "patch", "update"]})
+                                     "verbs": _SUB_VERBS.get(sub, ["get", "patch", "update"])})
                     if subs:
                         doc["subresources"] = subs
                     resources.append(doc)
@@ -510,6 +516,8 @@ class APIServerApp:
         res, ns, name = t.res, t.namespace or "", t.name
         if not t.subresource and verb not in res.verbs:
             raise _not_allowed()
+        if t.subresource in _CONNECT:
+            return self._connect(request, t)
         if verb == "get":
             if t.subresource == "scale":
                 return _json(self.core.get_scale(res, ns, name))
@@ -520,6 +528,19 @@ class APIServerApp:
         if handler is None:
             raise _not_allowed()
         return await handler(request, t, accept)
+
+    def _connect(self, request: web.Request, t: Target) -> web.StreamResponse:
+        """Pod log/exec/attach/portforward as kube-apiserver answers them before it would proxy to
+        the kubelet: the container must be valid; an unscheduled pod has empty logs and cannot be
+        exec'd into. There is no kubelet, so a scheduled pod's logs are empty too and streams fail."""
+        pod = self.core.get(t.res, t.namespace or "", t.name)
+        _pod_container(pod, request.query.get("container", ""))
+        if t.subresource == "log":
+            return web.Response(body=b"", content_type="text/plain")
+        if not _deep_get(pod, "spec", "nodeName"):
+            raise bad_request(f"pod {t.name} does not have a host assigned")
+        raise APIError(503, "ServiceUnavailable",
+                       f"the embedded API server runs no kubelet: cannot {t.subresource} pod {t.name}")
 
     async def _create(self, request: web.Request, t: Target, accept: Accept) -> web.StreamResponse:
         res, ns = t.res, t.namespace or ""
@@ -1051,6 +1072,34 @@ def _review_answer(res: Resource, body: Any) -> dict[str, Any]:
         answer.pop("spec")
         answer["status"] = {"userInfo": USER_INFO}
     return answer
+
+
+def _pod_container(pod: dict[str, Any], container: str) -> str:
+    """The container a log/exec request addresses (kube-apiserver's validateContainer): the
+    only one when ``container`` is empty; 400 when it is ambiguous or unknown."""
+    spec = pod.get("spec") or {}
+    containers = [c for c in spec.get("containers") or () if isinstance(c, dict)]
+    everyone = [c for key in ("initContainers", "containers", "ephemeralContainers")
+                for c in spec.get(key) or () if isinstance(c, dict)]
+    name = str((pod.get("metadata") or {}).get("name") or "")
+    if not container:
+        if len(containers) == 1:
+            return str(containers[0].get("name") or "")
+        if not containers:
+            raise bad_request(f"a container name must be specified for pod {name}")
+        names = " ".join(str(c.get("name")) for c in everyone)
+        raise bad_request(f"a container name must be specified for pod {name}, choose one of: [{names}]")
+    if not any(c.get("name") == container for c in everyone):
+        raise bad_request(f"container {container} is not valid for pod {name}")
+    return container
+
+
+def _deep_get(obj: Any, *path: str) -> Any:
+    for part in path:
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(part)
+    return obj
 
 
 def _not_allowed() -> APIError:

@@ -436,7 +436,8 @@ def test_builtin_objects_are_decoded_like_go(raw: Raw, ns: str) -> None:
     code, headers, obj = raw.call("POST", cms, {"metadata": {"name": "loose"}, "data": {"a": "b"}, "bogus": 1})
     assert code == 201 and "bogus" not in obj and 'unknown field \\"bogus\\"' in headers["warning"]
     code, _, status = raw.call("POST", cms + "?fieldValidation=Strict", {"metadata": {"name": "strict"}, "bogus": 1})
-    assert code == 400 and status["message"] == 'strict decoding error: unknown field "bogus"'
+    assert code == 400 and status["message"] == ('ConfigMap in version "v1" cannot be handled as a ConfigMap: '
+                                                'strict decoding error: unknown field "bogus"')
 
 
 def test_webhook_configurations_are_validated(raw: Raw) -> None:
