@@ -428,7 +428,7 @@ class Core:
             if old is None:
                 # create: the manager owns every field (no copy of the object needed)
                 new["metadata"].pop("managedFields", None)
-                paths = managedfields.field_set(new, self._definition(res), self.version_schema(res))
+                paths = managedfields.field_set(new, self._definition(res), self.version_schema(res), nodes=True)
                 if paths:
                     entry: dict[str, Any] = {"manager": manager, "operation": "Update", "apiVersion": res.group_version,
                                              "time": now_rfc3339(), "fieldsType": "FieldsV1",
@@ -729,7 +729,8 @@ class Core:
         for part in spec_path[:-1]:
             target = target.setdefault(part, {})
         target[spec_path[-1]] = replicas
-        self.update(res, ns, name, new, manager=manager, dry_run=dry_run, field_validation="Ignore")
+        self.update(res, ns, name, new, subresource="scale", manager=manager, dry_run=dry_run,
+                    field_validation="Ignore")
         return self.get_scale(res, ns, name) if not dry_run else scale
 
     def patch_scale(self, res: Resource, ns: str, name: str, patch_type: str, raw: bytes, *, manager: str,

@@ -31,8 +31,10 @@ __all__ = [
     "dns1035_label_errors",
     "dns1123_label_errors",
     "dns1123_subdomain_errors",
+    "finalizer_warnings",
     "qualified_name_errors",
     "validate_builtin",
+    "validate_ephemeral_update",
     "validate_name",
     "validate_object_meta",
     "validate_update",
@@ -371,19 +373,51 @@ def _containers(containers: Any, field: str) -> list[FieldError]:
     return errors
 
 
+def _selector_errors(selector: Mapping[str, Any], field: str) -> list[FieldError]:
+    """ValidateLabelSelector: matchLabels as labels, matchExpressions' keys, operators and values."""
+    errors = _validate_labels(selector.get("matchLabels"), f"{field}.matchLabels")
+    exprs = selector.get("matchExpressions") or []
+    for i, expr in enumerate(exprs if isinstance(exprs, list) else []):
+        path = f"{field}.matchExpressions[{i}]"
+        if not isinstance(expr, Mapping):
+            errors.append(invalid(path, expr, "must be an object"))
+            continue
+        op, values = expr.get("operator"), expr.get("values") or []
+        if op in ("In", "NotIn") and not values:
+            errors.append(required(f"{path}.values", "must be specified when `operator` is 'In' or 'NotIn'"))
+        elif op in ("Exists", "DoesNotExist") and values:
+            errors.append(forbidden(f"{path}.values", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
+        elif op not in ("In", "NotIn", "Exists", "DoesNotExist"):
+            errors.append(invalid(f"{path}.operator", op, "not a valid selector operator"))
+        errors += [invalid(f"{path}.key", expr.get("key"), m) for m in qualified_name_errors(str(expr.get("key") or ""))]
+    return errors
+
+
 def _pod_template_owner(spec: Any, field: str) -> list[FieldError]:
+    """ValidateDeploymentSpec/ValidateReplicaSetSpec: replicas, the selector, then (only when the
+    selector parses) the template, whose labels a nil selector never matches."""
     errors: list[FieldError] = []
     selector = _get(spec, "selector")
     errors += _non_negative(_get(spec, "replicas"), f"{field}.replicas")
+    selector_errors: list[FieldError] = []
     if selector is None:
         errors.append(required(f"{field}.selector"))
-    elif not isinstance(selector, Mapping) or not (selector.get("matchLabels") or selector.get("matchExpressions")):
-        errors.append(invalid(f"{field}.selector", _go_selector(selector), "empty selector is invalid for deployment"))
-    labels = _get(spec, "template", "metadata", "labels") or {}
-    errors += _validate_labels(labels, f"{field}.template.metadata.labels")
-    selects = isinstance(selector, Mapping) and bool(selector.get("matchLabels") or selector.get("matchExpressions"))
-    if selects and isinstance(selector, Mapping) and isinstance(labels, Mapping) and not _selector_matches(selector, labels):
-        errors.append(invalid(f"{field}.template.metadata.labels", _go_map(labels), "`selector` does not match template `labels`"))
+    elif not isinstance(selector, Mapping):
+        selector_errors.append(invalid(f"{field}.selector", selector, "must be an object"))
+    else:
+        selector_errors = _selector_errors(selector, f"{field}.selector")
+        errors += selector_errors
+        if not (selector.get("matchLabels") or selector.get("matchExpressions")):
+            errors.append(invalid(f"{field}.selector", _go_selector(selector), "empty selector is invalid for deployment"))
+    if selector_errors:
+        return [*errors, invalid(f"{field}.selector", _go_selector(selector), "invalid label selector")]
+    raw_labels = _get(spec, "template", "metadata", "labels")
+    labels = raw_labels if isinstance(raw_labels, Mapping) else {}
+    selects_all = isinstance(selector, Mapping) and not (selector.get("matchLabels") or selector.get("matchExpressions"))
+    if not selects_all and (selector is None or not _selector_matches(selector, labels)):
+        shown = _go_map(raw_labels) if isinstance(raw_labels, Mapping) else GoRaw("map[string]string(nil)")
+        errors.append(invalid(f"{field}.template.metadata.labels", shown, "`selector` does not match template `labels`"))
+    errors += _validate_labels(raw_labels, f"{field}.template.labels")
     errors += _containers(_get(spec, "template", "spec", "containers"), f"{field}.template.spec.containers")
     return errors
 
