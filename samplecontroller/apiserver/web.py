@@ -28,7 +28,7 @@ from aiohttp import web
 
 from samplecontroller.apimachinery import fields as fieldsel
 from samplecontroller.apimachinery import labels as labelsel
-from samplecontroller.apiserver import openapi, tables
+from samplecontroller.apiserver import openapi, protobuf, tables
 from samplecontroller.apiserver.admission import USER_INFO, AdmissionRequest, Admitter
 from samplecontroller.apiserver.core import (
     PATCH_APPLY,
@@ -165,6 +165,7 @@ class APIServerApp:
         self.requests: list[RequestRecord] = []
         self._discovery_cache: dict[str, bytes] = {}
         self._openapi_cache: dict[str, dict[str, Any]] = {}
+        self._openapi_v2_cache: dict[str, bytes] = {}
         self._watches: set[asyncio.Task[Any]] = set()
         core.on_discovery_change.append(self._invalidate)
         self.app = web.Application(client_max_size=3 * 1024 * 1024, middlewares=[self._middleware])
@@ -177,6 +178,7 @@ class APIServerApp:
     def _invalidate(self) -> None:
         self._discovery_cache.clear()
         self._openapi_cache.clear()
+        self._openapi_v2_cache.clear()
 
     # ------------------------------------------------------------------ middleware
 
@@ -295,10 +297,12 @@ class APIServerApp:
             return web.Response(text="ok", content_type="text/plain")
         if path == "/openapi/v3":
             return self._openapi_index()
+        if path == "/openapi/v2":
+            return self._openapi_v2(request.headers.get("Accept", ""))
         if len(parts) >= 4 and parts[:2] == ["openapi", "v3"]:
             return self._openapi_doc(parts[2:])
         if path == "/":
-            paths = ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/openapi/v3", "/readyz", "/version"]
+            paths = ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/openapi/v2", "/openapi/v3", "/readyz", "/version"]
             paths += sorted(f"/apis/{g}" for g in self.registry.groups() if g)
             return _json({"paths": paths})
         raise APIError(404, "NotFound", "the server could not find the requested resource")
@@ -444,6 +448,20 @@ class APIServerApp:
                 gvs.append(gv)
                 hashes[gv] = openapi.document_hash(doc)
         return _json(openapi.build_index(gvs, hashes))
+
+    def _openapi_v2(self, accept: str) -> web.Response:
+        """The swagger 2.0 document of every served group/version: gnostic protobuf when the
+        client asks for it (client-go's ``OpenAPISchema``), JSON otherwise."""
+        pb = "proto-openapi.spec.v2" in accept
+        key = "pb" if pb else "json"
+        body = self._openapi_v2_cache.get(key)
+        if body is None:
+            docs = [d for d in (self._openapi_for(gv) for gv in self._group_versions()) if d is not None]
+            doc = openapi.v2_document(docs)
+            body = protobuf.encode_openapi_v2(doc) if pb else _encode(doc)
+            self._openapi_v2_cache[key] = body
+        ctype = protobuf.OPENAPI_V2_PROTOBUF if pb else "application/json"
+        return web.Response(body=body, headers={"Content-Type": ctype, "Cache-Control": "no-cache, private"})
 
     def _openapi_doc(self, parts: list[str]) -> web.Response:
         if parts[0] == "api" and len(parts) == 2:
