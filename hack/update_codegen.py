@@ -48,7 +48,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
+
+def _without_venv(err: ModuleNotFoundError) -> int:
+    """One line instead of a traceback when run by a Python that lacks the project's packages."""
+    print(f"update_codegen: error: the Python package {err.name!r} is not installed in {sys.executable}; "
+          "run `make codegen` (it sets up .venv), or `make venv` then `.venv/bin/python hack/update_codegen.py`",
+          file=sys.stderr)
+    return 1
+
+
+try:
+    import yaml
+except ModuleNotFoundError as _err:
+    sys.exit(_without_venv(_err))
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -777,4 +789,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except ModuleNotFoundError as err:
+        if str(err.name or "").split(".")[0] in ("samplecontroller", "generated", ""):
+            raise
+        sys.exit(_without_venv(err))
