@@ -59,8 +59,8 @@ def _without_venv(err: ModuleNotFoundError) -> int:
 
 try:
     import yaml
-except ModuleNotFoundError as _err:
-    sys.exit(_without_venv(_err))
+except ModuleNotFoundError as _missing:
+    sys.exit(_without_venv(_missing))
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATES = Path(__file__).resolve().parent / "templates"

@@ -400,7 +400,7 @@ def _v2_operation(op: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(body, dict):
         content = body.get("content") or {}
         out["consumes"] = list(content)
-        schema = next((c.get("schema") for c in content.values() if isinstance(c, dict) and c.get("schema")), {})
+        schema: Any = next((c.get("schema") for c in content.values() if isinstance(c, dict) and c.get("schema")), {})
         params.insert(0, {"name": "body", "in": "body", "required": True, "schema": _v2_schema(schema)})
     out["produces"] = list(_V2_MEDIA)
     out["parameters"] = params
