@@ -551,6 +551,8 @@ class APIServerApp:
         """Pod log/exec/attach/portforward as kube-apiserver answers them before it would proxy to
         the kubelet: the container must be valid; an unscheduled pod has empty logs and cannot be
         exec'd into. There is no kubelet, so a scheduled pod's logs are empty too and streams fail."""
+        if t.subresource == "log" and request.method != "GET":
+            raise _not_allowed()
         pod = self.core.get(t.res, t.namespace or "", t.name)
         _pod_container(pod, request.query.get("container", ""))
         if t.subresource == "log":
