@@ -130,6 +130,26 @@ ROWS: tuple[Row, ...] = (
         err=(r"spec\.selector\.matchLabels: Invalid value: \"x+\": must be no more than 63 characters",
              r"spec\.selector: Invalid value: v1\.LabelSelector\{.*\}: invalid label selector")),
     Row(("-n", "{ns}", "get", "foos"), out=(r"^NAME\s+AGE",), item="smoke"),
+    # everyday commands
+    Row(("wait", "--for=condition=established", "--timeout=10s", "crd/foos.samplecontroller.k8s.io"),
+        out=("condition met",), item="smoke"),
+    Row(("-n", "{ns}", "patch", "foo", "lfoo", "--type=merge", "-p", '{"spec":{"replicas":3}}'),
+        out=("foo.samplecontroller.k8s.io/lfoo patched",), item="smoke"),
+    Row(("-n", "{ns}", "get", "foo", "lfoo", "-o", "jsonpath={.spec.replicas} {.metadata.generation}"),
+        out=("^3 2$",), item="smoke"),
+    Row(("-n", "{ns}", "apply", "--server-side", "-f", "-"), out=("foo.samplecontroller.k8s.io/ssa serverside-applied",),
+        item="smoke", stdin="apiVersion: samplecontroller.k8s.io/v1alpha1\nkind: Foo\nmetadata: {name: ssa}\n"
+                             "spec: {deploymentName: ssa, replicas: 2}\n"),
+    Row(("-n", "{ns}", "describe", "foo", "ssa"), out=(r"Name:\s+ssa", r"Replicas:\s+2"), item="smoke"),
+    Row(("-n", "{ns}", "create", "configmap", "dry", "--dry-run=server", "-o", "name"), out=("^configmap/dry$",),
+        item="smoke"),
+    Row(("-n", "{ns}", "get", "configmap", "dry"), rc=1, err=(r'configmaps "dry" not found',), item="smoke"),
+    Row(("-n", "{ns}", "delete", "configmap", "l1"), out=('configmap "l1" deleted',), item="smoke"),
+    Row(("-n", "{ns}", "apply", "-f", "-"), rc=1, item="smoke",
+        err=(r'The Foo "big" is invalid: spec\.replicas: Invalid value: 11: spec\.replicas in body should be less '
+             r"than or equal to 10",),
+        stdin="apiVersion: samplecontroller.k8s.io/v1alpha1\nkind: Foo\nmetadata: {name: big}\n"
+              "spec: {deploymentName: big, replicas: 11}\n"),
 )
 
 
