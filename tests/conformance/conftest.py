@@ -72,6 +72,7 @@ ROWS: tuple[Row, ...] = (
         item="2"),
     Row(("-n", "{ns}", "debug", "nope", "--image=busybox"), rc=1, err=(r'pods "nope" not found',), item="2"),
     Row(("-n", "{ns}", "logs", "p1"), out=("^$",), item="9"),
+    Row(("-n", "{ns}", "logs", "p1", "-c", "nope"), rc=1, err=(r"container nope is not valid for pod p1",), item="9"),
     Row(("-n", "{ns}", "exec", "p1", "--", "ls"), rc=1,
         err=(r"Error from server \(BadRequest\): pod p1 does not have a host assigned",), item="9"),
     # 4: a terminating namespace refuses new content and reports what remains
@@ -111,6 +112,10 @@ ROWS: tuple[Row, ...] = (
         err=(r'Deployment in version "v1" cannot be handled as a Deployment: strict decoding error: '
              r'unknown field "spec\.replicaz"',),
         stdin=_deployment("strict", "  replicaz: 1\n  selector: {matchLabels: {app: a}}\n" + _TEMPLATE)),
+    Row(("-n", "{ns}", "create", "-f", "-"), rc=1, item="6",
+        err=(r'Foo in version "v1alpha1" cannot be handled as a Foo: strict decoding error: unknown field "spec\.bogus"',),
+        stdin="apiVersion: samplecontroller.k8s.io/v1alpha1\nkind: Foo\nmetadata: {name: strict}\n"
+              "spec: {deploymentName: strict, bogus: 1}\n"),
     # 7: optional zero integers sent as protobuf stay absent
     Row(("-n", "{ns}", "create", "service", "nodeport", "np", "--tcp=80:80"), out=("service/np created",), item="7"),
     Row(("-n", "{ns}", "get", "service", "np", "-o", "jsonpath={.spec}"), out=('"type":"NodePort"',),
