@@ -11,7 +11,8 @@ removes its contents), the CRD controllers (NamesAccepted/Established conditions
 updated at once, deleting a CRD deletes its objects first) and the optional deployment-status
 simulator.
 
-Not simulated: there is no scheduler, kubelet or kube-controller-manager: pods never run,
+Not simulated: there is no scheduler, kubelet or kube-controller-manager: pods never run (their
+log/exec subresources answer as for an unscheduled pod, ephemeral containers are stored only),
 Deployments create no ReplicaSets and ReplicaSets no Pods; Services get no cluster IP or
 endpoints. (Admission webhooks are called by the web layer: see ``admission``.) Built-in kinds get only the
 defaulting listed in ``_default_builtin``.

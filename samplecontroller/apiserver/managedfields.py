@@ -162,7 +162,7 @@ def _value_key(value: Any) -> str:
 # Go struct fields of built-in kinds that are not pointers: present (as {}) even in an empty
 # object, so an Update never "adds" them and their managedFields entries carry no ``.`` member.
 _VALUE_STRUCTS = frozenset({"metadata", "spec", "status", "template", "strategy", "updateStrategy", "resources",
-                            "involvedObject", "source", "loadBalancer"})
+                            "involvedObject", "regarding", "source", "loadBalancer", "jobTemplate"})
 
 
 def field_set(obj: Mapping[str, Any], definition_name: str | None = None, schema: Mapping[str, Any] | None = None,
