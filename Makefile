@@ -1,9 +1,11 @@
 # make run  : set up .venv if needed, then run the controller on the embedded API server
+#             (on https://127.0.0.1:$(PORT), default 6443; PORT=0 picks a free port)
 # make test : set up .venv if needed, then ruff, mypy, the generated/ staleness check and pytest
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+PORT   ?= 6443
 
 .PHONY: run test venv lint typecheck verify-codegen codegen pytest bench clean
 
@@ -16,7 +18,7 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)
 
 run: $(STAMP)
-	$(PY) main.py --local
+	$(PY) main.py --local --port $(PORT)
 
 test: $(STAMP) lint typecheck verify-codegen pytest
 

@@ -18,6 +18,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent
 LOCAL_DIR = ROOT / ".local"
+LOCAL_PORT = 6443
 
 
 def _positive(value: str) -> int:
@@ -27,6 +28,16 @@ def _positive(value: str) -> int:
         raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
     if n < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
+    return n
+
+
+def _port(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a port number") from None
+    if not 0 <= n <= 65535:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 65535, got {n}")
     return n
 
 
@@ -73,6 +84,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                    help="Start the embedded API server (data under .local/), install crds/, run the controller on it.")
     p.add_argument("--local-dir", type=Path, default=LOCAL_DIR,
                    help="With --local: where the embedded API server keeps its data and kubeconfig (default .local/).")
+    p.add_argument("--port", type=_port, default=None,
+                   help=f"With --local: the embedded API server's HTTPS port (default {LOCAL_PORT}, the usual "
+                        "Kubernetes API port, so .local/kubeconfig stays valid across runs; 0 picks a free port).")
     p.add_argument("--workers", type=_positive, default=2, help="Number of concurrent workers (default 2).")
     p.add_argument("--resync", type=_duration, default=30.0, help="Informer resync period (default 30s).")
     p.add_argument("--namespace", default="", help="Only watch this namespace (default: all namespaces).")
@@ -96,7 +110,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--shutdown-timeout", type=_duration, default=30.0,
                    help="Bound on the whole shutdown after a stop signal: items in progress may finish, "
                         "queued ones are dropped (default 30s).")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if args.port is not None and not args.local:
+        p.error("--port applies only with --local (the embedded API server)")
+    if args.port is None:
+        args.port = LOCAL_PORT
+    return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -120,6 +139,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
+def _missing_dependency(err: ModuleNotFoundError) -> bool:
+    """Whether ``err`` is a third-party package that is not installed (a Python without .venv)."""
+    return bool(err.name) and str(err.name).split(".")[0] not in ("samplecontroller", "generated")
+
+
 if __name__ == "__main__":
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except ModuleNotFoundError as err:
+        if not _missing_dependency(err):
+            raise
+        print(f"main.py: error: the Python package {err.name!r} is not installed in {sys.executable}; "
+              "run `make run` (it sets up .venv), or `make venv` then `.venv/bin/python main.py ...`", file=sys.stderr)
+        sys.exit(1)

@@ -16,8 +16,20 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from samplecontroller.codegen import Defaults  # noqa: E402
-from samplecontroller.codegen import main as codegen_main  # noqa: E402
+
+def _without_venv(err: ModuleNotFoundError) -> int:
+    """One line instead of a traceback when run by a Python that lacks the project's packages."""
+    print(f"update_codegen: error: the Python package {err.name!r} is not installed in {sys.executable}; "
+          "run `make codegen` (it sets up .venv), or `make venv` then `.venv/bin/python hack/update_codegen.py`",
+          file=sys.stderr)
+    return 1
+
+
+try:
+    from samplecontroller.codegen import Defaults
+    from samplecontroller.codegen import main as codegen_main
+except ModuleNotFoundError as _missing:
+    sys.exit(_without_venv(_missing))
 
 DEFAULTS = Defaults(prog="update_codegen", generator="hack/update_codegen.py", crds=ROOT / "crds",
                     output=ROOT / "generated", package="generated", regenerate="python hack/update_codegen.py")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import os
 import socket
 import sys
@@ -48,7 +49,7 @@ def run(args: argparse.Namespace, stop: threading.Event, *, local_dir: Path, crd
         with contextlib.ExitStack() as stack:
             kubeconfig, master = args.kubeconfig, args.master
             if args.local:
-                kubeconfig = stack.enter_context(_local_server(local_dir, crds_dir))
+                kubeconfig = stack.enter_context(_local_server(local_dir, crds_dir, args.port))
                 master = ""
             rest = _connect(kubeconfig, master, args.kube_api_qps, args.kube_api_burst)
             _preflight(rest)
@@ -98,18 +99,22 @@ def _preflight(rest_client: Any) -> None:
 
 
 @contextlib.contextmanager
-def _local_server(local_dir: Path, crds_dir: Path) -> Iterator[str]:
-    """Start the embedded API server, install the CRDs, print what to do; yield the kubeconfig."""
+def _local_server(local_dir: Path, crds_dir: Path, port: int = 0) -> Iterator[str]:
+    """Start the embedded API server on ``port`` (0: any free port), install the CRDs, print what
+    to do; yield the kubeconfig. A port in use is a ``UserError`` naming ``--port``."""
     from samplecontroller.apiserver import LocalAPIServer
 
     local_dir.mkdir(parents=True, exist_ok=True)
     kubeconfig = local_dir / "kubeconfig"
     try:
         server = LocalAPIServer(
-            data_dir=local_dir / "data", simulate_deployments=True, kubeconfig_path=kubeconfig
+            data_dir=local_dir / "data", simulate_deployments=True, kubeconfig_path=kubeconfig, port=port
         )
         server.__enter__()
     except OSError as err:
+        if err.errno == errno.EADDRINUSE:
+            raise UserError(f"cannot start the embedded API server: port {port} is in use "
+                            "(pass --port N, or --port 0 for any free port)") from None
         raise UserError(f"cannot start the embedded API server: {err}") from None
     try:
         from samplecontroller import rest

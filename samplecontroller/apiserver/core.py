@@ -11,7 +11,8 @@ removes its contents), the CRD controllers (NamesAccepted/Established conditions
 updated at once, deleting a CRD deletes its objects first) and the optional deployment-status
 simulator.
 
-Not simulated: there is no scheduler, kubelet or kube-controller-manager: pods never run,
+Not simulated: there is no scheduler, kubelet or kube-controller-manager: pods never run (their
+log/exec subresources answer as for an unscheduled pod, ephemeral containers are stored only),
 Deployments create no ReplicaSets and ReplicaSets no Pods; Services get no cluster IP or
 endpoints. (Admission webhooks are called by the web layer: see ``admission``.) Built-in kinds get only the
 defaulting listed in ``_default_builtin``.
@@ -68,6 +69,8 @@ class APIError(Exception):
         super().__init__(message)
         self.code = code
         self.status = new_status(code, reason, message, details)
+        if code == 404 and "details" not in self.status:
+            self.status["details"] = {}  # clients read details.name of every 404 (kubectl debug)
 
 
 _clock: list[Any] = [0, ""]
@@ -245,19 +248,21 @@ class Core:
             raise not_found(res, name)
         return entry.obj
 
-    def check_namespace(self, res: Resource, ns: str, creating: bool) -> None:
+    def check_namespace(self, res: Resource, ns: str, creating: bool, name: str = "") -> None:
+        """404 when the namespace is missing; 403 (as the NamespaceLifecycle admission plugin
+        answers) when ``creating`` ``name`` in a namespace that is being terminated."""
         if not res.namespaced:
             return
         entry = self.store.get(NS_KEY, "", ns)
         if entry is None:
             raise APIError(404, "NotFound", f'namespaces "{ns}" not found', {"name": ns, "kind": "namespaces"})
         if creating and (entry.obj.get("metadata") or {}).get("deletionTimestamp"):
+            details = _details(res, name)
+            details["causes"] = [{"reason": "NamespaceTerminating", "message": f"namespace {ns} is being terminated",
+                                  "field": "metadata.namespace"}]
             raise APIError(403, "Forbidden",
-                           f"{res.plural} \"{{name}}\" is forbidden: unable to create new content in namespace {ns} "
-                           "because it is being terminated",
-                           {"kind": res.plural, "causes": [{"reason": "NamespaceTerminating",
-                                                             "message": f"namespace {ns} is being terminated",
-                                                             "field": "metadata.namespace"}]})
+                           f'{res.group_resource} "{name}" is forbidden: unable to create new content in namespace {ns} '
+                           "because it is being terminated", details)
 
     def crd_for(self, res: Resource) -> dict[str, Any] | None:
         return self.crds.get(res.crd_name) if res.crd_name else None
@@ -278,29 +283,37 @@ class Core:
         return res.is_custom or (res.group, res.kind) in _GENERATION_KINDS
 
     def _validate(self, res: Resource, obj: dict[str, Any], old: dict[str, Any] | None,
-                  field_validation: str) -> list[str]:
-        """Prune/default/validate ``obj`` in place; returns warnings; raises 400/422."""
+                  field_validation: str, patching: bool = False) -> list[str]:
+        """Prune/default/validate ``obj`` in place; returns warnings; raises 400/422.
+
+        Decoding errors of a create or update body say which kind could not be decoded (``Foo in
+        version "v1" cannot be handled as a Foo: ...``); those of a patched object (``patching``)
+        do not, as in kube-apiserver's patch handler."""
+        prefix = "" if patching else f'{res.kind} in version "{res.version}" cannot be handled as a {res.kind}: '
         warnings: list[str] = []
         name = str(_meta(obj).get("name") or _meta(obj).get("generateName") or "")
         errors: list[FieldError] = []
         sch = self.version_schema(res)
         if res.is_custom:
             if sch is not None:
-                warnings += self._unknown_fields(schema.prune(obj, sch), field_validation)
+                warnings += self._unknown_fields(schema.prune(obj, sch), field_validation, prefix)
                 schema.apply_defaults(obj, sch)
                 errors += schema.validate(obj, sch)
         else:
             try:
                 removed = decoding.normalize(res.group, res.version, res.kind, obj)
             except decoding.DecodeError as err:
-                raise bad_request(str(err)) from None
-            warnings += self._unknown_fields(removed, field_validation)
+                raise bad_request(prefix + str(err)) from None
+            warnings += self._unknown_fields(removed, field_validation, prefix)
             self._default_builtin(res, obj)
             errors += validation.validate_builtin(res.group, res.kind, obj)
         errors = validation.validate_object_meta(obj, res.namespaced) + errors
+        warnings += validation.finalizer_warnings(obj, old)
         if old is not None:
             errors += validation.validate_update(old, obj)
             errors += self._finalizer_rules(old, obj)
+            if res.kind == "Pod" and not res.group:
+                errors += validation.validate_ephemeral_update(old, obj)
         if res.storage_key == CRD_KEY:
             errors += self._crd_rules(obj, old)
         if errors:
@@ -308,11 +321,11 @@ class Core:
         return warnings
 
     @staticmethod
-    def _unknown_fields(removed: list[str], field_validation: str) -> list[str]:
+    def _unknown_fields(removed: list[str], field_validation: str, prefix: str = "") -> list[str]:
         """The warnings for pruned unknown fields; raises 400 under fieldValidation=Strict."""
         if removed and field_validation == "Strict":
             text = ", ".join(f'unknown field "{p}"' for p in removed)
-            raise bad_request(f"strict decoding error: {text}")
+            raise bad_request(f"{prefix}strict decoding error: {text}")
         return [] if field_validation == "Ignore" else [f'unknown field "{p}"' for p in removed]
 
     @staticmethod
@@ -448,7 +461,7 @@ class Core:
             if old is None:
                 # create: the manager owns every field (no copy of the object needed)
                 new["metadata"].pop("managedFields", None)
-                paths = managedfields.field_set(new, self._definition(res), self.version_schema(res))
+                paths = managedfields.field_set(new, self._definition(res), self.version_schema(res), nodes=True)
                 if paths:
                     entry: dict[str, Any] = {"manager": manager, "operation": "Update", "apiVersion": res.group_version,
                                              "time": now_rfc3339(), "fieldsType": "FieldsV1",
@@ -465,12 +478,13 @@ class Core:
     # ------------------------------------------------------------------ create
 
     def create(self, res: Resource, ns: str, body: Any, *, manager: str = "", dry_run: bool = False,
-               field_validation: str = "Warn", managed_done: bool = False) -> tuple[dict[str, Any], list[str]]:
+               field_validation: str = "Warn", managed_done: bool = False,
+               patching: bool = False) -> tuple[dict[str, Any], list[str]]:
         """Create an object; returns (the stored object, warnings)."""
         obj = _require_object(body)
         self._normalize(res, ns, obj)
         meta = obj["metadata"]
-        self.check_namespace(res, ns, creating=True)
+        self.check_namespace(res, ns, creating=True, name=str(meta.get("name") or ""))
         if res.is_custom:
             crd = self.crd_for(res)
             if crd is not None and _deep_get(crd, "metadata", "deletionTimestamp"):
@@ -491,7 +505,7 @@ class Core:
                 obj.pop("status", None)
             elif res.kind not in ("Namespace", "Pod"):
                 obj["status"] = {}
-        warnings = self._validate(res, obj, None, field_validation)
+        warnings = self._validate(res, obj, None, field_validation, patching)
         name = str(meta.get("name"))
         if self.store.get(res.storage_key, ns if res.namespaced else "", name) is not None:
             raise already_exists(res, name)
@@ -510,7 +524,7 @@ class Core:
 
     def update(self, res: Resource, ns: str, name: str, body: Any, *, subresource: str = "", manager: str = "",
                dry_run: bool = False, field_validation: str = "Warn", managed_done: bool = False,
-               allow_create: bool = False) -> tuple[dict[str, Any], bool, list[str]]:
+               allow_create: bool = False, patching: bool = False) -> tuple[dict[str, Any], bool, list[str]]:
         """Replace an object (or its status); returns (object, created, warnings)."""
         obj = _require_object(body)
         self._normalize(res, ns, obj)
@@ -523,7 +537,8 @@ class Core:
         if entry is None:
             if allow_create and not subresource:
                 created, warnings = self.create(res, ns, obj, manager=manager, dry_run=dry_run,
-                                                field_validation=field_validation, managed_done=managed_done)
+                                                field_validation=field_validation, managed_done=managed_done,
+                                                patching=patching)
                 return created, True, warnings
             raise not_found(res, name)
         old = entry.obj
@@ -538,7 +553,7 @@ class Core:
         new_meta = new["metadata"]
         if res.storage_key == CRD_KEY:
             self._prepare_crd(new, old)
-        warnings = self._validate(res, new, old, field_validation)
+        warnings = self._validate(res, new, old, field_validation, patching)
         if self._tracks_generation(res) and self._spec_changed(res, old, new):
             new_meta["generation"] = int(old["metadata"].get("generation") or 0) + 1
         if not managed_done:
@@ -565,7 +580,12 @@ class Core:
         status subresource) taken from the stored object."""
         old = entry.obj
         meta = obj["metadata"]
-        if subresource == "status":
+        if subresource == "ephemeralcontainers":
+            new = entry.copy()
+            new.setdefault("spec", {})["ephemeralContainers"] = _deep_get(obj, "spec", "ephemeralContainers")
+            if new["spec"]["ephemeralContainers"] is None:
+                del new["spec"]["ephemeralContainers"]
+        elif subresource == "status":
             new = entry.copy()
             if "status" in obj:
                 new["status"] = obj["status"]
@@ -631,7 +651,7 @@ class Core:
         if patched_meta.get("name") in (None, ""):
             _meta(patched)["name"] = name
         obj, _, warnings = self.update(res, ns, name, patched, subresource=subresource, manager=manager,
-                                       dry_run=dry_run, field_validation=field_validation)
+                                       dry_run=dry_run, field_validation=field_validation, patching=True)
         return obj, False, warnings
 
     def _apply_patch(self, res: Resource, patch_type: str, raw: bytes, current: dict[str, Any]) -> dict[str, Any]:
@@ -693,11 +713,12 @@ class Core:
             if subresource:
                 raise not_found(res, name)
             obj, warnings = self.create(res, ns, result, manager=manager, dry_run=dry_run,
-                                        field_validation=field_validation, managed_done=True)
+                                        field_validation=field_validation, managed_done=True, patching=True)
             return obj, True, warnings
         _meta(result)["resourceVersion"] = entry.obj["metadata"]["resourceVersion"]
         obj, _, warnings = self.update(res, ns, name, result, subresource=subresource, manager=manager,
-                                       dry_run=dry_run, field_validation=field_validation, managed_done=True)
+                                       dry_run=dry_run, field_validation=field_validation, managed_done=True,
+                                       patching=True)
         return obj, False, warnings
 
     # ------------------------------------------------------------------ scale
@@ -748,7 +769,8 @@ class Core:
         for part in spec_path[:-1]:
             target = target.setdefault(part, {})
         target[spec_path[-1]] = replicas
-        self.update(res, ns, name, new, manager=manager, dry_run=dry_run, field_validation="Ignore")
+        self.update(res, ns, name, new, subresource="scale", manager=manager, dry_run=dry_run,
+                    field_validation="Ignore")
         return self.get_scale(res, ns, name) if not dry_run else scale
 
     def patch_scale(self, res: Resource, ns: str, name: str, patch_type: str, raw: bytes, *, manager: str,
@@ -1019,21 +1041,33 @@ class Core:
         self._delete_internal((skey, ns, name), "Background")
 
     def _finish_namespace(self, name: str, ns_obj: dict[str, Any]) -> None:
-        remaining = False
-        for res in list(self.registry):
-            if not res.namespaced or res.version != self.registry.versions(res.group)[0]:
-                continue
+        """One pass of the namespace controller: delete the namespace's content, record what
+        remains in status.conditions (as kube-controller-manager's namespace deleter does), and
+        remove the namespace once it is empty and its finalizers are gone."""
+        stores = [r for r in self.registry if r.namespaced and r.version == self.registry.versions(r.group)[0]]
+        for res in stores:
             for key, entry in self.store.list(res.storage_key, name):
-                remaining = True
                 if not (entry.obj.get("metadata") or {}).get("deletionTimestamp"):
                     self._delete_internal((res.storage_key, key[0], key[1]), "Background")
-        if remaining and any(self.store.keys(r.storage_key, name) for r in self.registry if r.namespaced):
+        remaining: dict[str, int] = {}
+        finalizers: dict[str, int] = {}
+        for res in stores:
+            entries = self.store.list(res.storage_key, name)
+            if entries:
+                remaining[f"{res.plural}.{res.group}"] = len(entries)
+            for _, entry in entries:
+                for fin in (entry.obj.get("metadata") or {}).get("finalizers") or ():
+                    finalizers[str(fin)] = finalizers.get(str(fin), 0) + 1
+        current = self.store.get(NS_KEY, "", name)
+        if current is None:
+            return
+        new = current.copy()
+        _set_namespace_conditions(new, remaining, finalizers)
+        if remaining:
+            if new != current.obj:
+                self.store.put(NS_KEY, new)
             self._schedule(self._reconcile, NS_KEY, "", name, delay=0.5)
             return
-        obj = self.store.get(NS_KEY, "", name)
-        if obj is None:
-            return
-        new = obj.copy()
         spec = new.get("spec") or {}
         spec["finalizers"] = [f for f in spec.get("finalizers") or () if f != "kubernetes"]
         if not spec["finalizers"]:
@@ -1161,6 +1195,31 @@ class Core:
         ]
         new["status"] = status
         self.store.put("apps/deployments", new)
+
+
+_NS_CONDITIONS_OK = (
+    ("NamespaceDeletionDiscoveryFailure", "ResourcesDiscovered", "All resources successfully discovered"),
+    ("NamespaceDeletionGroupVersionParsingFailure", "ParsedGroupVersions", "All legacy kube types successfully parsed"),
+    ("NamespaceDeletionContentFailure", "ContentDeleted", "All content successfully deleted, may be waiting on finalization"),
+    ("NamespaceContentRemaining", "ContentRemoved", "All content successfully removed"),
+    ("NamespaceFinalizersRemaining", "ContentRemoved", "All content successfully removed"),
+)
+
+
+def _set_namespace_conditions(ns: dict[str, Any], remaining: Mapping[str, int], finalizers: Mapping[str, int]) -> None:
+    """Set the five deletion conditions the namespace controller maintains on a terminating
+    namespace: ``remaining`` counts objects per ``<resource>.<group>``, ``finalizers`` counts the
+    finalizers those objects still carry."""
+    failing: dict[str, tuple[str, str]] = {}
+    if remaining:
+        listed = ", ".join(sorted(f"{gr} has {n} resource instances" for gr, n in remaining.items()))
+        failing["NamespaceContentRemaining"] = ("SomeResourcesRemain", f"Some resources are remaining: {listed}")
+    if finalizers:
+        listed = ", ".join(sorted(f"{fin} in {n} resource instances" for fin, n in finalizers.items()))
+        failing["NamespaceFinalizersRemaining"] = ("SomeFinalizerRemain", f"Some finalizers are remaining: {listed}")
+    for ctype, ok_reason, ok_message in _NS_CONDITIONS_OK:
+        reason, message = failing.get(ctype, (ok_reason, ok_message))
+        Core._set_condition(ns, ctype, "True" if ctype in failing else "False", reason, message)
 
 
 class GoRawZero(schema.GoRaw):

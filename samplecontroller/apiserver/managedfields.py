@@ -159,32 +159,47 @@ def _value_key(value: Any) -> str:
 # ---------------------------------------------------------------------------- field sets
 
 
+# Go struct fields of built-in kinds that are not pointers: present (as {}) even in an empty
+# object, so an Update never "adds" them and their managedFields entries carry no ``.`` member.
+_VALUE_STRUCTS = frozenset({"metadata", "spec", "status", "template", "strategy", "updateStrategy", "resources",
+                            "involvedObject", "regarding", "source", "loadBalancer", "jobTemplate"})
+
+
 def field_set(obj: Mapping[str, Any], definition_name: str | None = None, schema: Mapping[str, Any] | None = None,
-              ignore: Iterable[str] = ()) -> set[Path]:
-    """The set of leaf paths ``obj`` sets (system metadata and ``apiVersion``/``kind`` excluded)."""
+              ignore: Iterable[str] = (), nodes: bool = False) -> set[Path]:
+    """The set of leaf paths ``obj`` sets (system metadata and ``apiVersion``/``kind`` excluded).
+
+    ``nodes`` adds ``(*path, ".")`` for every non-empty granular map or struct, as Update
+    operations own them when they add them (Kubernetes' ``.: {}`` entries); built-in
+    value structs (``_VALUE_STRUCTS``) and ``metadata`` itself are never added that way.
+    """
     root = _Schema.root(definition_name, schema)
     out: set[Path] = set()
     skip = {"apiVersion", "kind", *ignore}
+    mode = ("custom" if schema is not None else "builtin") if nodes else ""
     for key, value in obj.items():
         if key in skip or value is None:
             continue
         if key == "metadata" and isinstance(value, dict):
             for mkey, mvalue in value.items():
                 if mkey not in _UNTRACKED_META and mvalue is not None:
-                    _collect(mvalue, _Schema.field(_Schema.field(root, "metadata"), mkey), ("f:metadata", f"f:{mkey}"), out)
+                    _collect(mvalue, _Schema.field(_Schema.field(root, "metadata"), mkey), ("f:metadata", f"f:{mkey}"),
+                             out, mode)
             continue
-        _collect(value, _Schema.field(root, key), (f"f:{key}",), out)
+        _collect(value, _Schema.field(root, key), (f"f:{key}",), out, mode)
     return out
 
 
-def _collect(value: Any, schema: Mapping[str, Any], prefix: Path, out: set[Path]) -> None:
+def _collect(value: Any, schema: Mapping[str, Any], prefix: Path, out: set[Path], mode: str = "") -> None:
     merged = _concrete(schema)
     if isinstance(value, dict) and not _Schema.atomic_map(merged):
         children = [(k, v) for k, v in value.items() if v is not None]
         if not children:
             out.add(prefix)
+        elif mode and not (mode == "builtin" and prefix[-1][2:] in _VALUE_STRUCTS):
+            out.add((*prefix, "."))
         for key, child in children:
-            _collect(child, _Schema.field(merged, key), (*prefix, f"f:{key}"), out)
+            _collect(child, _Schema.field(merged, key), (*prefix, f"f:{key}"), out, mode)
     elif isinstance(value, list):
         kind, keys = _list_keys(merged, value)
         if kind == "map":
@@ -194,7 +209,7 @@ def _collect(value: Any, schema: Mapping[str, Any], prefix: Path, out: set[Path]
                 out.add((*element, "."))
                 for key, child in item.items():
                     if child is not None:
-                        _collect(child, _Schema.field(item_schema, key), (*element, f"f:{key}"), out)
+                        _collect(child, _Schema.field(item_schema, key), (*element, f"f:{key}"), out, mode)
         elif kind == "set" and all(not isinstance(i, (dict, list)) for i in value):
             out.update((*prefix, _value_key(i)) for i in value)
         else:
@@ -500,7 +515,7 @@ def update_managed_fields(old: Mapping[str, Any] | None, new: Mapping[str, Any],
         result.setdefault("metadata", {}).pop("managedFields", None)
         return result
     entries = _entries(old)
-    new_paths = field_set(result, definition_name, schema)
+    new_paths = field_set(result, definition_name, schema, nodes=operation == "Update")
     old_obj: Mapping[str, Any] = old or {}
     changed = {p for p in new_paths if not _same_value(old_obj, result, p)} if old is not None else new_paths
     updated: list[dict[str, Any]] = []

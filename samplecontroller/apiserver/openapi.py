@@ -27,6 +27,7 @@ __all__ = [
     "crd_schema_name",
     "document_hash",
     "gv_path",
+    "v2_document",
     "build_index",
 ]
 
@@ -334,3 +335,103 @@ def crd_document(crd: Mapping[str, Any], version: str) -> dict[str, Any]:
     schemas[kind_name] = schema
     schemas[list_name] = list_schema
     return _document(paths, schemas)
+
+
+# ---------------------------------------------------------------------------- OpenAPI v2 (swagger 2.0)
+
+_V2_REF = "#/definitions/"
+_V2_DROP = frozenset({"nullable", "anyOf", "oneOf", "not", "default", "example"})
+_V2_MEDIA = ["application/json", "application/yaml", "application/vnd.kubernetes.protobuf"]
+
+
+def _v2_schema(node: Any) -> Any:
+    """One v3 schema as swagger 2.0 (kube-openapi's proto models): ``$ref`` into
+    ``#/definitions/``, a lone ``allOf`` reference folded into ``$ref`` (v2 readers ignore
+    ``allOf``; a reference keeps no type), and v3-only keywords dropped."""
+    if isinstance(node, list):
+        return [_v2_schema(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in _V2_DROP:
+            continue
+        if key == "$ref":
+            out[key] = _V2_REF + str(value).rsplit("/", 1)[-1]
+        elif key == "properties" and isinstance(value, dict):
+            out[key] = {k: _v2_schema(v) for k, v in value.items()}
+        elif key in ("items", "additionalProperties", "allOf"):
+            out[key] = _v2_schema(value)
+        else:
+            out[key] = value
+    all_of = out.get("allOf")
+    if isinstance(all_of, list) and len(all_of) == 1 and isinstance(all_of[0], dict) and "$ref" in all_of[0]:
+        del out["allOf"]
+        out["$ref"] = all_of[0]["$ref"]
+        out.pop("type", None)
+        out.pop("properties", None)
+    if out.get("x-kubernetes-int-or-string"):
+        out.pop("type", None)
+    return out
+
+
+def _v2_parameter(param: Mapping[str, Any]) -> dict[str, Any]:
+    schema = param.get("schema") or {}
+    out = {k: v for k, v in param.items() if k != "schema"}
+    out["type"] = schema.get("type", "string")
+    if schema.get("uniqueItems"):
+        out["uniqueItems"] = True
+    return out
+
+
+def _v2_response(response: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {"description": response.get("description", "")}
+    content = response.get("content") or {}
+    schema = next((c.get("schema") for c in content.values() if isinstance(c, dict) and c.get("schema")), None)
+    if schema is not None:
+        out["schema"] = _v2_schema(schema)
+    return out
+
+
+def _v2_operation(op: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {k: v for k, v in op.items() if k.startswith("x-") or k == "operationId"}
+    params = [_v2_parameter(p) for p in op.get("parameters") or ()]
+    body = op.get("requestBody")
+    if isinstance(body, dict):
+        content = body.get("content") or {}
+        out["consumes"] = list(content)
+        schema: Any = next((c.get("schema") for c in content.values() if isinstance(c, dict) and c.get("schema")), {})
+        params.insert(0, {"name": "body", "in": "body", "required": True, "schema": _v2_schema(schema)})
+    out["produces"] = list(_V2_MEDIA)
+    out["parameters"] = params
+    out["responses"] = {code: _v2_response(r) for code, r in (op.get("responses") or {}).items()}
+    return out
+
+
+def _v2_path(item: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in item.items():
+        if key == "parameters":
+            out[key] = [_v2_parameter(p) for p in value]
+        elif isinstance(value, dict):
+            out[key] = _v2_operation(value)
+    return out
+
+
+def v2_document(v3_docs: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """The ``/openapi/v2`` (swagger 2.0) document of the server, built from its per group/version
+    v3 documents: the same paths (bodies as ``in: body`` parameters) and the same schemas as
+    ``definitions``. Deterministic for equal inputs."""
+    paths: dict[str, Any] = {}
+    definitions: dict[str, Any] = {}
+    for doc in v3_docs:
+        for path, item in (doc.get("paths") or {}).items():
+            paths[path] = _v2_path(item)
+        for name, schema in ((doc.get("components") or {}).get("schemas") or {}).items():
+            definitions[name] = _v2_schema(schema)
+    return {
+        "swagger": "2.0",
+        "info": {"title": "Kubernetes", "version": "v1.32.0"},
+        "paths": dict(sorted(paths.items())),
+        "definitions": dict(sorted(definitions.items())),
+    }

@@ -10,8 +10,9 @@ self-reviews, and meta/v1.
 
 Contract: ``decode(data)`` returns the object as the JSON-shaped dict Kubernetes would accept,
 or raises ``ValueError`` for anything malformed or unknown. Because Go's non-pointer fields are
-always encoded, empty strings, ``false`` and zero timestamps are dropped (JSON's omitempty);
-integer zeros are kept. The server never *answers* in protobuf (clients accept JSON too).
+always encoded, empty strings, zero timestamps, ``false`` (except in pointer booleans) and
+zero integers of non-pointer ``omitempty`` fields are dropped (JSON's omitempty); other integer
+zeros are kept (an explicit 0 in a pointer field). The server never *answers* in protobuf (clients accept JSON too).
 """
 
 from __future__ import annotations
@@ -20,11 +21,12 @@ import base64
 import functools
 import json
 import struct
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MAGIC", "decode"]
+__all__ = ["MAGIC", "OPENAPI_V2_PROTOBUF", "decode", "encode_openapi_v2"]
 
 MAGIC = b"k8s\x00"
 _META = "k8s.io.apimachinery.pkg.apis.meta.v1"
@@ -36,8 +38,34 @@ _PACKAGES = {
 }
 _VARINT = {"int32", "int64", "uint32", "uint64", "bool", "sint32", "sint64"}
 _MAX_DEPTH = 64
-# non-pointer Go integers that JSON would omit when zero (omitempty)
-_OMIT_ZERO = {"generation", "minReadySeconds", "hostPort", "nodePort"}
+_CORE, _APPS, _EVENTS = "k8s.io.api.core.v1.", "k8s.io.api.apps.v1.", "k8s.io.api.events.v1."
+# Go encodes a non-pointer field always and a pointer field only when set: a zero integer on the
+# wire is dropped when the Go field is a non-pointer with omitempty (JSON would omit it), and
+# kept otherwise (an explicit 0 in a pointer such as DeploymentSpec.replicas, or a required int).
+_OMIT_ZERO = frozenset({
+    f"{_META}.ObjectMeta.generation", f"{_CORE}ServiceSpec.healthCheckNodePort", f"{_CORE}ServicePort.nodePort",
+    f"{_CORE}ContainerPort.hostPort", f"{_CORE}Event.count", f"{_CORE}EventSeries.count",
+    f"{_CORE}ContainerStateTerminated.signal", f"{_CORE}GCEPersistentDiskVolumeSource.partition",
+    f"{_CORE}AWSElasticBlockStoreVolumeSource.partition", f"{_CORE}ReplicationControllerSpec.minReadySeconds",
+    f"{_EVENTS}Event.deprecatedCount",
+    *(f"{_CORE}Probe.{f}" for f in ("initialDelaySeconds", "timeoutSeconds", "periodSeconds", "successThreshold",
+                                    "failureThreshold")),
+    *(f"{_APPS}{k}Spec.minReadySeconds" for k in ("Deployment", "ReplicaSet", "DaemonSet", "StatefulSet")),
+    *(f"{_APPS}DeploymentStatus.{f}" for f in ("observedGeneration", "replicas", "updatedReplicas", "readyReplicas",
+                                               "availableReplicas", "unavailableReplicas")),
+    *(f"{p}Status.{f}" for p in (f"{_APPS}ReplicaSet", f"{_CORE}ReplicationController")
+      for f in ("fullyLabeledReplicas", "readyReplicas", "availableReplicas", "observedGeneration")),
+    *(f"{_APPS}StatefulSetStatus.{f}" for f in ("observedGeneration", "readyReplicas", "currentReplicas",
+                                                "updatedReplicas")),
+    *(f"{_APPS}DaemonSetStatus.{f}" for f in ("observedGeneration", "updatedNumberScheduled", "numberAvailable",
+                                              "numberUnavailable")),
+})
+# pointer booleans: an explicit false on the wire is kept (non-pointer false is dropped, omitempty)
+_KEEP_FALSE = frozenset({
+    "automountServiceAccountToken", "enableServiceLinks", "hostUsers", "setHostnameAsFQDN", "shareProcessNamespace",
+    "privileged", "runAsNonRoot", "readOnlyRootFilesystem", "allowPrivilegeEscalation",
+    "allocateLoadBalancerNodePorts", "immutable", "optional", "controller", "blockOwnerDeletion",
+})
 
 
 @functools.lru_cache(maxsize=1)
@@ -193,7 +221,8 @@ def _message(name: str, data: bytes, depth: int = 0) -> Any:
             item = _message(typ, value, depth + 1)
         if label == "rep":
             out.setdefault(fname, []).append(item)
-        elif item is None or item == "" or item is False or (item == 0 and fname in _OMIT_ZERO):
+        elif item is None or item == "" or (item is False and fname not in _KEEP_FALSE) or (
+                item == 0 and item is not False and f"{name}.{fname}" in _OMIT_ZERO):
             continue
         else:
             out[fname] = item
@@ -219,3 +248,175 @@ def decode(data: bytes) -> dict[str, Any]:
     if not isinstance(obj, dict):
         raise ValueError("protobuf body is not an object")
     return {"apiVersion": api_version, "kind": kind, **obj}
+
+
+# ---------------------------------------------------------------------------- OpenAPI v2 (gnostic)
+# Encoding of a swagger 2.0 document as gnostic's ``openapi.v2.Document`` message, the
+# ``application/com.github.proto-openapi.spec.v2@v1.0+protobuf`` answer of ``/openapi/v2`` that
+# client-go's ``OpenAPISchema()`` (kubectl up to 1.28 for apply/explain/validation) decodes.
+# Field numbers follow gnostic's OpenAPIv2.proto (wire-format facts only).
+
+OPENAPI_V2_PROTOBUF = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+"""The Content-Type of the answer (clients ask for ``...spec.v2@v1.0+protobuf``, but Go's mime
+parser rejects the ``@`` in a response type)."""
+
+
+def _key(num: int, wire: int) -> bytes:
+    return _put_varint((num << 3) | wire)
+
+
+def _put_varint(value: int) -> bytes:
+    value &= (1 << 64) - 1
+    out = bytearray()
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+def _len_field(num: int, payload: bytes) -> bytes:
+    return _key(num, 2) + _put_varint(len(payload)) + payload
+
+
+def _str_field(num: int, value: Any) -> bytes:
+    return _len_field(num, str(value).encode()) if value not in (None, "") else b""
+
+
+def _bool_field(num: int, value: Any) -> bytes:
+    return _key(num, 0) + b"\x01" if value is True else b""
+
+
+def _int_field(num: int, value: Any) -> bytes:
+    return _key(num, 0) + _put_varint(int(value)) if isinstance(value, int) and not isinstance(value, bool) else b""
+
+
+def _double_field(num: int, value: Any) -> bytes:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return b""
+    return _key(num, 1) + struct.pack("<d", float(value))
+
+
+def _any(value: Any) -> bytes:
+    """``openapi.v2.Any`` carrying the value as YAML (JSON is YAML), as gnostic's readers expect."""
+    return _str_field(2, json.dumps(value, sort_keys=True))
+
+
+def _named_any(num: int, name: str, value: Any) -> bytes:
+    return _len_field(num, _str_field(1, name) + _len_field(2, _any(value)))
+
+
+def _extensions(num: int, node: Mapping[str, Any]) -> bytes:
+    return b"".join(_named_any(num, k, v) for k, v in node.items() if k.startswith("x-"))
+
+
+_SCHEMA_STRINGS = {"$ref": 1, "format": 2, "title": 3, "description": 4, "pattern": 13}
+_SCHEMA_DOUBLES = {"multipleOf": 6, "maximum": 7, "minimum": 9}
+_SCHEMA_BOOLS = {"exclusiveMaximum": 8, "exclusiveMinimum": 10, "uniqueItems": 16, "readOnly": 27}
+_SCHEMA_INTS = {"maxLength": 11, "minLength": 12, "maxItems": 14, "minItems": 15, "maxProperties": 17,
+                "minProperties": 18}
+
+
+def _schema(node: Mapping[str, Any]) -> bytes:
+    out = bytearray()
+    for key, num in _SCHEMA_STRINGS.items():
+        out += _str_field(num, node.get(key))
+    for key, num in _SCHEMA_DOUBLES.items():
+        out += _double_field(num, node.get(key))
+    for key, num in _SCHEMA_BOOLS.items():
+        out += _bool_field(num, node.get(key))
+    for key, num in _SCHEMA_INTS.items():
+        out += _int_field(num, node.get(key))
+    for name in node.get("required") or ():
+        out += _str_field(19, name)
+    for value in node.get("enum") or ():
+        out += _len_field(20, _any(value))
+    extra = node.get("additionalProperties")
+    if isinstance(extra, Mapping):
+        out += _len_field(21, _len_field(1, _schema(extra)))
+    elif isinstance(extra, bool):
+        out += _len_field(21, _key(2, 0) + (b"\x01" if extra else b"\x00"))
+    typ = node.get("type")
+    if isinstance(typ, str):
+        out += _len_field(22, _str_field(1, typ))
+    items = node.get("items")
+    if isinstance(items, Mapping):
+        out += _len_field(23, _len_field(1, _schema(items)))
+    for sub in node.get("allOf") or ():
+        if isinstance(sub, Mapping):
+            out += _len_field(24, _schema(sub))
+    props = node.get("properties")
+    if isinstance(props, Mapping):
+        out += _len_field(25, b"".join(_len_field(1, _str_field(1, k) + _len_field(2, _schema(v)))
+                                       for k, v in props.items() if isinstance(v, Mapping)))
+    out += _extensions(31, node)
+    return bytes(out)
+
+
+def _parameter(param: Mapping[str, Any]) -> bytes:
+    """``ParametersItem``: a body parameter or a query/path parameter."""
+    where = param.get("in")
+    common = _str_field(3 if where == "body" else 2, where)
+    if where == "body":
+        body = (_str_field(1, param.get("description")) + _str_field(2, param.get("name")) + common
+                + _bool_field(4, param.get("required")) + _len_field(5, _schema(param.get("schema") or {})))
+        return _len_field(1, _len_field(1, body))
+    sub = (_bool_field(1, param.get("required")) + common + _str_field(3, param.get("description"))
+           + _str_field(4, param.get("name")))
+    if where == "path":
+        sub += _str_field(5, param.get("type")) + _bool_field(19, param.get("uniqueItems"))
+        which = 4
+    else:
+        sub += _str_field(6, param.get("type")) + _bool_field(20, param.get("uniqueItems"))
+        which = 3
+    return _len_field(1, _len_field(2, _len_field(which, sub)))
+
+
+def _operation(op: Mapping[str, Any]) -> bytes:
+    out = bytearray(_str_field(5, op.get("operationId")))
+    for media in op.get("produces") or ():
+        out += _str_field(6, media)
+    for media in op.get("consumes") or ():
+        out += _str_field(7, media)
+    for param in op.get("parameters") or ():
+        out += _len_field(8, _parameter(param))
+    responses = b""
+    for code, response in (op.get("responses") or {}).items():
+        body = _str_field(1, response.get("description"))
+        if isinstance(response.get("schema"), Mapping):
+            body += _len_field(2, _len_field(1, _schema(response["schema"])))
+        responses += _len_field(1, _str_field(1, code) + _len_field(2, _len_field(1, body)))
+    out += _len_field(9, responses)
+    out += _extensions(13, op)
+    return bytes(out)
+
+
+_PATH_OPERATIONS = {"get": 2, "put": 3, "post": 4, "delete": 5, "options": 6, "head": 7, "patch": 8}
+
+
+def _path_item(item: Mapping[str, Any]) -> bytes:
+    out = bytearray()
+    for verb, num in _PATH_OPERATIONS.items():
+        if isinstance(item.get(verb), Mapping):
+            out += _len_field(num, _operation(item[verb]))
+    for param in item.get("parameters") or ():
+        out += _len_field(9, _parameter(param))
+    return bytes(out)
+
+
+def encode_openapi_v2(doc: Mapping[str, Any]) -> bytes:
+    """``doc`` (a swagger 2.0 document as ``openapi.v2_document`` builds it) as a gnostic
+    ``openapi.v2.Document`` protobuf message."""
+    info = doc.get("info") or {}
+    out = bytearray(_str_field(1, doc.get("swagger", "2.0")))
+    out += _len_field(2, _str_field(1, info.get("title")) + _str_field(2, info.get("version")))
+    paths = b"".join(_len_field(2, _str_field(1, p) + _len_field(2, _path_item(item)))
+                     for p, item in (doc.get("paths") or {}).items())
+    out += _len_field(8, paths)
+    definitions = b"".join(_len_field(1, _str_field(1, name) + _len_field(2, _schema(schema)))
+                           for name, schema in (doc.get("definitions") or {}).items())
+    out += _len_field(9, definitions)
+    return bytes(out)

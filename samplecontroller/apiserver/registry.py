@@ -76,7 +76,8 @@ def _r(group: str, version: str, plural: str, kind: str, namespaced: bool = True
 BUILTINS: tuple[Resource, ...] = (
     _r("", "v1", "namespaces", "Namespace", False, ("ns",), ("status", "finalize"),
        verbs=("create", "delete", "get", "list", "patch", "update", "watch")),
-    _r("", "v1", "pods", "Pod", True, ("po",), ("status",), ("all",)),
+    _r("", "v1", "pods", "Pod", True, ("po",),
+       ("status", "ephemeralcontainers", "log", "exec", "attach", "portforward"), ("all",)),
     _r("", "v1", "services", "Service", True, ("svc",), ("status",), ("all",),
        verbs=("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")),
     _r("", "v1", "configmaps", "ConfigMap", True, ("cm",)),

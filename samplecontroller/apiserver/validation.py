@@ -32,8 +32,10 @@ __all__ = [
     "dns1035_label_errors",
     "dns1123_label_errors",
     "dns1123_subdomain_errors",
+    "finalizer_warnings",
     "qualified_name_errors",
     "validate_builtin",
+    "validate_ephemeral_update",
     "validate_name",
     "validate_object_meta",
     "validate_update",
@@ -274,11 +276,25 @@ def _validate_finalizers(finalizers: Any) -> list[FieldError]:
     for i, item in enumerate(finalizers):
         if not isinstance(item, str):
             errors.append(invalid(f"metadata.finalizers[{i}]", item, "must be a string"))
-        elif "/" in item:
+        else:
             errors += [invalid(f"metadata.finalizers[{i}]", item, m) for m in qualified_name_errors(item)]
-        elif item not in ("kubernetes", "orphan", "foregroundDeletion"):
-            errors.append(invalid(f"metadata.finalizers[{i}]", item, "name is neither a standard finalizer name nor is it fully qualified"))
     return errors
+
+
+_STANDARD_FINALIZERS = frozenset({"kubernetes", "orphan", "foregroundDeletion", "customresourcecleanup.apiextensions.k8s.io"})
+
+
+def finalizer_warnings(new: Mapping[str, Any], old: Mapping[str, Any] | None) -> list[str]:
+    """Kubernetes' warnings for finalizers a write adds (those in ``new`` but not in ``old``)
+    that are neither standard nor domain-qualified with a path: such names are accepted (they
+    are valid qualified names) but may clash with other finalizer writers."""
+    added = _get(new, "metadata", "finalizers")
+    before = set(_get(old, "metadata", "finalizers") or ()) if old is not None else set()
+    if not isinstance(added, list):
+        return []
+    return [f'metadata.finalizers: "{f}": prefer a domain-qualified finalizer name including a path (/) to avoid '
+            "accidental conflicts with other finalizer writers"
+            for f in added if isinstance(f, str) and f not in before and "/" not in f and f not in _STANDARD_FINALIZERS]
 
 
 # ---------------------------------------------------------------------------- built-in kinds
@@ -351,26 +367,58 @@ def _containers(containers: Any, field: str) -> list[FieldError]:
         elif isinstance(name, str):
             errors += [invalid(f"{path}.name", name, m) for m in dns1123_label_errors(name)]
             if name in seen:
-                errors.append(FieldError("FieldValueDuplicate", f"{path}.name", name))
+                errors.append(duplicate(f"{path}.name", name))
             seen.add(name)
         if not c.get("image"):
             errors.append(required(f"{path}.image"))
     return errors
 
 
+def _selector_errors(selector: Mapping[str, Any], field: str) -> list[FieldError]:
+    """ValidateLabelSelector: matchLabels as labels, matchExpressions' keys, operators and values."""
+    errors = _validate_labels(selector.get("matchLabels"), f"{field}.matchLabels")
+    exprs = selector.get("matchExpressions") or []
+    for i, expr in enumerate(exprs if isinstance(exprs, list) else []):
+        path = f"{field}.matchExpressions[{i}]"
+        if not isinstance(expr, Mapping):
+            errors.append(invalid(path, expr, "must be an object"))
+            continue
+        op, values = expr.get("operator"), expr.get("values") or []
+        if op in ("In", "NotIn") and not values:
+            errors.append(required(f"{path}.values", "must be specified when `operator` is 'In' or 'NotIn'"))
+        elif op in ("Exists", "DoesNotExist") and values:
+            errors.append(forbidden(f"{path}.values", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
+        elif op not in ("In", "NotIn", "Exists", "DoesNotExist"):
+            errors.append(invalid(f"{path}.operator", op, "not a valid selector operator"))
+        errors += [invalid(f"{path}.key", expr.get("key"), m) for m in qualified_name_errors(str(expr.get("key") or ""))]
+    return errors
+
+
 def _pod_template_owner(spec: Any, field: str) -> list[FieldError]:
+    """ValidateDeploymentSpec/ValidateReplicaSetSpec: replicas, the selector, then (only when the
+    selector parses) the template, whose labels a nil selector never matches."""
     errors: list[FieldError] = []
     selector = _get(spec, "selector")
     errors += _non_negative(_get(spec, "replicas"), f"{field}.replicas")
+    selector_errors: list[FieldError] = []
     if selector is None:
         errors.append(required(f"{field}.selector"))
-    elif not isinstance(selector, Mapping) or not (selector.get("matchLabels") or selector.get("matchExpressions")):
-        errors.append(invalid(f"{field}.selector", _go_selector(selector), "empty selector is invalid for deployment"))
-    labels = _get(spec, "template", "metadata", "labels") or {}
-    errors += _validate_labels(labels, f"{field}.template.metadata.labels")
-    selects = isinstance(selector, Mapping) and bool(selector.get("matchLabels") or selector.get("matchExpressions"))
-    if selects and isinstance(selector, Mapping) and isinstance(labels, Mapping) and not _selector_matches(selector, labels):
-        errors.append(invalid(f"{field}.template.metadata.labels", _go_map(labels), "`selector` does not match template `labels`"))
+    elif not isinstance(selector, Mapping):
+        selector_errors.append(invalid(f"{field}.selector", selector, "must be an object"))
+    else:
+        selector_errors = _selector_errors(selector, f"{field}.selector")
+        errors += selector_errors
+        if not (selector.get("matchLabels") or selector.get("matchExpressions")):
+            errors.append(invalid(f"{field}.selector", _go_selector(selector), "empty selector is invalid for deployment"))
+    if selector_errors:
+        return [*errors, invalid(f"{field}.selector", _go_selector(selector), "invalid label selector")]
+    raw_labels = _get(spec, "template", "metadata", "labels")
+    labels = raw_labels if isinstance(raw_labels, Mapping) else {}
+    selects_all = isinstance(selector, Mapping) and not (selector.get("matchLabels") or selector.get("matchExpressions"))
+    if not selects_all and (selector is None or not _selector_matches(selector, labels)):
+        shown = _go_map(raw_labels) if isinstance(raw_labels, Mapping) else GoRaw("map[string]string(nil)")
+        errors.append(invalid(f"{field}.template.metadata.labels", shown, "`selector` does not match template `labels`"))
+    errors += _validate_labels(raw_labels, f"{field}.template.labels")
     errors += _containers(_get(spec, "template", "spec", "containers"), f"{field}.template.spec.containers")
     return errors
 
@@ -616,3 +664,38 @@ def validate_update(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Fiel
             if old.get(field) != new.get(field):
                 errors.append(forbidden(field, "field is immutable when `immutable` is set"))
     return errors
+
+
+def validate_ephemeral_update(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[FieldError]:
+    """Pod ephemeral containers may only be added: each needs a name and an image unique among
+    the pod's containers, and existing ones may be neither changed nor removed."""
+    before = [c for c in _get(old, "spec", "ephemeralContainers") or () if isinstance(c, Mapping)]
+    after = _get(new, "spec", "ephemeralContainers") or []
+    if not isinstance(after, list):
+        return [invalid("spec.ephemeralContainers", after, "must be a list")]
+    errors: list[FieldError] = []
+    by_name = {c.get("name"): c for c in after if isinstance(c, Mapping)}
+    for i, container in enumerate(before):
+        if by_name.get(container.get("name")) != container:
+            errors.append(forbidden(f"spec.ephemeralContainers[{i}]" if container.get("name") in by_name
+                                    else "spec.ephemeralContainers",
+                                    f'existing ephemeral containers "{container.get("name")}" may not be changed'))
+    taken = {c.get("name") for key in ("initContainers", "containers")
+             for c in _get(new, "spec", key) or () if isinstance(c, Mapping)}
+    for i, container in enumerate(after[len(before):], start=len(before)):
+        path = f"spec.ephemeralContainers[{i}]"
+        if not isinstance(container, Mapping):
+            errors.append(invalid(path, container, "must be an object"))
+            continue
+        name = container.get("name")
+        if not name:
+            errors.append(required(f"{path}.name"))
+        elif name in taken:
+            errors.append(duplicate(f"{path}.name", name))
+        else:
+            errors += [invalid(f"{path}.name", name, m) for m in dns1123_label_errors(str(name))]
+        taken.add(name)
+        if not container.get("image"):
+            errors.append(required(f"{path}.image"))
+    return errors
+

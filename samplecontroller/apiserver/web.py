@@ -28,7 +28,7 @@ from aiohttp import web
 
 from samplecontroller.apimachinery import fields as fieldsel
 from samplecontroller.apimachinery import labels as labelsel
-from samplecontroller.apiserver import bodies, openapi, tables, transport
+from samplecontroller.apiserver import bodies, openapi, protobuf, tables, transport
 from samplecontroller.apiserver.admission import USER_INFO, AdmissionRequest, Admitter
 from samplecontroller.apiserver.core import (
     PATCH_APPLY,
@@ -68,6 +68,12 @@ _EXTRA_FIELDS: dict[str, set[str]] = {
     "/secrets": {"type"},
     "/namespaces": {"status.phase"},
     "apps/replicasets": {"status.replicas"},
+}
+_CONNECT = ("log", "exec", "attach", "portforward")
+"""Pod subresources served by the kubelet in a real cluster (connect verbs)."""
+_SUB_VERBS: dict[str, list[str]] = {
+    "finalize": ["update"], "log": ["get"], "exec": ["create", "get"], "attach": ["create", "get"],
+    "portforward": ["create", "get"],
 }
 VERSION_INFO = {
     "major": "1", "minor": "32", "gitVersion": "v1.32.0", "gitCommit": "0000000000000000000000000000000000000000",
@@ -159,6 +165,7 @@ class APIServerApp:
         self.requests: list[RequestRecord] = []
         self._discovery_cache: dict[str, bytes] = {}
         self._openapi_cache: dict[str, dict[str, Any]] = {}
+        self._openapi_v2_cache: dict[str, bytes] = {}
         self._watches: set[asyncio.Task[Any]] = set()
         core.on_discovery_change.append(self._invalidate)
         self.app = web.Application(client_max_size=bodies.MAX_BODY_BYTES, middlewares=[self._middleware])
@@ -171,6 +178,7 @@ class APIServerApp:
     def _invalidate(self) -> None:
         self._discovery_cache.clear()
         self._openapi_cache.clear()
+        self._openapi_v2_cache.clear()
 
     # ------------------------------------------------------------------ middleware
 
@@ -268,6 +276,8 @@ class APIServerApp:
     @staticmethod
     def _verb(method: str, target: Target, request: web.Request) -> str:
         collection = not target.name
+        if target.subresource in _CONNECT and not collection and method in ("GET", "POST"):
+            return "get" if method == "GET" else "create"
         if method == "GET":
             if collection:
                 watch = request.query.get("watch", "")
@@ -296,10 +306,12 @@ class APIServerApp:
             return web.Response(text="ok", content_type="text/plain")
         if path == "/openapi/v3":
             return self._openapi_index()
+        if path == "/openapi/v2":
+            return self._openapi_v2(request.headers.get("Accept", ""))
         if len(parts) >= 4 and parts[:2] == ["openapi", "v3"]:
             return self._openapi_doc(parts[2:])
         if path == "/":
-            paths = ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/openapi/v3", "/readyz", "/version"]
+            paths = ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/openapi/v2", "/openapi/v3", "/readyz", "/version"]
             paths += sorted(f"/apis/{g}" for g in self.registry.groups() if g)
             return _json({"paths": paths})
         raise APIError(404, "NotFound", "the server could not find the requested resource")
@@ -347,11 +359,9 @@ class APIServerApp:
             for sub in res.subresources:
                 sub_entry: dict[str, Any] = {"name": f"{res.plural}/{sub}", "singularName": "",
                                              "namespaced": res.namespaced, "kind": res.kind,
-                                             "verbs": ["get", "patch", "update"]}
+                                             "verbs": _SUB_VERBS.get(sub, ["get", "patch", "update"])}
                 if sub == "scale":
                     sub_entry.update(group="autoscaling", version="v1", kind="Scale")
-                if sub == "finalize":
-                    sub_entry["verbs"] = ["update"]
                 out.append(sub_entry)
         gv = f"{group}/{version}" if group else version
         return _json({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": out})
@@ -380,7 +390,7 @@ class APIServerApp:
                         kind = ({"group": "autoscaling", "version": "v1", "kind": "Scale"} if sub == "scale"
                                 else {"group": group, "version": ver, "kind": res.kind})
                         subs.append({"subresource": sub, "responseKind": kind,
-                                     "verbs": ["update"] if sub == "finalize" else ["get", "patch", "update"]})
+                                     "verbs": _SUB_VERBS.get(sub, ["get", "patch", "update"])})
                     if subs:
                         doc["subresources"] = subs
                     resources.append(doc)
@@ -447,6 +457,20 @@ class APIServerApp:
                 gvs.append(gv)
                 hashes[gv] = openapi.document_hash(doc)
         return _json(openapi.build_index(gvs, hashes))
+
+    def _openapi_v2(self, accept: str) -> web.Response:
+        """The swagger 2.0 document of every served group/version: gnostic protobuf when the
+        client asks for it (client-go's ``OpenAPISchema``), JSON otherwise."""
+        pb = "proto-openapi.spec.v2" in accept
+        key = "pb" if pb else "json"
+        body = self._openapi_v2_cache.get(key)
+        if body is None:
+            docs = [d for d in (self._openapi_for(gv) for gv in self._group_versions()) if d is not None]
+            doc = openapi.v2_document(docs)
+            body = protobuf.encode_openapi_v2(doc) if pb else _encode(doc)
+            self._openapi_v2_cache[key] = body
+        ctype = protobuf.OPENAPI_V2_PROTOBUF if pb else "application/json"
+        return web.Response(body=body, headers={"Content-Type": ctype, "Cache-Control": "no-cache, private"})
 
     def _openapi_doc(self, parts: list[str]) -> web.Response:
         if parts[0] == "api" and len(parts) == 2:
@@ -524,6 +548,8 @@ class APIServerApp:
         res, ns, name = t.res, t.namespace or "", t.name
         if not t.subresource and verb not in res.verbs:
             raise _not_allowed()
+        if t.subresource in _CONNECT:
+            return self._connect(request, t)
         if verb == "get":
             if request.query.get("resourceVersion"):
                 self._rv(request.query["resourceVersion"])
@@ -536,6 +562,21 @@ class APIServerApp:
         if handler is None:
             raise _not_allowed()
         return await handler(request, t, accept)
+
+    def _connect(self, request: web.Request, t: Target) -> web.StreamResponse:
+        """Pod log/exec/attach/portforward as kube-apiserver answers them before it would proxy to
+        the kubelet: the container must be valid; an unscheduled pod has empty logs and cannot be
+        exec'd into. There is no kubelet, so a scheduled pod's logs are empty too and streams fail."""
+        if t.subresource == "log" and request.method != "GET":
+            raise _not_allowed()
+        pod = self.core.get(t.res, t.namespace or "", t.name)
+        _pod_container(pod, request.query.get("container", ""))
+        if t.subresource == "log":
+            return web.Response(body=b"", content_type="text/plain")
+        if not _deep_get(pod, "spec", "nodeName"):
+            raise bad_request(f"pod {t.name} does not have a host assigned")
+        raise APIError(503, "ServiceUnavailable",
+                       f"the embedded API server runs no kubelet: cannot {t.subresource} pod {t.name}")
 
     async def _create(self, request: web.Request, t: Target, accept: Accept) -> web.StreamResponse:
         res, ns = t.res, t.namespace or ""
@@ -1068,6 +1109,34 @@ def _review_answer(res: Resource, body: Any) -> dict[str, Any]:
         answer.pop("spec")
         answer["status"] = {"userInfo": USER_INFO}
     return answer
+
+
+def _pod_container(pod: dict[str, Any], container: str) -> str:
+    """The container a log/exec request addresses (kube-apiserver's validateContainer): the
+    only one when ``container`` is empty; 400 when it is ambiguous or unknown."""
+    spec = pod.get("spec") or {}
+    containers = [c for c in spec.get("containers") or () if isinstance(c, dict)]
+    everyone = [c for key in ("initContainers", "containers", "ephemeralContainers")
+                for c in spec.get(key) or () if isinstance(c, dict)]
+    name = str((pod.get("metadata") or {}).get("name") or "")
+    if not container:
+        if len(containers) == 1:
+            return str(containers[0].get("name") or "")
+        if not containers:
+            raise bad_request(f"a container name must be specified for pod {name}")
+        names = " ".join(str(c.get("name")) for c in everyone)
+        raise bad_request(f"a container name must be specified for pod {name}, choose one of: [{names}]")
+    if not any(c.get("name") == container for c in everyone):
+        raise bad_request(f"container {container} is not valid for pod {name}")
+    return container
+
+
+def _deep_get(obj: Any, *path: str) -> Any:
+    for part in path:
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(part)
+    return obj
 
 
 def _not_allowed() -> APIError:

@@ -74,12 +74,41 @@ def test_openapi_v3(raw: Raw) -> None:
     assert patch_ops and all("application/strategic-merge-patch+json" not in op["requestBody"]["content"]
                              for op in patch_ops)
     assert raw.call("GET", "/openapi/v3/apis/apps/v1")[0] == 200
-    assert raw.call("GET", "/openapi/v2")[0] == 404
+
+
+def test_openapi_v2_is_built_from_the_v3_schemas(raw: Raw) -> None:
+    code, _, doc = raw.call("GET", "/openapi/v2")
+    assert code == 200 and doc["swagger"] == "2.0"
+    foo = doc["definitions"]["io.k8s.samplecontroller.v1alpha1.Foo"]
+    assert foo["x-kubernetes-group-version-kind"] == [{"group": "samplecontroller.k8s.io", "version": "v1alpha1",
+                                                       "kind": "Foo"}]
+    assert foo["properties"]["metadata"]["$ref"] == "#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+    spec = doc["definitions"]["io.k8s.api.apps.v1.DeploymentSpec"]["properties"]
+    assert spec["template"]["$ref"] == "#/definitions/io.k8s.api.core.v1.PodTemplateSpec" and "allOf" not in spec["template"]
+    patch = doc["paths"]["/apis/apps/v1/namespaces/{namespace}/deployments/{name}"]["patch"]
+    assert patch["x-kubernetes-group-version-kind"] == {"group": "apps", "version": "v1", "kind": "Deployment"}
+    assert "fieldValidation" in {p["name"] for p in patch["parameters"]}
+    refs = {v for v in _values(doc, "$ref") if isinstance(v, str)}
+    assert refs and all(r.startswith("#/definitions/") and r[len("#/definitions/"):] in doc["definitions"] for r in refs)
+    code, headers, body = raw.call("GET", "/openapi/v2",
+                                   accept="application/com.github.proto-openapi.spec.v2@v1.0+protobuf")
+    assert code == 200 and headers["content-type"] == "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+    assert isinstance(body, str) and body.startswith("\n\x032.0")  # field 1 (swagger) = "2.0"
+
+
+def _values(node: Any, key: str) -> list[Any]:
+    if isinstance(node, dict):
+        return [*([node[key]] if key in node else []), *(v for child in node.values() for v in _values(child, key))]
+    if isinstance(node, list):
+        return [v for child in node for v in _values(child, key)]
+    return []
 
 
 def test_errors_are_status_objects(raw: Raw, ns: str) -> None:
     code, _, body = raw.call("GET", "/apis/nope.example.com/v1/things")
-    assert code == 404 and body["kind"] == "Status"
+    assert code == 404 and body["kind"] == "Status" and body["details"] == {}  # kubectl debug reads details.name
+    code, _, body = raw.call("GET", "/api/v1/namespaces/default/pods/x/nosuchsubresource")
+    assert code == 404 and body["details"] == {}
     code, _, body = raw.call("POST", FOOS.format(ns=ns), raw=b"{not json")
     assert code == 400 and body["reason"] == "BadRequest"
     code, _, body = raw.call("POST", FOOS.format(ns=ns), raw=b"a: [", ctype="application/yaml")
@@ -436,7 +465,8 @@ def test_builtin_objects_are_decoded_like_go(raw: Raw, ns: str) -> None:
     code, headers, obj = raw.call("POST", cms, {"metadata": {"name": "loose"}, "data": {"a": "b"}, "bogus": 1})
     assert code == 201 and "bogus" not in obj and 'unknown field \\"bogus\\"' in headers["warning"]
     code, _, status = raw.call("POST", cms + "?fieldValidation=Strict", {"metadata": {"name": "strict"}, "bogus": 1})
-    assert code == 400 and status["message"] == 'strict decoding error: unknown field "bogus"'
+    assert code == 400 and status["message"] == ('ConfigMap in version "v1" cannot be handled as a ConfigMap: '
+                                                'strict decoding error: unknown field "bogus"')
 
 
 def test_webhook_configurations_are_validated(raw: Raw) -> None:

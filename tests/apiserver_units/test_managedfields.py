@@ -151,3 +151,24 @@ def test_empty_managed_fields_resets() -> None:
     new = copy.deepcopy(live)
     new["metadata"]["managedFields"] = []
     assert "managedFields" not in update_managed_fields(live, new, "two", "Update")["metadata"]
+
+
+def test_update_owns_the_maps_and_pointer_structs_it_adds() -> None:
+    """Kubernetes' Update entries list ``.: {}`` for a map or pointer struct the write added (labels,
+    annotations, rollingUpdate), never for value structs (spec, template); Apply entries never do."""
+    old = _deployment()
+    new = copy.deepcopy(old)
+    new["metadata"]["annotations"] = {"a": "b"}
+    new["spec"]["strategy"] = {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1}}
+    out = update_managed_fields(old, new, "editor")
+    fields = out["metadata"]["managedFields"][0]["fieldsV1"]
+    assert fields["f:metadata"] == {"f:annotations": {".": {}, "f:a": {}}}
+    assert fields["f:spec"] == {"f:strategy": {"f:rollingUpdate": {".": {}, "f:maxSurge": {}}, "f:type": {}}}
+    created = update_managed_fields(None, _deployment(), "creator")["metadata"]["managedFields"][0]["fieldsV1"]
+    assert "." not in created["f:spec"] and "." not in created["f:spec"]["f:template"]
+    assert created["f:metadata"]["f:labels"] == {".": {}, "f:app": {}}
+    assert ("f:metadata", "f:labels", ".") not in field_set(_deployment(), DEPLOYMENT)
+    crd_schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {"x": {"type": "string"}}}}}
+    custom = field_set({"apiVersion": "example.com/v1", "kind": "W", "metadata": {"name": "w"}, "spec": {"x": "y"}},
+                       schema=crd_schema, nodes=True)
+    assert custom == {("f:spec", "."), ("f:spec", "f:x")}

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from samplecontroller.apiserver.validation import (
+    finalizer_warnings,
     qualified_name_errors,
     validate_builtin,
     validate_name,
@@ -48,15 +49,26 @@ def test_object_meta() -> None:
         "annotations": {"fine/key": "v"},
         "ownerReferences": [{"apiVersion": "v1", "kind": "Foo", "name": "a", "uid": "1", "controller": True},
                             {"apiVersion": "", "kind": "Foo", "name": "b", "uid": "", "controller": True}],
-        "finalizers": ["kubernetes", "example.com/cleanup", "plain"]}}
+        "finalizers": ["kubernetes", "example.com/cleanup", "plain", "no spaces!"]}}
     messages = _strs(validate_object_meta(obj, namespaced=True))
     assert any(m.startswith('metadata.labels: Invalid value: "bad key": name part must consist') for m in messages)
     assert any(m.startswith('metadata.labels: Invalid value: "not ok!": a valid label must be an empty string') for m in messages)
     assert 'metadata.ownerReferences[1].apiVersion: Invalid value: "": version must not be empty' in messages
     assert 'metadata.ownerReferences[1].uid: Invalid value: "": uid must not be empty' in messages
     assert "metadata.ownerReferences: Invalid value: 2: Only one reference can have Controller set to true" in messages
-    assert any(m.startswith('metadata.finalizers[2]: Invalid value: "plain"') for m in messages)
+    assert any(m.startswith('metadata.finalizers[3]: Invalid value: "no spaces!": name part must consist') for m in messages)
     assert len(messages) == 6
+
+
+def test_unqualified_finalizers_are_accepted_with_a_warning() -> None:
+    """Kubernetes accepts any qualified name as a finalizer and warns about names without a
+    path, but only for finalizers the write adds (standard ones never warn)."""
+    new = {"metadata": {"name": "x", "finalizers": ["myfinalizer", "kept", "example.com/ok", "orphan",
+                                                    "customresourcecleanup.apiextensions.k8s.io"]}}
+    assert validate_object_meta({"apiVersion": "v1", "kind": "ConfigMap", **new}, namespaced=False) == []
+    assert finalizer_warnings(new, {"metadata": {"finalizers": ["kept"]}}) == [
+        'metadata.finalizers: "myfinalizer": prefer a domain-qualified finalizer name including a path (/) to avoid '
+        "accidental conflicts with other finalizer writers"]
 
 
 def test_namespace_scope_and_generate_name() -> None:

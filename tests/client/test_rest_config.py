@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -160,10 +161,31 @@ def test_client_side_throttling_is_opt_in(server: MiniServer, tmp_path: Path) ->
 
 
 def test_main_rejects_a_negative_qps_in_one_line() -> None:
-    import subprocess
-
     root = Path(__file__).resolve().parents[2]
     proc = subprocess.run([sys.executable, str(root / "main.py"), "--kube-api-qps", "-1"], capture_output=True,
                           text=True, timeout=30)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert proc.stderr.strip() == "main.py: error: argument --kube-api-qps: must be 0 or more, got -1 (see --help)"
+
+
+def test_main_port_needs_local_and_a_valid_number() -> None:
+    root = Path(__file__).resolve().parents[2]
+    for args, message in ((["--port", "80"], "--port applies only with --local"),
+                          (["--local", "--port", "70000"], "argument --port: must be between 0 and 65535, got 70000")):
+        proc = subprocess.run([sys.executable, str(root / "main.py"), *args], capture_output=True, text=True,
+                              timeout=30)
+        assert proc.returncode == 1 and message in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_main_and_codegen_without_the_venv_are_one_line(tmp_path: Path) -> None:
+    """``python -S`` hides the installed packages, as a Python without .venv does: one line naming
+    the missing package and the make target, never a ModuleNotFoundError traceback."""
+    root = Path(__file__).resolve().parents[2]
+    for script, args, target in (("main.py", ["--local", "--port", "0", "--local-dir", str(tmp_path)], "make run"),
+                                 ("hack/update_codegen.py", ["--verify"], "make codegen")):
+        proc = subprocess.run([sys.executable, "-S", str(root / script), *args], capture_output=True, text=True,
+                              timeout=30, cwd=tmp_path)
+        assert proc.returncode == 1, proc.stderr
+        assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+        assert "is not installed" in proc.stderr and target in proc.stderr
+

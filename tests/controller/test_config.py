@@ -29,12 +29,20 @@ def test_kustomize_builds_all_objects(tmp_path: Path) -> None:
         if os.environ.get("CI") == "true":
             pytest.fail("kubectl is required under CI=true")
         pytest.skip("kubectl not found")
-    out = subprocess.run([kubectl, "kustomize", "--load-restrictor", "LoadRestrictionsNone", str(ROOT / "config")],
+    # kustomize's default load restrictor (what `kubectl apply -k config/` uses): config/ is self-contained
+    out = subprocess.run([kubectl, "kustomize", str(ROOT / "config")],
                          capture_output=True, text=True, env={**os.environ, "HOME": str(tmp_path)}, timeout=60)
     assert out.returncode == 0, out.stderr
     kinds = sorted(d["kind"] for d in yaml.safe_load_all(out.stdout) if d)
     assert kinds == sorted(["ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "Deployment",
                             "Namespace", "ServiceAccount"]), kinds
+
+
+def test_config_crd_is_the_crds_copy() -> None:
+    """config/ carries its own copy of crds/foo.yaml (kustomize loads nothing outside config/); it must not drift."""
+    copy = ROOT / "config" / "crd" / "bases" / "samplecontroller.k8s.io_foos.yaml"
+    assert copy.read_bytes() == (ROOT / "crds" / "foo.yaml").read_bytes(), (
+        f"{copy} differs from crds/foo.yaml: cp crds/foo.yaml {copy.relative_to(ROOT)}")
 
 
 def test_cluster_role_covers_the_controllers_verbs() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import json
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -237,15 +238,20 @@ def test_cluster_role_covers_every_request_the_controller_made(server: Any) -> N
 
 
 def test_make_run_path_local_server_end_to_end(tmp_path: Path, kubectl_binary: str) -> None:
-    """``main.py --local`` (what ``make run`` runs): banner, kubectl works, the Foo is reconciled, SIGTERM exits 0."""
+    """``main.py --local --port N`` (what ``make run`` runs): the server listens on N, banner, kubectl
+    works, the Foo is reconciled, SIGTERM exits 0."""
     local = tmp_path / "local"
     log = tmp_path / "local.log"
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
     with open(log, "w") as out:
-        proc = subprocess.Popen([sys.executable, str(ROOT / "main.py"), "--local", "--local-dir", str(local)],
-                                stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
+        proc = subprocess.Popen([sys.executable, str(ROOT / "main.py"), "--local", "--local-dir", str(local),
+                                 "--port", str(port)], stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
         try:
             wait_for(lambda: "export KUBECONFIG=" in log.read_text(), what="the banner", timeout=30)
             text = log.read_text()
+            assert f"ready at https://127.0.0.1:{port} " in text
             assert f"export KUBECONFIG={local / 'kubeconfig'}" in text
             assert "kubectl apply -f examples/example-foo.yaml" in text
             k = Kubectl(kubectl_binary, local / "kubeconfig", tmp_path / "home")

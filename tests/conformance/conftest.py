@@ -1,0 +1,226 @@
+"""The kubectl conformance table: kubectl commands with the output a real kube-apiserver gives,
+run against the embedded API server with every installed kubectl minor version.
+
+Each row is a ``Row``: the kubectl arguments (``{ns}`` is the version's own namespace, ``{v}``
+its short name), optional stdin, the expected exit status and regular expressions that stdout /
+stderr must (``out``/``err``) or must not (``not_out``) match. Rows of one version run in order
+(later rows use objects earlier rows made); versions use disjoint namespaces, so the modules can
+share nothing but the table. ``conformance(version)`` runs the table and fails with every row
+that does not conform. Missing binaries are skipped, except 1.29 and 1.33 under ``CI=true``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from samplecontroller.apiserver import LocalAPIServer
+from samplecontroller.apiserver.testing import install_crds
+
+ROOT = Path(__file__).resolve().parents[2]
+SDK = Path("/usr/lib/google-cloud-sdk/bin")
+REQUIRED_UNDER_CI = {"1.29", "1.33"}
+LONG = "x" * 70
+FINALIZER_WARNING = ('Warning: metadata.finalizers: "myfinalizer": prefer a domain-qualified finalizer name '
+                     "including a path (/) to avoid accidental conflicts with other finalizer writers")
+
+
+@dataclass(frozen=True)
+class Row:
+    """One kubectl invocation and what a real cluster answers (see the module docstring)."""
+
+    args: tuple[str, ...]
+    out: tuple[str, ...] = ()
+    err: tuple[str, ...] = ()
+    rc: int = 0
+    stdin: str = ""
+    not_out: tuple[str, ...] = ()
+    item: str = ""  # the issue item the row checks
+    output: tuple[str, ...] = ()  # patterns of stdout or stderr (kubectl versions differ in which)
+
+
+def _deployment(name: str, spec: str) -> str:
+    return f"apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: {name}}}\nspec:\n{spec}"
+
+
+_TEMPLATE = "  template:\n    metadata: {labels: {app: a}}\n    spec: {containers: [{name: c, image: nginx}]}\n"
+
+ROWS: tuple[Row, ...] = (
+    Row(("version", "-o", "yaml"), out=(r"clientVersion:", r'serverVersion:(.|\n)*minor: "32"'), item="smoke"),
+    Row(("create", "namespace", "{ns}"), out=(r"^namespace/{ns} created",), item="smoke"),
+    Row(("api-resources",), out=(r"(?m)^foos\s", r"(?m)^deployments\s+deploy\s+apps/v1"), item="smoke"),
+    Row(("auth", "can-i", "create", "deployments"), out=("^yes",), item="smoke"),
+    # 1: changing a CRD, re-applying crds/, finalizers without a path are accepted with a warning
+    Row(("label", "crd", "foos.samplecontroller.k8s.io", "conformance-{v}=yes"),
+        out=("foos.samplecontroller.k8s.io labeled",), item="1"),
+    Row(("apply", "-f", "crds/"), out=(r"foos\.samplecontroller\.k8s\.io (configured|unchanged)",), item="1"),
+    Row(("-n", "{ns}", "apply", "-f", "-"), item="1", out=("foo.samplecontroller.k8s.io/fin created",),
+        err=(re.escape(FINALIZER_WARNING),),
+        stdin="apiVersion: samplecontroller.k8s.io/v1alpha1\nkind: Foo\n"
+              "metadata: {name: fin, finalizers: [myfinalizer]}\nspec: {deploymentName: fin, replicas: 1}\n"),
+    # 2 and 9: ephemeral containers (kubectl debug), details on 404s, logs/exec of an unscheduled pod
+    Row(("-n", "{ns}", "run", "p1", "--image=nginx"), out=("pod/p1 created",), item="2"),
+    Row(("-n", "{ns}", "debug", "p1", "--image=busybox"), output=("Defaulting debug container name to debugger-",),
+        item="2"),
+    Row(("-n", "{ns}", "get", "pod", "p1", "-o", "jsonpath={.spec.ephemeralContainers[0].image}"), out=("^busybox$",),
+        item="2"),
+    Row(("-n", "{ns}", "debug", "nope", "--image=busybox"), rc=1, err=(r'pods "nope" not found',), item="2"),
+    Row(("-n", "{ns}", "logs", "p1"), out=("^$",), item="9"),
+    Row(("-n", "{ns}", "logs", "p1", "-c", "nope"), rc=1, err=(r"container nope is not valid for pod p1",), item="9"),
+    Row(("-n", "{ns}", "exec", "p1", "--", "ls"), rc=1,
+        err=(r"Error from server \(BadRequest\): pod p1 does not have a host assigned",), item="9"),
+    # 4: a terminating namespace refuses new content and reports what remains
+    Row(("create", "namespace", "t{ns}"), out=("created",), item="4"),
+    Row(("-n", "t{ns}", "apply", "-f", "-"), out=("created",), item="4",
+        stdin="apiVersion: samplecontroller.k8s.io/v1alpha1\nkind: Foo\nmetadata: {name: hold, finalizers: "
+              "[example.com/hold]}\nspec: {deploymentName: hold}\n"),
+    Row(("delete", "namespace", "t{ns}", "--wait=false"), out=('namespace "t{ns}" deleted',), item="4"),
+    Row(("-n", "t{ns}", "create", "deployment", "dd", "--image=nginx"), rc=1, item="4",
+        err=(r'deployments\.apps "dd" is forbidden: unable to create new content in namespace t{ns} because it '
+             r"is being terminated",)),
+    Row(("-n", "t{ns}", "create", "configmap", "cm"), rc=1, item="4",
+        err=(r'configmaps "cm" is forbidden: unable to create new content in namespace t{ns}',)),
+    Row(("get", "namespace", "t{ns}", "-o", "jsonpath={range .status.conditions[*]}{.type}={.status} {end}"),
+        item="4", out=("NamespaceDeletionDiscoveryFailure=False", "NamespaceDeletionContentFailure=False",
+                       "NamespaceContentRemaining=True", "NamespaceFinalizersRemaining=True")),
+    Row(("-n", "t{ns}", "patch", "foo", "hold", "--type=merge", "-p", '{"metadata":{"finalizers":null}}'),
+        out=("patched",), item="4"),
+    # 5: OpenAPI v2 (kubectl 1.27/1.28 need it everywhere; v1/List validation on every version)
+    Row(("explain", "deployment.spec.replicas", "--output=plaintext-openapiv2"),
+        out=("Number of desired pods",), item="5"),
+    Row(("explain", "foo.spec"), out=("deploymentName",), item="5"),
+    Row(("-n", "{ns}", "apply", "-f", "-"), out=("configmap/l1 created", "foo.samplecontroller.k8s.io/lfoo created"),
+        item="5", stdin="apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: l1}\n"
+                        "  data: {a: b}\n- apiVersion: samplecontroller.k8s.io/v1alpha1\n  kind: Foo\n"
+                        "  metadata: {name: lfoo}\n  spec: {deploymentName: lfoo, replicas: 1}\n"),
+    Row(("-n", "{ns}", "apply", "-f", "-"), out=("deployment.apps/web created",), item="5",
+        stdin=_deployment("web", "  replicas: 1\n  selector: {matchLabels: {app: a}}\n" + _TEMPLATE)),
+    Row(("-n", "{ns}", "apply", "-f", "-"), out=("deployment.apps/web configured",), item="5",
+        stdin=_deployment("web", "  replicas: 1\n  selector: {matchLabels: {app: a}}\n"
+                          + _TEMPLATE.replace("image: nginx", "image: nginx:2"))),
+    Row(("-n", "{ns}", "diff", "-f", "-"), rc=1, out=(r"\+\s+- image: nginx:3",), item="5",
+        stdin=_deployment("web", "  replicas: 1\n  selector: {matchLabels: {app: a}}\n"
+                          + _TEMPLATE.replace("image: nginx", "image: nginx:3"))),
+    # 6: strict decoding errors name the kind
+    Row(("-n", "{ns}", "create", "-f", "-"), rc=1, item="6",
+        err=(r'Deployment in version "v1" cannot be handled as a Deployment: strict decoding error: '
+             r'unknown field "spec\.replicaz"',),
+        stdin=_deployment("strict", "  replicaz: 1\n  selector: {matchLabels: {app: a}}\n" + _TEMPLATE)),
+    Row(("-n", "{ns}", "create", "-f", "-"), rc=1, item="6",
+        err=(r'Foo in version "v1alpha1" cannot be handled as a Foo: strict decoding error: unknown field "spec\.bogus"',),
+        stdin="apiVersion: samplecontroller.k8s.io/v1alpha1\nkind: Foo\nmetadata: {name: strict}\n"
+              "spec: {deploymentName: strict, bogus: 1}\n"),
+    # 7: optional zero integers sent as protobuf stay absent
+    Row(("-n", "{ns}", "create", "service", "nodeport", "np", "--tcp=80:80"), out=("service/np created",), item="7"),
+    Row(("-n", "{ns}", "get", "service", "np", "-o", "jsonpath={.spec}"), out=('"type":"NodePort"',),
+        not_out=("healthCheckNodePort",), item="7"),
+    # 12: managedFields as Kubernetes writes them
+    Row(("-n", "{ns}", "scale", "deployment", "web", "--replicas=2"), out=("deployment.apps/web scaled",), item="12"),
+    Row(("-n", "{ns}", "get", "deployment", "web", "-o",
+         "jsonpath={range .metadata.managedFields[*]}{.manager}/{.subresource} {end}"), out=("/scale ",), item="12"),
+    Row(("-n", "{ns}", "get", "deployment", "web", "-o", "yaml", "--show-managed-fields"), item="12",
+        out=(r"f:annotations:\n\s+\.: \{\}\n\s+f:kubectl\.kubernetes\.io/last-applied-configuration: \{\}",)),
+    # 13: every validation error Kubernetes reports
+    Row(("-n", "{ns}", "create", "-f", "-"), rc=1, item="13", stdin=_deployment("nosel", _TEMPLATE),
+        err=(r"spec\.selector: Required value",
+             r"spec\.template\.metadata\.labels: Invalid value: .*`selector` does not match template `labels`")),
+    Row(("-n", "{ns}", "create", "-f", "-"), rc=1, item="13",
+        stdin=_deployment("long", f"  selector: {{matchLabels: {{app: {LONG}}}}}\n" + _TEMPLATE),
+        err=(r"spec\.selector\.matchLabels: Invalid value: \"x+\": must be no more than 63 characters",
+             r"spec\.selector: Invalid value: v1\.LabelSelector\{.*\}: invalid label selector")),
+    Row(("-n", "{ns}", "get", "foos"), out=(r"^NAME\s+AGE",), item="smoke"),
+    # everyday commands
+    Row(("wait", "--for=condition=established", "--timeout=10s", "crd/foos.samplecontroller.k8s.io"),
+        out=("condition met",), item="smoke"),
+    Row(("-n", "{ns}", "patch", "foo", "lfoo", "--type=merge", "-p", '{"spec":{"replicas":3}}'),
+        out=("foo.samplecontroller.k8s.io/lfoo patched",), item="smoke"),
+    Row(("-n", "{ns}", "get", "foo", "lfoo", "-o", "jsonpath={.spec.replicas} {.metadata.generation}"),
+        out=("^3 2$",), item="smoke"),
+    Row(("-n", "{ns}", "apply", "--server-side", "-f", "-"), out=("foo.samplecontroller.k8s.io/ssa serverside-applied",),
+        item="smoke", stdin="apiVersion: samplecontroller.k8s.io/v1alpha1\nkind: Foo\nmetadata: {name: ssa}\n"
+                             "spec: {deploymentName: ssa, replicas: 2}\n"),
+    Row(("-n", "{ns}", "describe", "foo", "ssa"), out=(r"Name:\s+ssa", r"Replicas:\s+2"), item="smoke"),
+    Row(("-n", "{ns}", "create", "configmap", "dry", "--dry-run=server", "-o", "name"), out=("^configmap/dry$",),
+        item="smoke"),
+    Row(("-n", "{ns}", "get", "configmap", "dry"), rc=1, err=(r'configmaps "dry" not found',), item="smoke"),
+    Row(("-n", "{ns}", "delete", "configmap", "l1"), out=('configmap "l1" deleted',), item="smoke"),
+    Row(("-n", "{ns}", "apply", "-f", "-"), rc=1, item="smoke",
+        err=(r'The Foo "big" is invalid: spec\.replicas: Invalid value: 11: spec\.replicas in body should be less '
+             r"than or equal to 10",),
+        stdin="apiVersion: samplecontroller.k8s.io/v1alpha1\nkind: Foo\nmetadata: {name: big}\n"
+              "spec: {deploymentName: big, replicas: 11}\n"),
+)
+
+
+def kubectl_binaries() -> dict[str, str]:
+    """Short version name -> binary, for each kubectl this suite knows (installed or not)."""
+    found = {f"1.{minor}": str(SDK / f"kubectl.1.{minor}") for minor in range(27, 34)}
+    found["dispatcher"] = "/usr/bin/kubectl"
+    return found
+
+
+def _binary(version: str) -> str:
+    binary = kubectl_binaries()[version]
+    if not os.path.exists(binary):
+        if os.environ.get("CI") == "true" and version in REQUIRED_UNDER_CI:
+            pytest.fail(f"kubectl {version} ({binary}) is required under CI=true but is not installed")
+        pytest.skip(f"kubectl {version} is not installed ({binary})")
+    return binary
+
+
+def _problems(row: Row, proc: subprocess.CompletedProcess[str], fill: Callable[[str], str]) -> list[str]:
+    out: list[str] = []
+    if proc.returncode != row.rc:
+        out.append(f"exit status {proc.returncode}, want {row.rc}")
+    out += [f"stdout lacks /{fill(p)}/" for p in row.out if not re.search(fill(p), proc.stdout)]
+    out += [f"stderr lacks /{fill(p)}/" for p in row.err if not re.search(fill(p), proc.stderr)]
+    out += [f"stdout has /{fill(p)}/" for p in row.not_out if re.search(fill(p), proc.stdout)]
+    out += [f"output lacks /{fill(p)}/" for p in row.output if not re.search(fill(p), proc.stdout + proc.stderr)]
+    if "panic" in proc.stderr or "goroutine" in proc.stderr:
+        out.append("kubectl panicked")
+    return out
+
+
+@pytest.fixture(scope="module")
+def conformance_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalAPIServer]:
+    """One server per module (the CRDs created directly, so that ``apply -f crds/`` updates them)."""
+    with LocalAPIServer(kubeconfig_path=tmp_path_factory.mktemp("conformance") / "kubeconfig") as server:
+        install_crds(server)
+        yield server
+
+
+@pytest.fixture(scope="module")
+def conformance(conformance_server: LocalAPIServer, tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], None]:
+    """``conformance(version)`` runs every row with that kubectl and fails listing the rows that differ."""
+    home = tmp_path_factory.mktemp("conformance-home")
+
+    def run(version: str) -> None:
+        binary = _binary(version)
+        short = version.replace("1.", "").replace("dispatcher", "d")
+        ns = f"conf-{short}"
+
+        def fill(text: str) -> str:
+            return text.replace("{ns}", ns).replace("{v}", short)
+
+        env = {**os.environ, "HOME": str(home), "KUBECONFIG": str(conformance_server.kubeconfig_path)}
+        failures: list[str] = []
+        for row in ROWS:
+            args = [fill(a) for a in row.args]
+            cmd = [binary, "--cache-dir", str(home / f"cache-{short}"), *args]
+            proc = subprocess.run(cmd, capture_output=True, text=True, env=env, input=fill(row.stdin), timeout=60,
+                                  cwd=ROOT)
+            problems = _problems(row, proc, fill)
+            if problems:
+                failures.append(f"[item {row.item}] kubectl {' '.join(args)}: {'; '.join(problems)}\n"
+                                f"    stdout: {proc.stdout.strip()[:400]!r}\n    stderr: {proc.stderr.strip()[:400]!r}")
+        if failures:
+            pytest.fail(f"kubectl {version}: {len(failures)} of {len(ROWS)} rows differ from Kubernetes:\n"
+                        + "\n".join(failures), pytrace=False)
+
+    return run
