@@ -19,6 +19,7 @@ import asyncio
 import base64
 import hmac
 import logging
+import secrets
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, NamedTuple
@@ -28,7 +29,7 @@ from aiohttp import web
 
 from samplecontroller.apimachinery import fields as fieldsel
 from samplecontroller.apimachinery import labels as labelsel
-from samplecontroller.apiserver import openapi, tables
+from samplecontroller.apiserver import builtins, openapi, tables, tokens
 from samplecontroller.apiserver.admission import USER_INFO, AdmissionRequest, Admitter
 from samplecontroller.apiserver.core import (
     PATCH_APPLY,
@@ -155,6 +156,7 @@ class APIServerApp:
         self.core = core
         self.admitter = Admitter(store)
         self.token = token
+        self._signing_secret = token if token is not None else secrets.token_urlsafe(32)
         self.bookmark_interval = bookmark_interval
         self.requests: list[RequestRecord] = []
         self._discovery_cache: dict[str, bytes] = {}
@@ -180,7 +182,7 @@ class APIServerApp:
         path = request.path
         if self.token is not None and path not in PUBLIC_PATHS:
             auth = request.headers.get("Authorization", "")
-            if not (auth.startswith("Bearer ") and hmac.compare_digest(auth[7:].strip().encode(), self.token.encode())):
+            if not (auth.startswith("Bearer ") and self._authenticated(auth[7:].strip())):
                 self.requests.append(RequestRecord(request.headers.get("User-Agent", ""), "unauthorized", path))
                 return _json({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
                               "message": "Unauthorized", "reason": "Unauthorized", "code": 401}, 401)
@@ -197,6 +199,13 @@ class APIServerApp:
             return _json({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
                           "message": f"Internal error occurred: {type(err).__name__}: {err}",
                           "reason": "InternalError", "code": 500}, 500)
+
+    def _authenticated(self, bearer: str) -> bool:
+        """The server's token or a service account token it issued (``tokens``)."""
+        assert self.token is not None
+        if hmac.compare_digest(bearer.encode(), self.token.encode()):
+            return True
+        return bearer.count(".") == 2 and tokens.verify(self.token, bearer) is not None
 
     # ------------------------------------------------------------------ dispatch
 
@@ -265,7 +274,7 @@ class APIServerApp:
                 return "watch" if watch and parse_bool(watch, "watch") else "list"
             watch = request.query.get("watch", "")
             return "watch" if watch and parse_bool(watch, "watch") else "get"
-        if method == "POST" and collection:
+        if method == "POST" and (collection or target.subresource == "token"):
             return "create"
         if method == "PUT" and not collection:
             return "update"
@@ -336,13 +345,11 @@ class APIServerApp:
                 entry["categories"] = list(res.categories)
             out.append(entry)
             for sub in res.subresources:
+                kind, verbs = _subresource_kind(res, sub)
                 sub_entry: dict[str, Any] = {"name": f"{res.plural}/{sub}", "singularName": "",
-                                             "namespaced": res.namespaced, "kind": res.kind,
-                                             "verbs": ["get", "patch", "update"]}
-                if sub == "scale":
-                    sub_entry.update(group="autoscaling", version="v1", kind="Scale")
-                if sub == "finalize":
-                    sub_entry["verbs"] = ["update"]
+                                             "namespaced": res.namespaced, "kind": kind["kind"], "verbs": verbs}
+                if kind["group"] != res.group or kind["version"] != res.version:
+                    sub_entry.update(group=kind["group"], version=kind["version"])
                 out.append(sub_entry)
         gv = f"{group}/{version}" if group else version
         return _json({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": out})
@@ -368,10 +375,8 @@ class APIServerApp:
                         doc["categories"] = list(res.categories)
                     subs = []
                     for sub in res.subresources:
-                        kind = ({"group": "autoscaling", "version": "v1", "kind": "Scale"} if sub == "scale"
-                                else {"group": group, "version": ver, "kind": res.kind})
-                        subs.append({"subresource": sub, "responseKind": kind,
-                                     "verbs": ["update"] if sub == "finalize" else ["get", "patch", "update"]})
+                        kind, verbs = _subresource_kind(res, sub)
+                        subs.append({"subresource": sub, "responseKind": kind, "verbs": verbs})
                     if subs:
                         doc["subresources"] = subs
                     resources.append(doc)
@@ -521,13 +526,34 @@ class APIServerApp:
             raise _not_allowed()
         return await handler(request, t, accept)
 
+    def _token_request(self, res: Resource, ns: str, name: str, body: Any) -> dict[str, Any]:
+        """A TokenRequest answered with a token for the service account ``ns/name``."""
+        account = self.core.get(res, ns, name)
+        spec = dict(body.get("spec") or {}) if isinstance(body, dict) else {}
+        seconds = spec.get("expirationSeconds") or 3600
+        if not isinstance(seconds, int) or isinstance(seconds, bool) or seconds < 600:
+            raise APIError(422, "Invalid", f'TokenRequest.authentication.k8s.io "{name}" is invalid: '
+                           f"spec.expirationSeconds: Invalid value: {seconds}: may not specify a duration less "
+                           "than 10 minutes", {"name": name, "group": "authentication.k8s.io", "kind": "TokenRequest"})
+        audiences = [str(a) for a in spec.get("audiences") or ()] or [tokens.ISSUER]
+        token, expiry = tokens.issue(self._signing_secret, ns, name, str(account["metadata"].get("uid", "")),
+                                     audiences, seconds)
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(expiry))
+        return {"kind": "TokenRequest", "apiVersion": "authentication.k8s.io/v1",
+                "metadata": {"name": name, "namespace": ns, "creationTimestamp": None},
+                "spec": {"audiences": audiences, "expirationSeconds": seconds,
+                         "boundObjectRef": spec.get("boundObjectRef")},
+                "status": {"token": token, "expirationTimestamp": stamp}}
+
     async def _create(self, request: web.Request, t: Target, accept: Accept) -> web.StreamResponse:
         res, ns = t.res, t.namespace or ""
         if t.namespace is None and res.namespaced:
             raise _not_allowed()
         body = decode_body(await self._read_body(request), request.headers.get("Content-Type", ""))
-        if (res.group, res.plural) in REVIEWS:
-            return _json(_review_answer(res, body), 201)
+        if t.subresource == "token":
+            return _json(self._token_request(res, ns, t.name, body), 201)
+        if (res.group, res.kind) in builtins.REVIEW_KINDS:
+            return _json(_review_answer(res, body, self._signing_secret), 201)
         admission = None
         if self.admitter.active():
             admission = AdmissionRequest(res, "CREATE", ns, _name_in(body), body, dry_run=self._dry_run(request))
@@ -1031,26 +1057,35 @@ class APIServerApp:
         return _encode({"type": etype, "object": self._versioned(res, obj)}) + b"\n"
 
 
-REVIEWS = {("authorization.k8s.io", "selfsubjectaccessreviews"), ("authorization.k8s.io", "selfsubjectrulesreviews"),
-           ("authentication.k8s.io", "selfsubjectreviews")}
-"""Create-only review resources, answered and never stored. There is no RBAC: the one token is
-cluster-admin, so every access review is allowed (as ``kubectl auth can-i`` shows)."""
-
-
-def _review_answer(res: Resource, body: Any) -> dict[str, Any]:
+def _review_answer(res: Resource, body: Any, secret: str) -> dict[str, Any]:
+    """The answer to a create-only review (never stored). There is no RBAC: the server's token is
+    cluster-admin, so every access review is allowed (as ``kubectl auth can-i`` shows)."""
     if not isinstance(body, dict):
         raise bad_request("the request body must be a JSON object")
+    spec = body.get("spec") or {}
     answer = {"kind": res.kind, "apiVersion": res.group_version, "metadata": {"creationTimestamp": None},
-              "spec": body.get("spec") or {}}
-    if res.plural == "selfsubjectaccessreviews":
+              "spec": spec}
+    if res.plural.endswith("subjectaccessreviews"):
         answer["status"] = {"allowed": True, "reason": "the embedded API server has no RBAC: one cluster-admin token"}
     elif res.plural == "selfsubjectrulesreviews":
         answer["status"] = {"resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
                             "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}], "incomplete": False}
+    elif res.plural == "tokenreviews":
+        answer["status"] = tokens.review_status(secret, str(spec.get("token") or "") if isinstance(spec, dict) else "")
     else:
         answer.pop("spec")
         answer["status"] = {"userInfo": USER_INFO}
     return answer
+
+
+def _subresource_kind(res: Resource, sub: str) -> tuple[dict[str, str], list[str]]:
+    """The response kind and verbs of subresource ``sub`` of ``res`` in discovery."""
+    if sub == "scale":
+        return {"group": "autoscaling", "version": "v1", "kind": "Scale"}, ["get", "patch", "update"]
+    if sub == "token":
+        return {"group": "authentication.k8s.io", "version": "v1", "kind": "TokenRequest"}, ["create"]
+    kind = {"group": res.group, "version": res.version, "kind": res.kind}
+    return kind, ["update"] if sub == "finalize" else ["get", "patch", "update"]
 
 
 def _not_allowed() -> APIError:
