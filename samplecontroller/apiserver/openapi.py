@@ -137,8 +137,19 @@ def _components(names: Iterable[str]) -> dict[str, Any]:
     defs = openapi_schemas.definitions()
     out: dict[str, Any] = {}
     for name in _closure(names):
-        out[name] = copy.deepcopy(_SPECIAL[name]) if name in _SPECIAL else _convert(defs[name])
+        out[name] = copy.deepcopy(_SPECIAL[name]) if name in _SPECIAL else _without_type_enums(_convert(defs[name]))
     return out
+
+
+def _without_type_enums(schema: dict[str, Any]) -> dict[str, Any]:
+    """kube-apiserver's schemas do not restrict ``apiVersion``/``kind`` to one value (the upstream
+    JSON-schema files add that enum; ``kubectl explain`` would print it)."""
+    props = schema.get("properties")
+    if isinstance(props, dict):
+        for key in ("apiVersion", "kind"):
+            if isinstance(props.get(key), dict):
+                props[key].pop("enum", None)
+    return schema
 
 
 # ---------------------------------------------------------------------------- paths
