@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from samplecontroller.apimachinery import labels as labelsel
+from samplecontroller.apiserver import builtins
 from samplecontroller.apiserver.schema import (
     ERROR_FORBIDDEN,
     FieldError,
@@ -479,7 +480,30 @@ def validate_builtin(group: str, kind: str, obj: Mapping[str, Any]) -> list[Fiel
     if group == "admissionregistration.k8s.io" and kind in ("MutatingWebhookConfiguration",
                                                              "ValidatingWebhookConfiguration"):
         return _validate_webhooks(obj.get("webhooks"))
-    return []
+    return _validate_by_schema(group, kind, obj)
+
+
+_JOB_RESTART = ("OnFailure", "Never")
+
+
+def _validate_by_schema(group: str, kind: str, obj: Mapping[str, Any]) -> list[FieldError]:
+    """The other kinds: the upstream schema's required fields, plus the pod template rules of
+    the workload kinds (containers; a Job's restartPolicy)."""
+    version = str(obj.get("apiVersion") or "").rpartition("/")[2]
+    errors = [required(path) for path, _ in builtins.required_errors(group, version, kind, dict(obj))]
+    template: Any = None
+    if (group, kind) in (("batch", "Job"), ("apps", "DaemonSet"), ("apps", "StatefulSet"), ("", "ReplicationController")):
+        template, path = _get(obj, "spec", "template", "spec"), "spec.template.spec"
+    elif (group, kind) == ("batch", "CronJob"):
+        template, path = _get(obj, "spec", "jobTemplate", "spec", "template", "spec"), "spec.jobTemplate.spec.template.spec"
+    if isinstance(template, Mapping):
+        if not any(e.field.startswith(path + ".containers") for e in errors):
+            errors += _containers(template.get("containers"), path + ".containers")
+        if group == "batch" and template.get("restartPolicy") not in _JOB_RESTART:
+            errors.append(not_supported(path + ".restartPolicy", template.get("restartPolicy") or "", _JOB_RESTART)
+                          if template.get("restartPolicy") else
+                          required(path + ".restartPolicy", 'valid values: "OnFailure", "Never"'))
+    return errors
 
 
 _OPERATIONS = ("*", "CONNECT", "CREATE", "DELETE", "UPDATE")

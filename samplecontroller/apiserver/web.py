@@ -553,7 +553,8 @@ class APIServerApp:
         if t.subresource == "token":
             return _json(self._token_request(res, ns, t.name, body), 201)
         if (res.group, res.kind) in builtins.REVIEW_KINDS:
-            return _json(_review_answer(res, body, self._signing_secret), 201)
+            bearer = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
+            return _json(_review_answer(res, body, self._signing_secret, bearer), 201)
         admission = None
         if self.admitter.active():
             admission = AdmissionRequest(res, "CREATE", ns, _name_in(body), body, dry_run=self._dry_run(request))
@@ -1057,7 +1058,7 @@ class APIServerApp:
         return _encode({"type": etype, "object": self._versioned(res, obj)}) + b"\n"
 
 
-def _review_answer(res: Resource, body: Any, secret: str) -> dict[str, Any]:
+def _review_answer(res: Resource, body: Any, secret: str, bearer: str = "") -> dict[str, Any]:
     """The answer to a create-only review (never stored). There is no RBAC: the server's token is
     cluster-admin, so every access review is allowed (as ``kubectl auth can-i`` shows)."""
     if not isinstance(body, dict):
@@ -1074,7 +1075,8 @@ def _review_answer(res: Resource, body: Any, secret: str) -> dict[str, Any]:
         answer["status"] = tokens.review_status(secret, str(spec.get("token") or "") if isinstance(spec, dict) else "")
     else:
         answer.pop("spec")
-        answer["status"] = {"userInfo": USER_INFO}
+        caller = tokens.review_status(secret, bearer) if bearer.count(".") == 2 else {}
+        answer["status"] = {"userInfo": caller["user"] if caller.get("authenticated") else USER_INFO}
     return answer
 
 
