@@ -84,7 +84,7 @@ _VERBS = {
 _PLURALS = {("", "Endpoints"): "endpoints"}
 _EXTRA_SUBRESOURCES = {
     ("", "Namespace"): ("finalize",), ("", "ServiceAccount"): ("token",),
-    ("apps", "Deployment"): ("scale",), ("apps", "ReplicaSet"): ("scale",),
+    ("apps", "Deployment"): ("scale",), ("apps", "ReplicaSet"): ("scale",), ("apps", "StatefulSet"): ("scale",),
 }
 # Kinds with a status property that kube-apiserver does not serve as a subresource.
 _NO_STATUS = {("", "ComponentStatus"), ("networking.k8s.io", "NetworkPolicy")}

@@ -68,7 +68,7 @@ def _cols(out: str) -> list[str]:
 
 def test_api_resources_lists_every_builtin_group(k: Run) -> None:
     out = k("api-resources").stdout
-    rows = {tuple(line.split()[:1]) + (line.split()[-3], line.split()[-1]) for line in out.splitlines()[1:]}
+    rows = {(line.split()[0], line.split()[-3], line.split()[-1]) for line in out.splitlines()[1:]}
     for plural, api_version, kind in [
         ("roles", "rbac.authorization.k8s.io/v1", "Role"), ("clusterrolebindings", "rbac.authorization.k8s.io/v1", "ClusterRoleBinding"),
         ("jobs", "batch/v1", "Job"), ("cronjobs", "batch/v1", "CronJob"), ("ingresses", "networking.k8s.io/v1", "Ingress"),

@@ -21,6 +21,8 @@ __all__ = ["apply_defaults", "prepare_create_status"]
 # Kinds whose create keeps the status the client sent (nodes register with theirs).
 _KEEPS_STATUS = {("", "Node"), ("", "Pod"), ("", "Namespace")}
 _PENDING = {("", "PersistentVolume"), ("", "PersistentVolumeClaim")}
+# Status structs with a non-omitempty struct field (Go encodes it as {}).
+_LOAD_BALANCER = {("", "Service"), ("networking.k8s.io", "Ingress")}
 
 
 def prepare_create_status(group: str, version: str, kind: str, obj: dict[str, Any]) -> None:
@@ -33,3 +35,5 @@ def prepare_create_status(group: str, version: str, kind: str, obj: dict[str, An
         obj["status"] = {"phase": "Pending"}
         return
     obj["status"] = builtins.empty_status(group, version, kind)
+    if (group, kind) in _LOAD_BALANCER:
+        obj["status"]["loadBalancer"] = {}
