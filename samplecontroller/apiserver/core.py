@@ -60,7 +60,10 @@ _decode = msgspec.json.Decoder().decode
 CRD_KEY = "apiextensions.k8s.io/customresourcedefinitions"
 NS_KEY = "/namespaces"
 CRD_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
-_GENERATION_KINDS = {("apps", "Deployment"), ("apps", "ReplicaSet"), ("apiextensions.k8s.io", "CustomResourceDefinition")}
+_GENERATION_KINDS = {("apps", "Deployment"), ("apps", "ReplicaSet"), ("apiextensions.k8s.io", "CustomResourceDefinition"),
+                     ("apps", "DaemonSet"), ("apps", "StatefulSet"), ("", "ReplicationController"), ("batch", "Job"),
+                     ("batch", "CronJob"), ("policy", "PodDisruptionBudget"), ("autoscaling", "HorizontalPodAutoscaler"),
+                     ("networking.k8s.io", "Ingress"), ("networking.k8s.io", "NetworkPolicy")}
 _RETURNS_DELETED = {"/pods", "/namespaces"}
 _NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 PATCH_JSON = "application/json-patch+json"

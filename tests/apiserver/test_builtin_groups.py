@@ -132,6 +132,7 @@ def test_kubectl_create_and_get_new_kinds(k: Run, ns: str, binary: str | None) -
     uid = job["metadata"]["uid"]
     assert job["spec"]["selector"] == {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}
     assert job["spec"]["backoffLimit"] == 6 and job["spec"]["completionMode"] == "NonIndexed"
+    assert job["metadata"]["generation"] == 1
     assert job["spec"]["template"]["metadata"]["labels"]["job-name"] == "j1"
     cronjob = json.loads(k("get", "cronjob", "cj1", *n, "-o", "json").stdout)
     assert cronjob["spec"]["concurrencyPolicy"] == "Allow" and cronjob["spec"]["successfulJobsHistoryLimit"] == 3
