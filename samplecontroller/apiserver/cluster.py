@@ -1,6 +1,7 @@
 """The objects every cluster has, which the embedded server creates as a real control plane would:
 
-- one Ready Node (``local-node``, what the kubelet registers), so ``kubectl get nodes`` works;
+- one Ready Node (``local-node``, what the kubelet registers) and its Lease in
+  ``kube-node-lease``, so ``kubectl get nodes`` and ``kubectl describe node`` work;
 - the ``default/kubernetes`` Service (``component=apiserver``, cluster IP 10.96.0.1, port 443);
 - a ``default`` ServiceAccount in every namespace (the service account controller's job), so
   Pods admitted with ``serviceAccountName: default`` and ``kubectl create token default`` work.
@@ -89,6 +90,11 @@ def install(core: Core) -> None:
     from samplecontroller.apiserver.core import now_rfc3339
 
     _ensure(core, "", "nodes", "", _node(now_rfc3339()))
+    _ensure(core, "coordination.k8s.io", "leases", "kube-node-lease", {
+        "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+        "metadata": {"name": NODE_NAME, "namespace": "kube-node-lease"},
+        "spec": {"holderIdentity": NODE_NAME, "leaseDurationSeconds": 40,
+                 "renewTime": now_rfc3339().replace("Z", ".000000Z")}})
     _ensure(core, "", "services", "default", _KUBERNETES_SERVICE)
     for (_, name), _entry in core.store.list("/namespaces", None):
         _default_account(core, name)

@@ -297,6 +297,13 @@ def _without_strategic_merge(paths: dict[str, Any]) -> dict[str, Any]:
     return paths
 
 
+def _standard_description(field: str) -> str:
+    """The full upstream description of a top-level ``apiVersion``/``kind``/``metadata`` field
+    (kube-apiserver gives custom resources the same text as built-in kinds)."""
+    props = openapi_schemas.definition("io.k8s.api.core.v1.ConfigMap").get("properties") or {}
+    return str((props.get(field) or {}).get("description") or "")
+
+
 def crd_document(crd: Mapping[str, Any], version: str) -> dict[str, Any]:
     """The document for one served version of a CRD (apiextensions.k8s.io/v1 object as a dict).
 
@@ -318,9 +325,9 @@ def crd_document(crd: Mapping[str, Any], version: str) -> dict[str, Any]:
     gvk = {"group": group, "version": version, "kind": kind}
     schema = copy.deepcopy(dict(raw))
     props = dict(schema.get("properties") or {})
-    props.setdefault("apiVersion", {"type": "string", "description": "APIVersion defines the versioned schema of this representation of an object."})
-    props.setdefault("kind", {"type": "string", "description": "Kind is a string value representing the REST resource this object represents."})
-    props["metadata"] = {"allOf": [{"$ref": _V3_REF + _OBJECT_META}], "description": "Standard object's metadata."}
+    props.setdefault("apiVersion", {"type": "string", "description": _standard_description("apiVersion")})
+    props.setdefault("kind", {"type": "string", "description": _standard_description("kind")})
+    props["metadata"] = {"allOf": [{"$ref": _V3_REF + _OBJECT_META}], "description": _standard_description("metadata")}
     schema["properties"] = props
     schema["type"] = "object"
     schema["x-kubernetes-group-version-kind"] = [gvk]

@@ -275,3 +275,9 @@ def test_wide_columns_and_explain(k: Run, ns: str) -> None:
     assert "tester, h1" in out and out.split()[-2:] == ["3", "e1"]
     explained = k("explain", "pods").stdout
     assert "enum: v1" not in explained and "enum: Pod" not in explained
+    k("apply", "-f", str(ROOT / "crds" / "podset.yaml"))
+    k("wait", "--for=condition=established", "crd/podsets.workloads.example.com", "--timeout=20s")
+    explained = " ".join(k("explain", "podsets").stdout.split())
+    assert "may reject unrecognized values. More info:" in explained
+    assert "Servers may infer this from the endpoint the client submits requests to." in explained
+    assert "Standard object's metadata. More info:" in explained
