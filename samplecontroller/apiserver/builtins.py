@@ -83,7 +83,7 @@ _VERBS = {
 }
 _PLURALS = {("", "Endpoints"): "endpoints"}
 _EXTRA_SUBRESOURCES = {
-    ("", "Namespace"): ("finalize",), ("", "ServiceAccount"): ("token",),
+    ("", "Namespace"): ("finalize",), ("", "ServiceAccount"): ("token",), ("", "Pod"): ("eviction",),
     ("apps", "Deployment"): ("scale",), ("apps", "ReplicaSet"): ("scale",), ("apps", "StatefulSet"): ("scale",),
 }
 # Kinds with a status property that kube-apiserver does not serve as a subresource.

@@ -69,6 +69,10 @@ _EXTRA_FIELDS: dict[str, set[str]] = {
     "/secrets": {"type"},
     "/namespaces": {"status.phase"},
     "apps/replicasets": {"status.replicas"},
+    "/replicationcontrollers": {"status.replicas"},
+    "/nodes": {"spec.unschedulable"},
+    "batch/jobs": {"status.successful"},
+    "certificates.k8s.io/certificatesigningrequests": {"spec.signerName"},
 }
 VERSION_INFO = {
     "major": "1", "minor": "32", "gitVersion": "v1.32.0", "gitCommit": "0000000000000000000000000000000000000000",
@@ -274,7 +278,7 @@ class APIServerApp:
                 return "watch" if watch and parse_bool(watch, "watch") else "list"
             watch = request.query.get("watch", "")
             return "watch" if watch and parse_bool(watch, "watch") else "get"
-        if method == "POST" and (collection or target.subresource == "token"):
+        if method == "POST" and (collection or target.subresource in ("token", "eviction")):
             return "create"
         if method == "PUT" and not collection:
             return "update"
@@ -552,6 +556,10 @@ class APIServerApp:
         body = decode_body(await self._read_body(request), request.headers.get("Content-Type", ""))
         if t.subresource == "token":
             return _json(self._token_request(res, ns, t.name, body), 201)
+        if t.subresource == "eviction":
+            options = (body.get("deleteOptions") if isinstance(body, dict) else None) or {}
+            self.core.delete(res, ns, t.name, options, dry_run=self._dry_run(request))
+            return _json({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}, 201)
         if (res.group, res.kind) in builtins.REVIEW_KINDS:
             bearer = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
             return _json(_review_answer(res, body, self._signing_secret, bearer), 201)
@@ -1086,6 +1094,8 @@ def _subresource_kind(res: Resource, sub: str) -> tuple[dict[str, str], list[str
         return {"group": "autoscaling", "version": "v1", "kind": "Scale"}, ["get", "patch", "update"]
     if sub == "token":
         return {"group": "authentication.k8s.io", "version": "v1", "kind": "TokenRequest"}, ["create"]
+    if sub == "eviction":
+        return {"group": "policy", "version": "v1", "kind": "Eviction"}, ["create"]
     kind = {"group": res.group, "version": res.version, "kind": res.kind}
     return kind, ["update"] if sub == "finalize" else ["get", "patch", "update"]
 
@@ -1107,14 +1117,18 @@ def _rv(entry: Entry | None) -> str:
     return str(entry.obj["metadata"].get("resourceVersion", "")) if entry is not None else ""
 
 
+# Selectable fields whose Go value is a zero that JSON omits.
+_FIELD_ZEROS = {"spec.unschedulable": "false", "status.successful": "0"}
+
+
 def _field_value(obj: dict[str, Any], path: str) -> str | None:
     cur: Any = obj
     for part in path.split("."):
         if not isinstance(cur, dict):
-            return None
+            return _FIELD_ZEROS.get(path)
         cur = cur.get(part)
     if cur is None:
-        return None
+        return _FIELD_ZEROS.get(path)
     if isinstance(cur, bool):
         return "true" if cur else "false"
     return str(cur)

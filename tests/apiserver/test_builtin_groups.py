@@ -223,6 +223,21 @@ def test_one_ready_node_and_the_kubernetes_service(k: Run, api: client.ApiClient
     assert "default" in k("get", "serviceaccounts", "-n", "kube-system").stdout
 
 
+def test_drain_evicts_and_cordons_the_node(k: Run, ns: str) -> None:
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "bound"},
+           "spec": {"nodeName": "local-node", "containers": [{"name": "c", "image": "nginx"}]}}
+    k("create", "-n", ns, "-f", "-", stdin=json.dumps(pod))
+    try:
+        out = k("drain", "local-node", "--force", "--ignore-daemonsets", "--timeout=20s").stdout
+        assert "pod/bound evicted" in out
+        assert k("get", "nodes").stdout.split()[6] == "Ready,SchedulingDisabled"
+        assert "No resources found" in k("get", "pods", "-n", ns).stderr
+        assert k("get", "nodes", "--field-selector", "spec.unschedulable=true", "-o", "name").stdout.strip() == "node/local-node"
+    finally:
+        k("uncordon", "local-node")
+    assert k("get", "nodes", "--field-selector", "spec.unschedulable=false", "-o", "name").stdout.strip() == "node/local-node"
+
+
 # ---------------------------------------------------------------------------- defaults (item 3)
 
 
