@@ -6,7 +6,8 @@ versions are off by default) and the definitions also hold its ``<Kind>List`` (w
 storage-backed REST endpoint has), plus the create-only reviews. What the OpenAPI does not say
 (scope, short names, categories, verbs, the ``scale`` subresource, irregular plurals) comes from
 the small tables below, as upstream's per-resource REST storage declares them. A ``status``
-subresource is served when the kind's schema has a ``status`` property.
+subresource is served when the kind's schema has a ``status`` property. A kind in several GA
+versions (HorizontalPodAutoscaler) is stored in one (see ``conversion``).
 
 Contract: ``builtin_resources()`` is computed once (it reads the definitions, ~40 ms) and
 returns the same tuple afterwards; callers must not rely on more than the order: core first,
@@ -85,6 +86,7 @@ _PLURALS = {("", "Endpoints"): "endpoints"}
 _EXTRA_SUBRESOURCES = {
     ("", "Namespace"): ("finalize",), ("", "ServiceAccount"): ("token",), ("", "Pod"): ("eviction",),
     ("apps", "Deployment"): ("scale",), ("apps", "ReplicaSet"): ("scale",), ("apps", "StatefulSet"): ("scale",),
+    ("", "ReplicationController"): ("scale",),
 }
 # Kinds with a status property that kube-apiserver does not serve as a subresource.
 _NO_STATUS = {("", "ComponentStatus"), ("networking.k8s.io", "NetworkPolicy")}

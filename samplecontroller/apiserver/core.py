@@ -631,7 +631,8 @@ class Core:
         meta = obj["metadata"]
         selector: Any = _deep_get(obj, *selector_path) if selector_path else None
         if not res.is_custom:
-            sel = _deep_get(obj, "spec", "selector", "matchLabels") or {}
+            sel = (_deep_get(obj, "spec", "selector") if res.kind == "ReplicationController"
+                   else _deep_get(obj, "spec", "selector", "matchLabels")) or {}
             selector = ",".join(f"{k}={v}" for k, v in sorted(sel.items()))
         status: dict[str, Any] = {"replicas": int(_deep_get(obj, *status_path) or 0)}
         if selector:

@@ -29,7 +29,7 @@ from aiohttp import web
 
 from samplecontroller.apimachinery import fields as fieldsel
 from samplecontroller.apimachinery import labels as labelsel
-from samplecontroller.apiserver import builtins, openapi, tables, tokens
+from samplecontroller.apiserver import builtins, conversion, openapi, tables, tokens
 from samplecontroller.apiserver.admission import USER_INFO, AdmissionRequest, Admitter
 from samplecontroller.apiserver.core import (
     PATCH_APPLY,
@@ -498,7 +498,7 @@ class APIServerApp:
     def _render(self, res: Resource, obj: dict[str, Any], accept: Accept, code: int = 200,
                 headers: dict[str, str] | None = None) -> web.Response:
         if obj.get("kind") == res.kind and obj.get("apiVersion") != res.group_version:
-            obj = {**obj, "apiVersion": res.group_version}
+            obj = {**conversion.from_storage(obj, res.version), "apiVersion": res.group_version}
         if accept.kind == "table" and obj.get("kind") == res.kind:
             table = tables.to_table([obj], self._columns(res), resource_version=str(
                 (obj.get("metadata") or {}).get("resourceVersion", "")))
@@ -549,11 +549,19 @@ class APIServerApp:
                          "boundObjectRef": spec.get("boundObjectRef")},
                 "status": {"token": token, "expirationTimestamp": stamp}}
 
+    def _stored_as(self, t: Target) -> Target:
+        """``t`` with the resource its objects are stored as (``conversion``), usually ``t``."""
+        version = conversion.storage_version(t.res.group, t.res.version, t.res.kind)
+        stored = self.registry.get(t.res.group, version, t.res.plural) if version else None
+        return t._replace(res=stored) if stored is not None else t
+
     async def _create(self, request: web.Request, t: Target, accept: Accept) -> web.StreamResponse:
+        served, t = t.res, self._stored_as(t)
         res, ns = t.res, t.namespace or ""
         if t.namespace is None and res.namespaced:
             raise _not_allowed()
-        body = decode_body(await self._read_body(request), request.headers.get("Content-Type", ""))
+        body = conversion.to_storage(
+            decode_body(await self._read_body(request), request.headers.get("Content-Type", "")))
         if t.subresource == "token":
             return _json(self._token_request(res, ns, t.name, body), 201)
         if t.subresource == "eviction":
@@ -571,11 +579,13 @@ class APIServerApp:
                                          field_validation=self._field_validation(request))
         headers: dict[str, str] = {}
         self._warn(headers, warnings + (admission.warnings if admission else []))
-        return self._render(res, obj, accept, 201, headers)
+        return self._render(served, obj, accept, 201, headers)
 
     async def _update(self, request: web.Request, t: Target, accept: Accept) -> web.StreamResponse:
+        served, t = t.res, self._stored_as(t)
         res, ns, name = t.res, t.namespace or "", t.name
-        body = decode_body(await self._read_body(request), request.headers.get("Content-Type", ""))
+        body = conversion.to_storage(
+            decode_body(await self._read_body(request), request.headers.get("Content-Type", "")))
         if t.subresource == "scale":
             return _json(self.core.set_scale(res, ns, name, body, manager=self._manager(request),
                                              dry_run=self._dry_run(request)))
@@ -592,10 +602,13 @@ class APIServerApp:
                                                   field_validation=self._field_validation(request))
         headers: dict[str, str] = {}
         self._warn(headers, warnings + (admission.warnings if admission else []))
-        return self._render(res, obj, accept, 201 if created else 200, headers)
+        return self._render(served, obj, accept, 201 if created else 200, headers)
 
     async def _patch(self, request: web.Request, t: Target, accept: Accept) -> web.StreamResponse:
         res, ns, name = t.res, t.namespace or "", t.name
+        if conversion.storage_version(res.group, res.version, res.kind):
+            raise APIError(405, "MethodNotAllowed", f"the embedded API server does not patch {res.group_version} "
+                           f"{res.kind} objects (stored as another version): patch them in the preferred version")
         ctype = request.headers.get("Content-Type", "").split(";")[0].strip().lower()
         if ctype not in (PATCH_JSON, PATCH_MERGE, PATCH_STRATEGIC, PATCH_APPLY):
             raise APIError(415, "UnsupportedMediaType",
@@ -916,7 +929,7 @@ class APIServerApp:
     def _versioned(res: Resource, obj: dict[str, Any]) -> dict[str, Any]:
         if obj.get("apiVersion") == res.group_version:
             return obj
-        return {**obj, "apiVersion": res.group_version}
+        return {**conversion.from_storage(obj, res.version), "apiVersion": res.group_version}
 
     # ------------------------------------------------------------------ watch
 

@@ -209,6 +209,24 @@ def test_python_client_rbac_and_batch_round_trip(api: client.ApiClient, ns: str)
     assert [j.metadata.name for j in batch.list_namespaced_cron_job(ns).items] == ["cj"]
 
 
+def test_horizontal_pod_autoscalers_in_v1_and_v2(k: Run, api: client.ApiClient, ns: str) -> None:
+    """kubectl up to 1.32 autoscales with autoscaling/v1; objects are stored as v2."""
+    k("create", "deployment", "web", "--image=nginx", "-n", ns)
+    k("autoscale", "deployment", "web", "--max=5", "--cpu-percent=50", "-n", ns)
+    out = k("get", "hpa", "-n", ns).stdout
+    assert _cols(out) == ["NAME", "REFERENCE", "TARGETS", "MINPODS", "MAXPODS", "REPLICAS", "AGE"]
+    assert "Deployment/web" in out and "cpu: <unknown>/50%" in out
+    v2 = client.AutoscalingV2Api(api).read_namespaced_horizontal_pod_autoscaler("web", ns)
+    assert v2.spec.metrics[0].resource.target.average_utilization == 50 and v2.spec.min_replicas == 1
+    v1 = client.AutoscalingV1Api(api)
+    assert v1.read_namespaced_horizontal_pod_autoscaler("web", ns).spec.target_cpu_utilization_percentage == 50
+    created = v1.create_namespaced_horizontal_pod_autoscaler(ns, client.V1HorizontalPodAutoscaler(
+        metadata=client.V1ObjectMeta(name="h1"), spec=client.V1HorizontalPodAutoscalerSpec(
+            max_replicas=3, scale_target_ref=client.V1CrossVersionObjectReference(kind="Deployment", name="web"))))
+    assert created.spec.target_cpu_utilization_percentage == 80
+    assert [h.metadata.name for h in v1.list_namespaced_horizontal_pod_autoscaler(ns).items] == ["h1", "web"]
+
+
 # ---------------------------------------------------------------------------- item 11
 
 

@@ -414,6 +414,9 @@ def _hpa(obj: Obj, creating: bool) -> None:
     spec = _dict(obj, "spec")
     if spec is not None:
         spec.setdefault("minReplicas", 1)
+        if not spec.get("metrics"):
+            spec["metrics"] = [{"type": "Resource", "resource": {
+                "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}}]
 
 
 def _pod_template(obj: Obj, creating: bool) -> None:
