@@ -84,7 +84,7 @@ _VERBS = {
 }
 _PLURALS = {("", "Endpoints"): "endpoints"}
 _EXTRA_SUBRESOURCES = {
-    ("", "Namespace"): ("finalize",), ("", "ServiceAccount"): ("token",), ("", "Pod"): ("eviction",),
+    ("", "Namespace"): ("finalize",), ("", "ServiceAccount"): ("token",), ("", "Pod"): ("binding", "eviction"),
     ("apps", "Deployment"): ("scale",), ("apps", "ReplicaSet"): ("scale",), ("apps", "StatefulSet"): ("scale",),
     ("", "ReplicationController"): ("scale",),
 }
@@ -96,6 +96,8 @@ REVIEW_KINDS = {
     ("authorization.k8s.io", "SelfSubjectAccessReview"), ("authorization.k8s.io", "SelfSubjectRulesReview"),
     ("authorization.k8s.io", "SubjectAccessReview"), ("authorization.k8s.io", "LocalSubjectAccessReview"),
 }
+# Create-only resources without a list kind (``bindings``: what a scheduler posts).
+CREATE_ONLY_KINDS = REVIEW_KINDS | {("", "Binding")}
 _GA = re.compile(r"v\d+")
 
 
@@ -122,7 +124,7 @@ def _served_kinds() -> list[tuple[str, str, str]]:
         for gvk in schema.get("x-kubernetes-group-version-kind") or ():
             gvks.add((str(gvk.get("group", "")), str(gvk.get("version", "")), str(gvk.get("kind", ""))))
     served = [(g, v, k) for g, v, k in gvks
-              if _GA.fullmatch(v) and ((g, v, k + "List") in gvks or (g, k) in REVIEW_KINDS)]
+              if _GA.fullmatch(v) and ((g, v, k + "List") in gvks or (g, k) in CREATE_ONLY_KINDS)]
     order = {g: i for i, g in enumerate(_GROUP_ORDER)}
     return sorted(served, key=lambda gvk: (order.get(gvk[0], len(order)), gvk[0], gvk[1], guess_plural(gvk[2])))
 
@@ -143,7 +145,7 @@ def builtin_resources() -> tuple[ResourceMeta, ...]:
     out: list[ResourceMeta] = []
     for group, version, kind in _served_kinds():
         key = (group, kind)
-        verbs = _CREATE_ONLY if key in REVIEW_KINDS else _VERBS.get(key, ALL_VERBS)
+        verbs = _CREATE_ONLY if key in CREATE_ONLY_KINDS else _VERBS.get(key, ALL_VERBS)
         out.append((group, version, _PLURALS.get(key) or guess_plural(kind), kind, key not in _CLUSTER_SCOPED,
                     _SHORT_NAMES.get(key, ()), _CATEGORIES.get(key, ()), _subresources(group, version, kind), verbs))
     return tuple(out)

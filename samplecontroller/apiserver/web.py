@@ -41,6 +41,7 @@ from samplecontroller.apiserver.core import (
     bad_request,
     decode_body,
     not_found,
+    now_rfc3339,
 )
 from samplecontroller.apiserver.registry import Registry, Resource
 from samplecontroller.apiserver.storage import Entry, Event, Expired, Store
@@ -278,7 +279,7 @@ class APIServerApp:
                 return "watch" if watch and parse_bool(watch, "watch") else "list"
             watch = request.query.get("watch", "")
             return "watch" if watch and parse_bool(watch, "watch") else "get"
-        if method == "POST" and (collection or target.subresource in ("token", "eviction")):
+        if method == "POST" and (collection or target.subresource in ("token", "eviction", "binding")):
             return "create"
         if method == "PUT" and not collection:
             return "update"
@@ -530,6 +531,27 @@ class APIServerApp:
             raise _not_allowed()
         return await handler(request, t, accept)
 
+    def _bind(self, pods: Resource, ns: str, name: str, body: Any, manager: str) -> None:
+        """A Binding (what a scheduler posts): assign pod ``ns/name`` to ``target.name``."""
+        target = body.get("target") if isinstance(body, dict) else None
+        node = str(target.get("name") or "") if isinstance(target, dict) else ""
+        if not node or (target or {}).get("kind", "Node") not in ("", "Node"):
+            raise APIError(422, "Invalid", f'Binding "{name}" is invalid: target.name: Required value',
+                           {"name": name, "kind": "Binding"})
+        pod = _copy(self.core.get(pods, ns, name))
+        assigned = (pod.get("spec") or {}).get("nodeName")
+        if assigned:
+            raise APIError(409, "Conflict", f'Operation cannot be fulfilled on pods/binding "{name}": pod {name} is '
+                           f"already assigned to node \"{assigned}\"", {"name": name, "kind": "pods"})
+        pod.setdefault("spec", {})["nodeName"] = node
+        pod, _, _ = self.core.update(pods, ns, name, pod, manager=manager)
+        pod = _copy(pod)
+        conditions = [c for c in (pod.get("status") or {}).get("conditions") or () if c.get("type") != "PodScheduled"]
+        conditions.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None,
+                           "lastTransitionTime": now_rfc3339()})
+        pod.setdefault("status", {})["conditions"] = conditions
+        self.core.update(pods, ns, name, pod, subresource="status", manager=manager)
+
     def _token_request(self, res: Resource, ns: str, name: str, body: Any) -> dict[str, Any]:
         """A TokenRequest answered with a token for the service account ``ns/name``."""
         account = self.core.get(res, ns, name)
@@ -564,6 +586,11 @@ class APIServerApp:
             decode_body(await self._read_body(request), request.headers.get("Content-Type", "")))
         if t.subresource == "token":
             return _json(self._token_request(res, ns, t.name, body), 201)
+        if t.subresource == "binding" or (res.plural == "bindings" and not res.group):
+            pods = self.registry.get("", "v1", "pods")
+            assert pods is not None
+            self._bind(pods, ns, t.name or _name_in(body), body, self._manager(request))
+            return _json({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}, 201)
         if t.subresource == "eviction":
             options = (body.get("deleteOptions") if isinstance(body, dict) else None) or {}
             self.core.delete(res, ns, t.name, options, dry_run=self._dry_run(request))
@@ -1107,6 +1134,8 @@ def _subresource_kind(res: Resource, sub: str) -> tuple[dict[str, str], list[str
         return {"group": "autoscaling", "version": "v1", "kind": "Scale"}, ["get", "patch", "update"]
     if sub == "token":
         return {"group": "authentication.k8s.io", "version": "v1", "kind": "TokenRequest"}, ["create"]
+    if sub == "binding":
+        return {"group": "", "version": "v1", "kind": "Binding"}, ["create"]
     if sub == "eviction":
         return {"group": "policy", "version": "v1", "kind": "Eviction"}, ["create"]
     kind = {"group": res.group, "version": res.version, "kind": res.kind}

@@ -227,6 +227,27 @@ def test_horizontal_pod_autoscalers_in_v1_and_v2(k: Run, api: client.ApiClient, 
     assert [h.metadata.name for h in v1.list_namespaced_horizontal_pod_autoscaler(ns).items] == ["h1", "web"]
 
 
+def test_scheduler_binding(api: client.ApiClient, ns: str) -> None:
+    """What a scheduler does: POST a Binding (``bindings`` or ``pods/<name>/binding``)."""
+    core = client.CoreV1Api(api)
+    for name in ("b1", "b2"):
+        core.create_namespaced_pod(ns, client.V1Pod(metadata=client.V1ObjectMeta(name=name), spec=client.V1PodSpec(
+            containers=[client.V1Container(name="c", image="nginx")])))
+    target = client.V1ObjectReference(kind="Node", name="local-node")
+    core.create_namespaced_binding(ns, client.V1Binding(metadata=client.V1ObjectMeta(name="b1"), target=target),
+                                   _preload_content=False)
+    core.create_namespaced_pod_binding("b2", ns, client.V1Binding(metadata=client.V1ObjectMeta(name="b2"), target=target),
+                                       _preload_content=False)
+    for name in ("b1", "b2"):
+        pod = core.read_namespaced_pod(name, ns)
+        assert pod.spec.node_name == "local-node"
+        assert [(c.type, c.status) for c in pod.status.conditions] == [("PodScheduled", "True")]
+    with pytest.raises(ApiException) as err:
+        core.create_namespaced_binding(ns, client.V1Binding(metadata=client.V1ObjectMeta(name="b1"), target=target),
+                                       _preload_content=False)
+    assert err.value.status == 409 and "already assigned" in str(err.value.body)
+
+
 # ---------------------------------------------------------------------------- item 11
 
 
