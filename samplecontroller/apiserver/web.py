@@ -166,6 +166,7 @@ class APIServerApp:
         self.requests: list[RequestRecord] = []
         self._discovery_cache: dict[str, bytes] = {}
         self._openapi_cache: dict[str, dict[str, Any]] = {}
+        self._openapi_hashes: dict[str, str] = {}
         self._watches: set[asyncio.Task[Any]] = set()
         core.on_discovery_change.append(self._invalidate)
         self.app = web.Application(client_max_size=3 * 1024 * 1024, middlewares=[self._middleware])
@@ -178,6 +179,7 @@ class APIServerApp:
     def _invalidate(self) -> None:
         self._discovery_cache.clear()
         self._openapi_cache.clear()
+        self._openapi_hashes.clear()
 
     # ------------------------------------------------------------------ middleware
 
@@ -446,7 +448,10 @@ class APIServerApp:
             doc = self._openapi_for(gv)
             if doc is not None:
                 gvs.append(gv)
-                hashes[gv] = openapi.document_hash(doc)
+                digest = self._openapi_hashes.get(gv)
+                if digest is None:
+                    digest = self._openapi_hashes[gv] = openapi.document_hash(doc)
+                hashes[gv] = digest
         return _json(openapi.build_index(gvs, hashes))
 
     def _openapi_doc(self, parts: list[str]) -> web.Response:
