@@ -29,7 +29,7 @@ from aiohttp import web
 
 from samplecontroller.apimachinery import fields as fieldsel
 from samplecontroller.apimachinery import labels as labelsel
-from samplecontroller.apiserver import builtins, conversion, openapi, tables, tokens
+from samplecontroller.apiserver import actions, builtins, conversion, openapi, tables, tokens
 from samplecontroller.apiserver.admission import USER_INFO, AdmissionRequest, Admitter
 from samplecontroller.apiserver.core import (
     PATCH_APPLY,
@@ -41,7 +41,6 @@ from samplecontroller.apiserver.core import (
     bad_request,
     decode_body,
     not_found,
-    now_rfc3339,
 )
 from samplecontroller.apiserver.registry import Registry, Resource
 from samplecontroller.apiserver.storage import Entry, Event, Expired, Store
@@ -536,46 +535,6 @@ class APIServerApp:
             raise _not_allowed()
         return await handler(request, t, accept)
 
-    def _bind(self, pods: Resource, ns: str, name: str, body: Any, manager: str) -> None:
-        """A Binding (what a scheduler posts): assign pod ``ns/name`` to ``target.name``."""
-        target = body.get("target") if isinstance(body, dict) else None
-        node = str(target.get("name") or "") if isinstance(target, dict) else ""
-        if not node or (target or {}).get("kind", "Node") not in ("", "Node"):
-            raise APIError(422, "Invalid", f'Binding "{name}" is invalid: target.name: Required value',
-                           {"name": name, "kind": "Binding"})
-        pod = _copy(self.core.get(pods, ns, name))
-        assigned = (pod.get("spec") or {}).get("nodeName")
-        if assigned:
-            raise APIError(409, "Conflict", f'Operation cannot be fulfilled on pods/binding "{name}": pod {name} is '
-                           f"already assigned to node \"{assigned}\"", {"name": name, "kind": "pods"})
-        pod.setdefault("spec", {})["nodeName"] = node
-        pod, _, _ = self.core.update(pods, ns, name, pod, manager=manager)
-        pod = _copy(pod)
-        conditions = [c for c in (pod.get("status") or {}).get("conditions") or () if c.get("type") != "PodScheduled"]
-        conditions.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None,
-                           "lastTransitionTime": now_rfc3339()})
-        pod.setdefault("status", {})["conditions"] = conditions
-        self.core.update(pods, ns, name, pod, subresource="status", manager=manager)
-
-    def _token_request(self, res: Resource, ns: str, name: str, body: Any) -> dict[str, Any]:
-        """A TokenRequest answered with a token for the service account ``ns/name``."""
-        account = self.core.get(res, ns, name)
-        spec = dict(body.get("spec") or {}) if isinstance(body, dict) else {}
-        seconds = spec.get("expirationSeconds") or 3600
-        if not isinstance(seconds, int) or isinstance(seconds, bool) or seconds < 600:
-            raise APIError(422, "Invalid", f'TokenRequest.authentication.k8s.io "{name}" is invalid: '
-                           f"spec.expirationSeconds: Invalid value: {seconds}: may not specify a duration less "
-                           "than 10 minutes", {"name": name, "group": "authentication.k8s.io", "kind": "TokenRequest"})
-        audiences = [str(a) for a in spec.get("audiences") or ()] or [tokens.ISSUER]
-        token, expiry = tokens.issue(self._signing_secret, ns, name, str(account["metadata"].get("uid", "")),
-                                     audiences, seconds)
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(expiry))
-        return {"kind": "TokenRequest", "apiVersion": "authentication.k8s.io/v1",
-                "metadata": {"name": name, "namespace": ns, "creationTimestamp": None},
-                "spec": {"audiences": audiences, "expirationSeconds": seconds,
-                         "boundObjectRef": spec.get("boundObjectRef")},
-                "status": {"token": token, "expirationTimestamp": stamp}}
-
     def _stored_as(self, t: Target) -> Target:
         """``t`` with the resource its objects are stored as (``conversion``), usually ``t``."""
         version = conversion.storage_version(t.res.group, t.res.version, t.res.kind)
@@ -589,17 +548,9 @@ class APIServerApp:
             raise _not_allowed()
         body = conversion.to_storage(
             decode_body(await self._read_body(request), request.headers.get("Content-Type", "")))
-        if t.subresource == "token":
-            return _json(self._token_request(res, ns, t.name, body), 201)
-        if t.subresource == "binding" or (res.plural == "bindings" and not res.group):
-            pods = self.registry.get("", "v1", "pods")
-            assert pods is not None
-            self._bind(pods, ns, t.name or _name_in(body), body, self._manager(request))
-            return _json({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}, 201)
-        if t.subresource == "eviction":
-            options = (body.get("deleteOptions") if isinstance(body, dict) else None) or {}
-            self.core.delete(res, ns, t.name, options, dry_run=self._dry_run(request))
-            return _json({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}, 201)
+        if t.subresource or (res.group, res.kind) == ("", "Binding"):
+            return _json(actions.create(self.core, res, ns, t.name, t.subresource, body, manager=self._manager(request),
+                                        dry_run=self._dry_run(request), secret=self._signing_secret), 201)
         if (res.group, res.kind) in builtins.REVIEW_KINDS:
             bearer = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
             return _json(_review_answer(res, body, self._signing_secret, bearer), 201)
