@@ -599,7 +599,8 @@ def validate_update(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Fiel
     Always: metadata.name, namespace, uid, creationTimestamp (an unset value in ``new`` is
     left to the server to fill, so only a different non-empty value is an error for uid and
     creationTimestamp). Per kind: Deployment/ReplicaSet ``spec.selector``; CRD ``spec.group``,
-    ``spec.names.plural`` and ``spec.scope``; immutable ConfigMaps/Secrets keep their data.
+    ``spec.names.plural`` and ``spec.scope``; (Cluster)RoleBinding ``roleRef``; Secret ``type``;
+    immutable ConfigMaps/Secrets keep their data.
     """
     errors: list[FieldError] = []
     for key in _IMMUTABLE_META:
@@ -613,7 +614,15 @@ def validate_update(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Fiel
     elif (group, kind) == ("apiextensions.k8s.io", "CustomResourceDefinition"):
         for path in (("spec", "group"), ("spec", "names", "plural"), ("spec", "scope")):
             errors += _immutable(_get(old, *path), _get(new, *path), ".".join(path))
-    elif (group, kind) in (("", "ConfigMap"), ("", "Secret")) and old.get("immutable") is True:
+    elif group == "rbac.authorization.k8s.io" and kind in ("RoleBinding", "ClusterRoleBinding") \
+            and old.get("roleRef") != new.get("roleRef"):
+        ref: Mapping[str, Any] = new["roleRef"] if isinstance(new.get("roleRef"), Mapping) else {}
+        shown = GoRaw(f'rbac.RoleRef{{APIGroup:"{ref.get("apiGroup", "")}", Kind:"{ref.get("kind", "")}", '
+                      f'Name:"{ref.get("name", "")}"}}')
+        errors.append(invalid("roleRef", shown, "cannot change roleRef"))
+    if (group, kind) == ("", "Secret") and (old.get("type") or "Opaque") != (new.get("type") or "Opaque"):
+        errors += _immutable(old.get("type"), new.get("type"), "type")
+    if (group, kind) in (("", "ConfigMap"), ("", "Secret")) and old.get("immutable") is True:
         if new.get("immutable") is not True:
             errors.append(forbidden("immutable", "field is immutable when `immutable` is set"))
         for field in ("data", "binaryData"):

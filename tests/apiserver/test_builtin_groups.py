@@ -170,6 +170,16 @@ def test_job_validation_by_schema(k: Run, ns: str) -> None:
                "subjects": [{"kind": "User", "name": "bob"}]}
     proc = raw("create", "-n", ns, "-f", "-", stdin=json.dumps(binding))
     assert proc.returncode != 0 and "roleRef: Required value" in proc.stderr
+    binding["roleRef"] = {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "r1"}
+    k("create", "-n", ns, "-f", "-", stdin=json.dumps(binding))
+    binding["roleRef"]["name"] = "r2"
+    proc = raw("apply", "-n", ns, "-f", "-", stdin=json.dumps(binding))
+    assert proc.returncode != 0
+    assert ('roleRef: Invalid value: rbac.RoleRef{APIGroup:"rbac.authorization.k8s.io", Kind:"Role", Name:"r2"}: '
+            "cannot change roleRef") in proc.stderr
+    k("create", "secret", "generic", "s1", "--from-literal=a=b", "-n", ns)
+    proc = raw("patch", "secret", "s1", "-n", ns, "-p", '{"type": "kubernetes.io/tls"}')
+    assert proc.returncode != 0 and 'type: Invalid value: "kubernetes.io/tls": field is immutable' in proc.stderr
 
 
 # ---------------------------------------------------------------------------- Python client (item 10)
