@@ -270,6 +270,19 @@ def _ports(o: Mapping[str, Any]) -> str:
     return ",".join(parts) or "<none>"
 
 
+def _service_external_ip(o: Mapping[str, Any]) -> str:
+    """printers.go getServiceExternalIP: externalName, the load balancer's ingress (``<pending>``
+    while it has none) plus externalIPs, or ``<none>``."""
+    kind = _get(o, "spec", "type", default="ClusterIP")
+    external = [str(ip) for ip in _get(o, "spec", "externalIPs", default=[])]
+    if kind == "ExternalName":
+        return str(_get(o, "spec", "externalName", default="<none>"))
+    if kind == "LoadBalancer":
+        ingress = [str(i.get("ip") or i.get("hostname") or "") for i in _get(o, "status", "loadBalancer", "ingress", default=[])]
+        return ",".join(ingress + external) or "<pending>"
+    return ",".join(external) or "<none>"
+
+
 def _event_object(o: Mapping[str, Any]) -> str:
     ref = _get(o, "involvedObject", default={}) or _get(o, "regarding", default={})
     return f"{str(ref.get('kind', '')).lower()}/{ref.get('name', '')}"
@@ -289,7 +302,7 @@ _DEFAULTS: dict[tuple[str, str], list[Column]] = {
     ("", "Service"): [
         Column("Type", "string", "", "The type of the service.", 0, _text("spec", "type", default="ClusterIP")),
         Column("Cluster-IP", "string", "", "The cluster IP of the service.", 0, _text("spec", "clusterIP")),
-        Column("External-IP", "string", "", "The external IP of the service.", 0, lambda o: ",".join(_get(o, "spec", "externalIPs", default=[])) or "<none>"),
+        Column("External-IP", "string", "", "The external IP of the service.", 0, _service_external_ip),
         Column("Port(s)", "string", "", "The ports of the service.", 0, _ports),
     ],
     ("", "ConfigMap"): [Column("Data", "integer", "", "The number of entries in the config map.", 0, lambda o: len(_get(o, "data", default={})) + len(_get(o, "binaryData", default={})))],

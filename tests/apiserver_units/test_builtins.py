@@ -91,3 +91,14 @@ def test_printers_of_job_cronjob_and_node() -> None:
     assert cells[:3] == ["n", "NotReady,SchedulingDisabled", "control-plane"] and cells[4] == "v1.32.0"
     assert [c["name"] for c in to_table([], builtin_columns("storage.k8s.io", "CSIStorageCapacity"),
                                         resource_version="1")["columnDefinitions"]] == ["Name", "Created At"]
+
+
+def test_service_external_ip_column() -> None:
+    cols = builtin_columns("", "Service")
+    def ext(spec: dict[str, object], status: dict[str, object] | None = None) -> object:
+        row = to_table([{"metadata": {"name": "s"}, "spec": spec, "status": status or {}}], cols, resource_version="1")
+        return row["rows"][0]["cells"][3]
+    assert ext({"type": "ExternalName", "externalName": "example.com"}) == "example.com"
+    assert ext({"type": "LoadBalancer"}) == "<pending>"
+    assert ext({"type": "LoadBalancer"}, {"loadBalancer": {"ingress": [{"ip": "1.2.3.4"}]}}) == "1.2.3.4"
+    assert ext({"type": "ClusterIP"}) == "<none>"
