@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-__all__ = ["COLUMNS", "CREATED_AT", "WIDE", "ColumnSpec"]
+__all__ = ["AFTER_AGE", "AGE_FIRST", "COLUMNS", "CREATED_AT", "NAME_CELLS", "WIDE", "ColumnSpec"]
 
 Getter = Callable[[Mapping[str, Any]], Any]
 ColumnSpec = tuple[str, str, str, Getter]
@@ -379,6 +379,14 @@ COLUMNS: dict[tuple[str, str], list[ColumnSpec]] = {
     ("node.k8s.io", "RuntimeClass"): [("Handler", _T, "", _text("handler", default=""))],
     ("certificates.k8s.io", "CertificateSigningRequest"): [],
     ("storage.k8s.io", "CSINode"): [("Drivers", "integer", "", _count("spec", "drivers"))],
+    ("storage.k8s.io", "CSIDriver"): [
+        ("AttachRequired", "boolean", "", lambda o: _get(o, "spec", "attachRequired") is not False),
+        ("PodInfoOnMount", "boolean", "", lambda o: _get(o, "spec", "podInfoOnMount") is True),
+        ("StorageCapacity", "boolean", "", lambda o: _get(o, "spec", "storageCapacity") is True),
+        ("TokenRequests", _T, "", lambda o: ",".join(str(t.get("audience", "")) for t in _list(o, "spec", "tokenRequests"))
+         or "<unset>"),
+        ("RequiresRepublish", "boolean", "", lambda o: _get(o, "spec", "requiresRepublish") is True),
+        ("Modes", _T, "", lambda o: ",".join(str(m) for m in _list(o, "spec", "volumeLifecycleModes")) or "<none>")],
     ("storage.k8s.io", "VolumeAttachment"): [
         ("Attacher", _T, "", _text("spec", "attacher", default="")),
         ("PV", _T, "", _text("spec", "source", "persistentVolumeName", default="")),
@@ -420,6 +428,8 @@ WIDE: dict[tuple[str, str], list[ColumnSpec]] = {
         ("Users", _T, "", _binding_subjects("User")), ("Groups", _T, "", _binding_subjects("Group")),
         ("ServiceAccounts", _T, "", _binding_subjects("ServiceAccount"))],
 }
+# Kinds whose Name cell is not just metadata.name.
+NAME_CELLS: dict[tuple[str, str], Getter] = {("storage.k8s.io", "StorageClass"): _storage_class_name}
 # Kinds whose printer is Name + Created At (and kinds without a printer: the default convertor).
 CREATED_AT = {("rbac.authorization.k8s.io", "Role"), ("rbac.authorization.k8s.io", "ClusterRole"), ("", "LimitRange")}
 # CertificateSigningRequest prints Age right after Name; its other columns come after it.

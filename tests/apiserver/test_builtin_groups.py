@@ -182,6 +182,132 @@ def test_job_validation_by_schema(k: Run, ns: str) -> None:
     assert proc.returncode != 0 and 'type: Invalid value: "kubernetes.io/tls": field is immutable' in proc.stderr
 
 
+MORE_KINDS = """\
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: pv1}
+spec:
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteOnce]
+  hostPath: {path: /tmp/pv1}
+  storageClassName: standard
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: pvc1}
+spec:
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: standard
+  annotations: {storageclass.kubernetes.io/is-default-class: "true"}
+provisioner: rancher.io/local-path
+---
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata: {name: np1}
+spec:
+  podSelector: {matchLabels: {app: a}}
+  ingress: [{ports: [{port: 80}]}]
+---
+apiVersion: networking.k8s.io/v1
+kind: IngressClass
+metadata: {name: nginx}
+spec: {controller: k8s.io/ingress-nginx}
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: es1}
+addressType: IPv4
+ports: [{port: 80}]
+endpoints: [{addresses: [10.0.0.1]}]
+---
+apiVersion: v1
+kind: Endpoints
+metadata: {name: ep1}
+subsets: [{addresses: [{ip: 10.0.0.1}], ports: [{port: 80}]}]
+---
+apiVersion: v1
+kind: LimitRange
+metadata: {name: lr1}
+spec: {limits: [{type: Container, default: {cpu: 500m}}]}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: sts1}
+spec:
+  serviceName: sts1
+  selector: {matchLabels: {app: s}}
+  template:
+    metadata: {labels: {app: s}}
+    spec: {containers: [{name: c, image: nginx}]}
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: ds1}
+spec:
+  selector: {matchLabels: {app: d}}
+  template:
+    metadata: {labels: {app: d}}
+    spec: {containers: [{name: c, image: nginx}]}
+---
+apiVersion: node.k8s.io/v1
+kind: RuntimeClass
+metadata: {name: rc1}
+handler: runc
+---
+apiVersion: storage.k8s.io/v1
+kind: CSIDriver
+metadata: {name: csi.example.com}
+spec: {}
+---
+apiVersion: v1
+kind: PodTemplate
+metadata: {name: pt1}
+template:
+  metadata: {labels: {a: b}}
+  spec: {containers: [{name: c, image: nginx}]}
+"""
+
+
+def test_more_kinds_apply_and_print_the_upstream_columns(k: Run, ns: str) -> None:
+    k("apply", "-n", ns, "-f", "-", stdin=MORE_KINDS.replace("name: standard\n  annotations", f"name: sc-{ns}\n  annotations")
+      .replace("storageClassName: standard", f"storageClassName: sc-{ns}").replace("{name: pv1}", f"{{name: pv-{ns}}}")
+      .replace("{name: nginx}", f"{{name: ic-{ns}}}").replace("{name: rc1}", f"{{name: rt-{ns}}}")
+      .replace("{name: csi.example.com}", f"{{name: {ns}.csi.example.com}}"))
+    expected = {
+        "pv": ["NAME", "CAPACITY", "ACCESS MODES", "RECLAIM POLICY", "STATUS", "CLAIM", "STORAGECLASS",
+               "VOLUMEATTRIBUTESCLASS", "REASON", "AGE", "VOLUMEMODE"],
+        "pvc": ["NAME", "STATUS", "VOLUME", "CAPACITY", "ACCESS MODES", "STORAGECLASS", "VOLUMEATTRIBUTESCLASS", "AGE",
+                "VOLUMEMODE"],
+        "sc": ["NAME", "PROVISIONER", "RECLAIMPOLICY", "VOLUMEBINDINGMODE", "ALLOWVOLUMEEXPANSION", "AGE"],
+        "netpol": ["NAME", "POD-SELECTOR", "AGE"],
+        "ingressclass": ["NAME", "CONTROLLER", "PARAMETERS", "AGE"],
+        "endpointslices": ["NAME", "ADDRESSTYPE", "PORTS", "ENDPOINTS", "AGE"],
+        "ep": ["NAME", "ENDPOINTS", "AGE"],
+        "limits": ["NAME", "CREATED AT"],
+        "sts": ["NAME", "READY", "AGE", "CONTAINERS", "IMAGES"],
+        "ds": ["NAME", "DESIRED", "CURRENT", "READY", "UP-TO-DATE", "AVAILABLE", "NODE SELECTOR", "AGE", "CONTAINERS",
+               "IMAGES", "SELECTOR"],
+        "runtimeclass": ["NAME", "HANDLER", "AGE"],
+        "csidriver": ["NAME", "ATTACHREQUIRED", "PODINFOONMOUNT", "STORAGECAPACITY", "TOKENREQUESTS", "REQUIRESREPUBLISH",
+                      "MODES", "AGE"],
+        "podtemplate": ["NAME", "CONTAINERS", "IMAGES", "POD LABELS", "AGE"],
+    }
+    for resource, header in expected.items():
+        assert _cols(k("get", resource, "-n", ns, "-o", "wide").stdout) == header, resource
+    assert k("get", "ep", "ep1", "-n", ns).stdout.split()[4] == "10.0.0.1:80"
+    assert k("get", "sts", "sts1", "-n", ns).stdout.split()[4] == "0/1"
+    assert f"sc-{ns} (default)" in k("get", "sc").stdout
+    policy = json.loads(k("get", "netpol", "np1", "-n", ns, "-o", "json").stdout)
+    assert policy["spec"]["policyTypes"] == ["Ingress"] and policy["spec"]["ingress"][0]["ports"][0]["protocol"] == "TCP"
+    sts = json.loads(k("get", "sts", "sts1", "-n", ns, "-o", "json").stdout)
+    assert sts["spec"]["podManagementPolicy"] == "OrderedReady" and sts["status"] == {"replicas": 0}
+
+
 # ---------------------------------------------------------------------------- Python client (item 10)
 
 
