@@ -14,8 +14,8 @@ simulator.
 Not simulated: there is no scheduler, kubelet or kube-controller-manager: pods never run (their
 log/exec subresources answer as for an unscheduled pod, ephemeral containers are stored only),
 Deployments create no ReplicaSets and ReplicaSets no Pods; Services get no cluster IP or
-endpoints. (Admission webhooks are called by the web layer: see ``admission``.) Built-in kinds get only the
-defaulting listed in ``_default_builtin``.
+endpoints. (Admission webhooks are called by the web layer: see ``admission``.) Built-in kinds get the
+upstream defaulting ported in ``strategies.defaults``.
 
 Every failure is raised as ``APIError`` carrying a Status object. Methods must be called on the
 server's event-loop thread (the store is not thread-safe); the controllers run as loop callbacks.
@@ -39,7 +39,16 @@ from samplecontroller.apimachinery.errors import new_status
 from samplecontroller.apimachinery.jsonpatch import PatchError, apply_patch
 from samplecontroller.apimachinery.mergepatch import apply_merge_patch
 from samplecontroller.apimachinery.strategicpatch import apply_strategic_merge_patch
-from samplecontroller.apiserver import bodies, decoding, managedfields, protobuf, schema, validation
+from samplecontroller.apiserver import (
+    bodies,
+    cluster,
+    decoding,
+    managedfields,
+    protobuf,
+    schema,
+    strategies,
+    validation,
+)
 from samplecontroller.apiserver.registry import Registry, Resource
 from samplecontroller.apiserver.schema import FieldError
 from samplecontroller.apiserver.storage import Entry, Event, Store
@@ -52,7 +61,10 @@ _decode = msgspec.json.Decoder().decode
 CRD_KEY = "apiextensions.k8s.io/customresourcedefinitions"
 NS_KEY = "/namespaces"
 CRD_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
-_GENERATION_KINDS = {("apps", "Deployment"), ("apps", "ReplicaSet"), ("apiextensions.k8s.io", "CustomResourceDefinition")}
+_GENERATION_KINDS = {("apps", "Deployment"), ("apps", "ReplicaSet"), ("apiextensions.k8s.io", "CustomResourceDefinition"),
+                     ("apps", "DaemonSet"), ("apps", "StatefulSet"), ("", "ReplicationController"), ("batch", "Job"),
+                     ("batch", "CronJob"), ("policy", "PodDisruptionBudget"), ("autoscaling", "HorizontalPodAutoscaler"),
+                     ("networking.k8s.io", "Ingress"), ("networking.k8s.io", "NetworkPolicy")}
 _RETURNS_DELETED = {"/pods", "/namespaces"}
 _NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 PATCH_JSON = "application/json-patch+json"
@@ -227,13 +239,14 @@ class Core:
     # ------------------------------------------------------------------ bootstrap
 
     def bootstrap(self) -> None:
-        """Create the default namespaces if missing; resume controllers for pending work."""
+        """Create the default namespaces and ``cluster``'s objects if missing; resume controllers for pending work."""
         for ns in ("default", "kube-system", "kube-public", "kube-node-lease"):
             if self.store.get(NS_KEY, "", ns) is None:
                 res = self.registry.get("", "v1", "namespaces")
                 assert res is not None
                 self.create(res, "", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}},
                             manager="kube-apiserver")
+        cluster.install(self)
         for skey in list(self.store.data):
             for (ns, name), entry in list((self.store.data.get(skey) or {}).items()):
                 meta = entry.obj.get("metadata") or {}
@@ -305,7 +318,7 @@ class Core:
             except decoding.DecodeError as err:
                 raise bad_request(prefix + str(err)) from None
             warnings += self._unknown_fields(removed, field_validation, prefix)
-            self._default_builtin(res, obj)
+            self._default_builtin(res, obj, old is None)
             errors += validation.validate_builtin(res.group, res.kind, obj)
         errors = validation.validate_object_meta(obj, res.namespaced) + errors
         warnings += validation.finalizer_warnings(obj, old)
@@ -356,7 +369,7 @@ class Core:
                                          "must be spec.names.plural+\".\"+spec.group"))
         return errors
 
-    def _default_builtin(self, res: Resource, obj: dict[str, Any]) -> None:
+    def _default_builtin(self, res: Resource, obj: dict[str, Any], creating: bool) -> None:
         kind = (res.group, res.kind)
         if kind == ("", "Namespace"):
             meta = _meta(obj)
@@ -369,66 +382,8 @@ class Core:
             status = obj.setdefault("status", {})
             if isinstance(status, dict):
                 status.setdefault("phase", "Active")
-        elif kind in (("apps", "Deployment"), ("apps", "ReplicaSet")):
-            spec = obj.get("spec")
-            if isinstance(spec, dict):
-                spec.setdefault("replicas", 1)
-                spec.setdefault("revisionHistoryLimit", 10)
-                if kind == ("apps", "Deployment"):
-                    spec.setdefault("progressDeadlineSeconds", 600)
-                    strategy = spec.setdefault("strategy", {})
-                    if isinstance(strategy, dict):
-                        strategy.setdefault("type", "RollingUpdate")
-                        if strategy["type"] == "RollingUpdate":
-                            ru = strategy.setdefault("rollingUpdate", {})
-                            if isinstance(ru, dict):
-                                ru.setdefault("maxUnavailable", "25%")
-                                ru.setdefault("maxSurge", "25%")
-                self._default_pod_spec(_deep_get(spec, "template", "spec"))
-        elif kind == ("", "Pod"):
-            self._default_pod_spec(obj.get("spec"))
-            status = obj.setdefault("status", {})
-            if isinstance(status, dict):
-                status.setdefault("phase", "Pending")
-                status.setdefault("qosClass", "BestEffort")
-        elif kind == ("", "Secret"):
-            obj.setdefault("type", "Opaque")
-            string_data = obj.pop("stringData", None)
-            if isinstance(string_data, dict):
-                import base64
-
-                data = obj.setdefault("data", {})
-                if isinstance(data, dict):
-                    for key, value in string_data.items():
-                        data[key] = base64.b64encode(str(value).encode()).decode()
-        elif kind == ("", "Service"):
-            spec = obj.get("spec")
-            if isinstance(spec, dict):
-                spec.setdefault("type", "ClusterIP")
-                spec.setdefault("sessionAffinity", "None")
-                for port in spec.get("ports") or ():
-                    if isinstance(port, dict):
-                        port.setdefault("protocol", "TCP")
-                        port.setdefault("targetPort", port.get("port"))
-
-    @staticmethod
-    def _default_pod_spec(spec: Any) -> None:
-        if not isinstance(spec, dict):
-            return
-        spec.setdefault("restartPolicy", "Always")
-        spec.setdefault("terminationGracePeriodSeconds", 30)
-        spec.setdefault("dnsPolicy", "ClusterFirst")
-        spec.setdefault("securityContext", {})
-        spec.setdefault("schedulerName", "default-scheduler")
-        for container in spec.get("containers") or ():
-            if not isinstance(container, dict):
-                continue
-            image = str(container.get("image") or "")
-            latest = ":" not in image.rsplit("/", 1)[-1] or image.endswith(":latest")
-            container.setdefault("imagePullPolicy", "Always" if latest else "IfNotPresent")
-            container.setdefault("terminationMessagePath", "/dev/termination-log")
-            container.setdefault("terminationMessagePolicy", "File")
-            container.setdefault("resources", {})
+        else:
+            strategies.apply_defaults(res.group, res.kind, obj, creating)
 
     def _normalize(self, res: Resource, ns: str, obj: dict[str, Any]) -> None:
         """apiVersion/kind/namespace checks shared by create and update (400 on mismatch)."""
@@ -503,8 +458,8 @@ class Core:
         if "status" in res.subresources:
             if res.is_custom:
                 obj.pop("status", None)
-            elif res.kind not in ("Namespace", "Pod"):
-                obj["status"] = {}
+            else:
+                strategies.prepare_create_status(res.group, res.version, res.kind, obj)
         warnings = self._validate(res, obj, None, field_validation, patching)
         name = str(meta.get("name"))
         if self.store.get(res.storage_key, ns if res.namespaced else "", name) is not None:
@@ -736,7 +691,8 @@ class Core:
         meta = obj["metadata"]
         selector: Any = _deep_get(obj, *selector_path) if selector_path else None
         if not res.is_custom:
-            sel = _deep_get(obj, "spec", "selector", "matchLabels") or {}
+            sel = (_deep_get(obj, "spec", "selector") if res.kind == "ReplicationController"
+                   else _deep_get(obj, "spec", "selector", "matchLabels")) or {}
             selector = ",".join(f"{k}={v}" for k, v in sorted(sel.items()))
         status: dict[str, Any] = {"replicas": int(_deep_get(obj, *status_path) or 0)}
         if selector:

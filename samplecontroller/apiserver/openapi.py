@@ -138,8 +138,19 @@ def _components(names: Iterable[str]) -> dict[str, Any]:
     defs = openapi_schemas.definitions()
     out: dict[str, Any] = {}
     for name in _closure(names):
-        out[name] = copy.deepcopy(_SPECIAL[name]) if name in _SPECIAL else _convert(defs[name])
+        out[name] = copy.deepcopy(_SPECIAL[name]) if name in _SPECIAL else _without_type_enums(_convert(defs[name]))
     return out
+
+
+def _without_type_enums(schema: dict[str, Any]) -> dict[str, Any]:
+    """kube-apiserver's schemas do not restrict ``apiVersion``/``kind`` to one value (the upstream
+    JSON-schema files add that enum; ``kubectl explain`` would print it)."""
+    props = schema.get("properties")
+    if isinstance(props, dict):
+        for key in ("apiVersion", "kind"):
+            if isinstance(props.get(key), dict):
+                props[key].pop("enum", None)
+    return schema
 
 
 # ---------------------------------------------------------------------------- paths
@@ -287,6 +298,13 @@ def _without_strategic_merge(paths: dict[str, Any]) -> dict[str, Any]:
     return paths
 
 
+def _standard_description(field: str) -> str:
+    """The full upstream description of a top-level ``apiVersion``/``kind``/``metadata`` field
+    (kube-apiserver gives custom resources the same text as built-in kinds)."""
+    props = openapi_schemas.definition("io.k8s.api.core.v1.ConfigMap").get("properties") or {}
+    return str((props.get(field) or {}).get("description") or "")
+
+
 def crd_document(crd: Mapping[str, Any], version: str) -> dict[str, Any]:
     """The document for one served version of a CRD (apiextensions.k8s.io/v1 object as a dict).
 
@@ -308,9 +326,9 @@ def crd_document(crd: Mapping[str, Any], version: str) -> dict[str, Any]:
     gvk = {"group": group, "version": version, "kind": kind}
     schema = copy.deepcopy(dict(raw))
     props = dict(schema.get("properties") or {})
-    props.setdefault("apiVersion", {"type": "string", "description": "APIVersion defines the versioned schema of this representation of an object."})
-    props.setdefault("kind", {"type": "string", "description": "Kind is a string value representing the REST resource this object represents."})
-    props["metadata"] = {"allOf": [{"$ref": _V3_REF + _OBJECT_META}], "description": "Standard object's metadata."}
+    props.setdefault("apiVersion", {"type": "string", "description": _standard_description("apiVersion")})
+    props.setdefault("kind", {"type": "string", "description": _standard_description("kind")})
+    props["metadata"] = {"allOf": [{"$ref": _V3_REF + _OBJECT_META}], "description": _standard_description("metadata")}
     schema["properties"] = props
     schema["type"] = "object"
     schema["x-kubernetes-group-version-kind"] = [gvk]

@@ -4,9 +4,8 @@ kubectl 1.32+ sends typed creates (``kubectl create namespace|configmap|secret|d
 as protobuf. A body is the magic ``k8s\\x00`` followed by a ``runtime.Unknown`` message whose
 ``typeMeta`` names the apiVersion/kind and whose ``raw`` is the object's message. Messages are
 decoded with ``protobuf_fields.json``, a table of field numbers/names/types derived from the
-upstream ``generated.proto`` files (wire-format facts only) for core/v1, apps/v1,
-coordination/v1, events/v1, admissionregistration/v1, the authorization/v1 and authentication/v1
-self-reviews, and meta/v1.
+upstream ``generated.proto`` files (wire-format facts only) for meta/v1 and every built-in
+group/version in k8s.io/api that the server serves (``hack/update_protobuf_fields.py`` adds one).
 
 Contract: ``decode(data)`` returns the object as the JSON-shaped dict Kubernetes would accept,
 or raises ``ValueError`` for anything malformed or unknown. Because Go's non-pointer fields are
@@ -30,12 +29,24 @@ __all__ = ["MAGIC", "OPENAPI_V2_PROTOBUF", "decode", "encode_openapi_v2"]
 
 MAGIC = b"k8s\x00"
 _META = "k8s.io.apimachinery.pkg.apis.meta.v1"
-_PACKAGES = {
-    "": "k8s.io.api.core.v1", "apps": "k8s.io.api.apps.v1", "coordination.k8s.io": "k8s.io.api.coordination.v1",
-    "events.k8s.io": "k8s.io.api.events.v1", "admissionregistration.k8s.io": "k8s.io.api.admissionregistration.v1",
-    "meta.k8s.io": _META, "authorization.k8s.io": "k8s.io.api.authorization.v1",
-    "authentication.k8s.io": "k8s.io.api.authentication.v1",
-}
+_PACKAGES = {"": "core", "meta.k8s.io": "meta"}
+# k8s.io/api packages are named after the group's first label (rbac.authorization.k8s.io -> rbac)
+_API_GROUPS = {"", "apps", "autoscaling", "batch", "policy", "admissionregistration.k8s.io", "authentication.k8s.io",
+               "authorization.k8s.io", "certificates.k8s.io", "coordination.k8s.io", "discovery.k8s.io",
+               "events.k8s.io", "flowcontrol.apiserver.k8s.io", "networking.k8s.io", "node.k8s.io",
+               "rbac.authorization.k8s.io", "scheduling.k8s.io", "storage.k8s.io"}
+
+
+def _package(api_version: str) -> str | None:
+    """The protobuf package of a built-in apiVersion (``batch/v1`` -> ``k8s.io.api.batch.v1``)."""
+    group, _, version = api_version.rpartition("/")
+    if group == "meta.k8s.io":
+        return f"{_META.rsplit('.', 1)[0]}.{version}"
+    if group not in _API_GROUPS or not version:
+        return None
+    return f"k8s.io.api.{_PACKAGES.get(group) or group.split('.')[0]}.{version}"
+
+
 _VARINT = {"int32", "int64", "uint32", "uint64", "bool", "sint32", "sint64"}
 _MAX_DEPTH = 64
 _CORE, _APPS, _EVENTS = "k8s.io.api.core.v1.", "k8s.io.api.apps.v1.", "k8s.io.api.events.v1."
@@ -186,6 +197,9 @@ def _special(name: str, data: bytes, depth: int) -> Any:
 
 
 _NONE: Any = object()
+# Go structs embedded with ``json:",inline"``: their fields belong to the enclosing JSON object.
+_INLINE = {"volumeSource", "handler", "ingressRuleValue", "persistentVolumeSource", "ephemeralContainerCommon",
+           "ruleWithOperations", "rule", "localObjectReference"}
 
 
 def _message(name: str, data: bytes, depth: int = 0) -> Any:
@@ -221,6 +235,8 @@ def _message(name: str, data: bytes, depth: int = 0) -> Any:
             item = _message(typ, value, depth + 1)
         if label == "rep":
             out.setdefault(fname, []).append(item)
+        elif fname in _INLINE and isinstance(item, dict):
+            out.update(item)
         elif item is None or item == "" or (item is False and fname not in _KEEP_FALSE) or (
                 item == 0 and item is not False and f"{name}.{fname}" in _OMIT_ZERO):
             continue
@@ -238,8 +254,7 @@ def decode(data: bytes) -> dict[str, Any]:
         type_meta = {num: value for num, _, value in _fields(bytes(fields.get(1, b"")))}
         api_version = bytes(type_meta.get(1, b"")).decode()
         kind = bytes(type_meta.get(2, b"")).decode()
-        group = api_version.rsplit("/", 1)[0] if "/" in api_version else ""
-        package = _PACKAGES.get(group)
+        package = _package(api_version)
         if package is None or not kind:
             raise ValueError(f"protobuf is not supported for {api_version or '?'} {kind or '?'}")
         obj = _message(f"{package}.{kind}", bytes(fields.get(2, b"")))

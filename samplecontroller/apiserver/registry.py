@@ -14,9 +14,11 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["BUILTINS", "Registry", "Resource", "resources_from_crd"]
+from samplecontroller.apiserver import builtins
 
-ALL_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+__all__ = ["Registry", "Resource", "builtin_resources", "resources_from_crd"]
+
+ALL_VERBS = builtins.ALL_VERBS
 
 
 @dataclass(frozen=True)
@@ -68,37 +70,10 @@ class Resource:
         return self.singular or self.kind.lower()
 
 
-def _r(group: str, version: str, plural: str, kind: str, namespaced: bool = True, short: tuple[str, ...] = (),
-       sub: tuple[str, ...] = (), cats: tuple[str, ...] = (), verbs: tuple[str, ...] = ALL_VERBS) -> Resource:
-    return Resource(group, version, plural, kind, namespaced, kind.lower(), short, cats, sub, verbs=verbs)
-
-
-BUILTINS: tuple[Resource, ...] = (
-    _r("", "v1", "namespaces", "Namespace", False, ("ns",), ("status", "finalize"),
-       verbs=("create", "delete", "get", "list", "patch", "update", "watch")),
-    _r("", "v1", "pods", "Pod", True, ("po",),
-       ("status", "ephemeralcontainers", "log", "exec", "attach", "portforward"), ("all",)),
-    _r("", "v1", "services", "Service", True, ("svc",), ("status",), ("all",),
-       verbs=("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")),
-    _r("", "v1", "configmaps", "ConfigMap", True, ("cm",)),
-    _r("", "v1", "secrets", "Secret"),
-    _r("", "v1", "serviceaccounts", "ServiceAccount", True, ("sa",)),
-    _r("", "v1", "events", "Event", True, ("ev",)),
-    _r("events.k8s.io", "v1", "events", "Event", True, ("ev",)),
-    _r("apps", "v1", "deployments", "Deployment", True, ("deploy",), ("status", "scale"), ("all",)),
-    _r("apps", "v1", "replicasets", "ReplicaSet", True, ("rs",), ("status", "scale"), ("all",)),
-    _r("coordination.k8s.io", "v1", "leases", "Lease"),
-    _r("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False,
-       ("crd", "crds"), ("status",), ("api-extensions",)),
-    _r("admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations",
-       "ValidatingWebhookConfiguration", False, (), (), ("api-extensions",)),
-    _r("admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations",
-       "MutatingWebhookConfiguration", False, (), (), ("api-extensions",)),
-    # Reviews: create-only and never stored (web.REVIEWS answers them).
-    _r("authorization.k8s.io", "v1", "selfsubjectaccessreviews", "SelfSubjectAccessReview", False, verbs=("create",)),
-    _r("authorization.k8s.io", "v1", "selfsubjectrulesreviews", "SelfSubjectRulesReview", False, verbs=("create",)),
-    _r("authentication.k8s.io", "v1", "selfsubjectreviews", "SelfSubjectReview", False, verbs=("create",)),
-)
+def builtin_resources() -> tuple[Resource, ...]:
+    """Every built-in resource of the pinned Kubernetes version (see ``builtins``)."""
+    return tuple(Resource(group, version, plural, kind, namespaced, kind.lower(), short, cats, subs, verbs=verbs)
+                 for group, version, plural, kind, namespaced, short, cats, subs, verbs in builtins.builtin_resources())
 
 
 def _served_versions(crd: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -136,7 +111,7 @@ class Registry:
     def __init__(self) -> None:
         self._by_gvr: dict[tuple[str, str, str], Resource] = {}
         self._group_order: list[str] = []
-        for res in BUILTINS:
+        for res in builtin_resources():
             self.add(res)
 
     def add(self, res: Resource) -> None:

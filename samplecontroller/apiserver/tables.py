@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from samplecontroller.apiserver import printers
+
 __all__ = [
     "Column",
     "builtin_columns",
@@ -268,6 +270,19 @@ def _ports(o: Mapping[str, Any]) -> str:
     return ",".join(parts) or "<none>"
 
 
+def _service_external_ip(o: Mapping[str, Any]) -> str:
+    """printers.go getServiceExternalIP: externalName, the load balancer's ingress (``<pending>``
+    while it has none) plus externalIPs, or ``<none>``."""
+    kind = _get(o, "spec", "type", default="ClusterIP")
+    external = [str(ip) for ip in _get(o, "spec", "externalIPs", default=[])]
+    if kind == "ExternalName":
+        return str(_get(o, "spec", "externalName", default="<none>"))
+    if kind == "LoadBalancer":
+        ingress = [str(i.get("ip") or i.get("hostname") or "") for i in _get(o, "status", "loadBalancer", "ingress", default=[])]
+        return ",".join(ingress + external) or "<pending>"
+    return ",".join(external) or "<none>"
+
+
 def _event_object(o: Mapping[str, Any]) -> str:
     ref = _get(o, "involvedObject", default={}) or _get(o, "regarding", default={})
     return f"{str(ref.get('kind', '')).lower()}/{ref.get('name', '')}"
@@ -287,7 +302,7 @@ _DEFAULTS: dict[tuple[str, str], list[Column]] = {
     ("", "Service"): [
         Column("Type", "string", "", "The type of the service.", 0, _text("spec", "type", default="ClusterIP")),
         Column("Cluster-IP", "string", "", "The cluster IP of the service.", 0, _text("spec", "clusterIP")),
-        Column("External-IP", "string", "", "The external IP of the service.", 0, lambda o: ",".join(_get(o, "spec", "externalIPs", default=[])) or "<none>"),
+        Column("External-IP", "string", "", "The external IP of the service.", 0, _service_external_ip),
         Column("Port(s)", "string", "", "The ports of the service.", 0, _ports),
     ],
     ("", "ConfigMap"): [Column("Data", "integer", "", "The number of entries in the config map.", 0, lambda o: len(_get(o, "data", default={})) + len(_get(o, "binaryData", default={})))],
@@ -310,12 +325,39 @@ _DEFAULTS: dict[tuple[str, str], list[Column]] = {
     ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): [Column("Webhooks", "integer", "", "Webhooks indicates the number of webhooks.", 0, _count("webhooks"))],
     ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"): [Column("Webhooks", "integer", "", "Webhooks indicates the number of webhooks.", 0, _count("webhooks"))],
 }
+def _readiness_gates(o: Mapping[str, Any]) -> str:
+    gates = [g.get("conditionType") for g in _get(o, "spec", "readinessGates", default=[]) if isinstance(g, Mapping)]
+    if not gates:
+        return "<none>"
+    true = {c.get("type") for c in _get(o, "status", "conditions", default=[])
+            if isinstance(c, Mapping) and c.get("status") == "True"}
+    return f"{sum(1 for g in gates if g in true)}/{len(gates)}"
+
+
+def _map_text(*path: str) -> Getter:
+    def cell(o: Mapping[str, Any]) -> str:
+        labels = _get(o, *path, default={})
+        return ",".join(f"{k}={v}" for k, v in sorted(labels.items())) or "<none>" if isinstance(labels, Mapping) else "<none>"
+    return cell
+
+
 _WIDE: dict[tuple[str, str], list[Column]] = {
     ("", "Pod"): [
         Column("IP", "string", "", "The IP address assigned to the pod", 1, _text("status", "podIP")),
         Column("Node", "string", "", "The node the pod is assigned to", 1, _text("spec", "nodeName")),
+        Column("Nominated Node", "string", "", "The node the pod is nominated to run on", 1,
+               _text("status", "nominatedNodeName")),
+        Column("Readiness Gates", "string", "", "The readiness gates of the pod", 1, _readiness_gates),
+    ],
+    ("", "Service"): [
+        Column("Selector", "string", "", "The label selector of the service.", 1, _map_text("spec", "selector")),
     ],
     ("apps", "Deployment"): [
+        Column("Containers", "string", "", "Names of each container in the template.", 1, _containers),
+        Column("Images", "string", "", "Images referenced by each container in the template.", 1, _images),
+        Column("Selector", "string", "", "Label selector for pods.", 1, _selector),
+    ],
+    ("apps", "ReplicaSet"): [
         Column("Containers", "string", "", "Names of each container in the template.", 1, _containers),
         Column("Images", "string", "", "Images referenced by each container in the template.", 1, _images),
         Column("Selector", "string", "", "Label selector for pods.", 1, _selector),
@@ -323,20 +365,60 @@ _WIDE: dict[tuple[str, str], list[Column]] = {
 }
 
 
+def _event_source(o: Mapping[str, Any]) -> str:
+    component = str(_get(o, "source", "component", default="") or _get(o, "reportingComponent", default="")
+                    or _get(o, "reportingController", default=""))
+    instance = str(_get(o, "source", "host", default="") or _get(o, "reportingInstance", default=""))
+    return ", ".join(p for p in (component, instance) if p) if instance else component
+
+
+def _event_count(o: Mapping[str, Any]) -> int:
+    series = _get(o, "series", "count")
+    if series is not None:
+        return int(series)
+    return int(_get(o, "count", default=0) or _get(o, "deprecatedCount", default=0))
+
+
+def _event_columns() -> list[Column]:
+    return [
+        Column("Last Seen", "string", "", "Time when last event occurred", 0, None, ""),
+        Column("Type", "string", "", "Type of this event (Normal, Warning)", 0, _text("type", default="")),
+        Column("Reason", "string", "", "Reason why this event was generated", 0, _text("reason", default="")),
+        Column("Object", "string", "", "The object this Event is about", 0, _event_object),
+        Column("Subobject", "string", "", "The subobject this Event is about", 1,
+               lambda o: str(_get(o, "involvedObject", "fieldPath", default="") or _get(o, "regarding", "fieldPath", default=""))),
+        Column("Source", "string", "", "The source of this event", 1, _event_source),
+        Column("Message", "string", "", "A human-readable description of the status of this operation.", 0, lambda o: str(_get(o, "message", default="") or _get(o, "note", default=""))),
+        Column("First Seen", "string", "", "Time when first event occurred", 1, None, ""),
+        Column("Count", "integer", "", "The number of times this event has occurred", 1, _event_count),
+        Column("Name", "string", "name", NAME_COLUMN.description, 1, NAME_COLUMN.value),
+    ]
+
+
+def _created_at() -> Column:
+    return Column("Created At", "date", "", AGE_DESCRIPTION, 0, lambda o: _get(o, "metadata", "creationTimestamp"))
+
+
+def _specs(specs: list[printers.ColumnSpec], priority: int) -> list[Column]:
+    return [Column(name, typ, "", desc, priority, getter) for name, typ, desc, getter in specs]
+
+
 def builtin_columns(group: str, kind: str) -> list[Column]:
-    """The default columns of a built-in kind (Name, kind columns, Age, then -o wide ones)."""
+    """The default columns of a built-in kind (Name, kind columns, Age, then -o wide ones):
+    the core printers here, the others from ``printers``; Name and Created At otherwise."""
+    key = (group, kind)
     if kind == "Event":
-        return [
-            Column("Last Seen", "string", "", "Time when last event occurred", 0, None, ""),
-            Column("Type", "string", "", "Type of this event (Normal, Warning)", 0, _text("type", default="")),
-            Column("Reason", "string", "", "Reason why this event was generated", 0, _text("reason", default="")),
-            Column("Object", "string", "", "The object this Event is about", 0, _event_object),
-            Column("Message", "string", "", "A human-readable description of the status of this operation.", 0, lambda o: str(_get(o, "message", default="") or _get(o, "note", default=""))),
-            Column("Name", "string", "name", NAME_COLUMN.description, 1, NAME_COLUMN.value),
-        ]
-    if kind == "CustomResourceDefinition":
-        return [NAME_COLUMN, Column("Created At", "date", "", AGE_DESCRIPTION, 0, lambda o: _get(o, "metadata", "creationTimestamp"))]
-    return [NAME_COLUMN, *_DEFAULTS.get((group, kind), []), _age_column(), *_WIDE.get((group, kind), [])]
+        return _event_columns()
+    if kind == "CustomResourceDefinition" or key in printers.CREATED_AT or (
+            key not in _DEFAULTS and key not in printers.COLUMNS):
+        return [NAME_COLUMN, _created_at()]
+    if key in printers.AGE_FIRST:
+        return [NAME_COLUMN, _age_column(), *_specs(printers.COLUMNS[key], 0), *_specs(printers.AFTER_AGE.get(key, []), 0)]
+    name = NAME_COLUMN
+    if key in printers.NAME_CELLS:
+        name = Column("Name", "string", "name", NAME_COLUMN.description, 0, printers.NAME_CELLS[key])
+    return [name, *_DEFAULTS.get(key, []), *_specs(printers.COLUMNS.get(key, []), 0), _age_column(),
+            *_specs(printers.AFTER_AGE.get(key, []), 0), *_WIDE.get(key, []), *_specs(printers.WIDE.get(key, []), 1)]
 
 
 # ---------------------------------------------------------------------------- tables
@@ -353,6 +435,9 @@ def _row(obj: Mapping[str, Any], columns: list[Column], include_object: str, now
             cells.append(_age(_get(obj, "metadata", "creationTimestamp"), now))
         elif col.name == "Last Seen" and col.value is None:
             cells.append(_age(_event_last_seen(obj), now))
+        elif col.name == "First Seen" and col.value is None:
+            cells.append(_age(_get(obj, "firstTimestamp") or _get(obj, "eventTime")
+                              or _get(obj, "deprecatedFirstTimestamp"), now))
         else:
             cells.append(col.cell(obj, now))
     row: dict[str, Any] = {"cells": cells}

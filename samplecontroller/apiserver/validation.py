@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from samplecontroller.apimachinery import labels as labelsel
+from samplecontroller.apiserver import builtins
 from samplecontroller.apiserver.schema import (
     ERROR_FORBIDDEN,
     FieldError,
@@ -547,7 +548,30 @@ def validate_builtin(group: str, kind: str, obj: Mapping[str, Any]) -> list[Fiel
     if group == "admissionregistration.k8s.io" and kind in ("MutatingWebhookConfiguration",
                                                              "ValidatingWebhookConfiguration"):
         return _validate_webhooks(obj.get("webhooks"))
-    return []
+    return _validate_by_schema(group, kind, obj)
+
+
+_JOB_RESTART = ("OnFailure", "Never")
+
+
+def _validate_by_schema(group: str, kind: str, obj: Mapping[str, Any]) -> list[FieldError]:
+    """The other kinds: the upstream schema's required fields, plus the pod template rules of
+    the workload kinds (containers; a Job's restartPolicy)."""
+    version = str(obj.get("apiVersion") or "").rpartition("/")[2]
+    errors = [required(path) for path, _ in builtins.required_errors(group, version, kind, dict(obj))]
+    template: Any = None
+    if (group, kind) in (("batch", "Job"), ("apps", "DaemonSet"), ("apps", "StatefulSet"), ("", "ReplicationController")):
+        template, path = _get(obj, "spec", "template", "spec"), "spec.template.spec"
+    elif (group, kind) == ("batch", "CronJob"):
+        template, path = _get(obj, "spec", "jobTemplate", "spec", "template", "spec"), "spec.jobTemplate.spec.template.spec"
+    if isinstance(template, Mapping):
+        if not any(e.field.startswith(path + ".containers") for e in errors):
+            errors += _containers(template.get("containers"), path + ".containers")
+        if group == "batch" and template.get("restartPolicy") not in _JOB_RESTART:
+            errors.append(not_supported(path + ".restartPolicy", template.get("restartPolicy") or "", _JOB_RESTART)
+                          if template.get("restartPolicy") else
+                          required(path + ".restartPolicy", 'valid values: "OnFailure", "Never"'))
+    return errors
 
 
 _OPERATIONS = ("*", "CONNECT", "CREATE", "DELETE", "UPDATE")
@@ -643,7 +667,8 @@ def validate_update(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Fiel
     Always: metadata.name, namespace, uid, creationTimestamp (an unset value in ``new`` is
     left to the server to fill, so only a different non-empty value is an error for uid and
     creationTimestamp). Per kind: Deployment/ReplicaSet ``spec.selector``; CRD ``spec.group``,
-    ``spec.names.plural`` and ``spec.scope``; immutable ConfigMaps/Secrets keep their data.
+    ``spec.names.plural`` and ``spec.scope``; (Cluster)RoleBinding ``roleRef``; Secret ``type``;
+    immutable ConfigMaps/Secrets keep their data.
     """
     errors: list[FieldError] = []
     for key in _IMMUTABLE_META:
@@ -657,7 +682,15 @@ def validate_update(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Fiel
     elif (group, kind) == ("apiextensions.k8s.io", "CustomResourceDefinition"):
         for path in (("spec", "group"), ("spec", "names", "plural"), ("spec", "scope")):
             errors += _immutable(_get(old, *path), _get(new, *path), ".".join(path))
-    elif (group, kind) in (("", "ConfigMap"), ("", "Secret")) and old.get("immutable") is True:
+    elif group == "rbac.authorization.k8s.io" and kind in ("RoleBinding", "ClusterRoleBinding") \
+            and old.get("roleRef") != new.get("roleRef"):
+        ref: Mapping[str, Any] = new["roleRef"] if isinstance(new.get("roleRef"), Mapping) else {}
+        shown = GoRaw(f'rbac.RoleRef{{APIGroup:"{ref.get("apiGroup", "")}", Kind:"{ref.get("kind", "")}", '
+                      f'Name:"{ref.get("name", "")}"}}')
+        errors.append(invalid("roleRef", shown, "cannot change roleRef"))
+    if (group, kind) == ("", "Secret") and (old.get("type") or "Opaque") != (new.get("type") or "Opaque"):
+        errors += _immutable(old.get("type"), new.get("type"), "type")
+    if (group, kind) in (("", "ConfigMap"), ("", "Secret")) and old.get("immutable") is True:
         if new.get("immutable") is not True:
             errors.append(forbidden("immutable", "field is immutable when `immutable` is set"))
         for field in ("data", "binaryData"):

@@ -19,6 +19,7 @@ import asyncio
 import base64
 import hmac
 import logging
+import secrets
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, NamedTuple
@@ -28,7 +29,17 @@ from aiohttp import web
 
 from samplecontroller.apimachinery import fields as fieldsel
 from samplecontroller.apimachinery import labels as labelsel
-from samplecontroller.apiserver import bodies, openapi, protobuf, tables, transport
+from samplecontroller.apiserver import (
+    actions,
+    bodies,
+    builtins,
+    conversion,
+    openapi,
+    protobuf,
+    tables,
+    tokens,
+    transport,
+)
 from samplecontroller.apiserver.admission import USER_INFO, AdmissionRequest, Admitter
 from samplecontroller.apiserver.core import (
     PATCH_APPLY,
@@ -68,6 +79,10 @@ _EXTRA_FIELDS: dict[str, set[str]] = {
     "/secrets": {"type"},
     "/namespaces": {"status.phase"},
     "apps/replicasets": {"status.replicas"},
+    "/replicationcontrollers": {"status.replicas"},
+    "/nodes": {"spec.unschedulable"},
+    "batch/jobs": {"status.successful"},
+    "certificates.k8s.io/certificatesigningrequests": {"spec.signerName"},
 }
 _CONNECT = ("log", "exec", "attach", "portforward")
 """Pod subresources served by the kubelet in a real cluster (connect verbs)."""
@@ -161,11 +176,13 @@ class APIServerApp:
         self.core = core
         self.admitter = Admitter(store)
         self.token = token
+        self._signing_secret = token if token is not None else secrets.token_urlsafe(32)
         self.bookmark_interval = bookmark_interval
         self.requests: list[RequestRecord] = []
         self._discovery_cache: dict[str, bytes] = {}
         self._openapi_cache: dict[str, dict[str, Any]] = {}
         self._openapi_v2_cache: dict[str, bytes] = {}
+        self._openapi_hashes: dict[str, str] = {}
         self._watches: set[asyncio.Task[Any]] = set()
         core.on_discovery_change.append(self._invalidate)
         self.app = web.Application(client_max_size=bodies.MAX_BODY_BYTES, middlewares=[self._middleware])
@@ -179,6 +196,7 @@ class APIServerApp:
         self._discovery_cache.clear()
         self._openapi_cache.clear()
         self._openapi_v2_cache.clear()
+        self._openapi_hashes.clear()
 
     # ------------------------------------------------------------------ middleware
 
@@ -188,8 +206,7 @@ class APIServerApp:
         path = request.path
         if self.token is not None and path not in PUBLIC_PATHS:
             auth = request.headers.get("Authorization", "")  # undecodable bytes arrive as surrogates
-            given = auth[7:].strip().encode("utf-8", "surrogateescape")
-            if not (auth.startswith("Bearer ") and hmac.compare_digest(given, self.token.encode())):
+            if not (auth.startswith("Bearer ") and self._authenticated(auth[7:].strip())):
                 self.requests.append(RequestRecord(request.headers.get("User-Agent", ""), "unauthorized", path))
                 return _json({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
                               "message": "Unauthorized", "reason": "Unauthorized", "code": 401}, 401)
@@ -212,6 +229,14 @@ class APIServerApp:
             return _json({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
                           "message": f"Internal error occurred: {type(err).__name__}: {err}",
                           "reason": "InternalError", "code": 500}, 500)
+
+    def _authenticated(self, bearer: str) -> bool:
+        """The server's token or a service account token it issued (``tokens``)."""
+        assert self.token is not None
+        given = bearer.encode("utf-8", "surrogateescape")
+        if hmac.compare_digest(given, self.token.encode()):
+            return True
+        return bearer.isascii() and bearer.count(".") == 2 and tokens.verify(self.token, bearer) is not None
 
     # ------------------------------------------------------------------ dispatch
 
@@ -284,7 +309,7 @@ class APIServerApp:
                 return "watch" if watch and parse_bool(watch, "watch") else "list"
             watch = request.query.get("watch", "")
             return "watch" if watch and parse_bool(watch, "watch") else "get"
-        if method == "POST" and collection:
+        if method == "POST" and (collection or target.subresource in ("token", "eviction", "binding")):
             return "create"
         if method == "PUT" and not collection:
             return "update"
@@ -357,11 +382,11 @@ class APIServerApp:
                 entry["categories"] = list(res.categories)
             out.append(entry)
             for sub in res.subresources:
+                kind, verbs = _subresource_kind(res, sub)
                 sub_entry: dict[str, Any] = {"name": f"{res.plural}/{sub}", "singularName": "",
-                                             "namespaced": res.namespaced, "kind": res.kind,
-                                             "verbs": _SUB_VERBS.get(sub, ["get", "patch", "update"])}
-                if sub == "scale":
-                    sub_entry.update(group="autoscaling", version="v1", kind="Scale")
+                                             "namespaced": res.namespaced, "kind": kind["kind"], "verbs": verbs}
+                if kind["group"] != res.group or kind["version"] != res.version:
+                    sub_entry.update(group=kind["group"], version=kind["version"])
                 out.append(sub_entry)
         gv = f"{group}/{version}" if group else version
         return _json({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": out})
@@ -387,10 +412,8 @@ class APIServerApp:
                         doc["categories"] = list(res.categories)
                     subs = []
                     for sub in res.subresources:
-                        kind = ({"group": "autoscaling", "version": "v1", "kind": "Scale"} if sub == "scale"
-                                else {"group": group, "version": ver, "kind": res.kind})
-                        subs.append({"subresource": sub, "responseKind": kind,
-                                     "verbs": _SUB_VERBS.get(sub, ["get", "patch", "update"])})
+                        kind, verbs = _subresource_kind(res, sub)
+                        subs.append({"subresource": sub, "responseKind": kind, "verbs": verbs})
                     if subs:
                         doc["subresources"] = subs
                     resources.append(doc)
@@ -455,7 +478,10 @@ class APIServerApp:
             doc = self._openapi_for(gv)
             if doc is not None:
                 gvs.append(gv)
-                hashes[gv] = openapi.document_hash(doc)
+                digest = self._openapi_hashes.get(gv)
+                if digest is None:
+                    digest = self._openapi_hashes[gv] = openapi.document_hash(doc)
+                hashes[gv] = digest
         return _json(openapi.build_index(gvs, hashes))
 
     def _openapi_v2(self, accept: str) -> web.Response:
@@ -527,7 +553,7 @@ class APIServerApp:
     def _render(self, res: Resource, obj: dict[str, Any], accept: Accept, code: int = 200,
                 headers: dict[str, str] | None = None) -> web.Response:
         if obj.get("kind") == res.kind and obj.get("apiVersion") != res.group_version:
-            obj = {**obj, "apiVersion": res.group_version}
+            obj = {**conversion.from_storage(obj, res.version), "apiVersion": res.group_version}
         if accept.kind == "table" and obj.get("kind") == res.kind:
             table = tables.to_table([obj], self._columns(res), resource_version=str(
                 (obj.get("metadata") or {}).get("resourceVersion", "")))
@@ -578,13 +604,25 @@ class APIServerApp:
         raise APIError(503, "ServiceUnavailable",
                        f"the embedded API server runs no kubelet: cannot {t.subresource} pod {t.name}")
 
+    def _stored_as(self, t: Target) -> Target:
+        """``t`` with the resource its objects are stored as (``conversion``), usually ``t``."""
+        version = conversion.storage_version(t.res.group, t.res.version, t.res.kind)
+        stored = self.registry.get(t.res.group, version, t.res.plural) if version else None
+        return t._replace(res=stored) if stored is not None else t
+
     async def _create(self, request: web.Request, t: Target, accept: Accept) -> web.StreamResponse:
+        served, t = t.res, self._stored_as(t)
         res, ns = t.res, t.namespace or ""
         if t.namespace is None and res.namespaced:
             raise _not_allowed()
-        body = decode_body(await self._read_body(request), request.headers.get("Content-Type", ""))
-        if (res.group, res.plural) in REVIEWS:
-            return _json(_review_answer(res, body), 201)
+        body = conversion.to_storage(
+            decode_body(await self._read_body(request), request.headers.get("Content-Type", "")))
+        if t.subresource or (res.group, res.kind) == ("", "Binding"):
+            return _json(actions.create(self.core, res, ns, t.name, t.subresource, body, manager=self._manager(request),
+                                        dry_run=self._dry_run(request), secret=self._signing_secret), 201)
+        if (res.group, res.kind) in builtins.REVIEW_KINDS:
+            bearer = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
+            return _json(_review_answer(res, body, self._signing_secret, bearer), 201)
         admission = None
         if self.admitter.active():
             admission = AdmissionRequest(res, "CREATE", ns, _name_in(body), body, dry_run=self._dry_run(request))
@@ -593,11 +631,13 @@ class APIServerApp:
                                          field_validation=self._field_validation(request))
         headers: dict[str, str] = {}
         self._warn(headers, warnings + (admission.warnings if admission else []))
-        return self._render(res, obj, accept, 201, headers)
+        return self._render(served, obj, accept, 201, headers)
 
     async def _update(self, request: web.Request, t: Target, accept: Accept) -> web.StreamResponse:
+        served, t = t.res, self._stored_as(t)
         res, ns, name = t.res, t.namespace or "", t.name
-        body = decode_body(await self._read_body(request), request.headers.get("Content-Type", ""))
+        body = conversion.to_storage(
+            decode_body(await self._read_body(request), request.headers.get("Content-Type", "")))
         if t.subresource == "scale":
             return _json(self.core.set_scale(res, ns, name, body, manager=self._manager(request),
                                              dry_run=self._dry_run(request)))
@@ -614,10 +654,13 @@ class APIServerApp:
                                                   field_validation=self._field_validation(request))
         headers: dict[str, str] = {}
         self._warn(headers, warnings + (admission.warnings if admission else []))
-        return self._render(res, obj, accept, 201 if created else 200, headers)
+        return self._render(served, obj, accept, 201 if created else 200, headers)
 
     async def _patch(self, request: web.Request, t: Target, accept: Accept) -> web.StreamResponse:
         res, ns, name = t.res, t.namespace or "", t.name
+        if conversion.storage_version(res.group, res.version, res.kind):
+            raise APIError(405, "MethodNotAllowed", f"the embedded API server does not patch {res.group_version} "
+                           f"{res.kind} objects (stored as another version): patch them in the preferred version")
         ctype = request.headers.get("Content-Type", "").split(";")[0].strip().lower()
         if ctype not in (PATCH_JSON, PATCH_MERGE, PATCH_STRATEGIC, PATCH_APPLY):
             raise APIError(415, "UnsupportedMediaType",
@@ -938,7 +981,7 @@ class APIServerApp:
     def _versioned(res: Resource, obj: dict[str, Any]) -> dict[str, Any]:
         if obj.get("apiVersion") == res.group_version:
             return obj
-        return {**obj, "apiVersion": res.group_version}
+        return {**conversion.from_storage(obj, res.version), "apiVersion": res.group_version}
 
     # ------------------------------------------------------------------ watch
 
@@ -1089,25 +1132,25 @@ class APIServerApp:
         return _encode({"type": etype, "object": self._versioned(res, obj)}) + b"\n"
 
 
-REVIEWS = {("authorization.k8s.io", "selfsubjectaccessreviews"), ("authorization.k8s.io", "selfsubjectrulesreviews"),
-           ("authentication.k8s.io", "selfsubjectreviews")}
-"""Create-only review resources, answered and never stored. There is no RBAC: the one token is
-cluster-admin, so every access review is allowed (as ``kubectl auth can-i`` shows)."""
-
-
-def _review_answer(res: Resource, body: Any) -> dict[str, Any]:
+def _review_answer(res: Resource, body: Any, secret: str, bearer: str = "") -> dict[str, Any]:
+    """The answer to a create-only review (never stored). There is no RBAC: the server's token is
+    cluster-admin, so every access review is allowed (as ``kubectl auth can-i`` shows)."""
     if not isinstance(body, dict):
         raise bad_request("the request body must be a JSON object")
+    spec = body.get("spec") or {}
     answer = {"kind": res.kind, "apiVersion": res.group_version, "metadata": {"creationTimestamp": None},
-              "spec": body.get("spec") or {}}
-    if res.plural == "selfsubjectaccessreviews":
+              "spec": spec}
+    if res.plural.endswith("subjectaccessreviews"):
         answer["status"] = {"allowed": True, "reason": "the embedded API server has no RBAC: one cluster-admin token"}
     elif res.plural == "selfsubjectrulesreviews":
         answer["status"] = {"resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
                             "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}], "incomplete": False}
+    elif res.plural == "tokenreviews":
+        answer["status"] = tokens.review_status(secret, str(spec.get("token") or "") if isinstance(spec, dict) else "")
     else:
         answer.pop("spec")
-        answer["status"] = {"userInfo": USER_INFO}
+        caller = tokens.review_status(secret, bearer) if bearer.count(".") == 2 else {}
+        answer["status"] = {"userInfo": caller["user"] if caller.get("authenticated") else USER_INFO}
     return answer
 
 
@@ -1139,6 +1182,20 @@ def _deep_get(obj: Any, *path: str) -> Any:
     return obj
 
 
+def _subresource_kind(res: Resource, sub: str) -> tuple[dict[str, str], list[str]]:
+    """The response kind and verbs of subresource ``sub`` of ``res`` in discovery."""
+    if sub == "scale":
+        return {"group": "autoscaling", "version": "v1", "kind": "Scale"}, ["get", "patch", "update"]
+    if sub == "token":
+        return {"group": "authentication.k8s.io", "version": "v1", "kind": "TokenRequest"}, ["create"]
+    if sub == "binding":
+        return {"group": "", "version": "v1", "kind": "Binding"}, ["create"]
+    if sub == "eviction":
+        return {"group": "policy", "version": "v1", "kind": "Eviction"}, ["create"]
+    kind = {"group": res.group, "version": res.version, "kind": res.kind}
+    return kind, _SUB_VERBS.get(sub, ["get", "patch", "update"])
+
+
 def _not_allowed() -> APIError:
     return APIError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
 
@@ -1156,14 +1213,18 @@ def _rv(entry: Entry | None) -> str:
     return str(entry.obj["metadata"].get("resourceVersion", "")) if entry is not None else ""
 
 
+# Selectable fields whose Go value is a zero that JSON omits.
+_FIELD_ZEROS = {"spec.unschedulable": "false", "status.successful": "0"}
+
+
 def _field_value(obj: dict[str, Any], path: str) -> str | None:
     cur: Any = obj
     for part in path.split("."):
         if not isinstance(cur, dict):
-            return None
+            return _FIELD_ZEROS.get(path)
         cur = cur.get(part)
     if cur is None:
-        return None
+        return _FIELD_ZEROS.get(path)
     if isinstance(cur, bool):
         return "true" if cur else "false"
     return str(cur)

@@ -107,4 +107,5 @@ def test_builtin_cells() -> None:
     assert to_table([lease], builtin_columns("coordination.k8s.io", "Lease"), resource_version="1")["rows"][0]["cells"][1] == "me"
     event = {"metadata": {"name": "e"}, "type": "Normal", "reason": "Synced", "message": "ok",
              "involvedObject": {"kind": "Foo", "name": "x"}, "lastTimestamp": "2026-01-10T11:59:55Z"}
-    assert to_table([event], builtin_columns("", "Event"), resource_version="1", now=NOW)["rows"][0]["cells"] == ["5s", "Normal", "Synced", "foo/x", "ok", "e"]
+    assert to_table([event], builtin_columns("", "Event"), resource_version="1", now=NOW)["rows"][0]["cells"] == [
+        "5s", "Normal", "Synced", "foo/x", "", "", "ok", "<unknown>", 0, "e"]

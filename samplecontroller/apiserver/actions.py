@@ -1,0 +1,93 @@
+"""POST-only subresources and actions of built-in kinds, answered without storing the request:
+
+- ``serviceaccounts/<name>/token``: a TokenRequest with a token the server accepts (``tokens``);
+- ``pods/<name>/eviction`` (``kubectl drain``): deletes the pod with the Eviction's deleteOptions
+  (no PodDisruptionBudget is consulted: nothing computes their status);
+- ``pods/<name>/binding`` and ``bindings`` (what a scheduler posts): assign a pod to a node.
+
+``create`` raises ``APIError`` with Kubernetes' codes (404 for a missing object, 409 for a pod
+already bound, 422 for an invalid request); it runs on the server's event loop, like ``Core``.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import msgspec
+
+from samplecontroller.apiserver import tokens
+from samplecontroller.apiserver.core import APIError, Core, now_rfc3339
+from samplecontroller.apiserver.registry import Resource
+
+__all__ = ["create"]
+
+_SUCCESS = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
+
+
+def _copy(obj: Any) -> Any:
+    return msgspec.json.decode(msgspec.json.encode(obj))
+
+
+def _name_in(body: Any) -> str:
+    meta = body.get("metadata") if isinstance(body, dict) else None
+    return str(meta.get("name") or "") if isinstance(meta, dict) else ""
+
+
+def create(core: Core, res: Resource, ns: str, name: str, subresource: str, body: Any, *, manager: str,
+           dry_run: bool, secret: str) -> dict[str, Any]:
+    """Answer a POST to ``res`` (``bindings``) or to subresource ``subresource`` of ``ns/name``."""
+    if subresource == "token":
+        return token_request(core, res, ns, name, body, secret)
+    if subresource == "eviction":
+        options = (body.get("deleteOptions") if isinstance(body, dict) else None) or {}
+        core.delete(res, ns, name, options, dry_run=dry_run)
+        return dict(_SUCCESS)
+    if subresource == "binding" or (res.group, res.kind) == ("", "Binding"):
+        pods = core.registry.get("", "v1", "pods")
+        assert pods is not None
+        bind(core, pods, ns, name or _name_in(body), body, manager, dry_run)
+        return dict(_SUCCESS)
+    raise APIError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
+
+
+def bind(core: Core, pods: Resource, ns: str, name: str, body: Any, manager: str, dry_run: bool = False) -> None:
+    """A Binding: set the pod's ``spec.nodeName`` to ``target.name`` and its PodScheduled condition."""
+    target = body.get("target") if isinstance(body, dict) else None
+    node = str(target.get("name") or "") if isinstance(target, dict) else ""
+    if not node or (target or {}).get("kind", "Node") not in ("", "Node"):
+        raise APIError(422, "Invalid", f'Binding "{name}" is invalid: target.name: Required value',
+                       {"name": name, "kind": "Binding"})
+    pod = _copy(core.get(pods, ns, name))
+    assigned = (pod.get("spec") or {}).get("nodeName")
+    if assigned:
+        raise APIError(409, "Conflict", f'Operation cannot be fulfilled on pods/binding "{name}": pod {name} is '
+                       f'already assigned to node "{assigned}"', {"name": name, "kind": "pods"})
+    if dry_run:
+        return
+    pod.setdefault("spec", {})["nodeName"] = node
+    pod, _, _ = core.update(pods, ns, name, pod, manager=manager)
+    pod = _copy(pod)
+    conditions = [c for c in (pod.get("status") or {}).get("conditions") or () if c.get("type") != "PodScheduled"]
+    conditions.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None,
+                       "lastTransitionTime": now_rfc3339()})
+    pod.setdefault("status", {})["conditions"] = conditions
+    core.update(pods, ns, name, pod, subresource="status", manager=manager)
+
+
+def token_request(core: Core, res: Resource, ns: str, name: str, body: Any, secret: str) -> dict[str, Any]:
+    """A TokenRequest answered with a token for the service account ``ns/name``."""
+    account = core.get(res, ns, name)
+    spec = dict(body.get("spec") or {}) if isinstance(body, dict) else {}
+    seconds = spec.get("expirationSeconds") or 3600
+    if not isinstance(seconds, int) or isinstance(seconds, bool) or seconds < 600:
+        raise APIError(422, "Invalid", f'TokenRequest.authentication.k8s.io "{name}" is invalid: '
+                       f"spec.expirationSeconds: Invalid value: {seconds}: may not specify a duration less "
+                       "than 10 minutes", {"name": name, "group": "authentication.k8s.io", "kind": "TokenRequest"})
+    audiences = [str(a) for a in spec.get("audiences") or ()] or [tokens.ISSUER]
+    token, expiry = tokens.issue(secret, ns, name, str(account["metadata"].get("uid", "")), audiences, seconds)
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(expiry))
+    return {"kind": "TokenRequest", "apiVersion": "authentication.k8s.io/v1",
+            "metadata": {"name": name, "namespace": ns, "creationTimestamp": None},
+            "spec": {"audiences": audiences, "expirationSeconds": seconds, "boundObjectRef": spec.get("boundObjectRef")},
+            "status": {"token": token, "expirationTimestamp": stamp}}

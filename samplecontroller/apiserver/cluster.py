@@ -1,0 +1,106 @@
+"""The objects every cluster has, which the embedded server creates as a real control plane would:
+
+- one Ready Node (``local-node``, what the kubelet registers) and its Lease in
+  ``kube-node-lease``, so ``kubectl get nodes`` and ``kubectl describe node`` work;
+- the ``default/kubernetes`` Service (``component=apiserver``, cluster IP 10.96.0.1, port 443);
+- a ``default`` ServiceAccount in every namespace (the service account controller's job), so
+  Pods admitted with ``serviceAccountName: default`` and ``kubectl create token default`` work.
+
+``install(core)`` creates what is missing (also after a restart from a data directory) and
+watches for new namespaces. It must run on the server's event loop, like ``Core``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from samplecontroller.apiserver.storage import Event
+
+if TYPE_CHECKING:
+    from samplecontroller.apiserver.core import Core
+
+__all__ = ["NODE_NAME", "install"]
+
+NODE_NAME = "local-node"
+KUBERNETES_VERSION = "v1.32.0"
+_MANAGER = "kube-apiserver"
+
+
+def _node(now: str) -> dict[str, Any]:
+    def condition(ctype: str, status: str, reason: str, message: str) -> dict[str, str]:
+        return {"type": ctype, "status": status, "lastHeartbeatTime": now, "lastTransitionTime": now,
+                "reason": reason, "message": message}
+
+    capacity = {"cpu": "4", "memory": "8Gi", "pods": "110", "ephemeral-storage": "100Gi"}
+    return {
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": NODE_NAME, "labels": {
+            "kubernetes.io/hostname": NODE_NAME, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
+            "beta.kubernetes.io/os": "linux", "beta.kubernetes.io/arch": "amd64",
+            "node-role.kubernetes.io/control-plane": ""}},
+        "spec": {"podCIDR": "10.244.0.0/24", "podCIDRs": ["10.244.0.0/24"]},
+        "status": {
+            "capacity": capacity, "allocatable": dict(capacity),
+            "conditions": [
+                condition("MemoryPressure", "False", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
+                condition("DiskPressure", "False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+                condition("PIDPressure", "False", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
+                condition("Ready", "True", "KubeletReady", "kubelet is posting ready status"),
+            ],
+            "addresses": [{"type": "InternalIP", "address": "127.0.0.1"}, {"type": "Hostname", "address": NODE_NAME}],
+            "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
+            "nodeInfo": {"machineID": "", "systemUUID": "", "bootID": "", "kernelVersion": "",
+                         "osImage": "samplecontroller embedded API server", "containerRuntimeVersion": "none://0",
+                         "kubeletVersion": KUBERNETES_VERSION, "kubeProxyVersion": KUBERNETES_VERSION,
+                         "operatingSystem": "linux", "architecture": "amd64"},
+        },
+    }
+
+
+_KUBERNETES_SERVICE: dict[str, Any] = {
+    "apiVersion": "v1", "kind": "Service",
+    "metadata": {"name": "kubernetes", "namespace": "default",
+                 "labels": {"component": "apiserver", "provider": "kubernetes"}},
+    "spec": {"type": "ClusterIP", "clusterIP": "10.96.0.1", "clusterIPs": ["10.96.0.1"],
+             "ipFamilies": ["IPv4"], "ipFamilyPolicy": "SingleStack", "sessionAffinity": "None",
+             "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}]},
+}
+
+
+def _ensure(core: Core, group: str, plural: str, ns: str, obj: dict[str, Any]) -> None:
+    res = core.registry.get(group, "v1", plural)
+    if res is None or core.store.get(res.storage_key, ns, str(obj["metadata"]["name"])) is not None:
+        return
+    if ns and core.store.get("/namespaces", "", ns) is None:
+        return
+    core.create(res, ns, obj, manager=_MANAGER)
+
+
+def _default_account(core: Core, ns: str) -> None:
+    entry = core.store.get("/namespaces", "", ns)
+    if entry is None or (entry.obj.get("metadata") or {}).get("deletionTimestamp"):
+        return
+    _ensure(core, "", "serviceaccounts", ns,
+            {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default", "namespace": ns}})
+
+
+def install(core: Core) -> None:
+    """Create the node, the kubernetes Service and the default ServiceAccounts if missing, and
+    give every namespace created later its default ServiceAccount."""
+    from samplecontroller.apiserver.core import now_rfc3339
+
+    _ensure(core, "", "nodes", "", _node(now_rfc3339()))
+    _ensure(core, "coordination.k8s.io", "leases", "kube-node-lease", {
+        "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+        "metadata": {"name": NODE_NAME, "namespace": "kube-node-lease"},
+        "spec": {"holderIdentity": NODE_NAME, "leaseDurationSeconds": 40,
+                 "renewTime": now_rfc3339().replace("Z", ".000000Z")}})
+    _ensure(core, "", "services", "default", _KUBERNETES_SERVICE)
+    for (_, name), _entry in core.store.list("/namespaces", None):
+        _default_account(core, name)
+
+    def on_event(event: Event) -> None:
+        if event.skey == "/namespaces" and event.type == "ADDED":
+            core._schedule(_default_account, core, event.name)
+
+    core.store.listeners.append(on_event)

@@ -1,0 +1,457 @@
+"""Defaulting of built-in kinds, ported from kubernetes pkg/apis/{core,apps,batch,networking,rbac,
+scheduling,storage}/v1/defaults.go, plus what the default admission plugins add to a new Pod
+(ServiceAccount: ``serviceAccountName``; Priority: ``priority``/``preemptionPolicy``;
+DefaultTolerationSeconds: the not-ready/unreachable NoExecute tolerations) and a Job's
+generated selector (the Job strategy's PrepareForCreate).
+
+``apply_defaults(group, kind, obj, creating)`` works in place; values already set are kept.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["apply_defaults", "default_pod_spec", "default_pod_template"]
+
+Obj = dict[str, Any]
+_RBAC = "rbac.authorization.k8s.io"
+
+
+def _dict(parent: Any, key: str) -> Obj | None:
+    """``parent[key]`` if it is an object, else None."""
+    value = parent.get(key) if isinstance(parent, dict) else None
+    return value if isinstance(value, dict) else None
+
+
+def _dicts(parent: Any, key: str) -> list[Obj]:
+    value = parent.get(key) if isinstance(parent, dict) else None
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def _ensure(parent: Obj, key: str) -> Obj | None:
+    """``parent[key]``, created empty if missing; None if it is not an object."""
+    value = parent.setdefault(key, {})
+    return value if isinstance(value, dict) else None
+
+
+# ---------------------------------------------------------------------------- core/v1: pods
+
+
+def _default_probe(probe: Obj | None) -> None:
+    if probe is None:
+        return
+    for key, value in (("timeoutSeconds", 1), ("periodSeconds", 10), ("successThreshold", 1),
+                       ("failureThreshold", 3)):
+        probe.setdefault(key, value)
+    get = _dict(probe, "httpGet")
+    if get is not None:
+        get.setdefault("path", "/")
+        get.setdefault("scheme", "HTTP")
+
+
+def _default_container(container: Obj) -> None:
+    image = str(container.get("image") or "")
+    latest = ":" not in image.rsplit("/", 1)[-1] or image.endswith(":latest")
+    if "@" not in image:
+        container.setdefault("imagePullPolicy", "Always" if latest else "IfNotPresent")
+    else:
+        container.setdefault("imagePullPolicy", "IfNotPresent")
+    container.setdefault("terminationMessagePath", "/dev/termination-log")
+    container.setdefault("terminationMessagePolicy", "File")
+    container.setdefault("resources", {})
+    for port in _dicts(container, "ports"):
+        port.setdefault("protocol", "TCP")
+    for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
+        _default_probe(_dict(container, probe))
+    for env in _dicts(container, "env"):
+        field_ref = _dict(_dict(env, "valueFrom"), "fieldRef")
+        if field_ref is not None:
+            field_ref.setdefault("apiVersion", "v1")
+
+
+def _default_volume(volume: Obj) -> None:
+    sources = [k for k in volume if k != "name"]
+    if not sources:
+        volume["emptyDir"] = {}
+    for key in ("secret", "configMap", "downwardAPI", "projected"):
+        source = _dict(volume, key)
+        if source is not None:
+            source.setdefault("defaultMode", 420)
+    for item in _dicts(_dict(volume, "downwardAPI"), "items"):
+        ref = _dict(item, "fieldRef")
+        if ref is not None:
+            ref.setdefault("apiVersion", "v1")
+    host_path = _dict(volume, "hostPath")
+    if host_path is not None:
+        host_path.setdefault("type", "")
+
+
+def default_pod_spec(spec: Any) -> None:
+    """SetDefaults_PodSpec and the container, probe, port and volume defaults under it."""
+    if not isinstance(spec, dict):
+        return
+    spec.setdefault("restartPolicy", "Always")
+    spec.setdefault("terminationGracePeriodSeconds", 30)
+    spec.setdefault("dnsPolicy", "ClusterFirst")
+    spec.setdefault("securityContext", {})
+    spec.setdefault("schedulerName", "default-scheduler")
+    for key in ("containers", "initContainers", "ephemeralContainers"):
+        for container in _dicts(spec, key):
+            _default_container(container)
+            if spec.get("hostNetwork") is True:
+                for port in _dicts(container, "ports"):
+                    port.setdefault("hostPort", port.get("containerPort"))
+    for volume in _dicts(spec, "volumes"):
+        _default_volume(volume)
+
+
+def default_pod_template(template: Any) -> None:
+    """Defaults of a PodTemplateSpec (workload templates get no Pod-level or admission defaults)."""
+    if isinstance(template, dict):
+        default_pod_spec(template.get("spec"))
+
+
+def _requests_from_limits(container: Obj) -> None:
+    resources = _dict(container, "resources")
+    limits = _dict(resources, "limits")
+    if resources is None or not limits:
+        return
+    requests = _ensure(resources, "requests")
+    if requests is not None:
+        for name, value in limits.items():
+            requests.setdefault(name, value)
+
+
+def _qos_class(spec: Obj) -> str:
+    containers = _dicts(spec, "containers") + _dicts(spec, "initContainers")
+    requests = [_dict(_dict(c, "resources"), "requests") or {} for c in containers]
+    limits = [_dict(_dict(c, "resources"), "limits") or {} for c in containers]
+    if not any(r.get(k) for r in requests + limits for k in ("cpu", "memory")):
+        return "BestEffort"
+    guaranteed = all(lim.get(k) and req.get(k) == lim.get(k) for req, lim in zip(requests, limits, strict=True)
+                     for k in ("cpu", "memory"))
+    return "Guaranteed" if guaranteed else "Burstable"
+
+
+_NOT_READY_TOLERATIONS = (
+    {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+    {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+)
+
+
+def _admit_pod(spec: Obj) -> None:
+    """What the ServiceAccount, Priority and DefaultTolerationSeconds admission plugins set."""
+    account = spec.get("serviceAccountName") or spec.get("serviceAccount") or "default"
+    spec["serviceAccountName"] = account
+    spec["serviceAccount"] = account
+    if not spec.get("priorityClassName"):
+        spec.setdefault("priority", 0)
+    spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
+    tolerations = spec.get("tolerations")
+    if tolerations is None:
+        tolerations = spec["tolerations"] = []
+    if not isinstance(tolerations, list):
+        return
+    for wanted in _NOT_READY_TOLERATIONS:
+        covered = any(isinstance(t, dict) and t.get("key") in (wanted["key"], None, "")
+                      and t.get("effect") in ("NoExecute", None, "") and (t.get("key") or t.get("operator") == "Exists")
+                      for t in tolerations)
+        if not covered:
+            tolerations.append(dict(wanted))
+
+
+def _pod(obj: Obj, creating: bool) -> None:
+    spec = _dict(obj, "spec")
+    if spec is not None:
+        default_pod_spec(spec)
+        spec.setdefault("enableServiceLinks", True)
+        for key in ("containers", "initContainers"):
+            for container in _dicts(spec, key):
+                _requests_from_limits(container)
+        if creating:
+            _admit_pod(spec)
+    status = _ensure(obj, "status")
+    if status is not None:
+        status.setdefault("phase", "Pending")
+        status.setdefault("qosClass", _qos_class(spec or {}))
+
+
+# ---------------------------------------------------------------------------- core/v1: others
+
+
+def _service(obj: Obj, creating: bool) -> None:
+    spec = _dict(obj, "spec")
+    if spec is None:
+        return
+    spec.setdefault("type", "ClusterIP")
+    spec.setdefault("sessionAffinity", "None")
+    if spec["type"] != "ExternalName":
+        spec.setdefault("internalTrafficPolicy", "Cluster")
+    if spec["type"] in ("NodePort", "LoadBalancer"):
+        spec.setdefault("externalTrafficPolicy", "Cluster")
+    for port in _dicts(spec, "ports"):
+        port.setdefault("protocol", "TCP")
+        port.setdefault("targetPort", port.get("port"))
+
+
+def _secret(obj: Obj, creating: bool) -> None:
+    obj.setdefault("type", "Opaque")
+    string_data = obj.pop("stringData", None)
+    if isinstance(string_data, dict):
+        data = _ensure(obj, "data")
+        if data is not None:
+            for key, value in string_data.items():
+                data[key] = base64.b64encode(str(value).encode()).decode()
+
+
+def _replication_controller(obj: Obj, creating: bool) -> None:
+    spec = _dict(obj, "spec")
+    if spec is None:
+        return
+    template = _dict(spec, "template")
+    labels = _dict(_dict(template, "metadata"), "labels")
+    if labels:
+        spec.setdefault("selector", dict(labels))
+        meta = _ensure(obj, "metadata")
+        if meta is not None and not meta.get("labels"):
+            meta["labels"] = dict(labels)
+    spec.setdefault("replicas", 1)
+    default_pod_template(template)
+
+
+def _volume_spec(obj: Obj, creating: bool) -> None:
+    spec = _dict(obj, "spec")
+    if spec is None:
+        return
+    spec.setdefault("volumeMode", "Filesystem")
+    if obj.get("kind") == "PersistentVolume":
+        spec.setdefault("persistentVolumeReclaimPolicy", "Retain")
+
+
+def _endpoints(obj: Obj, creating: bool) -> None:
+    for subset in _dicts(obj, "subsets"):
+        for port in _dicts(subset, "ports"):
+            port.setdefault("protocol", "TCP")
+
+
+def _endpoint_slice(obj: Obj, creating: bool) -> None:
+    for port in _dicts(obj, "ports"):
+        port.setdefault("protocol", "TCP")
+        port.setdefault("name", "")
+
+
+# ---------------------------------------------------------------------------- apps/v1
+
+
+def _deployment(obj: Obj, creating: bool) -> None:
+    spec = _dict(obj, "spec")
+    if spec is None:
+        return
+    spec.setdefault("replicas", 1)
+    spec.setdefault("revisionHistoryLimit", 10)
+    spec.setdefault("progressDeadlineSeconds", 600)
+    strategy = _ensure(spec, "strategy")
+    if strategy is not None:
+        strategy.setdefault("type", "RollingUpdate")
+        if strategy["type"] == "RollingUpdate":
+            rolling = _ensure(strategy, "rollingUpdate")
+            if rolling is not None:
+                rolling.setdefault("maxUnavailable", "25%")
+                rolling.setdefault("maxSurge", "25%")
+    default_pod_template(spec.get("template"))
+
+
+def _replica_set(obj: Obj, creating: bool) -> None:
+    spec = _dict(obj, "spec")
+    if spec is not None:
+        spec.setdefault("replicas", 1)
+        default_pod_template(spec.get("template"))
+
+
+def _daemon_set(obj: Obj, creating: bool) -> None:
+    spec = _dict(obj, "spec")
+    if spec is None:
+        return
+    spec.setdefault("revisionHistoryLimit", 10)
+    strategy = _ensure(spec, "updateStrategy")
+    if strategy is not None:
+        strategy.setdefault("type", "RollingUpdate")
+        if strategy["type"] == "RollingUpdate":
+            rolling = _ensure(strategy, "rollingUpdate")
+            if rolling is not None:
+                rolling.setdefault("maxUnavailable", 1)
+                rolling.setdefault("maxSurge", 0)
+    default_pod_template(spec.get("template"))
+
+
+def _stateful_set(obj: Obj, creating: bool) -> None:
+    spec = _dict(obj, "spec")
+    if spec is None:
+        return
+    spec.setdefault("replicas", 1)
+    spec.setdefault("podManagementPolicy", "OrderedReady")
+    spec.setdefault("revisionHistoryLimit", 10)
+    strategy = _ensure(spec, "updateStrategy")
+    if strategy is not None:
+        strategy.setdefault("type", "RollingUpdate")
+        if strategy["type"] == "RollingUpdate":
+            rolling = _ensure(strategy, "rollingUpdate")
+            if rolling is not None:
+                rolling.setdefault("partition", 0)
+    retention = _ensure(spec, "persistentVolumeClaimRetentionPolicy")
+    if retention is not None:
+        retention.setdefault("whenDeleted", "Retain")
+        retention.setdefault("whenScaled", "Retain")
+    for claim in _dicts(spec, "volumeClaimTemplates"):
+        claim_spec = _dict(claim, "spec")
+        if claim_spec is not None:
+            claim_spec.setdefault("volumeMode", "Filesystem")
+        claim.setdefault("status", {"phase": "Pending"})
+    default_pod_template(spec.get("template"))
+
+
+# ---------------------------------------------------------------------------- batch/v1
+
+
+def _job_spec(spec: Obj) -> None:
+    if spec.get("completions") is None and spec.get("parallelism") is None:
+        spec["completions"] = 1
+        spec["parallelism"] = 1
+    spec.setdefault("parallelism", 1)
+    spec.setdefault("completionMode", "NonIndexed")
+    spec.setdefault("backoffLimit", 2147483647 if spec.get("backoffLimitPerIndex") is not None else 6)
+    spec.setdefault("suspend", False)
+    spec.setdefault("podReplacementPolicy", "Failed" if spec.get("podFailurePolicy") else "TerminatingOrFailed")
+
+
+def _job_selector(obj: Obj, spec: Obj) -> None:
+    """The Job strategy's generated selector and template labels (unless manualSelector)."""
+    meta = _dict(obj, "metadata") or {}
+    uid, name = str(meta.get("uid") or ""), str(meta.get("name") or "")
+    if spec.get("manualSelector") is True or not uid:
+        return
+    template = _ensure(spec, "template")
+    tmeta = _ensure(template, "metadata") if template is not None else None
+    labels = _ensure(tmeta, "labels") if tmeta is not None else None
+    if labels is None:
+        return
+    for key, value in (("batch.kubernetes.io/controller-uid", uid), ("batch.kubernetes.io/job-name", name),
+                       ("controller-uid", uid), ("job-name", name)):
+        labels.setdefault(key, value)
+    if spec.get("selector") is None:
+        spec["selector"] = {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}
+
+
+def _job(obj: Obj, creating: bool) -> None:
+    spec = _dict(obj, "spec")
+    if spec is None:
+        return
+    _job_spec(spec)
+    if creating:
+        _job_selector(obj, spec)
+    default_pod_template(spec.get("template"))
+
+
+def _cron_job(obj: Obj, creating: bool) -> None:
+    spec = _dict(obj, "spec")
+    if spec is None:
+        return
+    spec.setdefault("concurrencyPolicy", "Allow")
+    spec.setdefault("suspend", False)
+    spec.setdefault("successfulJobsHistoryLimit", 3)
+    spec.setdefault("failedJobsHistoryLimit", 1)
+    job_spec = _dict(_dict(spec, "jobTemplate"), "spec")
+    if job_spec is not None:
+        default_pod_template(job_spec.get("template"))
+
+
+# ---------------------------------------------------------------------------- other groups
+
+
+def _network_policy(obj: Obj, creating: bool) -> None:
+    spec = _dict(obj, "spec")
+    if spec is None:
+        return
+    for rule in _dicts(spec, "ingress") + _dicts(spec, "egress"):
+        for port in _dicts(rule, "ports"):
+            port.setdefault("protocol", "TCP")
+    if not spec.get("policyTypes"):
+        types = ["Ingress"]
+        if spec.get("egress"):
+            types.append("Egress")
+        spec["policyTypes"] = types
+
+
+def _binding_subjects(obj: Obj, creating: bool) -> None:
+    for subject in _dicts(obj, "subjects"):
+        if not subject.get("apiGroup") and subject.get("kind") in ("User", "Group"):
+            subject["apiGroup"] = _RBAC
+
+
+def _priority_class(obj: Obj, creating: bool) -> None:
+    obj.setdefault("preemptionPolicy", "PreemptLowerPriority")
+
+
+def _storage_class(obj: Obj, creating: bool) -> None:
+    obj.setdefault("reclaimPolicy", "Delete")
+    obj.setdefault("volumeBindingMode", "Immediate")
+
+
+def _csi_driver(obj: Obj, creating: bool) -> None:
+    spec = _dict(obj, "spec")
+    if spec is None:
+        return
+    for key, value in (("attachRequired", True), ("podInfoOnMount", False), ("storageCapacity", False),
+                       ("fsGroupPolicy", "ReadWriteOnceWithFSType"), ("requiresRepublish", False),
+                       ("seLinuxMount", False)):
+        spec.setdefault(key, value)
+    spec.setdefault("volumeLifecycleModes", ["Persistent"])
+
+
+def _hpa(obj: Obj, creating: bool) -> None:
+    spec = _dict(obj, "spec")
+    if spec is not None:
+        spec.setdefault("minReplicas", 1)
+        if not spec.get("metrics"):
+            spec["metrics"] = [{"type": "Resource", "resource": {
+                "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}}]
+
+
+def _pod_template(obj: Obj, creating: bool) -> None:
+    default_pod_template(obj.get("template"))
+
+
+_DEFAULTERS: dict[tuple[str, str], Callable[[Obj, bool], None]] = {
+    ("", "Pod"): _pod,
+    ("", "Service"): _service,
+    ("", "Secret"): _secret,
+    ("", "ReplicationController"): _replication_controller,
+    ("", "PersistentVolume"): _volume_spec,
+    ("", "PersistentVolumeClaim"): _volume_spec,
+    ("", "Endpoints"): _endpoints,
+    ("", "PodTemplate"): _pod_template,
+    ("discovery.k8s.io", "EndpointSlice"): _endpoint_slice,
+    ("apps", "Deployment"): _deployment,
+    ("apps", "ReplicaSet"): _replica_set,
+    ("apps", "DaemonSet"): _daemon_set,
+    ("apps", "StatefulSet"): _stateful_set,
+    ("batch", "Job"): _job,
+    ("batch", "CronJob"): _cron_job,
+    ("networking.k8s.io", "NetworkPolicy"): _network_policy,
+    (_RBAC, "RoleBinding"): _binding_subjects,
+    (_RBAC, "ClusterRoleBinding"): _binding_subjects,
+    ("scheduling.k8s.io", "PriorityClass"): _priority_class,
+    ("storage.k8s.io", "StorageClass"): _storage_class,
+    ("storage.k8s.io", "CSIDriver"): _csi_driver,
+    ("autoscaling", "HorizontalPodAutoscaler"): _hpa,
+}
+
+
+def apply_defaults(group: str, kind: str, obj: Obj, creating: bool) -> None:
+    """Default ``obj`` (a built-in object of ``group``/``kind``) in place. ``creating``: the
+    object is being created (admission defaults and generated fields apply)."""
+    defaulter = _DEFAULTERS.get((group, kind))
+    if defaulter is not None:
+        defaulter(obj, creating)
