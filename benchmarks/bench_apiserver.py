@@ -8,7 +8,8 @@ storage) so that the client does not share its interpreter. Scenarios:
 - watch fan-out: 10 watchers, N creates; events/s delivered in total, p50/p99 create-to-delivery latency
 
 Targets (issue 4): >= 2,000 creates/s, >= 20,000 watch events/s in total, a list of 100,000 Foos < 3 s.
-Usage: ``.venv/bin/python benchmarks/bench_apiserver.py [--creates 10000] [--big-list 100000] [--concurrency 32]``
+Usage: ``.venv/bin/python benchmarks/bench_apiserver.py [--creates 10000] [--big-list 100000] [--concurrency 32]
+[--data-dir]`` (``--data-dir``: storage on disk, every write committed before its response).
 """
 
 from __future__ import annotations
@@ -132,7 +133,8 @@ async def watch_fanout(session: aiohttp.ClientSession, url: str, n: int, watcher
 
 async def main_async(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        server = ServerProcess(Path(tmp))
+        extra = ("--data-dir", str(Path(tmp) / "data")) if args.data_dir else ()
+        server = ServerProcess(Path(tmp), *extra)
         try:
             conn = aiohttp.TCPConnector(ssl=server.ssl, limit=args.concurrency + 20)
             headers = {"Authorization": f"Bearer {server.token}"}
@@ -173,6 +175,8 @@ def main() -> None:
     parser.add_argument("--watch-events", type=int, default=10_000)
     parser.add_argument("--watchers", type=int, default=10)
     parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--data-dir", action="store_true",
+                        help="keep the server's state on disk (SQLite WAL in a temporary directory)")
     asyncio.run(main_async(parser.parse_args()))
 
 
