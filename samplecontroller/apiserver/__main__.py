@@ -49,6 +49,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="set Deployment status replicas from spec after a short delay")
     parser.add_argument("--event-ttl", type=_positive_duration, default=3600.0, metavar="DURATION",
                         help="how long an Event is kept after its last write (default 1h, as kube-apiserver)")
+    parser.add_argument("--history-window", type=_positive_duration, default=75.0, metavar="DURATION",
+                        help="how long watch history is kept (default 75s, as kube-apiserver's watch cache); "
+                             "a watch from an older resourceVersion gets 410 Expired")
     args = parser.parse_args(argv)
     if not 0 <= args.port <= 65535:
         parser.error(f"--port must be between 0 and 65535, got {args.port}")
@@ -58,7 +61,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 async def _serve(args: argparse.Namespace) -> None:
     server = LocalAPIServer(data_dir=args.data_dir, simulate_deployments=args.simulate_deployments,
                             kubeconfig_path=Path(args.kubeconfig), port=args.port, bind=args.bind,
-                            insecure_http=args.insecure_http, event_ttl=args.event_ttl)
+                            insecure_http=args.insecure_http, event_ttl=args.event_ttl,
+                            history_window=args.history_window)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

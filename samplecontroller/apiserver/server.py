@@ -5,7 +5,8 @@
 and the kubeconfig (server, CA data, token) is written. ``__exit__`` stops the server, closes
 every watch and the storage. ``requests`` is a copy of the recorded
 ``RequestRecord(user_agent, verb, resource)`` entries (for RBAC-coverage checks), empty unless
-``record_requests`` (how many to keep, the newest) is given. ``event_ttl`` (seconds, default
+``record_requests`` (how many to keep, the newest) is given. ``history``/``history_window`` bound the
+watch history (events, seconds; see ``storage``). ``event_ttl`` (seconds, default
 3600 as kube-apiserver's ``--event-ttl``) is how long an Event lives after its last write.
 ``call(fn)`` runs ``fn(core)`` on the server loop (the only safe way to touch its state).
 
@@ -79,7 +80,7 @@ class LocalAPIServer:
                  kubeconfig_path: str | Path | None = None, port: int = 0, bind: str = "127.0.0.1",
                  insecure_http: bool = False, token: str | None = None, history: int = 100_000,
                  bookmark_interval: float = 5.0, simulate_delay: float = 0.3, record_requests: int = 0,
-                 event_ttl: float = 3600.0) -> None:
+                 event_ttl: float = 3600.0, history_window: float = 75.0) -> None:
         self.data_dir = Path(data_dir) if data_dir is not None else None
         self.simulate_deployments = simulate_deployments
         self._tmpdir: tempfile.TemporaryDirectory[str] | None = None
@@ -93,6 +94,7 @@ class LocalAPIServer:
         self._token_given = token is not None
         self.token = token or secrets.token_urlsafe(32)
         self.history = history
+        self.history_window = history_window
         self.bookmark_interval = bookmark_interval
         self.simulate_delay = simulate_delay
         if event_ttl <= 0:
@@ -171,7 +173,7 @@ class LocalAPIServer:
 
     async def serve_async(self) -> None:
         """Start serving on the current loop (used by the thread and by the CLI)."""
-        self.store = Store(self.data_dir, history=self.history)  # takes the data directory's lock
+        self.store = Store(self.data_dir, history=self.history, history_window=self.history_window)  # takes the data directory's lock
         if self.data_dir is not None and not self._token_given:
             self.token = _load_or_create_token(self.data_dir / "token", self.token)
         registry = Registry()

@@ -18,7 +18,9 @@ database files 0600 (SQLite gives -wal and -shm the database file's mode).
 
 On top of the table the store keeps, in memory: the current objects (decoded once, plus their
 encoded bytes, so reads never re-parse JSON), an index by uid and by owner uid (for the garbage
-collector), and a bounded history of recent events that feeds watches. Revisions older than the
+collector), and a bounded history of recent events that feeds watches: at most ``history`` events
+and none committed more than ``history_window`` seconds ago (75 s by default, kube-apiserver's
+watch-cache freshness), so memory stays flat under steady churn. Revisions older than the
 history are *compacted*: their superseded rows are deleted, and a watch or an exact list from
 such a revision must answer 410 Expired (``Expired`` is raised).
 
@@ -33,6 +35,7 @@ import fcntl
 import logging
 import os
 import sqlite3
+import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -82,7 +85,7 @@ class Entry:
 class Event:
     """One change: ``type`` is ADDED, MODIFIED or DELETED; ``prev`` the object before it."""
 
-    __slots__ = ("_line", "entry", "name", "namespace", "prev", "rev", "skey", "type")
+    __slots__ = ("_line", "entry", "name", "namespace", "prev", "rev", "skey", "time", "type")
 
     def __init__(self, type_: str, skey: str, namespace: str, name: str, entry: Entry,
                  prev: dict[str, Any] | None) -> None:
@@ -93,6 +96,7 @@ class Event:
         self.entry = entry
         self.rev = entry.rev
         self.prev = prev
+        self.time = 0.0  # when it was committed (time.monotonic())
         self._line: bytes | None = None
 
     def line(self) -> bytes:
@@ -172,7 +176,8 @@ def _lock_data_dir(path: Path) -> int:
 class Store:
     """The kine-style revision table plus the in-memory current state and watch history."""
 
-    def __init__(self, data_dir: str | Path | None = None, history: int = 100_000) -> None:
+    def __init__(self, data_dir: str | Path | None = None, history: int = 100_000,
+                 history_window: float = 75.0) -> None:
         self._lock_fd: int | None = None
         if data_dir is None:
             self._db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
@@ -198,6 +203,7 @@ class Store:
         self.watchers: dict[str, set[Watcher]] = {}
         self.history: deque[Event] = deque()
         self._history_limit = history
+        self._history_window = history_window
         self._sorted: dict[tuple[str, str | None], list[Key]] = {}
         self._names: dict[str, dict[str, set[str]]] = {}  # skey -> namespace -> names
         self.listeners: list[Callable[[Event], None]] = []
@@ -391,10 +397,13 @@ class Store:
                 raise
             self._pending = []
         events, self._unpublished = self._unpublished, []
+        now = time.monotonic()
         for event in events:
+            event.time = now
             self._publish(event)
         if events:
             self.committed_rev = events[-1].rev
+            self._trim_history(now - self._history_window)
         waiters, self._waiters = self._waiters, []
         for future in waiters:
             if not future.done():
@@ -436,8 +445,9 @@ class Store:
         if prev is None:
             return None
         self.rev += 1
-        obj = prev.copy()
-        obj["metadata"]["resourceVersion"] = str(self.rev)
+        # shares everything but the metadata with the stored object (immutable): a history of
+        # deletions costs no second copy of every object
+        obj = {**prev.obj, "metadata": {**prev.obj["metadata"], "resourceVersion": str(self.rev)}}
         raw = _encode(obj)
         self._append(self._key(skey, ns, name), False, True, prev.rev, raw)
         bucket = self.data[skey]
@@ -474,6 +484,12 @@ class Store:
         self._writes_since_compact += 1
         for watcher in self.watchers.get(event.skey, ()):
             watcher.offer(event)
+
+    def _trim_history(self, oldest: float) -> None:
+        """Drop the history events committed before ``oldest`` (their revisions become compacted)."""
+        history = self.history
+        while history and history[0].time < oldest:
+            self.compacted = history.popleft().rev
 
     def compact(self, rev: int | None = None) -> int:
         """Forget history up to ``rev`` (default: the current revision); returns the compacted revision."""

@@ -1,0 +1,60 @@
+"""A reflector ahead of the server (the server's data was restored from an older copy) gets "Too
+large resource version" for its watch and its list at that version, and re-lists from scratch as
+client-go does, so its cache matches the server again."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from generated.clientset import Clientset
+from samplecontroller.apiserver import LocalAPIServer
+from samplecontroller.apiserver.testing import install_crds
+from samplecontroller.cache import Reflector, new_store
+from samplecontroller.rest import load_rest_client
+from tests.reliability.procs import wait_until
+
+
+def foo(name: str) -> dict[str, Any]:
+    return {"apiVersion": "samplecontroller.k8s.io/v1alpha1", "kind": "Foo", "metadata": {"name": name},
+            "spec": {"deploymentName": name, "replicas": 1}}
+
+
+@pytest.mark.slow
+def test_a_reflector_ahead_of_a_restored_server_relists(tmp_path: Path) -> None:
+    data, backup, kubeconfig = tmp_path / "data", tmp_path / "backup", tmp_path / "kc"
+    with LocalAPIServer(data_dir=data, kubeconfig_path=kubeconfig) as s:
+        install_crds(s)
+        port = s.port
+        Clientset(load_rest_client(kubeconfig=str(kubeconfig))).samplecontroller_v1alpha1.foos("default").create(
+            foo("kept"))
+    shutil.copytree(data, backup)  # a consistent copy of a stopped server
+    errors: list[BaseException] = []
+    stop = threading.Event()
+    store = new_store()
+    foos = Clientset(load_rest_client(kubeconfig=str(kubeconfig))).samplecontroller_v1alpha1.foos("default")
+    reflector = Reflector(foos.lister_watcher(), store, name="foos",
+                          watch_error_handler=lambda _name, err: errors.append(err))
+    runner = threading.Thread(target=reflector.run, args=(stop,), daemon=True)
+    try:
+        with LocalAPIServer(data_dir=data, kubeconfig_path=kubeconfig, port=port):
+            runner.start()
+            for name in ("lost-1", "lost-2"):
+                foos.create(foo(name))
+            wait_until(lambda: sorted(store.list_keys()) == ["default/kept", "default/lost-1", "default/lost-2"], 10,
+                       "the reflector syncs")
+            ahead = int(reflector.last_sync_resource_version())
+        with LocalAPIServer(data_dir=backup, kubeconfig_path=kubeconfig, port=port) as restored:
+            current = restored.call(lambda core: core.store.rev)
+            assert current < ahead
+            wait_until(lambda: store.list_keys() == ["default/kept"], 20, "the reflector re-lists")
+            assert int(reflector.last_sync_resource_version()) <= restored.call(lambda core: core.store.rev)
+            too_large = [e for e in errors if "Too large resource version" in str(e)]
+            assert too_large, [str(e) for e in errors]
+    finally:
+        stop.set()
+        runner.join(10)
