@@ -8,9 +8,11 @@ HTTPS JSON client (the kubeconfig's token and CA) that raises ``OSError`` when t
 from __future__ import annotations
 
 import base64
+import contextlib
 import http.client
 import json
 import signal
+import socket
 import ssl
 import subprocess
 import sys
@@ -100,3 +102,56 @@ def install_foo_crd(server: ServerProcess) -> None:
     assert code == 201, body
     wait_until(lambda: server.call("GET", "/apis/samplecontroller.k8s.io/v1alpha1/foos")[0] == 200, 10,
                "the Foo CRD serves")
+
+
+class SwitchingProxy:
+    """A loopback TCP proxy whose backend can be switched: ``switch(port)`` cuts every open
+    connection and sends new ones to ``port`` (a server restored elsewhere, with no downtime)."""
+
+    def __init__(self, backend_port: int) -> None:
+        self.backend_port = backend_port
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self._listener.getsockname()[1]
+        self._open: set[socket.socket] = set()
+        self._lock = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def switch(self, backend_port: int) -> None:
+        with self._lock:
+            self.backend_port = backend_port
+            for sock in self._open:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+            self._open.clear()
+
+    def close(self) -> None:
+        self._listener.close()
+        self.switch(0)
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            with self._lock:
+                try:
+                    backend = socket.create_connection(("127.0.0.1", self.backend_port))
+                except OSError:
+                    client.close()
+                    continue
+                self._open |= {client, backend}
+            for src, dst in ((client, backend), (backend, client)):
+                threading.Thread(target=self._pipe, args=(src, dst), daemon=True).start()
+
+    @staticmethod
+    def _pipe(src: socket.socket, dst: socket.socket) -> None:
+        try:
+            while data := src.recv(65536):
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for sock in (src, dst):
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
