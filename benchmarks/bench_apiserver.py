@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 import aiohttp
+import psutil
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -142,9 +143,13 @@ async def main_async(args: argparse.Namespace) -> None:
                                              timeout=aiohttp.ClientTimeout(total=600)) as session:
                 await setup(session, server.url)
                 rows: list[tuple[str, str, str, str, str]] = []
+                proc = psutil.Process(server.proc.pid)
+                cpu0 = sum(proc.cpu_times()[:2])
                 secs, lat = await create_many(session, server.url, "bench-create", args.creates, args.concurrency)
+                cpu = sum(proc.cpu_times()[:2]) - cpu0
                 rows.append((f"create {args.creates} Foos", f"{secs:.2f}", f"{args.creates / secs:,.0f}",
                              f"{pct(lat, 0.5) * 1000:.1f}", f"{pct(lat, 0.99) * 1000:.1f}"))
+                rows.append(("  per server CPU second", f"{cpu:.2f}", f"{args.creates / cpu:,.0f}", "", ""))
                 for label, ns, n in (("list", "bench-create", args.creates), ("list", "bench-big", args.big_list)):
                     if ns == "bench-big":
                         await create_many(session, server.url, ns, n, args.concurrency)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 import tempfile
 import time
@@ -38,7 +37,7 @@ def foo(name: str) -> dict[str, object]:
 
 
 def event(name: str) -> dict[str, object]:
-    return {"apiVersion": "v1", "kind": "Event", "metadata": {"name": f"{name}.synced"}, "type": "Normal",
+    return {"apiVersion": "v1", "kind": "Event", "metadata": {"generateName": f"{name}."}, "type": "Normal",
             "involvedObject": {"kind": "Foo", "name": name, "namespace": NS}, "reason": "Synced",
             "message": "Foo synced successfully"}
 

@@ -15,7 +15,6 @@ from pathlib import Path
 
 from samplecontroller.apiserver.server import LocalAPIServer
 
-
 _DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(h|ms|m|s|us|µs|ns)")
 _UNIT = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
 

@@ -248,6 +248,9 @@ class Store:
         return f"{group}/{plural}", ns, name
 
     def close(self) -> None:
+        if self._commit_handle is not None:
+            self._commit_handle.cancel()
+            self._commit_handle = None
         try:
             self.flush()
             self._db.close()
