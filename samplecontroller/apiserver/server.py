@@ -232,8 +232,8 @@ class LocalAPIServer:
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         with tempfile.TemporaryDirectory() as tmp:
             cert, key = Path(tmp) / "tls.crt", Path(tmp) / "tls.key"
-            cert.write_bytes(cert_pem)
-            key.write_bytes(key_pem)
+            write_private(cert, cert_pem)
+            write_private(key, key_pem)
             ctx.load_cert_chain(str(cert), str(key))
         return ctx
 
