@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime
 import functools
 import ipaddress
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-__all__ = ["ServingMaterial", "load_or_create", "serving_material"]
+__all__ = ["ServingMaterial", "load_or_create", "private_dir", "serving_material", "write_private"]
 
 
 @dataclass(frozen=True)
@@ -98,20 +99,41 @@ def load_or_create(directory: Path, extra_hosts: tuple[str, ...] = (),
                    common_name: str = "samplecontroller-apiserver") -> ServingMaterial:
     """The material kept in ``directory`` (``ca.crt``, ``tls.crt``, ``tls.key``) when it is there,
     covers loopback plus ``extra_hosts`` and is valid for at least another day; else new material,
-    written there (the key with mode 0600). Clients that trust the CA keep working across restarts."""
+    written there (every file with mode 0600, the directory 0700). Clients that trust the CA keep working across restarts."""
     paths = [directory / name for name in _FILES]
     if all(p.is_file() for p in paths):
         material = ServingMaterial(*(p.read_bytes() for p in paths))
         if _still_good(material, ("localhost", "127.0.0.1", "::1", *extra_hosts)):
             return material
     material = serving_material(extra_hosts, common_name)
-    directory.mkdir(parents=True, exist_ok=True)
+    private_dir(directory)
     for path, data in zip(paths, (material.ca_pem, material.cert_pem, material.key_pem), strict=True):
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_bytes(data)
-        tmp.chmod(0o600)
-        tmp.replace(path)
+        write_private(path, data)
     return material
+
+
+def private_dir(directory: Path) -> None:
+    """Make ``directory`` (and missing parents) with mode 0700; an existing one loses any group
+    and other permissions (it holds keys and tokens)."""
+    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if directory.stat().st_mode & 0o077:
+        directory.chmod(0o700)
+
+
+def write_private(path: Path, data: bytes) -> None:
+    """Replace ``path`` atomically by a file holding ``data`` that was created with mode 0600 (never
+    readable by other users, not even for a moment: no write-then-chmod)."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.unlink(missing_ok=True)  # a leftover of a crash may have other modes; O_EXCL makes a fresh one
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
 
 
 def _still_good(material: ServingMaterial, hosts: tuple[str, ...]) -> bool:

@@ -8,11 +8,32 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import re
 import signal
 import sys
 from pathlib import Path
 
 from samplecontroller.apiserver.server import LocalAPIServer
+
+_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(h|ms|m|s|us|µs|ns)")
+_UNIT = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+
+
+def parse_duration(text: str) -> float:
+    """A Go duration (``1h``, ``30m``, ``1h0m0s``, ``1.5s``) in seconds; raises ValueError."""
+    if not text or _DURATION.sub("", text):
+        raise ValueError(f"invalid duration {text!r} (use Go syntax like 1h, 30m or 90s)")
+    return sum(float(n) * _UNIT[u] for n, u in _DURATION.findall(text))
+
+
+def _positive_duration(text: str) -> float:
+    try:
+        seconds = parse_duration(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+    if seconds <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {text!r}")
+    return seconds
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -25,6 +46,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--insecure-http", action="store_true", help="serve plain HTTP (debugging only)")
     parser.add_argument("--simulate-deployments", action="store_true",
                         help="set Deployment status replicas from spec after a short delay")
+    parser.add_argument("--event-ttl", type=_positive_duration, default=3600.0, metavar="DURATION",
+                        help="how long an Event is kept after its last write (default 1h, as kube-apiserver)")
+    parser.add_argument("--history-window", type=_positive_duration, default=75.0, metavar="DURATION",
+                        help="how long watch history is kept (default 75s, as kube-apiserver's watch cache); "
+                             "a watch from an older resourceVersion gets 410 Expired")
     args = parser.parse_args(argv)
     if not 0 <= args.port <= 65535:
         parser.error(f"--port must be between 0 and 65535, got {args.port}")
@@ -34,7 +60,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 async def _serve(args: argparse.Namespace) -> None:
     server = LocalAPIServer(data_dir=args.data_dir, simulate_deployments=args.simulate_deployments,
                             kubeconfig_path=Path(args.kubeconfig), port=args.port, bind=args.bind,
-                            insecure_http=args.insecure_http)
+                            insecure_http=args.insecure_http, event_ttl=args.event_ttl,
+                            history_window=args.history_window)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

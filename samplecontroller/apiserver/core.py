@@ -239,7 +239,8 @@ class Core:
     # ------------------------------------------------------------------ bootstrap
 
     def bootstrap(self) -> None:
-        """Create the default namespaces and ``cluster``'s objects if missing; resume controllers for pending work."""
+        """Create the default namespaces and ``cluster``'s objects if missing; resume controllers for pending
+        work (and the deployment simulator for every Deployment whose status is behind its spec)."""
         for ns in ("default", "kube-system", "kube-public", "kube-node-lease"):
             if self.store.get(NS_KEY, "", ns) is None:
                 res = self.registry.get("", "v1", "namespaces")
@@ -252,6 +253,10 @@ class Core:
                 meta = entry.obj.get("metadata") or {}
                 if meta.get("deletionTimestamp") or meta.get("ownerReferences"):
                     self._schedule(self._reconcile, skey, ns, name)
+        if self.simulate_deployments:
+            for (ns, name), entry in list((self.store.data.get("apps/deployments") or {}).items()):
+                if _simulated_status(entry.obj) is not None:
+                    self._schedule(self._simulate, ns, name, delay=self.simulate_delay)
 
     # ------------------------------------------------------------------ reads
 
@@ -1126,22 +1131,12 @@ class Core:
 
     def _simulate(self, ns: str, name: str) -> None:
         entry = self.store.get("apps/deployments", ns, name)
-        if entry is None or (entry.obj.get("metadata") or {}).get("deletionTimestamp"):
+        if entry is None:
             return
-        obj = entry.obj
-        replicas = _deep_get(obj, "spec", "replicas")
-        replicas = 1 if replicas is None else int(replicas)
-        generation = int(_deep_get(obj, "metadata", "generation") or 1)
-        status = dict(obj.get("status") or {})
-        want = {"observedGeneration": generation, "replicas": replicas, "updatedReplicas": replicas,
-                "readyReplicas": replicas, "availableReplicas": replicas}
-        if all(status.get(k) == v for k, v in want.items()):
+        status = _simulated_status(entry.obj)
+        if status is None:
             return
         new = entry.copy()
-        status.update(want)
-        if replicas == 0:
-            for key in ("readyReplicas", "availableReplicas", "updatedReplicas"):
-                status.pop(key, None)
         now = now_rfc3339()
         status["conditions"] = [
             {"type": "Available", "status": "True", "lastUpdateTime": now, "lastTransitionTime": now,
@@ -1176,6 +1171,27 @@ def _set_namespace_conditions(ns: dict[str, Any], remaining: Mapping[str, int], 
     for ctype, ok_reason, ok_message in _NS_CONDITIONS_OK:
         reason, message = failing.get(ctype, (ok_reason, ok_message))
         Core._set_condition(ns, ctype, "True" if ctype in failing else "False", reason, message)
+
+
+def _simulated_status(obj: dict[str, Any]) -> dict[str, Any] | None:
+    """The status the simulator gives a Deployment (all replicas ready, the generation observed),
+    or None if its status already says so (or it is being deleted). With zero replicas the ready,
+    available and updated counts are omitted; an absent count counts as zero."""
+    if (obj.get("metadata") or {}).get("deletionTimestamp"):
+        return None
+    replicas = _deep_get(obj, "spec", "replicas")
+    replicas = 1 if replicas is None else int(replicas)
+    generation = int(_deep_get(obj, "metadata", "generation") or 1)
+    status = dict(obj.get("status") or {})
+    want = {"observedGeneration": generation, "replicas": replicas, "updatedReplicas": replicas,
+            "readyReplicas": replicas, "availableReplicas": replicas}
+    if all((status.get(k) or 0) == v for k, v in want.items()):
+        return None
+    status.update(want)
+    if replicas == 0:
+        for key in ("readyReplicas", "availableReplicas", "updatedReplicas"):
+            del status[key]
+    return status
 
 
 class GoRawZero(schema.GoRaw):

@@ -3,11 +3,18 @@
 ``LocalAPIServer`` contract: ``__enter__`` returns once the server accepts requests (or raises
 ``OSError``/``RuntimeError``); ``url``, ``kubeconfig_path``, ``token``, ``ca_path`` are then set
 and the kubeconfig (server, CA data, token) is written. ``__exit__`` stops the server, closes
-every watch and the storage (flushing it to ``data_dir`` if given). ``requests`` is the live
-list of ``RequestRecord(user_agent, verb, resource)`` entries, for RBAC-coverage checks.
+every watch and the storage. ``requests`` is a copy of the recorded
+``RequestRecord(user_agent, verb, resource)`` entries (for RBAC-coverage checks), empty unless
+``record_requests`` (how many to keep, the newest) is given. ``history``/``history_window`` bound the
+watch history (events, seconds; see ``storage``). ``event_ttl`` (seconds, default
+3600 as kube-apiserver's ``--event-ttl``) is how long an Event lives after its last write.
 ``call(fn)`` runs ``fn(core)`` on the server loop (the only safe way to touch its state).
 ``header_timeout`` (default 32 s, kube-apiserver's ReadHeaderTimeout) closes connections that
 do not deliver a complete request header in time (see ``transport``).
+
+Every write is committed before its response is sent (see ``storage``); with ``data_dir`` the
+directory is 0700 and every file in it (database, CA, serving key, token) 0600, created so; the
+kubeconfig and its ``.ca.crt`` are 0600 too.
 """
 
 from __future__ import annotations
@@ -15,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import concurrent.futures
-import logging
 import secrets
 import socket
 import ssl
@@ -32,8 +38,9 @@ from samplecontroller.apiserver.core import Core
 from samplecontroller.apiserver.registry import Registry
 from samplecontroller.apiserver.storage import Store
 from samplecontroller.apiserver.transport import HEADER_TIMEOUT, HeaderTimeoutSite
+from samplecontroller.apiserver.ttl import EventExpiry
 from samplecontroller.apiserver.web import APIServerApp, RequestRecord
-from samplecontroller.tls import load_or_create, serving_material
+from samplecontroller.tls import load_or_create, serving_material, write_private
 
 __all__ = ["LocalAPIServer", "write_kubeconfig"]
 
@@ -55,10 +62,7 @@ def write_kubeconfig(path: Path, url: str, token: str, ca_pem: bytes | None) -> 
         "preferences": {},
     }
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(yaml.safe_dump(config, sort_keys=False))
-    tmp.chmod(0o600)
-    tmp.replace(path)
+    write_private(path, yaml.safe_dump(config, sort_keys=False).encode())
 
 
 def _load_or_create_token(path: Path, fresh: str) -> str:
@@ -68,10 +72,7 @@ def _load_or_create_token(path: Path, fresh: str) -> str:
         token = path.read_text().strip()
         if token:
             return token
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(fresh)
-    tmp.chmod(0o600)
-    tmp.replace(path)
+    write_private(path, fresh.encode())
     return fresh
 
 
@@ -81,7 +82,8 @@ class LocalAPIServer:
     def __init__(self, data_dir: str | Path | None = None, simulate_deployments: bool = False, *,
                  kubeconfig_path: str | Path | None = None, port: int = 0, bind: str = "127.0.0.1",
                  insecure_http: bool = False, token: str | None = None, history: int = 100_000,
-                 bookmark_interval: float = 5.0, simulate_delay: float = 0.3,
+                 bookmark_interval: float = 5.0, simulate_delay: float = 0.3, record_requests: int = 0,
+                 event_ttl: float = 3600.0, history_window: float = 75.0,
                  header_timeout: float = HEADER_TIMEOUT) -> None:
         self.data_dir = Path(data_dir) if data_dir is not None else None
         self.simulate_deployments = simulate_deployments
@@ -96,9 +98,14 @@ class LocalAPIServer:
         self._token_given = token is not None
         self.token = token or secrets.token_urlsafe(32)
         self.history = history
+        self.history_window = history_window
         self.bookmark_interval = bookmark_interval
         self.simulate_delay = simulate_delay
         self.header_timeout = header_timeout
+        if event_ttl <= 0:
+            raise ValueError(f"event_ttl must be positive, got {event_ttl}")
+        self.record_requests = record_requests
+        self.event_ttl = event_ttl
         self.url = ""
         self.ca_path: Path | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -110,11 +117,12 @@ class LocalAPIServer:
         self._ready = threading.Event()
         self._stop: asyncio.Event | None = None
         self._error: BaseException | None = None
-        self._flusher: asyncio.Task[None] | None = None
+        self._expiry: EventExpiry | None = None
 
     @property
     def requests(self) -> list[RequestRecord]:
-        return self.app.requests if self.app is not None else []
+        """The recorded requests, oldest first (a copy; empty unless ``record_requests``)."""
+        return list(self.app.requests) if self.app is not None else []
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -170,7 +178,7 @@ class LocalAPIServer:
 
     async def serve_async(self) -> None:
         """Start serving on the current loop (used by the thread and by the CLI)."""
-        self.store = Store(self.data_dir, history=self.history)  # takes the data directory's lock
+        self.store = Store(self.data_dir, history=self.history, history_window=self.history_window)  # takes the data directory's lock
         if self.data_dir is not None and not self._token_given:
             self.token = _load_or_create_token(self.data_dir / "token", self.token)
         registry = Registry()
@@ -178,8 +186,10 @@ class LocalAPIServer:
                          simulate_delay=self.simulate_delay)
         self.core.loop = asyncio.get_running_loop()
         self.core.bootstrap()
-        self._flusher = asyncio.get_running_loop().create_task(self._flush_loop())
-        self.app = APIServerApp(self.store, registry, self.core, self.token, bookmark_interval=self.bookmark_interval)
+        self._expiry = EventExpiry(self.store, self.event_ttl)
+        self._expiry.start(asyncio.get_running_loop())
+        self.app = APIServerApp(self.store, registry, self.core, self.token, bookmark_interval=self.bookmark_interval,
+                                record_requests=self.record_requests)
         ssl_ctx: ssl.SSLContext | None = None
         ca_pem: bytes | None = None
         if not self.insecure_http:
@@ -208,22 +218,13 @@ class LocalAPIServer:
         if ca_pem is not None:
             ca_file = self.kubeconfig_path.with_name(self.kubeconfig_path.name + ".ca.crt")
             ca_file.parent.mkdir(parents=True, exist_ok=True)
-            ca_file.write_bytes(ca_pem)
+            write_private(ca_file, ca_pem)
             self.ca_path = ca_file
         write_kubeconfig(self.kubeconfig_path, self.url, self.token, ca_pem)
 
-    async def _flush_loop(self) -> None:
-        while True:
-            await asyncio.sleep(0.1)
-            if self.store is not None:
-                try:
-                    self.store.flush()
-                except Exception:  # a full disk must not kill the server; the next flush retries
-                    logging.getLogger(__name__).exception("storage flush failed")
-
     async def shutdown_async(self) -> None:
-        if self._flusher is not None:
-            self._flusher.cancel()
+        if self._expiry is not None:
+            self._expiry.stop()
         if self.store is not None:
             for group in list(self.store.watchers.values()):
                 for watcher in list(group):
@@ -238,8 +239,8 @@ class LocalAPIServer:
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         with tempfile.TemporaryDirectory() as tmp:
             cert, key = Path(tmp) / "tls.crt", Path(tmp) / "tls.key"
-            cert.write_bytes(cert_pem)
-            key.write_bytes(key_pem)
+            write_private(cert, cert_pem)
+            write_private(key, key_pem)
             ctx.load_cert_chain(str(cert), str(key))
         return ctx
 

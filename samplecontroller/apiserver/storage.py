@@ -6,9 +6,21 @@ resourceVersion), ``name`` the key (``/<group>/<plural>/<namespace>/<name>``), `
 is updated in place. ``:memory:`` by default (no fsync); a file in WAL mode with ``data_dir``, in
 which case the current state and the revision counter survive a restart.
 
+Group commit: ``put`` and ``delete`` change the in-memory state at once (internal controllers see
+it through ``listeners``) and queue their row; the rows queued during one event-loop turn are
+committed in one transaction on the next turn (``commit``), together with the revision counter
+(``meta.rev``), so a revision is never handed out twice, even after a crash and a compaction of
+the newest tombstone. ``durable()`` gives the future a request handler awaits before it answers:
+nothing is acknowledged before it is committed. Watchers and the history (``events_since``) get
+an event only once it is committed, as etcd's do. A failed commit fails the waiting futures and
+keeps the rows queued for the next commit. With ``data_dir`` the directory is made 0700 and the
+database files 0600 (SQLite gives -wal and -shm the database file's mode).
+
 On top of the table the store keeps, in memory: the current objects (decoded once, plus their
 encoded bytes, so reads never re-parse JSON), an index by uid and by owner uid (for the garbage
-collector), and a bounded history of recent events that feeds watches. Revisions older than the
+collector), and a bounded history of recent events that feeds watches: at most ``history`` events
+and none committed more than ``history_window`` seconds ago (75 s by default, kube-apiserver's
+watch-cache freshness), so memory stays flat under steady churn. Revisions older than the
 history are *compacted*: their superseded rows are deleted, and a watch or an exact list from
 such a revision must answer 410 Expired (``Expired`` is raised).
 
@@ -20,8 +32,10 @@ from __future__ import annotations
 
 import asyncio
 import fcntl
+import logging
 import os
 import sqlite3
+import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -29,7 +43,11 @@ from typing import Any
 
 import msgspec
 
+from samplecontroller.tls import private_dir
+
 __all__ = ["Entry", "Event", "Expired", "Store", "Watcher"]
+
+log = logging.getLogger(__name__)
 
 _encode = msgspec.json.Encoder().encode
 _decode = msgspec.json.Decoder().decode
@@ -67,7 +85,7 @@ class Entry:
 class Event:
     """One change: ``type`` is ADDED, MODIFIED or DELETED; ``prev`` the object before it."""
 
-    __slots__ = ("_line", "entry", "name", "namespace", "prev", "rev", "skey", "type")
+    __slots__ = ("_line", "entry", "name", "namespace", "prev", "rev", "skey", "time", "type")
 
     def __init__(self, type_: str, skey: str, namespace: str, name: str, entry: Entry,
                  prev: dict[str, Any] | None) -> None:
@@ -78,6 +96,7 @@ class Event:
         self.entry = entry
         self.rev = entry.rev
         self.prev = prev
+        self.time = 0.0  # when it was committed (time.monotonic())
         self._line: bytes | None = None
 
     def line(self) -> bytes:
@@ -90,9 +109,10 @@ class Event:
 class Watcher:
     """A subscription to one storage key (optionally one namespace); events are buffered."""
 
-    def __init__(self, skey: str, namespace: str | None, limit: int = 200_000) -> None:
+    def __init__(self, skey: str, namespace: str | None, limit: int = 200_000, after: int = 0) -> None:
         self.skey = skey
         self.namespace = namespace
+        self.after = after  # events at or below this revision are not offered (the watch has them)
         self.buffer: list[Event] = []
         self.wake = asyncio.Event()
         self.overflowed = False
@@ -100,7 +120,7 @@ class Watcher:
         self._limit = limit
 
     def offer(self, event: Event) -> None:
-        if self.closed or (self.namespace is not None and event.namespace != self.namespace):
+        if self.closed or event.rev <= self.after or (self.namespace is not None and event.namespace != self.namespace):
             return  # a closed watcher takes nothing more: its stream ends after what it already has
         if len(self.buffer) >= self._limit:
             self.overflowed = True
@@ -123,6 +143,15 @@ def _owner_uids(obj: dict[str, Any]) -> set[str]:
     return {str(r.get("uid")) for r in refs if isinstance(r, dict) and r.get("uid")}
 
 
+def _private_file(path: Path, create: bool) -> None:
+    """Create ``path`` with mode 0600 if ``create`` and it is missing; take group and other
+    permissions from it if it exists (a data directory of an older version)."""
+    if create:
+        os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+    if path.exists() and path.stat().st_mode & 0o077:
+        path.chmod(0o600)
+
+
 class DataDirInUseError(OSError):
     """Another embedded API server holds the data directory."""
 
@@ -131,6 +160,7 @@ def _lock_data_dir(path: Path) -> int:
     """Take the data directory's lock (an exclusive flock on ``path/lock``, held until close):
     two servers on one SQLite file would each trust their own in-memory state and diverge."""
     fd = os.open(path / "lock", os.O_RDWR | os.O_CREAT, 0o600)
+    os.fchmod(fd, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -146,7 +176,8 @@ def _lock_data_dir(path: Path) -> int:
 class Store:
     """The kine-style revision table plus the in-memory current state and watch history."""
 
-    def __init__(self, data_dir: str | Path | None = None, history: int = 100_000) -> None:
+    def __init__(self, data_dir: str | Path | None = None, history: int = 100_000,
+                 history_window: float = 75.0) -> None:
         self._lock_fd: int | None = None
         if data_dir is None:
             self._db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
@@ -154,8 +185,10 @@ class Store:
             self._db.execute("PRAGMA synchronous=OFF")
         else:
             path = Path(data_dir)
-            path.mkdir(parents=True, exist_ok=True)
+            private_dir(path)
             self._lock_fd = _lock_data_dir(path)
+            for name in ("state.db", "state.db-wal", "state.db-shm"):
+                _private_file(path / name, create=name == "state.db")
             self._db = sqlite3.connect(str(path / "state.db"), isolation_level=None, check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
@@ -170,12 +203,17 @@ class Store:
         self.watchers: dict[str, set[Watcher]] = {}
         self.history: deque[Event] = deque()
         self._history_limit = history
+        self._history_window = history_window
         self._sorted: dict[tuple[str, str | None], list[Key]] = {}
         self._names: dict[str, dict[str, set[str]]] = {}  # skey -> namespace -> names
         self.listeners: list[Callable[[Event], None]] = []
         self.rev = 0
+        self.committed_rev = 0
         self.compacted = 0
         self._pending: list[tuple[int, str, int, int, int, bytes]] = []
+        self._unpublished: list[Event] = []
+        self._waiters: list[asyncio.Future[None]] = []
+        self._commit_handle: asyncio.Handle | None = None
         self._rows_compacted = 0
         self._writes_since_compact = 0
         self._load()
@@ -197,7 +235,7 @@ class Store:
             obj = _decode(value)
             self._index(skey, (ns, obj_name), Entry(int(rev), obj, bytes(value)), None)
         # history does not survive a restart: older revisions are "compacted"
-        self.compacted = self.rev
+        self.compacted = self.committed_rev = self.rev
 
     @staticmethod
     def _key(skey: str, ns: str, name: str) -> str:
@@ -210,12 +248,15 @@ class Store:
         return f"{group}/{plural}", ns, name
 
     def close(self) -> None:
+        if self._commit_handle is not None:
+            self._commit_handle.cancel()
+            self._commit_handle = None
         try:
             self.flush()
-            self._db.execute("INSERT OR REPLACE INTO meta (k, v) VALUES ('rev', ?)", (self.rev,))
             self._db.close()
         except sqlite3.Error:
-            pass
+            log.exception("storage: the last commit failed")
+        self._fail_waiters(RuntimeError("the storage is closed"))
         if self._lock_fd is not None:
             os.close(self._lock_fd)  # releases the flock
             self._lock_fd = None
@@ -271,7 +312,7 @@ class Store:
         """History events of ``skey`` after ``rev`` (raises ``Expired`` if compacted)."""
         if rev < self.compacted:
             raise Expired(rev, self.compacted)
-        if rev >= self.rev:
+        if rev >= self.committed_rev:
             return []
         out: EventList = []
         for ev in reversed(self.history):
@@ -312,18 +353,72 @@ class Store:
 
     def _append(self, name: str, created: bool, deleted: bool, prev_rev: int, raw: bytes) -> None:
         self._pending.append((self.rev, name, int(created), int(deleted), prev_rev, raw))
-        if len(self._pending) >= 512:
+        self._schedule_commit()
+
+    def _schedule_commit(self) -> None:
+        """Commit on the next loop turn (once, whatever the number of writes in this turn)."""
+        if self._commit_handle is not None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # no loop (direct use in tests): the next flush() or read commits
+        self._commit_handle = loop.call_soon(self._commit_soon)
+
+    def _commit_soon(self) -> None:
+        self._commit_handle = None
+        try:
             self.flush()
+        except sqlite3.Error:
+            log.exception("storage: commit failed; the waiting requests fail and the rows stay queued")
+
+    def durable(self) -> asyncio.Future[None] | None:
+        """None if every write so far is committed; else a future that resolves once they are (or
+        fails with the commit's error). Call it from the event loop."""
+        if not self._pending and not self._unpublished:
+            return None
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append(future)
+        self._schedule_commit()
+        return future
 
     def flush(self) -> None:
-        """Write buffered revisions to SQLite in one transaction (called at least every 100 ms)."""
-        if not self._pending:
-            return
-        rows, self._pending = self._pending, []
-        with self._db:
-            self._db.execute("BEGIN")
-            self._db.executemany(
-                "INSERT INTO kine (id, name, created, deleted, prev_revision, value) VALUES (?,?,?,?,?,?)", rows)
+        """Commit every queued row and the revision counter in one transaction, then hand the
+        events to the history and the watchers and resolve the ``durable()`` futures. Raises
+        ``sqlite3.Error`` (after failing the waiting futures) if the commit fails."""
+        if self._pending:
+            rows = self._pending
+            try:
+                with self._db:
+                    self._db.execute("BEGIN")
+                    self._db.executemany(
+                        "INSERT INTO kine (id, name, created, deleted, prev_revision, value) VALUES (?,?,?,?,?,?)",
+                        rows)
+                    self._db.execute("INSERT OR REPLACE INTO meta (k, v) VALUES ('rev', ?)", (rows[-1][0],))
+            except sqlite3.Error as err:
+                self._fail_waiters(err)
+                raise
+            self._pending = []
+        events, self._unpublished = self._unpublished, []
+        now = time.monotonic()
+        for event in events:
+            event.time = now
+            self._publish(event)
+        if events:
+            self.committed_rev = events[-1].rev
+            self._trim_history(now - self._history_window)
+        waiters, self._waiters = self._waiters, []
+        for future in waiters:
+            if not future.done():
+                future.set_result(None)
+        if self._writes_since_compact >= 10_000:
+            self._compact_rows()
+
+    def _fail_waiters(self, err: BaseException) -> None:
+        waiters, self._waiters = self._waiters, []
+        for future in waiters:
+            if not future.done():
+                future.set_exception(err)
 
     def next_revision(self) -> int:
         """The revision the next write will get (for objects returned by dry runs)."""
@@ -344,7 +439,7 @@ class Store:
         entry = Entry(self.rev, obj, raw)
         self._index(skey, (ns, name), entry, prev)
         event = Event("ADDED" if prev is None else "MODIFIED", skey, ns, name, entry, prev.obj if prev else None)
-        self._publish(event)
+        self._written(event)
         return event
 
     def delete(self, skey: str, ns: str, name: str) -> Event | None:
@@ -353,8 +448,9 @@ class Store:
         if prev is None:
             return None
         self.rev += 1
-        obj = prev.copy()
-        obj["metadata"]["resourceVersion"] = str(self.rev)
+        # shares everything but the metadata with the stored object (immutable): a history of
+        # deletions costs no second copy of every object
+        obj = {**prev.obj, "metadata": {**prev.obj["metadata"], "resourceVersion": str(self.rev)}}
         raw = _encode(obj)
         self._append(self._key(skey, ns, name), False, True, prev.rev, raw)
         bucket = self.data[skey]
@@ -374,8 +470,14 @@ class Store:
                 if not deps:
                     del self.dependents[owner]
         event = Event("DELETED", skey, ns, name, Entry(self.rev, obj, raw), prev.obj)
-        self._publish(event)
+        self._written(event)
         return event
+
+    def _written(self, event: Event) -> None:
+        """A write was applied in memory: internal listeners see it now, watchers after the commit."""
+        self._unpublished.append(event)
+        for listener in self.listeners:
+            listener(event)
 
     def _publish(self, event: Event) -> None:
         self.history.append(event)
@@ -383,15 +485,18 @@ class Store:
             dropped = self.history.popleft()
             self.compacted = dropped.rev
         self._writes_since_compact += 1
-        if self._writes_since_compact >= 10_000:
-            self._compact_rows()
         for watcher in self.watchers.get(event.skey, ()):
             watcher.offer(event)
-        for listener in self.listeners:
-            listener(event)
+
+    def _trim_history(self, oldest: float) -> None:
+        """Drop the history events committed before ``oldest`` (their revisions become compacted)."""
+        history = self.history
+        while history and history[0].time < oldest:
+            self.compacted = history.popleft().rev
 
     def compact(self, rev: int | None = None) -> int:
         """Forget history up to ``rev`` (default: the current revision); returns the compacted revision."""
+        self.flush()
         target = self.rev if rev is None else min(rev, self.rev)
         while self.history and self.history[0].rev <= target:
             self.history.popleft()
@@ -416,8 +521,10 @@ class Store:
 
     # ------------------------------------------------------------------ watches
 
-    def subscribe(self, skey: str, namespace: str | None) -> Watcher:
-        watcher = Watcher(skey, namespace)
+    def subscribe(self, skey: str, namespace: str | None, after: int = 0) -> Watcher:
+        """A watcher of ``skey`` that gets the events committed from now on with a revision above
+        ``after`` (pass the revision of the state the watch has already sent)."""
+        watcher = Watcher(skey, namespace, after=after)
         self.watchers.setdefault(skey, set()).add(watcher)
         return watcher
 

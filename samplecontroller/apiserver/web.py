@@ -10,7 +10,14 @@ Contracts:
 - Watches are chunked streams of newline-delimited ``{"type","object"}`` events. ``timeoutSeconds``
   ends them; ``allowWatchBookmarks`` adds periodic BOOKMARKs; ``sendInitialEvents`` sends the
   current objects then a BOOKMARK annotated ``k8s.io/initial-events-end``; a compacted
-  resourceVersion gets an ERROR event with a 410 Expired Status.
+  resourceVersion gets an ERROR event with a 410 Expired Status, one the server has not reached
+  within 3 s an ERROR event with a 504 "Too large resource version" Status (as kube-apiserver's
+  watch cache; the reflector then re-lists).
+- Nothing is acknowledged before it is committed: the outermost middleware holds every response
+  until the writes made so far are durable (``Store.durable``, one group commit per loop turn);
+  a failed commit turns the response into a 500. Watch events are sent once committed.
+- ``requests`` records ``RequestRecord``s only if ``record_requests`` (the maximum kept, oldest
+  dropped first) is above 0.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ import hmac
 import logging
 import secrets
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any, NamedTuple
 
@@ -170,7 +178,7 @@ class APIServerApp:
     """The aiohttp application over a ``Core`` (see the module docstring)."""
 
     def __init__(self, store: Store, registry: Registry, core: Core, token: str | None,
-                 bookmark_interval: float = 5.0) -> None:
+                 bookmark_interval: float = 5.0, record_requests: int = 0) -> None:
         self.store = store
         self.registry = registry
         self.core = core
@@ -178,14 +186,14 @@ class APIServerApp:
         self.token = token
         self._signing_secret = token if token is not None else secrets.token_urlsafe(32)
         self.bookmark_interval = bookmark_interval
-        self.requests: list[RequestRecord] = []
+        self.requests: deque[RequestRecord] = deque(maxlen=max(record_requests, 0))  # maxlen 0: off
         self._discovery_cache: dict[str, bytes] = {}
         self._openapi_cache: dict[str, dict[str, Any]] = {}
         self._openapi_v2_cache: dict[str, bytes] = {}
         self._openapi_hashes: dict[str, str] = {}
         self._watches: set[asyncio.Task[Any]] = set()
         core.on_discovery_change.append(self._invalidate)
-        self.app = web.Application(client_max_size=bodies.MAX_BODY_BYTES, middlewares=[self._middleware])
+        self.app = web.Application(client_max_size=bodies.MAX_BODY_BYTES, middlewares=[self._commit, self._middleware])
         self.app.on_cleanup.append(self._close_admitter)
         self.app.router.add_route("*", "/{tail:.*}", self._dispatch)
 
@@ -199,6 +207,24 @@ class APIServerApp:
         self._openapi_hashes.clear()
 
     # ------------------------------------------------------------------ middleware
+
+    @web.middleware
+    async def _commit(self, request: web.Request,
+                      handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
+        """Outermost: the response leaves only once every write made so far is committed."""
+        response = await handler(request)
+        waiting = self.store.durable()
+        if waiting is not None:
+            try:
+                await waiting
+            except Exception as err:
+                log.error("storage commit failed serving %s %s: %s", request.method, request.path_qs, err)
+                if response.prepared:
+                    raise
+                return _json({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                              "message": f"Internal error occurred: storage commit failed: {err}",
+                              "reason": "InternalError", "code": 500}, 500)
+        return response
 
     @web.middleware
     async def _middleware(self, request: web.Request,
@@ -909,6 +935,8 @@ class APIServerApp:
             raise APIError(410, "Expired", f"too old resource version: {rev} ({self.store.compacted})") from None
 
     async def _wait_for_rev(self, rev: int, timeout: float = 3.0) -> None:
+        """Return once the server has reached ``rev``; after ``timeout`` s raise kube-apiserver's
+        "Too large resource version" (504 Timeout, cause ResourceVersionTooLarge, retry after 1 s)."""
         deadline = time.monotonic() + timeout
         while self.store.rev < rev:
             if time.monotonic() > deadline:
@@ -1010,38 +1038,45 @@ class APIServerApp:
             match = self._matcher(request, res)
         start_rev = self._rv(rv) if rv not in ("", "0") else None
         ns = t.namespace if res.namespaced else None
-        watcher = self.store.subscribe(res.storage_key, ns)
         response = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
         if request.version >= (1, 1):
             response.enable_chunked_encoding()  # HTTP/1.0: the stream ends when the connection closes
+        if start_rev is not None and not send_initial:
+            try:
+                await self._wait_for_rev(start_rev)
+            except APIError as err:
+                return await self._watch_error(request, response, err.status)
+        # no await from here to the subscription: the sent state and the watched events join exactly
+        initial_lines: list[bytes] = []
+        send_end_bookmark = False
+        pending: list[Event] = []
+        if start_rev is None or send_initial:
+            after = self.store.rev
+            if send_initial is not False:
+                for _, entry in self.store.list(res.storage_key, ns):
+                    if match is None or match(entry.obj):
+                        initial_lines.append(self._line("ADDED", res, entry.obj, entry.raw, accept, request))
+                send_end_bookmark = bool(send_initial)
+        else:
+            after = start_rev
+            try:
+                pending = self.store.events_since(start_rev, res.storage_key)
+            except Expired as err:
+                return await self._watch_error(request, response, {
+                    "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                    "message": f"too old resource version: {err.requested} ({err.compacted})",
+                    "reason": "Expired", "code": 410})
+            pending = [ev for ev in pending if ev.namespace == ns or ns is None]
+        watcher = self.store.subscribe(res.storage_key, ns, after=after)
         try:
-            initial_lines: list[bytes] = []
-            send_end_bookmark = False
-            pending: list[Event] = []
-            if start_rev is None or send_initial:
-                if send_initial is not False:
-                    for _, entry in self.store.list(res.storage_key, ns):
-                        if match is None or match(entry.obj):
-                            initial_lines.append(self._line("ADDED", res, entry.obj, entry.raw, accept, request))
-                    send_end_bookmark = bool(send_initial)
-            else:
-                try:
-                    pending = self.store.events_since(start_rev, res.storage_key)
-                except Expired as err:
-                    self.store.unsubscribe(watcher)
-                    await response.prepare(request)
-                    status = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-                              "message": f"too old resource version: {err.requested} ({err.compacted})",
-                              "reason": "Expired", "code": 410}
-                    await response.write(_encode({"type": "ERROR", "object": status}) + b"\n")
-                    await response.write_eof()
-                    return response
-                pending = [ev for ev in pending if ev.namespace == ns or ns is None]
+            waiting = self.store.durable()  # the initial state may hold writes not yet committed
+            if waiting is not None:
+                await waiting
             await response.prepare(request)
             if initial_lines:
                 await response.write(b"".join(initial_lines))
             if send_end_bookmark:
-                await response.write(self._bookmark(res, initial_end=True))
+                await response.write(self._bookmark(res, after, initial_end=True))
             if pending:
                 await response.write(self._lines(pending, res, match, accept, request))
             await self._stream(response, watcher, res, match, accept, request, timeout, bookmarks)
@@ -1051,8 +1086,17 @@ class APIServerApp:
             self.store.unsubscribe(watcher)
         return response
 
-    def _bookmark(self, res: Resource, initial_end: bool = False) -> bytes:
-        meta: dict[str, Any] = {"resourceVersion": str(self.store.rev)}
+    @staticmethod
+    async def _watch_error(request: web.Request, response: web.StreamResponse,
+                           status: dict[str, Any]) -> web.StreamResponse:
+        """End a watch with one ERROR event (a watch that passed validation fails this way)."""
+        await response.prepare(request)
+        await response.write(_encode({"type": "ERROR", "object": status}) + b"\n")
+        await response.write_eof()
+        return response
+
+    def _bookmark(self, res: Resource, rev: int, initial_end: bool = False) -> bytes:
+        meta: dict[str, Any] = {"resourceVersion": str(rev)}
         if initial_end:
             meta["annotations"] = {"k8s.io/initial-events-end": "true"}
         return _encode({"type": "BOOKMARK", "object": {"kind": res.kind, "apiVersion": res.group_version,
@@ -1081,8 +1125,9 @@ class APIServerApp:
                 chunk = self._lines(events, res, match, accept, request)
                 if chunk:
                     await response.write(chunk)
-            if bookmarks and loop.time() >= next_bookmark:
-                await response.write(self._bookmark(res))
+            if bookmarks and loop.time() >= next_bookmark and not watcher.buffer:
+                # only with nothing buffered: a bookmark must not pass events the client has not had
+                await response.write(self._bookmark(res, self.store.committed_rev))
                 next_bookmark = loop.time() + self.bookmark_interval
         await response.write_eof()
 

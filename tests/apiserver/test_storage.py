@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -26,6 +29,7 @@ def test_revisions_snapshots_and_compaction(tmp_path: Path) -> None:
     store.put("g/r", obj("c", 1))
     assert [e.obj["v"] for _, e in store.snapshot("g/r", "ns", rev_a1)] == [1]
     assert [(k[1], e.obj["v"]) for k, e in store.snapshot("g/r", None, rev_mid)] == [("a", 2)]
+    store.flush()  # the history holds committed events
     assert [ev.type for ev in store.events_since(rev_a1, "g/r")] == ["ADDED", "MODIFIED", "DELETED", "ADDED"]
     store.compact(rev_mid)
     with pytest.raises(Expired):
@@ -66,3 +70,81 @@ def test_namespaced_keys_agree_with_the_data(ops: list[tuple[str, str, str]]) ->
             assert store.keys("g/things", None) == sorted(bucket)
     finally:
         store.close()
+
+
+def _crash(store: Store) -> None:
+    """Abandon ``store`` as kill -9 would: no close, no final write; only the directory lock goes
+    (the kernel drops it with the process)."""
+    assert store._lock_fd is not None
+    os.close(store._lock_fd)
+    store._lock_fd = None
+
+
+def _rows(data_dir: Path) -> int:
+    """Committed rows as another process sees them (a second connection on the file)."""
+    other = sqlite3.connect(str(data_dir / "state.db"))
+    try:
+        return int(other.execute("SELECT COUNT(*) FROM kine").fetchone()[0])
+    finally:
+        other.close()
+
+
+def test_the_revision_is_never_reused_after_a_crash(tmp_path: Path) -> None:
+    """The revision counter is committed with the rows: compacting the tombstone of the newest
+    revision and then crashing must not hand that revision out again."""
+    store = Store(tmp_path)
+    store.put("g/r", obj("a", 1))
+    store.delete("g/r", "ns", "a")
+    last = store.rev
+    store.compact()
+    _crash(store)
+    again = Store(tmp_path)
+    try:
+        assert again.rev == last
+        assert again.put("g/r", obj("b", 1)).rev == last + 1
+    finally:
+        again.close()
+
+
+def test_writes_of_one_loop_turn_are_committed_together_before_watchers_see_them(tmp_path: Path) -> None:
+    """Group commit: the writes made in one event-loop turn become durable in one transaction on
+    the next turn; ``durable()`` resolves then, and only then do watchers get the events."""
+
+    async def scenario() -> None:
+        store = Store(tmp_path)
+        try:
+            watcher = store.subscribe("g/r", None)
+            store.put("g/r", obj("a", 1))
+            store.put("g/r", obj("b", 1))
+            assert watcher.buffer == [] and _rows(tmp_path) == 0
+            assert store.events_since(0, "g/r") == []  # the history holds committed events only
+            waiting = store.durable()
+            assert waiting is not None
+            await waiting
+            assert _rows(tmp_path) == 2 and [ev.name for ev in watcher.drain()] == ["a", "b"]
+            assert store.durable() is None  # nothing left to wait for
+        finally:
+            store.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_failed_commit_fails_the_waiting_writes_and_is_retried(tmp_path: Path) -> None:
+    """If SQLite cannot commit (a full disk), the waiting requests get the error (never a success)
+    and the rows stay queued: the next commit writes them."""
+
+    async def scenario() -> None:
+        store = Store(tmp_path)
+        try:
+            store.put("g/r", obj("a", 1))
+            store._db.execute("PRAGMA query_only=1")  # every write now fails
+            with pytest.raises(sqlite3.Error):
+                await store.durable()  # type: ignore[misc]
+            store._db.execute("PRAGMA query_only=0")
+            store.put("g/r", obj("b", 1))
+            await store.durable()  # type: ignore[misc]
+            assert _rows(tmp_path) == 2
+        finally:
+            store.close()
+
+    asyncio.run(scenario())

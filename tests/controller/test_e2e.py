@@ -33,7 +33,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     from samplecontroller.apiserver import LocalAPIServer
 
     tmp = tmp_path_factory.mktemp("apiserver")
-    with LocalAPIServer(simulate_deployments=True, kubeconfig_path=tmp / "kubeconfig") as s:
+    with LocalAPIServer(simulate_deployments=True, kubeconfig_path=tmp / "kubeconfig", record_requests=100_000) as s:
         yield s
 
 
