@@ -41,6 +41,7 @@ from samplecontroller.apiserver.core import (
     decode_body,
     not_found,
 )
+from samplecontroller.apiserver.metrics import RequestCounter
 from samplecontroller.apiserver.registry import Registry, Resource
 from samplecontroller.apiserver.storage import Entry, Event, Expired, Store
 
@@ -157,11 +158,12 @@ class APIServerApp:
         self.token = token
         self.bookmark_interval = bookmark_interval
         self.requests: list[RequestRecord] = []
+        self.counter = RequestCounter()
         self._discovery_cache: dict[str, bytes] = {}
         self._openapi_cache: dict[str, dict[str, Any]] = {}
         self._watches: set[asyncio.Task[Any]] = set()
         core.on_discovery_change.append(self._invalidate)
-        self.app = web.Application(client_max_size=3 * 1024 * 1024, middlewares=[self._middleware])
+        self.app = web.Application(client_max_size=3 * 1024 * 1024, middlewares=[self.counter.middleware, self._middleware])
         self.app.on_cleanup.append(self._close_admitter)
         self.app.router.add_route("*", "/{tail:.*}", self._dispatch)
 
