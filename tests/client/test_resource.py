@@ -100,7 +100,7 @@ def test_unreachable_server_raises_transport_error() -> None:
         rest.stream("GET", "/api", query={"watch": "true"})
 
 
-def test_update_keeps_fields_the_model_does_not_know(server: MiniServer) -> None:
+def test_update_can_keep_fields_the_model_does_not_know(server: MiniServer) -> None:
     server.seed({"apiVersion": "example.com/v1", "kind": "Widget", "futureTopLevel": {"x": 1},
                  "metadata": {"name": "a", "namespace": "default", "annotations": {"k": "v"}},
                  "spec": {"replicas": 1, "newField": "keep", "ports": [{"name": "http", "port": 80, "protocol": "TCP"}]},
@@ -108,7 +108,7 @@ def test_update_keeps_fields_the_model_does_not_know(server: MiniServer) -> None
     c = client(server)
     live = c.get("a")
     changed = msgspec.structs.replace(live, spec=msgspec.structs.replace(live.spec, replicas=3))
-    updated = c.update(changed)
+    updated = c.update(changed, preserve_unknown_fields=True)
     assert updated.spec != msgspec.UNSET and updated.spec.replicas == 3
     stored = server.objects[("default", "a")]
     assert stored["futureTopLevel"] == {"x": 1}
@@ -120,7 +120,7 @@ def test_update_keeps_fields_the_model_does_not_know(server: MiniServer) -> None
 
     # the status subresource: only .status changes; unknown status keys survive
     status_obj = msgspec.structs.replace(updated, status=WidgetStatus(ready=3))
-    after = c.update_status(status_obj)
+    after = c.update_status(status_obj, preserve_unknown_fields=True)
     assert after.status == WidgetStatus(ready=3)
     assert server.objects[("default", "a")]["status"] == {"ready": 3, "phase": "Pending"}
 
