@@ -49,7 +49,7 @@ def run(args: argparse.Namespace, stop: threading.Event, *, local_dir: Path, crd
             if args.local:
                 kubeconfig = stack.enter_context(_local_server(local_dir, crds_dir))
                 master = ""
-            rest = _connect(kubeconfig, master, args.kube_api_qps, args.kube_api_burst)
+            rest = _connect(kubeconfig, master, args.kube_api_qps, args.kube_api_burst, args.workers)
             _preflight(rest)
             return _run_elected(args, rest, stop)
     except UserError as err:
@@ -60,11 +60,13 @@ def run(args: argparse.Namespace, stop: threading.Event, *, local_dir: Path, crd
 # -- connecting ------------------------------------------------------------------------------
 
 
-def _connect(kubeconfig: str, master: str, qps: float, burst: int) -> Any:
+def _connect(kubeconfig: str, master: str, qps: float, burst: int, workers: int) -> Any:
+    """One RESTClient for the process; its pool keeps a connection per worker plus the watches'."""
     from samplecontroller import rest
 
     try:
-        return rest.load_rest_client(kubeconfig=kubeconfig or None, master=master or None, qps=qps, burst=burst)
+        return rest.load_rest_client(kubeconfig=kubeconfig or None, master=master or None, qps=qps, burst=burst,
+                                     pool_size=workers + rest.DEFAULT_POOL_SIZE)
     except rest.ConfigError as err:
         raise UserError(str(err)) from None
 
