@@ -6,9 +6,12 @@ flags, then N Foos created at once by 16 client threads. Two watches record when
 Deployment exists and when every Foo's status shows the simulated availableReplicas.
 
 Printed per run: seconds from the first create to all Deployments and to all statuses synced,
-the controller process's CPU milliseconds per Foo, its peak RSS, and the requests per Foo it
+the controller process's CPU milliseconds per Foo, its RSS once started (idle, caches empty) and
+its peak, the API server's CPU milliseconds per Foo, and the requests per Foo the controller
 sent by verb (counted by the server, startup requests excluded); then the ratios to kopf.
-kopf is ``benchmarks/kopf_foo_operator.py`` (kopf with the official kubernetes client).
+kopf is ``benchmarks/kopf_foo_operator.py`` (kopf with the official kubernetes client), run as
+``kopf run --standalone --all-namespaces``; main.py runs with its defaults. Both log at their
+default levels to a file.
 
     python benchmarks/bench_vs_kopf.py [--n 500,2000] [--controllers classic,runtime,kopf]
                                        [--workers W] [--repeat 1]
@@ -118,15 +121,16 @@ class Result:
     synced_s: float = float("nan")
     cpu_s: float = float("nan")
     rss_mb: float = float("nan")
+    idle_rss_mb: float = float("nan")
+    server_cpu_s: float = float("nan")
     per_foo: dict[str, float] = field(default_factory=dict)
 
 
 def controller_command(controller: str, kubeconfig: Path, workers: int | None) -> list[str]:
     if controller == "kopf":
-        return [sys.executable, "-m", "kopf", "run", "--standalone", "--quiet", "-n", "default",
+        return [sys.executable, "-m", "kopf", "run", "--standalone", "--all-namespaces", "--quiet",
                 str(ROOT / "benchmarks" / "kopf_foo_operator.py")]
-    cmd = [sys.executable, str(ROOT / "main.py"), "--kubeconfig", str(kubeconfig), "--log-level", "warning",
-           "--controller", controller]
+    cmd = [sys.executable, str(ROOT / "main.py"), "--kubeconfig", str(kubeconfig), "--controller", controller]
     return cmd + (["--workers", str(workers)] if workers else [])
 
 
@@ -182,7 +186,9 @@ def _measure(server: CountingServer, controller: str, n: int, workers: int | Non
         ps = psutil.Process(proc.pid)
         _wait_for_watches(server, proc)
         before = controller_requests(server.counts())
-        cpu0 = sum(ps.cpu_times()[:2])
+        server_ps = psutil.Process(server.proc.pid)
+        cpu0, server_cpu0 = sum(ps.cpu_times()[:2]), sum(server_ps.cpu_times()[:2])
+        result.idle_rss_mb = ps.memory_info().rss / 2**20
         t0 = time.perf_counter()
         _create_foos(api, n)
         peak = 0
@@ -193,6 +199,7 @@ def _measure(server: CountingServer, controller: str, n: int, workers: int | Non
             peak = max(peak, ps.memory_info().rss)
             time.sleep(0.1)
         result.cpu_s = sum(ps.cpu_times()[:2]) - cpu0
+        result.server_cpu_s = sum(server_ps.cpu_times()[:2]) - server_cpu0
         result.rss_mb = max(peak, ps.memory_info().rss) / 2**20
         after = controller_requests(server.counts())
     finally:
@@ -231,14 +238,15 @@ def _create_foos(api: Api, n: int) -> None:
 
 def print_table(results: list[Result]) -> None:
     header = (f"{'controller':>10} | {'N':>5} | {'deployed':>8} | {'all deployments s':>17} | {'all synced s':>12} | "
-              f"{'CPU ms/Foo':>10} | {'peak RSS MB':>11} | requests per Foo by verb")
+              f"{'CPU ms/Foo':>10} | {'RSS MB idle/peak':>16} | {'server CPU ms/Foo':>17} | requests per Foo by verb")
     print(header)
     print("-" * len(header))
     for r in results:
         verbs = " ".join(f"{v} {r.per_foo[v]:.2f}" for v in (*VERBS, *sorted(set(r.per_foo) - set(VERBS)))
                          if r.per_foo.get(v))
         print(f"{r.controller:>10} | {r.n:>5} | {r.deployed:>8} | {r.deployed_s:>17.2f} | {r.synced_s:>12.2f} | "
-              f"{r.cpu_s / r.n * 1000:>10.2f} | {r.rss_mb:>11.1f} | {verbs}")
+              f"{r.cpu_s / r.n * 1000:>10.2f} | {r.idle_rss_mb:>7.1f} / {r.rss_mb:>6.1f} | "
+              f"{r.server_cpu_s / r.n * 1000:>17.2f} | {verbs}")
 
 
 def print_ratios(results: list[Result]) -> None:

@@ -281,16 +281,24 @@ def _run_controller(
     return _run_classic(args, rest_client, stop, set_ready)
 
 
+def informer_factory(clientset: Any, resync: float, namespace: str | None) -> Any:
+    """The classic controller's shared informers. They cache no managedFields: the controller
+    never reads them, and a cached field would hold its whole watch event in memory."""
+    from generated.informers import SharedInformerFactory
+    from samplecontroller.cache import strip_managed_fields
+
+    return SharedInformerFactory(clientset, resync, namespace=namespace, transform=strip_managed_fields)
+
+
 def _run_classic(
     args: argparse.Namespace, rest_client: Any, stop: threading.Event, set_ready: Callable[[bool], None]
 ) -> int:
     from generated.clientset import Clientset
-    from generated.informers import SharedInformerFactory
     from samplecontroller import record
     from samplecontroller.controller import CONTROLLER_AGENT_NAME, Controller
 
     clientset = Clientset(rest_client)
-    factory = SharedInformerFactory(clientset, args.resync, namespace=args.namespace or None)
+    factory = informer_factory(clientset, args.resync, args.namespace or None)
     broadcaster = record.new_broadcaster()
     broadcaster.start_structured_logging()
     broadcaster.start_recording_to_sink(record.ResourceEventSink.for_rest_client(rest_client))
