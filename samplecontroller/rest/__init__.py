@@ -18,7 +18,7 @@ import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 import urllib3
 from kubernetes import client as k8s_client
@@ -127,6 +127,10 @@ class RESTClient:
                                                         DEFAULT_POOL_SIZE)
             pool = k8s_client.rest.RESTClientObject(configuration).pool_manager
         self._pool = pool
+        # Requests go straight to the host's connection pool (no per-request URL parsing and
+        # pool lookup); through a proxy they take the PoolManager's path.
+        self._host_pool = None if isinstance(pool, urllib3.ProxyManager) else pool.connection_from_url(self.host)
+        self._prefix = urlsplit(self.host).path
         self._auth_lock = threading.Lock()
         self._auth: dict[str, str] = {}
         self._auth_until = 0.0  # time.monotonic() after which the credentials are computed again
@@ -221,8 +225,7 @@ class RESTClient:
         refresh = False
         for attempt in (1, 2, 3):
             try:
-                resp = self._pool.request(method, url, body=body, headers=self._headers(accept, content_type, refresh),
-                                          timeout=limits, retries=False, preload_content=True)
+                resp = self._urlopen(method, url, body, self._headers(accept, content_type, refresh), limits, True)
             except urllib3.exceptions.ProtocolError as err:
                 if method != "GET" or attempt > 1:
                     raise TransportError(f"cannot reach the API server at {self.host}: {_reason(err)}") from None
@@ -234,6 +237,15 @@ class RESTClient:
             refresh = True  # the credentials may have expired since they were computed: once more with new ones
         return resp
 
+    def _urlopen(self, method: str, url: str, body: bytes | None, headers: dict[str, str], timeout: urllib3.Timeout,
+                 preload: bool) -> urllib3.BaseHTTPResponse:
+        if self._host_pool is None:
+            return self._pool.request(method, url, body=body, headers=headers, timeout=timeout, retries=False,
+                                      preload_content=preload)
+        return self._host_pool.urlopen(method, self._prefix + url[len(self.host):], body=body, headers=headers,
+                                       timeout=timeout, retries=False, redirect=False, preload_content=preload,
+                                       release_conn=preload)
+
     def stream(self, method: str, path: str, *, query: Mapping[str, str] | None = None,
                timeout: float | None = None) -> ResponseStream:
         """Open a streaming request (a watch); raises like ``request`` before streaming starts."""
@@ -241,9 +253,8 @@ class RESTClient:
         if self.throttle is not None:
             self.throttle.accept()
         try:
-            resp = self._pool.request(method, url, headers=self._headers("application/json", None),
-                                      timeout=urllib3.Timeout(connect=10.0, read=timeout),
-                                      retries=False, preload_content=False)
+            resp = self._urlopen(method, url, None, self._headers("application/json", None),
+                                 urllib3.Timeout(connect=10.0, read=timeout), False)
         except urllib3.exceptions.HTTPError as err:
             raise TransportError(f"cannot reach the API server at {self.host}: {_reason(err)}") from None
         if resp.status >= 400:

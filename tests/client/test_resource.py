@@ -265,3 +265,12 @@ def test_watch_ends_with_an_error_event_on_an_undecodable_line(server: MiniServe
     assert [e.type for e in events] == ["ADDED", "ERROR"]
     assert events[1].status is not None and events[1].status["code"] == 500
     assert "unable to decode" in events[1].status["message"]
+
+
+def test_a_server_url_with_a_path_prefix_keeps_it(server: MiniServer) -> None:
+    import kubernetes
+
+    cfg = kubernetes.client.Configuration()
+    cfg.host = server.url + "/plain/"
+    assert RESTClient(cfg).request("GET", "/200", query={"a": "b c"}) == b"upstream says no\n"
+    assert server.requests[-1].path == "/plain/200" and server.requests[-1].query == {"a": "b c"}
