@@ -18,6 +18,11 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent
 LOCAL_DIR = ROOT / ".local"
+DEFAULT_WORKERS = 4
+"""Go's sample-controller runs 2 workers (goroutines are cheap and its round trips short). A
+worker here is a thread that spends most of a sync waiting on round trips to the API server, so
+4 overlap more of that waiting; more than that mostly contends for the GIL and the server, and
+lets a burst outrun the single event-sink thread (best-effort events get dropped). See README."""
 
 
 def _positive(value: str) -> int:
@@ -73,7 +78,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                    help="Start the embedded API server (data under .local/), install crds/, run the controller on it.")
     p.add_argument("--local-dir", type=Path, default=LOCAL_DIR,
                    help="With --local: where the embedded API server keeps its data and kubeconfig (default .local/).")
-    p.add_argument("--workers", type=_positive, default=2, help="Number of concurrent workers (default 2).")
+    p.add_argument("--workers", type=_positive, default=DEFAULT_WORKERS,
+                   help=f"Number of concurrent workers (default {DEFAULT_WORKERS}).")
     p.add_argument("--resync", type=_duration, default=30.0, help="Informer resync period (default 30s).")
     p.add_argument("--namespace", default="", help="Only watch this namespace (default: all namespaces).")
     p.add_argument("--controller", choices=("classic", "runtime"), default="classic",
