@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from samplecontroller.apiserver.server import LocalAPIServer  # noqa: E402
+from samplecontroller.apiserver.server import LocalAPIServer
 
 
 def main() -> None:

@@ -218,7 +218,8 @@ class RESTClient:
     def _send(self, method: str, url: str, body: bytes | None, accept: str, content_type: str | None,
               timeout: float | None) -> urllib3.BaseHTTPResponse:
         """One round trip. A GET that fails on a dropped keep-alive connection is sent once more
-        on a new connection (as Go's transport does for idempotent requests)."""
+        on a new connection (as Go's transport does for idempotent requests). A 401 with a
+        refresh hook configured is sent once more with freshly computed credentials."""
         if self.throttle is not None:
             self.throttle.accept()
         limits = urllib3.Timeout(connect=10.0, read=timeout) if timeout else _DEFAULT_TIMEOUT
