@@ -42,6 +42,7 @@ def test_update_status_is_one_put_with_the_cached_resource_version(server: Local
     updated = foos.update_status(msgspec.structs.replace(cached, status=FooStatus(available_replicas=1)))
     assert updated.status == FooStatus(available_replicas=1)
     assert sent(server) == [("create", FOOS), ("update", FOOS + "/status")]
+    assert server.app is not None and server.app.counter.snapshot()[UA] == {"create": 1, "update": 1}
 
     # a write from a stale cache is a 409 Conflict (the caller requeues), still without a read
     with pytest.raises(errors.ConflictError):
