@@ -19,6 +19,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent
 LOCAL_DIR = ROOT / ".local"
 LOCAL_PORT = 6443
+DEFAULT_WORKERS = 4
+"""Go's sample-controller runs 2 workers (goroutines are cheap and its round trips short). A
+worker here is a thread that spends most of a sync waiting on round trips to the API server, so
+4 overlap more of that waiting; more than that mostly contends for the GIL and the server, and
+lets a burst outrun the single event-sink thread (best-effort events get dropped). See README."""
 
 
 def _positive(value: str) -> int:
@@ -87,7 +92,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--port", type=_port, default=None,
                    help=f"With --local: the embedded API server's HTTPS port (default {LOCAL_PORT}, the usual "
                         "Kubernetes API port, so .local/kubeconfig stays valid across runs; 0 picks a free port).")
-    p.add_argument("--workers", type=_positive, default=2, help="Number of concurrent workers (default 2).")
+    p.add_argument("--workers", type=_positive, default=DEFAULT_WORKERS,
+                   help=f"Number of concurrent workers (default {DEFAULT_WORKERS}).")
     p.add_argument("--resync", type=_duration, default=30.0, help="Informer resync period (default 30s).")
     p.add_argument("--namespace", default="", help="Only watch this namespace (default: all namespaces).")
     p.add_argument("--controller", choices=("classic", "runtime"), default="classic",

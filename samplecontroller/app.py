@@ -51,7 +51,7 @@ def run(args: argparse.Namespace, stop: threading.Event, *, local_dir: Path, crd
             if args.local:
                 kubeconfig = stack.enter_context(_local_server(local_dir, crds_dir, args.port))
                 master = ""
-            rest = _connect(kubeconfig, master, args.kube_api_qps, args.kube_api_burst)
+            rest = _connect(kubeconfig, master, args.kube_api_qps, args.kube_api_burst, args.workers)
             _preflight(rest)
             return _run_elected(args, rest, stop)
     except UserError as err:
@@ -62,11 +62,13 @@ def run(args: argparse.Namespace, stop: threading.Event, *, local_dir: Path, crd
 # -- connecting ------------------------------------------------------------------------------
 
 
-def _connect(kubeconfig: str, master: str, qps: float, burst: int) -> Any:
+def _connect(kubeconfig: str, master: str, qps: float, burst: int, workers: int) -> Any:
+    """One RESTClient for the process; its pool keeps a connection per worker plus the watches'."""
     from samplecontroller import rest
 
     try:
-        return rest.load_rest_client(kubeconfig=kubeconfig or None, master=master or None, qps=qps, burst=burst)
+        return rest.load_rest_client(kubeconfig=kubeconfig or None, master=master or None, qps=qps, burst=burst,
+                                     pool_size=workers + rest.DEFAULT_POOL_SIZE)
     except rest.ConfigError as err:
         raise UserError(str(err)) from None
 
@@ -273,16 +275,24 @@ def _run_controller(
     return _run_classic(args, rest_client, stop, set_ready)
 
 
+def informer_factory(clientset: Any, resync: float, namespace: str | None) -> Any:
+    """The classic controller's shared informers. They cache no managedFields: the controller
+    never reads them, and a cached field would hold its whole watch event in memory."""
+    from generated.informers import SharedInformerFactory
+    from samplecontroller.cache import strip_managed_fields
+
+    return SharedInformerFactory(clientset, resync, namespace=namespace, transform=strip_managed_fields)
+
+
 def _run_classic(
     args: argparse.Namespace, rest_client: Any, stop: threading.Event, set_ready: Callable[[bool], None]
 ) -> int:
     from generated.clientset import Clientset
-    from generated.informers import SharedInformerFactory
     from samplecontroller import record
     from samplecontroller.controller import CONTROLLER_AGENT_NAME, Controller
 
     clientset = Clientset(rest_client)
-    factory = SharedInformerFactory(clientset, args.resync, namespace=args.namespace or None)
+    factory = informer_factory(clientset, args.resync, args.namespace or None)
     broadcaster = record.new_broadcaster()
     broadcaster.start_structured_logging()
     broadcaster.start_recording_to_sink(record.ResourceEventSink.for_rest_client(rest_client))

@@ -46,6 +46,8 @@ from samplecontroller.logs import get_logger
 from samplecontroller.record import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING, EventRecorder
 from samplecontroller.runtime import controller as rt_controller
 from samplecontroller.runtime.builder import controller_managed_by
+from samplecontroller.runtime.cache import Options as CacheOptions
+from samplecontroller.runtime.cache import strip_managed_fields
 from samplecontroller.runtime.client import Client, RawPatch
 from samplecontroller.runtime.handler import EnqueueRequestsFromMapFunc
 from samplecontroller.runtime.manager import Manager, Options, runnable_func
@@ -140,6 +142,8 @@ class FooReconciler:
 
 def new_manager(rest: Any, *, resync: float, namespace: str = "", shutdown_timeout: float = 30.0,
                 **options: Any) -> Manager:
+    """The FooReconciler's manager; its cache keeps no managedFields (never read here)."""
+    options.setdefault("cache", CacheOptions(default_transform=strip_managed_fields))
     return Manager(rest, Options(sync_period=resync, namespaces=(namespace,) if namespace else (),
                                  graceful_shutdown_timeout=shutdown_timeout, field_owner=FIELD_MANAGER, **options),
                    scheme=SCHEME)

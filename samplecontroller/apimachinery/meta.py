@@ -40,9 +40,13 @@ _WIRE = {
 
 
 def _field(obj: Any, attr: str) -> Any:
+    # Exact type checks first: these run several times per cached object per event, and an
+    # isinstance() against the Mapping ABC costs more than the rest of the lookup.
+    if type(obj) is dict:
+        return obj.get(_WIRE.get(attr, attr))
     if obj is None or obj is _UNSET:
         return None
-    if isinstance(obj, Mapping):
+    if not isinstance(obj, msgspec.Struct) and isinstance(obj, Mapping):
         return obj.get(_WIRE.get(attr, attr))
     value = getattr(obj, attr, None)
     return None if value is _UNSET else value

@@ -301,10 +301,16 @@ class Store:
             "SELECT k.id, k.name, k.value FROM kine k JOIN (SELECT name, MAX(id) AS id FROM kine"
             " WHERE id <= ? AND name >= ? AND name < ? GROUP BY name) m ON k.id = m.id WHERE k.deleted = 0",
             (rev, prefix, prefix + "\uffff"))
+        live = self.data.get(skey) or {}
         out: EntryList = []
         for row_rev, name, value in rows:
             _, row_ns, row_name = self._split(name)
-            out.append(((row_ns, row_name), Entry(int(row_rev), _decode(value), bytes(value))))
+            key = (row_ns, row_name)
+            current = live.get(key)
+            if current is not None and current.rev == row_rev:
+                out.append((key, current))  # unchanged since: share the live entry, decode nothing
+            else:
+                out.append((key, Entry(int(row_rev), _decode(value), bytes(value))))
         out.sort(key=lambda item: item[0])
         return out
 

@@ -60,6 +60,7 @@ from samplecontroller.apiserver.core import (
     decode_body,
     not_found,
 )
+from samplecontroller.apiserver.metrics import RequestCounter
 from samplecontroller.apiserver.registry import Registry, Resource
 from samplecontroller.apiserver.storage import Entry, Event, Expired, Store
 
@@ -187,13 +188,15 @@ class APIServerApp:
         self._signing_secret = token if token is not None else secrets.token_urlsafe(32)
         self.bookmark_interval = bookmark_interval
         self.requests: deque[RequestRecord] = deque(maxlen=max(record_requests, 0))  # maxlen 0: off
+        self.counter = RequestCounter()
         self._discovery_cache: dict[str, bytes] = {}
         self._openapi_cache: dict[str, dict[str, Any]] = {}
         self._openapi_v2_cache: dict[str, bytes] = {}
         self._openapi_hashes: dict[str, str] = {}
         self._watches: set[asyncio.Task[Any]] = set()
         core.on_discovery_change.append(self._invalidate)
-        self.app = web.Application(client_max_size=bodies.MAX_BODY_BYTES, middlewares=[self._commit, self._middleware])
+        self.app = web.Application(client_max_size=bodies.MAX_BODY_BYTES,
+                                   middlewares=[self.counter.middleware, self._commit, self._middleware])
         self.app.on_cleanup.append(self._close_admitter)
         self.app.router.add_route("*", "/{tail:.*}", self._dispatch)
 

@@ -44,6 +44,7 @@ from samplecontroller.cache.store import (
     new_store,
     split_meta_namespace_key,
 )
+from samplecontroller.cache.transforms import strip_managed_fields
 
 __all__ = [
     "ADDED",
@@ -76,6 +77,7 @@ __all__ = [
     "new_indexer",
     "new_store",
     "split_meta_namespace_key",
+    "strip_managed_fields",
     "tweaked",
     "wait_for_cache_sync",
 ]

@@ -5,12 +5,15 @@ are decoded straight from bytes with msgspec. API errors raise
 ``samplecontroller.apimachinery.errors`` types; an unreachable server raises
 ``samplecontroller.rest.TransportError``.
 
-Unknown fields are never dropped. A Struct model knows only the fields it was generated from, so
-``update`` and ``update_status`` of a Struct first GET the live object as raw JSON, overlay every
-field the model knows (an unset field is removed, a set one replaces the live value, nested
-objects recursively; keys the model does not know are kept), and PUT the result with the
-*object's* resourceVersion, so a stale object still gets 409 Conflict. Patches and server-side
-apply send only what the caller gives and need no such step.
+``update`` and ``update_status`` are one PUT of the object as given, guarded by its
+resourceVersion (a stale object gets 409 Conflict, which a controller answers by requeueing,
+as client-go does). A Struct model knows only the fields it was generated from, so, as with Go's
+typed clients, fields the server has but the model does not know are not sent and a PUT drops
+them. ``preserve_unknown_fields=True`` opts into a read-modify write that keeps them: GET the
+live object as raw JSON, overlay every field the model knows (an unset field is removed, a set
+one replaces the live value, nested objects recursively; keys the model does not know are
+kept), and PUT the result with the *object's* resourceVersion, at the price of one more round
+trip. Patches and server-side apply send only what the caller gives and need neither.
 """
 
 from __future__ import annotations
@@ -185,19 +188,24 @@ class ResourceClient(Generic[T, L]):
         read_timeout = float(opts.timeout_seconds) + 30.0 if opts.timeout_seconds else None
         return ResourceWatch(self.rest.stream("GET", self._path(), query=q, timeout=read_timeout), self._decoder)
 
-    def update(self, obj: T | dict[str, Any], *, field_manager: str | None = None, dry_run: bool = False) -> T:
-        """PUT ``obj`` (its resourceVersion guards against lost updates: stale -> 409)."""
-        return self._put(obj, None, field_manager, dry_run)
+    def update(self, obj: T | dict[str, Any], *, field_manager: str | None = None, dry_run: bool = False,
+               preserve_unknown_fields: bool = False) -> T:
+        """PUT ``obj`` (its resourceVersion guards against lost updates: stale -> 409).
+
+        One request; ``preserve_unknown_fields`` reads the live object first to keep the fields
+        a Struct model does not know (see the module docstring)."""
+        return self._put(obj, None, field_manager, dry_run, preserve_unknown_fields)
 
     def update_status(self, obj: T | dict[str, Any], *, field_manager: str | None = None,
-                      dry_run: bool = False) -> T:
-        """PUT ``obj`` to the status subresource: only ``.status`` changes."""
-        return self._put(obj, "status", field_manager, dry_run)
+                      dry_run: bool = False, preserve_unknown_fields: bool = False) -> T:
+        """PUT ``obj`` to the status subresource: only ``.status`` changes. One request, as ``update``."""
+        return self._put(obj, "status", field_manager, dry_run, preserve_unknown_fields)
 
-    def _put(self, obj: Any, subresource: str | None, field_manager: str | None, dry_run: bool) -> T:
+    def _put(self, obj: Any, subresource: str | None, field_manager: str | None, dry_run: bool,
+             preserve_unknown_fields: bool) -> T:
         name = meta.get_name(obj)
         path = self.info.path(self._ns_for(obj), name, subresource)
-        if isinstance(obj, msgspec.Struct):
+        if preserve_unknown_fields and isinstance(obj, msgspec.Struct):
             live = _dict_decoder.decode(self.rest.request("GET", path))
             body: Any = overlay(obj, live)
             body.setdefault("metadata", {})["resourceVersion"] = meta.get_resource_version(obj)

@@ -18,7 +18,7 @@ import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 import urllib3
 from kubernetes import client as k8s_client
@@ -34,6 +34,12 @@ DEFAULT_MAX_RETRIES = 10
 """client-go's maxRetries for responses that ask to be retried (Retry-After)."""
 MAX_RETRY_AFTER = 60.0
 """The longest single wait honoured from a Retry-After header, in seconds."""
+DEFAULT_POOL_SIZE = 32
+"""Keep-alive connections kept per host: enough for the workers, the watches and the event sink."""
+AUTH_REFRESH_INTERVAL = 60.0
+"""How long credentials are reused before the configuration's refresh hook is asked again
+(client-go re-reads a token file once a minute); a 401 refreshes them at once and retries."""
+_DEFAULT_TIMEOUT = urllib3.Timeout(connect=10.0, read=60.0)
 
 
 class ConfigError(Exception):
@@ -100,20 +106,34 @@ class RESTClient:
     then its error is raised. Watches (``stream``) are not retried: their callers re-list.
     With ``qps`` > 0 every request (watches too) first waits for a token of a
     ``samplecontroller.flowcontrol.TokenBucket(qps, burst)``; by default there is no client-side throttling.
+
+    The request path does no per-request configuration work: one urllib3 pool of keep-alive
+    connections per host (``pool_size`` of them kept, at least ``DEFAULT_POOL_SIZE``; size it to the
+    number of threads sending at once), proxies resolved once here, and the credentials computed
+    once and reused for ``AUTH_REFRESH_INTERVAL`` seconds (or until a 401) before the
+    configuration's refresh hook (token files, exec plugins) is called again.
     """
 
     def __init__(self, configuration: k8s_client.Configuration, *, user_agent: str = DEFAULT_USER_AGENT,
                  pool: urllib3.PoolManager | None = None, max_retries: int = DEFAULT_MAX_RETRIES,
-                 qps: float = 0.0, burst: int = 0) -> None:
+                 qps: float = 0.0, burst: int = 0, pool_size: int = DEFAULT_POOL_SIZE) -> None:
         self.configuration = configuration
         self.max_retries = max_retries
         self.throttle = TokenBucket(qps, max(burst, 1)) if qps > 0 else None
         self.host = configuration.host.rstrip("/")
         self.user_agent = user_agent
         if pool is None:
-            configuration.connection_pool_maxsize = max(configuration.connection_pool_maxsize or 0, 32)
+            configuration.connection_pool_maxsize = max(configuration.connection_pool_maxsize or 0, pool_size,
+                                                        DEFAULT_POOL_SIZE)
             pool = k8s_client.rest.RESTClientObject(configuration).pool_manager
         self._pool = pool
+        # Requests go straight to the host's connection pool (no per-request URL parsing and
+        # pool lookup); through a proxy they take the PoolManager's path.
+        self._host_pool = None if isinstance(pool, urllib3.ProxyManager) else pool.connection_from_url(self.host)
+        self._prefix = urlsplit(self.host).path
+        self._auth_lock = threading.Lock()
+        self._auth: dict[str, str] = {}
+        self._auth_until = 0.0  # time.monotonic() after which the credentials are computed again
 
     # -- constructors ------------------------------------------------------------------------
 
@@ -156,19 +176,22 @@ class RESTClient:
 
     # -- requests ----------------------------------------------------------------------------
 
-    def _headers(self, accept: str, content_type: str | None) -> dict[str, str]:
+    def _headers(self, accept: str, content_type: str | None, refresh: bool = False) -> dict[str, str]:
         headers = {"Accept": accept, "User-Agent": self.user_agent}
         if content_type:
             headers["Content-Type"] = content_type
-        cfg = self.configuration
-        if cfg.refresh_api_key_hook is not None:
-            cfg.refresh_api_key_hook(cfg)
-        token = cfg.get_api_key_with_prefix("authorization") or cfg.get_api_key_with_prefix("BearerToken")
-        if token:
-            headers["Authorization"] = token
-        elif cfg.username and cfg.password:
-            headers.update(urllib3.util.make_headers(basic_auth=f"{cfg.username}:{cfg.password}"))
+        headers.update(self._credentials(refresh))
         return headers
+
+    def _credentials(self, refresh: bool) -> dict[str, str]:
+        """The Authorization header (or none), recomputed when stale or when ``refresh``."""
+        if not refresh and time.monotonic() < self._auth_until:
+            return self._auth
+        with self._auth_lock:
+            if refresh or time.monotonic() >= self._auth_until:
+                self._auth = _auth_header(self.configuration)
+                self._auth_until = time.monotonic() + AUTH_REFRESH_INTERVAL
+            return self._auth
 
     def url(self, path: str, query: Mapping[str, str] | None = None) -> str:
         return self.host + path + ("?" + urlencode(query) if query else "")
@@ -195,20 +218,34 @@ class RESTClient:
     def _send(self, method: str, url: str, body: bytes | None, accept: str, content_type: str | None,
               timeout: float | None) -> urllib3.BaseHTTPResponse:
         """One round trip. A GET that fails on a dropped keep-alive connection is sent once more
-        on a new connection (as Go's transport does for idempotent requests)."""
+        on a new connection (as Go's transport does for idempotent requests). A 401 with a
+        refresh hook configured is sent once more with freshly computed credentials."""
         if self.throttle is not None:
             self.throttle.accept()
-        for attempt in (1, 2):
+        limits = urllib3.Timeout(connect=10.0, read=timeout) if timeout else _DEFAULT_TIMEOUT
+        refresh = False
+        for attempt in (1, 2, 3):
             try:
-                return self._pool.request(method, url, body=body, headers=self._headers(accept, content_type),
-                                          timeout=urllib3.Timeout(connect=10.0, read=timeout or 60.0),
-                                          retries=False, preload_content=True)
+                resp = self._urlopen(method, url, body, self._headers(accept, content_type, refresh), limits, True)
             except urllib3.exceptions.ProtocolError as err:
-                if method != "GET" or attempt == 2:
+                if method != "GET" or attempt > 1:
                     raise TransportError(f"cannot reach the API server at {self.host}: {_reason(err)}") from None
+                continue
             except urllib3.exceptions.HTTPError as err:
                 raise TransportError(f"cannot reach the API server at {self.host}: {_reason(err)}") from None
-        raise AssertionError("unreachable")
+            if resp.status != 401 or refresh or self.configuration.refresh_api_key_hook is None:
+                return resp
+            refresh = True  # the credentials may have expired since they were computed: once more with new ones
+        return resp
+
+    def _urlopen(self, method: str, url: str, body: bytes | None, headers: dict[str, str], timeout: urllib3.Timeout,
+                 preload: bool) -> urllib3.BaseHTTPResponse:
+        if self._host_pool is None:
+            return self._pool.request(method, url, body=body, headers=headers, timeout=timeout, retries=False,
+                                      preload_content=preload)
+        return self._host_pool.urlopen(method, self._prefix + url[len(self.host):], body=body, headers=headers,
+                                       timeout=timeout, retries=False, redirect=False, preload_content=preload,
+                                       release_conn=preload)
 
     def stream(self, method: str, path: str, *, query: Mapping[str, str] | None = None,
                timeout: float | None = None) -> ResponseStream:
@@ -217,9 +254,8 @@ class RESTClient:
         if self.throttle is not None:
             self.throttle.accept()
         try:
-            resp = self._pool.request(method, url, headers=self._headers("application/json", None),
-                                      timeout=urllib3.Timeout(connect=10.0, read=timeout),
-                                      retries=False, preload_content=False)
+            resp = self._urlopen(method, url, None, self._headers("application/json", None),
+                                 urllib3.Timeout(connect=10.0, read=timeout), False)
         except urllib3.exceptions.HTTPError as err:
             raise TransportError(f"cannot reach the API server at {self.host}: {_reason(err)}") from None
         if resp.status >= 400:
@@ -253,6 +289,20 @@ def load_rest_client(kubeconfig: str | None = None, master: str | None = None, c
     except ConfigError as err:
         raise ConfigError(f"no usable configuration: {in_cluster_error}{err} "
                           "(pass --kubeconfig or --master, or run in a cluster)") from None
+
+
+def _auth_header(cfg: k8s_client.Configuration) -> dict[str, str]:
+    """The Authorization header of ``cfg`` after its refresh hook has run (token, else basic auth)."""
+    if cfg.refresh_api_key_hook is not None:
+        cfg.refresh_api_key_hook(cfg)
+    for identifier in ("authorization", "BearerToken"):
+        key = cfg.api_key.get(identifier)
+        if key:
+            prefix = cfg.api_key_prefix.get(identifier)
+            return {"Authorization": f"{prefix} {key}" if prefix else str(key)}
+    if cfg.username and cfg.password:
+        return dict(urllib3.util.make_headers(basic_auth=f"{cfg.username}:{cfg.password}"))
+    return {}
 
 
 def _retry_after(resp: urllib3.BaseHTTPResponse) -> float | None:

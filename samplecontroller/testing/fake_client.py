@@ -181,11 +181,12 @@ class FakeResourceClient(Generic[T, L]):
             self.gvr, ns or None, label_selector or "", field_selector or "", resource_version))
         return w if isinstance(w, FakeWatch) else FakeWatch(w, self.info.model)
 
-    def update(self, obj: T | dict[str, Any], *, field_manager: str | None = None, dry_run: bool = False) -> T:
+    def update(self, obj: T | dict[str, Any], *, field_manager: str | None = None, dry_run: bool = False,
+               preserve_unknown_fields: bool = False) -> T:
         return self._update(obj, "")
 
     def update_status(self, obj: T | dict[str, Any], *, field_manager: str | None = None,
-                      dry_run: bool = False) -> T:
+                      dry_run: bool = False, preserve_unknown_fields: bool = False) -> T:
         return self._update(obj, "status")
 
     def _update(self, obj: Any, subresource: str) -> T:

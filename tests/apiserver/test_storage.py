@@ -148,3 +148,15 @@ def test_a_failed_commit_fails_the_waiting_writes_and_is_retried(tmp_path: Path)
             store.close()
 
     asyncio.run(scenario())
+
+
+def test_a_snapshot_shares_the_entries_unchanged_since_its_revision() -> None:
+    store = Store(None)
+    for i in range(5):
+        store.put("g/r", obj(f"o{i}", 1))
+    rev = store.rev
+    store.put("g/r", obj("o0", 2))
+    snap = dict(store.snapshot("g/r", "ns", rev))
+    assert snap[("ns", "o0")].obj["v"] == 1  # changed since: decoded from history
+    for i in range(1, 5):  # unchanged: the live entries themselves, no decoded copy
+        assert snap[("ns", f"o{i}")] is store.get("g/r", "ns", f"o{i}")

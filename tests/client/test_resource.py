@@ -100,7 +100,7 @@ def test_unreachable_server_raises_transport_error() -> None:
         rest.stream("GET", "/api", query={"watch": "true"})
 
 
-def test_update_keeps_fields_the_model_does_not_know(server: MiniServer) -> None:
+def test_update_can_keep_fields_the_model_does_not_know(server: MiniServer) -> None:
     server.seed({"apiVersion": "example.com/v1", "kind": "Widget", "futureTopLevel": {"x": 1},
                  "metadata": {"name": "a", "namespace": "default", "annotations": {"k": "v"}},
                  "spec": {"replicas": 1, "newField": "keep", "ports": [{"name": "http", "port": 80, "protocol": "TCP"}]},
@@ -108,7 +108,7 @@ def test_update_keeps_fields_the_model_does_not_know(server: MiniServer) -> None
     c = client(server)
     live = c.get("a")
     changed = msgspec.structs.replace(live, spec=msgspec.structs.replace(live.spec, replicas=3))
-    updated = c.update(changed)
+    updated = c.update(changed, preserve_unknown_fields=True)
     assert updated.spec != msgspec.UNSET and updated.spec.replicas == 3
     stored = server.objects[("default", "a")]
     assert stored["futureTopLevel"] == {"x": 1}
@@ -120,7 +120,7 @@ def test_update_keeps_fields_the_model_does_not_know(server: MiniServer) -> None
 
     # the status subresource: only .status changes; unknown status keys survive
     status_obj = msgspec.structs.replace(updated, status=WidgetStatus(ready=3))
-    after = c.update_status(status_obj)
+    after = c.update_status(status_obj, preserve_unknown_fields=True)
     assert after.status == WidgetStatus(ready=3)
     assert server.objects[("default", "a")]["status"] == {"ready": 3, "phase": "Pending"}
 
@@ -265,3 +265,12 @@ def test_watch_ends_with_an_error_event_on_an_undecodable_line(server: MiniServe
     assert [e.type for e in events] == ["ADDED", "ERROR"]
     assert events[1].status is not None and events[1].status["code"] == 500
     assert "unable to decode" in events[1].status["message"]
+
+
+def test_a_server_url_with_a_path_prefix_keeps_it(server: MiniServer) -> None:
+    import kubernetes
+
+    cfg = kubernetes.client.Configuration()
+    cfg.host = server.url + "/plain/"
+    assert RESTClient(cfg).request("GET", "/200", query={"a": "b c"}) == b"upstream says no\n"
+    assert server.requests[-1].path == "/plain/200" and server.requests[-1].query == {"a": "b c"}

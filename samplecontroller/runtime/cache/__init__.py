@@ -23,7 +23,12 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from samplecontroller.apimachinery import errors, labels, meta
-from samplecontroller.cache import ResourceEventHandler, SharedIndexInformer, wait_for_cache_sync
+from samplecontroller.cache import (
+    ResourceEventHandler,
+    SharedIndexInformer,
+    strip_managed_fields,
+    wait_for_cache_sync,
+)
 from samplecontroller.client.scheme import Scheme
 from samplecontroller.client.types import ListOptions, ResourceInfo
 from samplecontroller.informers import tweaked
@@ -63,20 +68,6 @@ class Options:
     by_object: Mapping[type[Any], ByObject] = field(default_factory=dict)
     sync_period: float = DEFAULT_SYNC_PERIOD
     read_timeout: float = 120.0
-
-
-def strip_managed_fields(obj: Any) -> Any:
-    """A transform dropping metadata.managedFields (saves memory in large caches)."""
-    md = meta.metadata(obj)
-    if isinstance(obj, dict):
-        if isinstance(md, dict) and "managedFields" in md:
-            return {**obj, "metadata": {k: v for k, v in md.items() if k != "managedFields"}}
-        return obj
-    import msgspec
-
-    if md is None or getattr(md, "managed_fields", msgspec.UNSET) is msgspec.UNSET:
-        return obj
-    return msgspec.structs.replace(obj, metadata=msgspec.structs.replace(md, managed_fields=msgspec.UNSET))
 
 
 def field_index_name(field_name: str) -> str:

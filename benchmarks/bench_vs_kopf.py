@@ -1,0 +1,285 @@
+"""Benchmark: this project's controller (classic and runtime) beside kopf doing the same job.
+
+For each controller and each N: a fresh embedded API server in its own process (Deployment
+simulator on, request counters on), the CRDs, the controller as a subprocess with its default
+flags, then N Foos created at once by 16 client threads. Two watches record when every
+Deployment exists and when every Foo's status shows the simulated availableReplicas.
+
+Printed per run: seconds from the first create to all Deployments and to all statuses synced,
+the controller process's CPU milliseconds per Foo, its RSS once started (idle, caches empty) and
+its peak, the API server's CPU milliseconds per Foo, and the requests per Foo the controller
+sent by verb (counted by the server, startup requests excluded); then the ratios to kopf.
+kopf is ``benchmarks/kopf_foo_operator.py`` (kopf with the official kubernetes client), run as
+``kopf run --standalone --all-namespaces``; main.py runs with its defaults. Both log at their
+default levels to a file.
+
+    python benchmarks/bench_vs_kopf.py [--n 500,2000] [--controllers classic,runtime,kopf]
+                                       [--workers W] [--repeat 1]
+
+Not a test: machines are noisy, so numbers are printed, never asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psutil
+import urllib3
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from samplecontroller.app import install_crds  # noqa: E402
+from samplecontroller.rest import load_rest_client  # noqa: E402
+
+BENCH_UA = "bench-vs-kopf"
+FOOS = "/apis/samplecontroller.k8s.io/v1alpha1/namespaces/default/foos"
+DEPLOYMENTS_WATCH = "/apis/apps/v1/namespaces/default/deployments?watch=1"
+FOOS_WATCH = FOOS + "?watch=1"
+VERBS = ("get", "list", "watch", "create", "update", "patch", "delete")
+
+
+class CountingServer:
+    """benchmarks/_counting_apiserver.py as a subprocess."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.kubeconfig_path = tmp / "kubeconfig"
+        self.proc = subprocess.Popen([sys.executable, str(ROOT / "benchmarks" / "_counting_apiserver.py"),
+                                      str(self.kubeconfig_path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     text=True, cwd=ROOT)
+        assert self.proc.stdout is not None and self.proc.stdin is not None
+        line = self.proc.stdout.readline().split()
+        if len(line) < 2 or line[0] != "ready":
+            raise RuntimeError(f"the API server did not start: {line}")
+        self.url = line[1]
+        user = yaml.safe_load(self.kubeconfig_path.read_text())["users"][0]["user"]
+        self.token = user["token"]
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write("counts\n")
+        self.proc.stdin.flush()
+        counts: dict[str, dict[str, int]] = json.loads(self.proc.stdout.readline())["counts"]
+        return counts
+
+    def stop(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+class Api:
+    def __init__(self, server: CountingServer) -> None:
+        self.url = server.url
+        self.headers = {"Authorization": f"Bearer {server.token}", "Content-Type": "application/json",
+                        "User-Agent": BENCH_UA}
+        self.pool = urllib3.PoolManager(maxsize=32, cert_reqs="CERT_NONE")
+        urllib3.disable_warnings()
+
+    def post(self, path: str, body: dict[str, Any]) -> None:
+        r = self.pool.request("POST", self.url + path, body=json.dumps(body).encode(), headers=self.headers)
+        if r.status >= 300:
+            raise RuntimeError(f"POST {path}: {r.status} {r.data[:200]!r}")
+
+    def watch(self, path: str, on_event: Any) -> None:
+        def run() -> None:
+            r = self.pool.request("GET", self.url + path, headers=self.headers, preload_content=False,
+                                  timeout=urllib3.Timeout(connect=5, read=None))
+            buf = b""
+            for chunk in r.stream(65536):
+                buf += chunk
+                *lines, buf = buf.split(b"\n")
+                for line in lines:
+                    if line.strip():
+                        on_event(json.loads(line), time.perf_counter())
+
+        threading.Thread(target=run, daemon=True).start()
+
+
+@dataclass
+class Result:
+    controller: str
+    n: int
+    deployed: int = 0
+    synced: int = 0
+    deployed_s: float = float("nan")
+    synced_s: float = float("nan")
+    cpu_s: float = float("nan")
+    rss_mb: float = float("nan")
+    idle_rss_mb: float = float("nan")
+    server_cpu_s: float = float("nan")
+    per_foo: dict[str, float] = field(default_factory=dict)
+
+
+def controller_command(controller: str, kubeconfig: Path, workers: int | None) -> list[str]:
+    if controller == "kopf":
+        return [sys.executable, "-m", "kopf", "run", "--standalone", "--all-namespaces", "--quiet",
+                str(ROOT / "benchmarks" / "kopf_foo_operator.py")]
+    cmd = [sys.executable, str(ROOT / "main.py"), "--kubeconfig", str(kubeconfig), "--controller", controller]
+    return cmd + (["--workers", str(workers)] if workers else [])
+
+
+def controller_requests(counts: dict[str, dict[str, int]]) -> dict[str, int]:
+    """Requests by verb from every client but the benchmark itself."""
+    out: dict[str, int] = {}
+    for ua, verbs in counts.items():
+        if ua != BENCH_UA:
+            for verb, k in verbs.items():
+                out[verb] = out.get(verb, 0) + k
+    return out
+
+
+def run_once(controller: str, n: int, workers: int | None) -> Result:
+    with tempfile.TemporaryDirectory() as tmp:
+        server = CountingServer(Path(tmp))
+        try:
+            return _measure(server, controller, n, workers, Path(tmp))
+        finally:
+            server.stop()
+
+
+def _measure(server: CountingServer, controller: str, n: int, workers: int | None, tmp: Path) -> Result:
+    install_crds(load_rest_client(kubeconfig=str(server.kubeconfig_path)), ROOT / "crds")
+    api = Api(server)
+    result = Result(controller, n)
+    deployed: set[str] = set()
+    synced: set[str] = set()
+    done_deploying, done_syncing = threading.Event(), threading.Event()
+    times: dict[str, float] = {}
+
+    def on_deployment(ev: dict[str, Any], t: float) -> None:
+        deployed.add(ev["object"]["metadata"]["name"])
+        if len(deployed) == n and not done_deploying.is_set():
+            times["deployed"] = t
+            done_deploying.set()
+
+    def on_foo(ev: dict[str, Any], t: float) -> None:
+        obj = ev["object"]
+        if (obj.get("status") or {}).get("availableReplicas") == obj["spec"]["replicas"]:
+            synced.add(obj["metadata"]["name"])
+            if len(synced) == n and not done_syncing.is_set():
+                times["synced"] = t
+                done_syncing.set()
+
+    api.watch(DEPLOYMENTS_WATCH, on_deployment)
+    api.watch(FOOS_WATCH, on_foo)
+    log = open(tmp / "controller.log", "w")  # noqa: SIM115 - closed below
+    env = dict(os.environ, KUBECONFIG=str(server.kubeconfig_path))
+    proc = subprocess.Popen(controller_command(controller, server.kubeconfig_path, workers),
+                            stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, env=env)
+    try:
+        ps = psutil.Process(proc.pid)
+        _wait_for_watches(server, proc)
+        before = controller_requests(server.counts())
+        server_ps = psutil.Process(server.proc.pid)
+        cpu0, server_cpu0 = sum(ps.cpu_times()[:2]), sum(server_ps.cpu_times()[:2])
+        result.idle_rss_mb = ps.memory_info().rss / 2**20
+        t0 = time.perf_counter()
+        _create_foos(api, n)
+        peak = 0
+        deadline = time.monotonic() + 900
+        while not (done_deploying.is_set() and done_syncing.is_set()) and time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise RuntimeError(f"{controller} exited with {proc.returncode}; see its log")
+            peak = max(peak, ps.memory_info().rss)
+            time.sleep(0.1)
+        result.cpu_s = sum(ps.cpu_times()[:2]) - cpu0
+        result.server_cpu_s = sum(server_ps.cpu_times()[:2]) - server_cpu0
+        result.rss_mb = max(peak, ps.memory_info().rss) / 2**20
+        after = controller_requests(server.counts())
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+    result.deployed, result.synced = len(deployed), len(synced)
+    result.deployed_s = times.get("deployed", float("nan")) - t0
+    result.synced_s = times.get("synced", float("nan")) - t0
+    result.per_foo = {v: (after.get(v, 0) - before.get(v, 0)) / n for v in set(after) | set(before)}
+    return result
+
+
+def _wait_for_watches(server: CountingServer, proc: subprocess.Popen[Any]) -> None:
+    """Until the controller has opened its Foo and Deployment watches (its caches are synced)."""
+    deadline = time.monotonic() + 60
+    while controller_requests(server.counts()).get("watch", 0) < 2:
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError("the controller did not start watching")
+        time.sleep(0.1)
+    time.sleep(0.5)
+
+
+def _create_foos(api: Api, n: int) -> None:
+    def create(i: int) -> None:
+        name = f"foo-{i:05d}"
+        api.post(FOOS, {"apiVersion": "samplecontroller.k8s.io/v1alpha1", "kind": "Foo",
+                        "metadata": {"name": name}, "spec": {"deploymentName": name, "replicas": 1}})
+
+    with ThreadPoolExecutor(16) as pool:
+        list(pool.map(create, range(n)))
+
+
+def print_table(results: list[Result]) -> None:
+    header = (f"{'controller':>10} | {'N':>5} | {'deployed':>8} | {'all deployments s':>17} | {'all synced s':>12} | "
+              f"{'CPU ms/Foo':>10} | {'RSS MB idle/peak':>16} | {'server CPU ms/Foo':>17} | requests per Foo by verb")
+    print(header)
+    print("-" * len(header))
+    for r in results:
+        verbs = " ".join(f"{v} {r.per_foo[v]:.2f}" for v in (*VERBS, *sorted(set(r.per_foo) - set(VERBS)))
+                         if r.per_foo.get(v))
+        print(f"{r.controller:>10} | {r.n:>5} | {r.deployed:>8} | {r.deployed_s:>17.2f} | {r.synced_s:>12.2f} | "
+              f"{r.cpu_s / r.n * 1000:>10.2f} | {r.idle_rss_mb:>7.1f} / {r.rss_mb:>6.1f} | "
+              f"{r.server_cpu_s / r.n * 1000:>17.2f} | {verbs}")
+
+
+def print_ratios(results: list[Result]) -> None:
+    kopf = {r.n: r for r in results if r.controller == "kopf"}
+    ours = [r for r in results if r.controller != "kopf" and r.n in kopf]
+    if not ours:
+        return
+    print()
+    print("ratios to kopf (throughput: kopf's time / ours; CPU and RSS: ours / kopf's)")
+    header = f"{'controller':>10} | {'N':>5} | {'deployments x':>13} | {'synced x':>8} | {'CPU':>5} | {'RSS':>5}"
+    print(header)
+    print("-" * len(header))
+    for r in ours:
+        k = kopf[r.n]
+        print(f"{r.controller:>10} | {r.n:>5} | {k.deployed_s / r.deployed_s:>13.2f} | {k.synced_s / r.synced_s:>8.2f} | "
+              f"{r.cpu_s / k.cpu_s:>5.2f} | {r.rss_mb / k.rss_mb:>5.2f}")
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--n", default="500,2000", help="comma-separated Foo counts (a quick run: --n 100)")
+    p.add_argument("--controllers", default="classic,runtime,kopf")
+    p.add_argument("--workers", type=int, default=None, help="pass --workers to main.py (default: its default)")
+    p.add_argument("--repeat", type=int, default=1, help="run the whole comparison this many times")
+    args = p.parse_args()
+    print(f"Foo -> Deployment, N Foos created at once; python {sys.version.split()[0]}, {os.cpu_count()} CPUs")
+    for i in range(args.repeat):
+        results = [run_once(c, int(n), args.workers)
+                   for n in args.n.split(",") for c in args.controllers.split(",")]
+        print(f"\nrun {i + 1}:")
+        print_table(results)
+        print_ratios(results)
+
+
+if __name__ == "__main__":
+    main()
