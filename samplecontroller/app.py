@@ -196,10 +196,27 @@ def _print_banner(url: str, kubeconfig: str, crds: list[str]) -> None:
 
 
 def _run_elected(args: argparse.Namespace, rest_client: Any, stop: threading.Event) -> int:
+    if args.controller == "runtime":
+        return _run_runtime(args, rest_client, stop)
     with _probe_servers(args) as set_ready:
         if not args.leader_elect:
-            return _run_controller(args, rest_client, stop, set_ready)
+            return _run_classic(args, rest_client, stop, set_ready)
         return _run_with_leader_election(args, rest_client, stop, set_ready)
+
+
+def _run_runtime(args: argparse.Namespace, rest_client: Any, stop: threading.Event) -> int:
+    """The FooReconciler under a Manager, which does its own leader election and probes."""
+    from samplecontroller import foo_reconciler
+    from samplecontroller.runtime.manager import ListenError
+
+    for address, flag in ((args.metrics_bind_address, "--metrics-bind-address"),
+                          (args.health_probe_bind_address, "--health-probe-bind-address")):
+        if address not in ("0", ""):
+            _bind(address, flag)  # a malformed address is a one-line UserError, as in classic mode
+    try:
+        return foo_reconciler.run(rest_client, args, stop)
+    except ListenError as err:
+        raise UserError(str(err)) from None
 
 
 def _run_with_leader_election(
@@ -217,7 +234,7 @@ def _run_with_leader_election(
         both = with_cancel(stop)  # stop, or leadership lost: whichever comes first
         as_context(leading_stop).add_done_callback(both.cancel)
         try:
-            result["code"] = _run_controller(args, rest_client, both, set_ready)
+            result["code"] = _run_classic(args, rest_client, both, set_ready)
         except Exception as err:
             log.error("Controller failed", error=f"{type(err).__name__}: {err}")
             result["code"] = 1
@@ -263,23 +280,14 @@ def _pod_namespace() -> str:
     return os.environ.get("POD_NAMESPACE", "default")
 
 
-def _run_controller(
-    args: argparse.Namespace, rest_client: Any, stop: threading.Event, set_ready: Callable[[bool], None]
-) -> int:
-    if args.controller == "runtime":
-        from samplecontroller import foo_reconciler
-
-        return foo_reconciler.run(rest_client, args, stop, set_ready=set_ready)
-    return _run_classic(args, rest_client, stop, set_ready)
-
-
 def _run_classic(
     args: argparse.Namespace, rest_client: Any, stop: threading.Event, set_ready: Callable[[bool], None]
 ) -> int:
     from generated.clientset import Clientset
     from generated.informers import SharedInformerFactory
     from samplecontroller import record
-    from samplecontroller.controller import CONTROLLER_AGENT_NAME, Controller
+    from samplecontroller.controller import Controller
+    from samplecontroller.foo import CONTROLLER_AGENT_NAME
 
     clientset = Clientset(rest_client)
     factory = SharedInformerFactory(clientset, args.resync, namespace=args.namespace or None)
