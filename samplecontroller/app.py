@@ -341,20 +341,28 @@ def _probe_servers(args: argparse.Namespace) -> Iterator[Callable[[bool], None]]
             from samplecontroller.workqueue import prometheus
 
             prometheus.install()
-            servers.append(probes.serve_metrics(_bind(args.metrics_bind_address, "--metrics-bind-address")))
+            servers.append(_listen(args.metrics_bind_address, "--metrics-bind-address", probes.serve_metrics))
         if args.health_probe_bind_address not in ("0", ""):
-            servers.append(
-                probes.serve_health(_bind(args.health_probe_bind_address, "--health-probe-bind-address"), ready.is_set)
-            )
-    except OSError as err:
+            servers.append(_listen(args.health_probe_bind_address, "--health-probe-bind-address",
+                                   lambda address: probes.serve_health(address, ready.is_set)))
+    except UserError:
         for s in servers:
             s.close()
-        raise UserError(f"cannot listen: {err}") from None
+        raise
     try:
         yield set_ready
     finally:
         for s in servers:
             s.close()
+
+
+def _listen(address: str, flag: str, serve: Callable[[tuple[str, int]], Any]) -> Any:
+    """``serve`` on the address of ``flag``; a UserError naming both when it cannot listen."""
+    bound = _bind(address, flag)
+    try:
+        return serve(bound)
+    except OSError as err:
+        raise UserError(f"{flag}: cannot listen on {address}: {err.strerror or err}") from None
 
 
 def _bind(address: str, flag: str) -> tuple[str, int]:
