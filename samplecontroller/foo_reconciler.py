@@ -25,24 +25,9 @@ from typing import Any
 from generated.apis.apps.v1 import Deployment
 from generated.apis.samplecontroller.v1alpha1 import Foo
 from generated.scheme import SCHEME
+from samplecontroller import foo as domain
 from samplecontroller.apimachinery import errors, meta
 from samplecontroller.client.types import MERGE_PATCH
-from samplecontroller.foo import (
-    CONTROLLER_AGENT_NAME,
-    DEPLOYMENT_NAME_FIELD,
-    ERR_INVALID_SPEC,
-    FIELD_MANAGER,
-    MESSAGE_NO_DEPLOYMENT_NAME,
-    MESSAGE_RESOURCE_SYNCED,
-    SUCCESS_SYNCED,
-    NotOwnedBackoff,
-    deployment_names,
-    foo_with_status,
-    is_controlled_by,
-    new_deployment,
-    rate_limiter,
-    replicas_patch,
-)
 from samplecontroller.logs import get_logger
 from samplecontroller.record import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING, EventRecorder
 from samplecontroller.runtime import controller as rt_controller
@@ -64,7 +49,7 @@ class FooReconciler:
                  not_owned_backoff_cap: float = 300.0) -> None:
         self.client = client
         self.recorder = recorder
-        self._not_owned = NotOwnedBackoff(not_owned_backoff_base, not_owned_backoff_cap)
+        self._not_owned = domain.NotOwnedBackoff(not_owned_backoff_base, not_owned_backoff_cap)
 
     def reconcile(self, request: Request) -> Result:
         try:
@@ -73,60 +58,65 @@ class FooReconciler:
             log.info("Foo no longer exists", foo=str(request))
             self._not_owned.forget(request)
             return Result()
-        names = deployment_names(foo)
+        names = domain.deployment_names(foo)
         if not names:
             log.error("deployment name must be specified", foo=str(request))
-            self.recorder.event(foo, EVENT_TYPE_WARNING, ERR_INVALID_SPEC, MESSAGE_NO_DEPLOYMENT_NAME)
+            self.recorder.event(foo, EVENT_TYPE_WARNING, domain.ERR_INVALID_SPEC,
+                                domain.MESSAGE_NO_DEPLOYMENT_NAME)
             return Result()
         try:
             deployment = self.client.get(Deployment, request.namespace, names[0])
         except errors.NotFoundError:
-            deployment = self.client.create(new_deployment(foo), field_owner=FIELD_MANAGER)
+            deployment = self.client.create(domain.new_deployment(foo), field_owner=domain.FIELD_MANAGER)
 
-        if not is_controlled_by(deployment, foo):
+        if not domain.is_controlled_by(deployment, foo):
             delay = self._not_owned.warn(request, foo, deployment, self.recorder)
             log.info("Deployment not owned, retrying later", foo=str(request), delay=round(delay, 3))
             return Result(requeue_after=delay)
         self._not_owned.forget(request)
 
-        patch = replicas_patch(foo, deployment)
+        patch = domain.replicas_patch(foo, deployment)
         if patch is not None:
             log.info("Updating deployment replicas", foo=str(request), replicas=patch["spec"]["replicas"])
-            deployment = self.client.patch(deployment, RawPatch(MERGE_PATCH, patch), field_owner=FIELD_MANAGER)
+            deployment = self.client.patch(deployment, RawPatch(MERGE_PATCH, patch),
+                                           field_owner=domain.FIELD_MANAGER)
         self._update_status(foo, deployment)
-        self.recorder.event(foo, EVENT_TYPE_NORMAL, SUCCESS_SYNCED, MESSAGE_RESOURCE_SYNCED)
+        self.recorder.event(foo, EVENT_TYPE_NORMAL, domain.SUCCESS_SYNCED, domain.MESSAGE_RESOURCE_SYNCED)
         return Result()
 
     def _update_status(self, foo: Foo, deployment: Deployment) -> None:
-        updated = foo_with_status(foo, deployment)
+        updated = domain.foo_with_status(foo, deployment)
         if updated is not None:
-            self.client.status().update(updated, field_owner=FIELD_MANAGER)
+            self.client.status().update(updated, field_owner=domain.FIELD_MANAGER)
 
     def map_deployment_to_foos(self, obj: Any) -> list[Request]:
         """The Foos that name this Deployment (owned or not)."""
         ns = meta.get_namespace(obj)
-        foos = self.client.list(Foo, namespace=ns, matching_fields={DEPLOYMENT_NAME_FIELD: meta.get_name(obj)})
+        foos = self.client.list(Foo, namespace=ns,
+                                matching_fields={domain.DEPLOYMENT_NAME_FIELD: meta.get_name(obj)})
         return [Request(ns, meta.get_name(f)) for f in foos]
 
     def setup_with_manager(self, mgr: Manager, workers: int = 2) -> rt_controller.Controller:
         """Index Foos by deployment name and register the controller with ``mgr``."""
-        mgr.get_cache().index_field(Foo, DEPLOYMENT_NAME_FIELD, deployment_names)
+        mgr.get_cache().index_field(Foo, domain.DEPLOYMENT_NAME_FIELD, domain.deployment_names)
         return (controller_managed_by(mgr)
                 .for_(Foo)
                 .owns(Deployment, ResourceVersionChanged())
                 .watches(Deployment, EnqueueRequestsFromMapFunc(self.map_deployment_to_foos),
                          ResourceVersionChanged())
-                .with_options(rt_controller.Options(max_concurrent_reconciles=workers, rate_limiter=rate_limiter()))
+                .with_options(rt_controller.Options(max_concurrent_reconciles=workers,
+                                                    rate_limiter=domain.rate_limiter()))
                 .named("foo")
                 .complete(self))
 
 
 def new_manager(rest: Any, *, resync: float, namespace: str = "", shutdown_timeout: float = 30.0,
                 **options: Any) -> Manager:
-    """A Manager on this repository's Scheme, writing as FIELD_MANAGER, caching ``namespace``
+    """A Manager on this repository's Scheme, writing as ``domain.FIELD_MANAGER``, caching ``namespace``
     only (all when empty); ``options`` are further ``runtime.manager.Options`` fields."""
     return Manager(rest, Options(sync_period=resync, namespaces=(namespace,) if namespace else (),
-                                 graceful_shutdown_timeout=shutdown_timeout, field_owner=FIELD_MANAGER, **options),
+                                 graceful_shutdown_timeout=shutdown_timeout, field_owner=domain.FIELD_MANAGER,
+                                 **options),
                    scheme=SCHEME)
 
 
@@ -152,7 +142,7 @@ def run(rest: Any, args: argparse.Namespace, stop: threading.Event) -> int:
     Raises ``ListenError`` when a metrics or probe address cannot be listened on."""
     mgr = new_manager(rest, resync=args.resync, namespace=args.namespace, shutdown_timeout=args.shutdown_timeout,
                       **manager_options(args))
-    reconciler = FooReconciler(mgr.get_client(), mgr.get_event_recorder_for(CONTROLLER_AGENT_NAME))
+    reconciler = FooReconciler(mgr.get_client(), mgr.get_event_recorder_for(domain.CONTROLLER_AGENT_NAME))
     reconciler.setup_with_manager(mgr, args.workers)
     mgr.add_healthz_check("ping", healthz.ping)
     mgr.add_readyz_check("informers", mgr.cache_synced_check)

@@ -13,8 +13,6 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -22,6 +20,7 @@ from typing import Any
 import pytest
 
 from tests.controller.conftest import ROOT, ControllerProcess, Kubectl, wait_for
+from tests.live import free_port, http_get
 
 pytestmark = [pytest.mark.kubectl, pytest.mark.slow]
 
@@ -217,31 +216,16 @@ def test_unreachable_server_and_bad_kubeconfig_are_one_line_errors(tmp_path: Pat
     _assert_one_line_error(_run_main("--workers", "0"), "--workers")
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _http_get(port: int, path: str) -> tuple[int, str]:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as r:
-            return r.status, r.read().decode()
-    except urllib.error.HTTPError as err:
-        return err.code, err.read().decode()
-    except OSError:
-        return 0, ""
-
-
 def test_runtime_mode_manager_leads_on_the_flagged_lease_and_serves_probes(
         kubectl: Kubectl, server: Any, namespace: str, start_controller: Callable[..., ControllerProcess]) -> None:
     """``--controller runtime --leader-elect``: the Manager elects on the Lease the flags name and
     serves /healthz and /readyz with its named checks; a standby is ready (its cache syncs, as in
-    controller-runtime) but does not lead until the leader stops, then takes over."""
+    controller-runtime) but does not lead until the leader stops, then takes over; the Manager
+    serves /metrics on --metrics-bind-address."""
     kubeconfig = Path(server.kubeconfig_path)
     lease_args = ("--controller", "runtime", "--leader-elect", "--leader-election-namespace", namespace,
                   "--leader-election-id", "runtime-lock")
-    ports = [_free_port(), _free_port()]
+    ports, metrics_port = [free_port(), free_port()], free_port()
 
     def holder() -> str:
         lease = kubectl.json("get", "lease", "runtime-lock", "-n", namespace) or {}
@@ -249,13 +233,14 @@ def test_runtime_mode_manager_leads_on_the_flagged_lease_and_serves_probes(
 
     first = start_controller(kubeconfig, *lease_args, "--health-probe-bind-address", f"127.0.0.1:{ports[0]}")
     first_id = wait_for(holder, what="a leader", timeout=20)
-    second = start_controller(kubeconfig, *lease_args, "--health-probe-bind-address", f"127.0.0.1:{ports[1]}")
+    second = start_controller(kubeconfig, *lease_args, "--health-probe-bind-address", f"127.0.0.1:{ports[1]}",
+                              "--metrics-bind-address", f"127.0.0.1:{metrics_port}")
     for port in ports:
-        _, body = wait_for(lambda p=port: (r := _http_get(p, "/readyz?verbose"))[0] == 200 and r,
+        _, body = wait_for(lambda p=port: (r := http_get(p, "/readyz?verbose"))[0] == 200 and r,
                            what=f"/readyz on {port}", timeout=20)
         assert "[+]informers ok" in body, body
-        assert _http_get(port, "/healthz?verbose") == (200, "[+]ping ok\nhealthz check passed\n")
-        assert _http_get(port, "/healthz") == (200, "ok")
+        assert http_get(port, "/healthz?verbose") == (200, "[+]ping ok\nhealthz check passed\n")
+        assert http_get(port, "/healthz") == (200, "ok")
     assert holder() == first_id  # the second one stands by
     assert "Became leader" in first.output() and "Became leader" not in second.output()
 
@@ -264,6 +249,8 @@ def test_runtime_mode_manager_leads_on_the_flagged_lease_and_serves_probes(
     wait_for(lambda: "Became leader" in second.output(), what="the second Manager to lead")
     kubectl.run("apply", "-n", namespace, "-f", "-", stdin=foo_manifest("led-rt", "led-rt", 1))
     wait_for(lambda: get(kubectl, namespace, "deployment", "led-rt"), what="a Deployment from the new leader")
+    wait_for(lambda: 'controller_runtime_reconcile_total{controller="foo",result="success"}'
+             in http_get(metrics_port, "/metrics")[1], what="the Manager's reconcile metrics")
     assert second.stop() == 0, second.output()
 
 

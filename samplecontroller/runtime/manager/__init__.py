@@ -15,7 +15,8 @@ leader election), leader runnables (controllers). A runnable is anything with
 Guarantees:
 - When ``stop`` is set every runnable is asked to stop; ``start`` returns once all have
   returned or ``graceful_shutdown_timeout`` (30 s) has passed.
-- A runnable raising stops the whole manager; ``start`` re-raises the first such error.
+- A runnable raising stops the whole manager; ``start`` re-raises the first such error. An
+  error raised once the stop has begun (a runnable starting as ``stop`` is set) is only logged.
 - Losing the leader lease stops the manager and raises ``LeaderElectionLostError``.
 - A metrics or probe address it cannot listen on raises ``ListenError`` (an OSError) first.
 - Defaults: sync period 10 h, leader election 15 s / 10 s / 2 s, metrics and probes off
@@ -263,6 +264,10 @@ class Manager:
             try:
                 r.start(stop)
             except BaseException as err:
+                if stop.is_set():  # as Go: an error after the stop sequence began is logged, not returned
+                    log.error("Error received after the stop sequence was engaged", runnable=type(r).__name__,
+                              error=f"{type(err).__name__}: {err}")
+                    return
                 log.error("Runnable failed; stopping the manager", runnable=type(r).__name__,
                           error=f"{type(err).__name__}: {err}")
                 self._errors.append(err)
