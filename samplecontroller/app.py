@@ -7,7 +7,7 @@
 - With ``--local`` it starts the embedded API server (data under ``local_dir``, the
   deployment-status simulator on), installs every CRD in ``crds_dir`` and prints how to point
   kubectl at it, then runs the controller against it.
-- When ``stop`` is set (SIGINT/SIGTERM) informers stop, work in progress finishes (bounded by
+- When ``stop`` is set (SIGINT/SIGTERM, whichever thread receives it) informers stop, work in progress finishes (bounded by
   ``--shutdown-timeout``) and it returns 0.
 """
 
@@ -44,7 +44,15 @@ class UserError(Exception):
 
 
 def run(args: argparse.Namespace, stop: threading.Event, *, local_dir: Path, crds_dir: Path) -> int:
-    """Run the controller as ``main.py`` asked; return the process exit status."""
+    """Run the controller as ``main.py`` asked; return the process exit status. Called on the main
+    thread, the work runs beside it (``signals.run_handling_signals``) so a stop signal is seen
+    whichever thread the kernel delivers it to."""
+    from samplecontroller import signals
+
+    return signals.run_handling_signals(lambda: _run(args, stop, local_dir, crds_dir))
+
+
+def _run(args: argparse.Namespace, stop: threading.Event, local_dir: Path, crds_dir: Path) -> int:
     try:
         with contextlib.ExitStack() as stack:
             kubeconfig, master = args.kubeconfig, args.master
