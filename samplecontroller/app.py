@@ -7,8 +7,10 @@
 - With ``--local`` it starts the embedded API server (data under ``local_dir``, the
   deployment-status simulator on), installs every CRD in ``crds_dir`` and prints how to point
   kubectl at it, then runs the controller against it.
-- When ``stop`` is set (SIGINT/SIGTERM, whichever thread receives it) informers stop, work in progress finishes (bounded by
-  ``--shutdown-timeout``) and it returns 0.
+- When ``stop`` is set (SIGINT/SIGTERM, whichever thread receives it) informers stop, work in
+  progress finishes (bounded by ``--shutdown-timeout``) and it returns 0.
+- ``--controller runtime`` leaves leader election and the probe/metrics servers to the
+  controller-runtime Manager (``foo_reconciler.run``); ``classic`` gets them from here.
 """
 
 from __future__ import annotations

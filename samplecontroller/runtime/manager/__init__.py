@@ -359,4 +359,5 @@ def _pod_namespace() -> str:
     return os.environ.get("POD_NAMESPACE", "default")
 
 
-__all__ = ["LeaderElectionLostError", "ListenError", "Manager", "Options", "Runnable", "parse_bind_address", "runnable_func"]
+__all__ = ["LeaderElectionLostError", "ListenError", "Manager", "Options", "Runnable", "parse_bind_address",
+           "runnable_func"]
