@@ -7,8 +7,10 @@
 - With ``--local`` it starts the embedded API server (data under ``local_dir``, the
   deployment-status simulator on), installs every CRD in ``crds_dir`` and prints how to point
   kubectl at it, then runs the controller against it.
-- When ``stop`` is set (SIGINT/SIGTERM) informers stop, work in progress finishes (bounded by
-  ``--shutdown-timeout``) and it returns 0.
+- When ``stop`` is set (SIGINT/SIGTERM, whichever thread receives it) informers stop, work in
+  progress finishes (bounded by ``--shutdown-timeout``) and it returns 0.
+- ``--controller runtime`` leaves leader election and the probe/metrics servers to the
+  controller-runtime Manager (``foo_reconciler.run``); ``classic`` gets them from here.
 """
 
 from __future__ import annotations
@@ -44,7 +46,15 @@ class UserError(Exception):
 
 
 def run(args: argparse.Namespace, stop: threading.Event, *, local_dir: Path, crds_dir: Path) -> int:
-    """Run the controller as ``main.py`` asked; return the process exit status."""
+    """Run the controller as ``main.py`` asked; return the process exit status. Called on the main
+    thread, the work runs beside it (``signals.run_handling_signals``) so a stop signal is seen
+    whichever thread the kernel delivers it to."""
+    from samplecontroller import signals
+
+    return signals.run_handling_signals(lambda: _run(args, stop, local_dir, crds_dir))
+
+
+def _run(args: argparse.Namespace, stop: threading.Event, local_dir: Path, crds_dir: Path) -> int:
     try:
         with contextlib.ExitStack() as stack:
             kubeconfig, master = args.kubeconfig, args.master
@@ -198,10 +208,27 @@ def _print_banner(url: str, kubeconfig: str, crds: list[str]) -> None:
 
 
 def _run_elected(args: argparse.Namespace, rest_client: Any, stop: threading.Event) -> int:
+    if args.controller == "runtime":
+        return _run_runtime(args, rest_client, stop)
     with _probe_servers(args) as set_ready:
         if not args.leader_elect:
-            return _run_controller(args, rest_client, stop, set_ready)
+            return _run_classic(args, rest_client, stop, set_ready)
         return _run_with_leader_election(args, rest_client, stop, set_ready)
+
+
+def _run_runtime(args: argparse.Namespace, rest_client: Any, stop: threading.Event) -> int:
+    """The FooReconciler under a Manager, which does its own leader election and probes."""
+    from samplecontroller import foo_reconciler
+    from samplecontroller.runtime.manager import ListenError
+
+    for address, flag in ((args.metrics_bind_address, "--metrics-bind-address"),
+                          (args.health_probe_bind_address, "--health-probe-bind-address")):
+        if address not in ("0", ""):
+            _bind(address, flag)  # a malformed address is a one-line UserError, as in classic mode
+    try:
+        return foo_reconciler.run(rest_client, args, stop)
+    except ListenError as err:
+        raise UserError(str(err)) from None
 
 
 def _run_with_leader_election(
@@ -219,7 +246,7 @@ def _run_with_leader_election(
         both = with_cancel(stop)  # stop, or leadership lost: whichever comes first
         as_context(leading_stop).add_done_callback(both.cancel)
         try:
-            result["code"] = _run_controller(args, rest_client, both, set_ready)
+            result["code"] = _run_classic(args, rest_client, both, set_ready)
         except Exception as err:
             log.error("Controller failed", error=f"{type(err).__name__}: {err}")
             result["code"] = 1
@@ -265,16 +292,6 @@ def _pod_namespace() -> str:
     return os.environ.get("POD_NAMESPACE", "default")
 
 
-def _run_controller(
-    args: argparse.Namespace, rest_client: Any, stop: threading.Event, set_ready: Callable[[bool], None]
-) -> int:
-    if args.controller == "runtime":
-        from samplecontroller import foo_reconciler
-
-        return foo_reconciler.run(rest_client, args, stop, set_ready=set_ready)
-    return _run_classic(args, rest_client, stop, set_ready)
-
-
 def informer_factory(clientset: Any, resync: float, namespace: str | None) -> Any:
     """The classic controller's shared informers. They cache no managedFields: the controller
     never reads them, and a cached field would hold its whole watch event in memory."""
@@ -289,7 +306,8 @@ def _run_classic(
 ) -> int:
     from generated.clientset import Clientset
     from samplecontroller import record
-    from samplecontroller.controller import CONTROLLER_AGENT_NAME, Controller
+    from samplecontroller.controller import Controller
+    from samplecontroller.foo import CONTROLLER_AGENT_NAME
 
     clientset = Clientset(rest_client)
     factory = informer_factory(clientset, args.resync, args.namespace or None)
@@ -343,20 +361,28 @@ def _probe_servers(args: argparse.Namespace) -> Iterator[Callable[[bool], None]]
             from samplecontroller.workqueue import prometheus
 
             prometheus.install()
-            servers.append(probes.serve_metrics(_bind(args.metrics_bind_address, "--metrics-bind-address")))
+            servers.append(_listen(args.metrics_bind_address, "--metrics-bind-address", probes.serve_metrics))
         if args.health_probe_bind_address not in ("0", ""):
-            servers.append(
-                probes.serve_health(_bind(args.health_probe_bind_address, "--health-probe-bind-address"), ready.is_set)
-            )
-    except OSError as err:
+            servers.append(_listen(args.health_probe_bind_address, "--health-probe-bind-address",
+                                   lambda address: probes.serve_health(address, ready.is_set)))
+    except UserError:
         for s in servers:
             s.close()
-        raise UserError(f"cannot listen: {err}") from None
+        raise
     try:
         yield set_ready
     finally:
         for s in servers:
             s.close()
+
+
+def _listen(address: str, flag: str, serve: Callable[[tuple[str, int]], Any]) -> Any:
+    """``serve`` on the address of ``flag``; a UserError naming both when it cannot listen."""
+    bound = _bind(address, flag)
+    try:
+        return serve(bound)
+    except OSError as err:
+        raise UserError(f"{flag}: cannot listen on {address}: {err.strerror or err}") from None
 
 
 def _bind(address: str, flag: str) -> tuple[str, int]:

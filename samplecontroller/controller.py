@@ -23,20 +23,21 @@ Where this port deliberately does better than Go (each covered by tests/controll
 4. The owner match checks the API group as well as the kind (and the UID in ``sync_handler``).
 5. The Foo's status is written only when it changes, not on every resync.
 6. A Foo without ``spec.deploymentName`` gets a Warning event, not only a log line.
+
+What a Foo asks for (the Deployment, ownership, replicas, status, event reasons, the backoff and
+the rate limiter) is ``samplecontroller.foo``, shared with ``samplecontroller.foo_reconciler``;
+this module is only the client-go style driving of it.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Hashable
 from typing import Any, NamedTuple
 
 import msgspec
 
-from generated.apis.apps.v1 import Deployment, DeploymentSpec
-from generated.apis.core.v1 import Container, PodSpec, PodTemplateSpec
-from generated.apis.meta.v1 import LabelSelector, ObjectMeta, OwnerReference
-from generated.apis.samplecontroller.v1alpha1 import Foo, FooStatus
+from generated.apis.apps.v1 import Deployment
+from generated.apis.samplecontroller.v1alpha1 import Foo
 from generated.clientset import Clientset
 from generated.informers.apps.v1 import DeploymentInformer
 from generated.informers.samplecontroller.v1alpha1 import FooInformer
@@ -44,36 +45,28 @@ from samplecontroller import wait
 from samplecontroller.apimachinery import errors, meta
 from samplecontroller.cache import DeletedFinalStateUnknown, ResourceEventHandlerFuncs, wait_for_cache_sync
 from samplecontroller.client.types import MERGE_PATCH
+from samplecontroller.foo import (
+    DEPLOYMENT_NAME_FIELD,
+    ERR_INVALID_SPEC,
+    FIELD_MANAGER,
+    MESSAGE_NO_DEPLOYMENT_NAME,
+    MESSAGE_RESOURCE_EXISTS,
+    MESSAGE_RESOURCE_SYNCED,
+    SUCCESS_SYNCED,
+    NotOwnedBackoff,
+    deployment_names,
+    foo_with_status,
+    is_controlled_by,
+    is_foo_reference,
+    new_deployment,
+    replicas_patch,
+)
+from samplecontroller.foo import rate_limiter as foo_rate_limiter
 from samplecontroller.logs import get_logger
 from samplecontroller.record import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING, EventRecorder
-from samplecontroller.workqueue import (
-    BucketRateLimiter,
-    ItemExponentialFailureRateLimiter,
-    MaxOfRateLimiter,
-    RateLimiter,
-    RateLimitingQueue,
-    shut_down_workers,
-)
+from samplecontroller.workqueue import RateLimiter, RateLimitingQueue, shut_down_workers
 
 log = get_logger("controller")
-
-CONTROLLER_AGENT_NAME = "sample-controller"
-FIELD_MANAGER = CONTROLLER_AGENT_NAME
-
-# Event reasons and messages, as in Go.
-SUCCESS_SYNCED = "Synced"
-ERR_RESOURCE_EXISTS = "ErrResourceExists"
-MESSAGE_RESOURCE_EXISTS = 'Resource "{}" already exists and is not managed by Foo'
-MESSAGE_RESOURCE_SYNCED = "Foo synced successfully"
-# Improvement 6: a Foo without spec.deploymentName is reported on the Foo itself.
-ERR_INVALID_SPEC = "InvalidSpec"
-MESSAGE_NO_DEPLOYMENT_NAME = "spec.deploymentName must be specified"
-
-FOO_GROUP = "samplecontroller.k8s.io"
-FOO_VERSION = "v1alpha1"
-FOO_KIND = "Foo"
-# Foo informer index: "namespace/deploymentName" -> the Foos that name that Deployment.
-DEPLOYMENT_NAME_INDEX = "spec.deploymentName"
 
 
 class ObjectName(NamedTuple):
@@ -97,54 +90,9 @@ class ResourceNotOwnedError(Exception):
         self.retry_after = retry_after
 
 
-def sample_controller_rate_limiter() -> RateLimiter[ObjectName]:
-    """sample-controller's own limiter: MaxOf(exponential 5 ms .. 1000 s, bucket 50 qps burst 300)."""
-    return MaxOfRateLimiter(
-        ItemExponentialFailureRateLimiter(0.005, 1000.0),
-        BucketRateLimiter(qps=50.0, burst=300),
-    )
-
-
-def _deployment_name_index(obj: Any) -> list[str]:
-    spec = getattr(obj, "spec", None)
-    name = getattr(spec, "deployment_name", None)
-    if not isinstance(name, str) or not name:
-        return []
-    return [f"{meta.get_namespace(obj)}/{name}"]
-
-
-class NotOwnedBackoff:
-    """Per-key memory of the "Deployment not owned" situation (improvement 1).
-
-    ``observe`` says whether the situation is new (so a Warning is due) and returns the delay
-    before the next retry: ``base * 2**n`` capped at ``cap``, reset whenever the situation changes.
-    """
-
-    def __init__(self, base: float, cap: float) -> None:
-        self._base = base
-        self._cap = cap
-        self._lock = threading.Lock()
-        self._state: dict[Hashable, tuple[tuple[str, ...], int]] = {}
-
-    def observe(self, key: Hashable, situation: tuple[str, ...]) -> tuple[bool, float]:
-        with self._lock:
-            previous = self._state.get(key)
-            if previous is None or previous[0] != situation:
-                self._state[key] = (situation, 1)
-                return True, self._base
-            attempts = previous[1]
-            self._state[key] = (situation, attempts + 1)
-            return False, min(self._cap, self._base * (2**attempts))
-
-    def forget(self, key: Hashable) -> None:
-        with self._lock:
-            self._state.pop(key, None)
-
-
-def not_owned_situation(foo: Foo, deployment: Deployment) -> tuple[str, ...]:
-    """What identifies a "Deployment not owned" situation: a change of either object is a new one."""
-    return (meta.get_uid(foo), str(meta.get_generation(foo)), meta.get_uid(deployment),
-            meta.get_resource_version(deployment))
+def _deployment_key_index(obj: Any) -> list[str]:
+    """Foo informer index: "namespace/deploymentName" -> the Foos that name that Deployment."""
+    return [f"{meta.get_namespace(obj)}/{name}" for name in deployment_names(obj)]
 
 
 class Controller:
@@ -169,12 +117,12 @@ class Controller:
         self._foo_indexer = foo_informer.informer().get_indexer()
         self.foos_synced = foo_informer.informer().has_synced
         self.workqueue: RateLimitingQueue[ObjectName] = RateLimitingQueue(
-            rate_limiter or sample_controller_rate_limiter(), name="Foos"
+            rate_limiter or foo_rate_limiter(), name="Foos"
         )
         self._not_owned = NotOwnedBackoff(not_owned_backoff_base, not_owned_backoff_cap)
 
         log.info("Setting up event handlers")
-        foo_informer.informer().add_indexers({DEPLOYMENT_NAME_INDEX: _deployment_name_index})
+        foo_informer.informer().add_indexers({DEPLOYMENT_NAME_FIELD: _deployment_key_index})
         foo_informer.informer().add_event_handler(
             ResourceEventHandlerFuncs(
                 add_func=self._on_foo_add,
@@ -258,43 +206,32 @@ class Controller:
             self._not_owned.forget(key)
             return
 
-        spec = foo.spec
-        deployment_name = spec.deployment_name if spec is not msgspec.UNSET else msgspec.UNSET
-        if not isinstance(deployment_name, str) or not deployment_name:
+        names = deployment_names(foo)
+        if not names:
             log.error("deployment name must be specified", key=str(key))
             self.recorder.event(foo, EVENT_TYPE_WARNING, ERR_INVALID_SPEC, MESSAGE_NO_DEPLOYMENT_NAME)
             return
 
         deployments = self.clientset.apps_v1.deployments(key.namespace)
         try:
-            deployment = self.deployments_lister.deployments(key.namespace).get(deployment_name)
+            deployment = self.deployments_lister.deployments(key.namespace).get(names[0])
         except errors.NotFoundError:
             deployment = deployments.create(new_deployment(foo), field_manager=FIELD_MANAGER)
 
         if not is_controlled_by(deployment, foo):
-            delay = self._not_owned_situation(key, foo, deployment)
-            raise ResourceNotOwnedError(MESSAGE_RESOURCE_EXISTS.format(deployment_name), delay)
+            delay = self._not_owned.warn(key, foo, deployment, self.recorder)
+            raise ResourceNotOwnedError(MESSAGE_RESOURCE_EXISTS.format(names[0]), delay)
         self._not_owned.forget(key)
 
-        desired = foo_replicas(foo)
-        if desired is not None and desired != deployment_replicas(deployment):
-            log.info("Updating deployment replicas", foo=str(key), replicas=desired)
-            patch = msgspec.json.encode({"spec": {"replicas": desired}})
+        patch = replicas_patch(foo, deployment)
+        if patch is not None:
+            log.info("Updating deployment replicas", foo=str(key), replicas=patch["spec"]["replicas"])
             deployment = deployments.patch(
-                deployment_name, patch, MERGE_PATCH, field_manager=FIELD_MANAGER
+                names[0], msgspec.json.encode(patch), MERGE_PATCH, field_manager=FIELD_MANAGER
             )
 
         self.update_foo_status(foo, deployment)
         self.recorder.event(foo, EVENT_TYPE_NORMAL, SUCCESS_SYNCED, MESSAGE_RESOURCE_SYNCED)
-
-    def _not_owned_situation(self, key: ObjectName, foo: Foo, deployment: Deployment) -> float:
-        """Warn once per new situation; return the delay before the next retry."""
-        is_new, delay = self._not_owned.observe(key, not_owned_situation(foo, deployment))
-        if is_new:
-            self.recorder.event(
-                foo, EVENT_TYPE_WARNING, ERR_RESOURCE_EXISTS, MESSAGE_RESOURCE_EXISTS.format(meta.get_name(deployment))
-            )
-        return delay
 
     def update_foo_status(self, foo: Foo, deployment: Deployment) -> None:
         """Copy availableReplicas into the Foo's status subresource, only when it changed."""
@@ -332,11 +269,11 @@ class Controller:
         owner = meta.get_controller_of(obj)
         if owner is None:
             # Improvement 1: a Foo blocked on this unowned Deployment resumes as soon as it changes.
-            for foo in self._foo_indexer.by_index(DEPLOYMENT_NAME_INDEX, f"{namespace}/{meta.get_name(obj)}"):
+            for foo in self._foo_indexer.by_index(DEPLOYMENT_NAME_FIELD, f"{namespace}/{meta.get_name(obj)}"):
                 self.enqueue_foo(foo)
             return
         # Improvement 4: group and kind, not only kind.
-        if owner.kind != FOO_KIND or owner.group != FOO_GROUP:
+        if not is_foo_reference(owner):
             return
         try:
             foo = self.foos_lister.foos(namespace).get(owner.name)
@@ -345,70 +282,3 @@ class Controller:
             return
         self.enqueue_foo(foo)
 
-
-def foo_with_status(foo: Foo, deployment: Deployment) -> Foo | None:
-    """A copy of ``foo`` whose status.availableReplicas is the Deployment's, or None when the
-    Foo's status already says so (improvement 5: no status write per resync)."""
-    available = 0
-    if deployment.status is not msgspec.UNSET and isinstance(deployment.status.available_replicas, int):
-        available = deployment.status.available_replicas
-    current = foo.status.available_replicas if foo.status is not msgspec.UNSET else msgspec.UNSET
-    if current == available:
-        return None
-    return msgspec.structs.replace(foo, status=FooStatus(available_replicas=available))
-
-
-def foo_replicas(foo: Foo) -> int | None:
-    """spec.replicas of the Foo, or None when unset (never a crash: improvement 3)."""
-    if foo.spec is msgspec.UNSET or not isinstance(foo.spec.replicas, int):
-        return None
-    return foo.spec.replicas
-
-
-def deployment_replicas(deployment: Deployment) -> int:
-    """spec.replicas of the Deployment; unset means 1, as the API server defaults it."""
-    if deployment.spec is msgspec.UNSET or not isinstance(deployment.spec.replicas, int):
-        return 1
-    return deployment.spec.replicas
-
-
-def is_controlled_by(obj: Any, owner: Foo) -> bool:
-    """True when ``obj``'s controller reference is this Foo: UID, API group and kind (improvement 4)."""
-    ref = meta.get_controller_of(obj)
-    return (
-        ref is not None
-        and ref.uid == meta.get_uid(owner)
-        and ref.group == FOO_GROUP
-        and ref.kind == FOO_KIND
-    )
-
-
-def new_deployment(foo: Foo) -> Deployment:
-    """The Deployment a Foo asks for: nginx, labelled app=nginx,controller=<foo>, owned by the Foo."""
-    labels = {"app": "nginx", "controller": meta.get_name(foo)}
-    replicas = foo_replicas(foo)
-    deployment_name = foo.spec.deployment_name if foo.spec is not msgspec.UNSET else msgspec.UNSET
-    return Deployment(
-        metadata=ObjectMeta(
-            name=deployment_name,
-            namespace=meta.get_namespace(foo),
-            owner_references=(
-                OwnerReference(
-                    api_version=f"{FOO_GROUP}/{FOO_VERSION}",
-                    kind=FOO_KIND,
-                    name=meta.get_name(foo),
-                    uid=meta.get_uid(foo),
-                    controller=True,
-                    block_owner_deletion=True,
-                ),
-            ),
-        ),
-        spec=DeploymentSpec(
-            replicas=replicas if replicas is not None else msgspec.UNSET,
-            selector=LabelSelector(match_labels=dict(labels)),
-            template=PodTemplateSpec(
-                metadata=ObjectMeta(labels=dict(labels)),
-                spec=PodSpec(containers=(Container(name="nginx", image="nginx:latest"),)),
-            ),
-        ),
-    )

@@ -10,61 +10,38 @@ exponentially up to ``not_owned_backoff_cap``); an ``InvalidSpec`` Warning when
 
 Wiring: ``for_(Foo)``, ``owns(Deployment)``, and Deployments mapped back to the Foos naming them
 (a cache field index on ``spec.deploymentName``) so an unowned Deployment's change resumes its
-Foo at once. Compare with ``controller.py`` side by side; ``main.py --controller runtime``
-selects this one.
+Foo at once. What a Foo asks for is ``samplecontroller.foo``, shared with ``controller.py``;
+compare the two side by side. ``main.py --controller runtime`` selects this one, and then the
+Manager does leader election and serves /healthz, /readyz and /metrics (``run``), as a
+controller-runtime main.go does.
 """
 
 from __future__ import annotations
 
 import argparse
 import threading
-from collections.abc import Callable
 from typing import Any
 
 from generated.apis.apps.v1 import Deployment
 from generated.apis.samplecontroller.v1alpha1 import Foo
 from generated.scheme import SCHEME
+from samplecontroller import foo as domain
 from samplecontroller.apimachinery import errors, meta
-from samplecontroller.controller import (
-    CONTROLLER_AGENT_NAME,
-    ERR_INVALID_SPEC,
-    ERR_RESOURCE_EXISTS,
-    FIELD_MANAGER,
-    MESSAGE_NO_DEPLOYMENT_NAME,
-    MESSAGE_RESOURCE_EXISTS,
-    MESSAGE_RESOURCE_SYNCED,
-    SUCCESS_SYNCED,
-    NotOwnedBackoff,
-    deployment_replicas,
-    foo_replicas,
-    foo_with_status,
-    is_controlled_by,
-    new_deployment,
-    not_owned_situation,
-)
+from samplecontroller.client.types import MERGE_PATCH
 from samplecontroller.logs import get_logger
 from samplecontroller.record import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING, EventRecorder
 from samplecontroller.runtime import controller as rt_controller
+from samplecontroller.runtime import healthz
 from samplecontroller.runtime.builder import controller_managed_by
 from samplecontroller.runtime.cache import Options as CacheOptions
 from samplecontroller.runtime.cache import strip_managed_fields
 from samplecontroller.runtime.client import Client, RawPatch
 from samplecontroller.runtime.handler import EnqueueRequestsFromMapFunc
-from samplecontroller.runtime.manager import Manager, Options, runnable_func
+from samplecontroller.runtime.manager import ListenError, Manager, Options
 from samplecontroller.runtime.predicate import ResourceVersionChanged
 from samplecontroller.runtime.reconcile import Request, Result
-from samplecontroller.workqueue import BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter
 
 log = get_logger("foo-reconciler")
-
-DEPLOYMENT_NAME_FIELD = "spec.deploymentName"
-MERGE_PATCH = "application/merge-patch+json"
-
-
-def _deployment_names(foo: Any) -> list[str]:
-    spec = getattr(foo, "spec", None)
-    name = getattr(spec, "deployment_name", None)
-    return [name] if isinstance(name, str) and name else []
 
 
 class FooReconciler:
@@ -74,7 +51,7 @@ class FooReconciler:
                  not_owned_backoff_cap: float = 300.0) -> None:
         self.client = client
         self.recorder = recorder
-        self._not_owned = NotOwnedBackoff(not_owned_backoff_base, not_owned_backoff_cap)
+        self._not_owned = domain.NotOwnedBackoff(not_owned_backoff_base, not_owned_backoff_cap)
 
     def reconcile(self, request: Request) -> Result:
         try:
@@ -83,91 +60,102 @@ class FooReconciler:
             log.info("Foo no longer exists", foo=str(request))
             self._not_owned.forget(request)
             return Result()
-        names = _deployment_names(foo)
+        names = domain.deployment_names(foo)
         if not names:
             log.error("deployment name must be specified", foo=str(request))
-            self.recorder.event(foo, EVENT_TYPE_WARNING, ERR_INVALID_SPEC, MESSAGE_NO_DEPLOYMENT_NAME)
+            self.recorder.event(foo, EVENT_TYPE_WARNING, domain.ERR_INVALID_SPEC,
+                                domain.MESSAGE_NO_DEPLOYMENT_NAME)
             return Result()
         try:
             deployment = self.client.get(Deployment, request.namespace, names[0])
         except errors.NotFoundError:
-            deployment = self.client.create(new_deployment(foo), field_owner=FIELD_MANAGER)
+            deployment = self.client.create(domain.new_deployment(foo), field_owner=domain.FIELD_MANAGER)
 
-        if not is_controlled_by(deployment, foo):
-            return Result(requeue_after=self._not_owned_situation(request, foo, deployment))
+        if not domain.is_controlled_by(deployment, foo):
+            delay = self._not_owned.warn(request, foo, deployment, self.recorder)
+            log.info("Deployment not owned, retrying later", foo=str(request), delay=round(delay, 3))
+            return Result(requeue_after=delay)
         self._not_owned.forget(request)
 
-        desired = foo_replicas(foo)
-        if desired is not None and desired != deployment_replicas(deployment):
-            log.info("Updating deployment replicas", foo=str(request), replicas=desired)
-            deployment = self.client.patch(deployment, RawPatch(MERGE_PATCH, {"spec": {"replicas": desired}}),
-                                           field_owner=FIELD_MANAGER)
+        patch = domain.replicas_patch(foo, deployment)
+        if patch is not None:
+            log.info("Updating deployment replicas", foo=str(request), replicas=patch["spec"]["replicas"])
+            deployment = self.client.patch(deployment, RawPatch(MERGE_PATCH, patch),
+                                           field_owner=domain.FIELD_MANAGER)
         self._update_status(foo, deployment)
-        self.recorder.event(foo, EVENT_TYPE_NORMAL, SUCCESS_SYNCED, MESSAGE_RESOURCE_SYNCED)
+        self.recorder.event(foo, EVENT_TYPE_NORMAL, domain.SUCCESS_SYNCED, domain.MESSAGE_RESOURCE_SYNCED)
         return Result()
 
-    def _not_owned_situation(self, key: Request, foo: Foo, deployment: Deployment) -> float:
-        is_new, delay = self._not_owned.observe(key, not_owned_situation(foo, deployment))
-        if is_new:
-            self.recorder.event(foo, EVENT_TYPE_WARNING, ERR_RESOURCE_EXISTS,
-                                MESSAGE_RESOURCE_EXISTS.format(meta.get_name(deployment)))
-        log.info("Deployment not owned, retrying later", foo=str(key), delay=round(delay, 3))
-        return delay
-
     def _update_status(self, foo: Foo, deployment: Deployment) -> None:
-        updated = foo_with_status(foo, deployment)
+        updated = domain.foo_with_status(foo, deployment)
         if updated is not None:
-            self.client.status().update(updated, field_owner=FIELD_MANAGER)
+            self.client.status().update(updated, field_owner=domain.FIELD_MANAGER)
 
     def map_deployment_to_foos(self, obj: Any) -> list[Request]:
         """The Foos that name this Deployment (owned or not)."""
         ns = meta.get_namespace(obj)
-        foos = self.client.list(Foo, namespace=ns, matching_fields={DEPLOYMENT_NAME_FIELD: meta.get_name(obj)})
+        foos = self.client.list(Foo, namespace=ns,
+                                matching_fields={domain.DEPLOYMENT_NAME_FIELD: meta.get_name(obj)})
         return [Request(ns, meta.get_name(f)) for f in foos]
 
     def setup_with_manager(self, mgr: Manager, workers: int = 2) -> rt_controller.Controller:
         """Index Foos by deployment name and register the controller with ``mgr``."""
-        mgr.get_cache().index_field(Foo, DEPLOYMENT_NAME_FIELD, _deployment_names)
-        limiter: MaxOfRateLimiter[Any] = MaxOfRateLimiter(ItemExponentialFailureRateLimiter(0.005, 1000.0),
-                                   BucketRateLimiter(qps=50.0, burst=300))
+        mgr.get_cache().index_field(Foo, domain.DEPLOYMENT_NAME_FIELD, domain.deployment_names)
         return (controller_managed_by(mgr)
                 .for_(Foo)
                 .owns(Deployment, ResourceVersionChanged())
                 .watches(Deployment, EnqueueRequestsFromMapFunc(self.map_deployment_to_foos),
                          ResourceVersionChanged())
-                .with_options(rt_controller.Options(max_concurrent_reconciles=workers, rate_limiter=limiter))
+                .with_options(rt_controller.Options(max_concurrent_reconciles=workers,
+                                                    rate_limiter=domain.rate_limiter()))
                 .named("foo")
                 .complete(self))
 
 
 def new_manager(rest: Any, *, resync: float, namespace: str = "", shutdown_timeout: float = 30.0,
                 **options: Any) -> Manager:
-    """The FooReconciler's manager; its cache keeps no managedFields (never read here)."""
-    options.setdefault("cache", CacheOptions(default_transform=strip_managed_fields))
+    """A Manager on this repository's Scheme, writing as ``domain.FIELD_MANAGER``, caching ``namespace``
+    only (all when empty); ``options`` are further ``runtime.manager.Options`` fields."""
+    options.setdefault("cache", CacheOptions(default_transform=strip_managed_fields))  # never read here
     return Manager(rest, Options(sync_period=resync, namespaces=(namespace,) if namespace else (),
-                                 graceful_shutdown_timeout=shutdown_timeout, field_owner=FIELD_MANAGER, **options),
+                                 graceful_shutdown_timeout=shutdown_timeout, field_owner=domain.FIELD_MANAGER,
+                                 **options),
                    scheme=SCHEME)
 
 
-def run(rest: Any, args: argparse.Namespace, stop: threading.Event, *,
-        set_ready: Callable[[bool], None] = lambda _: None) -> int:
-    """``main.py --controller runtime``: run the FooReconciler until ``stop``; exit status."""
-    mgr = new_manager(rest, resync=args.resync, namespace=args.namespace, shutdown_timeout=args.shutdown_timeout)
-    reconciler = FooReconciler(mgr.get_client(), mgr.get_event_recorder_for(CONTROLLER_AGENT_NAME))
+def manager_options(args: argparse.Namespace) -> dict[str, Any]:
+    """main.py's flags as Manager options: leader election on a Lease named by
+    ``--leader-election-id`` in ``--leader-election-namespace`` (default: the pod's namespace,
+    else "default"), released on stop so a standby takes over at once; the metrics and
+    /healthz + /readyz servers on their bind addresses ("0" disables)."""
+    return {
+        "leader_election": args.leader_elect,
+        "leader_election_id": args.leader_election_id,
+        "leader_election_namespace": args.leader_election_namespace,
+        "leader_election_release_on_cancel": True,
+        "metrics_bind_address": args.metrics_bind_address,
+        "health_probe_bind_address": args.health_probe_bind_address,
+    }
+
+
+def run(rest: Any, args: argparse.Namespace, stop: threading.Event) -> int:
+    """``main.py --controller runtime``: run the FooReconciler under a Manager until ``stop``;
+    return the exit status (1 when the manager fails or loses its lease). The Manager serves
+    the probes: /healthz always ok ("ping"), /readyz ok once its cache has synced ("informers").
+    Raises ``ListenError`` when a metrics or probe address cannot be listened on."""
+    mgr = new_manager(rest, resync=args.resync, namespace=args.namespace, shutdown_timeout=args.shutdown_timeout,
+                      **manager_options(args))
+    reconciler = FooReconciler(mgr.get_client(), mgr.get_event_recorder_for(domain.CONTROLLER_AGENT_NAME))
     reconciler.setup_with_manager(mgr, args.workers)
-
-    def ready(s: threading.Event) -> None:  # non-leader runnables start once the cache has synced
-        set_ready(True)
-        s.wait()
-
-    mgr.add(runnable_func(ready, need_leader_election=False))
+    mgr.add_healthz_check("ping", healthz.ping)
+    mgr.add_readyz_check("informers", mgr.cache_synced_check)
     log.info("Starting manager", controller="foo", workers=args.workers)
     try:
         mgr.start(stop)
+    except ListenError:
+        raise
     except Exception as err:
         log.error("Problem running manager", error=f"{type(err).__name__}: {err}")
         return 1
-    finally:
-        set_ready(False)
     log.info("Controller stopped")
     return 0

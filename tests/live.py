@@ -1,10 +1,14 @@
 """Helpers for tests that run controllers against the embedded API server (``apiserver`` fixture):
-a REST client for it, a fresh namespace per test, and ``wait_for``."""
+a REST client for it, a fresh namespace per test, ``wait_for``, and ``http_get`` for probe and
+metrics endpoints."""
 
 from __future__ import annotations
 
 import itertools
+import socket
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable
 from typing import Any
 
@@ -15,6 +19,24 @@ from samplecontroller.apimachinery import errors
 from samplecontroller.rest import RESTClient, load_rest_client
 
 _ns = itertools.count()
+
+
+def free_port() -> int:
+    """A loopback TCP port that was free a moment ago (for a server's --...-bind-address)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def http_get(port: int, path: str) -> tuple[int, str]:
+    """GET http://127.0.0.1:<port><path>: (status, body); (0, "") while nothing listens there."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as err:
+        return err.code, err.read().decode()
+    except OSError:
+        return 0, ""
 
 
 def wait_for(fn: Callable[[], Any], timeout: float = 10.0, what: str = "condition") -> Any:

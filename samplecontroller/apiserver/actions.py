@@ -17,7 +17,7 @@ from typing import Any
 import msgspec
 
 from samplecontroller.apiserver import tokens
-from samplecontroller.apiserver.core import APIError, Core, now_rfc3339
+from samplecontroller.apiserver.core import APIError, Core, bad_request, now_rfc3339
 from samplecontroller.apiserver.registry import Resource
 
 __all__ = ["create"]
@@ -36,7 +36,10 @@ def _name_in(body: Any) -> str:
 
 def create(core: Core, res: Resource, ns: str, name: str, subresource: str, body: Any, *, manager: str,
            dry_run: bool, secret: str) -> dict[str, Any]:
-    """Answer a POST to ``res`` (``bindings``) or to subresource ``subresource`` of ``ns/name``."""
+    """Answer a POST to ``res`` (``bindings``) or to subresource ``subresource`` of ``ns/name``;
+    a body that is not an object is 400 and changes nothing."""
+    if not isinstance(body, dict):
+        raise bad_request("the request body must be a JSON object")
     if subresource == "token":
         return token_request(core, res, ns, name, body, secret)
     if subresource == "eviction":

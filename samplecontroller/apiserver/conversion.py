@@ -31,9 +31,11 @@ def _cpu_metric(utilization: int, current: bool) -> dict[str, Any]:
     return {"type": "Resource", "resource": {"name": "cpu", key: value}}
 
 
-def to_storage(obj: dict[str, Any]) -> dict[str, Any]:
-    """An ``autoscaling/v1`` HorizontalPodAutoscaler as ``autoscaling/v2`` (others unchanged)."""
-    if obj.get("apiVersion") != "autoscaling/v1" or obj.get("kind") not in (None, "HorizontalPodAutoscaler"):
+def to_storage(obj: Any) -> Any:
+    """An ``autoscaling/v1`` HorizontalPodAutoscaler as ``autoscaling/v2`` (others, and bodies that
+    are not objects, unchanged: the handlers reject those)."""
+    if not isinstance(obj, dict) or obj.get("apiVersion") != "autoscaling/v1" or (
+            obj.get("kind") not in (None, "HorizontalPodAutoscaler")):
         return obj
     out = {**obj, "apiVersion": "autoscaling/v2"}
     spec = dict(obj.get("spec") or {}) if isinstance(obj.get("spec"), dict) else obj.get("spec")

@@ -5,6 +5,11 @@ a second one exits the process at once with status 1 (``os._exit``: no cleanup, 
 ``os.Exit``). It may be called once per process (a second call raises RuntimeError, as Go
 panics), from the main thread (Python runs signal handlers there).
 
+``run_handling_signals(fn)`` runs ``fn`` on a worker thread while the main thread only waits,
+in a way every signal wakes: use it for a process's long-running body. (Python runs handlers on
+the main thread, between bytecodes; a main thread blocked on a lock, as in ``Event.wait()``,
+sleeps through a signal the kernel delivered to another thread, so ``stop`` would stay unset.)
+
 ``SignalHandler`` is the reusable form for tests and embedding: install it (or use it as a
 context manager), read ``stop``, and ``uninstall`` to restore the previous handlers; what a
 second signal does is a parameter.
@@ -12,14 +17,19 @@ second signal does is a parameter.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import select
 import signal
 import sys
 import threading
 from collections.abc import Callable, Iterable
 from types import FrameType, TracebackType
+from typing import TypeVar
 
-__all__ = ["SHUTDOWN_SIGNALS", "SignalHandler", "setup_signal_handler"]
+__all__ = ["SHUTDOWN_SIGNALS", "SignalHandler", "run_handling_signals", "setup_signal_handler"]
+
+T = TypeVar("T")
 
 SHUTDOWN_SIGNALS: tuple[signal.Signals, ...] = (signal.SIGINT, signal.SIGTERM)
 
@@ -87,3 +97,49 @@ def setup_signal_handler() -> threading.Event:
         stop = SignalHandler().install()
         _installed = True
         return stop
+
+
+def run_handling_signals(fn: Callable[[], T]) -> T:
+    """``fn()`` run on a worker thread; returns its result or raises its exception.
+
+    Meanwhile the main thread blocks in ``select`` on the signal wakeup fd (and on a byte the
+    worker writes when done), so a signal delivered to any thread wakes it and its Python
+    handlers run at once. Called off the main thread (where handlers never run anyway), it is
+    just ``fn()``.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return fn()
+    read_end, write_end = os.pipe()
+    os.set_blocking(read_end, False)
+    os.set_blocking(write_end, False)
+    previous = signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
+    done = threading.Event()
+    outcome: list[T] = []
+    failure: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            outcome.append(fn())
+        except BaseException as err:
+            failure.append(err)
+        finally:
+            done.set()
+            with contextlib.suppress(BlockingIOError):  # a full pipe wakes the main thread anyway
+                os.write(write_end, b"\0")
+
+    worker = threading.Thread(target=work, name="main-body", daemon=True)
+    try:
+        worker.start()
+        while not done.is_set():
+            select.select([read_end], [], [])  # returns on a signal or when the worker is done
+            with contextlib.suppress(BlockingIOError):
+                os.read(read_end, 512)
+    finally:
+        signal.set_wakeup_fd(previous)
+        if done.is_set():  # else (an exception from a handler) the worker may still write: keep the fds
+            worker.join()
+            os.close(read_end)
+            os.close(write_end)
+    if failure:
+        raise failure[0]
+    return outcome[0]

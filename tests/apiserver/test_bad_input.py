@@ -369,3 +369,25 @@ def test_json_patch_removing_api_version_and_kind_keeps_them(raw: Raw, ns: str, 
     ops = json.dumps([{"op": "replace", "path": "/kind", "value": "Secret"}]).encode()
     assert_status(raw.call("PATCH", f"{path}/typed", raw=ops, ctype="application/json-patch+json"), 400, "BadRequest",
                   "the kind in the data (Secret) does not match")
+
+
+# ------------------------------------------------------------------ bodies that are not objects
+
+NOT_OBJECTS = [[], "x", 1, None]
+CREATE_PATHS = ["configmaps", "serviceaccounts/default/token", "pods/p/eviction", "bindings", "pods/p/binding"]
+
+
+@pytest.mark.parametrize("body", NOT_OBJECTS, ids=repr)
+def test_bodies_that_are_not_objects_are_400_on_every_create_path(raw: Raw, ns: str, body: Any) -> None:
+    """Found by the fuzz test: a JSON array POSTed to a collection was a 500 (the storage-version
+    conversion assumed an object). Collections, subresources, reviews and converted kinds alike."""
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+           "spec": {"containers": [{"name": "c", "image": "busybox"}]}}
+    assert raw.call("POST", f"/api/v1/namespaces/{ns}/pods", pod)[0] == 201
+    paths = [f"/api/v1/namespaces/{ns}/{p}" for p in CREATE_PATHS] + [
+        f"/apis/autoscaling/v1/namespaces/{ns}/horizontalpodautoscalers",
+        "/apis/authentication.k8s.io/v1/tokenreviews", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"]
+    for path in paths:
+        code, _, answer = raw.call("POST", path, body)
+        assert 400 <= code < 500, (path, code, answer)
+    assert raw.call("GET", f"/api/v1/namespaces/{ns}/pods/p")[0] == 200  # not evicted by a non-object body

@@ -21,7 +21,8 @@ from generated.clientset.fake import Clientset as FakeClientset
 from generated.informers import SharedInformerFactory
 from samplecontroller.apimachinery import errors
 from samplecontroller.cache import DeletedFinalStateUnknown
-from samplecontroller.controller import Controller, ObjectName, new_deployment
+from samplecontroller.controller import Controller, ObjectName
+from samplecontroller.foo import new_deployment
 from samplecontroller.record import FakeRecorder
 from samplecontroller.testing import Action
 from samplecontroller.wait import Context, FakeClock

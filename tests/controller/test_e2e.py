@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from tests.controller.conftest import ROOT, ControllerProcess, Kubectl, wait_for
+from tests.live import free_port, http_get
 
 pytestmark = [pytest.mark.kubectl, pytest.mark.slow]
 
@@ -215,6 +216,57 @@ def test_unreachable_server_and_bad_kubeconfig_are_one_line_errors(tmp_path: Pat
     _assert_one_line_error(_run_main("--workers", "0"), "--workers")
 
 
+def test_runtime_mode_manager_leads_on_the_flagged_lease_and_serves_probes(
+        kubectl: Kubectl, server: Any, namespace: str, start_controller: Callable[..., ControllerProcess]) -> None:
+    """``--controller runtime --leader-elect``: the Manager elects on the Lease the flags name and
+    serves /healthz and /readyz with its named checks; a standby is ready (its cache syncs, as in
+    controller-runtime) but does not lead until the leader stops, then takes over; the Manager
+    serves /metrics on --metrics-bind-address."""
+    kubeconfig = Path(server.kubeconfig_path)
+    lease_args = ("--controller", "runtime", "--leader-elect", "--leader-election-namespace", namespace,
+                  "--leader-election-id", "runtime-lock")
+    ports, metrics_port = [free_port(), free_port()], free_port()
+
+    def holder() -> str:
+        lease = kubectl.json("get", "lease", "runtime-lock", "-n", namespace) or {}
+        return str(lease.get("spec", {}).get("holderIdentity", ""))
+
+    first = start_controller(kubeconfig, *lease_args, "--health-probe-bind-address", f"127.0.0.1:{ports[0]}")
+    first_id = wait_for(holder, what="a leader", timeout=20)
+    second = start_controller(kubeconfig, *lease_args, "--health-probe-bind-address", f"127.0.0.1:{ports[1]}",
+                              "--metrics-bind-address", f"127.0.0.1:{metrics_port}")
+    for port in ports:
+        _, body = wait_for(lambda p=port: (r := http_get(p, "/readyz?verbose"))[0] == 200 and r,
+                           what=f"/readyz on {port}", timeout=20)
+        assert "[+]informers ok" in body, body
+        assert http_get(port, "/healthz?verbose") == (200, "[+]ping ok\nhealthz check passed\n")
+        assert http_get(port, "/healthz") == (200, "ok")
+    assert holder() == first_id  # the second one stands by
+    assert "Became leader" in first.output() and "Became leader" not in second.output()
+
+    assert first.stop(signal.SIGTERM) == 0, first.output()
+    wait_for(lambda: (h := holder()) not in ("", first_id) and h, what="the second leader", timeout=20)
+    wait_for(lambda: "Became leader" in second.output(), what="the second Manager to lead")
+    kubectl.run("apply", "-n", namespace, "-f", "-", stdin=foo_manifest("led-rt", "led-rt", 1))
+    wait_for(lambda: get(kubectl, namespace, "deployment", "led-rt"), what="a Deployment from the new leader")
+    wait_for(lambda: 'controller_runtime_reconcile_total{controller="foo",result="success"}'
+             in http_get(metrics_port, "/metrics")[1], what="the Manager's reconcile metrics")
+    assert second.stop() == 0, second.output()
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_probe_address_in_use_is_a_one_line_error(server: Any, style: str) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        address = f"127.0.0.1:{busy.getsockname()[1]}"
+        proc = _run_main("--kubeconfig", str(server.kubeconfig_path), "--controller", style,
+                         "--health-probe-bind-address", address)
+    _assert_one_line_error(proc, "cannot listen", address.split(":")[1])
+    _assert_one_line_error(_run_main("--kubeconfig", str(server.kubeconfig_path), "--controller", style,
+                                     "--metrics-bind-address", "127.0.0.1:http"), "--metrics-bind-address")
+
+
 NON_RESOURCE_PREFIXES = ("/api", "/version", "/openapi", "/healthz", "/livez", "/readyz")
 
 
@@ -287,3 +339,4 @@ def test_leader_election_hands_over_on_sigterm(kubectl: Kubectl, server: Any, na
     kubectl.run("apply", "-n", namespace, "-f", "-", stdin=foo_manifest("led", "led", 1))
     wait_for(lambda: get(kubectl, namespace, "deployment", "led"), what="a Deployment from the new leader")
     assert second.stop() == 0, second.output()
+

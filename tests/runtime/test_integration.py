@@ -3,10 +3,9 @@ metrics and health endpoints."""
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -23,8 +22,8 @@ from samplecontroller.apimachinery import errors
 from samplecontroller.foo_reconciler import FooReconciler, new_manager
 from samplecontroller.record import FakeRecorder
 from samplecontroller.runtime import client as rtclient
-from samplecontroller.runtime.manager import Manager, Options
-from tests.live import wait_for
+from samplecontroller.runtime.manager import ListenError, Manager, Options
+from tests.live import free_port, http_get, wait_for
 
 
 @pytest.fixture
@@ -158,14 +157,6 @@ def test_client_writes_and_helpers(rest: Any, ns: str, started: Any) -> None:
         mgr.get_api_reader().get(ConfigMap, ns, "cm")
 
 
-def http_get(port: int, path: str) -> tuple[int, str]:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as r:
-            return r.status, r.read().decode()
-    except urllib.error.HTTPError as err:
-        return err.code, err.read().decode()
-
-
 def test_metrics_and_probes(rest: Any, ns: str, started: Any) -> None:
     mgr = new_manager(rest, resync=3600, namespace=ns, metrics_bind_address="127.0.0.1:0",
                       health_probe_bind_address="127.0.0.1:0")
@@ -272,3 +263,47 @@ def test_graceful_shutdown_timeout_bounds_the_stop(rest: Any, ns: str) -> None:
     stopped = not thread.is_alive()
     release.set()
     assert stopped, "the manager waited for the stuck runnable past graceful_shutdown_timeout"
+
+
+def test_an_error_after_the_stop_began_is_logged_not_returned(rest: Any, ns: str) -> None:
+    """As Go's "error received after stop sequence was engaged": a runnable failing because the
+    stop came as it started (an informer already stopped) does not fail the whole run."""
+    from samplecontroller.runtime.manager import runnable_func
+
+    def late(stop: threading.Event) -> None:
+        stop.wait()
+        raise RuntimeError("informer has stopped")
+
+    mgr = Manager(rest, scheme=SCHEME, options=Options(namespaces=(ns,)))
+    mgr.add(runnable_func(late))
+    stop = threading.Event()
+    outcome: list[BaseException | None] = []
+
+    def start() -> None:
+        try:
+            mgr.start(stop)
+            outcome.append(None)
+        except BaseException as err:
+            outcome.append(err)
+
+    thread = threading.Thread(target=start, daemon=True)
+    thread.start()
+    assert mgr.elected().wait(10)
+    stop.set()
+    thread.join(10)
+    assert outcome == [None]
+
+
+def test_a_probe_address_in_use_is_a_listen_error_and_frees_the_metrics_port(rest: Any) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        metrics_port = free_port()
+        mgr = Manager(rest, Options(metrics_bind_address=f"127.0.0.1:{metrics_port}",
+                                    health_probe_bind_address=f"127.0.0.1:{port}"), scheme=SCHEME)
+        with pytest.raises(ListenError, match=f"cannot listen on 127.0.0.1:{port} for the health probe server"):
+            mgr.start(threading.Event())
+    assert http_get(metrics_port, "/metrics") == (0, "")  # the metrics server started first was closed
+    with socket.socket() as again:
+        again.bind(("127.0.0.1", metrics_port))

@@ -90,3 +90,40 @@ def test_install_outside_main_thread_is_a_clear_error() -> None:
     t.start()
     t.join(5)
     assert len(errors) == 1 and "main thread" in str(errors[0])
+
+
+BLOCKED_MAIN = textwrap.dedent(
+    """
+    import signal, threading
+    from samplecontroller.signals import run_handling_signals, setup_signal_handler
+    stop = setup_signal_handler()
+    other = threading.Thread(target=threading.Event().wait, daemon=True)
+    other.start()
+    # From now on the kernel delivers SIGTERM to the other thread, never to the main one.
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    print("ready", flush=True)
+    print(run_handling_signals(lambda: stop.wait() and "stopped"), flush=True)
+    """
+)
+
+
+def test_a_signal_delivered_to_another_thread_still_stops_the_main_body() -> None:
+    """A main thread blocked in ``Event.wait()`` would sleep through such a signal for good."""
+    proc = subprocess.Popen([sys.executable, "-c", BLOCKED_MAIN], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, cwd=ROOT)
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "ready"
+    proc.send_signal(signal.SIGTERM)
+    try:
+        out, err = proc.communicate(timeout=20)
+    finally:
+        proc.kill()
+    assert (proc.returncode, out.strip()) == (0, "stopped"), err
+
+
+def test_run_handling_signals_returns_and_raises_what_the_body_does() -> None:
+    from samplecontroller.signals import run_handling_signals
+
+    assert run_handling_signals(lambda: 7) == 7
+    with pytest.raises(ValueError, match="body"):
+        run_handling_signals(lambda: (_ for _ in ()).throw(ValueError("body")))

@@ -15,8 +15,10 @@ leader election), leader runnables (controllers). A runnable is anything with
 Guarantees:
 - When ``stop`` is set every runnable is asked to stop; ``start`` returns once all have
   returned or ``graceful_shutdown_timeout`` (30 s) has passed.
-- A runnable raising stops the whole manager; ``start`` re-raises the first such error.
+- A runnable raising stops the whole manager; ``start`` re-raises the first such error. An
+  error raised once the stop has begun (a runnable starting as ``stop`` is set) is only logged.
 - Losing the leader lease stops the manager and raises ``LeaderElectionLostError``.
+- A metrics or probe address it cannot listen on raises ``ListenError`` (an OSError) first.
 - Defaults: sync period 10 h, leader election 15 s / 10 s / 2 s, metrics and probes off
   ("0"), webhook port 9443.
 """
@@ -51,6 +53,11 @@ class Runnable(Protocol):
 
 class LeaderElectionLostError(RuntimeError):
     """The manager lost its leader lease."""
+
+
+class ListenError(OSError):
+    """The metrics or health probe server could not listen on its bind address (in use,
+    not permitted, ...): raised by ``Manager.start`` before anything else has started."""
 
 
 @dataclass
@@ -257,6 +264,10 @@ class Manager:
             try:
                 r.start(stop)
             except BaseException as err:
+                if stop.is_set():  # as Go: an error after the stop sequence began is logged, not returned
+                    log.error("Error received after the stop sequence was engaged", runnable=type(r).__name__,
+                              error=f"{type(err).__name__}: {err}")
+                    return
                 log.error("Runnable failed; stopping the manager", runnable=type(r).__name__,
                           error=f"{type(err).__name__}: {err}")
                 self._errors.append(err)
@@ -298,11 +309,11 @@ class Manager:
         metrics_addr = parse_bind_address(opts.metrics_bind_address)
         probe_addr = parse_bind_address(opts.health_probe_bind_address)
         if metrics_addr is not None:
-            self._servers.append(runtime_metrics.serve(metrics_addr))
+            self._servers.append(_listen("metrics", metrics_addr, runtime_metrics.serve))
             log.info("Serving metrics", address=f"{metrics_addr[0]}:{self._servers[-1].address[1]}")
         if probe_addr is not None:
             endpoints = {opts.liveness_endpoint_name: self.healthz, opts.readiness_endpoint_name: self.readyz}
-            self._servers.append(healthz.serve(probe_addr, endpoints))
+            self._servers.append(_listen("health probe", probe_addr, lambda a: healthz.serve(a, endpoints)))
             log.info("Serving health probes", address=f"{probe_addr[0]}:{self._servers[-1].address[1]}")
 
     def server_addresses(self) -> list[tuple[str, int]]:
@@ -331,6 +342,14 @@ class Manager:
                 self._broadcaster.shutdown()
 
 
+def _listen(what: str, address: tuple[str, int], serve: Callable[[tuple[str, int]], ProbeServer]) -> ProbeServer:
+    try:
+        return serve(address)
+    except OSError as err:
+        raise ListenError(f"cannot listen on {address[0]}:{address[1]} for the {what} server: "
+                          f"{err.strerror or err}") from err
+
+
 def _pod_namespace() -> str:
     path = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
     with contextlib.suppress(OSError), open(path) as f:
@@ -340,4 +359,5 @@ def _pod_namespace() -> str:
     return os.environ.get("POD_NAMESPACE", "default")
 
 
-__all__ = ["LeaderElectionLostError", "Manager", "Options", "Runnable", "parse_bind_address", "runnable_func"]
+__all__ = ["LeaderElectionLostError", "ListenError", "Manager", "Options", "Runnable", "parse_bind_address",
+           "runnable_func"]

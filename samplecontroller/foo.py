@@ -1,0 +1,199 @@
+"""The Foo domain: what a Foo asks for, shared by both Foo controllers.
+
+``samplecontroller.controller`` (client-go style) and ``samplecontroller.foo_reconciler``
+(controller-runtime style) differ only in how they are driven; everything about Foos and their
+Deployments lives here, once: the names they record and write under, the event reasons and
+messages, the Deployment a Foo asks for, who controls a Deployment, the replica and status
+arithmetic, the "Deployment not owned" backoff, and the work queue's rate limiter.
+
+Contracts (the improvements over Go's sample-controller that both controllers share):
+
+- An unset replicas never crashes: an unset Deployment ``spec.replicas`` counts as the API
+  default, 1; an unset Foo ``spec.replicas`` means "leave the Deployment's replicas alone".
+- Control is matched on UID, API group and kind, not kind alone.
+- The Foo's status is rewritten only when ``availableReplicas`` changed.
+- A Deployment that is not the Foo's is warned about once per new situation (a new Foo
+  generation or a new Deployment resourceVersion), and retried with a capped exponential backoff.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Hashable
+from typing import Any, TypeVar
+
+import msgspec
+
+from generated.apis.apps.v1 import Deployment, DeploymentSpec
+from generated.apis.core.v1 import Container, PodSpec, PodTemplateSpec
+from generated.apis.meta.v1 import LabelSelector, ObjectMeta, OwnerReference
+from generated.apis.samplecontroller.v1alpha1 import Foo, FooStatus
+from samplecontroller.apimachinery import meta
+from samplecontroller.record import EVENT_TYPE_WARNING, EventRecorder
+from samplecontroller.workqueue import BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter
+
+K = TypeVar("K", bound=Hashable)
+
+CONTROLLER_AGENT_NAME = "sample-controller"
+"""The event source component, as in Go."""
+FIELD_MANAGER = CONTROLLER_AGENT_NAME
+"""The field manager of every write (server-side field ownership)."""
+
+# Event reasons and messages, as in Go.
+SUCCESS_SYNCED = "Synced"
+ERR_RESOURCE_EXISTS = "ErrResourceExists"
+MESSAGE_RESOURCE_EXISTS = 'Resource "{}" already exists and is not managed by Foo'
+MESSAGE_RESOURCE_SYNCED = "Foo synced successfully"
+# Not in Go: a Foo without spec.deploymentName is reported on the Foo itself.
+ERR_INVALID_SPEC = "InvalidSpec"
+MESSAGE_NO_DEPLOYMENT_NAME = "spec.deploymentName must be specified"
+
+FOO_GROUP = "samplecontroller.k8s.io"
+FOO_VERSION = "v1alpha1"
+FOO_KIND = "Foo"
+DEPLOYMENT_NAME_FIELD = "spec.deploymentName"
+"""The name of the Foo index by the Deployment a Foo names (see ``deployment_names``)."""
+
+
+def deployment_names(foo: Any) -> list[str]:
+    """``[spec.deploymentName]`` of a Foo, or ``[]`` when it is unset or empty. Never raises,
+    whatever ``foo`` is (it is used as an index function over cached objects)."""
+    spec = getattr(foo, "spec", None)
+    name = getattr(spec, "deployment_name", None)
+    return [name] if isinstance(name, str) and name else []
+
+
+def rate_limiter() -> MaxOfRateLimiter[K]:
+    """sample-controller's work queue limiter: the slower of a per-item exponential backoff
+    (5 ms doubling up to 1000 s) and an overall bucket of 50 qps with a burst of 300."""
+    return MaxOfRateLimiter(
+        ItemExponentialFailureRateLimiter(0.005, 1000.0),
+        BucketRateLimiter(qps=50.0, burst=300),
+    )
+
+
+def foo_replicas(foo: Foo) -> int | None:
+    """spec.replicas of the Foo, or None when unset."""
+    if foo.spec is msgspec.UNSET or not isinstance(foo.spec.replicas, int):
+        return None
+    return foo.spec.replicas
+
+
+def deployment_replicas(deployment: Deployment) -> int:
+    """spec.replicas of the Deployment; unset means 1, as the API server defaults it."""
+    if deployment.spec is msgspec.UNSET or not isinstance(deployment.spec.replicas, int):
+        return 1
+    return deployment.spec.replicas
+
+
+def replicas_patch(foo: Foo, deployment: Deployment) -> dict[str, Any] | None:
+    """The merge patch that gives ``deployment`` the Foo's replicas, or None when nothing is to
+    change (the counts agree, or the Foo leaves replicas unset). Only ``spec.replicas`` is
+    touched: other writers' changes to the Deployment survive."""
+    desired = foo_replicas(foo)
+    if desired is None or desired == deployment_replicas(deployment):
+        return None
+    return {"spec": {"replicas": desired}}
+
+
+def foo_with_status(foo: Foo, deployment: Deployment) -> Foo | None:
+    """A copy of ``foo`` whose status.availableReplicas is the Deployment's (0 when unset), or
+    None when the Foo's status already says so (no status write per resync)."""
+    available = 0
+    if deployment.status is not msgspec.UNSET and isinstance(deployment.status.available_replicas, int):
+        available = deployment.status.available_replicas
+    current = foo.status.available_replicas if foo.status is not msgspec.UNSET else msgspec.UNSET
+    if current == available:
+        return None
+    return msgspec.structs.replace(foo, status=FooStatus(available_replicas=available))
+
+
+def is_controlled_by(obj: Any, owner: Foo) -> bool:
+    """True when ``obj``'s controller reference is this Foo: UID, API group and kind."""
+    ref = meta.get_controller_of(obj)
+    return ref is not None and ref.uid == meta.get_uid(owner) and is_foo_reference(ref)
+
+
+def is_foo_reference(ref: meta.OwnerRef) -> bool:
+    """True when an owner reference points at a Foo: API group and kind."""
+    return ref.kind == FOO_KIND and ref.group == FOO_GROUP
+
+
+def new_deployment(foo: Foo) -> Deployment:
+    """The Deployment a Foo asks for: named ``spec.deploymentName`` in the Foo's namespace, nginx,
+    labelled and selected by app=nginx,controller=<foo>, controlled by the Foo (blockOwnerDeletion),
+    with the Foo's replicas (unset when the Foo's are)."""
+    labels = {"app": "nginx", "controller": meta.get_name(foo)}
+    replicas = foo_replicas(foo)
+    names = deployment_names(foo)
+    return Deployment(
+        metadata=ObjectMeta(
+            name=names[0] if names else msgspec.UNSET,
+            namespace=meta.get_namespace(foo),
+            owner_references=(_controller_reference(foo),),
+        ),
+        spec=DeploymentSpec(
+            replicas=replicas if replicas is not None else msgspec.UNSET,
+            selector=LabelSelector(match_labels=dict(labels)),
+            template=PodTemplateSpec(
+                metadata=ObjectMeta(labels=dict(labels)),
+                spec=PodSpec(containers=(Container(name="nginx", image="nginx:latest"),)),
+            ),
+        ),
+    )
+
+
+def _controller_reference(foo: Foo) -> OwnerReference:
+    return OwnerReference(
+        api_version=f"{FOO_GROUP}/{FOO_VERSION}",
+        kind=FOO_KIND,
+        name=meta.get_name(foo),
+        uid=meta.get_uid(foo),
+        controller=True,
+        block_owner_deletion=True,
+    )
+
+
+def not_owned_situation(foo: Foo, deployment: Deployment) -> tuple[str, ...]:
+    """What identifies a "Deployment not owned" situation: a change of either object is a new one."""
+    return (meta.get_uid(foo), str(meta.get_generation(foo)), meta.get_uid(deployment),
+            meta.get_resource_version(deployment))
+
+
+class NotOwnedBackoff:
+    """Per-key memory of the "Deployment not owned" situation. Thread-safe.
+
+    ``observe`` says whether the situation is new (so a Warning is due) and returns the delay
+    before the next retry: ``base * 2**n`` capped at ``cap``, reset whenever the situation changes.
+    """
+
+    def __init__(self, base: float, cap: float) -> None:
+        self._base = base
+        self._cap = cap
+        self._lock = threading.Lock()
+        self._state: dict[Hashable, tuple[tuple[str, ...], int]] = {}
+
+    def observe(self, key: Hashable, situation: tuple[str, ...]) -> tuple[bool, float]:
+        """(is this situation new for ``key``, seconds before the next retry)."""
+        with self._lock:
+            previous = self._state.get(key)
+            if previous is None or previous[0] != situation:
+                self._state[key] = (situation, 1)
+                return True, self._base
+            attempts = previous[1]
+            self._state[key] = (situation, attempts + 1)
+            return False, min(self._cap, self._base * (2**attempts))
+
+    def warn(self, key: Hashable, foo: Foo, deployment: Deployment, recorder: EventRecorder) -> float:
+        """Record the ErrResourceExists Warning on ``foo`` if this situation is new for ``key``;
+        return the seconds before the next retry."""
+        is_new, delay = self.observe(key, not_owned_situation(foo, deployment))
+        if is_new:
+            recorder.event(foo, EVENT_TYPE_WARNING, ERR_RESOURCE_EXISTS,
+                           MESSAGE_RESOURCE_EXISTS.format(meta.get_name(deployment)))
+        return delay
+
+    def forget(self, key: Hashable) -> None:
+        """Drop what is known about ``key`` (its Deployment is owned now, or the Foo is gone)."""
+        with self._lock:
+            self._state.pop(key, None)
