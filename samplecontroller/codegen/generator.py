@@ -55,6 +55,7 @@ from typing import Any
 
 import yaml
 
+from samplecontroller import _extras
 from samplecontroller.apimachinery import k8syaml
 
 PROG = "samplecontroller-codegen"
@@ -825,7 +826,9 @@ def diff_trees(expected: Path, actual: Path) -> list[str]:
 
 
 def generate(crds_dir: Path, target: Target = Target()) -> dict[str, str]:
-    """Every file generated from the CRDs in ``crds_dir`` (raises CodegenError for bad input)."""
+    """Every file generated from the CRDs in ``crds_dir`` (raises CodegenError for bad input,
+    ``MissingExtraError`` without the ``codegen`` extra)."""
+    _extras.require("codegen", "samplecontroller.codegen")
     return render_all(build_packages(crds_dir, target.package), target)
 
 
@@ -870,7 +873,7 @@ def main(argv: list[str] | None = None, defaults: Defaults = Defaults()) -> int:
         if not args.verify:
             check_output_dir(args.output)
         files = generate(args.crds, target)
-    except CodegenError as err:
+    except (CodegenError, _extras.MissingExtraError) as err:
         print(f"{defaults.prog}: error: {err}", file=sys.stderr)
         return 2
     except RecursionError:

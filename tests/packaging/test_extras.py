@@ -1,0 +1,183 @@
+"""The dependency split: the core install runs the controller; the API server, the webhook server
+and the code generator are extras that fail with one line when missing; the upstream OpenAPI
+definitions are vendored (no kubernetes-validate at run time).
+
+"Missing" is made real in a subprocess: a ``sitecustomize`` (on PYTHONPATH, imported by ``site``
+at start-up) puts a meta-path finder first that refuses the extras' packages, as if they were
+not installed.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import lzma
+import os
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from samplecontroller import _extras
+from samplecontroller.apimachinery import openapi_schemas
+
+ROOT = Path(__file__).resolve().parents[2]
+EXTRA_PACKAGES = ("aiohttp", "cryptography", "jinja2", "datamodel_code_generator", "kubernetes_validate", "jsonschema")
+NOT_CORE = {"aiohttp", "cryptography", "jinja2", "datamodel-code-generator", "kubernetes-validate"}
+
+BLOCKER = '''
+import sys
+
+BLOCKED = set(sys.argv and {blocked!r})
+
+
+class _NotInstalled:
+    """Refuses the blocked top-level packages as if they were not installed."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in BLOCKED:
+            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+        return None
+
+
+sys.meta_path.insert(0, _NotInstalled())
+'''
+
+
+def _pyproject() -> dict[str, Any]:
+    with (ROOT / "pyproject.toml").open("rb") as f:
+        return tomllib.load(f)
+
+
+def _name(requirement: str) -> str:
+    """The normalized distribution name of a requirement string."""
+    match = re.match(r"[A-Za-z0-9._-]+", requirement)
+    assert match, requirement
+    return re.sub(r"[-_.]+", "-", match.group(0)).lower()
+
+
+def run_without(blocked: tuple[str, ...], tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``python *args`` from the repository root with ``blocked`` packages made unimportable."""
+    site = tmp_path / "site"
+    site.mkdir(exist_ok=True)
+    (site / "sitecustomize.py").write_text(BLOCKER.format(blocked=set(blocked)))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)])}
+    return subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+
+
+# -- the metadata ----------------------------------------------------------------------------
+
+
+def test_core_dependencies_exclude_the_extras() -> None:
+    core = {_name(r) for r in _pyproject()["project"]["dependencies"]}
+    assert core == {"kubernetes", "msgspec", "pyyaml", "prometheus-client"}
+    assert not core & NOT_CORE
+
+
+def test_installed_metadata_has_the_same_core() -> None:
+    """The metadata of the installed build (what a wheel says): unconditional Requires-Dist."""
+    requires = importlib.metadata.requires("samplecontroller") or []
+    core = {_name(r) for r in requires if "extra ==" not in r}
+    assert core == {"kubernetes", "msgspec", "pyyaml", "prometheus-client"}
+    extras = importlib.metadata.metadata("samplecontroller").get_all("Provides-Extra") or []
+    assert {"apiserver", "webhook", "codegen", "schemas", "dev"} <= set(extras)
+
+
+def test_extras_match_the_runtime_checks() -> None:
+    """_extras.EXTRAS (what the one-line errors check) lists each pyproject extra's packages."""
+    extras = _pyproject()["project"]["optional-dependencies"]
+    for extra, modules in _extras.EXTRAS.items():
+        assert {_name(r).replace("-", "_") for r in extras[extra]} == set(modules), extra
+    assert {_name(r) for r in extras["schemas"]} == {"kubernetes-validate"}
+    assert "samplecontroller[apiserver,webhook,codegen,schemas]" in extras["dev"]
+
+
+def test_vendored_definitions_are_package_data() -> None:
+    patterns = _pyproject()["tool"]["setuptools"]["package-data"]["samplecontroller.apimachinery"]
+    vendored = ROOT / "samplecontroller" / "apimachinery" / openapi_schemas.VENDORED_FILE
+    assert any(vendored.match(p) for p in patterns)
+    assert vendored.stat().st_size < 200_000
+    assert lzma.decompress(vendored.read_bytes()) == openapi_schemas.raw_definitions()
+
+
+# -- without the extras ----------------------------------------------------------------------
+
+
+CONTROLLER_IMPORTS = """
+import samplecontroller.controller, samplecontroller.foo_reconciler, samplecontroller.app
+import samplecontroller.probes, samplecontroller.rest, samplecontroller.leaderelection
+import samplecontroller.runtime.manager, samplecontroller.testing, samplecontroller.codegen
+from samplecontroller.apimachinery import openapi_schemas, strategicpatch
+assert openapi_schemas.definition_name_for_gvk("apps", "v1", "Deployment") == "io.k8s.api.apps.v1.Deployment"
+assert len(openapi_schemas.definitions()) > 500
+import sys
+loaded = sorted(m for m in sys.modules if m.partition(".")[0] in {blocked!r})
+assert not loaded, loaded
+print("ok")
+"""
+
+
+def test_controller_imports_without_the_extras(tmp_path: Path) -> None:
+    """The controller, the machinery and the vendored schemas: no extra, no kubernetes-validate."""
+    done = run_without(EXTRA_PACKAGES, tmp_path, "-c", CONTROLLER_IMPORTS.format(blocked=set(EXTRA_PACKAGES)))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
+
+
+def test_the_blocker_blocks(tmp_path: Path) -> None:
+    done = run_without(("aiohttp",), tmp_path, "-c", "import aiohttp")
+    assert done.returncode == 1
+    assert "ModuleNotFoundError: No module named 'aiohttp'" in done.stderr
+
+
+@pytest.mark.parametrize(("module", "extra"), [
+    ("samplecontroller.apiserver", "apiserver"),
+    ("samplecontroller.apiserver.server", "apiserver"),
+    ("samplecontroller.runtime.webhook", "webhook"),
+])
+def test_importing_a_module_without_its_extra_names_the_pip_command(tmp_path: Path, module: str, extra: str) -> None:
+    code = f"""
+from samplecontroller._extras import MissingExtraError
+try:
+    import {module}
+except MissingExtraError as err:
+    print(err)
+"""
+    done = run_without(("aiohttp", "cryptography"), tmp_path, "-c", code)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == (f"{module.rsplit('.', 1)[0] if module.endswith('.server') else module} needs the "
+                           f"{extra!r} extra (aiohttp, cryptography not installed): "
+                           f"pip install 'samplecontroller[{extra}]'\n")
+
+
+def _one_line(done: subprocess.CompletedProcess[str]) -> str:
+    assert done.returncode != 0
+    assert "Traceback" not in done.stderr, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    return lines[0]
+
+
+def test_main_local_without_the_apiserver_extra_is_one_line(tmp_path: Path) -> None:
+    done = run_without(("aiohttp",), tmp_path, "main.py", "--local", "--port", "0", "--local-dir", str(tmp_path / "l"))
+    assert done.returncode == 1
+    assert _one_line(done) == ("main.py: error: --local: samplecontroller.apiserver needs the 'apiserver' extra "
+                               "(aiohttp not installed): pip install 'samplecontroller[apiserver]'")
+    assert not (tmp_path / "l").exists()
+
+
+def test_python_m_apiserver_without_the_extra_is_one_line(tmp_path: Path) -> None:
+    done = run_without(("cryptography",), tmp_path, "-m", "samplecontroller.apiserver")
+    assert done.returncode == 1
+    assert _one_line(done).endswith("pip install 'samplecontroller[apiserver]'")
+
+
+def test_codegen_without_the_extra_is_one_line(tmp_path: Path) -> None:
+    done = run_without(("jinja2",), tmp_path, "-m", "samplecontroller.codegen", "--crds", "crds",
+                       "--output", str(tmp_path / "out"), "--package", "out")
+    assert done.returncode == 2
+    assert _one_line(done) == ("samplecontroller-codegen: error: samplecontroller.codegen needs the 'codegen' "
+                               "extra (jinja2 not installed): pip install 'samplecontroller[codegen]'")
