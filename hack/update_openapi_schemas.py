@@ -39,7 +39,10 @@ class ScriptError(Exception):
 def upstream_file(version: str = SCHEMA_VERSION) -> Path:
     """``_definitions.json`` of ``version`` inside the installed kubernetes-validate package."""
     # find_spec locates the package without importing it (its import pulls in jsonschema).
-    spec = importlib.util.find_spec("kubernetes_validate")
+    try:
+        spec = importlib.util.find_spec("kubernetes_validate")
+    except ImportError:
+        spec = None
     locations = list(spec.submodule_search_locations or []) if spec else []
     if not locations:
         raise ScriptError("the kubernetes-validate package is not installed in "
@@ -69,9 +72,10 @@ def main(argv: list[str] | None = None) -> int:
     except ScriptError as err:
         print(f"{PROG}: error: {err}", file=sys.stderr)
         return 2
-    if is_current(target, source):
-        return 0
     rel = target.relative_to(ROOT)
+    if is_current(target, source):
+        print(f"{PROG}: {rel} is up to date ({SCHEMA_VERSION})")
+        return 0
     if args.verify:
         print(f"{PROG}: {rel} is stale: run `python hack/update_openapi_schemas.py`", file=sys.stderr)
         return 1

@@ -181,3 +181,91 @@ def test_codegen_without_the_extra_is_one_line(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert _one_line(done) == ("samplecontroller-codegen: error: samplecontroller.codegen needs the 'codegen' "
                                "extra (jinja2 not installed): pip install 'samplecontroller[codegen]'")
+
+
+# -- hack/update_openapi_schemas.py ----------------------------------------------------------
+
+
+def _script() -> Any:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("update_openapi_schemas", ROOT / "hack" / "update_openapi_schemas.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_vendored_definitions_are_up_to_date() -> None:
+    """What ``make verify`` checks: the vendored file is the pinned package's, byte for byte."""
+    script = _script()
+    assert script.main(["--verify"]) == 0
+    assert openapi_schemas.raw_definitions() == script.upstream_file().read_bytes()
+
+
+def test_update_openapi_schemas_verify_and_regenerate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    script = _script()
+    monkeypatch.setattr(script, "ROOT", tmp_path)
+    monkeypatch.setattr(script, "TARGET_DIR", tmp_path)
+    target = tmp_path / openapi_schemas.VENDORED_FILE
+    assert script.main(["--verify"]) == 1  # missing
+    target.write_bytes(lzma.compress(b'{"$defs": {}}'))
+    assert script.main(["--verify"]) == 1  # different
+    assert "is stale: run `python hack/update_openapi_schemas.py`" in capsys.readouterr().err
+    assert script.main([]) == 0
+    assert lzma.decompress(target.read_bytes()) == openapi_schemas.raw_definitions()
+    assert script.main(["--verify"]) == 0
+    before = target.stat().st_mtime_ns
+    assert script.main([]) == 0  # up to date: not rewritten
+    assert target.stat().st_mtime_ns == before
+
+
+def test_update_openapi_schemas_without_kubernetes_validate_is_one_line(tmp_path: Path) -> None:
+    done = run_without(("kubernetes_validate",), tmp_path, "hack/update_openapi_schemas.py", "--verify")
+    assert done.returncode == 2
+    assert _one_line(done).startswith("update_openapi_schemas: error: the kubernetes-validate package is not "
+                                      "installed in ")
+
+
+# -- hack/update_protobuf_fields.py (kept as plain JSON; run by hand with a checkout) ----------
+
+
+PROTO = """
+syntax = "proto2";
+package k8s.io.api.acme.v1;
+
+message Thing {
+  optional k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta metadata = 1;
+  repeated string names = 2;
+  map<string, string> labels = 3;
+}
+"""
+
+
+def test_update_protobuf_fields_verify_then_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("update_protobuf_fields", ROOT / "hack" / "update_protobuf_fields.py")
+    assert spec and spec.loader
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    table = tmp_path / "protobuf_fields.json"
+    table.write_text((ROOT / "samplecontroller" / "apiserver" / "protobuf_fields.json").read_text())
+    monkeypatch.setattr(script, "TABLE", table)
+    (tmp_path / "api" / "acme" / "v1").mkdir(parents=True)
+    (tmp_path / "api" / "acme" / "v1" / "generated.proto").write_text(PROTO)
+    before = table.read_text()
+    args = [str(tmp_path / "api"), "acme/v1"]
+    assert script.main(["x", "--verify", *args]) == 1
+    assert table.read_text() == before
+    assert script.main(["x", *args]) == 0
+    assert script.main(["x", "--verify", *args]) == 0
+    import json
+
+    assert json.loads(table.read_text())["k8s.io.api.acme.v1.Thing"] == {
+        "1": ["metadata", ".k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta", "opt"],
+        "2": ["names", "string", "rep"],
+        "3": ["labels", "string", "map"],
+    }
+    assert script.main(["x"]) == 2
