@@ -24,8 +24,8 @@ Pipeline (deterministic; no network, no cache on disk):
    kw_only and untracked by the cyclic GC, turns arrays into tuples, keeps ``managedFields`` raw,
    makes a List's ``items`` default to ``()``, turns empty free-form Structs into dicts, and puts
    ``apiVersion``/``kind`` (defaulting to the kind's own) and ``metadata`` first in every kind.
-   Built-in kinds and meta/v1 come from the upstream OpenAPI definitions in the pinned
-   kubernetes-validate package; each definition lives in exactly one module and the others
+   Built-in kinds and meta/v1 come from the vendored upstream OpenAPI definitions
+   (``apimachinery.openapi_schemas``); each definition lives in exactly one module and the others
    import it. ``Time``/``MicroTime`` are the wire strings or None (Go's zero time); ``number``
    is ``int | float`` so that an integral value is encoded back as it came.
 4. jinja2 templates (``samplecontroller/codegen/templates``, package data) render the

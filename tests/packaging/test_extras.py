@@ -269,3 +269,64 @@ def test_update_protobuf_fields_verify_then_write(tmp_path: Path, monkeypatch: p
         "3": ["labels", "string", "map"],
     }
     assert script.main(["x"]) == 2
+
+
+# -- the controller as the image runs it ---------------------------------------------------------
+
+
+def _poll(fetch: Any, what: str, timeout: float = 30.0) -> Any:
+    """``fetch()`` until it returns something truthy (bounded; not a timing assert)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = fetch()
+        if found:
+            return found
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.mark.parametrize("style", ["classic", "runtime"])
+def test_controller_runs_without_the_extras(tmp_path: Path, style: str) -> None:
+    """main.py (no --local) with every extra unimportable reconciles a Foo on a real server."""
+    import signal
+
+    import kubernetes
+
+    from samplecontroller import app, rest
+    from samplecontroller.apiserver import LocalAPIServer
+
+    with LocalAPIServer(simulate_deployments=True, kubeconfig_path=tmp_path / "kubeconfig") as server:
+        app.install_crds(rest.load_rest_client(kubeconfig=str(server.kubeconfig_path)), ROOT / "crds")
+        site = tmp_path / "site"
+        site.mkdir()
+        (site / "sitecustomize.py").write_text(BLOCKER.format(blocked=set(EXTRA_PACKAGES)))
+        env = {**os.environ, "PYTHONPATH": str(site)}
+        with (tmp_path / "controller.log").open("w") as log:
+            proc = subprocess.Popen([sys.executable, "main.py", "--kubeconfig", str(server.kubeconfig_path),
+                                     "--controller", style, "--shutdown-timeout", "5s"],
+                                    cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+            try:
+                api = kubernetes.config.new_client_from_config(config_file=str(server.kubeconfig_path))
+                with api:
+                    kubernetes.client.CustomObjectsApi(api).create_namespaced_custom_object(
+                        "samplecontroller.k8s.io", "v1alpha1", "default", "foos",
+                        {"apiVersion": "samplecontroller.k8s.io/v1alpha1", "kind": "Foo",
+                         "metadata": {"name": "lean"}, "spec": {"deploymentName": "lean-nginx", "replicas": 2}})
+                    apps = kubernetes.client.AppsV1Api(api)
+
+                    def deployment() -> Any:
+                        found = apps.list_namespaced_deployment("default", field_selector="metadata.name=lean-nginx")
+                        return found.items
+
+                    items = _poll(deployment, "the Deployment")
+                    assert items[0].spec.replicas == 2
+                    assert proc.poll() is None, (tmp_path / "controller.log").read_text()
+            finally:
+                if proc.poll() is None:
+                    proc.send_signal(signal.SIGTERM)
+                code = proc.wait(30)
+    output = (tmp_path / "controller.log").read_text()
+    assert code == 0, output
+    assert "Traceback" not in output, output
