@@ -1,4 +1,5 @@
-# The controller image: python main.py against the in-cluster config.
+# The controller image: python main.py against the in-cluster config. It installs the core
+# dependencies only (no extra: no embedded API server, so no --local; no codegen).
 FROM python:3.11-slim
 WORKDIR /app
 COPY pyproject.toml README.md ./

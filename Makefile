@@ -1,13 +1,14 @@
 # make run  : set up .venv if needed, then run the controller on the embedded API server
 #             (on https://127.0.0.1:$(PORT), default 6443; PORT=0 picks a free port)
-# make test : set up .venv if needed, then ruff, mypy, the generated/ staleness check and pytest
+# make test : set up .venv if needed, then ruff, mypy, the staleness checks (generated/, the vendored
+#             OpenAPI definitions) and pytest
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PORT   ?= 6443
 
-.PHONY: run test venv lint typecheck verify-codegen codegen pytest bench clean
+.PHONY: run test venv lint typecheck verify verify-codegen verify-schemas codegen schemas pytest bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -20,7 +21,7 @@ venv: $(STAMP)
 run: $(STAMP)
 	$(PY) main.py --local --port $(PORT)
 
-test: $(STAMP) lint typecheck verify-codegen pytest
+test: $(STAMP) lint typecheck verify pytest
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
@@ -28,8 +29,17 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
+verify: verify-codegen verify-schemas
+
 verify-codegen: $(STAMP)
 	$(PY) hack/update_codegen.py --verify
+
+# the vendored upstream OpenAPI definitions against the pinned kubernetes-validate
+verify-schemas: $(STAMP)
+	$(PY) hack/update_openapi_schemas.py --verify
+
+schemas: $(STAMP)
+	$(PY) hack/update_openapi_schemas.py
 
 codegen: $(STAMP)
 	$(PY) hack/update_codegen.py

@@ -113,8 +113,14 @@ def _preflight(rest_client: Any) -> None:
 @contextlib.contextmanager
 def _local_server(local_dir: Path, crds_dir: Path, port: int = 0) -> Iterator[str]:
     """Start the embedded API server on ``port`` (0: any free port), install the CRDs, print what
-    to do; yield the kubeconfig. A port in use is a ``UserError`` naming ``--port``."""
-    from samplecontroller.apiserver import LocalAPIServer
+    to do; yield the kubeconfig. A port in use is a ``UserError`` naming ``--port``; so is a
+    missing ``apiserver`` extra."""
+    from samplecontroller._extras import MissingExtraError
+
+    try:
+        from samplecontroller.apiserver import LocalAPIServer
+    except MissingExtraError as err:  # one line naming the pip command
+        raise UserError(f"--local: {err}") from None
 
     local_dir.mkdir(parents=True, exist_ok=True)
     kubeconfig = local_dir / "kubeconfig"

@@ -1,51 +1,57 @@
-"""The upstream Kubernetes OpenAPI definitions (v1.32), from the pinned ``kubernetes-validate`` package.
+"""The upstream Kubernetes OpenAPI definitions (v1.32), vendored as package data.
 
-Contract: the definitions are read once, lazily, and cached for the life of the process;
-callers must treat every returned dict as read-only (they are shared). References look like
-``{"$ref": "#/$defs/<name>"}``; ``resolve`` follows them. Types are JSON-schema style
-(``"type": ["string", "null"]``) exactly as the package ships them.
+``openapi_definitions.json.xz`` beside this module is the ``_definitions.json`` of the pinned
+``kubernetes-validate`` package (``SCHEMA_VERSION``), byte for byte, xz-compressed; only
+``hack/update_openapi_schemas.py`` reads that package (it regenerates the file; ``--verify``
+checks it, run by ``make test``). Nothing here needs kubernetes-validate at run time.
+
+Contract: the definitions are decompressed and decoded once, lazily, and cached for the life of
+the process; callers must treat every returned dict as read-only (they are shared). References
+look like ``{"$ref": "#/$defs/<name>"}``; ``resolve`` follows them. Types are JSON-schema style
+(``"type": ["string", "null"]``) exactly as upstream ships them.
 """
 
 from __future__ import annotations
 
 import functools
-import importlib.util
-from pathlib import Path
+import importlib.resources
+import lzma
 from typing import Any
 
 import msgspec
 
 __all__ = [
     "SCHEMA_VERSION",
+    "VENDORED_FILE",
     "definition",
     "definition_name_for_gvk",
     "definitions",
+    "raw_definitions",
     "ref_name",
     "resolve",
     "resolve_static",
 ]
 
+# The kubernetes-validate directory the vendored file comes from (its Kubernetes version).
 SCHEMA_VERSION = "v1.32.0-local"
+# The vendored file, package data of this package.
+VENDORED_FILE = "openapi_definitions.json.xz"
 _REF_PREFIXES = ("#/$defs/", "#/definitions/", "#/components/schemas/")
 
 
-def _package_dir() -> Path:
-    # find_spec locates the package without importing it (its import pulls in jsonschema).
-    spec = importlib.util.find_spec("kubernetes_validate")
-    locations = list(spec.submodule_search_locations or []) if spec else []
-    if not locations:
-        raise RuntimeError("the kubernetes-validate package is not installed")
-    return Path(locations[0])
+def raw_definitions() -> bytes:
+    """The vendored file decompressed: upstream's ``_definitions.json`` bytes (not cached)."""
+    resource = importlib.resources.files(__package__ or "samplecontroller.apimachinery") / VENDORED_FILE
+    return lzma.decompress(resource.read_bytes())
 
 
 @functools.cache
 def definitions() -> dict[str, Any]:
     """All upstream definitions by name (``io.k8s.api.apps.v1.Deployment`` ...)."""
-    path = _package_dir() / "kubernetes-json-schema" / SCHEMA_VERSION / "_definitions.json"
-    data = msgspec.json.decode(path.read_bytes())
+    data = msgspec.json.decode(raw_definitions())
     defs = data.get("$defs") or data.get("definitions") or {}
     if not isinstance(defs, dict):
-        raise RuntimeError(f"unexpected layout of {path}")
+        raise RuntimeError(f"unexpected layout of {VENDORED_FILE}")
     return defs
 
 

@@ -24,8 +24,8 @@ Pipeline (deterministic; no network, no cache on disk):
    kw_only and untracked by the cyclic GC, turns arrays into tuples, keeps ``managedFields`` raw,
    makes a List's ``items`` default to ``()``, turns empty free-form Structs into dicts, and puts
    ``apiVersion``/``kind`` (defaulting to the kind's own) and ``metadata`` first in every kind.
-   Built-in kinds and meta/v1 come from the upstream OpenAPI definitions in the pinned
-   kubernetes-validate package; each definition lives in exactly one module and the others
+   Built-in kinds and meta/v1 come from the vendored upstream OpenAPI definitions
+   (``apimachinery.openapi_schemas``); each definition lives in exactly one module and the others
    import it. ``Time``/``MicroTime`` are the wire strings or None (Go's zero time); ``number``
    is ``int | float`` so that an integral value is encoded back as it came.
 4. jinja2 templates (``samplecontroller/codegen/templates``, package data) render the
@@ -55,6 +55,7 @@ from typing import Any
 
 import yaml
 
+from samplecontroller import _extras
 from samplecontroller.apimachinery import k8syaml
 
 PROG = "samplecontroller-codegen"
@@ -825,7 +826,9 @@ def diff_trees(expected: Path, actual: Path) -> list[str]:
 
 
 def generate(crds_dir: Path, target: Target = Target()) -> dict[str, str]:
-    """Every file generated from the CRDs in ``crds_dir`` (raises CodegenError for bad input)."""
+    """Every file generated from the CRDs in ``crds_dir`` (raises CodegenError for bad input,
+    ``MissingExtraError`` without the ``codegen`` extra)."""
+    _extras.require("codegen", "samplecontroller.codegen")
     return render_all(build_packages(crds_dir, target.package), target)
 
 
@@ -870,7 +873,7 @@ def main(argv: list[str] | None = None, defaults: Defaults = Defaults()) -> int:
         if not args.verify:
             check_output_dir(args.output)
         files = generate(args.crds, target)
-    except CodegenError as err:
+    except (CodegenError, _extras.MissingExtraError) as err:
         print(f"{defaults.prog}: error: {err}", file=sys.stderr)
         return 2
     except RecursionError:

@@ -6,10 +6,16 @@ defaults: port 9443, ``<tmp>/k8s-webhook-server/serving-certs``). It is a manage
 (``start(stop)`` blocks; not leader-only). ``port`` 0 picks a free port; ``bound_port`` tells
 which once ``started`` is set. Handlers run on a thread pool, so they may block.
 ``started_checker()`` is a healthz checker that fails until the server listens.
-See ``admission`` for defaulters and validators and ``webhook_managed_by``.
+See ``admission`` for defaulters and validators and ``webhook_managed_by``. Needs the
+``webhook`` extra (aiohttp, cryptography): without it, importing this package raises
+``samplecontroller._extras.MissingExtraError`` (one line naming the pip command).
 """
 
 from __future__ import annotations
+
+from samplecontroller import _extras
+
+_extras.require("webhook", "samplecontroller.runtime.webhook")
 
 import asyncio
 import json
