@@ -91,15 +91,18 @@ def test_api_resources_lists_every_builtin_group(k: Run) -> None:
 
 
 def test_apply_config_manifests(k: Run) -> None:
-    """The repository's RBAC and deployment manifests (kustomization files are kustomize's)."""
-    files = [ROOT / "config" / "manager" / "namespace.yaml",
-             *sorted(p for p in (ROOT / "config").rglob("*.yaml")
-                     if p.name not in ("kustomization.yaml", "namespace.yaml") and "crd" not in p.parts)]
-    args = [a for f in files for a in ("-f", str(f))]
-    out = k("apply", *args).stdout
-    assert "clusterrole.rbac.authorization.k8s.io/sample-controller created" in out
-    assert "serviceaccount/sample-controller created" in out
-    assert "unchanged" in k("apply", *args).stdout
+    """`kubectl apply -k config/` (README's install path): the namespace, CRD, RBAC and the
+    controller's Deployment, applied through kustomize with no load-restrictor flag; again unchanged."""
+    out = k("apply", "-k", str(ROOT / "config")).stdout
+    for line in ("namespace/sample-controller-system created",
+                 "customresourcedefinition.apiextensions.k8s.io/foos.samplecontroller.k8s.io",
+                 "serviceaccount/sample-controller created",
+                 "clusterrole.rbac.authorization.k8s.io/sample-controller created",
+                 "clusterrolebinding.rbac.authorization.k8s.io/sample-controller created",
+                 "deployment.apps/sample-controller created"):
+        assert line in out, out
+    again = k("apply", "-k", str(ROOT / "config")).stdout
+    assert "created" not in again and "unchanged" in again, again
     binding = json.loads(k("get", "clusterrolebinding", "sample-controller", "-o", "json").stdout)
     assert binding["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "sample-controller"}
 
