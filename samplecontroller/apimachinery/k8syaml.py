@@ -35,7 +35,7 @@ import yaml
 from yaml.constructor import ConstructorError
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-__all__ = ["MAX_DEPTH", "KubernetesLoader", "load", "load_all", "resolve_plain"]
+__all__ = ["MAX_DEPTH", "KubernetesLoader", "json_key", "load", "load_all", "resolve_plain"]
 
 MAX_DEPTH = 200
 
@@ -120,7 +120,10 @@ def _go_float32_key(value: float) -> str:
     return format(decimal.Decimal(shortest).normalize(), "f")
 
 
-def _json_key(key: Any, node: Node) -> str:
+def json_key(key: Any) -> str | None:
+    """A scalar map key as sigs.k8s.io/yaml turns it into a JSON object key (strings as they are,
+    booleans and integers spelled out, floats as Go's 32-bit shortest form); None for a key it
+    refuses (null, a map or a list)."""
     if isinstance(key, str):
         return key
     if isinstance(key, bool):
@@ -129,6 +132,13 @@ def _json_key(key: Any, node: Node) -> str:
         return str(key)
     if isinstance(key, float):
         return _go_float32_key(key)
+    return None
+
+
+def _json_key(key: Any, node: Node) -> str:
+    converted = json_key(key)
+    if converted is not None:
+        return converted
     raise ConstructorError(None, None, f"unsupported map key of type {type(key).__name__}: {key!r}",
                            node.start_mark)
 

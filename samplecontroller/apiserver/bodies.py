@@ -21,6 +21,8 @@ from typing import Any
 
 import yaml
 
+from samplecontroller.apimachinery import k8syaml
+
 __all__ = ["MAX_BODY_BYTES", "MAX_DEPTH", "MAX_OBJECT_BYTES", "BodyError", "check_depth", "depth_error", "load_yaml"]
 
 MAX_BODY_BYTES = 3 * 1024 * 1024
@@ -265,14 +267,9 @@ def _mapping(flat: list[Any]) -> dict[str, Any]:
 
 def _key(key: Any, value: Any) -> str:
     """A map key as sigs.k8s.io/yaml turns it into a JSON object key."""
-    if isinstance(key, str):
-        return key
-    if isinstance(key, bool):
-        return "true" if key else "false"
-    if isinstance(key, int):
-        return str(key)
-    if isinstance(key, float):
-        return str(int(key)) if key.is_integer() and abs(key) < 1e21 else repr(key)
+    converted = k8syaml.json_key(key)
+    if converted is not None:
+        return converted
     kind = "<nil>" if key is None else ("map[interface {}]interface {}" if isinstance(key, dict) else "[]interface {}")
     raise BodyError(f"error converting YAML to JSON: unsupported map key of type: {kind}, key: {key!r}, "
                     f"value: {value!r}"[:300])

@@ -75,3 +75,12 @@ def test_conversions_follow_sigs_k8s_io_yaml(text: bytes, expected: Any) -> None
 def test_values_without_a_json_form_are_body_errors(text: bytes) -> None:
     with pytest.raises(BodyError):
         load_yaml(text)
+
+
+def test_float_keys_are_spelled_as_the_client_side_loader_spells_them() -> None:
+    """sigs.k8s.io/yaml turns a float key into strconv.FormatFloat(f, 'g', -1, 32): the server's
+    body conversion and the client-side loader (k8syaml) agree, and Go's 32-bit form is used."""
+    from samplecontroller.apimachinery import k8syaml
+
+    text = b"{3.14159265358979: a, 1.0: b, 0.1: c}"
+    assert load_yaml(text) == k8syaml.load(text) == {"3.1415927": "a", "1": "b", "0.1": "c"}
