@@ -18,7 +18,7 @@ import msgspec
 
 from samplecontroller.apiserver import tokens
 from samplecontroller.apiserver.core import APIError, Core, now_rfc3339
-from samplecontroller.apiserver.registry import Resource
+from samplecontroller.apiserver.restmapper import Resource
 
 __all__ = ["create"]
 
@@ -44,7 +44,7 @@ def create(core: Core, res: Resource, ns: str, name: str, subresource: str, body
         core.delete(res, ns, name, options, dry_run=dry_run)
         return dict(_SUCCESS)
     if subresource == "binding" or (res.group, res.kind) == ("", "Binding"):
-        pods = core.registry.get("", "v1", "pods")
+        pods = core.mapper.get("", "v1", "pods")
         assert pods is not None
         bind(core, pods, ns, name or _name_in(body), body, manager, dry_run)
         return dict(_SUCCESS)

@@ -68,7 +68,7 @@ _KUBERNETES_SERVICE: dict[str, Any] = {
 
 
 def _ensure(core: Core, group: str, plural: str, ns: str, obj: dict[str, Any]) -> None:
-    res = core.registry.get(group, "v1", plural)
+    res = core.mapper.get(group, "v1", plural)
     if res is None or core.store.get(res.storage_key, ns, str(obj["metadata"]["name"])) is not None:
         return
     if ns and core.store.get("/namespaces", "", ns) is None:

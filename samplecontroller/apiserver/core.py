@@ -49,7 +49,7 @@ from samplecontroller.apiserver import (
     strategies,
     validation,
 )
-from samplecontroller.apiserver.registry import Registry, Resource
+from samplecontroller.apiserver.restmapper import Resource, RESTMapper
 from samplecontroller.apiserver.schema import FieldError
 from samplecontroller.apiserver.storage import Entry, Event, Store
 
@@ -221,12 +221,12 @@ def _json_path_parts(path: str) -> list[str]:
 
 
 class Core:
-    """Object semantics over a ``Store`` and a ``Registry`` (see the module docstring)."""
+    """Object semantics over a ``Store`` and a ``RESTMapper`` (see the module docstring)."""
 
-    def __init__(self, store: Store, registry: Registry, *, simulate_deployments: bool = False,
+    def __init__(self, store: Store, mapper: RESTMapper, *, simulate_deployments: bool = False,
                  simulate_delay: float = 0.3) -> None:
         self.store = store
-        self.registry = registry
+        self.mapper = mapper
         self.simulate_deployments = simulate_deployments
         self.simulate_delay = simulate_delay
         self.crds: dict[str, dict[str, Any]] = {}
@@ -243,7 +243,7 @@ class Core:
         work (and the deployment simulator for every Deployment whose status is behind its spec)."""
         for ns in ("default", "kube-system", "kube-public", "kube-node-lease"):
             if self.store.get(NS_KEY, "", ns) is None:
-                res = self.registry.get("", "v1", "namespaces")
+                res = self.mapper.get("", "v1", "namespaces")
                 assert res is not None
                 self.create(res, "", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}},
                             manager="kube-apiserver")
@@ -740,7 +740,7 @@ class Core:
         if patch_type == PATCH_APPLY:
             patched = apply_merge_patch(current, _require_object(decode_body(raw, PATCH_APPLY)))
         elif patch_type == PATCH_STRATEGIC:
-            patched = self._apply_patch(self.registry.get("apps", "v1", "deployments") or res, PATCH_MERGE, raw, current)
+            patched = self._apply_patch(self.mapper.get("apps", "v1", "deployments") or res, PATCH_MERGE, raw, current)
         else:
             patched = self._apply_patch(res, patch_type, raw, current)
         return self.set_scale(res, ns, name, patched, manager=manager, dry_run=dry_run)
@@ -905,7 +905,7 @@ class Core:
         return name if name in self.crds else None
 
     def _resource_for_skey(self, skey: str) -> Resource | None:
-        found = self.registry.by_storage_key(skey)
+        found = self.mapper.by_storage_key(skey)
         return found[0] if found else None
 
     def _reconcile(self, skey: str, ns: str, name: str) -> None:
@@ -1005,7 +1005,7 @@ class Core:
         """One pass of the namespace controller: delete the namespace's content, record what
         remains in status.conditions (as kube-controller-manager's namespace deleter does), and
         remove the namespace once it is empty and its finalizers are gone."""
-        stores = [r for r in self.registry if r.namespaced and r.version == self.registry.versions(r.group)[0]]
+        stores = [r for r in self.mapper if r.namespaced and r.version == self.mapper.versions(r.group)[0]]
         for res in stores:
             for key, entry in self.store.list(res.storage_key, name):
                 if not (entry.obj.get("metadata") or {}).get("deletionTimestamp"):
@@ -1113,14 +1113,14 @@ class Core:
     def _crd_changed(self, crd: dict[str, Any]) -> None:
         name = str(_deep_get(crd, "metadata", "name") or "")
         self.crds[name] = crd
-        self.registry.set_crd(crd)
+        self.mapper.set_crd(crd)
         for cb in self.on_discovery_change:
             cb()
 
     def _crd_removed(self, crd: dict[str, Any]) -> None:
         name = str(_deep_get(crd, "metadata", "name") or "")
         self.crds.pop(name, None)
-        self.registry.remove_crd(name)
+        self.mapper.remove_crd(name)
         group = str(_deep_get(crd, "spec", "group") or "")
         plural = str(_deep_get(crd, "spec", "names", "plural") or "")
         self.store.close_watchers(f"{group}/{plural}")

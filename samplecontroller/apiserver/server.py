@@ -35,7 +35,7 @@ import yaml
 from aiohttp import web
 
 from samplecontroller.apiserver.core import Core
-from samplecontroller.apiserver.registry import Registry
+from samplecontroller.apiserver.restmapper import RESTMapper
 from samplecontroller.apiserver.storage import Store
 from samplecontroller.apiserver.transport import HEADER_TIMEOUT, HeaderTimeoutSite
 from samplecontroller.apiserver.ttl import EventExpiry
@@ -181,14 +181,14 @@ class LocalAPIServer:
         self.store = Store(self.data_dir, history=self.history, history_window=self.history_window)  # takes the data directory's lock
         if self.data_dir is not None and not self._token_given:
             self.token = _load_or_create_token(self.data_dir / "token", self.token)
-        registry = Registry()
-        self.core = Core(self.store, registry, simulate_deployments=self.simulate_deployments,
+        mapper = RESTMapper()
+        self.core = Core(self.store, mapper, simulate_deployments=self.simulate_deployments,
                          simulate_delay=self.simulate_delay)
         self.core.loop = asyncio.get_running_loop()
         self.core.bootstrap()
         self._expiry = EventExpiry(self.store, self.event_ttl)
         self._expiry.start(asyncio.get_running_loop())
-        self.app = APIServerApp(self.store, registry, self.core, self.token, bookmark_interval=self.bookmark_interval,
+        self.app = APIServerApp(self.store, mapper, self.core, self.token, bookmark_interval=self.bookmark_interval,
                                 record_requests=self.record_requests)
         ssl_ctx: ssl.SSLContext | None = None
         ca_pem: bytes | None = None

@@ -61,7 +61,7 @@ from samplecontroller.apiserver.core import (
     not_found,
 )
 from samplecontroller.apiserver.metrics import RequestCounter
-from samplecontroller.apiserver.registry import Registry, Resource
+from samplecontroller.apiserver.restmapper import Resource, RESTMapper
 from samplecontroller.apiserver.storage import Entry, Event, Expired, Store
 
 __all__ = ["APIServerApp", "RequestRecord"]
@@ -178,10 +178,10 @@ class Target(NamedTuple):
 class APIServerApp:
     """The aiohttp application over a ``Core`` (see the module docstring)."""
 
-    def __init__(self, store: Store, registry: Registry, core: Core, token: str | None,
+    def __init__(self, store: Store, mapper: RESTMapper, core: Core, token: str | None,
                  bookmark_interval: float = 5.0, record_requests: int = 0) -> None:
         self.store = store
-        self.registry = registry
+        self.mapper = mapper
         self.core = core
         self.admitter = Admitter(store)
         self.token = token
@@ -314,7 +314,7 @@ class APIServerApp:
             namespace, rest = rest[1], rest[2:]
         if len(rest) > 3:
             raise APIError(404, "NotFound", "the server could not find the requested resource")
-        res = self.registry.get(group, version, rest[0])
+        res = self.mapper.get(group, version, rest[0])
         if res is None:
             raise APIError(404, "NotFound", "the server could not find the requested resource")
         name = rest[1] if len(rest) > 1 else ""
@@ -366,7 +366,7 @@ class APIServerApp:
             return self._openapi_doc(parts[2:])
         if path == "/":
             paths = ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/openapi/v2", "/openapi/v3", "/readyz", "/version"]
-            paths += sorted(f"/apis/{g}" for g in self.registry.groups() if g)
+            paths += sorted(f"/apis/{g}" for g in self.mapper.groups() if g)
             return _json({"paths": paths})
         raise APIError(404, "NotFound", "the server could not find the requested resource")
 
@@ -384,21 +384,21 @@ class APIServerApp:
         if which == "api":
             return _json({"kind": "APIVersions", "versions": ["v1"],
                           "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1:6443"}]})
-        groups = [self._group_doc(g) for g in self.registry.groups() if g]
+        groups = [self._group_doc(g) for g in self.mapper.groups() if g]
         return _json({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
 
     def _group_doc(self, group: str) -> dict[str, Any]:
-        versions = self.registry.versions(group)
+        versions = self.mapper.versions(group)
         entries = [{"groupVersion": f"{group}/{v}", "version": v} for v in versions]
         return {"name": group, "versions": entries, "preferredVersion": entries[0] if entries else {}}
 
     def _discovery_group(self, group: str) -> web.Response:
-        if group not in self.registry.groups() or not group:
+        if group not in self.mapper.groups() or not group:
             raise APIError(404, "NotFound", "the server could not find the requested resource")
         return _json({"kind": "APIGroup", "apiVersion": "v1", **self._group_doc(group)})
 
     def _discovery_gv(self, group: str, version: str) -> web.Response:
-        resources = self.registry.in_group_version(group, version)
+        resources = self.mapper.in_group_version(group, version)
         if not resources:
             raise APIError(404, "NotFound", "the server could not find the requested resource")
         out: list[dict[str, Any]] = []
@@ -421,13 +421,13 @@ class APIServerApp:
         return _json({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": out})
 
     def _aggregated(self, which: str, version: str) -> dict[str, Any]:
-        groups = [""] if which == "api" else [g for g in self.registry.groups() if g]
+        groups = [""] if which == "api" else [g for g in self.mapper.groups() if g]
         items = []
         for group in groups:
             versions = []
-            for ver in self.registry.versions(group):
+            for ver in self.mapper.versions(group):
                 resources = []
-                for res in self.registry.in_group_version(group, ver):
+                for res in self.mapper.in_group_version(group, ver):
                     doc: dict[str, Any] = {
                         "resource": res.plural,
                         "responseKind": {"group": group, "version": ver, "kind": res.kind},
@@ -458,7 +458,7 @@ class APIServerApp:
 
     def _group_versions(self) -> list[str]:
         out = []
-        for res in self.registry:
+        for res in self.mapper:
             if res.group_version not in out:
                 out.append(res.group_version)
         return out
@@ -468,7 +468,7 @@ class APIServerApp:
         if doc is not None:
             return doc
         group, _, version = gv.rpartition("/")
-        resources = self.registry.in_group_version(group, version)
+        resources = self.mapper.in_group_version(group, version)
         if not resources:
             return None
         custom = [r for r in resources if r.is_custom]
@@ -636,7 +636,7 @@ class APIServerApp:
     def _stored_as(self, t: Target) -> Target:
         """``t`` with the resource its objects are stored as (``conversion``), usually ``t``."""
         version = conversion.storage_version(t.res.group, t.res.version, t.res.kind)
-        stored = self.registry.get(t.res.group, version, t.res.plural) if version else None
+        stored = self.mapper.get(t.res.group, version, t.res.plural) if version else None
         return t._replace(res=stored) if stored is not None else t
 
     async def _create(self, request: web.Request, t: Target, accept: Accept) -> web.StreamResponse:

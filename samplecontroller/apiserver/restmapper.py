@@ -1,9 +1,10 @@
-"""The resource types the embedded API server serves: built-ins plus the CRDs' custom resources.
+"""The REST mapper: the resource types the embedded API server serves (built-ins plus the CRDs'
+custom resources) and the mapping between group/version/resource, kind and storage key.
 
 A ``Resource`` describes one group/version/resource (its kind, scope, names, verbs and
 subresources). The storage key of a resource is ``group/plural`` (versions of one CRD share
 their storage, conversion strategy None: only ``apiVersion`` changes between versions).
-``Registry`` holds them and answers lookups and discovery; it is mutated only on the server's
+``RESTMapper`` holds them and answers lookups and discovery; it is mutated only on the server's
 event loop (CRD establish/removal), so it needs no locking.
 """
 
@@ -16,7 +17,7 @@ from typing import Any
 
 from samplecontroller.apiserver import builtins
 
-__all__ = ["Registry", "Resource", "builtin_resources", "resources_from_crd"]
+__all__ = ["RESTMapper", "Resource", "builtin_resources", "resources_from_crd"]
 
 ALL_VERBS = builtins.ALL_VERBS
 
@@ -105,7 +106,7 @@ def resources_from_crd(crd: Mapping[str, Any]) -> list[Resource]:
     return out
 
 
-class Registry:
+class RESTMapper:
     """Lookup of served resources by group/version/plural, and by storage key."""
 
     def __init__(self) -> None:
