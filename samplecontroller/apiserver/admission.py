@@ -37,7 +37,7 @@ import aiohttp
 
 from samplecontroller.apimachinery import labels as labelsel
 from samplecontroller.apimachinery.jsonpatch import PatchError, apply_patch
-from samplecontroller.apiserver.core import APIError
+from samplecontroller.apiserver.errors import APIError
 from samplecontroller.apiserver.restmapper import Resource
 from samplecontroller.apiserver.storage import Store
 

@@ -11,7 +11,7 @@ event loop (CRD establish/removal), so it needs no locking.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -112,6 +112,8 @@ class RESTMapper:
     def __init__(self) -> None:
         self._by_gvr: dict[tuple[str, str, str], Resource] = {}
         self._group_order: list[str] = []
+        self.on_change: list[Callable[[], None]] = []
+        """Called after the served resources changed (discovery and OpenAPI caches drop)."""
         for res in builtin_resources():
             self.add(res)
 
@@ -133,6 +135,11 @@ class RESTMapper:
         for res in resources_from_crd(crd):
             if res.group and res.plural and res.kind and (res.group, res.version, res.plural) not in self._by_gvr:
                 self.add(res)
+
+    def changed(self) -> None:
+        """Tell ``on_change`` that the served resources changed."""
+        for callback in self.on_change:
+            callback()
 
     def get(self, group: str, version: str, plural: str) -> Resource | None:
         return self._by_gvr.get((group, version, plural))

@@ -17,7 +17,9 @@ from typing import Any
 import msgspec
 
 from samplecontroller.apiserver import tokens
-from samplecontroller.apiserver.core import APIError, Core, now_rfc3339
+from samplecontroller.apiserver.core import Core
+from samplecontroller.apiserver.errors import APIError
+from samplecontroller.apiserver.objects import now_rfc3339
 from samplecontroller.apiserver.restmapper import Resource
 
 __all__ = ["create"]
