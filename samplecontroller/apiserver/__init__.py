@@ -4,9 +4,10 @@
 runs it in the foreground. What is not simulated: no scheduler, kubelet or controller-manager
 (pods never run, Deployments make no ReplicaSets); see ``samplecontroller.apiserver.core``.
 Admission webhooks registered with it are called (``samplecontroller.apiserver.admission``).
+The packages and the request path are described in ARCHITECTURE.md ("The embedded API server").
 """
 
+from samplecontroller.apiserver.requestinfo import RequestRecord
 from samplecontroller.apiserver.server import LocalAPIServer, write_kubeconfig
-from samplecontroller.apiserver.web import RequestRecord
 
 __all__ = ["LocalAPIServer", "RequestRecord", "write_kubeconfig"]

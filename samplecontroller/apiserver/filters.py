@@ -22,7 +22,7 @@ from samplecontroller.apiserver.errors import APIError, bad_request
 from samplecontroller.apiserver.requestinfo import RequestRecord
 from samplecontroller.apiserver.storage import Store
 
-__all__ = ["PUBLIC_PATHS", "json_response", "with_authentication", "with_commit",
+__all__ = ["PUBLIC_PATHS", "Credentials", "authenticated", "json_response", "with_authentication", "with_commit",
            "with_errors"]
 
 log = logging.getLogger(__name__)

@@ -132,21 +132,19 @@ def int_param(value: str, name: str) -> int | None:
     """A non-negative integer query parameter (None when empty)."""
     if not value:
         return None
-    try:
-        out = int(value)
-    except ValueError:
-        raise bad_request(f"invalid value {value!r} for {name}: must be an integer") from None
-    if out < 0:
-        raise bad_request(f"{name} must not be negative")
-    return out
+    return _non_negative(value, f"invalid value {value!r} for {name}: must be an integer", f"{name} must not be negative")
 
 
 def parse_rv(value: str) -> int:
     """A resourceVersion query parameter as a revision."""
+    return _non_negative(value, f"invalid resource version: {value!r}", f"invalid resource version: {value!r}")
+
+
+def _non_negative(value: str, not_integer: str, negative: str) -> int:
     try:
         out = int(value)
     except ValueError:
-        raise bad_request(f"invalid resource version: {value!r}") from None
+        raise bad_request(not_integer) from None
     if out < 0:
-        raise bad_request(f"invalid resource version: {value!r}")
+        raise bad_request(negative)
     return out

@@ -4,10 +4,10 @@ deletes its custom objects first, then drops the cleanup finalizer."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from samplecontroller.apiserver.controllers.garbagecollector import GarbageCollector, Schedule
+from samplecontroller.apiserver.controllers.base import Controller, Reconcile, Schedule
+from samplecontroller.apiserver.controllers.garbagecollector import GarbageCollector
 from samplecontroller.apiserver.core import CRD_KEY, Core
 from samplecontroller.apiserver.objects import deep_get
 from samplecontroller.apiserver.strategies import CRD_FINALIZER
@@ -15,13 +15,10 @@ from samplecontroller.apiserver.strategies import CRD_FINALIZER
 __all__ = ["CRDController"]
 
 
-class CRDController:
-    def __init__(self, core: Core, gc: GarbageCollector, schedule: Schedule,
-                 reconcile: Callable[[str, str, str], None]) -> None:
-        self.core = core
-        self.store = core.store
+class CRDController(Controller):
+    def __init__(self, core: Core, gc: GarbageCollector, schedule: Schedule, reconcile: Reconcile) -> None:
+        super().__init__(core, schedule)
         self.gc = gc
-        self.schedule = schedule
         self.reconcile = reconcile
         for _, entry in self.store.list(CRD_KEY, None):
             self.established(entry.obj)

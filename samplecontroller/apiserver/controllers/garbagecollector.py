@@ -5,24 +5,15 @@ through ``Core.delete`` (with a propagation policy), as kube-controller-manager'
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from samplecontroller.apiserver.core import Core
+from samplecontroller.apiserver.controllers.base import Controller
 from samplecontroller.apiserver.errors import APIError
 
-__all__ = ["GarbageCollector", "Schedule"]
-
-Schedule = Callable[..., None]
-"""``schedule(fn, *args, delay=0.0)``: run ``fn(*args)`` on the server loop later."""
+__all__ = ["GarbageCollector"]
 
 
-class GarbageCollector:
-    def __init__(self, core: Core, schedule: Schedule) -> None:
-        self.core = core
-        self.store = core.store
-        self.schedule = schedule
-
+class GarbageCollector(Controller):
     def delete(self, loc: tuple[str, str, str], policy: str) -> None:
         """Delete the object at ``loc`` (storage key, namespace, name) with ``policy``; gone is fine."""
         found = self.core.mapper.by_storage_key(loc[0])

@@ -4,10 +4,11 @@ removed once it is empty and its finalizers are gone."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from samplecontroller.apiserver.controllers.garbagecollector import GarbageCollector, Schedule
+from samplecontroller.apiserver.controllers.base import Controller, Reconcile, Schedule
+from samplecontroller.apiserver.controllers.garbagecollector import GarbageCollector
 from samplecontroller.apiserver.core import NS_KEY, Core
 from samplecontroller.apiserver.objects import set_condition
 
@@ -22,13 +23,10 @@ _NS_CONDITIONS_OK = (
 )
 
 
-class NamespaceController:
-    def __init__(self, core: Core, gc: GarbageCollector, schedule: Schedule,
-                 reconcile: Callable[[str, str, str], None]) -> None:
-        self.core = core
-        self.store = core.store
+class NamespaceController(Controller):
+    def __init__(self, core: Core, gc: GarbageCollector, schedule: Schedule, reconcile: Reconcile) -> None:
+        super().__init__(core, schedule)
         self.gc = gc
-        self.schedule = schedule
         self.reconcile = reconcile
 
     def finish(self, name: str) -> None:

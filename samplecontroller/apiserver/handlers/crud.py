@@ -8,7 +8,7 @@ from typing import Any
 
 from aiohttp import web
 
-from samplecontroller.apiserver import builtins, conversion
+from samplecontroller.apiserver import conversion, strategies
 from samplecontroller.apiserver import requestinfo as ri
 from samplecontroller.apiserver.admission import AdmissionRequest
 from samplecontroller.apiserver.errors import APIError, bad_request, not_allowed, not_found
@@ -54,10 +54,11 @@ async def create(scope: Scope, request: web.Request, t: RequestInfo, accept: Acc
         raise not_allowed()
     body = conversion.to_storage(
         decode_body(await ri.read_body(request), request.headers.get("Content-Type", "")))
-    if t.subresource or (res.group, res.kind) == ("", "Binding"):
+    action = strategies.for_resource(res).create_action
+    if t.subresource or action == "bind":
         return json_response(actions.create(scope.core, res, ns, t.name, t.subresource, body, manager=ri.field_manager(request),
                                     dry_run=ri.dry_run(request), secret=scope.signing_secret), 201)
-    if (res.group, res.kind) in builtins.REVIEW_KINDS:
+    if action == "review":
         bearer = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
         return json_response(subresources.review_answer(res, body, scope.signing_secret, bearer), 201)
     admission = None

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from samplecontroller.apiserver import builtins
 from samplecontroller.apiserver.restmapper import Resource
 from samplecontroller.apiserver.strategies.base import BASE_FIELD_LABELS, CustomResourceStrategy, Strategy
 from samplecontroller.apiserver.strategies.crd import CRD_FINALIZER, CRDStrategy
@@ -65,6 +66,8 @@ _BY_KIND: dict[tuple[str, str], Strategy] = {
     ("apiextensions.k8s.io", "CustomResourceDefinition"): CRDStrategy(),
     ("certificates.k8s.io", "CertificateSigningRequest"): Strategy(field_labels=["spec.signerName"]),
 }
+_BY_KIND[("", "Binding")] = Strategy(create_action="bind")
+_BY_KIND.update({kind: Strategy(create_action="review") for kind in builtins.REVIEW_KINDS})
 _GENERIC = Strategy()
 _CUSTOM = CustomResourceStrategy()
 

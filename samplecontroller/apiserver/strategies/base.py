@@ -12,11 +12,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from samplecontroller.apiserver import builtins, decoding, schema, tables, validation
+from samplecontroller.apiserver import builtins, decoding, schema, tables
 from samplecontroller.apiserver.objects import deep_get, json_path_parts
 from samplecontroller.apiserver.restmapper import Resource
 from samplecontroller.apiserver.schema import FieldError
 from samplecontroller.apiserver.strategies.defaults import apply_defaults
+from samplecontroller.apiserver.strategies.validation import validate_builtin
 
 __all__ = ["BASE_FIELD_LABELS", "CustomResourceStrategy", "Strategy"]
 
@@ -29,16 +30,20 @@ class Strategy:
     """The generic strategy of a built-in kind. ``tracks_generation``: spec changes bump
     metadata.generation; ``returns_deleted``: a delete answers with the object, not a Status;
     ``deletes_in_phases``: a delete only marks the object terminating (namespaces);
-    ``field_labels``: the field selectors the kind supports beyond metadata.name/namespace."""
+    ``field_labels``: the field selectors the kind supports beyond metadata.name/namespace;
+    ``create_action``: "" for kinds whose create stores the object, else what answers a create
+    without storing anything ("review" for access and token reviews, "bind" for Bindings)."""
 
     tracks_generation = False
     returns_deleted = False
     deletes_in_phases = False
 
-    def __init__(self, *, tracks_generation: bool | None = None, field_labels: Iterable[str] = ()) -> None:
+    def __init__(self, *, tracks_generation: bool | None = None, field_labels: Iterable[str] = (),
+                 create_action: str = "") -> None:
         if tracks_generation is not None:
             self.tracks_generation = tracks_generation
         self.field_labels = BASE_FIELD_LABELS | frozenset(field_labels)
+        self.create_action = create_action
 
     # ---------------------------------------------------------------- create/update
 
@@ -58,7 +63,7 @@ class Strategy:
 
     def validate(self, res: Resource, obj: Obj, sch: Schema) -> list[FieldError]:
         """The kind's field validation (before the object-meta and update rules)."""
-        return validation.validate_builtin(res.group, res.kind, obj)
+        return validate_builtin(res.group, res.kind, obj)
 
     def validate_extra(self, obj: Obj, old: Obj | None) -> list[FieldError]:
         """Kind-specific rules checked after every generic one (``old`` is None on create)."""
