@@ -87,6 +87,11 @@ class Core:
 
     # ------------------------------------------------------------------ reads
 
+    @property
+    def rev(self) -> int:
+        """The store's current revision (the resourceVersion a list made now has)."""
+        return self.store.rev
+
     def get(self, res: Resource, ns: str, name: str) -> dict[str, Any]:
         entry = self.store.get(res.storage_key, ns, name)
         if entry is None:

@@ -12,7 +12,7 @@ from samplecontroller.apiserver.restmapper import Resource
 from samplecontroller.apiserver.schema import FieldError
 
 __all__ = ["STALE", "APIError", "GoRawZero", "already_exists", "bad_request", "conflict", "details_for", "invalid",
-           "not_allowed", "not_found", "not_found_path"]
+           "not_allowed", "not_found", "not_found_path", "too_large_rv"]
 
 STALE = "the object has been modified; please apply your changes to the latest version and try again"
 
@@ -66,6 +66,13 @@ def invalid(res: Resource, name: str, errors: list[FieldError]) -> APIError:
     details = details_for(res, name, res.kind)
     details["causes"] = schema.status_details_causes(errors)
     return APIError(422, "Invalid", schema.format_invalid_message(res.kind_group, name, errors), details)
+
+
+def too_large_rv(requested: int, current: int) -> APIError:
+    """504 for a resourceVersion the server has not reached (the client retries after 1 s)."""
+    return APIError(504, "Timeout", f"Too large resource version: {requested}, current: {current}",
+                    {"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+                     "retryAfterSeconds": 1})
 
 
 class GoRawZero(schema.GoRaw):

@@ -17,7 +17,7 @@ from samplecontroller.apimachinery import fields as fieldsel
 from samplecontroller.apimachinery import labels as labelsel
 from samplecontroller.apiserver import requestinfo as ri
 from samplecontroller.apiserver import strategies, tables
-from samplecontroller.apiserver.errors import APIError, bad_request
+from samplecontroller.apiserver.errors import APIError, bad_request, too_large_rv
 from samplecontroller.apiserver.filters import json_response
 from samplecontroller.apiserver.handlers.common import Scope, columns, versioned
 from samplecontroller.apiserver.negotiation import Accept
@@ -85,22 +85,20 @@ async def list_(scope: Scope, request: web.Request, t: RequestInfo, accept: Acce
     match = matcher(scope, request, res)
     ns = t.namespace if res.namespaced else None
     start = ""
-    rev = scope.store.rev
+    rev = scope.core.rev
     requested = ri.parse_rv(rv) if rv not in ("", "0") else None
     if cont:
         rev, start = _decode_continue(cont)
         items = scope.core.snapshot(res, ns, rev)
     elif requested is not None and (rvm == "Exact" or (limit and not rvm)):
-        if requested > scope.store.rev:
-            raise APIError(504, "Timeout", f"Too large resource version: {requested}, current: {scope.store.rev}",
-                           {"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
-                            "retryAfterSeconds": 1})
+        if requested > scope.core.rev:
+            raise too_large_rv(requested, scope.core.rev)
         rev = requested
         items = scope.core.snapshot(res, ns, rev)
     else:
-        if requested is not None and requested > scope.store.rev:
+        if requested is not None and requested > scope.core.rev:
             await wait_for_rev(scope, requested)
-        rev = scope.store.rev
+        rev = scope.core.rev
         items = scope.core.list_entries(res, ns)
     if start:
         items = [kv for kv in items if "/".join(kv[0]) > start]
@@ -119,11 +117,9 @@ async def wait_for_rev(scope: Scope, rev: int, timeout: float = 3.0) -> None:
     """Return once the server has reached ``rev``; after ``timeout`` s raise kube-apiserver's
     "Too large resource version" (504 Timeout, cause ResourceVersionTooLarge, retry after 1 s)."""
     deadline = time.monotonic() + timeout
-    while scope.store.rev < rev:
+    while scope.core.rev < rev:
         if time.monotonic() > deadline:
-            raise APIError(504, "Timeout", f"Too large resource version: {rev}, current: {scope.store.rev}",
-                           {"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
-                            "retryAfterSeconds": 1})
+            raise too_large_rv(rev, scope.core.rev)
         await asyncio.sleep(0.05)
 
 
