@@ -6,6 +6,7 @@ runs it in the foreground. What is not simulated: no scheduler, kubelet or contr
 Admission webhooks registered with it are called (``samplecontroller.apiserver.admission``).
 Needs the ``apiserver`` extra: without it, importing this package raises ``MissingExtraError``
 (one line; ``python -m samplecontroller.apiserver`` prints it and exits 1).
+The packages and the request path are described in ARCHITECTURE.md ("The embedded API server").
 """
 
 import sys
@@ -19,7 +20,7 @@ except _extras.MissingExtraError as _err:
         raise SystemExit(f"python -m samplecontroller.apiserver: error: {_err}") from None
     raise
 
+from samplecontroller.apiserver.requestinfo import RequestRecord
 from samplecontroller.apiserver.server import LocalAPIServer, write_kubeconfig
-from samplecontroller.apiserver.web import RequestRecord
 
 __all__ = ["LocalAPIServer", "RequestRecord", "write_kubeconfig"]

@@ -37,8 +37,8 @@ import aiohttp
 
 from samplecontroller.apimachinery import labels as labelsel
 from samplecontroller.apimachinery.jsonpatch import PatchError, apply_patch
-from samplecontroller.apiserver.core import APIError
-from samplecontroller.apiserver.registry import Resource
+from samplecontroller.apiserver.errors import APIError
+from samplecontroller.apiserver.restmapper import Resource
 from samplecontroller.apiserver.storage import Store
 
 __all__ = ["MUTATING_KEY", "VALIDATING_KEY", "AdmissionRequest", "Admitter"]

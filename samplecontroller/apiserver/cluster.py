@@ -6,14 +6,16 @@
 - a ``default`` ServiceAccount in every namespace (the service account controller's job), so
   Pods admitted with ``serviceAccountName: default`` and ``kubectl create token default`` work.
 
-``install(core)`` creates what is missing (also after a restart from a data directory) and
+``install(core, schedule)`` creates what is missing (also after a restart from a data directory) and
 watches for new namespaces. It must run on the server's event loop, like ``Core``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from samplecontroller.apiserver.objects import now_rfc3339
 from samplecontroller.apiserver.storage import Event
 
 if TYPE_CHECKING:
@@ -68,7 +70,7 @@ _KUBERNETES_SERVICE: dict[str, Any] = {
 
 
 def _ensure(core: Core, group: str, plural: str, ns: str, obj: dict[str, Any]) -> None:
-    res = core.registry.get(group, "v1", plural)
+    res = core.mapper.get(group, "v1", plural)
     if res is None or core.store.get(res.storage_key, ns, str(obj["metadata"]["name"])) is not None:
         return
     if ns and core.store.get("/namespaces", "", ns) is None:
@@ -84,11 +86,10 @@ def _default_account(core: Core, ns: str) -> None:
             {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default", "namespace": ns}})
 
 
-def install(core: Core) -> None:
+def install(core: Core, schedule: Callable[..., None]) -> None:
     """Create the node, the kubernetes Service and the default ServiceAccounts if missing, and
-    give every namespace created later its default ServiceAccount."""
-    from samplecontroller.apiserver.core import now_rfc3339
-
+    give every namespace created later its default ServiceAccount (through ``schedule``, which
+    runs a callback on the server loop)."""
     _ensure(core, "", "nodes", "", _node(now_rfc3339()))
     _ensure(core, "coordination.k8s.io", "leases", "kube-node-lease", {
         "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
@@ -101,6 +102,6 @@ def install(core: Core) -> None:
 
     def on_event(event: Event) -> None:
         if event.skey == "/namespaces" and event.type == "ADDED":
-            core._schedule(_default_account, core, event.name)
+            schedule(_default_account, core, event.name)
 
     core.store.listeners.append(on_event)

@@ -34,11 +34,12 @@ from typing import Any, TypeVar
 import yaml
 from aiohttp import web
 
+from samplecontroller.apiserver.controllers import Controllers
+from samplecontroller.apiserver.controllers.eventttl import EventExpiry
 from samplecontroller.apiserver.core import Core
-from samplecontroller.apiserver.registry import Registry
+from samplecontroller.apiserver.restmapper import RESTMapper
 from samplecontroller.apiserver.storage import Store
 from samplecontroller.apiserver.transport import HEADER_TIMEOUT, HeaderTimeoutSite
-from samplecontroller.apiserver.ttl import EventExpiry
 from samplecontroller.apiserver.web import APIServerApp, RequestRecord
 from samplecontroller.tls import load_or_create, serving_material, write_private
 
@@ -110,6 +111,7 @@ class LocalAPIServer:
         self.ca_path: Path | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
         self.core: Core | None = None
+        self.controllers: Controllers | None = None
         self.store: Store | None = None
         self.app: APIServerApp | None = None
         self._runner: web.AppRunner | None = None
@@ -181,14 +183,14 @@ class LocalAPIServer:
         self.store = Store(self.data_dir, history=self.history, history_window=self.history_window)  # takes the data directory's lock
         if self.data_dir is not None and not self._token_given:
             self.token = _load_or_create_token(self.data_dir / "token", self.token)
-        registry = Registry()
-        self.core = Core(self.store, registry, simulate_deployments=self.simulate_deployments,
-                         simulate_delay=self.simulate_delay)
-        self.core.loop = asyncio.get_running_loop()
-        self.core.bootstrap()
+        mapper = RESTMapper()
+        self.core = Core(self.store, mapper)
+        self.controllers = Controllers(self.core, simulate_deployments=self.simulate_deployments,
+                                       simulate_delay=self.simulate_delay)
+        self.controllers.start(asyncio.get_running_loop())
         self._expiry = EventExpiry(self.store, self.event_ttl)
         self._expiry.start(asyncio.get_running_loop())
-        self.app = APIServerApp(self.store, registry, self.core, self.token, bookmark_interval=self.bookmark_interval,
+        self.app = APIServerApp(self.store, mapper, self.core, self.token, bookmark_interval=self.bookmark_interval,
                                 record_requests=self.record_requests)
         ssl_ctx: ssl.SSLContext | None = None
         ca_pem: bytes | None = None

@@ -55,7 +55,7 @@ def install_crds(server: LocalAPIServer, crds_dir: Path | None = None) -> None:
         docs.extend(d for d in k8syaml.load_all(path.read_text()) if isinstance(d, dict))
 
     def create(core: Any) -> None:
-        res = core.registry.get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+        res = core.mapper.get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
         for doc in docs:
             name = (doc.get("metadata") or {}).get("name", "")
             if core.store.get(CRD_KEY, "", name) is None:

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
+from samplecontroller.apiserver.strategies.validation import validate_builtin
 from samplecontroller.apiserver.validation import (
     finalizer_warnings,
     qualified_name_errors,
-    validate_builtin,
     validate_name,
     validate_object_meta,
     validate_update,

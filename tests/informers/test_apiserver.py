@@ -126,7 +126,7 @@ def test_relist_after_the_watch_is_cut_and_history_compacted(server: LocalAPISer
     with started_informer(cs) as (_informer, lister, recorder):
         assert server.core is not None and server.store is not None
         core, store = server.core, server.store
-        res = core.registry.get("samplecontroller.k8s.io", "v1alpha1", "foos")
+        res = core.mapper.get("samplecontroller.k8s.io", "v1alpha1", "foos")
         assert res is not None
 
         def while_disconnected() -> None:  # one loop callback: the reflector cannot re-watch meanwhile

@@ -1,5 +1,9 @@
-"""Per-kind behaviour of built-in resources that the OpenAPI schemas cannot express.
+"""Per-kind behaviour of the served resources: one strategy object per kind.
 
+- ``for_resource(res)``: the ``Strategy`` of a resource (defaulting, decoding and validation,
+  the status reset on create, update preparation, delete behaviour, Table columns, selectable
+  fields, the scale subresource's paths). Kinds without their own get the generic ``Strategy``;
+  every custom resource gets ``CustomResourceStrategy``.
 - ``defaults``: upstream defaulting (pkg/apis/*/v1/defaults.go) plus the admission plugins every
   cluster runs on create (ServiceAccount, Priority, DefaultTolerationSeconds), and the
   strategies' create-time fields (a Job's generated selector).
@@ -14,26 +18,72 @@ from __future__ import annotations
 from typing import Any
 
 from samplecontroller.apiserver import builtins
+from samplecontroller.apiserver.restmapper import Resource
+from samplecontroller.apiserver.strategies.base import BASE_FIELD_LABELS, CustomResourceStrategy, Strategy
+from samplecontroller.apiserver.strategies.crd import CRD_FINALIZER, CRDStrategy
 from samplecontroller.apiserver.strategies.defaults import apply_defaults
+from samplecontroller.apiserver.strategies.kinds import (
+    KeepsStatusStrategy,
+    LoadBalancerStrategy,
+    NamespaceStrategy,
+    PendingStrategy,
+    PodStrategy,
+    ReplicationControllerStrategy,
+)
 
-__all__ = ["apply_defaults", "prepare_create_status"]
+__all__ = ["BASE_FIELD_LABELS", "CRD_FINALIZER", "CustomResourceStrategy", "Strategy", "apply_defaults",
+           "for_kind", "for_resource", "prepare_create_status"]
 
-# Kinds whose create keeps the status the client sent (nodes register with theirs).
-_KEEPS_STATUS = {("", "Node"), ("", "Pod"), ("", "Namespace")}
-_PENDING = {("", "PersistentVolume"), ("", "PersistentVolumeClaim")}
-# Status structs with a non-omitempty struct field (Go encodes it as {}).
-_LOAD_BALANCER = {("", "Service"), ("networking.k8s.io", "Ingress")}
+_REGARDING = ("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath")
+_POD_FIELDS = ("spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
+               "spec.hostNetwork", "status.phase", "status.podIP", "status.nominatedNodeName")
+_GENERATION = Strategy(tracks_generation=True)
+
+_BY_KIND: dict[tuple[str, str], Strategy] = {
+    ("", "Namespace"): NamespaceStrategy(field_labels=["status.phase"]),
+    ("", "Pod"): PodStrategy(field_labels=_POD_FIELDS),
+    ("", "Node"): KeepsStatusStrategy(field_labels=["spec.unschedulable"]),
+    ("", "PersistentVolume"): PendingStrategy(),
+    ("", "PersistentVolumeClaim"): PendingStrategy(),
+    ("", "Service"): LoadBalancerStrategy(),
+    ("", "Secret"): Strategy(field_labels=["type"]),
+    ("", "ReplicationController"): ReplicationControllerStrategy(tracks_generation=True,
+                                                                 field_labels=["status.replicas"]),
+    ("", "Event"): Strategy(field_labels=[f"involvedObject.{f}" for f in _REGARDING]
+                            + ["reason", "reportingComponent", "source", "type"]),
+    ("events.k8s.io", "Event"): Strategy(field_labels=[f"regarding.{f}" for f in _REGARDING]
+                                         + ["reason", "reportingController", "type"]),
+    ("apps", "Deployment"): _GENERATION,
+    ("apps", "ReplicaSet"): Strategy(tracks_generation=True, field_labels=["status.replicas"]),
+    ("apps", "DaemonSet"): _GENERATION,
+    ("apps", "StatefulSet"): _GENERATION,
+    ("batch", "Job"): Strategy(tracks_generation=True, field_labels=["status.successful"]),
+    ("batch", "CronJob"): _GENERATION,
+    ("policy", "PodDisruptionBudget"): _GENERATION,
+    ("autoscaling", "HorizontalPodAutoscaler"): _GENERATION,
+    ("networking.k8s.io", "Ingress"): LoadBalancerStrategy(tracks_generation=True),
+    ("networking.k8s.io", "NetworkPolicy"): _GENERATION,
+    ("apiextensions.k8s.io", "CustomResourceDefinition"): CRDStrategy(),
+    ("certificates.k8s.io", "CertificateSigningRequest"): Strategy(field_labels=["spec.signerName"]),
+}
+_BY_KIND[("", "Binding")] = Strategy(create_action="bind")
+_BY_KIND.update({kind: Strategy(create_action="review") for kind in builtins.REVIEW_KINDS})
+_GENERIC = Strategy()
+_CUSTOM = CustomResourceStrategy()
+
+
+def for_kind(group: str, kind: str) -> Strategy:
+    """The strategy of built-in kind ``group``/``kind`` (the generic one if it has none)."""
+    return _BY_KIND.get((group, kind), _GENERIC)
+
+
+def for_resource(res: Resource) -> Strategy:
+    """The strategy of ``res``'s objects."""
+    return _CUSTOM if res.is_custom else for_kind(res.group, res.kind)
 
 
 def prepare_create_status(group: str, version: str, kind: str, obj: dict[str, Any]) -> None:
     """Reset ``obj``'s status as the kind's create strategy does: the zero status as Go encodes
     it (``{"replicas": 0}`` for a ReplicaSet, ``{}`` for a Deployment), ``{"phase": "Pending"}``
     for volumes and claims; nodes, pods and namespaces keep theirs."""
-    if (group, kind) in _KEEPS_STATUS:
-        return
-    if (group, kind) in _PENDING:
-        obj["status"] = {"phase": "Pending"}
-        return
-    obj["status"] = builtins.empty_status(group, version, kind)
-    if (group, kind) in _LOAD_BALANCER:
-        obj["status"]["loadBalancer"] = {}
+    for_kind(group, kind).reset_status(group, version, kind, obj)

@@ -1,22 +1,23 @@
-"""The resource types the embedded API server serves: built-ins plus the CRDs' custom resources.
+"""The REST mapper: the resource types the embedded API server serves (built-ins plus the CRDs'
+custom resources) and the mapping between group/version/resource, kind and storage key.
 
 A ``Resource`` describes one group/version/resource (its kind, scope, names, verbs and
 subresources). The storage key of a resource is ``group/plural`` (versions of one CRD share
 their storage, conversion strategy None: only ``apiVersion`` changes between versions).
-``Registry`` holds them and answers lookups and discovery; it is mutated only on the server's
+``RESTMapper`` holds them and answers lookups and discovery; it is mutated only on the server's
 event loop (CRD establish/removal), so it needs no locking.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from samplecontroller.apiserver import builtins
 
-__all__ = ["Registry", "Resource", "builtin_resources", "resources_from_crd"]
+__all__ = ["RESTMapper", "Resource", "builtin_resources", "resources_from_crd"]
 
 ALL_VERBS = builtins.ALL_VERBS
 
@@ -105,12 +106,14 @@ def resources_from_crd(crd: Mapping[str, Any]) -> list[Resource]:
     return out
 
 
-class Registry:
+class RESTMapper:
     """Lookup of served resources by group/version/plural, and by storage key."""
 
     def __init__(self) -> None:
         self._by_gvr: dict[tuple[str, str, str], Resource] = {}
         self._group_order: list[str] = []
+        self.on_change: list[Callable[[], None]] = []
+        """Called after the served resources changed (discovery and OpenAPI caches drop)."""
         for res in builtin_resources():
             self.add(res)
 
@@ -132,6 +135,11 @@ class Registry:
         for res in resources_from_crd(crd):
             if res.group and res.plural and res.kind and (res.group, res.version, res.plural) not in self._by_gvr:
                 self.add(res)
+
+    def changed(self) -> None:
+        """Tell ``on_change`` that the served resources changed."""
+        for callback in self.on_change:
+            callback()
 
     def get(self, group: str, version: str, plural: str) -> Resource | None:
         return self._by_gvr.get((group, version, plural))

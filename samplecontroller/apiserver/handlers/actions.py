@@ -14,24 +14,15 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import msgspec
-
 from samplecontroller.apiserver import tokens
-from samplecontroller.apiserver.core import APIError, Core, bad_request, now_rfc3339
-from samplecontroller.apiserver.registry import Resource
+from samplecontroller.apiserver.core import Core
+from samplecontroller.apiserver.errors import APIError, bad_request, not_allowed
+from samplecontroller.apiserver.objects import copy_json, name_of, now_rfc3339
+from samplecontroller.apiserver.restmapper import Resource
 
 __all__ = ["create"]
 
 _SUCCESS = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
-
-
-def _copy(obj: Any) -> Any:
-    return msgspec.json.decode(msgspec.json.encode(obj))
-
-
-def _name_in(body: Any) -> str:
-    meta = body.get("metadata") if isinstance(body, dict) else None
-    return str(meta.get("name") or "") if isinstance(meta, dict) else ""
 
 
 def create(core: Core, res: Resource, ns: str, name: str, subresource: str, body: Any, *, manager: str,
@@ -47,11 +38,11 @@ def create(core: Core, res: Resource, ns: str, name: str, subresource: str, body
         core.delete(res, ns, name, options, dry_run=dry_run)
         return dict(_SUCCESS)
     if subresource == "binding" or (res.group, res.kind) == ("", "Binding"):
-        pods = core.registry.get("", "v1", "pods")
+        pods = core.mapper.get("", "v1", "pods")
         assert pods is not None
-        bind(core, pods, ns, name or _name_in(body), body, manager, dry_run)
+        bind(core, pods, ns, name or name_of(body), body, manager, dry_run)
         return dict(_SUCCESS)
-    raise APIError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
+    raise not_allowed()
 
 
 def bind(core: Core, pods: Resource, ns: str, name: str, body: Any, manager: str, dry_run: bool = False) -> None:
@@ -61,7 +52,7 @@ def bind(core: Core, pods: Resource, ns: str, name: str, body: Any, manager: str
     if not node or (target or {}).get("kind", "Node") not in ("", "Node"):
         raise APIError(422, "Invalid", f'Binding "{name}" is invalid: target.name: Required value',
                        {"name": name, "kind": "Binding"})
-    pod = _copy(core.get(pods, ns, name))
+    pod = copy_json(core.get(pods, ns, name))
     assigned = (pod.get("spec") or {}).get("nodeName")
     if assigned:
         raise APIError(409, "Conflict", f'Operation cannot be fulfilled on pods/binding "{name}": pod {name} is '
@@ -70,7 +61,7 @@ def bind(core: Core, pods: Resource, ns: str, name: str, body: Any, manager: str
         return
     pod.setdefault("spec", {})["nodeName"] = node
     pod, _, _ = core.update(pods, ns, name, pod, manager=manager)
-    pod = _copy(pod)
+    pod = copy_json(pod)
     conditions = [c for c in (pod.get("status") or {}).get("conditions") or () if c.get("type") != "PodScheduled"]
     conditions.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None,
                        "lastTransitionTime": now_rfc3339()})

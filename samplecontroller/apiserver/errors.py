@@ -1,0 +1,82 @@
+"""API errors: ``APIError`` carries the Status object a request fails with; the constructors
+build the ones kube-apiserver answers with (k8s.io/apimachinery/pkg/api/errors), with the
+same codes, reasons, messages and details."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from samplecontroller.apimachinery.errors import new_status
+from samplecontroller.apiserver import schema
+from samplecontroller.apiserver.restmapper import Resource
+from samplecontroller.apiserver.schema import FieldError
+
+__all__ = ["STALE", "APIError", "GoRawZero", "already_exists", "bad_request", "conflict", "details_for", "invalid",
+           "not_allowed", "not_found", "not_found_path", "too_large_rv"]
+
+STALE = "the object has been modified; please apply your changes to the latest version and try again"
+
+
+class APIError(Exception):
+    """An API failure: ``status`` is the Status object, ``code`` the HTTP code."""
+
+    def __init__(self, code: int, reason: str, message: str, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.status = new_status(code, reason, message, details)
+        if code == 404 and "details" not in self.status:
+            self.status["details"] = {}  # clients read details.name of every 404 (kubectl debug)
+
+
+def details_for(res: Resource, name: str, kind: str | None = None) -> dict[str, Any]:
+    """A Status' details naming object ``name`` of ``res`` (``kind`` defaults to the plural)."""
+    out: dict[str, Any] = {"name": name, "kind": kind or res.plural}
+    if res.group:
+        out["group"] = res.group
+    return out
+
+
+def not_found(res: Resource, name: str) -> APIError:
+    return APIError(404, "NotFound", f'{res.group_resource} "{name}" not found', details_for(res, name))
+
+
+def not_found_path() -> APIError:
+    """404 for a URL that names no resource the server serves."""
+    return APIError(404, "NotFound", "the server could not find the requested resource")
+
+
+def not_allowed() -> APIError:
+    return APIError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
+
+
+def already_exists(res: Resource, name: str) -> APIError:
+    return APIError(409, "AlreadyExists", f'{res.group_resource} "{name}" already exists', details_for(res, name))
+
+
+def conflict(res: Resource, name: str, why: str) -> APIError:
+    return APIError(409, "Conflict", f'Operation cannot be fulfilled on {res.group_resource} "{name}": {why}',
+                    details_for(res, name))
+
+
+def bad_request(message: str) -> APIError:
+    return APIError(400, "BadRequest", message)
+
+
+def invalid(res: Resource, name: str, errors: list[FieldError]) -> APIError:
+    details = details_for(res, name, res.kind)
+    details["causes"] = schema.status_details_causes(errors)
+    return APIError(422, "Invalid", schema.format_invalid_message(res.kind_group, name, errors), details)
+
+
+def too_large_rv(requested: int, current: int) -> APIError:
+    """504 for a resourceVersion the server has not reached (the client retries after 1 s)."""
+    return APIError(504, "Timeout", f"Too large resource version: {requested}, current: {current}",
+                    {"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+                     "retryAfterSeconds": 1})
+
+
+class GoRawZero(schema.GoRaw):
+    """Renders as Go's ``0x0`` (the uint64 zero Kubernetes prints for a missing resourceVersion)."""
+
+    def __new__(cls) -> GoRawZero:
+        return super().__new__(cls, "0x0")

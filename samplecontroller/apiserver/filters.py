@@ -1,0 +1,118 @@
+"""The filter chain in front of the handlers (kube-apiserver's DefaultBuildHandlerChain), as
+aiohttp middlewares, outermost first: request counting (``metrics.RequestCounter``),
+commit-before-ack (``with_commit``), Status errors (``with_errors``), authentication
+(``with_authentication``). The body limit is aiohttp's ``client_max_size``
+(``bodies.MAX_BODY_BYTES``, answered as 413 by ``requestinfo.read_body``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import logging
+from collections import deque
+from typing import Any, Protocol
+
+import msgspec
+from aiohttp import web
+from aiohttp.typedefs import Handler, Middleware
+
+from samplecontroller.apiserver import bodies, tokens, transport
+from samplecontroller.apiserver.errors import APIError, bad_request
+from samplecontroller.apiserver.requestinfo import RequestRecord
+from samplecontroller.apiserver.storage import Store
+
+__all__ = ["PUBLIC_PATHS", "Credentials", "authenticated", "json_response", "with_authentication", "with_commit",
+           "with_errors"]
+
+log = logging.getLogger(__name__)
+_encode = msgspec.json.Encoder().encode
+
+PUBLIC_PATHS = {"/version", "/version/", "/healthz", "/livez", "/readyz"}
+
+
+class Credentials(Protocol):
+    """The server's token (read per request: it may be rotated) and its request log."""
+
+    token: str | None
+    requests: deque[RequestRecord]
+
+
+def json_response(obj: Any, code: int = 200, headers: dict[str, str] | None = None) -> web.Response:
+    """``obj`` as a JSON response."""
+    return web.Response(body=_encode(obj), status=code, content_type="application/json", headers=headers)
+
+
+def _internal_error(message: str) -> web.Response:
+    return json_response({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                          "message": f"Internal error occurred: {message}", "reason": "InternalError", "code": 500},
+                         500)
+
+
+def with_commit(store: Store) -> Middleware:
+    """Outermost: the response leaves only once every write made so far is committed."""
+
+    @web.middleware
+    async def commit(request: web.Request, handler: Handler) -> web.StreamResponse:
+        response = await handler(request)
+        waiting = store.durable()
+        if waiting is not None:
+            try:
+                await waiting
+            except Exception as err:
+                log.error("storage commit failed serving %s %s: %s", request.method, request.path_qs, err)
+                if response.prepared:
+                    raise
+                return _internal_error(f"storage commit failed: {err}")
+        return response
+    return commit
+
+
+@web.middleware
+async def with_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Every failure as a Status: ``APIError``s with their code, HTTP errors as Status objects,
+    anything unexpected as a logged 500 InternalError (a bug)."""
+    try:
+        return await handler(request)
+    except APIError as err:
+        return json_response(err.status, err.code)
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        return web.Response(body=transport.status_body(exc.status, exc.text or exc.reason), status=exc.status,
+                            content_type="application/json")
+    except (asyncio.CancelledError, ConnectionResetError):
+        raise
+    except RecursionError:  # a backstop: bodies.MAX_DEPTH keeps client input from getting here
+        log.warning("nesting too deep serving %s %s", request.method, request.path_qs)
+        too_deep = bad_request(f"the object is nested too deeply: {bodies.depth_error()}")
+        return json_response(too_deep.status, too_deep.code)
+    except Exception as err:
+        log.exception("internal error serving %s %s", request.method, request.path_qs)
+        return _internal_error(f"{type(err).__name__}: {err}")
+
+
+def with_authentication(credentials: Credentials) -> Middleware:
+    """401 Unauthorized (logged as verb ``unauthorized``) unless the request bears the server's
+    token or a service account token it issued; ``PUBLIC_PATHS`` need none."""
+
+    @web.middleware
+    async def authenticate(request: web.Request, handler: Handler) -> web.StreamResponse:
+        path = request.path
+        token = credentials.token
+        if token is not None and path not in PUBLIC_PATHS:
+            auth = request.headers.get("Authorization", "")  # undecodable bytes arrive as surrogates
+            if not (auth.startswith("Bearer ") and authenticated(token, auth[7:].strip())):
+                credentials.requests.append(RequestRecord(request.headers.get("User-Agent", ""), "unauthorized", path))
+                return json_response({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                                      "message": "Unauthorized", "reason": "Unauthorized", "code": 401}, 401)
+        return await handler(request)
+    return authenticate
+
+
+def authenticated(token: str, bearer: str) -> bool:
+    """Whether ``bearer`` is ``token`` or a service account token signed with it (``tokens``)."""
+    given = bearer.encode("utf-8", "surrogateescape")
+    if hmac.compare_digest(given, token.encode()):
+        return True
+    return bearer.isascii() and bearer.count(".") == 2 and tokens.verify(token, bearer) is not None

@@ -1,0 +1,67 @@
+"""What every handler shares: the ``Scope`` it works in and the rendering of objects in the
+negotiated representation (JSON in the URL's version, a Table, PartialObjectMetadata)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp import web
+
+from samplecontroller.apiserver import conversion, strategies, tables
+from samplecontroller.apiserver.admission import Admitter
+from samplecontroller.apiserver.core import Core
+from samplecontroller.apiserver.filters import json_response
+from samplecontroller.apiserver.negotiation import Accept
+from samplecontroller.apiserver.restmapper import Resource
+from samplecontroller.apiserver.storage import Store
+
+__all__ = ["Scope", "columns", "render", "versioned", "warn"]
+
+
+@dataclass
+class Scope:
+    """What the handlers work with (kube-apiserver's RequestScope): the storage layer, its store
+    (for watches and revisions), the admission webhooks, the secret service account tokens are
+    signed with and the interval of watch bookmarks."""
+
+    core: Core
+    store: Store
+    admitter: Admitter
+    signing_secret: str
+    bookmark_interval: float
+
+
+def warn(headers: dict[str, str], warnings: list[str]) -> None:
+    """Add ``warnings`` (at most 20) as a Warning header."""
+    if warnings:
+        headers["Warning"] = ", ".join('299 - "' + w.replace('"', '\\"') + '"' for w in warnings[:20])
+
+
+def columns(scope: Scope, res: Resource) -> list[tables.Column]:
+    """The Table columns of ``res`` (its strategy's)."""
+    crd = scope.core.crds.get(res.crd_name) if res.is_custom else None
+    return strategies.for_resource(res).columns(res, crd)
+
+
+def versioned(res: Resource, obj: dict[str, Any]) -> dict[str, Any]:
+    """``obj`` (stored in any version) in ``res``'s version."""
+    if obj.get("apiVersion") == res.group_version:
+        return obj
+    return {**conversion.from_storage(obj, res.version), "apiVersion": res.group_version}
+
+
+def render(scope: Scope, res: Resource, obj: dict[str, Any], accept: Accept, code: int = 200,
+           headers: dict[str, str] | None = None) -> web.Response:
+    """The response with object ``obj`` of ``res`` (or a Status) as ``accept`` asks."""
+    if obj.get("kind") == res.kind and obj.get("apiVersion") != res.group_version:
+        obj = {**conversion.from_storage(obj, res.version), "apiVersion": res.group_version}
+    if accept.kind == "table" and obj.get("kind") == res.kind:
+        table = tables.to_table([obj], columns(scope, res), resource_version=str(
+            (obj.get("metadata") or {}).get("resourceVersion", "")))
+        table["apiVersion"] = f"meta.k8s.io/{accept.version}"
+        return json_response(table, code, headers)
+    if accept.kind == "partial" and obj.get("kind") == res.kind:
+        return json_response({"kind": "PartialObjectMetadata", "apiVersion": f"meta.k8s.io/{accept.version}",
+                              "metadata": obj.get("metadata") or {}}, code, headers)
+    return json_response(obj, code, headers)

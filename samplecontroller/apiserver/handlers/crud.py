@@ -1,0 +1,171 @@
+"""The CRUD handlers: get, create, update, patch, delete and deletecollection of one resource
+(and the scale, status, finalize and action subresources they route to), through admission
+webhooks when any are registered."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from samplecontroller.apiserver import conversion, strategies
+from samplecontroller.apiserver import requestinfo as ri
+from samplecontroller.apiserver.admission import AdmissionRequest
+from samplecontroller.apiserver.errors import APIError, bad_request, not_allowed, not_found
+from samplecontroller.apiserver.filters import json_response
+from samplecontroller.apiserver.handlers import actions, scale, subresources
+from samplecontroller.apiserver.handlers import list as list_
+from samplecontroller.apiserver.handlers.admitting import admit_create, admit_update, admitted_patch
+from samplecontroller.apiserver.handlers.common import Scope, render, warn
+from samplecontroller.apiserver.negotiation import (
+    PATCH_APPLY,
+    PATCH_JSON,
+    PATCH_MERGE,
+    PATCH_STRATEGIC,
+    Accept,
+    decode_body,
+    parse_bool,
+)
+from samplecontroller.apiserver.objects import name_of
+from samplecontroller.apiserver.requestinfo import RequestInfo
+
+__all__ = ["create", "delete", "delete_collection", "delete_options", "get", "patch", "update"]
+
+
+async def get(scope: Scope, request: web.Request, t: RequestInfo, accept: Accept) -> web.StreamResponse:
+    res, ns, name = t.res, t.namespace or "", t.name
+    if request.query.get("resourceVersion"):
+        ri.parse_rv(request.query["resourceVersion"])
+    if t.subresource == "scale":
+        return json_response(scale.get_scale(scope.core, res, ns, name))
+    return render(scope, res, scope.core.get(res, ns, name), accept)
+
+
+def _stored_as(scope: Scope, t: RequestInfo) -> RequestInfo:
+    """``t`` with the resource its objects are stored as (``conversion``), usually ``t``."""
+    version = conversion.storage_version(t.res.group, t.res.version, t.res.kind)
+    stored = scope.core.mapper.get(t.res.group, version, t.res.plural) if version else None
+    return t._replace(res=stored) if stored is not None else t
+
+async def create(scope: Scope, request: web.Request, t: RequestInfo, accept: Accept) -> web.StreamResponse:
+    served, t = t.res, _stored_as(scope, t)
+    res, ns = t.res, t.namespace or ""
+    if t.namespace is None and res.namespaced:
+        raise not_allowed()
+    body = conversion.to_storage(
+        decode_body(await ri.read_body(request), request.headers.get("Content-Type", "")))
+    action = strategies.for_resource(res).create_action
+    if t.subresource or action == "bind":
+        return json_response(actions.create(scope.core, res, ns, t.name, t.subresource, body, manager=ri.field_manager(request),
+                                    dry_run=ri.dry_run(request), secret=scope.signing_secret), 201)
+    if action == "review":
+        bearer = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
+        return json_response(subresources.review_answer(res, body, scope.signing_secret, bearer), 201)
+    admission = None
+    if scope.admitter.active():
+        admission = AdmissionRequest(res, "CREATE", ns, name_of(body), body, dry_run=ri.dry_run(request))
+        body = await admit_create(scope, request, admission)
+    obj, warnings = scope.core.create(res, ns, body, manager=ri.field_manager(request), dry_run=ri.dry_run(request),
+                                     field_validation=ri.field_validation(request))
+    headers: dict[str, str] = {}
+    warn(headers, warnings + (admission.warnings if admission else []))
+    return render(scope, served, obj, accept, 201, headers)
+
+
+async def update(scope: Scope, request: web.Request, t: RequestInfo, accept: Accept) -> web.StreamResponse:
+    served, t = t.res, _stored_as(scope, t)
+    res, ns, name = t.res, t.namespace or "", t.name
+    body = conversion.to_storage(
+        decode_body(await ri.read_body(request), request.headers.get("Content-Type", "")))
+    if t.subresource == "scale":
+        return json_response(scale.set_scale(scope.core, res, ns, name, body, manager=ri.field_manager(request),
+                                         dry_run=ri.dry_run(request)))
+    if t.subresource == "finalize":
+        return subresources.finalize(scope, res, name, body)
+    admission = None
+    if scope.admitter.active():
+        current = scope.core.get_entry(res, ns, name)
+        admission = AdmissionRequest(res, "UPDATE" if current else "CREATE", ns, name, body,
+                                     current.obj if current else None, t.subresource, ri.dry_run(request))
+        body = await admit_update(scope, request, admission)
+    obj, created, warnings = scope.core.update(res, ns, name, body, subresource=t.subresource,
+                                              manager=ri.field_manager(request), dry_run=ri.dry_run(request),
+                                              field_validation=ri.field_validation(request))
+    headers: dict[str, str] = {}
+    warn(headers, warnings + (admission.warnings if admission else []))
+    return render(scope, served, obj, accept, 201 if created else 200, headers)
+
+
+async def patch(scope: Scope, request: web.Request, t: RequestInfo, accept: Accept) -> web.StreamResponse:
+    res, ns, name = t.res, t.namespace or "", t.name
+    if conversion.storage_version(res.group, res.version, res.kind):
+        raise APIError(405, "MethodNotAllowed", f"the embedded API server does not patch {res.group_version} "
+                       f"{res.kind} objects (stored as another version): patch them in the preferred version")
+    ctype = request.headers.get("Content-Type", "").split(";")[0].strip().lower()
+    if ctype not in (PATCH_JSON, PATCH_MERGE, PATCH_STRATEGIC, PATCH_APPLY):
+        raise APIError(415, "UnsupportedMediaType",
+                       f"the body of the request was in an unknown format - accepted media types include: "
+                       f"{PATCH_JSON}, {PATCH_MERGE}, {PATCH_APPLY}"
+                       + ("" if res.is_custom else f", {PATCH_STRATEGIC}"))
+    raw = await ri.read_body(request)
+    force = parse_bool(request.query["force"], "force") if "force" in request.query else False
+    if force and ctype != PATCH_APPLY:
+        raise bad_request("force is not allowed for non-apply patches")
+    if t.subresource == "scale":
+        return json_response(scale.patch_scale(scope.core, res, ns, name, ctype, raw, manager=ri.field_manager(request),
+                                           dry_run=ri.dry_run(request)))
+    manager = request.query.get("fieldManager", "") if ctype == PATCH_APPLY else ri.field_manager(request)
+    if scope.admitter.active():
+        obj, created, warnings = await admitted_patch(scope, request, t, ctype, raw, manager, force)
+    else:
+        obj, created, warnings = scope.core.patch(res, ns, name, ctype, raw, subresource=t.subresource,
+                                                 manager=manager, dry_run=ri.dry_run(request), force=force,
+                                                 field_validation=ri.field_validation(request))
+    headers: dict[str, str] = {}
+    warn(headers, warnings)
+    return render(scope, res, obj, accept, 201 if created else 200, headers)
+
+
+async def delete(scope: Scope, request: web.Request, t: RequestInfo, accept: Accept) -> web.StreamResponse:
+    res, ns, name = t.res, t.namespace or "", t.name
+    options = await delete_options(request)
+    dry_run = ri.dry_run(request) or bool(options.get("dryRun"))
+    if scope.admitter.active():
+        current = scope.core.get_entry(res, ns, name)
+        if current is None:
+            raise not_found(res, name)
+        admission = AdmissionRequest(res, "DELETE", ns, name, None, current.obj, dry_run=dry_run)
+        await scope.admitter.mutate(admission)
+        await scope.admitter.validate(admission)
+    code, obj = scope.core.delete(res, ns, name, options, dry_run=dry_run)
+    return render(scope, res, obj, accept, code)
+
+
+async def delete_collection(scope: Scope, request: web.Request, t: RequestInfo, accept: Accept) -> web.StreamResponse:
+    options = await delete_options(request)
+    entries = list_.select(scope, request, t.res, t.namespace)
+    scope.core.delete_collection(t.res, t.namespace, [name_of(e.obj) for e in entries],
+                                options, dry_run=ri.dry_run(request))
+    return json_response({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"})
+
+async def delete_options(request: web.Request) -> dict[str, Any]:
+    raw = await ri.read_body(request) if request.can_read_body else b""
+    options: dict[str, Any] = {}
+    if raw.strip():
+        body = decode_body(raw, request.headers.get("Content-Type", ""))
+        if body is not None and not isinstance(body, dict):
+            raise bad_request("DeleteOptions must be a JSON object")
+        options = dict(body or {})
+    q = request.query
+    if "propagationPolicy" in q:
+        options["propagationPolicy"] = q["propagationPolicy"]
+    if "orphanDependents" in q:
+        options["orphanDependents"] = parse_bool(q["orphanDependents"], "orphanDependents")
+    if "gracePeriodSeconds" in q:
+        try:
+            options["gracePeriodSeconds"] = int(q["gracePeriodSeconds"])
+        except ValueError:
+            raise bad_request("gracePeriodSeconds must be an integer") from None
+    if options.get("dryRun") not in (None, [], ["All"]):
+        raise bad_request('dryRun: supported values: "All"')
+    return options

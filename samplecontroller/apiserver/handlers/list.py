@@ -1,0 +1,179 @@
+"""The list handler: label and field selectors, resourceVersion semantics (NotOlderThan, Exact,
+snapshots of older revisions, 410 once compacted, 504 for a revision not reached), limit and
+continue tokens, and the list as JSON, Table or PartialObjectMetadataList."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import time
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+from aiohttp import web
+
+from samplecontroller.apimachinery import fields as fieldsel
+from samplecontroller.apimachinery import labels as labelsel
+from samplecontroller.apiserver import requestinfo as ri
+from samplecontroller.apiserver import strategies, tables
+from samplecontroller.apiserver.errors import APIError, bad_request, too_large_rv
+from samplecontroller.apiserver.filters import json_response
+from samplecontroller.apiserver.handlers.common import Scope, columns, versioned
+from samplecontroller.apiserver.negotiation import Accept
+from samplecontroller.apiserver.requestinfo import RequestInfo
+from samplecontroller.apiserver.restmapper import Resource
+from samplecontroller.apiserver.storage import Entry
+
+__all__ = ["list_", "matcher", "select", "wait_for_rev"]
+
+_encode = msgspec.json.Encoder().encode
+_decode = msgspec.json.Decoder().decode
+
+
+def matcher(scope: Scope, request: web.Request, res: Resource) -> Callable[[dict[str, Any]], bool] | None:
+    q = request.query
+    label_text, field_text = q.get("labelSelector", ""), q.get("fieldSelector", "")
+    try:
+        lsel = labelsel.parse(label_text) if label_text else None
+    except ValueError as err:
+        raise bad_request(f"unable to parse requirement: {err}") from None
+    try:
+        fsel = fieldsel.parse(field_text) if field_text else None
+    except ValueError as err:
+        raise bad_request(str(err)) from None
+    if fsel is not None:
+        crd = scope.core.crds.get(res.crd_name) if res.is_custom else None
+        allowed = strategies.for_resource(res).selectable_fields(res, crd)
+        for req in fsel.requirements:
+            if req.field not in allowed:
+                raise bad_request(f'field label not supported: {req.field}')
+    if lsel is None and fsel is None:
+        return None
+
+    def match(obj: dict[str, Any]) -> bool:
+        if lsel is not None and not lsel.matches((obj.get("metadata") or {}).get("labels") or {}):
+            return False
+        if fsel is not None:
+            return fsel.matches(lambda path: _field_value(obj, path))
+        return True
+    return match
+
+
+def select(scope: Scope, request: web.Request, res: Resource, ns: str | None) -> list[Entry]:
+    match = matcher(scope, request, res)
+    entries = [e for _, e in scope.core.list_entries(res, ns)]
+    return entries if match is None else [e for e in entries if match(e.obj)]
+# ------------------------------------------------------------------ list
+
+
+async def list_(scope: Scope, request: web.Request, t: RequestInfo, accept: Accept) -> web.StreamResponse:
+    res = t.res
+    q = request.query
+    rv, rvm, cont = q.get("resourceVersion", ""), q.get("resourceVersionMatch", ""), q.get("continue", "")
+    limit = ri.int_param(q.get("limit", ""), "limit") or 0
+    if rvm not in ("", "NotOlderThan", "Exact"):
+        raise bad_request(f'resourceVersionMatch: Unsupported value: "{rvm}": supported values: "Exact", "NotOlderThan"')
+    if rvm and not rv:
+        raise bad_request("resourceVersionMatch is forbidden unless resourceVersion is provided")
+    if rvm == "Exact" and rv == "0":
+        raise bad_request('resourceVersionMatch "exact" is forbidden for resourceVersion "0"')
+    if cont and rv not in ("", "0"):
+        raise bad_request("specifying resource version is not allowed when using continue")
+    if q.get("sendInitialEvents"):
+        raise APIError(422, "Invalid", "sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list")
+    match = matcher(scope, request, res)
+    ns = t.namespace if res.namespaced else None
+    start = ""
+    rev = scope.core.rev
+    requested = ri.parse_rv(rv) if rv not in ("", "0") else None
+    if cont:
+        rev, start = _decode_continue(cont)
+        items = scope.core.snapshot(res, ns, rev)
+    elif requested is not None and (rvm == "Exact" or (limit and not rvm)):
+        if requested > scope.core.rev:
+            raise too_large_rv(requested, scope.core.rev)
+        rev = requested
+        items = scope.core.snapshot(res, ns, rev)
+    else:
+        if requested is not None and requested > scope.core.rev:
+            await wait_for_rev(scope, requested)
+        rev = scope.core.rev
+        items = scope.core.list_entries(res, ns)
+    if start:
+        items = [kv for kv in items if "/".join(kv[0]) > start]
+    entries = [e for _, e in items] if match is None else [e for _, e in items if match(e.obj)]
+    next_token = ""
+    remaining = 0
+    if limit and len(entries) > limit:
+        remaining = len(entries) - limit
+        entries = entries[:limit]
+        last = entries[-1].obj["metadata"]
+        next_token = _encode_continue(rev, f"{last.get('namespace', '')}/{last['name']}")
+    return _list_response(scope, res, entries, str(rev), next_token, remaining if match is None else 0, accept, request)
+
+
+async def wait_for_rev(scope: Scope, rev: int, timeout: float = 3.0) -> None:
+    """Return once the server has reached ``rev``; after ``timeout`` s raise kube-apiserver's
+    "Too large resource version" (504 Timeout, cause ResourceVersionTooLarge, retry after 1 s)."""
+    deadline = time.monotonic() + timeout
+    while scope.core.rev < rev:
+        if time.monotonic() > deadline:
+            raise too_large_rv(rev, scope.core.rev)
+        await asyncio.sleep(0.05)
+
+
+def _encode_continue(rev: int, start: str) -> str:
+    raw = _encode({"v": "meta.k8s.io/v1", "rv": rev, "start": start})
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_continue(token: str) -> tuple[int, str]:
+    try:
+        padded = token + "=" * (-len(token) % 4)
+        data = _decode(base64.urlsafe_b64decode(padded.encode()))
+        return int(data["rv"]), str(data["start"])
+    except (ValueError, KeyError, TypeError, msgspec.DecodeError):
+        raise bad_request("continue key is not valid: invalid continue token") from None
+
+
+def _list_response(scope: Scope, res: Resource, entries: list[Entry], rv: str, cont: str, remaining: int,
+                   accept: Accept, request: web.Request) -> web.Response:
+    if accept.kind == "table":
+        table = tables.to_table([versioned(res, e.obj) for e in entries], columns(scope, res),
+                                resource_version=rv, continue_=cont,
+                                include_object=request.query.get("includeObject", "Metadata") or "Metadata")
+        table["apiVersion"] = f"meta.k8s.io/{accept.version}"
+        return json_response(table)
+    meta: dict[str, Any] = {"resourceVersion": rv}
+    if cont:
+        meta["continue"] = cont
+        if remaining:
+            meta["remainingItemCount"] = remaining
+    if accept.kind == "partial":
+        return json_response({"kind": "PartialObjectMetadataList", "apiVersion": f"meta.k8s.io/{accept.version}",
+                      "metadata": meta,
+                      "items": [{"kind": "PartialObjectMetadata", "apiVersion": f"meta.k8s.io/{accept.version}",
+                                 "metadata": e.obj.get("metadata") or {}} for e in entries]})
+    gv = res.group_version
+    head = _encode({"kind": res.the_list_kind, "apiVersion": gv, "metadata": meta})
+    items = [e.raw if e.obj.get("apiVersion") == gv else _encode(versioned(res, e.obj)) for e in entries]
+    body = head[:-1] + b',"items":[' + b",".join(items) + b"]}"
+    return web.Response(body=body, content_type="application/json")
+
+
+# Selectable fields whose Go value is a zero that JSON omits.
+_FIELD_ZEROS = {"spec.unschedulable": "false", "status.successful": "0"}
+
+
+def _field_value(obj: dict[str, Any], path: str) -> str | None:
+    cur: Any = obj
+    for part in path.split("."):
+        if not isinstance(cur, dict):
+            return _FIELD_ZEROS.get(path)
+        cur = cur.get(part)
+    if cur is None:
+        return _FIELD_ZEROS.get(path)
+    if isinstance(cur, bool):
+        return "true" if cur else "false"
+    return str(cur)

@@ -1,0 +1,195 @@
+"""The watch handler: newline-delimited ``{"type","object"}`` events from the store, filtered
+by selectors (an object leaving or entering the selection is DELETED or ADDED), with
+``sendInitialEvents``, bookmarks, ``timeoutSeconds``, and 410/504 ERROR events."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+from aiohttp import web
+
+from samplecontroller.apiserver import requestinfo as ri
+from samplecontroller.apiserver import tables
+from samplecontroller.apiserver.errors import APIError
+from samplecontroller.apiserver.handlers import list as list_
+from samplecontroller.apiserver.handlers.common import Scope, columns, versioned
+from samplecontroller.apiserver.negotiation import Accept, parse_bool
+from samplecontroller.apiserver.objects import name_of
+from samplecontroller.apiserver.requestinfo import RequestInfo
+from samplecontroller.apiserver.restmapper import Resource
+from samplecontroller.apiserver.storage import Event, Expired
+
+__all__ = ["watch"]
+
+_encode = msgspec.json.Encoder().encode
+
+
+async def watch(scope: Scope, request: web.Request, t: RequestInfo, accept: Accept) -> web.StreamResponse:
+    res = t.res
+    q = request.query
+    rv, rvm = q.get("resourceVersion", ""), q.get("resourceVersionMatch", "")
+    bookmarks = parse_bool(q["allowWatchBookmarks"], "allowWatchBookmarks") if q.get("allowWatchBookmarks") else False
+    initial = q.get("sendInitialEvents", "")
+    send_initial = parse_bool(initial, "sendInitialEvents") if initial else None
+    if send_initial is not None and rvm != "NotOlderThan":
+        raise APIError(422, "Invalid", "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: "
+                       "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan")
+    if send_initial is None and rvm:
+        raise APIError(422, "Invalid", "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: "
+                       "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided")
+    timeout = ri.int_param(q.get("timeoutSeconds", ""), "timeoutSeconds")
+    if t.name:
+        match_name = t.name
+        base = list_.matcher(scope, request, res)
+
+        def named(obj: dict[str, Any]) -> bool:
+            return name_of(obj) == match_name and (base is None or base(obj))
+        match: Callable[[dict[str, Any]], bool] | None = named
+    else:
+        match = list_.matcher(scope, request, res)
+    start_rev = ri.parse_rv(rv) if rv not in ("", "0") else None
+    ns = t.namespace if res.namespaced else None
+    response = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
+    if request.version >= (1, 1):
+        response.enable_chunked_encoding()  # HTTP/1.0: the stream ends when the connection closes
+    if start_rev is not None and not send_initial:
+        try:
+            await list_.wait_for_rev(scope, start_rev)
+        except APIError as err:
+            return await _watch_error(request, response, err.status)
+    # no await from here to the subscription: the sent state and the watched events join exactly
+    initial_lines: list[bytes] = []
+    send_end_bookmark = False
+    pending: list[Event] = []
+    if start_rev is None or send_initial:
+        after = scope.store.rev
+        if send_initial is not False:
+            for _, entry in scope.core.list_entries(res, ns):
+                if match is None or match(entry.obj):
+                    initial_lines.append(_line(scope, "ADDED", res, entry.obj, entry.raw, accept, request))
+            send_end_bookmark = bool(send_initial)
+    else:
+        after = start_rev
+        try:
+            pending = scope.store.events_since(start_rev, res.storage_key)
+        except Expired as err:
+            return await _watch_error(request, response, {
+                "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                "message": f"too old resource version: {err.requested} ({err.compacted})",
+                "reason": "Expired", "code": 410})
+        pending = [ev for ev in pending if ev.namespace == ns or ns is None]
+    watcher = scope.store.subscribe(res.storage_key, ns, after=after)
+    try:
+        waiting = scope.store.durable()  # the initial state may hold writes not yet committed
+        if waiting is not None:
+            await waiting
+        await response.prepare(request)
+        if initial_lines:
+            await response.write(b"".join(initial_lines))
+        if send_end_bookmark:
+            await response.write(_bookmark(res, after, initial_end=True))
+        if pending:
+            await response.write(_lines(scope, pending, res, match, accept, request))
+        await _stream(scope, response, watcher, res, match, accept, request, timeout, bookmarks)
+    except (ConnectionResetError, asyncio.CancelledError):
+        pass
+    finally:
+        scope.store.unsubscribe(watcher)
+    return response
+
+
+async def _watch_error(request: web.Request, response: web.StreamResponse,
+                       status: dict[str, Any]) -> web.StreamResponse:
+    """End a watch with one ERROR event (a watch that passed validation fails this way)."""
+    await response.prepare(request)
+    await response.write(_encode({"type": "ERROR", "object": status}) + b"\n")
+    await response.write_eof()
+    return response
+
+
+def _bookmark(res: Resource, rev: int, initial_end: bool = False) -> bytes:
+    meta: dict[str, Any] = {"resourceVersion": str(rev)}
+    if initial_end:
+        meta["annotations"] = {"k8s.io/initial-events-end": "true"}
+    return _encode({"type": "BOOKMARK", "object": {"kind": res.kind, "apiVersion": res.group_version,
+                                                   "metadata": meta}}) + b"\n"
+
+
+async def _stream(scope: Scope, response: web.StreamResponse, watcher: Any, res: Resource,
+                  match: Callable[[dict[str, Any]], bool] | None, accept: Accept, request: web.Request,
+                  timeout: int | None, bookmarks: bool) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + (timeout if timeout is not None else 1800)
+    next_bookmark = loop.time() + scope.bookmark_interval
+    while True:
+        now = loop.time()
+        if now >= deadline or watcher.closed or watcher.overflowed:
+            break
+        wait = deadline - now
+        if bookmarks:
+            wait = min(wait, max(next_bookmark - now, 0.0))
+        if not watcher.buffer:
+            try:
+                await asyncio.wait_for(watcher.wake.wait(), timeout=wait)
+            except TimeoutError:
+                pass
+        events = watcher.drain()
+        if events:
+            chunk = _lines(scope, events, res, match, accept, request)
+            if chunk:
+                await response.write(chunk)
+        if bookmarks and loop.time() >= next_bookmark and not watcher.buffer:
+            # only with nothing buffered: a bookmark must not pass events the client has not had
+            await response.write(_bookmark(res, scope.store.committed_rev))
+            next_bookmark = loop.time() + scope.bookmark_interval
+    await response.write_eof()
+
+
+def _lines(scope: Scope, events: list[Event], res: Resource, match: Callable[[dict[str, Any]], bool] | None,
+           accept: Accept, request: web.Request) -> bytes:
+    plain = accept.kind == "json"
+    gv = res.group_version
+    out: list[bytes] = []
+    for ev in events:
+        obj = ev.entry.obj
+        etype = ev.type
+        if match is not None:
+            now_ok = match(obj)
+            before_ok = ev.prev is not None and match(ev.prev)
+            if etype == "ADDED" and not now_ok:
+                continue
+            if etype == "DELETED":
+                if not before_ok:
+                    continue
+            elif etype == "MODIFIED":
+                if now_ok and not before_ok:
+                    etype = "ADDED"
+                elif before_ok and not now_ok:
+                    etype = "DELETED"
+                elif not now_ok:
+                    continue
+        if plain and etype == ev.type and obj.get("apiVersion") == gv:
+            out.append(ev.line())
+        else:
+            out.append(_line(scope, etype, res, obj, ev.entry.raw, accept, request))
+    return b"".join(out)
+
+
+def _line(scope: Scope, etype: str, res: Resource, obj: dict[str, Any], raw: bytes, accept: Accept,
+          request: web.Request) -> bytes:
+    if accept.kind == "table":
+        table = tables.to_table([versioned(res, obj)], columns(scope, res),
+                                resource_version=str((obj.get("metadata") or {}).get("resourceVersion", "")),
+                                include_object=request.query.get("includeObject", "Metadata") or "Metadata")
+        table["apiVersion"] = f"meta.k8s.io/{accept.version}"
+        return _encode({"type": etype, "object": table}) + b"\n"
+    if accept.kind == "partial":
+        partial = {"kind": "PartialObjectMetadata", "apiVersion": f"meta.k8s.io/{accept.version}",
+                   "metadata": obj.get("metadata") or {}}
+        return _encode({"type": etype, "object": partial}) + b"\n"
+    if obj.get("apiVersion") == res.group_version:
+        return b'{"type":"' + etype.encode() + b'","object":' + raw + b"}\n"
+    return _encode({"type": etype, "object": versioned(res, obj)}) + b"\n"

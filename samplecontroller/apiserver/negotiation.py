@@ -1,0 +1,111 @@
+"""Content negotiation: decoding request bodies (JSON, YAML, protobuf, the patch media types),
+the representation an Accept header asks for, and Kubernetes' boolean query parameters."""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import msgspec
+
+from samplecontroller.apiserver import bodies, protobuf
+from samplecontroller.apiserver.errors import APIError, bad_request
+
+__all__ = ["PATCH_APPLY", "PATCH_JSON", "PATCH_MERGE", "PATCH_STRATEGIC", "Accept", "decode_body", "parse_accept",
+           "parse_bool"]
+
+_decode = msgspec.json.Decoder().decode
+
+PATCH_JSON = "application/json-patch+json"
+PATCH_MERGE = "application/merge-patch+json"
+PATCH_STRATEGIC = "application/strategic-merge-patch+json"
+PATCH_APPLY = "application/apply-patch+yaml"
+_TRUE = {"1", "t", "T", "TRUE", "true", "True"}
+_FALSE = {"0", "f", "F", "FALSE", "false", "False"}
+
+
+def decode_body(body: bytes, content_type: str) -> Any:
+    """JSON (also when no content type is given) or YAML; ``APIError`` 400/415 otherwise.
+    Values nested deeper than ``bodies.MAX_DEPTH`` and YAML beyond go-yaml's alias limits are
+    400s (see ``bodies``)."""
+    ctype = content_type.split(";")[0].strip().lower()
+    if ctype in ("", "application/json", "*/*", "text/plain"):
+        return _decode_json(body)
+    if ctype == "application/vnd.kubernetes.protobuf":
+        try:
+            value = protobuf.decode(body)
+            bodies.check_depth(value)
+            return value
+        except (ValueError, RecursionError) as err:
+            raise bad_request(f"error decoding protobuf request body: {err}") from None
+    if ctype in ("application/yaml", "application/x-yaml", "text/yaml", PATCH_APPLY):
+        if body.lstrip()[:1] in (b"{", b"["):
+            try:  # JSON is YAML: the fast path for what kubectl sends
+                value = _decode(body)
+                bodies.check_depth(value, body)
+                return value
+            except (msgspec.DecodeError, RecursionError, bodies.BodyError):
+                pass
+        try:
+            return bodies.load_yaml(body)
+        except bodies.BodyError as err:
+            raise bad_request(str(err)) from None
+    raise APIError(415, "UnsupportedMediaType",
+                   f"the body of the request was in an unknown format - accepted media types include: "
+                   f"application/json, application/yaml (got {ctype!r})")
+
+
+def _decode_json(body: bytes) -> Any:
+    try:
+        value = _decode(body)
+    except RecursionError:
+        raise bad_request(f"error decoding request body: {bodies.depth_error()}") from None
+    except (msgspec.DecodeError, UnicodeDecodeError) as err:
+        raise bad_request(f"error decoding request body: {err}") from None
+    try:
+        bodies.check_depth(value, body)
+    except bodies.BodyError as err:
+        raise bad_request(f"error decoding request body: {err}") from None
+    return value
+
+
+def parse_bool(value: str, name: str) -> bool:
+    """A boolean query parameter as Go's strconv.ParseBool reads it; 400 otherwise."""
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise bad_request(f'invalid boolean value "{value}" for query parameter {name}')
+
+
+class Accept(NamedTuple):
+    kind: str  # "json", "table", "partial", "agg-v2", "agg-v2beta1", "none"
+    version: str = "v1"
+
+
+def parse_accept(header: str) -> Accept:
+    """The first representation we can serve from an Accept header."""
+    if not header:
+        return Accept("json")
+    saw_unsupported = False
+    for part in header.split(","):
+        items = [p.strip() for p in part.split(";")]
+        media = items[0].lower()
+        params = {}
+        for item in items[1:]:
+            key, _, value = item.partition("=")
+            params[key.strip()] = value.strip()
+        if media not in ("application/json", "*/*", "application/*", "application/yaml"):
+            saw_unsupported = True
+            continue
+        as_ = params.get("as")
+        if as_ is None:
+            return Accept("json")
+        g, v = params.get("g"), params.get("v")
+        if as_ == "Table" and g == "meta.k8s.io" and v in ("v1", "v1beta1"):
+            return Accept("table", v)
+        if as_ in ("PartialObjectMetadata", "PartialObjectMetadataList") and g == "meta.k8s.io" and v in ("v1", "v1beta1"):
+            return Accept("partial", v)
+        if as_ == "APIGroupDiscoveryList" and g == "apidiscovery.k8s.io" and v in ("v2", "v2beta1"):
+            return Accept("agg-" + v, v)
+        saw_unsupported = True
+    return Accept("none") if saw_unsupported else Accept("json")

@@ -1,0 +1,84 @@
+"""Helpers on decoded JSON objects shared by the storage layer, strategies and controllers."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+import msgspec
+
+__all__ = ["copy_json", "deep_get", "json_path_parts", "meta_of", "name_of", "now_rfc3339", "same_time",
+           "set_condition"]
+
+_encode = msgspec.json.Encoder().encode
+_decode = msgspec.json.Decoder().decode
+_clock: list[Any] = [0, ""]
+
+
+def now_rfc3339() -> str:
+    """The current UTC time as RFC 3339 with second precision (cached per second)."""
+    now = int(time.time())
+    if _clock[0] != now:
+        _clock[0] = now
+        _clock[1] = datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return str(_clock[1])
+
+
+def meta_of(obj: dict[str, Any]) -> dict[str, Any]:
+    """``obj["metadata"]``, replaced by an empty object if it is not one."""
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        meta = {}
+        obj["metadata"] = meta
+    return meta
+
+
+def deep_get(obj: Any, *path: str) -> Any:
+    """The value at ``path`` (None where an object along it is missing)."""
+    for part in path:
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(part)
+    return obj
+
+
+def name_of(obj: Any) -> str:
+    """``metadata.name`` ("" when missing)."""
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    return str(meta.get("name") or "") if isinstance(meta, dict) else ""
+
+
+def same_time(a: Any, b: Any) -> bool:
+    """Whether two RFC 3339 timestamps name the same second (``Z`` vs ``+00:00``)."""
+    try:
+        return datetime.fromisoformat(str(a)) == datetime.fromisoformat(str(b))
+    except ValueError:
+        return False
+
+
+def json_path_parts(path: str) -> list[str]:
+    """``.spec.replicas`` -> ``["spec", "replicas"]``."""
+    return [p for p in path.strip().lstrip(".").split(".") if p]
+
+
+def copy_json(obj: Any) -> Any:
+    """A deep copy of a JSON value."""
+    return _decode(_encode(obj))
+
+
+def set_condition(obj: dict[str, Any], ctype: str, status: str, reason: str, message: str) -> None:
+    """Set condition ``ctype`` in ``obj.status.conditions`` (lastTransitionTime moves only when
+    the status changes)."""
+    st = obj.setdefault("status", {})
+    conditions = [c for c in st.get("conditions") or () if isinstance(c, dict)]
+    for cond in conditions:
+        if cond.get("type") == ctype:
+            if cond.get("status") != status:
+                cond["lastTransitionTime"] = now_rfc3339()
+            cond.update(status=status, reason=reason, message=message)
+            break
+    else:
+        conditions.append({"type": ctype, "status": status, "lastTransitionTime": now_rfc3339(),
+                           "reason": reason, "message": message})
+    st["conditions"] = conditions

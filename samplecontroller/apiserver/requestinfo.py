@@ -1,0 +1,150 @@
+"""Request info: what an API request addresses and asks (kube-apiserver's RequestInfoResolver),
+and the query parameters every handler reads the same way.
+
+``resolve`` turns the path below ``/api/v1`` or ``/apis/<group>/<version>`` into a
+``RequestInfo`` (resource, namespace, name, subresource; 404 for anything not served);
+``verb_of`` names the Kubernetes verb (get, list, watch, create, update, patch, delete,
+deletecollection). ``RequestRecord`` is what the server logs of a request.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from aiohttp import web
+
+from samplecontroller.apiserver import bodies
+from samplecontroller.apiserver.errors import APIError, bad_request, not_allowed, not_found_path
+from samplecontroller.apiserver.negotiation import parse_bool
+from samplecontroller.apiserver.restmapper import Resource, RESTMapper
+
+__all__ = ["CONNECT", "RequestInfo", "RequestRecord", "dry_run", "field_manager", "field_validation", "int_param",
+           "parse_rv", "read_body", "resolve", "verb_of"]
+
+CONNECT = ("log", "exec", "attach", "portforward")
+"""Pod subresources served by the kubelet in a real cluster (connect verbs)."""
+
+
+class RequestRecord(NamedTuple):
+    """One logged API request: the client's User-Agent, the Kubernetes verb and the resource.
+
+    ``resource`` is ``<group>/<plural>[/<subresource>]`` (``/pods`` for core, ``apps/deployments``),
+    or the URL path for non-resource requests (verb = lower-case HTTP method).
+    """
+
+    user_agent: str
+    verb: str
+    resource: str
+
+
+class RequestInfo(NamedTuple):
+    res: Resource
+    namespace: str | None  # None: all namespaces (or cluster-scoped)
+    name: str
+    subresource: str
+
+    def record(self, user_agent: str, verb: str) -> RequestRecord:
+        """The log record of this request."""
+        rec = self.res.storage_key if self.res.group else "/" + self.res.plural
+        return RequestRecord(user_agent, verb, rec + (f"/{self.subresource}" if self.subresource else ""))
+
+
+def resolve(mapper: RESTMapper, group: str, version: str, rest: list[str]) -> RequestInfo:
+    """The request info of path segments ``rest`` below the group/version; 404 if not served."""
+    namespace: str | None = None
+    if rest[0] == "namespaces" and len(rest) > 2 and rest[2] not in ("status", "finalize"):
+        namespace, rest = rest[1], rest[2:]
+    if len(rest) > 3:
+        raise not_found_path()
+    res = mapper.get(group, version, rest[0])
+    if res is None:
+        raise not_found_path()
+    name = rest[1] if len(rest) > 1 else ""
+    sub = rest[2] if len(rest) > 2 else ""
+    if sub and sub not in res.subresources:
+        raise not_found_path()
+    if res.namespaced and namespace is None and name:
+        raise not_found_path()
+    if not res.namespaced and namespace is not None:
+        raise not_found_path()
+    return RequestInfo(res, namespace, name, sub)
+
+
+def verb_of(method: str, info: RequestInfo, request: web.Request) -> str:
+    """The Kubernetes verb of ``method`` on ``info``; 405 when there is none."""
+    collection = not info.name
+    if info.subresource in CONNECT and not collection and method in ("GET", "POST"):
+        return "get" if method == "GET" else "create"
+    if method == "GET":
+        watch = request.query.get("watch", "")
+        if collection:
+            return "watch" if watch and parse_bool(watch, "watch") else "list"
+        return "watch" if watch and parse_bool(watch, "watch") else "get"
+    if method == "POST" and (collection or info.subresource in ("token", "eviction", "binding")):
+        return "create"
+    if method == "PUT" and not collection:
+        return "update"
+    if method == "PATCH" and not collection:
+        return "patch"
+    if method == "DELETE":
+        return "deletecollection" if collection else "delete"
+    raise not_allowed()
+
+
+async def read_body(request: web.Request) -> bytes:
+    """The request body (Content-Encoding undone); 413 beyond ``bodies.MAX_BODY_BYTES``."""
+    try:
+        return await request.read()
+    except web.HTTPRequestEntityTooLarge:
+        raise APIError(413, "RequestEntityTooLarge",
+                       f"Request entity too large: limit is {bodies.MAX_BODY_BYTES}") from None
+
+
+def field_manager(request: web.Request) -> str:
+    """``fieldManager`` (at most 128 bytes), else the User-Agent's first word."""
+    manager = request.query.get("fieldManager", "")
+    if manager:
+        if len(manager) > 128:
+            raise APIError(422, "Invalid", "fieldManager: Too long: may not be more than 128 bytes")
+        return manager
+    ua = request.headers.get("User-Agent", "")
+    return ua.split("/")[0][:128] or "unknown"
+
+
+def field_validation(request: web.Request) -> str:
+    """``fieldValidation``: Strict, Warn (the default) or Ignore."""
+    value = request.query.get("fieldValidation", "Warn") or "Warn"
+    if value not in ("Strict", "Warn", "Ignore"):
+        raise bad_request(f'fieldValidation must be one of "Ignore", "Warn", or "Strict", got "{value}"')
+    return value
+
+
+def dry_run(request: web.Request) -> bool:
+    """Whether ``dryRun=All`` is given (no other value is accepted)."""
+    values = request.query.getall("dryRun", [])
+    for value in values:
+        if value != "All":
+            raise bad_request(f'Invalid value: "{value}": supported values: "All"')
+    return bool(values)
+
+
+def int_param(value: str, name: str) -> int | None:
+    """A non-negative integer query parameter (None when empty)."""
+    if not value:
+        return None
+    return _non_negative(value, f"invalid value {value!r} for {name}: must be an integer", f"{name} must not be negative")
+
+
+def parse_rv(value: str) -> int:
+    """A resourceVersion query parameter as a revision."""
+    return _non_negative(value, f"invalid resource version: {value!r}", f"invalid resource version: {value!r}")
+
+
+def _non_negative(value: str, not_integer: str, negative: str) -> int:
+    try:
+        out = int(value)
+    except ValueError:
+        raise bad_request(not_integer) from None
+    if out < 0:
+        raise bad_request(negative)
+    return out

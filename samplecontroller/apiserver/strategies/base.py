@@ -1,0 +1,140 @@
+"""The strategy of a kind: what create, update and delete do to its objects beyond the generic
+rules (kube-apiserver's RESTCreateStrategy/RESTUpdateStrategy/RESTDeleteStrategy, plus its
+table convertor, selectable fields and scale subresource).
+
+``Strategy`` is the generic built-in behaviour (upstream defaulting, the OpenAPI-derived
+validation, the zero status on create); ``CustomResourceStrategy`` serves every custom resource
+from its CRD's structural schema. Per-kind subclasses live in ``kinds`` and ``crd``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from samplecontroller.apiserver import builtins, decoding, schema, tables
+from samplecontroller.apiserver.objects import deep_get, json_path_parts
+from samplecontroller.apiserver.restmapper import Resource
+from samplecontroller.apiserver.schema import FieldError
+from samplecontroller.apiserver.strategies.defaults import apply_defaults
+from samplecontroller.apiserver.strategies.validation import validate_builtin
+
+__all__ = ["BASE_FIELD_LABELS", "CustomResourceStrategy", "Strategy"]
+
+Obj = dict[str, Any]
+Schema = dict[str, Any] | None
+BASE_FIELD_LABELS = frozenset({"metadata.name", "metadata.namespace"})
+
+
+class Strategy:
+    """The generic strategy of a built-in kind. ``tracks_generation``: spec changes bump
+    metadata.generation; ``returns_deleted``: a delete answers with the object, not a Status;
+    ``deletes_in_phases``: a delete only marks the object terminating (namespaces);
+    ``field_labels``: the field selectors the kind supports beyond metadata.name/namespace;
+    ``create_action``: "" for kinds whose create stores the object, else what answers a create
+    without storing anything ("review" for access and token reviews, "bind" for Bindings)."""
+
+    tracks_generation = False
+    returns_deleted = False
+    deletes_in_phases = False
+
+    def __init__(self, *, tracks_generation: bool | None = None, field_labels: Iterable[str] = (),
+                 create_action: str = "") -> None:
+        if tracks_generation is not None:
+            self.tracks_generation = tracks_generation
+        self.field_labels = BASE_FIELD_LABELS | frozenset(field_labels)
+        self.create_action = create_action
+
+    # ---------------------------------------------------------------- create/update
+
+    def reset_status(self, group: str, version: str, kind: str, obj: Obj) -> None:
+        """Reset ``obj``'s status on create as the kind's PrepareForCreate does (the zero status
+        as Go encodes it)."""
+        obj["status"] = builtins.empty_status(group, version, kind)
+
+    def decode(self, res: Resource, obj: Obj, sch: Schema) -> list[str]:
+        """Drop unknown fields and normalize values; returns the dropped paths
+        (``decoding.DecodeError`` when a value cannot be decoded)."""
+        return decoding.normalize(res.group, res.version, res.kind, obj)
+
+    def default(self, res: Resource, obj: Obj, creating: bool, sch: Schema) -> None:
+        """Apply the kind's defaults in place."""
+        apply_defaults(res.group, res.kind, obj, creating)
+
+    def validate(self, res: Resource, obj: Obj, sch: Schema) -> list[FieldError]:
+        """The kind's field validation (before the object-meta and update rules)."""
+        return validate_builtin(res.group, res.kind, obj)
+
+    def validate_extra(self, obj: Obj, old: Obj | None) -> list[FieldError]:
+        """Kind-specific rules checked after every generic one (``old`` is None on create)."""
+        return []
+
+    def prepare_for_update(self, new: Obj, old: Obj, subresource: str) -> None:
+        """Adjust the object an update would store (before validation)."""
+
+    def finish_create(self, obj: Obj) -> None:
+        """Fill in what the server sets on a validated new object, before it is stored."""
+
+    def on_terminating(self, obj: Obj) -> None:
+        """Mark ``obj`` as being deleted (it keeps finalizers, so it is not removed yet)."""
+
+    # ---------------------------------------------------------------- reads
+
+    def columns(self, res: Resource, crd: Mapping[str, Any] | None) -> list[tables.Column]:
+        """The Table columns of the kind (``kubectl get``)."""
+        return tables.builtin_columns(res.group, res.kind)
+
+    def selectable_fields(self, res: Resource, crd: Mapping[str, Any] | None) -> frozenset[str]:
+        """The field selector labels the kind supports."""
+        return self.field_labels
+
+    def scale_paths(self, res: Resource) -> tuple[list[str], list[str], list[str]]:
+        """The spec replicas, status replicas and label selector paths of the scale subresource."""
+        return ["spec", "replicas"], ["status", "replicas"], ["status", "selector"]
+
+    def scale_selector(self, res: Resource, obj: Obj) -> Any:
+        """The label selector the Scale's status shows, as a string."""
+        sel = deep_get(obj, "spec", "selector", "matchLabels") or {}
+        return ",".join(f"{k}={v}" for k, v in sorted(sel.items()))
+
+
+class CustomResourceStrategy(Strategy):
+    """Custom resources: pruning, defaulting and validation from the CRD's structural schema;
+    the status is dropped on create; scale paths from the CRD's scale subresource."""
+
+    tracks_generation = True
+    returns_deleted = True
+
+    def reset_status(self, group: str, version: str, kind: str, obj: Obj) -> None:
+        obj.pop("status", None)
+
+    def decode(self, res: Resource, obj: Obj, sch: Schema) -> list[str]:
+        return schema.prune(obj, sch) if sch is not None else []
+
+    def default(self, res: Resource, obj: Obj, creating: bool, sch: Schema) -> None:
+        if sch is not None:
+            schema.apply_defaults(obj, sch)
+
+    def validate(self, res: Resource, obj: Obj, sch: Schema) -> list[FieldError]:
+        return schema.validate(obj, sch) if sch is not None else []
+
+    def columns(self, res: Resource, crd: Mapping[str, Any] | None) -> list[tables.Column]:
+        return tables.crd_columns(crd, res.version) if crd else [tables.NAME_COLUMN]
+
+    def selectable_fields(self, res: Resource, crd: Mapping[str, Any] | None) -> frozenset[str]:
+        if crd is None:
+            return self.field_labels
+        for version in (crd.get("spec") or {}).get("versions") or ():
+            if version.get("name") == res.version:
+                return self.field_labels | {str(f.get("jsonPath", "")).lstrip(".")
+                                            for f in version.get("selectableFields") or () if isinstance(f, dict)}
+        return self.field_labels
+
+    def scale_paths(self, res: Resource) -> tuple[list[str], list[str], list[str]]:
+        return (json_path_parts(str(res.scale.get("specReplicasPath") or ".spec.replicas")),
+                json_path_parts(str(res.scale.get("statusReplicasPath") or ".status.replicas")),
+                json_path_parts(str(res.scale.get("labelSelectorPath") or "")))
+
+    def scale_selector(self, res: Resource, obj: Obj) -> Any:
+        path = self.scale_paths(res)[2]
+        return deep_get(obj, *path) if path else None
