@@ -69,8 +69,9 @@ def invalid(res: Resource, name: str, errors: list[FieldError]) -> APIError:
 
 
 def too_large_rv(requested: int, current: int) -> APIError:
-    """504 for a resourceVersion the server has not reached (the client retries after 1 s)."""
-    return APIError(504, "Timeout", f"Too large resource version: {requested}, current: {current}",
+    """504 for a resourceVersion the server has not reached (the client retries after 1 s), worded
+    as kube-apiserver's NewTimeoutError: "Timeout: Too large resource version: N, current: M"."""
+    return APIError(504, "Timeout", f"Timeout: Too large resource version: {requested}, current: {current}",
                     {"causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
                      "retryAfterSeconds": 1})
 

@@ -482,3 +482,23 @@ def test_webhook_configurations_are_validated(raw: Raw) -> None:
     assert fields == [f"webhooks[0].{f}" for f in ("admissionReviewVersions", "clientConfig.url", "failurePolicy",
                                                    "name", "namespaceSelector", "rules[0].operations",
                                                    "sideEffects", "timeoutSeconds")]
+
+
+def test_paging_across_namespaces_whose_names_share_a_prefix(raw: Raw) -> None:
+    """A continue token resumes after the last item in the list's own order: namespaces "pgx"
+    and "pgx-b" (where "pgx/z" sorts after "pgx-b/a" as a string but not as a key) lose nothing."""
+    for name in ("pgx", "pgx-b"):
+        raw.call("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    created = {("pgx", "z"), ("pgx", "a"), ("pgx-b", "a"), ("pgx-b", "m")}
+    for ns_name, name in created:
+        cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "labels": {"paging": "yes"}}}
+        assert raw.call("POST", f"/api/v1/namespaces/{ns_name}/configmaps", cm)[0] == 201
+    seen: list[tuple[str, str]] = []
+    token = ""
+    while True:
+        _, _, page = raw.call("GET", f"/api/v1/configmaps?labelSelector=paging%3Dyes&limit=1&continue={token}")
+        seen += [(o["metadata"]["namespace"], o["metadata"]["name"]) for o in page["items"]]
+        token = page["metadata"].get("continue", "")
+        if not token:
+            break
+    assert sorted(seen) == sorted(created) and len(seen) == len(created), seen

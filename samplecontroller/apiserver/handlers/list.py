@@ -100,8 +100,9 @@ async def list_(scope: Scope, request: web.Request, t: RequestInfo, accept: Acce
             await wait_for_rev(scope, requested)
         rev = scope.core.rev
         items = scope.core.list_entries(res, ns)
-    if start:
-        items = [kv for kv in items if "/".join(kv[0]) > start]
+    if start:  # the store's order: by (namespace, name) tuples, so compare tuples, not "ns/name"
+        after = tuple(start.split("/", 1))
+        items = [kv for kv in items if kv[0] > after]
     entries = [e for _, e in items] if match is None else [e for _, e in items if match(e.obj)]
     next_token = ""
     remaining = 0
