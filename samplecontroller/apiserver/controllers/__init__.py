@@ -42,7 +42,7 @@ class Controllers:
         self.store = core.store
         self.loop: asyncio.AbstractEventLoop | None = None
         self.gc = GarbageCollector(core, self.schedule)
-        self.namespaces = NamespaceController(core, self.gc, self.schedule, self.reconcile)
+        self.namespaces = NamespaceController(core, self.gc, self.schedule)
         self.crds = CRDController(core, self.gc, self.schedule, self.reconcile)
         self.deployments = DeploymentSimulator(self.store, simulate_delay) if simulate_deployments else None
         self.store.listeners.append(self.on_event)
@@ -111,7 +111,7 @@ class Controllers:
         if event.namespace:
             ns_entry = self.store.get(NS_KEY, "", event.namespace)
             if ns_entry is not None and (ns_entry.obj.get("metadata") or {}).get("deletionTimestamp"):
-                self.schedule(self.reconcile, NS_KEY, "", event.namespace)
+                self.namespaces.request(event.namespace)
         for owner in meta.get("ownerReferences") or ():
             if isinstance(owner, dict) and owner.get("blockOwnerDeletion"):
                 loc = self.store.by_uid(str(owner.get("uid")))
@@ -132,7 +132,7 @@ class Controllers:
         if not meta.get("deletionTimestamp"):
             return
         if skey == NS_KEY:
-            self.namespaces.finish(name)
+            self.namespaces.request(name)
             return
         if skey == CRD_KEY and CRD_FINALIZER in (meta.get("finalizers") or ()):
             self.crds.finish(name, entry.obj)

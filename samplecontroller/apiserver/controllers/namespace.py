@@ -4,10 +4,11 @@ removed once it is empty and its finalizers are gone."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import Any
 
-from samplecontroller.apiserver.controllers.base import Controller, Reconcile, Schedule
+from samplecontroller.apiserver.controllers.base import Controller, Schedule
 from samplecontroller.apiserver.controllers.garbagecollector import GarbageCollector
 from samplecontroller.apiserver.core import NS_KEY, Core
 from samplecontroller.apiserver.objects import set_condition
@@ -24,10 +25,31 @@ _NS_CONDITIONS_OK = (
 
 
 class NamespaceController(Controller):
-    def __init__(self, core: Core, gc: GarbageCollector, schedule: Schedule, reconcile: Reconcile) -> None:
+    """Passes over terminating namespaces. ``request`` coalesces: a namespace has at most one pass
+    waiting at a time (the earliest asked for), however many events its content produces."""
+
+    RETRY = 0.5
+    """Seconds between passes while content remains."""
+
+    def __init__(self, core: Core, gc: GarbageCollector, schedule: Schedule) -> None:
         super().__init__(core, schedule)
         self.gc = gc
-        self.reconcile = reconcile
+        self._due: dict[str, float] = {}  # namespace -> when its waiting pass runs (monotonic)
+
+    def request(self, name: str, delay: float = 0.0) -> None:
+        """Ask for a pass over ``name`` in ``delay`` s; a pass already due by then covers it."""
+        due = time.monotonic() + delay
+        waiting = self._due.get(name)
+        if waiting is not None and waiting <= due:
+            return
+        self._due[name] = due
+        self.schedule(self._run, name, due, delay=delay)
+
+    def _run(self, name: str, due: float) -> None:
+        if self._due.get(name) != due:
+            return  # superseded by an earlier pass
+        del self._due[name]
+        self.finish(name)
 
     def finish(self, name: str) -> None:
         """One pass: delete the namespace's content, record what remains in status.conditions,
@@ -55,7 +77,7 @@ class NamespaceController(Controller):
         if remaining:
             if new != current.obj:
                 self.store.put(NS_KEY, new)
-            self.schedule(self.reconcile, NS_KEY, "", name, delay=0.5)
+            self.request(name, delay=self.RETRY)
             return
         self._remove(name, new)
 
