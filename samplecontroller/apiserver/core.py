@@ -31,6 +31,7 @@ import msgspec
 from samplecontroller.apimachinery import openapi_schemas
 from samplecontroller.apiserver import (
     bodies,
+    conversion,
     decoding,
     managedfields,
     patching,
@@ -392,18 +393,28 @@ class Core:
 
     def patch(self, res: Resource, ns: str, name: str, patch_type: str, raw: bytes, *, subresource: str = "",
               manager: str = "", dry_run: bool = False, force: bool = False,
-              field_validation: str = "Warn") -> tuple[dict[str, Any], bool, list[str]]:
-        """Apply a patch of ``patch_type`` (a media type); returns (object, created, warnings)."""
+              field_validation: str = "Warn", served: Resource | None = None) -> tuple[dict[str, Any], bool, list[str]]:
+        """Apply a patch of ``patch_type`` (a media type); returns (object, created, warnings).
+
+        ``served``: the resource of the URL when objects of ``res`` are stored in another version
+        (``conversion``): the patch applies to the object as ``served`` shows it, and the result is
+        converted back and stored as ``res`` (apply patches are refused there: 405)."""
         store_ns = ns if res.namespaced else ""
         entry = self.store.get(res.storage_key, store_ns, name)
+        view = served or res
         if patch_type == PATCH_APPLY:
+            if served is not None:
+                raise APIError(405, "MethodNotAllowed", f"the embedded API server does not apply {view.group_version} "
+                               f"{view.kind} objects (stored as another version): apply them in {res.group_version}")
             return self._apply(res, ns, name, raw, entry, subresource=subresource, manager=manager,
                                dry_run=dry_run, force=force, field_validation=field_validation)
         if entry is None:
-            raise not_found(res, name)
-        current = entry.copy()
-        current["apiVersion"] = res.group_version  # the object as the URL's version shows it
-        patched = patching.apply_patch(res, patch_type, raw, current, self._definition(res))
+            raise not_found(view, name)
+        current = conversion.from_storage(entry.copy(), view.version)
+        current["apiVersion"] = view.group_version  # the object as the URL's version shows it
+        patched = patching.apply_patch(view, patch_type, raw, current, self._definition(view))
+        if served is not None and isinstance(patched, dict):
+            patched = conversion.to_storage({**patched, "apiVersion": view.group_version})
         patched_meta: dict[str, Any] = meta_of(patched)
         if patched_meta.get("resourceVersion") in (None, ""):
             meta_of(patched)["resourceVersion"] = entry.obj["metadata"]["resourceVersion"]

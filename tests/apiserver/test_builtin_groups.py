@@ -364,6 +364,14 @@ def test_horizontal_pod_autoscalers_in_v1_and_v2(k: Run, api: client.ApiClient, 
             max_replicas=3, scale_target_ref=client.V1CrossVersionObjectReference(kind="Deployment", name="web"))))
     assert created.spec.target_cpu_utilization_percentage == 80
     assert [h.metadata.name for h in v1.list_namespaced_horizontal_pod_autoscaler(ns).items] == ["h1", "web"]
+    # patches through v1 act on the v2 object (merge and strategic merge as clients send them)
+    patched = v1.patch_namespaced_horizontal_pod_autoscaler("h1", ns, {"spec": {"targetCPUUtilizationPercentage": 60,
+                                                                               "maxReplicas": 4}})
+    assert patched.spec.target_cpu_utilization_percentage == 60 and patched.spec.max_replicas == 4
+    stored = client.AutoscalingV2Api(api).read_namespaced_horizontal_pod_autoscaler("h1", ns)
+    assert stored.spec.metrics[0].resource.target.average_utilization == 60 and stored.spec.max_replicas == 4
+    k("patch", "hpa.v1.autoscaling", "web", "-n", ns, "--type=merge", "-p", '{"spec":{"minReplicas":2}}')
+    assert client.AutoscalingV2Api(api).read_namespaced_horizontal_pod_autoscaler("web", ns).spec.min_replicas == 2
 
 
 def test_scheduler_binding(api: client.ApiClient, ns: str) -> None:

@@ -13,6 +13,7 @@ from samplecontroller.apiserver.errors import APIError
 from samplecontroller.apiserver.handlers.common import Scope
 from samplecontroller.apiserver.objects import copy_json, name_of
 from samplecontroller.apiserver.requestinfo import RequestInfo
+from samplecontroller.apiserver.restmapper import Resource
 from samplecontroller.apiserver.storage import Entry
 
 __all__ = ["admit_create", "admit_update", "admitted_patch"]
@@ -48,10 +49,11 @@ async def admit_update(scope: Scope, request: web.Request, admission: AdmissionR
 
 
 async def admitted_patch(scope: Scope, request: web.Request, t: RequestInfo, ctype: str, raw: bytes, manager: str,
-                          force: bool) -> tuple[dict[str, Any], bool, list[str]]:
+                          force: bool, served: Resource | None = None) -> tuple[dict[str, Any], bool, list[str]]:
     """A patch through admission: patch in a dry run, call the webhooks on the result, then
     store exactly the admitted object (guarded by the resourceVersion the patch was applied
-    to; a write in between starts over, as the API server retries a patch on conflict)."""
+    to; a write in between starts over, as the API server retries a patch on conflict).
+    ``served``: as for ``Core.patch`` (the URL's version when objects are stored in another)."""
     res, ns, name = t.res, t.namespace or "", t.name
     dry_run, validation = ri.dry_run(request), ri.field_validation(request)
     for _ in range(5):
@@ -59,7 +61,7 @@ async def admitted_patch(scope: Scope, request: web.Request, t: RequestInfo, cty
         old = current.obj if current else None
         patched, created, warnings = scope.core.patch(res, ns, name, ctype, raw, subresource=t.subresource,
                                                      manager=manager, dry_run=True, force=force,
-                                                     field_validation=validation)
+                                                     field_validation=validation, served=served)
         admission = AdmissionRequest(res, "CREATE" if created else "UPDATE", ns, name, patched, old,
                                      t.subresource, dry_run)
         mutated = await scope.admitter.mutate(admission)

@@ -97,10 +97,9 @@ async def update(scope: Scope, request: web.Request, t: RequestInfo, accept: Acc
 
 
 async def patch(scope: Scope, request: web.Request, t: RequestInfo, accept: Accept) -> web.StreamResponse:
+    served, t = t.res, _stored_as(scope, t)
     res, ns, name = t.res, t.namespace or "", t.name
-    if conversion.storage_version(res.group, res.version, res.kind):
-        raise APIError(405, "MethodNotAllowed", f"the embedded API server does not patch {res.group_version} "
-                       f"{res.kind} objects (stored as another version): patch them in the preferred version")
+    view = served if served is not res else None  # objects stored in another version (conversion)
     ctype = request.headers.get("Content-Type", "").split(";")[0].strip().lower()
     if ctype not in (PATCH_JSON, PATCH_MERGE, PATCH_STRATEGIC, PATCH_APPLY):
         raise APIError(415, "UnsupportedMediaType",
@@ -116,14 +115,14 @@ async def patch(scope: Scope, request: web.Request, t: RequestInfo, accept: Acce
                                            dry_run=ri.dry_run(request)))
     manager = request.query.get("fieldManager", "") if ctype == PATCH_APPLY else ri.field_manager(request)
     if scope.admitter.active():
-        obj, created, warnings = await admitted_patch(scope, request, t, ctype, raw, manager, force)
+        obj, created, warnings = await admitted_patch(scope, request, t, ctype, raw, manager, force, view)
     else:
         obj, created, warnings = scope.core.patch(res, ns, name, ctype, raw, subresource=t.subresource,
                                                  manager=manager, dry_run=ri.dry_run(request), force=force,
-                                                 field_validation=ri.field_validation(request))
+                                                 field_validation=ri.field_validation(request), served=view)
     headers: dict[str, str] = {}
     warn(headers, warnings)
-    return render(scope, res, obj, accept, 201 if created else 200, headers)
+    return render(scope, served, obj, accept, 201 if created else 200, headers)
 
 
 async def delete(scope: Scope, request: web.Request, t: RequestInfo, accept: Accept) -> web.StreamResponse:
