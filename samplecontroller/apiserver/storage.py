@@ -35,6 +35,7 @@ import fcntl
 import logging
 import os
 import sqlite3
+import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -56,6 +57,10 @@ Key = tuple[str, str]  # (namespace, name)
 EntryList = list[tuple[Key, "Entry"]]
 EventList = list["Event"]
 
+SHED_AFTER = 2.0
+"""Seconds after its commit an event in the history keeps its decoded objects and watch line
+(for the watchers of the moment); then it keeps its revisions only (``Event.shed``)."""
+
 
 class Expired(Exception):
     """The requested revision is older than the compacted revision."""
@@ -67,14 +72,27 @@ class Expired(Exception):
 
 
 class Entry:
-    """A stored object: its revision, the decoded dict (do not mutate) and its JSON bytes."""
+    """A stored object: its revision, the decoded dict (do not mutate) and its JSON bytes.
 
-    __slots__ = ("obj", "raw", "rev")
+    An entry read back from the table for the history (``obj`` None when built) keeps only its
+    bytes: ``obj`` then decodes them on every access and keeps nothing, so old revisions cost
+    their bytes alone."""
 
-    def __init__(self, rev: int, obj: dict[str, Any], raw: bytes) -> None:
+    __slots__ = ("_obj", "raw", "rev")
+
+    def __init__(self, rev: int, obj: dict[str, Any] | None, raw: bytes) -> None:
         self.rev = rev
-        self.obj = obj
+        self._obj = obj
         self.raw = raw
+
+    @property
+    def obj(self) -> dict[str, Any]:
+        """The decoded object (do not mutate it)."""
+        obj = self._obj
+        if obj is None:
+            decoded: dict[str, Any] = _decode(self.raw)
+            return decoded
+        return obj
 
     def copy(self) -> dict[str, Any]:
         """A fresh, mutable deep copy of the object."""
@@ -83,27 +101,74 @@ class Entry:
 
 
 class Event:
-    """One change: ``type`` is ADDED, MODIFIED or DELETED; ``prev`` the object before it."""
+    """One change: ``type`` is ADDED, MODIFIED or DELETED; ``prev`` the object before it.
 
-    __slots__ = ("_line", "entry", "name", "namespace", "prev", "rev", "skey", "time", "type")
+    Compact in the history: ``SHED_AFTER`` seconds after its commit (once the watchers of the
+    moment have had it) an event drops its entry, the previous entry and its cached line, and
+    keeps the revisions only; ``entry`` and ``prev`` are then read back from the revision table
+    (or the live entry, if still current) when a watch replays the history. Rows of events in
+    the history are never compacted away, and an event dropped from the history while something
+    still holds it (a watcher's buffer, a watch being set up) takes its bytes back first
+    (``pin``)."""
+
+    __slots__ = ("_entry", "_line", "_prev", "_store", "name", "namespace", "prev_rev", "rev", "skey", "time",
+                 "type")
 
     def __init__(self, type_: str, skey: str, namespace: str, name: str, entry: Entry,
-                 prev: dict[str, Any] | None) -> None:
+                 prev: Entry | None, store: Store | None = None) -> None:
         self.type = type_
         self.skey = skey
         self.namespace = namespace
         self.name = name
-        self.entry = entry
+        self._entry: Entry | None = entry
         self.rev = entry.rev
-        self.prev = prev
+        self._prev = prev
+        self.prev_rev = prev.rev if prev is not None else 0
+        self._store = store
         self.time = 0.0  # when it was committed (time.monotonic())
         self._line: bytes | None = None
 
+    @property
+    def entry(self) -> Entry:
+        """The object as written by this event."""
+        entry = self._entry
+        if entry is None:
+            assert self._store is not None
+            entry = self._store.entry_at(self.skey, self.namespace, self.name, self.rev)
+        return entry
+
+    @property
+    def prev(self) -> dict[str, Any] | None:
+        """The object before this event (None for ADDED)."""
+        if self._prev is not None:
+            return self._prev.obj
+        if not self.prev_rev:
+            return None
+        assert self._store is not None
+        return self._store.entry_at(self.skey, self.namespace, self.name, self.prev_rev).obj
+
     def line(self) -> bytes:
-        """The watch event as one JSON line (cached: shared by every watcher)."""
-        if self._line is None:
-            self._line = b'{"type":"' + self.type.encode() + b'","object":' + self.entry.raw + b"}\n"
-        return self._line
+        """The watch event as one JSON line (cached while fresh: shared by every watcher)."""
+        if self._line is not None:
+            return self._line
+        line = b'{"type":"' + self.type.encode() + b'","object":' + self.entry.raw + b"}\n"
+        if self._entry is not None:
+            self._line = line
+        return line
+
+    def shed(self) -> None:
+        """Keep only the revisions (see the class docstring); needs the store to read back."""
+        if self._store is not None:
+            self._entry = self._prev = None
+            self._line = None
+
+    def pin(self) -> None:
+        """Hold the entry and the previous entry in memory again (before their rows may go)."""
+        if self._entry is None:
+            self._entry = self.entry
+        if self._prev is None and self.prev_rev:
+            assert self._store is not None
+            self._prev = self._store.entry_at(self.skey, self.namespace, self.name, self.prev_rev)
 
 
 class Watcher:
@@ -202,6 +267,7 @@ class Store:
         self.dependents: dict[str, set[tuple[str, str, str]]] = {}
         self.watchers: dict[str, set[Watcher]] = {}
         self.history: deque[Event] = deque()
+        self._fresh: deque[Event] = deque()  # published events not shed yet, oldest first
         self._history_limit = history
         self._history_window = history_window
         self._sorted: dict[tuple[str, str | None], list[Key]] = {}
@@ -329,6 +395,18 @@ class Store:
         out.reverse()
         return out
 
+    def entry_at(self, skey: str, ns: str, name: str, rev: int) -> Entry:
+        """The object ``ns/name`` of ``skey`` as written at revision ``rev``, a committed revision
+        not compacted away: the live entry if still current, else read back from the table (its
+        ``obj`` decoded on access). Raises ``LookupError`` if the row is gone."""
+        live = self.get(skey, ns, name)
+        if live is not None and live.rev == rev:
+            return live
+        row = self._db.execute("SELECT value FROM kine WHERE id = ?", (rev,)).fetchone()
+        if row is None:
+            raise LookupError(f"revision {rev} of {self._key(skey, ns, name)} is compacted")
+        return Entry(rev, None, bytes(row[0]))
+
     # ------------------------------------------------------------------ writes
 
     def _index(self, skey: str, key: Key, entry: Entry, prev: Entry | None) -> None:
@@ -413,6 +491,7 @@ class Store:
         if events:
             self.committed_rev = events[-1].rev
             self._trim_history(now - self._history_window)
+        self._shed(now - SHED_AFTER)
         waiters, self._waiters = self._waiters, []
         for future in waiters:
             if not future.done():
@@ -444,7 +523,7 @@ class Store:
         self._append(self._key(skey, ns, name), prev is None, False, prev.rev if prev else 0, raw)
         entry = Entry(self.rev, obj, raw)
         self._index(skey, (ns, name), entry, prev)
-        event = Event("ADDED" if prev is None else "MODIFIED", skey, ns, name, entry, prev.obj if prev else None)
+        event = Event("ADDED" if prev is None else "MODIFIED", skey, ns, name, entry, prev, self)
         self._written(event)
         return event
 
@@ -475,7 +554,7 @@ class Store:
                 deps.discard((skey, ns, name))
                 if not deps:
                     del self.dependents[owner]
-        event = Event("DELETED", skey, ns, name, Entry(self.rev, obj, raw), prev.obj)
+        event = Event("DELETED", skey, ns, name, Entry(self.rev, obj, raw), prev, self)
         self._written(event)
         return event
 
@@ -487,9 +566,9 @@ class Store:
 
     def _publish(self, event: Event) -> None:
         self.history.append(event)
+        self._fresh.append(event)
         if len(self.history) > self._history_limit:
-            dropped = self.history.popleft()
-            self.compacted = dropped.rev
+            self.compacted = self._drop_oldest().rev
         self._writes_since_compact += 1
         for watcher in self.watchers.get(event.skey, ()):
             watcher.offer(event)
@@ -498,14 +577,31 @@ class Store:
         """Drop the history events committed before ``oldest`` (their revisions become compacted)."""
         history = self.history
         while history and history[0].time < oldest:
-            self.compacted = history.popleft().rev
+            self.compacted = self._drop_oldest().rev
+
+    def _drop_oldest(self) -> Event:
+        """Take the oldest event out of the history. If something else still holds it (a
+        watcher's buffer, a watch being set up), it takes its entries back now: their rows may
+        be compacted away from here on."""
+        event = self.history.popleft()
+        # a shed event is in no other store structure: two references (``event`` and
+        # getrefcount's argument) unless another holder has it
+        if event._entry is None and sys.getrefcount(event) > 2:
+            event.pin()
+        return event
+
+    def _shed(self, oldest: float) -> None:
+        """Shed the events published before ``oldest`` (see ``Event``)."""
+        fresh = self._fresh
+        while fresh and fresh[0].time < oldest:
+            fresh.popleft().shed()
 
     def compact(self, rev: int | None = None) -> int:
         """Forget history up to ``rev`` (default: the current revision); returns the compacted revision."""
         self.flush()
         target = self.rev if rev is None else min(rev, self.rev)
         while self.history and self.history[0].rev <= target:
-            self.history.popleft()
+            self._drop_oldest()
         self.compacted = max(self.compacted, target)
         self._compact_rows()
         return self.compacted

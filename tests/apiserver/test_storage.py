@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from samplecontroller.apiserver import storage
 from samplecontroller.apiserver.storage import Expired, Store
 
 
@@ -160,3 +161,49 @@ def test_a_snapshot_shares_the_entries_unchanged_since_its_revision() -> None:
     assert snap[("ns", "o0")].obj["v"] == 1  # changed since: decoded from history
     for i in range(1, 5):  # unchanged: the live entries themselves, no decoded copy
         assert snap[("ns", f"o{i}")] is store.get("g/r", "ns", f"o{i}")
+
+
+def _history_view(store: Store) -> list[tuple[str, int, bytes, object, bytes]]:
+    return [(ev.type, ev.rev, ev.entry.raw, ev.prev, ev.line()) for ev in store.events_since(0, "g/r")]
+
+
+def test_shed_history_events_read_back_the_same_objects(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once shed, a history event holds no object, no previous object and no line; it reads
+    them back unchanged (the live entry when still current, else the revision table)."""
+    store = Store()
+    store.compact(0)
+    store.put("g/r", obj("a", 1))
+    store.put("g/r", obj("b", 1))
+    store.put("g/r", obj("a", 2))
+    store.delete("g/r", "ns", "b")
+    store.flush()
+    fresh = _history_view(store)
+    assert [t for t, *_ in fresh] == ["ADDED", "ADDED", "MODIFIED", "DELETED"]
+    monkeypatch.setattr(storage, "SHED_AFTER", -1.0)
+    store.flush()
+    assert all(ev._entry is None and ev._prev is None and ev._line is None for ev in store.history)
+    assert _history_view(store) == fresh
+    assert store.history[2].prev == {"metadata": {"name": "a", "namespace": "ns", "resourceVersion": "1"}, "v": 1}
+    assert store.history[2].entry is store.get("g/r", "ns", "a")  # current: the live entry, no copy
+    store.close()
+
+
+def test_a_held_event_keeps_its_objects_past_compaction(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An event that leaves the history while a watcher still buffers it reads the same after
+    its rows are compacted away; one nobody holds is just dropped."""
+    monkeypatch.setattr(storage, "SHED_AFTER", -1.0)
+    store = Store()
+    watcher = store.subscribe("g/r", None)
+    store.put("g/r", obj("a", 1))
+    store.put("g/r", obj("a", 2))
+    store.delete("g/r", "ns", "a")
+    store.put("g/r", obj("b", 1))
+    store.flush()
+    held = watcher.buffer[1]
+    assert held._entry is None  # shed: its bytes are in the table only
+    store.compact()
+    assert store._db.execute("SELECT COUNT(*) FROM kine WHERE id <= 3").fetchone()[0] == 0
+    assert (held.type, held.entry.obj["v"], held.prev) == ("MODIFIED", 2, obj("a", 1) | {
+        "metadata": {"name": "a", "namespace": "ns", "resourceVersion": "1"}})
+    assert held.line().startswith(b'{"type":"MODIFIED","object":{')
+    store.close()
