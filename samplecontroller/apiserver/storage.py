@@ -3,7 +3,8 @@
 One SQLite table of revisions (``kine``): ``id`` is the revision (and every object's
 resourceVersion), ``name`` the key (``/<group>/<plural>/<namespace>/<name>``), ``created`` and
 ``deleted`` flags, ``prev_revision`` and the JSON ``value``. Every write appends a row; nothing
-is updated in place. ``:memory:`` by default (no fsync); a file in WAL mode with ``data_dir``, in
+is updated in place. A deletion's row (tombstone) keeps no value: its object is the previous
+revision's with the deletion's resourceVersion, rebuilt when a watch replays it. ``:memory:`` by default (no fsync); a file in WAL mode with ``data_dir``, in
 which case the current state and the revision counter survive a restart.
 
 Group commit: ``put`` and ``delete`` change the in-memory state at once (internal controllers see
@@ -201,6 +202,14 @@ class Watcher:
         out, self.buffer = self.buffer, []
         self.wake.clear()
         return out
+
+
+def _tombstone(prev_raw: bytes, rev: int) -> bytes:
+    """The JSON of a deletion at ``rev`` of the object ``prev_raw``: the same bytes ``Store.delete``
+    encodes (its metadata keeps its key order, with the new resourceVersion)."""
+    obj: dict[str, Any] = _decode(prev_raw)
+    obj["metadata"] = {**obj["metadata"], "resourceVersion": str(rev)}
+    return _encode(obj)
 
 
 def _owner_uids(obj: dict[str, Any]) -> set[str]:
@@ -402,10 +411,13 @@ class Store:
         live = self.get(skey, ns, name)
         if live is not None and live.rev == rev:
             return live
-        row = self._db.execute("SELECT value FROM kine WHERE id = ?", (rev,)).fetchone()
+        row = self._db.execute("SELECT value, deleted, prev_revision FROM kine WHERE id = ?", (rev,)).fetchone()
         if row is None:
             raise LookupError(f"revision {rev} of {self._key(skey, ns, name)} is compacted")
-        return Entry(rev, None, bytes(row[0]))
+        value, deleted, prev_rev = row
+        if deleted and not value:
+            return Entry(rev, None, _tombstone(self.entry_at(skey, ns, name, int(prev_rev)).raw, rev))
+        return Entry(rev, None, bytes(value))
 
     # ------------------------------------------------------------------ writes
 
@@ -537,7 +549,7 @@ class Store:
         # deletions costs no second copy of every object
         obj = {**prev.obj, "metadata": {**prev.obj["metadata"], "resourceVersion": str(self.rev)}}
         raw = _encode(obj)
-        self._append(self._key(skey, ns, name), False, True, prev.rev, raw)
+        self._append(self._key(skey, ns, name), False, True, prev.rev, b"")  # see _tombstone
         bucket = self.data[skey]
         del bucket[(ns, name)]
         self._invalidate(skey, ns)

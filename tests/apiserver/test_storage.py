@@ -207,3 +207,28 @@ def test_a_held_event_keeps_its_objects_past_compaction(monkeypatch: pytest.Monk
         "metadata": {"name": "a", "namespace": "ns", "resourceVersion": "1"}})
     assert held.line().startswith(b'{"type":"MODIFIED","object":{')
     store.close()
+
+
+def test_tombstones_keep_no_value_and_replay_the_same_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A deletion's row holds no copy of the object; a replayed DELETED event (shed, or held
+    past compaction) still carries the object with the deletion's resourceVersion."""
+    store = Store()
+    watcher = store.subscribe("g/r", None)
+    store.put("g/r", {"metadata": {"name": "a", "namespace": "ns", "labels": {"x": "1"}}, "spec": {"v": 1}})
+    deleted = store.delete("g/r", "ns", "a")
+    assert deleted is not None
+    sent = deleted.line()
+    store.put("g/r", obj("b", 1))
+    store.flush()
+    assert store._db.execute("SELECT length(value) FROM kine WHERE deleted = 1").fetchall() == [(0,)]
+    monkeypatch.setattr(storage, "SHED_AFTER", -1.0)
+    store.flush()
+    [replayed] = [ev for ev in store.events_since(0, "g/r") if ev.type == "DELETED"]
+    assert replayed._entry is None and replayed.line() == sent
+    assert replayed.entry.obj["metadata"]["resourceVersion"] == str(deleted.rev)
+    assert replayed.prev == {"metadata": {"name": "a", "namespace": "ns", "labels": {"x": "1"},
+                                          "resourceVersion": str(deleted.rev - 1)}, "spec": {"v": 1}}
+    held = watcher.buffer[1]
+    store.compact()
+    assert held.type == "DELETED" and held.line() == sent
+    store.close()
