@@ -36,7 +36,6 @@ import fcntl
 import logging
 import os
 import sqlite3
-import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -58,9 +57,6 @@ Key = tuple[str, str]  # (namespace, name)
 EntryList = list[tuple[Key, "Entry"]]
 EventList = list["Event"]
 
-SHED_AFTER = 2.0
-"""Seconds after its commit an event in the history keeps its decoded objects and watch line
-(for the watchers of the moment); then it keeps its revisions only (``Event.shed``)."""
 
 
 class Expired(Exception):
@@ -75,9 +71,8 @@ class Expired(Exception):
 class Entry:
     """A stored object: its revision, the decoded dict (do not mutate) and its JSON bytes.
 
-    An entry read back from the table for the history (``obj`` None when built) keeps only its
-    bytes: ``obj`` then decodes them on every access and keeps nothing, so old revisions cost
-    their bytes alone."""
+    An entry read back from the table (``obj`` None when built) keeps only its bytes: ``obj``
+    then decodes them on every access and keeps nothing."""
 
     __slots__ = ("_obj", "raw", "rev")
 
@@ -102,74 +97,33 @@ class Entry:
 
 
 class Event:
-    """One change: ``type`` is ADDED, MODIFIED or DELETED; ``prev`` the object before it.
+    """One change: ``type`` is ADDED, MODIFIED or DELETED; ``entry`` the object as written,
+    ``prev`` the object before it (None for ADDED)."""
 
-    Compact in the history: ``SHED_AFTER`` seconds after its commit (once the watchers of the
-    moment have had it) an event drops its entry, the previous entry and its cached line, and
-    keeps the revisions only; ``entry`` and ``prev`` are then read back from the revision table
-    (or the live entry, if still current) when a watch replays the history. Rows of events in
-    the history are never compacted away, and an event dropped from the history while something
-    still holds it (a watcher's buffer, a watch being set up) takes its bytes back first
-    (``pin``)."""
-
-    __slots__ = ("_entry", "_line", "_prev", "_store", "name", "namespace", "prev_rev", "rev", "skey", "time",
-                 "type")
+    __slots__ = ("_line", "_prev", "entry", "name", "namespace", "rev", "skey", "time", "type")
 
     def __init__(self, type_: str, skey: str, namespace: str, name: str, entry: Entry,
-                 prev: Entry | None, store: Store | None = None) -> None:
+                 prev: Entry | None) -> None:
         self.type = type_
         self.skey = skey
         self.namespace = namespace
         self.name = name
-        self._entry: Entry | None = entry
+        self.entry = entry
         self.rev = entry.rev
         self._prev = prev
-        self.prev_rev = prev.rev if prev is not None else 0
-        self._store = store
-        self.time = 0.0  # when it was committed (time.monotonic())
+        self.time = 0.0  # when it was committed (time.monotonic()); 0.0 for one read back from the table
         self._line: bytes | None = None
-
-    @property
-    def entry(self) -> Entry:
-        """The object as written by this event."""
-        entry = self._entry
-        if entry is None:
-            assert self._store is not None
-            entry = self._store.entry_at(self.skey, self.namespace, self.name, self.rev)
-        return entry
 
     @property
     def prev(self) -> dict[str, Any] | None:
         """The object before this event (None for ADDED)."""
-        if self._prev is not None:
-            return self._prev.obj
-        if not self.prev_rev:
-            return None
-        assert self._store is not None
-        return self._store.entry_at(self.skey, self.namespace, self.name, self.prev_rev).obj
+        return self._prev.obj if self._prev is not None else None
 
     def line(self) -> bytes:
-        """The watch event as one JSON line (cached while fresh: shared by every watcher)."""
-        if self._line is not None:
-            return self._line
-        line = b'{"type":"' + self.type.encode() + b'","object":' + self.entry.raw + b"}\n"
-        if self._entry is not None:
-            self._line = line
-        return line
-
-    def shed(self) -> None:
-        """Keep only the revisions (see the class docstring); needs the store to read back."""
-        if self._store is not None:
-            self._entry = self._prev = None
-            self._line = None
-
-    def pin(self) -> None:
-        """Hold the entry and the previous entry in memory again (before their rows may go)."""
-        if self._entry is None:
-            self._entry = self.entry
-        if self._prev is None and self.prev_rev:
-            assert self._store is not None
-            self._prev = self._store.entry_at(self.skey, self.namespace, self.name, self.prev_rev)
+        """The watch event as one JSON line (cached: shared by every watcher)."""
+        if self._line is None:
+            self._line = b'{"type":"' + self.type.encode() + b'","object":' + self.entry.raw + b"}\n"
+        return self._line
 
 
 class Watcher:
@@ -275,8 +229,9 @@ class Store:
         self.uids: dict[str, tuple[str, str, str]] = {}
         self.dependents: dict[str, set[tuple[str, str, str]]] = {}
         self.watchers: dict[str, set[Watcher]] = {}
-        self.history: deque[Event] = deque()
-        self._fresh: deque[Event] = deque()  # published events not shed yet, oldest first
+        # the history is the revision table itself: every revision above ``compacted`` up to
+        # ``committed_rev`` is one event; in memory only (commit time, last revision) per commit
+        self._commits: deque[tuple[float, int]] = deque()
         self._history_limit = history
         self._history_window = history_window
         self._sorted: dict[tuple[str, str | None], list[Key]] = {}
@@ -390,18 +345,30 @@ class Store:
         return out
 
     def events_since(self, rev: int, skey: str) -> EventList:
-        """History events of ``skey`` after ``rev`` (raises ``Expired`` if compacted)."""
+        """History events of ``skey`` after ``rev`` (raises ``Expired`` if compacted), read back
+        from the revision table with their objects and previous objects."""
         if rev < self.compacted:
             raise Expired(rev, self.compacted)
         if rev >= self.committed_rev:
             return []
+        prefix = f"/{skey}/"
+        # NOT INDEXED: walk the revisions after ``rev`` (by rowid), not every revision of skey
+        rows = self._db.execute(
+            "SELECT id, name, created, deleted, prev_revision, value FROM kine NOT INDEXED"
+            " WHERE id > ? AND id <= ? AND name >= ? AND name < ? ORDER BY id",
+            (rev, self.committed_rev, prefix, prefix + "\uffff")).fetchall()
         out: EventList = []
-        for ev in reversed(self.history):
-            if ev.rev <= rev:
-                break
-            if ev.skey == skey:
-                out.append(ev)
-        out.reverse()
+        for row_rev, key, created, deleted, prev_rev, value in rows:
+            _, ns, name = self._split(key)
+            prev = self.entry_at(skey, ns, name, int(prev_rev)) if prev_rev else None
+            if deleted:
+                type_ = "DELETED"
+                entry = self.entry_at(skey, ns, name, int(row_rev))
+            else:
+                type_ = "ADDED" if created else "MODIFIED"
+                live = self.get(skey, ns, name)
+                entry = live if live is not None and live.rev == row_rev else Entry(int(row_rev), None, bytes(value))
+            out.append(Event(type_, skey, ns, name, entry, prev))
         return out
 
     def entry_at(self, skey: str, ns: str, name: str, rev: int) -> Entry:
@@ -502,8 +469,8 @@ class Store:
             self._publish(event)
         if events:
             self.committed_rev = events[-1].rev
+            self._commits.append((now, self.committed_rev))
             self._trim_history(now - self._history_window)
-        self._shed(now - SHED_AFTER)
         waiters, self._waiters = self._waiters, []
         for future in waiters:
             if not future.done():
@@ -535,7 +502,7 @@ class Store:
         self._append(self._key(skey, ns, name), prev is None, False, prev.rev if prev else 0, raw)
         entry = Entry(self.rev, obj, raw)
         self._index(skey, (ns, name), entry, prev)
-        event = Event("ADDED" if prev is None else "MODIFIED", skey, ns, name, entry, prev, self)
+        event = Event("ADDED" if prev is None else "MODIFIED", skey, ns, name, entry, prev)
         self._written(event)
         return event
 
@@ -566,7 +533,7 @@ class Store:
                 deps.discard((skey, ns, name))
                 if not deps:
                     del self.dependents[owner]
-        event = Event("DELETED", skey, ns, name, Entry(self.rev, obj, raw), prev, self)
+        event = Event("DELETED", skey, ns, name, Entry(self.rev, obj, raw), prev)
         self._written(event)
         return event
 
@@ -577,44 +544,27 @@ class Store:
             listener(event)
 
     def _publish(self, event: Event) -> None:
-        self.history.append(event)
-        self._fresh.append(event)
-        if len(self.history) > self._history_limit:
-            self.compacted = self._drop_oldest().rev
         self._writes_since_compact += 1
         for watcher in self.watchers.get(event.skey, ()):
             watcher.offer(event)
 
     def _trim_history(self, oldest: float) -> None:
-        """Drop the history events committed before ``oldest`` (their revisions become compacted)."""
-        history = self.history
-        while history and history[0].time < oldest:
-            self.compacted = self._drop_oldest().rev
-
-    def _drop_oldest(self) -> Event:
-        """Take the oldest event out of the history. If something else still holds it (a
-        watcher's buffer, a watch being set up), it takes its entries back now: their rows may
-        be compacted away from here on."""
-        event = self.history.popleft()
-        # a shed event is in no other store structure: two references (``event`` and
-        # getrefcount's argument) unless another holder has it
-        if event._entry is None and sys.getrefcount(event) > 2:
-            event.pin()
-        return event
-
-    def _shed(self, oldest: float) -> None:
-        """Shed the events published before ``oldest`` (see ``Event``)."""
-        fresh = self._fresh
-        while fresh and fresh[0].time < oldest:
-            fresh.popleft().shed()
+        """Compact the revisions committed before ``oldest``, and the oldest ones beyond the
+        history's size limit."""
+        commits = self._commits
+        while commits and commits[0][0] < oldest:
+            self.compacted = max(self.compacted, commits.popleft()[1])
+        self.compacted = max(self.compacted, self.committed_rev - self._history_limit)
+        while commits and commits[0][1] <= self.compacted:
+            commits.popleft()
 
     def compact(self, rev: int | None = None) -> int:
         """Forget history up to ``rev`` (default: the current revision); returns the compacted revision."""
         self.flush()
         target = self.rev if rev is None else min(rev, self.rev)
-        while self.history and self.history[0].rev <= target:
-            self._drop_oldest()
         self.compacted = max(self.compacted, target)
+        while self._commits and self._commits[0][1] <= self.compacted:
+            self._commits.popleft()
         self._compact_rows()
         return self.compacted
 

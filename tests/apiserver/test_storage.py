@@ -11,8 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from samplecontroller.apiserver import storage
-from samplecontroller.apiserver.storage import Expired, Store
+from samplecontroller.apiserver.storage import Event, Expired, Store
 
 
 def obj(name: str, value: int) -> dict[str, object]:
@@ -163,55 +162,36 @@ def test_a_snapshot_shares_the_entries_unchanged_since_its_revision() -> None:
         assert snap[("ns", f"o{i}")] is store.get("g/r", "ns", f"o{i}")
 
 
-def _history_view(store: Store) -> list[tuple[str, int, bytes, object, bytes]]:
-    return [(ev.type, ev.rev, ev.entry.raw, ev.prev, ev.line()) for ev in store.events_since(0, "g/r")]
+def _view(events: list[Event]) -> list[tuple[str, int, bytes, object, bytes]]:
+    return [(ev.type, ev.rev, ev.entry.raw, ev.prev, ev.line()) for ev in events]
 
 
-def test_shed_history_events_read_back_the_same_objects(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Once shed, a history event holds no object, no previous object and no line; it reads
-    them back unchanged (the live entry when still current, else the revision table)."""
+def test_the_history_is_read_back_from_the_revision_table() -> None:
+    """The store keeps no event objects for its history: a replay reads the same events back
+    from the table (the live entry when still current), and its memory does not grow with the
+    number of events (only one (time, revision) pair per commit)."""
     store = Store()
     store.compact(0)
-    store.put("g/r", obj("a", 1))
-    store.put("g/r", obj("b", 1))
-    store.put("g/r", obj("a", 2))
-    store.delete("g/r", "ns", "b")
+    written = [store.put("g/r", obj("a", 1)), store.put("g/r", obj("b", 1)), store.put("g/r", obj("a", 2)),
+               store.delete("g/r", "ns", "b"), store.put("other/r", obj("a", 1))]
     store.flush()
-    fresh = _history_view(store)
-    assert [t for t, *_ in fresh] == ["ADDED", "ADDED", "MODIFIED", "DELETED"]
-    monkeypatch.setattr(storage, "SHED_AFTER", -1.0)
-    store.flush()
-    assert all(ev._entry is None and ev._prev is None and ev._line is None for ev in store.history)
-    assert _history_view(store) == fresh
-    assert store.history[2].prev == {"metadata": {"name": "a", "namespace": "ns", "resourceVersion": "1"}, "v": 1}
-    assert store.history[2].entry is store.get("g/r", "ns", "a")  # current: the live entry, no copy
+    replayed = store.events_since(0, "g/r")
+    assert _view(replayed) == _view([ev for ev in written[:4] if ev is not None])
+    assert [ev.type for ev in replayed] == ["ADDED", "ADDED", "MODIFIED", "DELETED"]
+    assert replayed[2].entry is store.get("g/r", "ns", "a")  # current: the live entry, no copy
+    assert replayed[2].prev == {"metadata": {"name": "a", "namespace": "ns", "resourceVersion": "1"}, "v": 1}
+    assert [ev.rev for ev in store.events_since(2, "g/r")] == [3, 4]
+    for i in range(1000):
+        store.put("g/r", obj(f"n{i}", i))
+        store.flush()
+    assert len(store._commits) == 1001 and not hasattr(store, "history")
     store.close()
 
 
-def test_a_held_event_keeps_its_objects_past_compaction(monkeypatch: pytest.MonkeyPatch) -> None:
-    """An event that leaves the history while a watcher still buffers it reads the same after
-    its rows are compacted away; one nobody holds is just dropped."""
-    monkeypatch.setattr(storage, "SHED_AFTER", -1.0)
-    store = Store()
-    watcher = store.subscribe("g/r", None)
-    store.put("g/r", obj("a", 1))
-    store.put("g/r", obj("a", 2))
-    store.delete("g/r", "ns", "a")
-    store.put("g/r", obj("b", 1))
-    store.flush()
-    held = watcher.buffer[1]
-    assert held._entry is None  # shed: its bytes are in the table only
-    store.compact()
-    assert store._db.execute("SELECT COUNT(*) FROM kine WHERE id <= 3").fetchone()[0] == 0
-    assert (held.type, held.entry.obj["v"], held.prev) == ("MODIFIED", 2, obj("a", 1) | {
-        "metadata": {"name": "a", "namespace": "ns", "resourceVersion": "1"}})
-    assert held.line().startswith(b'{"type":"MODIFIED","object":{')
-    store.close()
-
-
-def test_tombstones_keep_no_value_and_replay_the_same_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A deletion's row holds no copy of the object; a replayed DELETED event (shed, or held
-    past compaction) still carries the object with the deletion's resourceVersion."""
+def test_tombstones_keep_no_value_and_replay_the_same_bytes() -> None:
+    """A deletion's row holds no copy of the object; a replayed DELETED event still carries the
+    object with the deletion's resourceVersion, and an event a watcher still buffers keeps its
+    objects after their rows are compacted away."""
     store = Store()
     watcher = store.subscribe("g/r", None)
     store.put("g/r", {"metadata": {"name": "a", "namespace": "ns", "labels": {"x": "1"}}, "spec": {"v": 1}})
@@ -221,14 +201,13 @@ def test_tombstones_keep_no_value_and_replay_the_same_bytes(monkeypatch: pytest.
     store.put("g/r", obj("b", 1))
     store.flush()
     assert store._db.execute("SELECT length(value) FROM kine WHERE deleted = 1").fetchall() == [(0,)]
-    monkeypatch.setattr(storage, "SHED_AFTER", -1.0)
-    store.flush()
     [replayed] = [ev for ev in store.events_since(0, "g/r") if ev.type == "DELETED"]
-    assert replayed._entry is None and replayed.line() == sent
+    assert replayed.line() == sent and replayed is not deleted
     assert replayed.entry.obj["metadata"]["resourceVersion"] == str(deleted.rev)
     assert replayed.prev == {"metadata": {"name": "a", "namespace": "ns", "labels": {"x": "1"},
                                           "resourceVersion": str(deleted.rev - 1)}, "spec": {"v": 1}}
     held = watcher.buffer[1]
     store.compact()
-    assert held.type == "DELETED" and held.line() == sent
+    assert store._db.execute("SELECT COUNT(*) FROM kine WHERE id <= 2").fetchone()[0] == 0
+    assert held.type == "DELETED" and held.line() == sent and held.prev == replayed.prev
     store.close()
