@@ -4,8 +4,9 @@ One SQLite table of revisions (``kine``): ``id`` is the revision (and every obje
 resourceVersion), ``name`` the key (``/<group>/<plural>/<namespace>/<name>``), ``created`` and
 ``deleted`` flags, ``prev_revision`` and the JSON ``value``. Every write appends a row; nothing
 is updated in place. A deletion's row (tombstone) keeps no value: its object is the previous
-revision's with the deletion's resourceVersion, rebuilt when a watch replays it. ``:memory:`` by default (no fsync); a file in WAL mode with ``data_dir``, in
-which case the current state and the revision counter survive a restart.
+revision's with the deletion's resourceVersion, rebuilt when a watch replays it. ``:memory:``
+by default (no fsync); a file in WAL mode with ``data_dir``, in which case the current state and
+the revision counter survive a restart.
 
 Group commit: ``put`` and ``delete`` change the in-memory state at once (internal controllers see
 it through ``listeners``) and queue their row; the rows queued during one event-loop turn are
@@ -19,11 +20,13 @@ database files 0600 (SQLite gives -wal and -shm the database file's mode).
 
 On top of the table the store keeps, in memory: the current objects (decoded once, plus their
 encoded bytes, so reads never re-parse JSON), an index by uid and by owner uid (for the garbage
-collector), and a bounded history of recent events that feeds watches: at most ``history`` events
-and none committed more than ``history_window`` seconds ago (75 s by default, kube-apiserver's
-watch-cache freshness), so memory stays flat under steady churn. Revisions older than the
-history are *compacted*: their superseded rows are deleted, and a watch or an exact list from
-such a revision must answer 410 Expired (``Expired`` is raised).
+collector), and the bounds of the history of recent events that feeds watches: at most
+``history`` events and none committed more than ``history_window`` seconds ago (75 s by default,
+kube-apiserver's watch-cache freshness). The history is the table itself: every revision above
+``compacted`` is one event, and ``events_since`` reads them back from their rows; memory holds
+one (commit time, revision) pair per commit, not the events, so it does not grow with churn.
+Revisions older than the history are *compacted*: their superseded rows are deleted, and a
+watch or an exact list from such a revision must answer 410 Expired (``Expired`` is raised).
 
 Contract: the store is not thread-safe. The API server calls it only from its event loop thread.
 Stored objects are treated as immutable; callers build a new dict for every write.
