@@ -382,3 +382,6 @@ def test_the_controller_path_does_not_import_the_kubernetes_package(api: LocalAP
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"
+    runtime = "import sys, samplecontroller.foo_reconciler, samplecontroller.runtime; print('kubernetes' in sys.modules)"
+    proc = subprocess.run([sys.executable, "-c", runtime], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert (proc.returncode, proc.stdout.strip()) == (0, "False"), proc.stderr
