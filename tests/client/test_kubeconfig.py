@@ -385,3 +385,25 @@ def test_the_controller_path_does_not_import_the_kubernetes_package(api: LocalAP
     runtime = "import sys, samplecontroller.foo_reconciler, samplecontroller.runtime; print('kubernetes' in sys.modules)"
     proc = subprocess.run([sys.executable, "-c", runtime], capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert (proc.returncode, proc.stdout.strip()) == (0, "False"), proc.stderr
+
+
+def test_a_failing_exec_refresh_is_a_transport_error(server: MiniServer, tmp_path: Path) -> None:
+    """The plugin works at load, then fails when its expired credential is renewed: the request
+    fails with one line naming the plugin's error (callers retry TransportErrors)."""
+    script = tmp_path / "plugin.py"
+    script.write_text(textwrap.dedent(f"""\
+        import json, pathlib, sys
+        marker = pathlib.Path({str(tmp_path / "ran")!r})
+        if marker.exists():
+            print("the identity provider is down", file=sys.stderr)
+            sys.exit(1)
+        marker.write_text("1")
+        print(json.dumps({{"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential",
+                          "status": {{"token": "t", "expirationTimestamp": "2000-01-01T00:00:00Z"}}}}))
+        """))
+    user = {"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": sys.executable,
+                     "args": [str(script)]}}
+    rest = RESTClient.from_kubeconfig(kubeconfig(tmp_path, {"server": server.url}, user))
+    with pytest.raises(TransportError, match=r"no credentials .* the identity provider is down") as info:
+        rest.request("GET", "/api")
+    assert "\n" not in str(info.value)
