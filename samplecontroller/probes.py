@@ -14,8 +14,6 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
-
 
 class ProbeServer:
     """A running endpoint server; ``address`` is the bound (host, port)."""
@@ -60,7 +58,9 @@ def _serve(address: tuple[str, int], routes: dict[str, Route]) -> ProbeServer:
 
 
 def serve_metrics(address: tuple[str, int]) -> ProbeServer:
-    """Serve the default Prometheus registry at ``/metrics``."""
+    """Serve the default Prometheus registry at ``/metrics`` (prometheus_client is imported only
+    here: a process serving health probes alone does not load it)."""
+    from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 
     def metrics() -> tuple[int, str, bytes]:
         return 200, CONTENT_TYPE_LATEST, generate_latest(REGISTRY)

@@ -3,8 +3,10 @@
 One SQLite table of revisions (``kine``): ``id`` is the revision (and every object's
 resourceVersion), ``name`` the key (``/<group>/<plural>/<namespace>/<name>``), ``created`` and
 ``deleted`` flags, ``prev_revision`` and the JSON ``value``. Every write appends a row; nothing
-is updated in place. ``:memory:`` by default (no fsync); a file in WAL mode with ``data_dir``, in
-which case the current state and the revision counter survive a restart.
+is updated in place. A deletion's row (tombstone) keeps no value: its object is the previous
+revision's with the deletion's resourceVersion, rebuilt when a watch replays it. ``:memory:``
+by default (no fsync); a file in WAL mode with ``data_dir``, in which case the current state and
+the revision counter survive a restart.
 
 Group commit: ``put`` and ``delete`` change the in-memory state at once (internal controllers see
 it through ``listeners``) and queue their row; the rows queued during one event-loop turn are
@@ -18,11 +20,13 @@ database files 0600 (SQLite gives -wal and -shm the database file's mode).
 
 On top of the table the store keeps, in memory: the current objects (decoded once, plus their
 encoded bytes, so reads never re-parse JSON), an index by uid and by owner uid (for the garbage
-collector), and a bounded history of recent events that feeds watches: at most ``history`` events
-and none committed more than ``history_window`` seconds ago (75 s by default, kube-apiserver's
-watch-cache freshness), so memory stays flat under steady churn. Revisions older than the
-history are *compacted*: their superseded rows are deleted, and a watch or an exact list from
-such a revision must answer 410 Expired (``Expired`` is raised).
+collector), and the bounds of the history of recent events that feeds watches: at most
+``history`` events and none committed more than ``history_window`` seconds ago (75 s by default,
+kube-apiserver's watch-cache freshness). The history is the table itself: every revision above
+``compacted`` is one event, and ``events_since`` reads them back from their rows; memory holds
+one (commit time, revision) pair per commit, not the events, so it does not grow with churn.
+Revisions older than the history are *compacted*: their superseded rows are deleted, and a
+watch or an exact list from such a revision must answer 410 Expired (``Expired`` is raised).
 
 Contract: the store is not thread-safe. The API server calls it only from its event loop thread.
 Stored objects are treated as immutable; callers build a new dict for every write.
@@ -57,6 +61,7 @@ EntryList = list[tuple[Key, "Entry"]]
 EventList = list["Event"]
 
 
+
 class Expired(Exception):
     """The requested revision is older than the compacted revision."""
 
@@ -67,14 +72,26 @@ class Expired(Exception):
 
 
 class Entry:
-    """A stored object: its revision, the decoded dict (do not mutate) and its JSON bytes."""
+    """A stored object: its revision, the decoded dict (do not mutate) and its JSON bytes.
 
-    __slots__ = ("obj", "raw", "rev")
+    An entry read back from the table (``obj`` None when built) keeps only its bytes: ``obj``
+    then decodes them on every access and keeps nothing."""
 
-    def __init__(self, rev: int, obj: dict[str, Any], raw: bytes) -> None:
+    __slots__ = ("_obj", "raw", "rev")
+
+    def __init__(self, rev: int, obj: dict[str, Any] | None, raw: bytes) -> None:
         self.rev = rev
-        self.obj = obj
+        self._obj = obj
         self.raw = raw
+
+    @property
+    def obj(self) -> dict[str, Any]:
+        """The decoded object (do not mutate it)."""
+        obj = self._obj
+        if obj is None:
+            decoded: dict[str, Any] = _decode(self.raw)
+            return decoded
+        return obj
 
     def copy(self) -> dict[str, Any]:
         """A fresh, mutable deep copy of the object."""
@@ -83,21 +100,27 @@ class Entry:
 
 
 class Event:
-    """One change: ``type`` is ADDED, MODIFIED or DELETED; ``prev`` the object before it."""
+    """One change: ``type`` is ADDED, MODIFIED or DELETED; ``entry`` the object as written,
+    ``prev`` the object before it (None for ADDED)."""
 
-    __slots__ = ("_line", "entry", "name", "namespace", "prev", "rev", "skey", "time", "type")
+    __slots__ = ("_line", "_prev", "entry", "name", "namespace", "rev", "skey", "time", "type")
 
     def __init__(self, type_: str, skey: str, namespace: str, name: str, entry: Entry,
-                 prev: dict[str, Any] | None) -> None:
+                 prev: Entry | None) -> None:
         self.type = type_
         self.skey = skey
         self.namespace = namespace
         self.name = name
         self.entry = entry
         self.rev = entry.rev
-        self.prev = prev
-        self.time = 0.0  # when it was committed (time.monotonic())
+        self._prev = prev
+        self.time = 0.0  # when it was committed (time.monotonic()); 0.0 for one read back from the table
         self._line: bytes | None = None
+
+    @property
+    def prev(self) -> dict[str, Any] | None:
+        """The object before this event (None for ADDED)."""
+        return self._prev.obj if self._prev is not None else None
 
     def line(self) -> bytes:
         """The watch event as one JSON line (cached: shared by every watcher)."""
@@ -136,6 +159,14 @@ class Watcher:
         out, self.buffer = self.buffer, []
         self.wake.clear()
         return out
+
+
+def _tombstone(prev_raw: bytes, rev: int) -> bytes:
+    """The JSON of a deletion at ``rev`` of the object ``prev_raw``: the same bytes ``Store.delete``
+    encodes (its metadata keeps its key order, with the new resourceVersion)."""
+    obj: dict[str, Any] = _decode(prev_raw)
+    obj["metadata"] = {**obj["metadata"], "resourceVersion": str(rev)}
+    return _encode(obj)
 
 
 def _owner_uids(obj: dict[str, Any]) -> set[str]:
@@ -201,7 +232,9 @@ class Store:
         self.uids: dict[str, tuple[str, str, str]] = {}
         self.dependents: dict[str, set[tuple[str, str, str]]] = {}
         self.watchers: dict[str, set[Watcher]] = {}
-        self.history: deque[Event] = deque()
+        # the history is the revision table itself: every revision above ``compacted`` up to
+        # ``committed_rev`` is one event; in memory only (commit time, last revision) per commit
+        self._commits: deque[tuple[float, int]] = deque()
         self._history_limit = history
         self._history_window = history_window
         self._sorted: dict[tuple[str, str | None], list[Key]] = {}
@@ -315,19 +348,46 @@ class Store:
         return out
 
     def events_since(self, rev: int, skey: str) -> EventList:
-        """History events of ``skey`` after ``rev`` (raises ``Expired`` if compacted)."""
+        """History events of ``skey`` after ``rev`` (raises ``Expired`` if compacted), read back
+        from the revision table with their objects and previous objects."""
         if rev < self.compacted:
             raise Expired(rev, self.compacted)
         if rev >= self.committed_rev:
             return []
+        prefix = f"/{skey}/"
+        # NOT INDEXED: walk the revisions after ``rev`` (by rowid), not every revision of skey
+        rows = self._db.execute(
+            "SELECT id, name, created, deleted, prev_revision, value FROM kine NOT INDEXED"
+            " WHERE id > ? AND id <= ? AND name >= ? AND name < ? ORDER BY id",
+            (rev, self.committed_rev, prefix, prefix + "\uffff")).fetchall()
         out: EventList = []
-        for ev in reversed(self.history):
-            if ev.rev <= rev:
-                break
-            if ev.skey == skey:
-                out.append(ev)
-        out.reverse()
+        for row_rev, key, created, deleted, prev_rev, value in rows:
+            _, ns, name = self._split(key)
+            prev = self.entry_at(skey, ns, name, int(prev_rev)) if prev_rev else None
+            if deleted:
+                type_ = "DELETED"
+                entry = self.entry_at(skey, ns, name, int(row_rev))
+            else:
+                type_ = "ADDED" if created else "MODIFIED"
+                live = self.get(skey, ns, name)
+                entry = live if live is not None and live.rev == row_rev else Entry(int(row_rev), None, bytes(value))
+            out.append(Event(type_, skey, ns, name, entry, prev))
         return out
+
+    def entry_at(self, skey: str, ns: str, name: str, rev: int) -> Entry:
+        """The object ``ns/name`` of ``skey`` as written at revision ``rev``, a committed revision
+        not compacted away: the live entry if still current, else read back from the table (its
+        ``obj`` decoded on access). Raises ``LookupError`` if the row is gone."""
+        live = self.get(skey, ns, name)
+        if live is not None and live.rev == rev:
+            return live
+        row = self._db.execute("SELECT value, deleted, prev_revision FROM kine WHERE id = ?", (rev,)).fetchone()
+        if row is None:
+            raise LookupError(f"revision {rev} of {self._key(skey, ns, name)} is compacted")
+        value, deleted, prev_rev = row
+        if deleted and not value:
+            return Entry(rev, None, _tombstone(self.entry_at(skey, ns, name, int(prev_rev)).raw, rev))
+        return Entry(rev, None, bytes(value))
 
     # ------------------------------------------------------------------ writes
 
@@ -412,6 +472,7 @@ class Store:
             self._publish(event)
         if events:
             self.committed_rev = events[-1].rev
+            self._commits.append((now, self.committed_rev))
             self._trim_history(now - self._history_window)
         waiters, self._waiters = self._waiters, []
         for future in waiters:
@@ -444,7 +505,7 @@ class Store:
         self._append(self._key(skey, ns, name), prev is None, False, prev.rev if prev else 0, raw)
         entry = Entry(self.rev, obj, raw)
         self._index(skey, (ns, name), entry, prev)
-        event = Event("ADDED" if prev is None else "MODIFIED", skey, ns, name, entry, prev.obj if prev else None)
+        event = Event("ADDED" if prev is None else "MODIFIED", skey, ns, name, entry, prev)
         self._written(event)
         return event
 
@@ -458,7 +519,7 @@ class Store:
         # deletions costs no second copy of every object
         obj = {**prev.obj, "metadata": {**prev.obj["metadata"], "resourceVersion": str(self.rev)}}
         raw = _encode(obj)
-        self._append(self._key(skey, ns, name), False, True, prev.rev, raw)
+        self._append(self._key(skey, ns, name), False, True, prev.rev, b"")  # see _tombstone
         bucket = self.data[skey]
         del bucket[(ns, name)]
         self._invalidate(skey, ns)
@@ -475,7 +536,7 @@ class Store:
                 deps.discard((skey, ns, name))
                 if not deps:
                     del self.dependents[owner]
-        event = Event("DELETED", skey, ns, name, Entry(self.rev, obj, raw), prev.obj)
+        event = Event("DELETED", skey, ns, name, Entry(self.rev, obj, raw), prev)
         self._written(event)
         return event
 
@@ -486,27 +547,27 @@ class Store:
             listener(event)
 
     def _publish(self, event: Event) -> None:
-        self.history.append(event)
-        if len(self.history) > self._history_limit:
-            dropped = self.history.popleft()
-            self.compacted = dropped.rev
         self._writes_since_compact += 1
         for watcher in self.watchers.get(event.skey, ()):
             watcher.offer(event)
 
     def _trim_history(self, oldest: float) -> None:
-        """Drop the history events committed before ``oldest`` (their revisions become compacted)."""
-        history = self.history
-        while history and history[0].time < oldest:
-            self.compacted = history.popleft().rev
+        """Compact the revisions committed before ``oldest``, and the oldest ones beyond the
+        history's size limit."""
+        commits = self._commits
+        while commits and commits[0][0] < oldest:
+            self.compacted = max(self.compacted, commits.popleft()[1])
+        self.compacted = max(self.compacted, self.committed_rev - self._history_limit)
+        while commits and commits[0][1] <= self.compacted:
+            commits.popleft()
 
     def compact(self, rev: int | None = None) -> int:
         """Forget history up to ``rev`` (default: the current revision); returns the compacted revision."""
         self.flush()
         target = self.rev if rev is None else min(rev, self.rev)
-        while self.history and self.history[0].rev <= target:
-            self.history.popleft()
         self.compacted = max(self.compacted, target)
+        while self._commits and self._commits[0][1] <= self.compacted:
+            self._commits.popleft()
         self._compact_rows()
         return self.compacted
 

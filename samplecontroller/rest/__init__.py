@@ -1,8 +1,11 @@
-"""HTTP transport to a Kubernetes API server, on the official ``kubernetes`` package's config.
+"""HTTP transport to a Kubernetes API server over urllib3.
 
-The official package supplies only configuration (kubeconfig, in-cluster service account,
-exec and token auth, TLS settings) and its urllib3 pool; requests and responses here are raw
-bytes, decoded by the callers with msgspec.
+Configuration comes from ``samplecontroller.rest.config`` (kubeconfig, in-cluster service
+account, token, exec and basic auth, TLS settings, proxies): the controller never imports the
+official ``kubernetes`` package. A ``kubernetes.client.Configuration`` or ``ApiClient`` is still
+accepted where one is passed in (``RESTClient(cfg)``, ``from_config``, ``from_api_client``), and a
+kubeconfig user with an ``auth-provider`` is loaded by that package (imported only then).
+Requests and responses here are raw bytes, decoded by the callers with msgspec.
 
 Errors:
 - ``ConfigError``: the configuration cannot be loaded (message names the file or the problem);
@@ -17,17 +20,19 @@ import threading
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode, urlsplit
 
 import urllib3
-from kubernetes import client as k8s_client
-from kubernetes import config as k8s_config
 
 from samplecontroller.apimachinery import errors
 from samplecontroller.flowcontrol import TokenBucket
+from samplecontroller.rest.config import Config, ConfigError, load_in_cluster, load_kubeconfig
 
-__all__ = ["ConfigError", "RESTClient", "ResponseStream", "TransportError", "load_rest_client"]
+if TYPE_CHECKING:
+    from kubernetes import client as k8s_client
+
+__all__ = ["Config", "ConfigError", "RESTClient", "ResponseStream", "TransportError", "load_rest_client"]
 
 DEFAULT_USER_AGENT = "samplecontroller/0.1"
 DEFAULT_MAX_RETRIES = 10
@@ -40,10 +45,6 @@ AUTH_REFRESH_INTERVAL = 60.0
 """How long credentials are reused before the configuration's refresh hook is asked again
 (client-go re-reads a token file once a minute); a 401 refreshes them at once and retries."""
 _DEFAULT_TIMEOUT = urllib3.Timeout(connect=10.0, read=60.0)
-
-
-class ConfigError(Exception):
-    """The client configuration could not be loaded."""
 
 
 class TransportError(Exception):
@@ -114,18 +115,16 @@ class RESTClient:
     configuration's refresh hook (token files, exec plugins) is called again.
     """
 
-    def __init__(self, configuration: k8s_client.Configuration, *, user_agent: str = DEFAULT_USER_AGENT,
+    def __init__(self, configuration: Config | k8s_client.Configuration, *, user_agent: str = DEFAULT_USER_AGENT,
                  pool: urllib3.PoolManager | None = None, max_retries: int = DEFAULT_MAX_RETRIES,
                  qps: float = 0.0, burst: int = 0, pool_size: int = DEFAULT_POOL_SIZE) -> None:
         self.configuration = configuration
         self.max_retries = max_retries
         self.throttle = TokenBucket(qps, max(burst, 1)) if qps > 0 else None
-        self.host = configuration.host.rstrip("/")
+        self.host = str(configuration.host).rstrip("/")
         self.user_agent = user_agent
         if pool is None:
-            configuration.connection_pool_maxsize = max(configuration.connection_pool_maxsize or 0, pool_size,
-                                                        DEFAULT_POOL_SIZE)
-            pool = k8s_client.rest.RESTClientObject(configuration).pool_manager
+            pool = _pool_for(configuration, max(pool_size, DEFAULT_POOL_SIZE))
         self._pool = pool
         # Requests go straight to the host's connection pool (no per-request URL parsing and
         # pool lookup); through a proxy they take the PoolManager's path.
@@ -138,7 +137,7 @@ class RESTClient:
     # -- constructors ------------------------------------------------------------------------
 
     @classmethod
-    def from_config(cls, configuration: k8s_client.Configuration, **kw: Any) -> RESTClient:
+    def from_config(cls, configuration: Config | k8s_client.Configuration, **kw: Any) -> RESTClient:
         return cls(configuration, **kw)
 
     @classmethod
@@ -149,29 +148,27 @@ class RESTClient:
     def from_kubeconfig(cls, path: str | os.PathLike[str] | None = None, context: str | None = None,
                         master: str | None = None, **kw: Any) -> RESTClient:
         """Load ``path`` (None: $KUBECONFIG, then ~/.kube/config); ``master`` overrides the server."""
-        cfg = k8s_client.Configuration()
         if path is None:
             path = os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or str(Path.home() / ".kube" / "config")
         path = str(path)
         if not os.path.exists(path):
             raise ConfigError(f"kubeconfig {path} does not exist")
         try:
-            k8s_config.load_kube_config(  # type: ignore[no-untyped-call]
-                config_file=path, context=context, client_configuration=cfg,
-                                        persist_config=False)
-        except Exception as err:
-            raise ConfigError(f"invalid kubeconfig {path}: {_one_line(err)}") from None
+            cfg: Config | k8s_client.Configuration | None = load_kubeconfig(path, context)
+            if cfg is None:  # an auth-provider user: the official package knows those
+                cfg = _official_kubeconfig(path, context)
+        except ConfigError as err:
+            raise ConfigError(f"invalid kubeconfig {path}: {err}") from None
         if master:
-            cfg.host = master
+            cfg.host = master.rstrip("/")
         return cls(cfg, **kw)
 
     @classmethod
     def in_cluster(cls, **kw: Any) -> RESTClient:
-        cfg = k8s_client.Configuration()
         try:
-            k8s_config.load_incluster_config(client_configuration=cfg)  # type: ignore[no-untyped-call]
-        except Exception as err:
-            raise ConfigError(f"not running in a cluster: {_one_line(err)}") from None
+            cfg = load_in_cluster()
+        except ConfigError as err:
+            raise ConfigError(f"not running in a cluster: {err}") from None
         return cls(cfg, **kw)
 
     # -- requests ----------------------------------------------------------------------------
@@ -189,9 +186,21 @@ class RESTClient:
             return self._auth
         with self._auth_lock:
             if refresh or time.monotonic() >= self._auth_until:
-                self._auth = _auth_header(self.configuration)
-                self._auth_until = time.monotonic() + AUTH_REFRESH_INTERVAL
+                cfg = self.configuration
+                if not isinstance(cfg, Config):
+                    self._auth, expiry = _auth_header(cfg), None
+                else:
+                    try:
+                        self._auth, expiry = cfg.credentials(refresh)
+                    except ConfigError as err:
+                        raise TransportError(f"no credentials for the API server at {self.host}: {err}") from None
+                lifetime = AUTH_REFRESH_INTERVAL if expiry is None else min(AUTH_REFRESH_INTERVAL, expiry - time.time())
+                self._auth_until = time.monotonic() + lifetime
             return self._auth
+
+    def _refreshable(self) -> bool:
+        cfg = self.configuration
+        return cfg.refreshable if isinstance(cfg, Config) else cfg.refresh_api_key_hook is not None
 
     def url(self, path: str, query: Mapping[str, str] | None = None) -> str:
         return self.host + path + ("?" + urlencode(query) if query else "")
@@ -233,7 +242,7 @@ class RESTClient:
                 continue
             except urllib3.exceptions.HTTPError as err:
                 raise TransportError(f"cannot reach the API server at {self.host}: {_reason(err)}") from None
-            if resp.status != 401 or refresh or self.configuration.refresh_api_key_hook is None:
+            if resp.status != 401 or refresh or not self._refreshable():
                 return resp
             refresh = True  # the credentials may have expired since they were computed: once more with new ones
         return resp
@@ -275,9 +284,7 @@ def load_rest_client(kubeconfig: str | None = None, master: str | None = None, c
     if kubeconfig:
         return RESTClient.from_kubeconfig(kubeconfig, context=context, master=master, **kw)
     if master:
-        cfg = k8s_client.Configuration()
-        cfg.host = master
-        return RESTClient(cfg, **kw)
+        return RESTClient(Config(host=master), **kw)
     in_cluster_error = ""
     if os.environ.get("KUBERNETES_SERVICE_HOST"):
         try:
@@ -289,6 +296,31 @@ def load_rest_client(kubeconfig: str | None = None, master: str | None = None, c
     except ConfigError as err:
         raise ConfigError(f"no usable configuration: {in_cluster_error}{err} "
                           "(pass --kubeconfig or --master, or run in a cluster)") from None
+
+
+def _pool_for(cfg: Config | k8s_client.Configuration, maxsize: int) -> urllib3.PoolManager:
+    """A pool keeping ``maxsize`` connections per host, with ``cfg``'s TLS settings and proxy."""
+    if isinstance(cfg, Config):
+        return cfg.pool_manager(maxsize)
+    from kubernetes.client.rest import RESTClientObject  # the caller passed the package's own Configuration
+
+    cfg.connection_pool_maxsize = max(cfg.connection_pool_maxsize or 0, maxsize)
+    pool: urllib3.PoolManager = RESTClientObject(cfg).pool_manager
+    return pool
+
+
+def _official_kubeconfig(path: str, context: str | None) -> k8s_client.Configuration:
+    """``path`` loaded by the official package (for users with an ``auth-provider``)."""
+    from kubernetes import client as k8s_client
+    from kubernetes import config as k8s_config
+
+    cfg = k8s_client.Configuration()
+    try:
+        k8s_config.load_kube_config(  # type: ignore[no-untyped-call]
+            config_file=path, context=context, client_configuration=cfg, persist_config=False)
+    except Exception as err:
+        raise ConfigError(_one_line(err)) from None
+    return cfg
 
 
 def _auth_header(cfg: k8s_client.Configuration) -> dict[str, str]:

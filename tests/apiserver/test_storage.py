@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from samplecontroller.apiserver.storage import Expired, Store
+from samplecontroller.apiserver.storage import Event, Expired, Store
 
 
 def obj(name: str, value: int) -> dict[str, object]:
@@ -160,3 +160,54 @@ def test_a_snapshot_shares_the_entries_unchanged_since_its_revision() -> None:
     assert snap[("ns", "o0")].obj["v"] == 1  # changed since: decoded from history
     for i in range(1, 5):  # unchanged: the live entries themselves, no decoded copy
         assert snap[("ns", f"o{i}")] is store.get("g/r", "ns", f"o{i}")
+
+
+def _view(events: list[Event]) -> list[tuple[str, int, bytes, object, bytes]]:
+    return [(ev.type, ev.rev, ev.entry.raw, ev.prev, ev.line()) for ev in events]
+
+
+def test_the_history_is_read_back_from_the_revision_table() -> None:
+    """The store keeps no event objects for its history: a replay reads the same events back
+    from the table (the live entry when still current), and its memory does not grow with the
+    number of events (only one (time, revision) pair per commit)."""
+    store = Store()
+    store.compact(0)
+    written = [store.put("g/r", obj("a", 1)), store.put("g/r", obj("b", 1)), store.put("g/r", obj("a", 2)),
+               store.delete("g/r", "ns", "b"), store.put("other/r", obj("a", 1))]
+    store.flush()
+    replayed = store.events_since(0, "g/r")
+    assert _view(replayed) == _view([ev for ev in written[:4] if ev is not None])
+    assert [ev.type for ev in replayed] == ["ADDED", "ADDED", "MODIFIED", "DELETED"]
+    assert replayed[2].entry is store.get("g/r", "ns", "a")  # current: the live entry, no copy
+    assert replayed[2].prev == {"metadata": {"name": "a", "namespace": "ns", "resourceVersion": "1"}, "v": 1}
+    assert [ev.rev for ev in store.events_since(2, "g/r")] == [3, 4]
+    for i in range(1000):
+        store.put("g/r", obj(f"n{i}", i))
+        store.flush()
+    assert len(store._commits) == 1001 and not hasattr(store, "history")
+    store.close()
+
+
+def test_tombstones_keep_no_value_and_replay_the_same_bytes() -> None:
+    """A deletion's row holds no copy of the object; a replayed DELETED event still carries the
+    object with the deletion's resourceVersion, and an event a watcher still buffers keeps its
+    objects after their rows are compacted away."""
+    store = Store()
+    watcher = store.subscribe("g/r", None)
+    store.put("g/r", {"metadata": {"name": "a", "namespace": "ns", "labels": {"x": "1"}}, "spec": {"v": 1}})
+    deleted = store.delete("g/r", "ns", "a")
+    assert deleted is not None
+    sent = deleted.line()
+    store.put("g/r", obj("b", 1))
+    store.flush()
+    assert store._db.execute("SELECT length(value) FROM kine WHERE deleted = 1").fetchall() == [(0,)]
+    [replayed] = [ev for ev in store.events_since(0, "g/r") if ev.type == "DELETED"]
+    assert replayed.line() == sent and replayed is not deleted
+    assert replayed.entry.obj["metadata"]["resourceVersion"] == str(deleted.rev)
+    assert replayed.prev == {"metadata": {"name": "a", "namespace": "ns", "labels": {"x": "1"},
+                                          "resourceVersion": str(deleted.rev - 1)}, "spec": {"v": 1}}
+    held = watcher.buffer[1]
+    store.compact()
+    assert store._db.execute("SELECT COUNT(*) FROM kine WHERE id <= 2").fetchone()[0] == 0
+    assert held.type == "DELETED" and held.line() == sent and held.prev == replayed.prev
+    store.close()
