@@ -4,7 +4,9 @@
   ``kube-node-lease``, so ``kubectl get nodes`` and ``kubectl describe node`` work;
 - the ``default/kubernetes`` Service (``component=apiserver``, cluster IP 10.96.0.1, port 443);
 - a ``default`` ServiceAccount in every namespace (the service account controller's job), so
-  Pods admitted with ``serviceAccountName: default`` and ``kubectl create token default`` work.
+  Pods admitted with ``serviceAccountName: default`` and ``kubectl create token default`` work;
+- with a serving CA, the ``kube-root-ca.crt`` ConfigMap in every namespace (``ca.crt``: the CA
+  that signs the server's certificate; kube-controller-manager's root-ca-cert-publisher).
 
 ``install(core, schedule)`` creates what is missing (also after a restart from a data directory) and
 watches for new namespaces. It must run on the server's event loop, like ``Core``.
@@ -21,7 +23,7 @@ from samplecontroller.apiserver.storage import Event
 if TYPE_CHECKING:
     from samplecontroller.apiserver.core import Core
 
-__all__ = ["NODE_NAME", "install"]
+__all__ = ["NODE_NAME", "ROOT_CA_CONFIGMAP", "install"]
 
 NODE_NAME = "local-node"
 KUBERNETES_VERSION = "v1.32.0"
@@ -78,18 +80,34 @@ def _ensure(core: Core, group: str, plural: str, ns: str, obj: dict[str, Any]) -
     core.create(res, ns, obj, manager=_MANAGER)
 
 
-def _default_account(core: Core, ns: str) -> None:
+ROOT_CA_CONFIGMAP = "kube-root-ca.crt"
+_ROOT_CA_DESCRIPTION = (
+    "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the "
+    "internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes "
+    "clusters.")
+
+
+def _namespace_defaults(core: Core, ns: str, root_ca: bytes | None) -> None:
+    """What a namespace gets from the controllers: its ``default`` ServiceAccount and, with a CA,
+    the ``kube-root-ca.crt`` ConfigMap."""
     entry = core.store.get("/namespaces", "", ns)
     if entry is None or (entry.obj.get("metadata") or {}).get("deletionTimestamp"):
         return
     _ensure(core, "", "serviceaccounts", ns,
             {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default", "namespace": ns}})
+    if root_ca is not None:
+        _ensure(core, "", "configmaps", ns, {
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": ROOT_CA_CONFIGMAP, "namespace": ns,
+                         "annotations": {"kubernetes.io/description": _ROOT_CA_DESCRIPTION}},
+            "data": {"ca.crt": root_ca.decode()}})
 
 
-def install(core: Core, schedule: Callable[..., None]) -> None:
-    """Create the node, the kubernetes Service and the default ServiceAccounts if missing, and
-    give every namespace created later its default ServiceAccount (through ``schedule``, which
-    runs a callback on the server loop)."""
+def install(core: Core, schedule: Callable[..., None], root_ca: bytes | None = None) -> None:
+    """Create the node, the kubernetes Service and every namespace's defaults (``default``
+    ServiceAccount; ``kube-root-ca.crt`` when ``root_ca``, the serving CA in PEM, is given) if
+    missing, and give every namespace created later the same (through ``schedule``, which runs a
+    callback on the server loop)."""
     _ensure(core, "", "nodes", "", _node(now_rfc3339()))
     _ensure(core, "coordination.k8s.io", "leases", "kube-node-lease", {
         "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
@@ -98,10 +116,10 @@ def install(core: Core, schedule: Callable[..., None]) -> None:
                  "renewTime": now_rfc3339().replace("Z", ".000000Z")}})
     _ensure(core, "", "services", "default", _KUBERNETES_SERVICE)
     for (_, name), _entry in core.store.list("/namespaces", None):
-        _default_account(core, name)
+        _namespace_defaults(core, name, root_ca)
 
     def on_event(event: Event) -> None:
         if event.skey == "/namespaces" and event.type == "ADDED":
-            schedule(_default_account, core, event.name)
+            schedule(_namespace_defaults, core, event.name, root_ca)
 
     core.store.listeners.append(on_event)

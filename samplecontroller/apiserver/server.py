@@ -183,15 +183,6 @@ class LocalAPIServer:
         self.store = Store(self.data_dir, history=self.history, history_window=self.history_window)  # takes the data directory's lock
         if self.data_dir is not None and not self._token_given:
             self.token = _load_or_create_token(self.data_dir / "token", self.token)
-        mapper = RESTMapper()
-        self.core = Core(self.store, mapper)
-        self.controllers = Controllers(self.core, simulate_deployments=self.simulate_deployments,
-                                       simulate_delay=self.simulate_delay)
-        self.controllers.start(asyncio.get_running_loop())
-        self._expiry = EventExpiry(self.store, self.event_ttl)
-        self._expiry.start(asyncio.get_running_loop())
-        self.app = APIServerApp(self.store, mapper, self.core, self.token, bookmark_interval=self.bookmark_interval,
-                                record_requests=self.record_requests)
         ssl_ctx: ssl.SSLContext | None = None
         ca_pem: bytes | None = None
         if not self.insecure_http:
@@ -200,6 +191,15 @@ class LocalAPIServer:
                         else serving_material(extra))
             ca_pem = material.ca_pem
             ssl_ctx = self._ssl_context(material.cert_pem, material.key_pem)
+        mapper = RESTMapper()
+        self.core = Core(self.store, mapper)
+        self.controllers = Controllers(self.core, simulate_deployments=self.simulate_deployments,
+                                       simulate_delay=self.simulate_delay, root_ca=ca_pem)
+        self.controllers.start(asyncio.get_running_loop())
+        self._expiry = EventExpiry(self.store, self.event_ttl)
+        self._expiry.start(asyncio.get_running_loop())
+        self.app = APIServerApp(self.store, mapper, self.core, self.token, bookmark_interval=self.bookmark_interval,
+                                record_requests=self.record_requests)
         sock = socket.socket(socket.AF_INET6 if ":" in self.bind else socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((self.bind, self.port))

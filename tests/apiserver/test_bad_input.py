@@ -247,7 +247,9 @@ def test_watch_over_http_1_0_streams_until_the_connection_closes(server: LocalAP
     assert code == 200, body
     assert "transfer-encoding" not in headers
     events = [json.loads(line) for line in body.splitlines() if line]
-    assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [("ADDED", "seen")]
+    # every namespace also has kube-root-ca.crt, as on a real cluster
+    assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [("ADDED", "kube-root-ca.crt"),
+                                                                              ("ADDED", "seen")]
 
 
 @pytest.mark.parametrize("request_bytes, message", [

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import itertools
 import json
+import socket
+import ssl
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -407,6 +409,20 @@ def test_one_ready_node_and_the_kubernetes_service(k: Run, api: client.ApiClient
     assert svc.spec.cluster_ip == "10.96.0.1" and svc.spec.ports[0].port == 443
     assert svc.metadata.labels == {"component": "apiserver", "provider": "kubernetes"}
     assert "default" in k("get", "serviceaccounts", "-n", "kube-system").stdout
+
+
+def test_every_namespace_publishes_the_root_ca(k: Run, gserver: LocalAPIServer, ns: str) -> None:
+    """kube-root-ca.crt in every namespace, old and new (root-ca-cert-publisher): its ca.crt is the CA
+    that verifies the server, as a pod's client would use it."""
+    assert gserver.ca_path is not None
+    ca = gserver.ca_path.read_text()
+    for namespace in ("default", "kube-system", ns):
+        got = k("get", "configmap", "kube-root-ca.crt", "-n", namespace, "-o", "jsonpath={.data.ca\\.crt}").stdout
+        assert got.strip() == ca.strip(), namespace
+    ctx = ssl.create_default_context(cadata=ca)
+    host, port = gserver.url.removeprefix("https://").rsplit(":", 1)
+    with socket.create_connection((host, int(port))) as sock, ctx.wrap_socket(sock, server_hostname=host):
+        pass  # the published CA verifies the serving certificate
 
 
 def test_drain_evicts_and_cordons_the_node(k: Run, ns: str) -> None:

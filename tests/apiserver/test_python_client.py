@@ -43,7 +43,8 @@ def test_core_v1_crud(api: client.ApiClient, ns: str) -> None:
     assert replaced.data == {"a": "1", "b": "2"}
     patched = core.patch_namespaced_config_map("c", ns, {"data": {"a": "x"}})
     assert patched.data["a"] == "x"
-    assert [i.metadata.name for i in core.list_namespaced_config_map(ns).items] == ["c"]
+    # every namespace also has kube-root-ca.crt, as on a real cluster
+    assert [i.metadata.name for i in core.list_namespaced_config_map(ns).items] == ["c", "kube-root-ca.crt"]
     with pytest.raises(ApiException) as err:
         core.replace_namespaced_config_map("c", ns, got)
     assert err.value.status == 409
@@ -137,7 +138,7 @@ def test_watch_resumes_after_410(api: client.ApiClient, ns: str, server: LocalAP
     assert err.value.status == 410
     # the reflector's answer: re-list, then watch from the fresh resourceVersion
     listing = core.list_namespaced_config_map(ns)
-    assert [c.metadata.name for c in listing.items] == ["a"]
+    assert [c.metadata.name for c in listing.items] == ["a", "kube-root-ca.crt"]
     threading.Timer(0.2, lambda: core.create_namespaced_config_map(
         ns, client.V1ConfigMap(metadata=client.V1ObjectMeta(name="b")))).start()
     for event in w.stream(core.list_namespaced_config_map, ns, resource_version=listing.metadata.resource_version,

@@ -37,8 +37,10 @@ _SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease"
 class Controllers:
     """The background controllers over ``core`` (see the module docstring)."""
 
-    def __init__(self, core: Core, *, simulate_deployments: bool = False, simulate_delay: float = 0.3) -> None:
+    def __init__(self, core: Core, *, simulate_deployments: bool = False, simulate_delay: float = 0.3,
+                 root_ca: bytes | None = None) -> None:
         self.core = core
+        self.root_ca = root_ca  # published as every namespace's kube-root-ca.crt (``cluster``)
         self.store = core.store
         self.loop: asyncio.AbstractEventLoop | None = None
         self.gc = GarbageCollector(core, self.schedule)
@@ -57,7 +59,7 @@ class Controllers:
             if self.store.get(NS_KEY, "", ns) is None:
                 self.core.create(namespaces, "", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}},
                                  manager="kube-apiserver")
-        cluster.install(self.core, self.schedule)
+        cluster.install(self.core, self.schedule, self.root_ca)
         for skey in list(self.store.data):
             for (ns, name), entry in list((self.store.data.get(skey) or {}).items()):
                 meta = entry.obj.get("metadata") or {}
