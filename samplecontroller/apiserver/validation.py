@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from samplecontroller.apiserver.objects import deep_get as get_path
 from samplecontroller.apiserver.schema import (
     FieldError,
     GoRaw,
@@ -307,15 +308,6 @@ def each_object(items: Iterable[Any], field: str, errors: list[FieldError],
             yield path, item
         else:
             errors.append(invalid(path, item, "must be an object"))
-
-
-def get_path(obj: Any, *path: str) -> Any:
-    cur = obj
-    for key in path:
-        if not isinstance(cur, Mapping):
-            return None
-        cur = cur.get(key)
-    return cur
 
 
 def go_map(value: Any) -> GoRaw:
