@@ -18,6 +18,8 @@ import urllib3
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
+FOOS = "/apis/samplecontroller.k8s.io/v1alpha1/namespaces/default/foos"
+FOOS_WATCH = FOOS + "?watch=1"
 
 
 class ServerProcess:

@@ -33,14 +33,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from _apiserver_process import JsonApi, ServerProcess  # noqa: E402
+from _apiserver_process import FOOS, FOOS_WATCH, JsonApi, ServerProcess  # noqa: E402
 
 from samplecontroller.app import install_crds  # noqa: E402
 from samplecontroller.rest import load_rest_client  # noqa: E402
 
-FOOS = "/apis/samplecontroller.k8s.io/v1alpha1/namespaces/default/foos"
 DEPLOYMENTS_WATCH = "/apis/apps/v1/namespaces/default/deployments?watch=1&allowWatchBookmarks=false"
-FOOS_WATCH = "/apis/samplecontroller.k8s.io/v1alpha1/namespaces/default/foos?watch=1"
 
 
 def run_once(n_foos: int, workers: int) -> dict[str, float]:

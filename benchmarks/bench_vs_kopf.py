@@ -42,15 +42,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from _apiserver_process import JsonApi  # noqa: E402
+from _apiserver_process import FOOS, FOOS_WATCH, JsonApi  # noqa: E402
 
 from samplecontroller.app import install_crds  # noqa: E402
 from samplecontroller.rest import load_rest_client  # noqa: E402
 
 BENCH_UA = "bench-vs-kopf"
-FOOS = "/apis/samplecontroller.k8s.io/v1alpha1/namespaces/default/foos"
 DEPLOYMENTS_WATCH = "/apis/apps/v1/namespaces/default/deployments?watch=1"
-FOOS_WATCH = FOOS + "?watch=1"
 VERBS = ("get", "list", "watch", "create", "update", "patch", "delete")
 
 
