@@ -15,7 +15,6 @@ Not a test: machines are noisy, so numbers are printed, never asserted.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -34,45 +33,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from _apiserver_process import ServerProcess  # noqa: E402
+from _apiserver_process import FOOS, FOOS_WATCH, JsonApi, ServerProcess  # noqa: E402
 
 from samplecontroller.app import install_crds  # noqa: E402
 from samplecontroller.rest import load_rest_client  # noqa: E402
 
-FOOS = "/apis/samplecontroller.k8s.io/v1alpha1/namespaces/default/foos"
 DEPLOYMENTS_WATCH = "/apis/apps/v1/namespaces/default/deployments?watch=1&allowWatchBookmarks=false"
-FOOS_WATCH = "/apis/samplecontroller.k8s.io/v1alpha1/namespaces/default/foos?watch=1"
-
-
-class Api:
-    def __init__(self, server: ServerProcess) -> None:
-        self.url = server.url
-        self.headers = {"Authorization": f"Bearer {server.token}", "Content-Type": "application/json"}
-        self.pool = urllib3.PoolManager(maxsize=32, ca_certs=str(server.ca_path), cert_reqs="CERT_REQUIRED")
-
-    def post(self, path: str, body: dict[str, Any]) -> None:
-        r = self.pool.request("POST", self.url + path, body=json.dumps(body).encode(), headers=self.headers)
-        if r.status >= 300:
-            raise RuntimeError(f"POST {path}: {r.status} {r.data[:200]!r}")
-
-    def watch(self, path: str, on_event: Any, stop: threading.Event) -> threading.Thread:
-        def run() -> None:
-            r = self.pool.request("GET", self.url + path, headers=self.headers, preload_content=False,
-                                  timeout=urllib3.Timeout(connect=5, read=None))
-            buf = b""
-            for chunk in r.stream(65536):
-                buf += chunk
-                *lines, buf = buf.split(b"\n")
-                for line in lines:
-                    if line.strip():
-                        on_event(json.loads(line), time.perf_counter())
-                if stop.is_set():
-                    break
-            r.release_conn()
-
-        t = threading.Thread(target=run, daemon=True)
-        t.start()
-        return t
 
 
 def run_once(n_foos: int, workers: int) -> dict[str, float]:
@@ -86,7 +52,8 @@ def run_once(n_foos: int, workers: int) -> dict[str, float]:
 
 def _measure(server: ServerProcess, n_foos: int, workers: int, tmp: Path) -> dict[str, float]:
     install_crds(load_rest_client(kubeconfig=str(server.kubeconfig_path)), ROOT / "crds")
-    api = Api(server)
+    http = urllib3.PoolManager(maxsize=32, ca_certs=str(server.ca_path), cert_reqs="CERT_REQUIRED")
+    api = JsonApi(server.url, server.token, http)
     created: dict[str, float] = {}
     deployed: dict[str, float] = {}
     synced: dict[str, float] = {}

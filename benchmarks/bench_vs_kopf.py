@@ -41,13 +41,14 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from _apiserver_process import FOOS, FOOS_WATCH, JsonApi  # noqa: E402
+
 from samplecontroller.app import install_crds  # noqa: E402
 from samplecontroller.rest import load_rest_client  # noqa: E402
 
 BENCH_UA = "bench-vs-kopf"
-FOOS = "/apis/samplecontroller.k8s.io/v1alpha1/namespaces/default/foos"
 DEPLOYMENTS_WATCH = "/apis/apps/v1/namespaces/default/deployments?watch=1"
-FOOS_WATCH = FOOS + "?watch=1"
 VERBS = ("get", "list", "watch", "create", "update", "patch", "delete")
 
 
@@ -81,34 +82,6 @@ class CountingServer:
             self.proc.wait(60)
         except subprocess.TimeoutExpired:
             self.proc.kill()
-
-
-class Api:
-    def __init__(self, server: CountingServer) -> None:
-        self.url = server.url
-        self.headers = {"Authorization": f"Bearer {server.token}", "Content-Type": "application/json",
-                        "User-Agent": BENCH_UA}
-        self.pool = urllib3.PoolManager(maxsize=32, cert_reqs="CERT_NONE")
-        urllib3.disable_warnings()
-
-    def post(self, path: str, body: dict[str, Any]) -> None:
-        r = self.pool.request("POST", self.url + path, body=json.dumps(body).encode(), headers=self.headers)
-        if r.status >= 300:
-            raise RuntimeError(f"POST {path}: {r.status} {r.data[:200]!r}")
-
-    def watch(self, path: str, on_event: Any) -> None:
-        def run() -> None:
-            r = self.pool.request("GET", self.url + path, headers=self.headers, preload_content=False,
-                                  timeout=urllib3.Timeout(connect=5, read=None))
-            buf = b""
-            for chunk in r.stream(65536):
-                buf += chunk
-                *lines, buf = buf.split(b"\n")
-                for line in lines:
-                    if line.strip():
-                        on_event(json.loads(line), time.perf_counter())
-
-        threading.Thread(target=run, daemon=True).start()
 
 
 @dataclass
@@ -155,7 +128,8 @@ def run_once(controller: str, n: int, workers: int | None) -> Result:
 
 def _measure(server: CountingServer, controller: str, n: int, workers: int | None, tmp: Path) -> Result:
     install_crds(load_rest_client(kubeconfig=str(server.kubeconfig_path)), ROOT / "crds")
-    api = Api(server)
+    urllib3.disable_warnings()
+    api = JsonApi(server.url, server.token, urllib3.PoolManager(maxsize=32, cert_reqs="CERT_NONE"), BENCH_UA)
     result = Result(controller, n)
     deployed: set[str] = set()
     synced: set[str] = set()
@@ -226,7 +200,7 @@ def _wait_for_watches(server: CountingServer, proc: subprocess.Popen[Any]) -> No
     time.sleep(0.5)
 
 
-def _create_foos(api: Api, n: int) -> None:
+def _create_foos(api: JsonApi, n: int) -> None:
     def create(i: int) -> None:
         name = f"foo-{i:05d}"
         api.post(FOOS, {"apiVersion": "samplecontroller.k8s.io/v1alpha1", "kind": "Foo",

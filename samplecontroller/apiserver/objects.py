@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -35,9 +36,10 @@ def meta_of(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def deep_get(obj: Any, *path: str) -> Any:
-    """The value at ``path`` (None where an object along it is missing)."""
+    """The value at ``path`` (None where an object along it is missing or is not a mapping);
+    never raises, whatever the shape of ``obj``."""
     for part in path:
-        if not isinstance(obj, dict):
+        if not isinstance(obj, Mapping):
             return None
         obj = obj.get(part)
     return obj

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from samplecontroller.apiserver.objects import deep_get as get_path
 from samplecontroller.apiserver.schema import (
     FieldError,
     GoRaw,
@@ -27,6 +28,7 @@ __all__ = [
     "dns1035_label_errors",
     "dns1123_label_errors",
     "dns1123_subdomain_errors",
+    "each_object",
     "finalizer_warnings",
     "get_path",
     "go_map",
@@ -250,11 +252,7 @@ def _validate_owner_references(refs: Any) -> list[FieldError]:
         return [invalid("metadata.ownerReferences", refs, "must be a list")]
     errors: list[FieldError] = []
     controllers = 0
-    for i, ref in enumerate(refs):
-        path = f"metadata.ownerReferences[{i}]"
-        if not isinstance(ref, Mapping):
-            errors.append(invalid(path, ref, "must be an object"))
-            continue
+    for path, ref in each_object(refs, "metadata.ownerReferences", errors):
         if not ref.get("apiVersion"):
             errors.append(invalid(f"{path}.apiVersion", ref.get("apiVersion") or "", "version must not be empty"))
         for key in ("kind", "name", "uid"):
@@ -300,13 +298,16 @@ def finalizer_warnings(new: Mapping[str, Any], old: Mapping[str, Any] | None) ->
 # ---------------------------------------------------------------------------- helpers of the kinds' rules
 
 
-def get_path(obj: Any, *path: str) -> Any:
-    cur = obj
-    for key in path:
-        if not isinstance(cur, Mapping):
-            return None
-        cur = cur.get(key)
-    return cur
+def each_object(items: Iterable[Any], field: str, errors: list[FieldError],
+                start: int = 0) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """``(f"{field}[i]", item)`` for each item that is an object, ``i`` counted from ``start``;
+    for any other item an Invalid "must be an object" error is appended to ``errors`` instead."""
+    for i, item in enumerate(items, start=start):
+        path = f"{field}[{i}]"
+        if isinstance(item, Mapping):
+            yield path, item
+        else:
+            errors.append(invalid(path, item, "must be an object"))
 
 
 def go_map(value: Any) -> GoRaw:
@@ -390,11 +391,7 @@ def validate_ephemeral_update(old: Mapping[str, Any], new: Mapping[str, Any]) ->
                                     f'existing ephemeral containers "{container.get("name")}" may not be changed'))
     taken = {c.get("name") for key in ("initContainers", "containers")
              for c in get_path(new, "spec", key) or () if isinstance(c, Mapping)}
-    for i, container in enumerate(after[len(before):], start=len(before)):
-        path = f"spec.ephemeralContainers[{i}]"
-        if not isinstance(container, Mapping):
-            errors.append(invalid(path, container, "must be an object"))
-            continue
+    for path, container in each_object(after[len(before):], "spec.ephemeralContainers", errors, len(before)):
         name = container.get("name")
         if not name:
             errors.append(required(f"{path}.name"))

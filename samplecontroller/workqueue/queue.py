@@ -130,11 +130,7 @@ class Queue(Generic[T]):
         Also ends a ``shut_down_with_drain`` that is still waiting.
         """
         with self._lock:
-            self._drain = False
-            self._shutting_down = True
-            if self._metrics is not None:
-                self._metrics.stop()
-            self._cond.notify_all()
+            self._begin_shutdown(drain=False)
             self._drained.notify_all()
 
     def shut_down_with_drain(self) -> None:
@@ -144,11 +140,7 @@ class Queue(Generic[T]):
         keep their workers running (and calling ``done``) or this never returns.
         """
         with self._lock:
-            self._drain = True
-            self._shutting_down = True
-            if self._metrics is not None:
-                self._metrics.stop()
-            self._cond.notify_all()
+            self._begin_shutdown(drain=True)
             while self._processing and self._drain:
                 self._drained.wait()
 
@@ -167,11 +159,7 @@ class Queue(Generic[T]):
                     self._metrics.drop(item)
             self._queue.clear()
             self._dirty.clear()
-            self._drain = True
-            self._shutting_down = True
-            if self._metrics is not None:
-                self._metrics.stop()
-            self._cond.notify_all()
+            self._begin_shutdown(drain=True)
             while self._processing and self._drain:
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
@@ -179,6 +167,15 @@ class Queue(Generic[T]):
                 self._drained.wait(remaining)
             self._drain = False
             return not self._processing
+
+    def _begin_shutdown(self, drain: bool) -> None:
+        """Mark the queue shut down (``drain``: shutdown waits for items in flight), stop the
+        metrics and wake every ``get``. The caller holds ``self._lock``."""
+        self._drain = drain
+        self._shutting_down = True
+        if self._metrics is not None:
+            self._metrics.stop()
+        self._cond.notify_all()
 
     def shutting_down(self) -> bool:
         return self._shutting_down

@@ -5,15 +5,18 @@ from __future__ import annotations
 import http.client
 import json
 import ssl
+import subprocess
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+from kubernetes import client, config
 
 from samplecontroller.apiserver import LocalAPIServer
-from samplecontroller.apiserver.testing import install_crds
+from samplecontroller.apiserver.testing import install_crds, make_kubectl
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -79,6 +82,30 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalAPIServer]
 @pytest.fixture(scope="module")
 def raw(server: LocalAPIServer) -> Raw:
     return Raw(server)
+
+
+def checked_kubectl(home: Path, server: LocalAPIServer) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """``make_kubectl(home, server)`` that asserts each command exits 0 (the unchecked runner is
+    its ``raw`` attribute)."""
+    run = make_kubectl(home, server)
+
+    def ok(*args: str, stdin: str | None = None, binary: str | None = None) -> subprocess.CompletedProcess[str]:
+        proc = run(*args, stdin=stdin, binary=binary)
+        assert proc.returncode == 0, f"kubectl {' '.join(args)}: {proc.stderr}"
+        return proc
+
+    ok.raw = run  # type: ignore[attr-defined]
+    return ok
+
+
+@contextmanager
+def official_client(server: LocalAPIServer) -> Iterator[client.ApiClient]:
+    """The official Python client's ApiClient for ``server``'s kubeconfig, closed on exit."""
+    api_client = config.new_client_from_config(config_file=str(server.kubeconfig_path))
+    try:
+        yield api_client
+    finally:
+        api_client.close()
 
 
 def foo(name: str, replicas: int | None = 1, **meta: Any) -> dict[str, Any]:

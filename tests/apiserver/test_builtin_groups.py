@@ -12,11 +12,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from kubernetes import client, config
+from kubernetes import client
 from kubernetes.client.rest import ApiException
 
 from samplecontroller.apiserver import LocalAPIServer
-from samplecontroller.apiserver.testing import make_kubectl
+from tests.apiserver.conftest import checked_kubectl, official_client
 
 ROOT = Path(__file__).resolve().parents[2]
 SDK = "/usr/lib/google-cloud-sdk/bin"
@@ -32,22 +32,13 @@ def gserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalAPIServer
 
 @pytest.fixture(scope="module")
 def k(gserver: LocalAPIServer, tmp_path_factory: pytest.TempPathFactory) -> Run:
-    run = make_kubectl(tmp_path_factory.mktemp("home"), gserver)
-
-    def ok(*args: str, stdin: str | None = None, binary: str | None = None) -> subprocess.CompletedProcess[str]:
-        proc = run(*args, stdin=stdin, binary=binary)
-        assert proc.returncode == 0, f"kubectl {' '.join(args)}: {proc.stderr}"
-        return proc
-
-    ok.raw = run  # type: ignore[attr-defined]
-    return ok
+    return checked_kubectl(tmp_path_factory.mktemp("home"), gserver)
 
 
 @pytest.fixture(scope="module")
 def api(gserver: LocalAPIServer) -> Iterator[client.ApiClient]:
-    api_client = config.new_client_from_config(config_file=str(gserver.kubeconfig_path))
-    yield api_client
-    api_client.close()
+    with official_client(gserver) as api_client:
+        yield api_client
 
 
 @pytest.fixture

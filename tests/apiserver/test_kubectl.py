@@ -13,6 +13,7 @@ import pytest
 
 from samplecontroller.apiserver import LocalAPIServer
 from samplecontroller.apiserver.testing import make_kubectl, require_kubectl
+from tests.apiserver.conftest import checked_kubectl
 
 pytestmark = pytest.mark.kubectl
 
@@ -30,14 +31,7 @@ def kserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalAPIServer
 
 @pytest.fixture(scope="module")
 def k(kserver: LocalAPIServer, tmp_path_factory: pytest.TempPathFactory) -> Run:
-    run = make_kubectl(tmp_path_factory.mktemp("home"), kserver)
-
-    def ok(*args: str, stdin: str | None = None, binary: str | None = None) -> subprocess.CompletedProcess[str]:
-        proc = run(*args, stdin=stdin, binary=binary)
-        assert proc.returncode == 0, f"kubectl {' '.join(args)}: {proc.stderr}"
-        return proc
-
-    ok.raw = run  # type: ignore[attr-defined]
+    ok = checked_kubectl(tmp_path_factory.mktemp("home"), kserver)
     ok("apply", "-f", str(ROOT / "crds"))
     ok("wait", "--for=condition=established", "crd/foos.samplecontroller.k8s.io", "--timeout=20s")
     return ok

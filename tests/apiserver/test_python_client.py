@@ -9,11 +9,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from kubernetes import client, config, dynamic, watch
+from kubernetes import client, dynamic, watch
 from kubernetes.client.rest import ApiException
 
 from samplecontroller.apiserver import LocalAPIServer
-from tests.apiserver.conftest import foo
+from tests.apiserver.conftest import foo, official_client
 
 _ns = itertools.count()
 GROUP, VERSION, PLURAL = "samplecontroller.k8s.io", "v1alpha1", "foos"
@@ -21,9 +21,8 @@ GROUP, VERSION, PLURAL = "samplecontroller.k8s.io", "v1alpha1", "foos"
 
 @pytest.fixture(scope="module")
 def api(server: LocalAPIServer) -> Iterator[client.ApiClient]:
-    api_client = config.new_client_from_config(config_file=str(server.kubeconfig_path))
-    yield api_client
-    api_client.close()
+    with official_client(server) as api_client:
+        yield api_client
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ import queue as stdqueue
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -262,64 +263,61 @@ def test_builder_errors_and_naming() -> None:
         builder.controller_managed_by(mgr).for_(Foo).complete(Func(lambda r: None))
 
 
-def test_stop_finishes_reconciles_in_progress_and_drops_the_backlog() -> None:
-    """On stop only the reconciles in progress finish; the waiting requests are not handed out."""
-    release = threading.Event()
+class _Held:
+    """A started controller whose every reconcile blocks until ``release`` is set."""
+
+    def __init__(self, c: controller.Controller) -> None:
+        self.c = c
+        self.stop, self.release = threading.Event(), threading.Event()
+        self.seen: list[Request] = []
+        self.t = threading.Thread(target=c.start, args=(self.stop,), daemon=True)
+
+
+@contextmanager
+def _held_controller(workers: int, shutdown_timeout: float, requests: list[Request]) -> Iterator[_Held]:
+    """Start a controller of ``workers`` on ``requests`` with held reconciles; yields once every
+    worker is inside one; on exit releases them and stops the controller."""
     entered = threading.Semaphore(0)
-    seen: list[Request] = []
 
     def held(request: Request, n: int) -> Result:
-        seen.append(request)
+        run.seen.append(request)
         entered.release()
-        release.wait(60)
+        run.release.wait(60)
         return Result()
 
-    backlog = [Request("ns", f"r{i}") for i in range(20)]
     c = controller.Controller(f"c{next(_counter)}", Script(held),
-                              fast_options(max_concurrent_reconciles=2, shutdown_timeout=60.0))
-    c.watch(seed(*backlog))
-    stop = threading.Event()
-    t = threading.Thread(target=c.start, args=(stop,), daemon=True)
-    t.start()
+                              fast_options(max_concurrent_reconciles=workers, shutdown_timeout=shutdown_timeout))
+    c.watch(seed(*requests))
+    run = _Held(c)
+    run.t.start()
     try:
-        for _ in range(2):
+        for _ in range(workers):
             assert entered.acquire(timeout=10)
-        stop.set()
+        yield run
+    finally:
+        run.release.set()
+        run.stop.set()
+
+
+def test_stop_finishes_reconciles_in_progress_and_drops_the_backlog() -> None:
+    """On stop only the reconciles in progress finish; the waiting requests are not handed out."""
+    backlog = [Request("ns", f"r{i}") for i in range(20)]
+    with _held_controller(2, 60.0, backlog) as run:
+        run.stop.set()
         deadline = time.monotonic() + 10
-        while not c.queue.shutting_down():
+        while not run.c.queue.shutting_down():
             assert time.monotonic() < deadline
             time.sleep(0.01)
-        assert t.is_alive()
-        release.set()
-        t.join(30)
-        assert not t.is_alive()
-        assert sorted(seen) == sorted(backlog[:2])
-    finally:
-        release.set()
-        stop.set()
+        assert run.t.is_alive()
+        run.release.set()
+        run.t.join(30)
+        assert not run.t.is_alive()
+        assert sorted(run.seen) == sorted(backlog[:2])
 
 
 def test_shutdown_timeout_bounds_the_whole_stop() -> None:
     """20 workers stuck in reconciles, shutdown_timeout 0.25 s: the old code took 21 x 0.25 s."""
-    release = threading.Event()
-    entered = threading.Semaphore(0)
-
-    def stuck(request: Request, n: int) -> Result:
-        entered.release()
-        release.wait(60)
-        return Result()
-
-    c = controller.Controller(f"c{next(_counter)}", Script(stuck),
-                              fast_options(max_concurrent_reconciles=20, shutdown_timeout=0.25))
-    c.watch(seed(*[Request("ns", f"r{i}") for i in range(30)]))
-    stop = threading.Event()
-    t = threading.Thread(target=c.start, args=(stop,), daemon=True)
-    t.start()
-    try:
-        for _ in range(20):
-            assert entered.acquire(timeout=10)
-        stop.set()
-        t.join(4.0)  # generous: 16 x the timeout, below the old 5.25 s
-        assert not t.is_alive()
-    finally:
-        release.set()
+    with _held_controller(20, 0.25, [Request("ns", f"r{i}") for i in range(30)]) as run:
+        run.stop.set()
+        run.t.join(4.0)  # generous: 16 x the timeout, below the old 5.25 s
+        assert not run.t.is_alive()

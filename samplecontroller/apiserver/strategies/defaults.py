@@ -36,15 +36,40 @@ def _ensure(parent: Obj, key: str) -> Obj | None:
     return value if isinstance(value, dict) else None
 
 
+def _set_defaults(target: Obj, **values: Any) -> None:
+    """``target.setdefault`` for each of ``values``, in their order (keys keep that order)."""
+    for key, value in values.items():
+        target.setdefault(key, value)
+
+
+def _on_spec(default_spec: Callable[[Obj], None]) -> Callable[[Obj, bool], None]:
+    """A defaulter that applies ``default_spec`` to the object's ``spec`` when that is an object."""
+    def defaulter(obj: Obj, creating: bool) -> None:
+        spec = _dict(obj, "spec")
+        if spec is not None:
+            default_spec(spec)
+    return defaulter
+
+
+def _rolling_strategy(spec: Obj, key: str, **rolling: Any) -> None:
+    """Default ``spec[key]`` to type RollingUpdate and, when it is one, its ``rollingUpdate``
+    fields to ``rolling``."""
+    strategy = _ensure(spec, key)
+    if strategy is not None:
+        strategy.setdefault("type", "RollingUpdate")
+        if strategy["type"] == "RollingUpdate":
+            params = _ensure(strategy, "rollingUpdate")
+            if params is not None:
+                _set_defaults(params, **rolling)
+
+
 # ---------------------------------------------------------------------------- core/v1: pods
 
 
 def _default_probe(probe: Obj | None) -> None:
     if probe is None:
         return
-    for key, value in (("timeoutSeconds", 1), ("periodSeconds", 10), ("successThreshold", 1),
-                       ("failureThreshold", 3)):
-        probe.setdefault(key, value)
+    _set_defaults(probe, timeoutSeconds=1, periodSeconds=10, successThreshold=1, failureThreshold=3)
     get = _dict(probe, "httpGet")
     if get is not None:
         get.setdefault("path", "/")
@@ -58,9 +83,8 @@ def _default_container(container: Obj) -> None:
         container.setdefault("imagePullPolicy", "Always" if latest else "IfNotPresent")
     else:
         container.setdefault("imagePullPolicy", "IfNotPresent")
-    container.setdefault("terminationMessagePath", "/dev/termination-log")
-    container.setdefault("terminationMessagePolicy", "File")
-    container.setdefault("resources", {})
+    _set_defaults(container, terminationMessagePath="/dev/termination-log", terminationMessagePolicy="File",
+                  resources={})
     for port in _dicts(container, "ports"):
         port.setdefault("protocol", "TCP")
     for probe in ("livenessProbe", "readinessProbe", "startupProbe"):
@@ -92,11 +116,8 @@ def default_pod_spec(spec: Any) -> None:
     """SetDefaults_PodSpec and the container, probe, port and volume defaults under it."""
     if not isinstance(spec, dict):
         return
-    spec.setdefault("restartPolicy", "Always")
-    spec.setdefault("terminationGracePeriodSeconds", 30)
-    spec.setdefault("dnsPolicy", "ClusterFirst")
-    spec.setdefault("securityContext", {})
-    spec.setdefault("schedulerName", "default-scheduler")
+    _set_defaults(spec, restartPolicy="Always", terminationGracePeriodSeconds=30, dnsPolicy="ClusterFirst",
+                  securityContext={}, schedulerName="default-scheduler")
     for key in ("containers", "initContainers", "ephemeralContainers"):
         for container in _dicts(spec, key):
             _default_container(container)
@@ -181,12 +202,9 @@ def _pod(obj: Obj, creating: bool) -> None:
 # ---------------------------------------------------------------------------- core/v1: others
 
 
-def _service(obj: Obj, creating: bool) -> None:
-    spec = _dict(obj, "spec")
-    if spec is None:
-        return
-    spec.setdefault("type", "ClusterIP")
-    spec.setdefault("sessionAffinity", "None")
+@_on_spec
+def _service(spec: Obj) -> None:
+    _set_defaults(spec, type="ClusterIP", sessionAffinity="None")
     if spec["type"] != "ExternalName":
         spec.setdefault("internalTrafficPolicy", "Cluster")
     if spec["type"] in ("NodePort", "LoadBalancer"):
@@ -238,72 +256,39 @@ def _endpoints(obj: Obj, creating: bool) -> None:
 
 def _endpoint_slice(obj: Obj, creating: bool) -> None:
     for port in _dicts(obj, "ports"):
-        port.setdefault("protocol", "TCP")
-        port.setdefault("name", "")
+        _set_defaults(port, protocol="TCP", name="")
 
 
 # ---------------------------------------------------------------------------- apps/v1
 
 
-def _deployment(obj: Obj, creating: bool) -> None:
-    spec = _dict(obj, "spec")
-    if spec is None:
-        return
-    spec.setdefault("replicas", 1)
-    spec.setdefault("revisionHistoryLimit", 10)
-    spec.setdefault("progressDeadlineSeconds", 600)
-    strategy = _ensure(spec, "strategy")
-    if strategy is not None:
-        strategy.setdefault("type", "RollingUpdate")
-        if strategy["type"] == "RollingUpdate":
-            rolling = _ensure(strategy, "rollingUpdate")
-            if rolling is not None:
-                rolling.setdefault("maxUnavailable", "25%")
-                rolling.setdefault("maxSurge", "25%")
+@_on_spec
+def _deployment(spec: Obj) -> None:
+    _set_defaults(spec, replicas=1, revisionHistoryLimit=10, progressDeadlineSeconds=600)
+    _rolling_strategy(spec, "strategy", maxUnavailable="25%", maxSurge="25%")
     default_pod_template(spec.get("template"))
 
 
-def _replica_set(obj: Obj, creating: bool) -> None:
-    spec = _dict(obj, "spec")
-    if spec is not None:
-        spec.setdefault("replicas", 1)
-        default_pod_template(spec.get("template"))
-
-
-def _daemon_set(obj: Obj, creating: bool) -> None:
-    spec = _dict(obj, "spec")
-    if spec is None:
-        return
-    spec.setdefault("revisionHistoryLimit", 10)
-    strategy = _ensure(spec, "updateStrategy")
-    if strategy is not None:
-        strategy.setdefault("type", "RollingUpdate")
-        if strategy["type"] == "RollingUpdate":
-            rolling = _ensure(strategy, "rollingUpdate")
-            if rolling is not None:
-                rolling.setdefault("maxUnavailable", 1)
-                rolling.setdefault("maxSurge", 0)
+@_on_spec
+def _replica_set(spec: Obj) -> None:
+    spec.setdefault("replicas", 1)
     default_pod_template(spec.get("template"))
 
 
-def _stateful_set(obj: Obj, creating: bool) -> None:
-    spec = _dict(obj, "spec")
-    if spec is None:
-        return
-    spec.setdefault("replicas", 1)
-    spec.setdefault("podManagementPolicy", "OrderedReady")
+@_on_spec
+def _daemon_set(spec: Obj) -> None:
     spec.setdefault("revisionHistoryLimit", 10)
-    strategy = _ensure(spec, "updateStrategy")
-    if strategy is not None:
-        strategy.setdefault("type", "RollingUpdate")
-        if strategy["type"] == "RollingUpdate":
-            rolling = _ensure(strategy, "rollingUpdate")
-            if rolling is not None:
-                rolling.setdefault("partition", 0)
+    _rolling_strategy(spec, "updateStrategy", maxUnavailable=1, maxSurge=0)
+    default_pod_template(spec.get("template"))
+
+
+@_on_spec
+def _stateful_set(spec: Obj) -> None:
+    _set_defaults(spec, replicas=1, podManagementPolicy="OrderedReady", revisionHistoryLimit=10)
+    _rolling_strategy(spec, "updateStrategy", partition=0)
     retention = _ensure(spec, "persistentVolumeClaimRetentionPolicy")
     if retention is not None:
-        retention.setdefault("whenDeleted", "Retain")
-        retention.setdefault("whenScaled", "Retain")
+        _set_defaults(retention, whenDeleted="Retain", whenScaled="Retain")
     for claim in _dicts(spec, "volumeClaimTemplates"):
         claim_spec = _dict(claim, "spec")
         if claim_spec is not None:
@@ -319,11 +304,9 @@ def _job_spec(spec: Obj) -> None:
     if spec.get("completions") is None and spec.get("parallelism") is None:
         spec["completions"] = 1
         spec["parallelism"] = 1
-    spec.setdefault("parallelism", 1)
-    spec.setdefault("completionMode", "NonIndexed")
-    spec.setdefault("backoffLimit", 2147483647 if spec.get("backoffLimitPerIndex") is not None else 6)
-    spec.setdefault("suspend", False)
-    spec.setdefault("podReplacementPolicy", "Failed" if spec.get("podFailurePolicy") else "TerminatingOrFailed")
+    _set_defaults(spec, parallelism=1, completionMode="NonIndexed",
+                  backoffLimit=2147483647 if spec.get("backoffLimitPerIndex") is not None else 6, suspend=False,
+                  podReplacementPolicy="Failed" if spec.get("podFailurePolicy") else "TerminatingOrFailed")
 
 
 def _job_selector(obj: Obj, spec: Obj) -> None:
@@ -354,14 +337,10 @@ def _job(obj: Obj, creating: bool) -> None:
     default_pod_template(spec.get("template"))
 
 
-def _cron_job(obj: Obj, creating: bool) -> None:
-    spec = _dict(obj, "spec")
-    if spec is None:
-        return
-    spec.setdefault("concurrencyPolicy", "Allow")
-    spec.setdefault("suspend", False)
-    spec.setdefault("successfulJobsHistoryLimit", 3)
-    spec.setdefault("failedJobsHistoryLimit", 1)
+@_on_spec
+def _cron_job(spec: Obj) -> None:
+    _set_defaults(spec, concurrencyPolicy="Allow", suspend=False, successfulJobsHistoryLimit=3,
+                  failedJobsHistoryLimit=1)
     job_spec = _dict(_dict(spec, "jobTemplate"), "spec")
     if job_spec is not None:
         default_pod_template(job_spec.get("template"))
@@ -370,10 +349,8 @@ def _cron_job(obj: Obj, creating: bool) -> None:
 # ---------------------------------------------------------------------------- other groups
 
 
-def _network_policy(obj: Obj, creating: bool) -> None:
-    spec = _dict(obj, "spec")
-    if spec is None:
-        return
+@_on_spec
+def _network_policy(spec: Obj) -> None:
     for rule in _dicts(spec, "ingress") + _dicts(spec, "egress"):
         for port in _dicts(rule, "ports"):
             port.setdefault("protocol", "TCP")
@@ -395,28 +372,22 @@ def _priority_class(obj: Obj, creating: bool) -> None:
 
 
 def _storage_class(obj: Obj, creating: bool) -> None:
-    obj.setdefault("reclaimPolicy", "Delete")
-    obj.setdefault("volumeBindingMode", "Immediate")
+    _set_defaults(obj, reclaimPolicy="Delete", volumeBindingMode="Immediate")
 
 
-def _csi_driver(obj: Obj, creating: bool) -> None:
-    spec = _dict(obj, "spec")
-    if spec is None:
-        return
-    for key, value in (("attachRequired", True), ("podInfoOnMount", False), ("storageCapacity", False),
-                       ("fsGroupPolicy", "ReadWriteOnceWithFSType"), ("requiresRepublish", False),
-                       ("seLinuxMount", False)):
-        spec.setdefault(key, value)
-    spec.setdefault("volumeLifecycleModes", ["Persistent"])
+@_on_spec
+def _csi_driver(spec: Obj) -> None:
+    _set_defaults(spec, attachRequired=True, podInfoOnMount=False, storageCapacity=False,
+                  fsGroupPolicy="ReadWriteOnceWithFSType", requiresRepublish=False, seLinuxMount=False,
+                  volumeLifecycleModes=["Persistent"])
 
 
-def _hpa(obj: Obj, creating: bool) -> None:
-    spec = _dict(obj, "spec")
-    if spec is not None:
-        spec.setdefault("minReplicas", 1)
-        if not spec.get("metrics"):
-            spec["metrics"] = [{"type": "Resource", "resource": {
-                "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}}]
+@_on_spec
+def _hpa(spec: Obj) -> None:
+    spec.setdefault("minReplicas", 1)
+    if not spec.get("metrics"):
+        spec["metrics"] = [{"type": "Resource", "resource": {
+            "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}}]
 
 
 def _pod_template(obj: Obj, creating: bool) -> None:

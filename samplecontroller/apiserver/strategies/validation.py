@@ -29,6 +29,7 @@ from samplecontroller.apiserver.validation import (
     dns1035_label_errors,
     dns1123_label_errors,
     dns1123_subdomain_errors,
+    each_object,
     get_path,
     go_map,
     go_selector,
@@ -70,11 +71,7 @@ def _containers(containers: Any, field: str) -> list[FieldError]:
         return [invalid(field, containers, "must be a list")]
     errors: list[FieldError] = []
     seen: set[str] = set()
-    for i, c in enumerate(containers):
-        path = f"{field}[{i}]"
-        if not isinstance(c, Mapping):
-            errors.append(invalid(path, c, "must be an object"))
-            continue
+    for path, c in each_object(containers, field, errors):
         name = c.get("name")
         if not name:
             errors.append(required(f"{path}.name"))
@@ -92,11 +89,7 @@ def _selector_errors(selector: Mapping[str, Any], field: str) -> list[FieldError
     """ValidateLabelSelector: matchLabels as labels, matchExpressions' keys, operators and values."""
     errors = validate_labels(selector.get("matchLabels"), f"{field}.matchLabels")
     exprs = selector.get("matchExpressions") or []
-    for i, expr in enumerate(exprs if isinstance(exprs, list) else []):
-        path = f"{field}.matchExpressions[{i}]"
-        if not isinstance(expr, Mapping):
-            errors.append(invalid(path, expr, "must be an object"))
-            continue
+    for path, expr in each_object(exprs if isinstance(exprs, list) else [], f"{field}.matchExpressions", errors):
         op, values = expr.get("operator"), expr.get("values") or []
         if op in ("In", "NotIn") and not values:
             errors.append(required(f"{path}.values", "must be specified when `operator` is 'In' or 'NotIn'"))
@@ -173,11 +166,7 @@ def _validate_crd_versions(versions: Any) -> list[FieldError]:
     errors: list[FieldError] = []
     storage = 0
     seen: set[str] = set()
-    for i, version in enumerate(versions):
-        path = f"spec.versions[{i}]"
-        if not isinstance(version, Mapping):
-            errors.append(invalid(path, version, "must be an object"))
-            continue
+    for path, version in each_object(versions, "spec.versions", errors):
         vname = version.get("name")
         if not vname or not isinstance(vname, str):
             errors.append(required(f"{path}.name"))
@@ -295,11 +284,7 @@ def _validate_webhooks(webhooks: Any) -> list[FieldError]:
     failurePolicy, timeoutSeconds and selectors."""
     errors: list[FieldError] = []
     seen: set[str] = set()
-    for i, hook in enumerate(webhooks if isinstance(webhooks, list) else ()):
-        path = f"webhooks[{i}]"
-        if not isinstance(hook, Mapping):
-            errors.append(invalid(path, hook, "must be an object"))
-            continue
+    for path, hook in each_object(webhooks if isinstance(webhooks, list) else (), "webhooks", errors):
         name = hook.get("name")
         if not name:
             errors.append(required(f"{path}.name"))
