@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import http.client
 import os
+import ssl
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -284,7 +285,8 @@ class RESTClient:
         urllib3's per-request machinery (Retry and response objects, header dict copies) costs about
         as much CPU as http.client itself; the connection still comes from (and returns to) urllib3's
         pool, so connecting, TLS verification and dropped-connection checks stay urllib3's. Errors are
-        urllib3's: ``ProtocolError`` for a connection that broke, ``ReadTimeoutError`` for a timeout.
+        urllib3's: ``ProtocolError`` for a connection that broke, ``ReadTimeoutError`` for a timeout,
+        ``SSLError`` for a failed handshake.
         """
         conn = cast(http.client.HTTPConnection, pool._get_conn())
         try:
@@ -295,22 +297,10 @@ class RESTClient:
                 conn.sock.settimeout(timeout.read_timeout)
             resp = http.client.HTTPConnection.getresponse(conn)
             result = _Response(resp.status, resp.read(), resp.msg)
-        except urllib3.exceptions.HTTPError:
+        except BaseException as err:
             conn.close()
-            pool._put_conn(conn)  # type: ignore[arg-type]
-            raise
-        except TimeoutError as err:
-            conn.close()
-            pool._put_conn(conn)  # type: ignore[arg-type]
-            raise urllib3.exceptions.ReadTimeoutError(pool, target, f"Read timed out. ({err})") from err
-        except (OSError, http.client.HTTPException) as err:
-            conn.close()
-            pool._put_conn(conn)  # type: ignore[arg-type]
-            raise urllib3.exceptions.ProtocolError("Connection aborted.", err) from err
-        except BaseException:
-            conn.close()
-            pool._put_conn(conn)  # type: ignore[arg-type]
-            raise
+            pool._put_conn(conn)  # type: ignore[arg-type]  # the pool's own connection, closed
+            raise _as_urllib3_error(pool, target, err) from err
         pool._put_conn(conn)  # type: ignore[arg-type]  # the pool's own connection
         return result
 
@@ -345,6 +335,19 @@ def _send_request(conn: http.client.HTTPConnection, method: str, target: str, bo
     elif method in ("POST", "PUT", "PATCH"):
         base.putheader(conn, "Content-Length", "0")
     base.endheaders(conn, body)
+
+
+def _as_urllib3_error(pool: urllib3.HTTPConnectionPool, target: str, err: BaseException) -> BaseException:
+    """The error urllib3 would have raised for ``err`` (which itself when urllib3's or not an OSError
+    or http.client error): a failed handshake is ``SSLError``, a timeout ``ReadTimeoutError``, any
+    other broken connection ``ProtocolError`` (which ``_send`` retries for a GET)."""
+    if isinstance(err, ssl.SSLError):
+        return urllib3.exceptions.SSLError(err)
+    if isinstance(err, TimeoutError):
+        return urllib3.exceptions.ReadTimeoutError(pool, target, f"Read timed out. ({err})")
+    if isinstance(err, (OSError, http.client.HTTPException)):
+        return urllib3.exceptions.ProtocolError("Connection aborted.", err)
+    return err
 
 
 def load_rest_client(kubeconfig: str | None = None, master: str | None = None, context: str | None = None,
