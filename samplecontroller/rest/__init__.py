@@ -1,4 +1,8 @@
-"""HTTP transport to a Kubernetes API server over urllib3.
+"""HTTP transport to a Kubernetes API server over urllib3's connection pools.
+
+Without a proxy, a request read in full is driven by http.client directly on a connection of
+urllib3's pool (urllib3 still connects, verifies TLS and drops dead connections); watches and
+requests through a proxy take urllib3's own path.
 
 Configuration comes from ``samplecontroller.rest.config`` (kubeconfig, in-cluster service
 account, token, exec and basic auth, TLS settings, proxies): the controller never imports the
