@@ -1,4 +1,8 @@
-"""HTTP transport to a Kubernetes API server over urllib3.
+"""HTTP transport to a Kubernetes API server over urllib3's connection pools.
+
+Without a proxy, a request read in full is driven by http.client directly on a connection of
+urllib3's pool (urllib3 still connects, verifies TLS and drops dead connections); watches and
+requests through a proxy take urllib3's own path.
 
 Configuration comes from ``samplecontroller.rest.config`` (kubeconfig, in-cluster service
 account, token, exec and basic auth, TLS settings, proxies): the controller never imports the
@@ -15,12 +19,14 @@ Errors:
 
 from __future__ import annotations
 
+import http.client
 import os
+import ssl
 import threading
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlencode, urlsplit
 
 import urllib3
@@ -49,6 +55,17 @@ _DEFAULT_TIMEOUT = urllib3.Timeout(connect=10.0, read=60.0)
 
 class TransportError(Exception):
     """The API server could not be reached or the connection broke."""
+
+
+class _Response:
+    """A fully read response of the lean request path: what ``request`` needs of urllib3's."""
+
+    __slots__ = ("data", "headers", "status")
+
+    def __init__(self, status: int, data: bytes, headers: http.client.HTTPMessage) -> None:
+        self.status = status
+        self.data = data
+        self.headers = headers
 
 
 class ResponseStream:
@@ -129,6 +146,8 @@ class RESTClient:
         # Requests go straight to the host's connection pool (no per-request URL parsing and
         # pool lookup); through a proxy they take the PoolManager's path.
         self._host_pool = None if isinstance(pool, urllib3.ProxyManager) else pool.connection_from_url(self.host)
+        # Whole requests on the host's pool go through http.client directly (``_roundtrip``).
+        self._lean = self._host_pool is not None and issubclass(self._host_pool.ConnectionCls, http.client.HTTPConnection)
         self._prefix = urlsplit(self.host).path
         self._auth_lock = threading.Lock()
         self._auth: dict[str, str] = {}
@@ -225,7 +244,7 @@ class RESTClient:
         return bytes(resp.data)
 
     def _send(self, method: str, url: str, body: bytes | None, accept: str, content_type: str | None,
-              timeout: float | None) -> urllib3.BaseHTTPResponse:
+              timeout: float | None) -> urllib3.BaseHTTPResponse | _Response:
         """One round trip. A GET that fails on a dropped keep-alive connection is sent once more
         on a new connection (as Go's transport does for idempotent requests). A 401 with a
         refresh hook configured is sent once more with freshly computed credentials."""
@@ -233,9 +252,15 @@ class RESTClient:
             self.throttle.accept()
         limits = urllib3.Timeout(connect=10.0, read=timeout) if timeout else _DEFAULT_TIMEOUT
         refresh = False
+        resp: urllib3.BaseHTTPResponse | _Response
         for attempt in (1, 2, 3):
             try:
-                resp = self._urlopen(method, url, body, self._headers(accept, content_type, refresh), limits, True)
+                headers = self._headers(accept, content_type, refresh)
+                if self._lean and self._host_pool is not None:
+                    resp = self._roundtrip(self._host_pool, method, self._prefix + url[len(self.host):], body,
+                                           headers, limits)
+                else:
+                    resp = self._urlopen(method, url, body, headers, limits, True)
             except urllib3.exceptions.ProtocolError as err:
                 if method != "GET" or attempt > 1:
                     raise TransportError(f"cannot reach the API server at {self.host}: {_reason(err)}") from None
@@ -256,6 +281,33 @@ class RESTClient:
                                        timeout=timeout, retries=False, redirect=False, preload_content=preload,
                                        release_conn=preload)
 
+    @staticmethod
+    def _roundtrip(pool: urllib3.HTTPConnectionPool, method: str, target: str, body: bytes | None,
+                   headers: dict[str, str], timeout: urllib3.Timeout) -> _Response:
+        """One request read in full on a keep-alive connection of ``pool``, driven by http.client directly.
+
+        urllib3's per-request machinery (Retry and response objects, header dict copies) costs about
+        as much CPU as http.client itself; the connection still comes from (and returns to) urllib3's
+        pool, so connecting, TLS verification and dropped-connection checks stay urllib3's. Errors are
+        urllib3's: ``ProtocolError`` for a connection that broke, ``ReadTimeoutError`` for a timeout,
+        ``SSLError`` for a failed handshake.
+        """
+        conn = cast(http.client.HTTPConnection, pool._get_conn())
+        try:
+            conn.timeout = timeout.connect_timeout  # type: ignore[assignment]  # used by urllib3's connect() if the connection is new
+            pool._validate_conn(conn)  # type: ignore[arg-type]  # connects if needed; warns when unverified
+            _send_request(conn, method, target, body, headers)
+            if conn.sock is not None:
+                conn.sock.settimeout(timeout.read_timeout)
+            resp = http.client.HTTPConnection.getresponse(conn)
+            result = _Response(resp.status, resp.read(), resp.msg)
+        except BaseException as err:
+            conn.close()
+            pool._put_conn(conn)  # type: ignore[arg-type]  # the pool's own connection, closed
+            raise _as_urllib3_error(pool, target, err) from err
+        pool._put_conn(conn)  # type: ignore[arg-type]  # the pool's own connection
+        return result
+
     def stream(self, method: str, path: str, *, query: Mapping[str, str] | None = None,
                timeout: float | None = None) -> ResponseStream:
         """Open a streaming request (a watch); raises like ``request`` before streaming starts."""
@@ -272,6 +324,34 @@ class RESTClient:
             resp.release_conn()
             raise errors.from_response(resp.status, data)
         return ResponseStream(resp, url)
+
+
+def _send_request(conn: http.client.HTTPConnection, method: str, target: str, body: bytes | None,
+                  headers: dict[str, str]) -> None:
+    """http.client's ``request`` (Host, Accept-Encoding: identity, Content-Length) without urllib3's
+    per-header checks, which only matter for its SKIP_HEADER sentinel."""
+    base = http.client.HTTPConnection
+    base.putrequest(conn, method, target)
+    for name, value in headers.items():
+        base.putheader(conn, name, value)
+    if body is not None:
+        base.putheader(conn, "Content-Length", str(len(body)))
+    elif method in ("POST", "PUT", "PATCH"):
+        base.putheader(conn, "Content-Length", "0")
+    base.endheaders(conn, body)
+
+
+def _as_urllib3_error(pool: urllib3.HTTPConnectionPool, target: str, err: BaseException) -> BaseException:
+    """The error urllib3 would have raised for ``err`` (which itself when urllib3's or not an OSError
+    or http.client error): a failed handshake is ``SSLError``, a timeout ``ReadTimeoutError``, any
+    other broken connection ``ProtocolError`` (which ``_send`` retries for a GET)."""
+    if isinstance(err, ssl.SSLError):
+        return urllib3.exceptions.SSLError(err)
+    if isinstance(err, TimeoutError):
+        return urllib3.exceptions.ReadTimeoutError(pool, target, f"Read timed out. ({err})")
+    if isinstance(err, (OSError, http.client.HTTPException)):
+        return urllib3.exceptions.ProtocolError("Connection aborted.", err)
+    return err
 
 
 def load_rest_client(kubeconfig: str | None = None, master: str | None = None, context: str | None = None,
@@ -337,7 +417,7 @@ def _auth_header(cfg: k8s_client.Configuration) -> dict[str, str]:
     return {}
 
 
-def _retry_after(resp: urllib3.BaseHTTPResponse) -> float | None:
+def _retry_after(resp: urllib3.BaseHTTPResponse | _Response) -> float | None:
     """Seconds to wait before retrying ``resp`` (429 or 5xx with an integer Retry-After), else None."""
     if resp.status != 429 and not 500 <= resp.status <= 599:
         return None
