@@ -41,17 +41,20 @@ class RawServer:
             threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
 
     def _serve(self, conn: socket.socket) -> None:
-        data = b""
-        while b"\r\n\r\n" not in data:
-            chunk = conn.recv(65536)
-            if not chunk:
+        try:
+            data = b""
+            while b"\r\n\r\n" not in data:
+                chunk = conn.recv(65536)
+                if not chunk:
+                    return
+                data += chunk
+            if self.silent:
                 return
-            data += chunk
-        if self.silent:
+            conn.sendall(OK)
+            conn.recv(65536)  # the next request on this connection (or its close): not answered
+            conn.close()
+        except OSError:  # close() (the fixture's teardown) closed the connection under us
             return
-        conn.sendall(OK)
-        conn.recv(65536)  # the next request on this connection (or its close): not answered
-        conn.close()
 
     def close(self) -> None:
         self.sock.close()
