@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import socket
 import ssl
 import subprocess
@@ -452,6 +453,21 @@ def test_replicaset_and_pod_defaults(k: Run, ns: str) -> None:
             "tolerationSeconds": 300} in spec["tolerations"]
     assert {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute",
             "tolerationSeconds": 300} in spec["tolerations"]
+    # the ServiceAccount admission plugin's projected token volume, mounted into every container
+    (volume,) = spec["volumes"]
+    assert re.fullmatch(r"kube-api-access-[bcdfghjklmnpqrstvwxz2456789]{5}", volume["name"])
+    assert volume["projected"] == {"defaultMode": 420, "sources": [
+        {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+        {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+        {"downwardAPI": {"items": [{"path": "namespace",
+                                    "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}}]}
+    assert spec["containers"][0]["volumeMounts"] == [
+        {"name": volume["name"], "readOnly": True, "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount"}]
+    opted_out = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p2"},
+                 "spec": {"automountServiceAccountToken": False, "containers": [{"name": "c", "image": "nginx"}]}}
+    k("create", "-n", ns, "-f", "-", stdin=json.dumps(opted_out))
+    spec = json.loads(k("get", "pod", "p2", "-n", ns, "-o", "json").stdout)["spec"]
+    assert "volumes" not in spec and "volumeMounts" not in spec["containers"][0]
 
 
 # ---------------------------------------------------------------------------- item 8

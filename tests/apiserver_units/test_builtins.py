@@ -56,7 +56,8 @@ def test_defaults_of_replicaset_pod_and_job() -> None:
     spec = pod["spec"]
     assert spec["containers"][0]["ports"][0]["protocol"] == "TCP"
     assert spec["containers"][0]["resources"]["requests"] == {"cpu": "1", "memory": "1Gi"}
-    assert spec["volumes"] == [{"name": "v", "emptyDir": {}}, {"name": "s", "secret": {"secretName": "x", "defaultMode": 420}}]
+    assert spec["volumes"][:2] == [{"name": "v", "emptyDir": {}}, {"name": "s", "secret": {"secretName": "x", "defaultMode": 420}}]
+    assert spec["volumes"][2]["name"].startswith("kube-api-access-")  # ServiceAccount admission, after defaulting
     assert pod["status"] == {"phase": "Pending", "qosClass": "Guaranteed"}
     assert len(spec["tolerations"]) == 2 and spec["priority"] == 0
     job = {"metadata": {"name": "j", "uid": "u1"}, "spec": {"template": {"spec": {"containers": []}}}}

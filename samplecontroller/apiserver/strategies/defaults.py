@@ -10,6 +10,7 @@ generated selector (the Job strategy's PrepareForCreate).
 from __future__ import annotations
 
 import base64
+import random
 from collections.abc import Callable
 from typing import Any
 
@@ -162,11 +163,49 @@ _NOT_READY_TOLERATIONS = (
 )
 
 
+SERVICE_ACCOUNT_MOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
+_RANDOM_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # apimachinery's utilrand.String
+
+
+def _token_volume() -> Obj:
+    """The projected ``kube-api-access-xxxxx`` volume (token, the root CA, the namespace)."""
+    suffix = "".join(random.choice(_RANDOM_ALPHABET) for _ in range(5))
+    return {"name": f"kube-api-access-{suffix}", "projected": {"defaultMode": 420, "sources": [
+        {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+        {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+        {"downwardAPI": {"items": [{"path": "namespace",
+                                    "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}}]}}
+
+
+def _mount_token(spec: Obj) -> None:
+    """The ServiceAccount plugin's token volume, mounted read-only into every container and init
+    container, unless the pod opts out (``automountServiceAccountToken: false``; the service
+    account's own field is not consulted here) or a container already mounts that path."""
+    if spec.get("automountServiceAccountToken") is False:
+        return
+    containers = _dicts(spec, "initContainers") + _dicts(spec, "containers")
+    if any(isinstance(m, dict) and m.get("mountPath") == SERVICE_ACCOUNT_MOUNT
+           for c in containers for m in c.get("volumeMounts") or ()):
+        return
+    volumes = spec.get("volumes")
+    if volumes is None:
+        volumes = spec["volumes"] = []
+    if not isinstance(volumes, list):
+        return
+    volume = _token_volume()
+    volumes.append(volume)
+    for container in containers:
+        mounts = container.setdefault("volumeMounts", [])
+        if isinstance(mounts, list):
+            mounts.append({"name": volume["name"], "readOnly": True, "mountPath": SERVICE_ACCOUNT_MOUNT})
+
+
 def _admit_pod(spec: Obj) -> None:
     """What the ServiceAccount, Priority and DefaultTolerationSeconds admission plugins set."""
     account = spec.get("serviceAccountName") or spec.get("serviceAccount") or "default"
     spec["serviceAccountName"] = account
     spec["serviceAccount"] = account
+    _mount_token(spec)
     if not spec.get("priorityClassName"):
         spec.setdefault("priority", 0)
     spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
