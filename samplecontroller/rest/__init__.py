@@ -146,8 +146,9 @@ class RESTClient:
         # Requests go straight to the host's connection pool (no per-request URL parsing and
         # pool lookup); through a proxy they take the PoolManager's path.
         self._host_pool = None if isinstance(pool, urllib3.ProxyManager) else pool.connection_from_url(self.host)
-        # Whole requests on the host's pool go through http.client directly (``_roundtrip``).
-        self._lean = self._host_pool is not None and issubclass(self._host_pool.ConnectionCls, http.client.HTTPConnection)
+        # Whole requests on the host's pool go through http.client directly (``_roundtrip``); None: they do not.
+        self._lean_pool = (self._host_pool if self._host_pool is not None
+                           and issubclass(self._host_pool.ConnectionCls, http.client.HTTPConnection) else None)
         self._prefix = urlsplit(self.host).path
         self._auth_lock = threading.Lock()
         self._auth: dict[str, str] = {}
@@ -253,12 +254,13 @@ class RESTClient:
         limits = urllib3.Timeout(connect=10.0, read=timeout) if timeout else _DEFAULT_TIMEOUT
         refresh = False
         resp: urllib3.BaseHTTPResponse | _Response
+        lean_pool = self._lean_pool
+        target = self._prefix + url[len(self.host):]
         for attempt in (1, 2, 3):
             try:
                 headers = self._headers(accept, content_type, refresh)
-                if self._lean and self._host_pool is not None:
-                    resp = self._roundtrip(self._host_pool, method, self._prefix + url[len(self.host):], body,
-                                           headers, limits)
+                if lean_pool is not None:
+                    resp = self._roundtrip(lean_pool, method, target, body, headers, limits)
                 else:
                     resp = self._urlopen(method, url, body, headers, limits, True)
             except urllib3.exceptions.ProtocolError as err:
