@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import random
 import threading
+import time
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -36,6 +38,16 @@ def get_with_timeout(q: Queue[int], timeout: float = 2.0) -> tuple[int, bool]:
     t.join(timeout)
     assert out, "get() did not return in time"
     return out[0]
+
+
+def wait_until(condition: Callable[[], bool], timeout: float = 5.0) -> bool:
+    """Whether ``condition()`` became true within ``timeout`` seconds (polled)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.001)
+    return True
 
 
 def test_fifo_and_dedup() -> None:
@@ -140,6 +152,7 @@ def test_shut_down_in_flight_drops_waiting_items_and_waits_for_the_ones_in_progr
     result: list[bool] = []
     t = threading.Thread(target=lambda: result.append(q.shut_down_in_flight(30)), daemon=True)
     t.start()
+    assert wait_until(q.shutting_down)  # else the get below may race the shutdown and take an item
     assert get_with_timeout(q) == SHUTDOWN  # waiting items are not handed out
     assert not result, "returned while an item was still in progress"
     q.done(item)
