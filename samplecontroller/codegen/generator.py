@@ -494,8 +494,6 @@ def postprocess_block(block: Block, kinds: dict[str, Kind], list_kinds: dict[str
     text = _tupleize(text)
     text = re.sub(r"managed_fields: tuple\[ManagedFieldsEntry, \.\.\.\] \| UnsetType",
                   "managed_fields: Raw | UnsetType", text)
-    text = re.sub(r": Any \| UnsetType", ": Any | UnsetType", text)
-    text = text.replace(" = field(\n", " = field(\n")
     kind = kinds.get(block.name) or list_kinds.get(block.name)
     if kind is None:
         return text
