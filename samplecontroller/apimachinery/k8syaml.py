@@ -154,7 +154,7 @@ class KubernetesLoader(yaml.SafeLoader):
 
     def resolve(self, kind: type[Node], value: Any, implicit: tuple[bool, bool]) -> str:
         if kind is ScalarNode and implicit[0]:
-            return "tag:yaml.org,2002:merge" if value == "<<" else resolve_plain(value)[0]
+            return MERGE if value == "<<" else resolve_plain(value)[0]
         return super().resolve(kind, value, implicit)  # type: ignore[no-untyped-call,no-any-return]
 
     def compose_node(self, parent: Node | None, index: Any) -> Node | None:

@@ -116,13 +116,18 @@ class Package:
     version: str
     kinds: list[Kind] = field(default_factory=list)
     models: str = ""
-    source: str = ""  # the CRD file, for error messages
+    crd_files: set[str] = field(default_factory=set)  # names of the CRD files it comes from
     crd_defs: dict[str, Any] = field(default_factory=dict)
     root: str = DEFAULT_PACKAGE  # the import path of the generated package
 
     @property
     def module(self) -> str:
         return f"{self.root}.apis.{self.pkg}.{self.version}"
+
+    @property
+    def source(self) -> str:
+        """The CRD files, for the models' docstring ("" for built-ins)."""
+        return ", ".join(sorted(self.crd_files))
 
     @property
     def attr(self) -> str:
@@ -494,8 +499,6 @@ def postprocess_block(block: Block, kinds: dict[str, Kind], list_kinds: dict[str
     text = _tupleize(text)
     text = re.sub(r"managed_fields: tuple\[ManagedFieldsEntry, \.\.\.\] \| UnsetType",
                   "managed_fields: Raw | UnsetType", text)
-    text = re.sub(r": Any \| UnsetType", ": Any | UnsetType", text)
-    text = text.replace(" = field(\n", " = field(\n")
     kind = kinds.get(block.name) or list_kinds.get(block.name)
     if kind is None:
         return text
@@ -718,7 +721,7 @@ def build_packages(crds_dir: Path, root: str = DEFAULT_PACKAGE) -> list[Package]
         pkg = package_name(kind.group)
         package = packages.setdefault((pkg, kind.version), Package(pkg, kind.group, kind.version, root=root))
         package.kinds.append(kind)
-        package.source = ", ".join(sorted({*filter(None, package.source.split(", ")), path.name}))
+        package.crd_files.add(path.name)
         package.crd_defs.update(kind_defs)
     for package in packages.values():
         crd_defs = package.crd_defs

@@ -216,3 +216,13 @@ def test_a_property_named_on_becomes_true_as_in_kubernetes(codegen: ModuleType, 
     out = tmp_path / "generated"
     assert codegen.main(["--crds", str(crds), "--output", str(out)]) == 0
     assert "true: str | UnsetType" in (out / "apis" / "alerting" / "v1alpha1" / "__init__.py").read_text()
+
+
+def test_models_docstring_names_every_crd_file_of_the_package(codegen: ModuleType, tmp_path: Path) -> None:
+    crds = write_crds(tmp_path / "crds", things=crd_doc(), widgets=crd_doc(kind="Widget", plural="widgets"),
+                      gadgets=crd_doc(kind="Gadget", plural="gadgets"))
+    out = tmp_path / "out"
+    assert codegen.main(["--crds", str(crds), "--output", str(out)]) == 0
+    first = (out / "apis" / "things" / "v1" / "__init__.py").read_text().splitlines()[1]
+    assert first == '"""Models of things.example.com/v1 (from crds/gadgets.yaml, things.yaml, widgets.yaml).', first
+    assert "(from" not in (out / "apis" / "apps" / "v1" / "__init__.py").read_text().splitlines()[1]
