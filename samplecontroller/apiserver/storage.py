@@ -366,7 +366,9 @@ class Store:
             prev = self.entry_at(skey, ns, name, int(prev_rev)) if prev_rev else None
             if deleted:
                 type_ = "DELETED"
-                entry = self.entry_at(skey, ns, name, int(row_rev))
+                # the tombstone is rebuilt from ``prev``, already read: not a second read of it
+                entry = (Entry(int(row_rev), None, _tombstone(prev.raw, int(row_rev)))
+                         if prev is not None and not value else self.entry_at(skey, ns, name, int(row_rev)))
             else:
                 type_ = "ADDED" if created else "MODIFIED"
                 live = self.get(skey, ns, name)
