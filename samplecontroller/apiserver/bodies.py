@@ -6,7 +6,8 @@
   encoding is larger is not stored (413, where kube-apiserver passes etcd's error on as a 500).
 - ``MAX_DEPTH``: JSON and YAML nested deeper are rejected with 400 (Go's decoders stop at 10000;
   the server's recursive walkers need a lower bound, far above any real object's depth).
-- YAML is converted to JSON values the way sigs.k8s.io/yaml does: map keys become strings
+- YAML is converted to JSON values the way sigs.k8s.io/yaml does: plain scalars resolve as in
+  go-yaml v2 (``k8syaml.resolve_plain``: ``1:20`` is a string, ``0o17`` an integer), map keys become strings
   (a null or collection key is an error), timestamps stay strings, ``.inf``/``.nan`` are
   errors, one document only. Aliases are expanded as copies, and a document whose expansion
   is mostly aliases is rejected exactly as go-yaml does ("document contains excessive
@@ -168,10 +169,14 @@ class _Composer:
 
 
 def _scalar(loader: Any, event: Any) -> _Node:
-    tag = event.tag
+    tag, value = event.tag, event.value
+    if tag is None and event.implicit[0] and value != "<<":  # plain: go-yaml v2's resolution
+        _, resolved = k8syaml.resolve_plain(value)
+        if isinstance(resolved, float) and (math.isinf(resolved) or math.isnan(resolved)):
+            raise BodyError(f"error converting YAML to JSON: json: unsupported value: {value}")
+        return _Node("scalar", resolved)
     if tag is None or tag == "!":
-        tag = loader.resolve(yaml.ScalarNode, event.value, event.implicit)
-    value = event.value
+        tag = loader.resolve(yaml.ScalarNode, value, event.implicit)
     if tag == _TAG + "merge":
         return _Node("scalar", value, merge=True)
     node = yaml.ScalarNode(tag, value, style=event.style)

@@ -103,7 +103,7 @@ class Event:
     """One change: ``type`` is ADDED, MODIFIED or DELETED; ``entry`` the object as written,
     ``prev`` the object before it (None for ADDED)."""
 
-    __slots__ = ("_line", "_prev", "entry", "name", "namespace", "rev", "skey", "time", "type")
+    __slots__ = ("_line", "_prev", "entry", "name", "namespace", "rev", "skey", "type")
 
     def __init__(self, type_: str, skey: str, namespace: str, name: str, entry: Entry,
                  prev: Entry | None) -> None:
@@ -114,7 +114,6 @@ class Event:
         self.entry = entry
         self.rev = entry.rev
         self._prev = prev
-        self.time = 0.0  # when it was committed (time.monotonic()); 0.0 for one read back from the table
         self._line: bytes | None = None
 
     @property
@@ -366,7 +365,9 @@ class Store:
             prev = self.entry_at(skey, ns, name, int(prev_rev)) if prev_rev else None
             if deleted:
                 type_ = "DELETED"
-                entry = self.entry_at(skey, ns, name, int(row_rev))
+                # the tombstone is rebuilt from ``prev``, already read: not a second read of it
+                entry = (Entry(int(row_rev), None, _tombstone(prev.raw, int(row_rev)))
+                         if prev is not None and not value else self.entry_at(skey, ns, name, int(row_rev)))
             else:
                 type_ = "ADDED" if created else "MODIFIED"
                 live = self.get(skey, ns, name)
@@ -466,11 +467,10 @@ class Store:
                 raise
             self._pending = []
         events, self._unpublished = self._unpublished, []
-        now = time.monotonic()
         for event in events:
-            event.time = now
             self._publish(event)
         if events:
+            now = time.monotonic()
             self.committed_rev = events[-1].rev
             self._commits.append((now, self.committed_rev))
             self._trim_history(now - self._history_window)

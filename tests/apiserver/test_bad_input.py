@@ -100,6 +100,19 @@ def test_yaml_keys_and_timestamps_become_json_strings(raw: Raw, ns: str) -> None
     assert obj["data"] == {"1": "one", "true": "yes-key", "day": "2001-12-14"}
 
 
+def test_yaml_plain_scalars_resolve_as_go_yaml_v2(raw: Raw, ns: str) -> None:
+    """Plain scalars of a YAML body resolve as kube-apiserver's go-yaml v2 does, not YAML 1.1:
+    no sexagesimal (``1:20`` stays a string), ``0o17`` is an integer, ``+.5`` a float."""
+    body = (b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: plain, annotations: {at: 1:20}}\n"
+            b"data: {time: 1:20}\n")
+    code, _, obj = raw.call("POST", f"/api/v1/namespaces/{ns}/configmaps", raw=body, ctype="application/yaml")
+    assert code == 201, obj
+    assert obj["data"] == {"time": "1:20"} and obj["metadata"]["annotations"] == {"at": "1:20"}
+    numbers = b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: numbers}\ndata: {octal: 0o17}\n"
+    result = raw.call("POST", f"/api/v1/namespaces/{ns}/configmaps", raw=numbers, ctype="application/yaml")
+    assert_status(result, 400, "BadRequest", "cannot unmarshal number")
+
+
 def test_bodies_over_3_mib_are_413_also_after_decompression(raw: Raw, ns: str) -> None:
     big = json.dumps(cm("big", data={"a": "x" * (3 * 1024 * 1024)})).encode()
     assert_status(raw.call("POST", f"/api/v1/namespaces/{ns}/configmaps", raw=big), 413, "RequestEntityTooLarge",

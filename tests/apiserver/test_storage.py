@@ -6,6 +6,7 @@ import asyncio
 import os
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -211,3 +212,26 @@ def test_tombstones_keep_no_value_and_replay_the_same_bytes() -> None:
     assert store._db.execute("SELECT COUNT(*) FROM kine WHERE id <= 2").fetchone()[0] == 0
     assert held.type == "DELETED" and held.line() == sent and held.prev == replayed.prev
     store.close()
+
+
+def test_watch_selector_sees_every_transition_of_stored_events() -> None:
+    """A selector watch's view of the store's events: entering the selection is ADDED, staying in
+    it MODIFIED, leaving it DELETED, and changes wholly outside it are not shown."""
+    from samplecontroller.apiserver.handlers.watch import _selected_type
+
+    def labelled(name: str, x: str) -> dict[str, object]:
+        return {"metadata": {"name": name, "namespace": "ns", "labels": {"x": x}}}
+
+    def match(o: dict[str, Any]) -> bool:
+        return bool(o["metadata"]["labels"]["x"] == "y")
+
+    store = Store()
+    events = [store.put("g/r", labelled("a", "n")), store.put("g/r", labelled("a", "y")),
+              store.put("g/r", labelled("a", "y")), store.put("g/r", labelled("a", "n")),
+              store.put("g/r", labelled("a", "n")), store.delete("g/r", "ns", "a"),
+              store.put("g/r", labelled("b", "y")), store.delete("g/r", "ns", "b")]
+    seen = [_selected_type(ev, ev.entry.obj, match) for ev in events if ev is not None]
+    assert seen == [None, "ADDED", "MODIFIED", "DELETED", None, None, "ADDED", "DELETED"]
+    store.flush()
+    replayed = [_selected_type(ev, ev.entry.obj, match) for ev in store.events_since(0, "g/r")]
+    assert replayed == seen

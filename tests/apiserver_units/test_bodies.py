@@ -9,6 +9,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from samplecontroller.apimachinery.k8syaml import STR, resolve_plain
 from samplecontroller.apiserver.bodies import MAX_DEPTH, BodyError, check_depth, load_yaml
 
 json_values = st.recursive(
@@ -18,10 +19,24 @@ json_values = st.recursive(
     max_leaves=30)
 
 
+class GoYAMLDumper(yaml.SafeDumper):
+    """PyYAML's emitter quoting, besides its own YAML 1.1 words, every string go-yaml v2 reads as
+    another type (``N``, ``0o17``, ``+.5``), as sigs.k8s.io/yaml's JSONToYAML does."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
+    style = "'" if resolve_plain(data)[0] != STR else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+
+
+GoYAMLDumper.add_representer(str, _represent_str)
+
+
 @settings(max_examples=200, deadline=None)
 @given(json_values)
 def test_yaml_of_json_values_round_trips(value: Any) -> None:
-    for text in (yaml.safe_dump(value), yaml.safe_dump(value, default_flow_style=True)):
+    for text in (yaml.dump(value, Dumper=GoYAMLDumper),
+                 yaml.dump(value, Dumper=GoYAMLDumper, default_flow_style=True)):
         assert load_yaml(text.encode()) == value
 
 

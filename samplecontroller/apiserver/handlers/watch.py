@@ -155,27 +155,27 @@ def _lines(scope: Scope, events: list[Event], res: Resource, match: Callable[[di
     out: list[bytes] = []
     for ev in events:
         obj = ev.entry.obj
-        etype = ev.type
-        if match is not None:
-            now_ok = match(obj)
-            before_ok = ev.prev is not None and match(ev.prev)
-            if etype == "ADDED" and not now_ok:
-                continue
-            if etype == "DELETED":
-                if not before_ok:
-                    continue
-            elif etype == "MODIFIED":
-                if now_ok and not before_ok:
-                    etype = "ADDED"
-                elif before_ok and not now_ok:
-                    etype = "DELETED"
-                elif not now_ok:
-                    continue
+        etype = ev.type if match is None else _selected_type(ev, obj, match)
+        if etype is None:
+            continue
         if plain and etype == ev.type and obj.get("apiVersion") == gv:
             out.append(ev.line())
         else:
             out.append(_line(scope, etype, res, obj, ev.entry.raw, accept, request))
     return b"".join(out)
+
+
+def _selected_type(ev: Event, obj: dict[str, Any], match: Callable[[dict[str, Any]], bool]) -> str | None:
+    """The type of ``ev`` (its object ``obj``) as a watch with a selector sees it, None if it does
+    not see it: an object entering the selection is ADDED, one leaving it DELETED."""
+    if ev.type == "ADDED":
+        return "ADDED" if match(obj) else None
+    before_ok = ev.prev is not None and match(ev.prev)
+    if ev.type == "DELETED":
+        return "DELETED" if before_ok else None
+    if match(obj):
+        return "MODIFIED" if before_ok else "ADDED"
+    return "DELETED" if before_ok else None
 
 
 def _line(scope: Scope, etype: str, res: Resource, obj: dict[str, Any], raw: bytes, accept: Accept,
