@@ -51,7 +51,7 @@ from samplecontroller.apiserver.errors import (
     not_found,
 )
 from samplecontroller.apiserver.negotiation import PATCH_APPLY, decode_body
-from samplecontroller.apiserver.objects import deep_get, meta_of, now_rfc3339, same_time
+from samplecontroller.apiserver.objects import copy_json, deep_get, meta_of, now_rfc3339, same_time
 from samplecontroller.apiserver.patching import require_object
 from samplecontroller.apiserver.restmapper import Resource, RESTMapper
 from samplecontroller.apiserver.schema import FieldError
@@ -359,7 +359,7 @@ class Core:
             new = obj
             if "status" in res.subresources:
                 if "status" in old:
-                    new["status"] = msgspec.json.decode(msgspec.json.encode(old["status"]))
+                    new["status"] = copy_json(old["status"])
                 else:
                     new.pop("status", None)
         new_meta = new["metadata"]
