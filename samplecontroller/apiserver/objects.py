@@ -35,14 +35,14 @@ def meta_of(obj: dict[str, Any]) -> dict[str, Any]:
     return meta
 
 
-def deep_get(obj: Any, *path: str) -> Any:
-    """The value at ``path`` (None where an object along it is missing or is not a mapping);
-    never raises, whatever the shape of ``obj``."""
+def deep_get(obj: Any, *path: str, default: Any = None) -> Any:
+    """The value at ``path`` (``default`` where it is null, or an object along it is missing or
+    is not a mapping); never raises, whatever the shape of ``obj``."""
     for part in path:
         if not isinstance(obj, Mapping):
-            return None
+            return default
         obj = obj.get(part)
-    return obj
+    return default if obj is None else obj
 
 
 def name_of(obj: Any) -> str:
