@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -9,12 +10,13 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["copy_json", "deep_get", "json_path_parts", "meta_of", "name_of", "now_rfc3339", "same_time",
-           "set_condition"]
+__all__ = ["copy_json", "deep_get", "json_path_parts", "meta_of", "name_of", "now_rfc3339", "random_suffix",
+           "same_time", "set_condition"]
 
 _encode = msgspec.json.Encoder().encode
 _decode = msgspec.json.Decoder().decode
 _clock: list[Any] = [0, ""]
+_SUFFIX_CHARS = "bcdfghjklmnpqrstvwxz2456789"  # apimachinery's utilrand.String: no vowels, no 0/1/3
 
 
 def now_rfc3339() -> str:
@@ -62,6 +64,12 @@ def same_time(a: Any, b: Any) -> bool:
 def json_path_parts(path: str) -> list[str]:
     """``.spec.replicas`` -> ``["spec", "replicas"]``."""
     return [p for p in path.strip().lstrip(".").split(".") if p]
+
+
+def random_suffix(n: int = 5) -> str:
+    """``n`` random characters as apimachinery's ``utilrand.String`` makes them (generateName,
+    generated volume names)."""
+    return "".join(random.choices(_SUFFIX_CHARS, k=n))
 
 
 def copy_json(obj: Any) -> Any:
