@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
 from typing import Any
 
 from samplecontroller.apimachinery import openapi_schemas
@@ -206,8 +205,3 @@ def _required(value: Any, schema: Any, path: str, found: list[tuple[str, str]], 
     for key, child in value.items():
         if key in props and not (root and key in ("metadata", "status")):
             _required(child, props[key], f"{path}.{key}" if path else key, found)
-
-
-def kinds_in(resources: Iterable[ResourceMeta]) -> set[tuple[str, str]]:
-    """The (group, kind) pairs of ``resources``."""
-    return {(r[0], r[3]) for r in resources}

@@ -21,7 +21,6 @@ server's event-loop thread (the store is not thread-safe).
 from __future__ import annotations
 
 import logging
-import random
 import uuid
 from collections.abc import Mapping
 from typing import Any
@@ -51,7 +50,14 @@ from samplecontroller.apiserver.errors import (
     not_found,
 )
 from samplecontroller.apiserver.negotiation import PATCH_APPLY, decode_body
-from samplecontroller.apiserver.objects import deep_get, meta_of, now_rfc3339, same_time
+from samplecontroller.apiserver.objects import (
+    copy_json,
+    deep_get,
+    meta_of,
+    now_rfc3339,
+    random_suffix,
+    same_time,
+)
 from samplecontroller.apiserver.patching import require_object
 from samplecontroller.apiserver.restmapper import Resource, RESTMapper
 from samplecontroller.apiserver.schema import FieldError
@@ -63,7 +69,6 @@ log = logging.getLogger(__name__)
 
 CRD_KEY = "apiextensions.k8s.io/customresourcedefinitions"
 NS_KEY = "/namespaces"
-_NAME_CHARS = "bcdfghjklmnpqrstvwxz2456789"
 
 
 def _check_size(obj: dict[str, Any]) -> None:
@@ -256,7 +261,7 @@ class Core:
                 raise APIError(405, "MethodNotAllowed",
                                "create not allowed while custom resource definition is terminating")
         if not meta.get("name") and isinstance(meta.get("generateName"), str) and meta["generateName"]:
-            meta["name"] = meta["generateName"] + "".join(random.choices(_NAME_CHARS, k=5))
+            meta["name"] = meta["generateName"] + random_suffix()
         for key in ("deletionTimestamp", "deletionGracePeriodSeconds", "resourceVersion"):
             meta.pop(key, None)
         meta["uid"] = str(uuid.uuid4())
@@ -359,7 +364,7 @@ class Core:
             new = obj
             if "status" in res.subresources:
                 if "status" in old:
-                    new["status"] = msgspec.json.decode(msgspec.json.encode(old["status"]))
+                    new["status"] = copy_json(old["status"])
                 else:
                     new.pop("status", None)
         new_meta = new["metadata"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -9,12 +10,13 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["copy_json", "deep_get", "json_path_parts", "meta_of", "name_of", "now_rfc3339", "same_time",
-           "set_condition"]
+__all__ = ["copy_json", "deep_get", "json_path_parts", "meta_of", "name_of", "now_rfc3339", "random_suffix",
+           "same_time", "set_condition"]
 
 _encode = msgspec.json.Encoder().encode
 _decode = msgspec.json.Decoder().decode
 _clock: list[Any] = [0, ""]
+_SUFFIX_CHARS = "bcdfghjklmnpqrstvwxz2456789"  # apimachinery's utilrand.String: no vowels, no 0/1/3
 
 
 def now_rfc3339() -> str:
@@ -35,14 +37,14 @@ def meta_of(obj: dict[str, Any]) -> dict[str, Any]:
     return meta
 
 
-def deep_get(obj: Any, *path: str) -> Any:
-    """The value at ``path`` (None where an object along it is missing or is not a mapping);
-    never raises, whatever the shape of ``obj``."""
+def deep_get(obj: Any, *path: str, default: Any = None) -> Any:
+    """The value at ``path`` (``default`` where it is null, or an object along it is missing or
+    is not a mapping); never raises, whatever the shape of ``obj``."""
     for part in path:
         if not isinstance(obj, Mapping):
-            return None
+            return default
         obj = obj.get(part)
-    return obj
+    return default if obj is None else obj
 
 
 def name_of(obj: Any) -> str:
@@ -62,6 +64,12 @@ def same_time(a: Any, b: Any) -> bool:
 def json_path_parts(path: str) -> list[str]:
     """``.spec.replicas`` -> ``["spec", "replicas"]``."""
     return [p for p in path.strip().lstrip(".").split(".") if p]
+
+
+def random_suffix(n: int = 5) -> str:
+    """``n`` random characters as apimachinery's ``utilrand.String`` makes them (generateName,
+    generated volume names)."""
+    return "".join(random.choices(_SUFFIX_CHARS, k=n))
 
 
 def copy_json(obj: Any) -> Any:

@@ -11,20 +11,13 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from samplecontroller.apiserver.objects import deep_get as _get
+
 __all__ = ["AFTER_AGE", "AGE_FIRST", "COLUMNS", "CREATED_AT", "NAME_CELLS", "WIDE", "ColumnSpec"]
 
 Getter = Callable[[Mapping[str, Any]], Any]
 ColumnSpec = tuple[str, str, str, Getter]
 """(name, type, description, cell getter); priority comes from the table it is in."""
-
-
-def _get(obj: Any, *path: str, default: Any = None) -> Any:
-    cur = obj
-    for key in path:
-        if not isinstance(cur, Mapping):
-            return default
-        cur = cur.get(key)
-    return default if cur is None else cur
 
 
 def _list(obj: Any, *path: str) -> list[Any]:

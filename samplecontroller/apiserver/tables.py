@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from samplecontroller.apiserver import printers
+from samplecontroller.apiserver.objects import deep_get as _get
 
 __all__ = [
     "Column",
@@ -206,15 +207,6 @@ def crd_columns(crd: Mapping[str, Any], version: str) -> list[Column]:
     if not has_age:
         columns.append(Column("Age", "date", "", AGE_DESCRIPTION, 0, None, ".metadata.creationTimestamp"))
     return columns
-
-
-def _get(obj: Mapping[str, Any], *path: str, default: Any = None) -> Any:
-    cur: Any = obj
-    for key in path:
-        if not isinstance(cur, Mapping):
-            return default
-        cur = cur.get(key)
-    return default if cur is None else cur
 
 
 def _age_column() -> Column:

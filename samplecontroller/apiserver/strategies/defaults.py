@@ -10,9 +10,10 @@ generated selector (the Job strategy's PrepareForCreate).
 from __future__ import annotations
 
 import base64
-import random
 from collections.abc import Callable
 from typing import Any
+
+from samplecontroller.apiserver.objects import random_suffix
 
 __all__ = ["apply_defaults", "default_pod_spec", "default_pod_template"]
 
@@ -164,13 +165,11 @@ _NOT_READY_TOLERATIONS = (
 
 
 SERVICE_ACCOUNT_MOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
-_RANDOM_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # apimachinery's utilrand.String
 
 
 def _token_volume() -> Obj:
     """The projected ``kube-api-access-xxxxx`` volume (token, the root CA, the namespace)."""
-    suffix = "".join(random.choice(_RANDOM_ALPHABET) for _ in range(5))
-    return {"name": f"kube-api-access-{suffix}", "projected": {"defaultMode": 420, "sources": [
+    return {"name": f"kube-api-access-{random_suffix()}", "projected": {"defaultMode": 420, "sources": [
         {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
         {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
         {"downwardAPI": {"items": [{"path": "namespace",
