@@ -2,26 +2,50 @@
 #             (on https://127.0.0.1:$(PORT), default 6443; PORT=0 picks a free port)
 # make test : set up .venv if needed, then ruff, mypy, the staleness checks (generated/, the vendored
 #             OpenAPI definitions) and pytest
-PYTHON ?= python3
-VENV   ?= .venv
-PY     := $(VENV)/bin/python
-STAMP  := $(VENV)/.installed
-PORT   ?= 6443
+#
+# The environment comes from uv.lock (uv sync --locked): the same versions on every machine until
+# someone runs `make lock`. uv itself is installed from PyPI into .tools/ at the pinned UV_VERSION.
+# make lock        : re-resolve uv.lock from pyproject.toml (newest versions the ranges allow)
+# make test-latest : the test suite on a fresh resolution with the newest allowed versions (.venv-latest)
+# make test-lowest : the test suite with the lowest versions our ranges allow (.venv-lowest)
+# make dist        : the sdist and the wheel in dist/
+PYTHON     ?= python3
+VENV       ?= .venv
+PY         := $(VENV)/bin/python
+STAMP      := $(VENV)/.installed
+PORT       ?= 6443
+UV_VERSION := 0.13.9
+TOOLS      := .tools
+UV         := $(TOOLS)/bin/uv
+# never download a Python: use the machine's $(PYTHON)
+export UV_PYTHON_DOWNLOADS := never
+PYTEST_ARGS ?= -n 2 --dist loadfile -q
 
-.PHONY: run test venv lint typecheck verify verify-codegen verify-schemas codegen schemas pytest bench clean
+.PHONY: run test venv lock check-lock lint typecheck verify verify-codegen verify-schemas codegen schemas \
+        pytest test-latest test-lowest dist bench clean
 
-$(STAMP): pyproject.toml
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev]'
+$(UV):
+	test -x $(TOOLS)/bin/python || $(PYTHON) -m venv $(TOOLS)
+	$(TOOLS)/bin/python -m pip install -q --disable-pip-version-check 'uv==$(UV_VERSION)'
+
+check-lock: $(UV)
+	@$(UV) lock --check --python $(PYTHON) --quiet 2>/dev/null || \
+	  { echo "uv.lock does not match pyproject.toml: run 'make lock' and commit uv.lock" >&2; exit 1; }
+
+$(STAMP): pyproject.toml uv.lock | $(UV)
+	@$(MAKE) --no-print-directory check-lock
+	UV_PROJECT_ENVIRONMENT=$(VENV) $(UV) sync --locked --extra dev --python $(PYTHON) --quiet
 	touch $(STAMP)
 
 venv: $(STAMP)
 
+lock: $(UV)
+	$(UV) lock --upgrade --python $(PYTHON)
+
 run: $(STAMP)
 	$(PY) main.py --local --port $(PORT)
 
-test: $(STAMP) lint typecheck verify pytest
+test: check-lock $(STAMP) lint typecheck verify pytest
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
@@ -45,10 +69,28 @@ codegen: $(STAMP)
 	$(PY) hack/update_codegen.py
 
 pytest: $(STAMP)
-	$(PY) -m pytest -n 2 --dist loadfile -q
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+# The published ranges, proven: a fresh resolution (ignoring uv.lock) at each end of them, then pytest.
+test-latest: $(UV)
+	rm -rf .venv-latest
+	$(UV) venv -q --python $(PYTHON) .venv-latest
+	VIRTUAL_ENV=.venv-latest $(UV) pip install -q --resolution highest -e '.[dev]'
+	.venv-latest/bin/python -m pytest $(PYTEST_ARGS)
+
+test-lowest: $(UV)
+	rm -rf .venv-lowest
+	$(UV) venv -q --python $(PYTHON) .venv-lowest
+	VIRTUAL_ENV=.venv-lowest $(UV) pip install -q --resolution lowest-direct -e '.[dev]'
+	.venv-lowest/bin/python -m pytest $(PYTEST_ARGS)
+
+dist: $(UV)
+	rm -rf dist
+	$(UV) build --python $(PYTHON) --out-dir dist --quiet
+	@ls dist
 
 bench: $(STAMP)
 	for f in benchmarks/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
 
 clean:
-	rm -rf $(VENV) .local .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) .venv-latest .venv-lowest $(TOOLS) dist .local .mypy_cache .pytest_cache .ruff_cache
