@@ -5,11 +5,27 @@ loaded machine is a timing assert on a real clock (it failed tests/apiserver/tes
 under load), and properties are about behaviour, not speed (benchmarks/ measures speed).
 """
 
+from pathlib import Path
+
+import pytest
 from hypothesis import settings
 
 from samplecontroller.apiserver.testing import apiserver, fresh_apiserver, kubeconfig, kubectl
+from tests.wheelenv import build_wheel, locked_constraints
 
 settings.register_profile("samplecontroller", deadline=None)
 settings.load_profile("samplecontroller")
 
 __all__ = ["apiserver", "fresh_apiserver", "kubeconfig", "kubectl"]
+
+
+@pytest.fixture(scope="session")
+def built_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This checkout's wheel, built once per test process (tests/wheelenv.py)."""
+    return build_wheel(tmp_path_factory.mktemp("dist"))
+
+
+@pytest.fixture(scope="session")
+def lock_constraints(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """uv.lock's versions as a constraints file, for installs of the wheel."""
+    return locked_constraints(tmp_path_factory.mktemp("constraints"))
