@@ -7,10 +7,10 @@ generated package depends on ``samplecontroller`` only; the library never import
 datamodel-code-generator). See ``generator`` for the pipeline.
 """
 
+from samplecontroller.codegen.errors import CodegenError
 from samplecontroller.codegen.generator import (
     DEFAULT_PACKAGE,
     PROG,
-    CodegenError,
     Defaults,
     Target,
     cli,

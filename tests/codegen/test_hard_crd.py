@@ -45,11 +45,19 @@ def test_round_trip(v1: ModuleType, wire: ModuleType) -> None:
 
 
 def test_absent_versus_null(v1: ModuleType) -> None:
-    absent = msgspec.json.decode(b'{"spec": {}}', type=v1.Widget)
-    null = msgspec.json.decode(b'{"spec": {"owner": null}}', type=v1.Widget)
+    absent = msgspec.json.decode(b'{"spec": {"replicas": 1}}', type=v1.Widget)
+    null = msgspec.json.decode(b'{"spec": {"replicas": 1, "owner": null}}', type=v1.Widget)
     assert absent.spec.owner is msgspec.UNSET and null.spec.owner is None
-    assert json.loads(msgspec.json.encode(null))["spec"] == {"owner": None}
-    assert json.loads(msgspec.json.encode(absent))["spec"] == {}
+    assert json.loads(msgspec.json.encode(null))["spec"] == {"replicas": 1, "owner": None}
+    assert json.loads(msgspec.json.encode(absent))["spec"] == {"replicas": 1}
+
+
+def test_required_is_typed_without_unset_and_defaults_to_go_zero(v1: ModuleType) -> None:
+    hints = typing.get_type_hints(v1.WidgetSpec)
+    assert hints["replicas"] is int  # spec.required: [replicas]
+    lacking = msgspec.json.decode(b'{"spec": {}}', type=v1.Widget)
+    assert lacking.spec.replicas == 0  # as Go decodes it, and encodes it back
+    assert json.loads(msgspec.json.encode(lacking))["spec"] == {"replicas": 0}
 
 
 def test_not_nullable_rejects_null(v1: ModuleType) -> None:

@@ -38,7 +38,11 @@ def _strategy(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
     typ = schema.get("type")
     if typ == "object":
         if schema.get("properties"):
-            return st.fixed_dictionaries({}, optional={k: strategy(v) for k, v in schema["properties"].items()})
+            # A required property is always there (the server sees to it; absent, it decodes as Go's zero value).
+            required = set(schema.get("required") or [])
+            props = schema["properties"].items()
+            return st.fixed_dictionaries({k: strategy(v) for k, v in props if k in required},
+                                         optional={k: strategy(v) for k, v in props if k not in required})
         extra = schema.get("additionalProperties")
         if isinstance(extra, dict):
             return st.dictionaries(st.text(max_size=6), strategy(extra), max_size=3)

@@ -11,6 +11,7 @@ from msgspec import UNSET, Struct, UnsetType, field
 
 from generated.apis.core.v1 import PodTemplateSpec
 from generated.apis.meta.v1 import IntOrString, LabelSelector, ListMeta, ObjectMeta, Time
+from samplecontroller.client.types import ResourceInfo
 
 
 class RollingUpdateDeployment(Struct, frozen=True, kw_only=True, gc=False):
@@ -107,8 +108,6 @@ class DeploymentList(Struct, frozen=True, kw_only=True, gc=False):
     metadata: ListMeta = field(default_factory=ListMeta)
     items: tuple[Deployment, ...] = ()
 
-
-from samplecontroller.client.types import ResourceInfo  # noqa: E402
 
 DEPLOYMENTS: ResourceInfo[Deployment] = ResourceInfo(
     group="apps",

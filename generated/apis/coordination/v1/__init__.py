@@ -10,6 +10,7 @@ from __future__ import annotations
 from msgspec import UNSET, Struct, UnsetType, field
 
 from generated.apis.meta.v1 import ListMeta, MicroTime, ObjectMeta
+from samplecontroller.client.types import ResourceInfo
 
 
 class LeaseSpec(Struct, frozen=True, kw_only=True, gc=False):
@@ -35,8 +36,6 @@ class LeaseList(Struct, frozen=True, kw_only=True, gc=False):
     metadata: ListMeta = field(default_factory=ListMeta)
     items: tuple[Lease, ...] = ()
 
-
-from samplecontroller.client.types import ResourceInfo  # noqa: E402
 
 LEASES: ResourceInfo[Lease] = ResourceInfo(
     group="coordination.k8s.io",

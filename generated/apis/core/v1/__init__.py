@@ -19,6 +19,7 @@ from generated.apis.meta.v1 import (
     Quantity,
     Time,
 )
+from samplecontroller.client.types import ResourceInfo
 
 
 class AWSElasticBlockStoreVolumeSource(Struct, frozen=True, kw_only=True, gc=False):
@@ -1077,8 +1078,6 @@ class PodList(Struct, frozen=True, kw_only=True, gc=False):
     metadata: ListMeta = field(default_factory=ListMeta)
     items: tuple[Pod, ...] = ()
 
-
-from samplecontroller.client.types import ResourceInfo  # noqa: E402
 
 CONFIGMAPS: ResourceInfo[ConfigMap] = ResourceInfo(
     group="",

@@ -10,6 +10,7 @@ from __future__ import annotations
 from msgspec import UNSET, Struct, UnsetType, field
 
 from generated.apis.meta.v1 import ListMeta, ObjectMeta
+from samplecontroller.client.types import ResourceInfo
 
 
 class FooSpec(Struct, frozen=True, kw_only=True, gc=False):
@@ -35,8 +36,6 @@ class FooList(Struct, frozen=True, kw_only=True, gc=False):
     metadata: ListMeta = field(default_factory=ListMeta)
     items: tuple[Foo, ...] = ()
 
-
-from samplecontroller.client.types import ResourceInfo  # noqa: E402
 
 FOOS: ResourceInfo[Foo] = ResourceInfo(
     group="samplecontroller.k8s.io",

@@ -7,32 +7,51 @@ camelCase wire names. An absent field is ``msgspec.UNSET``; decoding then encodi
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from msgspec import UNSET, Struct, UnsetType, field
 
 from generated.apis.meta.v1 import ListMeta, ObjectMeta
+from samplecontroller.client.types import ResourceInfo
 
 
 class PodSetSpec(Struct, frozen=True, kw_only=True, gc=False):
+    """The desired state."""
+
     replicas: int | UnsetType = UNSET
+    """How many pods to run."""
     template: dict[str, Any] | UnsetType = UNSET
+    """The pod template (a core/v1 PodTemplateSpec), kept as a free-form object."""
 
 
 class PodSetStatus(Struct, frozen=True, kw_only=True, gc=False):
+    """The observed state."""
+
     current: int | UnsetType = UNSET
     desired: int | UnsetType = UNSET
     message: str | UnsetType = UNSET
     pod_list: tuple[str, ...] | UnsetType = field(name='podList', default=UNSET)
+    """Names of the pods that belong to this PodSet."""
     state: str | UnsetType = UNSET
 
 
+class PodSetStatusState:
+    """Values of ``PodSetStatus.state`` (the server may add others)."""
+
+    PENDING: Final = 'Pending'
+    RUNNING: Final = 'Running'
+
+
 class PodSet(Struct, frozen=True, kw_only=True, gc=False):
+    """PodSet keeps a number of identical pods running."""
+
     api_version: str = field(name='apiVersion', default='workloads.example.com/v1alpha1')
     kind: str = 'PodSet'
     metadata: ObjectMeta = field(default_factory=ObjectMeta)
     spec: PodSetSpec | UnsetType = UNSET
+    """The desired state."""
     status: PodSetStatus | UnsetType = UNSET
+    """The observed state."""
 
 
 class PodSetList(Struct, frozen=True, kw_only=True, gc=False):
@@ -41,8 +60,6 @@ class PodSetList(Struct, frozen=True, kw_only=True, gc=False):
     metadata: ListMeta = field(default_factory=ListMeta)
     items: tuple[PodSet, ...] = ()
 
-
-from samplecontroller.client.types import ResourceInfo  # noqa: E402
 
 PODSETS: ResourceInfo[PodSet] = ResourceInfo(
     group="workloads.example.com",

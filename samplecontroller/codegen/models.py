@@ -1,0 +1,669 @@
+"""Model source: CRD schemas -> normalized definitions -> datamodel-code-generator -> a syntax tree
+-> the project's msgspec Structs.
+
+``Normalizer`` turns an ``openAPIV3Schema`` into named definitions in the small vocabulary the
+models need (every nested object is its own definition, ``FooSpec``, ``FooSpecPortsItem``...) and
+keeps what the models document (``description``, ``required``, ``enum``) beside it.
+datamodel-code-generator (no formatter) maps those definitions to msgspec Structs and picks the
+attribute names (snake_case, keywords with a trailing ``_``). Its output is never edited as text:
+``parse_models`` reads it with ``ast`` into ``ModelClass``/``ModelAlias`` values (imports resolved,
+so an alias such as ``list as list_aliased`` is just ``list``), and ``render_models`` writes each
+definition again in the project's shape:
+
+- ``class X(Struct, frozen=True, kw_only=True, gc=False)`` with the schema's description as the
+  class docstring and each property's description as its attribute docstring;
+- arrays are ``tuple[X, ...]``; an object without properties is ``dict[str, Any]``; a property with
+  no type at all (``x-kubernetes-preserve-unknown-fields`` alone) is ``Any`` (any JSON value);
+- an optional property is ``X | UnsetType = UNSET`` (absent stays absent); a ``required`` one is
+  plain ``X`` defaulting to Go's zero value (``''``, ``0``, ``False``, ``()``, an empty dict or
+  Struct, ``None`` for a nullable or ``Any`` one), so an object without it still decodes, as in Go;
+- a property whose name shadows a name its class's annotations or defaults use (``str``, ``dict``,
+  ``Any``, ``field``...) gets a trailing ``_`` (its wire name is kept);
+- the values of an ``enum`` are a constants class next to the Struct (``PodSetStatusState.RUNNING``,
+  ``typing.Final``, so mypy sees each as its ``Literal``); the property stays ``str`` so that a
+  value a newer server adds still decodes;
+- kinds get ``api_version``/``kind`` (defaulting to their own) and ``metadata`` first, a List's
+  ``items`` defaults to ``()``, ``ObjectMeta.managed_fields`` stays ``msgspec.Raw``;
+- an array item that is exactly metav1.Condition's schema (as kubebuilder emits it) is the shared
+  meta/v1 ``Condition`` (imported from ``meta_v1_module(root)``), not a copy.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import keyword
+import re
+import textwrap
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from samplecontroller.codegen.errors import CodegenError
+
+# JSON numbers: an integral value stays an int, so decoding then encoding gives the same JSON.
+NUMBER: dict[str, Any] = {"anyOf": [{"type": "integer"}, {"type": "number"}]}
+# Marks a definition that a models module imports instead of defining (the value is the module key).
+IMPORTED = "x-samplecontroller-imported"
+# The keys of a normalized definition that only the rendering reads (datamodel-code-generator never sees them).
+DOC_KEYS = ("description", "required", "enum", "x-samplecontroller-constants")
+# metav1.Condition's properties and their types, as controller-gen emits them.
+CONDITION_PROPERTIES = {"type": "string", "status": "string", "lastTransitionTime": "string", "reason": "string",
+                        "message": "string", "observedGeneration": "integer"}
+CONDITION_REQUIRED = {"type", "status", "lastTransitionTime", "reason", "message"}
+TYPING_NAMES = ("Any", "Final", "TypeAlias")
+MSGSPEC_NAMES = ("UNSET", "Raw", "Struct", "UnsetType", "field")
+# Wider than this, a docstring line is wrapped.
+DOC_WIDTH = 100
+
+
+def meta_v1_module(root: str) -> str:
+    """The module of ObjectMeta, ListMeta and Condition for a generated package imported as ``root``."""
+    return f"{root}.apis.meta.v1"
+
+
+def camel(name: str) -> str:
+    """``deploymentName`` -> ``DeploymentName``, ``x-y_z`` -> ``XYZ``."""
+    parts = re.split(r"[^A-Za-z0-9]", name)
+    return "".join(p[:1].upper() + p[1:] for p in parts if p)
+
+
+# --------------------------------------------------------------------------------------------
+# Schema normalization
+# --------------------------------------------------------------------------------------------
+
+
+def is_meta_condition(schema: Any) -> bool:
+    """Is ``schema`` metav1.Condition's: exactly its properties (observedGeneration optional), typed as its?"""
+    if not isinstance(schema, dict) or schema.get("type") != "object" or schema.get("nullable") is True:
+        return False
+    if schema.get("x-kubernetes-preserve-unknown-fields") is True or "additionalProperties" in schema:
+        return False
+    props = schema.get("properties")
+    if not isinstance(props, dict) or not CONDITION_REQUIRED <= set(props) <= set(CONDITION_PROPERTIES):
+        return False
+    for name, sub in props.items():
+        if not isinstance(sub, dict) or sub.get("type") != CONDITION_PROPERTIES[name] or sub.get("nullable") is True:
+            return False
+        if any(k in sub for k in ("properties", "items", "additionalProperties", "x-kubernetes-int-or-string",
+                                  "x-kubernetes-preserve-unknown-fields")):
+            return False
+    return True
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value.strip() else None
+
+
+class Normalizer:
+    """Hoists nested objects into named definitions and simplifies types for the generator.
+
+    ``defs`` maps class names to definitions: ``{"type": "object", "properties": {...}}`` plus
+    ``description`` and ``required`` where the schema has them; a property node may carry its
+    ``description`` and, for an enum, ``enum`` and ``x-samplecontroller-constants`` (the name of
+    its constants class).
+    """
+
+    def __init__(self, condition: str | None = "Condition") -> None:
+        self.defs: dict[str, Any] = {}
+        self.condition = condition  # the shared Condition's class name (None: never substituted)
+
+    def object_def(self, name: str, schema: dict[str, Any], drop: Iterable[str] = ()) -> dict[str, Any]:
+        dropped = set(drop)
+        props = {k: v for k, v in (schema.get("properties") or {}).items() if k not in dropped}
+        body: dict[str, Any] = {"type": "object", "properties": {}}
+        if _text(schema.get("description")):
+            body["description"] = schema["description"]
+        required = [r for r in schema.get("required") or [] if isinstance(r, str) and r in props]
+        if required:
+            body["required"] = sorted(set(required))
+        for prop, sub in sorted(props.items()):
+            node = self.node(name + camel(prop), sub)
+            if _text(sub.get("description")):
+                node = {**node, "description": sub["description"]}
+            body["properties"][prop] = node
+        if name in self.defs:
+            raise CodegenError(f"two schema objects map to the class name {name}")
+        self.defs[name] = body
+        return {"$ref": f"#/$defs/{name}"}
+
+    def node(self, name: str, schema: dict[str, Any]) -> dict[str, Any]:
+        out = self._node(name, schema)
+        values = [v for v in schema.get("enum") or [] if isinstance(v, str | int | float | bool)]
+        if values and "$ref" not in out and out.get("type") not in ("object", "array"):
+            out = {**out, "enum": values, "x-samplecontroller-constants": name}
+        if schema.get("nullable") is True and out:
+            out = {"anyOf": [out, {"type": "null"}], **{k: out[k] for k in DOC_KEYS if k in out}}
+        return out
+
+    def _node(self, name: str, schema: dict[str, Any]) -> dict[str, Any]:
+        if schema.get("x-kubernetes-int-or-string") is True:
+            return {"anyOf": [{"type": "integer"}, {"type": "string"}]}
+        typ = schema.get("type")
+        if typ is None:
+            # No type (preserve-unknown-fields alone): any JSON value, a string as well as an object.
+            return {}
+        if schema.get("x-kubernetes-preserve-unknown-fields") is True or schema.get("x-kubernetes-embedded-resource"):
+            if typ == "array" and isinstance(schema.get("items"), dict):
+                return {"type": "array", "items": self.node(name + "Item", schema["items"])}
+            if typ == "object":
+                return {"type": "object", "additionalProperties": True}
+        if typ == "object":
+            if schema.get("properties"):
+                return self.object_def(name, schema)
+            extra = schema.get("additionalProperties")
+            if isinstance(extra, dict):
+                return {"type": "object", "additionalProperties": self.node(name + "Value", extra)}
+            return {"type": "object", "additionalProperties": True}
+        if typ == "array":
+            items = schema.get("items") or {}
+            if self.condition is not None and is_meta_condition(items):
+                self.defs.setdefault(self.condition, {"type": "object", "additionalProperties": True,
+                                                      IMPORTED: "meta/v1"})
+                return {"type": "array", "items": {"$ref": f"#/$defs/{self.condition}"}}
+            return {"type": "array", "items": self.node(name + "Item", items)}
+        if typ == "number":
+            return dict(NUMBER)
+        if typ in ("string", "integer", "boolean"):
+            return {"type": typ}
+        return {}
+
+
+def is_imported(definition: Any) -> bool:
+    """Is this definition a stand-in for a class the models module imports (the shared Condition)?"""
+    return isinstance(definition, dict) and IMPORTED in definition
+
+
+def for_datamodel(schema: Any) -> Any:
+    """``schema`` without the keys only the rendering reads."""
+    if isinstance(schema, list):
+        return [for_datamodel(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    return {k: for_datamodel(v) for k, v in schema.items() if k not in DOC_KEYS and k != IMPORTED}
+
+
+# --------------------------------------------------------------------------------------------
+# datamodel-code-generator, and its output read back as a syntax tree
+# --------------------------------------------------------------------------------------------
+
+
+def run_datamodel_codegen(schema: dict[str, Any]) -> str:
+    """One datamodel-code-generator run over ``schema`` (no formatter: the output is parsed, not used)."""
+    import warnings
+
+    warnings.filterwarnings("ignore", category=FutureWarning)
+    from datamodel_code_generator import (  # type: ignore[attr-defined]
+        DataModelType,
+        InputFileType,
+        PythonVersion,
+        generate,
+    )
+
+    out = generate(json.dumps(schema, sort_keys=True), input_file_type=InputFileType.JsonSchema,
+                   output_model_type=DataModelType.MsgspecStruct, snake_case_field=True,
+                   use_standard_collections=True, use_union_operator=True, disable_timestamp=True,
+                   target_python_version=PythonVersion.PY_311, use_schema_description=False,
+                   capitalise_enum_members=False, reuse_model=False, collapse_root_models=False,
+                   formatters=[])
+    if not isinstance(out, str):
+        raise CodegenError("datamodel-code-generator returned several modules; expected one")
+    return out
+
+
+@dataclass
+class ModelField:
+    """One attribute of a Struct: ``attr: annotation = default`` encoded as ``wire``."""
+
+    attr: str
+    wire: str
+    annotation: ast.expr
+    default: ast.expr | None = None  # None: no default
+    factory: bool = False  # ``default`` is a default_factory
+    doc: str | None = None
+
+
+@dataclass
+class ModelClass:
+    name: str
+    fields: list[ModelField]
+    doc: str | None = None
+
+
+@dataclass
+class ModelAlias:
+    """``name: TypeAlias = value``."""
+
+    name: str
+    value: ast.expr
+
+
+Definition = ModelClass | ModelAlias
+
+
+def _name(node: ast.expr) -> str | None:
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _names(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+class _Canonical(ast.NodeTransformer):
+    """Imported aliases back to their names (``list_aliased`` -> ``list``); ``list[X]`` -> ``tuple[X, ...]``."""
+
+    def __init__(self, aliases: Mapping[str, str]) -> None:
+        self.aliases = aliases
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        return ast.Name(self.aliases.get(node.id, node.id), ast.Load())
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.expr:
+        if isinstance(node.value, ast.Name) and node.value.id in ("builtins", "typing", "msgspec"):
+            return ast.Name(node.attr, ast.Load())
+        return self.generic_visit(node)  # type: ignore[return-value]
+
+    def visit_Subscript(self, node: ast.Subscript) -> ast.expr:
+        node = self.generic_visit(node)  # type: ignore[assignment]
+        if _name(node.value) in ("list", "List", "Sequence"):
+            return ast.Subscript(ast.Name("tuple", ast.Load()),
+                                 ast.Tuple([node.slice, ast.Constant(...)], ast.Load()), ast.Load())
+        return node
+
+
+def _field_call(value: ast.expr) -> ast.Call | None:
+    if isinstance(value, ast.Call) and _name(value.func) == "field":
+        return value
+    return None
+
+
+def _parse_field(stmt: ast.AnnAssign, canon: _Canonical, where: str) -> ModelField:
+    if not isinstance(stmt.target, ast.Name):
+        raise CodegenError(f"datamodel-code-generator output: unexpected field target in {where}")
+    attr = stmt.target.id
+    annotation = canon.visit(stmt.annotation)
+    value = canon.visit(stmt.value) if stmt.value is not None else None
+    call = _field_call(value) if value is not None else None
+    if call is None:
+        return ModelField(attr, attr, annotation, value)
+    kwargs = {k.arg: k.value for k in call.keywords}
+    if call.args or set(kwargs) - {"name", "default", "default_factory"}:
+        raise CodegenError(f"datamodel-code-generator output: unexpected field() arguments in {where}.{attr}")
+    wire = attr
+    if "name" in kwargs:
+        name = kwargs["name"]
+        if not isinstance(name, ast.Constant) or not isinstance(name.value, str):
+            raise CodegenError(f"datamodel-code-generator output: unexpected field name in {where}.{attr}")
+        wire = name.value
+    if "default_factory" in kwargs:
+        return ModelField(attr, wire, annotation, kwargs["default_factory"], factory=True)
+    return ModelField(attr, wire, annotation, kwargs.get("default"))
+
+
+def parse_models(source: str) -> dict[str, Definition]:
+    """The classes and type aliases of datamodel-code-generator's output, in its order."""
+    tree = ast.parse(source)
+    aliases: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom):
+            aliases.update({a.asname: a.name for a in node.names if a.asname})
+    canon = _Canonical(aliases)
+    out: dict[str, Definition] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            continue
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            continue  # a docstring
+        if isinstance(node, ast.ClassDef):
+            fields = []
+            for stmt in node.body:
+                if isinstance(stmt, ast.AnnAssign):
+                    fields.append(_parse_field(stmt, canon, node.name))
+                elif not (isinstance(stmt, ast.Pass) or (isinstance(stmt, ast.Expr)
+                                                          and isinstance(stmt.value, ast.Constant))):
+                    raise CodegenError(f"datamodel-code-generator output: unexpected statement in class {node.name}")
+            out[node.name] = ModelClass(node.name, fields)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            out[node.target.id] = ModelAlias(node.target.id, canon.visit(node.value))
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            out[node.targets[0].id] = ModelAlias(node.targets[0].id, canon.visit(node.value))
+        else:
+            raise CodegenError(f"datamodel-code-generator output: unexpected statement at line {node.lineno}")
+    return out
+
+
+def model_blocks(schema_defs: dict[str, Any], roots: Iterable[str]) -> dict[str, Definition]:
+    """Run the generator once over ``schema_defs`` and return its definitions by name."""
+    root = {"$defs": for_datamodel(schema_defs), "title": "CodegenRoot", "type": "object",
+            "properties": {f"p{i}": {"$ref": f"#/$defs/{name}"} for i, name in enumerate(sorted(roots))}}
+    return parse_models(run_datamodel_codegen(root))
+
+
+# --------------------------------------------------------------------------------------------
+# Shaping the definitions
+# --------------------------------------------------------------------------------------------
+
+
+class KindLike(Protocol):
+    """What rendering needs of a kind (``generator.Kind``)."""
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def list_kind(self) -> str: ...
+
+    @property
+    def api_version(self) -> str: ...
+
+
+def _union(node: ast.expr) -> list[ast.expr]:
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return _union(node.left) + _union(node.right)
+    return [node]
+
+
+def _join(parts: list[ast.expr]) -> ast.expr:
+    out = parts[0]
+    for part in parts[1:]:
+        out = ast.BinOp(out, ast.BitOr(), part)
+    return out
+
+
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _load(name: str) -> ast.Name:
+    return ast.Name(name, ast.Load())
+
+
+class Shaper:
+    """Turns the parsed definitions of one module into the project's shape (see the module docstring)."""
+
+    def __init__(self, parsed: Mapping[str, Definition], schema_defs: Mapping[str, Any]) -> None:
+        self.parsed = parsed
+        self.schema_defs = schema_defs
+
+    def zero(self, annotation: ast.expr, seen: frozenset[str] = frozenset()) -> tuple[ast.expr, bool]:
+        """Go's zero value of a (required) type: (expression, is a default_factory)."""
+        parts = _union(annotation)
+        if any(_is_none(p) for p in parts):
+            return ast.Constant(None), False
+        first = parts[0]
+        if isinstance(first, ast.Subscript):
+            base = _name(first.value)
+            if base == "tuple":
+                return ast.Tuple([], ast.Load()), False
+            if base == "dict":
+                return _load("dict"), True
+        name = _name(first)
+        scalars: dict[str | None, str | int | float | bool | None] = {"str": "", "int": 0, "float": 0.0, "bool": False, "Any": None}
+        if name in scalars:
+            return ast.Constant(scalars[name]), False
+        target = self.parsed.get(name or "")
+        if isinstance(target, ModelAlias) and name not in seen:
+            return self.zero(target.value, seen | {name or ""})
+        if name is not None:
+            return _load(name), True  # a Struct (every field of which has a default)
+        raise CodegenError(f"no zero value for the type {ast.unparse(annotation)}")
+
+    def shape_class(self, cls: ModelClass, kind: KindLike | None, list_kind: KindLike | None) -> ModelClass:
+        schema = self.schema_defs.get(cls.name) or {}
+        props = schema.get("properties") or {}
+        required = set(schema.get("required") or [])
+        fields: list[ModelField] = []
+        for f in cls.fields:
+            if (kind or list_kind) and f.wire in ("apiVersion", "kind", "metadata"):
+                continue
+            annotation, default, factory = f.annotation, f.default, f.factory
+            if f.wire == "managedFields" and cls.name == "ObjectMeta":
+                annotation = ast.BinOp(_load("Raw"), ast.BitOr(), _load("UnsetType"))
+            if f.wire in required or (list_kind is not None and f.wire == "items"):
+                # Required (the server always sends it): no UnsetType to narrow away; Go's zero value if absent.
+                kept = [p for p in _union(annotation) if _name(p) != "UnsetType"]
+                annotation = _join(kept)
+                default, factory = self.zero(annotation)
+            doc = (props.get(f.wire) or {}).get("description")
+            fields.append(ModelField(f.attr, f.wire, annotation, default, factory, _text(doc)))
+        head: list[ModelField] = []
+        owner = kind or list_kind
+        if owner is not None:
+            meta = "ListMeta" if list_kind is not None else "ObjectMeta"
+            head = [
+                ModelField("api_version", "apiVersion", _load("str"), ast.Constant(owner.api_version)),
+                ModelField("kind", "kind", _load("str"), ast.Constant(cls.name)),
+                ModelField("metadata", "metadata", _load(meta), _load(meta), factory=True),
+            ]
+        return ModelClass(cls.name, _safe_attrs(head + fields), _text(schema.get("description")))
+
+
+def _safe_attrs(fields: list[ModelField]) -> list[ModelField]:
+    """Attribute names that shadow nothing the class body or its annotations use, and are unique.
+
+    msgspec and mypy read a Struct's annotations in the class namespace, where a field named
+    ``str`` would hide the type ``str``; such a field gets a trailing ``_`` (its wire name stays).
+    """
+    used = {"field", "UNSET"}
+    for f in fields:
+        used |= _names(f.annotation) | (_names(f.default) if f.default is not None else set())
+    taken: set[str] = set()
+    out = []
+    for f in fields:
+        attr = f.attr
+        while attr in used or attr in taken or keyword.iskeyword(attr) or not attr.isidentifier():
+            attr += "_"
+        taken.add(attr)
+        out.append(ModelField(attr, f.wire, f.annotation, f.default, f.factory, f.doc))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Writing source
+# --------------------------------------------------------------------------------------------
+
+
+def _escape_doc(text: str) -> str:
+    """Docstring content: backslashes and non-ASCII escaped, no run of three quotes, no closing quote."""
+    out = []
+    for i, ch in enumerate(text):
+        if ch == "\\":
+            out.append("\\\\")
+        elif ch == '"' and (i + 1 == len(text) or text[i + 1] == '"'):
+            out.append('\\"')
+        elif ch == "\n" or (" " <= ch <= "~"):
+            out.append(ch)
+        else:
+            out.append(ch.encode("unicode_escape").decode("ascii"))
+    return "".join(out)
+
+
+def docstring(text: str, indent: str) -> list[str]:
+    """The lines of a docstring holding ``text`` (wrapped, escaped), indented by ``indent``."""
+    lines: list[str] = []
+    for raw in text.replace("\t", "    ").strip().splitlines():
+        stripped = raw.strip()
+        if not stripped:
+            lines.append("")
+            continue
+        lead = raw[:len(raw) - len(raw.lstrip())]
+        lines += textwrap.wrap(stripped, DOC_WIDTH - len(indent), initial_indent=lead, subsequent_indent=lead,
+                               break_long_words=False, break_on_hyphens=False)
+    while lines and not lines[-1]:
+        lines.pop()
+    escaped = [_escape_doc(line) for line in lines]
+    if len(escaped) == 1 and len(indent) + len(escaped[0]) + 6 <= DOC_WIDTH + 10:
+        return [f'{indent}"""{escaped[0]}"""']
+    body = [f"{indent}{line}" if line else "" for line in escaped[1:]]
+    return [f'{indent}"""{escaped[0]}', *body, f'{indent}"""']
+
+
+def _literal(value: Any) -> str:
+    """A Python literal for a JSON scalar, ASCII only."""
+    if isinstance(value, str):
+        return ascii(value)
+    return repr(value)
+
+
+def _field_source(f: ModelField) -> str:
+    annotation = ast.unparse(f.annotation)
+    default = ast.unparse(f.default) if f.default is not None else None
+    if f.default is not None and not f.factory and isinstance(f.default, ast.Constant):
+        default = _literal(f.default.value)
+    args = [f"name={_literal(f.wire)}"] if f.attr != f.wire else []
+    if default is not None:
+        args.append(f"default_factory={default}" if f.factory else f"default={default}")
+    if f.factory or (args and f.attr != f.wire):
+        return f"{f.attr}: {annotation} = field({', '.join(args)})"
+    return f"{f.attr}: {annotation}" + (f" = {default}" if default is not None else "")
+
+
+def _class_source(cls: ModelClass) -> str:
+    if not cls.fields:
+        # A free-form object (FieldsV1): an empty Struct would drop its content, a dict keeps it.
+        return f"{cls.name}: TypeAlias = dict[str, Any]"
+    lines = [f"class {cls.name}(Struct, frozen=True, kw_only=True, gc=False):"]
+    if cls.doc:
+        lines += [*docstring(cls.doc, "    "), ""]
+    for f in cls.fields:
+        lines.append("    " + _field_source(f))
+        if f.doc:
+            lines += docstring(f.doc, "    ")
+    return "\n".join(lines)
+
+
+def constant_name(value: Any) -> str:
+    """``ReadWriteOnce`` -> ``READ_WRITE_ONCE``, ``application/json`` -> ``APPLICATION_JSON``, ``""`` -> ``EMPTY``."""
+    text = str(value)
+    text = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", text)
+    text = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", text)
+    text = re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_").upper()
+    if not text:
+        return "EMPTY"
+    if text[0].isdigit():
+        text = "VALUE_" + text
+    return text
+
+
+@dataclass
+class Constants:
+    """An enum's values as a class of typed constants."""
+
+    name: str
+    owner: str  # ``PodSetStatus.state``
+    values: list[Any] = field(default_factory=list)
+
+    def source(self) -> str:
+        lines = [f"class {self.name}:", f'    """Values of ``{self.owner}`` (the server may add others)."""', ""]
+        seen: set[str] = set()
+        for value in self.values:
+            name = constant_name(value)
+            while name in seen:
+                name += "_"
+            seen.add(name)
+            lines.append(f"    {name}: Final = {_literal(value)}")
+        return "\n".join(lines)
+
+
+def enum_constants(cls_name: str, schema: Mapping[str, Any]) -> list[Constants]:
+    """The constants classes of the enums among ``schema``'s properties (items and map values too)."""
+    out: list[Constants] = []
+
+    def visit(node: Any, owner: str) -> None:
+        if not isinstance(node, dict):
+            return
+        name = node.get("x-samplecontroller-constants")
+        if isinstance(name, str) and node.get("enum"):
+            values = list(dict.fromkeys(v for v in node["enum"] if not isinstance(v, dict | list)))
+            out.append(Constants(name, owner, values))
+        for key in ("items", "additionalProperties"):
+            visit(node.get(key), owner + ("[]" if key == "items" else "[*]"))
+        for sub in node.get("anyOf") or []:
+            visit(sub, owner)
+
+    for prop, node in (schema.get("properties") or {}).items():
+        visit(node, f"{cls_name}.{prop}")
+    return out
+
+
+def render_models(parsed: Mapping[str, Definition], own: list[str], imports: dict[str, list[str]],
+                  kinds: Mapping[str, KindLike], schema_defs: Mapping[str, Any] | None = None,
+                  with_resource_info: bool = False) -> str:
+    """The module source (after its docstring) of the definitions named in ``own``; the others it
+    uses are imported from ``imports`` (module -> names). ``schema_defs`` are the normalized
+    definitions, read for descriptions, ``required`` and enums."""
+    defs = schema_defs or {}
+    list_kinds = {k.list_kind: k for k in kinds.values()}
+    missing = set(own) - set(parsed)
+    if missing:
+        raise CodegenError(f"datamodel-code-generator produced no model for {sorted(missing)}")
+    shaper = Shaper(parsed, defs)
+    taken = set(parsed) | {n for names in imports.values() for n in names}
+    chunks: list[str] = []
+    used: set[str] = set()
+    own_set = set(own)
+    for name, definition in parsed.items():
+        if name not in own_set:
+            continue
+        if isinstance(definition, ModelAlias):
+            chunks.append(f"{name}: TypeAlias = {ast.unparse(definition.value)}")
+            used |= _names(definition.value) | {"TypeAlias"}
+            continue
+        cls = shaper.shape_class(definition, kinds.get(name), list_kinds.get(name))
+        chunks.append(_class_source(cls))
+        if cls.fields:
+            used.add("Struct")
+            for f in cls.fields:
+                used |= _names(f.annotation) | (_names(f.default) if f.default is not None else set())
+                if f.factory or f.attr != f.wire:
+                    used.add("field")
+        else:
+            used |= {"TypeAlias", "Any"}
+        for constants in enum_constants(name, defs.get(name) or {}):
+            base = constants.name
+            while constants.name in taken:
+                constants.name += "Values" if constants.name == base else "_"
+            taken.add(constants.name)
+            chunks.append(constants.source())
+            used.add("Final")
+
+    def pick(names: Iterable[str]) -> list[str]:
+        return sorted((n for n in names if n in used), key=_import_order)
+
+    lines = ["from __future__ import annotations", ""]
+    if pick(TYPING_NAMES):
+        lines += [f"from typing import {', '.join(pick(TYPING_NAMES))}", ""]
+    if pick(MSGSPEC_NAMES):
+        lines += [f"from msgspec import {', '.join(pick(MSGSPEC_NAMES))}", ""]
+    first_party = {module: pick(names) for module, names in imports.items() if pick(names)}
+    if with_resource_info:
+        first_party["samplecontroller.client.types"] = ["ResourceInfo"]
+    if first_party:
+        lines += [_from_import(module, names) for module, names in sorted(first_party.items())] + [""]
+    return "\n".join(lines).rstrip("\n") + "\n\n\n" + "\n\n\n".join(chunks) + "\n"
+
+
+def package_models(schema_defs: dict[str, Any], kinds: Mapping[str, KindLike], root: str,
+                   with_resource_info: bool = True) -> str:
+    """The models module source of one CRD package/version: its own definitions, ObjectMeta,
+    ListMeta and the shared Condition imported from meta/v1."""
+    own = sorted(n for n, d in schema_defs.items() if not is_imported(d))
+    shared = sorted(n for n, d in schema_defs.items() if is_imported(d))
+    parsed = model_blocks(schema_defs, schema_defs)
+    return render_models(parsed, own, {meta_v1_module(root): ["ObjectMeta", "ListMeta", *shared]}, kinds,
+                         schema_defs, with_resource_info)
+
+
+def _from_import(module: str, names: list[str]) -> str:
+    """``from module import a, b``, wrapped one name per line as ruff formats it when too long."""
+    line = f"from {module} import {', '.join(names)}"
+    if len(line) <= 110:
+        return line
+    return f"from {module} import (\n" + "".join(f"    {n},\n" for n in names) + ")"
+
+
+def _import_order(name: str) -> tuple[int, str]:
+    """isort's (and ruff's) order of imported names: CONSTANTS, then Classes, then functions."""
+    if name.isupper():
+        return 0, name
+    return (1 if name[:1].isupper() else 2), name
