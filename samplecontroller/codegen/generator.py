@@ -47,7 +47,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,11 +56,13 @@ import yaml
 
 from samplecontroller import _extras
 from samplecontroller.apimachinery import k8syaml
+from samplecontroller.codegen import naming
 from samplecontroller.codegen.errors import CodegenError
 from samplecontroller.codegen.models import (
     NUMBER,
     Normalizer,
     camel,
+    from_import,
     is_imported,
     model_blocks,
     package_models,
@@ -171,7 +173,7 @@ DROP_KEYS = {
     "oneOf", "not", "$schema", "$id",
 }
 # Names used in every generated models module: no kind or schema class may take them.
-RESERVED_CLASS_NAMES = {"Any", "TypeAlias", "UNSET", "Raw", "Struct", "UnsetType", "field", "ObjectMeta", "ListMeta",
+RESERVED_CLASS_NAMES = {"Any", "Final", "TypeAlias", "UNSET", "Raw", "Struct", "UnsetType", "field", "ObjectMeta", "ListMeta",
                         "ResourceInfo"}
 # Schemas nested deeper than this are refused (the models would be unusable anyway).
 MAX_SCHEMA_DEPTH = 64
@@ -188,10 +190,6 @@ def _err(path: Path, where: str, message: str) -> CodegenError:
     cwd = Path.cwd()
     rel = path.relative_to(cwd) if path.is_absolute() and path.is_relative_to(cwd) else path
     return CodegenError(f"{rel}: {where}: {message}")
-
-
-def package_name(group: str) -> str:
-    return group.split(".")[0].replace("-", "_") if group else "core"
 
 
 def check_structural(schema: Any, path: Path, where: str, depth: int = 0) -> None:
@@ -383,55 +381,57 @@ def upstream_closure(defs: dict[str, Any], roots: Iterable[str]) -> set[str]:
     return seen
 
 
-def collect_crds(crds_dir: Path) -> list[tuple[Path, Kind, dict[str, Any]]]:
-    """Every served version of every CRD, checked, with its normalized schema definitions.
+def collect_crds(crds_dir: Path, overrides: Mapping[str, str] | None = None) -> list[tuple[Path, str, Kind, dict[str, Any]]]:
+    """Every served version of every CRD, checked, with its package name (``naming``; ``overrides``:
+    group -> name) and its normalized schema definitions.
 
     Raises CodegenError (naming the file and the field) for any bad input; runs before any
     expensive work so that a mistake is reported at once.
     """
-    out: list[tuple[Path, Kind, dict[str, Any]]] = []
+    out: list[tuple[Path, str, Kind, dict[str, Any]]] = []
     seen_kinds: dict[tuple[str, str, str], Path] = {}
     seen_plurals: dict[tuple[str, str, str], Path] = {}
     pkg_groups: dict[str, str] = {pkg: group for pkg, group, *_ in BUILTINS}
     pkg_groups["meta"] = "meta.k8s.io"
     classes: dict[tuple[str, str], dict[str, tuple[Path, Any]]] = {}
-    for path, crd in load_crds(crds_dir):
-        for kind, schema in kinds_from_crd(path, crd):
-            pkg = package_name(kind.group)
-            if not pkg.isidentifier() or keyword.iskeyword(pkg):
-                raise _err(path, "spec.group", f"package name {pkg!r} (the group's first DNS label) "
-                           "is not a Python identifier")
-            if pkg_groups.get(pkg, kind.group) != kind.group:
-                raise _err(path, "spec.group", f"package name {pkg!r} collides with group {pkg_groups[pkg]!r}; "
-                           "rename one group's first DNS label")
-            pkg_groups[pkg] = kind.group
-            key = (kind.group, kind.version, kind.kind)
-            if key in seen_kinds:
-                raise _err(path, "spec.names.kind", f"duplicate kind {kind.kind} in {kind.api_version} "
-                           f"(also in {seen_kinds[key].name})")
-            seen_kinds[key] = path
-            pkey = (kind.group, kind.version, kind.plural)
-            if pkey in seen_plurals:
-                raise _err(path, "spec.names.plural", f"duplicate resource {kind.plural} in {kind.api_version} "
-                           f"(also in {seen_plurals[pkey].name})")
-            seen_plurals[pkey] = path
-            norm = Normalizer()
-            try:
-                norm.object_def(kind.kind, schema, drop=("apiVersion", "kind", "metadata"))
-            except CodegenError as err:
-                raise _err(path, "spec.versions.schema.openAPIV3Schema", str(err)) from None
-            norm.defs[kind.list_kind] = {"type": "object", "properties": {
-                "items": {"type": "array", "items": {"$ref": f"#/$defs/{kind.kind}"}}}}
-            names = classes.setdefault((pkg, kind.version), {})
-            for name, definition in norm.defs.items():
-                if name in RESERVED_CLASS_NAMES:
-                    raise _err(path, "spec.versions.schema.openAPIV3Schema", f"the schema object class name {name} "
-                               "is a name the generated module needs for itself; rename the property")
-                if name in names and not (is_imported(definition) and is_imported(names[name][1])):
-                    raise _err(path, "spec.names.kind", f"class name {name} of {kind.kind} clashes with one "
-                               f"generated from {names[name][0].name} in {kind.api_version}")
-                names[name] = (path, definition)
-            out.append((path, kind, norm.defs))
+    loaded = [(path, kind, schema) for path, crd in load_crds(crds_dir) for kind, schema in kinds_from_crd(path, crd)]
+    group_files: dict[str, Path] = {}
+    for path, kind, _ in loaded:
+        group_files.setdefault(kind.group, path)
+    try:
+        packages = naming.group_packages(group_files, pkg_groups, overrides)
+    except naming.PackageNameError as err:
+        where = group_files.get(err.group)
+        raise (_err(where, "spec.group", str(err)) if where else CodegenError(str(err))) from None
+    for path, kind, schema in loaded:
+        pkg = packages[kind.group]
+        key = (kind.group, kind.version, kind.kind)
+        if key in seen_kinds:
+            raise _err(path, "spec.names.kind", f"duplicate kind {kind.kind} in {kind.api_version} "
+                       f"(also in {seen_kinds[key].name})")
+        seen_kinds[key] = path
+        pkey = (kind.group, kind.version, kind.plural)
+        if pkey in seen_plurals:
+            raise _err(path, "spec.names.plural", f"duplicate resource {kind.plural} in {kind.api_version} "
+                       f"(also in {seen_plurals[pkey].name})")
+        seen_plurals[pkey] = path
+        norm = Normalizer()
+        try:
+            norm.object_def(kind.kind, schema, drop=("apiVersion", "kind", "metadata"))
+        except CodegenError as err:
+            raise _err(path, "spec.versions.schema.openAPIV3Schema", str(err)) from None
+        norm.defs[kind.list_kind] = {"type": "object", "properties": {
+            "items": {"type": "array", "items": {"$ref": f"#/$defs/{kind.kind}"}}}}
+        names = classes.setdefault((pkg, kind.version), {})
+        for name, definition in norm.defs.items():
+            if name in RESERVED_CLASS_NAMES:
+                raise _err(path, "spec.versions.schema.openAPIV3Schema", f"the schema object class name {name} "
+                           "is a name the generated module needs for itself; rename the property")
+            if name in names and not (is_imported(definition) and is_imported(names[name][1])):
+                raise _err(path, "spec.names.kind", f"class name {name} of {kind.kind} clashes with one "
+                           f"generated from {names[name][0].name} in {kind.api_version}")
+            names[name] = (path, definition)
+        out.append((path, pkg, kind, norm.defs))
     return out
 
 
@@ -492,17 +492,17 @@ def builtin_models(root: str = DEFAULT_PACKAGE) -> tuple[tuple[str, str, str, st
                  for p in sorted(packages.values(), key=lambda p: (p.pkg, p.version)))
 
 
-def build_packages(crds_dir: Path, root: str = DEFAULT_PACKAGE) -> list[Package]:
+def build_packages(crds_dir: Path, root: str = DEFAULT_PACKAGE,
+                   group_packages: Mapping[str, str] | None = None) -> list[Package]:
     """Check the CRDs, then build every package's model source (built-ins first) for a
-    generated package imported as ``root``."""
-    crds = collect_crds(crds_dir)
+    generated package imported as ``root`` (``group_packages``: group -> package name overrides)."""
+    crds = collect_crds(crds_dir, group_packages)
     packages: dict[tuple[str, str], Package] = {}
     for pkg, group, version, models, kinds in builtin_models(root):
         packages[(pkg, version)] = Package(pkg, group, version, kinds=list(kinds), models=models, root=root)
 
     # CRDs (already checked).
-    for path, kind, kind_defs in crds:
-        pkg = package_name(kind.group)
+    for path, pkg, kind, kind_defs in crds:
         package = packages.setdefault((pkg, kind.version), Package(pkg, kind.group, kind.version, root=root))
         package.kinds.append(kind)
         package.crd_files.add(path.name)
@@ -529,10 +529,15 @@ class Target:
     package: str = DEFAULT_PACKAGE
     generator: str = PROG
     crds_label: str = "crds/"
+    group_packages: tuple[tuple[str, str], ...] = ()  # (group, package name) overrides
 
     @property
     def header(self) -> str:
         return HEADER_TEMPLATE.format(generator=self.generator)
+
+
+def _add_suffix(value: str, suffix: str) -> str:
+    return value + suffix
 
 
 def render_all(packages: list[Package], target: Target = Target()) -> dict[str, str]:
@@ -543,8 +548,14 @@ def render_all(packages: list[Package], target: Target = Target()) -> dict[str, 
                              keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True,
                              undefined=jinja2.StrictUndefined)
     env.filters["camel"] = camel
-    env.globals.update(root=target.package, generator=target.generator, crds=target.crds_label)
+    env.globals.update(root=target.package, generator=target.generator, crds=target.crds_label,
+                       from_import=from_import)
     with_kinds = [p for p in packages if p.kinds]
+    # The docstrings' examples use the user's own first resource (a built-in one without CRDs).
+    kinds = [(p, k) for p in with_kinds for k in p.kinds]
+    example = next(((p, k) for p, k in kinds if not k.builtin), kinds[0])
+    env.globals.update(example_package=example[0], example_kind=example[1])
+    env.filters["add_suffix"] = _add_suffix
     files: dict[str, str] = {}
 
     def render(template: str, **ctx: Any) -> str:
@@ -614,7 +625,7 @@ def generate(crds_dir: Path, target: Target = Target()) -> dict[str, str]:
     """Every file generated from the CRDs in ``crds_dir`` (raises CodegenError for bad input,
     ``MissingExtraError`` without the ``codegen`` extra)."""
     _extras.require("codegen", "samplecontroller.codegen")
-    return render_all(build_packages(crds_dir, target.package), target)
+    return render_all(build_packages(crds_dir, target.package, dict(target.group_packages)), target)
 
 
 @dataclass(frozen=True)
@@ -635,6 +646,20 @@ def check_package(name: str) -> None:
         raise CodegenError(f"--package {name!r} is not a Python import path (like myoperator.generated)")
 
 
+def parse_group_packages(values: list[str]) -> tuple[tuple[str, str], ...]:
+    """``--group-package GROUP=NAME`` values -> ((group, name), ...); CodegenError for a malformed one."""
+    out: dict[str, str] = {}
+    for value in values:
+        group, sep, name = value.partition("=")
+        if not sep or not group or not name:
+            raise CodegenError(f"--group-package {value!r}: expected GROUP=NAME (like gateway.networking.x-k8s.io="
+                               "gatewayx)")
+        if out.get(group, name) != name:
+            raise CodegenError(f"--group-package {group}: given twice ({out[group]!r} and {name!r})")
+        out[group] = name
+    return tuple(sorted(out.items()))
+
+
 def parse_args(argv: list[str] | None, defaults: Defaults) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog=defaults.prog, description="Generate models, clientsets, listers, "
                                      "informers and a Scheme from CustomResourceDefinitions.")
@@ -644,6 +669,9 @@ def parse_args(argv: list[str] | None, defaults: Defaults) -> argparse.Namespace
                         help=f"output directory (default {defaults.output})")
     parser.add_argument("--package", default=defaults.package,
                         help=f"import path of the output directory (default {defaults.package})")
+    parser.add_argument("--group-package", action="append", default=[], metavar="GROUP=NAME",
+                        help="the package name of an API group (as code-generator's +groupGoName; default: "
+                        "its first DNS label, more labels where two groups would share one); repeatable")
     parser.add_argument("--verify", action="store_true", help="check that the output directory is up to date")
     return parser.parse_args(argv)
 
@@ -652,8 +680,8 @@ def main(argv: list[str] | None = None, defaults: Defaults = Defaults()) -> int:
     """The command line: 0 done or up to date, 1 stale (--verify), 2 bad input (one line)."""
     args = parse_args(argv, defaults)
     started = time.monotonic()
-    target = Target(args.package, defaults.generator, args.crds.name + "/")
     try:
+        target = Target(args.package, defaults.generator, args.crds.name + "/", parse_group_packages(args.group_package))
         check_package(args.package)
         if not args.verify:
             check_output_dir(args.output)

@@ -175,12 +175,21 @@ def is_imported(definition: Any) -> bool:
 
 
 def for_datamodel(schema: Any) -> Any:
-    """``schema`` without the keys only the rendering reads."""
+    """A normalized schema without the keys only the rendering reads (property names are kept:
+    a property may well be called ``description`` or ``required``)."""
     if isinstance(schema, list):
         return [for_datamodel(s) for s in schema]
     if not isinstance(schema, dict):
         return schema
-    return {k: for_datamodel(v) for k, v in schema.items() if k not in DOC_KEYS and k != IMPORTED}
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in DOC_KEYS or key == IMPORTED:
+            continue
+        if key in ("properties", "$defs") and isinstance(value, dict):
+            out[key] = {name: for_datamodel(sub) for name, sub in value.items()}
+        else:
+            out[key] = for_datamodel(value)
+    return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -334,7 +343,7 @@ def parse_models(source: str) -> dict[str, Definition]:
 
 def model_blocks(schema_defs: dict[str, Any], roots: Iterable[str]) -> dict[str, Definition]:
     """Run the generator once over ``schema_defs`` and return its definitions by name."""
-    root = {"$defs": for_datamodel(schema_defs), "title": "CodegenRoot", "type": "object",
+    root = {"$defs": {name: for_datamodel(d) for name, d in schema_defs.items()}, "title": "CodegenRoot", "type": "object",
             "properties": {f"p{i}": {"$ref": f"#/$defs/{name}"} for i, name in enumerate(sorted(roots))}}
     return parse_models(run_datamodel_codegen(root))
 
@@ -598,7 +607,8 @@ def render_models(parsed: Mapping[str, Definition], own: list[str], imports: dic
     if missing:
         raise CodegenError(f"datamodel-code-generator produced no model for {sorted(missing)}")
     shaper = Shaper(parsed, defs)
-    taken = set(parsed) | {n for names in imports.values() for n in names}
+    taken = set(parsed) | {n for names in imports.values() for n in names} | set(TYPING_NAMES) | set(MSGSPEC_NAMES)
+    taken.add("ResourceInfo")
     chunks: list[str] = []
     used: set[str] = set()
     own_set = set(own)
@@ -639,7 +649,7 @@ def render_models(parsed: Mapping[str, Definition], own: list[str], imports: dic
     if with_resource_info:
         first_party["samplecontroller.client.types"] = ["ResourceInfo"]
     if first_party:
-        lines += [_from_import(module, names) for module, names in sorted(first_party.items())] + [""]
+        lines += [from_import(module, names) for module, names in sorted(first_party.items())] + [""]
     return "\n".join(lines).rstrip("\n") + "\n\n\n" + "\n\n\n".join(chunks) + "\n"
 
 
@@ -654,7 +664,7 @@ def package_models(schema_defs: dict[str, Any], kinds: Mapping[str, KindLike], r
                          schema_defs, with_resource_info)
 
 
-def _from_import(module: str, names: list[str]) -> str:
+def from_import(module: str, names: list[str]) -> str:
     """``from module import a, b``, wrapped one name per line as ruff formats it when too long."""
     line = f"from {module} import {', '.join(names)}"
     if len(line) <= 110:
