@@ -542,10 +542,11 @@ def _class_source(cls: ModelClass) -> str:
 
 
 def constant_name(value: Any) -> str:
-    """``ReadWriteOnce`` -> ``READ_WRITE_ONCE``, ``application/json`` -> ``APPLICATION_JSON``, ``""`` -> ``EMPTY``."""
+    """``ReadWriteOnce`` -> ``READ_WRITE_ONCE``, ``application/json`` -> ``APPLICATION_JSON``, ``IPv4`` ->
+    ``IPV4``, ``10s`` -> ``VALUE_10S``, ``""`` -> ``EMPTY``."""
     text = str(value)
     text = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", text)
-    text = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", text)
+    text = re.sub(r"([A-Z]+)([A-Z][a-z]{2,})", r"\1_\2", text)  # HTTPSProxy -> HTTPS_Proxy, IPv4 stays
     text = re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_").upper()
     if not text:
         return "EMPTY"

@@ -5,12 +5,16 @@ exactly through its models, and through the typed clientset against the embedded
 
 from __future__ import annotations
 
+import ast
 import importlib
+import inspect
 import itertools
 import json
 import re
 import subprocess
 import sys
+import types
+import typing
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -78,11 +82,43 @@ def info_of(project: str, doc: dict[str, Any]) -> Any:
     return scheme_of(project).info_for_gvk(group, version, doc["kind"])
 
 
+# A user's code over the generated types, type-checked with them: required fields need no guard,
+# enum constants are Literal-typed, the shared Condition is meta/v1's.
+USAGE = """\
+from __future__ import annotations
+
+from typing import Literal
+
+from corpus_conditions.apis.db.v1 import DatabaseStatus
+from corpus_conditions.apis.meta.v1 import Condition
+from corpus_typed_fields.apis.ops.v1 import Schedule, ScheduleSpecPolicy
+
+
+def schedule_of(s: Schedule) -> str:
+    return s.spec.schedule + s.spec.target.name
+
+
+def replicas_of(s: Schedule) -> int:
+    return s.spec.replicas + len(s.spec.tags)
+
+
+def forbids(s: Schedule) -> bool:
+    forbid: Literal["Forbid"] = ScheduleSpecPolicy.FORBID
+    return s.spec.policy == forbid
+
+
+def first(status: DatabaseStatus) -> Condition | None:
+    return status.conditions[0] if status.conditions else None
+"""
+
+
 def test_every_package_passes_mypy_strict_and_ruff(corpus: Path) -> None:
     (corpus / "samplecontroller").symlink_to(ROOT / "samplecontroller")
+    (corpus / "corpus_usage.py").write_text(USAGE)
     packages = [package_of(p) for p in PROJECTS]
     mypy = subprocess.run([sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"),
-                           "--cache-dir", str(_mypy_cache(ROOT)), *itertools.chain(*(("-p", p) for p in packages))],
+                           "--cache-dir", str(_mypy_cache(ROOT)), *itertools.chain(*(("-p", p) for p in packages)),
+                           "-m", "corpus_usage"],
                           cwd=corpus, capture_output=True, text=True, timeout=600, check=False)
     assert mypy.returncode == 0, mypy.stdout[-5000:]
     # The project's own rules (pycodestyle, pyflakes, isort, bugbear, pyupgrade, simplify, ruff), the
@@ -157,3 +193,105 @@ def test_examples_round_trip_through_the_typed_clientset(corpus: Path, apiserver
 
 def module(project: str, pkg: str, version: str) -> ModuleType:
     return importlib.import_module(f"{package_of(project)}.apis.{pkg}.{version}")
+
+
+def tuple_of(item: Any) -> Any:
+    """``tuple[item, ...]`` for an item type known only at run time."""
+    return types.GenericAlias(tuple, (item, ...))
+
+
+def encode_names(struct: type[Any]) -> dict[str, str]:
+    return {f.name: f.encode_name for f in msgspec.structs.fields(struct)}
+
+
+def test_names_that_shadow_builtins_or_keywords_keep_their_wire_names(corpus: Path) -> None:
+    m = module("keywords", "policy", "v1")
+    names = encode_names(m.RuleSpec)
+    assert {"list", "type", "dict", "tuple", "from", "class", "import", "int", "str", "float", "bool", "any", "Any",
+            "self", "default", "field", "UNSET", "UnsetType", "Struct", "None", "True", "apiVersion", "kind",
+            "metadata", "x-forwarded-for", "_private", "$ref", "9lives"} <= set(names.values())
+    # Keywords and names the class's annotations use get a trailing _; the others stay as they are.
+    assert names["list"] == "list" and names["type"] == "type" and names["self"] == "self"
+    assert names["from_"] == "from" and names["str_"] == "str" and names["dict_"] == "dict"
+    assert names["tuple_"] == "tuple" and names["float_"] == "float" and names["field_"] == "field"
+    rule = msgspec.json.decode(b'{"spec": {"list": "a.b", "str": "s", "from": "f", "foreach": [{"list": "c"}]}}',
+                               type=m.Rule)
+    assert (rule.spec.list, rule.spec.str_, rule.spec.from_, rule.spec.foreach[0].list) == ("a.b", "s", "f", "c")
+    assert typing.get_type_hints(m.RuleSpecInts)["int_"] == int | msgspec.UnsetType
+
+
+def test_typeless_schemas_are_any_json_value(corpus: Path) -> None:
+    m = module("any-values", "ci", "v1")
+    assert typing.get_type_hints(m.TaskSpecParamsItem)["default"] == Any | msgspec.UnsetType
+    assert typing.get_type_hints(m.TaskSpec)["with_items"] == tuple[Any, ...] | msgspec.UnsetType
+    for value in ("a string", 12, 1.5, True, None, ["x", "y"], {"url": "https://x"}, [1, {"a": [None]}]):
+        wire = json.dumps({"spec": {"params": [{"name": "p", "default": value}], "withItems": [value]}})
+        task = msgspec.json.decode(wire, type=m.Task)
+        assert task.spec.params[0].default == value and task.spec.with_items == (value,)
+        assert canonical(msgspec.json.encode(task))[:-1].endswith(canonical(json.loads(wire))[1:-1])
+
+
+def test_conditions_use_the_shared_meta_condition(corpus: Path) -> None:
+    m = module("conditions", "db", "v1")
+    meta = module("conditions", "meta", "v1")
+    hints = typing.get_type_hints(m.DatabaseStatus)
+    assert hints["conditions"] == tuple_of(meta.Condition) | msgspec.UnsetType
+    assert hints["replica_conditions"] == tuple_of(meta.Condition) | msgspec.UnsetType  # no observedGeneration
+    assert hints["legacy_conditions"] == tuple_of(m.DatabaseStatusLegacyConditionsItem) | msgspec.UnsetType
+    assert not any(name.startswith("DatabaseStatusConditions") for name in vars(m))
+    gateway = module("gateway-api", "gateway_networking_k8s", "v1")
+    assert typing.get_type_hints(gateway.GatewayClassStatus)["conditions"] == (
+        tuple_of(module("gateway-api", "meta", "v1").Condition) | msgspec.UnsetType)
+
+
+def test_required_fields_enums_and_descriptions(corpus: Path) -> None:
+    m = module("typed-fields", "ops", "v1")
+    hints = typing.get_type_hints(m.ScheduleSpec)
+    assert hints["schedule"] is str and hints["replicas"] is int and hints["paused"] is bool
+    assert hints["tags"] == tuple[str, ...] and hints["target"] is m.ScheduleSpecTarget
+    assert hints["optional_null"] == str | None and hints["anything"] is Any
+    assert hints["modes"] == tuple[str, ...] | msgspec.UnsetType  # optional stays UNSET
+    # An object lacking required fields decodes to Go's zero values (and encodes them, as Go does).
+    lacking = msgspec.json.decode(b'{"metadata": {"name": "x"}}', type=m.Schedule)
+    assert (lacking.spec.schedule, lacking.spec.replicas, lacking.spec.paused, lacking.spec.tags) == ("", 0, False, ())
+    assert (lacking.spec.labels, lacking.spec.target.name, lacking.spec.port, lacking.spec.anything) == ({}, "", 0, None)
+    assert json.loads(msgspec.json.encode(lacking))["spec"] == {
+        "anything": None, "labels": {}, "optionalNull": None, "paused": False, "policy": "", "port": 0, "ratio": 0,
+        "replicas": 0, "schedule": "", "tags": [], "target": {"name": ""}}
+    # Enum values as typed constants (the field stays str: a newer value still decodes).
+    assert (m.ScheduleSpecPolicy.FORBID, m.ScheduleSpecPolicy.EMPTY) == ("Forbid", "")
+    assert (m.ScheduleSpecMediaType.APPLICATION_JSON, m.ScheduleSpecMediaType.VALUE_10S) == ("application/json", "10s")
+    assert (m.ScheduleSpecMediaType.A_B, m.ScheduleSpecMediaType.A_B_, m.ScheduleSpecMediaType.IPV4) == (
+        "a-b", "a_b", "IPv4")
+    assert m.ScheduleSpecLevel.VALUE_2 == 2 and m.ScheduleSpecModesItem.WRITE == "Write"
+    assert m.ScheduleStatusPhase.RUNNING == "Running"
+    assert msgspec.json.decode(b'{"spec": {"policy": "Newer"}}', type=m.Schedule).spec.policy == "Newer"
+    # Descriptions: the class docstring, and each field's docstring right after it, unchanged.
+    assert inspect.getdoc(m.Schedule) == ('Schedule runs backups on a cron schedule.\n'
+                                          'It is the "example" kind of these tests \\ with a backslash.')
+    assert inspect.getdoc(m.ScheduleSpec) == 'ScheduleSpec: what to run and when. Quotes """ inside, and one at the end"'
+    docs = field_docs(Path(m.__file__ or ""), "ScheduleSpec")
+    assert docs["policy"] == "How to handle overlapping runs."
+    assert docs["schedule"].startswith("Schedule in Cron format \u2014 for example \u201c0 1 * * *\u201d.")
+
+
+def field_docs(path: Path, class_name: str) -> dict[str, str]:
+    """attribute -> the string literal right after it in ``class_name`` (its attribute docstring)."""
+    (cls,) = [n for n in ast.parse(path.read_text()).body if isinstance(n, ast.ClassDef) and n.name == class_name]
+    out: dict[str, str] = {}
+    for stmt, after in itertools.pairwise(cls.body):
+        if (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and isinstance(after, ast.Expr)
+                and isinstance(after.value, ast.Constant) and isinstance(after.value.value, str)):
+            out[stmt.target.id] = after.value.value
+    return out
+
+
+def test_every_served_version_has_its_own_models_and_client(corpus: Path) -> None:
+    versions = {v: module("multi-version", "storage", v) for v in ("v1alpha1", "v1beta1", "v1")}
+    assert {v: m.Backup().api_version for v, m in versions.items()} == {
+        v: f"storage.example.org/{v}" for v in versions}
+    assert set(encode_names(versions["v1alpha1"].BackupSpec).values()) == {"cron"}
+    assert set(encode_names(versions["v1"].BackupSpec).values()) == {"schedule", "retention"}
+    assert not (corpus / "corpus_multi_version" / "apis" / "storage" / "v0").exists()  # not served
+    clientset = importlib.import_module("corpus_multi_version.clientset").Clientset
+    assert {"storage_v1alpha1", "storage_v1beta1", "storage_v1"} <= set(vars(clientset(None)))
