@@ -1,6 +1,7 @@
 """Generate a Python package of models, clientsets, listers, informers and a Scheme from CRDs.
 
-    samplecontroller-codegen [--crds DIR] [--output DIR] [--package IMPORT.PATH] [--verify]
+    samplecontroller-codegen [--crds DIR] [--output DIR] [--package IMPORT.PATH]
+                             [--group-package GROUP=NAME ...] [--verify]
 
 ``--package`` is the import path the output directory will have (default ``generated``, as
 this repository's ``generated/``); every generated module imports its siblings through it and
@@ -11,20 +12,25 @@ Pipeline (deterministic; no network, no cache on disk):
 
 1. Load every CRD document (every served version) and check it: YAML syntax, that it is a CRD,
    a structural schema, valid names (no path or code can be smuggled into the output), no
-   duplicate kind, no package-name collision. Any problem: one line
-   naming the file and the field, exit status 2, and the output directory untouched.
-2. Normalize each schema for model generation: every nested object becomes a named definition
-   (``FooSpec``, ``FooStatus``...), int-or-string becomes ``int | str``, preserve-unknown-fields
-   and embedded resources become ``dict[str, Any]``, ``nullable`` becomes ``X | None``; enums,
+   duplicate kind. Any problem: one line naming the file and the field, exit status 2, and the
+   output directory untouched. Each group gets a package name (``naming``: its first DNS label,
+   more labels where that collides; ``--group-package`` overrides, which alone can collide).
+2. Normalize each schema for model generation (``models.Normalizer``): every nested object
+   becomes a named definition (``FooSpec``, ``FooStatus``...), int-or-string becomes
+   ``int | str``, a schema without a type any JSON value, preserve-unknown-fields and embedded
+   resources ``dict[str, Any]``, ``nullable`` ``X | None``, a metav1.Condition array item the
+   shared meta/v1 ``Condition``; descriptions, ``required`` and enums are kept for rendering;
    defaults, formats and validation constraints are left to the server (a newer server's enum
    value must still decode).
 3. datamodel-code-generator (no formatter) turns the normalized schemas into msgspec Structs: one
    run over every upstream definition the built-in kinds and meta/v1 need (memoized in memory for
-   the process), one run per CRD package. A post-processing pass makes the Structs frozen,
-   kw_only and untracked by the cyclic GC, turns arrays into tuples, keeps ``managedFields`` raw,
-   makes a List's ``items`` default to ``()``, turns empty free-form Structs into dicts, and puts
-   ``apiVersion``/``kind`` (defaulting to the kind's own) and ``metadata`` first in every kind.
-   Built-in kinds and meta/v1 come from the vendored upstream OpenAPI definitions
+   the process), one run per CRD package. Its output is read back as a syntax tree, never edited
+   as text, and written again in the project's shape (``models``): frozen, kw_only Structs
+   untracked by the cyclic GC, arrays as tuples, required properties without ``UnsetType``
+   (defaulting to Go's zero value), docstrings from the descriptions, enum constants classes,
+   ``managedFields`` raw, a List's ``items`` defaulting to ``()``, empty free-form Structs as
+   dicts, and ``apiVersion``/``kind`` (defaulting to the kind's own) and ``metadata`` first in
+   every kind. Built-in kinds and meta/v1 come from the vendored upstream OpenAPI definitions
    (``apimachinery.openapi_schemas``); each definition lives in exactly one module and the others
    import it. ``Time``/``MicroTime`` are the wire strings or None (Go's zero time); ``number``
    is ``int | float`` so that an integral value is encoded back as it came.
