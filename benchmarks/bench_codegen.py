@@ -1,0 +1,88 @@
+"""Benchmark: code generation time and generated lines per CRD set.
+
+The sets are the projects of ``tests/codegen/testdata/corpus`` (vendored upstream CRDs and the
+hand-written cases), all of them together (the largest set the tests use), and any directory given
+with ``--crds`` (for example a checkout's CRDs). Each row is one whole ``generate()`` (checking,
+normalizing, datamodel-code-generator, the syntax-tree pass and the templates; the built-in
+models are recomputed each time, not taken from the in-process memo), best of ``--repeat``.
+
+Printed per row: CRD documents, kinds (served group/version/kind), seconds, files, lines of every
+generated file, lines of the CRDs' own model modules.
+
+    python benchmarks/bench_codegen.py [--repeat 3] [--crds DIR ...]
+
+Not a test: machines are noisy, so numbers are printed, never asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from samplecontroller.apimachinery import k8syaml  # noqa: E402
+from samplecontroller.codegen import generator  # noqa: E402
+
+CORPUS = ROOT / "tests" / "codegen" / "testdata" / "corpus"
+
+
+@dataclass
+class Row:
+    name: str
+    crds: int
+    kinds: int
+    seconds: float
+    files: int
+    lines: int
+    model_lines: int
+
+
+def crd_documents(directory: Path) -> int:
+    return sum(1 for path in directory.glob("*.y*ml") for doc in k8syaml.load_all(path.read_text())
+               if isinstance(doc, dict))
+
+
+def measure(name: str, crds: Path, repeat: int) -> Row:
+    best = float("inf")
+    files: dict[str, str] = {}
+    for _ in range(repeat):
+        generator.builtin_models.cache_clear()
+        started = time.perf_counter()
+        files = generator.generate(crds, generator.Target(package="bench"))
+        best = min(best, time.perf_counter() - started)
+    packages = generator.build_packages(crds, "bench")
+    crd_modules = {f"apis/{p.pkg}/{p.version}/__init__.py" for p in packages if p.crd_files}
+    kinds = sum(1 for p in packages for k in p.kinds if not k.builtin)
+    return Row(name, crd_documents(crds), kinds, best, len(files),
+               sum(text.count("\n") for text in files.values()),
+               sum(files[rel].count("\n") for rel in crd_modules))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--crds", type=Path, action="append", default=[], help="another CRD directory (repeatable)")
+    args = parser.parse_args()
+    sets = [(p.name, p / "crds") for p in sorted(CORPUS.iterdir()) if (p / "crds").is_dir()]
+    rows = [measure(name, crds, args.repeat) for name, crds in sets]
+    with tempfile.TemporaryDirectory() as tmp:
+        merged = Path(tmp)
+        for name, crds in sets:
+            for path in crds.glob("*.y*ml"):
+                shutil.copy(path, merged / f"{name}-{path.name}")
+        rows.append(measure("(whole corpus)", merged, args.repeat))
+    rows += [measure(str(d), d, args.repeat) for d in args.crds]
+    print(f"{'CRD set':<28} {'CRDs':>5} {'kinds':>6} {'seconds':>8} {'files':>6} {'lines':>8} {'CRD model lines':>16}")
+    for r in rows:
+        print(f"{r.name:<28} {r.crds:>5} {r.kinds:>6} {r.seconds:>8.2f} {r.files:>6} {r.lines:>8} {r.model_lines:>16}")
+
+
+if __name__ == "__main__":
+    main()
