@@ -667,14 +667,17 @@ def package_models(schema_defs: dict[str, Any], kinds: Mapping[str, KindLike], r
 
 def from_import(module: str, names: list[str]) -> str:
     """``from module import a, b``, wrapped one name per line as ruff formats it when too long."""
+    names = sorted(names, key=_import_order)
     line = f"from {module} import {', '.join(names)}"
     if len(line) <= 110:
         return line
     return f"from {module} import (\n" + "".join(f"    {n},\n" for n in names) + ")"
 
 
-def _import_order(name: str) -> tuple[int, str]:
-    """isort's (and ruff's) order of imported names: CONSTANTS, then Classes, then functions."""
+def _import_order(name: str) -> tuple[int, list[tuple[int, str]]]:
+    """ruff's (isort's) order of imported names: CONSTANTS, then Classes, then functions; within
+    each, case-insensitive natural order (``V2`` before ``V10``)."""
+    natural = [(int(part), "") if part.isdigit() else (-1, part.lower()) for part in re.split(r"(\d+)", name) if part]
     if name.isupper():
-        return 0, name
-    return (1 if name[:1].isupper() else 2), name
+        return 0, natural
+    return (1 if name[:1].isupper() else 2), natural
