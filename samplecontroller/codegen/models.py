@@ -53,6 +53,9 @@ CONDITION_PROPERTIES = {"type": "string", "status": "string", "lastTransitionTim
 CONDITION_REQUIRED = {"type", "status", "lastTransitionTime", "reason", "message"}
 TYPING_NAMES = ("Any", "Final", "TypeAlias")
 MSGSPEC_NAMES = ("UNSET", "Raw", "Struct", "UnsetType", "field")
+# Go's zero values of the scalar types (Any: JSON null).
+ZEROS: dict[str | None, str | int | float | bool | None] = {"str": "", "int": 0, "float": 0.0, "bool": False,
+                                                            "Any": None}
 # Wider than this, a docstring line is wrapped.
 DOC_WIDTH = 100
 
@@ -407,12 +410,13 @@ class Shaper:
             if base == "dict":
                 return _load("dict"), True
         name = _name(first)
-        scalars: dict[str | None, str | int | float | bool | None] = {"str": "", "int": 0, "float": 0.0, "bool": False, "Any": None}
-        if name in scalars:
-            return ast.Constant(scalars[name]), False
+        if name in ZEROS:
+            return ast.Constant(ZEROS[name]), False
         target = self.parsed.get(name or "")
         if isinstance(target, ModelAlias) and name not in seen:
             return self.zero(target.value, seen | {name or ""})
+        if isinstance(target, ModelClass) and not target.fields:
+            return _load("dict"), True  # rendered as dict[str, Any]
         if name is not None:
             return _load(name), True  # a Struct (every field of which has a default)
         raise CodegenError(f"no zero value for the type {ast.unparse(annotation)}")
@@ -501,7 +505,7 @@ def docstring(text: str, indent: str) -> list[str]:
     while lines and not lines[-1]:
         lines.pop()
     escaped = [_escape_doc(line) for line in lines]
-    if len(escaped) == 1 and len(indent) + len(escaped[0]) + 6 <= DOC_WIDTH + 10:
+    if len(escaped) == 1:
         return [f'{indent}"""{escaped[0]}"""']
     body = [f"{indent}{line}" if line else "" for line in escaped[1:]]
     return [f'{indent}"""{escaped[0]}', *body, f'{indent}"""']
