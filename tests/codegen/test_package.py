@@ -7,7 +7,6 @@ from __future__ import annotations
 import ast
 import importlib
 import os
-import shutil
 import subprocess
 import sys
 import threading
@@ -211,17 +210,9 @@ def test_the_library_never_imports_generated() -> None:
 
 
 @pytest.mark.slow
-def test_the_wheel_carries_the_templates_and_the_console_script(tmp_path: Path) -> None:
+def test_the_wheel_carries_the_templates_and_the_console_script(tmp_path: Path, built_wheel: Path) -> None:
     """Built and unpacked outside the repository, the generator runs from the wheel's files alone."""
-    src = tmp_path / "src"
-    shutil.copytree(ROOT / "samplecontroller", src / "samplecontroller",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy(ROOT / name, src / name)
-    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp_path / "dist"),
-                           str(src)], capture_output=True, text=True, timeout=300, check=False)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    (wheel,) = (tmp_path / "dist").glob("samplecontroller-*.whl")
+    wheel = built_wheel
     unpacked = tmp_path / "site"
     with zipfile.ZipFile(wheel) as z:
         z.extractall(unpacked)
