@@ -172,9 +172,10 @@ class Controller:
 
     def process_next_work_item(self) -> bool:
         """Handle one key; False once the queue is shut down. Never raises."""
-        key, shutdown = self.workqueue.get()
-        if shutdown:
+        got = self.workqueue.get()
+        if got[1]:
             return False
+        key = got[0]
         try:
             self.sync_handler(key)
         except ResourceNotOwnedError as err:
@@ -244,23 +245,23 @@ class Controller:
 
     # -- event handlers --------------------------------------------------------------------
 
-    def _on_foo_add(self, obj: Any, is_in_initial_list: bool) -> None:
+    def _on_foo_add(self, obj: Foo, is_in_initial_list: bool) -> None:
         self.enqueue_foo(obj)
 
-    def _on_deployment_add(self, obj: Any, is_in_initial_list: bool) -> None:
+    def _on_deployment_add(self, obj: Deployment, is_in_initial_list: bool) -> None:
         self.handle_object(obj)
 
-    def enqueue_foo(self, obj: Any) -> None:
+    def enqueue_foo(self, obj: Foo) -> None:
         """Put the Foo's namespace/name on the queue."""
         self.workqueue.add(ObjectName(meta.get_namespace(obj), meta.get_name(obj)))
 
-    def _on_deployment_update(self, old: Any, new: Any) -> None:
+    def _on_deployment_update(self, old: Deployment, new: Deployment) -> None:
         # Periodic resyncs send updates for every Deployment; same resourceVersion = no change.
         if meta.get_resource_version(old) == meta.get_resource_version(new):
             return
         self.handle_object(new)
 
-    def handle_object(self, obj: Any) -> None:
+    def handle_object(self, obj: Deployment | DeletedFinalStateUnknown[Deployment]) -> None:
         """Enqueue the Foo that controls ``obj``, or, for an uncontrolled Deployment, the Foos naming it."""
         if isinstance(obj, DeletedFinalStateUnknown):
             obj = obj.obj

@@ -173,9 +173,10 @@ class Controller:
 
     def process_next_work_item(self) -> bool:
         """Reconcile one queued item; False once the queue has shut down."""
-        item, shutdown = self.queue.get()
-        if shutdown:
+        got = self.queue.get()
+        if got[1]:
             return False
+        item = got[0]
         self._active.inc()
         try:
             self._reconcile_handler(item)
