@@ -57,7 +57,7 @@ class Fixture:
         recorder = FakeRecorder(100)
         foo_informer = factory.samplecontroller.v1alpha1.foos
         deployment_informer = factory.apps.v1.deployments
-        controller = Controller(client, deployment_informer, foo_informer, recorder)
+        controller = Controller(client, deployment_informer, foo_informer, recorder)  # type: ignore[arg-type]  # fake/real Protocol: issue 18
         for foo in self.foos:
             foo_informer.informer().get_indexer().add(foo)
         self.deployment_indexer = deployment_informer.informer().get_indexer()
@@ -118,6 +118,7 @@ def test_updates_deployment_replicas_with_a_patch_of_replicas_only() -> None:
     """Go updates the whole Deployment; improvement 2 patches spec.replicas alone."""
     foo = new_foo("test", 1)
     d = new_deployment(foo)
+    assert foo.spec is not msgspec.UNSET
     foo = msgspec.structs.replace(foo, spec=msgspec.structs.replace(foo.spec, replicas=2))
     controller, client, _ = Fixture(foos=[foo], deployments=[d]).new_controller()
 
@@ -175,6 +176,7 @@ def test_owner_of_another_group_is_not_ours() -> None:
     """Improvement 4: a controller ref with kind Foo in another API group does not match."""
     foo = new_foo("test", 1)
     d = new_deployment(foo)
+    assert d.metadata.owner_references is not msgspec.UNSET
     ref = msgspec.structs.replace(d.metadata.owner_references[0], api_version="other.example.com/v1")
     d = msgspec.structs.replace(d, metadata=msgspec.structs.replace(d.metadata, owner_references=(ref,)))
     controller, _, _ = Fixture(foos=[foo], deployments=[d]).new_controller()

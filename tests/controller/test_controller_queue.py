@@ -27,6 +27,7 @@ from samplecontroller.record import FakeRecorder
 from samplecontroller.testing import Action
 from samplecontroller.wait import Context, FakeClock
 from samplecontroller.workqueue import ItemExponentialFailureRateLimiter, RateLimitingQueue
+from samplecontroller.workqueue.testing import get_item
 from tests.live import wait_for
 
 NS = "default"
@@ -55,7 +56,7 @@ def drain(queue: RateLimitingQueue[ObjectName]) -> list[ObjectName]:
     """Every key now in the queue (marked done at once)."""
     keys = []
     while queue.len():
-        key, _ = queue.get()
+        key = get_item(queue)
         queue.done(key)
         keys.append(key)
     return keys

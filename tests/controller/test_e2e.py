@@ -235,9 +235,14 @@ def test_runtime_mode_manager_leads_on_the_flagged_lease_and_serves_probes(
     first_id = wait_for(holder, what="a leader", timeout=20)
     second = start_controller(kubeconfig, *lease_args, "--health-probe-bind-address", f"127.0.0.1:{ports[1]}",
                               "--metrics-bind-address", f"127.0.0.1:{metrics_port}")
+    def ready(port: int) -> Callable[[], tuple[int, str] | None]:
+        def check() -> tuple[int, str] | None:
+            answer = http_get(port, "/readyz?verbose")
+            return answer if answer[0] == 200 else None
+        return check
+
     for port in ports:
-        _, body = wait_for(lambda p=port: (r := http_get(p, "/readyz?verbose"))[0] == 200 and r,
-                           what=f"/readyz on {port}", timeout=20)
+        _, body = wait_for(ready(port), what=f"/readyz on {port}", timeout=20)
         assert "[+]informers ok" in body, body
         assert http_get(port, "/healthz?verbose") == (200, "[+]ping ok\nhealthz check passed\n")
         assert http_get(port, "/healthz") == (200, "ok")

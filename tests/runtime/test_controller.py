@@ -280,23 +280,23 @@ def _held_controller(workers: int, shutdown_timeout: float, requests: list[Reque
     entered = threading.Semaphore(0)
 
     def held(request: Request, n: int) -> Result:
-        run.seen.append(request)
+        held_run.seen.append(request)
         entered.release()
-        run.release.wait(60)
+        held_run.release.wait(60)
         return Result()
 
     c = controller.Controller(f"c{next(_counter)}", Script(held),
                               fast_options(max_concurrent_reconciles=workers, shutdown_timeout=shutdown_timeout))
     c.watch(seed(*requests))
-    run = _Held(c)
-    run.t.start()
+    held_run = _Held(c)
+    held_run.t.start()
     try:
         for _ in range(workers):
             assert entered.acquire(timeout=10)
-        yield run
+        yield held_run
     finally:
-        run.release.set()
-        run.stop.set()
+        held_run.release.set()
+        held_run.stop.set()
 
 
 def test_stop_finishes_reconciles_in_progress_and_drops_the_backlog() -> None:
