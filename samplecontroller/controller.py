@@ -21,8 +21,16 @@ Where this port deliberately does better than Go (each covered by tests/controll
 3. An unset replicas on either side never crashes (an unset Deployment replicas counts as the
    API default, 1; an unset Foo replicas means "leave the Deployment's replicas alone").
 4. The owner match checks the API group as well as the kind (and the UID in ``sync_handler``).
-5. The Foo's status is written only when it changes, not on every resync.
+5. The Foo's status is written only when it changes, not on every resync, and as a JSON merge
+   patch of ``status.availableReplicas`` alone to the status subresource, without a
+   resourceVersion: Go PUTs the cached Foo, and since the cache lags the Foo's own last status
+   write, the next sync of a new Foo (its Deployment became available) conflicted every time.
+   The patch applies to the live object, so a stale cache cannot make it conflict, and it keeps
+   status fields other writers own. A Foo deleted meanwhile (404 on the write) is done.
 6. A Foo without ``spec.deploymentName`` gets a Warning event, not only a log line.
+7. A 409 Conflict from any write is an expected race with another writer, not a failure: the key
+   is requeued rate-limited, logged at debug level and counted in
+   ``samplecontroller_sync_conflicts_total{controller="foo"}``; Go logs it as an error.
 
 What a Foo asks for (the Deployment, ownership, replicas, status, event reasons, the backoff and
 the rate limiter) is ``samplecontroller.foo``, shared with ``samplecontroller.foo_reconciler``;
@@ -35,6 +43,7 @@ import threading
 from typing import Any, NamedTuple
 
 import msgspec
+from prometheus_client import Counter
 
 from generated.apis.apps.v1 import Deployment
 from generated.apis.samplecontroller.v1alpha1 import Foo
@@ -55,11 +64,11 @@ from samplecontroller.foo import (
     SUCCESS_SYNCED,
     NotOwnedBackoff,
     deployment_names,
-    foo_with_status,
     is_controlled_by,
     is_foo_reference,
     new_deployment,
     replicas_patch,
+    status_patch,
 )
 from samplecontroller.foo import rate_limiter as foo_rate_limiter
 from samplecontroller.logs import get_logger
@@ -67,6 +76,10 @@ from samplecontroller.record import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING, Event
 from samplecontroller.workqueue import RateLimiter, RateLimitingQueue, shut_down_workers
 
 log = get_logger("controller")
+
+SYNC_CONFLICTS = Counter("samplecontroller_sync_conflicts", "Syncs that met a 409 Conflict and were requeued",
+                         ["controller"])
+"""samplecontroller_sync_conflicts_total{controller}: conflicts requeued without an error (improvement 7)."""
 
 
 class ObjectName(NamedTuple):
@@ -183,6 +196,11 @@ class Controller:
             self.workqueue.forget(key)
             log.info("Deployment not owned, retrying later", key=str(key), delay=round(err.retry_after, 3), error=str(err))
             self.workqueue.add_after(key, err.retry_after)
+        except errors.ConflictError as err:
+            # Improvement 7: another writer got there first; retry from a fresher cache.
+            SYNC_CONFLICTS.labels("foo").inc()
+            log.debug("Conflict syncing; requeuing for later retry", key=str(key), error=str(err))
+            self.workqueue.add_rate_limited(key)
         except Exception as err:
             log.error("Error syncing; requeuing for later retry", key=str(key), error=f"{type(err).__name__}: {err}")
             self.workqueue.add_rate_limited(key)
@@ -235,13 +253,18 @@ class Controller:
         self.recorder.event(foo, EVENT_TYPE_NORMAL, SUCCESS_SYNCED, MESSAGE_RESOURCE_SYNCED)
 
     def update_foo_status(self, foo: Foo, deployment: Deployment) -> None:
-        """Copy availableReplicas into the Foo's status subresource, only when it changed."""
-        foo_copy = foo_with_status(foo, deployment)
-        if foo_copy is None:
+        """Copy availableReplicas into the Foo's status subresource, only when it changed: a merge
+        patch of that field alone, no resourceVersion (improvement 5)."""
+        patch = status_patch(foo, deployment)
+        if patch is None:
             return
-        self.clientset.samplecontroller_v1alpha1.foos(meta.get_namespace(foo)).update_status(
-            foo_copy, field_manager=FIELD_MANAGER
-        )
+        try:
+            self.clientset.samplecontroller_v1alpha1.foos(meta.get_namespace(foo)).patch(
+                meta.get_name(foo), msgspec.json.encode(patch), MERGE_PATCH, subresource="status",
+                field_manager=FIELD_MANAGER,
+            )
+        except errors.NotFoundError:
+            log.info("Foo no longer exists", foo=f"{meta.get_namespace(foo)}/{meta.get_name(foo)}")
 
     # -- event handlers --------------------------------------------------------------------
 

@@ -8,11 +8,13 @@ is retried after its own backoff; the queue runs on a ``FakeClock`` so delays ar
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from typing import Any
 
 import msgspec
 import pytest
+from prometheus_client import REGISTRY
 
 from generated.apis.apps.v1 import Deployment
 from generated.apis.meta.v1 import ObjectMeta, OwnerReference
@@ -189,6 +191,39 @@ def test_a_failed_sync_is_requeued_rate_limited_and_success_forgets_it() -> None
     assert len(attempts) == 3
     assert queue.num_requeues(FOO) == 0 and queue.len() == 0 and queue.waiting_len() == 0
     assert [a.verb for a in client.actions() if a.resource.resource == "deployments"] == ["create"] * 3
+
+
+def test_a_conflict_is_requeued_rate_limited_and_counted_without_an_error_log(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A 409 Conflict (a write based on a stale cache) is expected and retried: the key is re-added
+    rate-limited, the conflict counted, and nothing is logged above debug (issue 18)."""
+    clock = FakeClock()
+    controller, client = controller_for(new_foo(), clock=clock)
+    queue = controller.workqueue
+    attempts: list[Action] = []
+
+    def conflict_once(action: Action) -> tuple[bool, Any, BaseException | None]:
+        attempts.append(action)
+        if len(attempts) == 1:
+            return True, None, errors.new_conflict("apps", "deployments", "foo-deployment", "the object has been "
+                                                   "modified; please apply your changes to the latest version")
+        return False, None, None
+
+    client.prepend_reactor("create", "deployments", conflict_once)
+    before = conflicts_counted()
+    queue.add(FOO)
+    caplog.set_level(logging.DEBUG)
+    assert controller.process_next_work_item()
+    assert queue.num_requeues(FOO) == 1 and queue.next_ready_at() == pytest.approx(0.005)
+    assert conflicts_counted() == before + 1
+    assert [r.getMessage() for r in caplog.records if r.levelno > logging.DEBUG] == []
+    clock.step(0.005)
+    assert controller.process_next_work_item()
+    assert len(attempts) == 2 and queue.num_requeues(FOO) == 0
+
+
+def conflicts_counted() -> float:
+    return REGISTRY.get_sample_value("samplecontroller_sync_conflicts_total", {"controller": "foo"}) or 0.0
 
 
 def test_a_deployment_not_owned_is_retried_after_its_own_backoff_not_the_limiter() -> None:

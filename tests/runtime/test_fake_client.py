@@ -245,3 +245,19 @@ def test_a_status_patch_interceptor_sees_the_status_write() -> None:
          .build())
     reconcile(c, FakeRecorder())
     assert seen == ["status"]
+
+
+def test_foo_reconciler_writes_the_status_as_a_merge_patch_and_a_deleted_foo_is_done() -> None:
+    owner = foo(replicas=2)
+    patches: list[tuple[str, bytes]] = []
+
+    def status_patch(client: Client, subresource: str, obj: Any, patch: Patch, /, **options: Any) -> Any:
+        patches.append((patch.type, patch.data(obj)))
+        raise errors.new_not_found("samplecontroller.k8s.io", "foos", meta.get_name(obj))
+
+    c = (ClientBuilder().with_scheme(SCHEME)
+         .with_objects(owner, msgspec.structs.replace(deployment(owner=owner),
+                                                      status=DeploymentStatus(available_replicas=2)))
+         .with_interceptor_funcs(Funcs(sub_resource_patch=status_patch)).build())
+    assert reconcile(c, FakeRecorder()) == Result()
+    assert patches == [("application/merge-patch+json", b'{"status":{"availableReplicas":2}}')]
