@@ -40,10 +40,10 @@ this module is only the client-go style driving of it.
 from __future__ import annotations
 
 import threading
-from typing import Any, NamedTuple
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import msgspec
-from prometheus_client import Counter
 
 from generated.apis.apps.v1 import Deployment
 from generated.apis.samplecontroller.v1alpha1 import Foo
@@ -77,9 +77,54 @@ from samplecontroller.workqueue import RateLimiter, RateLimitingQueue, shut_down
 
 log = get_logger("controller")
 
-SYNC_CONFLICTS = Counter("samplecontroller_sync_conflicts", "Syncs that met a 409 Conflict and were requeued",
-                         ["controller"])
-"""samplecontroller_sync_conflicts_total{controller}: conflicts requeued without an error (improvement 7)."""
+if TYPE_CHECKING:
+    from prometheus_client.core import Metric
+
+
+class ConflictCounter:
+    """``samplecontroller_sync_conflicts_total{controller}``: syncs that met a 409 Conflict and were
+    requeued (improvement 7). Counted in memory; a prometheus_client collector once
+    ``install_metrics()`` has run (app.py does when /metrics is served), so that the controller
+    does not import prometheus_client otherwise. Thread-safe."""
+
+    NAME = "samplecontroller_sync_conflicts"
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counts: dict[str, float] = {}
+
+    def inc(self, controller: str) -> None:
+        with self._lock:
+            self._counts[controller] = self._counts.get(controller, 0.0) + 1.0
+
+    def value(self, controller: str) -> float:
+        with self._lock:
+            return self._counts.get(controller, 0.0)
+
+    def collect(self) -> Iterator[Metric]:
+        from prometheus_client.core import CounterMetricFamily
+
+        family = CounterMetricFamily(self.NAME, "Syncs that met a 409 Conflict and were requeued", labels=["controller"])
+        with self._lock:
+            for controller, count in sorted(self._counts.items()):
+                family.add_metric([controller], count)
+        yield family
+
+
+SYNC_CONFLICTS = ConflictCounter()
+_metrics_lock = threading.Lock()
+_metrics_installed = False
+
+
+def install_metrics() -> None:
+    """Export ``SYNC_CONFLICTS`` in prometheus_client's default registry (idempotent)."""
+    global _metrics_installed
+    with _metrics_lock:
+        if not _metrics_installed:
+            from prometheus_client import REGISTRY
+
+            REGISTRY.register(SYNC_CONFLICTS)
+            _metrics_installed = True
 
 
 class ObjectName(NamedTuple):
@@ -198,7 +243,7 @@ class Controller:
             self.workqueue.add_after(key, err.retry_after)
         except errors.ConflictError as err:
             # Improvement 7: another writer got there first; retry from a fresher cache.
-            SYNC_CONFLICTS.labels("foo").inc()
+            SYNC_CONFLICTS.inc("foo")
             log.debug("Conflict syncing; requeuing for later retry", key=str(key), error=str(err))
             self.workqueue.add_rate_limited(key)
         except Exception as err:

@@ -23,7 +23,7 @@ from generated.clientset.fake import Clientset as FakeClientset
 from generated.informers import SharedInformerFactory
 from samplecontroller.apimachinery import errors
 from samplecontroller.cache import DeletedFinalStateUnknown
-from samplecontroller.controller import Controller, ObjectName
+from samplecontroller.controller import Controller, ObjectName, install_metrics
 from samplecontroller.foo import new_deployment
 from samplecontroller.record import FakeRecorder
 from samplecontroller.testing import Action
@@ -223,6 +223,8 @@ def test_a_conflict_is_requeued_rate_limited_and_counted_without_an_error_log(
 
 
 def conflicts_counted() -> float:
+    """The counter as /metrics shows it (``install_metrics`` is what app.py calls to serve it)."""
+    install_metrics()
     return REGISTRY.get_sample_value("samplecontroller_sync_conflicts_total", {"controller": "foo"}) or 0.0
 
 
