@@ -164,6 +164,21 @@ def test_field_index_and_label_selector() -> None:
     assert [meta.get_name(f) for f in c.list(Foo, namespace="ns", matching_fields={"metadata.name": "a"})] == ["a"]
 
 
+def test_dry_run_stores_nothing() -> None:
+    c = fake(foo())
+    live = c.get(Foo, "ns", "f")
+    new = ConfigMap(metadata=ObjectMeta(name="dry", namespace="ns"))
+    assert c.create(new, dry_run=True) is new
+    changed = msgspec.structs.replace(live, status=FooStatus(available_replicas=5))
+    assert c.update(changed, dry_run=True) is changed
+    assert c.status().update(changed, dry_run=True) is changed
+    assert c.status().patch(changed, MergeFrom(live), dry_run=True) is changed
+    assert c.patch(changed, MergeFrom(live), dry_run=True) is changed
+    c.delete(live, dry_run=True)
+    assert c.get(Foo, "ns", "f") == live
+    assert c.list(ConfigMap, namespace="ns") == []
+
+
 def test_interceptors_see_the_inner_client() -> None:
     calls: list[str] = []
 

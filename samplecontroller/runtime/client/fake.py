@@ -31,6 +31,8 @@ reconcilers depend on:
   (``uid``, ``resourceVersion``).
 - Field selectors in ``list(matching_fields=...)``: an index registered with ``with_index``
   (the same extract function as the cache's ``index_field``), else the dotted wire path.
+- ``dry_run=True`` writes store nothing and return the object as given (as controller-runtime's
+  fake; the server would also default and validate it).
 
 There is no defaulting, validation, admission, garbage collection or field ownership: use the
 embedded API server (``samplecontroller.apiserver.testing``) for those. ``client.fake`` (the
@@ -46,7 +48,7 @@ from typing import Any, TypeVar
 from samplecontroller.apimachinery import conditions, errors, labels, meta, objects
 from samplecontroller.client.scheme import Scheme
 from samplecontroller.client.types import MERGE_PATCH, ResourceInfo
-from samplecontroller.runtime.client import Client
+from samplecontroller.runtime.client import Client, Patch, StatusWriter
 from samplecontroller.runtime.client.interceptor import Funcs, new_client
 from samplecontroller.testing import (
     FakeClientsetBase,
@@ -165,6 +167,25 @@ class FakeClient(Client):
     def _resource_client(self, info: ResourceInfo[Any], namespace: str | None) -> _FakeResource:
         return _FakeResource(self.fake, info, namespace, register_status_subresource=False)
 
+    def create(self, obj: T, *, dry_run: bool = False, field_owner: str | None = None) -> T:
+        return obj if dry_run else super().create(obj, field_owner=field_owner)
+
+    def update(self, obj: T, *, dry_run: bool = False, field_owner: str | None = None) -> T:
+        return obj if dry_run else super().update(obj, field_owner=field_owner)
+
+    def patch(self, obj: T, patch: Patch, *, dry_run: bool = False, field_owner: str | None = None) -> T:
+        return obj if dry_run else super().patch(obj, patch, field_owner=field_owner)
+
+    def delete(self, obj: Any, *, propagation_policy: str | None = None,
+               preconditions: Mapping[str, str] | None = None, grace_period_seconds: int | None = None,
+               dry_run: bool = False) -> None:
+        if not dry_run:
+            super().delete(obj, propagation_policy=propagation_policy, preconditions=preconditions,
+                           grace_period_seconds=grace_period_seconds)
+
+    def status(self) -> StatusWriter:
+        return _FakeStatusWriter(self)
+
     def list(self, model: type[T], *, namespace: str | None = None,
              label_selector: labels.Selector | str | Mapping[str, str] | None = None,
              matching_fields: Mapping[str, str] | None = None) -> list[T]:
@@ -175,6 +196,14 @@ class FakeClient(Client):
                              matching_fields=rest or None)
         return [obj for obj in found
                 if all(value in self.indexes[(model, f)](obj) for f, value in indexed.items())]
+
+
+class _FakeStatusWriter(StatusWriter):
+    def update(self, obj: T, *, dry_run: bool = False, field_owner: str | None = None) -> T:
+        return obj if dry_run else super().update(obj, field_owner=field_owner)
+
+    def patch(self, obj: T, patch: Patch, *, dry_run: bool = False, field_owner: str | None = None) -> T:
+        return obj if dry_run else super().patch(obj, patch, field_owner=field_owner)
 
 
 class ClientBuilder:
