@@ -26,11 +26,11 @@ import msgspec
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from generated.apis.core.v1 import Pod
-from generated.apis.meta.v1 import ObjectMeta
 from generated.apis.workloads.v1alpha1 import PodSet, PodSetStatus
 from generated.scheme import SCHEME
 from samplecontroller.apimachinery import errors, meta, objects
+from samplecontroller.kubernetes.apis.core.v1 import Pod
+from samplecontroller.kubernetes.apis.meta.v1 import ObjectMeta
 from samplecontroller.logs import get_logger
 from samplecontroller.runtime import controller as rt_controller
 from samplecontroller.runtime.builder import controller_managed_by

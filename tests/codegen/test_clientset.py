@@ -21,11 +21,11 @@ try:
 except ImportError as exc:  # the machinery lands in parallel
     pytest.skip(f"machinery not importable yet: {exc}", allow_module_level=True)
 
-from generated.apis.apps.v1 import Deployment, DeploymentList
-from generated.apis.core.v1 import Namespace
-from generated.apis.meta.v1 import ObjectMeta
 from generated.apis.samplecontroller.v1alpha1 import Foo, FooList, FooSpec, FooStatus
 from generated.apis.workloads.v1alpha1 import PodSet, PodSetSpec
+from samplecontroller.kubernetes.apis.apps.v1 import Deployment, DeploymentList
+from samplecontroller.kubernetes.apis.core.v1 import Namespace
+from samplecontroller.kubernetes.apis.meta.v1 import ObjectMeta
 
 
 def foo(name: str, ns: str = "default", labels: dict[str, str] | None = None, replicas: int = 1) -> Foo:

@@ -11,11 +11,11 @@ from typing import Any
 import msgspec
 import pytest
 
-from generated.apis.apps.v1 import Deployment, DeploymentSpec
-from generated.apis.core.v1 import Container, Namespace, PodSpec, PodTemplateSpec
-from generated.apis.meta.v1 import LabelSelector, ObjectMeta
 from generated.apis.samplecontroller.v1alpha1 import Foo, FooList, FooSpec, FooStatus
 from generated.clientset import Clientset
+from samplecontroller.kubernetes.apis.apps.v1 import Deployment, DeploymentSpec
+from samplecontroller.kubernetes.apis.core.v1 import Container, Namespace, PodSpec, PodTemplateSpec
+from samplecontroller.kubernetes.apis.meta.v1 import LabelSelector, ObjectMeta
 
 ROOT = Path(__file__).resolve().parents[2]
 _ns = itertools.count()

@@ -12,12 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generated.apis.apps.v1 import DEPLOYMENTS, Deployment, DeploymentList
-from generated.apis.coordination.v1 import Lease
-from generated.apis.core.v1 import Event, Namespace, Pod
-from generated.apis.meta.v1 import ObjectMeta
 from generated.apis.samplecontroller.v1alpha1 import FOOS, Foo, FooList, FooSpec
 from generated.apis.workloads.v1alpha1 import PODSETS, PodSet, PodSetSpec
+from samplecontroller.kubernetes.apis.apps.v1 import DEPLOYMENTS, Deployment, DeploymentList
+from samplecontroller.kubernetes.apis.coordination.v1 import Lease
+from samplecontroller.kubernetes.apis.core.v1 import Event, Namespace, Pod
+from samplecontroller.kubernetes.apis.meta.v1 import ObjectMeta
 
 
 def roundtrip(model: type[Any], obj: dict[str, Any]) -> Any:

@@ -14,14 +14,14 @@ from typing import Any
 import msgspec
 import pytest
 
-from generated.apis.apps.v1 import Deployment, DeploymentStatus
-from generated.apis.meta.v1 import ObjectMeta
 from generated.apis.samplecontroller.v1alpha1 import Foo, FooSpec, FooStatus
 from generated.clientset.fake import Clientset as FakeClientset
 from generated.informers import SharedInformerFactory
 from samplecontroller.apimachinery import objects
 from samplecontroller.controller import Controller, ObjectName, ResourceNotOwnedError
 from samplecontroller.foo import NotOwnedBackoff, new_deployment
+from samplecontroller.kubernetes.apis.apps.v1 import Deployment, DeploymentStatus
+from samplecontroller.kubernetes.apis.meta.v1 import ObjectMeta
 from samplecontroller.record import FakeRecorder
 
 FOO_UID = "6b7a6bde-6f5b-4a3a-9d4b-1f0c2d3e4f50"

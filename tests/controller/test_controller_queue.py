@@ -14,8 +14,6 @@ from typing import Any
 import msgspec
 import pytest
 
-from generated.apis.apps.v1 import Deployment
-from generated.apis.meta.v1 import ObjectMeta, OwnerReference
 from generated.apis.samplecontroller.v1alpha1 import Foo, FooSpec
 from generated.clientset.fake import Clientset as FakeClientset
 from generated.informers import SharedInformerFactory
@@ -23,6 +21,8 @@ from samplecontroller.apimachinery import errors
 from samplecontroller.cache import DeletedFinalStateUnknown
 from samplecontroller.controller import Controller, ObjectName
 from samplecontroller.foo import new_deployment
+from samplecontroller.kubernetes.apis.apps.v1 import Deployment
+from samplecontroller.kubernetes.apis.meta.v1 import ObjectMeta, OwnerReference
 from samplecontroller.record import FakeRecorder
 from samplecontroller.testing import Action
 from samplecontroller.wait import Context, FakeClock

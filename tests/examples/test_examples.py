@@ -14,10 +14,10 @@ from typing import Any
 import msgspec
 import pytest
 
-from generated.apis.apps.v1 import ReplicaSet
-from generated.apis.core.v1 import Pod
 from generated.clientset import Clientset
 from samplecontroller.apimachinery import objects
+from samplecontroller.kubernetes.apis.apps.v1 import ReplicaSet
+from samplecontroller.kubernetes.apis.core.v1 import Pod
 from tests.live import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]

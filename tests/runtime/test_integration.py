@@ -12,14 +12,14 @@ from typing import Any
 import msgspec
 import pytest
 
-from generated.apis.apps.v1 import Deployment
-from generated.apis.core.v1 import ConfigMap
-from generated.apis.meta.v1 import ObjectMeta
 from generated.apis.samplecontroller.v1alpha1 import Foo, FooSpec
 from generated.clientset import Clientset
 from generated.scheme import SCHEME
 from samplecontroller.apimachinery import errors
 from samplecontroller.foo_reconciler import FooReconciler, new_manager
+from samplecontroller.kubernetes.apis.apps.v1 import Deployment
+from samplecontroller.kubernetes.apis.core.v1 import ConfigMap
+from samplecontroller.kubernetes.apis.meta.v1 import ObjectMeta
 from samplecontroller.record import FakeRecorder
 from samplecontroller.runtime import client as rtclient
 from samplecontroller.runtime.manager import ListenError, Manager, Options
