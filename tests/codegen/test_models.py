@@ -119,11 +119,20 @@ def test_podset_template_is_free_form() -> None:
 
 
 def test_scheme_registers_every_kind() -> None:
-    from generated.scheme import SCHEME
+    """generated's scheme holds its own kinds only (Go's pkg/generated/.../scheme); combined with
+    the built-in one as a kubebuilder main.go does."""
+    from generated import scheme
+    from samplecontroller.client.scheme import Scheme
+    from samplecontroller.kubernetes import scheme as kubescheme
 
-    assert SCHEME.info_for(Foo) is FOOS
-    assert SCHEME.info_for_gvk("apps", "v1", "Deployment") is DEPLOYMENTS
-    assert SCHEME.info_for_gvk("workloads.example.com", "v1alpha1", "PodSet") is PODSETS
+    assert scheme.SCHEME.info_for(Foo) is FOOS
+    assert scheme.SCHEME.info_for_gvk("workloads.example.com", "v1alpha1", "PodSet") is PODSETS
+    assert not scheme.SCHEME.recognizes(Deployment)
+    combined = Scheme()
+    kubescheme.add_to_scheme(combined)
+    scheme.add_to_scheme(combined)
+    assert combined.info_for_gvk("apps", "v1", "Deployment") is DEPLOYMENTS
+    assert combined.info_for(Foo) is FOOS
 
 
 _names = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-", min_size=1, max_size=20)

@@ -18,11 +18,15 @@ from generated.apis.samplecontroller.v1alpha1 import Foo, FooSpec, FooStatus
 from generated.clientset.fake import Clientset as FakeClientset
 from generated.informers import SharedInformerFactory
 from samplecontroller.apimachinery import objects
+from samplecontroller.cache import Indexer
 from samplecontroller.controller import Controller, ObjectName, ResourceNotOwnedError
 from samplecontroller.foo import NotOwnedBackoff, new_deployment
 from samplecontroller.kubernetes.apis.apps.v1 import Deployment, DeploymentStatus
 from samplecontroller.kubernetes.apis.meta.v1 import ObjectMeta
+from samplecontroller.kubernetes.clientset.fake import Clientset as FakeKubeClientset
+from samplecontroller.kubernetes.informers import SharedInformerFactory as KubeInformerFactory
 from samplecontroller.record import FakeRecorder
+from samplecontroller.testing import Action
 
 FOO_UID = "6b7a6bde-6f5b-4a3a-9d4b-1f0c2d3e4f50"
 
@@ -44,26 +48,39 @@ def key_of(foo: Foo) -> ObjectName:
 
 
 @dataclass
+class Clients:
+    """Go's fixture's two fake clientsets: ``kubeclient`` (Deployments) and ``client`` (Foos)."""
+
+    kube: FakeKubeClientset
+    sample: FakeClientset
+
+    def actions(self) -> list[Action]:
+        """The kube client's actions, then the sample client's (Go checks kubeactions and actions apart)."""
+        return self.kube.actions() + self.sample.actions()
+
+
+@dataclass
 class Fixture:
-    """Go's fixture: objects for the clientset and the listers, expected actions."""
+    """Go's fixture: objects for the clientsets and the listers, expected actions."""
 
     foos: list[Foo] = field(default_factory=list)
     deployments: list[Deployment] = field(default_factory=list)
-    deployment_indexer: Any = None
+    deployment_indexer: Indexer[Deployment] | None = None
 
-    def new_controller(self) -> tuple[Controller, FakeClientset, FakeRecorder]:
-        client = FakeClientset(*self.foos, *self.deployments)
-        factory = SharedInformerFactory(client, 0)
+    def new_controller(self) -> tuple[Controller, Clients, FakeRecorder]:
+        clients = Clients(FakeKubeClientset(*self.deployments), FakeClientset(*self.foos))
+        kube_factory = KubeInformerFactory(clients.kube, 0)
+        factory = SharedInformerFactory(clients.sample, 0)
         recorder = FakeRecorder(100)
         foo_informer = factory.samplecontroller.v1alpha1.foos
-        deployment_informer = factory.apps.v1.deployments
-        controller = Controller(client, deployment_informer, foo_informer, recorder)
+        deployment_informer = kube_factory.apps.v1.deployments
+        controller = Controller(clients.kube, clients.sample, deployment_informer, foo_informer, recorder)
         for foo in self.foos:
             foo_informer.informer().get_indexer().add(foo)
         self.deployment_indexer = deployment_informer.informer().get_indexer()
         for d in self.deployments:
             self.deployment_indexer.add(d)
-        return controller, client, recorder
+        return controller, clients, recorder
 
 
 def filter_informer_actions(actions: list[Any]) -> list[Any]:
@@ -118,6 +135,7 @@ def test_updates_deployment_replicas_with_a_patch_of_replicas_only() -> None:
     """Go updates the whole Deployment; improvement 2 patches spec.replicas alone."""
     foo = new_foo("test", 1)
     d = new_deployment(foo)
+    assert not isinstance(foo.spec, msgspec.UnsetType)
     foo = msgspec.structs.replace(foo, spec=msgspec.structs.replace(foo.spec, replicas=2))
     controller, client, _ = Fixture(foos=[foo], deployments=[d]).new_controller()
 
@@ -164,6 +182,7 @@ def test_not_controlled_by_us_warns_once_and_backs_off() -> None:
 
     # A new resourceVersion of the Deployment is a new situation: warn again, backoff resets.
     d2 = msgspec.structs.replace(d, metadata=msgspec.structs.replace(d.metadata, resource_version="99"))
+    assert f.deployment_indexer is not None
     f.deployment_indexer.update(d2)
     with pytest.raises(ResourceNotOwnedError) as info:
         controller.sync_handler(key_of(foo))
@@ -175,6 +194,7 @@ def test_owner_of_another_group_is_not_ours() -> None:
     """Improvement 4: a controller ref with kind Foo in another API group does not match."""
     foo = new_foo("test", 1)
     d = new_deployment(foo)
+    assert not isinstance(d.metadata.owner_references, msgspec.UnsetType)
     ref = msgspec.structs.replace(d.metadata.owner_references[0], api_version="other.example.com/v1")
     d = msgspec.structs.replace(d, metadata=msgspec.structs.replace(d.metadata, owner_references=(ref,)))
     controller, _, _ = Fixture(foos=[foo], deployments=[d]).new_controller()
