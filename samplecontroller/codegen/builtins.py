@@ -30,7 +30,6 @@ import argparse
 import functools
 import re
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -42,13 +41,12 @@ from samplecontroller.codegen.generator import (
     Kind,
     Package,
     Target,
-    diff_trees,
     model_blocks,
     normalize_upstream,
     render_all,
     render_models,
     upstream_closure,
-    write_tree,
+    write_or_verify,
 )
 
 ROOT = BUILTIN_PACKAGE
@@ -249,17 +247,4 @@ def main(argv: list[str] | None, output: Path, prog: str = GENERATOR) -> int:
     except (CodegenError, _extras.MissingExtraError) as err:
         print(f"{prog}: error: {err}", file=sys.stderr)
         return 2
-    if args.verify:
-        with tempfile.TemporaryDirectory() as tmp:
-            write_tree(files, Path(tmp))
-            stale = diff_trees(Path(tmp), output)
-        if stale:
-            print(f"{output} is stale; run: python {prog}", file=sys.stderr)
-            for name in stale:
-                print(f"  {name}", file=sys.stderr)
-            return 1
-        print(f"{output} is up to date ({len(files)} files, {time.monotonic() - started:.1f}s)")
-        return 0
-    write_tree(files, output)
-    print(f"wrote {len(files)} files to {output} in {time.monotonic() - started:.1f}s")
-    return 0
+    return write_or_verify(files, output, args.verify, f"python {prog}", started)

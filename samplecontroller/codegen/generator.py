@@ -827,19 +827,25 @@ def main(argv: list[str] | None = None, defaults: Defaults = Defaults()) -> int:
     except RecursionError:
         print(f"{defaults.prog}: error: input nested too deeply to generate models", file=sys.stderr)
         return 2
-    if args.verify:
+    return write_or_verify(files, args.output, args.verify, defaults.regenerate, started)
+
+
+def write_or_verify(files: dict[str, str], output: Path, verify: bool, regenerate: str, started: float) -> int:
+    """Write ``files`` into ``output`` (0), or with ``verify`` compare them with it: 0 up to date,
+    1 stale (the stale files listed, and ``regenerate``, the command that refreshes them)."""
+    if verify:
         with tempfile.TemporaryDirectory() as tmp:
             write_tree(files, Path(tmp))
-            stale = diff_trees(Path(tmp), args.output)
+            stale = diff_trees(Path(tmp), output)
         if stale:
-            print(f"{args.output} is stale; run: {defaults.regenerate}", file=sys.stderr)
+            print(f"{output} is stale; run: {regenerate}", file=sys.stderr)
             for name in stale:
                 print(f"  {name}", file=sys.stderr)
             return 1
-        print(f"{args.output} is up to date ({len(files)} files, {time.monotonic() - started:.1f}s)")
+        print(f"{output} is up to date ({len(files)} files, {time.monotonic() - started:.1f}s)")
         return 0
-    write_tree(files, args.output)
-    print(f"wrote {len(files)} files to {args.output} in {time.monotonic() - started:.1f}s")
+    write_tree(files, output)
+    print(f"wrote {len(files)} files to {output} in {time.monotonic() - started:.1f}s")
     return 0
 
 
