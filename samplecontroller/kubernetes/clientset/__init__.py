@@ -2,7 +2,7 @@
 """The typed clientset: one client per API group/version, one method per resource.
 
     cs = Clientset.from_kubeconfig()          # or Clientset.in_cluster(), Clientset(rest_client)
-    mutatingwebhookconfiguration = cs.admissionregistration_v1().mutatingwebhookconfigurations().get("example")
+    deployment = cs.apps_v1().deployments("default").get("example")
 
 Each resource method returns a ``samplecontroller.client.ResourceClient`` (see its docstring for
 the verbs and the error contract). Namespaced resources take a namespace (None: all namespaces,

@@ -2,7 +2,7 @@
 """The shared informer factory: one informer per type, shared by everyone who asks.
 
     factory = SharedInformerFactory(clientset, resync=30.0)
-    mutatingwebhookconfigurations = factory.admissionregistration.v1.mutatingwebhookconfigurations     # .informer(), .lister()
+    deployments = factory.apps.v1.deployments     # .informer(), .lister()
     factory.start(stop); factory.wait_for_cache_sync()
 
 ``clientset`` is any ``samplecontroller.kubernetes.clientset.Interface``: the real clientset or its fake. A

@@ -2,8 +2,8 @@
 """The fake clientset for unit tests (client-go's fake.NewSimpleClientset).
 
     cs = Clientset(obj, other)              # seeded objects (structs or dicts of this clientset's kinds)
-    cs.prepend_reactor("create", "mutatingwebhookconfigurations", lambda action: (True, None, some_error))
-    cs.admissionregistration_v1().mutatingwebhookconfigurations().list()
+    cs.prepend_reactor("create", "deployments", lambda action: (True, None, some_error))
+    cs.apps_v1().deployments("default").list()
     cs.actions()                            # every call, in order
 
 An in-memory ObjectTracker (resourceVersion bumps, watch fan-out, label selectors, status
