@@ -139,16 +139,21 @@ class ListerWatcher(Protocol[T]):
     def watch(self, options: ListOptions) -> Watch[T]: ...
 
 
-class ResourceInterface(Protocol[T, L_co]):
-    """The verbs of one resource, as both ``client.ResourceClient[T, L]`` and
-    ``testing.FakeResourceClient[T, L]`` have them (client-go's ``DeploymentInterface`` ...):
-    what generated clientset interfaces return. See ``ResourceClient`` for the contracts."""
+class CreateInterface(Protocol[T]):
+    """A create-only resource (the reviews: client-go's ``SubjectAccessReviewInterface``): the
+    server answers with the object and its status and stores nothing."""
 
     @property
     def info(self) -> ResourceInfo[T]: ...
 
     def create(self, obj: T | dict[str, Any], *, dry_run: bool = False, field_manager: str | None = None,
                field_validation: str | None = None) -> T: ...
+
+
+class ResourceInterface(CreateInterface[T], Protocol[T, L_co]):
+    """The verbs of one resource, as both ``client.ResourceClient[T, L]`` and
+    ``testing.FakeResourceClient[T, L]`` have them (client-go's ``DeploymentInterface`` ...):
+    what generated clientset interfaces return. See ``ResourceClient`` for the contracts."""
 
     def get(self, name: str, *, resource_version: str | None = None) -> T: ...
 

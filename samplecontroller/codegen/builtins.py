@@ -71,6 +71,9 @@ CLUSTER_SCOPED = frozenset({
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"),
     ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"),
     ("apiextensions.k8s.io", "CustomResourceDefinition"), ("apiregistration.k8s.io", "APIService"),
+    ("authentication.k8s.io", "SelfSubjectReview"), ("authentication.k8s.io", "TokenReview"),
+    ("authorization.k8s.io", "SelfSubjectAccessReview"), ("authorization.k8s.io", "SelfSubjectRulesReview"),
+    ("authorization.k8s.io", "SubjectAccessReview"),
     ("certificates.k8s.io", "CertificateSigningRequest"), ("certificates.k8s.io", "ClusterTrustBundle"),
     ("flowcontrol.apiserver.k8s.io", "FlowSchema"), ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"),
     ("internal.apiserver.k8s.io", "StorageVersion"),
@@ -82,6 +85,12 @@ CLUSTER_SCOPED = frozenset({
     ("storage.k8s.io", "CSIDriver"), ("storage.k8s.io", "CSINode"), ("storage.k8s.io", "StorageClass"),
     ("storage.k8s.io", "VolumeAttachment"), ("storage.k8s.io", "VolumeAttributesClass"),
     ("storagemigration.k8s.io", "StorageVersionMigration"),
+})
+# +genclient:onlyVerbs=create (the reviews): a typed client with create alone.
+CREATE_ONLY = frozenset({
+    ("authentication.k8s.io", "SelfSubjectReview"), ("authentication.k8s.io", "TokenReview"),
+    ("authorization.k8s.io", "LocalSubjectAccessReview"), ("authorization.k8s.io", "SelfSubjectAccessReview"),
+    ("authorization.k8s.io", "SelfSubjectRulesReview"), ("authorization.k8s.io", "SubjectAccessReview"),
 })
 IRREGULAR_PLURALS = {("", "Endpoints"): "endpoints"}
 SHORT_NAMES = {
@@ -146,8 +155,10 @@ def _resource(group: str, version: str, kind: str, schema: dict[str, Any]) -> Ki
         subs.append("status")
     if key in SCALE:
         subs.append("scale")
+    if key in CREATE_ONLY:
+        subs = []
     return Kind(group, version, kind, IRREGULAR_PLURALS.get(key) or guess_plural(kind), kind.lower(),
-                key not in CLUSTER_SCOPED, list(SHORT_NAMES.get(key, [])), subs, True)
+                key not in CLUSTER_SCOPED, list(SHORT_NAMES.get(key, [])), subs, True, create_only=key in CREATE_ONLY)
 
 
 # Models of upstream types whose schema alone does not round-trip exactly.
@@ -192,7 +203,7 @@ def builtin_packages(root: str = ROOT) -> tuple[Package, ...]:
                     continue
                 if kind.endswith("List") and kind[:-4] in by_short:
                     continue
-                if f"{kind}List" in by_short:
+                if f"{kind}List" in by_short or (group, kind) in CREATE_ONLY:
                     package.kinds.append(_resource(group, version, kind, defs[n]))
                 elif _has_object_meta(defs[n]):
                     typed[kind] = Kind(group, version, kind, "", "", False, [], [], True)

@@ -86,6 +86,8 @@ class Kind:
     subresources: list[str]
     builtin: bool
     definition: str = ""  # upstream definition name (built-ins)
+    # a create-only resource (the reviews): a typed client with ``create`` alone, no lister or informer
+    create_only: bool = False
 
     @property
     def api_version(self) -> str:
@@ -126,6 +128,11 @@ class Package:
     def source(self) -> str:
         """The CRD files, for the models' docstring ("" for built-ins)."""
         return ", ".join(sorted(self.crd_files))
+
+    @property
+    def listable(self) -> list[Kind]:
+        """The kinds that can be listed and watched (with listers and informers)."""
+        return [k for k in self.kinds if not k.create_only]
 
     @property
     def attr(self) -> str:
@@ -680,8 +687,10 @@ def render_all(packages: list[Package], target: Target = Target()) -> dict[str, 
     env.filters["sort_imports"] = sort_imports
     env.filters["suffix"] = lambda names, suffix: [name + suffix for name in names]
     env.globals["from_import"] = _from_import
+    env.globals["interface"] = _interface
     env.globals.update(root=target.package, generator=target.generator, crds=target.crds_label)
     with_kinds = [p for p in packages if p.kinds]
+    listable = [p for p in with_kinds if p.listable]
     files: dict[str, str] = {}
 
     def render(template: str, **ctx: Any) -> str:
@@ -701,18 +710,29 @@ def render_all(packages: list[Package], target: Target = Target()) -> dict[str, 
     files["clientset/fake/__init__.py"] = render("fake_clientset.py.j2", packages=with_kinds)
     files["clientset/typed/__init__.py"] = render("empty.py.j2", doc="Typed clients, one package per API group.")
     files["listers/__init__.py"] = render("empty.py.j2", doc="Generated listers.")
-    files["informers/__init__.py"] = render("informers.py.j2", packages=with_kinds)
+    files["informers/__init__.py"] = render("informers.py.j2", packages=listable)
     for pkg in sorted({p.pkg for p in with_kinds}):
         files[f"clientset/typed/{pkg}/__init__.py"] = render("empty.py.j2", doc=f"Typed clients of the {pkg} API group.")
+    for pkg in sorted({p.pkg for p in listable}):
         files[f"listers/{pkg}/__init__.py"] = render("empty.py.j2", doc=f"Listers of the {pkg} API group.")
         files[f"informers/{pkg}/__init__.py"] = render("empty.py.j2", doc=f"Informers of the {pkg} API group.")
     for p in with_kinds:
         files[f"clientset/typed/{p.pkg}/{p.version}/__init__.py"] = render("typed_client.py.j2", package=p)
         files[f"clientset/typed/{p.pkg}/{p.version}/fake.py"] = render("fake_typed_client.py.j2", package=p)
+    for p in listable:
         files[f"listers/{p.pkg}/{p.version}/__init__.py"] = render("listers.py.j2", package=p)
         files[f"informers/{p.pkg}/{p.version}/__init__.py"] = render("group_informers.py.j2", package=p)
     files["py.typed"] = ""
     return files
+
+
+def _interface(package: Package, kind: Kind) -> str:
+    """The Protocol a typed client's method returns: ``CreateInterface[K]`` for a create-only kind,
+    else ``ResourceInterface[K, KList]`` (models imported as ``package.attr``)."""
+    model = f"{package.attr}.{kind.kind}"
+    if kind.create_only:
+        return f"CreateInterface[{model}]"
+    return f"ResourceInterface[{model}, {package.attr}.{kind.list_kind}]"
 
 
 def sort_imports(block: str) -> str:

@@ -10,7 +10,8 @@ group). Each group/version is imported on first use.
 
 API versions: admissionregistration.k8s.io/v1, admissionregistration.k8s.io/v1alpha1,
 admissionregistration.k8s.io/v1beta1, apiextensions.k8s.io/v1, apiregistration.k8s.io/v1,
-internal.apiserver.k8s.io/v1alpha1, apps/v1, autoscaling/v1, autoscaling/v2, batch/v1,
+internal.apiserver.k8s.io/v1alpha1, apps/v1, authentication.k8s.io/v1,
+authentication.k8s.io/v1beta1, authorization.k8s.io/v1, autoscaling/v1, autoscaling/v2, batch/v1,
 certificates.k8s.io/v1, certificates.k8s.io/v1alpha1, coordination.k8s.io/v1,
 coordination.k8s.io/v1alpha2, core/v1, discovery.k8s.io/v1, events.k8s.io/v1,
 flowcontrol.apiserver.k8s.io/v1, networking.k8s.io/v1, networking.k8s.io/v1beta1, node.k8s.io/v1,

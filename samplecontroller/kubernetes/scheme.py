@@ -14,6 +14,9 @@ import samplecontroller.kubernetes.apis.apiextensions.v1 as apiextensions_v1
 import samplecontroller.kubernetes.apis.apiregistration.v1 as apiregistration_v1
 import samplecontroller.kubernetes.apis.apiserverinternal.v1alpha1 as apiserverinternal_v1alpha1
 import samplecontroller.kubernetes.apis.apps.v1 as apps_v1
+import samplecontroller.kubernetes.apis.authentication.v1 as authentication_v1
+import samplecontroller.kubernetes.apis.authentication.v1beta1 as authentication_v1beta1
+import samplecontroller.kubernetes.apis.authorization.v1 as authorization_v1
 import samplecontroller.kubernetes.apis.autoscaling.v1 as autoscaling_v1
 import samplecontroller.kubernetes.apis.autoscaling.v2 as autoscaling_v2
 import samplecontroller.kubernetes.apis.batch.v1 as batch_v1
@@ -58,6 +61,13 @@ def add_to_scheme(scheme: Scheme) -> None:
     scheme.add(apps_v1.DEPLOYMENTS)
     scheme.add(apps_v1.REPLICASETS)
     scheme.add(apps_v1.STATEFULSETS)
+    scheme.add(authentication_v1.SELFSUBJECTREVIEWS)
+    scheme.add(authentication_v1.TOKENREVIEWS)
+    scheme.add(authentication_v1beta1.SELFSUBJECTREVIEWS)
+    scheme.add(authorization_v1.LOCALSUBJECTACCESSREVIEWS)
+    scheme.add(authorization_v1.SELFSUBJECTACCESSREVIEWS)
+    scheme.add(authorization_v1.SELFSUBJECTRULESREVIEWS)
+    scheme.add(authorization_v1.SUBJECTACCESSREVIEWS)
     scheme.add(autoscaling_v1.HORIZONTALPODAUTOSCALERS)
     scheme.add(autoscaling_v2.HORIZONTALPODAUTOSCALERS)
     scheme.add(batch_v1.CRONJOBS)

@@ -45,6 +45,18 @@ if TYPE_CHECKING:
         ApiserverinternalV1alpha1Interface,
     )
     from samplecontroller.kubernetes.clientset.typed.apps.v1 import AppsV1Client, AppsV1Interface
+    from samplecontroller.kubernetes.clientset.typed.authentication.v1 import (
+        AuthenticationV1Client,
+        AuthenticationV1Interface,
+    )
+    from samplecontroller.kubernetes.clientset.typed.authentication.v1beta1 import (
+        AuthenticationV1beta1Client,
+        AuthenticationV1beta1Interface,
+    )
+    from samplecontroller.kubernetes.clientset.typed.authorization.v1 import (
+        AuthorizationV1Client,
+        AuthorizationV1Interface,
+    )
     from samplecontroller.kubernetes.clientset.typed.autoscaling.v1 import (
         AutoscalingV1Client,
         AutoscalingV1Interface,
@@ -134,6 +146,12 @@ class Interface(Protocol):
     def apiserverinternal_v1alpha1(self) -> ApiserverinternalV1alpha1Interface: ...
 
     def apps_v1(self) -> AppsV1Interface: ...
+
+    def authentication_v1(self) -> AuthenticationV1Interface: ...
+
+    def authentication_v1beta1(self) -> AuthenticationV1beta1Interface: ...
+
+    def authorization_v1(self) -> AuthorizationV1Interface: ...
 
     def autoscaling_v1(self) -> AutoscalingV1Interface: ...
 
@@ -229,6 +247,24 @@ class Clientset:
         from samplecontroller.kubernetes.clientset.typed.apps import v1 as typed
 
         return typed.AppsV1Client(self.rest)
+
+    def authentication_v1(self) -> AuthenticationV1Client:
+        """authentication.k8s.io/v1."""
+        from samplecontroller.kubernetes.clientset.typed.authentication import v1 as typed
+
+        return typed.AuthenticationV1Client(self.rest)
+
+    def authentication_v1beta1(self) -> AuthenticationV1beta1Client:
+        """authentication.k8s.io/v1beta1."""
+        from samplecontroller.kubernetes.clientset.typed.authentication import v1beta1 as typed
+
+        return typed.AuthenticationV1beta1Client(self.rest)
+
+    def authorization_v1(self) -> AuthorizationV1Client:
+        """authorization.k8s.io/v1."""
+        from samplecontroller.kubernetes.clientset.typed.authorization import v1 as typed
+
+        return typed.AuthorizationV1Client(self.rest)
 
     def autoscaling_v1(self) -> AutoscalingV1Client:
         """autoscaling/v1."""

@@ -39,6 +39,11 @@ if TYPE_CHECKING:
         FakeApiserverinternalV1alpha1Client,
     )
     from samplecontroller.kubernetes.clientset.typed.apps.v1.fake import FakeAppsV1Client
+    from samplecontroller.kubernetes.clientset.typed.authentication.v1.fake import FakeAuthenticationV1Client
+    from samplecontroller.kubernetes.clientset.typed.authentication.v1beta1.fake import (
+        FakeAuthenticationV1beta1Client,
+    )
+    from samplecontroller.kubernetes.clientset.typed.authorization.v1.fake import FakeAuthorizationV1Client
     from samplecontroller.kubernetes.clientset.typed.autoscaling.v1.fake import FakeAutoscalingV1Client
     from samplecontroller.kubernetes.clientset.typed.autoscaling.v2.fake import FakeAutoscalingV2Client
     from samplecontroller.kubernetes.clientset.typed.batch.v1.fake import FakeBatchV1Client
@@ -121,6 +126,24 @@ class Clientset(FakeClientsetBase):
         from samplecontroller.kubernetes.clientset.typed.apps.v1 import fake
 
         return fake.FakeAppsV1Client(self)
+
+    def authentication_v1(self) -> FakeAuthenticationV1Client:
+        """authentication.k8s.io/v1."""
+        from samplecontroller.kubernetes.clientset.typed.authentication.v1 import fake
+
+        return fake.FakeAuthenticationV1Client(self)
+
+    def authentication_v1beta1(self) -> FakeAuthenticationV1beta1Client:
+        """authentication.k8s.io/v1beta1."""
+        from samplecontroller.kubernetes.clientset.typed.authentication.v1beta1 import fake
+
+        return fake.FakeAuthenticationV1beta1Client(self)
+
+    def authorization_v1(self) -> FakeAuthorizationV1Client:
+        """authorization.k8s.io/v1."""
+        from samplecontroller.kubernetes.clientset.typed.authorization.v1 import fake
+
+        return fake.FakeAuthorizationV1Client(self)
 
     def autoscaling_v1(self) -> FakeAutoscalingV1Client:
         """autoscaling/v1."""
@@ -332,6 +355,34 @@ def _apps_v1() -> dict[str, ResourceInfo[Any]]:
         "Deployment": api.DEPLOYMENTS,
         "ReplicaSet": api.REPLICASETS,
         "StatefulSet": api.STATEFULSETS,
+    }
+
+
+def _authentication_v1() -> dict[str, ResourceInfo[Any]]:
+    from samplecontroller.kubernetes.apis.authentication import v1 as api
+
+    return {
+        "SelfSubjectReview": api.SELFSUBJECTREVIEWS,
+        "TokenReview": api.TOKENREVIEWS,
+    }
+
+
+def _authentication_v1beta1() -> dict[str, ResourceInfo[Any]]:
+    from samplecontroller.kubernetes.apis.authentication import v1beta1 as api
+
+    return {
+        "SelfSubjectReview": api.SELFSUBJECTREVIEWS,
+    }
+
+
+def _authorization_v1() -> dict[str, ResourceInfo[Any]]:
+    from samplecontroller.kubernetes.apis.authorization import v1 as api
+
+    return {
+        "LocalSubjectAccessReview": api.LOCALSUBJECTACCESSREVIEWS,
+        "SelfSubjectAccessReview": api.SELFSUBJECTACCESSREVIEWS,
+        "SelfSubjectRulesReview": api.SELFSUBJECTRULESREVIEWS,
+        "SubjectAccessReview": api.SUBJECTACCESSREVIEWS,
     }
 
 
@@ -561,6 +612,9 @@ _KINDS: dict[tuple[str, str], Callable[[], dict[str, ResourceInfo[Any]]]] = {
     ("apiregistration.k8s.io", "v1"): _apiregistration_v1,
     ("internal.apiserver.k8s.io", "v1alpha1"): _apiserverinternal_v1alpha1,
     ("apps", "v1"): _apps_v1,
+    ("authentication.k8s.io", "v1"): _authentication_v1,
+    ("authentication.k8s.io", "v1beta1"): _authentication_v1beta1,
+    ("authorization.k8s.io", "v1"): _authorization_v1,
     ("autoscaling", "v1"): _autoscaling_v1,
     ("autoscaling", "v2"): _autoscaling_v2,
     ("batch", "v1"): _batch_v1,

@@ -74,3 +74,36 @@ class TokenReview(Struct, frozen=True, kw_only=True, gc=False):
     metadata: ObjectMeta = field(default_factory=ObjectMeta)
     spec: TokenReviewSpec | UnsetType = UNSET
     status: TokenReviewStatus | UnsetType = UNSET
+
+
+from samplecontroller.client.types import ResourceInfo  # noqa: E402
+
+SELFSUBJECTREVIEWS: ResourceInfo[SelfSubjectReview] = ResourceInfo(
+    group="authentication.k8s.io",
+    version="v1",
+    resource="selfsubjectreviews",
+    kind="SelfSubjectReview",
+    namespaced=False,
+    model=SelfSubjectReview,
+    list_model=SelfSubjectReview,  # create-only: never listed
+    list_kind="",
+    singular="selfsubjectreview",
+    short_names=(),
+    subresources=(),
+    strategic_merge=True,
+)
+
+TOKENREVIEWS: ResourceInfo[TokenReview] = ResourceInfo(
+    group="authentication.k8s.io",
+    version="v1",
+    resource="tokenreviews",
+    kind="TokenReview",
+    namespaced=False,
+    model=TokenReview,
+    list_model=TokenReview,  # create-only: never listed
+    list_kind="",
+    singular="tokenreview",
+    short_names=(),
+    subresources=(),
+    strategic_merge=True,
+)

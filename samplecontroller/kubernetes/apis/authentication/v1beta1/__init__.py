@@ -22,3 +22,21 @@ class SelfSubjectReview(Struct, frozen=True, kw_only=True, gc=False):
     kind: str = 'SelfSubjectReview'
     metadata: ObjectMeta = field(default_factory=ObjectMeta)
     status: SelfSubjectReviewStatus | UnsetType = UNSET
+
+
+from samplecontroller.client.types import ResourceInfo  # noqa: E402
+
+SELFSUBJECTREVIEWS: ResourceInfo[SelfSubjectReview] = ResourceInfo(
+    group="authentication.k8s.io",
+    version="v1beta1",
+    resource="selfsubjectreviews",
+    kind="SelfSubjectReview",
+    namespaced=False,
+    model=SelfSubjectReview,
+    list_model=SelfSubjectReview,  # create-only: never listed
+    list_kind="",
+    singular="selfsubjectreview",
+    short_names=(),
+    subresources=(),
+    strategic_merge=True,
+)

@@ -117,3 +117,66 @@ class SubjectAccessReview(Struct, frozen=True, kw_only=True, gc=False):
     metadata: ObjectMeta = field(default_factory=ObjectMeta)
     spec: SubjectAccessReviewSpec | UnsetType = UNSET
     status: SubjectAccessReviewStatus | UnsetType = UNSET
+
+
+from samplecontroller.client.types import ResourceInfo  # noqa: E402
+
+LOCALSUBJECTACCESSREVIEWS: ResourceInfo[LocalSubjectAccessReview] = ResourceInfo(
+    group="authorization.k8s.io",
+    version="v1",
+    resource="localsubjectaccessreviews",
+    kind="LocalSubjectAccessReview",
+    namespaced=True,
+    model=LocalSubjectAccessReview,
+    list_model=LocalSubjectAccessReview,  # create-only: never listed
+    list_kind="",
+    singular="localsubjectaccessreview",
+    short_names=(),
+    subresources=(),
+    strategic_merge=True,
+)
+
+SELFSUBJECTACCESSREVIEWS: ResourceInfo[SelfSubjectAccessReview] = ResourceInfo(
+    group="authorization.k8s.io",
+    version="v1",
+    resource="selfsubjectaccessreviews",
+    kind="SelfSubjectAccessReview",
+    namespaced=False,
+    model=SelfSubjectAccessReview,
+    list_model=SelfSubjectAccessReview,  # create-only: never listed
+    list_kind="",
+    singular="selfsubjectaccessreview",
+    short_names=(),
+    subresources=(),
+    strategic_merge=True,
+)
+
+SELFSUBJECTRULESREVIEWS: ResourceInfo[SelfSubjectRulesReview] = ResourceInfo(
+    group="authorization.k8s.io",
+    version="v1",
+    resource="selfsubjectrulesreviews",
+    kind="SelfSubjectRulesReview",
+    namespaced=False,
+    model=SelfSubjectRulesReview,
+    list_model=SelfSubjectRulesReview,  # create-only: never listed
+    list_kind="",
+    singular="selfsubjectrulesreview",
+    short_names=(),
+    subresources=(),
+    strategic_merge=True,
+)
+
+SUBJECTACCESSREVIEWS: ResourceInfo[SubjectAccessReview] = ResourceInfo(
+    group="authorization.k8s.io",
+    version="v1",
+    resource="subjectaccessreviews",
+    kind="SubjectAccessReview",
+    namespaced=False,
+    model=SubjectAccessReview,
+    list_model=SubjectAccessReview,  # create-only: never listed
+    list_kind="",
+    singular="subjectaccessreview",
+    short_names=(),
+    subresources=(),
+    strategic_merge=True,
+)
