@@ -103,8 +103,8 @@ def test_codegen_from_the_wheel_generates_an_importable_package(wheel_env: Wheel
         assert isinstance(b.spec, BackupSpec) and b.spec.retain == 3
         print(msgspec.json.encode(b).decode())
         fake = FakeClientset()
-        fake.ops_v1.backups("default").create(b)
-        print(fake.ops_v1.backups("default").get("nightly").spec.schedule)
+        fake.ops_v1().backups("default").create(b)
+        print(fake.ops_v1().backups("default").get("nightly").spec.schedule)
     """)
     done = run([str(wheel_env.python), "-c", program], cwd=tmp_path, env=wheel_env.env())
     encoded, schedule = done.stdout.split()
