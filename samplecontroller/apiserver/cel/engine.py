@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from cel_expr_python import cel as _cel
@@ -116,14 +116,20 @@ class Program:
             raise EvalError(eval_error_text(str(err))) from None
         if value.type().name() == "ERROR":
             raise EvalError(eval_error_text(str(value.value())))
-        return value.plain_value()
+        try:
+            return value.plain_value()
+        except TypeError:  # an optional or type value: no Python form
+            raise EvalError(f"no Python value for a result of type {value.type().name()}") from None
 
 
 class Env:
-    """A CEL environment: declared variables (name -> type), the Kubernetes libraries, the
-    strings (v2-compatible), optional and bindings extensions. Thread-safe; programs cached."""
+    """A CEL environment: declared variables (name -> type), ``functions`` (the Kubernetes
+    libraries), the strings, optional and bindings extensions; ``rewrite`` turns a source into
+    what is compiled (the format library's expansion). Thread-safe; programs cached."""
 
-    def __init__(self, variables: Mapping[str, Any], functions: Sequence[Any] = ()) -> None:
+    def __init__(self, variables: Mapping[str, Any], functions: Sequence[Any] = (),
+                 rewrite: Callable[[str], str] | None = None) -> None:
+        self._rewrite = rewrite
         self._env = _cel.NewEnv(
             variables=dict(variables),
             extensions=[ext_strings.ExtStrings(), ext_optional.ExtOptional(), ext_bindings.ExtBindings()],
@@ -147,7 +153,7 @@ class Env:
 
     def _compile(self, source: str) -> Program | CompileError:
         try:
-            expr = self._env.compile(source)
+            expr = self._env.compile(self._rewrite(source) if self._rewrite else source)
         except RuntimeError as err:
             return CompileError(_strip_status(str(err)))
         return Program(source, expr, expr.return_type().name())

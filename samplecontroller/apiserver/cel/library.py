@@ -6,10 +6,9 @@ Values of the library's own types (``quantity('1Gi')``, ``url(...)``, ``ip(...)`
 canonical text: cel-expr-python 0.1 cannot return opaque values from Python functions. So
 ``quantity('1Gi') == quantity('1024Mi')`` is true as in Kubernetes (the canonical text is the
 exact value), and the member functions are declared on ``map(string, dyn)`` receivers.
-Deviations, documented: ``type(ip('::1'))`` is ``map``; the format library
-(``format.dns1123Label()...``), ``string(ip)``/``string(cidr)`` and the lists library's
-``indexOf``/``lastIndexOf`` are not offered (the binding cannot return optionals nor add an
-overload to a function another library declares); regular expressions are Python's ``re``
+The format library is ``formats``. Deviations, documented: ``type(ip('::1'))`` is ``map``;
+``string(ip)``/``string(cidr)`` and the lists library's ``indexOf``/``lastIndexOf`` are not offered
+(the binding cannot add an overload to a function another library declares); regular expressions are Python's ``re``
 (RE2 syntax is a subset in practice).
 
 Every function raises ``ValueError`` with Kubernetes' message for bad input; the engine turns

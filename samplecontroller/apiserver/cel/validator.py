@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from samplecontroller.apiserver import schema as structural
+from samplecontroller.apiserver.cel import formats
 from samplecontroller.apiserver.cel.engine import BOOL, DYN, CompileError, Env, EvalError, Program
 from samplecontroller.apiserver.cel.library import FUNCTIONS
 from samplecontroller.apiserver.cel.values import to_cel
@@ -33,8 +34,9 @@ from samplecontroller.apiserver.schema import FieldError, GoRaw
 __all__ = ["ROOT_PATH", "blocking_error", "has_rules", "schema_errors", "validate"]
 
 ROOT_PATH = "<nil>"  # how Go prints a nil *field.Path: errors of rules on the root schema
-_ENV = Env({"self": DYN, "oldSelf": DYN}, FUNCTIONS)
-_OPTIONAL_ENV = Env({"self": DYN, "__oldSelf": DYN, "__hasOldSelf": BOOL}, FUNCTIONS)
+_LIBRARIES = FUNCTIONS + formats.FUNCTIONS
+_ENV = Env({"self": DYN, "oldSelf": DYN}, _LIBRARIES, formats.rewrite)
+_OPTIONAL_ENV = Env({"self": DYN, "__oldSelf": DYN, "__hasOldSelf": BOOL}, _LIBRARIES, formats.rewrite)
 _STRINGS = re.compile(r"""(?s)[rR]?(?:'''.*?'''|\"\"\".*?\"\"\"|'(?:\\.|[^'\\])*'|"(?:\\.|[^"\\])*")""")
 _OLD_SELF = re.compile(r"(?<![.\w])oldSelf\b")
 _MAX_MESSAGE = 5 * 1024
