@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import copy
 import itertools
+import lzma
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from samplecontroller.apimachinery import k8syaml
 from tests.apiserver.conftest import Raw
 
 GROUP = "cel.example.com"
@@ -204,3 +207,47 @@ def test_a_rule_that_does_not_compile_rejects_the_crd(raw: Raw) -> None:
                       "spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[1].messageExpression"]
     assert "must evaluate to a string" in body["details"]["causes"][1]["message"]
     assert raw.call("GET", f"{CRDS}/brokens.{GROUP}")[0] == 404
+
+
+# ---------------------------------------------------------------------------- a real CRD: Gateway API HTTPRoute
+
+TESTDATA = Path(__file__).parent / "testdata" / "gateway-api"
+ROUTES = "/apis/gateway.networking.k8s.io/v1/namespaces/default/httproutes"
+
+
+@pytest.fixture(scope="module")
+def httproutes(raw: Raw) -> str:
+    text = lzma.decompress((TESTDATA / "gateway.networking.k8s.io_httproutes.yaml.xz").read_bytes())
+    code, _, body = raw.call("POST", CRDS, k8syaml.load(text))
+    assert code == 201, body
+    return ROUTES
+
+
+def route(name: str, **rule: Any) -> dict[str, Any]:
+    return {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute", "metadata": {"name": name},
+            "spec": {"parentRefs": [{"name": "gw"}], "rules": [rule]}}
+
+
+def test_gateway_api_httproute_rules(raw: Raw, httproutes: str) -> None:
+    ok = route("ok", matches=[{"path": {"type": "PathPrefix", "value": "/api"}}],
+               backendRefs=[{"name": "svc", "port": 80}], timeouts={"request": "10s", "backendRequest": "5s"})
+    code, _, body = raw.call("POST", httproutes, ok)
+    assert code == 201, body
+    assert body["spec"]["rules"][0]["matches"][0]["path"] == {"type": "PathPrefix", "value": "/api"}
+
+    body = rejected(raw, httproutes, route("relative", matches=[{"path": {"type": "PathPrefix", "value": "api"}}]))
+    assert body["message"] == (
+        'HTTPRoute.gateway.networking.k8s.io "relative" is invalid: spec.rules[0].matches[0].path: Invalid value: '
+        "\"object\": value must be an absolute path and start with '/' when type one of ['Exact', 'PathPrefix']")
+
+    redirect = route("redirect", backendRefs=[{"name": "svc", "port": 80}],
+                     filters=[{"type": "RequestRedirect", "requestRedirect": {"scheme": "https"}}])
+    body = rejected(raw, httproutes, redirect)
+    assert body["details"]["causes"] == [{"reason": "FieldValueInvalid", "field": "spec.rules[0]", "message":
+                                          'Invalid value: "object": RequestRedirect filter must not be used '
+                                          "together with backendRefs"}]
+
+    slow = route("slow", backendRefs=[{"name": "svc", "port": 80}], timeouts={"request": "1s", "backendRequest": "5s"})
+    body = rejected(raw, httproutes, slow)
+    assert body["details"]["causes"][0]["field"] == "spec.rules[0].timeouts"
+    assert body["details"]["causes"][0]["message"].endswith("backendRequest timeout cannot be longer than request timeout")
