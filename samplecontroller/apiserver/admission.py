@@ -1,5 +1,6 @@
 """Admission webhooks: the embedded API server calls the registered Mutating- and
 ValidatingWebhookConfigurations (admissionregistration.k8s.io/v1) with AdmissionReview v1.
+ValidatingAdmissionPolicies (``admission_policy``) run before the validating webhooks.
 
 Contract (as kube-apiserver, within the limits below):
 - A webhook is called when one of its ``rules`` matches the request (operations, apiGroups,
@@ -37,8 +38,9 @@ import aiohttp
 
 from samplecontroller.apimachinery import labels as labelsel
 from samplecontroller.apimachinery.jsonpatch import PatchError, apply_patch
+from samplecontroller.apiserver.admission_policy import PolicyAdmission, PolicyRequest
 from samplecontroller.apiserver.errors import APIError
-from samplecontroller.apiserver.restmapper import Resource
+from samplecontroller.apiserver.restmapper import Resource, RESTMapper
 from samplecontroller.apiserver.storage import Store
 
 __all__ = ["MUTATING_KEY", "VALIDATING_KEY", "AdmissionRequest", "Admitter"]
@@ -68,8 +70,9 @@ class AdmissionRequest:
 class Admitter:
     """Finds the webhooks that match a request in ``store`` and calls them."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, mapper: RESTMapper | None = None) -> None:
         self.store = store
+        self.policies = PolicyAdmission(store, mapper)
         self._session: aiohttp.ClientSession | None = None
 
     def _client(self) -> aiohttp.ClientSession:
@@ -86,7 +89,7 @@ class Admitter:
 
     def active(self) -> bool:
         """True when any webhook configuration exists (else admission costs nothing)."""
-        return bool(self.store.count(MUTATING_KEY) or self.store.count(VALIDATING_KEY))
+        return bool(self.store.count(MUTATING_KEY) or self.store.count(VALIDATING_KEY) or self.policies.active())
 
     async def mutate(self, req: AdmissionRequest) -> dict[str, Any] | None:
         """Run the matching mutating webhooks; return the (possibly patched) object."""
@@ -112,7 +115,12 @@ class Admitter:
         return req.obj
 
     async def validate(self, req: AdmissionRequest) -> None:
-        """Run the matching validating webhooks concurrently; raise the first denial."""
+        """Run the ValidatingAdmissionPolicies (``admission_policy``), then the matching validating
+        webhooks concurrently; raise the first denial."""
+        if self.policies.active():
+            req.warnings += self.policies.validate(PolicyRequest(
+                req.res, req.operation, req.namespace, req.name, req.obj, req.old, req.subresource, req.dry_run,
+                USER_INFO))
         hooks = self._matching(VALIDATING_KEY, req)
         await asyncio.gather(*(self._call(hook, req) for hook in hooks))
 
