@@ -75,6 +75,26 @@ spec:
               name: {type: string}
 """
 
+MAX_REPLICAS_POLICY = """apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: max-replicas}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [apps], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [deployments],
+       resourceNames: [vap-big]}
+  validations:
+  - expression: object.spec.replicas <= 5
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: max-replicas}
+spec:
+  policyName: max-replicas
+  validationActions: [Deny]
+"""
+
 
 def _gadget(name: str, spec: str) -> str:
     return f"apiVersion: cel.example.com/v1\nkind: Gadget\nmetadata: {{name: {name}}}\nspec: {spec}\n"
@@ -102,6 +122,19 @@ ROWS: tuple[Row, ...] = (
                        'apiextensions.ValidationRule{Rule:"self.min <=", Message:"", MessageExpression:"", '
                        "Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:\"\", "
                        "OptionalOldSelf:(*bool)(nil)}: compilation failed: ERROR: <input>:1:12: Syntax error: "),)),
+    Row(("apply", "-f", "-"), stdin=MAX_REPLICAS_POLICY, item="19.1",
+        out=(r"validatingadmissionpolicy\.admissionregistration\.k8s\.io/max-replicas (created|unchanged)",
+             r"validatingadmissionpolicybinding\.admissionregistration\.k8s\.io/max-replicas (created|unchanged)")),
+    Row(("-n", "{ns}", "apply", "-f", "-"), rc=1, item="19.1",
+        stdin=_deployment("vap-big", "  replicas: 6\n  selector: {matchLabels: {app: a}}\n" + _TEMPLATE),
+        err=(re.escape('The deployments "vap-big" is invalid: : ValidatingAdmissionPolicy \'max-replicas\' with '
+                       "binding 'max-replicas' denied request: failed expression: object.spec.replicas <= 5"),)),
+    Row(("-n", "{ns}", "create", "deployment", "vap-big", "--image=nginx", "--replicas=6"), rc=1, item="19.1",
+        err=(re.escape('error: failed to create deployment: deployments.apps "vap-big" is forbidden: '
+                       "ValidatingAdmissionPolicy 'max-replicas' with binding 'max-replicas' denied request: "
+                       "failed expression: object.spec.replicas <= 5"),)),
+    Row(("-n", "{ns}", "create", "deployment", "vap-big", "--image=nginx", "--replicas=5"),
+        out=("deployment.apps/vap-big created",), item="19.1"),
     # 1: changing a CRD, re-applying crds/, finalizers without a path are accepted with a warning
     Row(("label", "crd", "foos.samplecontroller.k8s.io", "conformance-{v}=yes"),
         out=("foos.samplecontroller.k8s.io labeled",), item="1"),
