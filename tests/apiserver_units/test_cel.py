@@ -174,19 +174,39 @@ def test_transition_rules_need_an_old_value() -> None:
 
 
 def test_crd_time_errors() -> None:
-    sch = {"type": "object", "properties": {"spec": {"type": "object", "properties": {"a": {"type": "string"}},
-                                                     "x-kubernetes-validations": [
-        {"rule": "self.a =="}, {"rule": "1"}, {"rule": ""}, {"rule": "self.a == 'x'", "fieldPath": ".b"},
-        {"rule": "self.a == 'x'", "optionalOldSelf": True}, {"rule": "true", "messageExpression": "1"}]}}}
+    sch = {"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "a": {"type": "string"},
+        "l": {"type": "array", "items": {"type": "string", "x-kubernetes-validations": [{"rule": "self == oldSelf"}]}}},
+        "x-kubernetes-validations": [
+            {"rule": "self.a =="}, {"rule": "1"}, {"rule": "self.a == 'x'", "optionalOldSelf": True},
+            {"rule": "true", "messageExpression": "1"}]}}}
     errors = cel.schema_errors(sch, "spec.validation.openAPIV3Schema")
-    base = "spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations"
+    base = "spec.validation.openAPIV3Schema.properties[spec]"
+    rules = f"{base}.x-kubernetes-validations"
     assert [(e.field, e.type) for e in errors] == [
-        (f"{base}[0].rule", "FieldValueInvalid"), (f"{base}[1].rule", "FieldValueInvalid"),
-        (f"{base}[2].rule", "FieldValueRequired"), (f"{base}[3].fieldPath", "FieldValueInvalid"),
-        (f"{base}[4].optionalOldSelf", "FieldValueInvalid"), (f"{base}[5].messageExpression", "FieldValueInvalid")]
-    assert str(errors[0]).startswith(
-        f'{base}[0].rule: Invalid value: apiextensions.ValidationRule{{Rule:"self.a ==", Message:"", '
+        (f"{base}.properties[l].items.x-kubernetes-validations[0].rule", "FieldValueInvalid"),
+        (f"{rules}[0].rule", "FieldValueInvalid"), (f"{rules}[1].rule", "FieldValueInvalid"),
+        (f"{rules}[2].optionalOldSelf", "FieldValueInvalid"), (f"{rules}[3].messageExpression", "FieldValueInvalid")]
+    assert str(errors[0]) == (f'{base}.properties[l].items.x-kubernetes-validations[0].rule: Invalid value: '
+                              '"self == oldSelf": oldSelf cannot be used on the uncorrelatable portion of the schema '
+                              f"within {base}.properties[l]")
+    assert str(errors[1]).startswith(
+        f'{rules}[0].rule: Invalid value: apiextensions.ValidationRule{{Rule:"self.a ==", Message:"", '
         'MessageExpression:"", Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:"", '
         "OptionalOldSelf:(*bool)(nil)}: compilation failed: ERROR: <input>:1:10: Syntax error:")
-    assert errors[1].detail == "cel expression must evaluate to a bool"
-    assert errors[3].detail == "fieldPath must be a valid path: does not refer to a valid field"
+    assert errors[2].detail == "cel expression must evaluate to a bool"
+    assert str(errors[3]) == f"{rules}[2].optionalOldSelf: Invalid value: true: may not be set if oldSelf is not used in rule"
+    assert errors[4].detail == "must evaluate to a string"
+
+
+def test_rule_checks_come_first_and_skip_compilation() -> None:
+    sch = {"type": "object", "properties": {"a": {"type": "string"}}, "x-kubernetes-validations": [
+        {"rule": ""}, {"rule": "self.a ==", "fieldPath": ".b"}, {"rule": "self.a\n== 'x'"},
+        {"rule": "true", "reason": "Nope", "message": "two\nlines"}]}
+    assert [str(e) for e in cel.schema_errors(sch, "s")] == [
+        "s.x-kubernetes-validations[0].rule: Required value: rule is not specified",
+        's.x-kubernetes-validations[1].fieldPath: Invalid value: ".b": fieldPath must be a valid path',
+        "s.x-kubernetes-validations[2].message: Required value: message must be specified if rule contains line breaks",
+        's.x-kubernetes-validations[3].message: Invalid value: "two\\nlines": message must not contain line breaks',
+        's.x-kubernetes-validations[3].reason: Unsupported value: "Nope": supported values: "FieldValueDuplicate", '
+        '"FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired"']

@@ -20,7 +20,6 @@ pkg/apiserver/schema/cel Validator).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,14 +70,10 @@ class _Rule:
         return message or f"failed rule: {self.text}"
 
 
-@dataclass
-class _Node:
-    rules: list[_Rule] = field(default_factory=list)
-
-
-def _compile_rule(spec: dict[str, Any], node: dict[str, Any]) -> tuple[_Rule, list[tuple[str, str, str]]]:
-    """The compiled rule and its problems as (child, type, detail) for CRD validation."""
-    problems: list[tuple[str, str, str]] = []
+def _compile_rule(spec: dict[str, Any], node: dict[str, Any]) -> tuple[_Rule, list[tuple[str, Any, str]]]:
+    """The compiled rule and its compilation problems as (child, value, detail) for the CRD's
+    validation (``value`` None: the whole rule is the shown value)."""
+    problems: list[tuple[str, Any, str]] = []
     source = str(spec.get("rule") or "")
     program = optional_program = message_program = None
     error = ""
@@ -89,13 +84,11 @@ def _compile_rule(spec: dict[str, Any], node: dict[str, Any]) -> tuple[_Rule, li
                 raise CompileError("cel expression must evaluate to a bool")
         except CompileError as err:
             detail = err.detail if err.detail.startswith("cel expression") else "compilation failed: " + err.detail
-            problems.append(("rule", structural.ERROR_INVALID, detail))
+            problems.append(("rule", None, detail))
             program, error = None, detail
         if program is not None and spec.get("optionalOldSelf") is True:
             optional_program = _OPTIONAL_ENV.compile(
                 "cel.bind(oldSelf, __hasOldSelf ? optional.of(__oldSelf) : optional.none(), (" + source + "))")
-    else:
-        problems.append(("rule", structural.ERROR_REQUIRED, "rule is not specified"))
     message_source = str(spec.get("messageExpression") or "")
     if message_source.strip():
         try:
@@ -104,20 +97,54 @@ def _compile_rule(spec: dict[str, Any], node: dict[str, Any]) -> tuple[_Rule, li
                 raise CompileError("must evaluate to a string")
         except CompileError as err:
             detail = err.detail if err.detail.startswith("must evaluate") else "messageExpression compilation failed: " + err.detail
-            problems.append(("messageExpression", structural.ERROR_INVALID, detail))
+            problems.append(("messageExpression", None, detail))
             message_program = None
-    path = str(spec.get("fieldPath") or "")
+    if "optionalOldSelf" in spec and isinstance(spec["optionalOldSelf"], bool) and not uses_old_self(source):
+        problems.append(("optionalOldSelf", spec["optionalOldSelf"], "may not be set if oldSelf is not used in rule"))
     normalized = ""
-    if path:
+    if spec.get("fieldPath"):
         try:
-            normalized = normalize_field_path(path, node)
-        except ValueError as err:
-            problems.append(("fieldPath", structural.ERROR_INVALID, f"fieldPath must be a valid path: {err}"))
-    if spec.get("optionalOldSelf") is True and not uses_old_self(source):
-        problems.append(("optionalOldSelf", structural.ERROR_INVALID,
-                         "may not be set if rule does not use oldSelf"))
+            normalized = normalize_field_path(str(spec["fieldPath"]), node)
+        except ValueError:
+            normalized = ""
     rule = _Rule(spec, program, message_program, optional_program, uses_old_self(source), normalized, error)
     return rule, problems
+
+
+_REASONS = (structural.ERROR_DUPLICATE, structural.ERROR_FORBIDDEN, structural.ERROR_INVALID, structural.ERROR_REQUIRED)
+_NEWLINES = re.compile(r"[\n\r]+")
+
+
+def _spec_errors(spec: dict[str, Any], node: dict[str, Any], where: str) -> list[FieldError]:
+    """The checks of a rule that do not need CEL (kube's "schema errors" of a rule)."""
+    errors: list[FieldError] = []
+    rule, message = str(spec.get("rule") or ""), str(spec.get("message") or "")
+    if not rule.strip():
+        errors.append(structural.required(f"{where}.rule", "rule is not specified"))
+    elif message and not message.strip():
+        errors.append(structural.invalid(f"{where}.message", message, "message must be non-empty if specified"))
+    elif _NEWLINES.search(message.strip()):
+        errors.append(structural.invalid(f"{where}.message", message, "message must not contain line breaks"))
+    elif _NEWLINES.search(rule.strip()) and not message.strip():
+        errors.append(structural.required(f"{where}.message", "message must be specified if rule contains line breaks"))
+    expression = str(spec.get("messageExpression") or "")
+    if expression and not expression.strip():
+        errors.append(structural.required(f"{where}.messageExpression",
+                                          "messageExpression must be non-empty if specified"))
+    reason = spec.get("reason")
+    if reason is not None and reason not in _REASONS:
+        errors.append(structural.not_supported(f"{where}.reason", reason, _REASONS))
+    field_path = str(spec.get("fieldPath") or "")
+    if field_path and not field_path.strip():
+        errors.append(structural.invalid(f"{where}.fieldPath", field_path, "fieldPath must be non-empty if specified"))
+    if _NEWLINES.search(field_path):
+        errors.append(structural.invalid(f"{where}.fieldPath", field_path, "fieldPath must not contain line breaks"))
+    if field_path:
+        try:
+            normalize_field_path(field_path, node)
+        except ValueError:
+            errors.append(structural.invalid(f"{where}.fieldPath", field_path, "fieldPath must be a valid path"))
+    return errors
 
 
 def normalize_field_path(path: str, node: dict[str, Any]) -> str:
@@ -152,43 +179,76 @@ def normalize_field_path(path: str, node: dict[str, Any]) -> str:
 
 
 def has_rules(schema: Any) -> bool:
-    """True when any node of ``schema`` has ``x-kubernetes-validations``."""
-    return any(True for _ in _nodes(schema, ""))
+    """True when any node of ``schema`` has ``x-kubernetes-validations`` (cached per schema object)."""
+    cached = _HAS_RULES.get(id(schema))
+    if cached is not None and cached[0] is schema:
+        return cached[1]
+    found = _has_rules(schema)
+    if len(_HAS_RULES) > 4096:
+        _HAS_RULES.clear()
+    _HAS_RULES[id(schema)] = (schema, found)
+    return found
 
 
-def _nodes(schema: Any, path: str) -> Iterator[tuple[dict[str, Any], str]]:
+_HAS_RULES: dict[int, tuple[Any, bool]] = {}
+
+
+def _has_rules(schema: Any) -> bool:
     if not isinstance(schema, dict):
-        return
+        return False
     if schema.get("x-kubernetes-validations"):
-        yield schema, path
-    for name, sub in (schema.get("properties") or {}).items():
-        yield from _nodes(sub, f"{path}.properties[{name}]")
-    if isinstance(schema.get("additionalProperties"), dict):
-        yield from _nodes(schema["additionalProperties"], f"{path}.additionalProperties")
-    if isinstance(schema.get("items"), dict):
-        yield from _nodes(schema["items"], f"{path}.items")
-    for i, sub in enumerate(schema.get("allOf") or ()):
-        yield from _nodes(sub, f"{path}.allOf[{i}]")
+        return True
+    children = list((schema.get("properties") or {}).values()) + list(schema.get("allOf") or ())
+    children += [schema.get("additionalProperties"), schema.get("items")]
+    return any(_has_rules(child) for child in children)
+
+
+@dataclass
+class _SchemaErrors:
+    schema: list[FieldError] = field(default_factory=list)
+    cel: list[FieldError] = field(default_factory=list)
 
 
 def schema_errors(schema: Any, path: str) -> list[FieldError]:
-    """The errors a CRD's schema gets for its validation rules (compile errors reject the CRD)."""
-    errors: list[FieldError] = []
-    for node, sub in _nodes(schema, path):
-        rules = node.get("x-kubernetes-validations")
-        if not isinstance(rules, list):
-            continue
-        for i, spec in enumerate(rules):
-            if not isinstance(spec, dict):
-                continue
-            _, problems = _compile_rule(spec, node)
-            for child, typ, detail in problems:
-                where = f"{sub}.x-kubernetes-validations[{i}].{child}"
-                if typ == structural.ERROR_REQUIRED:
-                    errors.append(structural.required(where, detail))
-                else:
-                    errors.append(FieldError(typ, where, GoRaw(go_rule(spec)), detail))
-    return errors
+    """The errors a CRD's schema gets for its validation rules, as kube-apiserver orders them:
+    the rules' own checks, then compilation (skipped at a node when it or a node below has one
+    of the former). A rule that does not compile rejects the CRD."""
+    found = _SchemaErrors()
+    _schema_walk(schema, path, found, "")
+    return found.schema + found.cel
+
+
+def _schema_walk(node: Any, path: str, found: _SchemaErrors, uncorrelatable: str) -> None:
+    if not isinstance(node, dict):
+        return
+    before = len(found.schema)
+    for name, sub in (node.get("properties") or {}).items() if isinstance(node.get("properties"), dict) else ():
+        _schema_walk(sub, f"{path}.properties[{name}]", found, uncorrelatable)
+    if isinstance(node.get("additionalProperties"), dict):
+        _schema_walk(node["additionalProperties"], f"{path}.additionalProperties", found, uncorrelatable)
+    if isinstance(node.get("items"), dict):
+        inner = uncorrelatable or (path if node.get("x-kubernetes-list-type") != "map" else "")
+        _schema_walk(node["items"], f"{path}.items", found, inner)
+    for i, sub in enumerate(node.get("allOf") or ()):
+        _schema_walk(sub, f"{path}.allOf[{i}]", found, uncorrelatable)
+    rules = node.get("x-kubernetes-validations")
+    if not isinstance(rules, list):
+        return
+    specs = [(i, spec) for i, spec in enumerate(rules) if isinstance(spec, dict)]
+    for i, spec in specs:
+        found.schema += _spec_errors(spec, node, f"{path}.x-kubernetes-validations[{i}]")
+    if len(found.schema) > before:
+        return
+    for i, spec in specs:
+        where = f"{path}.x-kubernetes-validations[{i}]"
+        rule, problems = _compile_rule(spec, node)
+        for child, value, detail in problems:
+            found.cel.append(FieldError(structural.ERROR_INVALID, f"{where}.{child}",
+                                        GoRaw(go_rule(spec)) if value is None else value, detail))
+        if rule.transition and uncorrelatable and rule.program is not None:
+            found.cel.append(structural.invalid(f"{where}.rule", str(spec.get("rule")),
+                                                "oldSelf cannot be used on the uncorrelatable portion of the "
+                                                f"schema within {uncorrelatable}"))
 
 
 def go_rule(spec: dict[str, Any]) -> str:
