@@ -25,8 +25,8 @@ after the mutating webhooks and before the validating ones:
   none found with ``Deny`` denies with ``no params found for policy binding with `Deny`
   parameterNotFoundAction``.
 
-Limits: ``Audit`` has no audit log to write to (accepted, ignored); ``authorizer`` is not
-bound; the policy's ``status.typeChecking`` is not computed; there is no cost limit.
+Limits: ``Audit`` has no audit log to write to (accepted, ignored); ``authorizer`` is declared
+(policies using it are accepted) but not bound, so evaluating it is an error (``failurePolicy``); the policy's ``status.typeChecking`` is not computed; there is no cost limit.
 """
 
 from __future__ import annotations
@@ -45,13 +45,13 @@ from samplecontroller.apiserver.errors import APIError
 from samplecontroller.apiserver.restmapper import Resource, RESTMapper
 from samplecontroller.apiserver.storage import Store
 
-__all__ = ["BINDINGS_KEY", "POLICIES_KEY", "PolicyAdmission", "PolicyRequest"]
+__all__ = ["BINDINGS_KEY", "POLICIES_KEY", "PolicyAdmission", "PolicyRequest", "compile_error"]
 
 POLICIES_KEY = "admissionregistration.k8s.io/validatingadmissionpolicies"
 BINDINGS_KEY = "admissionregistration.k8s.io/validatingadmissionpolicybindings"
 NAMESPACES_KEY = "/namespaces"
 _CODES = {"Unauthorized": 401, "Forbidden": 403, "Invalid": 422, "RequestEntityTooLarge": 413}
-_VARIABLES = ("object", "oldObject", "request", "params", "namespaceObject", "variables")
+_VARIABLES = ("object", "oldObject", "request", "params", "namespaceObject", "variables", "authorizer")
 ENV = engine.Env(dict.fromkeys(_VARIABLES, engine.DYN), FUNCTIONS + FORMAT_FUNCTIONS, rewrite)
 
 
@@ -254,6 +254,18 @@ class PolicyAdmission:
             raise APIError(_CODES.get(violation.reason, 422), violation.reason,
                            f'{res.group_resource} "{req.name}" is forbidden: {message}', details)
         return warnings
+
+
+def compile_error(expression: str, wanted: str = "", type_detail: str = "") -> str:
+    """Why ``expression`` cannot be a policy's expression ("" when it compiles to ``wanted``, a
+    checked type name such as ``BOOL``; dynamic results are accepted)."""
+    try:
+        program = ENV.compile(expression)
+    except CompileError as err:
+        return f"compilation failed: {err.detail}"
+    if wanted and program.result_type not in (wanted, "DYN"):
+        return type_detail
+    return ""
 
 
 def _evaluate(expression: str, variables: dict[str, Any]) -> Any:

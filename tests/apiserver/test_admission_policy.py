@@ -168,3 +168,20 @@ def test_gateway_api_safe_upgrades_policy(raw: Raw, server: LocalAPIServer, tmp_
         assert proc.returncode == 0, proc.stderr
     finally:
         kubectl("delete", "-f", str(TESTDATA / "gateway.networking.k8s.io_vap_safeupgrades.yaml"))
+
+
+def test_a_policy_whose_expression_does_not_compile_is_rejected(raw: Raw) -> None:
+    policy = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+              "metadata": {"name": "bad"},
+              "spec": {"validations": [{"expression": "object.spec.replicas <="},
+                                       {"expression": "1", "messageExpression": "2"}],
+                       "variables": [{"name": "v", "expression": "authorizer != null"}]}}
+    code, _, body = raw.call("POST", POLICIES, policy)
+    assert (code, body["reason"]) == (422, "Invalid"), body
+    assert body["message"].startswith(
+        'ValidatingAdmissionPolicy.admissionregistration.k8s.io "bad" is invalid: [spec.validations[0].expression: '
+        'Invalid value: "object.spec.replicas <=": compilation failed: ERROR: <input>:1:24: Syntax error: '), body
+    assert [c["field"] for c in body["details"]["causes"]] == [
+        "spec.validations[0].expression", "spec.validations[1].expression", "spec.validations[1].messageExpression"]
+    assert body["details"]["causes"][1]["message"] == 'Invalid value: "1": must evaluate to bool'
+    assert raw.call("GET", f"{POLICIES}/bad")[0] == 404
