@@ -251,3 +251,12 @@ def test_gateway_api_httproute_rules(raw: Raw, httproutes: str) -> None:
     body = rejected(raw, httproutes, slow)
     assert body["details"]["causes"][0]["field"] == "spec.rules[0].timeouts"
     assert body["details"]["causes"][0]["message"].endswith("backendRequest timeout cannot be longer than request timeout")
+
+
+def test_a_rule_selecting_an_undeclared_field_rejects_the_crd(raw: Raw) -> None:
+    schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {"replicas": {"type": "integer"}},
+                                                        "x-kubernetes-validations": [{"rule": "self.replica > 0"}]}}}
+    code, _, body = raw.call("POST", CRDS, crd(schema, "Typo", "typos"))
+    assert code == 422, body
+    assert body["details"]["causes"][0]["message"].endswith(
+        "compilation failed: ERROR: <input>:1:5: undefined field 'replica'\n | self.replica > 0\n | ....^")

@@ -155,7 +155,7 @@ def rules_schema(**rule: Any) -> dict[str, Any]:
     ({"rule": "self.a < self.b", "fieldPath": ".a"}, 'spec.a: Invalid value: "object": failed rule: self.a < self.b'),
     ({"rule": "self.a < self.b", "fieldPath": ".s['k.1']"},
      'spec.s[k.1]: Invalid value: "object": failed rule: self.a < self.b'),
-    ({"rule": "self.c == 1"}, 'spec: Invalid value: "object": no such key: c evaluating rule: self.c == 1'),
+    ({"rule": "self.s.size() == 1"}, 'spec: Invalid value: "object": no such key: s evaluating rule: self.s.size() == 1'),
 ])
 def test_rule_error_formats(rule: dict[str, Any], expected: str) -> None:
     errors, warnings = validator.validate({"spec": {"a": 2, "b": 1}}, None, rules_schema(**rule))
@@ -210,3 +210,26 @@ def test_rule_checks_come_first_and_skip_compilation() -> None:
         's.x-kubernetes-validations[3].message: Invalid value: "two\\nlines": message must not contain line breaks',
         's.x-kubernetes-validations[3].reason: Unsupported value: "Nope": supported values: "FieldValueDuplicate", '
         '"FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired"']
+
+
+def test_undefined_fields_fail_to_compile_as_in_cel_go() -> None:
+    sch = {"type": "object", "properties": {
+        "metadata": {"type": "object"},
+        "spec": {"type": "object", "properties": {
+            "a": {"type": "string"}, "x-y": {"type": "string"},
+            "m": {"type": "object", "additionalProperties": {"type": "object", "properties": {"v": {"type": "string"}}}},
+            "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
+            "x-kubernetes-validations": [
+                {"rule": "self.a == 'self.nope' && self.x__dash__y.startsWith('b') && self.m.k.v == '' && self.free.any"},
+                {"rule": "has(self.nope) ||\n  self.?a.orValue('') == oldSelf.other", "message": "m"}]}},
+        "x-kubernetes-validations": [{"rule": "self.metadata.name == 'x' && self.metadata.namespace == 'y'"}]}
+    errors = cel.schema_errors(sch, "s")
+    assert [(e.field, e.detail) for e in errors] == [
+        ("s.properties[spec].x-kubernetes-validations[1].rule",
+         "compilation failed: ERROR: <input>:1:9: undefined field 'nope'\n | has(self.nope) ||\n | ........^\n"
+         "ERROR: <input>:2:33: undefined field 'other'\n |   self.?a.orValue('') == oldSelf.other\n"
+         " | " + "." * 32 + "^"),
+        ("s.x-kubernetes-validations[0].rule",
+         "compilation failed: ERROR: <input>:1:43: undefined field 'namespace'\n"
+         " | self.metadata.name == 'x' && self.metadata.namespace == 'y'\n"
+         " | " + "." * 42 + "^")]

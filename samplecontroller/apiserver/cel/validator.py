@@ -26,6 +26,7 @@ from typing import Any
 from samplecontroller.apiserver import schema as structural
 from samplecontroller.apiserver.cel import formats
 from samplecontroller.apiserver.cel.engine import BOOL, DYN, CompileError, Env, EvalError, Program
+from samplecontroller.apiserver.cel.fields import undefined_fields
 from samplecontroller.apiserver.cel.library import FUNCTIONS
 from samplecontroller.apiserver.cel.values import to_cel
 from samplecontroller.apiserver.schema import FieldError, GoRaw
@@ -70,7 +71,8 @@ class _Rule:
         return message or f"failed rule: {self.text}"
 
 
-def _compile_rule(spec: dict[str, Any], node: dict[str, Any]) -> tuple[_Rule, list[tuple[str, Any, str]]]:
+def _compile_rule(spec: dict[str, Any], node: dict[str, Any],
+                  root: bool = False) -> tuple[_Rule, list[tuple[str, Any, str]]]:
     """The compiled rule and its compilation problems as (child, value, detail) for the CRD's
     validation (``value`` None: the whole rule is the shown value)."""
     problems: list[tuple[str, Any, str]] = []
@@ -80,6 +82,9 @@ def _compile_rule(spec: dict[str, Any], node: dict[str, Any]) -> tuple[_Rule, li
     if source.strip():
         try:
             program = _ENV.compile(source)
+            undefined = undefined_fields(source, node, root)
+            if undefined:
+                raise CompileError(undefined)
             if program.result_type not in ("BOOL", "DYN"):
                 raise CompileError("cel expression must evaluate to a bool")
         except CompileError as err:
@@ -214,23 +219,24 @@ def schema_errors(schema: Any, path: str) -> list[FieldError]:
     the rules' own checks, then compilation (skipped at a node when it or a node below has one
     of the former). A rule that does not compile rejects the CRD."""
     found = _SchemaErrors()
-    _schema_walk(schema, path, found, "")
+    _schema_walk(schema, path, found, "", root=True)
     return found.schema + found.cel
 
 
-def _schema_walk(node: Any, path: str, found: _SchemaErrors, uncorrelatable: str) -> None:
+def _schema_walk(node: Any, path: str, found: _SchemaErrors, uncorrelatable: str, root: bool = False) -> None:
     if not isinstance(node, dict):
         return
     before = len(found.schema)
     for name, sub in (node.get("properties") or {}).items() if isinstance(node.get("properties"), dict) else ():
-        _schema_walk(sub, f"{path}.properties[{name}]", found, uncorrelatable)
+        _schema_walk(sub, f"{path}.properties[{name}]", found, uncorrelatable, _embedded(sub))
     if isinstance(node.get("additionalProperties"), dict):
-        _schema_walk(node["additionalProperties"], f"{path}.additionalProperties", found, uncorrelatable)
+        _schema_walk(node["additionalProperties"], f"{path}.additionalProperties", found, uncorrelatable,
+                     _embedded(node["additionalProperties"]))
     if isinstance(node.get("items"), dict):
         inner = uncorrelatable or (path if node.get("x-kubernetes-list-type") != "map" else "")
-        _schema_walk(node["items"], f"{path}.items", found, inner)
+        _schema_walk(node["items"], f"{path}.items", found, inner, _embedded(node["items"]))
     for i, sub in enumerate(node.get("allOf") or ()):
-        _schema_walk(sub, f"{path}.allOf[{i}]", found, uncorrelatable)
+        _schema_walk(sub, f"{path}.allOf[{i}]", found, uncorrelatable, root)
     rules = node.get("x-kubernetes-validations")
     if not isinstance(rules, list):
         return
@@ -241,7 +247,7 @@ def _schema_walk(node: Any, path: str, found: _SchemaErrors, uncorrelatable: str
         return
     for i, spec in specs:
         where = f"{path}.x-kubernetes-validations[{i}]"
-        rule, problems = _compile_rule(spec, node)
+        rule, problems = _compile_rule(spec, node, root)
         for child, value, detail in problems:
             found.cel.append(FieldError(structural.ERROR_INVALID, f"{where}.{child}",
                                         GoRaw(go_rule(spec)) if value is None else value, detail))
@@ -273,18 +279,22 @@ def _go_quote(text: str) -> str:
 # ---------------------------------------------------------------------------- objects
 
 
-_CACHE: dict[int, tuple[Any, list[_Rule]]] = {}
+_CACHE: dict[tuple[int, bool], tuple[Any, list[_Rule]]] = {}
 
 
-def _rules_of(node: dict[str, Any]) -> list[_Rule]:
-    cached = _CACHE.get(id(node))
+def _embedded(schema: Any) -> bool:
+    return isinstance(schema, dict) and bool(schema.get("x-kubernetes-embedded-resource"))
+
+
+def _rules_of(node: dict[str, Any], root: bool) -> list[_Rule]:
+    cached = _CACHE.get((id(node), root))
     if cached is not None and cached[0] is node:
         return cached[1]
-    rules = [_compile_rule(spec, node)[0] for spec in node.get("x-kubernetes-validations") or ()
+    rules = [_compile_rule(spec, node, root)[0] for spec in node.get("x-kubernetes-validations") or ()
              if isinstance(spec, dict)]
     if len(_CACHE) > 4096:
         _CACHE.clear()
-    _CACHE[id(node)] = (node, rules)
+    _CACHE[(id(node), root)] = (node, rules)
     return rules
 
 
@@ -364,7 +374,7 @@ def _evaluate(walk: _Walk, value: Any, old: Any, node: dict[str, Any], path: str
     where = path or ROOT_PATH
     self_value = to_cel(value, node, root)
     old_value = to_cel(old, node, root) if old is not _MISSING else _MISSING
-    for rule in _rules_of(node):
+    for rule in _rules_of(node, root):
         if rule.error:
             walk.errors.append(structural.invalid(where, typ, f"rule compile error: {rule.error}"))
             continue
