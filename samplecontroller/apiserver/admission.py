@@ -30,15 +30,15 @@ import functools
 import json
 import ssl
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
 
-from samplecontroller.apimachinery import labels as labelsel
 from samplecontroller.apimachinery.jsonpatch import PatchError, apply_patch
 from samplecontroller.apiserver.admission_policy import PolicyAdmission, PolicyRequest
+from samplecontroller.apiserver.admission_rules import labels_of, rule_matches, selector
 from samplecontroller.apiserver.errors import APIError
 from samplecontroller.apiserver.restmapper import Resource, RESTMapper
 from samplecontroller.apiserver.storage import Store
@@ -135,24 +135,24 @@ class Admitter:
         return hooks
 
     def _matches(self, hook: Mapping[str, Any], req: AdmissionRequest) -> bool:
-        if not any(_rule_matches(rule, req) for rule in hook.get("rules") or () if isinstance(rule, dict)):
+        if not any(rule_matches(rule, req.operation, req.res, req.subresource) for rule in hook.get("rules") or () if isinstance(rule, dict)):
             return False
         try:
-            object_selector = _selector(hook.get("objectSelector"))
-            namespace_selector = _selector(hook.get("namespaceSelector"))
+            object_selector = selector(hook.get("objectSelector"))
+            namespace_selector = selector(hook.get("namespaceSelector"))
         except ValueError:
             return False  # an invalid selector matches nothing
         if not object_selector.empty() and not any(
-                object_selector.matches(_labels(o)) for o in (req.obj, req.old) if o is not None):
+                object_selector.matches(labels_of(o)) for o in (req.obj, req.old) if o is not None):
             return False
         if namespace_selector.empty():
             return True
         if req.res.kind == "Namespace" and not req.res.group:
-            return namespace_selector.matches(_labels(req.obj or req.old))
+            return namespace_selector.matches(labels_of(req.obj or req.old))
         if not req.res.namespaced:
             return True
         ns = self.store.get(NAMESPACES_KEY, "", req.namespace)
-        return namespace_selector.matches(_labels(ns.obj if ns else None))
+        return namespace_selector.matches(labels_of(ns.obj if ns else None))
 
     # ------------------------------------------------------------------ calling
 
@@ -176,40 +176,6 @@ class Admitter:
             return
         raise APIError(500, "InternalError",
                        f'Internal error occurred: failed calling webhook "{hook.get("name", "")}": {reason}')
-
-
-def _rule_matches(rule: Mapping[str, Any], req: AdmissionRequest) -> bool:
-    ops = rule.get("operations") or ()
-    if "*" not in ops and req.operation not in ops:
-        return False
-    if not _listed(rule.get("apiGroups"), req.res.group) or not _listed(rule.get("apiVersions"), req.res.version):
-        return False
-    scope = rule.get("scope", "*")
-    if (scope == "Namespaced" and not req.res.namespaced) or (scope == "Cluster" and req.res.namespaced):
-        return False
-    wanted = f"{req.res.plural}/{req.subresource}" if req.subresource else req.res.plural
-    for resource in rule.get("resources") or ():
-        if resource == "*/*" or resource == wanted:
-            return True
-        if resource == "*" and not req.subresource:
-            return True
-        base, _, sub = str(resource).partition("/")
-        if sub and req.subresource and (base in ("*", req.res.plural)) and sub in ("*", req.subresource):
-            return True
-    return False
-
-
-def _listed(values: Sequence[str] | None, value: str) -> bool:
-    return bool(values) and ("*" in values or value in values)  # type: ignore[operator]
-
-
-def _selector(ls: Any) -> labelsel.Selector:
-    return labelsel.everything() if not ls else labelsel.selector_from_label_selector(ls)
-
-
-def _labels(obj: Mapping[str, Any] | None) -> dict[str, str]:
-    value = ((obj or {}).get("metadata") or {}).get("labels")
-    return value if isinstance(value, dict) else {}
 
 
 def _review(req: AdmissionRequest) -> dict[str, Any]:

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from samplecontroller.apimachinery import labels as labelsel
+from samplecontroller.apiserver.admission_rules import labels_of, rule_matches, selector
 from samplecontroller.apiserver.cel import engine
 from samplecontroller.apiserver.cel.engine import CompileError, EvalError
 from samplecontroller.apiserver.cel.formats import FUNCTIONS as FORMAT_FUNCTIONS
@@ -142,22 +143,22 @@ class PolicyAdmission:
     def _matches(self, match: Mapping[str, Any], req: PolicyRequest, namespace_obj: dict[str, Any] | None,
                  binding_rules: bool) -> bool:
         rules = [r for r in match.get("resourceRules") or () if isinstance(r, dict)]
-        if (rules or not binding_rules) and not any(_rule_matches(r, req) for r in rules):
+        if (rules or not binding_rules) and not any(rule_matches(r, req.operation, req.res, req.subresource, req.name) for r in rules):
             return False
-        if any(_rule_matches(r, req) for r in match.get("excludeResourceRules") or () if isinstance(r, dict)):
+        if any(rule_matches(r, req.operation, req.res, req.subresource, req.name) for r in match.get("excludeResourceRules") or () if isinstance(r, dict)):
             return False
         try:
-            objects = _selector(match.get("objectSelector"))
-            namespaces = _selector(match.get("namespaceSelector"))
+            objects = selector(match.get("objectSelector"))
+            namespaces = selector(match.get("namespaceSelector"))
         except ValueError:
             return False
-        if not objects.empty() and not any(objects.matches(_labels(o)) for o in (req.obj, req.old) if o):
+        if not objects.empty() and not any(objects.matches(labels_of(o)) for o in (req.obj, req.old) if o):
             return False
         if namespaces.empty():
             return True
         if req.res.kind == "Namespace" and not req.res.group:
-            return namespaces.matches(_labels(req.obj or req.old))
-        return not req.res.namespaced or namespaces.matches(_labels(namespace_obj))
+            return namespaces.matches(labels_of(req.obj or req.old))
+        return not req.res.namespaced or namespaces.matches(labels_of(namespace_obj))
 
     # ------------------------------------------------------------------ params
 
@@ -179,11 +180,11 @@ class PolicyAdmission:
             found = [entry.obj] if entry is not None else []
         else:
             try:
-                selector = _selector(ref.get("selector"))
+                chosen = selector(ref.get("selector"))
             except ValueError:
-                selector = labelsel.nothing()
+                chosen = labelsel.nothing()
             found = [e.obj for _, e in self.store.list(res.storage_key, namespace if res.namespaced else None)
-                     if selector.matches(_labels(e.obj))]
+                     if chosen.matches(labels_of(e.obj))]
         if not found:
             if ref.get("parameterNotFoundAction", "Deny") == "Allow":
                 return []
@@ -304,41 +305,3 @@ def _request(req: PolicyRequest) -> dict[str, Any]:
 
 def _name(obj: Mapping[str, Any]) -> str:
     return str((obj.get("metadata") or {}).get("name") or "")
-
-
-def _rule_matches(rule: Mapping[str, Any], req: PolicyRequest) -> bool:
-    """A NamedRuleWithOperations: operations, apiGroups, apiVersions, resources (``*``, ``*/*``,
-    ``<resource>/<subresource>``), scope and resourceNames."""
-    ops = rule.get("operations") or ()
-    if "*" not in ops and req.operation not in ops:
-        return False
-    if not _listed(rule.get("apiGroups"), req.res.group) or not _listed(rule.get("apiVersions"), req.res.version):
-        return False
-    scope = rule.get("scope", "*")
-    if (scope == "Namespaced" and not req.res.namespaced) or (scope == "Cluster" and req.res.namespaced):
-        return False
-    names = rule.get("resourceNames") or ()
-    if names and req.name not in names:
-        return False
-    wanted = f"{req.res.plural}/{req.subresource}" if req.subresource else req.res.plural
-    for resource in rule.get("resources") or ():
-        if resource in ("*/*", wanted) or (resource == "*" and not req.subresource):
-            return True
-        base, _, sub = str(resource).partition("/")
-        if sub and req.subresource and base in ("*", req.res.plural) and sub in ("*", req.subresource):
-            return True
-    return False
-
-
-def _listed(values: Any, value: str) -> bool:
-    return bool(values) and ("*" in values or value in values)
-
-
-def _selector(ls: Any) -> labelsel.Selector:
-    return labelsel.everything() if not ls else labelsel.selector_from_label_selector(ls)
-
-
-def _labels(obj: Mapping[str, Any] | None) -> dict[str, str]:
-    value = ((obj or {}).get("metadata") or {}).get("labels")
-    return value if isinstance(value, dict) else {}
-

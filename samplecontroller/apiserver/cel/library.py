@@ -37,6 +37,17 @@ _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 Tagged = dict[str, str]
 
 
+def _accepts(parse: Callable[[str], object]) -> Callable[[str], bool]:
+    """The ``isX(string)`` function of a parser: true when it does not raise ValueError."""
+    def check(text: str) -> bool:
+        try:
+            parse(text)
+        except ValueError:
+            return False
+        return True
+    return check
+
+
 def _tag(kind: str, text: str) -> Tagged:
     return {"@" + kind: text}
 
@@ -136,14 +147,6 @@ def _quantity(text: str) -> Tagged:
     return _tag("Quantity", str(parse_quantity(text)))
 
 
-def _is_quantity(text: str) -> bool:
-    try:
-        parse_quantity(text)
-    except ValueError:
-        return False
-    return True
-
-
 def _as_integer(value: Any) -> int:
     q = _q(value)
     if q.denominator != 1 or not _INT64_MIN <= q.numerator <= _INT64_MAX:
@@ -183,14 +186,6 @@ def _parse_url(text: str) -> urllib.parse.SplitResult:
 def _url(text: str) -> Tagged:
     _parse_url(text)
     return _tag("URL", text)
-
-
-def _is_url(text: str) -> bool:
-    try:
-        _parse_url(text)
-    except ValueError:
-        return False
-    return True
 
 
 def _u(value: Any) -> urllib.parse.SplitResult:
@@ -238,14 +233,6 @@ def _ip(text: str) -> Tagged:
     return _tag("IP", str(_parse_ip(text)))
 
 
-def _is_ip(text: str) -> bool:
-    try:
-        _parse_ip(text)
-    except ValueError:
-        return False
-    return True
-
-
 def _a(value: Any) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
     return ipaddress.ip_address(_untag("IP", value))
 
@@ -286,14 +273,6 @@ def _parse_cidr(text: str) -> ipaddress.IPv4Interface | ipaddress.IPv6Interface:
 def _cidr(text: str) -> Tagged:
     _parse_cidr(text)
     return _tag("CIDR", text)
-
-
-def _is_cidr(text: str) -> bool:
-    try:
-        _parse_cidr(text)
-    except ValueError:
-        return False
-    return True
 
 
 def _c(value: Any) -> ipaddress.IPv4Interface | ipaddress.IPv6Interface:
@@ -341,7 +320,7 @@ FUNCTIONS: list[Any] = [
         ("string_find_all_string_int", [_S, _S, _I], True, _find_all)),
     # quantity
     _fn("quantity", _MAP, ("string_to_quantity", [_S], False, _quantity)),
-    _fn("isQuantity", _B, ("is_quantity_string", [_S], False, _is_quantity)),
+    _fn("isQuantity", _B, ("is_quantity_string", [_S], False, _accepts(parse_quantity))),
     _fn("sign", _I, ("quantity_sign", [_MAP], True, lambda q: _compare(_q(q), Fraction(0)))),
     _fn("isInteger", _B, ("quantity_is_integer", [_MAP], True, lambda q: _q(q).denominator == 1)),
     _fn("asInteger", _I, ("quantity_get_integer", [_MAP], True, _as_integer)),
@@ -353,7 +332,7 @@ FUNCTIONS: list[Any] = [
     _fn("sub", _MAP, ("quantity_sub", [_MAP, _MAP], True, _q_sub), ("quantity_sub_int", [_MAP, _I], True, _q_sub)),
     # URLs
     _fn("url", _MAP, ("string_to_url", [_S], False, _url)),
-    _fn("isURL", _B, ("is_url_string", [_S], False, _is_url)),
+    _fn("isURL", _B, ("is_url_string", [_S], False, _accepts(_parse_url))),
     _fn("getScheme", _S, ("url_get_scheme", [_MAP], True, lambda u: _u(u).scheme)),
     _fn("getHost", _S, ("url_get_host", [_MAP], True, _host)),
     _fn("getHostname", _S, ("url_get_hostname", [_MAP], True, _hostname)),
@@ -362,7 +341,7 @@ FUNCTIONS: list[Any] = [
     _fn("getQuery", _T.Map(_S, _T.List(_S)), ("url_get_query", [_MAP], True, _query)),
     # IP
     _fn("ip", _MAP, ("string_to_ip", [_S], False, _ip), ("cidr_ip", [_MAP], True, _cidr_ip)),
-    _fn("isIP", _B, ("is_ip", [_S], False, _is_ip)),
+    _fn("isIP", _B, ("is_ip", [_S], False, _accepts(_parse_ip))),
     _fn("ip.isCanonical", _B, ("ip_is_canonical", [_S], False, _ip_is_canonical)),
     _fn("family", _I, ("ip_family", [_MAP], True, lambda a: _a(a).version)),
     _fn("isUnspecified", _B, ("ip_is_unspecified", [_MAP], True, lambda a: _a(a).is_unspecified)),
@@ -374,7 +353,7 @@ FUNCTIONS: list[Any] = [
     _fn("isGlobalUnicast", _B, ("ip_is_global_unicast", [_MAP], True, _is_global_unicast)),
     # CIDR
     _fn("cidr", _MAP, ("string_to_cidr", [_S], False, _cidr)),
-    _fn("isCIDR", _B, ("is_cidr", [_S], False, _is_cidr)),
+    _fn("isCIDR", _B, ("is_cidr", [_S], False, _accepts(_parse_cidr))),
     _fn("containsIP", _B, ("cidr_contains_ip_string", [_MAP, _S], True, _contains_ip),
         ("cidr_contains_ip_ip", [_MAP, _MAP], True, _contains_ip)),
     _fn("containsCIDR", _B, ("cidr_contains_cidr_string", [_MAP, _S], True, _contains_cidr),
