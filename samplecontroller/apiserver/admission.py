@@ -14,10 +14,12 @@ Contract (as kube-apiserver, within the limits below):
 - A call that fails (unreachable, timeout after ``timeoutSeconds`` (default 10), a bad answer)
   is ignored under ``failurePolicy: Ignore`` and is a 500 InternalError
   ``failed calling webhook "<name>": ...`` under ``Fail`` (the default).
+- ``matchConditions`` (CEL, the engine of ``admission_policy``): a false one skips the webhook;
+  failed evaluations skip it under ``Ignore`` and are a 403 (the evaluation errors) under ``Fail``.
 
 Limits: only ``clientConfig.url`` is callable (a ``service`` reference has no cluster DNS to
-resolve, so it counts as a failed call); ``matchConditions`` (CEL) are not evaluated (the webhook
-is called); ``reinvocationPolicy`` is not honoured; mutating webhooks answering DELETE cannot
+resolve, so it counts as a failed call); ``authorizer`` is not bound in ``matchConditions``;
+``reinvocationPolicy`` is not honoured; mutating webhooks answering DELETE cannot
 change anything (as in Kubernetes). Calls are made from the server's event loop with aiohttp,
 so a webhook may call back into this API server.
 """
@@ -37,7 +39,12 @@ from typing import Any
 import aiohttp
 
 from samplecontroller.apimachinery.jsonpatch import PatchError, apply_patch
-from samplecontroller.apiserver.admission_policy import PolicyAdmission, PolicyRequest
+from samplecontroller.apiserver.admission_policy import (
+    PolicyAdmission,
+    PolicyRequest,
+    aggregate,
+    match_conditions,
+)
 from samplecontroller.apiserver.admission_rules import labels_of, rule_matches, selector
 from samplecontroller.apiserver.errors import APIError
 from samplecontroller.apiserver.restmapper import Resource, RESTMapper
@@ -145,14 +152,31 @@ class Admitter:
         if not object_selector.empty() and not any(
                 object_selector.matches(labels_of(o)) for o in (req.obj, req.old) if o is not None):
             return False
-        if namespace_selector.empty():
+        if not namespace_selector.empty():
+            if req.res.kind == "Namespace" and not req.res.group:
+                if not namespace_selector.matches(labels_of(req.obj or req.old)):
+                    return False
+            elif req.res.namespaced:
+                ns = self.store.get(NAMESPACES_KEY, "", req.namespace)
+                if not namespace_selector.matches(labels_of(ns.obj if ns else None)):
+                    return False
+        return self._conditions_match(hook, req)
+
+    @staticmethod
+    def _conditions_match(hook: Mapping[str, Any], req: AdmissionRequest) -> bool:
+        """The webhook's ``matchConditions`` (CEL): any false skips the webhook; failed evaluations
+        skip it under ``failurePolicy: Ignore`` and are a 403 under ``Fail``."""
+        if not hook.get("matchConditions"):
             return True
-        if req.res.kind == "Namespace" and not req.res.group:
-            return namespace_selector.matches(labels_of(req.obj or req.old))
-        if not req.res.namespaced:
-            return True
-        ns = self.store.get(NAMESPACES_KEY, "", req.namespace)
-        return namespace_selector.matches(labels_of(ns.obj if ns else None))
+        variables = {"object": req.obj, "oldObject": req.old, "request": _review(req)["request"]}
+        matches, errors = match_conditions(hook.get("matchConditions"), variables)
+        if errors and hook.get("failurePolicy", "Fail") != "Ignore":
+            details: dict[str, Any] = {"name": req.name, "kind": req.res.plural}
+            if req.res.group:
+                details["group"] = req.res.group
+            raise APIError(403, "Forbidden", f'{req.res.group_resource} "{req.name}" is forbidden: '
+                           f"{aggregate(errors)}", details)
+        return matches and not errors
 
     # ------------------------------------------------------------------ calling
 

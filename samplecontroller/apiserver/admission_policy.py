@@ -46,7 +46,8 @@ from samplecontroller.apiserver.errors import APIError
 from samplecontroller.apiserver.restmapper import Resource, RESTMapper
 from samplecontroller.apiserver.storage import Store
 
-__all__ = ["BINDINGS_KEY", "POLICIES_KEY", "PolicyAdmission", "PolicyRequest", "compile_error"]
+__all__ = ["BINDINGS_KEY", "POLICIES_KEY", "PolicyAdmission", "PolicyRequest", "aggregate", "compile_error",
+           "match_conditions"]
 
 POLICIES_KEY = "admissionregistration.k8s.io/validatingadmissionpolicies"
 BINDINGS_KEY = "admissionregistration.k8s.io/validatingadmissionpolicybindings"
@@ -201,17 +202,10 @@ class PolicyAdmission:
     # ------------------------------------------------------------------ evaluation
 
     def _conditions(self, pspec: Mapping[str, Any], variables: dict[str, Any], fail: bool) -> bool:
-        for condition in pspec.get("matchConditions") or ():
-            if not isinstance(condition, dict):
-                continue
-            try:
-                if _evaluate(str(condition.get("expression") or ""), variables) is False:
-                    return False
-            except _Denied:
-                if fail:
-                    raise
-                return False
-        return True
+        matches, errors = match_conditions(pspec.get("matchConditions"), variables)
+        if errors and fail:
+            raise _Denied(aggregate(errors))
+        return matches and not errors
 
     def _variables(self, pspec: Mapping[str, Any], variables: dict[str, Any]) -> None:
         for variable in pspec.get("variables") or ():
@@ -255,6 +249,26 @@ class PolicyAdmission:
             raise APIError(_CODES.get(violation.reason, 422), violation.reason,
                            f'{res.group_resource} "{req.name}" is forbidden: {message}', details)
         return warnings
+
+
+def match_conditions(conditions: Any, variables: dict[str, Any]) -> tuple[bool, list[str]]:
+    """Evaluate ``matchConditions`` (the matchconditions matcher): ``(False, [])`` when any is
+    false (even if others failed), else ``(True, errors)`` with each failed evaluation's message."""
+    errors: list[str] = []
+    for condition in conditions if isinstance(conditions, list) else ():
+        if not isinstance(condition, dict):
+            continue
+        try:
+            if _evaluate(str(condition.get("expression") or ""), variables) is False:
+                return False, []
+        except _Denied as err:
+            errors.append(err.message)
+    return True, errors
+
+
+def aggregate(messages: list[str]) -> str:
+    """utilerrors.NewAggregate's text: one message, or ``[a, b]``."""
+    return messages[0] if len(messages) == 1 else "[" + ", ".join(messages) + "]"
 
 
 def compile_error(expression: str, wanted: str = "", type_detail: str = "") -> str:
