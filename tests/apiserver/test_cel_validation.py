@@ -260,3 +260,21 @@ def test_a_rule_selecting_an_undeclared_field_rejects_the_crd(raw: Raw) -> None:
     assert code == 422, body
     assert body["details"]["causes"][0]["message"].endswith(
         "compilation failed: ERROR: <input>:1:5: undefined field 'replica'\n | self.replica > 0\n | ....^")
+
+
+def test_server_side_apply_is_validated(raw: Raw, widgets: str) -> None:
+    name = f"w{next(_names)}"
+    body = {"apiVersion": f"{GROUP}/v1", "kind": "Widget", "metadata": {"name": name},
+            "spec": {"minReplicas": 4, "maxReplicas": 3}}
+    code, _, status = raw.call("PATCH", f"{widgets}/{name}?fieldManager=test", body,
+                               ctype="application/apply-patch+yaml")
+    assert code == 422 and status["message"].endswith(
+        'spec: Invalid value: "object": failed rule: self.minReplicas <= self.maxReplicas'), status
+    body["spec"]["maxReplicas"] = 5
+    code, _, status = raw.call("PATCH", f"{widgets}/{name}?fieldManager=test", body,
+                               ctype="application/apply-patch+yaml")
+    assert code == 201, status
+    body["spec"]["minReplicas"] = 2
+    code, _, status = raw.call("PATCH", f"{widgets}/{name}?fieldManager=test", body,
+                               ctype="application/apply-patch+yaml")
+    assert code == 422 and "spec.minReplicas: Forbidden: minReplicas is immutable" in status["message"], status
