@@ -264,7 +264,7 @@ def test_a_rule_selecting_an_undeclared_field_rejects_the_crd(raw: Raw) -> None:
 
 def test_server_side_apply_is_validated(raw: Raw, widgets: str) -> None:
     name = f"w{next(_names)}"
-    body = {"apiVersion": f"{GROUP}/v1", "kind": "Widget", "metadata": {"name": name},
+    body: dict[str, Any] = {"apiVersion": f"{GROUP}/v1", "kind": "Widget", "metadata": {"name": name},
             "spec": {"minReplicas": 4, "maxReplicas": 3}}
     code, _, status = raw.call("PATCH", f"{widgets}/{name}?fieldManager=test", body,
                                ctype="application/apply-patch+yaml")
