@@ -39,6 +39,9 @@ def ev(source: str, self: Any = None) -> Any:
     # lists
     ("[1, 2, 2].isSorted() && !['b', 'a'].isSorted()", True),
     ("[1, 2, 3].sum() + [4, 9].min() + [4, 9].max()", 19),
+    # sets
+    ("sets.contains([1, 2, 3], [3, 1]) && !sets.contains(self.l, [true]) && sets.contains(self.l, [1.0])", True),
+    ("sets.equivalent([1, 2, 2], [2, 1]) && sets.intersects(['a'], ['b', 'a']) && !sets.intersects([1], [])", True),
     # regex
     ("'abc 123 def 456'.find('[0-9]+')", "123"),
     ("'abc 123 def 456'.findAll('[0-9]+')", ["123", "456"]),
@@ -76,7 +79,7 @@ def ev(source: str, self: Any = None) -> Any:
     ("!format.qualifiedName().validate('example.com/x').hasValue() && format.uuid().validate('x').hasValue()", True),
 ])
 def test_engine_and_libraries(source: str, expected: Any) -> None:
-    assert ev(source, {"a": 1}) == expected
+    assert ev(source, {"a": 1, "l": [1]}) == expected
 
 
 @pytest.mark.parametrize(("source", "message"), [

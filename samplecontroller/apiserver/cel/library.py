@@ -1,5 +1,5 @@
 """The Kubernetes CEL libraries (k8s.io/apiserver/pkg/cel/library) for the cel-cpp engine:
-lists, regex, URLs, quantity, IP and CIDR. The strings extension comes with the engine.
+lists, sets, regex, URLs, quantity, IP and CIDR. The strings extension comes with the engine.
 
 Values of the library's own types (``quantity('1Gi')``, ``url(...)``, ``ip(...)``,
 ``cidr(...)``) are maps with one key, ``@Quantity``/``@URL``/``@IP``/``@CIDR``, holding the
@@ -96,6 +96,17 @@ def _max(items: Sequence[Any]) -> Any:
     if not values:
         raise ValueError("max(list) called on empty list")
     return max(values)
+
+
+def _contains_all(items: Sequence[Any], wanted: Sequence[Any]) -> bool:
+    return all(any(_cel_equal(w, i) for i in items) for w in wanted)
+
+
+def _cel_equal(a: Any, b: Any) -> bool:
+    """CEL's heterogeneous equality on plain values (``1 == 1.0``, but ``true != 1``)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    return bool(a == b)
 
 
 # ---------------------------------------------------------------------------- regex
@@ -314,6 +325,12 @@ FUNCTIONS: list[Any] = [
     _fn("sum", _T.DYN, ("list_sum", [_LIST], True, _sum)),
     _fn("min", _T.DYN, ("list_min", [_LIST], True, _min)),
     _fn("max", _T.DYN, ("list_max", [_LIST], True, _max)),
+    # sets (cel-go's ext.Sets, in the Kubernetes base environment since 1.29)
+    _fn("sets.contains", _B, ("list_sets_contains_list", [_LIST, _LIST], False, _contains_all)),
+    _fn("sets.equivalent", _B, ("list_sets_equivalent_list", [_LIST, _LIST], False,
+                                lambda a, b: _contains_all(a, b) and _contains_all(b, a))),
+    _fn("sets.intersects", _B, ("list_sets_intersects_list", [_LIST, _LIST], False,
+                                lambda a, b: any(_cel_equal(x, y) for x in a for y in b))),
     # regex
     _fn("find", _S, ("string_find_string", [_S, _S], True, _find)),
     _fn("findAll", _T.List(_S), ("string_find_all_string", [_S, _S], True, _find_all),
