@@ -39,6 +39,7 @@ def ev(source: str, self: Any = None) -> Any:
     # lists
     ("[1, 2, 2].isSorted() && !['b', 'a'].isSorted()", True),
     ("[1, 2, 3].sum() + [4, 9].min() + [4, 9].max()", 19),
+    ("[1, 2, 1].indexOf(1) + [1, 2, 1].lastIndexOf(1) + ['a'].indexOf('b') + 'abc'.indexOf('c')", 3),
     # sets
     ("sets.contains([1, 2, 3], [3, 1]) && !sets.contains(self.l, [true]) && sets.contains(self.l, [1.0])", True),
     ("sets.equivalent([1, 2, 2], [2, 1]) && sets.intersects(['a'], ['b', 'a']) && !sets.intersects([1], [])", True),
@@ -72,6 +73,7 @@ def ev(source: str, self: Any = None) -> Any:
     ("cidr('10.0.0.0/8').containsCIDR('10.1.0.0/16') && !cidr('10.0.0.0/16').containsCIDR(cidr('10.0.0.0/8'))", True),
     ("cidr('10.1.2.3/8').masked() == cidr('10.0.0.0/8') && cidr('10.1.2.3/8').ip() == ip('10.1.2.3')", True),
     ("cidr('fd00::/64').prefixLength()", 64),
+    ("string(ip('2001:db8::0')) + ' ' + string(cidr('10.0.0.0/8')) + ' ' + string(1)", "2001:db8:: 10.0.0.0/8 1"),
     ("isCIDR('10.0.0.0/8') && !isCIDR('10.0.0.0')", True),
     # format
     ("format.dns1123Label().validate('my-name').hasValue()", False),

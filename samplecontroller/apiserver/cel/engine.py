@@ -27,11 +27,13 @@ evaluates at the Rust engine's speed; it is Google's conformance-tested implemen
 is. Its Python binding (0.1.x) has limits this package works around, each documented where it
 is handled: functions cannot return opaque types (``Unimplemented type``), so ``quantity()``,
 ``url()``, ``ip()`` and ``cidr()`` values are tagged maps (``library``); timestamp and duration
-values cannot be passed inside maps, so ``format: date-time`` strings stay strings; a function
-name may be declared once, so the lists library's ``indexOf``/``lastIndexOf`` (taken by the
-strings extension) are not offered; there is no cost estimator, so rule cost limits are
-replaced by the evaluation of every rule (documented deviation: no "estimated rule cost
-exceeds budget" errors).
+values cannot be passed inside maps, so ``format: date-time`` strings stay strings; functions
+cannot return optionals, so the format library is a source rewrite (``formats``); there is no
+cost estimator, so rule cost limits are replaced by the evaluation of every rule (documented
+deviation: no "estimated rule cost exceeds budget" errors); the environment's options are not
+exposed, so mixed-type list literals (``[1, 2.0]``) and bad regex literals compile (kube's
+HomogeneousAggregateLiterals and ValidateRegexLiterals reject them; the regex fails when
+evaluated) and ``self`` is dynamic (``fields`` adds the undeclared-field check).
 
 Contracts: ``Env.compile`` raises ``CompileError`` whose ``detail`` is cel-go's issue text
 (``ERROR: <input>:1:10: Syntax error: ...`` with the caret lines); ``Program.evaluate`` returns
@@ -130,10 +132,12 @@ class Env:
     def __init__(self, variables: Mapping[str, Any], functions: Sequence[Any] = (),
                  rewrite: Callable[[str], str] | None = None) -> None:
         self._rewrite = rewrite
+        # the libraries as an extension after the strings one: their overloads then merge with
+        # functions it declares (the lists library's indexOf on a list, string(ip), ...)
         self._env = _cel.NewEnv(
             variables=dict(variables),
-            extensions=[ext_strings.ExtStrings(), ext_optional.ExtOptional(), ext_bindings.ExtBindings()],
-            functions=list(functions))
+            extensions=[ext_strings.ExtStrings(), ext_optional.ExtOptional(), ext_bindings.ExtBindings(),
+                        _cel.CelExtension("kubernetes", list(functions))])
         self._cache: dict[str, Program | CompileError] = {}
         self._lock = threading.Lock()
 

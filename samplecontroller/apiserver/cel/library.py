@@ -7,9 +7,7 @@ canonical text: cel-expr-python 0.1 cannot return opaque values from Python func
 ``quantity('1Gi') == quantity('1024Mi')`` is true as in Kubernetes (the canonical text is the
 exact value), and the member functions are declared on ``map(string, dyn)`` receivers.
 The format library is ``formats``. Deviations, documented: ``type(ip('::1'))`` is ``map``;
-``string(ip)``/``string(cidr)`` and the lists library's ``indexOf``/``lastIndexOf`` are not offered
-(the binding cannot add an overload to a function another library declares); regular expressions are Python's ``re``
-(RE2 syntax is a subset in practice).
+regular expressions of ``find``/``findAll`` are Python's ``re`` (``matches`` is cel-cpp's RE2).
 
 Every function raises ``ValueError`` with Kubernetes' message for bad input; the engine turns
 it into an evaluation error.
@@ -96,6 +94,14 @@ def _max(items: Sequence[Any]) -> Any:
     if not values:
         raise ValueError("max(list) called on empty list")
     return max(values)
+
+
+def _index_of(items: Sequence[Any], value: Any) -> int:
+    return next((i for i, item in enumerate(items) if _cel_equal(item, value)), -1)
+
+
+def _last_index_of(items: Sequence[Any], value: Any) -> int:
+    return next((i for i in range(len(items) - 1, -1, -1) if _cel_equal(items[i], value)), -1)
 
 
 def _contains_all(items: Sequence[Any], wanted: Sequence[Any]) -> bool:
@@ -248,6 +254,13 @@ def _a(value: Any) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
     return ipaddress.ip_address(_untag("IP", value))
 
 
+def _to_string(value: Any) -> str:
+    """``string(ip)`` / ``string(cidr)``: the canonical text."""
+    if isinstance(value, dict) and len(value) == 1 and ("@IP" in value or "@CIDR" in value):
+        return str(next(iter(value.values())))
+    raise ValueError("no such overload")
+
+
 def _is_global_unicast(value: Any) -> bool:
     """Go's netip.Addr.IsGlobalUnicast: private ranges count, the special ones do not."""
     addr = _a(value)
@@ -325,6 +338,8 @@ FUNCTIONS: list[Any] = [
     _fn("sum", _T.DYN, ("list_sum", [_LIST], True, _sum)),
     _fn("min", _T.DYN, ("list_min", [_LIST], True, _min)),
     _fn("max", _T.DYN, ("list_max", [_LIST], True, _max)),
+    _fn("indexOf", _I, ("list_index_of", [_LIST, _T.DYN], True, _index_of)),
+    _fn("lastIndexOf", _I, ("list_last_index_of", [_LIST, _T.DYN], True, _last_index_of)),
     # sets (cel-go's ext.Sets, in the Kubernetes base environment since 1.29)
     _fn("sets.contains", _B, ("list_sets_contains_list", [_LIST, _LIST], False, _contains_all)),
     _fn("sets.equivalent", _B, ("list_sets_equivalent_list", [_LIST, _LIST], False,
@@ -358,6 +373,7 @@ FUNCTIONS: list[Any] = [
     _fn("getQuery", _T.Map(_S, _T.List(_S)), ("url_get_query", [_MAP], True, _query)),
     # IP
     _fn("ip", _MAP, ("string_to_ip", [_S], False, _ip), ("cidr_ip", [_MAP], True, _cidr_ip)),
+    _fn("string", _S, ("ip_or_cidr_to_string", [_MAP], False, _to_string)),
     _fn("isIP", _B, ("is_ip", [_S], False, _accepts(_parse_ip))),
     _fn("ip.isCanonical", _B, ("ip_is_canonical", [_S], False, _ip_is_canonical)),
     _fn("family", _I, ("ip_family", [_MAP], True, lambda a: _a(a).version)),
