@@ -55,6 +55,8 @@ NAMESPACES_KEY = "/namespaces"
 _CODES = {"Unauthorized": 401, "Forbidden": 403, "Invalid": 422, "RequestEntityTooLarge": 413}
 _VARIABLES = ("object", "oldObject", "request", "params", "namespaceObject", "variables", "authorizer")
 ENV = engine.Env(dict.fromkeys(_VARIABLES, engine.DYN), FUNCTIONS + FORMAT_FUNCTIONS, rewrite)
+_ENV_WITHOUT_PARAMS = engine.Env(dict.fromkeys((v for v in _VARIABLES if v != "params"), engine.DYN),
+                                 FUNCTIONS + FORMAT_FUNCTIONS, rewrite)
 
 
 @dataclass
@@ -271,11 +273,12 @@ def aggregate(messages: list[str]) -> str:
     return messages[0] if len(messages) == 1 else "[" + ", ".join(messages) + "]"
 
 
-def compile_error(expression: str, wanted: str = "", type_detail: str = "") -> str:
+def compile_error(expression: str, wanted: str = "", type_detail: str = "", params: bool = True) -> str:
     """Why ``expression`` cannot be a policy's expression ("" when it compiles to ``wanted``, a
-    checked type name such as ``BOOL``; dynamic results are accepted)."""
+    checked type name such as ``BOOL``; dynamic results are accepted). ``params``: the policy has
+    a paramKind (else ``params`` is an undeclared reference)."""
     try:
-        program = ENV.compile(expression)
+        program = (ENV if params else _ENV_WITHOUT_PARAMS).compile(expression)
     except CompileError as err:
         return f"compilation failed: {err.detail}"
     if wanted and program.result_type not in (wanted, "DYN"):

@@ -173,7 +173,9 @@ def test_gateway_api_safe_upgrades_policy(raw: Raw, server: LocalAPIServer, tmp_
 def test_a_policy_whose_expression_does_not_compile_is_rejected(raw: Raw) -> None:
     policy = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
               "metadata": {"name": "bad"},
-              "spec": {"validations": [{"expression": "object.spec.replicas <="},
+              "spec": {"matchConstraints": {"resourceRules": [{"apiGroups": ["apps"], "apiVersions": ["v1"],
+                                                               "operations": ["CREATE"], "resources": ["deployments"]}]},
+                       "validations": [{"expression": "object.spec.replicas <="},
                                        {"expression": "1", "messageExpression": "2"}],
                        "variables": [{"name": "v", "expression": "authorizer != null"}]}}
     code, _, body = raw.call("POST", POLICIES, policy)
@@ -185,3 +187,43 @@ def test_a_policy_whose_expression_does_not_compile_is_rejected(raw: Raw) -> Non
         "spec.validations[0].expression", "spec.validations[1].expression", "spec.validations[1].messageExpression"]
     assert body["details"]["causes"][1]["message"] == 'Invalid value: "1": must evaluate to bool'
     assert raw.call("GET", f"{POLICIES}/bad")[0] == 404
+
+
+def test_policies_and_bindings_are_defaulted_and_validated(raw: Raw) -> None:
+    policy = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+              "metadata": {"name": "checked"},
+              "spec": {"validations": [{"expression": "params.x == 1"}],
+                       "matchConditions": [{"name": "a", "expression": "true"}, {"name": "a", "expression": "true"}]}}
+    code, _, body = raw.call("POST", POLICIES, policy)
+    assert code == 422, body
+    causes = [(c["field"], c["message"]) for c in body["details"]["causes"]]
+    assert causes[:2] == [("spec.matchConstraints", "Required value"),
+                          ("spec.matchConditions[1].name", 'Duplicate value: "a"')]
+    assert causes[2][0] == "spec.validations[0].expression"
+    assert causes[2][1].startswith('Invalid value: "params.x == 1": compilation failed: ERROR: <input>:1:')
+    assert "undeclared reference to 'params" in causes[2][1]  # no paramKind: no params
+    policy["spec"] = {"validations": [{"expression": "true"}], "matchConstraints": {"resourceRules": [
+        {"apiGroups": ["apps"], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["deployments"]}]}}
+    code, _, body = raw.call("POST", POLICIES, policy)
+    assert code == 201, body
+    assert body["spec"]["failurePolicy"] == "Fail"
+    assert body["spec"]["matchConstraints"] == {
+        "matchPolicy": "Equivalent", "namespaceSelector": {}, "objectSelector": {}, "resourceRules": [
+            {"apiGroups": ["apps"], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["deployments"],
+             "scope": "*"}]}
+    raw.call("DELETE", f"{POLICIES}/checked")
+    binding = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+               "metadata": {"name": "checked"}, "spec": {"validationActions": ["Deny", "Warn", "Deny", "Nope"],
+                                                         "paramRef": {"name": "x", "selector": {}}}}
+    code, _, body = raw.call("POST", BINDINGS, binding)
+    assert code == 422, body
+    assert [(c["field"], c["message"]) for c in body["details"]["causes"]] == [
+        ("spec.policyName", "Required value"),
+        ("spec.validationActions[2]", 'Duplicate value: "Deny"'),
+        ("spec.validationActions[3]", 'Unsupported value: "Nope": supported values: "Audit", "Deny", "Warn"'),
+        ("spec.validationActions", 'Invalid value: []admissionregistration.ValidationAction{"Deny", "Warn", "Deny", '
+                                   '"Nope"}: must not contain both Deny and Warn (repeating the same validation '
+                                   "failure information in the API response and headers serves no purpose)"),
+        ("spec.paramRef.name", "Forbidden: name and selector are mutually exclusive"),
+        ("spec.paramRef.selector", "Forbidden: name and selector are mutually exclusive"),
+        ("spec.paramRef.parameterNotFoundAction", "Required value")]

@@ -123,7 +123,8 @@ ROWS: tuple[Row, ...] = (
                        "Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:\"\", "
                        "OptionalOldSelf:(*bool)(nil)}: compilation failed: ERROR: <input>:1:12: Syntax error: "),)),
     Row(("apply", "-f", "-"), stdin=MAX_REPLICAS_POLICY, item="19.1",
-        out=(r"validatingadmissionpolicy\.admissionregistration\.k8s\.io/max-replicas (created|unchanged)",
+        # "configured" after the first version: the defaulted rule scope makes kubectl patch the atomic list
+        out=(r"validatingadmissionpolicy\.admissionregistration\.k8s\.io/max-replicas (created|configured)",
              r"validatingadmissionpolicybinding\.admissionregistration\.k8s\.io/max-replicas (created|unchanged)")),
     Row(("-n", "{ns}", "apply", "-f", "-"), rc=1, item="19.1",
         stdin=_deployment("vap-big", "  replicas: 6\n  selector: {matchLabels: {app: a}}\n" + _TEMPLATE),
