@@ -25,7 +25,7 @@ from typing import Any
 
 from samplecontroller.apiserver import schema as structural
 from samplecontroller.apiserver.cel import formats
-from samplecontroller.apiserver.cel.engine import BOOL, DYN, CompileError, Env, EvalError, Program
+from samplecontroller.apiserver.cel.engine import BOOL, DYN, Activation, CompileError, Env, EvalError, Program
 from samplecontroller.apiserver.cel.fields import undefined_fields
 from samplecontroller.apiserver.cel.library import FUNCTIONS
 from samplecontroller.apiserver.cel.values import to_cel
@@ -313,6 +313,7 @@ _MISSING: Any = object()
 class _Walk:
     errors: list[FieldError] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    memo: dict[tuple[int, int, bool], Any] = field(default_factory=dict)  # converted subtrees
 
 
 def validate(obj: Any, old: Any, schema: dict[str, Any]) -> tuple[list[FieldError], list[str]]:
@@ -372,35 +373,28 @@ def _by_keys(old: list[Any], keys: list[str]) -> dict[Any, Any]:
 def _evaluate(walk: _Walk, value: Any, old: Any, node: dict[str, Any], path: str, root: bool, ratchet: bool) -> None:
     typ = str(node.get("type") or "")
     where = path or ROOT_PATH
-    self_value = to_cel(value, node, root)
-    old_value = to_cel(old, node, root) if old is not _MISSING else _MISSING
+    self_value = to_cel(value, node, root, walk.memo)
+    old_value = to_cel(old, node, root, walk.memo) if old is not _MISSING else _MISSING
+    variables: dict[str, Any] = {"self": self_value}
+    if old_value is not _MISSING:
+        variables["oldSelf"] = old_value
+    activation: Activation | None = None
     for rule in _rules_of(node, root):
         if rule.error:
             walk.errors.append(structural.invalid(where, typ, f"rule compile error: {rule.error}"))
             continue
-        if rule.program is None:
+        if rule.program is None or (rule.transition and old_value is _MISSING and rule.optional_program is None):
             continue
-        optional = rule.optional_program is not None
-        if rule.transition and old_value is _MISSING and not optional:
-            continue
-        variables: dict[str, Any] = {"self": self_value}
-        program = rule.program
-        if optional and rule.optional_program is not None:
-            program = rule.optional_program
-            variables.update(__oldSelf=None if old_value is _MISSING else old_value,
-                             __hasOldSelf=old_value is not _MISSING)
-        elif rule.transition:
-            variables["oldSelf"] = old_value
         try:
-            result = program.evaluate(variables)
-        except EvalError as err:
-            text = str(err)
-            if text.startswith("no such overload"):
-                detail = (f"'{text}': call arguments did not match a supported operator, function or macro "
-                          f"signature for rule: {rule.text}")
+            if rule.optional_program is not None:
+                result = rule.optional_program.evaluate({
+                    "self": self_value, "__oldSelf": None if old_value is _MISSING else old_value,
+                    "__hasOldSelf": old_value is not _MISSING})
             else:
-                detail = f"{text} evaluating rule: {rule.text}"
-            walk.errors.append(structural.invalid(where, typ, detail))
+                activation = activation or _ENV.activation(variables)
+                result = rule.program.evaluate(activation)
+        except EvalError as err:
+            walk.errors.append(structural.invalid(where, typ, _eval_detail(str(err), rule)))
             continue
         if result is True:
             continue
@@ -412,13 +406,20 @@ def _evaluate(walk: _Walk, value: Any, old: Any, node: dict[str, Any], path: str
             target = f"{path}.{rule.field_path}" if path else rule.field_path
         detail = rule.default_message
         if rule.message_program is not None:
-            message_vars = {"self": self_value, **({"oldSelf": old_value} if rule.transition and old_value is not _MISSING else {})}
-            detail = _message(rule.message_program, message_vars) or detail
+            detail = _message(rule.message_program, variables) or detail
         error = _for_reason(target, typ, detail, rule.spec.get("reason"))
         if ratchet and not rule.transition:
             walk.warnings.append(str(error))
         else:
             walk.errors.append(error)
+
+
+def _eval_detail(text: str, rule: _Rule) -> str:
+    """The detail of a rule whose evaluation failed, as kube words it."""
+    if text.startswith("no such overload"):
+        return (f"'{text}': call arguments did not match a supported operator, function or macro "
+                f"signature for rule: {rule.text}")
+    return f"{text} evaluating rule: {rule.text}"
 
 
 def _message(program: Program, variables: dict[str, Any]) -> str:

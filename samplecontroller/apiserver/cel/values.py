@@ -34,8 +34,21 @@ def escape(name: str) -> str | None:
     return out.replace(".", "__dot__").replace("-", "__dash__").replace("/", "__slash__")
 
 
-def to_cel(value: Any, schema: dict[str, Any], resource_root: bool = False) -> Any:
-    """``value`` (decoded JSON) converted for CEL by its structural ``schema``."""
+def to_cel(value: Any, schema: dict[str, Any], resource_root: bool = False,
+           memo: dict[tuple[int, int, bool], Any] | None = None) -> Any:
+    """``value`` (decoded JSON) converted for CEL by its structural ``schema``. ``memo`` (one per
+    validated object) keeps each converted subtree, so rules at several levels convert it once."""
+    if memo is None:
+        memo = {}
+    key = (id(value), id(schema), resource_root)
+    if key in memo:
+        return memo[key]
+    converted = _convert(value, schema, resource_root, memo)
+    memo[key] = converted
+    return converted
+
+
+def _convert(value: Any, schema: dict[str, Any], resource_root: bool, memo: dict[tuple[int, int, bool], Any]) -> Any:
     if value is None:
         return None
     typ = schema.get("type")
@@ -43,15 +56,16 @@ def to_cel(value: Any, schema: dict[str, Any], resource_root: bool = False) -> A
         return float(value)
     if isinstance(value, list):
         items = schema.get("items")
-        return [to_cel(v, items if isinstance(items, dict) else {}, _embedded(items)) for v in value]
+        items = items if isinstance(items, dict) else {}
+        return [to_cel(v, items, _embedded(items), memo) for v in value]
     if not isinstance(value, dict):
         return value
     props = schema.get("properties")
     additional = schema.get("additionalProperties")
     if (isinstance(props, dict) and props) or resource_root:
-        return _object(value, props if isinstance(props, dict) else {}, resource_root)
+        return _object(value, props if isinstance(props, dict) else {}, resource_root, memo)
     if isinstance(additional, dict):
-        return {k: to_cel(v, additional, _embedded(additional)) for k, v in value.items()}
+        return {k: to_cel(v, additional, _embedded(additional), memo) for k, v in value.items()}
     if schema.get("x-kubernetes-preserve-unknown-fields") or not typ:
         return value
     return {}
@@ -61,7 +75,8 @@ def _embedded(schema: Any) -> bool:
     return isinstance(schema, dict) and bool(schema.get("x-kubernetes-embedded-resource"))
 
 
-def _object(value: dict[str, Any], props: dict[str, Any], resource_root: bool) -> dict[str, Any]:
+def _object(value: dict[str, Any], props: dict[str, Any], resource_root: bool,
+            memo: dict[tuple[int, int, bool], Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, item in value.items():
         if resource_root and key in ("apiVersion", "kind"):
@@ -74,5 +89,5 @@ def _object(value: dict[str, Any], props: dict[str, Any], resource_root: bool) -
         sub = props.get(key)
         name = escape(key)
         if isinstance(sub, dict) and name is not None:
-            out[name] = to_cel(item, sub, _embedded(sub))
+            out[name] = to_cel(item, sub, _embedded(sub), memo)
     return out
