@@ -238,3 +238,27 @@ def test_undefined_fields_fail_to_compile_as_in_cel_go() -> None:
          "compilation failed: ERROR: <input>:1:43: undefined field 'namespace'\n"
          " | self.metadata.name == 'x' && self.metadata.namespace == 'y'\n"
          " | " + "." * 42 + "^")]
+
+
+def test_date_time_and_duration_strings_are_timestamps_and_durations_in_rules() -> None:
+    sch = {"type": "object", "properties": {
+        "t": {"type": "string", "format": "date-time", "x-kubernetes-validations": [
+            {"rule": "self > timestamp('2000-01-01T00:00:00Z')", "message": "too old"}]},
+        "d": {"type": "string", "format": "duration"},
+        "end": {"type": "string", "format": "date-time"}},
+        "x-kubernetes-validations": [
+            {"rule": "!has(self.end) || self.t + duration(self.d) <= self.end", "messageExpression":
+             "'ends ' + string(self.end - self.t) + ' after the start'"},
+            {"rule": "self.t.getFullYear() >= 2020"}]}
+    ok = {"t": "2024-01-01T00:00:00Z", "d": "1h", "end": "2024-01-01T02:00:00Z"}
+    assert validator.validate(ok, None, sch) == ([], [])
+    bad = {"t": "1999-01-01T00:00:00Z", "d": "1h", "end": "1999-01-01T00:30:00Z"}
+    assert [str(e) for e in validator.validate(bad, None, sch)[0]] == [
+        '<nil>: Invalid value: "object": ends 1800s after the start',
+        '<nil>: Invalid value: "object": failed rule: self.t.getFullYear() >= 2020',
+        't: Invalid value: "string": too old']
+    wrong = {"type": "object", "properties": {"t": {"type": "string", "format": "date-time"}},
+             "x-kubernetes-validations": [{"rule": "self.t > 'x'"}]}
+    errors = cel.schema_errors(wrong, "s")
+    assert len(errors) == 1 and "found no matching overload for '_>_' applied to '(google.protobuf.Timestamp, string)'" \
+        in errors[0].detail, errors

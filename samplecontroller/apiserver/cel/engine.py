@@ -27,7 +27,8 @@ evaluates at the Rust engine's speed; it is Google's conformance-tested implemen
 is. Its Python binding (0.1.x) has limits this package works around, each documented where it
 is handled: functions cannot return opaque types (``Unimplemented type``), so ``quantity()``,
 ``url()``, ``ip()`` and ``cidr()`` values are tagged maps (``library``); timestamp and duration
-values cannot be passed inside maps, so ``format: date-time`` strings stay strings; functions
+values cannot be passed inside maps, so ``format: date-time``/``duration`` strings are converted
+by the rules that select them (``fields.typed_source``); functions
 cannot return optionals, so the format library is a source rewrite (``formats``); there is no
 cost estimator, so rule cost limits are replaced by the evaluation of every rule (documented
 deviation: no "estimated rule cost exceeds budget" errors); the environment's options are not

@@ -15,10 +15,11 @@ from typing import Any
 
 from samplecontroller.apiserver.cel.values import escape
 
-__all__ = ["undefined_fields"]
+__all__ = ["typed_source", "undefined_fields"]
 
 _STRINGS = re.compile(r"""(?s)[rRbB]*(?:'''.*?'''|\"\"\".*?\"\"\"|'(?:\\.|[^'\\])*'|"(?:\\.|[^"\\])*")""")
 _CHAIN = re.compile(r"(?<![\w.])(?:self|oldSelf)((?:\s*\.\s*\??\s*[A-Za-z_][A-Za-z0-9_]*)+)")
+_OLD_SELF = re.compile(r"(?<![\w.])oldSelf\b")
 _SEGMENT = re.compile(r"\s*(\.)\s*\??\s*([A-Za-z_][A-Za-z0-9_]*)")
 _ROOT_META = {"type": "object", "properties": {"name": {"type": "string"}, "generateName": {"type": "string"}}}
 _ROOT_FIELDS = {"apiVersion": {"type": "string"}, "kind": {"type": "string"}, "metadata": _ROOT_META}
@@ -44,35 +45,75 @@ def _fields(node: dict[str, Any], root: bool) -> dict[str, Any] | None:
     return out
 
 
-def undefined_fields(source: str, node: dict[str, Any], root: bool) -> str:
-    """cel-go's issue text for each undefined field ``source`` selects ("" when none)."""
-    masked = _masked(source)
-    issues: list[str] = []
+def _chains(masked: str, node: dict[str, Any], root: bool) -> Any:
+    """Each ``self``/``oldSelf`` chain of ``masked``: ``(start, end, target, undefined)`` where
+    ``masked[start:end]`` selects the declared ``target`` schema (None when the check stopped),
+    or ``undefined`` is the segment match naming an undeclared field."""
     for chain in _CHAIN.finditer(masked):
         current: Any = node
-        at_root = root
+        at_root, end, undefined = root, chain.start(1), None
         segments = list(_SEGMENT.finditer(masked, chain.start(1), chain.end(1)))
         for i, seg in enumerate(segments):
             if i == len(segments) - 1 and masked[seg.end():].lstrip().startswith("("):
                 break  # a method call (self.x.startsWith(...))
             if not isinstance(current, dict):
+                current = None
                 break
             additional = current.get("additionalProperties")
             if isinstance(additional, dict) and not current.get("properties"):
-                current, at_root = additional, bool(additional.get("x-kubernetes-embedded-resource"))
+                current, at_root, end = additional, bool(additional.get("x-kubernetes-embedded-resource")), seg.end()
                 continue
-            if current.get("type") not in (None, "object") and not at_root:
-                break
-            fields = _fields(current, at_root)
+            fields = None if current.get("type") not in (None, "object") and not at_root else _fields(current, at_root)
             if fields is None:
+                current = None
                 break
-            name = seg.group(2)
-            if name not in fields:
-                issues.append(_issue(source, seg.start(1), f"undefined field '{name}'"))
+            if seg.group(2) not in fields:
+                undefined, current = seg, None
                 break
-            current = fields[name]
+            current, end = fields[seg.group(2)], seg.end()
             at_root = isinstance(current, dict) and bool(current.get("x-kubernetes-embedded-resource"))
+        yield chain.start(), end, current, undefined
+
+
+def undefined_fields(source: str, node: dict[str, Any], root: bool) -> str:
+    """cel-go's issue text for each undefined field ``source`` selects ("" when none)."""
+    issues = [_issue(source, undefined.start(1), f"undefined field '{undefined.group(2)}'")
+              for _, _, _, undefined in _chains(_masked(source), node, root) if undefined is not None]
     return "\n".join(issues)
+
+
+_CONVERSIONS = {"date-time": "timestamp", "duration": "duration"}
+
+
+def _conversion(schema: Any) -> str:
+    if not isinstance(schema, dict) or schema.get("type") != "string":
+        return ""
+    return _CONVERSIONS.get(str(schema.get("format") or ""), "")
+
+
+def typed_source(source: str, node: dict[str, Any], root: bool) -> str:
+    """``source`` with the strings that Kubernetes gives CEL as timestamps or durations (``format:
+    date-time``/``duration``) converted where selected: ``self.t`` -> ``timestamp(self.t)``, and
+    ``self`` itself at such a node through ``cel.bind``. The engine cannot take timestamp values
+    inside objects (see ``engine``), so the rule converts them. Chains inside ``has()`` and
+    optional selections are left alone."""
+    masked = _masked(source)
+    edits: list[tuple[int, int, str]] = []
+    for start, end, target, _ in _chains(masked, node, root):
+        function = _conversion(target)
+        if not function or end <= start or "?" in masked[start:end]:
+            continue
+        if re.search(r"has\s*\(\s*$", masked[:start]):
+            continue
+        edits.append((start, end, f"{function}({source[start:end]})"))
+    for start, end, text in reversed(edits):
+        source = source[:start] + text + source[end:]
+    function = _conversion(node)
+    if function:
+        source = f"cel.bind(self, {function}(self), {source})"
+        if _OLD_SELF.search(masked):
+            source = f"cel.bind(oldSelf, {function}(oldSelf), {source})"
+    return source
 
 
 def _issue(source: str, offset: int, message: str) -> str:

@@ -26,7 +26,7 @@ from typing import Any
 from samplecontroller.apiserver import schema as structural
 from samplecontroller.apiserver.cel import formats
 from samplecontroller.apiserver.cel.engine import BOOL, DYN, Activation, CompileError, Env, EvalError, Program
-from samplecontroller.apiserver.cel.fields import undefined_fields
+from samplecontroller.apiserver.cel.fields import typed_source, undefined_fields
 from samplecontroller.apiserver.cel.library import FUNCTIONS
 from samplecontroller.apiserver.cel.values import to_cel
 from samplecontroller.apiserver.schema import FieldError, GoRaw
@@ -85,6 +85,7 @@ def _compile_rule(spec: dict[str, Any], node: dict[str, Any],
             undefined = undefined_fields(source, node, root)
             if undefined:
                 raise CompileError(undefined)
+            program = _typed(source, node, root, program)
             if program.result_type not in ("BOOL", "DYN"):
                 raise CompileError("cel expression must evaluate to a bool")
         except CompileError as err:
@@ -97,7 +98,7 @@ def _compile_rule(spec: dict[str, Any], node: dict[str, Any],
     message_source = str(spec.get("messageExpression") or "")
     if message_source.strip():
         try:
-            message_program = _ENV.compile(message_source)
+            message_program = _typed(message_source, node, root, _ENV.compile(message_source))
             if message_program.result_type not in ("STRING", "DYN"):
                 raise CompileError("must evaluate to a string")
         except CompileError as err:
@@ -150,6 +151,14 @@ def _spec_errors(spec: dict[str, Any], node: dict[str, Any], where: str) -> list
         except ValueError:
             errors.append(structural.invalid(f"{where}.fieldPath", field_path, "fieldPath must be a valid path"))
     return errors
+
+
+def _typed(source: str, node: dict[str, Any], root: bool, program: Program) -> Program:
+    """The program that sees ``format: date-time``/``duration`` strings as timestamps and
+    durations, as Kubernetes types them (``fields.typed_source``); compile errors it alone has
+    (``self.t > 'x'`` on a date-time) are the rule's, as in Kubernetes."""
+    typed = typed_source(source, node, root)
+    return program if typed == source else _ENV.compile(typed)
 
 
 def normalize_field_path(path: str, node: dict[str, Any]) -> str:

@@ -3,7 +3,8 @@ structural schema): property names escaped, ``number`` fields as doubles, unknow
 typed objects hidden, resource roots showing only ``apiVersion``, ``kind`` and
 ``metadata.name``/``metadata.generateName``.
 
-Deviation (engine limit, see ``engine``): ``format: date-time``/``duration`` strings stay strings.
+``format: date-time``/``duration`` strings stay strings here (the engine cannot take timestamps
+inside objects); the rules convert them where they select them (``fields.typed_source``).
 """
 
 from __future__ import annotations
