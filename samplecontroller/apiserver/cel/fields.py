@@ -15,9 +15,10 @@ from typing import Any
 
 from samplecontroller.apiserver.cel.values import escape
 
-__all__ = ["typed_source", "undefined_fields"]
+__all__ = ["STRING_LITERAL", "mask_strings", "typed_source", "undefined_fields", "uses_old_self"]
 
-_STRINGS = re.compile(r"""(?s)[rRbB]*(?:'''.*?'''|\"\"\".*?\"\"\"|'(?:\\.|[^'\\])*'|"(?:\\.|[^"\\])*")""")
+STRING_LITERAL = re.compile(r"""(?s)[rRbB]*(?:'''.*?'''|\"\"\".*?\"\"\"|'(?:\\.|[^'\\])*'|"(?:\\.|[^"\\])*")""")
+"""A CEL string or bytes literal (raw, triple-quoted or not)."""
 _CHAIN = re.compile(r"(?<![\w.])(?:self|oldSelf)((?:\s*\.\s*\??\s*[A-Za-z_][A-Za-z0-9_]*)+)")
 _OLD_SELF = re.compile(r"(?<![\w.])oldSelf\b")
 _SEGMENT = re.compile(r"\s*(\.)\s*\??\s*([A-Za-z_][A-Za-z0-9_]*)")
@@ -25,9 +26,9 @@ _ROOT_META = {"type": "object", "properties": {"name": {"type": "string"}, "gene
 _ROOT_FIELDS = {"apiVersion": {"type": "string"}, "kind": {"type": "string"}, "metadata": _ROOT_META}
 
 
-def _masked(source: str) -> str:
+def mask_strings(source: str) -> str:
     """``source`` with string literals blanked (positions kept)."""
-    return _STRINGS.sub(lambda m: m.group(0)[0] + " " * (len(m.group(0)) - 2) + m.group(0)[-1], source)
+    return STRING_LITERAL.sub(lambda m: m.group(0)[0] + " " * (len(m.group(0)) - 2) + m.group(0)[-1], source)
 
 
 def _fields(node: dict[str, Any], root: bool) -> dict[str, Any] | None:
@@ -45,16 +46,16 @@ def _fields(node: dict[str, Any], root: bool) -> dict[str, Any] | None:
     return out
 
 
-def _chains(masked: str, node: dict[str, Any], root: bool) -> Any:
-    """Each ``self``/``oldSelf`` chain of ``masked``: ``(start, end, target, undefined)`` where
-    ``masked[start:end]`` selects the declared ``target`` schema (None when the check stopped),
+def _chains(blanked: str, node: dict[str, Any], root: bool) -> Any:
+    """Each ``self``/``oldSelf`` chain of ``blanked`` (a source with its strings masked):
+    ``(start, end, target, undefined)`` where ``blanked[start:end]`` selects the declared ``target`` schema (None when the check stopped),
     or ``undefined`` is the segment match naming an undeclared field."""
-    for chain in _CHAIN.finditer(masked):
+    for chain in _CHAIN.finditer(blanked):
         current: Any = node
         at_root, end, undefined = root, chain.start(1), None
-        segments = list(_SEGMENT.finditer(masked, chain.start(1), chain.end(1)))
+        segments = list(_SEGMENT.finditer(blanked, chain.start(1), chain.end(1)))
         for i, seg in enumerate(segments):
-            if i == len(segments) - 1 and masked[seg.end():].lstrip().startswith("("):
+            if i == len(segments) - 1 and blanked[seg.end():].lstrip().startswith("("):
                 break  # a method call (self.x.startsWith(...))
             if not isinstance(current, dict):
                 current = None
@@ -75,10 +76,15 @@ def _chains(masked: str, node: dict[str, Any], root: bool) -> Any:
         yield chain.start(), end, current, undefined
 
 
+def uses_old_self(source: str) -> bool:
+    """True when the expression references ``oldSelf`` (a transition rule)."""
+    return bool(_OLD_SELF.search(mask_strings(source)))
+
+
 def undefined_fields(source: str, node: dict[str, Any], root: bool) -> str:
     """cel-go's issue text for each undefined field ``source`` selects ("" when none)."""
     issues = [_issue(source, undefined.start(1), f"undefined field '{undefined.group(2)}'")
-              for _, _, _, undefined in _chains(_masked(source), node, root) if undefined is not None]
+              for _, _, _, undefined in _chains(mask_strings(source), node, root) if undefined is not None]
     return "\n".join(issues)
 
 
@@ -97,13 +103,13 @@ def typed_source(source: str, node: dict[str, Any], root: bool) -> str:
     ``self`` itself at such a node through ``cel.bind``. The engine cannot take timestamp values
     inside objects (see ``engine``), so the rule converts them. Chains inside ``has()`` and
     optional selections are left alone."""
-    masked = _masked(source)
+    blanked = mask_strings(source)
     edits: list[tuple[int, int, str]] = []
-    for start, end, target, _ in _chains(masked, node, root):
+    for start, end, target, _ in _chains(blanked, node, root):
         function = _conversion(target)
-        if not function or end <= start or "?" in masked[start:end]:
+        if not function or end <= start or "?" in blanked[start:end]:
             continue
-        if re.search(r"has\s*\(\s*$", masked[:start]):
+        if re.search(r"has\s*\(\s*$", blanked[:start]):
             continue
         edits.append((start, end, f"{function}({source[start:end]})"))
     for start, end, text in reversed(edits):
@@ -111,7 +117,7 @@ def typed_source(source: str, node: dict[str, Any], root: bool) -> str:
     function = _conversion(node)
     if function:
         source = f"cel.bind(self, {function}(self), {source})"
-        if _OLD_SELF.search(masked):
+        if _OLD_SELF.search(blanked):
             source = f"cel.bind(oldSelf, {function}(oldSelf), {source})"
     return source
 

@@ -20,10 +20,10 @@ from typing import Any
 from cel_expr_python import cel as _cel
 
 from samplecontroller.apiserver import validation
+from samplecontroller.apiserver.cel.fields import STRING_LITERAL
 
 __all__ = ["FORMATS", "FUNCTIONS", "rewrite"]
 
-_STRINGS = re.compile(r"""(?s)[rRbB]*(?:'''.*?'''|\"\"\".*?\"\"\"|'(?:\\.|[^'\\])*'|"(?:\\.|[^"\\])*")""")
 _CALL = re.compile(r"(?<![\w.])format\.(\w+)\(\s*\)\s*\.\s*validate\s*\(")
 
 
@@ -104,14 +104,14 @@ FUNCTIONS: list[Any] = [_cel.FunctionDecl("__formatValidate", [_cel.Overload(
 
 
 def _in_string(source: str, pos: int) -> bool:
-    return any(m.start() <= pos < m.end() for m in _STRINGS.finditer(source))
+    return any(m.start() <= pos < m.end() for m in STRING_LITERAL.finditer(source))
 
 
 def _closing(source: str, start: int) -> int:
     """The index of the ``)`` closing the call whose arguments start at ``start`` (-1 if none)."""
     depth, i = 1, start
     while i < len(source):
-        quoted = _STRINGS.match(source, i) if source[i] in "'\"rRbB" else None
+        quoted = STRING_LITERAL.match(source, i) if source[i] in "'\"rRbB" else None
         if quoted and quoted.end() > i + 1:
             i = quoted.end()
             continue

@@ -26,7 +26,7 @@ from typing import Any
 from samplecontroller.apiserver import schema as structural
 from samplecontroller.apiserver.cel import formats
 from samplecontroller.apiserver.cel.engine import BOOL, DYN, Activation, CompileError, Env, EvalError, Program
-from samplecontroller.apiserver.cel.fields import typed_source, undefined_fields
+from samplecontroller.apiserver.cel.fields import typed_source, undefined_fields, uses_old_self
 from samplecontroller.apiserver.cel.library import FUNCTIONS
 from samplecontroller.apiserver.cel.values import to_cel
 from samplecontroller.apiserver.schema import FieldError, GoRaw
@@ -37,16 +37,9 @@ ROOT_PATH = "<nil>"  # how Go prints a nil *field.Path: errors of rules on the r
 _LIBRARIES = FUNCTIONS + formats.FUNCTIONS
 _ENV = Env({"self": DYN, "oldSelf": DYN}, _LIBRARIES, formats.rewrite)
 _OPTIONAL_ENV = Env({"self": DYN, "__oldSelf": DYN, "__hasOldSelf": BOOL}, _LIBRARIES, formats.rewrite)
-_STRINGS = re.compile(r"""(?s)[rR]?(?:'''.*?'''|\"\"\".*?\"\"\"|'(?:\\.|[^'\\])*'|"(?:\\.|[^"\\])*")""")
-_OLD_SELF = re.compile(r"(?<![.\w])oldSelf\b")
 _MAX_MESSAGE = 5 * 1024
 _BLOCKING = (structural.ERROR_NOT_SUPPORTED, structural.ERROR_REQUIRED, structural.ERROR_TOO_LONG,
              structural.ERROR_TOO_MANY, structural.ERROR_TYPE_INVALID)
-
-
-def uses_old_self(source: str) -> bool:
-    """True when the expression references ``oldSelf`` (a transition rule)."""
-    return bool(_OLD_SELF.search(_STRINGS.sub("''", source)))
 
 
 @dataclass(frozen=True)
