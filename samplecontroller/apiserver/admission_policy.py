@@ -22,8 +22,9 @@ after the mutating webhooks and before the validating ones:
   ``Ignore``.
 - ``paramKind`` + ``paramRef`` (``name`` or ``selector``, ``namespace`` defaulting to the request's
   for namespaced params, ``parameterNotFoundAction`` Allow/Deny): each param found is evaluated;
-  none found with ``Deny`` denies with ``no params found for policy binding with `Deny`
-  parameterNotFoundAction``.
+  none found with ``Deny`` is a configuration error (``failed to configure binding: no params
+  found for policy binding with `Deny` parameterNotFoundAction``): under ``failurePolicy: Fail``
+  it denies whatever the ``validationActions``, under ``Ignore`` the binding is skipped.
 
 Limits: ``Audit`` has no audit log to write to (accepted, ignored); ``authorizer`` is declared
 (policies using it are accepted) but not bound, so evaluating it is an error (``failurePolicy``); the policy's ``status.typeChecking`` is not computed; there is no cost limit.
@@ -80,6 +81,10 @@ class _Denied(Exception):
         self.message, self.reason = message, reason
 
 
+class _ConfigError(_Denied):
+    """A policy or binding that cannot be applied (its params): subject to failurePolicy."""
+
+
 class PolicyAdmission:
     """Evaluates the stored policies and bindings for each request (no caching of objects:
     compiled expressions are cached by the engine)."""
@@ -118,8 +123,8 @@ class PolicyAdmission:
         fail = pspec.get("failurePolicy", "Fail") != "Ignore"
         try:
             params_list = self._params(pspec, bspec, req)
-        except _Denied as denied:
-            return self._act(actions, policy_name, binding_name, denied, req)
+        except _ConfigError as err:  # failurePolicy applies; Fail denies whatever the actions
+            return self._act(["Deny"], policy_name, binding_name, err, req) if fail else []
         warnings: list[str] = []
         for params in params_list:
             variables = {"object": req.obj, "oldObject": req.old, "request": _request(req),
@@ -171,11 +176,11 @@ class PolicyAdmission:
             return [None]
         ref = bspec.get("paramRef")
         if not isinstance(ref, dict):
-            raise _Denied("failed to configure binding: no paramRef specified")
+            raise _ConfigError("failed to configure binding: no paramRef specified")
         res = self._param_resource(str(kind.get("apiVersion") or ""), str(kind.get("kind") or ""))
         if res is None:
-            raise _Denied(f"failed to configure policy: failed to find resource referenced by paramKind: "
-                          f"'{kind.get('apiVersion')}, Kind={kind.get('kind')}'")
+            raise _ConfigError(f"failed to configure policy: failed to find resource referenced by paramKind: "
+                               f"'{kind.get('apiVersion')}, Kind={kind.get('kind')}'")
         namespace = str(ref.get("namespace") or (req.namespace if res.namespaced else ""))
         found: list[Any] = []
         if ref.get("name"):
@@ -191,7 +196,8 @@ class PolicyAdmission:
         if not found:
             if ref.get("parameterNotFoundAction", "Deny") == "Allow":
                 return []
-            raise _Denied("no params found for policy binding with `Deny` parameterNotFoundAction")
+            raise _ConfigError("failed to configure binding: no params found for policy binding with `Deny` "
+                               "parameterNotFoundAction")
         return found
 
     def _param_resource(self, api_version: str, kind: str) -> Resource | None:

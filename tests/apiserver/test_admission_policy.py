@@ -140,7 +140,8 @@ def test_params_from_a_configmap(raw: Raw, ns: str, policy: Any) -> None:
     assert raw.call("POST", path, deployment("d9", replicas=2))[0] == 201
     code, _, body = raw.call("POST", "/apis/apps/v1/namespaces/default/deployments", deployment(f"d10-{ns}"))
     assert code == 422 and body["message"].endswith(
-        "denied request: no params found for policy binding with `Deny` parameterNotFoundAction"), body
+        "denied request: failed to configure binding: no params found for policy binding with `Deny` "
+        "parameterNotFoundAction"), body
 
 
 def test_gateway_api_safe_upgrades_policy(raw: Raw, server: LocalAPIServer, tmp_path: Path) -> None:
