@@ -228,3 +228,17 @@ def test_policies_and_bindings_are_defaulted_and_validated(raw: Raw) -> None:
         ("spec.paramRef.name", "Forbidden: name and selector are mutually exclusive"),
         ("spec.paramRef.selector", "Forbidden: name and selector are mutually exclusive"),
         ("spec.paramRef.parameterNotFoundAction", "Required value")]
+
+
+@pytest.mark.kubectl
+def test_kubectl_get_lists_policies_and_bindings_as_kubectl_does(raw: Raw, server: LocalAPIServer, tmp_path: Path,
+                                                                 policy: Any) -> None:
+    name = policy({"validations": [{"expression": "true"}, {"expression": "true"}]})
+    kubectl = make_kubectl(tmp_path, server)
+    proc = kubectl("get", "validatingadmissionpolicy", name)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n")[0].split() == ["NAME", "VALIDATIONS", "PARAMKIND", "AGE"]
+    assert proc.stdout.split("\n")[1].split()[:3] == [name, "2", "<unset>"]
+    proc = kubectl("get", "validatingadmissionpolicybinding", f"{name}-binding")
+    assert proc.stdout.split("\n")[0].split() == ["NAME", "POLICYNAME", "PARAMREF", "AGE"], proc.stderr
+    assert proc.stdout.split("\n")[1].split()[:3] == [f"{name}-binding", name, "<unset>"]
