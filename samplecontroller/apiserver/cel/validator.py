@@ -15,6 +15,8 @@ pkg/apiserver/schema/cel Validator).
   on since 1.30): a failed rule that does not use ``oldSelf`` on a value unchanged from the old
   object is a warning, not an error.
 - Cost limits are not enforced (the engine has no cost estimator); every rule is evaluated.
+  Lists are plain CEL lists: ``x-kubernetes-list-type: set``/``map`` lists compare equal only in
+  the same order (Kubernetes ignores the order).
 """
 
 from __future__ import annotations
