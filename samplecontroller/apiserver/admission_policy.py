@@ -40,6 +40,7 @@ from samplecontroller.apimachinery import labels as labelsel
 from samplecontroller.apiserver.admission_rules import labels_of, rule_matches, selector
 from samplecontroller.apiserver.cel import engine
 from samplecontroller.apiserver.cel.engine import CompileError, EvalError
+from samplecontroller.apiserver.cel.fields import invalid_literals
 from samplecontroller.apiserver.cel.formats import FUNCTIONS as FORMAT_FUNCTIONS
 from samplecontroller.apiserver.cel.formats import rewrite
 from samplecontroller.apiserver.cel.library import FUNCTIONS
@@ -285,6 +286,9 @@ def compile_error(expression: str, wanted: str = "", type_detail: str = "", para
     a paramKind (else ``params`` is an undeclared reference)."""
     try:
         program = (ENV if params else _ENV_WITHOUT_PARAMS).compile(expression)
+        literals = invalid_literals(expression, ENV.succeeds)
+        if literals:
+            raise CompileError(literals)
     except CompileError as err:
         return f"compilation failed: {err.detail}"
     if wanted and program.result_type not in (wanted, "DYN"):

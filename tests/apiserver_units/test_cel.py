@@ -262,3 +262,20 @@ def test_date_time_and_duration_strings_are_timestamps_and_durations_in_rules() 
     errors = cel.schema_errors(wrong, "s")
     assert len(errors) == 1 and "found no matching overload for '_>_' applied to '(google.protobuf.Timestamp, string)'" \
         in errors[0].detail, errors
+
+
+def test_invalid_regex_duration_and_timestamp_literals_fail_to_compile() -> None:
+    """cel-go's literal validators, in Kubernetes' base environment since 1.29."""
+    sch = {"type": "object", "properties": {"s": {"type": "string"}}, "x-kubernetes-validations": [
+        {"rule": "self.s.matches('(?=lookahead)')"}, {"rule": "self.s.matches('^[a-z]+$') && duration('5m') > duration('1s')"},
+        {"rule": "timestamp('yesterday') < timestamp('2024-01-01T00:00:00Z')"}]}
+    errors = cel.schema_errors(sch, "s")
+    assert [(e.field, e.detail) for e in errors] == [
+        ("s.x-kubernetes-validations[0].rule", "compilation failed: ERROR: <input>:1:16: invalid matches argument\n"
+                                               " | self.s.matches('(?=lookahead)')\n | " + "." * 15 + "^"),
+        ("s.x-kubernetes-validations[2].rule", "compilation failed: ERROR: <input>:1:11: invalid timestamp argument\n"
+                                               " | timestamp('yesterday') < timestamp('2024-01-01T00:00:00Z')\n"
+                                               " | " + "." * 10 + "^")]
+    from samplecontroller.apiserver import admission_policy
+    assert admission_policy.compile_error("duration('1y') > duration('1s')").startswith(
+        "compilation failed: ERROR: <input>:1:10: invalid duration argument")

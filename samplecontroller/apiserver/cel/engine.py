@@ -32,9 +32,9 @@ by the rules that select them (``fields.typed_source``); functions
 cannot return optionals, so the format library is a source rewrite (``formats``); there is no
 cost estimator, so rule cost limits are replaced by the evaluation of every rule (documented
 deviation: no "estimated rule cost exceeds budget" errors); the environment's options are not
-exposed, so mixed-type list literals (``[1, 2.0]``) and bad regex literals compile (kube's
-HomogeneousAggregateLiterals and ValidateRegexLiterals reject them; the regex fails when
-evaluated) and ``self`` is dynamic (``fields`` adds the undeclared-field check).
+exposed, so mixed-type list literals (``[1, 2.0]``) compile (kube's HomogeneousAggregateLiterals
+rejects them), ``self`` is dynamic (``fields`` adds the undeclared-field check) and the literal
+validators are ``fields.invalid_literals``.
 
 Contracts: ``Env.compile`` raises ``CompileError`` whose ``detail`` is cel-go's issue text
 (``ERROR: <input>:1:10: Syntax error: ...`` with the caret lines); ``Program.evaluate`` returns
@@ -163,6 +163,14 @@ class Env:
             return Activation(self._env.Activation(data=dict(variables)))
         except RuntimeError as err:
             raise EvalError(eval_error_text(str(err))) from None
+
+    def succeeds(self, source: str) -> bool:
+        """True when ``source`` (an expression without variables) compiles and evaluates."""
+        try:
+            self.compile(source).evaluate({})
+        except (CompileError, EvalError):
+            return False
+        return True
 
     def compile(self, source: str) -> Program:
         """The program of ``source`` (cached); raises ``CompileError``."""

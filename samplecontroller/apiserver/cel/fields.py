@@ -11,11 +11,12 @@ the check (anything may follow), so a valid rule is never rejected.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from samplecontroller.apiserver.cel.values import escape
 
-__all__ = ["STRING_LITERAL", "mask_strings", "typed_source", "undefined_fields", "uses_old_self"]
+__all__ = ["STRING_LITERAL", "invalid_literals", "mask_strings", "typed_source", "undefined_fields", "uses_old_self"]
 
 STRING_LITERAL = re.compile(r"""(?s)[rRbB]*(?:'''.*?'''|\"\"\".*?\"\"\"|'(?:\\.|[^'\\])*'|"(?:\\.|[^"\\])*")""")
 """A CEL string or bytes literal (raw, triple-quoted or not)."""
@@ -120,6 +121,27 @@ def typed_source(source: str, node: dict[str, Any], root: bool) -> str:
         if _OLD_SELF.search(blanked):
             source = f"cel.bind(oldSelf, {function}(oldSelf), {source})"
     return source
+
+
+_LITERAL_CALL = re.compile(r"(\.\s*matches|(?<![\w.])duration|(?<![\w.])timestamp)\s*\(\s*")
+_LITERAL_CHECKS = {"matches": "''.matches({})", "duration": "duration({})", "timestamp": "timestamp({})"}
+
+
+def invalid_literals(source: str, check: Callable[[str], bool]) -> str:
+    """cel-go's ValidateRegexLiterals/DurationLiterals/TimestampLiterals issues (Kubernetes' base
+    environment since 1.29): ``x.matches('[')``, ``duration('1x')`` and ``timestamp('x')`` with a
+    literal that cannot be used fail to compile with ``invalid matches argument`` at the literal.
+    ``check(expression)`` evaluates the call on the literal alone (True: it works)."""
+    blanked = mask_strings(source)
+    issues: list[str] = []
+    for call in _LITERAL_CALL.finditer(blanked):
+        literal = STRING_LITERAL.match(source, call.end())
+        if literal is None or not blanked[literal.end():].lstrip().startswith((")", ",")):
+            continue
+        name = call.group(1).lstrip(".").strip()
+        if not check(_LITERAL_CHECKS[name].format(literal.group(0))):
+            issues.append(_issue(source, call.end(), f"invalid {name} argument"))
+    return "\n".join(issues)
 
 
 def _issue(source: str, offset: int, message: str) -> str:

@@ -28,7 +28,12 @@ from typing import Any
 from samplecontroller.apiserver import schema as structural
 from samplecontroller.apiserver.cel import formats
 from samplecontroller.apiserver.cel.engine import BOOL, DYN, Activation, CompileError, Env, EvalError, Program
-from samplecontroller.apiserver.cel.fields import typed_source, undefined_fields, uses_old_self
+from samplecontroller.apiserver.cel.fields import (
+    invalid_literals,
+    typed_source,
+    undefined_fields,
+    uses_old_self,
+)
 from samplecontroller.apiserver.cel.library import FUNCTIONS
 from samplecontroller.apiserver.cel.values import to_cel
 from samplecontroller.apiserver.schema import FieldError, GoRaw
@@ -77,7 +82,7 @@ def _compile_rule(spec: dict[str, Any], node: dict[str, Any],
     if source.strip():
         try:
             program = _ENV.compile(source)
-            undefined = undefined_fields(source, node, root)
+            undefined = undefined_fields(source, node, root) or invalid_literals(source, _ENV.succeeds)
             if undefined:
                 raise CompileError(undefined)
             program = _typed(source, node, root, program)
