@@ -176,6 +176,8 @@ class Core:
         if old is not None:
             errors += validation.validate_update(old, obj)
             errors += self._finalizer_rules(old, obj)
+        rule_errors, rule_warnings = strategy.validate_rules(res, obj, old, sch, errors)
+        errors, warnings = errors + rule_errors, warnings + rule_warnings
         errors += strategy.validate_extra(obj, old)
         if errors:
             raise invalid(res, name, errors)

@@ -33,6 +33,7 @@ __all__ = [
     "get_path",
     "go_map",
     "go_selector",
+    "label_value_errors",
     "qualified_name_errors",
     "validate_ephemeral_update",
     "validate_labels",
@@ -132,6 +133,10 @@ def _label_value_errors(value: str) -> list[str]:
             f"start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '{_LABEL_VALUE}')"
         )
     return errs
+
+
+label_value_errors = _label_value_errors
+"""Messages for a value that is not a label value (also the CEL format library's ``labelValue``)."""
 
 
 def _path_segment_errors(name: str) -> list[str]:

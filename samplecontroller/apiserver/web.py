@@ -73,7 +73,7 @@ class APIServerApp:
         self.store = store
         self.mapper = mapper
         self.core = core
-        self.admitter = Admitter(store)
+        self.admitter = Admitter(store, mapper)
         self.token = token
         signing_secret = token if token is not None else secrets.token_urlsafe(32)
         self.scope = Scope(core, store, self.admitter, signing_secret, bookmark_interval)

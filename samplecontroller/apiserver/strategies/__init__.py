@@ -30,6 +30,7 @@ from samplecontroller.apiserver.strategies.kinds import (
     PodStrategy,
     ReplicationControllerStrategy,
 )
+from samplecontroller.apiserver.strategies.policy import BindingStrategy, PolicyStrategy
 
 __all__ = ["BASE_FIELD_LABELS", "CRD_FINALIZER", "CustomResourceStrategy", "Strategy", "apply_defaults",
            "for_kind", "for_resource", "prepare_create_status"]
@@ -65,6 +66,8 @@ _BY_KIND: dict[tuple[str, str], Strategy] = {
     ("networking.k8s.io", "NetworkPolicy"): _GENERATION,
     ("apiextensions.k8s.io", "CustomResourceDefinition"): CRDStrategy(),
     ("certificates.k8s.io", "CertificateSigningRequest"): Strategy(field_labels=["spec.signerName"]),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"): PolicyStrategy(),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"): BindingStrategy(),
 }
 _BY_KIND[("", "Binding")] = Strategy(create_action="bind")
 _BY_KIND.update({kind: Strategy(create_action="review") for kind in builtins.REVIEW_KINDS})

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from samplecontroller.apiserver import builtins, decoding, schema, tables
+from samplecontroller.apiserver import builtins, cel, decoding, schema, tables
 from samplecontroller.apiserver.objects import deep_get, json_path_parts
 from samplecontroller.apiserver.restmapper import Resource
 from samplecontroller.apiserver.schema import FieldError
@@ -69,6 +69,12 @@ class Strategy:
         """Kind-specific rules checked after every generic one (``old`` is None on create)."""
         return []
 
+    def validate_rules(self, res: Resource, obj: Obj, old: Obj | None, sch: Schema,
+                       found: list[FieldError]) -> tuple[list[FieldError], list[str]]:
+        """The schema's validation rules (CEL ``x-kubernetes-validations``): errors and warnings.
+        ``found`` are the errors so far (some of them block the rules)."""
+        return [], []
+
     def prepare_for_update(self, new: Obj, old: Obj, subresource: str) -> None:
         """Adjust the object an update would store (before validation)."""
 
@@ -117,6 +123,15 @@ class CustomResourceStrategy(Strategy):
 
     def validate(self, res: Resource, obj: Obj, sch: Schema) -> list[FieldError]:
         return schema.validate(obj, sch) if sch is not None else []
+
+    def validate_rules(self, res: Resource, obj: Obj, old: Obj | None, sch: Schema,
+                       found: list[FieldError]) -> tuple[list[FieldError], list[str]]:
+        if sch is None or not cel.has_rules(sch):
+            return [], []
+        blocked = cel.blocking_error(found)
+        if blocked is not None:
+            return [blocked], []
+        return cel.validate(obj, old, sch)
 
     def columns(self, res: Resource, crd: Mapping[str, Any] | None) -> list[tables.Column]:
         return tables.crd_columns(crd, res.version) if crd else [tables.NAME_COLUMN]
