@@ -1,0 +1,289 @@
+"""The bootstrap RBAC policy kube-apiserver creates at start (plugin/pkg/auth/authorizer/rbac/
+bootstrappolicy: ``ClusterRoles()``, ``ClusterRoleBindings()``; the data of Kubernetes v1.32,
+Apache-2.0, ported as data): the user-facing roles (``cluster-admin``; ``admin``, ``edit`` and
+``view`` aggregated from ``system:aggregate-to-*``), discovery and public info for everyone,
+``system:basic-user`` (self reviews) for every authenticated user, the control-plane components'
+roles, and the bindings (``cluster-admin`` to ``system:masters``, ...).
+
+``install(core)`` creates what is missing (a restart from a data directory keeps user edits), each
+object labelled ``kubernetes.io/bootstrapping: rbac-defaults`` and annotated
+``rbac.authorization.kubernetes.io/autoupdate: "true"`` as upstream's are. Not included: the
+``system:controller:*`` roles of kube-controller-manager's controllers (no such controllers run).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from samplecontroller.apiserver.core import Core
+
+__all__ = ["cluster_role_bindings", "cluster_roles", "install"]
+
+_GROUP = "rbac.authorization.k8s.io"
+_MANAGER = "kube-apiserver"
+_RW = "create delete deletecollection patch update"
+_READ = "get list watch"
+_ALL = "create delete deletecollection get list patch update watch"
+Rule = dict[str, list[str]]
+
+
+def _r(verbs: str, groups: Sequence[str], resources: str, names: str = "") -> Rule:
+    rule: Rule = {"apiGroups": list(groups), "resources": resources.split(), "verbs": verbs.split()}
+    if names:
+        rule["resourceNames"] = names.split()
+    return rule
+
+
+def _urls(verbs: str, urls: str) -> Rule:
+    return {"nonResourceURLs": urls.split(), "verbs": verbs.split()}
+
+
+_C = ("",)  # the core group
+
+
+def _view() -> list[Rule]:
+    return [
+        _r(_READ, _C, "configmaps endpoints persistentvolumeclaims persistentvolumeclaims/status pods "
+           "replicationcontrollers replicationcontrollers/scale serviceaccounts services services/status"),
+        _r(_READ, _C, "bindings limitranges namespaces/status pods/log pods/status replicationcontrollers/status "
+           "resourcequotas resourcequotas/status"),
+        _r(_READ, _C, "namespaces"),
+        _r(_READ, ("", "events.k8s.io"), "events"),
+        _r(_READ, ("discovery.k8s.io",), "endpointslices"),
+        _r(_READ, ("apps",), "controllerrevisions daemonsets daemonsets/status deployments deployments/scale "
+           "deployments/status replicasets replicasets/scale replicasets/status statefulsets statefulsets/scale "
+           "statefulsets/status"),
+        _r(_READ, ("autoscaling",), "horizontalpodautoscalers horizontalpodautoscalers/status"),
+        _r(_READ, ("batch",), "cronjobs cronjobs/status jobs jobs/status"),
+        _r(_READ, ("extensions",), "daemonsets daemonsets/status deployments deployments/scale deployments/status "
+           "ingresses ingresses/status networkpolicies replicasets replicasets/scale replicasets/status "
+           "replicationcontrollers/scale"),
+        _r(_READ, ("policy",), "poddisruptionbudgets poddisruptionbudgets/status"),
+        _r(_READ, ("networking.k8s.io",), "ingresses ingresses/status networkpolicies"),
+        _r(_READ, ("resource.k8s.io",), "resourceclaims resourceclaims/status resourceclaimtemplates"),
+    ]
+
+
+def _edit() -> list[Rule]:
+    return [
+        _r(_READ, _C, "pods/attach pods/exec pods/portforward pods/proxy secrets services/proxy"),
+        _r("impersonate", _C, "serviceaccounts"),
+        _r(_RW, _C, "pods pods/attach pods/exec pods/portforward pods/proxy"),
+        _r("create", _C, "pods/eviction"),
+        _r(_RW, _C, "configmaps persistentvolumeclaims replicationcontrollers replicationcontrollers/scale secrets "
+           "serviceaccounts services services/proxy"),
+        _r("create", _C, "serviceaccounts/token"),
+        _r(_RW, ("", "events.k8s.io"), "events"),
+        _r(_RW, ("apps",), "daemonsets deployments deployments/rollback deployments/scale replicasets "
+           "replicasets/scale statefulsets statefulsets/scale"),
+        _r(_RW, ("autoscaling",), "horizontalpodautoscalers"),
+        _r(_RW, ("batch",), "cronjobs jobs"),
+        _r(_RW, ("extensions",), "daemonsets deployments deployments/rollback deployments/scale ingresses "
+           "networkpolicies replicasets replicasets/scale replicationcontrollers/scale"),
+        _r(_RW, ("policy",), "poddisruptionbudgets"),
+        _r(_RW, ("networking.k8s.io",), "ingresses networkpolicies"),
+        _r(_ALL, ("coordination.k8s.io",), "leases"),
+        _r(_RW, ("resource.k8s.io",), "resourceclaims resourceclaimtemplates"),
+    ]
+
+
+def _approver(signer: str) -> list[Rule]:
+    return [_r("approve", ("certificates.k8s.io",), "signers", f"kubernetes.io/{signer}")]
+
+
+_EVENTS = _r("create patch update", ("", "events.k8s.io"), "events")
+
+
+def _roles() -> dict[str, tuple[list[Rule] | None, dict[str, str], str]]:
+    """name -> (rules, extra labels, aggregate-to selector label or "")."""
+    agg = "rbac.authorization.k8s.io/aggregate-to-"
+    return {
+        "admin": (None, {}, agg + "admin"),
+        "cluster-admin": ([_r("*", ("*",), "*"), _urls("*", "*")], {}, ""),
+        "edit": (None, {agg + "admin": "true"}, agg + "edit"),
+        "view": (None, {agg + "edit": "true"}, agg + "view"),
+        "system:aggregate-to-admin": ([
+            _r("create", ("authorization.k8s.io",), "localsubjectaccessreviews"),
+            _r(_ALL, (_GROUP,), "rolebindings roles")], {agg + "admin": "true"}, ""),
+        "system:aggregate-to-edit": (_edit(), {agg + "edit": "true"}, ""),
+        "system:aggregate-to-view": (_view(), {agg + "view": "true"}, ""),
+        "system:auth-delegator": ([
+            _r("create", ("authentication.k8s.io",), "tokenreviews"),
+            _r("create", ("authorization.k8s.io",), "subjectaccessreviews")], {}, ""),
+        "system:basic-user": ([
+            _r("create", ("authorization.k8s.io",), "selfsubjectaccessreviews selfsubjectrulesreviews"),
+            _r("create", ("authentication.k8s.io",), "selfsubjectreviews")], {}, ""),
+        "system:certificates.k8s.io:certificatesigningrequests:nodeclient": ([
+            _r("create", ("certificates.k8s.io",), "certificatesigningrequests/nodeclient")], {}, ""),
+        "system:certificates.k8s.io:certificatesigningrequests:selfnodeclient": ([
+            _r("create", ("certificates.k8s.io",), "certificatesigningrequests/selfnodeclient")], {}, ""),
+        "system:certificates.k8s.io:kube-apiserver-client-approver": (_approver("kube-apiserver-client"), {}, ""),
+        "system:certificates.k8s.io:kube-apiserver-client-kubelet-approver": (
+            _approver("kube-apiserver-client-kubelet"), {}, ""),
+        "system:certificates.k8s.io:kubelet-serving-approver": (_approver("kubelet-serving"), {}, ""),
+        "system:certificates.k8s.io:legacy-unknown-approver": (_approver("legacy-unknown"), {}, ""),
+        "system:discovery": ([_urls("get", "/api /api/* /apis /apis/* /healthz /livez /openapi /openapi/* /readyz "
+                                    "/version /version/")], {}, ""),
+        "system:heapster": ([_r(_READ, _C, "events namespaces nodes pods"),
+                             _r(_READ, ("extensions",), "deployments")], {}, ""),
+        "system:kube-aggregator": ([_r(_READ, _C, "endpoints services")], {}, ""),
+        "system:kube-controller-manager": ([
+            _EVENTS,
+            _r("create", ("coordination.k8s.io",), "leases"),
+            _r("get update", ("coordination.k8s.io",), "leases", "kube-controller-manager"),
+            _r("create", _C, "secrets serviceaccounts"),
+            _r("delete", _C, "secrets"),
+            _r("get", _C, "configmaps namespaces secrets serviceaccounts"),
+            _r("update", _C, "secrets serviceaccounts"),
+            _r("create", ("authentication.k8s.io",), "tokenreviews"),
+            _r("create", ("authorization.k8s.io",), "subjectaccessreviews"),
+            _r("list watch", ("*",), "*"),
+            _r("create", _C, "serviceaccounts/token")], {}, ""),
+        "system:kube-dns": ([_r("list watch", _C, "endpoints services")], {}, ""),
+        "system:kube-scheduler": ([
+            _EVENTS,
+            _r("create", ("coordination.k8s.io",), "leases"),
+            _r("get list update watch", ("coordination.k8s.io",), "leases", "kube-scheduler"),
+            _r(_ALL, ("coordination.k8s.io",), "leasecandidates"),
+            _r(_READ, _C, "nodes"),
+            _r("delete get list watch", _C, "pods"),
+            _r("create", _C, "bindings pods/binding"),
+            _r("patch update", _C, "pods/status"),
+            _r(_READ, _C, "replicationcontrollers services"),
+            _r(_READ, ("apps", "extensions"), "replicasets"),
+            _r(_READ, ("apps",), "statefulsets"),
+            _r(_READ, ("policy",), "poddisruptionbudgets"),
+            _r(_READ, _C, "persistentvolumeclaims persistentvolumes"),
+            _r("create", ("authentication.k8s.io",), "tokenreviews"),
+            _r("create", ("authorization.k8s.io",), "subjectaccessreviews"),
+            _r(_READ, ("storage.k8s.io",), "csinodes"),
+            _r(_READ, ("storage.k8s.io",), "volumeattachments"),
+            _r(_READ, _C, "namespaces"),
+            _r(_READ, ("storage.k8s.io",), "csidrivers"),
+            _r(_READ, ("storage.k8s.io",), "csistoragecapacities"),
+            _r(_READ, ("resource.k8s.io",), "deviceclasses"),
+            _r("get list patch update watch", ("resource.k8s.io",), "resourceclaims"),
+            _r("get list patch update watch", ("resource.k8s.io",), "resourceclaims/status"),
+            _r("update", _C, "pods/finalizers"),
+            _r(_READ, ("resource.k8s.io",), "resourceslices"),
+            _r("create delete", ("resource.k8s.io",), "resourceclaims")], {}, ""),
+        "system:kubelet-api-admin": ([
+            _r(_READ, _C, "nodes"), _r("proxy", _C, "nodes"),
+            _r("*", _C, "nodes/log nodes/metrics nodes/proxy nodes/stats"),
+            _r("*", _C, "nodes/configz nodes/healthz nodes/pods")], {}, ""),
+        "system:monitoring": ([
+            _urls("get", "/healthz /healthz/* /livez /livez/* /metrics /metrics/slis /readyz /readyz/* /statusz"),
+            _r("get", _C, "nodes/metrics")], {}, ""),
+        "system:node": ([
+            _r("create", ("authentication.k8s.io",), "tokenreviews"),
+            _r("create", ("authorization.k8s.io",), "localsubjectaccessreviews subjectaccessreviews"),
+            _r(_READ, _C, "services"),
+            _r("create get list watch", _C, "nodes"),
+            _r("patch update", _C, "nodes/status"),
+            _r("patch update", _C, "nodes"),
+            _EVENTS,
+            _r(_READ, _C, "pods"),
+            _r("create delete", _C, "pods"),
+            _r("patch update", _C, "pods/status"),
+            _r("create", _C, "pods/eviction"),
+            _r(_READ, _C, "configmaps secrets"),
+            _r("get", _C, "persistentvolumeclaims persistentvolumes"),
+            _r("get", _C, "endpoints"),
+            _r("create get list watch", ("certificates.k8s.io",), "certificatesigningrequests"),
+            _r("create delete get patch update", ("coordination.k8s.io",), "leases"),
+            _r("get", ("storage.k8s.io",), "volumeattachments"),
+            _r("create", _C, "serviceaccounts/token"),
+            _r("get patch update", _C, "persistentvolumeclaims/status"),
+            _r(_READ, ("storage.k8s.io",), "csidrivers"),
+            _r("create delete get patch update", ("storage.k8s.io",), "csinodes"),
+            _r(_READ, ("node.k8s.io",), "runtimeclasses"),
+            _r("get", ("resource.k8s.io",), "resourceclaims"),
+            _r("deletecollection", ("resource.k8s.io",), "resourceslices"),
+            _r("get", _C, "serviceaccounts")], {}, ""),
+        "system:node-bootstrapper": ([
+            _r("create get list watch", ("certificates.k8s.io",), "certificatesigningrequests")], {}, ""),
+        "system:node-problem-detector": ([
+            _r("get", _C, "nodes"), _r("patch", _C, "nodes/status"), _EVENTS], {}, ""),
+        "system:node-proxier": ([
+            _r("list watch", _C, "endpoints services"), _r(_READ, _C, "nodes"), _EVENTS,
+            _r("list watch", ("networking.k8s.io",), "servicecidrs"),
+            _r("list watch", ("discovery.k8s.io",), "endpointslices")], {}, ""),
+        "system:persistent-volume-provisioner": ([
+            _r("create delete get list watch", _C, "persistentvolumes"),
+            _r("get list update watch", _C, "persistentvolumeclaims"),
+            _r(_READ, ("storage.k8s.io",), "storageclasses"),
+            _r("watch", _C, "events"), _EVENTS], {}, ""),
+        "system:public-info-viewer": ([_urls("get", "/healthz /livez /readyz /version /version/")], {}, ""),
+        "system:service-account-issuer-discovery": ([_urls(
+            "get", "/.well-known/openid-configuration /.well-known/openid-configuration/ /openid/v1/jwks "
+            "/openid/v1/jwks/")], {}, ""),
+        "system:volume-scheduler": ([
+            _r("get list patch update watch", _C, "persistentvolumes"),
+            _r(_READ, ("storage.k8s.io",), "storageclasses"),
+            _r("get list patch update watch", _C, "persistentvolumeclaims")], {}, ""),
+    }
+
+
+def _meta(name: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
+    return {"name": name, "labels": {"kubernetes.io/bootstrapping": "rbac-defaults", **(labels or {})},
+            "annotations": {"rbac.authorization.kubernetes.io/autoupdate": "true"}}
+
+
+def cluster_roles() -> list[dict[str, Any]]:
+    """The bootstrap ClusterRoles (aggregated ones with empty rules: the aggregation controller fills them)."""
+    out = []
+    for name, (rules, labels, aggregate) in _roles().items():
+        role: dict[str, Any] = {"apiVersion": f"{_GROUP}/v1", "kind": "ClusterRole", "metadata": _meta(name, labels)}
+        if aggregate:
+            role["aggregationRule"] = {"clusterRoleSelectors": [{"matchLabels": {aggregate: "true"}}]}
+            role["rules"] = []
+        else:
+            role["rules"] = rules or []
+        out.append(role)
+    return out
+
+
+def _subject(kind: str, name: str, namespace: str = "") -> dict[str, str]:
+    if kind == "ServiceAccount":
+        return {"kind": kind, "name": name, "namespace": namespace}
+    return {"apiGroup": _GROUP, "kind": kind, "name": name}
+
+
+def cluster_role_bindings() -> list[dict[str, Any]]:
+    """The bootstrap ClusterRoleBindings (binding name = role name, as upstream's)."""
+    bindings: dict[str, list[dict[str, str]]] = {
+        "cluster-admin": [_subject("Group", "system:masters")],
+        "system:basic-user": [_subject("Group", "system:authenticated")],
+        "system:discovery": [_subject("Group", "system:authenticated")],
+        "system:kube-controller-manager": [_subject("User", "system:kube-controller-manager")],
+        "system:kube-dns": [_subject("ServiceAccount", "kube-dns", "kube-system")],
+        "system:kube-scheduler": [_subject("User", "system:kube-scheduler")],
+        "system:monitoring": [_subject("Group", "system:monitoring")],
+        "system:node": [],
+        "system:node-proxier": [_subject("User", "system:kube-proxy")],
+        "system:public-info-viewer": [_subject("Group", "system:authenticated"),
+                                      _subject("Group", "system:unauthenticated")],
+        "system:service-account-issuer-discovery": [_subject("Group", "system:serviceaccounts")],
+        "system:volume-scheduler": [_subject("User", "system:kube-scheduler")],
+    }
+    out = []
+    for name, subjects in bindings.items():
+        binding: dict[str, Any] = {"apiVersion": f"{_GROUP}/v1", "kind": "ClusterRoleBinding", "metadata": _meta(name),
+                                   "roleRef": {"apiGroup": _GROUP, "kind": "ClusterRole", "name": name}}
+        if subjects:
+            binding["subjects"] = subjects
+        out.append(binding)
+    return out
+
+
+def install(core: Core) -> None:
+    """Create every bootstrap ClusterRole and ClusterRoleBinding that is missing (on the server loop)."""
+    for plural, objects in (("clusterroles", cluster_roles()), ("clusterrolebindings", cluster_role_bindings())):
+        res = core.mapper.get(_GROUP, "v1", plural)
+        if res is None:
+            continue
+        for obj in objects:
+            if core.store.get(res.storage_key, "", obj["metadata"]["name"]) is None:
+                core.create(res, "", obj, manager=_MANAGER)
