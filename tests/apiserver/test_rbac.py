@@ -131,3 +131,250 @@ def test_impersonation_needs_the_impersonate_verb(raw: Raw, ns: str) -> None:
     assert resp.status == 403, body
     assert body["message"] == (f'users "admin" is forbidden: User "system:serviceaccount:{ns}:reader" cannot '
                                'impersonate resource "users" in API group "" at the cluster scope')
+
+
+# ---------------------------------------------------------------------------- identities and policy
+
+def test_who_am_i_for_the_admin_and_a_service_account(raw: Raw, ns: str) -> None:
+    token = service_account(raw, ns, "me")
+    review = {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
+    admin = ok(raw.call("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", review))["status"]["userInfo"]
+    assert admin["username"] == "admin" and "system:masters" in admin["groups"]
+    me = ok(raw.call("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", review, token=token))
+    info = me["status"]["userInfo"]
+    assert info["username"] == f"system:serviceaccount:{ns}:me"
+    assert info["groups"] == ["system:serviceaccounts", f"system:serviceaccounts:{ns}", "system:authenticated"]
+    assert info["uid"]
+
+
+def test_the_bootstrap_policy_exists(raw: Raw) -> None:
+    roles = {r["metadata"]["name"]: r for r in ok(raw.call("GET", f"{RBAC}/clusterroles"))["items"]}
+    for name in ("cluster-admin", "admin", "edit", "view", "system:aggregate-to-admin", "system:aggregate-to-edit",
+                 "system:aggregate-to-view", "system:discovery", "system:basic-user", "system:public-info-viewer",
+                 "system:auth-delegator", "system:node", "system:kube-scheduler", "system:monitoring"):
+        assert name in roles, name
+        assert roles[name]["metadata"]["labels"]["kubernetes.io/bootstrapping"] == "rbac-defaults"
+    bindings = {b["metadata"]["name"]: b for b in ok(raw.call("GET", f"{RBAC}/clusterrolebindings"))["items"]}
+    assert bindings["cluster-admin"]["subjects"] == [
+        {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "system:masters"}]
+    assert {s["name"] for s in bindings["system:public-info-viewer"]["subjects"]} == {
+        "system:authenticated", "system:unauthenticated"}
+    # aggregation: view's rules are system:aggregate-to-view's, edit holds view's, admin holds edit's
+    view, edit, admin = (roles[n]["rules"] for n in ("view", "edit", "admin"))
+    assert view == roles["system:aggregate-to-view"]["rules"]
+    assert all(rule in edit for rule in view) and all(rule in admin for rule in edit)
+
+
+def test_cluster_role_aggregation_follows_labelled_roles(raw: Raw, ns: str) -> None:
+    name = f"{ns}-widgets-view"
+    rule = {"apiGroups": ["example.com"], "resources": ["widgets"], "verbs": ["get", "list", "watch"]}
+    ok(raw.call("POST", f"{RBAC}/clusterroles", {
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "rules": [rule],
+        "metadata": {"name": name, "labels": {"rbac.authorization.k8s.io/aggregate-to-view": "true"}}}))
+    import time
+    deadline = time.monotonic() + 5
+    while rule not in ok(raw.call("GET", f"{RBAC}/clusterroles/admin"))["rules"]:
+        assert time.monotonic() < deadline, "the rule never reached admin"
+        time.sleep(0.02)
+    assert rule in ok(raw.call("GET", f"{RBAC}/clusterroles/view"))["rules"]
+    ok(raw.call("DELETE", f"{RBAC}/clusterroles/{name}"))
+    deadline = time.monotonic() + 5
+    while rule in ok(raw.call("GET", f"{RBAC}/clusterroles/view"))["rules"]:
+        assert time.monotonic() < deadline, "the rule stayed in view"
+        time.sleep(0.02)
+
+
+def test_rule_matching_names_subresources_and_urls(raw: Raw, ns: str) -> None:
+    token = service_account(raw, ns, "matcher")
+    role(raw, ns, "matching", [
+        {"apiGroups": [""], "resources": ["configmaps"], "resourceNames": ["allowed"], "verbs": ["get", "list"]},
+        {"apiGroups": [""], "resources": ["pods/log"], "verbs": ["get"]},
+        {"apiGroups": ["apps"], "resources": ["*/scale"], "verbs": ["get"]}])
+    ok(bind(raw, ns, "matching", "Role", "matching", ns, "matcher"))
+    cluster_name = f"{ns}-urls"
+    role(raw, ns, cluster_name, [{"nonResourceURLs": ["/logs/*", "/version"], "verbs": ["get"]}],
+         kind="ClusterRole")
+    ok(bind(raw, None, cluster_name, "ClusterRole", cluster_name, ns, "matcher"))
+    for name in ("allowed", "denied"):
+        ok(raw.call("POST", f"/api/v1/namespaces/{ns}/configmaps",
+                    {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}}))
+    ok(raw.call("GET", f"/api/v1/namespaces/{ns}/configmaps/allowed", token=token))
+    assert raw.call("GET", f"/api/v1/namespaces/{ns}/configmaps/denied", token=token)[0] == 403
+    assert raw.call("GET", f"/api/v1/namespaces/{ns}/configmaps", token=token)[0] == 403  # a list has no name
+    # a list narrowed to one name by a metadata.name field selector is authorized with that name
+    listed = ok(raw.call("GET", f"/api/v1/namespaces/{ns}/configmaps?fieldSelector=metadata.name%3Dallowed",
+                         token=token))
+    assert [i["metadata"]["name"] for i in listed["items"]] == ["allowed"]
+    assert raw.call("GET", f"/api/v1/namespaces/{ns}/pods", token=token)[0] == 403
+    code, _, body = raw.call("GET", f"/api/v1/namespaces/{ns}/pods/nope/log", token=token)
+    assert code == 404, body  # allowed: the pod just does not exist
+    code, _, body = raw.call("GET", f"/apis/apps/v1/namespaces/{ns}/deployments/nope/scale", token=token)
+    assert code == 404, body
+    code, _, body = raw.call("GET", f"/apis/apps/v1/namespaces/{ns}/deployments/nope", token=token)
+    assert code == 403 and 'cannot get resource "deployments" in API group "apps"' in body["message"]
+    code, _, body = raw.call("GET", f"/apis/apps/v1/namespaces/{ns}/deployments/nope/status", token=token)
+    assert code == 403 and 'cannot get resource "deployments/status"' in body["message"]
+    assert raw.call("GET", "/logs/x", token=token)[0] == 404  # allowed; not served
+    ok(raw.call("GET", "/version", token=token))
+    ok(raw.call("GET", "/api", token=token))  # system:discovery for every authenticated user
+    assert raw.call("GET", "/metrics", token=token)[0] == 403
+
+
+def test_a_binding_to_a_missing_role_says_so(raw: Raw, ns: str) -> None:
+    token = service_account(raw, ns, "orphan")
+    ok(bind(raw, ns, "dangling", "Role", "no-such-role", ns, "orphan"))
+    code, _, body = raw.call("GET", f"/api/v1/namespaces/{ns}/secrets", token=token)
+    assert code == 403
+    assert body["message"].endswith(': RBAC: role.rbac.authorization.k8s.io "no-such-role" not found')
+
+
+def test_anonymous_requests(raw: Raw) -> None:
+    assert raw.call("GET", "/healthz", token=None)[0] == 200
+    assert raw.call("GET", "/version", token=None)[0] == 200
+    assert raw.call("GET", "/api/v1/namespaces", token=None)[0] == 401
+
+
+# ---------------------------------------------------------------------------- reviews
+
+def test_subject_access_review_and_local_review(raw: Raw, ns: str) -> None:
+    configmap_reader(raw, ns)
+    user = f"system:serviceaccount:{ns}:reader"
+
+    def sar(attrs: dict[str, Any], **spec: Any) -> Any:
+        return ok(raw.call("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", {
+            "apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+            "spec": {"resourceAttributes": attrs, **spec}}))
+
+    body = sar({"verb": "get", "resource": "configmaps", "namespace": ns}, user=user)
+    assert body["status"]["allowed"] is True and body["spec"]["user"] == user
+    assert sar({"verb": "get", "resource": "secrets", "namespace": ns}, user=user)["status"] == {"allowed": False}
+    assert sar({"verb": "delete", "resource": "nodes"}, user="someone", groups=["system:masters"])["status"] == {
+        "allowed": True}
+    code, _, body = raw.call("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", {
+        "apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+        "spec": {"resourceAttributes": {"verb": "get", "resource": "pods"}}})
+    assert code == 422 and "at least one of user or group must be specified" in body["message"]
+    code, _, body = raw.call("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", {
+        "apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview", "spec": {"user": "x"}})
+    assert code == 422 and "exactly one of nonResourceAttributes or resourceAttributes" in body["message"]
+    nonres = ok(raw.call("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", {
+        "apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+        "spec": {"nonResourceAttributes": {"verb": "get", "path": "/healthz"}, "user": "nobody",
+                 "groups": ["system:unauthenticated"]}}))
+    assert nonres["status"]["allowed"] is True
+    assert "system:public-info-viewer" in nonres["status"]["reason"]
+    local = ok(raw.call("POST", f"/apis/authorization.k8s.io/v1/namespaces/{ns}/localsubjectaccessreviews", {
+        "apiVersion": "authorization.k8s.io/v1", "kind": "LocalSubjectAccessReview",
+        "spec": {"resourceAttributes": {"verb": "get", "resource": "configmaps", "namespace": ns}, "user": user}}))
+    assert local["status"]["allowed"] is True and local["metadata"]["namespace"] == ns
+
+
+def test_self_subject_rules_review(raw: Raw, ns: str) -> None:
+    token = configmap_reader(raw, ns)
+    status = ok(raw.call("POST", "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews", {
+        "apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectRulesReview", "spec": {"namespace": ns}},
+        token=token))["status"]
+    assert {"verbs": ["get"], "apiGroups": [""], "resources": ["configmaps"]} in status["resourceRules"]
+    assert {"verbs": ["create"], "apiGroups": ["authorization.k8s.io"],
+            "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"]} in status["resourceRules"]
+    assert any("/api/*" in r["nonResourceURLs"] for r in status["nonResourceRules"])
+    assert status["incomplete"] is False
+    admin = ok(raw.call("POST", "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews", {
+        "apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectRulesReview", "spec": {"namespace": ns}}))
+    assert {"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]} in admin["status"]["resourceRules"]
+
+
+# ---------------------------------------------------------------------------- impersonation
+
+def _as(raw: Raw, token: str, path: str, headers: dict[str, str]) -> tuple[int, Any]:
+    import json
+    conn = raw.conn()
+    conn.request("POST", path, body=json.dumps({"apiVersion": "authentication.k8s.io/v1",
+                                                "kind": "SelfSubjectReview"}).encode(),
+                 headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json", **headers})
+    resp = conn.getresponse()
+    body = json.loads(resp.read())
+    conn.close()
+    return resp.status, body
+
+
+def test_impersonation_when_allowed_runs_as_the_impersonated_user(raw: Raw, ns: str) -> None:
+    token = service_account(raw, ns, "impersonator")
+    name = f"{ns}-impersonator"
+    role(raw, ns, name, [{"apiGroups": [""], "resources": ["users"], "resourceNames": ["jane"],
+                          "verbs": ["impersonate"]},
+                         {"apiGroups": [""], "resources": ["groups"], "verbs": ["impersonate"]},
+                         {"apiGroups": ["authentication.k8s.io"], "resources": ["userextras/scopes"],
+                          "verbs": ["impersonate"]}], kind="ClusterRole")
+    ok(bind(raw, None, name, "ClusterRole", name, ns, "impersonator"))
+    path = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
+    code, body = _as(raw, token, path, {"Impersonate-User": "jane", "Impersonate-Extra-Scopes": "view"})
+    assert code == 201, body
+    assert body["status"]["userInfo"] == {"username": "jane", "groups": ["system:authenticated"],
+                                          "extra": {"scopes": ["view"]}}
+    code, body = _as(raw, token, path, {"Impersonate-User": "jane", "Impersonate-Group": "devs"})
+    assert code == 201 and body["status"]["userInfo"]["groups"] == ["devs", "system:authenticated"]
+    code, body = _as(raw, token, path, {"Impersonate-User": "bob"})
+    assert code == 403 and 'cannot impersonate resource "users"' in body["message"]
+    code, body = _as(raw, token, path, {"Impersonate-User": f"system:serviceaccount:{ns}:default"})
+    assert code == 403, body
+    assert body["message"] == (f'serviceaccounts "default" is forbidden: User "system:serviceaccount:{ns}:impersonator" '
+                               f'cannot impersonate resource "serviceaccounts" in API group "" in the namespace "{ns}"')
+    code, body = _as(raw, token, path, {"Impersonate-Group": "devs"})
+    assert code == 400, body
+    # the admin may impersonate anyone; a service account gets its groups
+    code, body = _as(raw, raw.server.token, path, {"Impersonate-User": f"system:serviceaccount:{ns}:default"})
+    assert code == 201 and body["status"]["userInfo"]["groups"] == [
+        "system:serviceaccounts", f"system:serviceaccounts:{ns}", "system:authenticated"]
+
+
+# ---------------------------------------------------------------------------- escalation
+
+def test_escalation_prevention(raw: Raw, ns: str) -> None:
+    token = service_account(raw, ns, "rbac-manager")
+    user = f"system:serviceaccount:{ns}:rbac-manager"
+    role(raw, ns, "manager", [
+        {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles", "rolebindings"],
+         "verbs": ["create", "get", "update", "patch"]},  # not "*": that includes escalate and bind
+        {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list"]}])
+    ok(bind(raw, ns, "manager", "Role", "manager", ns, "rbac-manager"))
+
+    def make_role(name: str, rules: list[dict[str, Any]]) -> tuple[int, dict[str, str], Any]:
+        return raw.call("POST", f"{RBAC}/namespaces/{ns}/roles", {
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": name},
+            "rules": rules}, token=token)
+
+    ok(make_role("subset", [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}]))
+    code, _, body = make_role("more", [{"apiGroups": [""], "resources": ["secrets", "configmaps"],
+                                        "verbs": ["get", "delete"]}])
+    assert code == 403, body
+    assert body["message"] == (
+        f'roles.rbac.authorization.k8s.io "more" is forbidden: user "{user}" (groups=["system:serviceaccounts" '
+        f'"system:serviceaccounts:{ns}" "system:authenticated"]) is attempting to grant RBAC permissions not '
+        'currently held:\n{APIGroups:[""], Resources:["configmaps"], Verbs:["delete"]}\n'
+        '{APIGroups:[""], Resources:["secrets"], Verbs:["get" "delete"]}')
+    # an update that adds a permission is checked too (PUT and patch)
+    current = ok(raw.call("GET", f"{RBAC}/namespaces/{ns}/roles/subset", token=token))
+    current["rules"][0]["verbs"] = ["get", "delete"]
+    assert raw.call("PUT", f"{RBAC}/namespaces/{ns}/roles/subset", current, token=token)[0] == 403
+    code, _, body = raw.call("PATCH", f"{RBAC}/namespaces/{ns}/roles/subset",
+                             {"rules": [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]}]},
+                             ctype="application/merge-patch+json", token=token)
+    assert code == 403, body
+    ok(raw.call("PATCH", f"{RBAC}/namespaces/{ns}/roles/subset", {"metadata": {"labels": {"a": "b"}}},
+                ctype="application/merge-patch+json", token=token))
+    # bindings: to a role whose rules the user holds, yes; to edit (more than held), no
+    code, _, body = bind(raw, ns, "to-subset", "Role", "subset", ns, "default", token=token)
+    assert code == 201, body
+    code, _, body = bind(raw, ns, "to-edit", "ClusterRole", "edit", ns, "default", token=token)
+    assert code == 403 and "is attempting to grant RBAC permissions not currently held" in body["message"]
+    # the bind verb on that role lifts the check; escalate lifts the role check
+    role(raw, ns, "binder", [
+        {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["clusterroles"], "resourceNames": ["edit"],
+         "verbs": ["bind"]},
+        {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles"], "verbs": ["escalate"]}])
+    ok(bind(raw, ns, "binder", "Role", "binder", ns, "rbac-manager"))
+    ok(bind(raw, ns, "to-edit", "ClusterRole", "edit", ns, "default", token=token))
+    ok(make_role("more", [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "delete"]}]))
+    # the admin (system:masters) may grant anything
+    ok(bind(raw, None, f"{ns}-admin", "ClusterRole", "cluster-admin", ns, "default"))

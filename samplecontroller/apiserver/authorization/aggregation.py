@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 __all__ = ["aggregate", "install"]
 
 _MANAGER = "clusterrole-aggregation-controller"
+_MAX_PASSES = 8
 
 
 def _selectors(role: dict[str, Any]) -> list[labelsel.Selector]:
@@ -35,10 +36,19 @@ def _selectors(role: dict[str, Any]) -> list[labelsel.Selector]:
 
 
 def aggregate(core: Core) -> None:
-    """Bring every aggregated ClusterRole's rules up to date (one write per role that changed)."""
+    """Bring every aggregated ClusterRole's rules up to date (one write per role that changed),
+    passing again while a pass changed something (an aggregated role may itself be aggregated:
+    ``view`` into ``edit`` into ``admin``), at most ``_MAX_PASSES`` times."""
+    for _ in range(_MAX_PASSES):
+        if not _aggregate_once(core):
+            return
+
+
+def _aggregate_once(core: Core) -> bool:
     res = core.mapper.get("rbac.authorization.k8s.io", "v1", "clusterroles")
     if res is None:
-        return
+        return False
+    changed = False
     roles = [(name, entry.obj) for (_, name), entry in core.store.list(CLUSTER_ROLES, None)]
     for name, role in roles:
         selectors = _selectors(role)
@@ -58,6 +68,8 @@ def aggregate(core: Core) -> None:
             updated = copy_json(role)
             updated["rules"] = copy_json(rules)
             core.update(res, "", name, updated, manager=_MANAGER)
+            changed = True
+    return changed
 
 
 def install(core: Core, schedule: Callable[..., None]) -> None:
