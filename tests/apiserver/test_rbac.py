@@ -5,10 +5,17 @@ bootstrap policy exists, aggregation, access and rules reviews, impersonation, e
 from __future__ import annotations
 
 import itertools
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
+from samplecontroller.apiserver.testing import require_kubectl
 from tests.apiserver.conftest import Raw
 
 _ns = itertools.count()
@@ -125,7 +132,6 @@ def test_impersonation_needs_the_impersonate_verb(raw: Raw, ns: str) -> None:
                  headers={"Authorization": f"Bearer {token}", "Impersonate-User": "admin",
                           "Impersonate-Group": "system:masters"})
     resp = conn.getresponse()
-    import json
     body = json.loads(resp.read())
     conn.close()
     assert resp.status == 403, body
@@ -171,7 +177,6 @@ def test_cluster_role_aggregation_follows_labelled_roles(raw: Raw, ns: str) -> N
     ok(raw.call("POST", f"{RBAC}/clusterroles", {
         "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "rules": [rule],
         "metadata": {"name": name, "labels": {"rbac.authorization.k8s.io/aggregate-to-view": "true"}}}))
-    import time
     deadline = time.monotonic() + 5
     while rule not in ok(raw.call("GET", f"{RBAC}/clusterroles/admin"))["rules"]:
         assert time.monotonic() < deadline, "the rule never reached admin"
@@ -287,7 +292,6 @@ def test_self_subject_rules_review(raw: Raw, ns: str) -> None:
 # ---------------------------------------------------------------------------- impersonation
 
 def _as(raw: Raw, token: str, path: str, headers: dict[str, str]) -> tuple[int, Any]:
-    import json
     conn = raw.conn()
     conn.request("POST", path, body=json.dumps({"apiVersion": "authentication.k8s.io/v1",
                                                 "kind": "SelfSubjectReview"}).encode(),
@@ -378,3 +382,43 @@ def test_escalation_prevention(raw: Raw, ns: str) -> None:
     ok(make_role("more", [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "delete"]}]))
     # the admin (system:masters) may grant anything
     ok(bind(raw, None, f"{ns}-admin", "ClusterRole", "cluster-admin", ns, "default"))
+
+
+# ---------------------------------------------------------------------------- kubectl with a token kubeconfig
+
+def test_kubectl_with_a_service_account_kubeconfig(raw: Raw, ns: str, tmp_path: Path) -> None:
+
+
+
+    binary = require_kubectl()
+    token = configmap_reader(raw, ns)
+    config = yaml.safe_load(raw.server.kubeconfig_path.read_text())
+    config["users"] = [{"name": "reader", "user": {"token": token}}]
+    config["contexts"][0]["context"].update(user="reader", namespace=ns)
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(yaml.safe_dump(config))
+
+    def kubectl(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([binary, "--kubeconfig", str(kubeconfig), "--cache-dir", str(tmp_path / "cache"), *args],
+                              capture_output=True, text=True, timeout=60,
+                              env={**os.environ, "HOME": str(tmp_path), "KUBECONFIG": str(kubeconfig)})
+
+    assert (kubectl("auth", "can-i", "*", "*").stdout.strip(), kubectl("auth", "can-i", "*", "*").returncode) == (
+        "no", 1)
+    yes = kubectl("auth", "can-i", "get", "configmaps")
+    assert (yes.stdout.strip(), yes.returncode) == ("yes", 0), yes.stderr
+    assert kubectl("auth", "can-i", "list", "configmaps").stdout.strip() == "no"
+    assert kubectl("auth", "can-i", "create", "clusterrolebinding").stdout.strip() == "no"
+    denied = kubectl("get", "secrets", "-n", "kube-system")
+    assert denied.returncode == 1
+    assert denied.stderr.strip() == (
+        f'Error from server (Forbidden): secrets is forbidden: User "system:serviceaccount:{ns}:reader" cannot list '
+        'resource "secrets" in API group "" in the namespace "kube-system"')
+    missing = kubectl("get", "configmap", "nope")
+    assert missing.returncode == 1 and 'configmaps "nope" not found' in missing.stderr  # allowed, then 404
+    listed = kubectl("auth", "can-i", "--list")
+    assert listed.returncode == 0, listed.stderr
+    assert any(line.split()[:1] == ["configmaps"] and line.rstrip().endswith("[get]")
+               for line in listed.stdout.splitlines()), listed.stdout
+    whoami = kubectl("auth", "whoami", "-o", "jsonpath={.status.userInfo.username}")
+    assert whoami.stdout == f"system:serviceaccount:{ns}:reader", whoami.stderr

@@ -65,7 +65,8 @@ async def create(scope: Scope, request: web.Request, t: RequestInfo, accept: Acc
     escalation.check(scope.authorizer, user_of(request), res, ns, body)
     admission = None
     if scope.admitter.active():
-        admission = AdmissionRequest(res, "CREATE", ns, name_of(body), body, dry_run=ri.dry_run(request))
+        admission = AdmissionRequest(res, "CREATE", ns, name_of(body), body, dry_run=ri.dry_run(request),
+                                     user_info=user_of(request).to_wire())
         body = await admit_create(scope, request, admission)
     obj, warnings = scope.core.create(res, ns, body, manager=ri.field_manager(request), dry_run=ri.dry_run(request),
                                      field_validation=ri.field_validation(request))
@@ -92,7 +93,8 @@ async def update(scope: Scope, request: web.Request, t: RequestInfo, accept: Acc
     if scope.admitter.active():
         current = scope.core.get_entry(res, ns, name)
         admission = AdmissionRequest(res, "UPDATE" if current else "CREATE", ns, name, body,
-                                     current.obj if current else None, t.subresource, ri.dry_run(request))
+                                     current.obj if current else None, t.subresource, ri.dry_run(request),
+                                     user_info=user_of(request).to_wire())
         body = await admit_update(scope, request, admission)
     obj, created, warnings = scope.core.update(res, ns, name, body, subresource=t.subresource,
                                               manager=ri.field_manager(request), dry_run=ri.dry_run(request),
@@ -145,7 +147,8 @@ async def delete(scope: Scope, request: web.Request, t: RequestInfo, accept: Acc
         current = scope.core.get_entry(res, ns, name)
         if current is None:
             raise not_found(res, name)
-        admission = AdmissionRequest(res, "DELETE", ns, name, None, current.obj, dry_run=dry_run)
+        admission = AdmissionRequest(res, "DELETE", ns, name, None, current.obj, dry_run=dry_run,
+                                     user_info=user_of(request).to_wire())
         await scope.admitter.mutate(admission)
         await scope.admitter.validate(admission)
     code, obj = scope.core.delete(res, ns, name, options, dry_run=dry_run)
