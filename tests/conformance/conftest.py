@@ -179,6 +179,13 @@ ROWS: tuple[Row, ...] = (
     Row(("-n", "kube-system", "get", "secrets", "--as=system:serviceaccount:{ns}:reader"), rc=1, item="rbac",
         err=(r'Error from server \(Forbidden\): secrets is forbidden: User "system:serviceaccount:{ns}:reader" '
              r'cannot list resource "secrets" in API group "" in the namespace "kube-system"',)),
+    Row(("auth", "can-i", "list", "pods", "--as=jane-{v}"), rc=1, out=("^no$",), item="rbac"),
+    Row(("auth", "can-i", "list", "pods", "--as=jane-{v}", "--as-group=system:masters"), out=("^yes$",),
+        item="rbac"),
+    Row(("-n", "{ns}", "create", "rolebinding", "jane-view", "--clusterrole=view", "--user=jane-{v}"),
+        out=("rolebinding.rbac.authorization.k8s.io/jane-view created",), item="rbac"),
+    Row(("-n", "{ns}", "auth", "can-i", "list", "pods", "--as=jane-{v}"), out=("^yes$",), item="rbac"),
+    Row(("-n", "{ns}", "auth", "can-i", "delete", "pods", "--as=jane-{v}"), rc=1, out=("^no$",), item="rbac"),
     Row(("get", "clusterroles"), out=(r"(?m)^cluster-admin\s", r"(?m)^system:basic-user\s", r"(?m)^view\s",
                                       r"(?m)^system:aggregate-to-edit\s"), item="rbac"),
     Row(("get", "clusterrolebinding", "cluster-admin", "-o", "wide"),
