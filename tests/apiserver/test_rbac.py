@@ -422,3 +422,23 @@ def test_kubectl_with_a_service_account_kubeconfig(raw: Raw, ns: str, tmp_path: 
                for line in listed.stdout.splitlines()), listed.stdout
     whoami = kubectl("auth", "whoami", "-o", "jsonpath={.status.userInfo.username}")
     assert whoami.stdout == f"system:serviceaccount:{ns}:reader", whoami.stderr
+
+
+def test_odd_bytes_in_impersonation_headers_and_denied_paths_are_4xx(raw: Raw, ns: str) -> None:
+    token = configmap_reader(raw, ns)
+    conn = raw.conn()
+    conn.putrequest("GET", "/api/v1/namespaces")
+    conn.putheader("Authorization", f"Bearer {raw.server.token}")
+    conn.putheader("Impersonate-User", b"\xff\xfe-not-utf8")
+    conn.endheaders()
+    resp = conn.getresponse()
+    body = json.loads(resp.read())
+    conn.close()
+    assert resp.status == 400 and body["reason"] == "BadRequest", body
+    code, _, body = raw.call("GET", f"/api/v1/namespaces/{ns}/secrets/%3Cb%3E%22%FF", token=token)
+    assert code == 403, body
+    assert body["message"].startswith('secrets "<b>\\"'), body  # the name as Go's %q prints it
+    assert body["message"].endswith(f'cannot get resource "secrets" in API group "" in the namespace "{ns}"'), body
+    code, _, body = raw.call("GET", "/logs/%3Cscript%3E", token=token)
+    assert code == 403 and body["message"] == (
+        f'forbidden: User "system:serviceaccount:{ns}:reader" cannot get path "/logs/&lt;script&gt;"'), body

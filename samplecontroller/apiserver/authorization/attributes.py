@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from samplecontroller.apiserver.authentication import UserInfo
 from samplecontroller.apiserver.errors import APIError
 
-__all__ = ["Attributes", "forbidden", "forbidden_message", "from_request"]
+__all__ = ["Attributes", "forbidden", "forbidden_message", "from_request", "go_quote"]
 
 _SPECIAL_VERBS = frozenset({"proxy", "watch"})
 _NAMESPACE_SUBRESOURCES = frozenset({"status", "finalize"})
@@ -81,32 +81,65 @@ def from_request(user: UserInfo, method: str, path: str, query: Mapping[str, str
     return Attributes(user, verb, True, namespace, group, version, resource, subresource, name, path)
 
 
+_HTML = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
+_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v",
+            "\\": "\\\\", '"': '\\"'}
+
+
+def go_quote(text: str) -> str:
+    """``text`` as Go's ``%q`` prints it: escapes for quotes, backslashes and unprintable
+    characters, ``\\xNN`` for bytes that were not UTF-8 (surrogate-escaped)."""
+    out = ['"']
+    for ch in text:
+        code = ord(ch)
+        if ch in _ESCAPES:
+            out.append(_ESCAPES[ch])
+        elif 0xDC80 <= code <= 0xDCFF:
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif ch.isprintable() and not 0xD800 <= code <= 0xDFFF:
+            out.append(ch)
+        elif code < 0x80:
+            out.append(f"\\x{code:02x}")
+        elif code <= 0xFFFF:
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(f"\\U{code:08x}")
+    out.append('"')
+    return "".join(out)
+
+
+def _plain(text: str) -> str:
+    """``text`` with the bytes that were not UTF-8 replaced (printable in a JSON Status)."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def forbidden_message(attrs: Attributes) -> str:
     """kube-apiserver's ``forbiddenMessage``: who cannot do what, where."""
-    who = attrs.user.name
+    who = go_quote(attrs.user.name)
     if not attrs.resource_request:
-        return f'User "{who}" cannot {attrs.verb} path "{attrs.path}"'
+        return f"User {who} cannot {_plain(attrs.verb)} path {go_quote(attrs.path)}"
     resource = f"{attrs.resource}/{attrs.subresource}" if attrs.subresource else attrs.resource
-    where = f'in the namespace "{attrs.namespace}"' if attrs.namespace else "at the cluster scope"
-    return f'User "{who}" cannot {attrs.verb} resource "{resource}" in API group "{attrs.api_group}" {where}'
+    where = f"in the namespace {go_quote(attrs.namespace)}" if attrs.namespace else "at the cluster scope"
+    return (f"User {who} cannot {_plain(attrs.verb)} resource {go_quote(resource)} in API group "
+            f"{go_quote(attrs.api_group)} {where}")
 
 
 def forbidden(attrs: Attributes, reason: str = "") -> APIError:
     """The 403 Forbidden Status of a denied request (``responsewriters.Forbidden`` through
     ``errors.NewForbidden``): ``<resource>[.<group>] ["<name>"] is forbidden: <message>[: <reason>]``."""
-    message = forbidden_message(attrs) + (f": {reason}" if reason else "")
-    qualified = f"{attrs.resource}.{attrs.api_group}" if attrs.api_group else attrs.resource
+    message = forbidden_message(attrs).translate(_HTML) + (f": {reason}" if reason else "")
+    qualified = _plain(f"{attrs.resource}.{attrs.api_group}" if attrs.api_group else attrs.resource)
     details: dict[str, str] = {}
     if attrs.name:
-        details["name"] = attrs.name
+        details["name"] = _plain(attrs.name)
     if attrs.api_group:
-        details["group"] = attrs.api_group
+        details["group"] = _plain(attrs.api_group)
     if attrs.resource:
-        details["kind"] = attrs.resource
+        details["kind"] = _plain(attrs.resource)
     if not qualified:
         text = f"forbidden: {message}"
     elif attrs.name:
-        text = f'{qualified} "{attrs.name}" is forbidden: {message}'
+        text = f"{qualified} {go_quote(attrs.name)} is forbidden: {message}"
     else:
         text = f"{qualified} is forbidden: {message}"
     err = APIError(403, "Forbidden", text, details)

@@ -15,13 +15,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from samplecontroller.apiserver.authentication import UserInfo
-from samplecontroller.apiserver.authorization.attributes import Attributes
+from samplecontroller.apiserver.authorization.attributes import Attributes, go_quote
 from samplecontroller.apiserver.authorization.rbac import GROUP, Authorizer, mapping
 from samplecontroller.apiserver.authorization.rules import (
     FULL_AUTHORITY,
     Rule,
     compact_string,
     covers,
+    go_strings,
     rules_of,
 )
 from samplecontroller.apiserver.errors import APIError
@@ -41,12 +42,8 @@ def guards(res: Resource) -> bool:
 
 def _forbidden(res: Resource, name: str, message: str) -> APIError:
     qualified = f"{res.plural}.{res.group}"
-    return APIError(403, "Forbidden", f'{qualified} "{name}" is forbidden: {message}',
+    return APIError(403, "Forbidden", f"{qualified} {go_quote(name)} is forbidden: {message}",
                     {"name": name, "group": res.group, "kind": res.plural})
-
-
-def _go_strings(values: tuple[str, ...]) -> str:
-    return "[" + " ".join(f'"{v}"' for v in values) + "]"
 
 
 def _confirm(authorizer: Authorizer, user: UserInfo, namespace: str, wanted: list[Rule]) -> str:
@@ -56,7 +53,7 @@ def _confirm(authorizer: Authorizer, user: UserInfo, namespace: str, wanted: lis
     if not missing:
         return ""
     descriptions = sorted({compact_string(rule) for rule in missing})
-    message = (f'user "{user.name}" (groups={_go_strings(user.groups)}) is attempting to grant RBAC permissions '
+    message = (f"user {go_quote(user.name)} (groups={go_strings(user.groups)}) is attempting to grant RBAC permissions "
                "not currently held:\n" + "\n".join(descriptions))
     if held.errors:
         message += f"; resolution errors: [{held.reason().removeprefix('RBAC: ')}]"

@@ -33,6 +33,14 @@ __all__ = ["impersonate"]
 _EXTRA_PREFIX = "impersonate-extra-"
 
 
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # undecodable bytes arrive as surrogates
+        return False
+    return True
+
+
 def _check(authorizer: Authorizer, attrs: Attributes) -> None:
     decision = authorizer.authorize(attrs)
     if not decision.allowed:
@@ -49,6 +57,9 @@ def impersonate(authorizer: Authorizer, requester: UserInfo, headers: CIMultiDic
     for header, value in headers.items():
         if header.lower().startswith(_EXTRA_PREFIX):
             extra.setdefault(unquote(header[len(_EXTRA_PREFIX):]).lower(), []).append(value)
+    given = [username, uid, *groups_given, *extra, *(v for values in extra.values() for v in values)]
+    if any(not _utf8(value) for value in given):
+        raise bad_request("impersonation headers must be valid UTF-8")
     if not username:
         if groups_given or uid or extra:
             raise bad_request("requested impersonation of groups, uid or extra without impersonating a user")

@@ -8,9 +8,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from samplecontroller.apiserver.authorization.attributes import Attributes
+from samplecontroller.apiserver.authorization.attributes import Attributes, go_quote
 
-__all__ = ["FULL_AUTHORITY", "Rule", "compact_string", "covers", "rule_allows", "rules_of"]
+__all__ = ["FULL_AUTHORITY", "Rule", "compact_string", "covers", "go_strings", "rule_allows", "rules_of"]
 
 
 @dataclass(frozen=True)
@@ -149,8 +149,9 @@ def covers(owned: Sequence[Rule], wanted: Iterable[Rule]) -> list[Rule]:
     return out
 
 
-def _go_quoted(values: Sequence[str]) -> str:
-    return "[" + " ".join('"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"' for v in values) + "]"
+def go_strings(values: Sequence[str]) -> str:
+    """A string list as Go's ``%q`` prints it: ``["a" "b"]``."""
+    return "[" + " ".join(go_quote(v) for v in values) + "]"
 
 
 def compact_string(rule: Rule) -> str:
@@ -160,5 +161,5 @@ def compact_string(rule: Rule) -> str:
                           ("NonResourceURLs", rule.non_resource_urls), ("ResourceNames", rule.resource_names),
                           ("Verbs", rule.verbs)):
         if values:
-            parts.append(f"{label}:{_go_quoted(values)}")
+            parts.append(f"{label}:{go_strings(values)}")
     return "{" + ", ".join(parts) + "}"
