@@ -157,12 +157,15 @@ def test_the_bootstrap_policy_exists(raw: Raw) -> None:
     roles = {r["metadata"]["name"]: r for r in ok(raw.call("GET", f"{RBAC}/clusterroles"))["items"]}
     for name in ("cluster-admin", "admin", "edit", "view", "system:aggregate-to-admin", "system:aggregate-to-edit",
                  "system:aggregate-to-view", "system:discovery", "system:basic-user", "system:public-info-viewer",
-                 "system:auth-delegator", "system:node", "system:kube-scheduler", "system:monitoring"):
+                 "system:auth-delegator", "system:node", "system:kube-scheduler", "system:monitoring",
+                 "system:controller:deployment-controller", "system:controller:namespace-controller"):
         assert name in roles, name
         assert roles[name]["metadata"]["labels"]["kubernetes.io/bootstrapping"] == "rbac-defaults"
     bindings = {b["metadata"]["name"]: b for b in ok(raw.call("GET", f"{RBAC}/clusterrolebindings"))["items"]}
     assert bindings["cluster-admin"]["subjects"] == [
         {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "system:masters"}]
+    assert bindings["system:controller:deployment-controller"]["subjects"] == [
+        {"kind": "ServiceAccount", "name": "deployment-controller", "namespace": "kube-system"}]
     assert {s["name"] for s in bindings["system:public-info-viewer"]["subjects"]} == {
         "system:authenticated", "system:unauthenticated"}
     # aggregation: view's rules are system:aggregate-to-view's, edit holds view's, admin holds edit's
@@ -442,3 +445,19 @@ def test_odd_bytes_in_impersonation_headers_and_denied_paths_are_4xx(raw: Raw, n
     code, _, body = raw.call("GET", "/logs/%3Cscript%3E", token=token)
     assert code == 403 and body["message"] == (
         f'forbidden: User "system:serviceaccount:{ns}:reader" cannot get path "/logs/&lt;script&gt;"'), body
+
+
+def test_an_aggregation_rule_needs_full_authority(raw: Raw, ns: str) -> None:
+    token = service_account(raw, ns, "role-writer")
+    name = f"{ns}-role-writer"
+    role(raw, ns, name, [{"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["clusterroles"],
+                          "verbs": ["create"]}], kind="ClusterRole")
+    ok(bind(raw, None, name, "ClusterRole", name, ns, "role-writer"))
+    aggregated = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                  "metadata": {"name": f"{ns}-gather"},
+                  "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {"gather": "me"}}]}}
+    code, _, body = raw.call("POST", f"{RBAC}/clusterroles", aggregated, token=token)
+    assert code == 403, body
+    assert body["message"] == (f'clusterroles.rbac.authorization.k8s.io "{ns}-gather" is forbidden: must have '
+                               "cluster-admin privileges to use the aggregationRule")
+    ok(raw.call("POST", f"{RBAC}/clusterroles", aggregated))  # the admin may

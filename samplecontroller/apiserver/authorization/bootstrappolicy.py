@@ -7,8 +7,10 @@ roles, and the bindings (``cluster-admin`` to ``system:masters``, ...).
 
 ``install(core)`` creates what is missing (a restart from a data directory keeps user edits), each
 object labelled ``kubernetes.io/bootstrapping: rbac-defaults`` and annotated
-``rbac.authorization.kubernetes.io/autoupdate: "true"`` as upstream's are. Not included: the
-``system:controller:*`` roles of kube-controller-manager's controllers (no such controllers run).
+``rbac.authorization.kubernetes.io/autoupdate: "true"`` as upstream's are; with them the
+``system:controller:*`` roles of kube-controller-manager's controllers (``controller_policy.go``)
+bound to their ``kube-system`` ServiceAccounts, as ``kubectl get clusterroles`` lists them on a
+real cluster. Not included: the namespaced bootstrap Roles (``namespace_policy.go``).
 """
 
 from __future__ import annotations
@@ -226,6 +228,127 @@ def _roles() -> dict[str, tuple[list[Rule] | None, dict[str, str], str]]:
     }
 
 
+def _controller_roles() -> dict[str, list[Rule]]:
+    """kube-controller-manager's controllers' roles (``controller_policy.go``), by controller name:
+    ClusterRole ``system:controller:<name>`` bound to ServiceAccount ``kube-system/<name>``."""
+    apps_ext = ("apps", "extensions")
+    ev = _EVENTS
+    return {
+        "attachdetach-controller": [
+            _r("list watch", _C, "persistentvolumeclaims persistentvolumes"), _r(_READ, _C, "nodes"),
+            _r("patch update", _C, "nodes/status"), _r("list watch", _C, "pods"), ev,
+            _r("create delete get list watch", ("storage.k8s.io",), "volumeattachments"),
+            _r(_READ, ("storage.k8s.io",), "csidrivers"), _r(_READ, ("storage.k8s.io",), "csinodes")],
+        "certificate-controller": [
+            _r("delete get list watch", ("certificates.k8s.io",), "certificatesigningrequests"),
+            _r("update", ("certificates.k8s.io",), "certificatesigningrequests/approval "
+               "certificatesigningrequests/status"),
+            _r("approve", ("certificates.k8s.io",), "signers", "kubernetes.io/kube-apiserver-client-kubelet"),
+            _r("sign", ("certificates.k8s.io",), "signers", "kubernetes.io/kube-apiserver-client "
+               "kubernetes.io/kube-apiserver-client-kubelet kubernetes.io/kubelet-serving kubernetes.io/legacy-unknown"),
+            _r("create", ("authorization.k8s.io",), "subjectaccessreviews"), ev],
+        "clusterrole-aggregation-controller": [
+            _r("escalate get list patch update watch", (_GROUP,), "clusterroles")],
+        "cronjob-controller": [
+            _r("get list update watch", ("batch",), "cronjobs"),
+            _r("create delete get list patch update watch", ("batch",), "jobs"),
+            _r("update", ("batch",), "cronjobs/status"), _r("update", ("batch",), "cronjobs/finalizers"),
+            _r("delete list", _C, "pods"), ev],
+        "daemon-set-controller": [
+            _r(_READ, apps_ext, "daemonsets"), _r("update", apps_ext, "daemonsets/status"),
+            _r("update", apps_ext, "daemonsets/finalizers"), _r("list watch", _C, "nodes"),
+            _r("create delete list patch watch", _C, "pods"), _r("create", _C, "pods/binding"),
+            _r("create delete get list patch update watch", ("apps",), "controllerrevisions"), ev],
+        "deployment-controller": [
+            _r("get list update watch", apps_ext, "deployments"), _r("update", apps_ext, "deployments/status"),
+            _r("update", apps_ext, "deployments/finalizers"),
+            _r("create delete get list patch update watch", apps_ext, "replicasets"),
+            _r("get list update watch", _C, "pods"), ev],
+        "disruption-controller": [
+            _r(_READ, apps_ext, "deployments"), _r(_READ, apps_ext, "replicasets"),
+            _r(_READ, _C, "replicationcontrollers"), _r(_READ, ("policy",), "poddisruptionbudgets"),
+            _r(_READ, ("apps",), "statefulsets"), _r("update", ("policy",), "poddisruptionbudgets/status"),
+            _r("patch update", _C, "pods/status"), _r("get", ("*",), "*/scale"), ev],
+        "endpoint-controller": [
+            _r(_READ, _C, "pods services"), _r("create delete get list update", _C, "endpoints"),
+            _r("create", _C, "endpoints/restricted"), ev],
+        "endpointslice-controller": [
+            _r(_READ, _C, "nodes pods services"), _r("update", _C, "services/finalizers"),
+            _r("create delete get list update", ("discovery.k8s.io",), "endpointslices"), ev],
+        "endpointslicemirroring-controller": [
+            _r(_READ, _C, "endpoints services"), _r("update", _C, "services/finalizers"),
+            _r("update", _C, "endpoints/finalizers"),
+            _r("create delete get list update", ("discovery.k8s.io",), "endpointslices"), ev],
+        "ephemeral-volume-controller": [
+            _r(_READ, _C, "pods"), _r("update", _C, "pods/finalizers"),
+            _r("create get list watch", _C, "persistentvolumeclaims"), ev],
+        "expand-controller": [
+            _r("get list patch update watch", _C, "persistentvolumes"),
+            _r("patch update", _C, "persistentvolumeclaims/status"), _r(_READ, _C, "persistentvolumeclaims"), ev,
+            _r("get", _C, "services")],
+        "generic-garbage-collector": [_r("delete get list patch update watch", ("*",), "*"), ev],
+        "horizontal-pod-autoscaler": [
+            _r(_READ, ("autoscaling",), "horizontalpodautoscalers"),
+            _r("update", ("autoscaling",), "horizontalpodautoscalers/status"),
+            _r("get update", ("*",), "*/scale"), _r("list", _C, "pods"), _r("list", ("metrics.k8s.io",), "pods"),
+            _r("get list", ("custom.metrics.k8s.io",), "*"), _r("get list", ("external.metrics.k8s.io",), "*"), ev],
+        "job-controller": [
+            _r("get list patch update watch", ("batch",), "jobs"), _r("update", ("batch",), "jobs/status"),
+            _r("update", ("batch",), "jobs/finalizers"), _r("create delete list patch watch", _C, "pods"), ev],
+        "legacy-service-account-token-cleaner": [
+            _r("get", _C, "configmaps", "kube-apiserver-legacy-service-account-token-tracking"),
+            _r("delete patch", _C, "secrets")],
+        "namespace-controller": [
+            _r("delete get list watch", _C, "namespaces"), _r("update", _C, "namespaces/finalize namespaces/status"),
+            _r("delete deletecollection get list", ("*",), "*")],
+        "node-controller": [
+            _r("delete get list patch update", _C, "nodes"), _r("patch update", _C, "nodes/status"),
+            _r("patch update", _C, "pods/status"), _r("delete get list", _C, "pods"), ev],
+        "persistent-volume-binder": [
+            _r("create delete get list update watch", _C, "persistentvolumes"),
+            _r("update", _C, "persistentvolumes/status"), _r("get list update watch", _C, "persistentvolumeclaims"),
+            _r("update", _C, "persistentvolumeclaims/status"), _r("create delete get list watch", _C, "pods"),
+            _r(_READ, ("storage.k8s.io",), "storageclasses"), _r("list watch", _C, "nodes"), ev,
+            _r("watch", _C, "events"), _r("get", _C, "services")],
+        "pod-garbage-collector": [
+            _r("delete list watch", _C, "pods"), _r("get list", _C, "nodes"), _r("patch", _C, "pods/status")],
+        "pv-protection-controller": [_r("get list update watch", _C, "persistentvolumes"), ev],
+        "pvc-protection-controller": [
+            _r("get list update watch", _C, "persistentvolumeclaims"), _r(_READ, _C, "pods"), ev],
+        "replicaset-controller": [
+            _r("get list update watch", apps_ext, "replicasets"), _r("update", apps_ext, "replicasets/status"),
+            _r("update", apps_ext, "replicasets/finalizers"), _r("create delete list patch watch", _C, "pods"), ev],
+        "replication-controller": [
+            _r("get list update watch", _C, "replicationcontrollers"),
+            _r("update", _C, "replicationcontrollers/status"), _r("update", _C, "replicationcontrollers/finalizers"),
+            _r("create delete list patch watch", _C, "pods"), ev],
+        "resource-claim-controller": [
+            _r(_READ, _C, "pods"), _r("update", _C, "pods/finalizers"),
+            _r("create delete get list watch", ("resource.k8s.io",), "resourceclaims"),
+            _r("patch update", ("resource.k8s.io",), "resourceclaims resourceclaims/status"),
+            _r("patch update", _C, "pods/status"), ev],
+        "resourcequota-controller": [
+            _r("list watch", ("*",), "*"), _r("update", _C, "resourcequotas/status"), ev],
+        "root-ca-cert-publisher": [_r("create update", _C, "configmaps"), ev],
+        "route-controller": [_r("list watch", _C, "nodes"), _r("patch", _C, "nodes/status"), ev],
+        "service-account-controller": [_r("create", _C, "serviceaccounts"), ev],
+        "service-controller": [
+            _r(_READ, _C, "services"), _r("patch update", _C, "services/status"), _r("list watch", _C, "nodes"), ev],
+        "statefulset-controller": [
+            _r("list watch", _C, "pods"), _r(_READ, ("apps",), "statefulsets"),
+            _r("update", ("apps",), "statefulsets/status"), _r("update", ("apps",), "statefulsets/finalizers"),
+            _r("create delete get patch update", _C, "pods"),
+            _r("create delete get list patch update watch", ("apps",), "controllerrevisions"),
+            _r("create get list watch", _C, "persistentvolumeclaims"), ev,
+            _r("delete update", _C, "persistentvolumeclaims"), _r("update", _C, "pods/finalizers")],
+        "ttl-after-finished-controller": [_r("delete get list watch", ("batch",), "jobs"), ev],
+        "ttl-controller": [_r("list patch update watch", _C, "nodes"), ev],
+        "validatingadmissionpolicy-status-controller": [
+            _r(_READ, ("admissionregistration.k8s.io",), "validatingadmissionpolicies"),
+            _r("get patch update", ("admissionregistration.k8s.io",), "validatingadmissionpolicies/status"), ev],
+    }
+
+
 def _meta(name: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
     return {"name": name, "labels": {"kubernetes.io/bootstrapping": "rbac-defaults", **(labels or {})},
             "annotations": {"rbac.authorization.kubernetes.io/autoupdate": "true"}}
@@ -242,6 +365,9 @@ def cluster_roles() -> list[dict[str, Any]]:
         else:
             role["rules"] = rules or []
         out.append(role)
+    for controller, rules in _controller_roles().items():
+        out.append({"apiVersion": f"{_GROUP}/v1", "kind": "ClusterRole",
+                    "metadata": _meta(f"system:controller:{controller}"), "rules": rules})
     return out
 
 
@@ -275,6 +401,11 @@ def cluster_role_bindings() -> list[dict[str, Any]]:
         if subjects:
             binding["subjects"] = subjects
         out.append(binding)
+    for controller in _controller_roles():
+        name = f"system:controller:{controller}"
+        out.append({"apiVersion": f"{_GROUP}/v1", "kind": "ClusterRoleBinding", "metadata": _meta(name),
+                    "roleRef": {"apiGroup": _GROUP, "kind": "ClusterRole", "name": name},
+                    "subjects": [_subject("ServiceAccount", controller, "kube-system")]})
     return out
 
 
