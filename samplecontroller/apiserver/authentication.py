@@ -8,8 +8,8 @@ find it.
 Identities, as in a kubeadm cluster:
 - the server's own bearer token (the admin kubeconfig) is ``ADMIN``: user ``admin`` in
   ``system:masters``, the superuser group every request of which is allowed;
-- a service account token this server issued (``tokens``) is
-  ``system:serviceaccount:<namespace>:<name>`` in ``system:serviceaccounts``,
+- a service account token this server issued (``tokens``), while that ServiceAccount exists with
+  the token's uid, is ``system:serviceaccount:<namespace>:<name>`` in ``system:serviceaccounts``,
   ``system:serviceaccounts:<namespace>`` and ``system:authenticated``;
 - a request without credentials is ``system:anonymous`` in ``system:unauthenticated``.
 """
@@ -17,6 +17,7 @@ Identities, as in a kubeadm cluster:
 from __future__ import annotations
 
 import hmac
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,10 +25,11 @@ from typing import Any
 from aiohttp import web
 
 from samplecontroller.apiserver import tokens
+from samplecontroller.apiserver.storage import Store
 
-__all__ = ["ADMIN", "ALL_AUTHENTICATED", "ALL_UNAUTHENTICATED", "ANONYMOUS", "ANONYMOUS_NAME", "SYSTEM_MASTERS", "USER_KEY", "UserInfo",
-           "authenticate_bearer", "service_account_groups", "service_account_user", "split_service_account",
-           "user_of"]
+__all__ = ["ADMIN", "ALL_AUTHENTICATED", "ALL_UNAUTHENTICATED", "ANONYMOUS", "ANONYMOUS_NAME", "SYSTEM_MASTERS",
+           "USER_KEY", "UserInfo", "authenticate_bearer", "service_account_current", "service_account_groups",
+           "service_account_user", "split_service_account", "user_of"]
 
 SYSTEM_MASTERS = "system:masters"
 ALL_AUTHENTICATED = "system:authenticated"
@@ -89,18 +91,45 @@ def split_service_account(username: str) -> tuple[str, str] | None:
     return namespace, name
 
 
+_VERIFIED: dict[tuple[str, str], tuple[UserInfo, float]] = {}
+_VERIFIED_LIMIT = 4096
+
+
 def authenticate_bearer(secret: str, bearer: str) -> UserInfo | None:
     """The user of bearer token ``bearer``: ``ADMIN`` for the server's token, the service account
-    of a token this server signed with ``secret`` (unexpired), else None (401)."""
+    of a token this server signed with ``secret`` (unexpired), else None (401). Verified tokens
+    are remembered (with their expiry) so a client's every request costs no signature check."""
     if hmac.compare_digest(bearer.encode("utf-8", "surrogateescape"), secret.encode()):
         return ADMIN
     if not (bearer.isascii() and bearer.count(".") == 2):
         return None
+    known = _VERIFIED.get((secret, bearer))
+    if known is not None:
+        if known[1] >= time.time():
+            return known[0]
+        del _VERIFIED[(secret, bearer)]
     claims = tokens.verify(secret, bearer)
     if claims is None:
         return None
     info = tokens.user_info(claims)
-    return UserInfo(str(info["username"]), str(info.get("uid") or ""), tuple(info["groups"]))
+    user = UserInfo(str(info["username"]), str(info.get("uid") or ""), tuple(info["groups"]))
+    if len(_VERIFIED) >= _VERIFIED_LIMIT:
+        _VERIFIED.clear()
+    _VERIFIED[(secret, bearer)] = (user, float(claims.get("exp") or 0))
+    return user
+
+
+SERVICE_ACCOUNTS_KEY = "/serviceaccounts"
+
+
+def service_account_current(store: Store, user: UserInfo) -> bool:
+    """Whether ``user``, if a service account's, still names a stored ServiceAccount with the same
+    uid (the serviceaccount authenticator's lookup: a deleted account's tokens stop working)."""
+    account = split_service_account(user.name)
+    if account is None or not user.uid:
+        return True
+    entry = store.get(SERVICE_ACCOUNTS_KEY, *account)
+    return entry is not None and (entry.obj.get("metadata") or {}).get("uid") == user.uid
 
 
 def user_of(request: web.Request) -> UserInfo:

@@ -36,10 +36,12 @@ PUBLIC_PATHS = {"/version", "/version/", "/healthz", "/livez", "/readyz"}
 
 
 class Credentials(Protocol):
-    """The server's token (read per request: it may be rotated) and its request log."""
+    """The server's token (read per request: it may be rotated), its request log and its store
+    (service accounts are looked up there)."""
 
     token: str | None
     requests: deque[RequestRecord]
+    store: Store
 
 
 def json_response(obj: Any, code: int = 200, headers: dict[str, str] | None = None) -> web.Response:
@@ -110,6 +112,8 @@ def with_authentication(credentials: Credentials) -> Middleware:
             return await handler(request)
         auth = request.headers.get("Authorization", "")  # undecodable bytes arrive as surrogates
         user = authentication.authenticate_bearer(token, auth[7:].strip()) if auth.startswith("Bearer ") else None
+        if user is not None and not authentication.service_account_current(credentials.store, user):
+            user = None  # the token's ServiceAccount was deleted (or recreated)
         if user is None:
             if path not in PUBLIC_PATHS:
                 credentials.requests.append(RequestRecord(request.headers.get("User-Agent", ""), "unauthorized", path))

@@ -461,3 +461,17 @@ def test_an_aggregation_rule_needs_full_authority(raw: Raw, ns: str) -> None:
     assert body["message"] == (f'clusterroles.rbac.authorization.k8s.io "{ns}-gather" is forbidden: must have '
                                "cluster-admin privileges to use the aggregationRule")
     ok(raw.call("POST", f"{RBAC}/clusterroles", aggregated))  # the admin may
+
+
+def test_a_deleted_service_accounts_tokens_stop_working(raw: Raw, ns: str) -> None:
+    token = service_account(raw, ns, "short-lived")
+    review = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": {"token": token}}
+    assert ok(raw.call("POST", "/apis/authentication.k8s.io/v1/tokenreviews", review))["status"]["authenticated"]
+    assert raw.call("GET", "/api", token=token)[0] == 200
+    ok(raw.call("DELETE", f"/api/v1/namespaces/{ns}/serviceaccounts/short-lived"))
+    assert raw.call("GET", "/api", token=token)[0] == 401
+    status = ok(raw.call("POST", "/apis/authentication.k8s.io/v1/tokenreviews", review))["status"]
+    assert not status.get("authenticated") and status["error"]
+    ok(raw.call("POST", f"/api/v1/namespaces/{ns}/serviceaccounts",  # the same name again: another uid
+                {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "short-lived"}}))
+    assert raw.call("GET", "/api", token=token)[0] == 401

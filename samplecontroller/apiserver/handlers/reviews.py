@@ -11,7 +11,7 @@ from typing import Any
 from aiohttp import web
 
 from samplecontroller.apiserver import tokens
-from samplecontroller.apiserver.authentication import UserInfo, user_of
+from samplecontroller.apiserver.authentication import UserInfo, service_account_current, user_of
 from samplecontroller.apiserver.authorization.attributes import Attributes
 from samplecontroller.apiserver.authorization.rbac import Authorizer, Decision, mapping
 from samplecontroller.apiserver.errors import APIError, bad_request
@@ -91,7 +91,12 @@ def answer(scope: Scope, request: web.Request, res: Resource, namespace: str, bo
     requester = user_of(request)
     authorizer = scope.authorizer
     if res.plural == "tokenreviews":
-        answer_["status"] = tokens.review_status(scope.signing_secret, str(spec.get("token") or ""))
+        status = tokens.review_status(scope.signing_secret, str(spec.get("token") or ""))
+        reviewed = mapping(status.get("user"))
+        if status.get("authenticated") and not service_account_current(
+                scope.store, UserInfo(str(reviewed.get("username") or ""), str(reviewed.get("uid") or ""))):
+            status = {"user": {}, "error": "service account token has been invalidated"}
+        answer_["status"] = status
     elif res.plural == "selfsubjectreviews":
         answer_.pop("spec")
         answer_["status"] = {"userInfo": requester.to_wire()}
