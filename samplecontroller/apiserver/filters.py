@@ -9,7 +9,6 @@ and authorization (``with_authorization``), both through ``authorization.Authori
 from __future__ import annotations
 
 import asyncio
-import hmac
 import logging
 from collections import deque
 from typing import Any, Protocol
@@ -18,7 +17,7 @@ import msgspec
 from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
 
-from samplecontroller.apiserver import authentication, bodies, tokens, transport
+from samplecontroller.apiserver import authentication, bodies, transport
 from samplecontroller.apiserver.authorization import impersonation
 from samplecontroller.apiserver.authorization.attributes import forbidden, from_request
 from samplecontroller.apiserver.authorization.rbac import Authorizer
@@ -26,7 +25,7 @@ from samplecontroller.apiserver.errors import APIError, bad_request
 from samplecontroller.apiserver.requestinfo import RequestRecord
 from samplecontroller.apiserver.storage import Store
 
-__all__ = ["PUBLIC_PATHS", "Credentials", "authenticated", "json_response", "with_authentication",
+__all__ = ["PUBLIC_PATHS", "Credentials", "json_response", "with_authentication",
            "with_authorization", "with_commit", "with_errors", "with_impersonation"]
 
 log = logging.getLogger(__name__)
@@ -152,11 +151,3 @@ def with_authorization(authorizer: Authorizer) -> Middleware:
                 raise forbidden(attrs, decision.reason)
         return await handler(request)
     return authorize
-
-
-def authenticated(token: str, bearer: str) -> bool:
-    """Whether ``bearer`` is ``token`` or a service account token signed with it (``tokens``)."""
-    given = bearer.encode("utf-8", "surrogateescape")
-    if hmac.compare_digest(given, token.encode()):
-        return True
-    return bearer.isascii() and bearer.count(".") == 2 and tokens.verify(token, bearer) is not None
