@@ -168,6 +168,8 @@ def test_the_bootstrap_policy_exists(raw: Raw) -> None:
         {"kind": "ServiceAccount", "name": "deployment-controller", "namespace": "kube-system"}]
     assert {s["name"] for s in bindings["system:public-info-viewer"]["subjects"]} == {
         "system:authenticated", "system:unauthenticated"}
+    roles_in_system = {r["metadata"]["name"] for r in ok(raw.call("GET", f"{RBAC}/namespaces/kube-system/roles"))["items"]}
+    assert {"extension-apiserver-authentication-reader", "system::leader-locking-kube-scheduler"} <= roles_in_system
     # aggregation: view's rules are system:aggregate-to-view's, edit holds view's, admin holds edit's
     view, edit, admin = (roles[n]["rules"] for n in ("view", "edit", "admin"))
     assert view == roles["system:aggregate-to-view"]["rules"]

@@ -1,5 +1,5 @@
 """The bootstrap RBAC policy kube-apiserver creates at start (plugin/pkg/auth/authorizer/rbac/
-bootstrappolicy: ``ClusterRoles()``, ``ClusterRoleBindings()``; the data of Kubernetes v1.32,
+bootstrappolicy: ``ClusterRoles()``, ``ClusterRoleBindings()``; the data of Kubernetes 1.31-1.32 (testdata),
 Apache-2.0, ported as data): the user-facing roles (``cluster-admin``; ``admin``, ``edit`` and
 ``view`` aggregated from ``system:aggregate-to-*``), discovery and public info for everyone,
 ``system:basic-user`` (self reviews) for every authenticated user, the control-plane components'
@@ -10,7 +10,8 @@ object labelled ``kubernetes.io/bootstrapping: rbac-defaults`` and annotated
 ``rbac.authorization.kubernetes.io/autoupdate: "true"`` as upstream's are; with them the
 ``system:controller:*`` roles of kube-controller-manager's controllers (``controller_policy.go``)
 bound to their ``kube-system`` ServiceAccounts, as ``kubectl get clusterroles`` lists them on a
-real cluster. Not included: the namespaced bootstrap Roles (``namespace_policy.go``).
+real cluster, and the Roles and RoleBindings of ``kube-system`` and ``kube-public``
+(``namespace_policy.go``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from samplecontroller.apiserver.core import Core
 
-__all__ = ["cluster_role_bindings", "cluster_roles", "install"]
+__all__ = ["cluster_role_bindings", "cluster_roles", "install", "namespace_role_bindings", "namespace_roles"]
 
 _GROUP = "rbac.authorization.k8s.io"
 _MANAGER = "kube-apiserver"
@@ -409,12 +410,68 @@ def cluster_role_bindings() -> list[dict[str, Any]]:
     return out
 
 
+def _namespaced(kind: str, namespace: str, name: str, body: dict[str, Any]) -> dict[str, Any]:
+    meta = _meta(name)
+    meta["namespace"] = namespace
+    return {"apiVersion": f"{_GROUP}/v1", "kind": kind, "metadata": meta, **body}
+
+
+def namespace_roles() -> list[dict[str, Any]]:
+    """The bootstrap Roles of ``kube-system`` and ``kube-public`` (``namespace_policy.go``)."""
+    leases = [_r("create get list update watch", ("coordination.k8s.io",), "leases"),
+              _r("create get list update watch", ("coordination.k8s.io",), "leasecandidates")]
+    roles: list[tuple[str, str, list[Rule]]] = [
+        ("kube-public", "system:controller:bootstrap-signer", [
+            _r(_READ, _C, "configmaps"), _r("update", _C, "configmaps", "cluster-info"), _EVENTS]),
+        ("kube-system", "extension-apiserver-authentication-reader", [
+            _r(_READ, _C, "configmaps", "extension-apiserver-authentication")]),
+        ("kube-system", "system::leader-locking-kube-controller-manager", leases),
+        ("kube-system", "system::leader-locking-kube-scheduler", leases),
+        ("kube-system", "system:controller:bootstrap-signer", [_r(_READ, _C, "secrets")]),
+        ("kube-system", "system:controller:cloud-provider", [_r("create get list watch", _C, "configmaps")]),
+        ("kube-system", "system:controller:token-cleaner", [_r("delete get list watch", _C, "secrets"), _EVENTS]),
+    ]
+    return [_namespaced("Role", ns, name, {"rules": rules}) for ns, name, rules in roles]
+
+
+def namespace_role_bindings() -> list[dict[str, Any]]:
+    """The bootstrap RoleBindings of ``kube-system`` and ``kube-public``."""
+    def sa(name: str) -> dict[str, str]:
+        return _subject("ServiceAccount", name, "kube-system")
+
+    kcm, scheduler = _subject("User", "system:kube-controller-manager"), _subject("User", "system:kube-scheduler")
+    bindings: list[tuple[str, str, str, list[dict[str, str]]]] = [
+        ("kube-public", "system:controller:bootstrap-signer", "system:controller:bootstrap-signer",
+         [sa("bootstrap-signer")]),
+        ("kube-system", "system::extension-apiserver-authentication-reader",
+         "extension-apiserver-authentication-reader", [kcm, scheduler]),
+        ("kube-system", "system::leader-locking-kube-controller-manager",
+         "system::leader-locking-kube-controller-manager",
+         [kcm, sa("kube-controller-manager"), sa("leader-election-controller")]),
+        ("kube-system", "system::leader-locking-kube-scheduler", "system::leader-locking-kube-scheduler",
+         [scheduler, sa("kube-scheduler")]),
+        ("kube-system", "system:controller:bootstrap-signer", "system:controller:bootstrap-signer",
+         [sa("bootstrap-signer")]),
+        ("kube-system", "system:controller:cloud-provider", "system:controller:cloud-provider",
+         [sa("cloud-provider")]),
+        ("kube-system", "system:controller:token-cleaner", "system:controller:token-cleaner", [sa("token-cleaner")]),
+    ]
+    return [_namespaced("RoleBinding", ns, name, {"roleRef": {"apiGroup": _GROUP, "kind": "Role", "name": role},
+                                                  "subjects": subjects})
+            for ns, name, role, subjects in bindings]
+
+
 def install(core: Core) -> None:
-    """Create every bootstrap ClusterRole and ClusterRoleBinding that is missing (on the server loop)."""
-    for plural, objects in (("clusterroles", cluster_roles()), ("clusterrolebindings", cluster_role_bindings())):
+    """Create every bootstrap ClusterRole, ClusterRoleBinding, Role and RoleBinding that is missing
+    (on the server loop; the namespaced ones once their namespace exists)."""
+    for plural, objects in (("clusterroles", cluster_roles()), ("clusterrolebindings", cluster_role_bindings()),
+                            ("roles", namespace_roles()), ("rolebindings", namespace_role_bindings())):
         res = core.mapper.get(_GROUP, "v1", plural)
         if res is None:
             continue
         for obj in objects:
-            if core.store.get(res.storage_key, "", obj["metadata"]["name"]) is None:
-                core.create(res, "", obj, manager=_MANAGER)
+            ns = str(obj["metadata"].get("namespace") or "")
+            if ns and core.store.get("/namespaces", "", ns) is None:
+                continue
+            if core.store.get(res.storage_key, ns, obj["metadata"]["name"]) is None:
+                core.create(res, ns, obj, manager=_MANAGER)
