@@ -44,6 +44,12 @@ def test_non_resource_request_attributes(path: str) -> None:
     assert not attrs.resource_request and attrs.verb == "get" and attrs.path == path
 
 
+def test_non_resource_verbs_are_the_lower_case_method() -> None:
+    assert from_request(U, "HEAD", "/healthz", {}).verb == "head"
+    assert from_request(U, "POST", "/logs", {}).verb == "post"
+    assert from_request(U, "HEAD", "/api/v1/namespaces/n/pods/x", {}).verb == "get"  # a resource request
+
+
 def test_rule_matching() -> None:
     def allows(rule: Rule, verb: str = "get", resource_request: bool = True, **kw: str) -> bool:
         return rule_allows(Attributes(U, verb, resource_request, **kw), rule)

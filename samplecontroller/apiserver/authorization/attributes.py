@@ -45,7 +45,7 @@ def from_request(user: UserInfo, method: str, path: str, query: Mapping[str, str
     ``watch``/``list``/``deletecollection`` for collections, a ``metadata.name`` field selector as
     the name); every other path is a non-resource request with the lower-case method as verb."""
     parts = [p for p in path.strip("/").split("/") if p]
-    non_resource = Attributes(user, method.lower() if method != "HEAD" else "get", False, path=path)
+    non_resource = Attributes(user, method.lower(), False, path=path)  # HEAD is "head", as upstream
     if len(parts) < 3 or parts[0] not in ("api", "apis"):
         return non_resource
     rest = parts[1:]
