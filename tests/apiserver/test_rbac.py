@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 import yaml
+from kubernetes import client
+from kubernetes.client.exceptions import ApiException
 
 from samplecontroller.apiserver.testing import require_kubectl
 from tests.apiserver.conftest import Raw
@@ -477,3 +479,26 @@ def test_a_deleted_service_accounts_tokens_stop_working(raw: Raw, ns: str) -> No
     ok(raw.call("POST", f"/api/v1/namespaces/{ns}/serviceaccounts",  # the same name again: another uid
                 {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "short-lived"}}))
     assert raw.call("GET", "/api", token=token)[0] == 401
+
+
+def test_the_official_python_client_with_a_service_account_token(raw: Raw, ns: str) -> None:
+    token = configmap_reader(raw, ns)
+    ok(raw.call("POST", f"/api/v1/namespaces/{ns}/configmaps",
+                {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}))
+    configuration = client.Configuration()
+    configuration.host = raw.server.url
+    configuration.ssl_ca_cert = str(raw.server.ca_path)
+    configuration.api_key = {"authorization": f"Bearer {token}"}
+    with client.ApiClient(configuration) as api:
+        core = client.CoreV1Api(api)
+        meta = core.read_namespaced_config_map("c", ns).metadata
+        assert meta is not None and meta.name == "c"
+        with pytest.raises(ApiException) as denied:
+            core.list_namespaced_secret("kube-system")
+        assert denied.value.status == 403
+        status = json.loads(denied.value.body or "{}")
+        assert status["reason"] == "Forbidden" and status["details"] == {"kind": "secrets"}
+        review = client.AuthorizationV1Api(api).create_self_subject_access_review(client.V1SelfSubjectAccessReview(
+            spec=client.V1SelfSubjectAccessReviewSpec(resource_attributes=client.V1ResourceAttributes(
+                verb="get", resource="configmaps", namespace=ns))))
+        assert review.status is not None and review.status.allowed is True
