@@ -32,18 +32,6 @@ class Rule:
         return cls(strings("verbs"), strings("apiGroups"), strings("resources"), strings("resourceNames"),
                    strings("nonResourceURLs"))
 
-    def to_wire(self) -> dict[str, list[str]]:
-        out: dict[str, list[str]] = {"verbs": list(self.verbs)}
-        if self.api_groups:
-            out["apiGroups"] = list(self.api_groups)
-        if self.resources:
-            out["resources"] = list(self.resources)
-        if self.resource_names:
-            out["resourceNames"] = list(self.resource_names)
-        if self.non_resource_urls:
-            out["nonResourceURLs"] = list(self.non_resource_urls)
-        return out
-
 
 FULL_AUTHORITY = (Rule(("*",), ("*",), ("*",)), Rule(("*",), non_resource_urls=("*",)))
 
