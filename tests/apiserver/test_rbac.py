@@ -502,3 +502,25 @@ def test_the_official_python_client_with_a_service_account_token(raw: Raw, ns: s
             spec=client.V1SelfSubjectAccessReviewSpec(resource_attributes=client.V1ResourceAttributes(
                 verb="get", resource="configmaps", namespace=ns))))
         assert review.status is not None and review.status.allowed is True
+
+
+def test_bootstrap_roles_are_reconciled_at_start(tmp_path: Path) -> None:
+    from samplecontroller.apiserver import LocalAPIServer
+
+    data = tmp_path / "data"
+    with LocalAPIServer(data, kubeconfig_path=tmp_path / "kubeconfig") as server:
+        client_ = Raw(server)
+        basic = ok(client_.call("GET", f"{RBAC}/clusterroles/system:basic-user"))
+        basic["rules"] = [*basic["rules"][:1], {"apiGroups": ["example.com"], "resources": ["x"], "verbs": ["get"]}]
+        ok(client_.call("PUT", f"{RBAC}/clusterroles/system:basic-user", basic))
+        discovery = ok(client_.call("GET", f"{RBAC}/clusterroles/system:discovery"))
+        discovery["metadata"]["annotations"]["rbac.authorization.kubernetes.io/autoupdate"] = "false"
+        discovery["rules"] = []
+        ok(client_.call("PUT", f"{RBAC}/clusterroles/system:discovery", discovery))
+        ok(client_.call("DELETE", f"{RBAC}/clusterrolebindings/system:monitoring"))
+    with LocalAPIServer(data, kubeconfig_path=tmp_path / "kubeconfig") as server:
+        client_ = Raw(server)
+        rules = ok(client_.call("GET", f"{RBAC}/clusterroles/system:basic-user"))["rules"]
+        assert len(rules) == 3 and {"apiGroups": ["example.com"], "resources": ["x"], "verbs": ["get"]} in rules
+        assert ok(client_.call("GET", f"{RBAC}/clusterroles/system:discovery"))["rules"] == []
+        ok(client_.call("GET", f"{RBAC}/clusterrolebindings/system:monitoring"))

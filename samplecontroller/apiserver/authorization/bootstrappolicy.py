@@ -5,7 +5,9 @@ Apache-2.0, ported as data): the user-facing roles (``cluster-admin``; ``admin``
 ``system:basic-user`` (self reviews) for every authenticated user, the control-plane components'
 roles, and the bindings (``cluster-admin`` to ``system:masters``, ...).
 
-``install(core)`` creates what is missing (a restart from a data directory keeps user edits), each
+``install(core)`` creates what is missing and, as kube-apiserver does at every start, adds the
+rules and subjects an existing bootstrap object lacks unless it is annotated
+``rbac.authorization.kubernetes.io/autoupdate: "false"`` (what users added stays), each
 object labelled ``kubernetes.io/bootstrapping: rbac-defaults`` and annotated
 ``rbac.authorization.kubernetes.io/autoupdate: "true"`` as upstream's are; with them the
 ``system:controller:*`` roles of kube-controller-manager's controllers (``controller_policy.go``)
@@ -461,17 +463,45 @@ def namespace_role_bindings() -> list[dict[str, Any]]:
             for ns, name, role, subjects in bindings]
 
 
+_AUTOUPDATE = "rbac.authorization.kubernetes.io/autoupdate"
+
+
+def _reconciled(existing: dict[str, Any], wanted: dict[str, Any]) -> dict[str, Any] | None:
+    """``existing`` with what ``wanted`` has and it lacks (rules, subjects; an aggregation rule's
+    rules are the controller's), or None when nothing is missing or it is not to be auto-updated
+    (``rbac.authorization.kubernetes.io/autoupdate: "false"``), as kube-apiserver's reconciliation
+    at start (it never removes what a user added)."""
+    annotations = (existing.get("metadata") or {}).get("annotations") or {}
+    if annotations.get(_AUTOUPDATE) == "false":
+        return None
+    key = "subjects" if "roleRef" in wanted else "rules"
+    if key == "rules" and existing.get("aggregationRule"):
+        return None
+    current = existing.get(key)
+    have: list[Any] = current if isinstance(current, list) else []
+    missing = [item for item in wanted.get(key) or () if item not in have]
+    if not missing:
+        return None
+    return {**existing, key: [*have, *missing]}
+
+
 def install(core: Core) -> None:
     """Create every bootstrap ClusterRole, ClusterRoleBinding, Role and RoleBinding that is missing
-    (on the server loop; the namespaced ones once their namespace exists)."""
+    and add what the existing ones lack (``_reconciled``), on the server loop; the namespaced ones
+    once their namespace exists."""
     for plural, objects in (("clusterroles", cluster_roles()), ("clusterrolebindings", cluster_role_bindings()),
                             ("roles", namespace_roles()), ("rolebindings", namespace_role_bindings())):
         res = core.mapper.get(_GROUP, "v1", plural)
         if res is None:
             continue
         for obj in objects:
-            ns = str(obj["metadata"].get("namespace") or "")
+            ns, name = str(obj["metadata"].get("namespace") or ""), str(obj["metadata"]["name"])
             if ns and core.store.get("/namespaces", "", ns) is None:
                 continue
-            if core.store.get(res.storage_key, ns, obj["metadata"]["name"]) is None:
+            entry = core.store.get(res.storage_key, ns, name)
+            if entry is None:
                 core.create(res, ns, obj, manager=_MANAGER)
+                continue
+            updated = _reconciled(entry.obj, obj)
+            if updated is not None:
+                core.update(res, ns, name, updated, manager=_MANAGER)
