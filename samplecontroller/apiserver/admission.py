@@ -61,7 +61,8 @@ USER_INFO = {"username": "admin", "groups": ["system:masters", "system:authentic
 
 @dataclass
 class AdmissionRequest:
-    """What is being admitted: ``operation`` is CREATE, UPDATE or DELETE."""
+    """What is being admitted: ``operation`` is CREATE, UPDATE or DELETE; ``user_info`` is the
+    requester (``authentication.UserInfo.to_wire``; the admin when not given)."""
 
     res: Resource
     operation: str
@@ -72,6 +73,7 @@ class AdmissionRequest:
     subresource: str = ""
     dry_run: bool = False
     warnings: list[str] = field(default_factory=list)
+    user_info: dict[str, Any] | None = None
 
 
 class Admitter:
@@ -208,7 +210,7 @@ def _review(req: AdmissionRequest) -> dict[str, Any]:
     gvr = {"group": res.group, "version": res.version, "resource": res.plural}
     request: dict[str, Any] = {
         "uid": str(uuid.uuid4()), "kind": gvk, "resource": gvr, "requestKind": gvk, "requestResource": gvr,
-        "name": req.name, "operation": req.operation, "userInfo": USER_INFO,
+        "name": req.name, "operation": req.operation, "userInfo": req.user_info or USER_INFO,
         "object": req.obj if req.operation != "DELETE" else None, "oldObject": req.old, "dryRun": req.dry_run,
     }
     if res.namespaced:

@@ -2,7 +2,7 @@
 path to discovery, OpenAPI, the non-resource endpoints or a resource handler.
 
 The request path, as in kube-apiserver: filters (``filters``: request counting, commit before
-ack, Status errors, authentication) -> request info (``requestinfo``: resource, namespace, name,
+ack, Status errors, authentication, impersonation, authorization) -> request info (``requestinfo``: resource, namespace, name,
 subresource, verb) -> handler (``handlers``: crud, list, watch, subresources) -> strategy
 (``strategies``) -> storage (``core.Core`` over ``storage.Store``) -> watch.
 
@@ -11,7 +11,9 @@ Contracts:
   code and reason. Client input never produces a 500 (an unexpected exception is logged and
   answered with a 500 InternalError Status, which is a bug).
 - Bearer-token authentication for everything except ``/version``, ``/healthz``, ``/livez``,
-  ``/readyz`` (public in Kubernetes' default RBAC): a missing or wrong token gets 401.
+  ``/readyz`` (public in Kubernetes' default RBAC): a missing or wrong token gets 401. Then
+  impersonation and RBAC authorization of every request (``authorization``): the server's token
+  is ``system:masters``, service account tokens get what their bindings grant, else 403.
 - Watches are chunked streams of newline-delimited ``{"type","object"}`` events. ``timeoutSeconds``
   ends them; ``allowWatchBookmarks`` adds periodic BOOKMARKs; ``sendInitialEvents`` sends the
   current objects then a BOOKMARK annotated ``k8s.io/initial-events-end``; a compacted
@@ -35,6 +37,7 @@ from aiohttp import web
 
 from samplecontroller.apiserver import bodies, filters, requestinfo
 from samplecontroller.apiserver.admission import Admitter
+from samplecontroller.apiserver.authorization.rbac import Authorizer
 from samplecontroller.apiserver.core import Core
 from samplecontroller.apiserver.discovery import Discovery
 from samplecontroller.apiserver.errors import APIError, not_allowed, not_found_path
@@ -76,7 +79,8 @@ class APIServerApp:
         self.admitter = Admitter(store, mapper)
         self.token = token
         signing_secret = token if token is not None else secrets.token_urlsafe(32)
-        self.scope = Scope(core, store, self.admitter, signing_secret, bookmark_interval)
+        self.authorizer = Authorizer(store)
+        self.scope = Scope(core, store, self.admitter, signing_secret, bookmark_interval, self.authorizer)
         self.requests: deque[RequestRecord] = deque(maxlen=max(record_requests, 0))  # maxlen 0: off
         self.counter = RequestCounter()
         self.discovery = Discovery(mapper)
@@ -85,7 +89,8 @@ class APIServerApp:
         mapper.on_change.append(self.openapi.invalidate)
         self.app = web.Application(client_max_size=bodies.MAX_BODY_BYTES, middlewares=[
             self.counter.middleware, filters.with_commit(store), filters.with_errors,
-            filters.with_authentication(self)])
+            filters.with_authentication(self), filters.with_impersonation(self.authorizer),
+            filters.with_authorization(self.authorizer)])
         self.app.on_cleanup.append(self._close_admitter)
         self.app.router.add_route("*", "/{tail:.*}", self._dispatch)
 

@@ -142,6 +142,9 @@ def test_create_token_is_accepted_by_the_server(k: Run, api: client.ApiClient, n
     assert token.count(".") == 2
     raw: Run = k.raw  # type: ignore[attr-defined]
     proc = raw("get", "pods", "-n", ns, "--token", token)
+    assert proc.returncode == 1 and 'cannot list resource "pods"' in proc.stderr, proc.stderr  # RBAC: no binding
+    k("create", "rolebinding", "default-view", "--clusterrole=view", f"--serviceaccount={ns}:default", "-n", ns)
+    proc = raw("get", "pods", "-n", ns, "--token", token)
     assert proc.returncode == 0, proc.stderr
     whoami = raw("auth", "whoami", "--token", token, "-o", "json")
     assert json.loads(whoami.stdout)["status"]["userInfo"]["username"] == f"system:serviceaccount:{ns}:default"

@@ -235,6 +235,42 @@ ROWS: tuple[Row, ...] = (
              r"than or equal to 10",),
         stdin="apiVersion: samplecontroller.k8s.io/v1alpha1\nkind: Foo\nmetadata: {name: big}\n"
               "spec: {deploymentName: big, replicas: 11}\n"),
+    # issue 19 item 3: RBAC; a ServiceAccount bound to a Role allowing only "get configmaps" in {ns}
+    Row(("-n", "{ns}", "create", "serviceaccount", "reader"), out=("serviceaccount/reader created",), item="rbac"),
+    Row(("-n", "{ns}", "create", "role", "cm-get", "--verb=get", "--resource=configmaps"),
+        out=("role.rbac.authorization.k8s.io/cm-get created",), item="rbac"),
+    Row(("-n", "{ns}", "create", "rolebinding", "cm-get", "--role=cm-get", "--serviceaccount={ns}:reader"),
+        out=("rolebinding.rbac.authorization.k8s.io/cm-get created",), item="rbac"),
+    Row(("-n", "{ns}", "create", "token", "reader"), out=(r"^eyJ[\w-]+\.[\w-]+\.[\w-]+$",), item="rbac"),
+    Row(("-n", "{ns}", "auth", "can-i", "get", "configmaps", "--as=system:serviceaccount:{ns}:reader"),
+        out=("^yes$",), item="rbac"),
+    Row(("-n", "kube-system", "auth", "can-i", "get", "secrets", "--as=system:serviceaccount:{ns}:reader"),
+        rc=1, out=("^no$",), item="rbac"),
+    Row(("auth", "can-i", "*", "*", "--as=system:serviceaccount:{ns}:reader"), rc=1, out=("^no$",), item="rbac"),
+    Row(("auth", "can-i", "create", "clusterrolebindings", "--as=system:serviceaccount:{ns}:reader"), rc=1,
+        out=("^no$",), item="rbac"),
+    Row(("auth", "can-i", "delete", "namespace/{ns}", "--as=system:serviceaccount:{ns}:reader"), rc=1,
+        out=("^no$",), item="rbac"),
+    Row(("auth", "can-i", "*", "*"), out=("^yes$",), item="rbac"),
+    Row(("-n", "{ns}", "auth", "can-i", "--list", "--as=system:serviceaccount:{ns}:reader"),
+        out=(r"(?m)^configmaps\s+\[\]\s+\[\]\s+\[get\]$",
+             r"(?m)^selfsubjectaccessreviews\.authorization\.k8s\.io\s+\[\]\s+\[\]\s+\[create\]$",
+             r"(?m)^\s+\[/api/\*\]\s+\[\]\s+\[get\]$"), item="rbac"),
+    Row(("-n", "kube-system", "get", "secrets", "--as=system:serviceaccount:{ns}:reader"), rc=1, item="rbac",
+        err=(r'Error from server \(Forbidden\): secrets is forbidden: User "system:serviceaccount:{ns}:reader" '
+             r'cannot list resource "secrets" in API group "" in the namespace "kube-system"',)),
+    Row(("auth", "can-i", "list", "pods", "--as=jane-{v}"), rc=1, out=("^no$",), item="rbac"),
+    Row(("auth", "can-i", "list", "pods", "--as=jane-{v}", "--as-group=system:masters"), out=("^yes$",),
+        item="rbac"),
+    Row(("-n", "{ns}", "create", "rolebinding", "jane-view", "--clusterrole=view", "--user=jane-{v}"),
+        out=("rolebinding.rbac.authorization.k8s.io/jane-view created",), item="rbac"),
+    Row(("-n", "{ns}", "auth", "can-i", "list", "pods", "--as=jane-{v}"), out=("^yes$",), item="rbac"),
+    Row(("-n", "{ns}", "auth", "can-i", "delete", "pods", "--as=jane-{v}"), rc=1, out=("^no$",), item="rbac"),
+    Row(("get", "clusterroles"), out=(r"(?m)^cluster-admin\s", r"(?m)^system:basic-user\s", r"(?m)^view\s",
+                                      r"(?m)^system:aggregate-to-edit\s"), item="rbac"),
+    Row(("get", "clusterrolebinding", "cluster-admin", "-o", "wide"),
+        out=(r"(?m)^cluster-admin\s+ClusterRole/cluster-admin\s+\S+\s+system:masters",), item="rbac"),
+
 )
 
 

@@ -5,7 +5,7 @@ write) and runs the reactions as callbacks on the server's event loop: the garba
 (``garbagecollector``), the namespace lifecycle (``namespace``), CRD establishing and removal
 (``crd``), the optional Deployment status simulator (``deployments``); the Event TTL
 (``eventttl.EventExpiry``) runs on its own. ``start`` bootstraps the cluster's objects
-(``cluster``) and resumes the work a restart left pending.
+(``cluster``, the RBAC bootstrap policy and ClusterRole aggregation of ``authorization``) and resumes the work a restart left pending.
 
 Controllers act through ``Core``'s and the store's public methods only; their failures are
 logged (404 and 409, lost races, are dropped) and never reach clients.
@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from samplecontroller.apiserver import cluster
+from samplecontroller.apiserver.authorization import aggregation, bootstrappolicy
 from samplecontroller.apiserver.controllers.crd import CRDController
 from samplecontroller.apiserver.controllers.deployments import DEPLOYMENTS, DeploymentSimulator
 from samplecontroller.apiserver.controllers.garbagecollector import GarbageCollector
@@ -60,6 +61,8 @@ class Controllers:
                 self.core.create(namespaces, "", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}},
                                  manager="kube-apiserver")
         cluster.install(self.core, self.schedule, self.root_ca)
+        bootstrappolicy.install(self.core)
+        aggregation.install(self.core, self.schedule)
         for skey in list(self.store.data):
             for (ns, name), entry in list((self.store.data.get(skey) or {}).items()):
                 meta = entry.obj.get("metadata") or {}

@@ -10,6 +10,7 @@ from aiohttp import web
 
 from samplecontroller.apiserver import conversion, strategies, tables
 from samplecontroller.apiserver.admission import Admitter
+from samplecontroller.apiserver.authorization.rbac import Authorizer
 from samplecontroller.apiserver.core import Core
 from samplecontroller.apiserver.filters import json_response
 from samplecontroller.apiserver.negotiation import Accept
@@ -23,13 +24,14 @@ __all__ = ["Scope", "columns", "render", "versioned", "warn"]
 class Scope:
     """What the handlers work with (kube-apiserver's RequestScope): the storage layer, its store
     (for watches and revisions), the admission webhooks, the secret service account tokens are
-    signed with and the interval of watch bookmarks."""
+    signed with, the interval of watch bookmarks and the authorizer (RBAC; None: no authorization)."""
 
     core: Core
     store: Store
     admitter: Admitter
     signing_secret: str
     bookmark_interval: float
+    authorizer: Authorizer | None = None
 
 
 def warn(headers: dict[str, str], warnings: list[str]) -> None:
