@@ -11,8 +11,9 @@ namespaces, CRDs, the deployment simulator) are ``controllers``, store listeners
 
 Not simulated: there is no scheduler, kubelet or kube-controller-manager: pods never run (their
 log/exec subresources answer as for an unscheduled pod, ephemeral containers are stored only),
-Deployments create no ReplicaSets and ReplicaSets no Pods; Services get no cluster IP or
-endpoints. (Admission webhooks are called by the handlers: see ``admission``.)
+Deployments create no ReplicaSets (unless the deployment simulator runs) and ReplicaSets no Pods;
+Services get cluster IPs and node ports (``strategies.services``) but no endpoints. (Admission
+webhooks are called by the handlers: see ``admission``.)
 
 Every failure is raised as ``APIError`` carrying a Status object. Methods must be called on the
 server's event-loop thread (the store is not thread-safe).
@@ -181,6 +182,13 @@ class Core:
             raise invalid(res, name, errors)
         return warnings
 
+    def _allocate(self, res: Resource, strategy: strategies.Strategy, obj: dict[str, Any],
+                  old: dict[str, Any] | None) -> None:
+        """The strategy's allocations (``Strategy.allocate``); 422 when a requested value is taken."""
+        errors = strategy.allocate(obj, old, lambda: (e.obj for _, e in self.store.list(res.storage_key, None)))
+        if errors:
+            raise invalid(res, str(meta_of(obj).get("name") or ""), errors)
+
     @staticmethod
     def _unknown_fields(removed: list[str], field_validation: str, prefix: str = "") -> list[str]:
         """The warnings for pruned unknown fields; raises 400 under fieldValidation=Strict."""
@@ -277,6 +285,7 @@ class Core:
         name = str(meta.get("name"))
         if self.store.get(res.storage_key, ns if res.namespaced else "", name) is not None:
             raise already_exists(res, name)
+        self._allocate(res, strategy, obj, None)
         strategy.finish_create(obj)
         if not managed_done:
             obj = self._managed(res, None, obj, manager, "")
@@ -321,6 +330,8 @@ class Core:
         strategy = strategies.for_resource(res)
         strategy.prepare_for_update(new, old, subresource)
         warnings = self._validate(res, new, old, field_validation, patching)
+        if not subresource:
+            self._allocate(res, strategy, new, old)
         if strategy.tracks_generation and self._spec_changed(res, old, new):
             new_meta["generation"] = int(old["metadata"].get("generation") or 0) + 1
         if not managed_done:
@@ -473,6 +484,7 @@ class Core:
         if entry is None:
             raise not_found(res, name)
         self._check_preconditions(res, name, entry.obj, options.get("preconditions"))
+        strategies.for_resource(res).check_delete(res, entry.obj)
         policy = self._policy(res, options)
         obj = entry.copy()
         meta = obj["metadata"]

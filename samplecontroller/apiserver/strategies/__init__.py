@@ -23,13 +23,16 @@ from samplecontroller.apiserver.strategies.base import BASE_FIELD_LABELS, Custom
 from samplecontroller.apiserver.strategies.crd import CRD_FINALIZER, CRDStrategy
 from samplecontroller.apiserver.strategies.defaults import apply_defaults
 from samplecontroller.apiserver.strategies.kinds import (
+    JobStrategy,
     KeepsStatusStrategy,
     LoadBalancerStrategy,
     NamespaceStrategy,
     PendingStrategy,
     PodStrategy,
+    PriorityClassStrategy,
     ReplicationControllerStrategy,
 )
+from samplecontroller.apiserver.strategies.services import ServiceStrategy
 
 __all__ = ["BASE_FIELD_LABELS", "CRD_FINALIZER", "CustomResourceStrategy", "Strategy", "apply_defaults",
            "for_kind", "for_resource", "prepare_create_status"]
@@ -45,7 +48,7 @@ _BY_KIND: dict[tuple[str, str], Strategy] = {
     ("", "Node"): KeepsStatusStrategy(field_labels=["spec.unschedulable"]),
     ("", "PersistentVolume"): PendingStrategy(),
     ("", "PersistentVolumeClaim"): PendingStrategy(),
-    ("", "Service"): LoadBalancerStrategy(),
+    ("", "Service"): ServiceStrategy(),
     ("", "Secret"): Strategy(field_labels=["type"]),
     ("", "ReplicationController"): ReplicationControllerStrategy(tracks_generation=True,
                                                                  field_labels=["status.replicas"]),
@@ -57,13 +60,14 @@ _BY_KIND: dict[tuple[str, str], Strategy] = {
     ("apps", "ReplicaSet"): Strategy(tracks_generation=True, field_labels=["status.replicas"]),
     ("apps", "DaemonSet"): _GENERATION,
     ("apps", "StatefulSet"): _GENERATION,
-    ("batch", "Job"): Strategy(tracks_generation=True, field_labels=["status.successful"]),
+    ("batch", "Job"): JobStrategy(tracks_generation=True, field_labels=["status.successful"]),
     ("batch", "CronJob"): _GENERATION,
     ("policy", "PodDisruptionBudget"): _GENERATION,
     ("autoscaling", "HorizontalPodAutoscaler"): _GENERATION,
     ("networking.k8s.io", "Ingress"): LoadBalancerStrategy(tracks_generation=True),
     ("networking.k8s.io", "NetworkPolicy"): _GENERATION,
     ("apiextensions.k8s.io", "CustomResourceDefinition"): CRDStrategy(),
+    ("scheduling.k8s.io", "PriorityClass"): PriorityClassStrategy(),
     ("certificates.k8s.io", "CertificateSigningRequest"): Strategy(field_labels=["spec.signerName"]),
 }
 _BY_KIND[("", "Binding")] = Strategy(create_action="bind")

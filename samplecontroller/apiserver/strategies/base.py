@@ -9,7 +9,7 @@ from its CRD's structural schema. Per-kind subclasses live in ``kinds`` and ``cr
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from samplecontroller.apiserver import builtins, decoding, schema, tables
@@ -23,6 +23,8 @@ __all__ = ["BASE_FIELD_LABELS", "CustomResourceStrategy", "Strategy"]
 
 Obj = dict[str, Any]
 Schema = dict[str, Any] | None
+Peers = Callable[[], Iterable[Obj]]
+"""The stored objects of the same resource, in every namespace (read when called)."""
 BASE_FIELD_LABELS = frozenset({"metadata.name", "metadata.namespace"})
 
 
@@ -71,6 +73,15 @@ class Strategy:
 
     def prepare_for_update(self, new: Obj, old: Obj, subresource: str) -> None:
         """Adjust the object an update would store (before validation)."""
+
+    def allocate(self, obj: Obj, old: Obj | None, peers: Peers) -> list[FieldError]:
+        """Assign what the kind takes from ranges its objects share (a Service's cluster IP and
+        node ports) to a validated object about to be stored (``old`` is None on create), given
+        the stored objects ``peers``; a requested value that is taken is a field error."""
+        return []
+
+    def check_delete(self, res: Resource, obj: Obj) -> None:
+        """Raise ``APIError`` when ``obj`` may not be deleted at all (a system PriorityClass)."""
 
     def finish_create(self, obj: Obj) -> None:
         """Fill in what the server sets on a validated new object, before it is stored."""

@@ -247,6 +247,13 @@ def _service(spec: Obj) -> None:
         spec.setdefault("internalTrafficPolicy", "Cluster")
     if spec["type"] in ("NodePort", "LoadBalancer"):
         spec.setdefault("externalTrafficPolicy", "Cluster")
+    if spec["type"] == "LoadBalancer":
+        spec.setdefault("allocateLoadBalancerNodePorts", True)
+    if spec["sessionAffinity"] == "ClientIP":
+        config = _ensure(spec, "sessionAffinityConfig")
+        client_ip = _ensure(config, "clientIP") if config is not None else None
+        if client_ip is not None:
+            client_ip.setdefault("timeoutSeconds", 10800)
     for port in _dicts(spec, "ports"):
         port.setdefault("protocol", "TCP")
         port.setdefault("targetPort", port.get("port"))
