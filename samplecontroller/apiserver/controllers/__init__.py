@@ -3,7 +3,7 @@
 ``Controllers`` registers one listener on the store (called synchronously for every committed
 write) and runs the reactions as callbacks on the server's event loop: the garbage collector
 (``garbagecollector``), the namespace lifecycle (``namespace``), CRD establishing and removal
-(``crd``), the optional Deployment status simulator (``deployments``); the Event TTL
+(``crd``), the optional Deployment simulator (``deployments``: ReplicaSets per template, revisions, status); the Event TTL
 (``eventttl.EventExpiry``) runs on its own. ``start`` bootstraps the cluster's objects
 (``cluster``) and resumes the work a restart left pending.
 
@@ -46,7 +46,7 @@ class Controllers:
         self.gc = GarbageCollector(core, self.schedule)
         self.namespaces = NamespaceController(core, self.gc, self.schedule)
         self.crds = CRDController(core, self.gc, self.schedule, self.reconcile)
-        self.deployments = DeploymentSimulator(self.store, simulate_delay) if simulate_deployments else None
+        self.deployments = DeploymentSimulator(core, simulate_delay) if simulate_deployments else None
         self.store.listeners.append(self.on_event)
 
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
