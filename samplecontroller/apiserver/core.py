@@ -22,6 +22,7 @@ server's event-loop thread (the store is not thread-safe).
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from collections.abc import Mapping
 from typing import Any
@@ -56,7 +57,9 @@ from samplecontroller.apiserver.objects import (
     deep_get,
     meta_of,
     now_rfc3339,
+    parse_rfc3339,
     random_suffix,
+    rfc3339,
     same_time,
 )
 from samplecontroller.apiserver.patching import require_object
@@ -341,7 +344,8 @@ class Core:
             return old, False, warnings
         if dry_run:
             return new, False, warnings
-        if new["metadata"].get("deletionTimestamp") and not new["metadata"].get("finalizers"):
+        if new["metadata"].get("deletionTimestamp") and not new["metadata"].get("finalizers") \
+                and not new["metadata"].get("deletionGracePeriodSeconds"):  # a graceful deletion is the node's
             event = self.store.delete(res.storage_key, ns if res.namespaced else "", name)
             assert event is not None
             return event.entry.obj, False, warnings
@@ -363,7 +367,7 @@ class Core:
             new.setdefault("spec", {})["ephemeralContainers"] = deep_get(obj, "spec", "ephemeralContainers")
             if new["spec"]["ephemeralContainers"] is None:
                 del new["spec"]["ephemeralContainers"]
-        elif subresource == "status":
+        elif subresource in ("status", "approval"):  # approval: a CSR's conditions, in its status
             new = entry.copy()
             if "status" in obj:
                 new["status"] = obj["status"]
@@ -498,6 +502,9 @@ class Core:
         strategy = strategies.for_resource(res)
         if strategy.deletes_in_phases:
             return self._delete_in_phases(res, entry.obj, obj, finalizers, dry_run)
+        graceful = self._graceful(res, entry.obj, obj, finalizers, strategy.grace_period(entry.obj, options), dry_run)
+        if graceful is not None:
+            return graceful
         if finalizers:
             changed = finalizers != list(meta.get("finalizers") or []) or not meta.get("deletionTimestamp")
             meta["finalizers"] = finalizers
@@ -522,6 +529,32 @@ class Core:
         details = details_for(res, name)
         details["uid"] = meta.get("uid")
         return 200, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
+
+    def _graceful(self, res: Resource, current: dict[str, Any], obj: dict[str, Any], finalizers: list[str],
+                  grace: int | None, dry_run: bool) -> tuple[int, dict[str, Any]] | None:
+        """Graceful deletion (the generic store's BeforeDelete): a positive ``grace`` marks the
+        object with deletionTimestamp = now + grace and deletionGracePeriodSeconds instead of
+        deleting it; on an object already terminating only a shorter period changes anything.
+        None when the delete goes on at once (no or zero grace, or a zero/unset pending period)."""
+        meta = obj["metadata"]
+        pending = meta.get("deletionGracePeriodSeconds")
+        if meta.get("deletionTimestamp"):
+            if not pending or grace is None or (grace == 0 and not finalizers):
+                return None
+            if grace >= pending:
+                return 200, current
+            expires = parse_rfc3339(str(meta["deletionTimestamp"])) - pending + grace  # grace 0: finalizers hold it
+        elif not grace:
+            return None
+        else:
+            expires = time.time() + grace
+        meta["deletionTimestamp"] = rfc3339(expires)
+        meta["deletionGracePeriodSeconds"] = grace
+        if finalizers:
+            meta["finalizers"] = finalizers
+        if dry_run:
+            return 200, obj
+        return 200, self.store.put(res.storage_key, obj).entry.obj
 
     def _check_preconditions(self, res: Resource, name: str, obj: dict[str, Any], pre: Any) -> None:
         if not isinstance(pre, dict):

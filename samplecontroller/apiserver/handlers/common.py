@@ -8,7 +8,7 @@ from typing import Any
 
 from aiohttp import web
 
-from samplecontroller.apiserver import conversion, strategies, tables
+from samplecontroller.apiserver import conversion, strategies, tables, tokens
 from samplecontroller.apiserver.admission import Admitter
 from samplecontroller.apiserver.core import Core
 from samplecontroller.apiserver.filters import json_response
@@ -16,7 +16,7 @@ from samplecontroller.apiserver.negotiation import Accept
 from samplecontroller.apiserver.restmapper import Resource
 from samplecontroller.apiserver.storage import Store
 
-__all__ = ["Scope", "columns", "render", "versioned", "warn"]
+__all__ = ["Scope", "columns", "render", "requester", "versioned", "warn"]
 
 
 @dataclass
@@ -30,6 +30,17 @@ class Scope:
     admitter: Admitter
     signing_secret: str
     bookmark_interval: float
+
+
+def requester(scope: Scope, request: web.Request) -> dict[str, Any]:
+    """Who sent ``request`` (``username``, ``uid``, ``groups``, ``extra``): the one place handlers
+    read the authenticated identity (from the bearer token, as the authentication filter checks
+    it); anonymous when the token is not one the server knows."""
+    bearer = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
+    review = tokens.review_status(scope.signing_secret, bearer) if bearer else {}
+    if review.get("authenticated"):
+        return dict(review["user"])
+    return {"username": "system:anonymous", "groups": ["system:unauthenticated"]}
 
 
 def warn(headers: dict[str, str], warnings: list[str]) -> None:

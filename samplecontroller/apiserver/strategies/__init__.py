@@ -20,6 +20,7 @@ from typing import Any
 from samplecontroller.apiserver import builtins
 from samplecontroller.apiserver.restmapper import Resource
 from samplecontroller.apiserver.strategies.base import BASE_FIELD_LABELS, CustomResourceStrategy, Strategy
+from samplecontroller.apiserver.strategies.certificates import CertificateSigningRequestStrategy
 from samplecontroller.apiserver.strategies.crd import CRD_FINALIZER, CRDStrategy
 from samplecontroller.apiserver.strategies.defaults import apply_defaults
 from samplecontroller.apiserver.strategies.kinds import (
@@ -68,7 +69,7 @@ _BY_KIND: dict[tuple[str, str], Strategy] = {
     ("networking.k8s.io", "NetworkPolicy"): _GENERATION,
     ("apiextensions.k8s.io", "CustomResourceDefinition"): CRDStrategy(),
     ("scheduling.k8s.io", "PriorityClass"): PriorityClassStrategy(),
-    ("certificates.k8s.io", "CertificateSigningRequest"): Strategy(field_labels=["spec.signerName"]),
+    ("certificates.k8s.io", "CertificateSigningRequest"): CertificateSigningRequestStrategy(),
 }
 _BY_KIND[("", "Binding")] = Strategy(create_action="bind")
 _BY_KIND.update({kind: Strategy(create_action="review") for kind in builtins.REVIEW_KINDS})

@@ -80,6 +80,15 @@ class Strategy:
         the stored objects ``peers``; a requested value that is taken is a field error."""
         return []
 
+    def set_requester(self, obj: Obj, user: Mapping[str, Any]) -> None:
+        """Record who creates ``obj`` where the kind keeps it (a CertificateSigningRequest's spec);
+        ``user`` has ``username``, ``uid``, ``groups`` and ``extra``."""
+
+    def grace_period(self, obj: Obj, options: Mapping[str, Any]) -> int | None:
+        """The graceful-deletion period of ``obj`` under delete ``options`` (CheckGracefulDelete),
+        None for kinds that are deleted at once; 0 also deletes at once."""
+        return None
+
     def check_delete(self, res: Resource, obj: Obj) -> None:
         """Raise ``APIError`` when ``obj`` may not be deleted at all (a system PriorityClass)."""
 

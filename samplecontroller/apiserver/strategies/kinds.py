@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from samplecontroller.apiserver import validation
@@ -51,12 +52,24 @@ class NamespaceStrategy(KeepsStatusStrategy):
 
 
 class PodStrategy(KeepsStatusStrategy):
-    """Pods: a delete answers with the pod; updates keep ephemeral containers append-only."""
+    """Pods: a delete answers with the pod and is graceful for a pod bound to a node (it stays
+    Terminating until the node simulator, ``controllers.pods``, removes it); updates keep
+    ephemeral containers append-only."""
 
     returns_deleted = True
 
     def validate_extra(self, obj: Obj, old: Obj | None) -> list[FieldError]:
         return validation.validate_ephemeral_update(old, obj) if old is not None else []
+
+    def grace_period(self, obj: Obj, options: Mapping[str, Any]) -> int | None:
+        """The pod strategy's CheckGracefulDelete: ``gracePeriodSeconds`` of the options, else
+        the pod's ``terminationGracePeriodSeconds``; 0 (at once) for a pod bound to no node or
+        one that has finished."""
+        given = options.get("gracePeriodSeconds")
+        period = given if isinstance(given, int) else deep_get(obj, "spec", "terminationGracePeriodSeconds")
+        if not deep_get(obj, "spec", "nodeName") or deep_get(obj, "status", "phase") in ("Failed", "Succeeded"):
+            return 0
+        return max(int(period), 0) if isinstance(period, int) else 0
 
 
 class PendingStrategy(Strategy):
