@@ -4,7 +4,6 @@ finished one and ``--grace-period=0 --force`` are deleted at once."""
 
 from __future__ import annotations
 
-import itertools
 import subprocess
 import time
 from collections.abc import Callable
@@ -14,10 +13,10 @@ import pytest
 
 from samplecontroller.apiserver import LocalAPIServer
 from samplecontroller.apiserver.objects import parse_rfc3339
+from tests.apiserver.cluster_helpers import new_namespace
 from tests.apiserver.conftest import Raw
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
-_ns = itertools.count()
 
 
 @pytest.fixture
@@ -27,11 +26,7 @@ def raw(apiserver: LocalAPIServer) -> Raw:
 
 @pytest.fixture
 def ns(raw: Raw) -> str:
-    name = f"pods-{next(_ns)}"
-    code, _, body = raw.call("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
-                                                             "metadata": {"name": name}})
-    assert code == 201, body
-    return name
+    return new_namespace(raw)
 
 
 def pod(name: str, node: str | None = "local-node", grace: int | None = None, **meta: Any) -> dict[str, Any]:

@@ -5,7 +5,6 @@ the ``kubernetes`` Service's Endpoints and EndpointSlice pointing at the server.
 from __future__ import annotations
 
 import ipaddress
-import itertools
 import json
 import subprocess
 from collections.abc import Callable
@@ -16,10 +15,10 @@ import pytest
 from samplecontroller.apiserver import LocalAPIServer
 from samplecontroller.apiserver.ipallocator import CIDRRange
 from samplecontroller.apiserver.portallocator import PortRange
+from tests.apiserver.cluster_helpers import new_namespace
 from tests.apiserver.conftest import Raw
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
-_ns = itertools.count()
 SERVICE_CIDR = ipaddress.ip_network("10.96.0.0/12")
 
 
@@ -30,11 +29,7 @@ def raw(apiserver: LocalAPIServer) -> Raw:
 
 @pytest.fixture
 def ns(raw: Raw) -> str:
-    name = f"svc-{next(_ns)}"
-    code, _, body = raw.call("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
-                                                             "metadata": {"name": name}})
-    assert code == 201, body
-    return name
+    return new_namespace(raw)
 
 
 def service(name: str, type_: str = "ClusterIP", **spec: Any) -> dict[str, Any]:

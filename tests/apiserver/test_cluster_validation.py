@@ -5,7 +5,6 @@ and the keys each Secret type requires, with kube-apiserver's messages."""
 from __future__ import annotations
 
 import base64
-import itertools
 import json
 import subprocess
 from collections.abc import Callable
@@ -16,10 +15,10 @@ import pytest
 
 from samplecontroller.apiserver import LocalAPIServer
 from samplecontroller.apiserver.cron import go_duration_error, schedule_error
+from tests.apiserver.cluster_helpers import new_namespace
 from tests.apiserver.conftest import Raw
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
-_ns = itertools.count()
 PCS = "/apis/scheduling.k8s.io/v1/priorityclasses"
 
 
@@ -30,11 +29,7 @@ def raw(apiserver: LocalAPIServer) -> Raw:
 
 @pytest.fixture
 def ns(raw: Raw) -> str:
-    name = f"val-{next(_ns)}"
-    code, _, body = raw.call("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
-                                                             "metadata": {"name": name}})
-    assert code == 201, body
-    return name
+    return new_namespace(raw)
 
 
 def merge(raw: Raw, path: str, patch: dict[str, Any]) -> tuple[int, Any]:
