@@ -188,7 +188,7 @@ class Core:
     def _allocate(self, res: Resource, strategy: strategies.Strategy, obj: dict[str, Any],
                   old: dict[str, Any] | None) -> None:
         """The strategy's allocations (``Strategy.allocate``); 422 when a requested value is taken."""
-        errors = strategy.allocate(obj, old, lambda: (e.obj for _, e in self.store.list(res.storage_key, None)))
+        errors = strategy.allocate(obj, old, lambda skey: (e.obj for _, e in self.store.list(skey, None)))
         if errors:
             raise invalid(res, str(meta_of(obj).get("name") or ""), errors)
 

@@ -230,3 +230,41 @@ def test_kubectl_create_secrets_by_type(kubectl: Run, ns: str, tmp_path: Path) -
     key.write_bytes(material.key_pem)
     tls = kubectl("create", "secret", "tls", "tls", f"--cert={cert}", f"--key={key}", "-n", ns)
     assert tls.returncode == 0, tls.stderr
+
+
+def test_pod_priority_comes_from_its_priority_class(raw: Raw, ns: str) -> None:
+    pods = f"/api/v1/namespaces/{ns}/pods"
+
+    def pod(name: str, **spec: Any) -> dict[str, Any]:
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+                "spec": {"containers": [{"name": "c", "image": "nginx"}], **spec}}
+
+    code, _, critical = raw.call("POST", pods, pod("critical", priorityClassName="system-cluster-critical"))
+    assert code == 201, critical
+    assert critical["spec"]["priority"] == 2000000000
+    assert critical["spec"]["preemptionPolicy"] == "PreemptLowerPriority"
+    code, _, plain = raw.call("POST", pods, pod("plain"))
+    assert code == 201 and plain["spec"]["priority"] == 0 and "priorityClassName" not in plain["spec"]
+    code, _, err = raw.call("POST", pods, pod("unknown", priorityClassName="nope"))
+    assert code == 403 and err["reason"] == "Forbidden"
+    assert err["message"] == 'pods "unknown" is forbidden: no PriorityClass with name nope was found'
+    code, _, err = raw.call("POST", pods, pod("mismatch", priorityClassName="system-node-critical", priority=5))
+    assert code == 403 and err["message"] == (
+        'pods "mismatch" is forbidden: the integer value of priority (5) must not be provided in pod spec; '
+        "priority admission controller computed 2000001000 from the given PriorityClass name")
+    never = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": f"{ns}-never"},
+             "value": 10, "preemptionPolicy": "Never"}
+    assert raw.call("POST", PCS, never)[0] == 201
+    code, _, low = raw.call("POST", pods, pod("low", priorityClassName=f"{ns}-never"))
+    assert code == 201 and low["spec"]["priority"] == 10 and low["spec"]["preemptionPolicy"] == "Never"
+
+
+def test_the_global_default_priority_class(fresh_apiserver: LocalAPIServer) -> None:
+    raw = Raw(fresh_apiserver)
+    assert raw.call("POST", PCS, {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                                  "metadata": {"name": "everyone"}, "value": 7, "globalDefault": True})[0] == 201
+    code, _, pod = raw.call("POST", "/api/v1/namespaces/default/pods", {
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "c", "image": "nginx"}]}})
+    assert code == 201
+    assert pod["spec"]["priorityClassName"] == "everyone" and pod["spec"]["priority"] == 7

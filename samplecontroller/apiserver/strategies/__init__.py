@@ -3,10 +3,12 @@
 - ``for_resource(res)``: the ``Strategy`` of a resource (defaulting, decoding and validation,
   the status reset on create, update preparation, delete behaviour, Table columns, selectable
   fields, the scale subresource's paths). Kinds without their own get the generic ``Strategy``;
-  every custom resource gets ``CustomResourceStrategy``.
+  every custom resource gets ``CustomResourceStrategy``. Per-kind modules: ``kinds`` (Namespace,
+  Pod with graceful deletion and the Priority admission plugin, Job, PriorityClass, ...),
+  ``services`` (cluster IPs and node ports), ``certificates`` (CertificateSigningRequests), ``crd``.
 - ``defaults``: upstream defaulting (pkg/apis/*/v1/defaults.go) plus the admission plugins every
-  cluster runs on create (ServiceAccount, Priority, DefaultTolerationSeconds), and the
-  strategies' create-time fields (a Job's generated selector).
+  cluster runs on create that need no other object (ServiceAccount, DefaultTolerationSeconds), and
+  the strategies' create-time fields (a Job's generated selector).
 - ``prepare_create_status``: the status a kind starts with (the strategies' PrepareForCreate).
 
 All functions work in place on decoded JSON and never raise on malformed input (validation

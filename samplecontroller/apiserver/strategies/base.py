@@ -23,8 +23,9 @@ __all__ = ["BASE_FIELD_LABELS", "CustomResourceStrategy", "Strategy"]
 
 Obj = dict[str, Any]
 Schema = dict[str, Any] | None
-Peers = Callable[[], Iterable[Obj]]
-"""The stored objects of the same resource, in every namespace (read when called)."""
+Stored = Callable[[str], Iterable[Obj]]
+"""``stored(storage_key)``: the stored objects of a resource (``/services``,
+``scheduling.k8s.io/priorityclasses``), in every namespace, read when called."""
 BASE_FIELD_LABELS = frozenset({"metadata.name", "metadata.namespace"})
 
 
@@ -74,10 +75,11 @@ class Strategy:
     def prepare_for_update(self, new: Obj, old: Obj, subresource: str) -> None:
         """Adjust the object an update would store (before validation)."""
 
-    def allocate(self, obj: Obj, old: Obj | None, peers: Peers) -> list[FieldError]:
-        """Assign what the kind takes from ranges its objects share (a Service's cluster IP and
-        node ports) to a validated object about to be stored (``old`` is None on create), given
-        the stored objects ``peers``; a requested value that is taken is a field error."""
+    def allocate(self, obj: Obj, old: Obj | None, stored: Stored) -> list[FieldError]:
+        """Fill in what depends on other stored objects (``stored``) in a validated object about to
+        be stored (``old`` is None on create): a Service's cluster IP and node ports from the
+        ranges Services share (a requested value that is taken is a field error), a new Pod's
+        priority from its PriorityClass (admission: may raise ``APIError``)."""
         return []
 
     def set_requester(self, obj: Obj, user: Mapping[str, Any]) -> None:

@@ -10,7 +10,7 @@ from samplecontroller.apiserver.errors import APIError
 from samplecontroller.apiserver.objects import copy_json, deep_get, meta_of
 from samplecontroller.apiserver.restmapper import Resource
 from samplecontroller.apiserver.schema import FieldError, forbidden, invalid
-from samplecontroller.apiserver.strategies.base import Obj, Schema, Strategy
+from samplecontroller.apiserver.strategies.base import Obj, Schema, Stored, Strategy
 
 __all__ = ["JobStrategy", "KeepsStatusStrategy", "LoadBalancerStrategy", "NamespaceStrategy", "PendingStrategy",
            "PodStrategy", "PriorityClassStrategy", "ReplicationControllerStrategy"]
@@ -61,6 +61,40 @@ class PodStrategy(KeepsStatusStrategy):
     def validate_extra(self, obj: Obj, old: Obj | None) -> list[FieldError]:
         return validation.validate_ephemeral_update(old, obj) if old is not None else []
 
+    def allocate(self, obj: Obj, old: Obj | None, stored: Stored) -> list[FieldError]:
+        """The Priority admission plugin on create: ``priority`` (and ``preemptionPolicy``) from
+        the pod's PriorityClass, or from the global default class, else 0; 403 for an unknown
+        class or a given priority that differs from the class's."""
+        spec = obj.get("spec")
+        if old is not None or not isinstance(spec, dict):
+            return []
+        classes = [pc for pc in stored(PRIORITY_CLASSES) if isinstance(pc, dict)]
+        wanted = spec.get("priorityClassName")
+        if wanted:
+            found = next((pc for pc in classes if deep_get(pc, "metadata", "name") == wanted), None)
+            if found is None:
+                raise _forbidden(obj, f"no PriorityClass with name {wanted} was found")
+        else:
+            defaults = [pc for pc in classes if pc.get("globalDefault") is True]
+            found = max(defaults, key=lambda pc: int(pc.get("value") or 0)) if defaults else None
+            if found is not None:
+                spec["priorityClassName"] = deep_get(found, "metadata", "name")
+        priority = int(found.get("value") or 0) if found is not None else 0
+        given = spec.get("priority")
+        if given is not None and given != priority:
+            raise _forbidden(obj, f"the integer value of priority ({given}) must not be provided in pod spec; "
+                                  f"priority admission controller computed {priority} from the given PriorityClass name")
+        spec["priority"] = priority
+        policy = found.get("preemptionPolicy") if found is not None else None
+        if policy:
+            if spec.get("preemptionPolicy") not in (None, policy):
+                raise _forbidden(obj, f"the string value of PreemptionPolicy ({spec['preemptionPolicy']}) must not be "
+                                      f"provided in pod spec; priority admission controller computed {policy} from the "
+                                      "given PriorityClass name")
+            spec["preemptionPolicy"] = policy
+        spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
+        return []
+
     def grace_period(self, obj: Obj, options: Mapping[str, Any]) -> int | None:
         """The pod strategy's CheckGracefulDelete: ``gracePeriodSeconds`` of the options, else
         the pod's ``terminationGracePeriodSeconds``; 0 (at once) for a pod bound to no node or
@@ -70,6 +104,15 @@ class PodStrategy(KeepsStatusStrategy):
         if not deep_get(obj, "spec", "nodeName") or deep_get(obj, "status", "phase") in ("Failed", "Succeeded"):
             return 0
         return max(int(period), 0) if isinstance(period, int) else 0
+
+
+PRIORITY_CLASSES = "scheduling.k8s.io/priorityclasses"
+
+
+def _forbidden(pod: Obj, why: str) -> APIError:
+    """An admission plugin's refusal of ``pod`` (403 Forbidden)."""
+    name = str(deep_get(pod, "metadata", "name") or "")
+    return APIError(403, "Forbidden", f'pods "{name}" is forbidden: {why}', {"name": name, "kind": "pods"})
 
 
 class PendingStrategy(Strategy):

@@ -16,7 +16,7 @@ On create and update of the main resource:
   manifest without a clusterIP), the primary cluster IP never changes, and a type change that
   no longer needs them drops them (NodePort -> ClusterIP frees the node ports).
 
-Everything taken is read from the stored Services (``Strategy.allocate``'s peers), so deleting a
+Everything taken is read from the stored Services (``Strategy.allocate``'s ``stored``), so deleting a
 Service releases its IP and ports at once.
 """
 
@@ -29,10 +29,11 @@ from typing import Any
 from samplecontroller.apiserver.ipallocator import AllocationError, CIDRRange
 from samplecontroller.apiserver.portallocator import PortRange
 from samplecontroller.apiserver.schema import FieldError, forbidden, invalid
-from samplecontroller.apiserver.strategies.base import Obj, Peers, Strategy
+from samplecontroller.apiserver.strategies.base import Obj, Stored, Strategy
 
-__all__ = ["ServiceStrategy"]
+__all__ = ["SERVICES", "ServiceStrategy"]
 
+SERVICES = "/services"
 _NONE = "None"
 _NODE_PORT_TYPES = ("NodePort", "LoadBalancer")
 _IP_EXAMPLE = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
@@ -145,11 +146,11 @@ class ServiceStrategy(Strategy):
 
     # ---------------------------------------------------------------- allocation
 
-    def allocate(self, obj: Obj, old: Obj | None, peers: Peers) -> list[FieldError]:
+    def allocate(self, obj: Obj, old: Obj | None, stored: Stored) -> list[FieldError]:
         spec = obj.get("spec")
         if not isinstance(spec, dict) or _type(spec) == "ExternalName":
             return []
-        others = list(_others(obj, peers()))
+        others = list(_others(obj, stored(SERVICES)))
         errors = self._ip_families(spec)
         if errors:
             return errors
