@@ -104,9 +104,10 @@ def test_finalizers_hold_a_pod_after_its_grace_period(raw: Raw, ns: str) -> None
 def test_terminating_pods_resume_after_restart(tmp_path: Any) -> None:
     with LocalAPIServer(data_dir=tmp_path / "d", kubeconfig_path=tmp_path / "kc") as server:
         raw = Raw(server)
-        assert raw.call("POST", "/api/v1/namespaces/default/pods", pod("r", grace=1))[0] == 201
+        assert raw.call("POST", "/api/v1/namespaces/default/pods", pod("r", grace=2))[0] == 201
         assert raw.call("DELETE", "/api/v1/namespaces/default/pods/r")[0] == 200
-
+        code, _, terminating = raw.call("GET", "/api/v1/namespaces/default/pods/r")
+        assert code == 200 and terminating["metadata"]["deletionTimestamp"]  # stopped while it terminates
     with LocalAPIServer(data_dir=tmp_path / "d", kubeconfig_path=tmp_path / "kc") as server:
         assert gone(Raw(server), "/api/v1/namespaces/default/pods/r")
 
