@@ -129,7 +129,7 @@ class Admitter:
         if self.policies.active():
             req.warnings += self.policies.validate(PolicyRequest(
                 req.res, req.operation, req.namespace, req.name, req.obj, req.old, req.subresource, req.dry_run,
-                USER_INFO))
+                req.user_info or USER_INFO))
         hooks = self._matching(VALIDATING_KEY, req)
         await asyncio.gather(*(self._call(hook, req) for hook in hooks))
 

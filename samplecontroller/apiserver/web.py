@@ -47,7 +47,8 @@ from samplecontroller.apiserver.handlers import list as list_
 from samplecontroller.apiserver.handlers import watch as watch_
 from samplecontroller.apiserver.handlers.common import Scope
 from samplecontroller.apiserver.handlers.openapi import OpenAPIHandler
-from samplecontroller.apiserver.metrics import RequestCounter
+from samplecontroller.apiserver.healthz import HealthChecks
+from samplecontroller.apiserver.metrics import RequestCounter, RequestMetrics
 from samplecontroller.apiserver.negotiation import Accept, parse_accept
 from samplecontroller.apiserver.requestinfo import CONNECT, RequestInfo, RequestRecord
 from samplecontroller.apiserver.restmapper import RESTMapper
@@ -83,19 +84,50 @@ class APIServerApp:
         self.scope = Scope(core, store, self.admitter, signing_secret, bookmark_interval, self.authorizer)
         self.requests: deque[RequestRecord] = deque(maxlen=max(record_requests, 0))  # maxlen 0: off
         self.counter = RequestCounter()
+        self.metrics = RequestMetrics(self._object_counts)
+        self.health = self._health_checks()
+        self.stopping = False
         self.discovery = Discovery(mapper)
         self.openapi = OpenAPIHandler(core)
         mapper.on_change.append(self.discovery.invalidate)
         mapper.on_change.append(self.openapi.invalidate)
         self.app = web.Application(client_max_size=bodies.MAX_BODY_BYTES, middlewares=[
-            self.counter.middleware, filters.with_commit(store), filters.with_errors,
+            self.counter.middleware, self.metrics.middleware, filters.with_commit(store), filters.with_errors,
             filters.with_authentication(self), filters.with_impersonation(self.authorizer),
             filters.with_authorization(self.authorizer)])
         self.app.on_cleanup.append(self._close_admitter)
+        self.app.on_shutdown.append(self._shutting_down)
         self.app.router.add_route("*", "/{tail:.*}", self._dispatch)
 
     async def _close_admitter(self, _app: web.Application) -> None:
         await self.admitter.close()
+
+    async def _shutting_down(self, _app: web.Application) -> None:
+        self.stopping = True
+
+    def _object_counts(self) -> dict[str, int]:
+        """Stored objects per resource (``pods``, ``deployments.apps``) for ``apiserver_storage_objects``."""
+        counts: dict[str, int] = {}
+        for skey in list(self.store.data):
+            group, _, plural = skey.partition("/")
+            counts[f"{plural}.{group}" if group else plural] = self.store.count(skey)
+        return counts
+
+    def _health_checks(self) -> HealthChecks:
+        """The checks of /healthz, /livez and /readyz (``healthz``)."""
+        def ok() -> str | None:
+            return None
+
+        def serving() -> str | None:
+            return "the server is shutting down" if self.stopping else None
+
+        common = [("ping", ok), ("log", ok), ("etcd", self.store.ping),
+                  ("poststarthook/bootstrap-controller", ok),
+                  ("poststarthook/scheduling/bootstrap-system-priority-classes", ok),
+                  ("poststarthook/crd-informer-synced", ok)]
+        ready = [*common[:3], ("etcd-readiness", self.store.ping), ("informer-sync", ok), *common[3:],
+                 ("shutdown", serving)]
+        return HealthChecks({"healthz": common, "livez": common, "readyz": ready})
 
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
         path = request.path
@@ -140,8 +172,12 @@ class APIServerApp:
             raise not_allowed()
         if path == "/version":
             return json_response(VERSION_INFO)
-        if path in ("/healthz", "/livez", "/readyz") or (len(parts) == 2 and parts[0] in ("healthz", "livez", "readyz")):
-            return web.Response(text="ok", content_type="text/plain")
+        if self.health.serves(parts):
+            result = self.health.answer(parts, "verbose" in request.query, request.query.getall("exclude", []))
+            return web.Response(text=result.text, status=result.code, content_type="text/plain")
+        if path == "/metrics":
+            return web.Response(body=self.metrics.render(), content_type="text/plain",
+                                headers={"X-Content-Type-Options": "nosniff"})
         if path == "/openapi/v3":
             return self.openapi.index()
         if path == "/openapi/v2":
@@ -149,7 +185,8 @@ class APIServerApp:
         if len(parts) >= 4 and parts[:2] == ["openapi", "v3"]:
             return self.openapi.v3(parts[2:])
         if path == "/":
-            paths = ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/openapi/v2", "/openapi/v3", "/readyz", "/version"]
+            paths = ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/metrics", "/openapi/v2", "/openapi/v3", "/readyz",
+                     "/version"]
             paths += sorted(f"/apis/{g}" for g in self.mapper.groups() if g)
             return json_response({"paths": paths})
         raise not_found_path()

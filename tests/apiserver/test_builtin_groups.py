@@ -425,7 +425,9 @@ def test_drain_evicts_and_cordons_the_node(k: Run, ns: str) -> None:
            "spec": {"nodeName": "local-node", "containers": [{"name": "c", "image": "nginx"}]}}
     k("create", "-n", ns, "-f", "-", stdin=json.dumps(pod))
     try:
-        out = k("drain", "local-node", "--force", "--ignore-daemonsets", "--timeout=20s").stdout
+        # the simulated node holds an evicted pod for its grace period, as a kubelet does for a container
+        # that ignores SIGTERM (its default is 30 s)
+        out = k("drain", "local-node", "--force", "--ignore-daemonsets", "--grace-period=1", "--timeout=20s").stdout
         assert "pod/bound evicted" in out
         assert k("get", "nodes").stdout.split()[6] == "Ready,SchedulingDisabled"
         assert "No resources found" in k("get", "pods", "-n", ns).stderr

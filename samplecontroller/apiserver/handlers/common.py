@@ -8,7 +8,7 @@ from typing import Any
 
 from aiohttp import web
 
-from samplecontroller.apiserver import conversion, strategies, tables
+from samplecontroller.apiserver import authentication, conversion, strategies, tables
 from samplecontroller.apiserver.admission import Admitter
 from samplecontroller.apiserver.authorization.rbac import Authorizer
 from samplecontroller.apiserver.core import Core
@@ -17,7 +17,7 @@ from samplecontroller.apiserver.negotiation import Accept
 from samplecontroller.apiserver.restmapper import Resource
 from samplecontroller.apiserver.storage import Store
 
-__all__ = ["Scope", "columns", "render", "versioned", "warn"]
+__all__ = ["Scope", "columns", "render", "requester", "versioned", "warn"]
 
 
 @dataclass
@@ -32,6 +32,13 @@ class Scope:
     signing_secret: str
     bookmark_interval: float
     authorizer: Authorizer | None = None
+
+
+def requester(scope: Scope, request: web.Request) -> dict[str, Any]:
+    """Who sent ``request`` (``username``, ``uid``, ``groups``, ``extra``): the one place handlers
+    read the authenticated identity, as the authentication and impersonation filters left it
+    (``authentication.user_of``)."""
+    return authentication.user_of(request).to_wire()
 
 
 def warn(headers: dict[str, str], warnings: list[str]) -> None:

@@ -18,7 +18,7 @@ from samplecontroller.apiserver.filters import json_response
 from samplecontroller.apiserver.handlers import actions, reviews, scale, subresources
 from samplecontroller.apiserver.handlers import list as list_
 from samplecontroller.apiserver.handlers.admitting import admit_create, admit_update, admitted_patch
-from samplecontroller.apiserver.handlers.common import Scope, render, warn
+from samplecontroller.apiserver.handlers.common import Scope, render, requester, warn
 from samplecontroller.apiserver.negotiation import (
     PATCH_APPLY,
     PATCH_JSON,
@@ -68,6 +68,8 @@ async def create(scope: Scope, request: web.Request, t: RequestInfo, accept: Acc
         admission = AdmissionRequest(res, "CREATE", ns, name_of(body), body, dry_run=ri.dry_run(request),
                                      user_info=user_of(request).to_wire())
         body = await admit_create(scope, request, admission)
+    if isinstance(body, dict):
+        strategies.for_resource(res).set_requester(body, requester(scope, request))
     obj, warnings = scope.core.create(res, ns, body, manager=ri.field_manager(request), dry_run=ri.dry_run(request),
                                      field_validation=ri.field_validation(request))
     headers: dict[str, str] = {}

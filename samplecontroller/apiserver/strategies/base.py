@@ -9,7 +9,7 @@ from its CRD's structural schema. Per-kind subclasses live in ``kinds`` and ``cr
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from samplecontroller.apiserver import builtins, cel, decoding, schema, tables
@@ -23,6 +23,9 @@ __all__ = ["BASE_FIELD_LABELS", "CustomResourceStrategy", "Strategy"]
 
 Obj = dict[str, Any]
 Schema = dict[str, Any] | None
+Stored = Callable[[str], Iterable[Obj]]
+"""``stored(storage_key)``: the stored objects of a resource (``/services``,
+``scheduling.k8s.io/priorityclasses``), in every namespace, read when called."""
 BASE_FIELD_LABELS = frozenset({"metadata.name", "metadata.namespace"})
 
 
@@ -77,6 +80,25 @@ class Strategy:
 
     def prepare_for_update(self, new: Obj, old: Obj, subresource: str) -> None:
         """Adjust the object an update would store (before validation)."""
+
+    def allocate(self, obj: Obj, old: Obj | None, stored: Stored) -> list[FieldError]:
+        """Fill in what depends on other stored objects (``stored``) in a validated object about to
+        be stored (``old`` is None on create): a Service's cluster IP and node ports from the
+        ranges Services share (a requested value that is taken is a field error), a new Pod's
+        priority from its PriorityClass (admission: may raise ``APIError``)."""
+        return []
+
+    def set_requester(self, obj: Obj, user: Mapping[str, Any]) -> None:
+        """Record who creates ``obj`` where the kind keeps it (a CertificateSigningRequest's spec);
+        ``user`` has ``username``, ``uid``, ``groups`` and ``extra``."""
+
+    def grace_period(self, obj: Obj, options: Mapping[str, Any]) -> int | None:
+        """The graceful-deletion period of ``obj`` under delete ``options`` (CheckGracefulDelete),
+        None for kinds that are deleted at once; 0 also deletes at once."""
+        return None
+
+    def check_delete(self, res: Resource, obj: Obj) -> None:
+        """Raise ``APIError`` when ``obj`` may not be deleted at all (a system PriorityClass)."""
 
     def finish_create(self, obj: Obj) -> None:
         """Fill in what the server sets on a validated new object, before it is stored."""
