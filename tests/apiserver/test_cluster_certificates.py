@@ -61,6 +61,12 @@ def test_requester_identity_is_recorded(raw: Raw, apiserver: LocalAPIServer) -> 
     code, _, sa = raw.call("POST", "/api/v1/namespaces/default/serviceaccounts",
                            {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": f"{name}-sa"}})
     assert code == 201
+    # RBAC: the bootstrap role a kubelet's bootstrap token has, which allows creating CSRs
+    code, _, crb = raw.call("POST", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": f"{name}-csr"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "system:node-bootstrapper"},
+        "subjects": [{"kind": "ServiceAccount", "name": f"{name}-sa", "namespace": "default"}]})
+    assert code == 201, crb
     code, _, tr = raw.call("POST", f"/api/v1/namespaces/default/serviceaccounts/{name}-sa/token",
                            {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}})
     assert code == 201
