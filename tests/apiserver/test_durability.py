@@ -47,7 +47,7 @@ def committed_names(data_dir: Path) -> set[str]:
 @pytest.fixture
 def disk_server(tmp_path: Path) -> Iterator[LocalAPIServer]:
     with LocalAPIServer(data_dir=tmp_path / "data", kubeconfig_path=tmp_path / "kc") as s:
-        install_crds(s)
+        install_crds(s, ROOT / "crds")
         yield s
 
 
