@@ -11,24 +11,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import re
 import signal
 import sys
 from pathlib import Path
 from typing import Any
 
+from samplecontroller.apimachinery.durations import parse_duration
 from samplecontroller.apiserver.preload import CRDError, create_crds, load_crds
 from samplecontroller.apiserver.server import LocalAPIServer
-
-_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(h|ms|m|s|us|µs|ns)")
-_UNIT = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
-
-
-def parse_duration(text: str) -> float:
-    """A Go duration (``1h``, ``30m``, ``1h0m0s``, ``1.5s``) in seconds; raises ValueError."""
-    if not text or _DURATION.sub("", text):
-        raise ValueError(f"invalid duration {text!r} (use Go syntax like 1h, 30m or 90s)")
-    return sum(float(n) * _UNIT[u] for n, u in _DURATION.findall(text))
 
 
 def _positive_duration(text: str) -> float:

@@ -3,7 +3,8 @@
 ``load_crds(dirs)`` reads every ``*.yaml``/``*.yml`` file of each directory (sorted by name) and
 returns the CRD documents; ``create_crds(core, docs)`` stores them on a running server (on its
 loop: ``server.call(lambda core: create_crds(core, docs))``), skipping a CRD already stored under
-the same name. A stored CRD is served at once (the mapper follows the store), so nothing waits for
+the same name, or replacing it with ``replace=True`` (a server whose data outlives a run, where
+the CRD may have been edited since). A stored CRD is served at once (the mapper follows the store), so nothing waits for
 ``Established``.
 
 Every problem is a ``CRDError`` whose message is one line naming the directory, file or CRD: a
@@ -74,18 +75,23 @@ def _load_file(path: Path) -> list[dict[str, Any]]:
     return docs
 
 
-def create_crds(core: Core, docs: Sequence[dict[str, Any]]) -> list[str]:
-    """Store every CRD of ``docs`` not stored yet; the names of all of them. Runs on the server's loop."""
+def create_crds(core: Core, docs: Sequence[dict[str, Any]], *, replace: bool = False) -> list[str]:
+    """Store every CRD of ``docs`` not stored yet (``replace``: and replace those that are); the
+    names of all of them. Runs on the server's loop."""
     res = core.mapper.get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
     if res is None:
         raise RuntimeError("the API server does not serve apiextensions.k8s.io/v1 customresourcedefinitions")
     names: list[str] = []
     for doc in docs:
         name = doc["metadata"]["name"]
-        if core.store.get(CRD_KEY, "", name) is None:
-            try:
+        stored = core.store.get(CRD_KEY, "", name)
+        try:
+            if stored is None:
                 core.create(res, "", doc, manager=FIELD_MANAGER)
-            except APIError as err:
-                raise CRDError(f"CRD {name}: {_one_line(err.status.get('message') or err)}") from None
+            elif replace:
+                metadata = {**doc["metadata"], "resourceVersion": stored.obj["metadata"]["resourceVersion"]}
+                core.update(res, "", name, {**doc, "metadata": metadata}, manager=FIELD_MANAGER)
+        except APIError as err:
+            raise CRDError(f"CRD {name}: {_one_line(err.status.get('message') or err)}") from None
         names.append(name)
     return names
