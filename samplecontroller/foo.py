@@ -28,7 +28,7 @@ from generated.apis.apps.v1 import Deployment, DeploymentSpec
 from generated.apis.core.v1 import Container, PodSpec, PodTemplateSpec
 from generated.apis.meta.v1 import LabelSelector, ObjectMeta, OwnerReference
 from generated.apis.samplecontroller.v1alpha1 import Foo, FooStatus
-from samplecontroller.apimachinery import meta
+from samplecontroller.apimachinery import meta, ownerreferences
 from samplecontroller.record import EVENT_TYPE_WARNING, EventRecorder
 from samplecontroller.workqueue import BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter
 
@@ -109,9 +109,10 @@ def foo_with_status(foo: Foo, deployment: Deployment) -> Foo | None:
 
 
 def is_controlled_by(obj: Any, owner: Foo) -> bool:
-    """True when ``obj``'s controller reference is this Foo: UID, API group and kind."""
-    ref = meta.get_controller_of(obj)
-    return ref is not None and ref.uid == meta.get_uid(owner) and is_foo_reference(ref)
+    """True when ``obj``'s controller reference is this Foo: UID (``ownerreferences.is_controlled_by``),
+    API group and kind."""
+    ref = ownerreferences.get_controller_of(obj)
+    return ref is not None and ownerreferences.is_controlled_by(obj, owner) and is_foo_reference(ref)
 
 
 def is_foo_reference(ref: meta.OwnerRef) -> bool:
@@ -130,7 +131,9 @@ def new_deployment(foo: Foo) -> Deployment:
         metadata=ObjectMeta(
             name=names[0] if names else msgspec.UNSET,
             namespace=meta.get_namespace(foo),
-            owner_references=(_controller_reference(foo),),
+            owner_references=(
+                ownerreferences.new_controller_ref(foo, (FOO_GROUP, FOO_VERSION, FOO_KIND), ref_type=OwnerReference),
+            ),
         ),
         spec=DeploymentSpec(
             replicas=replicas if replicas is not None else msgspec.UNSET,
@@ -140,17 +143,6 @@ def new_deployment(foo: Foo) -> Deployment:
                 spec=PodSpec(containers=(Container(name="nginx", image="nginx:latest"),)),
             ),
         ),
-    )
-
-
-def _controller_reference(foo: Foo) -> OwnerReference:
-    return OwnerReference(
-        api_version=f"{FOO_GROUP}/{FOO_VERSION}",
-        kind=FOO_KIND,
-        name=meta.get_name(foo),
-        uid=meta.get_uid(foo),
-        controller=True,
-        block_owner_deletion=True,
     )
 
 

@@ -136,7 +136,7 @@ def test_client_writes_and_helpers(rest: Any, ns: str, started: Any) -> None:
     foo = c.create(new_foo(ns, "owner", "x"))
     owned: Any = rtclient.set_controller_reference(foo, ConfigMap(metadata=ObjectMeta(name="o", namespace=ns)))
     assert owned.metadata.owner_references[0].controller is True
-    other = msgspec.structs.replace(foo, metadata=msgspec.structs.replace(foo.metadata, uid="other-uid"))
+    other = msgspec.structs.replace(foo, metadata=msgspec.structs.replace(foo.metadata, name="other", uid="other-uid"))
     with pytest.raises(rtclient.AlreadyOwnedError):
         rtclient.set_controller_reference(other, owned)
     # create_or_update / create_or_patch read through the cache
