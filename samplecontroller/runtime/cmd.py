@@ -139,7 +139,7 @@ def _local(args: argparse.Namespace, crds: Sequence[Path]) -> Iterator[str]:
     try:
         with serve_local(args.local_dir, crds, port=args.port) as server:
             print(f"Embedded API server ready at {server.url}; in another shell:\n"
-                  f"  export KUBECONFIG={server.kubeconfig_path}\n"
+                  f"  export KUBECONFIG={server.kubeconfig_path.resolve()}\n"
                   f"  kubectl apply -f config/samples/\n"
                   f"Stop with Ctrl-C.", flush=True)
             yield str(server.kubeconfig_path)

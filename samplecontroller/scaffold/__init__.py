@@ -170,12 +170,32 @@ class Project:
 # -- rendering ------------------------------------------------------------------------------------
 
 
+def _name_order(name: str) -> tuple[int, str]:
+    """isort's order-by-type: CONSTANTS, then Classes, then everything else."""
+    rank = 0 if name.isupper() and len(name) > 1 else 1 if name[:1].isupper() else 2
+    return rank, name
+
+
+def from_imports(items: Sequence[tuple[str, Sequence[str]]]) -> str:
+    """``from M import N...`` lines for one import section, sorted and wrapped as ruff's isort wants."""
+    lines = []
+    for module, names in sorted(items, key=lambda item: item[0].lower()):
+        ordered = sorted(names, key=_name_order)
+        line = f"from {module} import {', '.join(ordered)}"
+        if len(line) > 120:
+            line = f"from {module} import (\n" + "".join(f"    {n},\n" for n in ordered) + ")"
+        lines.append(line)
+    return "\n".join(lines)
+
+
 def _environment() -> Any:
     import jinja2
 
-    return jinja2.Environment(loader=jinja2.PackageLoader("samplecontroller.scaffold", "templates"),
-                              keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True,
-                              undefined=jinja2.StrictUndefined)
+    env = jinja2.Environment(loader=jinja2.PackageLoader("samplecontroller.scaffold", "templates"),
+                             keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True,
+                             undefined=jinja2.StrictUndefined)
+    env.globals["from_imports"] = from_imports
+    return env
 
 
 def _render(template: str, project: Project, **extra: Any) -> str:
@@ -191,10 +211,10 @@ def _controllers_regions(project: Project) -> dict[str, str]:
     if not modules:
         imports = ""
     elif len(line) <= 120:
-        imports = line + "\n"
+        imports = line + "\n\n"
     else:
         imports = (f"from {project.package}.controllers import (\n"
-                   + "".join(f"    {m},\n" for m in modules) + ")\n")
+                   + "".join(f"    {m},\n" for m in modules) + ")\n\n")
     setups = "".join(f"    {r.module}.setup(mgr, args)\n" for r in sorted(project.resources, key=lambda r: r.module))
     return {"imports": imports, "setup": setups}
 
