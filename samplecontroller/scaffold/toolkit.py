@@ -1,11 +1,12 @@
 """Where this toolkit was installed from, so that a scaffolded project installs the same one.
 
 ``samplecontroller`` is not published on a package index, so ``samplecontroller init`` records
-the source it ran from (``current()``), read from the installed distribution's
-``direct_url.json`` (PEP 610):
+the source it ran from (``current()``):
 
-- a wheel file (``pip install dist/samplecontroller-0.1.0-py3-none-any.whl``): that file;
-- a directory (a checkout, installed editable or not): that directory;
+- running from a checkout (an editable install, or the source tree on ``sys.path``): that
+  directory;
+- else, from the installed distribution's ``direct_url.json`` (PEP 610): a wheel file
+  (``pip install dist/samplecontroller-0.1.0-py3-none-any.whl``) or a directory it was built from;
 - anything else (an index, or no metadata at all): the index, by name and version.
 
 ``Toolkit.requirement`` is what the project's Makefile passes to pip/uv (a PEP 508 direct
@@ -54,16 +55,28 @@ def _local_path(url: str) -> Path | None:
     return Path(unquote(parsed.path))
 
 
+def checkout() -> Path | None:
+    """The source tree this module runs from, if it is one (not an installed copy)."""
+    root = Path(__file__).resolve().parents[2]
+    try:
+        text = (root / "pyproject.toml").read_text()
+    except OSError:
+        return None
+    return root if f'name = "{DIST}"' in text else None
+
+
 def current() -> Toolkit:
     """The source of the running toolkit (see the module docstring)."""
     try:
         dist = importlib.metadata.distribution(DIST)
     except importlib.metadata.PackageNotFoundError:
-        checkout = Path(__file__).resolve().parents[2]
-        if (checkout / "pyproject.toml").is_file():  # run from a source tree on sys.path
-            return Toolkit("directory", str(checkout), "0")
-        return Toolkit("index", "", "0")
-    version = dist.version
+        dist = None
+    version = dist.version if dist is not None else "0"
+    source_tree = checkout()
+    if source_tree is not None:
+        return Toolkit("directory", str(source_tree), version)
+    if dist is None:
+        return Toolkit("index", "", version)
     text = dist.read_text("direct_url.json")
     if text:
         try:
