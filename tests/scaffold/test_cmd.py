@@ -44,7 +44,7 @@ def test_local_on_a_port_in_use_is_a_user_error(tmp_path: Path) -> None:
 
 
 def test_local_with_a_missing_crd_directory_is_a_user_error(tmp_path: Path) -> None:
-    with pytest.raises(cmd.UserError, match="--local: .*nope: not a directory of CRD YAML files"):
+    with pytest.raises(cmd.UserError, match=r"--local: .*nope: not a directory of CRD YAML files"):
         run_once(["--local", "--port", "0", "--local-dir", str(tmp_path / "local"), "--crds", str(tmp_path / "nope")])
 
 
