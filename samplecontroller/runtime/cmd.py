@@ -34,6 +34,7 @@ from typing import Any
 
 from samplecontroller.apimachinery.durations import parse_duration
 from samplecontroller.client.scheme import Scheme
+from samplecontroller.flags import OneLineParser, port, positive_int
 from samplecontroller.logs import get_logger
 from samplecontroller.runtime import healthz
 from samplecontroller.runtime.manager import ListenError, Manager, Options
@@ -50,36 +51,11 @@ class UserError(Exception):
     """A mistake the user can fix; printed as one line."""
 
 
-def _port(value: str) -> int:
-    try:
-        n = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a port number") from None
-    if not 0 <= n <= 65535:
-        raise argparse.ArgumentTypeError(f"must be between 0 and 65535, got {n}")
-    return n
-
-
-def _positive(value: str) -> int:
-    try:
-        n = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
-    return n
-
-
 def _seconds(value: str) -> float:
     try:
         return float(value) if value.replace(".", "", 1).isdigit() else parse_duration(value)
     except ValueError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> Any:  # one line, exit 1 (argparse's default is usage and 2)
-        self.exit(1, f"{self.prog}: error: {message} (see --help)\n")
 
 
 def add_flags(parser: argparse.ArgumentParser, *, name: str, local_dir: Path = Path(".local"),
@@ -96,10 +72,10 @@ def add_flags(parser: argparse.ArgumentParser, *, name: str, local_dir: Path = P
                         help="With --local: the CRD directories to install (default "
                              f"{', '.join(map(str, crds)) or 'none'}).")
     parser.set_defaults(default_crds=list(crds))
-    parser.add_argument("--port", type=_port, default=LOCAL_PORT,
+    parser.add_argument("--port", type=port, default=LOCAL_PORT,
                         help=f"With --local: its HTTPS port (default {LOCAL_PORT}; 0 picks a free port).")
     parser.add_argument("--namespace", default="", help="Only watch this namespace (default: all).")
-    parser.add_argument("--workers", type=_positive, default=2, help="Concurrent reconciles per controller.")
+    parser.add_argument("--workers", type=positive_int, default=2, help="Concurrent reconciles per controller.")
     parser.add_argument("--resync", type=_seconds, default=36000.0,
                         help="Informer resync period (seconds or a duration like 10h; default 10h).")
     parser.add_argument("--leader-elect", action="store_true", help="Use a Lease for leader election.")
@@ -166,7 +142,7 @@ def _connect(kubeconfig: str, master: str) -> Any:
 def parse_flags(argv: Sequence[str] | None = None, *, prog: str | None = None, name: str,
                 crds: Sequence[Path] = (), description: str | None = None) -> argparse.Namespace:
     """The flags of ``argv``; a bad flag is one line and exit 1 (``SystemExit``)."""
-    parser = _Parser(prog=prog, description=description)
+    parser = OneLineParser(prog=prog, description=description)
     add_flags(parser, name=name, crds=crds)
     args = parser.parse_args(argv)
     if args.port != LOCAL_PORT and not args.local:
