@@ -80,9 +80,10 @@ def run(rest: Any, stop: threading.Event, out: Callable[[Item], None] = print, n
 
     threading.Thread(target=shut_down_on_stop, daemon=True).start()
     while True:
-        item, shutdown = queue.get()
-        if shutdown:
+        got = queue.get()
+        if got[1]:
             return
+        item = got[0]
         try:
             out(item)
         finally:

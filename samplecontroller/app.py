@@ -364,9 +364,11 @@ def _probe_servers(args: argparse.Namespace) -> Iterator[Callable[[bool], None]]
     servers: list[probes.ProbeServer] = []
     try:
         if args.metrics_bind_address not in ("0", ""):
+            from samplecontroller.controller import install_metrics
             from samplecontroller.workqueue import prometheus
 
             prometheus.install()
+            install_metrics()
             servers.append(_listen(args.metrics_bind_address, "--metrics-bind-address", probes.serve_metrics))
         if args.health_probe_bind_address not in ("0", ""):
             servers.append(_listen(args.health_probe_bind_address, "--health-probe-bind-address",

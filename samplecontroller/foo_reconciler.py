@@ -6,7 +6,11 @@ for every Foo a Deployment named ``spec.deploymentName``, controlled by the Foo,
 when it changes); a ``Synced`` event per successful sync; an ``ErrResourceExists`` Warning once
 per new situation when the Deployment exists but is not the Foo's (retries back off
 exponentially up to ``not_owned_backoff_cap``); an ``InvalidSpec`` Warning when
-``spec.deploymentName`` is missing; replicas changed with a merge patch only.
+``spec.deploymentName`` is missing; replicas changed with a merge patch only, and the status
+written as a merge patch of ``status.availableReplicas`` to the status subresource with no
+resourceVersion (``foo.status_patch``: a stale cache cannot make it conflict). A conflict from any
+other write is requeued with backoff by the runtime controller, logged at debug level and counted
+in ``controller_runtime_reconcile_conflicts_total``.
 
 Wiring: ``for_(Foo)``, ``owns(Deployment)``, and Deployments mapped back to the Foos naming them
 (a cache field index on ``spec.deploymentName``) so an unowned Deployment's change resumes its
@@ -87,9 +91,16 @@ class FooReconciler:
         return Result()
 
     def _update_status(self, foo: Foo, deployment: Deployment) -> None:
-        updated = domain.foo_with_status(foo, deployment)
-        if updated is not None:
-            self.client.status().update(updated, field_owner=domain.FIELD_MANAGER)
+        """A merge patch of status.availableReplicas alone, without a resourceVersion, to the
+        status subresource (``domain.status_patch``): it cannot conflict with a stale cache. A Foo
+        deleted meanwhile is done."""
+        patch = domain.status_patch(foo, deployment)
+        if patch is None:
+            return
+        try:
+            self.client.status().patch(foo, RawPatch(MERGE_PATCH, patch), field_owner=domain.FIELD_MANAGER)
+        except errors.NotFoundError:
+            log.info("Foo no longer exists", foo=f"{meta.get_namespace(foo)}/{meta.get_name(foo)}")
 
     def map_deployment_to_foos(self, obj: Any) -> list[Request]:
         """The Foos that name this Deployment (owned or not)."""

@@ -39,6 +39,7 @@ __all__ = [
     "CONDITION_TRUE",
     "CONDITION_UNKNOWN",
     "ConditionLike",
+    "Conditions",
     "find_status_condition",
     "is_status_condition_false",
     "is_status_condition_present_and_equal",

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from kubernetes import client
-from kubernetes.client.rest import ApiException
+from kubernetes.client.exceptions import ApiException
 
 from samplecontroller.apiserver import LocalAPIServer
 from tests.apiserver.conftest import checked_kubectl, official_client

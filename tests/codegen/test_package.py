@@ -175,12 +175,11 @@ def test_fake_clientset_and_scheme(acme: SimpleNamespace) -> None:
 
 
 def test_runtime_manager_takes_the_generated_scheme(acme: SimpleNamespace) -> None:
+    from samplecontroller.runtime.client.fake import ClientBuilder
     from samplecontroller.runtime.manager import Manager
 
-    fake = acme.fake.Clientset()
-    from samplecontroller.testing import FakeResourceClient
-
-    mgr = Manager(None, scheme=acme.scheme.SCHEME, client_for=lambda info, ns: FakeResourceClient(fake, info, ns))
+    fake = ClientBuilder().with_scheme(acme.scheme.SCHEME).build()
+    mgr = Manager(None, scheme=acme.scheme.SCHEME, client_for=fake.client_for)
     assert mgr.get_scheme() is acme.scheme.SCHEME
     assert mgr.get_client().info_for_type(acme.models.Gizmo).resource == "gizmos"
     with pytest.raises(ValueError, match="needs a Scheme"):

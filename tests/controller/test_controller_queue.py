@@ -8,11 +8,13 @@ is retried after its own backoff; the queue runs on a ``FakeClock`` so delays ar
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from typing import Any
 
 import msgspec
 import pytest
+from prometheus_client import REGISTRY
 
 from generated.apis.apps.v1 import Deployment
 from generated.apis.meta.v1 import ObjectMeta, OwnerReference
@@ -21,12 +23,13 @@ from generated.clientset.fake import Clientset as FakeClientset
 from generated.informers import SharedInformerFactory
 from samplecontroller.apimachinery import errors
 from samplecontroller.cache import DeletedFinalStateUnknown
-from samplecontroller.controller import Controller, ObjectName
+from samplecontroller.controller import Controller, ObjectName, install_metrics
 from samplecontroller.foo import new_deployment
 from samplecontroller.record import FakeRecorder
 from samplecontroller.testing import Action
 from samplecontroller.wait import Context, FakeClock
 from samplecontroller.workqueue import ItemExponentialFailureRateLimiter, RateLimitingQueue
+from samplecontroller.workqueue.testing import get_item
 from tests.live import wait_for
 
 NS = "default"
@@ -55,7 +58,7 @@ def drain(queue: RateLimitingQueue[ObjectName]) -> list[ObjectName]:
     """Every key now in the queue (marked done at once)."""
     keys = []
     while queue.len():
-        key, _ = queue.get()
+        key = get_item(queue)
         queue.done(key)
         keys.append(key)
     return keys
@@ -188,6 +191,41 @@ def test_a_failed_sync_is_requeued_rate_limited_and_success_forgets_it() -> None
     assert len(attempts) == 3
     assert queue.num_requeues(FOO) == 0 and queue.len() == 0 and queue.waiting_len() == 0
     assert [a.verb for a in client.actions() if a.resource.resource == "deployments"] == ["create"] * 3
+
+
+def test_a_conflict_is_requeued_rate_limited_and_counted_without_an_error_log(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A 409 Conflict (a write based on a stale cache) is expected and retried: the key is re-added
+    rate-limited, the conflict counted, and nothing is logged above debug (issue 18)."""
+    clock = FakeClock()
+    controller, client = controller_for(new_foo(), clock=clock)
+    queue = controller.workqueue
+    attempts: list[Action] = []
+
+    def conflict_once(action: Action) -> tuple[bool, Any, BaseException | None]:
+        attempts.append(action)
+        if len(attempts) == 1:
+            return True, None, errors.new_conflict("apps", "deployments", "foo-deployment", "the object has been "
+                                                   "modified; please apply your changes to the latest version")
+        return False, None, None
+
+    client.prepend_reactor("create", "deployments", conflict_once)
+    before = conflicts_counted()
+    queue.add(FOO)
+    caplog.set_level(logging.DEBUG)
+    assert controller.process_next_work_item()
+    assert queue.num_requeues(FOO) == 1 and queue.next_ready_at() == pytest.approx(0.005)
+    assert conflicts_counted() == before + 1
+    assert [r.getMessage() for r in caplog.records if r.levelno > logging.DEBUG] == []
+    clock.step(0.005)
+    assert controller.process_next_work_item()
+    assert len(attempts) == 2 and queue.num_requeues(FOO) == 0
+
+
+def conflicts_counted() -> float:
+    """The counter as /metrics shows it (``install_metrics`` is what app.py calls to serve it)."""
+    install_metrics()
+    return REGISTRY.get_sample_value("samplecontroller_sync_conflicts_total", {"controller": "foo"}) or 0.0
 
 
 def test_a_deployment_not_owned_is_retried_after_its_own_backoff_not_the_limiter() -> None:

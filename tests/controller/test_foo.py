@@ -19,6 +19,7 @@ from samplecontroller.foo import (
     replicas_patch,
 )
 from samplecontroller.record import FakeRecorder
+from samplecontroller.workqueue import MaxOfRateLimiter
 
 
 def new_foo(replicas: int | None, deployment_name: Any = "d") -> Foo:
@@ -79,7 +80,7 @@ def test_not_owned_warns_once_per_situation_and_backs_off_to_the_cap() -> None:
 
 
 def test_rate_limiter_is_exponential_per_item() -> None:
-    limiter = rate_limiter()
+    limiter: MaxOfRateLimiter[str] = rate_limiter()
     assert [limiter.when("a") for _ in range(3)] == [0.005, 0.01, 0.02]
     limiter.forget("a")
     assert limiter.when("a") == 0.005

@@ -23,7 +23,7 @@ class HeldController(Controller):
     """A Controller whose sync handler records the key, then blocks until ``release`` is set."""
 
     def __init__(self, client: FakeClientset, factory: SharedInformerFactory) -> None:
-        super().__init__(client, factory.apps.v1.deployments, factory.samplecontroller.v1alpha1.foos,
+        super().__init__(client, factory.apps.v1.deployments, factory.samplecontroller.v1alpha1.foos,  # type: ignore[arg-type]  # fake/real Protocol: issue 18
                          FakeRecorder(100))
         self.release = threading.Event()
         self.entered = threading.Semaphore(0)

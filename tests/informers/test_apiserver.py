@@ -50,7 +50,7 @@ class Recorder:
         self.events: list[tuple[str, Any]] = []
         self.lock = threading.Lock()
 
-    def handler(self) -> ResourceEventHandlerFuncs:
+    def handler(self) -> ResourceEventHandlerFuncs[Any]:
         def add(obj: Any, initial: bool) -> None:
             self._put("add-initial" if initial else "add", obj)
 

@@ -200,7 +200,7 @@ def bodies(draw: st.DrawFn) -> bytes:
     if choice <= 1:
         return json.dumps(draw(k8s_objects())).encode()
     if choice <= 3:  # mostly valid: a ConfigMap, a Foo or a merge patch with fuzzed names and values
-        obj = draw(st.sampled_from([
+        obj: dict[str, Any] = draw(st.sampled_from([
             {"apiVersion": "v1", "kind": "ConfigMap"},
             {"apiVersion": "samplecontroller.k8s.io/v1alpha1", "kind": "Foo", "spec": {"deploymentName": "d"}},
             {}]))

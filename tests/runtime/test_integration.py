@@ -23,6 +23,7 @@ from samplecontroller.foo_reconciler import FooReconciler, new_manager
 from samplecontroller.record import FakeRecorder
 from samplecontroller.runtime import client as rtclient
 from samplecontroller.runtime.manager import ListenError, Manager, Options
+from samplecontroller.runtime.reconcile import Request, Result
 from tests.live import free_port, http_get, wait_for
 
 
@@ -201,8 +202,15 @@ def test_leader_election_runs_leader_runnables_on_one_manager_only(rest: Any, ns
             namespaces=(ns,), leader_election=True, leader_election_id="rt-lease", leader_election_namespace=ns,
             leader_election_release_on_cancel=True, lease_duration=2.0, renew_deadline=1.5, retry_period=0.1))
         ran: list[str] = []
-        mgr.add(runnable_func(lambda s: (ran.append("leader"), s.wait())))
-        mgr.add(runnable_func(lambda s: (ran.append("always"), s.wait()), need_leader_election=False))
+
+        def record(what: str) -> Callable[[threading.Event], None]:
+            def runnable(stop: threading.Event) -> None:
+                ran.append(what)
+                stop.wait()
+            return runnable
+
+        mgr.add(runnable_func(record("leader")))
+        mgr.add(runnable_func(record("always"), need_leader_election=False))
         stop = threading.Event()
         threading.Thread(target=mgr.start, args=(stop,), daemon=True, name=f"manager-{name}").start()
         return mgr, ran, stop
@@ -225,18 +233,23 @@ def test_leader_election_runs_leader_runnables_on_one_manager_only(rest: Any, ns
         second_stop.set()
 
 
+def record(seen: list[Request], request: Request) -> Result:
+    seen.append(request)
+    return Result()
+
+
 def test_builder_event_filter_applies_to_every_watch(rest: Any, ns: str, started: Any) -> None:
     """``with_event_filter`` predicates gate the events of the For type (and of any other watch)."""
     from samplecontroller.runtime import predicate
     from samplecontroller.runtime.builder import controller_managed_by
-    from samplecontroller.runtime.reconcile import Func, Request, Result
+    from samplecontroller.runtime.reconcile import Func
 
     mgr = Manager(rest, scheme=SCHEME, options=Options(namespaces=(ns,)))
     seen: list[Request] = []
     (controller_managed_by(mgr).for_(ConfigMap)
      .with_event_filter(predicate.new_predicate_funcs(lambda o: (o.metadata.labels or {}).get("watch") == "yes"))
      .named(f"filtered-{ns}")
-     .complete(Func(lambda r: (seen.append(r), Result())[1])))
+     .complete(Func(lambda r: record(seen, r))))
     started(mgr)
     cs = Clientset(rest).core_v1.configmaps(ns)
     cs.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "ignored", "namespace": ns}})
@@ -253,7 +266,11 @@ def test_graceful_shutdown_timeout_bounds_the_stop(rest: Any, ns: str) -> None:
 
     mgr = Manager(rest, scheme=SCHEME, options=Options(namespaces=(ns,), graceful_shutdown_timeout=0.5))
     release = threading.Event()
-    mgr.add(runnable_func(lambda stop: (stop.wait(), release.wait(30))))
+    def ignore_the_stop(stop: threading.Event) -> None:
+        stop.wait()
+        release.wait(30)
+
+    mgr.add(runnable_func(ignore_the_stop))
     stop = threading.Event()
     thread = threading.Thread(target=mgr.start, args=(stop,), daemon=True)
     thread.start()
