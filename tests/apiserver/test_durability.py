@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
+from samplecontroller.apimachinery.durations import parse_duration
 from samplecontroller.apiserver import LocalAPIServer
-from samplecontroller.apiserver.__main__ import parse_duration
 from samplecontroller.apiserver.testing import install_crds
 from tests.apiserver.conftest import FOOS, Raw, foo
 
