@@ -2,7 +2,8 @@
 
 Build the wheel, install it into a fresh virtualenv outside the checkout (constrained to
 uv.lock), ``samplecontroller init`` a project, ``create api`` a namespaced kind with conditions
-(controller-runtime style) and a cluster-scoped one (client-go style), run the project's own
+(controller-runtime style), a cluster-scoped one (client-go style) and the other two
+combinations, run the project's own
 ``make test`` (its venv made by uv from the project's files, the toolkit from the recorded wheel,
 uv's cache reused), then ``make run`` it on the embedded API server and apply the samples with
 the installed kubectl (a temporary HOME): the objects become Ready, with their observedGeneration
@@ -104,11 +105,16 @@ def test_scaffold_build_test_run_apply(tmp_path: Path, toolkit: WheelEnv, built_
     run([scaffold, "create", "api", "--group", "ops", "--version", "v1", "--kind", "Backup"], cwd=project, env=env)
     run([scaffold, "create", "api", "--group", "ops", "--version", "v1", "--kind", "Vault", "--cluster",
          "--style", "client-go"], cwd=project, env=env)
+    # the other two combinations of style and scope, for make test's mypy, ruff and pytest
+    run([scaffold, "create", "api", "--group", "store", "--version", "v1beta1", "--kind", "Bucket", "--cluster"],
+        cwd=project, env=env)
+    run([scaffold, "create", "api", "--group", "store", "--version", "v1beta1", "--kind", "Restore",
+         "--style", "client-go"], cwd=project, env=env)
     assert f"@ {built_wheel.as_uri()}'" in (project / "Makefile").read_text()  # the toolkit is the wheel
     scaffolded = time.monotonic()
     make_test = run(["make", "test"], cwd=project, env=env, timeout=600)
     done = time.monotonic()
-    print(f"\nsamplecontroller init + 2x create api: {scaffolded - started:.1f}s; make test (venv, ruff, mypy, "
+    print(f"\nsamplecontroller init + 4x create api: {scaffolded - started:.1f}s; make test (venv, ruff, mypy, "
           f"verify, pytest): {done - scaffolded:.1f}s; total {done - started:.1f}s")
     assert "All checks passed!" in make_test.stdout and "Success: no issues found" in make_test.stdout
     assert "up to date" in make_test.stdout and " passed" in make_test.stdout and "failed" not in make_test.stdout
