@@ -58,6 +58,8 @@ IMPORTED_NAMES = {
     "Iterator", "Manager", "MergeFrom", "ObjectMeta", "RESTClient", "RateLimitingQueue", "Request", "ResourceInfo",
     "Result", "SharedInformerFactory", "T", "TypeVar",
 }
+# Names controllers/__init__.py defines or imports: no controller module may take them.
+RESERVED_MODULES = {"annotations", "argparse", "setup"}
 MARKER = "# +samplecontroller:scaffold:{region}:{edge}"
 
 
@@ -355,6 +357,9 @@ def _resource(project: Project, group: str, version: str, kind: str, plural: str
         raise ScaffoldError(f"--kind {kind!r} clashes with a name the scaffolded controller imports; choose another")
     resource = Resource(group=full_group, version=version, kind=kind, plural=plural or pluralize(kind),
                         namespaced=namespaced, style=style)
+    if resource.module in RESERVED_MODULES:
+        raise ScaffoldError(f"--kind {kind!r} would make a controller module {resource.module!r}, a name "
+                            "controllers/__init__.py uses; choose another")
     if not DNS1123_LABEL.fullmatch(resource.plural):
         raise ScaffoldError(f"--plural {resource.plural!r} is not a lowercase DNS label")
     for other in project.resources:

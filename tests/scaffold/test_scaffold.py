@@ -152,6 +152,7 @@ def test_create_api_keeps_edits_outside_the_markers(tmp_path: Path, capsys: pyte
     (["--group", "ops", "--version", "1", "--kind", "Backup"], "--version '1' is not a Kubernetes API version"),
     (["--group", "Ops", "--version", "v1", "--kind", "Backup"], "--group 'Ops' is not"),
     (["--group", "ops", "--version", "v1", "--kind", "Manager"], "clashes with a name"),
+    (["--group", "ops", "--version", "v1", "--kind", "Setup"], "would make a controller module 'setup'"),
     (["--group", "ops", "--version", "v2", "--kind", "Backup"], "Backup (backups.ops.example.com/v1) exists already"),
     (["--group", "meta", "--version", "v1", "--kind", "Gadget"], "the code generator refused the CRD"),
 ])
