@@ -119,6 +119,9 @@ def test_scaffold_build_test_run_apply(tmp_path: Path, toolkit: WheelEnv, built_
     assert "All checks passed!" in make_test.stdout and "Success: no issues found" in make_test.stdout
     assert "up to date" in make_test.stdout and " passed" in make_test.stdout and "failed" not in make_test.stdout
 
+    run(["make", "toolkit-dist"], cwd=project, env=env)  # what docker-build puts in the image
+    assert [p.name for p in (project / "dist").glob("*.whl")] == [built_wheel.name]
+
     port = free_port()
     proc = running(project, env, port)
     assert proc.stdout is not None

@@ -23,6 +23,7 @@ from samplecontroller import _extras
 from samplecontroller.scaffold import Project, main, pluralize
 from samplecontroller.scaffold import toolkit as toolkit_mod
 from samplecontroller.scaffold.toolkit import Toolkit
+from tests.wheelenv import uv_binary
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(sys.executable).parent
@@ -63,6 +64,10 @@ def test_init_writes_the_project_and_records_the_toolkit(tmp_path: Path, capsys:
     assert f"TOOLKIT     ?= 'samplecontroller[apiserver,codegen] @ {ROOT.as_uri()}'" in (project / "Makefile").read_text()
     out = capsys.readouterr().out
     assert f"the checkout {ROOT}" in out and "create api" in out
+    # the image's toolkit wheel, built from the recorded checkout
+    dist = run(["make", "toolkit-dist", f"UV={uv_binary()}"], project)
+    assert dist.returncode == 0, dist.stdout + dist.stderr
+    assert [p.name for p in (project / "dist").glob("*.whl")] == ["samplecontroller-0.1.0-py3-none-any.whl"]
 
 
 @pytest.mark.parametrize(("direct_url", "exists", "expected"), [
