@@ -77,6 +77,17 @@ def configured_crd_dirs(config: pytest.Config) -> list[Path]:
     return [Path(d) for d in dirs]
 
 
+def _server_class() -> type[LocalAPIServer]:
+    """``LocalAPIServer``; without the apiserver extra the test fails with the one-line pip command."""
+    from samplecontroller._extras import MissingExtraError
+
+    try:
+        from samplecontroller.apiserver.server import LocalAPIServer
+    except MissingExtraError as err:
+        pytest.fail(f"the samplecontroller test kit: {err}", pytrace=False)
+    return LocalAPIServer
+
+
 def _install(server: LocalAPIServer, dirs: list[Path]) -> None:
     from samplecontroller.apiserver.preload import CRDError, create_crds, load_crds
 
@@ -90,11 +101,9 @@ def _install(server: LocalAPIServer, dirs: list[Path]) -> None:
 @pytest.fixture(scope="session")
 def apiserver(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalAPIServer]:
     """The shared embedded API server, with the CRDs of ``samplecontroller_crds`` installed."""
-    from samplecontroller.apiserver.server import LocalAPIServer
-
     dirs = configured_crd_dirs(request.config)
     tmp = tmp_path_factory.mktemp("shared-apiserver")
-    with LocalAPIServer(kubeconfig_path=tmp / "kubeconfig") as server:
+    with _server_class()(kubeconfig_path=tmp / "kubeconfig") as server:
         _install(server, dirs)
         yield server
 
@@ -110,9 +119,7 @@ def _samplecontroller_crds_marker(request: pytest.FixtureRequest) -> None:
 @pytest.fixture
 def fresh_apiserver(tmp_path: Path) -> Iterator[LocalAPIServer]:
     """A new, empty embedded API server for this test alone (no CRDs installed)."""
-    from samplecontroller.apiserver.server import LocalAPIServer
-
-    with LocalAPIServer(kubeconfig_path=tmp_path / "kubeconfig") as server:
+    with _server_class()(kubeconfig_path=tmp_path / "kubeconfig") as server:
         yield server
 
 

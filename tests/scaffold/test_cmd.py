@@ -89,3 +89,13 @@ def test_the_pytest_plugin_loads_without_any_extra(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert "1 passed" in done.stdout
     assert sys.modules.get("samplecontroller.testing.pytest_plugin") is not None  # loaded here too
+
+
+def test_the_apiserver_fixture_without_the_extra_names_the_pip_command(tmp_path: Path) -> None:
+    (tmp_path / "test_server.py").write_text("def test_server(apiserver: object) -> None:\n    pass\n")
+    done = run_without(("aiohttp",), tmp_path, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+                       "--rootdir", str(tmp_path), str(tmp_path / "test_server.py"))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert ("the samplecontroller test kit: samplecontroller.apiserver needs the 'apiserver' extra (aiohttp not "
+            "installed): pip install 'samplecontroller[apiserver]'") in done.stdout
+    assert "Traceback" not in done.stdout
