@@ -1,6 +1,6 @@
 # make run  : set up .venv if needed, then run the controller on the embedded API server
 #             (on https://127.0.0.1:$(PORT), default 6443; PORT=0 picks a free port)
-# make test : set up .venv if needed, then ruff, mypy, the staleness checks (generated/, the vendored
+# make test : set up .venv if needed, then ruff, mypy, the staleness checks (samplecontroller/kubernetes, generated/, the vendored
 #             OpenAPI definitions) and pytest
 #
 # The environment comes from uv.lock (uv sync --locked): the same versions on every machine until
@@ -56,6 +56,7 @@ typecheck: $(STAMP)
 verify: verify-codegen verify-schemas
 
 verify-codegen: $(STAMP)
+	$(PY) hack/update_builtins.py --verify
 	$(PY) hack/update_codegen.py --verify
 
 # the vendored upstream OpenAPI definitions against the pinned kubernetes-validate
@@ -66,6 +67,7 @@ schemas: $(STAMP)
 	$(PY) hack/update_openapi_schemas.py
 
 codegen: $(STAMP)
+	$(PY) hack/update_builtins.py
 	$(PY) hack/update_codegen.py
 
 pytest: $(STAMP)

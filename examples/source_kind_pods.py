@@ -21,9 +21,9 @@ from typing import Any, NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from generated.apis.core.v1 import Pod
-from generated.scheme import SCHEME
 from samplecontroller.apimachinery import meta
+from samplecontroller.kubernetes.apis.core.v1 import Pod
+from samplecontroller.kubernetes.scheme import SCHEME
 from samplecontroller.logs import get_logger
 from samplecontroller.runtime import handler, source
 from samplecontroller.runtime.cache import Cache, Options

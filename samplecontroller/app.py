@@ -26,13 +26,19 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from samplecontroller.apimachinery import errors, k8syaml
 from samplecontroller.logs import get_logger
 from samplecontroller.wait import as_context, with_cancel
+
+if TYPE_CHECKING:
+    from generated import clientset as sample
+    from generated.informers import SharedInformerFactory as SampleInformerFactory
+    from samplecontroller.kubernetes import clientset as kubernetes
+    from samplecontroller.kubernetes.informers import SharedInformerFactory as KubeInformerFactory
 
 log = get_logger("main")
 
@@ -298,13 +304,18 @@ def _pod_namespace() -> str:
     return os.environ.get("POD_NAMESPACE", "default")
 
 
-def informer_factory(clientset: Any, resync: float, namespace: str | None) -> Any:
-    """The classic controller's shared informers. They cache no managedFields: the controller
-    never reads them, and a cached field would hold its whole watch event in memory."""
-    from generated.informers import SharedInformerFactory
+def informer_factories(kubeclientset: kubernetes.Interface, sampleclientset: sample.Interface, resync: float,
+                       namespace: str | None) -> tuple[KubeInformerFactory, SampleInformerFactory]:
+    """The classic controller's shared informers, as Go's main.go makes them: one factory for the
+    built-in kinds (Deployments) and one for the generated ones (Foos), started with one stop.
+    They cache no managedFields: the controller never reads them, and a cached field would hold
+    its whole watch event in memory."""
+    from generated.informers import SharedInformerFactory as SampleInformerFactory
     from samplecontroller.cache import strip_managed_fields
+    from samplecontroller.kubernetes.informers import SharedInformerFactory as KubeInformerFactory
 
-    return SharedInformerFactory(clientset, resync, namespace=namespace, transform=strip_managed_fields)
+    return (KubeInformerFactory(kubeclientset, resync, namespace=namespace, transform=strip_managed_fields),
+            SampleInformerFactory(sampleclientset, resync, namespace=namespace, transform=strip_managed_fields))
 
 
 def _run_classic(
@@ -314,21 +325,28 @@ def _run_classic(
     from samplecontroller import record
     from samplecontroller.controller import Controller
     from samplecontroller.foo import CONTROLLER_AGENT_NAME
+    from samplecontroller.kubernetes.clientset import Clientset as KubeClientset
 
-    clientset = Clientset(rest_client)
-    factory = informer_factory(clientset, args.resync, args.namespace or None)
+    kubeclientset = KubeClientset(rest_client)
+    sampleclientset = Clientset(rest_client)
+    kube_factory, sample_factory = informer_factories(kubeclientset, sampleclientset, args.resync,
+                                                      args.namespace or None)
     broadcaster = record.new_broadcaster()
     broadcaster.start_structured_logging()
     broadcaster.start_recording_to_sink(record.ResourceEventSink.for_rest_client(rest_client))
     recorder = broadcaster.new_recorder(CONTROLLER_AGENT_NAME)
 
     controller = Controller(
-        clientset,
-        factory.apps.v1.deployments,
-        factory.samplecontroller.v1alpha1.foos,
+        kubeclientset,
+        sampleclientset,
+        kube_factory.apps.v1.deployments,
+        sample_factory.samplecontroller.v1alpha1.foos,
         recorder,
     )
-    factory.start(stop)
+    # one stop for both factories, as Go's kubeInformerFactory.Start(ctx.Done()) and
+    # exampleInformerFactory.Start(ctx.Done()); Controller.run waits for both caches
+    kube_factory.start(stop)
+    sample_factory.start(stop)
     set_ready(True)
     try:
         controller.run(args.workers, stop, shutdown_timeout=args.shutdown_timeout)
@@ -339,7 +357,8 @@ def _run_classic(
         return 1
     finally:
         set_ready(False)
-        factory.shutdown()
+        kube_factory.shutdown()
+        sample_factory.shutdown()
         broadcaster.shutdown()
     log.info("Controller stopped")
     return 0

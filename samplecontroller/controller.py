@@ -45,10 +45,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import msgspec
 
-from generated.apis.apps.v1 import Deployment
+from generated import clientset
 from generated.apis.samplecontroller.v1alpha1 import Foo
-from generated.clientset import Clientset
-from generated.informers.apps.v1 import DeploymentInformer
 from generated.informers.samplecontroller.v1alpha1 import FooInformer
 from samplecontroller import wait
 from samplecontroller.apimachinery import errors, meta
@@ -71,6 +69,9 @@ from samplecontroller.foo import (
     status_patch,
 )
 from samplecontroller.foo import rate_limiter as foo_rate_limiter
+from samplecontroller.kubernetes import clientset as kubernetes
+from samplecontroller.kubernetes.apis.apps.v1 import Deployment
+from samplecontroller.kubernetes.informers.apps.v1 import DeploymentInformer
 from samplecontroller.logs import get_logger
 from samplecontroller.record import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING, EventRecorder
 from samplecontroller.workqueue import RateLimiter, RateLimitingQueue, shut_down_workers
@@ -154,11 +155,19 @@ def _deployment_key_index(obj: Any) -> list[str]:
 
 
 class Controller:
-    """The Foo controller. Build it, start the informer factories, then call ``run``."""
+    """The Foo controller. Build it, start the informer factories, then call ``run``.
+
+    As Go's ``NewController``: ``kubeclientset`` (Deployments) is any
+    ``samplecontroller.kubernetes.clientset.Interface`` and ``sampleclientset`` (Foos) any
+    ``generated.clientset.Interface``: the real clientsets or their fakes. The Deployment
+    informer comes from ``samplecontroller.kubernetes.informers``' factory, the Foo informer from
+    ``generated.informers``'; start both factories with the same stop (see ``app``).
+    """
 
     def __init__(
         self,
-        clientset: Clientset,
+        kubeclientset: kubernetes.Interface,
+        sampleclientset: clientset.Interface,
         deployment_informer: DeploymentInformer,
         foo_informer: FooInformer,
         recorder: EventRecorder,
@@ -167,7 +176,8 @@ class Controller:
         not_owned_backoff_base: float = 1.0,
         not_owned_backoff_cap: float = 300.0,
     ) -> None:
-        self.clientset = clientset
+        self.kubeclientset = kubeclientset
+        self.sampleclientset = sampleclientset
         self.recorder = recorder
         self.deployments_lister = deployment_informer.lister()
         self.deployments_synced = deployment_informer.informer().has_synced
@@ -276,7 +286,7 @@ class Controller:
             self.recorder.event(foo, EVENT_TYPE_WARNING, ERR_INVALID_SPEC, MESSAGE_NO_DEPLOYMENT_NAME)
             return
 
-        deployments = self.clientset.apps_v1.deployments(key.namespace)
+        deployments = self.kubeclientset.apps_v1().deployments(key.namespace)
         try:
             deployment = self.deployments_lister.deployments(key.namespace).get(names[0])
         except errors.NotFoundError:
@@ -304,7 +314,7 @@ class Controller:
         if patch is None:
             return
         try:
-            self.clientset.samplecontroller_v1alpha1.foos(meta.get_namespace(foo)).patch(
+            self.sampleclientset.samplecontroller_v1alpha1().foos(meta.get_namespace(foo)).patch(
                 meta.get_name(foo), msgspec.json.encode(patch), MERGE_PATCH, subresource="status",
                 field_manager=FIELD_MANAGER,
             )

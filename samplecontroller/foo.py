@@ -28,11 +28,11 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from generated.apis.apps.v1 import Deployment, DeploymentSpec
-from generated.apis.core.v1 import Container, PodSpec, PodTemplateSpec
-from generated.apis.meta.v1 import LabelSelector, ObjectMeta, OwnerReference
 from generated.apis.samplecontroller.v1alpha1 import Foo
 from samplecontroller.apimachinery import meta, ownerreferences
+from samplecontroller.kubernetes.apis.apps.v1 import Deployment, DeploymentSpec
+from samplecontroller.kubernetes.apis.core.v1 import Container, PodSpec, PodTemplateSpec
+from samplecontroller.kubernetes.apis.meta.v1 import LabelSelector, ObjectMeta, OwnerReference
 from samplecontroller.record import EVENT_TYPE_WARNING, EventRecorder
 from samplecontroller.workqueue import BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter
 

@@ -26,12 +26,14 @@ import argparse
 import threading
 from typing import Any
 
-from generated.apis.apps.v1 import Deployment
+from generated import scheme as samplescheme
 from generated.apis.samplecontroller.v1alpha1 import Foo
-from generated.scheme import SCHEME
 from samplecontroller import foo as domain
 from samplecontroller.apimachinery import errors, meta
+from samplecontroller.client.scheme import Scheme
 from samplecontroller.client.types import MERGE_PATCH
+from samplecontroller.kubernetes import scheme as kubescheme
+from samplecontroller.kubernetes.apis.apps.v1 import Deployment
 from samplecontroller.logs import get_logger
 from samplecontroller.record import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING, EventRecorder
 from samplecontroller.runtime import controller as rt_controller
@@ -46,6 +48,12 @@ from samplecontroller.runtime.predicate import ResourceVersionChanged
 from samplecontroller.runtime.reconcile import Request, Result
 
 log = get_logger("foo-reconciler")
+
+# The Manager's scheme, as a kubebuilder main.go builds it (clientgoscheme.AddToScheme, then the
+# project's own AddToScheme): every built-in kind, then the generated ones.
+SCHEME = Scheme()
+kubescheme.add_to_scheme(SCHEME)
+samplescheme.add_to_scheme(SCHEME)
 
 
 class FooReconciler:

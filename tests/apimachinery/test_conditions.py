@@ -10,7 +10,6 @@ from typing import Any
 import msgspec
 import pytest
 
-from generated.apis.meta.v1 import Condition
 from samplecontroller.apimachinery.conditions import (
     ConditionLike,
     find_status_condition,
@@ -21,6 +20,7 @@ from samplecontroller.apimachinery.conditions import (
     remove_status_condition,
     set_status_condition,
 )
+from samplecontroller.kubernetes.apis.meta.v1 import Condition
 
 BEFORE = "2024-01-01T10:00:00Z"
 AFTER = "2024-01-01T12:00:00Z"

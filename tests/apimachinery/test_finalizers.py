@@ -7,7 +7,6 @@ from typing import Any
 import msgspec
 import pytest
 
-from generated.apis.meta.v1 import ObjectMeta
 from generated.apis.samplecontroller.v1alpha1 import Foo
 from samplecontroller.apimachinery.finalizers import (
     add_finalizer,
@@ -15,6 +14,7 @@ from samplecontroller.apimachinery.finalizers import (
     remove_finalizer,
     with_finalizers,
 )
+from samplecontroller.kubernetes.apis.meta.v1 import ObjectMeta
 
 F = "example.com/cleanup"
 

@@ -9,9 +9,6 @@ from typing import Any
 import msgspec
 import pytest
 
-from generated.apis.apps.v1 import Deployment
-from generated.apis.core.v1 import ConfigMap, Namespace
-from generated.apis.meta.v1 import ObjectMeta, OwnerReference
 from generated.apis.samplecontroller.v1alpha1 import Foo
 from samplecontroller.apimachinery.ownerreferences import (
     AlreadyOwnedError,
@@ -23,6 +20,9 @@ from samplecontroller.apimachinery.ownerreferences import (
     set_controller_reference,
     set_owner_reference,
 )
+from samplecontroller.kubernetes.apis.apps.v1 import Deployment
+from samplecontroller.kubernetes.apis.core.v1 import ConfigMap, Namespace
+from samplecontroller.kubernetes.apis.meta.v1 import ObjectMeta, OwnerReference
 
 FOO_GVK = ("samplecontroller.k8s.io", "v1alpha1", "Foo")
 

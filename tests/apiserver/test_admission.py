@@ -248,3 +248,30 @@ def test_kubectl_sees_defaults_denials_and_warnings(server: LocalAPIServer, hook
     proc = kubectl("apply", "-f", "-", stdin=json.dumps(manifest))
     assert proc.returncode != 0
     assert 'admission webhook "vfoo.example.com" denied the request: spec.deploymentName is immutable' in proc.stderr
+
+
+def test_match_conditions_choose_whether_a_webhook_is_called(raw: Raw, hooks: str) -> None:
+    """matchConditions (CEL): false skips the webhook, true calls it (here: an unreachable one, so
+    the create fails), a failed evaluation is a 403 under failurePolicy Fail."""
+    dead = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+            "metadata": {"name": "conditional"},
+            "webhooks": [{"name": "conditional.example.com", "sideEffects": "None", "admissionReviewVersions": ["v1"],
+                          "timeoutSeconds": 2, "failurePolicy": "Fail",
+                          "matchConditions": [
+                              {"name": "called", "expression": "object.metadata.name.startsWith('call-')"},
+                              {"name": "data", "expression": "request.operation != 'CREATE' || object.data.x != ''"}],
+                          "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "resources": ["configmaps"],
+                                     "operations": ["CREATE"]}],
+                          "clientConfig": {"url": "https://127.0.0.1:1/validate"}}]}
+    assert raw.call("POST", VALIDATING, dead)[0] == 201
+    path = "/api/v1/namespaces/plain/configmaps"
+    try:
+        assert raw.call("POST", path, {"metadata": {"name": "skip-1"}})[0] == 201
+        code, _, status = raw.call("POST", path, {"metadata": {"name": "call-1"}, "data": {"x": "y"}})
+        assert code == 500 and 'failed calling webhook "conditional.example.com"' in status["message"], status
+        code, _, status = raw.call("POST", path, {"metadata": {"name": "call-2"}})
+        assert (code, status["reason"], status["message"]) == (
+            403, "Forbidden", "configmaps \"call-2\" is forbidden: expression "
+            "'request.operation != 'CREATE' || object.data.x != ''' resulted in error: no such key: data"), status
+    finally:
+        raw.call("DELETE", VALIDATING + "/conditional")

@@ -49,6 +49,57 @@ def _deployment(name: str, spec: str) -> str:
     return f"apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: {name}}}\nspec:\n{spec}"
 
 
+GADGET_CRD = """apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: gadgets.cel.example.com}
+spec:
+  group: cel.example.com
+  scope: Namespaced
+  names: {plural: gadgets, singular: gadget, kind: Gadget}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            x-kubernetes-validations:
+            - rule: self.min <= self.max
+            - {rule: self.name == oldSelf.name, message: name is immutable, reason: FieldValueForbidden, fieldPath: .name}
+            properties:
+              min: {type: integer}
+              max: {type: integer}
+              name: {type: string}
+"""
+
+MAX_REPLICAS_POLICY = """apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: max-replicas}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [apps], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [deployments],
+       resourceNames: [vap-big]}
+  validations:
+  - expression: object.spec.replicas <= 5
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: max-replicas}
+spec:
+  policyName: max-replicas
+  validationActions: [Deny]
+"""
+
+
+def _gadget(name: str, spec: str) -> str:
+    return f"apiVersion: cel.example.com/v1\nkind: Gadget\nmetadata: {{name: {name}}}\nspec: {spec}\n"
+
+
 _TEMPLATE = "  template:\n    metadata: {labels: {app: a}}\n    spec: {containers: [{name: c, image: nginx}]}\n"
 
 ROWS: tuple[Row, ...] = (
@@ -56,6 +107,35 @@ ROWS: tuple[Row, ...] = (
     Row(("create", "namespace", "{ns}"), out=(r"^namespace/{ns} created",), item="smoke"),
     Row(("api-resources",), out=(r"(?m)^foos\s", r"(?m)^deployments\s+deploy\s+apps/v1"), item="smoke"),
     Row(("auth", "can-i", "create", "deployments"), out=("^yes",), item="smoke"),
+    # issue 19 item 1: CRD validation rules (CEL) as kube-apiserver enforces them
+    Row(("apply", "-f", "-"), stdin=GADGET_CRD, out=(r"gadgets\.cel\.example\.com (created|unchanged)",), item="19.1"),
+    Row(("-n", "{ns}", "apply", "-f", "-"), stdin=_gadget("g1", "{min: 5, max: 2, name: a}"), rc=1, item="19.1",
+        err=(re.escape('The Gadget "g1" is invalid: spec: Invalid value: "object": failed rule: self.min <= self.max'),)),
+    Row(("-n", "{ns}", "apply", "-f", "-"), stdin=_gadget("g2", "{min: 1, max: 2, name: a}"),
+        out=("gadget.cel.example.com/g2 created",), item="19.1"),
+    Row(("-n", "{ns}", "patch", "gadget", "g2", "--type", "merge", "-p", '{"spec":{"name":"b"}}'), rc=1, item="19.1",
+        err=(re.escape('The Gadget "g2" is invalid: spec.name: Forbidden: name is immutable'),)),
+    Row(("apply", "-f", "-"), stdin=GADGET_CRD.replace("gadgets", "brokens").replace("Gadget", "Broken")
+        .replace("self.min <= self.max", "self.min <="), rc=1, item="19.1",
+        err=(re.escape('The CustomResourceDefinition "brokens.cel.example.com" is invalid: '
+                       "spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Invalid value: "
+                       'apiextensions.ValidationRule{Rule:"self.min <=", Message:"", MessageExpression:"", '
+                       "Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:\"\", "
+                       "OptionalOldSelf:(*bool)(nil)}: compilation failed: ERROR: <input>:1:12: Syntax error: "),)),
+    Row(("apply", "-f", "-"), stdin=MAX_REPLICAS_POLICY, item="19.1",
+        # "configured" after the first version: the defaulted rule scope makes kubectl patch the atomic list
+        out=(r"validatingadmissionpolicy\.admissionregistration\.k8s\.io/max-replicas (created|configured)",
+             r"validatingadmissionpolicybinding\.admissionregistration\.k8s\.io/max-replicas (created|unchanged)")),
+    Row(("-n", "{ns}", "apply", "-f", "-"), rc=1, item="19.1",
+        stdin=_deployment("vap-big", "  replicas: 6\n  selector: {matchLabels: {app: a}}\n" + _TEMPLATE),
+        err=(re.escape('The deployments "vap-big" is invalid: : ValidatingAdmissionPolicy \'max-replicas\' with '
+                       "binding 'max-replicas' denied request: failed expression: object.spec.replicas <= 5"),)),
+    Row(("-n", "{ns}", "create", "deployment", "vap-big", "--image=nginx", "--replicas=6"), rc=1, item="19.1",
+        err=(re.escape('error: failed to create deployment: deployments.apps "vap-big" is forbidden: '
+                       "ValidatingAdmissionPolicy 'max-replicas' with binding 'max-replicas' denied request: "
+                       "failed expression: object.spec.replicas <= 5"),)),
+    Row(("-n", "{ns}", "create", "deployment", "vap-big", "--image=nginx", "--replicas=5"),
+        out=("deployment.apps/vap-big created",), item="19.1"),
     # 1: changing a CRD, re-applying crds/, finalizers without a path are accepted with a warning
     Row(("label", "crd", "foos.samplecontroller.k8s.io", "conformance-{v}=yes"),
         out=("foos.samplecontroller.k8s.io labeled",), item="1"),
@@ -155,6 +235,42 @@ ROWS: tuple[Row, ...] = (
              r"than or equal to 10",),
         stdin="apiVersion: samplecontroller.k8s.io/v1alpha1\nkind: Foo\nmetadata: {name: big}\n"
               "spec: {deploymentName: big, replicas: 11}\n"),
+    # issue 19 item 3: RBAC; a ServiceAccount bound to a Role allowing only "get configmaps" in {ns}
+    Row(("-n", "{ns}", "create", "serviceaccount", "reader"), out=("serviceaccount/reader created",), item="rbac"),
+    Row(("-n", "{ns}", "create", "role", "cm-get", "--verb=get", "--resource=configmaps"),
+        out=("role.rbac.authorization.k8s.io/cm-get created",), item="rbac"),
+    Row(("-n", "{ns}", "create", "rolebinding", "cm-get", "--role=cm-get", "--serviceaccount={ns}:reader"),
+        out=("rolebinding.rbac.authorization.k8s.io/cm-get created",), item="rbac"),
+    Row(("-n", "{ns}", "create", "token", "reader"), out=(r"^eyJ[\w-]+\.[\w-]+\.[\w-]+$",), item="rbac"),
+    Row(("-n", "{ns}", "auth", "can-i", "get", "configmaps", "--as=system:serviceaccount:{ns}:reader"),
+        out=("^yes$",), item="rbac"),
+    Row(("-n", "kube-system", "auth", "can-i", "get", "secrets", "--as=system:serviceaccount:{ns}:reader"),
+        rc=1, out=("^no$",), item="rbac"),
+    Row(("auth", "can-i", "*", "*", "--as=system:serviceaccount:{ns}:reader"), rc=1, out=("^no$",), item="rbac"),
+    Row(("auth", "can-i", "create", "clusterrolebindings", "--as=system:serviceaccount:{ns}:reader"), rc=1,
+        out=("^no$",), item="rbac"),
+    Row(("auth", "can-i", "delete", "namespace/{ns}", "--as=system:serviceaccount:{ns}:reader"), rc=1,
+        out=("^no$",), item="rbac"),
+    Row(("auth", "can-i", "*", "*"), out=("^yes$",), item="rbac"),
+    Row(("-n", "{ns}", "auth", "can-i", "--list", "--as=system:serviceaccount:{ns}:reader"),
+        out=(r"(?m)^configmaps\s+\[\]\s+\[\]\s+\[get\]$",
+             r"(?m)^selfsubjectaccessreviews\.authorization\.k8s\.io\s+\[\]\s+\[\]\s+\[create\]$",
+             r"(?m)^\s+\[/api/\*\]\s+\[\]\s+\[get\]$"), item="rbac"),
+    Row(("-n", "kube-system", "get", "secrets", "--as=system:serviceaccount:{ns}:reader"), rc=1, item="rbac",
+        err=(r'Error from server \(Forbidden\): secrets is forbidden: User "system:serviceaccount:{ns}:reader" '
+             r'cannot list resource "secrets" in API group "" in the namespace "kube-system"',)),
+    Row(("auth", "can-i", "list", "pods", "--as=jane-{v}"), rc=1, out=("^no$",), item="rbac"),
+    Row(("auth", "can-i", "list", "pods", "--as=jane-{v}", "--as-group=system:masters"), out=("^yes$",),
+        item="rbac"),
+    Row(("-n", "{ns}", "create", "rolebinding", "jane-view", "--clusterrole=view", "--user=jane-{v}"),
+        out=("rolebinding.rbac.authorization.k8s.io/jane-view created",), item="rbac"),
+    Row(("-n", "{ns}", "auth", "can-i", "list", "pods", "--as=jane-{v}"), out=("^yes$",), item="rbac"),
+    Row(("-n", "{ns}", "auth", "can-i", "delete", "pods", "--as=jane-{v}"), rc=1, out=("^no$",), item="rbac"),
+    Row(("get", "clusterroles"), out=(r"(?m)^cluster-admin\s", r"(?m)^system:basic-user\s", r"(?m)^view\s",
+                                      r"(?m)^system:aggregate-to-edit\s"), item="rbac"),
+    Row(("get", "clusterrolebinding", "cluster-admin", "-o", "wide"),
+        out=(r"(?m)^cluster-admin\s+ClusterRole/cluster-admin\s+\S+\s+system:masters",), item="rbac"),
+
 )
 
 

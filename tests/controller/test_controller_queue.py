@@ -16,8 +16,6 @@ import msgspec
 import pytest
 from prometheus_client import REGISTRY
 
-from generated.apis.apps.v1 import Deployment
-from generated.apis.meta.v1 import ObjectMeta, OwnerReference
 from generated.apis.samplecontroller.v1alpha1 import Foo, FooSpec
 from generated.clientset.fake import Clientset as FakeClientset
 from generated.informers import SharedInformerFactory
@@ -25,6 +23,10 @@ from samplecontroller.apimachinery import errors
 from samplecontroller.cache import DeletedFinalStateUnknown
 from samplecontroller.controller import Controller, ObjectName, install_metrics
 from samplecontroller.foo import new_deployment
+from samplecontroller.kubernetes.apis.apps.v1 import Deployment
+from samplecontroller.kubernetes.apis.meta.v1 import ObjectMeta, OwnerReference
+from samplecontroller.kubernetes.clientset.fake import Clientset as FakeKubeClientset
+from samplecontroller.kubernetes.informers import SharedInformerFactory as KubeInformerFactory
 from samplecontroller.record import FakeRecorder
 from samplecontroller.testing import Action
 from samplecontroller.wait import Context, FakeClock
@@ -49,11 +51,6 @@ def unowned(name: str) -> Deployment:
     return with_owners(new_deployment(new_foo(deployment_name=name)))
 
 
-def as_clientset(fake: FakeClientset) -> Any:
-    """The fake has the real clientset's methods (duck-typed, not a subclass)."""
-    return fake
-
-
 def drain(queue: RateLimitingQueue[ObjectName]) -> list[ObjectName]:
     """Every key now in the queue (marked done at once)."""
     keys = []
@@ -64,18 +61,22 @@ def drain(queue: RateLimitingQueue[ObjectName]) -> list[ObjectName]:
     return keys
 
 
-def controller_for(*objects: Any, clock: FakeClock | None = None) -> tuple[Controller, FakeClientset]:
-    """A controller whose informers' indexers hold ``objects`` (not started, as in Go's tests)."""
-    client = FakeClientset(*objects)
-    factory = SharedInformerFactory(client, 0)
-    foos, deployments = factory.samplecontroller.v1alpha1.foos, factory.apps.v1.deployments
-    controller = Controller(as_clientset(client), deployments, foos, FakeRecorder(100))
+def controller_for(*objects: Foo | Deployment,
+                   clock: FakeClock | None = None) -> tuple[Controller, FakeKubeClientset]:
+    """A controller on fake clientsets seeded with ``objects`` (in its listers too); the kube fake."""
+    kube = FakeKubeClientset(*(o for o in objects if isinstance(o, Deployment)))
+    sample = FakeClientset(*(o for o in objects if isinstance(o, Foo)))
+    foos = SharedInformerFactory(sample, 0).samplecontroller.v1alpha1.foos
+    deployments = KubeInformerFactory(kube, 0).apps.v1.deployments
+    controller = Controller(kube, sample, deployments, foos, FakeRecorder(100))
     if clock is not None:
         controller.workqueue = RateLimitingQueue(ItemExponentialFailureRateLimiter(0.005, 1000.0), clock=clock)
     for obj in objects:
-        informer = foos if isinstance(obj, Foo) else deployments
-        informer.informer().get_indexer().add(obj)
-    return controller, client
+        if isinstance(obj, Foo):
+            foos.informer().get_indexer().add(obj)
+        else:
+            deployments.informer().get_indexer().add(obj)
+    return controller, kube
 
 
 # -- handle_object --------------------------------------------------------------------------
@@ -125,27 +126,31 @@ def test_an_unowned_deployment_enqueues_only_the_foos_naming_it() -> None:
 
 
 @pytest.fixture
-def running() -> Iterator[tuple[Controller, FakeClientset]]:
-    """A controller with informers started on the fake clientset (seeded with one Foo)."""
-    client = FakeClientset(new_foo())
-    factory = SharedInformerFactory(client, 0)
-    controller = Controller(as_clientset(client), factory.apps.v1.deployments, factory.samplecontroller.v1alpha1.foos,
+def running() -> Iterator[tuple[Controller, FakeKubeClientset]]:
+    """A controller with both factories' informers started with one stop on the fake clientsets
+    (seeded with one Foo), as Go's main.go starts them; the kube fake."""
+    kube, sample = FakeKubeClientset(), FakeClientset(new_foo())
+    kube_factory, factory = KubeInformerFactory(kube, 0), SharedInformerFactory(sample, 0)
+    controller = Controller(kube, sample, kube_factory.apps.v1.deployments, factory.samplecontroller.v1alpha1.foos,
                             FakeRecorder(100))
     stop = Context()
+    kube_factory.start(stop)
     factory.start(stop)
     try:
+        assert all(kube_factory.wait_for_cache_sync(timeout=10).values())
         assert all(factory.wait_for_cache_sync(timeout=10).values())
         assert wait_for(lambda: drain(controller.workqueue) == [FOO], what="the initial add of the Foo")
-        yield controller, client
+        yield controller, kube
     finally:
         stop.cancel()
+        kube_factory.shutdown()
         factory.shutdown()
         controller.workqueue.shut_down()
 
 
-def test_informer_events_of_deployments_enqueue_their_foo(running: tuple[Controller, FakeClientset]) -> None:
+def test_informer_events_of_deployments_enqueue_their_foo(running: tuple[Controller, FakeKubeClientset]) -> None:
     controller, client = running
-    deployments = client.apps_v1.deployments(NS)
+    deployments = client.apps_v1().deployments(NS)
     deployments.create(new_deployment(new_foo()))
     assert wait_for(lambda: drain(controller.workqueue) == [FOO], what="the add of the owned Deployment")
     deployments.create(unowned("stranger"))
@@ -157,7 +162,7 @@ def test_informer_events_of_deployments_enqueue_their_foo(running: tuple[Control
 # -- process_next_work_item: requeue and forget ------------------------------------------------
 
 
-def fail_creates(client: FakeClientset, failures: int) -> list[Action]:
+def fail_creates(client: FakeKubeClientset, failures: int) -> list[Action]:
     """Make the first ``failures`` Deployment creates fail with 500; returns the attempts seen."""
     attempts: list[Action] = []
 

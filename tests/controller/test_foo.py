@@ -7,8 +7,6 @@ from typing import Any
 import msgspec
 import pytest
 
-from generated.apis.apps.v1 import Deployment, DeploymentSpec
-from generated.apis.meta.v1 import ObjectMeta
 from generated.apis.samplecontroller.v1alpha1 import Foo, FooSpec
 from samplecontroller.foo import (
     NotOwnedBackoff,
@@ -18,6 +16,8 @@ from samplecontroller.foo import (
     rate_limiter,
     replicas_patch,
 )
+from samplecontroller.kubernetes.apis.apps.v1 import Deployment, DeploymentSpec
+from samplecontroller.kubernetes.apis.meta.v1 import ObjectMeta
 from samplecontroller.record import FakeRecorder
 from samplecontroller.workqueue import MaxOfRateLimiter
 

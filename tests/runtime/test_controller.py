@@ -265,7 +265,7 @@ class _FakeMgr:
         return self.cache
 
     def get_scheme(self) -> Any:
-        from generated.scheme import SCHEME
+        from samplecontroller.foo_reconciler import SCHEME
 
         return SCHEME
 

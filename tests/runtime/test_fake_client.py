@@ -9,15 +9,14 @@ from typing import Any
 import msgspec
 import pytest
 
-from generated.apis.apps.v1 import Deployment, DeploymentStatus
-from generated.apis.core.v1 import ConfigMap
-from generated.apis.meta.v1 import ObjectMeta
 from generated.apis.samplecontroller.v1alpha1 import Foo, FooStatus
-from generated.scheme import SCHEME
 from samplecontroller import foo as domain
 from samplecontroller.apimachinery import errors, meta
 from samplecontroller.apimachinery.finalizers import add_finalizer, remove_finalizer
-from samplecontroller.foo_reconciler import FooReconciler
+from samplecontroller.foo_reconciler import SCHEME, FooReconciler
+from samplecontroller.kubernetes.apis.apps.v1 import Deployment, DeploymentStatus
+from samplecontroller.kubernetes.apis.core.v1 import ConfigMap
+from samplecontroller.kubernetes.apis.meta.v1 import ObjectMeta
 from samplecontroller.record import FakeRecorder
 from samplecontroller.runtime.client import Client, MergeFrom, Patch
 from samplecontroller.runtime.client.fake import ClientBuilder

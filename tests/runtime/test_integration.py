@@ -12,14 +12,14 @@ from typing import Any
 import msgspec
 import pytest
 
-from generated.apis.apps.v1 import Deployment
-from generated.apis.core.v1 import ConfigMap
-from generated.apis.meta.v1 import ObjectMeta
 from generated.apis.samplecontroller.v1alpha1 import Foo, FooSpec
 from generated.clientset import Clientset
-from generated.scheme import SCHEME
 from samplecontroller.apimachinery import errors
-from samplecontroller.foo_reconciler import FooReconciler, new_manager
+from samplecontroller.foo_reconciler import SCHEME, FooReconciler, new_manager
+from samplecontroller.kubernetes.apis.apps.v1 import Deployment
+from samplecontroller.kubernetes.apis.core.v1 import ConfigMap
+from samplecontroller.kubernetes.apis.meta.v1 import ObjectMeta
+from samplecontroller.kubernetes.clientset import Clientset as KubeClientset
 from samplecontroller.record import FakeRecorder
 from samplecontroller.runtime import client as rtclient
 from samplecontroller.runtime.manager import ListenError, Manager, Options
@@ -53,14 +53,14 @@ def new_foo(ns: str, name: str, deployment_name: str, replicas: int | None = 1) 
 
 
 def test_foo_reconciler_end_to_end(rest: Any, ns: str, started: Any) -> None:
-    cs = Clientset(rest)
+    cs, kube = Clientset(rest), KubeClientset(rest)
     mgr = new_manager(rest, resync=3600, namespace=ns)
     recorder = FakeRecorder(100)
     FooReconciler(mgr.get_client(), recorder, not_owned_backoff_base=0.05).setup_with_manager(mgr, 2)
     started(mgr)
-    foos = cs.samplecontroller_v1alpha1.foos(ns)
+    foos = cs.samplecontroller_v1alpha1().foos(ns)
     foo = foos.create(new_foo(ns, "f1", "d1", 2))
-    dep = wait_for(lambda: cs.apps_v1.deployments(ns).get("d1"), what="the Deployment")
+    dep = wait_for(lambda: kube.apps_v1().deployments(ns).get("d1"), what="the Deployment")
     ref = dep.metadata.owner_references[0]
     assert (ref.kind, ref.name, ref.uid, ref.controller) == ("Foo", "f1", foo.metadata.uid, True)
     assert dep.spec.replicas == 2
@@ -68,15 +68,15 @@ def test_foo_reconciler_end_to_end(rest: Any, ns: str, started: Any) -> None:
     # scale: only spec.replicas is patched
     live: Any = foos.get("f1")
     foos.update(msgspec.structs.replace(live, spec=msgspec.structs.replace(live.spec, replicas=4)))
-    wait_for(lambda: getattr(cs.apps_v1.deployments(ns).get("d1").spec, "replicas", None) == 4, what="replicas 4")
+    wait_for(lambda: getattr(kube.apps_v1().deployments(ns).get("d1").spec, "replicas", None) == 4, what="replicas 4")
     # a Deployment owned by someone else: one Warning, no takeover
-    cs.apps_v1.deployments(ns).create(Deployment(metadata=ObjectMeta(name="taken", namespace=ns),
+    kube.apps_v1().deployments(ns).create(Deployment(metadata=ObjectMeta(name="taken", namespace=ns),
                                                   spec=dep.spec))
     foos.create(new_foo(ns, "f2", "taken"))
     wait_for(lambda: any("ErrResourceExists" in e for e in drain(recorder)), what="the Warning")
     time.sleep(0.3)  # several backoff periods
     assert not any("ErrResourceExists" in e for e in drain(recorder)), "warned again for the same situation"
-    assert not cs.apps_v1.deployments(ns).get("taken").metadata.owner_references
+    assert not kube.apps_v1().deployments(ns).get("taken").metadata.owner_references
 
 
 def drain(recorder: FakeRecorder) -> list[str]:
@@ -91,7 +91,7 @@ def drain(recorder: FakeRecorder) -> list[str]:
 def test_cache_reads_field_index_and_namespaces(rest: Any, ns: str, started: Any) -> None:
     cs = Clientset(rest)
     for i in range(3):
-        cs.samplecontroller_v1alpha1.foos(ns).create(new_foo(ns, f"f{i}", "shared" if i < 2 else "own"))
+        cs.samplecontroller_v1alpha1().foos(ns).create(new_foo(ns, f"f{i}", "shared" if i < 2 else "own"))
     mgr = Manager(rest, scheme=SCHEME, options=Options(namespaces=(ns,)))
     mgr.get_cache().index_field(Foo, "spec.deploymentName",
                                 lambda f: [f.spec.deployment_name] if f.spec is not msgspec.UNSET else [])
@@ -181,7 +181,7 @@ def test_metrics_and_probes(rest: Any, ns: str, started: Any) -> None:
     wait_for(lambda: http_get(probe_port, "/readyz")[0] == 200, what="ready")
     assert http_get(probe_port, "/readyz/gate") == (200, "ok")
     assert http_get(probe_port, "/readyz/nope")[0] == 404
-    Clientset(rest).samplecontroller_v1alpha1.foos(ns).create(new_foo(ns, "m", "md"))
+    Clientset(rest).samplecontroller_v1alpha1().foos(ns).create(new_foo(ns, "m", "md"))
     wait_for(lambda: 'controller_runtime_reconcile_total{controller="foo",result="success"}'
              in http_get(metrics_port, "/metrics")[1], what="reconcile metric")
     text = http_get(metrics_port, "/metrics")[1]
@@ -226,7 +226,7 @@ def test_leader_election_runs_leader_runnables_on_one_manager_only(rest: Any, ns
         first_stop.set()
         assert second.elected().wait(10), "the second manager did not take over"
         wait_for(lambda: "leader" in second_ran, what="the leader runnable on the second manager")
-        lease = Clientset(rest).coordination_v1.leases(ns).get("rt-lease")
+        lease = KubeClientset(rest).coordination_v1().leases(ns).get("rt-lease")
         assert lease.spec.lease_transitions == 1  # type: ignore[union-attr]
     finally:
         first_stop.set()
@@ -251,7 +251,7 @@ def test_builder_event_filter_applies_to_every_watch(rest: Any, ns: str, started
      .named(f"filtered-{ns}")
      .complete(Func(lambda r: record(seen, r))))
     started(mgr)
-    cs = Clientset(rest).core_v1.configmaps(ns)
+    cs = KubeClientset(rest).core_v1().configmaps(ns)
     cs.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "ignored", "namespace": ns}})
     cs.create({"apiVersion": "v1", "kind": "ConfigMap",
                "metadata": {"name": "taken", "namespace": ns, "labels": {"watch": "yes"}}})

@@ -159,7 +159,6 @@ def test_create_api_keeps_edits_outside_the_markers(tmp_path: Path, capsys: pyte
     (["--group", "ops", "--version", "v1", "--kind", "Manager"], "clashes with a name"),
     (["--group", "ops", "--version", "v1", "--kind", "Setup"], "would make a controller module 'setup'"),
     (["--group", "ops", "--version", "v2", "--kind", "Backup"], "Backup (backups.ops.example.com/v1) exists already"),
-    (["--group", "meta", "--version", "v1", "--kind", "Gadget"], "the code generator refused the CRD"),
 ])
 def test_create_api_mistakes_are_one_line_and_write_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                             args: list[str], message: str) -> None:
@@ -169,6 +168,20 @@ def test_create_api_mistakes_are_one_line_and_write_nothing(tmp_path: Path, caps
     assert main(["create", "api", *args], cwd=project) == 1
     err = capsys.readouterr().err
     assert err.startswith("samplecontroller: error: ") and err.count("\n") == 1 and message in err, err
+    assert listing(project) == before
+
+
+def test_a_crd_the_generator_refuses_is_one_line_and_writes_nothing(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    project = scaffold(tmp_path, capsys, ["--group", "ops", "--version", "v1", "--kind", "Backup"])
+    crd = project / "config/crd/bases/ops.example.com_backups.yaml"
+    assert crd.is_file()
+    crd.write_text(crd.read_text().replace("plural: backups", "plural: Backups!"))
+    before = listing(project)
+    capsys.readouterr()
+    assert main(["create", "api", "--group", "ops", "--version", "v1", "--kind", "Restore"], cwd=project) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("samplecontroller: error: the code generator refused the CRD") and err.count("\n") == 1, err
     assert listing(project) == before
 
 

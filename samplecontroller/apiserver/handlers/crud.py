@@ -11,12 +11,14 @@ from aiohttp import web
 from samplecontroller.apiserver import conversion, strategies
 from samplecontroller.apiserver import requestinfo as ri
 from samplecontroller.apiserver.admission import AdmissionRequest
+from samplecontroller.apiserver.authentication import user_of
+from samplecontroller.apiserver.authorization import escalation
 from samplecontroller.apiserver.errors import APIError, bad_request, not_allowed, not_found
 from samplecontroller.apiserver.filters import json_response
-from samplecontroller.apiserver.handlers import actions, scale, subresources
+from samplecontroller.apiserver.handlers import actions, reviews, scale, subresources
 from samplecontroller.apiserver.handlers import list as list_
 from samplecontroller.apiserver.handlers.admitting import admit_create, admit_update, admitted_patch
-from samplecontroller.apiserver.handlers.common import Scope, render, warn
+from samplecontroller.apiserver.handlers.common import Scope, render, requester, warn
 from samplecontroller.apiserver.negotiation import (
     PATCH_APPLY,
     PATCH_JSON,
@@ -59,12 +61,15 @@ async def create(scope: Scope, request: web.Request, t: RequestInfo, accept: Acc
         return json_response(actions.create(scope.core, res, ns, t.name, t.subresource, body, manager=ri.field_manager(request),
                                     dry_run=ri.dry_run(request), secret=scope.signing_secret), 201)
     if action == "review":
-        bearer = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
-        return json_response(subresources.review_answer(res, body, scope.signing_secret, bearer), 201)
+        return json_response(reviews.answer(scope, request, res, ns, body), 201)
+    escalation.check(scope.authorizer, user_of(request), res, ns, body)
     admission = None
     if scope.admitter.active():
-        admission = AdmissionRequest(res, "CREATE", ns, name_of(body), body, dry_run=ri.dry_run(request))
+        admission = AdmissionRequest(res, "CREATE", ns, name_of(body), body, dry_run=ri.dry_run(request),
+                                     user_info=user_of(request).to_wire())
         body = await admit_create(scope, request, admission)
+    if isinstance(body, dict):
+        strategies.for_resource(res).set_requester(body, requester(scope, request))
     obj, warnings = scope.core.create(res, ns, body, manager=ri.field_manager(request), dry_run=ri.dry_run(request),
                                      field_validation=ri.field_validation(request))
     headers: dict[str, str] = {}
@@ -82,11 +87,16 @@ async def update(scope: Scope, request: web.Request, t: RequestInfo, accept: Acc
                                          dry_run=ri.dry_run(request)))
     if t.subresource == "finalize":
         return subresources.finalize(scope, res, name, body)
+    if escalation.guards(res):
+        current_entry = scope.core.get_entry(res, ns, name)
+        escalation.check(scope.authorizer, user_of(request), res, ns, body,
+                         current_entry.obj if current_entry else None)
     admission = None
     if scope.admitter.active():
         current = scope.core.get_entry(res, ns, name)
         admission = AdmissionRequest(res, "UPDATE" if current else "CREATE", ns, name, body,
-                                     current.obj if current else None, t.subresource, ri.dry_run(request))
+                                     current.obj if current else None, t.subresource, ri.dry_run(request),
+                                     user_info=user_of(request).to_wire())
         body = await admit_update(scope, request, admission)
     obj, created, warnings = scope.core.update(res, ns, name, body, subresource=t.subresource,
                                               manager=ri.field_manager(request), dry_run=ri.dry_run(request),
@@ -114,6 +124,12 @@ async def patch(scope: Scope, request: web.Request, t: RequestInfo, accept: Acce
         return json_response(scale.patch_scale(scope.core, res, ns, name, ctype, raw, manager=ri.field_manager(request),
                                            dry_run=ri.dry_run(request)))
     manager = request.query.get("fieldManager", "") if ctype == PATCH_APPLY else ri.field_manager(request)
+    if escalation.guards(res) and not user_of(request).is_master:
+        current_entry = scope.core.get_entry(res, ns, name)
+        patched, _, _ = scope.core.patch(res, ns, name, ctype, raw, subresource=t.subresource, manager=manager,
+                                         dry_run=True, force=force, field_validation="Ignore", served=view)
+        escalation.check(scope.authorizer, user_of(request), res, ns, patched,
+                         current_entry.obj if current_entry else None)
     if scope.admitter.active():
         obj, created, warnings = await admitted_patch(scope, request, t, ctype, raw, manager, force, view)
     else:
@@ -133,7 +149,8 @@ async def delete(scope: Scope, request: web.Request, t: RequestInfo, accept: Acc
         current = scope.core.get_entry(res, ns, name)
         if current is None:
             raise not_found(res, name)
-        admission = AdmissionRequest(res, "DELETE", ns, name, None, current.obj, dry_run=dry_run)
+        admission = AdmissionRequest(res, "DELETE", ns, name, None, current.obj, dry_run=dry_run,
+                                     user_info=user_of(request).to_wire())
         await scope.admitter.mutate(admission)
         await scope.admitter.validate(admission)
     code, obj = scope.core.delete(res, ns, name, options, dry_run=dry_run)

@@ -11,7 +11,7 @@ from typing import Any
 
 from msgspec import UNSET, Struct, UnsetType, field
 
-from generated.apis.meta.v1 import ListMeta, ObjectMeta
+from samplecontroller.kubernetes.apis.meta.v1 import ListMeta, ObjectMeta
 
 
 class PodSetSpec(Struct, frozen=True, kw_only=True, gc=False):
