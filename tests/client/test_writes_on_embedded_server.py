@@ -22,7 +22,7 @@ FOOS = "samplecontroller.k8s.io/foos"
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[LocalAPIServer]:
     with LocalAPIServer(kubeconfig_path=tmp_path / "kubeconfig", record_requests=10_000) as s:
-        install_crds(s)
+        install_crds(s, Path(__file__).resolve().parents[2] / "crds")
         yield s
 
 

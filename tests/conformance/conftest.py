@@ -307,7 +307,7 @@ def _problems(row: Row, proc: subprocess.CompletedProcess[str], fill: Callable[[
 def conformance_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalAPIServer]:
     """One server per module (the CRDs created directly, so that ``apply -f crds/`` updates them)."""
     with LocalAPIServer(kubeconfig_path=tmp_path_factory.mktemp("conformance") / "kubeconfig") as server:
-        install_crds(server)
+        install_crds(server, ROOT / "crds")
         yield server
 
 

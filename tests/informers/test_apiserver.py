@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import threading
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -34,7 +35,7 @@ def foo(name: str, replicas: int = 1) -> dict[str, Any]:
 @pytest.fixture
 def server(tmp_path: Any) -> Iterator[LocalAPIServer]:
     with LocalAPIServer(kubeconfig_path=tmp_path / "kubeconfig", bookmark_interval=0.2) as s:
-        install_crds(s)
+        install_crds(s, Path(__file__).resolve().parents[2] / "crds")
         yield s
 
 

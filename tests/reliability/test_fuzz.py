@@ -63,7 +63,7 @@ class Wire:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalAPIServer]:
     with LocalAPIServer(kubeconfig_path=tmp_path_factory.mktemp("fuzz") / "kubeconfig") as s:
-        install_crds(s)
+        install_crds(s, Path(__file__).resolve().parents[2] / "crds")
         yield s
 
 

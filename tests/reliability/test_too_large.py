@@ -28,7 +28,7 @@ def foo(name: str) -> dict[str, Any]:
 def test_a_reflector_ahead_of_a_restored_server_relists(tmp_path: Path) -> None:
     data, backup = tmp_path / "data", tmp_path / "backup"
     with LocalAPIServer(data_dir=data, kubeconfig_path=tmp_path / "kc0") as s:
-        install_crds(s)
+        install_crds(s, Path(__file__).resolve().parents[2] / "crds")
         Clientset(load_rest_client(kubeconfig=str(s.kubeconfig_path))).samplecontroller_v1alpha1().foos(
             "default").create(foo("kept"))
     shutil.copytree(data, backup)  # a consistent copy of a stopped server (same CA and token)
