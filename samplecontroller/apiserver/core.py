@@ -220,6 +220,16 @@ class Core:
             meta.pop("namespace", None)
         meta.pop("selfLink", None)
 
+    def _stored_api_version(self, res: Resource, obj: dict[str, Any]) -> None:
+        """Set a custom resource's apiVersion to its CRD's storage version, as etcd holds it
+        (conversion None: versions differ only in apiVersion), so that the version a client
+        writes in is not a change of the object."""
+        crd = self.crd_for(res)
+        for version in ((crd or {}).get("spec") or {}).get("versions") or ():
+            if isinstance(version, dict) and version.get("storage") and version.get("name"):
+                obj["apiVersion"] = f"{res.group}/{version['name']}"
+                return
+
     def _definition(self, res: Resource) -> str | None:
         if res.is_custom:
             return None
@@ -278,6 +288,8 @@ class Core:
         if self.store.get(res.storage_key, ns if res.namespaced else "", name) is not None:
             raise already_exists(res, name)
         strategy.finish_create(obj)
+        if res.is_custom:
+            self._stored_api_version(res, obj)
         if not managed_done:
             obj = self._managed(res, None, obj, manager, "")
         if dry_run:
@@ -321,6 +333,8 @@ class Core:
         strategy = strategies.for_resource(res)
         strategy.prepare_for_update(new, old, subresource)
         warnings = self._validate(res, new, old, field_validation, patching)
+        if res.is_custom:
+            self._stored_api_version(res, new)
         if strategy.tracks_generation and self._spec_changed(res, old, new):
             new_meta["generation"] = int(old["metadata"].get("generation") or 0) + 1
         if not managed_done:
@@ -390,7 +404,11 @@ class Core:
         return strip(old) == strip(new)
 
     def _spec_changed(self, res: Resource, old: dict[str, Any], new: dict[str, Any]) -> bool:
+        """Whether an update changes what metadata.generation counts: everything but metadata (and
+        status where it is a subresource, or for built-in kinds), compared as one version (the
+        version an object is stored or written in is no change)."""
         ignore = {"metadata", "status"} if ("status" in res.subresources or not res.is_custom) else {"metadata"}
+        ignore |= {"apiVersion", "kind"}
         keys = (set(old) | set(new)) - ignore
         return any(old.get(k) != new.get(k) for k in keys)
 
