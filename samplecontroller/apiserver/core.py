@@ -62,6 +62,7 @@ from samplecontroller.apiserver.patching import require_object
 from samplecontroller.apiserver.restmapper import Resource, RESTMapper
 from samplecontroller.apiserver.schema import FieldError
 from samplecontroller.apiserver.storage import Entry, Expired, Store
+from samplecontroller.apiserver.warning import go_quote
 
 __all__ = ["CRD_KEY", "NS_KEY", "Core"]
 
@@ -185,9 +186,9 @@ class Core:
     def _unknown_fields(removed: list[str], field_validation: str, prefix: str = "") -> list[str]:
         """The warnings for pruned unknown fields; raises 400 under fieldValidation=Strict."""
         if removed and field_validation == "Strict":
-            text = ", ".join(f'unknown field "{p}"' for p in removed)
+            text = ", ".join(f"unknown field {go_quote(p)}" for p in removed)
             raise bad_request(f"{prefix}strict decoding error: {text}")
-        return [] if field_validation == "Ignore" else [f'unknown field "{p}"' for p in removed]
+        return [] if field_validation == "Ignore" else [f"unknown field {go_quote(p)}" for p in removed]
 
     @staticmethod
     def _finalizer_rules(old: dict[str, Any], new: dict[str, Any]) -> list[FieldError]:
