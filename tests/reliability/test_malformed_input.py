@@ -200,3 +200,20 @@ def test_yaml_put_with_float_keys_beyond_float32(server: LocalAPIServer) -> None
     code, headers, body = _send(server, "PUT", FOOS + "/f", _odd_foo(server).encode(), "application/yaml")
     assert code == 200, body
     assert 'unknown field \\"metadata..inf\\"' in headers["warning"]
+
+
+@pytest.mark.parametrize(("raw", "stored"), [
+    (b'"x\\ud800y"', "x\ufffdy"),  # a lone surrogate escape
+    (b'"\\udc00\\ud83d\\ude00"', "\ufffd\U0001f600"),  # a lone low surrogate, then a valid pair
+    (b'"a\xffb"', "a\ufffdb"),  # a byte that is not UTF-8
+])
+def test_json_text_is_coerced_to_utf8_as_go_does(server: LocalAPIServer, raw: bytes, stored: str) -> None:
+    name = f"coerced-{zlib.crc32(raw)}"
+    body = b'{"metadata":{"name":"' + name.encode() + b'","annotations":{"a":' + raw + b'}}}'
+    code, _, obj = _send(server, "POST", CMS, body)
+    assert code == 201, obj
+    assert obj["metadata"]["annotations"]["a"] == stored
+
+
+def test_json_that_is_not_json_keeps_its_error(server: LocalAPIServer) -> None:
+    _status(_send(server, "POST", CMS, b'{"metadata": NaN}'), 400, "BadRequest", "error decoding request body: ")
