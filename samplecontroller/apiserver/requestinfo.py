@@ -121,7 +121,7 @@ def field_manager(request: web.Request) -> str:
     return ua.split("/")[0][:128] or "unknown"
 
 
-_OPTIONS_KIND = {"POST": "CreateOptions", "PUT": "UpdateOptions", "PATCH": "PatchOptions"}
+_OPTIONS_KIND = {"POST": "CreateOptions", "PUT": "UpdateOptions", "PATCH": "PatchOptions", "DELETE": "DeleteOptions"}
 
 
 def field_validation(request: web.Request) -> str:
@@ -147,11 +147,16 @@ def check_write_options(request: web.Request) -> None:
 
 
 def dry_run(request: web.Request) -> bool:
-    """Whether ``dryRun=All`` is given (no other value is accepted)."""
+    """Whether ``dryRun=All`` is given; any other value is a 422 as kube-apiserver's
+    ValidateDryRun answers (``CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value:
+    []string{"x"}: supported values: "All"``)."""
     values = request.query.getall("dryRun", [])
-    for value in values:
-        if value != "All":
-            raise bad_request(f'Invalid value: "{value}": supported values: "All"')
+    if any(value != "All" for value in values):
+        kind = _OPTIONS_KIND.get(request.method, "UpdateOptions")
+        detail = f'Unsupported value: []string{{{", ".join(go_quote(v) for v in values)}}}: supported values: "All"'
+        raise APIError(422, "Invalid", f'{kind}.meta.k8s.io "" is invalid: dryRun: {detail}',
+                       {"group": "meta.k8s.io", "kind": kind,
+                        "causes": [{"reason": "FieldValueNotSupported", "message": detail, "field": "dryRun"}]})
     return bool(values)
 
 

@@ -217,3 +217,14 @@ def test_json_text_is_coerced_to_utf8_as_go_does(server: LocalAPIServer, raw: by
 
 def test_json_that_is_not_json_keeps_its_error(server: LocalAPIServer) -> None:
     _status(_send(server, "POST", CMS, b'{"metadata": NaN}'), 400, "BadRequest", "error decoding request body: ")
+
+
+@pytest.mark.parametrize(("method", "path", "kind"), [
+    ("POST", CMS, "CreateOptions"), ("PUT", f"{CMS}/cm", "UpdateOptions"),
+    ("PATCH", f"{CMS}/cm", "PatchOptions"), ("DELETE", f"{CMS}/cm", "DeleteOptions")])
+def test_bad_dry_run_is_kubes_422(server: LocalAPIServer, method: str, path: str, kind: str) -> None:
+    ctype = "application/merge-patch+json" if method == "PATCH" else "application/json"
+    _status(_send(server, method, f"{path}?dryRun=All&dryRun=x", b"{}", ctype), 422, "Invalid",
+            re.escape(f'{kind}.meta.k8s.io "" is invalid: dryRun: Unsupported value: []string{{"All", "x"}}: '
+                      'supported values: "All"'))
+    assert _send(server, "GET", f"{CMS}/cm")[0] == 200
