@@ -196,3 +196,27 @@ def test_kubectl_patch_of_status_on_the_main_resource_is_no_change(kubectl: Any,
     assert out.strip() == "gizmo.status.example.com/w1 patched"
     out = kubectl("-n", ns, "get", "gizmo", "w1", "-o", "jsonpath={.metadata.generation}/{.status.ready}").stdout
     assert out == "1/true"
+
+
+@pytest.mark.parametrize(("plural", "obj", "status"), [
+    ("pods", {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+              "spec": {"containers": [{"name": "c", "image": "nginx"}]}}, {"phase": "Running", "podIP": "10.0.0.9"}),
+    ("services", {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"},
+                  "spec": {"ports": [{"port": 80}]}}, {"loadBalancer": {"ingress": [{"ip": "1.2.3.4"}]}}),
+    ("persistentvolumeclaims", {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "c"},
+                                "spec": {"accessModes": ["ReadWriteOnce"],
+                                         "resources": {"requests": {"storage": "1Gi"}}}}, {"phase": "Bound"}),
+])
+def test_core_kinds_main_resource_patch_ignores_status(raw: Raw, ns: str, plural: str, obj: dict[str, Any],
+                                                       status: dict[str, Any]) -> None:
+    path = f"/api/v1/namespaces/{ns}/{plural}"
+    code, _, created = raw.call("POST", path, obj)
+    assert code == 201, created
+    name = obj["metadata"]["name"]
+    code, _, out = raw.call("PATCH", f"{path}/{name}", {"status": status}, ctype=MERGE)
+    assert code == 200, out
+    assert out.get("status") == created.get("status")
+    assert out["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]
+    code, _, out = raw.call("PATCH", f"{path}/{name}/status", {"status": status}, ctype=MERGE)
+    assert code == 200, out
+    assert all(out["status"].get(k) == v for k, v in status.items()), out["status"]
