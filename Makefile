@@ -22,7 +22,7 @@ export UV_PYTHON_DOWNLOADS := never
 PYTEST_ARGS ?= -n 2 --dist loadfile -q
 
 .PHONY: run test venv lock check-lock lint typecheck verify verify-codegen verify-schemas codegen schemas \
-        pytest test-latest test-lowest dist bench clean
+        pytest test-latest test-lowest dist bench clean kubectl-newer
 
 $(UV):
 	test -x $(TOOLS)/bin/python || $(PYTHON) -m venv $(TOOLS)
@@ -90,6 +90,10 @@ dist: $(UV)
 	rm -rf dist
 	$(UV) build --python $(PYTHON) --out-dir dist --quiet
 	@ls dist
+
+# kubectl 1.34-1.37 for tests/conformance, from PyPI into ~/.cache/samplecontroller/kubectl (optional)
+kubectl-newer: $(STAMP)
+	$(PY) -m tests.conformance.kubectl_versions
 
 bench: $(STAMP)
 	for f in benchmarks/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done

@@ -89,6 +89,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                    help="Requests allowed in a burst above --kube-api-qps (default 10).")
     p.add_argument("-v", "--log-level", default="info",
                    help="debug, info, warning, error, or a klog verbosity number (>=4 is debug).")
+    p.add_argument("--exec-plugin-timeout", type=_duration, default=60.0,
+                   help="Bound on one run of a kubeconfig exec credential plugin: past it the plugin is killed "
+                        "and main.py exits naming it (default 60s; client-go has no bound).")
     p.add_argument("--shutdown-timeout", type=_duration, default=30.0,
                    help="Bound on the whole shutdown after a stop signal: items in progress may finish, "
                         "queued ones are dropped (default 30s).")

@@ -67,7 +67,8 @@ def _run(args: argparse.Namespace, stop: threading.Event, local_dir: Path, crds_
             if args.local:
                 kubeconfig = stack.enter_context(_local_server(local_dir, crds_dir, args.port))
                 master = ""
-            rest = _connect(kubeconfig, master, args.kube_api_qps, args.kube_api_burst, args.workers)
+            rest = _connect(kubeconfig, master, args.kube_api_qps, args.kube_api_burst, args.workers,
+                            getattr(args, "exec_plugin_timeout", None))
             _preflight(rest)
             return _run_elected(args, rest, stop)
     except UserError as err:
@@ -78,13 +79,17 @@ def _run(args: argparse.Namespace, stop: threading.Event, local_dir: Path, crds_
 # -- connecting ------------------------------------------------------------------------------
 
 
-def _connect(kubeconfig: str, master: str, qps: float, burst: int, workers: int) -> Any:
-    """One RESTClient for the process; its pool keeps a connection per worker plus the watches'."""
+def _connect(kubeconfig: str, master: str, qps: float, burst: int, workers: int,
+             exec_timeout: float | None = None) -> Any:
+    """One RESTClient for the process; its pool keeps a connection per worker plus the watches';
+    an exec credential plugin may run ``exec_timeout`` seconds (None: ``rest.config.EXEC_TIMEOUT``)."""
     from samplecontroller import rest
+    from samplecontroller.rest.config import EXEC_TIMEOUT
 
     try:
         return rest.load_rest_client(kubeconfig=kubeconfig or None, master=master or None, qps=qps, burst=burst,
-                                     pool_size=workers + rest.DEFAULT_POOL_SIZE)
+                                     pool_size=workers + rest.DEFAULT_POOL_SIZE,
+                                     exec_timeout=EXEC_TIMEOUT if exec_timeout is None else exec_timeout)
     except rest.ConfigError as err:
         raise UserError(str(err)) from None
 
@@ -128,7 +133,13 @@ def _local_server(local_dir: Path, crds_dir: Path, port: int = 0) -> Iterator[st
     except MissingExtraError as err:  # one line naming the pip command
         raise UserError(f"--local: {err}") from None
 
-    local_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        local_dir.mkdir(parents=True, exist_ok=True)
+        probe = local_dir / f".write-test-{os.getpid()}"
+        probe.touch()
+        probe.unlink()
+    except OSError as err:
+        raise UserError(f"--local-dir {local_dir}: cannot write there: {err.strerror or err}") from None
     kubeconfig = local_dir / "kubeconfig"
     try:
         server = LocalAPIServer(

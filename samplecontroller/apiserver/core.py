@@ -66,6 +66,7 @@ from samplecontroller.apiserver.patching import require_object
 from samplecontroller.apiserver.restmapper import Resource, RESTMapper
 from samplecontroller.apiserver.schema import FieldError
 from samplecontroller.apiserver.storage import Entry, Expired, Store
+from samplecontroller.apiserver.warning import go_quote
 
 __all__ = ["CRD_KEY", "NS_KEY", "Core"]
 
@@ -198,9 +199,9 @@ class Core:
     def _unknown_fields(removed: list[str], field_validation: str, prefix: str = "") -> list[str]:
         """The warnings for pruned unknown fields; raises 400 under fieldValidation=Strict."""
         if removed and field_validation == "Strict":
-            text = ", ".join(f'unknown field "{p}"' for p in removed)
+            text = ", ".join(f"unknown field {go_quote(p)}" for p in removed)
             raise bad_request(f"{prefix}strict decoding error: {text}")
-        return [] if field_validation == "Ignore" else [f'unknown field "{p}"' for p in removed]
+        return [] if field_validation == "Ignore" else [f"unknown field {go_quote(p)}" for p in removed]
 
     @staticmethod
     def _finalizer_rules(old: dict[str, Any], new: dict[str, Any]) -> list[FieldError]:
@@ -232,6 +233,16 @@ class Core:
         else:
             meta.pop("namespace", None)
         meta.pop("selfLink", None)
+
+    def _stored_api_version(self, res: Resource, obj: dict[str, Any]) -> None:
+        """Set a custom resource's apiVersion to its CRD's storage version, as etcd holds it
+        (conversion None: versions differ only in apiVersion), so that the version a client
+        writes in is not a change of the object."""
+        crd = self.crd_for(res)
+        for version in ((crd or {}).get("spec") or {}).get("versions") or ():
+            if isinstance(version, dict) and version.get("storage") and version.get("name"):
+                obj["apiVersion"] = f"{res.group}/{version['name']}"
+                return
 
     def _definition(self, res: Resource) -> str | None:
         if res.is_custom:
@@ -292,6 +303,8 @@ class Core:
             raise already_exists(res, name)
         self._allocate(res, strategy, obj, None)
         strategy.finish_create(obj)
+        if res.is_custom:
+            self._stored_api_version(res, obj)
         if not managed_done:
             obj = self._managed(res, None, obj, manager, "")
         if dry_run:
@@ -337,6 +350,8 @@ class Core:
         warnings = self._validate(res, new, old, field_validation, patching)
         if not subresource:
             self._allocate(res, strategy, new, old)
+        if res.is_custom:
+            self._stored_api_version(res, new)
         if strategy.tracks_generation and self._spec_changed(res, old, new):
             new_meta["generation"] = int(old["metadata"].get("generation") or 0) + 1
         if not managed_done:
@@ -407,7 +422,11 @@ class Core:
         return strip(old) == strip(new)
 
     def _spec_changed(self, res: Resource, old: dict[str, Any], new: dict[str, Any]) -> bool:
+        """Whether an update changes what metadata.generation counts: everything but metadata (and
+        status where it is a subresource, or for built-in kinds), compared as one version (the
+        version an object is stored or written in is no change)."""
         ignore = {"metadata", "status"} if ("status" in res.subresources or not res.is_custom) else {"metadata"}
+        ignore |= {"apiVersion", "kind"}
         keys = (set(old) | set(new)) - ignore
         return any(old.get(k) != new.get(k) for k in keys)
 

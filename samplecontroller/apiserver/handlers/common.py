@@ -8,7 +8,7 @@ from typing import Any
 
 from aiohttp import web
 
-from samplecontroller.apiserver import authentication, conversion, strategies, tables
+from samplecontroller.apiserver import authentication, conversion, strategies, tables, warning
 from samplecontroller.apiserver.admission import Admitter
 from samplecontroller.apiserver.authorization.rbac import Authorizer
 from samplecontroller.apiserver.core import Core
@@ -42,9 +42,11 @@ def requester(scope: Scope, request: web.Request) -> dict[str, Any]:
 
 
 def warn(headers: dict[str, str], warnings: list[str]) -> None:
-    """Add ``warnings`` (at most 20) as a Warning header."""
-    if warnings:
-        headers["Warning"] = ", ".join('299 - "' + w.replace('"', '\\"') + '"' for w in warnings[:20])
+    """Add ``warnings`` as a Warning header (``warning.header_value``: at most 20; texts the
+    apiserver's warning recorder refuses are dropped)."""
+    value = warning.header_value(warnings)
+    if value:
+        headers["Warning"] = value
 
 
 def columns(scope: Scope, res: Resource) -> list[tables.Column]:

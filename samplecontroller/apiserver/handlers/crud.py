@@ -54,6 +54,7 @@ async def create(scope: Scope, request: web.Request, t: RequestInfo, accept: Acc
     res, ns = t.res, t.namespace or ""
     if t.namespace is None and res.namespaced:
         raise not_allowed()
+    ri.check_write_options(request)
     body = conversion.to_storage(
         decode_body(await ri.read_body(request), request.headers.get("Content-Type", "")))
     action = strategies.for_resource(res).create_action
@@ -80,6 +81,7 @@ async def create(scope: Scope, request: web.Request, t: RequestInfo, accept: Acc
 async def update(scope: Scope, request: web.Request, t: RequestInfo, accept: Accept) -> web.StreamResponse:
     served, t = t.res, _stored_as(scope, t)
     res, ns, name = t.res, t.namespace or "", t.name
+    ri.check_write_options(request)
     body = conversion.to_storage(
         decode_body(await ri.read_body(request), request.headers.get("Content-Type", "")))
     if t.subresource == "scale":
@@ -116,6 +118,7 @@ async def patch(scope: Scope, request: web.Request, t: RequestInfo, accept: Acce
                        f"the body of the request was in an unknown format - accepted media types include: "
                        f"{PATCH_JSON}, {PATCH_MERGE}, {PATCH_APPLY}"
                        + ("" if res.is_custom else f", {PATCH_STRATEGIC}"))
+    ri.check_write_options(request)
     raw = await ri.read_body(request)
     force = parse_bool(request.query["force"], "force") if "force" in request.query else False
     if force and ctype != PATCH_APPLY:
