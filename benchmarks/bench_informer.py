@@ -48,9 +48,9 @@ def _ours(url: str, n: int, strip: bool) -> dict[str, Any]:
     import msgspec
     from kubernetes import client as k8s
 
-    from generated.apis.apps.v1 import DEPLOYMENTS
     from samplecontroller.cache import SharedIndexInformer
     from samplecontroller.client import ResourceClient
+    from samplecontroller.kubernetes.apis.apps.v1 import DEPLOYMENTS
     from samplecontroller.rest import RESTClient
 
     cfg = k8s.Configuration()

@@ -26,19 +26,27 @@ import msgspec
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from generated.apis.core.v1 import Pod
-from generated.apis.meta.v1 import ObjectMeta
+from generated import scheme as samplescheme
 from generated.apis.workloads.v1alpha1 import PodSet, PodSetStatus
-from generated.scheme import SCHEME
 from samplecontroller.apimachinery import errors, meta, objects
+from samplecontroller.client.scheme import Scheme
+from samplecontroller.client.types import MERGE_PATCH
+from samplecontroller.kubernetes import scheme as kubescheme
+from samplecontroller.kubernetes.apis.core.v1 import Pod
+from samplecontroller.kubernetes.apis.meta.v1 import ObjectMeta
 from samplecontroller.logs import get_logger
 from samplecontroller.runtime import controller as rt_controller
 from samplecontroller.runtime.builder import controller_managed_by
-from samplecontroller.runtime.client import Client, set_controller_reference
+from samplecontroller.runtime.client import Client, RawPatch, set_controller_reference
 from samplecontroller.runtime.manager import Manager, Options
 from samplecontroller.runtime.reconcile import Request, Result
 
 log = get_logger("podset-operator")
+
+# Pods (built-in) and PodSets (generated), as a kubebuilder main.go's scheme
+SCHEME = Scheme()
+kubescheme.add_to_scheme(SCHEME)
+samplescheme.add_to_scheme(SCHEME)
 
 LABEL = "podset"
 EXPECTATIONS_TTL = 300.0  # as the ReplicaSet controller: forget unmet expectations after 5 min
@@ -147,10 +155,13 @@ class PodSetReconciler:
         status = PodSetStatus(desired=want, current=len(names), pod_list=tuple(names), state=state, message=message)
         if podset.status == status:
             return
+        # a merge patch of the status this operator owns, without a resourceVersion: it is computed
+        # from the Pods, so a stale cached PodSet must not make it conflict (a PUT would)
+        patch = RawPatch(MERGE_PATCH, {"status": objects.to_dict(status)})
         try:
-            self.client.status().update(msgspec.structs.replace(podset, status=status))
-        except errors.ConflictError:
-            pass  # a newer PodSet is on its way through the cache: its event brings us back
+            self.client.status().patch(podset, patch)
+        except errors.NotFoundError:
+            pass  # deleted meanwhile: nothing to report
 
 
 def setup(mgr: Manager, workers: int = 4) -> rt_controller.Controller:

@@ -18,10 +18,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from generated.apis.apps.v1 import ReplicaSet
-from generated.apis.core.v1 import Pod
-from generated.scheme import SCHEME
 from samplecontroller.apimachinery import errors, meta
+from samplecontroller.kubernetes.apis.apps.v1 import ReplicaSet
+from samplecontroller.kubernetes.apis.core.v1 import Pod
+from samplecontroller.kubernetes.scheme import SCHEME
 from samplecontroller.logs import get_logger
 from samplecontroller.runtime.builder import controller_managed_by
 from samplecontroller.runtime.client import Client, RawPatch

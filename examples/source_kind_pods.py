@@ -21,9 +21,9 @@ from typing import Any, NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from generated.apis.core.v1 import Pod
-from generated.scheme import SCHEME
 from samplecontroller.apimachinery import meta
+from samplecontroller.kubernetes.apis.core.v1 import Pod
+from samplecontroller.kubernetes.scheme import SCHEME
 from samplecontroller.logs import get_logger
 from samplecontroller.runtime import handler, source
 from samplecontroller.runtime.cache import Cache, Options
@@ -80,9 +80,10 @@ def run(rest: Any, stop: threading.Event, out: Callable[[Item], None] = print, n
 
     threading.Thread(target=shut_down_on_stop, daemon=True).start()
     while True:
-        item, shutdown = queue.get()
-        if shutdown:
+        got = queue.get()
+        if got[1]:
             return
+        item = got[0]
         try:
             out(item)
         finally:

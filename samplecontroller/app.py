@@ -26,13 +26,19 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from samplecontroller.apimachinery import errors, k8syaml
 from samplecontroller.logs import get_logger
 from samplecontroller.wait import as_context, with_cancel
+
+if TYPE_CHECKING:
+    from generated import clientset as sample
+    from generated.informers import SharedInformerFactory as SampleInformerFactory
+    from samplecontroller.kubernetes import clientset as kubernetes
+    from samplecontroller.kubernetes.informers import SharedInformerFactory as KubeInformerFactory
 
 log = get_logger("main")
 
@@ -61,7 +67,8 @@ def _run(args: argparse.Namespace, stop: threading.Event, local_dir: Path, crds_
             if args.local:
                 kubeconfig = stack.enter_context(_local_server(local_dir, crds_dir, args.port))
                 master = ""
-            rest = _connect(kubeconfig, master, args.kube_api_qps, args.kube_api_burst, args.workers)
+            rest = _connect(kubeconfig, master, args.kube_api_qps, args.kube_api_burst, args.workers,
+                            getattr(args, "exec_plugin_timeout", None))
             _preflight(rest)
             return _run_elected(args, rest, stop)
     except UserError as err:
@@ -72,13 +79,17 @@ def _run(args: argparse.Namespace, stop: threading.Event, local_dir: Path, crds_
 # -- connecting ------------------------------------------------------------------------------
 
 
-def _connect(kubeconfig: str, master: str, qps: float, burst: int, workers: int) -> Any:
-    """One RESTClient for the process; its pool keeps a connection per worker plus the watches'."""
+def _connect(kubeconfig: str, master: str, qps: float, burst: int, workers: int,
+             exec_timeout: float | None = None) -> Any:
+    """One RESTClient for the process; its pool keeps a connection per worker plus the watches';
+    an exec credential plugin may run ``exec_timeout`` seconds (None: ``rest.config.EXEC_TIMEOUT``)."""
     from samplecontroller import rest
+    from samplecontroller.rest.config import EXEC_TIMEOUT
 
     try:
         return rest.load_rest_client(kubeconfig=kubeconfig or None, master=master or None, qps=qps, burst=burst,
-                                     pool_size=workers + rest.DEFAULT_POOL_SIZE)
+                                     pool_size=workers + rest.DEFAULT_POOL_SIZE,
+                                     exec_timeout=EXEC_TIMEOUT if exec_timeout is None else exec_timeout)
     except rest.ConfigError as err:
         raise UserError(str(err)) from None
 
@@ -122,7 +133,13 @@ def _local_server(local_dir: Path, crds_dir: Path, port: int = 0) -> Iterator[st
     except MissingExtraError as err:  # one line naming the pip command
         raise UserError(f"--local: {err}") from None
 
-    local_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        local_dir.mkdir(parents=True, exist_ok=True)
+        probe = local_dir / f".write-test-{os.getpid()}"
+        probe.touch()
+        probe.unlink()
+    except OSError as err:
+        raise UserError(f"--local-dir {local_dir}: cannot write there: {err.strerror or err}") from None
     kubeconfig = local_dir / "kubeconfig"
     try:
         server = LocalAPIServer(
@@ -298,13 +315,18 @@ def _pod_namespace() -> str:
     return os.environ.get("POD_NAMESPACE", "default")
 
 
-def informer_factory(clientset: Any, resync: float, namespace: str | None) -> Any:
-    """The classic controller's shared informers. They cache no managedFields: the controller
-    never reads them, and a cached field would hold its whole watch event in memory."""
-    from generated.informers import SharedInformerFactory
+def informer_factories(kubeclientset: kubernetes.Interface, sampleclientset: sample.Interface, resync: float,
+                       namespace: str | None) -> tuple[KubeInformerFactory, SampleInformerFactory]:
+    """The classic controller's shared informers, as Go's main.go makes them: one factory for the
+    built-in kinds (Deployments) and one for the generated ones (Foos), started with one stop.
+    They cache no managedFields: the controller never reads them, and a cached field would hold
+    its whole watch event in memory."""
+    from generated.informers import SharedInformerFactory as SampleInformerFactory
     from samplecontroller.cache import strip_managed_fields
+    from samplecontroller.kubernetes.informers import SharedInformerFactory as KubeInformerFactory
 
-    return SharedInformerFactory(clientset, resync, namespace=namespace, transform=strip_managed_fields)
+    return (KubeInformerFactory(kubeclientset, resync, namespace=namespace, transform=strip_managed_fields),
+            SampleInformerFactory(sampleclientset, resync, namespace=namespace, transform=strip_managed_fields))
 
 
 def _run_classic(
@@ -314,21 +336,28 @@ def _run_classic(
     from samplecontroller import record
     from samplecontroller.controller import Controller
     from samplecontroller.foo import CONTROLLER_AGENT_NAME
+    from samplecontroller.kubernetes.clientset import Clientset as KubeClientset
 
-    clientset = Clientset(rest_client)
-    factory = informer_factory(clientset, args.resync, args.namespace or None)
+    kubeclientset = KubeClientset(rest_client)
+    sampleclientset = Clientset(rest_client)
+    kube_factory, sample_factory = informer_factories(kubeclientset, sampleclientset, args.resync,
+                                                      args.namespace or None)
     broadcaster = record.new_broadcaster()
     broadcaster.start_structured_logging()
     broadcaster.start_recording_to_sink(record.ResourceEventSink.for_rest_client(rest_client))
     recorder = broadcaster.new_recorder(CONTROLLER_AGENT_NAME)
 
     controller = Controller(
-        clientset,
-        factory.apps.v1.deployments,
-        factory.samplecontroller.v1alpha1.foos,
+        kubeclientset,
+        sampleclientset,
+        kube_factory.apps.v1.deployments,
+        sample_factory.samplecontroller.v1alpha1.foos,
         recorder,
     )
-    factory.start(stop)
+    # one stop for both factories, as Go's kubeInformerFactory.Start(ctx.Done()) and
+    # exampleInformerFactory.Start(ctx.Done()); Controller.run waits for both caches
+    kube_factory.start(stop)
+    sample_factory.start(stop)
     set_ready(True)
     try:
         controller.run(args.workers, stop, shutdown_timeout=args.shutdown_timeout)
@@ -339,7 +368,8 @@ def _run_classic(
         return 1
     finally:
         set_ready(False)
-        factory.shutdown()
+        kube_factory.shutdown()
+        sample_factory.shutdown()
         broadcaster.shutdown()
     log.info("Controller stopped")
     return 0
@@ -364,9 +394,11 @@ def _probe_servers(args: argparse.Namespace) -> Iterator[Callable[[bool], None]]
     servers: list[probes.ProbeServer] = []
     try:
         if args.metrics_bind_address not in ("0", ""):
+            from samplecontroller.controller import install_metrics
             from samplecontroller.workqueue import prometheus
 
             prometheus.install()
+            install_metrics()
             servers.append(_listen(args.metrics_bind_address, "--metrics-bind-address", probes.serve_metrics))
         if args.health_probe_bind_address not in ("0", ""):
             servers.append(_listen(args.health_probe_bind_address, "--health-probe-bind-address",

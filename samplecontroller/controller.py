@@ -21,8 +21,16 @@ Where this port deliberately does better than Go (each covered by tests/controll
 3. An unset replicas on either side never crashes (an unset Deployment replicas counts as the
    API default, 1; an unset Foo replicas means "leave the Deployment's replicas alone").
 4. The owner match checks the API group as well as the kind (and the UID in ``sync_handler``).
-5. The Foo's status is written only when it changes, not on every resync.
+5. The Foo's status is written only when it changes, not on every resync, and as a JSON merge
+   patch of ``status.availableReplicas`` alone to the status subresource, without a
+   resourceVersion: Go PUTs the cached Foo, and since the cache lags the Foo's own last status
+   write, the next sync of a new Foo (its Deployment became available) conflicted every time.
+   The patch applies to the live object, so a stale cache cannot make it conflict, and it keeps
+   status fields other writers own. A Foo deleted meanwhile (404 on the write) is done.
 6. A Foo without ``spec.deploymentName`` gets a Warning event, not only a log line.
+7. A 409 Conflict from any write is an expected race with another writer, not a failure: the key
+   is requeued rate-limited, logged at debug level and counted in
+   ``samplecontroller_sync_conflicts_total{controller="foo"}``; Go logs it as an error.
 
 What a Foo asks for (the Deployment, ownership, replicas, status, event reasons, the backoff and
 the rate limiter) is ``samplecontroller.foo``, shared with ``samplecontroller.foo_reconciler``;
@@ -32,14 +40,13 @@ this module is only the client-go style driving of it.
 from __future__ import annotations
 
 import threading
-from typing import Any, NamedTuple
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import msgspec
 
-from generated.apis.apps.v1 import Deployment
+from generated import clientset
 from generated.apis.samplecontroller.v1alpha1 import Foo
-from generated.clientset import Clientset
-from generated.informers.apps.v1 import DeploymentInformer
 from generated.informers.samplecontroller.v1alpha1 import FooInformer
 from samplecontroller import wait
 from samplecontroller.apimachinery import errors, meta
@@ -55,18 +62,70 @@ from samplecontroller.foo import (
     SUCCESS_SYNCED,
     NotOwnedBackoff,
     deployment_names,
-    foo_with_status,
     is_controlled_by,
     is_foo_reference,
     new_deployment,
     replicas_patch,
+    status_patch,
 )
 from samplecontroller.foo import rate_limiter as foo_rate_limiter
+from samplecontroller.kubernetes import clientset as kubernetes
+from samplecontroller.kubernetes.apis.apps.v1 import Deployment
+from samplecontroller.kubernetes.informers.apps.v1 import DeploymentInformer
 from samplecontroller.logs import get_logger
 from samplecontroller.record import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING, EventRecorder
 from samplecontroller.workqueue import RateLimiter, RateLimitingQueue, shut_down_workers
 
 log = get_logger("controller")
+
+if TYPE_CHECKING:
+    from prometheus_client.core import Metric
+
+
+class ConflictCounter:
+    """``samplecontroller_sync_conflicts_total{controller}``: syncs that met a 409 Conflict and were
+    requeued (improvement 7). Counted in memory; a prometheus_client collector once
+    ``install_metrics()`` has run (app.py does when /metrics is served), so that the controller
+    does not import prometheus_client otherwise. Thread-safe."""
+
+    NAME = "samplecontroller_sync_conflicts"
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counts: dict[str, float] = {}
+
+    def inc(self, controller: str) -> None:
+        with self._lock:
+            self._counts[controller] = self._counts.get(controller, 0.0) + 1.0
+
+    def value(self, controller: str) -> float:
+        with self._lock:
+            return self._counts.get(controller, 0.0)
+
+    def collect(self) -> Iterator[Metric]:
+        from prometheus_client.core import CounterMetricFamily
+
+        family = CounterMetricFamily(self.NAME, "Syncs that met a 409 Conflict and were requeued", labels=["controller"])
+        with self._lock:
+            for controller, count in sorted(self._counts.items()):
+                family.add_metric([controller], count)
+        yield family
+
+
+SYNC_CONFLICTS = ConflictCounter()
+_metrics_lock = threading.Lock()
+_metrics_installed = False
+
+
+def install_metrics() -> None:
+    """Export ``SYNC_CONFLICTS`` in prometheus_client's default registry (idempotent)."""
+    global _metrics_installed
+    with _metrics_lock:
+        if not _metrics_installed:
+            from prometheus_client import REGISTRY
+
+            REGISTRY.register(SYNC_CONFLICTS)
+            _metrics_installed = True
 
 
 class ObjectName(NamedTuple):
@@ -96,11 +155,19 @@ def _deployment_key_index(obj: Any) -> list[str]:
 
 
 class Controller:
-    """The Foo controller. Build it, start the informer factories, then call ``run``."""
+    """The Foo controller. Build it, start the informer factories, then call ``run``.
+
+    As Go's ``NewController``: ``kubeclientset`` (Deployments) is any
+    ``samplecontroller.kubernetes.clientset.Interface`` and ``sampleclientset`` (Foos) any
+    ``generated.clientset.Interface``: the real clientsets or their fakes. The Deployment
+    informer comes from ``samplecontroller.kubernetes.informers``' factory, the Foo informer from
+    ``generated.informers``'; start both factories with the same stop (see ``app``).
+    """
 
     def __init__(
         self,
-        clientset: Clientset,
+        kubeclientset: kubernetes.Interface,
+        sampleclientset: clientset.Interface,
         deployment_informer: DeploymentInformer,
         foo_informer: FooInformer,
         recorder: EventRecorder,
@@ -109,7 +176,8 @@ class Controller:
         not_owned_backoff_base: float = 1.0,
         not_owned_backoff_cap: float = 300.0,
     ) -> None:
-        self.clientset = clientset
+        self.kubeclientset = kubeclientset
+        self.sampleclientset = sampleclientset
         self.recorder = recorder
         self.deployments_lister = deployment_informer.lister()
         self.deployments_synced = deployment_informer.informer().has_synced
@@ -172,9 +240,10 @@ class Controller:
 
     def process_next_work_item(self) -> bool:
         """Handle one key; False once the queue is shut down. Never raises."""
-        key, shutdown = self.workqueue.get()
-        if shutdown:
+        got = self.workqueue.get()
+        if got[1]:
             return False
+        key = got[0]
         try:
             self.sync_handler(key)
         except ResourceNotOwnedError as err:
@@ -182,6 +251,11 @@ class Controller:
             self.workqueue.forget(key)
             log.info("Deployment not owned, retrying later", key=str(key), delay=round(err.retry_after, 3), error=str(err))
             self.workqueue.add_after(key, err.retry_after)
+        except errors.ConflictError as err:
+            # Improvement 7: another writer got there first; retry from a fresher cache.
+            SYNC_CONFLICTS.inc("foo")
+            log.debug("Conflict syncing; requeuing for later retry", key=str(key), error=str(err))
+            self.workqueue.add_rate_limited(key)
         except Exception as err:
             log.error("Error syncing; requeuing for later retry", key=str(key), error=f"{type(err).__name__}: {err}")
             self.workqueue.add_rate_limited(key)
@@ -212,7 +286,7 @@ class Controller:
             self.recorder.event(foo, EVENT_TYPE_WARNING, ERR_INVALID_SPEC, MESSAGE_NO_DEPLOYMENT_NAME)
             return
 
-        deployments = self.clientset.apps_v1.deployments(key.namespace)
+        deployments = self.kubeclientset.apps_v1().deployments(key.namespace)
         try:
             deployment = self.deployments_lister.deployments(key.namespace).get(names[0])
         except errors.NotFoundError:
@@ -234,33 +308,38 @@ class Controller:
         self.recorder.event(foo, EVENT_TYPE_NORMAL, SUCCESS_SYNCED, MESSAGE_RESOURCE_SYNCED)
 
     def update_foo_status(self, foo: Foo, deployment: Deployment) -> None:
-        """Copy availableReplicas into the Foo's status subresource, only when it changed."""
-        foo_copy = foo_with_status(foo, deployment)
-        if foo_copy is None:
+        """Copy availableReplicas into the Foo's status subresource, only when it changed: a merge
+        patch of that field alone, no resourceVersion (improvement 5)."""
+        patch = status_patch(foo, deployment)
+        if patch is None:
             return
-        self.clientset.samplecontroller_v1alpha1.foos(meta.get_namespace(foo)).update_status(
-            foo_copy, field_manager=FIELD_MANAGER
-        )
+        try:
+            self.sampleclientset.samplecontroller_v1alpha1().foos(meta.get_namespace(foo)).patch(
+                meta.get_name(foo), msgspec.json.encode(patch), MERGE_PATCH, subresource="status",
+                field_manager=FIELD_MANAGER,
+            )
+        except errors.NotFoundError:
+            log.info("Foo no longer exists", foo=f"{meta.get_namespace(foo)}/{meta.get_name(foo)}")
 
     # -- event handlers --------------------------------------------------------------------
 
-    def _on_foo_add(self, obj: Any, is_in_initial_list: bool) -> None:
+    def _on_foo_add(self, obj: Foo, is_in_initial_list: bool) -> None:
         self.enqueue_foo(obj)
 
-    def _on_deployment_add(self, obj: Any, is_in_initial_list: bool) -> None:
+    def _on_deployment_add(self, obj: Deployment, is_in_initial_list: bool) -> None:
         self.handle_object(obj)
 
-    def enqueue_foo(self, obj: Any) -> None:
+    def enqueue_foo(self, obj: Foo) -> None:
         """Put the Foo's namespace/name on the queue."""
         self.workqueue.add(ObjectName(meta.get_namespace(obj), meta.get_name(obj)))
 
-    def _on_deployment_update(self, old: Any, new: Any) -> None:
+    def _on_deployment_update(self, old: Deployment, new: Deployment) -> None:
         # Periodic resyncs send updates for every Deployment; same resourceVersion = no change.
         if meta.get_resource_version(old) == meta.get_resource_version(new):
             return
         self.handle_object(new)
 
-    def handle_object(self, obj: Any) -> None:
+    def handle_object(self, obj: Deployment | DeletedFinalStateUnknown[Deployment]) -> None:
         """Enqueue the Foo that controls ``obj``, or, for an uncontrolled Deployment, the Foos naming it."""
         if isinstance(obj, DeletedFinalStateUnknown):
             obj = obj.obj

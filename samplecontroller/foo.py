@@ -11,7 +11,11 @@ Contracts (the improvements over Go's sample-controller that both controllers sh
 - An unset replicas never crashes: an unset Deployment ``spec.replicas`` counts as the API
   default, 1; an unset Foo ``spec.replicas`` means "leave the Deployment's replicas alone".
 - Control is matched on UID, API group and kind, not kind alone.
-- The Foo's status is rewritten only when ``availableReplicas`` changed.
+- The Foo's status is rewritten only when ``availableReplicas`` changed, and then with
+  ``status_patch``: a JSON merge patch for the status subresource carrying only the field the
+  controllers own and no resourceVersion. Status is derived from the live Deployment, so there is
+  nothing for an optimistic lock to protect, while a PUT of the cached Foo conflicts whenever the
+  cache lags the Foo's previous status write (every new Foo did, once).
 - A Deployment that is not the Foo's is warned about once per new situation (a new Foo
   generation or a new Deployment resourceVersion), and retried with a capped exponential backoff.
 """
@@ -24,11 +28,11 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from generated.apis.apps.v1 import Deployment, DeploymentSpec
-from generated.apis.core.v1 import Container, PodSpec, PodTemplateSpec
-from generated.apis.meta.v1 import LabelSelector, ObjectMeta, OwnerReference
-from generated.apis.samplecontroller.v1alpha1 import Foo, FooStatus
-from samplecontroller.apimachinery import meta
+from generated.apis.samplecontroller.v1alpha1 import Foo
+from samplecontroller.apimachinery import meta, ownerreferences
+from samplecontroller.kubernetes.apis.apps.v1 import Deployment, DeploymentSpec
+from samplecontroller.kubernetes.apis.core.v1 import Container, PodSpec, PodTemplateSpec
+from samplecontroller.kubernetes.apis.meta.v1 import LabelSelector, ObjectMeta, OwnerReference
 from samplecontroller.record import EVENT_TYPE_WARNING, EventRecorder
 from samplecontroller.workqueue import BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter
 
@@ -96,22 +100,25 @@ def replicas_patch(foo: Foo, deployment: Deployment) -> dict[str, Any] | None:
     return {"spec": {"replicas": desired}}
 
 
-def foo_with_status(foo: Foo, deployment: Deployment) -> Foo | None:
-    """A copy of ``foo`` whose status.availableReplicas is the Deployment's (0 when unset), or
-    None when the Foo's status already says so (no status write per resync)."""
+def status_patch(foo: Foo, deployment: Deployment) -> dict[str, Any] | None:
+    """The JSON merge patch for the Foo's status subresource that sets status.availableReplicas to
+    the Deployment's (0 when unset), or None when the Foo's status already says so (no status
+    write per resync). It carries no resourceVersion and no other field, so it never conflicts and
+    leaves the rest of the status to its other writers."""
     available = 0
     if deployment.status is not msgspec.UNSET and isinstance(deployment.status.available_replicas, int):
         available = deployment.status.available_replicas
     current = foo.status.available_replicas if foo.status is not msgspec.UNSET else msgspec.UNSET
     if current == available:
         return None
-    return msgspec.structs.replace(foo, status=FooStatus(available_replicas=available))
+    return {"status": {"availableReplicas": available}}
 
 
 def is_controlled_by(obj: Any, owner: Foo) -> bool:
-    """True when ``obj``'s controller reference is this Foo: UID, API group and kind."""
-    ref = meta.get_controller_of(obj)
-    return ref is not None and ref.uid == meta.get_uid(owner) and is_foo_reference(ref)
+    """True when ``obj``'s controller reference is this Foo: UID (``ownerreferences.is_controlled_by``),
+    API group and kind."""
+    ref = ownerreferences.get_controller_of(obj)
+    return ref is not None and ownerreferences.is_controlled_by(obj, owner) and is_foo_reference(ref)
 
 
 def is_foo_reference(ref: meta.OwnerRef) -> bool:
@@ -130,7 +137,9 @@ def new_deployment(foo: Foo) -> Deployment:
         metadata=ObjectMeta(
             name=names[0] if names else msgspec.UNSET,
             namespace=meta.get_namespace(foo),
-            owner_references=(_controller_reference(foo),),
+            owner_references=(
+                ownerreferences.new_controller_ref(foo, (FOO_GROUP, FOO_VERSION, FOO_KIND), ref_type=OwnerReference),
+            ),
         ),
         spec=DeploymentSpec(
             replicas=replicas if replicas is not None else msgspec.UNSET,
@@ -140,17 +149,6 @@ def new_deployment(foo: Foo) -> Deployment:
                 spec=PodSpec(containers=(Container(name="nginx", image="nginx:latest"),)),
             ),
         ),
-    )
-
-
-def _controller_reference(foo: Foo) -> OwnerReference:
-    return OwnerReference(
-        api_version=f"{FOO_GROUP}/{FOO_VERSION}",
-        kind=FOO_KIND,
-        name=meta.get_name(foo),
-        uid=meta.get_uid(foo),
-        controller=True,
-        block_owner_deletion=True,
     )
 
 

@@ -6,7 +6,11 @@ for every Foo a Deployment named ``spec.deploymentName``, controlled by the Foo,
 when it changes); a ``Synced`` event per successful sync; an ``ErrResourceExists`` Warning once
 per new situation when the Deployment exists but is not the Foo's (retries back off
 exponentially up to ``not_owned_backoff_cap``); an ``InvalidSpec`` Warning when
-``spec.deploymentName`` is missing; replicas changed with a merge patch only.
+``spec.deploymentName`` is missing; replicas changed with a merge patch only, and the status
+written as a merge patch of ``status.availableReplicas`` to the status subresource with no
+resourceVersion (``foo.status_patch``: a stale cache cannot make it conflict). A conflict from any
+other write is requeued with backoff by the runtime controller, logged at debug level and counted
+in ``controller_runtime_reconcile_conflicts_total``.
 
 Wiring: ``for_(Foo)``, ``owns(Deployment)``, and Deployments mapped back to the Foos naming them
 (a cache field index on ``spec.deploymentName``) so an unowned Deployment's change resumes its
@@ -22,12 +26,14 @@ import argparse
 import threading
 from typing import Any
 
-from generated.apis.apps.v1 import Deployment
+from generated import scheme as samplescheme
 from generated.apis.samplecontroller.v1alpha1 import Foo
-from generated.scheme import SCHEME
 from samplecontroller import foo as domain
 from samplecontroller.apimachinery import errors, meta
+from samplecontroller.client.scheme import Scheme
 from samplecontroller.client.types import MERGE_PATCH
+from samplecontroller.kubernetes import scheme as kubescheme
+from samplecontroller.kubernetes.apis.apps.v1 import Deployment
 from samplecontroller.logs import get_logger
 from samplecontroller.record import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING, EventRecorder
 from samplecontroller.runtime import controller as rt_controller
@@ -42,6 +48,12 @@ from samplecontroller.runtime.predicate import ResourceVersionChanged
 from samplecontroller.runtime.reconcile import Request, Result
 
 log = get_logger("foo-reconciler")
+
+# The Manager's scheme, as a kubebuilder main.go builds it (clientgoscheme.AddToScheme, then the
+# project's own AddToScheme): every built-in kind, then the generated ones.
+SCHEME = Scheme()
+kubescheme.add_to_scheme(SCHEME)
+samplescheme.add_to_scheme(SCHEME)
 
 
 class FooReconciler:
@@ -87,9 +99,16 @@ class FooReconciler:
         return Result()
 
     def _update_status(self, foo: Foo, deployment: Deployment) -> None:
-        updated = domain.foo_with_status(foo, deployment)
-        if updated is not None:
-            self.client.status().update(updated, field_owner=domain.FIELD_MANAGER)
+        """A merge patch of status.availableReplicas alone, without a resourceVersion, to the
+        status subresource (``domain.status_patch``): it cannot conflict with a stale cache. A Foo
+        deleted meanwhile is done."""
+        patch = domain.status_patch(foo, deployment)
+        if patch is None:
+            return
+        try:
+            self.client.status().patch(foo, RawPatch(MERGE_PATCH, patch), field_owner=domain.FIELD_MANAGER)
+        except errors.NotFoundError:
+            log.info("Foo no longer exists", foo=f"{meta.get_namespace(foo)}/{meta.get_name(foo)}")
 
     def map_deployment_to_foos(self, obj: Any) -> list[Request]:
         """The Foos that name this Deployment (owned or not)."""

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from generated.clientset import Clientset
 from samplecontroller.apimachinery import errors
+from samplecontroller.kubernetes.clientset import Clientset
 from samplecontroller.rest import RESTClient, load_rest_client
 
 _ns = itertools.count()
@@ -64,7 +64,7 @@ def ns(rest: RESTClient, request: pytest.FixtureRequest) -> str:
     """A new namespace, named after the test module."""
     prefix = request.module.__name__.rsplit(".", 1)[-1].removeprefix("test_")[:12].replace("_", "-")
     name = f"{prefix}-{next(_ns)}-{int(time.time() * 1000) % 100000}"
-    Clientset(rest).core_v1.namespaces().create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    Clientset(rest).core_v1().namespaces().create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
     return name
 
 
@@ -78,6 +78,6 @@ class WebhookHost:
         return self.server
 
     def get_scheme(self) -> Any:
-        from generated.scheme import SCHEME
+        from samplecontroller.foo_reconciler import SCHEME
 
         return SCHEME

@@ -2,102 +2,59 @@
 """The typed clientset: one client per API group/version, one method per resource.
 
     cs = Clientset.from_kubeconfig()          # or Clientset.in_cluster(), Clientset(rest_client)
-    foo = cs.samplecontroller_v1alpha1.foos("default").get("example-foo")
+    foo = cs.samplecontroller_v1alpha1().foos("default").get("example-foo")
 
 Each resource method returns a ``samplecontroller.client.ResourceClient`` (see its docstring for
 the verbs and the error contract). Namespaced resources take a namespace (None: all namespaces,
-for list and watch).
+for list and watch). A group/version's module is imported on first use of its accessor.
+
+``Interface`` is what this clientset and ``generated.clientset.fake.Clientset`` both are
+(client-go's ``kubernetes.Interface``): take it where either will do.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-import generated.apis.apps.v1 as apps_v1
-import generated.apis.coordination.v1 as coordination_v1
-import generated.apis.core.v1 as core_v1
-import generated.apis.samplecontroller.v1alpha1 as samplecontroller_v1alpha1
-import generated.apis.workloads.v1alpha1 as workloads_v1alpha1
-from samplecontroller.client.resource import ResourceClient
 from samplecontroller.rest import RESTClient, load_rest_client
 
-
-class AppsV1Client:
-    """apps/v1."""
-
-    def __init__(self, rest: RESTClient) -> None:
-        self.rest = rest
-
-    def deployments(self, namespace: str | None = None) -> ResourceClient[apps_v1.Deployment, apps_v1.DeploymentList]:
-        return ResourceClient(self.rest, apps_v1.DEPLOYMENTS, namespace)
-
-    def replicasets(self, namespace: str | None = None) -> ResourceClient[apps_v1.ReplicaSet, apps_v1.ReplicaSetList]:
-        return ResourceClient(self.rest, apps_v1.REPLICASETS, namespace)
+if TYPE_CHECKING:
+    from generated.clientset.typed.samplecontroller.v1alpha1 import (
+        SamplecontrollerV1alpha1Client,
+        SamplecontrollerV1alpha1Interface,
+    )
+    from generated.clientset.typed.workloads.v1alpha1 import (
+        WorkloadsV1alpha1Client,
+        WorkloadsV1alpha1Interface,
+    )
 
 
-class CoordinationV1Client:
-    """coordination.k8s.io/v1."""
+class Interface(Protocol):
+    """The typed clients of every API group/version (the real and the fake clientset)."""
 
-    def __init__(self, rest: RESTClient) -> None:
-        self.rest = rest
+    def samplecontroller_v1alpha1(self) -> SamplecontrollerV1alpha1Interface: ...
 
-    def leases(self, namespace: str | None = None) -> ResourceClient[coordination_v1.Lease, coordination_v1.LeaseList]:
-        return ResourceClient(self.rest, coordination_v1.LEASES, namespace)
-
-
-class CoreV1Client:
-    """core/v1."""
-
-    def __init__(self, rest: RESTClient) -> None:
-        self.rest = rest
-
-    def configmaps(self, namespace: str | None = None) -> ResourceClient[core_v1.ConfigMap, core_v1.ConfigMapList]:
-        return ResourceClient(self.rest, core_v1.CONFIGMAPS, namespace)
-
-    def events(self, namespace: str | None = None) -> ResourceClient[core_v1.Event, core_v1.EventList]:
-        return ResourceClient(self.rest, core_v1.EVENTS, namespace)
-
-    def namespaces(self) -> ResourceClient[core_v1.Namespace, core_v1.NamespaceList]:
-        return ResourceClient(self.rest, core_v1.NAMESPACES)
-
-    def pods(self, namespace: str | None = None) -> ResourceClient[core_v1.Pod, core_v1.PodList]:
-        return ResourceClient(self.rest, core_v1.PODS, namespace)
-
-    def services(self, namespace: str | None = None) -> ResourceClient[core_v1.Service, core_v1.ServiceList]:
-        return ResourceClient(self.rest, core_v1.SERVICES, namespace)
-
-
-class SamplecontrollerV1alpha1Client:
-    """samplecontroller.k8s.io/v1alpha1."""
-
-    def __init__(self, rest: RESTClient) -> None:
-        self.rest = rest
-
-    def foos(self, namespace: str | None = None) -> ResourceClient[samplecontroller_v1alpha1.Foo, samplecontroller_v1alpha1.FooList]:
-        return ResourceClient(self.rest, samplecontroller_v1alpha1.FOOS, namespace)
-
-
-class WorkloadsV1alpha1Client:
-    """workloads.example.com/v1alpha1."""
-
-    def __init__(self, rest: RESTClient) -> None:
-        self.rest = rest
-
-    def podsets(self, namespace: str | None = None) -> ResourceClient[workloads_v1alpha1.PodSet, workloads_v1alpha1.PodSetList]:
-        return ResourceClient(self.rest, workloads_v1alpha1.PODSETS, namespace)
+    def workloads_v1alpha1(self) -> WorkloadsV1alpha1Interface: ...
 
 
 class Clientset:
-    """Typed access to every generated API group/version over one ``RESTClient``."""
+    """Typed access to every API group/version over one ``RESTClient``."""
 
     def __init__(self, rest: RESTClient) -> None:
         self.rest = rest
-        self.apps_v1 = AppsV1Client(rest)
-        self.coordination_v1 = CoordinationV1Client(rest)
-        self.core_v1 = CoreV1Client(rest)
-        self.samplecontroller_v1alpha1 = SamplecontrollerV1alpha1Client(rest)
-        self.workloads_v1alpha1 = WorkloadsV1alpha1Client(rest)
+
+    def samplecontroller_v1alpha1(self) -> SamplecontrollerV1alpha1Client:
+        """samplecontroller.k8s.io/v1alpha1."""
+        from generated.clientset.typed.samplecontroller import v1alpha1 as typed
+
+        return typed.SamplecontrollerV1alpha1Client(self.rest)
+
+    def workloads_v1alpha1(self) -> WorkloadsV1alpha1Client:
+        """workloads.example.com/v1alpha1."""
+        from generated.clientset.typed.workloads import v1alpha1 as typed
+
+        return typed.WorkloadsV1alpha1Client(self.rest)
 
     @classmethod
     def from_kubeconfig(cls, path: str | os.PathLike[str] | None = None, context: str | None = None,

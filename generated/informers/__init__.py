@@ -5,47 +5,22 @@
     foos = factory.samplecontroller.v1alpha1.foos     # .informer(), .lister()
     factory.start(stop); factory.wait_for_cache_sync()
 
-Works with the real and the fake clientset alike.
+``clientset`` is any ``generated.clientset.Interface``: the real clientset or its fake. A
+group/version's informer module is imported on first use. Several factories (this package's
+and another's) start with the same ``stop`` and are waited on one after the other, as in Go.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
-from generated.informers.apps.v1 import Interface as AppsV1Interface
-from generated.informers.coordination.v1 import Interface as CoordinationV1Interface
-from generated.informers.core.v1 import Interface as CoreV1Interface
-from generated.informers.samplecontroller.v1alpha1 import Interface as SamplecontrollerV1alpha1Interface
-from generated.informers.workloads.v1alpha1 import Interface as WorkloadsV1alpha1Interface
 from samplecontroller.informers import SharedInformerFactoryBase, TweakListOptions
 
-
-class AppsGroup:
-    def __init__(self, factory: SharedInformerFactory) -> None:
-        self._factory = factory
-
-    @property
-    def v1(self) -> AppsV1Interface:
-        return AppsV1Interface(self._factory)
-
-
-class CoordinationGroup:
-    def __init__(self, factory: SharedInformerFactory) -> None:
-        self._factory = factory
-
-    @property
-    def v1(self) -> CoordinationV1Interface:
-        return CoordinationV1Interface(self._factory)
-
-
-class CoreGroup:
-    def __init__(self, factory: SharedInformerFactory) -> None:
-        self._factory = factory
-
-    @property
-    def v1(self) -> CoreV1Interface:
-        return CoreV1Interface(self._factory)
+if TYPE_CHECKING:
+    from generated.clientset import Interface as ClientsetInterface
+    from generated.informers.samplecontroller.v1alpha1 import Interface as SamplecontrollerV1alpha1Interface
+    from generated.informers.workloads.v1alpha1 import Interface as WorkloadsV1alpha1Interface
 
 
 class SamplecontrollerGroup:
@@ -54,7 +29,9 @@ class SamplecontrollerGroup:
 
     @property
     def v1alpha1(self) -> SamplecontrollerV1alpha1Interface:
-        return SamplecontrollerV1alpha1Interface(self._factory)
+        from generated.informers.samplecontroller import v1alpha1 as informers
+
+        return informers.Interface(self._factory)
 
 
 class WorkloadsGroup:
@@ -63,29 +40,19 @@ class WorkloadsGroup:
 
     @property
     def v1alpha1(self) -> WorkloadsV1alpha1Interface:
-        return WorkloadsV1alpha1Interface(self._factory)
+        from generated.informers.workloads import v1alpha1 as informers
+
+        return informers.Interface(self._factory)
 
 
 class SharedInformerFactory(SharedInformerFactoryBase):
     """Typed informers over ``clientset`` (generated.clientset.Clientset or its fake)."""
 
-    def __init__(self, clientset: Any, resync: float = 0.0, *, namespace: str | None = None,
+    def __init__(self, clientset: ClientsetInterface, resync: float = 0.0, *, namespace: str | None = None,
                  tweak_list_options: TweakListOptions | None = None,
-                 transform: Callable[[Any], Any] | None = None) -> None:
+                 transform: Callable[[object], object] | None = None) -> None:
         super().__init__(resync, namespace, tweak_list_options, transform)
         self.clientset = clientset
-
-    @property
-    def apps(self) -> AppsGroup:
-        return AppsGroup(self)
-
-    @property
-    def coordination(self) -> CoordinationGroup:
-        return CoordinationGroup(self)
-
-    @property
-    def core(self) -> CoreGroup:
-        return CoreGroup(self)
 
     @property
     def samplecontroller(self) -> SamplecontrollerGroup:

@@ -103,9 +103,9 @@ def _go_float32_key(value: float) -> str:
     """strconv.FormatFloat(v, 'g', -1, 32), as sigs.k8s.io/yaml turns a float key into a string."""
     if math.isnan(value):
         return ".nan"
-    if math.isinf(value):
-        return ".inf" if value > 0 else "-.inf"
-    as32 = struct.unpack("f", struct.pack("f", value))[0]
+    as32 = struct.unpack("f", struct.pack("f", value))[0] if not math.isinf(value) else value
+    if math.isinf(as32):  # beyond float32's range: +Inf once converted, as in Go
+        return ".inf" if as32 > 0 else "-.inf"
     shortest = f"{as32:.8e}"
     for precision in range(9):
         candidate = f"{as32:.{precision}e}"

@@ -1,6 +1,9 @@
 """``python -m samplecontroller.apiserver``: serve until SIGINT/SIGTERM, then exit 0.
 
-Prints exactly one line, ``ready <url> kubeconfig=<path>``, once requests are accepted.
+Prints exactly one line, ``ready <url> kubeconfig=<path>``, once requests are accepted (and the
+CRDs of ``--crds DIR [DIR...]`` are served). A ``--crds`` directory that does not exist, a file
+that is not YAML, a document that is not a CRD: one line on stderr, exit 2, before anything
+starts; a CRD the server rejects: one line, exit 1.
 """
 
 from __future__ import annotations
@@ -8,22 +11,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import re
 import signal
 import sys
 from pathlib import Path
+from typing import Any
 
+from samplecontroller.apimachinery.durations import parse_duration
+from samplecontroller.apiserver.preload import CRDError, create_crds, load_crds
 from samplecontroller.apiserver.server import LocalAPIServer
-
-_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(h|ms|m|s|us|µs|ns)")
-_UNIT = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
-
-
-def parse_duration(text: str) -> float:
-    """A Go duration (``1h``, ``30m``, ``1h0m0s``, ``1.5s``) in seconds; raises ValueError."""
-    if not text or _DURATION.sub("", text):
-        raise ValueError(f"invalid duration {text!r} (use Go syntax like 1h, 30m or 90s)")
-    return sum(float(n) * _UNIT[u] for n, u in _DURATION.findall(text))
 
 
 def _positive_duration(text: str) -> float:
@@ -51,13 +46,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--history-window", type=_positive_duration, default=75.0, metavar="DURATION",
                         help="how long watch history is kept (default 75s, as kube-apiserver's watch cache); "
                              "a watch from an older resourceVersion gets 410 Expired")
+    parser.add_argument("--crds", nargs="+", action="extend", default=[], metavar="DIR", type=Path,
+                        help="install the CustomResourceDefinitions of every *.yaml file in DIR before serving "
+                             "(repeatable)")
     args = parser.parse_args(argv)
     if not 0 <= args.port <= 65535:
         parser.error(f"--port must be between 0 and 65535, got {args.port}")
     return args
 
 
-async def _serve(args: argparse.Namespace) -> None:
+async def _serve(args: argparse.Namespace, crds: list[dict[str, Any]]) -> None:
     server = LocalAPIServer(data_dir=args.data_dir, simulate_deployments=args.simulate_deployments,
                             kubeconfig_path=Path(args.kubeconfig), port=args.port, bind=args.bind,
                             insecure_http=args.insecure_http, event_ttl=args.event_ttl,
@@ -67,6 +65,13 @@ async def _serve(args: argparse.Namespace) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     await server.serve_async()
+    try:
+        if crds:
+            assert server.core is not None
+            create_crds(server.core, crds)
+    except BaseException:
+        await server.shutdown_async()
+        raise
     print(f"ready {server.url} kubeconfig={server.kubeconfig_path}", flush=True)
     try:
         await stop.wait()
@@ -77,7 +82,15 @@ async def _serve(args: argparse.Namespace) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
-        asyncio.run(_serve(args))
+        crds = load_crds(args.crds)
+    except CRDError as err:
+        print(f"error: --crds: {err}", file=sys.stderr)
+        return 2
+    try:
+        asyncio.run(_serve(args, crds))
+    except CRDError as err:
+        print(f"error: --crds: {err}", file=sys.stderr)
+        return 1
     except OSError as err:
         print(f"error: cannot start the API server: {err}", file=sys.stderr)
         return 1

@@ -1,5 +1,6 @@
 """Admission webhooks: the embedded API server calls the registered Mutating- and
 ValidatingWebhookConfigurations (admissionregistration.k8s.io/v1) with AdmissionReview v1.
+ValidatingAdmissionPolicies (``admission_policy``) run before the validating webhooks.
 
 Contract (as kube-apiserver, within the limits below):
 - A webhook is called when one of its ``rules`` matches the request (operations, apiGroups,
@@ -13,10 +14,12 @@ Contract (as kube-apiserver, within the limits below):
 - A call that fails (unreachable, timeout after ``timeoutSeconds`` (default 10), a bad answer)
   is ignored under ``failurePolicy: Ignore`` and is a 500 InternalError
   ``failed calling webhook "<name>": ...`` under ``Fail`` (the default).
+- ``matchConditions`` (CEL, the engine of ``admission_policy``): a false one skips the webhook;
+  failed evaluations skip it under ``Ignore`` and are a 403 (the evaluation errors) under ``Fail``.
 
 Limits: only ``clientConfig.url`` is callable (a ``service`` reference has no cluster DNS to
-resolve, so it counts as a failed call); ``matchConditions`` (CEL) are not evaluated (the webhook
-is called); ``reinvocationPolicy`` is not honoured; mutating webhooks answering DELETE cannot
+resolve, so it counts as a failed call); ``authorizer`` is not bound in ``matchConditions``;
+``reinvocationPolicy`` is not honoured; mutating webhooks answering DELETE cannot
 change anything (as in Kubernetes). Calls are made from the server's event loop with aiohttp,
 so a webhook may call back into this API server.
 """
@@ -29,16 +32,22 @@ import functools
 import json
 import ssl
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
 
-from samplecontroller.apimachinery import labels as labelsel
 from samplecontroller.apimachinery.jsonpatch import PatchError, apply_patch
+from samplecontroller.apiserver.admission_policy import (
+    PolicyAdmission,
+    PolicyRequest,
+    aggregate,
+    match_conditions,
+)
+from samplecontroller.apiserver.admission_rules import labels_of, rule_matches, selector
 from samplecontroller.apiserver.errors import APIError
-from samplecontroller.apiserver.restmapper import Resource
+from samplecontroller.apiserver.restmapper import Resource, RESTMapper
 from samplecontroller.apiserver.storage import Store
 
 __all__ = ["MUTATING_KEY", "VALIDATING_KEY", "AdmissionRequest", "Admitter"]
@@ -52,7 +61,8 @@ USER_INFO = {"username": "admin", "groups": ["system:masters", "system:authentic
 
 @dataclass
 class AdmissionRequest:
-    """What is being admitted: ``operation`` is CREATE, UPDATE or DELETE."""
+    """What is being admitted: ``operation`` is CREATE, UPDATE or DELETE; ``user_info`` is the
+    requester (``authentication.UserInfo.to_wire``; the admin when not given)."""
 
     res: Resource
     operation: str
@@ -63,13 +73,15 @@ class AdmissionRequest:
     subresource: str = ""
     dry_run: bool = False
     warnings: list[str] = field(default_factory=list)
+    user_info: dict[str, Any] | None = None
 
 
 class Admitter:
     """Finds the webhooks that match a request in ``store`` and calls them."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, mapper: RESTMapper | None = None) -> None:
         self.store = store
+        self.policies = PolicyAdmission(store, mapper)
         self._session: aiohttp.ClientSession | None = None
 
     def _client(self) -> aiohttp.ClientSession:
@@ -86,7 +98,7 @@ class Admitter:
 
     def active(self) -> bool:
         """True when any webhook configuration exists (else admission costs nothing)."""
-        return bool(self.store.count(MUTATING_KEY) or self.store.count(VALIDATING_KEY))
+        return bool(self.store.count(MUTATING_KEY) or self.store.count(VALIDATING_KEY) or self.policies.active())
 
     async def mutate(self, req: AdmissionRequest) -> dict[str, Any] | None:
         """Run the matching mutating webhooks; return the (possibly patched) object."""
@@ -112,7 +124,12 @@ class Admitter:
         return req.obj
 
     async def validate(self, req: AdmissionRequest) -> None:
-        """Run the matching validating webhooks concurrently; raise the first denial."""
+        """Run the ValidatingAdmissionPolicies (``admission_policy``), then the matching validating
+        webhooks concurrently; raise the first denial."""
+        if self.policies.active():
+            req.warnings += self.policies.validate(PolicyRequest(
+                req.res, req.operation, req.namespace, req.name, req.obj, req.old, req.subresource, req.dry_run,
+                req.user_info or USER_INFO))
         hooks = self._matching(VALIDATING_KEY, req)
         await asyncio.gather(*(self._call(hook, req) for hook in hooks))
 
@@ -127,24 +144,41 @@ class Admitter:
         return hooks
 
     def _matches(self, hook: Mapping[str, Any], req: AdmissionRequest) -> bool:
-        if not any(_rule_matches(rule, req) for rule in hook.get("rules") or () if isinstance(rule, dict)):
+        if not any(rule_matches(rule, req.operation, req.res, req.subresource) for rule in hook.get("rules") or () if isinstance(rule, dict)):
             return False
         try:
-            object_selector = _selector(hook.get("objectSelector"))
-            namespace_selector = _selector(hook.get("namespaceSelector"))
+            object_selector = selector(hook.get("objectSelector"))
+            namespace_selector = selector(hook.get("namespaceSelector"))
         except ValueError:
             return False  # an invalid selector matches nothing
         if not object_selector.empty() and not any(
-                object_selector.matches(_labels(o)) for o in (req.obj, req.old) if o is not None):
+                object_selector.matches(labels_of(o)) for o in (req.obj, req.old) if o is not None):
             return False
-        if namespace_selector.empty():
+        if not namespace_selector.empty():
+            if req.res.kind == "Namespace" and not req.res.group:
+                if not namespace_selector.matches(labels_of(req.obj or req.old)):
+                    return False
+            elif req.res.namespaced:
+                ns = self.store.get(NAMESPACES_KEY, "", req.namespace)
+                if not namespace_selector.matches(labels_of(ns.obj if ns else None)):
+                    return False
+        return self._conditions_match(hook, req)
+
+    @staticmethod
+    def _conditions_match(hook: Mapping[str, Any], req: AdmissionRequest) -> bool:
+        """The webhook's ``matchConditions`` (CEL): any false skips the webhook; failed evaluations
+        skip it under ``failurePolicy: Ignore`` and are a 403 under ``Fail``."""
+        if not hook.get("matchConditions"):
             return True
-        if req.res.kind == "Namespace" and not req.res.group:
-            return namespace_selector.matches(_labels(req.obj or req.old))
-        if not req.res.namespaced:
-            return True
-        ns = self.store.get(NAMESPACES_KEY, "", req.namespace)
-        return namespace_selector.matches(_labels(ns.obj if ns else None))
+        variables = {"object": req.obj, "oldObject": req.old, "request": _review(req)["request"]}
+        matches, errors = match_conditions(hook.get("matchConditions"), variables)
+        if errors and hook.get("failurePolicy", "Fail") != "Ignore":
+            details: dict[str, Any] = {"name": req.name, "kind": req.res.plural}
+            if req.res.group:
+                details["group"] = req.res.group
+            raise APIError(403, "Forbidden", f'{req.res.group_resource} "{req.name}" is forbidden: '
+                           f"{aggregate(errors)}", details)
+        return matches and not errors
 
     # ------------------------------------------------------------------ calling
 
@@ -170,47 +204,13 @@ class Admitter:
                        f'Internal error occurred: failed calling webhook "{hook.get("name", "")}": {reason}')
 
 
-def _rule_matches(rule: Mapping[str, Any], req: AdmissionRequest) -> bool:
-    ops = rule.get("operations") or ()
-    if "*" not in ops and req.operation not in ops:
-        return False
-    if not _listed(rule.get("apiGroups"), req.res.group) or not _listed(rule.get("apiVersions"), req.res.version):
-        return False
-    scope = rule.get("scope", "*")
-    if (scope == "Namespaced" and not req.res.namespaced) or (scope == "Cluster" and req.res.namespaced):
-        return False
-    wanted = f"{req.res.plural}/{req.subresource}" if req.subresource else req.res.plural
-    for resource in rule.get("resources") or ():
-        if resource == "*/*" or resource == wanted:
-            return True
-        if resource == "*" and not req.subresource:
-            return True
-        base, _, sub = str(resource).partition("/")
-        if sub and req.subresource and (base in ("*", req.res.plural)) and sub in ("*", req.subresource):
-            return True
-    return False
-
-
-def _listed(values: Sequence[str] | None, value: str) -> bool:
-    return bool(values) and ("*" in values or value in values)  # type: ignore[operator]
-
-
-def _selector(ls: Any) -> labelsel.Selector:
-    return labelsel.everything() if not ls else labelsel.selector_from_label_selector(ls)
-
-
-def _labels(obj: Mapping[str, Any] | None) -> dict[str, str]:
-    value = ((obj or {}).get("metadata") or {}).get("labels")
-    return value if isinstance(value, dict) else {}
-
-
 def _review(req: AdmissionRequest) -> dict[str, Any]:
     res = req.res
     gvk = {"group": res.group, "version": res.version, "kind": res.kind}
     gvr = {"group": res.group, "version": res.version, "resource": res.plural}
     request: dict[str, Any] = {
         "uid": str(uuid.uuid4()), "kind": gvk, "resource": gvr, "requestKind": gvk, "requestResource": gvr,
-        "name": req.name, "operation": req.operation, "userInfo": USER_INFO,
+        "name": req.name, "operation": req.operation, "userInfo": req.user_info or USER_INFO,
         "object": req.obj if req.operation != "DELETE" else None, "oldObject": req.old, "dryRun": req.dry_run,
     }
     if res.namespaced:

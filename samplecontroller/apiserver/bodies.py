@@ -91,6 +91,8 @@ def load_yaml(data: bytes) -> Any:
     except BodyError:
         raise
     except yaml.YAMLError as err:
+        if "exceeded maximum nesting depth" in str(err):  # PyYAML >= 6.0.3's own bound (1000), beyond ours
+            raise depth_error() from None
         raise BodyError(f"error converting YAML to JSON: yaml: {err}") from None
     except (ValueError, OverflowError, KeyError, IndexError, TypeError) as err:  # a scalar its tag cannot hold
         raise BodyError(f"error converting YAML to JSON: cannot decode {type(err).__name__}: {err}") from None

@@ -85,7 +85,7 @@ _PLURALS = {("", "Endpoints"): "endpoints"}
 _EXTRA_SUBRESOURCES = {
     ("", "Namespace"): ("finalize",), ("", "ServiceAccount"): ("token",), ("", "Pod"): ("binding", "eviction", "ephemeralcontainers", "log", "exec", "attach", "portforward"),
     ("apps", "Deployment"): ("scale",), ("apps", "ReplicaSet"): ("scale",), ("apps", "StatefulSet"): ("scale",),
-    ("", "ReplicationController"): ("scale",),
+    ("", "ReplicationController"): ("scale",), ("certificates.k8s.io", "CertificateSigningRequest"): ("approval",),
 }
 # Kinds with a status property that kube-apiserver does not serve as a subresource.
 _NO_STATUS = {("", "ComponentStatus"), ("networking.k8s.io", "NetworkPolicy")}

@@ -1,8 +1,12 @@
 """The objects every cluster has, which the embedded server creates as a real control plane would:
 
+- the bootstrap PriorityClasses ``system-node-critical`` and ``system-cluster-critical``;
 - one Ready Node (``local-node``, what the kubelet registers) and its Lease in
   ``kube-node-lease``, so ``kubectl get nodes`` and ``kubectl describe node`` work;
-- the ``default/kubernetes`` Service (``component=apiserver``, cluster IP 10.96.0.1, port 443);
+- the ``default/kubernetes`` Service (``component=apiserver``, cluster IP 10.96.0.1, the first
+  address of the service CIDR, port 443) and, once the server listens (``publish_endpoints``), its
+  Endpoints and EndpointSlice pointing at the server's address and port (the apiserver's
+  endpoint reconciler);
 - a ``default`` ServiceAccount in every namespace (the service account controller's job), so
   Pods admitted with ``serviceAccountName: default`` and ``kubectl create token default`` work;
 - with a serving CA, the ``kube-root-ca.crt`` ConfigMap in every namespace (``ca.crt``: the CA
@@ -19,11 +23,12 @@ from typing import TYPE_CHECKING, Any
 
 from samplecontroller.apiserver.objects import now_rfc3339
 from samplecontroller.apiserver.storage import Event
+from samplecontroller.apiserver.strategies.kinds import SYSTEM_PRIORITY_CLASSES
 
 if TYPE_CHECKING:
     from samplecontroller.apiserver.core import Core
 
-__all__ = ["NODE_NAME", "ROOT_CA_CONFIGMAP", "install"]
+__all__ = ["NODE_NAME", "ROOT_CA_CONFIGMAP", "install", "publish_endpoints"]
 
 NODE_NAME = "local-node"
 KUBERNETES_VERSION = "v1.32.0"
@@ -103,6 +108,46 @@ def _namespace_defaults(core: Core, ns: str, root_ca: bytes | None) -> None:
             "data": {"ca.crt": root_ca.decode()}})
 
 
+def publish_endpoints(core: Core, address: str, port: int) -> None:
+    """Point the ``kubernetes`` Service at ``address``:``port`` (an IPv4 or IPv6 address): its
+    targetPort, its Endpoints and its EndpointSlice, created or updated (after a restart on
+    another port)."""
+    family = "IPv6" if ":" in address else "IPv4"
+    ports = [{"name": "https", "port": port, "protocol": "TCP"}]
+    wanted: dict[tuple[str, str], dict[str, Any]] = {
+        ("", "endpoints"): {
+            "apiVersion": "v1", "kind": "Endpoints",
+            "metadata": {"name": "kubernetes", "namespace": "default",
+                         "labels": {"endpointslice.kubernetes.io/skip-mirror": "true"}},
+            "subsets": [{"addresses": [{"ip": address}], "ports": ports}]},
+        ("discovery.k8s.io", "endpointslices"): {
+            "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+            "metadata": {"name": "kubernetes", "namespace": "default",
+                         "labels": {"kubernetes.io/service-name": "kubernetes"}},
+            "addressType": family,
+            "endpoints": [{"addresses": [address], "conditions": {"ready": True}}],
+            "ports": ports},
+    }
+    services = core.mapper.get("", "v1", "services")
+    service = core.store.get("/services", "default", "kubernetes")
+    if services is not None and service is not None:
+        updated = service.copy()
+        for svc_port in updated.get("spec", {}).get("ports") or ():
+            if svc_port.get("name") == "https":
+                svc_port["targetPort"] = port
+        core.update(services, "default", "kubernetes", updated, manager=_MANAGER)
+    for (group, plural), obj in wanted.items():
+        res = core.mapper.get(group, "v1", plural)
+        if res is None:
+            continue
+        entry = core.store.get(res.storage_key, "default", "kubernetes")
+        if entry is None:
+            core.create(res, "default", obj, manager=_MANAGER)
+        else:
+            obj["metadata"]["resourceVersion"] = entry.obj["metadata"]["resourceVersion"]
+            core.update(res, "default", "kubernetes", obj, manager=_MANAGER)
+
+
 def install(core: Core, schedule: Callable[..., None], root_ca: bytes | None = None) -> None:
     """Create the node, the kubernetes Service and every namespace's defaults (``default``
     ServiceAccount; ``kube-root-ca.crt`` when ``root_ca``, the serving CA in PEM, is given) if
@@ -115,6 +160,10 @@ def install(core: Core, schedule: Callable[..., None], root_ca: bytes | None = N
         "spec": {"holderIdentity": NODE_NAME, "leaseDurationSeconds": 40,
                  "renewTime": now_rfc3339().replace("Z", ".000000Z")}})
     _ensure(core, "", "services", "default", _KUBERNETES_SERVICE)
+    for name, (value, description) in SYSTEM_PRIORITY_CLASSES.items():
+        _ensure(core, "scheduling.k8s.io", "priorityclasses", "", {
+            "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
+            "value": value, "description": description})
     for (_, name), _entry in core.store.list("/namespaces", None):
         _namespace_defaults(core, name, root_ca)
 

@@ -11,8 +11,9 @@ namespaces, CRDs, the deployment simulator) are ``controllers``, store listeners
 
 Not simulated: there is no scheduler, kubelet or kube-controller-manager: pods never run (their
 log/exec subresources answer as for an unscheduled pod, ephemeral containers are stored only),
-Deployments create no ReplicaSets and ReplicaSets no Pods; Services get no cluster IP or
-endpoints. (Admission webhooks are called by the handlers: see ``admission``.)
+Deployments create no ReplicaSets (unless the deployment simulator runs) and ReplicaSets no Pods;
+Services get cluster IPs and node ports (``strategies.services``) but no endpoints. (Admission
+webhooks are called by the handlers: see ``admission``.)
 
 Every failure is raised as ``APIError`` carrying a Status object. Methods must be called on the
 server's event-loop thread (the store is not thread-safe).
@@ -21,6 +22,7 @@ server's event-loop thread (the store is not thread-safe).
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from collections.abc import Mapping
 from typing import Any
@@ -55,13 +57,16 @@ from samplecontroller.apiserver.objects import (
     deep_get,
     meta_of,
     now_rfc3339,
+    parse_rfc3339,
     random_suffix,
+    rfc3339,
     same_time,
 )
 from samplecontroller.apiserver.patching import require_object
 from samplecontroller.apiserver.restmapper import Resource, RESTMapper
 from samplecontroller.apiserver.schema import FieldError
 from samplecontroller.apiserver.storage import Entry, Expired, Store
+from samplecontroller.apiserver.warning import go_quote
 
 __all__ = ["CRD_KEY", "NS_KEY", "Core"]
 
@@ -176,18 +181,27 @@ class Core:
         if old is not None:
             errors += validation.validate_update(old, obj)
             errors += self._finalizer_rules(old, obj)
+        rule_errors, rule_warnings = strategy.validate_rules(res, obj, old, sch, errors)
+        errors, warnings = errors + rule_errors, warnings + rule_warnings
         errors += strategy.validate_extra(obj, old)
         if errors:
             raise invalid(res, name, errors)
         return warnings
 
+    def _allocate(self, res: Resource, strategy: strategies.Strategy, obj: dict[str, Any],
+                  old: dict[str, Any] | None) -> None:
+        """The strategy's allocations (``Strategy.allocate``); 422 when a requested value is taken."""
+        errors = strategy.allocate(obj, old, lambda skey: (e.obj for _, e in self.store.list(skey, None)))
+        if errors:
+            raise invalid(res, str(meta_of(obj).get("name") or ""), errors)
+
     @staticmethod
     def _unknown_fields(removed: list[str], field_validation: str, prefix: str = "") -> list[str]:
         """The warnings for pruned unknown fields; raises 400 under fieldValidation=Strict."""
         if removed and field_validation == "Strict":
-            text = ", ".join(f'unknown field "{p}"' for p in removed)
+            text = ", ".join(f"unknown field {go_quote(p)}" for p in removed)
             raise bad_request(f"{prefix}strict decoding error: {text}")
-        return [] if field_validation == "Ignore" else [f'unknown field "{p}"' for p in removed]
+        return [] if field_validation == "Ignore" else [f"unknown field {go_quote(p)}" for p in removed]
 
     @staticmethod
     def _finalizer_rules(old: dict[str, Any], new: dict[str, Any]) -> list[FieldError]:
@@ -219,6 +233,16 @@ class Core:
         else:
             meta.pop("namespace", None)
         meta.pop("selfLink", None)
+
+    def _stored_api_version(self, res: Resource, obj: dict[str, Any]) -> None:
+        """Set a custom resource's apiVersion to its CRD's storage version, as etcd holds it
+        (conversion None: versions differ only in apiVersion), so that the version a client
+        writes in is not a change of the object."""
+        crd = self.crd_for(res)
+        for version in ((crd or {}).get("spec") or {}).get("versions") or ():
+            if isinstance(version, dict) and version.get("storage") and version.get("name"):
+                obj["apiVersion"] = f"{res.group}/{version['name']}"
+                return
 
     def _definition(self, res: Resource) -> str | None:
         if res.is_custom:
@@ -277,7 +301,10 @@ class Core:
         name = str(meta.get("name"))
         if self.store.get(res.storage_key, ns if res.namespaced else "", name) is not None:
             raise already_exists(res, name)
+        self._allocate(res, strategy, obj, None)
         strategy.finish_create(obj)
+        if res.is_custom:
+            self._stored_api_version(res, obj)
         if not managed_done:
             obj = self._managed(res, None, obj, manager, "")
         if dry_run:
@@ -321,6 +348,10 @@ class Core:
         strategy = strategies.for_resource(res)
         strategy.prepare_for_update(new, old, subresource)
         warnings = self._validate(res, new, old, field_validation, patching)
+        if not subresource:
+            self._allocate(res, strategy, new, old)
+        if res.is_custom:
+            self._stored_api_version(res, new)
         if strategy.tracks_generation and self._spec_changed(res, old, new):
             new_meta["generation"] = int(old["metadata"].get("generation") or 0) + 1
         if not managed_done:
@@ -330,7 +361,8 @@ class Core:
             return old, False, warnings
         if dry_run:
             return new, False, warnings
-        if new["metadata"].get("deletionTimestamp") and not new["metadata"].get("finalizers"):
+        if new["metadata"].get("deletionTimestamp") and not new["metadata"].get("finalizers") \
+                and not new["metadata"].get("deletionGracePeriodSeconds"):  # a graceful deletion is the node's
             event = self.store.delete(res.storage_key, ns if res.namespaced else "", name)
             assert event is not None
             return event.entry.obj, False, warnings
@@ -352,7 +384,7 @@ class Core:
             new.setdefault("spec", {})["ephemeralContainers"] = deep_get(obj, "spec", "ephemeralContainers")
             if new["spec"]["ephemeralContainers"] is None:
                 del new["spec"]["ephemeralContainers"]
-        elif subresource == "status":
+        elif subresource in ("status", "approval"):  # approval: a CSR's conditions, in its status
             new = entry.copy()
             if "status" in obj:
                 new["status"] = obj["status"]
@@ -390,7 +422,11 @@ class Core:
         return strip(old) == strip(new)
 
     def _spec_changed(self, res: Resource, old: dict[str, Any], new: dict[str, Any]) -> bool:
+        """Whether an update changes what metadata.generation counts: everything but metadata (and
+        status where it is a subresource, or for built-in kinds), compared as one version (the
+        version an object is stored or written in is no change)."""
         ignore = {"metadata", "status"} if ("status" in res.subresources or not res.is_custom) else {"metadata"}
+        ignore |= {"apiVersion", "kind"}
         keys = (set(old) | set(new)) - ignore
         return any(old.get(k) != new.get(k) for k in keys)
 
@@ -473,6 +509,7 @@ class Core:
         if entry is None:
             raise not_found(res, name)
         self._check_preconditions(res, name, entry.obj, options.get("preconditions"))
+        strategies.for_resource(res).check_delete(res, entry.obj)
         policy = self._policy(res, options)
         obj = entry.copy()
         meta = obj["metadata"]
@@ -486,6 +523,9 @@ class Core:
         strategy = strategies.for_resource(res)
         if strategy.deletes_in_phases:
             return self._delete_in_phases(res, entry.obj, obj, finalizers, dry_run)
+        graceful = self._graceful(res, entry.obj, obj, finalizers, strategy.grace_period(entry.obj, options), dry_run)
+        if graceful is not None:
+            return graceful
         if finalizers:
             changed = finalizers != list(meta.get("finalizers") or []) or not meta.get("deletionTimestamp")
             meta["finalizers"] = finalizers
@@ -510,6 +550,32 @@ class Core:
         details = details_for(res, name)
         details["uid"] = meta.get("uid")
         return 200, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
+
+    def _graceful(self, res: Resource, current: dict[str, Any], obj: dict[str, Any], finalizers: list[str],
+                  grace: int | None, dry_run: bool) -> tuple[int, dict[str, Any]] | None:
+        """Graceful deletion (the generic store's BeforeDelete): a positive ``grace`` marks the
+        object with deletionTimestamp = now + grace and deletionGracePeriodSeconds instead of
+        deleting it; on an object already terminating only a shorter period changes anything.
+        None when the delete goes on at once (no or zero grace, or a zero/unset pending period)."""
+        meta = obj["metadata"]
+        pending = meta.get("deletionGracePeriodSeconds")
+        if meta.get("deletionTimestamp"):
+            if not pending or grace is None or (grace == 0 and not finalizers):
+                return None
+            if grace >= pending:
+                return 200, current
+            expires = parse_rfc3339(str(meta["deletionTimestamp"])) - pending + grace  # grace 0: finalizers hold it
+        elif not grace:
+            return None
+        else:
+            expires = time.time() + grace
+        meta["deletionTimestamp"] = rfc3339(expires)
+        meta["deletionGracePeriodSeconds"] = grace
+        if finalizers:
+            meta["finalizers"] = finalizers
+        if dry_run:
+            return 200, obj
+        return 200, self.store.put(res.storage_key, obj).entry.obj
 
     def _check_preconditions(self, res: Resource, name: str, obj: dict[str, Any], pre: Any) -> None:
         if not isinstance(pre, dict):

@@ -1,14 +1,14 @@
 """The filter chain in front of the handlers (kube-apiserver's DefaultBuildHandlerChain), as
 aiohttp middlewares, outermost first: request counting (``metrics.RequestCounter``),
 commit-before-ack (``with_commit``), Status errors (``with_errors``), authentication
-(``with_authentication``). The body limit is aiohttp's ``client_max_size``
+(``with_authentication``: the user on the request, ``authentication.user_of``), impersonation (``with_impersonation``)
+and authorization (``with_authorization``), both through ``authorization.Authorizer``. The body limit is aiohttp's ``client_max_size``
 (``bodies.MAX_BODY_BYTES``, answered as 413 by ``requestinfo.read_body``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import hmac
 import logging
 from collections import deque
 from typing import Any, Protocol
@@ -17,13 +17,16 @@ import msgspec
 from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
 
-from samplecontroller.apiserver import bodies, tokens, transport
+from samplecontroller.apiserver import authentication, bodies, transport
+from samplecontroller.apiserver.authorization import impersonation
+from samplecontroller.apiserver.authorization.attributes import forbidden, from_request
+from samplecontroller.apiserver.authorization.rbac import Authorizer
 from samplecontroller.apiserver.errors import APIError, bad_request
 from samplecontroller.apiserver.requestinfo import RequestRecord
 from samplecontroller.apiserver.storage import Store
 
-__all__ = ["PUBLIC_PATHS", "Credentials", "authenticated", "json_response", "with_authentication", "with_commit",
-           "with_errors"]
+__all__ = ["PUBLIC_PATHS", "Credentials", "json_response", "with_authentication",
+           "with_authorization", "with_commit", "with_errors", "with_impersonation"]
 
 log = logging.getLogger(__name__)
 _encode = msgspec.json.Encoder().encode
@@ -32,10 +35,12 @@ PUBLIC_PATHS = {"/version", "/version/", "/healthz", "/livez", "/readyz"}
 
 
 class Credentials(Protocol):
-    """The server's token (read per request: it may be rotated) and its request log."""
+    """The server's token (read per request: it may be rotated), its request log and its store
+    (service accounts are looked up there)."""
 
     token: str | None
     requests: deque[RequestRecord]
+    store: Store
 
 
 def json_response(obj: Any, code: int = 200, headers: dict[str, str] | None = None) -> web.Response:
@@ -94,25 +99,55 @@ async def with_errors(request: web.Request, handler: Handler) -> web.StreamRespo
 
 def with_authentication(credentials: Credentials) -> Middleware:
     """401 Unauthorized (logged as verb ``unauthorized``) unless the request bears the server's
-    token or a service account token it issued; ``PUBLIC_PATHS`` need none."""
+    token or a service account token it issued; ``PUBLIC_PATHS`` need none (their requests run as
+    ``system:anonymous``). The user is stored as ``request[authentication.USER_KEY]`` (``authentication.user_of``)."""
 
     @web.middleware
     async def authenticate(request: web.Request, handler: Handler) -> web.StreamResponse:
         path = request.path
         token = credentials.token
-        if token is not None and path not in PUBLIC_PATHS:
-            auth = request.headers.get("Authorization", "")  # undecodable bytes arrive as surrogates
-            if not (auth.startswith("Bearer ") and authenticated(token, auth[7:].strip())):
+        if token is None:
+            request[authentication.USER_KEY] = authentication.ADMIN
+            return await handler(request)
+        auth = request.headers.get("Authorization", "")  # undecodable bytes arrive as surrogates
+        user = authentication.authenticate_bearer(token, auth[7:].strip()) if auth.startswith("Bearer ") else None
+        if user is not None and not authentication.service_account_current(credentials.store, user):
+            user = None  # the token's ServiceAccount was deleted (or recreated)
+        if user is None:
+            if path not in PUBLIC_PATHS:
                 credentials.requests.append(RequestRecord(request.headers.get("User-Agent", ""), "unauthorized", path))
                 return json_response({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
                                       "message": "Unauthorized", "reason": "Unauthorized", "code": 401}, 401)
+            user = authentication.ANONYMOUS
+        request[authentication.USER_KEY] = user
         return await handler(request)
     return authenticate
 
 
-def authenticated(token: str, bearer: str) -> bool:
-    """Whether ``bearer`` is ``token`` or a service account token signed with it (``tokens``)."""
-    given = bearer.encode("utf-8", "surrogateescape")
-    if hmac.compare_digest(given, token.encode()):
-        return True
-    return bearer.isascii() and bearer.count(".") == 2 and tokens.verify(token, bearer) is not None
+def with_impersonation(authorizer: Authorizer) -> Middleware:
+    """``Impersonate-User``/``-Group``/``-Uid``/``-Extra-*`` (``authorization.impersonation``):
+    each impersonated attribute must be allowed (verb ``impersonate``), then the request runs
+    as the impersonated user."""
+
+    @web.middleware
+    async def impersonate(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if any(h.lower().startswith("impersonate-") for h in request.headers):
+            request[authentication.USER_KEY] = impersonation.impersonate(authorizer, authentication.user_of(request), request.headers)
+        return await handler(request)
+    return impersonate
+
+
+def with_authorization(authorizer: Authorizer) -> Middleware:
+    """403 Forbidden (kube's message and details) unless the authorizer allows the request's
+    attributes (``authorization.attributes.from_request``)."""
+
+    @web.middleware
+    async def authorize(request: web.Request, handler: Handler) -> web.StreamResponse:
+        user = authentication.user_of(request)
+        if not user.is_master:
+            attrs = from_request(user, request.method, request.path, request.query)
+            decision = authorizer.authorize(attrs)
+            if not decision.allowed:
+                raise forbidden(attrs, decision.reason)
+        return await handler(request)
+    return authorize

@@ -1,4 +1,9 @@
-"""Cheap always-on request counters for the embedded API server (benchmarks, connection-reuse tests).
+"""Request metrics of the embedded API server.
+
+``RequestMetrics`` serves ``/metrics`` as kube-apiserver does (``apiserver_request_total``,
+``apiserver_request_duration_seconds``, ``apiserver_current_inflight_requests``,
+``apiserver_storage_objects``; Prometheus text format). ``RequestCounter`` is the cheap
+always-on counter for benchmarks and connection-reuse tests:
 
 ``RequestCounter.middleware`` counts every request by (User-Agent, verb) and counts the
 connections requests arrive on. The verb is derived from the method, the path shape and the
@@ -10,14 +15,17 @@ Memory is bounded by the number of distinct (User-Agent, verb) pairs plus the op
 
 from __future__ import annotations
 
+import time
 import weakref
-from collections import Counter
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections import Counter as Tally
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from typing import Any, NamedTuple
 
 from aiohttp import web
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily
 
-__all__ = ["RequestCounter", "verb_of"]
+__all__ = ["RequestCounter", "RequestLabels", "RequestMetrics", "request_labels", "verb_of"]
 
 _WATCH_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
 _NAMESPACE_SUBRESOURCES = frozenset({"status", "finalize"})
@@ -47,7 +55,7 @@ class RequestCounter:
     """Counts of requests by (User-Agent, verb) and of the connections they came on."""
 
     def __init__(self) -> None:
-        self.counts: Counter[tuple[str, str]] = Counter()
+        self.counts: Tally[tuple[str, str]] = Tally()
         self.connections = 0
         """Connections that carried at least one request since the server started."""
         self._seen: weakref.WeakSet[Any] = weakref.WeakSet()
@@ -73,3 +81,115 @@ class RequestCounter:
         verb = verb_of(request.method, request.path, request.query.get("watch", ""))
         self.counts[(request.headers.get("User-Agent", ""), verb)] += 1
         return await handler(request)
+
+
+# ---------------------------------------------------------------------------- /metrics
+
+_DURATION_BUCKETS = (0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0,
+                     15.0, 20.0, 30.0, 45.0, 60.0)
+_REQUEST_LABELS = ("verb", "dry_run", "group", "version", "resource", "subresource", "scope", "component")
+_READ_ONLY = frozenset({"GET", "LIST", "WATCH"})
+
+
+class RequestLabels(NamedTuple):
+    """The labels kube-apiserver's request metrics carry (endpoints/metrics.MonitorRequest)."""
+
+    verb: str
+    dry_run: str
+    group: str
+    version: str
+    resource: str
+    subresource: str
+    scope: str
+    component: str = "apiserver"
+
+
+def request_labels(method: str, path: str, query: Mapping[str, str], content_type: str = "") -> RequestLabels:
+    """The labels of a request from its method, path shape and query alone: the reported verb is
+    upper case with GET split into GET/LIST/WATCH and apply patches as APPLY; scope is
+    ``resource`` (a named object), ``namespace`` or ``cluster`` (collections); a non-resource
+    request has its path as the subresource and no scope."""
+    parts = [p for p in path.split("/") if p]
+    dry_run = "All" if query.get("dryRun") == "All" else ""
+    if len(parts) < 2 or parts[0] not in ("api", "apis") or (parts[0] == "apis" and len(parts) < 3):
+        return RequestLabels(method.upper(), dry_run, "", "", "", path, "")
+    group, version, rest = ("", parts[1], parts[2:]) if parts[0] == "api" else (parts[1], parts[2], parts[3:])
+    if not rest:
+        return RequestLabels(method.upper(), dry_run, group, version, "", "", "")
+    namespaced = rest[0] == "namespaces" and len(rest) > 2 and rest[2] not in _NAMESPACE_SUBRESOURCES
+    if namespaced:
+        rest = rest[2:]
+    resource, named, subresource = rest[0], len(rest) > 1, rest[2] if len(rest) > 2 else ""
+    scope = "resource" if named else ("namespace" if namespaced else "cluster")
+    verb = method.upper()
+    if verb == "GET" and query.get("watch", "") in _WATCH_TRUE:
+        verb = "WATCH"
+    elif verb == "GET" and not named:
+        verb = "LIST"
+    elif verb == "PATCH" and content_type.split(";")[0].strip() == "application/apply-patch+yaml":
+        verb = "APPLY"
+    return RequestLabels(verb, dry_run, group, version, resource, subresource, scope)
+
+
+class RequestMetrics:
+    """kube-apiserver's request metrics in a registry of their own: ``apiserver_request_total``,
+    ``apiserver_request_duration_seconds``, ``apiserver_current_inflight_requests`` and, read at
+    scrape time from ``object_counts`` (``{"pods": n, "deployments.apps": m}``),
+    ``apiserver_storage_objects``. ``render()`` is the Prometheus text exposition."""
+
+    def __init__(self, object_counts: Callable[[], Mapping[str, int]]) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.total = Counter("apiserver_request_total",
+                             "Counter of apiserver requests broken out for each verb, dry run value, group, version, "
+                             "resource, scope, component, and HTTP response code.",
+                             [*_REQUEST_LABELS, "code"], registry=self.registry)
+        self.duration = Histogram("apiserver_request_duration_seconds",
+                                  "Response latency distribution in seconds for each verb, dry run value, group, "
+                                  "version, resource, subresource, scope and component.",
+                                  list(_REQUEST_LABELS), buckets=_DURATION_BUCKETS, registry=self.registry)
+        self.inflight = Gauge("apiserver_current_inflight_requests",
+                              "Maximal number of currently used inflight request limit of this apiserver per request "
+                              "kind in last second.", ["request_kind"], registry=self.registry)
+        self.registry.register(_StorageObjects(object_counts))
+
+    def render(self) -> bytes:
+        """Every metric in the Prometheus text format (version 0.0.4)."""
+        return generate_latest(self.registry)
+
+    @web.middleware
+    async def middleware(self, request: web.Request,
+                         handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
+        labels = request_labels(request.method, request.path, request.query, request.headers.get("Content-Type", ""))
+        kind = "readOnly" if labels.verb in _READ_ONLY else "mutating"
+        self.inflight.labels(kind).inc()
+        started = time.monotonic()
+        code = 500
+        try:
+            response = await handler(request)
+            code = response.status
+            return response
+        except web.HTTPException as exc:
+            code = exc.status
+            raise
+        finally:
+            self.inflight.labels(kind).dec()
+            self.total.labels(*labels, str(code)).inc()
+            self.duration.labels(*labels).observe(time.monotonic() - started)
+
+
+class _StorageObjects:
+    """``apiserver_storage_objects``: the stored objects per resource, counted when scraped."""
+
+    def __init__(self, counts: Callable[[], Mapping[str, int]]) -> None:
+        self.counts = counts
+
+    def describe(self) -> list[GaugeMetricFamily]:
+        return []
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        family = GaugeMetricFamily("apiserver_storage_objects",
+                                   "Number of stored objects at the time of last check split by kind.",
+                                   labels=["resource"])
+        for resource, count in sorted(self.counts().items()):
+            family.add_metric([resource], count)
+        yield family

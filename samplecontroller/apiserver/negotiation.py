@@ -3,6 +3,8 @@ the representation an Accept header asks for, and Kubernetes' boolean query para
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any, NamedTuple
 
 import msgspec
@@ -60,12 +62,42 @@ def _decode_json(body: bytes) -> Any:
     except RecursionError:
         raise bad_request(f"error decoding request body: {bodies.depth_error()}") from None
     except (msgspec.DecodeError, UnicodeDecodeError) as err:
-        raise bad_request(f"error decoding request body: {err}") from None
+        value = _decode_coercing(body)
+        if value is _UNDECODABLE:
+            raise bad_request(f"error decoding request body: {err}") from None
     try:
         bodies.check_depth(value, body)
     except bodies.BodyError as err:
         raise bad_request(f"error decoding request body: {err}") from None
     return value
+
+
+_UNDECODABLE = object()
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"invalid JSON literal {name}")
+
+
+def _coerced(value: Any) -> Any:
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_coerced(v) for v in value]
+    if isinstance(value, dict):
+        return {_coerced(k): _coerced(v) for k, v in value.items()}
+    return value
+
+
+def _decode_coercing(body: bytes) -> Any:
+    """JSON that msgspec refuses only for its text, decoded as Go's encoding/json does: invalid
+    UTF-8 and lone surrogate escapes (``"\\ud800"``) become U+FFFD. ``_UNDECODABLE`` when it is
+    not JSON at all (the caller reports msgspec's error)."""
+    try:
+        return _coerced(json.loads(body.decode("utf-8", "replace"), parse_constant=_reject_constant))
+    except (ValueError, RecursionError):
+        return _UNDECODABLE
 
 
 def parse_bool(value: str, name: str) -> bool:

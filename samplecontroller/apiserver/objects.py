@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from collections.abc import Mapping
@@ -10,8 +11,8 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["copy_json", "deep_get", "json_path_parts", "meta_of", "name_of", "now_rfc3339", "random_suffix",
-           "same_time", "set_condition"]
+__all__ = ["copy_json", "deep_get", "json_path_parts", "meta_of", "name_of", "now_rfc3339", "parse_rfc3339",
+           "random_suffix", "rfc3339", "same_time", "set_condition"]
 
 _encode = msgspec.json.Encoder().encode
 _decode = msgspec.json.Decoder().decode
@@ -26,6 +27,16 @@ def now_rfc3339() -> str:
         _clock[0] = now
         _clock[1] = datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     return str(_clock[1])
+
+
+def rfc3339(epoch: float) -> str:
+    """``epoch`` (seconds) as RFC 3339 UTC with second precision (rounded up)."""
+    return datetime.fromtimestamp(math.ceil(epoch), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_rfc3339(text: str) -> float:
+    """The epoch seconds of an RFC 3339 timestamp (``...Z`` or with an offset); ValueError if it is none."""
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
 
 
 def meta_of(obj: dict[str, Any]) -> dict[str, Any]:

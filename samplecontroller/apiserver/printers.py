@@ -358,7 +358,8 @@ COLUMNS: dict[tuple[str, str], list[ColumnSpec]] = {
     ("discovery.k8s.io", "EndpointSlice"): [("AddressType", _T, "", _text("addressType", default="")),
                                             ("Ports", _T, "", _slice_ports), ("Endpoints", _T, "", _slice_endpoints)],
     ("scheduling.k8s.io", "PriorityClass"): [("Value", "integer", "", _int("value")),
-                                             ("Global-Default", "boolean", "", _bool_text("globalDefault"))],
+                                             ("Global-Default", "boolean", "",
+                                              lambda o: _get(o, "globalDefault") is True)],  # a bool: "false"
     ("storage.k8s.io", "StorageClass"): [
         ("Provisioner", _T, "", _text("provisioner", default="")),
         ("ReclaimPolicy", _T, "", _text("reclaimPolicy", default="Delete")),

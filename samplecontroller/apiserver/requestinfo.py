@@ -12,11 +12,13 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from aiohttp import web
+from aiohttp.web_protocol import RequestPayloadError
 
 from samplecontroller.apiserver import bodies
 from samplecontroller.apiserver.errors import APIError, bad_request, not_allowed, not_found_path
 from samplecontroller.apiserver.negotiation import parse_bool
 from samplecontroller.apiserver.restmapper import Resource, RESTMapper
+from samplecontroller.apiserver.warning import go_quote
 
 __all__ = ["CONNECT", "RequestInfo", "RequestRecord", "dry_run", "field_manager", "field_validation", "int_param",
            "parse_rv", "read_body", "resolve", "verb_of"]
@@ -92,12 +94,20 @@ def verb_of(method: str, info: RequestInfo, request: web.Request) -> str:
 
 
 async def read_body(request: web.Request) -> bytes:
-    """The request body (Content-Encoding undone); 413 beyond ``bodies.MAX_BODY_BYTES``."""
+    """The request body (Content-Encoding undone); 413 beyond ``bodies.MAX_BODY_BYTES``, 400 when
+    it is not in its Content-Encoding (a body that says gzip but is not)."""
     try:
         return await request.read()
     except web.HTTPRequestEntityTooLarge:
         raise APIError(413, "RequestEntityTooLarge",
                        f"Request entity too large: limit is {bodies.MAX_BODY_BYTES}") from None
+    except RequestPayloadError as err:
+        detail, cause = str(err), err.__cause__ or err.__context__
+        while cause is not None:  # down to the decompressor's own error
+            detail, cause = str(cause), cause.__cause__ or cause.__context__
+        encoding = request.headers.get("Content-Encoding", "")
+        raise bad_request(f'the request body is not in its Content-Encoding "{encoding}": '
+                          + " ".join(detail.split())) from None
 
 
 def field_manager(request: web.Request) -> str:
@@ -111,20 +121,42 @@ def field_manager(request: web.Request) -> str:
     return ua.split("/")[0][:128] or "unknown"
 
 
+_OPTIONS_KIND = {"POST": "CreateOptions", "PUT": "UpdateOptions", "PATCH": "PatchOptions", "DELETE": "DeleteOptions"}
+
+
 def field_validation(request: web.Request) -> str:
-    """``fieldValidation``: Strict, Warn (the default) or Ignore."""
-    value = request.query.get("fieldValidation", "Warn") or "Warn"
-    if value not in ("Strict", "Warn", "Ignore"):
-        raise bad_request(f'fieldValidation must be one of "Ignore", "Warn", or "Strict", got "{value}"')
-    return value
+    """``fieldValidation``: Strict, Warn (the default) or Ignore; any other value is a 422 as
+    kube-apiserver's ValidateFieldValidation answers (before the body is read)."""
+    value = request.query.get("fieldValidation", "")
+    if value not in ("", "Strict", "Warn", "Ignore"):
+        kind = _OPTIONS_KIND.get(request.method, "UpdateOptions")
+        detail = f'Unsupported value: {go_quote(value)}: supported values: "", "Ignore", "Strict", "Warn"'
+        raise APIError(422, "Invalid", f'{kind}.meta.k8s.io "" is invalid: fieldValidation: {detail}',
+                       {"group": "meta.k8s.io", "kind": kind,
+                        "causes": [{"reason": "FieldValueNotSupported", "message": detail,
+                                    "field": "fieldValidation"}]})
+    return value or "Warn"
+
+
+def check_write_options(request: web.Request) -> None:
+    """Validate a write's query options (fieldManager, dryRun, fieldValidation) before its body
+    is read, as kube-apiserver decodes and validates the options first."""
+    field_manager(request)
+    dry_run(request)
+    field_validation(request)
 
 
 def dry_run(request: web.Request) -> bool:
-    """Whether ``dryRun=All`` is given (no other value is accepted)."""
+    """Whether ``dryRun=All`` is given; any other value is a 422 as kube-apiserver's
+    ValidateDryRun answers (``CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value:
+    []string{"x"}: supported values: "All"``)."""
     values = request.query.getall("dryRun", [])
-    for value in values:
-        if value != "All":
-            raise bad_request(f'Invalid value: "{value}": supported values: "All"')
+    if any(value != "All" for value in values):
+        kind = _OPTIONS_KIND.get(request.method, "UpdateOptions")
+        detail = f'Unsupported value: []string{{{", ".join(go_quote(v) for v in values)}}}: supported values: "All"'
+        raise APIError(422, "Invalid", f'{kind}.meta.k8s.io "" is invalid: dryRun: {detail}',
+                       {"group": "meta.k8s.io", "kind": kind,
+                        "causes": [{"reason": "FieldValueNotSupported", "message": detail, "field": "dryRun"}]})
     return bool(values)
 
 
@@ -136,8 +168,17 @@ def int_param(value: str, name: str) -> int | None:
 
 
 def parse_rv(value: str) -> int:
-    """A resourceVersion query parameter as a revision."""
-    return _non_negative(value, f"invalid resource version: {value!r}", f"invalid resource version: {value!r}")
+    """A resourceVersion query parameter as a revision: an unsigned 64-bit integer (Go's
+    ``strconv.ParseUint(value, 10, 64)``), else 400 as the storage's versioner answers."""
+    if not value.isascii() or not value.isdigit():
+        problem = "invalid syntax"
+    elif int(value) >= 1 << 64:
+        problem = "value out of range"
+    else:
+        return int(value)
+    quoted = go_quote(value)
+    raise bad_request(f"invalid resource version: resourceVersion: Invalid value: {quoted}: "
+                      f"strconv.ParseUint: parsing {quoted}: {problem}")
 
 
 def _non_negative(value: str, not_integer: str, negative: str) -> int:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import concurrent.futures
+import ipaddress
 import secrets
 import socket
 import ssl
@@ -34,6 +35,7 @@ from typing import Any, TypeVar
 import yaml
 from aiohttp import web
 
+from samplecontroller.apiserver import cluster
 from samplecontroller.apiserver.controllers import Controllers
 from samplecontroller.apiserver.controllers.eventttl import EventExpiry
 from samplecontroller.apiserver.core import Core
@@ -75,6 +77,14 @@ def _load_or_create_token(path: Path, fresh: str) -> str:
             return token
     write_private(path, fresh.encode())
     return fresh
+
+
+def _endpoint_address(host: str) -> str:
+    """The IP address the ``kubernetes`` Service's endpoints show for URL host ``host``."""
+    try:
+        return str(ipaddress.ip_address(host.strip("[]")))
+    except ValueError:
+        return "127.0.0.1"
 
 
 class LocalAPIServer:
@@ -216,6 +226,7 @@ class LocalAPIServer:
         if ":" in host and not host.startswith("["):
             host = f"[{host}]"
         scheme = "http" if self.insecure_http else "https"
+        cluster.publish_endpoints(self.core, _endpoint_address(host), self.port)
         self.url = f"{scheme}://{host}:{self.port}"
         if ca_pem is not None:
             ca_file = self.kubeconfig_path.with_name(self.kubeconfig_path.name + ".ca.crt")

@@ -279,6 +279,14 @@ class Store:
         _, group, plural, ns, name = key.split("/", 4)
         return f"{group}/{plural}", ns, name
 
+    def ping(self) -> str | None:
+        """None when the database answers a query (the ``etcd`` health check), else why not."""
+        try:
+            self._db.execute("SELECT 1").fetchone()
+        except sqlite3.Error as err:
+            return str(err)
+        return None
+
     def close(self) -> None:
         if self._commit_handle is not None:
             self._commit_handle.cancel()

@@ -316,7 +316,29 @@ _DEFAULTS: dict[tuple[str, str], list[Column]] = {
     ("coordination.k8s.io", "Lease"): [Column("Holder", "string", "", "The holder of the lease", 0, _text("spec", "holderIdentity", default=""))],
     ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): [Column("Webhooks", "integer", "", "Webhooks indicates the number of webhooks.", 0, _count("webhooks"))],
     ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"): [Column("Webhooks", "integer", "", "Webhooks indicates the number of webhooks.", 0, _count("webhooks"))],
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"): [
+        Column("Validations", "integer", "", "Validations indicates the number of validation rules defined in this configuration", 0, _count("spec", "validations")),
+        Column("ParamKind", "string", "", "ParamKind specifies the kind of resources used to parameterize this policy", 0, lambda o: _param_kind(_get(o, "spec", "paramKind", default=None))),
+    ],
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"): [
+        Column("PolicyName", "string", "", "PolicyName indicates the policy definition which the policy binding binded to", 0, _text("spec", "policyName", default="")),
+        Column("ParamRef", "string", "", "ParamRef indicates the param resource which sets the configration param", 0, lambda o: _param_ref(_get(o, "spec", "paramRef", default=None))),
+    ],
 }
+
+
+def _param_kind(kind: Any) -> str:
+    """A policy's paramKind as kubectl get prints it (``v1/ConfigMap``, ``<unset>``)."""
+    return f"{kind.get('apiVersion', '')}/{kind.get('kind', '')}" if isinstance(kind, Mapping) else "<unset>"
+
+
+def _param_ref(ref: Any) -> str:
+    """A binding's paramRef as kubectl get prints it (``ns/name``, ``*/name``, ``<unset>``)."""
+    if not isinstance(ref, Mapping) or not ref.get("name"):
+        return "<unset>"
+    return f"{ref.get('namespace') or '*'}/{ref['name']}"
+
+
 def _readiness_gates(o: Mapping[str, Any]) -> str:
     gates = [g.get("conditionType") for g in _get(o, "spec", "readinessGates", default=[]) if isinstance(g, Mapping)]
     if not gates:

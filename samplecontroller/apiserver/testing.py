@@ -1,13 +1,17 @@
-"""pytest fixtures for suites that need a real API server (registered by tests/conftest.py).
+"""Helpers for tests against the embedded API server, and its pytest fixtures.
 
-- ``apiserver`` (session): one shared ``LocalAPIServer`` for the whole run. Tests must use
-  their own namespaces/names; the CRDs in ``crds/`` are installed.
-- ``fresh_apiserver`` (function): a new, empty server per test (no CRDs installed).
-- ``kubeconfig``: the shared server's kubeconfig path.
-- ``kubectl``: ``kubectl(*args, binary=None, stdin=None, check=False, server=None)`` runs kubectl
-  (default ``/usr/bin/kubectl``) with a private HOME and cache dir against the shared server (or
-  ``server``) and returns the ``subprocess.CompletedProcess[str]``. Skips when kubectl is
-  missing, fails instead when ``CI=true``.
+The fixtures (``apiserver``, ``fresh_apiserver``, ``kubeconfig``, ``kubectl``, ``namespace``,
+``rest_client``, ``clientset``) live in ``samplecontroller.testing.pytest_plugin``, which pytest
+loads by itself (the ``samplecontroller`` pytest11 entry point); they are re-exported here for
+conftest files that import them. The shared ``apiserver`` installs the CRDs of the
+``samplecontroller_crds`` ini option (this repository: ``crds/``), never a directory guessed from
+where the package is installed.
+
+- ``install_crds(server, crds_dir)``: create every CRD in ``crds_dir`` on ``server``.
+- ``make_kubectl(home, server, cwd=None)``: ``kubectl(*args, binary=None, stdin=None, check=False,
+  server=None)`` runs kubectl (default ``/usr/bin/kubectl``) with a private HOME and cache dir
+  against ``server`` (or the one given) and returns the ``subprocess.CompletedProcess[str]``.
+  Skips when kubectl is missing, fails instead when ``CI=true``.
 """
 
 from __future__ import annotations
@@ -15,18 +19,25 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 import pytest
 
-from samplecontroller.apimachinery import k8syaml
+from samplecontroller.apiserver.preload import create_crds, load_crds
 from samplecontroller.apiserver.server import LocalAPIServer
+from samplecontroller.testing.pytest_plugin import (
+    apiserver,
+    clientset,
+    fresh_apiserver,
+    kubeconfig,
+    kubectl,
+    namespace,
+    rest_client,
+)
 
-__all__ = ["KubectlRunner", "apiserver", "find_kubectl", "fresh_apiserver", "install_crds", "kubeconfig", "kubectl"]
-
-ROOT = Path(__file__).resolve().parents[2]
+__all__ = ["KubectlRunner", "apiserver", "clientset", "find_kubectl", "fresh_apiserver", "install_crds", "kubeconfig",
+           "kubectl", "make_kubectl", "namespace", "require_kubectl", "rest_client"]
 
 
 def find_kubectl(binary: str | None = None) -> str | None:
@@ -45,23 +56,11 @@ def require_kubectl(binary: str | None = None) -> str:
     return found
 
 
-def install_crds(server: LocalAPIServer, crds_dir: Path | None = None) -> None:
-    """Create every CRD in ``crds_dir`` (default the repository's ``crds/``) directly on the server."""
-    from samplecontroller.apiserver.core import CRD_KEY
-
-    directory = crds_dir or ROOT / "crds"
-    docs: list[dict[str, Any]] = []
-    for path in sorted(directory.glob("*.y*ml")):
-        docs.extend(d for d in k8syaml.load_all(path.read_text()) if isinstance(d, dict))
-
-    def create(core: Any) -> None:
-        res = core.mapper.get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
-        for doc in docs:
-            name = (doc.get("metadata") or {}).get("name", "")
-            if core.store.get(CRD_KEY, "", name) is None:
-                core.create(res, "", doc, manager="test-setup")
-
-    server.call(create)
+def install_crds(server: LocalAPIServer, crds_dir: str | Path) -> list[str]:
+    """Create every CRD in ``crds_dir`` on ``server`` (those not there yet); their names.
+    Raises ``preload.CRDError`` (one line) for a missing directory or a bad document."""
+    docs = load_crds([crds_dir])
+    return server.call(lambda core: create_crds(core, docs))
 
 
 class KubectlRunner(Protocol):
@@ -69,8 +68,9 @@ class KubectlRunner(Protocol):
                  server: LocalAPIServer | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]: ...
 
 
-def make_kubectl(home: Path, default_server: LocalAPIServer) -> KubectlRunner:
-    """A kubectl runner with a private HOME/cache under ``home`` (one cache per server and binary)."""
+def make_kubectl(home: Path, default_server: LocalAPIServer, cwd: Path | None = None) -> KubectlRunner:
+    """A kubectl runner with a private HOME/cache under ``home`` (one cache per server and binary),
+    run in ``cwd`` (default: the current directory)."""
 
     def run(*args: str, binary: str | None = None, stdin: str | None = None, check: bool = False,
             server: LocalAPIServer | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
@@ -79,33 +79,9 @@ def make_kubectl(home: Path, default_server: LocalAPIServer) -> KubectlRunner:
         cache = home / f"cache-{target.port}-{Path(exe).name}"
         env = {**os.environ, "HOME": str(home), "KUBECONFIG": str(target.kubeconfig_path)}
         cmd = [exe, "--cache-dir", str(cache), "--kubeconfig", str(target.kubeconfig_path), *args]
-        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, input=stdin, timeout=timeout, cwd=ROOT)
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, input=stdin, timeout=timeout, cwd=cwd)
         if check and proc.returncode != 0:
             pytest.fail(f"kubectl {' '.join(args)} failed ({proc.returncode}): {proc.stderr.strip()}")
         return proc
 
     return run
-
-
-@pytest.fixture(scope="session")
-def apiserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalAPIServer]:
-    tmp = tmp_path_factory.mktemp("shared-apiserver")
-    with LocalAPIServer(kubeconfig_path=tmp / "kubeconfig") as server:
-        install_crds(server)
-        yield server
-
-
-@pytest.fixture
-def fresh_apiserver(tmp_path: Path) -> Iterator[LocalAPIServer]:
-    with LocalAPIServer(kubeconfig_path=tmp_path / "kubeconfig") as server:
-        yield server
-
-
-@pytest.fixture(scope="session")
-def kubeconfig(apiserver: LocalAPIServer) -> Path:
-    return apiserver.kubeconfig_path
-
-
-@pytest.fixture(scope="session")
-def kubectl(apiserver: LocalAPIServer, tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Any]:
-    return make_kubectl(tmp_path_factory.mktemp("kubectl-home"), apiserver)

@@ -3,8 +3,8 @@ TokenReview answers.
 
 Tokens are JWTs with the claims kube-apiserver puts in bound service account tokens (``iss``,
 ``sub``, ``aud``, ``exp``, ``iat``, ``nbf`` and ``kubernetes.io``), signed with HMAC-SHA256 under
-a key derived from the server's own bearer token, so the server accepts them as credentials
-(there is no RBAC: every authenticated caller may do everything).
+a key derived from the server's own bearer token, so the server accepts them as credentials (the
+service account's user, authorized by RBAC: see ``authentication`` and ``authorization``).
 """
 
 from __future__ import annotations

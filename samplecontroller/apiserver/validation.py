@@ -33,6 +33,7 @@ __all__ = [
     "get_path",
     "go_map",
     "go_selector",
+    "label_value_errors",
     "qualified_name_errors",
     "validate_ephemeral_update",
     "validate_labels",
@@ -134,13 +135,23 @@ def _label_value_errors(value: str) -> list[str]:
     return errs
 
 
+label_value_errors = _label_value_errors
+"""Messages for a value that is not a label value (also the CEL format library's ``labelValue``)."""
+
+
 def _path_segment_errors(name: str) -> list[str]:
     if name in (".", ".."):
         return [f"may not be '{name}'"]
     return [f"may not contain '{c}'" for c in ("/", "%") if c in name]
 
 
+def _no_rule(name: str) -> list[str]:
+    return []
+
+
 def _name_rule(group: str, kind: str) -> Any:
+    if group == "rbac.authorization.k8s.io":  # ValidateRBACName: any valid path segment (system:masters)
+        return _no_rule
     if (group, kind) in _LABEL_NAMED:
         return dns1123_label_errors
     if (group, kind) in _DNS1035_NAMED:
@@ -151,7 +162,8 @@ def _name_rule(group: str, kind: str) -> Any:
 def validate_name(name: Any, namespaced: bool = True, kind: str = "", group: str = "", field: str = "metadata.name") -> list[FieldError]:
     """Errors for an object name of ``kind`` (empty list if valid).
 
-    Namespaces use RFC 1123 labels, Services RFC 1035 labels, every other kind (custom
+    Namespaces use RFC 1123 labels, Services RFC 1035 labels, RBAC kinds any path segment
+    (``system:basic-user``), every other kind (custom
     resources included) RFC 1123 subdomains. ``namespaced`` is accepted for symmetry with
     Kubernetes' ValidateObjectMeta; the namespace itself is checked by ``validate_object_meta``.
     """

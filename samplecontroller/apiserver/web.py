@@ -2,7 +2,7 @@
 path to discovery, OpenAPI, the non-resource endpoints or a resource handler.
 
 The request path, as in kube-apiserver: filters (``filters``: request counting, commit before
-ack, Status errors, authentication) -> request info (``requestinfo``: resource, namespace, name,
+ack, Status errors, authentication, impersonation, authorization) -> request info (``requestinfo``: resource, namespace, name,
 subresource, verb) -> handler (``handlers``: crud, list, watch, subresources) -> strategy
 (``strategies``) -> storage (``core.Core`` over ``storage.Store``) -> watch.
 
@@ -11,7 +11,9 @@ Contracts:
   code and reason. Client input never produces a 500 (an unexpected exception is logged and
   answered with a 500 InternalError Status, which is a bug).
 - Bearer-token authentication for everything except ``/version``, ``/healthz``, ``/livez``,
-  ``/readyz`` (public in Kubernetes' default RBAC): a missing or wrong token gets 401.
+  ``/readyz`` (public in Kubernetes' default RBAC): a missing or wrong token gets 401. Then
+  impersonation and RBAC authorization of every request (``authorization``): the server's token
+  is ``system:masters``, service account tokens get what their bindings grant, else 403.
 - Watches are chunked streams of newline-delimited ``{"type","object"}`` events. ``timeoutSeconds``
   ends them; ``allowWatchBookmarks`` adds periodic BOOKMARKs; ``sendInitialEvents`` sends the
   current objects then a BOOKMARK annotated ``k8s.io/initial-events-end``; a compacted
@@ -35,6 +37,7 @@ from aiohttp import web
 
 from samplecontroller.apiserver import bodies, filters, requestinfo
 from samplecontroller.apiserver.admission import Admitter
+from samplecontroller.apiserver.authorization.rbac import Authorizer
 from samplecontroller.apiserver.core import Core
 from samplecontroller.apiserver.discovery import Discovery
 from samplecontroller.apiserver.errors import APIError, not_allowed, not_found_path
@@ -44,7 +47,8 @@ from samplecontroller.apiserver.handlers import list as list_
 from samplecontroller.apiserver.handlers import watch as watch_
 from samplecontroller.apiserver.handlers.common import Scope
 from samplecontroller.apiserver.handlers.openapi import OpenAPIHandler
-from samplecontroller.apiserver.metrics import RequestCounter
+from samplecontroller.apiserver.healthz import HealthChecks
+from samplecontroller.apiserver.metrics import RequestCounter, RequestMetrics
 from samplecontroller.apiserver.negotiation import Accept, parse_accept
 from samplecontroller.apiserver.requestinfo import CONNECT, RequestInfo, RequestRecord
 from samplecontroller.apiserver.restmapper import RESTMapper
@@ -73,24 +77,57 @@ class APIServerApp:
         self.store = store
         self.mapper = mapper
         self.core = core
-        self.admitter = Admitter(store)
+        self.admitter = Admitter(store, mapper)
         self.token = token
         signing_secret = token if token is not None else secrets.token_urlsafe(32)
-        self.scope = Scope(core, store, self.admitter, signing_secret, bookmark_interval)
+        self.authorizer = Authorizer(store)
+        self.scope = Scope(core, store, self.admitter, signing_secret, bookmark_interval, self.authorizer)
         self.requests: deque[RequestRecord] = deque(maxlen=max(record_requests, 0))  # maxlen 0: off
         self.counter = RequestCounter()
+        self.metrics = RequestMetrics(self._object_counts)
+        self.health = self._health_checks()
+        self.stopping = False
         self.discovery = Discovery(mapper)
         self.openapi = OpenAPIHandler(core)
         mapper.on_change.append(self.discovery.invalidate)
         mapper.on_change.append(self.openapi.invalidate)
         self.app = web.Application(client_max_size=bodies.MAX_BODY_BYTES, middlewares=[
-            self.counter.middleware, filters.with_commit(store), filters.with_errors,
-            filters.with_authentication(self)])
+            self.counter.middleware, self.metrics.middleware, filters.with_commit(store), filters.with_errors,
+            filters.with_authentication(self), filters.with_impersonation(self.authorizer),
+            filters.with_authorization(self.authorizer)])
         self.app.on_cleanup.append(self._close_admitter)
+        self.app.on_shutdown.append(self._shutting_down)
         self.app.router.add_route("*", "/{tail:.*}", self._dispatch)
 
     async def _close_admitter(self, _app: web.Application) -> None:
         await self.admitter.close()
+
+    async def _shutting_down(self, _app: web.Application) -> None:
+        self.stopping = True
+
+    def _object_counts(self) -> dict[str, int]:
+        """Stored objects per resource (``pods``, ``deployments.apps``) for ``apiserver_storage_objects``."""
+        counts: dict[str, int] = {}
+        for skey in list(self.store.data):
+            group, _, plural = skey.partition("/")
+            counts[f"{plural}.{group}" if group else plural] = self.store.count(skey)
+        return counts
+
+    def _health_checks(self) -> HealthChecks:
+        """The checks of /healthz, /livez and /readyz (``healthz``)."""
+        def ok() -> str | None:
+            return None
+
+        def serving() -> str | None:
+            return "the server is shutting down" if self.stopping else None
+
+        common = [("ping", ok), ("log", ok), ("etcd", self.store.ping),
+                  ("poststarthook/bootstrap-controller", ok),
+                  ("poststarthook/scheduling/bootstrap-system-priority-classes", ok),
+                  ("poststarthook/crd-informer-synced", ok)]
+        ready = [*common[:3], ("etcd-readiness", self.store.ping), ("informer-sync", ok), *common[3:],
+                 ("shutdown", serving)]
+        return HealthChecks({"healthz": common, "livez": common, "readyz": ready})
 
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
         path = request.path
@@ -135,8 +172,12 @@ class APIServerApp:
             raise not_allowed()
         if path == "/version":
             return json_response(VERSION_INFO)
-        if path in ("/healthz", "/livez", "/readyz") or (len(parts) == 2 and parts[0] in ("healthz", "livez", "readyz")):
-            return web.Response(text="ok", content_type="text/plain")
+        if self.health.serves(parts):
+            result = self.health.answer(parts, "verbose" in request.query, request.query.getall("exclude", []))
+            return web.Response(text=result.text, status=result.code, content_type="text/plain")
+        if path == "/metrics":
+            return web.Response(body=self.metrics.render(), content_type="text/plain",
+                                headers={"X-Content-Type-Options": "nosniff"})
         if path == "/openapi/v3":
             return self.openapi.index()
         if path == "/openapi/v2":
@@ -144,7 +185,8 @@ class APIServerApp:
         if len(parts) >= 4 and parts[:2] == ["openapi", "v3"]:
             return self.openapi.v3(parts[2:])
         if path == "/":
-            paths = ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/openapi/v2", "/openapi/v3", "/readyz", "/version"]
+            paths = ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/metrics", "/openapi/v2", "/openapi/v3", "/readyz",
+                     "/version"]
             paths += sorted(f"/apis/{g}" for g in self.mapper.groups() if g)
             return json_response({"paths": paths})
         raise not_found_path()

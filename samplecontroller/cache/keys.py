@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from samplecontroller.apimachinery import meta
 
 KeyFunc = Callable[[Any], str]
+T_co = TypeVar("T_co", covariant=True)
 
 
 class KeyFuncError(KeyError):
@@ -26,12 +27,12 @@ KeyError_ = KeyFuncError  # older name
 
 
 @dataclass(frozen=True, slots=True)
-class DeletedFinalStateUnknown:
+class DeletedFinalStateUnknown(Generic[T_co]):
     """A tombstone: the object was deleted while the watch was down, so the final state is
-    unknown; ``obj`` is the last state the cache saw (may be stale, may be None)."""
+    unknown; ``obj`` is the last state the cache saw (may be stale)."""
 
     key: str
-    obj: Any
+    obj: T_co
 
 
 def meta_namespace_key_func(obj: Any) -> str:

@@ -33,7 +33,7 @@ class Listener:
     informer after the initial list's notifications) has been reached.
     """
 
-    def __init__(self, handler: ResourceEventHandler, resync_period: float, name: str = "") -> None:
+    def __init__(self, handler: ResourceEventHandler[Any], resync_period: float, name: str = "") -> None:
         self.handler = handler
         self.resync_period = resync_period
         self.next_resync = time.monotonic() + resync_period if resync_period else float("inf")

@@ -139,7 +139,7 @@ class SharedIndexInformer(Generic[T]):
     def get_store(self) -> ThreadSafeStore[T]:
         return self._indexer
 
-    def add_event_handler(self, handler: ResourceEventHandler,
+    def add_event_handler(self, handler: ResourceEventHandler[T],
                           resync_period: float | None = None) -> ResourceEventHandlerRegistration:
         """Register ``handler``. ``resync_period`` defaults to the informer's; 0 = no resync;
         shorter than 1 s is raised to 1 s. RuntimeError on a stopped informer."""

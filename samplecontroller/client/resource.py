@@ -307,7 +307,9 @@ def overlay(value: Any, live: Any) -> Any:
     if isinstance(value, msgspec.Struct):
         out: dict[str, Any] = dict(live) if isinstance(live, dict) else {}
         cls = type(value)
-        for attr, wire in zip(cls.__struct_fields__, cls.__struct_encode_fields__, strict=True):
+        # msgspec's stubs declare __struct_encode_fields__ only since 0.20
+        wire_names: tuple[str, ...] = cls.__struct_encode_fields__  # type: ignore[attr-defined,unused-ignore]
+        for attr, wire in zip(cls.__struct_fields__, wire_names, strict=True):
             v = getattr(value, attr)
             if v is msgspec.UNSET:
                 out.pop(wire, None)

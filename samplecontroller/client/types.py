@@ -7,11 +7,13 @@ event; ``ListerWatcher`` is what a Reflector needs. Clients implement it; the ca
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import builtins
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
 T = TypeVar("T")
+L_co = TypeVar("L_co", covariant=True)
 
 EventType = Literal["ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"]
 ADDED: EventType = "ADDED"
@@ -135,6 +137,59 @@ class ListerWatcher(Protocol[T]):
     def list(self, options: ListOptions) -> ListResult[T]: ...
 
     def watch(self, options: ListOptions) -> Watch[T]: ...
+
+
+class CreateInterface(Protocol[T]):
+    """A create-only resource (the reviews: client-go's ``SubjectAccessReviewInterface``): the
+    server answers with the object and its status and stores nothing."""
+
+    @property
+    def info(self) -> ResourceInfo[T]: ...
+
+    def create(self, obj: T | dict[str, Any], *, dry_run: bool = False, field_manager: str | None = None,
+               field_validation: str | None = None) -> T: ...
+
+
+class ResourceInterface(CreateInterface[T], Protocol[T, L_co]):
+    """The verbs of one resource, as both ``client.ResourceClient[T, L]`` and
+    ``testing.FakeResourceClient[T, L]`` have them (client-go's ``DeploymentInterface`` ...):
+    what generated clientset interfaces return. See ``ResourceClient`` for the contracts."""
+
+    def get(self, name: str, *, resource_version: str | None = None) -> T: ...
+
+    def list(self, *, label_selector: str | None = None, field_selector: str | None = None, limit: int | None = None,
+             continue_: str | None = None, resource_version: str | None = None,
+             resource_version_match: str | None = None, timeout_seconds: int | None = None) -> L_co: ...
+
+    def watch(self, *, resource_version: str | None = None, label_selector: str | None = None,
+              field_selector: str | None = None, allow_watch_bookmarks: bool = False,
+              timeout_seconds: int | None = None, send_initial_events: bool | None = None,
+              resource_version_match: str | None = None) -> Watch[T]: ...
+
+    def update(self, obj: T | dict[str, Any], *, field_manager: str | None = None, dry_run: bool = False,
+               preserve_unknown_fields: bool = False) -> T: ...
+
+    def update_status(self, obj: T | dict[str, Any], *, field_manager: str | None = None,
+                      dry_run: bool = False, preserve_unknown_fields: bool = False) -> T: ...
+
+    def patch(self, name: str, patch: bytes | dict[str, Any] | builtins.list[Any], patch_type: str = ...,
+              *, subresource: str | None = None, field_manager: str | None = None, force: bool | None = None,
+              dry_run: bool = False) -> T: ...
+
+    def apply(self, obj: T | dict[str, Any], *, field_manager: str, force: bool = False,
+              subresource: str | None = None, dry_run: bool = False) -> T: ...
+
+    def apply_status(self, obj: T | dict[str, Any], *, field_manager: str, force: bool = False,
+                     dry_run: bool = False) -> T: ...
+
+    def delete(self, name: str, *, propagation_policy: str | None = None,
+               preconditions: Mapping[str, str] | None = None, grace_period_seconds: int | None = None,
+               dry_run: bool = False) -> None: ...
+
+    def delete_collection(self, *, label_selector: str | None = None, field_selector: str | None = None,
+                          propagation_policy: str | None = None) -> None: ...
+
+    def lister_watcher(self) -> ListerWatcher[T]: ...
 
 
 JSON_PATCH = "application/json-patch+json"

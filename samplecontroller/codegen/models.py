@@ -60,9 +60,18 @@ ZEROS: dict[str | None, str | int | float | bool | None] = {"str": "", "int": 0,
 DOC_WIDTH = 100
 
 
+# The library's generated package of the built-in API groups (``codegen.builtins``): a package
+# generated from CRDs imports meta/v1 and built-in types from it and never regenerates them.
+BUILTIN_PACKAGE = "samplecontroller.kubernetes"
+META_MODULE = f"{BUILTIN_PACKAGE}.apis.meta.v1"
+
+
 def meta_v1_module(root: str) -> str:
-    """The module of ObjectMeta, ListMeta and Condition for a generated package imported as ``root``."""
-    return f"{root}.apis.meta.v1"
+    """The module of ObjectMeta, ListMeta and Condition for a generated package imported as ``root``:
+    the library's ``META_MODULE`` (``root`` is the generated package's own import path; meta/v1 is
+    never generated into it)."""
+    del root
+    return META_MODULE
 
 
 def camel(name: str) -> str:
@@ -669,13 +678,14 @@ def package_models(schema_defs: dict[str, Any], kinds: Mapping[str, KindLike], r
                          schema_defs, with_resource_info)
 
 
-def from_import(module: str, names: list[str]) -> str:
-    """``from module import a, b``, wrapped one name per line as ruff formats it when too long."""
-    names = sorted(names, key=_import_order)
-    line = f"from {module} import {', '.join(names)}"
+def from_import(module: str, names: list[str], indent: str = "") -> str:
+    """``from module import a, b`` (in ruff's order; ``a as b`` sorts as ``a``), indented by ``indent``,
+    wrapped one name per line as ruff formats it when too long."""
+    names = sorted(names, key=lambda n: _import_order(n.split(" as ")[0]))
+    line = f"{indent}from {module} import {', '.join(names)}"
     if len(line) <= 110:
         return line
-    return f"from {module} import (\n" + "".join(f"    {n},\n" for n in names) + ")"
+    return f"{indent}from {module} import (\n" + "".join(f"{indent}    {n},\n" for n in names) + f"{indent})"
 
 
 def _import_order(name: str) -> tuple[int, list[tuple[int, str]]]:

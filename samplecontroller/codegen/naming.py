@@ -3,10 +3,12 @@
 
 A group's name is its first DNS label (``cert-manager.io`` -> ``cert_manager``), as code-generator
 names a group's Go package. Where two groups of one run would get the same name, or a group's
-name is taken (a built-in package such as ``core``, an attribute of the informer factory, a
-Python keyword), every such group takes one more label, until all differ: ``core.strimzi.io`` ->
-``core_strimzi`` (``core`` is the core group ''), and ``gateway.networking.k8s.io`` with
+name is unusable (an attribute of the informer factory, a Python keyword), every such group takes
+one more label, until all differ: ``gateway.networking.k8s.io`` with
 ``gateway.networking.x-k8s.io`` -> ``gateway_networking_k8s`` and ``gateway_networking_x_k8s``.
+No name is reserved for the built-in groups: they live in the library
+(``samplecontroller.kubernetes``), never in a package generated from CRDs, so
+``core.strimzi.io`` is ``core``.
 The result depends only on the set of groups, never on the order of files. An override
 (``--group-package GROUP=NAME``, as code-generator's ``+groupGoName``) fixes a group's name; the
 automatic names avoid the overrides; an override that collides is an error.
@@ -56,7 +58,7 @@ def check_override(group: str, name: str) -> None:
 def group_packages(groups: Iterable[str], reserved: Mapping[str, str],
                    overrides: Mapping[str, str] | None = None) -> dict[str, str]:
     """group -> package name for ``groups``; ``reserved`` maps names already taken to their group
-    (the built-in packages). Raises PackageNameError for a colliding override or when no distinct
+    (the generator reserves none; a group in it keeps its reserved name). Raises PackageNameError for a colliding override or when no distinct
     name can be derived from a group's labels."""
     overrides = dict(overrides or {})
     wanted = set(groups)

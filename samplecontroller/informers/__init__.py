@@ -19,20 +19,26 @@ Contracts:
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Hashable
+from typing import Any, TypeVar, cast
 
 from samplecontroller.cache import SharedIndexInformer, wait_for_cache_sync
 from samplecontroller.cache.dynamic import TweakedListerWatcher, TweakListOptions, tweaked
 from samplecontroller.client.types import ResourceInfo
 from samplecontroller.wait import Context, as_context
 
+T = TypeVar("T")
+
 __all__ = ["DynamicSharedInformerFactory", "SharedInformerFactoryBase", "TweakListOptions", "TweakedListerWatcher",
            "tweaked"]
 
 
 class SharedInformerFactoryBase:
-    """One informer per key (the object type), shared by every caller asking for it."""
+    """One informer per key (the object type), shared by every caller asking for it.
+
+    ``transform`` maps every object of every informer before it is cached (the same function
+    for all types, e.g. ``cache.strip_managed_fields``-like; it must return an object of the type
+    it was given)."""
 
     def __init__(self, resync: float = 0.0, namespace: str | None = None,
                  tweak_list_options: TweakListOptions | None = None,
@@ -42,22 +48,27 @@ class SharedInformerFactoryBase:
         self.tweak_list_options = tweak_list_options
         self.transform = transform
         self._lock = threading.Lock()
-        self._informers: dict[Any, SharedIndexInformer[Any]] = {}
-        self._started: set[Any] = set()
+        self._informers: dict[Hashable, SharedIndexInformer[Any]] = {}
+        self._started: set[Hashable] = set()
         self._threads: list[threading.Thread] = []
         self._stop = Context()
         self._relaying = False
         self._shutting_down = False
 
-    def informer_for(self, key: Any, new_informer: Callable[[], SharedIndexInformer[Any]]) -> SharedIndexInformer[Any]:
-        """The shared informer for ``key``, created with ``new_informer()`` the first time."""
+    def informer_for(self, key: Hashable, new_informer: Callable[[], SharedIndexInformer[T]]) -> SharedIndexInformer[T]:
+        """The shared informer for ``key``, created with ``new_informer()`` the first time.
+
+        One key must always come with informers of one object type (the generated factories use
+        the model type itself as the key), so the informer found is the one ``new_informer`` makes.
+        """
         with self._lock:
-            informer = self._informers.get(key)
-            if informer is None:
-                informer = new_informer()
-                if self.transform is not None:
-                    informer.set_transform(self.transform)
-                self._informers[key] = informer
+            found = self._informers.get(key)
+            if found is not None:
+                return cast(SharedIndexInformer[T], found)
+            informer = new_informer()
+            if self.transform is not None:
+                informer.set_transform(self.transform)
+            self._informers[key] = informer
             return informer
 
     def start(self, stop: threading.Event) -> None:
@@ -78,7 +89,7 @@ class SharedInformerFactoryBase:
                 self._started.add(key)
 
     def wait_for_cache_sync(self, stop: threading.Event | None = None,
-                            timeout: float | None = None) -> dict[Any, bool]:
+                            timeout: float | None = None) -> dict[Hashable, bool]:
         """Wait for the started informers (until all synced, ``stop`` or ``timeout``); key -> synced."""
         with self._lock:
             started = {k: i for k, i in self._informers.items() if k in self._started}
@@ -116,9 +127,9 @@ class DynamicSharedInformerFactory(SharedInformerFactoryBase):
             return self.dynamic_client(info, self.namespace)
         raise TypeError(f"{type(self.dynamic_client).__name__} is not a dynamic client (no resource())")
 
-    def for_resource(self, info: ResourceInfo[Any]) -> SharedIndexInformer[Any]:
+    def for_resource(self, info: ResourceInfo[Any]) -> SharedIndexInformer[dict[str, Any]]:
         """The shared informer of ``info``'s resource (objects are dicts)."""
-        def new() -> SharedIndexInformer[Any]:
+        def new() -> SharedIndexInformer[dict[str, Any]]:
             lw = tweaked(self._client(info).lister_watcher(), self.tweak_list_options)
             return SharedIndexInformer(lw, dict, self.default_resync, name=info.group_resource)
 

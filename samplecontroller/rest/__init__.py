@@ -33,7 +33,14 @@ import urllib3
 
 from samplecontroller.apimachinery import errors
 from samplecontroller.flowcontrol import TokenBucket
-from samplecontroller.rest.config import Config, ConfigError, load_in_cluster, load_kubeconfig
+from samplecontroller.rest.config import (
+    EXEC_TIMEOUT,
+    Config,
+    ConfigError,
+    load_in_cluster,
+    load_kubeconfig,
+    server_url,
+)
 
 if TYPE_CHECKING:
     from kubernetes import client as k8s_client
@@ -138,7 +145,9 @@ class RESTClient:
         self.configuration = configuration
         self.max_retries = max_retries
         self.throttle = TokenBucket(qps, max(burst, 1)) if qps > 0 else None
-        self.host = str(configuration.host).rstrip("/")
+        tls = configuration.has_tls_settings if isinstance(configuration, Config) else False
+        self.host = server_url(str(configuration.host).rstrip("/"), tls)
+        configuration.host = self.host
         self.user_agent = user_agent
         if pool is None:
             pool = _pool_for(configuration, max(pool_size, DEFAULT_POOL_SIZE))
@@ -166,15 +175,16 @@ class RESTClient:
 
     @classmethod
     def from_kubeconfig(cls, path: str | os.PathLike[str] | None = None, context: str | None = None,
-                        master: str | None = None, **kw: Any) -> RESTClient:
-        """Load ``path`` (None: $KUBECONFIG, then ~/.kube/config); ``master`` overrides the server."""
+                        master: str | None = None, exec_timeout: float = EXEC_TIMEOUT, **kw: Any) -> RESTClient:
+        """Load ``path`` (None: $KUBECONFIG, then ~/.kube/config); ``master`` overrides the server;
+        an exec plugin may run ``exec_timeout`` seconds."""
         if path is None:
             path = os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or str(Path.home() / ".kube" / "config")
         path = str(path)
         if not os.path.exists(path):
             raise ConfigError(f"kubeconfig {path} does not exist")
         try:
-            cfg: Config | k8s_client.Configuration | None = load_kubeconfig(path, context)
+            cfg: Config | k8s_client.Configuration | None = load_kubeconfig(path, context, exec_timeout)
             if cfg is None:  # an auth-provider user: the official package knows those
                 cfg = _official_kubeconfig(path, context)
         except ConfigError as err:
@@ -357,14 +367,14 @@ def _as_urllib3_error(pool: urllib3.HTTPConnectionPool, target: str, err: BaseEx
 
 
 def load_rest_client(kubeconfig: str | None = None, master: str | None = None, context: str | None = None,
-                     **kw: Any) -> RESTClient:
+                     exec_timeout: float = EXEC_TIMEOUT, **kw: Any) -> RESTClient:
     """Go's clientcmd.BuildConfigFromFlags fallback order.
 
     A kubeconfig or master flag wins; else the in-cluster service account; else $KUBECONFIG or
     ~/.kube/config. ``master`` alone (no kubeconfig) talks to that URL without credentials.
     """
     if kubeconfig:
-        return RESTClient.from_kubeconfig(kubeconfig, context=context, master=master, **kw)
+        return RESTClient.from_kubeconfig(kubeconfig, context=context, master=master, exec_timeout=exec_timeout, **kw)
     if master:
         return RESTClient(Config(host=master), **kw)
     in_cluster_error = ""
@@ -374,7 +384,7 @@ def load_rest_client(kubeconfig: str | None = None, master: str | None = None, c
         except ConfigError as err:  # like Go: warn-worthy, fall back to the default kubeconfig
             in_cluster_error = f"{err}; "
     try:
-        return RESTClient.from_kubeconfig(None, context=context, **kw)
+        return RESTClient.from_kubeconfig(None, context=context, exec_timeout=exec_timeout, **kw)
     except ConfigError as err:
         raise ConfigError(f"no usable configuration: {in_cluster_error}{err} "
                           "(pass --kubeconfig or --master, or run in a cluster)") from None

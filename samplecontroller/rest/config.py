@@ -23,10 +23,13 @@ Every failure is a ``ConfigError`` with a one-line message.
 from __future__ import annotations
 
 import base64
+import contextlib
 import datetime
 import ipaddress
 import json
 import os
+import shlex
+import signal
 import ssl
 import subprocess
 import tempfile
@@ -41,13 +44,18 @@ from urllib.request import getproxies
 import urllib3
 import yaml
 
-__all__ = ["Config", "ConfigError", "ExecPlugin", "SERVICE_ACCOUNT_DIR", "load_in_cluster", "load_kubeconfig"]
+__all__ = ["Config", "ConfigError", "ExecPlugin", "SERVICE_ACCOUNT_DIR", "server_url", "load_in_cluster",
+           "load_kubeconfig"]
 
 SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 """Where a pod's service account token and CA are mounted."""
 EXEC_API_VERSIONS = ("client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1")
 EXEC_TIMEOUT = 60.0
-"""Seconds an exec credential plugin may run."""
+"""Seconds an exec credential plugin may run by default (client-go has no bound; a plugin that
+never exits would hang the process): past it the plugin is killed and its command named in the
+``ConfigError``. ``load_kubeconfig(..., exec_timeout=)`` / main.py's ``--exec-plugin-timeout``
+change it."""
+SERVER_SCHEMES = ("https", "http")
 
 
 class ConfigError(Exception):
@@ -65,6 +73,8 @@ class ExecPlugin:
     cluster: dict[str, Any] | None = None
     """The cluster info passed in KUBERNETES_EXEC_INFO (``provideClusterInfo: true``)."""
     cwd: str | None = None
+    timeout: float = EXEC_TIMEOUT
+    """Seconds the plugin may run before it is killed (``ConfigError``)."""
 
     def run(self) -> dict[str, Any]:
         """Run the plugin and check its output; raise ``ConfigError`` naming the problem."""
@@ -74,8 +84,10 @@ class ExecPlugin:
         info = {"apiVersion": self.api_version, "kind": "ExecCredential", "spec": spec}
         env = {**os.environ, **self.env, "KUBERNETES_EXEC_INFO": json.dumps(info)}
         try:
-            proc = subprocess.run([self.command, *self.args], env=env, cwd=self.cwd, stdin=subprocess.DEVNULL,
-                                  capture_output=True, text=True, timeout=EXEC_TIMEOUT, check=False)
+            proc = self._run_bounded(env)
+        except subprocess.TimeoutExpired:
+            raise ConfigError(f"exec plugin {shlex.join([self.command, *self.args])} did not exit within "
+                              f"{self.timeout:g}s (killed; main.py's --exec-plugin-timeout sets the bound)") from None
         except (OSError, subprocess.SubprocessError) as err:
             raise ConfigError(f"exec plugin {self.command}: {one_line(err)}") from None
         if proc.returncode != 0:
@@ -97,6 +109,22 @@ class ExecPlugin:
         if status.get("clientCertificateData") and not status.get("clientKeyData"):
             raise ConfigError(f"exec plugin {self.command}: status.clientCertificateData without clientKeyData")
         return status
+
+    def _run_bounded(self, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+        """Run the plugin in its own process group; past ``timeout`` the whole group is killed
+        (a shell script's children too, so nothing keeps running or holds the pipes) and
+        ``TimeoutExpired`` is raised."""
+        with subprocess.Popen([self.command, *self.args], env=env, cwd=self.cwd, stdin=subprocess.DEVNULL,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              start_new_session=True) as proc:
+            try:
+                out, err = proc.communicate(timeout=self.timeout)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.communicate()
+                raise
+            return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
 @dataclass
@@ -128,6 +156,12 @@ class Config:
 
     def __post_init__(self) -> None:
         self.host = self.host.rstrip("/")
+
+    @property
+    def has_tls_settings(self) -> bool:
+        """client-go's IsConfigTransportTLS: a CA, a client certificate, insecure or a server name."""
+        return bool(self.ca_file or self.ca_data or self.cert_file or self.cert_data or self.insecure
+                    or self.tls_server_name)
 
     @property
     def refreshable(self) -> bool:
@@ -204,10 +238,31 @@ class Config:
 # -- loading -----------------------------------------------------------------------------------
 
 
-def load_kubeconfig(path: str, context: str | None = None) -> Config | None:
+def server_url(host: str, tls: bool) -> str:
+    """``host`` as the URL requests go to, as client-go's DefaultServerURL makes it: a host or
+    host:port without a scheme gets https:// when the configuration has TLS settings, else
+    http://. ``ConfigError`` (one line naming the value) for what is no http(s) URL, instead of
+    an urllib3 error from deep in the first request."""
+    if host.lower().rstrip(":/") in SERVER_SCHEMES:  # "https://" (its slashes stripped by Config)
+        raise ConfigError(f"the API server URL {host!r} has no host")
+    url = host if "://" in host else ("https://" if tls else "http://") + host
+    try:
+        parsed = urllib3.util.parse_url(url)
+    except urllib3.exceptions.LocationParseError as err:
+        raise ConfigError(f"the API server URL {host!r} is not a URL: {one_line(err)}") from None
+    if (parsed.scheme or "").lower() not in SERVER_SCHEMES:
+        raise ConfigError(f"the API server URL {host!r} has the unsupported scheme {parsed.scheme!r} "
+                          "(use https:// or http://)")
+    if not parsed.host:
+        raise ConfigError(f"the API server URL {host!r} has no host")
+    return url
+
+
+def load_kubeconfig(path: str, context: str | None = None, exec_timeout: float = EXEC_TIMEOUT) -> Config | None:
     """The ``Config`` of ``context`` (default: current-context) in the kubeconfig at ``path``;
     None if its user has an ``auth-provider`` (load it with the official package). Runs an
-    exec plugin once. Raises ``ConfigError`` (message without the path)."""
+    exec plugin once (each run bounded by ``exec_timeout`` seconds). Raises ``ConfigError``
+    (message without the path)."""
     try:
         with open(path, encoding="utf-8") as f:
             doc = yaml.safe_load(f)
@@ -234,7 +289,7 @@ def load_kubeconfig(path: str, context: str | None = None) -> Config | None:
     cfg.key_file, cfg.key_data = _file_or_data(user, "client-key", base)
     if bool(cfg.cert_file or cfg.cert_data) != bool(cfg.key_file or cfg.key_data):
         raise ConfigError("client-certificate and client-key must be given together")
-    _load_auth(cfg, user, base, cluster)
+    _load_auth(cfg, user, base, cluster, exec_timeout)
     if cfg.proxy is None:
         cfg.proxy = env_proxy(cfg.host)
     return cfg
@@ -260,7 +315,8 @@ def load_in_cluster() -> Config:
     return cfg
 
 
-def _load_auth(cfg: Config, user: Mapping[str, Any], base: str, cluster: Mapping[str, Any]) -> None:
+def _load_auth(cfg: Config, user: Mapping[str, Any], base: str, cluster: Mapping[str, Any],
+               exec_timeout: float = EXEC_TIMEOUT) -> None:
     """The user's credentials, in the official package's order: token(File), exec, basic."""
     if user.get("tokenFile"):
         cfg.token_file = os.path.join(base, str(user["tokenFile"]))
@@ -268,13 +324,13 @@ def _load_auth(cfg: Config, user: Mapping[str, Any], base: str, cluster: Mapping
     elif user.get("token"):
         cfg.token = str(user["token"])
     elif user.get("exec"):
-        cfg.exec_plugin = _exec_plugin(user["exec"], base, cluster)
+        cfg.exec_plugin = _exec_plugin(user["exec"], base, cluster, exec_timeout)
         cfg.run_exec()
     elif user.get("username") is not None and user.get("password") is not None:
         cfg.username, cfg.password = str(user["username"]), str(user["password"])
 
 
-def _exec_plugin(spec: Any, base: str, cluster: Mapping[str, Any]) -> ExecPlugin:
+def _exec_plugin(spec: Any, base: str, cluster: Mapping[str, Any], timeout: float) -> ExecPlugin:
     if not isinstance(spec, dict) or not spec.get("command"):
         raise ConfigError("exec: command is required")
     api_version = str(spec.get("apiVersion") or "")
@@ -291,7 +347,7 @@ def _exec_plugin(spec: Any, base: str, cluster: Mapping[str, Any]) -> ExecPlugin
             if isinstance(ext, dict) and ext.get("name") == "client.authentication.k8s.io/exec":
                 info["config"] = ext.get("extension")
     return ExecPlugin(command=command, api_version=api_version, args=[str(a) for a in spec.get("args") or ()],
-                      env=env, cluster=info, cwd=base)
+                      env=env, cluster=info, cwd=base, timeout=timeout)
 
 
 def _named(doc: Mapping[str, Any], section: str, inner: str, name: str, required: bool) -> dict[str, Any]:

@@ -112,14 +112,20 @@ class FakeWatch(Generic[T]):
 
 
 class FakeResourceClient(Generic[T, L]):
-    """Same methods and signatures as ``samplecontroller.client.ResourceClient``."""
+    """Same methods and signatures as ``samplecontroller.client.ResourceClient``.
 
-    def __init__(self, fake: FakeClientsetBase, info: ResourceInfo[T], namespace: str | None = None) -> None:
+    The tracker gives the resource status subresource semantics when ``info`` names a "status"
+    subresource, unless ``register_status_subresource`` is False (then the caller decides, through
+    ``tracker.status_subresources``).
+    """
+
+    def __init__(self, fake: FakeClientsetBase, info: ResourceInfo[T], namespace: str | None = None, *,
+                 register_status_subresource: bool = True) -> None:
         self.fake = fake
         self.info = info
         self.namespace = namespace if info.namespaced else None
         self.gvr = GroupVersionResource(info.group, info.version, info.resource)
-        if "status" in info.subresources:
+        if register_status_subresource and "status" in info.subresources:
             fake.tracker.status_subresources.add(self.gvr)
 
     def _ns(self, obj: Any = None) -> str:

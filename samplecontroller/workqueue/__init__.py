@@ -17,7 +17,7 @@ from samplecontroller.workqueue.metrics import (
     SettableGaugeMetric,
     set_provider,
 )
-from samplecontroller.workqueue.queue import Interface, Queue, shut_down_workers
+from samplecontroller.workqueue.queue import Got, Interface, Queue, shut_down_workers
 from samplecontroller.workqueue.rate_limiters import (
     BucketRateLimiter,
     ItemExponentialFailureRateLimiter,
@@ -45,6 +45,7 @@ __all__ = [
     "FakeClock",
     "GaugeMetric",
     "HistogramMetric",
+    "Got",
     "Interface",
     "ItemExponentialFailureRateLimiter",
     "ItemFastSlowRateLimiter",

@@ -21,14 +21,17 @@ import threading
 import time
 from collections import deque
 from collections.abc import Hashable, Iterable
-from typing import Generic, Protocol, TypeVar
+from typing import Generic, Literal, Protocol, TypeAlias, TypeVar
 
 from samplecontroller.wait.clock import REAL_CLOCK, Clock
 from samplecontroller.workqueue.metrics import MetricsProvider, QueueMetrics, new_queue_metrics
 
 T = TypeVar("T", bound=Hashable)
 
-__all__ = ["Interface", "Queue", "shut_down_workers"]
+__all__ = ["Got", "Interface", "Queue", "shut_down_workers"]
+
+Got: TypeAlias = tuple[T, Literal[False]] | tuple[None, Literal[True]]
+"""What ``get`` returns: ``(item, False)``, or ``(None, True)`` once the queue has shut down."""
 
 
 class Interface(Protocol[T]):
@@ -37,7 +40,7 @@ class Interface(Protocol[T]):
     def add(self, item: T) -> None: ...
     def len(self) -> int: ...
     def __len__(self) -> int: ...
-    def get(self) -> tuple[T, bool]: ...
+    def get(self) -> Got[T]: ...
     def done(self, item: T) -> None: ...
     def shut_down(self) -> None: ...
     def shut_down_with_drain(self) -> None: ...
@@ -87,10 +90,16 @@ class Queue(Generic[T]):
         """Number of items waiting (not counting those being processed)."""
         return len(self._queue)
 
-    def get(self) -> tuple[T, bool]:
+    def get(self) -> Got[T]:
         """Block until an item is available: ``(item, False)``, or ``(None, True)`` on shutdown.
 
-        The caller must call ``done(item)`` when finished with it.
+        The caller must call ``done(item)`` when finished with it. Test the flag on the tuple
+        itself so the type checker knows the item is there (unpacking loses that)::
+
+            got = queue.get()
+            if got[1]:
+                return  # shut down
+            item = got[0]
         """
         with self._lock:
             queue = self._queue
@@ -102,7 +111,7 @@ class Queue(Generic[T]):
                     finally:
                         self._waiting -= 1
                 if not queue:
-                    return None, True  # type: ignore[return-value]
+                    return None, True
             item = queue.popleft()
             if self._metrics is not None:
                 self._metrics.get(item)

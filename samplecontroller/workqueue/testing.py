@@ -1,5 +1,6 @@
-"""Test helpers (usable by any test area): a metrics provider recording every call, and
-``wait_for_timer`` to sync with a DelayingQueue's timer thread under a FakeClock.
+"""Test helpers (usable by any test area): a metrics provider recording every call,
+``wait_for_timer`` to sync with a DelayingQueue's timer thread under a FakeClock, and ``get_item``
+(``queue.get()``'s item, typed as an item).
 """
 
 from __future__ import annotations
@@ -12,10 +13,20 @@ from typing import TypeVar
 
 from samplecontroller.wait.clock import FakeClock
 from samplecontroller.workqueue.delaying_queue import DelayingQueue
+from samplecontroller.workqueue.queue import Interface
 
 T = TypeVar("T", bound=Hashable)
 
-__all__ = ["Recorded", "RecordingProvider", "wait_for_timer"]
+__all__ = ["Recorded", "RecordingProvider", "get_item", "wait_for_timer"]
+
+
+def get_item(queue: Interface[T]) -> T:
+    """The next item of ``queue`` (blocks as ``get`` does); AssertionError if it shut down instead.
+    The caller still calls ``queue.done(item)``."""
+    got = queue.get()
+    if got[1]:
+        raise AssertionError("the queue shut down instead of handing out an item")
+    return got[0]
 
 
 @dataclass

@@ -82,20 +82,21 @@ def test_scalars_and_keys_resolve_as_kubectl_resolves_them(kubectl_binary: str, 
     assert "0777" not in actual["vals"] and 511 in actual["vals"] and "1:20" in actual["vals"]
 
 
-def test_pyyaml_safe_loader_cannot_read_an_equals_enum() -> None:
-    """The defect: PyYAML resolves the plain scalar ``=`` as YAML 1.1's !!value and fails."""
+def test_an_equals_enum_is_read_as_strings() -> None:
+    """The defect: PyYAML's safe loader resolves the plain scalar ``=`` as YAML 1.1's !!value and
+    fails (PyYAML 6.0); go-yaml v2, and so k8syaml, reads it as the string "="."""
     text = "enum: ['!=', =, =~]\n"
-    with pytest.raises(yaml.constructor.ConstructorError, match=r"tag:yaml\.org,2002:value"):
-        yaml.safe_load(text)
     assert k8syaml.load(text) == {"enum": ["!=", "=", "=~"]}
 
 
 def test_deep_nesting_is_a_yaml_error_not_a_recursion_error() -> None:
     deep = "".join(f"{'  ' * i}a:\n" for i in range(3000)) + "  " * 3000 + "x\n"
-    with pytest.raises(yaml.YAMLError, match="nested deeper than"):
+    # the message names the nesting problem; which layer words it (our bound or PyYAML's own
+    # limit, since 6.0.4) is not asserted
+    with pytest.raises(yaml.YAMLError, match=r"(?i)nest|depth"):
         k8syaml.load(deep)
     flow = "[" * 100_000 + "]" * 100_000
-    with pytest.raises(yaml.YAMLError, match="nested deeper than"):
+    with pytest.raises(yaml.YAMLError, match=r"(?i)nest|depth"):
         k8syaml.load(flow)
     ok = "{a: " * (k8syaml.MAX_DEPTH - 1) + "x" + "}" * (k8syaml.MAX_DEPTH - 1)
     assert k8syaml.load(ok) is not None

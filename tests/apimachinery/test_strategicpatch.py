@@ -137,7 +137,7 @@ def test_two_way_patch_round_trip_on_deployment() -> None:
 _name = st.sampled_from(["a", "b", "c", "d"])
 _container = st.fixed_dictionaries({"name": _name, "image": st.sampled_from(["x", "y"])},
                                    optional={"args": st.lists(st.sampled_from(["1", "2"]), max_size=2)})
-_containers = st.lists(_container, min_size=1, max_size=4, unique_by=lambda c: c["name"])
+_containers = st.lists(_container, min_size=1, max_size=4, unique_by=lambda c: str(c["name"]))
 
 
 @settings(max_examples=100, deadline=None)

@@ -75,7 +75,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalAPIServer]
     """One server per test module, with the repository's CRDs installed."""
     with LocalAPIServer(kubeconfig_path=tmp_path_factory.mktemp("api") / "kubeconfig",
                         bookmark_interval=0.2, record_requests=10_000) as s:
-        install_crds(s)
+        install_crds(s, ROOT / "crds")
         yield s
 
 

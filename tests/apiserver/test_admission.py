@@ -10,6 +10,7 @@ import json
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
@@ -134,7 +135,7 @@ def test_denial_carries_the_webhook_message(raw: Raw, hooks: str) -> None:
 
 
 def test_object_selector_skips_the_validating_webhook(raw: Raw, hooks: str) -> None:
-    skipped = foo(_name(), **{"labels": {"skip-checks": "1"}})
+    skipped = foo(_name(), labels={"skip-checks": "1"})
     del skipped["spec"]["deploymentName"]
     code, _, obj = raw.call("POST", FOOS.format(ns=hooks), skipped)
     assert code == 201 and obj["metadata"]["labels"] == {"skip-checks": "1", "defaulted": "yes"}
@@ -197,7 +198,7 @@ def test_status_updates_do_not_match_a_foos_rule(raw: Raw, hooks: str) -> None:
 def test_delete_is_validated(raw: Raw, hooks: str) -> None:
     name = _name()
     url = FOOS.format(ns=hooks) + "/" + name
-    assert raw.call("POST", FOOS.format(ns=hooks), foo(name, **{"labels": {"protected": "true"}}))[0] == 201
+    assert raw.call("POST", FOOS.format(ns=hooks), foo(name, labels={"protected": "true"}))[0] == 201
     code, _, status = raw.call("DELETE", url)
     assert code == 403 and "this Foo is protected" in status["message"]
     raw.call("PATCH", url, {"metadata": {"labels": {"protected": None}}}, ctype="application/merge-patch+json")
@@ -205,7 +206,7 @@ def test_delete_is_validated(raw: Raw, hooks: str) -> None:
 
 
 def test_failure_policy(raw: Raw, hooks: str) -> None:
-    dead = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+    dead: dict[str, Any] = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
             "metadata": {"name": "dead"},
             "webhooks": [{"name": "dead.example.com", "sideEffects": "None", "admissionReviewVersions": ["v1"],
                           "timeoutSeconds": 2, "failurePolicy": "Fail",
@@ -215,7 +216,7 @@ def test_failure_policy(raw: Raw, hooks: str) -> None:
                           "clientConfig": {"url": "https://127.0.0.1:1/validate"}}]}
     assert raw.call("POST", VALIDATING, dead)[0] == 201
     try:
-        cm = {"metadata": {"name": "c1", "labels": {"dead": "yes"}}, "data": {"a": "b"}}
+        cm: dict[str, Any] = {"metadata": {"name": "c1", "labels": {"dead": "yes"}}, "data": {"a": "b"}}
         code, _, status = raw.call("POST", "/api/v1/namespaces/plain/configmaps", cm)
         assert code == 500 and status["reason"] == "InternalError"
         assert 'failed calling webhook "dead.example.com"' in status["message"]
@@ -247,3 +248,30 @@ def test_kubectl_sees_defaults_denials_and_warnings(server: LocalAPIServer, hook
     proc = kubectl("apply", "-f", "-", stdin=json.dumps(manifest))
     assert proc.returncode != 0
     assert 'admission webhook "vfoo.example.com" denied the request: spec.deploymentName is immutable' in proc.stderr
+
+
+def test_match_conditions_choose_whether_a_webhook_is_called(raw: Raw, hooks: str) -> None:
+    """matchConditions (CEL): false skips the webhook, true calls it (here: an unreachable one, so
+    the create fails), a failed evaluation is a 403 under failurePolicy Fail."""
+    dead = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+            "metadata": {"name": "conditional"},
+            "webhooks": [{"name": "conditional.example.com", "sideEffects": "None", "admissionReviewVersions": ["v1"],
+                          "timeoutSeconds": 2, "failurePolicy": "Fail",
+                          "matchConditions": [
+                              {"name": "called", "expression": "object.metadata.name.startsWith('call-')"},
+                              {"name": "data", "expression": "request.operation != 'CREATE' || object.data.x != ''"}],
+                          "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "resources": ["configmaps"],
+                                     "operations": ["CREATE"]}],
+                          "clientConfig": {"url": "https://127.0.0.1:1/validate"}}]}
+    assert raw.call("POST", VALIDATING, dead)[0] == 201
+    path = "/api/v1/namespaces/plain/configmaps"
+    try:
+        assert raw.call("POST", path, {"metadata": {"name": "skip-1"}})[0] == 201
+        code, _, status = raw.call("POST", path, {"metadata": {"name": "call-1"}, "data": {"x": "y"}})
+        assert code == 500 and 'failed calling webhook "conditional.example.com"' in status["message"], status
+        code, _, status = raw.call("POST", path, {"metadata": {"name": "call-2"}})
+        assert (code, status["reason"], status["message"]) == (
+            403, "Forbidden", "configmaps \"call-2\" is forbidden: expression "
+            "'request.operation != 'CREATE' || object.data.x != ''' resulted in error: no such key: data"), status
+    finally:
+        raw.call("DELETE", VALIDATING + "/conditional")

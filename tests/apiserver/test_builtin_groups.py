@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from kubernetes import client
-from kubernetes.client.rest import ApiException
+from kubernetes.client.exceptions import ApiException
 
 from samplecontroller.apiserver import LocalAPIServer
 from tests.apiserver.conftest import checked_kubectl, official_client
@@ -141,6 +141,9 @@ def test_create_token_is_accepted_by_the_server(k: Run, api: client.ApiClient, n
     token = k("create", "token", "default", "-n", ns).stdout.strip()
     assert token.count(".") == 2
     raw: Run = k.raw  # type: ignore[attr-defined]
+    proc = raw("get", "pods", "-n", ns, "--token", token)
+    assert proc.returncode == 1 and 'cannot list resource "pods"' in proc.stderr, proc.stderr  # RBAC: no binding
+    k("create", "rolebinding", "default-view", "--clusterrole=view", f"--serviceaccount={ns}:default", "-n", ns)
     proc = raw("get", "pods", "-n", ns, "--token", token)
     assert proc.returncode == 0, proc.stderr
     whoami = raw("auth", "whoami", "--token", token, "-o", "json")
@@ -422,7 +425,9 @@ def test_drain_evicts_and_cordons_the_node(k: Run, ns: str) -> None:
            "spec": {"nodeName": "local-node", "containers": [{"name": "c", "image": "nginx"}]}}
     k("create", "-n", ns, "-f", "-", stdin=json.dumps(pod))
     try:
-        out = k("drain", "local-node", "--force", "--ignore-daemonsets", "--timeout=20s").stdout
+        # the simulated node holds an evicted pod for its grace period, as a kubelet does for a container
+        # that ignores SIGTERM (its default is 30 s)
+        out = k("drain", "local-node", "--force", "--ignore-daemonsets", "--grace-period=1", "--timeout=20s").stdout
         assert "pod/bound evicted" in out
         assert k("get", "nodes").stdout.split()[6] == "Ready,SchedulingDisabled"
         assert "No resources found" in k("get", "pods", "-n", ns).stderr

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
+from samplecontroller.apimachinery.durations import parse_duration
 from samplecontroller.apiserver import LocalAPIServer
-from samplecontroller.apiserver.__main__ import parse_duration
 from samplecontroller.apiserver.testing import install_crds
 from tests.apiserver.conftest import FOOS, Raw, foo
 
@@ -47,7 +47,7 @@ def committed_names(data_dir: Path) -> set[str]:
 @pytest.fixture
 def disk_server(tmp_path: Path) -> Iterator[LocalAPIServer]:
     with LocalAPIServer(data_dir=tmp_path / "data", kubeconfig_path=tmp_path / "kc") as s:
-        install_crds(s)
+        install_crds(s, ROOT / "crds")
         yield s
 
 

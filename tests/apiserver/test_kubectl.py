@@ -189,7 +189,8 @@ def test_versioned_kubectl(minor: str, kserver: LocalAPIServer, tmp_path: Path) 
 
 
 def test_auth_can_i_and_whoami(k: Run) -> None:
-    """No RBAC: the one token is cluster-admin, and kubectl's self-reviews say so (also when sent as protobuf)."""
+    """The server's token is system:masters (bound to cluster-admin), and kubectl's self-reviews say so
+    (also when sent as protobuf); see test_rbac.py for everyone else."""
     assert k("auth", "can-i", "create", "deployments").stdout.strip() == "yes"
     assert k("auth", "can-i", "delete", "foos", "-n", "other").stdout.strip() == "yes"
     assert "*.*" in k("auth", "can-i", "--list").stdout

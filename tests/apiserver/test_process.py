@@ -45,7 +45,7 @@ def test_state_survives_restart(tmp_path: Path) -> None:
         r = Raw(s)
         from samplecontroller.apiserver.testing import install_crds
 
-        install_crds(s)
+        install_crds(s, ROOT / "crds")
         code, _, created = r.call("POST", FOOS.format(ns="default"), foo("keep"))
         assert code == 201
         r.call("POST", FOOS.format(ns="default"), foo("gone"))

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from kubernetes import client, dynamic, watch
-from kubernetes.client.rest import ApiException
+from kubernetes.client.exceptions import ApiException
 
 from samplecontroller.apiserver import LocalAPIServer
 from tests.apiserver.conftest import foo, official_client
@@ -86,7 +86,7 @@ def test_custom_objects_crud(api: client.ApiClient, ns: str) -> None:
     co = client.CustomObjectsApi(api)
     created = co.create_namespaced_custom_object(GROUP, VERSION, ns, PLURAL, foo("f"))
     assert created["metadata"]["generation"] == 1
-    got = co.get_namespaced_custom_object(GROUP, VERSION, ns, PLURAL, "f")
+    got: Any = co.get_namespaced_custom_object(GROUP, VERSION, ns, PLURAL, "f")
     got["spec"]["replicas"] = 2
     replaced = co.replace_namespaced_custom_object(GROUP, VERSION, ns, PLURAL, "f", got)
     assert replaced["spec"]["replicas"] == 2

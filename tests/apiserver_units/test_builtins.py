@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 from samplecontroller.apiserver import builtins, tokens
 from samplecontroller.apiserver.strategies import apply_defaults, prepare_create_status
@@ -46,10 +47,10 @@ def test_create_status_of_kinds() -> None:
 
 
 def test_defaults_of_replicaset_pod_and_job() -> None:
-    rs = {"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "nginx:1"}]}}}}
+    rs: dict[str, Any] = {"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "nginx:1"}]}}}}
     apply_defaults("apps", "ReplicaSet", rs, True)
     assert rs["spec"]["replicas"] == 1 and "revisionHistoryLimit" not in rs["spec"]
-    pod = {"spec": {"containers": [{"name": "c", "image": "nginx", "ports": [{"containerPort": 80}],
+    pod: dict[str, Any] = {"spec": {"containers": [{"name": "c", "image": "nginx", "ports": [{"containerPort": 80}],
                                     "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}],
                     "volumes": [{"name": "v"}, {"name": "s", "secret": {"secretName": "x"}}]}}
     apply_defaults("", "Pod", pod, True)
@@ -59,8 +60,9 @@ def test_defaults_of_replicaset_pod_and_job() -> None:
     assert spec["volumes"][:2] == [{"name": "v", "emptyDir": {}}, {"name": "s", "secret": {"secretName": "x", "defaultMode": 420}}]
     assert spec["volumes"][2]["name"].startswith("kube-api-access-")  # ServiceAccount admission, after defaulting
     assert pod["status"] == {"phase": "Pending", "qosClass": "Guaranteed"}
-    assert len(spec["tolerations"]) == 2 and spec["priority"] == 0
-    job = {"metadata": {"name": "j", "uid": "u1"}, "spec": {"template": {"spec": {"containers": []}}}}
+    assert len(spec["tolerations"]) == 2
+    assert "priority" not in spec  # the Priority admission plugin (the Pod strategy's allocate) reads PriorityClasses
+    job: dict[str, Any] = {"metadata": {"name": "j", "uid": "u1"}, "spec": {"template": {"spec": {"containers": []}}}}
     apply_defaults("batch", "Job", job, True)
     assert job["spec"]["selector"] == {"matchLabels": {"batch.kubernetes.io/controller-uid": "u1"}}
     assert job["spec"]["template"]["metadata"]["labels"]["batch.kubernetes.io/job-name"] == "j"

@@ -69,7 +69,7 @@ def test_unknown_fields_are_dropped_and_reported() -> None:
 
 
 def test_free_form_parts_and_special_scalars() -> None:
-    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+    cm: dict[str, Any] = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
         "name": "c", "managedFields": [{"manager": "m", "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {"f:a": {}}}}]},
         "data": {"a": "b"}}
     assert normalize("", "v1", "ConfigMap", cm) == []

@@ -107,7 +107,7 @@ def test_several_conflicts_are_grouped_by_manager() -> None:
 
 
 def test_create_by_apply_then_drop_a_field() -> None:
-    first = {"apiVersion": "samplecontroller.k8s.io/v1alpha1", "kind": "Foo", "metadata": {"name": "x", "labels": {"a": "1", "b": "2"}},
+    first: dict[str, Any] = {"apiVersion": "samplecontroller.k8s.io/v1alpha1", "kind": "Foo", "metadata": {"name": "x", "labels": {"a": "1", "b": "2"}},
              "spec": {"replicas": 1, "deploymentName": "d"}}
     created = apply(None, first, "kubectl", False)
     assert created["spec"] == {"replicas": 1, "deploymentName": "d"}
@@ -129,7 +129,7 @@ def test_fields_owned_by_others_survive_when_dropped() -> None:
 
 def test_keyed_lists_merge_and_atomic_lists_replace() -> None:
     live = apply(None, _deployment(), "one", False, DEPLOYMENT)
-    other = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+    other: dict[str, Any] = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
              "spec": {"template": {"spec": {"containers": [{"name": "sidecar", "image": "envoy", "args": ["a"]}]}}}}
     out = apply(live, other, "two", False, DEPLOYMENT)
     assert [c["name"] for c in out["spec"]["template"]["spec"]["containers"]] == ["web", "sidecar"]

@@ -161,7 +161,7 @@ def test_defaults_and_null_pruning() -> None:
 
 
 def test_defaults_are_copies() -> None:
-    schema = {"type": "object", "properties": {"a": {"type": "object", "default": {"x": 1}}}}
+    schema: dict[str, Any] = {"type": "object", "properties": {"a": {"type": "object", "default": {"x": 1}}}}
     one, two = apply_defaults({}, schema), apply_defaults({}, schema)
     one["a"]["x"] = 2
     assert two["a"]["x"] == 1 and schema["properties"]["a"]["default"] == {"x": 1}

@@ -11,6 +11,7 @@ from typing import Any
 import msgspec
 import pytest
 
+from samplecontroller.apimachinery import meta
 from samplecontroller.cache import (
     DeletedFinalStateUnknown,
     FilteringResourceEventHandler,
@@ -183,7 +184,7 @@ def test_filtering_handler_turns_crossings_into_add_and_delete(server: ScriptedS
     server.put("a", labels={"keep": "no"})
     inf = make()
     rec = Recorder()
-    inf.add_event_handler(FilteringResourceEventHandler(lambda o: o.metadata.labels.get("keep") == "yes", rec))
+    inf.add_event_handler(FilteringResourceEventHandler(lambda o: meta.get_labels(o).get("keep") == "yes", rec))
     assert wait_for_cache_sync(inf, timeout=5)
     server.put("a", labels={"keep": "yes"})
     assert eventually(lambda: rec.kinds() == ["add"])

@@ -49,7 +49,7 @@ def hooked_config(server: LocalAPIServer, token: list[str], calls: list[int]) ->
         calls.append(1)
         c.api_key["authorization"] = f"Bearer {token[0]}"
 
-    cfg.refresh_api_key_hook = refresh
+    cfg.refresh_api_key_hook = refresh  # type: ignore[assignment]  # the client types the hook as None
     return cfg
 
 

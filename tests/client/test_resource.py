@@ -107,6 +107,7 @@ def test_update_can_keep_fields_the_model_does_not_know(server: MiniServer) -> N
                  "status": {"ready": 0, "phase": "Pending"}})
     c = client(server)
     live = c.get("a")
+    assert live.spec is not msgspec.UNSET
     changed = msgspec.structs.replace(live, spec=msgspec.structs.replace(live.spec, replicas=3))
     updated = c.update(changed, preserve_unknown_fields=True)
     assert updated.spec != msgspec.UNSET and updated.spec.replicas == 3

@@ -22,7 +22,7 @@ FOOS = "samplecontroller.k8s.io/foos"
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[LocalAPIServer]:
     with LocalAPIServer(kubeconfig_path=tmp_path / "kubeconfig", record_requests=10_000) as s:
-        install_crds(s)
+        install_crds(s, Path(__file__).resolve().parents[2] / "crds")
         yield s
 
 
@@ -39,7 +39,7 @@ def new_foo(name: str) -> Foo:
 
 
 def test_update_status_is_one_put_with_the_cached_resource_version(server: LocalAPIServer) -> None:
-    foos = clientset(server).samplecontroller_v1alpha1.foos("default")
+    foos = clientset(server).samplecontroller_v1alpha1().foos("default")
     cached = foos.create(new_foo("a"))
     updated = foos.update_status(msgspec.structs.replace(cached, status=FooStatus(available_replicas=1)))
     assert updated.status == FooStatus(available_replicas=1)
@@ -54,7 +54,7 @@ def test_update_status_is_one_put_with_the_cached_resource_version(server: Local
 
 
 def test_update_is_one_put(server: LocalAPIServer) -> None:
-    foos = clientset(server).samplecontroller_v1alpha1.foos("default")
+    foos = clientset(server).samplecontroller_v1alpha1().foos("default")
     cached = foos.create(new_foo("b"))
     assert cached.spec is not msgspec.UNSET
     foos.update(msgspec.structs.replace(cached, spec=msgspec.structs.replace(cached.spec, replicas=3)))
@@ -62,7 +62,7 @@ def test_update_is_one_put(server: LocalAPIServer) -> None:
 
 
 def test_the_read_modify_overlay_is_opt_in(server: LocalAPIServer) -> None:
-    foos = clientset(server).samplecontroller_v1alpha1.foos("default")
+    foos = clientset(server).samplecontroller_v1alpha1().foos("default")
     cached = foos.create(new_foo("c"))
     foos.update_status(msgspec.structs.replace(cached, status=FooStatus(available_replicas=1)),
                        preserve_unknown_fields=True)

@@ -3,7 +3,7 @@
 ``codegen``: hack/update_codegen.py imported as a module (in-process runs are fast).
 ``hard_tree``: generated/ produced once per session from tests/codegen/testdata/crds (the harder
 CRD) into a temporary directory; ``load_module`` imports one generated file from it under a
-private name (the generated models only import generated.apis.meta.v1, which is identical in
+private name (the generated models only import samplecontroller.kubernetes.apis.meta.v1, which is identical in
 every tree, and samplecontroller).
 """
 

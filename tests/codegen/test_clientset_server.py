@@ -11,11 +11,12 @@ from typing import Any
 import msgspec
 import pytest
 
-from generated.apis.apps.v1 import Deployment, DeploymentSpec
-from generated.apis.core.v1 import Container, Namespace, PodSpec, PodTemplateSpec
-from generated.apis.meta.v1 import LabelSelector, ObjectMeta
 from generated.apis.samplecontroller.v1alpha1 import Foo, FooList, FooSpec, FooStatus
 from generated.clientset import Clientset
+from samplecontroller.kubernetes.apis.apps.v1 import Deployment, DeploymentSpec
+from samplecontroller.kubernetes.apis.core.v1 import Container, Namespace, PodSpec, PodTemplateSpec
+from samplecontroller.kubernetes.apis.meta.v1 import LabelSelector, ObjectMeta
+from samplecontroller.kubernetes.clientset import Clientset as KubeClientset
 
 ROOT = Path(__file__).resolve().parents[2]
 _ns = itertools.count()
@@ -41,7 +42,7 @@ def cs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Clientset]:
 @pytest.fixture
 def ns(cs: Clientset) -> str:
     name = f"codegen-{next(_ns)}"
-    created = cs.core_v1.namespaces().create(Namespace(metadata=ObjectMeta(name=name)))
+    created = KubeClientset(cs.rest).core_v1().namespaces().create(Namespace(metadata=ObjectMeta(name=name)))
     assert isinstance(created, Namespace) and created.metadata.name == name
     return name
 
@@ -54,7 +55,7 @@ def foo(name: str, ns: str, replicas: int = 1, labels: dict[str, str] | None = N
 def test_foo_crud(cs: Clientset, ns: str) -> None:
     from samplecontroller.apimachinery import errors
 
-    foos = cs.samplecontroller_v1alpha1.foos(ns)
+    foos = cs.samplecontroller_v1alpha1().foos(ns)
     created = foos.create(foo("a", ns, labels={"tier": "x"}))
     assert isinstance(created, Foo) and created.metadata.uid and created.metadata.resource_version
     foos.create(foo("b", ns))
@@ -74,7 +75,7 @@ def test_foo_crud(cs: Clientset, ns: str) -> None:
 
 
 def test_foo_watch_is_typed(cs: Clientset, ns: str) -> None:
-    foos = cs.samplecontroller_v1alpha1.foos(ns)
+    foos = cs.samplecontroller_v1alpha1().foos(ns)
     rv = foos.list().metadata.resource_version
     assert isinstance(rv, str)
     seen: list[Any] = []
@@ -105,7 +106,7 @@ def test_deployment_round_trip_through_the_server(cs: Clientset, ns: str) -> Non
                                        template=PodTemplateSpec(metadata=ObjectMeta(labels=labels),
                                                                 spec=PodSpec(containers=(
                                                                     Container(name="nginx", image="nginx"),)))))
-    deployments = cs.apps_v1.deployments(ns)
+    deployments = KubeClientset(cs.rest).apps_v1().deployments(ns)
     created = deployments.create(d)
     assert isinstance(created, Deployment) and isinstance(created.spec, DeploymentSpec)
     assert created.spec.replicas == 1

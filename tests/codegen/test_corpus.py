@@ -28,7 +28,7 @@ from samplecontroller.apiserver.server import LocalAPIServer
 from samplecontroller.apiserver.testing import install_crds
 from samplecontroller.codegen import main as codegen_main
 from samplecontroller.rest import RESTClient
-from tests.codegen.test_hard_crd import _mypy_cache
+from tests.codegen.test_hard_crd import mypy_cache
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = Path(__file__).resolve().parent / "testdata" / "corpus"
@@ -90,8 +90,9 @@ from __future__ import annotations
 from typing import Literal
 
 from corpus_conditions.apis.db.v1 import DatabaseStatus
-from corpus_conditions.apis.meta.v1 import Condition
 from corpus_typed_fields.apis.ops.v1 import Schedule, ScheduleSpecPolicy
+
+from samplecontroller.kubernetes.apis.meta.v1 import Condition
 
 
 def schedule_of(s: Schedule) -> str:
@@ -117,7 +118,7 @@ def test_every_package_passes_mypy_strict_and_ruff(corpus: Path) -> None:
     (corpus / "corpus_usage.py").write_text(USAGE)
     packages = [package_of(p) for p in PROJECTS]
     mypy = subprocess.run([sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"),
-                           "--cache-dir", str(_mypy_cache(ROOT)), *itertools.chain(*(("-p", p) for p in packages)),
+                           "--cache-dir", str(mypy_cache(ROOT)), *itertools.chain(*(("-p", p) for p in packages)),
                            "-m", "corpus_usage"],
                           cwd=corpus, capture_output=True, text=True, timeout=600, check=False)
     assert mypy.returncode == 0, mypy.stdout[-5000:]
@@ -147,10 +148,10 @@ def test_example_round_trips_through_its_models(corpus: Path, project: str, name
 
 
 def typed_client(project: str, rest: RESTClient, info: Any, namespace: str | None) -> Any:
-    """``Clientset(rest).<pkg>_<version>.<plural>(namespace)`` of the project's generated package."""
+    """``Clientset(rest).<pkg>_<version>().<plural>(namespace)`` of the project's generated package."""
     clientset = importlib.import_module(f"{package_of(project)}.clientset").Clientset(rest)
     pkg = info.model.__module__.split(".")[-2]
-    group_client = getattr(clientset, f"{pkg}_{info.version}")
+    group_client = getattr(clientset, f"{pkg}_{info.version}")()
     method = getattr(group_client, re.sub(r"\W", "_", info.resource))
     return method(namespace) if info.namespaced else method()
 
@@ -233,7 +234,7 @@ def test_typeless_schemas_are_any_json_value(corpus: Path) -> None:
 
 def test_conditions_use_the_shared_meta_condition(corpus: Path) -> None:
     m = module("conditions", "db", "v1")
-    meta = module("conditions", "meta", "v1")
+    meta = importlib.import_module("samplecontroller.kubernetes.apis.meta.v1")
     hints = typing.get_type_hints(m.DatabaseStatus)
     assert hints["conditions"] == tuple_of(meta.Condition) | msgspec.UnsetType
     assert hints["replica_conditions"] == tuple_of(meta.Condition) | msgspec.UnsetType  # no observedGeneration
@@ -241,7 +242,9 @@ def test_conditions_use_the_shared_meta_condition(corpus: Path) -> None:
     assert not any(name.startswith("DatabaseStatusConditions") for name in vars(m))
     gateway = module("gateway-api", "gateway_networking_k8s", "v1")
     assert typing.get_type_hints(gateway.GatewayClassStatus)["conditions"] == (
-        tuple_of(module("gateway-api", "meta", "v1").Condition) | msgspec.UnsetType)
+        tuple_of(meta.Condition) | msgspec.UnsetType)
+    for project in PROJECTS:  # meta/v1 is the library's, never generated into a package
+        assert not (corpus / package_of(project) / "apis" / "meta").exists(), project
 
 
 def test_required_fields_enums_and_descriptions(corpus: Path) -> None:
@@ -294,4 +297,4 @@ def test_every_served_version_has_its_own_models_and_client(corpus: Path) -> Non
     assert set(encode_names(versions["v1"].BackupSpec).values()) == {"schedule", "retention"}
     assert not (corpus / "corpus_multi_version" / "apis" / "storage" / "v0").exists()  # not served
     clientset = importlib.import_module("corpus_multi_version.clientset").Clientset
-    assert {"storage_v1alpha1", "storage_v1beta1", "storage_v1"} <= set(vars(clientset(None)))
+    assert {"storage_v1alpha1", "storage_v1beta1", "storage_v1"} <= set(dir(clientset))

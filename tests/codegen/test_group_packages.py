@@ -11,41 +11,48 @@ import pytest
 from samplecontroller.codegen.naming import PackageNameError, group_packages
 from tests.codegen.test_generator import crd_doc, snapshot, write_crds
 
-BUILTIN = {"core": "", "apps": "apps", "coordination": "coordination.k8s.io", "meta": "meta.k8s.io"}
+# The generator reserves no name: the built-in groups live in samplecontroller.kubernetes, never
+# in a package generated from CRDs.
+NONE_RESERVED: dict[str, str] = {}
 
 
 def test_first_label_when_unique() -> None:
-    assert group_packages(["cert-manager.io", "acme.cert-manager.io", "kafka.strimzi.io"], BUILTIN) == {
+    assert group_packages(["cert-manager.io", "acme.cert-manager.io", "kafka.strimzi.io"], NONE_RESERVED) == {
         "cert-manager.io": "cert_manager", "acme.cert-manager.io": "acme", "kafka.strimzi.io": "kafka"}
 
 
 def test_colliding_groups_take_more_labels() -> None:
     names = group_packages(["gateway.networking.k8s.io", "gateway.networking.x-k8s.io", "core.strimzi.io",
-                            "apps.example.com", "class.example.com", "start.example.com"], BUILTIN)
+                            "apps.example.com", "class.example.com", "start.example.com"], NONE_RESERVED)
     assert names == {
         "gateway.networking.k8s.io": "gateway_networking_k8s",
         "gateway.networking.x-k8s.io": "gateway_networking_x_k8s",
-        "core.strimzi.io": "core_strimzi",  # not the core group ''
-        "apps.example.com": "apps_example",  # not the built-in apps
+        "core.strimzi.io": "core",  # the built-in core group is not in the generated package
+        "apps.example.com": "apps",  # nor is apps
         "class.example.com": "class_example",  # not a keyword
         "start.example.com": "start_example",  # not SharedInformerFactory.start
     }
 
 
+def test_reserved_names_are_avoided() -> None:
+    names = group_packages(["core.strimzi.io", "apps.example.com"], {"core": "", "apps": "apps.example.com"})
+    assert names == {"core.strimzi.io": "core_strimzi", "apps.example.com": "apps"}
+
+
 def test_names_depend_on_the_set_of_groups_only() -> None:
     groups = ["b.x.io", "b.y.io", "a.x.io", "c.io"]
-    assert group_packages(groups, BUILTIN) == group_packages(list(reversed(groups)), BUILTIN)
+    assert group_packages(groups, NONE_RESERVED) == group_packages(list(reversed(groups)), NONE_RESERVED)
 
 
 def test_overrides_win_and_automatic_names_avoid_them() -> None:
-    names = group_packages(["gateway.networking.k8s.io", "gateway.networking.x-k8s.io", "x.io"], BUILTIN,
+    names = group_packages(["gateway.networking.k8s.io", "gateway.networking.x-k8s.io", "x.io"], NONE_RESERVED,
                            {"gateway.networking.x-k8s.io": "gatewayx", "x.io": "gateway"})
     assert names == {"gateway.networking.x-k8s.io": "gatewayx", "x.io": "gateway",
                      "gateway.networking.k8s.io": "gateway_networking"}
 
 
 @pytest.mark.parametrize(("overrides", "message"), [
-    ({"a.example.com": "core"}, "already the package of group ''"),
+    ({"a.example.com": "start"}, "not a keyword nor an informer factory attribute"),
     ({"a.example.com": "same", "b.example.com": "same"}, "already the package of group 'a.example.com'"),
     ({"nowhere.io": "x"}, "no CRD has the group 'nowhere.io'"),
     ({"a.example.com": "Not-A-Name"}, "must be a lowercase Python identifier"),
@@ -53,7 +60,7 @@ def test_overrides_win_and_automatic_names_avoid_them() -> None:
 ])
 def test_a_colliding_or_bad_override_is_an_error(overrides: dict[str, str], message: str) -> None:
     with pytest.raises(PackageNameError, match=message):
-        group_packages(["a.example.com", "b.example.com"], BUILTIN, overrides)
+        group_packages(["a.example.com", "b.example.com"], NONE_RESERVED, overrides)
 
 
 def strimzi_and_gateway(crds: Path) -> Path:
@@ -71,18 +78,18 @@ def test_the_command_line_generates_distinct_packages(codegen: ModuleType, tmp_p
     out = tmp_path / "generated"
     assert codegen.main(["--crds", str(crds), "--output", str(out)]) == 0
     apis = {p.name for p in (out / "apis").iterdir() if p.is_dir()}
-    assert {"core", "core_strimzi", "kafka", "gateway_networking_k8s", "gateway_networking_x_k8s"} <= apis
+    assert apis == {"core", "kafka", "gateway_networking_k8s", "gateway_networking_x_k8s"}
     clientset = (out / "clientset" / "__init__.py").read_text()
-    assert "self.core_strimzi_v1 = CoreStrimziV1Client(rest)" in clientset
+    assert "def core_v1(self) -> CoreV1Client:" in clientset and "def gateway_networking_x_k8s_v1(self)" in clientset
     overridden = tmp_path / "overridden"
     assert codegen.main(["--crds", str(crds), "--output", str(overridden), "--group-package",
                          "gateway.networking.x-k8s.io=gatewayx", "--group-package", "core.strimzi.io=strimzi"]) == 0
     apis = {p.name for p in (overridden / "apis").iterdir() if p.is_dir()}
-    assert {"strimzi", "gateway", "gatewayx"} <= apis and "core_strimzi" not in apis
+    assert apis == {"strimzi", "kafka", "gateway", "gatewayx"}
 
 
 @pytest.mark.parametrize(("flags", "expected"), [
-    (["--group-package", "core.strimzi.io=apps"], "'apps' is already the package of group 'apps'"),
+    (["--group-package", "core.strimzi.io=start"], "'start' must be a lowercase Python identifier"),
     (["--group-package", "core.strimzi.io=kafka"], "'kafka' is already the package"),
     (["--group-package", "core.strimzi.io"], "expected GROUP=NAME"),
     (["--group-package", "core.strimzi.io=a", "--group-package", "core.strimzi.io=b"], "given twice"),

@@ -77,9 +77,11 @@ def test_cluster_scope_and_subresources(v1: ModuleType, load_module: Callable[[s
     assert not info.namespaced and info.resource == "widgets" and info.short_names == ("wg",)
     assert info.subresources == ("scale", "status")
     src = Path(load_module("apis/gadgets/v1/__init__.py").__file__ or "").parent.parent.parent.parent
-    clientset = (src / "clientset" / "__init__.py").read_text()
-    assert "def widgets(self) -> ResourceClient[gadgets_v1.Widget, gadgets_v1.WidgetList]:" in clientset
-    assert "def widgets(self) -> ResourceClient[gadgets_v1beta1.Widget, gadgets_v1beta1.WidgetList]:" in clientset
+    typed = src / "clientset" / "typed" / "gadgets"
+    assert "def widgets(self) -> ResourceClient[gadgets_v1.Widget, gadgets_v1.WidgetList]:" in (
+        typed / "v1" / "__init__.py").read_text()
+    assert "def widgets(self) -> ResourceClient[gadgets_v1beta1.Widget, gadgets_v1beta1.WidgetList]:" in (
+        typed / "v1beta1" / "__init__.py").read_text()
     listers = (src / "listers" / "gadgets" / "v1" / "__init__.py").read_text()
     assert "class WidgetLister(" in listers and "WidgetNamespaceLister" not in listers
 
@@ -100,7 +102,7 @@ def test_frozen_everywhere(v1: ModuleType) -> None:
             assert kinds <= {inspect.Parameter.KEYWORD_ONLY}, name
 
 
-def _mypy_cache(root: Path) -> Path:
+def mypy_cache(root: Path) -> Path:
     """A cache kept between runs under the repository's .mypy_cache, seeded (when new) from the
     cache ``make typecheck`` leaves there (make test runs it first), so the stdlib and
     samplecontroller are not checked cold again (23 s -> 1.5 s). mypy revalidates each cached
@@ -124,7 +126,7 @@ def test_generated_tree_passes_mypy_strict_and_ruff(hard_tree: Path, tmp_path: P
     (tmp_path / "generated").symlink_to(hard_tree)
     (tmp_path / "samplecontroller").symlink_to(root / "samplecontroller")
     mypy = subprocess.run([sys.executable, "-m", "mypy", "--config-file", str(root / "pyproject.toml"),
-                           "--cache-dir", str(_mypy_cache(root)), "-p", "generated"],
+                           "--cache-dir", str(mypy_cache(root)), "-p", "generated"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
     assert mypy.returncode == 0, mypy.stdout[-3000:]
     ruff = subprocess.run([sys.executable, "-m", "ruff", "check", "--config", str(root / "pyproject.toml"),

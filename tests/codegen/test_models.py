@@ -12,12 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generated.apis.apps.v1 import DEPLOYMENTS, Deployment, DeploymentList
-from generated.apis.coordination.v1 import Lease
-from generated.apis.core.v1 import Event, Namespace, Pod
-from generated.apis.meta.v1 import ObjectMeta
 from generated.apis.samplecontroller.v1alpha1 import FOOS, Foo, FooList, FooSpec
 from generated.apis.workloads.v1alpha1 import PODSETS, PodSet, PodSetSpec
+from samplecontroller.kubernetes.apis.apps.v1 import DEPLOYMENTS, Deployment, DeploymentList
+from samplecontroller.kubernetes.apis.coordination.v1 import Lease
+from samplecontroller.kubernetes.apis.core.v1 import Event, Namespace, Pod
+from samplecontroller.kubernetes.apis.meta.v1 import ObjectMeta
 
 
 def roundtrip(model: type[Any], obj: dict[str, Any]) -> Any:
@@ -119,11 +119,20 @@ def test_podset_template_is_free_form() -> None:
 
 
 def test_scheme_registers_every_kind() -> None:
-    from generated.scheme import SCHEME
+    """generated's scheme holds its own kinds only (Go's pkg/generated/.../scheme); combined with
+    the built-in one as a kubebuilder main.go does."""
+    from generated import scheme
+    from samplecontroller.client.scheme import Scheme
+    from samplecontroller.kubernetes import scheme as kubescheme
 
-    assert SCHEME.info_for(Foo) is FOOS
-    assert SCHEME.info_for_gvk("apps", "v1", "Deployment") is DEPLOYMENTS
-    assert SCHEME.info_for_gvk("workloads.example.com", "v1alpha1", "PodSet") is PODSETS
+    assert scheme.SCHEME.info_for(Foo) is FOOS
+    assert scheme.SCHEME.info_for_gvk("workloads.example.com", "v1alpha1", "PodSet") is PODSETS
+    assert not scheme.SCHEME.recognizes(Deployment)
+    combined = Scheme()
+    kubescheme.add_to_scheme(combined)
+    scheme.add_to_scheme(combined)
+    assert combined.info_for_gvk("apps", "v1", "Deployment") is DEPLOYMENTS
+    assert combined.info_for(Foo) is FOOS
 
 
 _names = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-", min_size=1, max_size=20)

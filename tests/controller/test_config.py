@@ -49,7 +49,7 @@ def test_cluster_role_covers_the_controllers_verbs() -> None:
     rules = cluster_role_rules()
     needed = [
         ("get", "samplecontroller.k8s.io", "foos", ""), ("list", "samplecontroller.k8s.io", "foos", ""),
-        ("watch", "samplecontroller.k8s.io", "foos", ""), ("update", "samplecontroller.k8s.io", "foos", "status"),
+        ("watch", "samplecontroller.k8s.io", "foos", ""), ("patch", "samplecontroller.k8s.io", "foos", "status"),
         ("list", "apps", "deployments", ""), ("watch", "apps", "deployments", ""),
         ("create", "apps", "deployments", ""), ("patch", "apps", "deployments", ""),
         ("create", "", "events", ""), ("patch", "", "events", ""),

@@ -8,25 +8,30 @@ is retried after its own backoff; the queue runs on a ``FakeClock`` so delays ar
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from typing import Any
 
 import msgspec
 import pytest
+from prometheus_client import REGISTRY
 
-from generated.apis.apps.v1 import Deployment
-from generated.apis.meta.v1 import ObjectMeta, OwnerReference
 from generated.apis.samplecontroller.v1alpha1 import Foo, FooSpec
 from generated.clientset.fake import Clientset as FakeClientset
 from generated.informers import SharedInformerFactory
 from samplecontroller.apimachinery import errors
 from samplecontroller.cache import DeletedFinalStateUnknown
-from samplecontroller.controller import Controller, ObjectName
+from samplecontroller.controller import Controller, ObjectName, install_metrics
 from samplecontroller.foo import new_deployment
+from samplecontroller.kubernetes.apis.apps.v1 import Deployment
+from samplecontroller.kubernetes.apis.meta.v1 import ObjectMeta, OwnerReference
+from samplecontroller.kubernetes.clientset.fake import Clientset as FakeKubeClientset
+from samplecontroller.kubernetes.informers import SharedInformerFactory as KubeInformerFactory
 from samplecontroller.record import FakeRecorder
 from samplecontroller.testing import Action
 from samplecontroller.wait import Context, FakeClock
 from samplecontroller.workqueue import ItemExponentialFailureRateLimiter, RateLimitingQueue
+from samplecontroller.workqueue.testing import get_item
 from tests.live import wait_for
 
 NS = "default"
@@ -46,33 +51,32 @@ def unowned(name: str) -> Deployment:
     return with_owners(new_deployment(new_foo(deployment_name=name)))
 
 
-def as_clientset(fake: FakeClientset) -> Any:
-    """The fake has the real clientset's methods (duck-typed, not a subclass)."""
-    return fake
-
-
 def drain(queue: RateLimitingQueue[ObjectName]) -> list[ObjectName]:
     """Every key now in the queue (marked done at once)."""
     keys = []
     while queue.len():
-        key, _ = queue.get()
+        key = get_item(queue)
         queue.done(key)
         keys.append(key)
     return keys
 
 
-def controller_for(*objects: Any, clock: FakeClock | None = None) -> tuple[Controller, FakeClientset]:
-    """A controller whose informers' indexers hold ``objects`` (not started, as in Go's tests)."""
-    client = FakeClientset(*objects)
-    factory = SharedInformerFactory(client, 0)
-    foos, deployments = factory.samplecontroller.v1alpha1.foos, factory.apps.v1.deployments
-    controller = Controller(as_clientset(client), deployments, foos, FakeRecorder(100))
+def controller_for(*objects: Foo | Deployment,
+                   clock: FakeClock | None = None) -> tuple[Controller, FakeKubeClientset]:
+    """A controller on fake clientsets seeded with ``objects`` (in its listers too); the kube fake."""
+    kube = FakeKubeClientset(*(o for o in objects if isinstance(o, Deployment)))
+    sample = FakeClientset(*(o for o in objects if isinstance(o, Foo)))
+    foos = SharedInformerFactory(sample, 0).samplecontroller.v1alpha1.foos
+    deployments = KubeInformerFactory(kube, 0).apps.v1.deployments
+    controller = Controller(kube, sample, deployments, foos, FakeRecorder(100))
     if clock is not None:
         controller.workqueue = RateLimitingQueue(ItemExponentialFailureRateLimiter(0.005, 1000.0), clock=clock)
     for obj in objects:
-        informer = foos if isinstance(obj, Foo) else deployments
-        informer.informer().get_indexer().add(obj)
-    return controller, client
+        if isinstance(obj, Foo):
+            foos.informer().get_indexer().add(obj)
+        else:
+            deployments.informer().get_indexer().add(obj)
+    return controller, kube
 
 
 # -- handle_object --------------------------------------------------------------------------
@@ -122,27 +126,31 @@ def test_an_unowned_deployment_enqueues_only_the_foos_naming_it() -> None:
 
 
 @pytest.fixture
-def running() -> Iterator[tuple[Controller, FakeClientset]]:
-    """A controller with informers started on the fake clientset (seeded with one Foo)."""
-    client = FakeClientset(new_foo())
-    factory = SharedInformerFactory(client, 0)
-    controller = Controller(as_clientset(client), factory.apps.v1.deployments, factory.samplecontroller.v1alpha1.foos,
+def running() -> Iterator[tuple[Controller, FakeKubeClientset]]:
+    """A controller with both factories' informers started with one stop on the fake clientsets
+    (seeded with one Foo), as Go's main.go starts them; the kube fake."""
+    kube, sample = FakeKubeClientset(), FakeClientset(new_foo())
+    kube_factory, factory = KubeInformerFactory(kube, 0), SharedInformerFactory(sample, 0)
+    controller = Controller(kube, sample, kube_factory.apps.v1.deployments, factory.samplecontroller.v1alpha1.foos,
                             FakeRecorder(100))
     stop = Context()
+    kube_factory.start(stop)
     factory.start(stop)
     try:
+        assert all(kube_factory.wait_for_cache_sync(timeout=10).values())
         assert all(factory.wait_for_cache_sync(timeout=10).values())
         assert wait_for(lambda: drain(controller.workqueue) == [FOO], what="the initial add of the Foo")
-        yield controller, client
+        yield controller, kube
     finally:
         stop.cancel()
+        kube_factory.shutdown()
         factory.shutdown()
         controller.workqueue.shut_down()
 
 
-def test_informer_events_of_deployments_enqueue_their_foo(running: tuple[Controller, FakeClientset]) -> None:
+def test_informer_events_of_deployments_enqueue_their_foo(running: tuple[Controller, FakeKubeClientset]) -> None:
     controller, client = running
-    deployments = client.apps_v1.deployments(NS)
+    deployments = client.apps_v1().deployments(NS)
     deployments.create(new_deployment(new_foo()))
     assert wait_for(lambda: drain(controller.workqueue) == [FOO], what="the add of the owned Deployment")
     deployments.create(unowned("stranger"))
@@ -154,7 +162,7 @@ def test_informer_events_of_deployments_enqueue_their_foo(running: tuple[Control
 # -- process_next_work_item: requeue and forget ------------------------------------------------
 
 
-def fail_creates(client: FakeClientset, failures: int) -> list[Action]:
+def fail_creates(client: FakeKubeClientset, failures: int) -> list[Action]:
     """Make the first ``failures`` Deployment creates fail with 500; returns the attempts seen."""
     attempts: list[Action] = []
 
@@ -188,6 +196,41 @@ def test_a_failed_sync_is_requeued_rate_limited_and_success_forgets_it() -> None
     assert len(attempts) == 3
     assert queue.num_requeues(FOO) == 0 and queue.len() == 0 and queue.waiting_len() == 0
     assert [a.verb for a in client.actions() if a.resource.resource == "deployments"] == ["create"] * 3
+
+
+def test_a_conflict_is_requeued_rate_limited_and_counted_without_an_error_log(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A 409 Conflict (a write based on a stale cache) is expected and retried: the key is re-added
+    rate-limited, the conflict counted, and nothing is logged above debug (issue 18)."""
+    clock = FakeClock()
+    controller, client = controller_for(new_foo(), clock=clock)
+    queue = controller.workqueue
+    attempts: list[Action] = []
+
+    def conflict_once(action: Action) -> tuple[bool, Any, BaseException | None]:
+        attempts.append(action)
+        if len(attempts) == 1:
+            return True, None, errors.new_conflict("apps", "deployments", "foo-deployment", "the object has been "
+                                                   "modified; please apply your changes to the latest version")
+        return False, None, None
+
+    client.prepend_reactor("create", "deployments", conflict_once)
+    before = conflicts_counted()
+    queue.add(FOO)
+    caplog.set_level(logging.DEBUG)
+    assert controller.process_next_work_item()
+    assert queue.num_requeues(FOO) == 1 and queue.next_ready_at() == pytest.approx(0.005)
+    assert conflicts_counted() == before + 1
+    assert [r.getMessage() for r in caplog.records if r.levelno > logging.DEBUG] == []
+    clock.step(0.005)
+    assert controller.process_next_work_item()
+    assert len(attempts) == 2 and queue.num_requeues(FOO) == 0
+
+
+def conflicts_counted() -> float:
+    """The counter as /metrics shows it (``install_metrics`` is what app.py calls to serve it)."""
+    install_metrics()
+    return REGISTRY.get_sample_value("samplecontroller_sync_conflicts_total", {"controller": "foo"}) or 0.0
 
 
 def test_a_deployment_not_owned_is_retried_after_its_own_backoff_not_the_limiter() -> None:

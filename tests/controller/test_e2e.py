@@ -112,6 +112,9 @@ def test_foo_lifecycle(kubectl: Kubectl, server: Any, namespace: str,
     wait_for(lambda: get(kubectl, ns, "deployment", "example-foo") is None, what="the Deployment to be collected")
 
     assert controller.stop() == 0, controller.output()
+    # nothing went wrong: an expected, retried conflict (a status write from a stale cache) is no error
+    errors = [line for line in controller.output().splitlines() if "level=error" in line]
+    assert errors == [], errors
 
 
 @pytest.mark.parametrize("style", STYLES)
@@ -235,9 +238,14 @@ def test_runtime_mode_manager_leads_on_the_flagged_lease_and_serves_probes(
     first_id = wait_for(holder, what="a leader", timeout=20)
     second = start_controller(kubeconfig, *lease_args, "--health-probe-bind-address", f"127.0.0.1:{ports[1]}",
                               "--metrics-bind-address", f"127.0.0.1:{metrics_port}")
+    def ready(port: int) -> Callable[[], tuple[int, str] | None]:
+        def check() -> tuple[int, str] | None:
+            answer = http_get(port, "/readyz?verbose")
+            return answer if answer[0] == 200 else None
+        return check
+
     for port in ports:
-        _, body = wait_for(lambda p=port: (r := http_get(p, "/readyz?verbose"))[0] == 200 and r,
-                           what=f"/readyz on {port}", timeout=20)
+        _, body = wait_for(ready(port), what=f"/readyz on {port}", timeout=20)
         assert "[+]informers ok" in body, body
         assert http_get(port, "/healthz?verbose") == (200, "[+]ping ok\nhealthz check passed\n")
         assert http_get(port, "/healthz") == (200, "ok")
@@ -285,7 +293,7 @@ def test_cluster_role_covers_every_request_the_controller_made(server: Any) -> N
     # The controller's essential requests were all seen (the test would be vacuous otherwise).
     for needed in [("list", "samplecontroller.k8s.io/foos"), ("watch", "apps/deployments"),
                    ("create", "apps/deployments"), ("patch", "apps/deployments"),
-                   ("update", "samplecontroller.k8s.io/foos/status"), ("create", "/events")]:
+                   ("patch", "samplecontroller.k8s.io/foos/status"), ("create", "/events")]:
         assert needed in resource_requests, (needed, sorted(resource_requests))
 
 

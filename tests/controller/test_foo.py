@@ -7,8 +7,6 @@ from typing import Any
 import msgspec
 import pytest
 
-from generated.apis.apps.v1 import Deployment, DeploymentSpec
-from generated.apis.meta.v1 import ObjectMeta
 from generated.apis.samplecontroller.v1alpha1 import Foo, FooSpec
 from samplecontroller.foo import (
     NotOwnedBackoff,
@@ -18,7 +16,10 @@ from samplecontroller.foo import (
     rate_limiter,
     replicas_patch,
 )
+from samplecontroller.kubernetes.apis.apps.v1 import Deployment, DeploymentSpec
+from samplecontroller.kubernetes.apis.meta.v1 import ObjectMeta
 from samplecontroller.record import FakeRecorder
+from samplecontroller.workqueue import MaxOfRateLimiter
 
 
 def new_foo(replicas: int | None, deployment_name: Any = "d") -> Foo:
@@ -79,7 +80,7 @@ def test_not_owned_warns_once_per_situation_and_backs_off_to_the_cap() -> None:
 
 
 def test_rate_limiter_is_exponential_per_item() -> None:
-    limiter = rate_limiter()
+    limiter: MaxOfRateLimiter[str] = rate_limiter()
     assert [limiter.when("a") for _ in range(3)] == [0.005, 0.01, 0.02]
     limiter.forget("a")
     assert limiter.when("a") == 0.005

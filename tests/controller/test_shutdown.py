@@ -16,15 +16,17 @@ import pytest
 from generated.clientset.fake import Clientset as FakeClientset
 from generated.informers import SharedInformerFactory
 from samplecontroller.controller import Controller, ObjectName
+from samplecontroller.kubernetes.clientset.fake import Clientset as FakeKubeClientset
+from samplecontroller.kubernetes.informers import SharedInformerFactory as KubeInformerFactory
 from samplecontroller.record import FakeRecorder
 
 
 class HeldController(Controller):
     """A Controller whose sync handler records the key, then blocks until ``release`` is set."""
 
-    def __init__(self, client: FakeClientset, factory: SharedInformerFactory) -> None:
-        super().__init__(client, factory.apps.v1.deployments, factory.samplecontroller.v1alpha1.foos,
-                         FakeRecorder(100))
+    def __init__(self, kube_factory: KubeInformerFactory, factory: SharedInformerFactory) -> None:
+        super().__init__(kube_factory.clientset, factory.clientset, kube_factory.apps.v1.deployments,
+                         factory.samplecontroller.v1alpha1.foos, FakeRecorder(100))
         self.release = threading.Event()
         self.entered = threading.Semaphore(0)
         self.lock = threading.Lock()
@@ -39,14 +41,15 @@ class HeldController(Controller):
 
 @pytest.fixture
 def held() -> Iterator[tuple[HeldController, threading.Event]]:
-    client = FakeClientset()
-    factory = SharedInformerFactory(client, 0)
-    controller = HeldController(client, factory)
+    kube_factory, factory = KubeInformerFactory(FakeKubeClientset(), 0), SharedInformerFactory(FakeClientset(), 0)
+    controller = HeldController(kube_factory, factory)
     stop = threading.Event()
+    kube_factory.start(stop)
     factory.start(stop)
     yield controller, stop
     controller.release.set()
     stop.set()
+    kube_factory.shutdown()
     factory.shutdown()
 
 

@@ -14,10 +14,11 @@ from typing import Any
 import msgspec
 import pytest
 
-from generated.apis.apps.v1 import ReplicaSet
-from generated.apis.core.v1 import Pod
 from generated.clientset import Clientset
 from samplecontroller.apimachinery import objects
+from samplecontroller.kubernetes.apis.apps.v1 import ReplicaSet
+from samplecontroller.kubernetes.apis.core.v1 import Pod
+from samplecontroller.kubernetes.clientset import Clientset as KubeClientset
 from tests.live import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -67,7 +68,7 @@ def test_source_kind_pods_prints_events(rest: Any, ns: str, background: Any) -> 
     synced = threading.Event()
     background(mod.run, rest, out=items.append, namespace=ns, synced=synced)
     assert synced.wait(10)
-    pods = Clientset(rest).core_v1.pods(ns)
+    pods = KubeClientset(rest).core_v1().pods(ns)
     created = pods.create(pod(ns, "demo"))
     pods.patch("demo", {"metadata": {"labels": {"touched": "yes"}}})
     pods.delete("demo")
@@ -81,27 +82,26 @@ def test_source_kind_pods_prints_events(rest: Any, ns: str, background: Any) -> 
 def test_replicaset_labeler_labels_and_reacts_to_owned_pods(rest: Any, ns: str, background: Any) -> None:
     mod = load("replicaset_labeler")
     background(mod.run, rest, namespace=ns)
-    cs = Clientset(rest)
-    rs = cs.apps_v1.replicasets(ns).create(objects.from_dict(ReplicaSet, {
+    cs = KubeClientset(rest)
+    rs = cs.apps_v1().replicasets(ns).create(objects.from_dict(ReplicaSet, {
         "metadata": {"name": "rs1", "namespace": ns},
         "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "x"}},
                  "template": {"metadata": {"labels": {"app": "x"}},
                               "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}))
-    wait_for(lambda: (cs.apps_v1.replicasets(ns).get("rs1").metadata.labels or {}).get("hello") == "world",
+    wait_for(lambda: (cs.apps_v1().replicasets(ns).get("rs1").metadata.labels or {}).get("hello") == "world",
              what="the label")
     # someone removes the label; an owned Pod's event brings the ReplicaSet back to the reconciler
-    cs.apps_v1.replicasets(ns).patch("rs1", {"metadata": {"labels": {"hello": None}}})
-    cs.core_v1.pods(ns).create(pod(ns, "p1", {"app": "x"}, owner=rs))
-    wait_for(lambda: (cs.apps_v1.replicasets(ns).get("rs1").metadata.labels or {}).get("hello") == "world",
+    cs.apps_v1().replicasets(ns).patch("rs1", {"metadata": {"labels": {"hello": None}}})
+    cs.core_v1().pods(ns).create(pod(ns, "p1", {"app": "x"}, owner=rs))
+    wait_for(lambda: (cs.apps_v1().replicasets(ns).get("rs1").metadata.labels or {}).get("hello") == "world",
              what="the label again")
 
 
 def test_podset_operator_scales_without_overshoot(rest: Any, ns: str, background: Any) -> None:
     mod = load("podset_operator")
     background(mod.run, rest, namespace=ns, workers=4)
-    cs = Clientset(rest)
-    podsets = cs.workloads_v1alpha1.podsets(ns)
-    pods = cs.core_v1.pods(ns)
+    podsets = Clientset(rest).workloads_v1alpha1().podsets(ns)
+    pods = KubeClientset(rest).core_v1().pods(ns)
     seen_max = [0]
     watching = threading.Event()
 

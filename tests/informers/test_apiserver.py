@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import threading
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,6 +19,7 @@ from samplecontroller.apimachinery import errors
 from samplecontroller.apiserver import LocalAPIServer
 from samplecontroller.apiserver.testing import install_crds
 from samplecontroller.cache import DeletedFinalStateUnknown, ResourceEventHandlerFuncs
+from samplecontroller.kubernetes.clientset import Clientset as KubeClientset
 from samplecontroller.rest import load_rest_client
 from samplecontroller.wait import Context
 from tests.live import wait_for
@@ -33,14 +35,15 @@ def foo(name: str, replicas: int = 1) -> dict[str, Any]:
 @pytest.fixture
 def server(tmp_path: Any) -> Iterator[LocalAPIServer]:
     with LocalAPIServer(kubeconfig_path=tmp_path / "kubeconfig", bookmark_interval=0.2) as s:
-        install_crds(s)
+        install_crds(s, Path(__file__).resolve().parents[2] / "crds")
         yield s
 
 
 @pytest.fixture
 def cs(server: LocalAPIServer) -> Clientset:
-    clientset = Clientset(load_rest_client(kubeconfig=str(server.kubeconfig_path)))
-    clientset.core_v1.namespaces().create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
+    rest = load_rest_client(kubeconfig=str(server.kubeconfig_path))
+    clientset = Clientset(rest)
+    KubeClientset(rest).core_v1().namespaces().create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
     return clientset
 
 
@@ -49,7 +52,7 @@ class Recorder:
         self.events: list[tuple[str, Any]] = []
         self.lock = threading.Lock()
 
-    def handler(self) -> ResourceEventHandlerFuncs:
+    def handler(self) -> ResourceEventHandlerFuncs[Any]:
         def add(obj: Any, initial: bool) -> None:
             self._put("add-initial" if initial else "add", obj)
 
@@ -97,7 +100,7 @@ def on_loop(server: LocalAPIServer, fn: Callable[[], None]) -> None:
 
 
 def test_generated_informer_lists_watches_and_lists(server: LocalAPIServer, cs: Clientset) -> None:
-    foos = cs.samplecontroller_v1alpha1.foos(NS)
+    foos = cs.samplecontroller_v1alpha1().foos(NS)
     for i in range(3):
         foos.create(foo(f"pre-{i}"))
     with started_informer(cs) as (informer, lister, recorder):
@@ -121,7 +124,7 @@ def test_relist_after_the_watch_is_cut_and_history_compacted(server: LocalAPISer
     """A write and a delete happen while the watch is down, and the server forgets that history:
     the reflector's re-watch gets 410 Expired, it re-lists, and the informer reports the new
     object as an add and the vanished one as a delete with a DeletedFinalStateUnknown tombstone."""
-    foos = cs.samplecontroller_v1alpha1.foos(NS)
+    foos = cs.samplecontroller_v1alpha1().foos(NS)
     foos.create(foo("old"))
     with started_informer(cs) as (_informer, lister, recorder):
         assert server.core is not None and server.store is not None

@@ -63,7 +63,7 @@ class Wire:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalAPIServer]:
     with LocalAPIServer(kubeconfig_path=tmp_path_factory.mktemp("fuzz") / "kubeconfig") as s:
-        install_crds(s)
+        install_crds(s, Path(__file__).resolve().parents[2] / "crds")
         yield s
 
 
@@ -200,7 +200,7 @@ def bodies(draw: st.DrawFn) -> bytes:
     if choice <= 1:
         return json.dumps(draw(k8s_objects())).encode()
     if choice <= 3:  # mostly valid: a ConfigMap, a Foo or a merge patch with fuzzed names and values
-        obj = draw(st.sampled_from([
+        obj: dict[str, Any] = draw(st.sampled_from([
             {"apiVersion": "v1", "kind": "ConfigMap"},
             {"apiVersion": "samplecontroller.k8s.io/v1alpha1", "kind": "Foo", "spec": {"deploymentName": "d"}},
             {}]))

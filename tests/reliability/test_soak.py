@@ -38,7 +38,7 @@ def event(name: str) -> dict[str, Any]:
             "message": "Foo synced successfully"}
 
 
-def in_parallel(server: ServerProcess, work: Callable[[str], None], names: list[str]) -> None:
+def in_parallel(server: ServerProcess, work: Callable[[str], object], names: list[str]) -> None:
     errors: list[BaseException] = []
 
     def run(part: list[str]) -> None:

@@ -28,8 +28,8 @@ def foo(name: str) -> dict[str, Any]:
 def test_a_reflector_ahead_of_a_restored_server_relists(tmp_path: Path) -> None:
     data, backup = tmp_path / "data", tmp_path / "backup"
     with LocalAPIServer(data_dir=data, kubeconfig_path=tmp_path / "kc0") as s:
-        install_crds(s)
-        Clientset(load_rest_client(kubeconfig=str(s.kubeconfig_path))).samplecontroller_v1alpha1.foos(
+        install_crds(s, Path(__file__).resolve().parents[2] / "crds")
+        Clientset(load_rest_client(kubeconfig=str(s.kubeconfig_path))).samplecontroller_v1alpha1().foos(
             "default").create(foo("kept"))
     shutil.copytree(data, backup)  # a consistent copy of a stopped server (same CA and token)
     errors: list[BaseException] = []
@@ -40,7 +40,7 @@ def test_a_reflector_ahead_of_a_restored_server_relists(tmp_path: Path) -> None:
         assert newer.ca_path is not None
         proxy = SwitchingProxy(newer.port)
         write_kubeconfig(tmp_path / "kc", f"https://127.0.0.1:{proxy.port}", newer.token, newer.ca_path.read_bytes())
-        foos = Clientset(load_rest_client(kubeconfig=str(tmp_path / "kc"))).samplecontroller_v1alpha1.foos("default")
+        foos = Clientset(load_rest_client(kubeconfig=str(tmp_path / "kc"))).samplecontroller_v1alpha1().foos("default")
         reflector = Reflector(foos.lister_watcher(), store, name="foos",
                               watch_error_handler=lambda _name, err: errors.append(err))
         runner = threading.Thread(target=reflector.run, args=(stop,), daemon=True)

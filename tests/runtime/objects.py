@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from generated.apis.apps.v1 import Deployment, DeploymentSpec
-from generated.apis.meta.v1 import ObjectMeta, OwnerReference
 from generated.apis.samplecontroller.v1alpha1 import Foo, FooSpec
+from samplecontroller.kubernetes.apis.apps.v1 import Deployment, DeploymentSpec
+from samplecontroller.kubernetes.apis.meta.v1 import ObjectMeta, OwnerReference
 
 
 def foo(name: str = "f", ns: str = "ns", *, uid: str = "uid-f", rv: str = "1", generation: int = 1,

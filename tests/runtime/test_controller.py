@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import queue as stdqueue
 import threading
 import time
@@ -87,8 +88,8 @@ def run() -> Iterator[Callable[[controller.Controller], threading.Thread]]:
 
 def test_error_requeues_with_backoff_then_success_forgets(run: Any) -> None:
     name = f"c{next(_counter)}"
-    script = Script(lambda r, n: (_ for _ in ()).throw(errors.new_conflict("g", "r", "x", "stale")) if n < 3
-                    else Result())
+    script = Script(lambda r, n: (_ for _ in ()).throw(
+        errors.InternalError(errors.new_status(500, "InternalError", "boom"))) if n < 3 else Result())
     c = controller.Controller(name, script, fast_options())
     c.watch(seed(Request("ns", "a")))
     run(c)
@@ -101,6 +102,29 @@ def test_error_requeues_with_backoff_then_success_forgets(run: Any) -> None:
     assert value("controller_runtime_reconcile_errors_total", {"controller": name}) == 2
     assert value("workqueue_retries_total", {"name": name}) == 2
     assert value("controller_runtime_reconcile_panics_total", {"controller": name}) == 0
+
+
+def test_a_conflict_is_requeued_with_backoff_and_counted_but_not_logged_as_an_error(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A 409 Conflict (a write from a stale cache lost a race) is retried: rate-limited requeue,
+    counted in reconcile_conflicts_total and as a "requeue" result, not as an error, and logged at
+    debug level only (issue 18)."""
+    name = f"c{next(_counter)}"
+    request = Request("ns", "a")
+    script = Script(lambda r, n: (_ for _ in ()).throw(errors.new_conflict(
+        "samplecontroller.k8s.io", "foos", "a", "the object has been modified")))
+    c = controller.Controller(name, script, fast_options())
+    c.queue.add(request)
+    caplog.set_level(logging.DEBUG)
+    assert c.process_next_work_item()
+    assert c.queue.num_requeues(request) == 1
+    assert value("controller_runtime_reconcile_conflicts_total", {"controller": name}) == 1
+    assert value("controller_runtime_reconcile_total", {"controller": name, "result": "requeue"}) == 1
+    assert value("controller_runtime_reconcile_errors_total", {"controller": name}) == 0
+    assert value("controller_runtime_reconcile_total", {"controller": name, "result": "error"}) == 0
+    assert [r.getMessage() for r in caplog.records if r.levelno > logging.DEBUG] == []
+    assert [r.getMessage() for r in caplog.records] == ["Reconciler conflict, requeuing"]
+    c.queue.shut_down()
 
 
 def test_terminal_error_is_not_requeued(run: Any) -> None:
@@ -241,7 +265,7 @@ class _FakeMgr:
         return self.cache
 
     def get_scheme(self) -> Any:
-        from generated.scheme import SCHEME
+        from samplecontroller.foo_reconciler import SCHEME
 
         return SCHEME
 
@@ -280,23 +304,23 @@ def _held_controller(workers: int, shutdown_timeout: float, requests: list[Reque
     entered = threading.Semaphore(0)
 
     def held(request: Request, n: int) -> Result:
-        run.seen.append(request)
+        held_run.seen.append(request)
         entered.release()
-        run.release.wait(60)
+        held_run.release.wait(60)
         return Result()
 
     c = controller.Controller(f"c{next(_counter)}", Script(held),
                               fast_options(max_concurrent_reconciles=workers, shutdown_timeout=shutdown_timeout))
     c.watch(seed(*requests))
-    run = _Held(c)
-    run.t.start()
+    held_run = _Held(c)
+    held_run.t.start()
     try:
         for _ in range(workers):
             assert entered.acquire(timeout=10)
-        yield run
+        yield held_run
     finally:
-        run.release.set()
-        run.stop.set()
+        held_run.release.set()
+        held_run.stop.set()
 
 
 def test_stop_finishes_reconciles_in_progress_and_drops_the_backlog() -> None:

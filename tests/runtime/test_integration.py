@@ -12,17 +12,18 @@ from typing import Any
 import msgspec
 import pytest
 
-from generated.apis.apps.v1 import Deployment
-from generated.apis.core.v1 import ConfigMap
-from generated.apis.meta.v1 import ObjectMeta
 from generated.apis.samplecontroller.v1alpha1 import Foo, FooSpec
 from generated.clientset import Clientset
-from generated.scheme import SCHEME
 from samplecontroller.apimachinery import errors
-from samplecontroller.foo_reconciler import FooReconciler, new_manager
+from samplecontroller.foo_reconciler import SCHEME, FooReconciler, new_manager
+from samplecontroller.kubernetes.apis.apps.v1 import Deployment
+from samplecontroller.kubernetes.apis.core.v1 import ConfigMap
+from samplecontroller.kubernetes.apis.meta.v1 import ObjectMeta
+from samplecontroller.kubernetes.clientset import Clientset as KubeClientset
 from samplecontroller.record import FakeRecorder
 from samplecontroller.runtime import client as rtclient
 from samplecontroller.runtime.manager import ListenError, Manager, Options
+from samplecontroller.runtime.reconcile import Request, Result
 from tests.live import free_port, http_get, wait_for
 
 
@@ -52,14 +53,14 @@ def new_foo(ns: str, name: str, deployment_name: str, replicas: int | None = 1) 
 
 
 def test_foo_reconciler_end_to_end(rest: Any, ns: str, started: Any) -> None:
-    cs = Clientset(rest)
+    cs, kube = Clientset(rest), KubeClientset(rest)
     mgr = new_manager(rest, resync=3600, namespace=ns)
     recorder = FakeRecorder(100)
     FooReconciler(mgr.get_client(), recorder, not_owned_backoff_base=0.05).setup_with_manager(mgr, 2)
     started(mgr)
-    foos = cs.samplecontroller_v1alpha1.foos(ns)
+    foos = cs.samplecontroller_v1alpha1().foos(ns)
     foo = foos.create(new_foo(ns, "f1", "d1", 2))
-    dep = wait_for(lambda: cs.apps_v1.deployments(ns).get("d1"), what="the Deployment")
+    dep = wait_for(lambda: kube.apps_v1().deployments(ns).get("d1"), what="the Deployment")
     ref = dep.metadata.owner_references[0]
     assert (ref.kind, ref.name, ref.uid, ref.controller) == ("Foo", "f1", foo.metadata.uid, True)
     assert dep.spec.replicas == 2
@@ -67,15 +68,15 @@ def test_foo_reconciler_end_to_end(rest: Any, ns: str, started: Any) -> None:
     # scale: only spec.replicas is patched
     live: Any = foos.get("f1")
     foos.update(msgspec.structs.replace(live, spec=msgspec.structs.replace(live.spec, replicas=4)))
-    wait_for(lambda: getattr(cs.apps_v1.deployments(ns).get("d1").spec, "replicas", None) == 4, what="replicas 4")
+    wait_for(lambda: getattr(kube.apps_v1().deployments(ns).get("d1").spec, "replicas", None) == 4, what="replicas 4")
     # a Deployment owned by someone else: one Warning, no takeover
-    cs.apps_v1.deployments(ns).create(Deployment(metadata=ObjectMeta(name="taken", namespace=ns),
+    kube.apps_v1().deployments(ns).create(Deployment(metadata=ObjectMeta(name="taken", namespace=ns),
                                                   spec=dep.spec))
     foos.create(new_foo(ns, "f2", "taken"))
     wait_for(lambda: any("ErrResourceExists" in e for e in drain(recorder)), what="the Warning")
     time.sleep(0.3)  # several backoff periods
     assert not any("ErrResourceExists" in e for e in drain(recorder)), "warned again for the same situation"
-    assert not cs.apps_v1.deployments(ns).get("taken").metadata.owner_references
+    assert not kube.apps_v1().deployments(ns).get("taken").metadata.owner_references
 
 
 def drain(recorder: FakeRecorder) -> list[str]:
@@ -90,7 +91,7 @@ def drain(recorder: FakeRecorder) -> list[str]:
 def test_cache_reads_field_index_and_namespaces(rest: Any, ns: str, started: Any) -> None:
     cs = Clientset(rest)
     for i in range(3):
-        cs.samplecontroller_v1alpha1.foos(ns).create(new_foo(ns, f"f{i}", "shared" if i < 2 else "own"))
+        cs.samplecontroller_v1alpha1().foos(ns).create(new_foo(ns, f"f{i}", "shared" if i < 2 else "own"))
     mgr = Manager(rest, scheme=SCHEME, options=Options(namespaces=(ns,)))
     mgr.get_cache().index_field(Foo, "spec.deploymentName",
                                 lambda f: [f.spec.deployment_name] if f.spec is not msgspec.UNSET else [])
@@ -136,7 +137,7 @@ def test_client_writes_and_helpers(rest: Any, ns: str, started: Any) -> None:
     foo = c.create(new_foo(ns, "owner", "x"))
     owned: Any = rtclient.set_controller_reference(foo, ConfigMap(metadata=ObjectMeta(name="o", namespace=ns)))
     assert owned.metadata.owner_references[0].controller is True
-    other = msgspec.structs.replace(foo, metadata=msgspec.structs.replace(foo.metadata, uid="other-uid"))
+    other = msgspec.structs.replace(foo, metadata=msgspec.structs.replace(foo.metadata, name="other", uid="other-uid"))
     with pytest.raises(rtclient.AlreadyOwnedError):
         rtclient.set_controller_reference(other, owned)
     # create_or_update / create_or_patch read through the cache
@@ -180,7 +181,7 @@ def test_metrics_and_probes(rest: Any, ns: str, started: Any) -> None:
     wait_for(lambda: http_get(probe_port, "/readyz")[0] == 200, what="ready")
     assert http_get(probe_port, "/readyz/gate") == (200, "ok")
     assert http_get(probe_port, "/readyz/nope")[0] == 404
-    Clientset(rest).samplecontroller_v1alpha1.foos(ns).create(new_foo(ns, "m", "md"))
+    Clientset(rest).samplecontroller_v1alpha1().foos(ns).create(new_foo(ns, "m", "md"))
     wait_for(lambda: 'controller_runtime_reconcile_total{controller="foo",result="success"}'
              in http_get(metrics_port, "/metrics")[1], what="reconcile metric")
     text = http_get(metrics_port, "/metrics")[1]
@@ -201,8 +202,15 @@ def test_leader_election_runs_leader_runnables_on_one_manager_only(rest: Any, ns
             namespaces=(ns,), leader_election=True, leader_election_id="rt-lease", leader_election_namespace=ns,
             leader_election_release_on_cancel=True, lease_duration=2.0, renew_deadline=1.5, retry_period=0.1))
         ran: list[str] = []
-        mgr.add(runnable_func(lambda s: (ran.append("leader"), s.wait())))
-        mgr.add(runnable_func(lambda s: (ran.append("always"), s.wait()), need_leader_election=False))
+
+        def record(what: str) -> Callable[[threading.Event], None]:
+            def runnable(stop: threading.Event) -> None:
+                ran.append(what)
+                stop.wait()
+            return runnable
+
+        mgr.add(runnable_func(record("leader")))
+        mgr.add(runnable_func(record("always"), need_leader_election=False))
         stop = threading.Event()
         threading.Thread(target=mgr.start, args=(stop,), daemon=True, name=f"manager-{name}").start()
         return mgr, ran, stop
@@ -218,27 +226,32 @@ def test_leader_election_runs_leader_runnables_on_one_manager_only(rest: Any, ns
         first_stop.set()
         assert second.elected().wait(10), "the second manager did not take over"
         wait_for(lambda: "leader" in second_ran, what="the leader runnable on the second manager")
-        lease = Clientset(rest).coordination_v1.leases(ns).get("rt-lease")
+        lease = KubeClientset(rest).coordination_v1().leases(ns).get("rt-lease")
         assert lease.spec.lease_transitions == 1  # type: ignore[union-attr]
     finally:
         first_stop.set()
         second_stop.set()
 
 
+def record(seen: list[Request], request: Request) -> Result:
+    seen.append(request)
+    return Result()
+
+
 def test_builder_event_filter_applies_to_every_watch(rest: Any, ns: str, started: Any) -> None:
     """``with_event_filter`` predicates gate the events of the For type (and of any other watch)."""
     from samplecontroller.runtime import predicate
     from samplecontroller.runtime.builder import controller_managed_by
-    from samplecontroller.runtime.reconcile import Func, Request, Result
+    from samplecontroller.runtime.reconcile import Func
 
     mgr = Manager(rest, scheme=SCHEME, options=Options(namespaces=(ns,)))
     seen: list[Request] = []
     (controller_managed_by(mgr).for_(ConfigMap)
      .with_event_filter(predicate.new_predicate_funcs(lambda o: (o.metadata.labels or {}).get("watch") == "yes"))
      .named(f"filtered-{ns}")
-     .complete(Func(lambda r: (seen.append(r), Result())[1])))
+     .complete(Func(lambda r: record(seen, r))))
     started(mgr)
-    cs = Clientset(rest).core_v1.configmaps(ns)
+    cs = KubeClientset(rest).core_v1().configmaps(ns)
     cs.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "ignored", "namespace": ns}})
     cs.create({"apiVersion": "v1", "kind": "ConfigMap",
                "metadata": {"name": "taken", "namespace": ns, "labels": {"watch": "yes"}}})
@@ -253,7 +266,11 @@ def test_graceful_shutdown_timeout_bounds_the_stop(rest: Any, ns: str) -> None:
 
     mgr = Manager(rest, scheme=SCHEME, options=Options(namespaces=(ns,), graceful_shutdown_timeout=0.5))
     release = threading.Event()
-    mgr.add(runnable_func(lambda stop: (stop.wait(), release.wait(30))))
+    def ignore_the_stop(stop: threading.Event) -> None:
+        stop.wait()
+        release.wait(30)
+
+    mgr.add(runnable_func(ignore_the_stop))
     stop = threading.Event()
     thread = threading.Thread(target=mgr.start, args=(stop,), daemon=True)
     thread.start()

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from generated.apis.apps.v1 import Deployment
 from generated.apis.samplecontroller.v1alpha1 import Foo
+from samplecontroller.kubernetes.apis.apps.v1 import Deployment
 from samplecontroller.runtime import handler, predicate
 from samplecontroller.runtime.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent
 from samplecontroller.runtime.reconcile import Func, Request, Result, TerminalError, is_terminal

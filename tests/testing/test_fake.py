@@ -181,6 +181,12 @@ def drain(w: Any, n: int, timeout: float = 5.0) -> list[WatchEvent[Any]]:
     return out
 
 
+def name_of(event: WatchEvent[Any]) -> str:
+    """The name of the event's object (AssertionError for an ERROR event, which has none)."""
+    assert event.object is not None, event
+    return str(event.object.metadata.name)
+
+
 def test_watch_fan_out_with_selectors(fake: FakeClientsetBase) -> None:
     c = gizmos(fake)
     every = gizmos(fake, None).watch()
@@ -190,7 +196,7 @@ def test_watch_fan_out_with_selectors(fake: FakeClientsetBase) -> None:
     c.update(msgspec.structs.replace(a, spec=Spec(replicas=4)))
     c.delete("a")
     evs = drain(every, 4)
-    assert [(e.type, e.object.metadata.name) for e in evs] == [
+    assert [(e.type, name_of(e)) for e in evs] == [
         ("ADDED", "a"), ("ADDED", "b"), ("MODIFIED", "a"), ("DELETED", "a")]
     assert all(isinstance(e.object, Gizmo) for e in evs)
     assert [e.type for e in drain(web_only, 3)] == ["ADDED", "MODIFIED", "DELETED"]
@@ -220,7 +226,7 @@ def test_list_then_watch_from_its_version_misses_nothing(fake: FakeClientsetBase
     c.create(gizmo("between"))  # after the list, before the watch
     w = lw.watch(ListOptions(resource_version=page.resource_version))
     c.create(gizmo("after"))
-    assert [e.object.metadata.name for e in drain(w, 2)] == ["between", "after"]
+    assert [name_of(e) for e in drain(w, 2)] == ["between", "after"]
     assert fake.actions()[-2].options == {"resource_version": "1"}
 
 
@@ -233,7 +239,7 @@ def test_watch_from_a_compacted_version_is_expired() -> None:
     assert ev.type == "ERROR" and ev.object is None and ev.status is not None
     assert ev.status["code"] == 410 and ev.status["reason"] == "Expired"
     replayed = drain(c.watch(resource_version="2"), 2)
-    assert [e.object.metadata.name for e in replayed] == ["c", "d"]
+    assert [name_of(e) for e in replayed] == ["c", "d"]
 
 
 # -- actions and reactors ------------------------------------------------------------------------------
@@ -292,6 +298,7 @@ def test_watch_reactor_with_a_hand_driven_watcher(fake: FakeClientsetBase) -> No
     watcher.error(errors.new_status(410, "Expired", "gone"))
     evs = drain(w, 3)
     assert [e.type for e in evs] == ["ADDED", "MODIFIED", "ERROR"]
+    assert evs[1].object is not None and evs[2].status is not None
     assert evs[1].object.spec == Spec(replicas=2) and evs[2].status["code"] == 410
     assert watcher.is_stopped
     watcher.add(gizmo("dropped"))  # no error after stop
@@ -352,7 +359,7 @@ def test_cluster_scoped_resources_ignore_the_namespace(fake: FakeClientsetBase) 
     info: ResourceInfo[dict[str, Any]] = ResourceInfo(
         group="", version="v1", resource="namespaces", kind="Namespace", namespaced=False, model=dict,
         list_model=dict)
-    ns = FakeResourceClient(fake, info, "ignored")
+    ns: FakeResourceClient[dict[str, Any], dict[str, Any]] = FakeResourceClient(fake, info, "ignored")
     ns.create({"metadata": {"name": "team-a"}})
     assert ns.get("team-a")["metadata"].get("namespace") is None
     assert fake.actions()[0].namespace == ""

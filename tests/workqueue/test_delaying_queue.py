@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from samplecontroller.wait.clock import FakeClock
 from samplecontroller.workqueue import DelayingQueue
-from samplecontroller.workqueue.testing import wait_for_timer
+from samplecontroller.workqueue.testing import get_item, wait_for_timer
 
 
 def settle(clock: FakeClock, q: DelayingQueue[str]) -> None:
@@ -21,7 +21,7 @@ def settle(clock: FakeClock, q: DelayingQueue[str]) -> None:
 def drain_ready(q: DelayingQueue[str]) -> list[str]:
     out = []
     while len(q):
-        item, _ = q.get()
+        item = get_item(q)
         q.done(item)
         out.append(item)
     return out
@@ -129,8 +129,8 @@ def test_real_clock_delay() -> None:
     q.add_after("late", 0.05)
     q.add_after("early", 0.01)
     for expected in ("early", "late"):
-        item, shutdown = q.get()
-        assert (item, shutdown) == (expected, False)
+        item = get_item(q)
+        assert item == expected
         q.done(item)
     q.shut_down_with_drain()
     assert q._timer is not None and not q._timer.is_alive()

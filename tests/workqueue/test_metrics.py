@@ -9,7 +9,7 @@ import pytest
 from samplecontroller.wait.clock import FakeClock
 from samplecontroller.workqueue import DelayingQueue, Queue, RateLimitingQueue, metrics, set_provider
 from samplecontroller.workqueue.metrics import NoopMetricsProvider, flush_unfinished_work, get_provider
-from samplecontroller.workqueue.testing import RecordingProvider
+from samplecontroller.workqueue.testing import RecordingProvider, get_item
 
 
 def test_add_get_done_metrics(provider: RecordingProvider) -> None:
@@ -21,7 +21,7 @@ def test_add_get_done_metrics(provider: RecordingProvider) -> None:
     assert provider.get("adds", "q1").value == 2
     assert provider.get("depth", "q1").value == 2
     clock.step(1.5)
-    item, _ = q.get()
+    item = get_item(q)
     assert provider.get("depth", "q1").value == 1
     assert provider.get("latency", "q1").observed() == [1.5]
     q.add("a")  # dirty while processing: counted as an add, in depth
@@ -29,9 +29,9 @@ def test_add_get_done_metrics(provider: RecordingProvider) -> None:
     clock.step(0.25)
     q.done(item)
     assert provider.get("work_duration", "q1").observed() == [0.25]
-    item, _ = q.get()  # "b"
+    item = get_item(q)  # "b"
     clock.step(1)
-    item2, _ = q.get()  # "a" again: latency from its re-add
+    item2 = get_item(q)  # "a" again: latency from its re-add
     assert (item, item2) == ("b", "a")
     assert provider.get("latency", "q1").observed() == [1.5, 1.75, 1.25]
     assert provider.get("depth", "q1").value == 0
@@ -156,10 +156,10 @@ def test_metrics_under_threads(provider: RecordingProvider) -> None:
 
     def work() -> None:
         while True:
-            item, shutdown = q.get()
-            if shutdown:
+            got = q.get()
+            if got[1]:
                 return
-            q.done(item)
+            q.done(got[0])
 
     threads = [threading.Thread(target=work) for _ in range(4)]
     for t in threads:

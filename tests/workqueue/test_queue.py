@@ -14,9 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from samplecontroller.workqueue import Queue
+from samplecontroller.workqueue import Got, Queue
+from samplecontroller.workqueue.testing import get_item
 
-SHUTDOWN: tuple[Any, bool] = (None, True)
+SHUTDOWN: Got[Any] = (None, True)
 
 
 def drain_in_thread(q: Queue[int]) -> threading.Event:
@@ -31,8 +32,8 @@ def drain_in_thread(q: Queue[int]) -> threading.Event:
     return drained
 
 
-def get_with_timeout(q: Queue[int], timeout: float = 2.0) -> tuple[int, bool]:
-    out: list[tuple[int, bool]] = []
+def get_with_timeout(q: Queue[int], timeout: float = 2.0) -> Got[int]:
+    out: list[Got[int]] = []
     t = threading.Thread(target=lambda: out.append(q.get()), daemon=True)
     t.start()
     t.join(timeout)
@@ -62,7 +63,7 @@ def test_fifo_and_dedup() -> None:
 def test_add_while_processing_requeues_at_done() -> None:
     q: Queue[str] = Queue()
     q.add("x")
-    item, _ = q.get()
+    item = get_item(q)
     q.add("x")
     q.add("x")  # still a single dirty mark
     assert len(q) == 0  # not handed to a second worker while processing
@@ -75,7 +76,7 @@ def test_add_while_processing_requeues_at_done() -> None:
 
 def test_get_blocks_until_add() -> None:
     q: Queue[int] = Queue()
-    out: list[tuple[int, bool]] = []
+    out: list[Got[int]] = []
     t = threading.Thread(target=lambda: out.append(q.get()), daemon=True)
     t.start()
     t.join(0.05)
@@ -100,7 +101,7 @@ def test_shutdown_hands_out_remaining_items_then_reports_shutdown() -> None:
 
 def test_shutdown_wakes_blocked_getters() -> None:
     q: Queue[int] = Queue()
-    results: list[tuple[int, bool]] = []
+    results: list[Got[int]] = []
     threads = [threading.Thread(target=lambda: results.append(q.get()), daemon=True) for _ in range(4)]
     for t in threads:
         t.start()
@@ -114,8 +115,8 @@ def test_drain_waits_for_processing_items() -> None:
     q: Queue[int] = Queue()
     q.add(1)
     q.add(2)
-    a, _ = q.get()
-    b, _ = q.get()
+    a = get_item(q)
+    b = get_item(q)
     drained = drain_in_thread(q)
     assert not drained.wait(0.05)
     assert q.shutting_down()
@@ -147,7 +148,7 @@ def test_shut_down_in_flight_drops_waiting_items_and_waits_for_the_ones_in_progr
     q: Queue[int] = Queue()
     for i in range(5):
         q.add(i)
-    item, _ = q.get()
+    item = get_item(q)
     q.add(item)  # dirty while processing: not requeued after the shutdown
     result: list[bool] = []
     t = threading.Thread(target=lambda: result.append(q.shut_down_in_flight(30)), daemon=True)
@@ -205,12 +206,13 @@ class QueueModel(RuleBasedStateMachine):
     @precondition(lambda self: bool(self.waiting) or self.shut)
     @rule()
     def get(self) -> None:
-        item, shutdown = self.q.get()
+        got = self.q.get()
         if not self.waiting:
-            assert shutdown and item is None
+            assert got == (None, True)
             return
         expected = self.waiting.popleft()
-        assert (item, shutdown) == (expected, False)
+        assert got == (expected, False)
+        item = expected
         self.processing.add(item)
         self.dirty.discard(item)
 
@@ -265,9 +267,10 @@ def test_threaded_guarantees(producers: int, workers: int, n_items: int, adds_pe
 
     def work() -> None:
         while True:
-            item, shutdown = q.get()
-            if shutdown:
+            got = q.get()
+            if got[1]:
                 return
+            item = got[0]
             with guard:
                 if item in in_flight:
                     violations.append(f"item {item} processed by two workers")
@@ -314,9 +317,10 @@ def test_no_item_lost_or_duplicated_with_distinct_items(workers: int) -> None:
 
     def work() -> None:
         while True:
-            item, shutdown = q.get()
-            if shutdown:
+            got_item = q.get()
+            if got_item[1]:
                 return
+            item = got_item[0]
             with lock:
                 got.append(item)
             q.done(item)

@@ -3,9 +3,9 @@
 ``Controllers`` registers one listener on the store (called synchronously for every committed
 write) and runs the reactions as callbacks on the server's event loop: the garbage collector
 (``garbagecollector``), the namespace lifecycle (``namespace``), CRD establishing and removal
-(``crd``), the optional Deployment status simulator (``deployments``); the Event TTL
+(``crd``), the node simulator's removal of gracefully deleted Pods (``pods``), the optional Deployment simulator (``deployments``: ReplicaSets per template, revisions, status); the Event TTL
 (``eventttl.EventExpiry``) runs on its own. ``start`` bootstraps the cluster's objects
-(``cluster``) and resumes the work a restart left pending.
+(``cluster``, the RBAC bootstrap policy and ClusterRole aggregation of ``authorization``) and resumes the work a restart left pending.
 
 Controllers act through ``Core``'s and the store's public methods only; their failures are
 logged (404 and 409, lost races, are dropped) and never reach clients.
@@ -19,10 +19,12 @@ from collections.abc import Callable
 from typing import Any
 
 from samplecontroller.apiserver import cluster
+from samplecontroller.apiserver.authorization import aggregation, bootstrappolicy
 from samplecontroller.apiserver.controllers.crd import CRDController
 from samplecontroller.apiserver.controllers.deployments import DEPLOYMENTS, DeploymentSimulator
 from samplecontroller.apiserver.controllers.garbagecollector import GarbageCollector
 from samplecontroller.apiserver.controllers.namespace import NamespaceController
+from samplecontroller.apiserver.controllers.pods import PODS, NodeSimulator
 from samplecontroller.apiserver.core import CRD_KEY, NS_KEY, Core
 from samplecontroller.apiserver.errors import APIError
 from samplecontroller.apiserver.storage import Event
@@ -46,7 +48,8 @@ class Controllers:
         self.gc = GarbageCollector(core, self.schedule)
         self.namespaces = NamespaceController(core, self.gc, self.schedule)
         self.crds = CRDController(core, self.gc, self.schedule, self.reconcile)
-        self.deployments = DeploymentSimulator(self.store, simulate_delay) if simulate_deployments else None
+        self.node = NodeSimulator(core, self.schedule)
+        self.deployments = DeploymentSimulator(core, simulate_delay) if simulate_deployments else None
         self.store.listeners.append(self.on_event)
 
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -60,11 +63,14 @@ class Controllers:
                 self.core.create(namespaces, "", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}},
                                  manager="kube-apiserver")
         cluster.install(self.core, self.schedule, self.root_ca)
+        bootstrappolicy.install(self.core)
+        aggregation.install(self.core, self.schedule)
         for skey in list(self.store.data):
             for (ns, name), entry in list((self.store.data.get(skey) or {}).items()):
                 meta = entry.obj.get("metadata") or {}
                 if meta.get("deletionTimestamp") or meta.get("ownerReferences"):
                     self.schedule(self.reconcile, skey, ns, name)
+        self.node.resume()
         if self.deployments is not None:
             for ns, name in self.deployments.behind():
                 self.schedule(self.deployments.simulate, ns, name, delay=self.deployments.delay)
@@ -103,6 +109,8 @@ class Controllers:
             return
         if meta.get("deletionTimestamp") or meta.get("ownerReferences"):
             self.schedule(self.reconcile, event.skey, event.namespace, event.name)
+        if event.skey == PODS and meta.get("deletionTimestamp"):
+            self.node.observe(obj)
         if self.deployments is not None and event.skey == DEPLOYMENTS:
             self.schedule(self.deployments.simulate, event.namespace, event.name, delay=self.deployments.delay)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from samplecontroller.apiserver import tokens
+from samplecontroller.apiserver import decoding, tokens
 from samplecontroller.apiserver.core import Core
 from samplecontroller.apiserver.errors import APIError, bad_request, not_allowed
 from samplecontroller.apiserver.objects import copy_json, name_of, now_rfc3339
@@ -72,12 +72,7 @@ def bind(core: Core, pods: Resource, ns: str, name: str, body: Any, manager: str
 def token_request(core: Core, res: Resource, ns: str, name: str, body: Any, secret: str) -> dict[str, Any]:
     """A TokenRequest answered with a token for the service account ``ns/name``."""
     account = core.get(res, ns, name)
-    spec = dict(body.get("spec") or {}) if isinstance(body, dict) else {}
-    seconds = spec.get("expirationSeconds") or 3600
-    if not isinstance(seconds, int) or isinstance(seconds, bool) or seconds < 600:
-        raise APIError(422, "Invalid", f'TokenRequest.authentication.k8s.io "{name}" is invalid: '
-                       f"spec.expirationSeconds: Invalid value: {seconds}: may not specify a duration less "
-                       "than 10 minutes", {"name": name, "group": "authentication.k8s.io", "kind": "TokenRequest"})
+    seconds, spec = _token_request_spec(name, body)
     audiences = [str(a) for a in spec.get("audiences") or ()] or [tokens.ISSUER]
     token, expiry = tokens.issue(secret, ns, name, str(account["metadata"].get("uid", "")), audiences, seconds)
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(expiry))
@@ -85,3 +80,30 @@ def token_request(core: Core, res: Resource, ns: str, name: str, body: Any, secr
             "metadata": {"name": name, "namespace": ns, "creationTimestamp": None},
             "spec": {"audiences": audiences, "expirationSeconds": seconds, "boundObjectRef": spec.get("boundObjectRef")},
             "status": {"token": token, "expirationTimestamp": stamp}}
+
+
+MIN_TOKEN_SECONDS = 10 * 60
+MAX_TOKEN_SECONDS = 1 << 32
+
+
+def _token_request_spec(name: str, body: Any) -> tuple[int, dict[str, Any]]:
+    """The TokenRequest's expirationSeconds (defaulted to 3600) and spec, checked as
+    kube-apiserver does: a value that is not an int64 is a 400 decoding error, one below 10
+    minutes or above 2^32 seconds a 422 (pkg/apis/authentication/validation)."""
+    request = copy_json(body) if isinstance(body, dict) else {}
+    try:
+        decoding.normalize("authentication.k8s.io", "v1", "TokenRequest", request)
+    except decoding.DecodeError as err:
+        raise bad_request(str(err)) from None
+    spec: dict[str, Any] = request["spec"] if isinstance(request.get("spec"), dict) else {}
+    seconds = spec.get("expirationSeconds", 3600)
+    limit = ("less than 10 minutes" if seconds < MIN_TOKEN_SECONDS
+             else "larger than 2^32 seconds" if seconds > MAX_TOKEN_SECONDS else "")
+    if limit:
+        field = "spec.expirationSeconds"
+        raise APIError(422, "Invalid", f'TokenRequest.authentication.k8s.io "{name}" is invalid: '
+                       f"{field}: Invalid value: {seconds}: may not specify a duration {limit}",
+                       {"name": name, "group": "authentication.k8s.io", "kind": "TokenRequest",
+                        "causes": [{"reason": "FieldValueInvalid", "field": field,
+                                    "message": f"Invalid value: {seconds}: may not specify a duration {limit}"}]})
+    return int(seconds), spec

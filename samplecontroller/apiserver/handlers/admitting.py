@@ -9,6 +9,7 @@ from aiohttp import web
 
 from samplecontroller.apiserver import requestinfo as ri
 from samplecontroller.apiserver.admission import AdmissionRequest
+from samplecontroller.apiserver.authentication import user_of
 from samplecontroller.apiserver.errors import APIError
 from samplecontroller.apiserver.handlers.common import Scope
 from samplecontroller.apiserver.objects import copy_json, name_of
@@ -63,7 +64,7 @@ async def admitted_patch(scope: Scope, request: web.Request, t: RequestInfo, cty
                                                      manager=manager, dry_run=True, force=force,
                                                      field_validation=validation, served=served)
         admission = AdmissionRequest(res, "CREATE" if created else "UPDATE", ns, name, patched, old,
-                                     t.subresource, dry_run)
+                                     t.subresource, dry_run, user_info=user_of(request).to_wire())
         mutated = await scope.admitter.mutate(admission)
         if mutated != patched:
             patched, _, _ = scope.core.update(res, ns, name, copy_json(mutated), subresource=t.subresource,

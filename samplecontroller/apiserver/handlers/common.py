@@ -8,34 +8,45 @@ from typing import Any
 
 from aiohttp import web
 
-from samplecontroller.apiserver import conversion, strategies, tables
+from samplecontroller.apiserver import authentication, conversion, strategies, tables, warning
 from samplecontroller.apiserver.admission import Admitter
+from samplecontroller.apiserver.authorization.rbac import Authorizer
 from samplecontroller.apiserver.core import Core
 from samplecontroller.apiserver.filters import json_response
 from samplecontroller.apiserver.negotiation import Accept
 from samplecontroller.apiserver.restmapper import Resource
 from samplecontroller.apiserver.storage import Store
 
-__all__ = ["Scope", "columns", "render", "versioned", "warn"]
+__all__ = ["Scope", "columns", "render", "requester", "versioned", "warn"]
 
 
 @dataclass
 class Scope:
     """What the handlers work with (kube-apiserver's RequestScope): the storage layer, its store
     (for watches and revisions), the admission webhooks, the secret service account tokens are
-    signed with and the interval of watch bookmarks."""
+    signed with, the interval of watch bookmarks and the authorizer (RBAC; None: no authorization)."""
 
     core: Core
     store: Store
     admitter: Admitter
     signing_secret: str
     bookmark_interval: float
+    authorizer: Authorizer | None = None
+
+
+def requester(scope: Scope, request: web.Request) -> dict[str, Any]:
+    """Who sent ``request`` (``username``, ``uid``, ``groups``, ``extra``): the one place handlers
+    read the authenticated identity, as the authentication and impersonation filters left it
+    (``authentication.user_of``)."""
+    return authentication.user_of(request).to_wire()
 
 
 def warn(headers: dict[str, str], warnings: list[str]) -> None:
-    """Add ``warnings`` (at most 20) as a Warning header."""
-    if warnings:
-        headers["Warning"] = ", ".join('299 - "' + w.replace('"', '\\"') + '"' for w in warnings[:20])
+    """Add ``warnings`` as a Warning header (``warning.header_value``: at most 20; texts the
+    apiserver's warning recorder refuses are dropped)."""
+    value = warning.header_value(warnings)
+    if value:
+        headers["Warning"] = value
 
 
 def columns(scope: Scope, res: Resource) -> list[tables.Column]:

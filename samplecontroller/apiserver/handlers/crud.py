@@ -11,12 +11,14 @@ from aiohttp import web
 from samplecontroller.apiserver import conversion, strategies
 from samplecontroller.apiserver import requestinfo as ri
 from samplecontroller.apiserver.admission import AdmissionRequest
+from samplecontroller.apiserver.authentication import user_of
+from samplecontroller.apiserver.authorization import escalation
 from samplecontroller.apiserver.errors import APIError, bad_request, not_allowed, not_found
 from samplecontroller.apiserver.filters import json_response
-from samplecontroller.apiserver.handlers import actions, scale, subresources
+from samplecontroller.apiserver.handlers import actions, reviews, scale, subresources
 from samplecontroller.apiserver.handlers import list as list_
 from samplecontroller.apiserver.handlers.admitting import admit_create, admit_update, admitted_patch
-from samplecontroller.apiserver.handlers.common import Scope, render, warn
+from samplecontroller.apiserver.handlers.common import Scope, render, requester, warn
 from samplecontroller.apiserver.negotiation import (
     PATCH_APPLY,
     PATCH_JSON,
@@ -52,6 +54,7 @@ async def create(scope: Scope, request: web.Request, t: RequestInfo, accept: Acc
     res, ns = t.res, t.namespace or ""
     if t.namespace is None and res.namespaced:
         raise not_allowed()
+    ri.check_write_options(request)
     body = conversion.to_storage(
         decode_body(await ri.read_body(request), request.headers.get("Content-Type", "")))
     action = strategies.for_resource(res).create_action
@@ -59,12 +62,15 @@ async def create(scope: Scope, request: web.Request, t: RequestInfo, accept: Acc
         return json_response(actions.create(scope.core, res, ns, t.name, t.subresource, body, manager=ri.field_manager(request),
                                     dry_run=ri.dry_run(request), secret=scope.signing_secret), 201)
     if action == "review":
-        bearer = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
-        return json_response(subresources.review_answer(res, body, scope.signing_secret, bearer), 201)
+        return json_response(reviews.answer(scope, request, res, ns, body), 201)
+    escalation.check(scope.authorizer, user_of(request), res, ns, body)
     admission = None
     if scope.admitter.active():
-        admission = AdmissionRequest(res, "CREATE", ns, name_of(body), body, dry_run=ri.dry_run(request))
+        admission = AdmissionRequest(res, "CREATE", ns, name_of(body), body, dry_run=ri.dry_run(request),
+                                     user_info=user_of(request).to_wire())
         body = await admit_create(scope, request, admission)
+    if isinstance(body, dict):
+        strategies.for_resource(res).set_requester(body, requester(scope, request))
     obj, warnings = scope.core.create(res, ns, body, manager=ri.field_manager(request), dry_run=ri.dry_run(request),
                                      field_validation=ri.field_validation(request))
     headers: dict[str, str] = {}
@@ -75,6 +81,7 @@ async def create(scope: Scope, request: web.Request, t: RequestInfo, accept: Acc
 async def update(scope: Scope, request: web.Request, t: RequestInfo, accept: Accept) -> web.StreamResponse:
     served, t = t.res, _stored_as(scope, t)
     res, ns, name = t.res, t.namespace or "", t.name
+    ri.check_write_options(request)
     body = conversion.to_storage(
         decode_body(await ri.read_body(request), request.headers.get("Content-Type", "")))
     if t.subresource == "scale":
@@ -82,11 +89,16 @@ async def update(scope: Scope, request: web.Request, t: RequestInfo, accept: Acc
                                          dry_run=ri.dry_run(request)))
     if t.subresource == "finalize":
         return subresources.finalize(scope, res, name, body)
+    if escalation.guards(res):
+        current_entry = scope.core.get_entry(res, ns, name)
+        escalation.check(scope.authorizer, user_of(request), res, ns, body,
+                         current_entry.obj if current_entry else None)
     admission = None
     if scope.admitter.active():
         current = scope.core.get_entry(res, ns, name)
         admission = AdmissionRequest(res, "UPDATE" if current else "CREATE", ns, name, body,
-                                     current.obj if current else None, t.subresource, ri.dry_run(request))
+                                     current.obj if current else None, t.subresource, ri.dry_run(request),
+                                     user_info=user_of(request).to_wire())
         body = await admit_update(scope, request, admission)
     obj, created, warnings = scope.core.update(res, ns, name, body, subresource=t.subresource,
                                               manager=ri.field_manager(request), dry_run=ri.dry_run(request),
@@ -106,6 +118,7 @@ async def patch(scope: Scope, request: web.Request, t: RequestInfo, accept: Acce
                        f"the body of the request was in an unknown format - accepted media types include: "
                        f"{PATCH_JSON}, {PATCH_MERGE}, {PATCH_APPLY}"
                        + ("" if res.is_custom else f", {PATCH_STRATEGIC}"))
+    ri.check_write_options(request)
     raw = await ri.read_body(request)
     force = parse_bool(request.query["force"], "force") if "force" in request.query else False
     if force and ctype != PATCH_APPLY:
@@ -114,6 +127,12 @@ async def patch(scope: Scope, request: web.Request, t: RequestInfo, accept: Acce
         return json_response(scale.patch_scale(scope.core, res, ns, name, ctype, raw, manager=ri.field_manager(request),
                                            dry_run=ri.dry_run(request)))
     manager = request.query.get("fieldManager", "") if ctype == PATCH_APPLY else ri.field_manager(request)
+    if escalation.guards(res) and not user_of(request).is_master:
+        current_entry = scope.core.get_entry(res, ns, name)
+        patched, _, _ = scope.core.patch(res, ns, name, ctype, raw, subresource=t.subresource, manager=manager,
+                                         dry_run=True, force=force, field_validation="Ignore", served=view)
+        escalation.check(scope.authorizer, user_of(request), res, ns, patched,
+                         current_entry.obj if current_entry else None)
     if scope.admitter.active():
         obj, created, warnings = await admitted_patch(scope, request, t, ctype, raw, manager, force, view)
     else:
@@ -133,7 +152,8 @@ async def delete(scope: Scope, request: web.Request, t: RequestInfo, accept: Acc
         current = scope.core.get_entry(res, ns, name)
         if current is None:
             raise not_found(res, name)
-        admission = AdmissionRequest(res, "DELETE", ns, name, None, current.obj, dry_run=dry_run)
+        admission = AdmissionRequest(res, "DELETE", ns, name, None, current.obj, dry_run=dry_run,
+                                     user_info=user_of(request).to_wire())
         await scope.admitter.mutate(admission)
         await scope.admitter.validate(admission)
     code, obj = scope.core.delete(res, ns, name, options, dry_run=dry_run)

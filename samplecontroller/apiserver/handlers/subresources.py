@@ -1,6 +1,6 @@
 """Subresources that are no plain object reads or writes: the kubelet's connect verbs on pods
-(log, exec, attach, portforward) answered as for a pod that never runs, a namespace's finalize,
-and the create-only reviews (access, self-subject rules, token reviews; never stored)."""
+(log, exec, attach, portforward) answered as for a pod that never runs, and a namespace's
+finalize (the create-only reviews are ``reviews``)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,6 @@ from typing import Any
 
 from aiohttp import web
 
-from samplecontroller.apiserver import tokens
-from samplecontroller.apiserver.admission import USER_INFO
 from samplecontroller.apiserver.errors import APIError, bad_request, not_allowed
 from samplecontroller.apiserver.filters import json_response
 from samplecontroller.apiserver.handlers.common import Scope
@@ -17,7 +15,7 @@ from samplecontroller.apiserver.objects import deep_get
 from samplecontroller.apiserver.requestinfo import RequestInfo
 from samplecontroller.apiserver.restmapper import Resource
 
-__all__ = ["connect", "finalize", "pod_container", "review_answer"]
+__all__ = ["connect", "finalize", "pod_container"]
 
 
 def connect(scope: Scope, request: web.Request, t: RequestInfo) -> web.StreamResponse:
@@ -38,28 +36,6 @@ def connect(scope: Scope, request: web.Request, t: RequestInfo) -> web.StreamRes
 def finalize(scope: Scope, res: Resource, name: str, body: Any) -> web.Response:
     """PUT of a namespace's finalize subresource: only ``spec.finalizers`` changes."""
     return json_response(scope.core.finalize(res, name, body))
-
-
-def review_answer(res: Resource, body: Any, secret: str, bearer: str = "") -> dict[str, Any]:
-    """The answer to a create-only review (never stored). There is no RBAC: the server's token is
-    cluster-admin, so every access review is allowed (as ``kubectl auth can-i`` shows)."""
-    if not isinstance(body, dict):
-        raise bad_request("the request body must be a JSON object")
-    spec = body.get("spec") or {}
-    answer = {"kind": res.kind, "apiVersion": res.group_version, "metadata": {"creationTimestamp": None},
-              "spec": spec}
-    if res.plural.endswith("subjectaccessreviews"):
-        answer["status"] = {"allowed": True, "reason": "the embedded API server has no RBAC: one cluster-admin token"}
-    elif res.plural == "selfsubjectrulesreviews":
-        answer["status"] = {"resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
-                            "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}], "incomplete": False}
-    elif res.plural == "tokenreviews":
-        answer["status"] = tokens.review_status(secret, str(spec.get("token") or "") if isinstance(spec, dict) else "")
-    else:
-        answer.pop("spec")
-        caller = tokens.review_status(secret, bearer) if bearer.count(".") == 2 else {}
-        answer["status"] = {"userInfo": caller["user"] if caller.get("authenticated") else USER_INFO}
-    return answer
 
 
 def pod_container(pod: dict[str, Any], container: str) -> str:

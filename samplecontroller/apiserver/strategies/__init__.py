@@ -3,10 +3,12 @@
 - ``for_resource(res)``: the ``Strategy`` of a resource (defaulting, decoding and validation,
   the status reset on create, update preparation, delete behaviour, Table columns, selectable
   fields, the scale subresource's paths). Kinds without their own get the generic ``Strategy``;
-  every custom resource gets ``CustomResourceStrategy``.
+  every custom resource gets ``CustomResourceStrategy``. Per-kind modules: ``kinds`` (Namespace,
+  Pod with graceful deletion and the Priority admission plugin, Job, PriorityClass, ...),
+  ``services`` (cluster IPs and node ports), ``certificates`` (CertificateSigningRequests), ``crd``.
 - ``defaults``: upstream defaulting (pkg/apis/*/v1/defaults.go) plus the admission plugins every
-  cluster runs on create (ServiceAccount, Priority, DefaultTolerationSeconds), and the
-  strategies' create-time fields (a Job's generated selector).
+  cluster runs on create that need no other object (ServiceAccount, DefaultTolerationSeconds), and
+  the strategies' create-time fields (a Job's generated selector).
 - ``prepare_create_status``: the status a kind starts with (the strategies' PrepareForCreate).
 
 All functions work in place on decoded JSON and never raise on malformed input (validation
@@ -20,16 +22,21 @@ from typing import Any
 from samplecontroller.apiserver import builtins
 from samplecontroller.apiserver.restmapper import Resource
 from samplecontroller.apiserver.strategies.base import BASE_FIELD_LABELS, CustomResourceStrategy, Strategy
+from samplecontroller.apiserver.strategies.certificates import CertificateSigningRequestStrategy
 from samplecontroller.apiserver.strategies.crd import CRD_FINALIZER, CRDStrategy
 from samplecontroller.apiserver.strategies.defaults import apply_defaults
 from samplecontroller.apiserver.strategies.kinds import (
+    JobStrategy,
     KeepsStatusStrategy,
     LoadBalancerStrategy,
     NamespaceStrategy,
     PendingStrategy,
     PodStrategy,
+    PriorityClassStrategy,
     ReplicationControllerStrategy,
 )
+from samplecontroller.apiserver.strategies.policy import BindingStrategy, PolicyStrategy
+from samplecontroller.apiserver.strategies.services import ServiceStrategy
 
 __all__ = ["BASE_FIELD_LABELS", "CRD_FINALIZER", "CustomResourceStrategy", "Strategy", "apply_defaults",
            "for_kind", "for_resource", "prepare_create_status"]
@@ -45,7 +52,7 @@ _BY_KIND: dict[tuple[str, str], Strategy] = {
     ("", "Node"): KeepsStatusStrategy(field_labels=["spec.unschedulable"]),
     ("", "PersistentVolume"): PendingStrategy(),
     ("", "PersistentVolumeClaim"): PendingStrategy(),
-    ("", "Service"): LoadBalancerStrategy(),
+    ("", "Service"): ServiceStrategy(),
     ("", "Secret"): Strategy(field_labels=["type"]),
     ("", "ReplicationController"): ReplicationControllerStrategy(tracks_generation=True,
                                                                  field_labels=["status.replicas"]),
@@ -57,14 +64,17 @@ _BY_KIND: dict[tuple[str, str], Strategy] = {
     ("apps", "ReplicaSet"): Strategy(tracks_generation=True, field_labels=["status.replicas"]),
     ("apps", "DaemonSet"): _GENERATION,
     ("apps", "StatefulSet"): _GENERATION,
-    ("batch", "Job"): Strategy(tracks_generation=True, field_labels=["status.successful"]),
+    ("batch", "Job"): JobStrategy(tracks_generation=True, field_labels=["status.successful"]),
     ("batch", "CronJob"): _GENERATION,
     ("policy", "PodDisruptionBudget"): _GENERATION,
     ("autoscaling", "HorizontalPodAutoscaler"): _GENERATION,
     ("networking.k8s.io", "Ingress"): LoadBalancerStrategy(tracks_generation=True),
     ("networking.k8s.io", "NetworkPolicy"): _GENERATION,
     ("apiextensions.k8s.io", "CustomResourceDefinition"): CRDStrategy(),
-    ("certificates.k8s.io", "CertificateSigningRequest"): Strategy(field_labels=["spec.signerName"]),
+    ("scheduling.k8s.io", "PriorityClass"): PriorityClassStrategy(),
+    ("certificates.k8s.io", "CertificateSigningRequest"): CertificateSigningRequestStrategy(),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"): PolicyStrategy(),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"): BindingStrategy(),
 }
 _BY_KIND[("", "Binding")] = Strategy(create_action="bind")
 _BY_KIND.update({kind: Strategy(create_action="review") for kind in builtins.REVIEW_KINDS})

@@ -9,10 +9,10 @@ from its CRD's structural schema. Per-kind subclasses live in ``kinds`` and ``cr
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from samplecontroller.apiserver import builtins, decoding, schema, tables
+from samplecontroller.apiserver import builtins, cel, decoding, schema, tables
 from samplecontroller.apiserver.objects import deep_get, json_path_parts
 from samplecontroller.apiserver.restmapper import Resource
 from samplecontroller.apiserver.schema import FieldError
@@ -23,6 +23,9 @@ __all__ = ["BASE_FIELD_LABELS", "CustomResourceStrategy", "Strategy"]
 
 Obj = dict[str, Any]
 Schema = dict[str, Any] | None
+Stored = Callable[[str], Iterable[Obj]]
+"""``stored(storage_key)``: the stored objects of a resource (``/services``,
+``scheduling.k8s.io/priorityclasses``), in every namespace, read when called."""
 BASE_FIELD_LABELS = frozenset({"metadata.name", "metadata.namespace"})
 
 
@@ -69,8 +72,33 @@ class Strategy:
         """Kind-specific rules checked after every generic one (``old`` is None on create)."""
         return []
 
+    def validate_rules(self, res: Resource, obj: Obj, old: Obj | None, sch: Schema,
+                       found: list[FieldError]) -> tuple[list[FieldError], list[str]]:
+        """The schema's validation rules (CEL ``x-kubernetes-validations``): errors and warnings.
+        ``found`` are the errors so far (some of them block the rules)."""
+        return [], []
+
     def prepare_for_update(self, new: Obj, old: Obj, subresource: str) -> None:
         """Adjust the object an update would store (before validation)."""
+
+    def allocate(self, obj: Obj, old: Obj | None, stored: Stored) -> list[FieldError]:
+        """Fill in what depends on other stored objects (``stored``) in a validated object about to
+        be stored (``old`` is None on create): a Service's cluster IP and node ports from the
+        ranges Services share (a requested value that is taken is a field error), a new Pod's
+        priority from its PriorityClass (admission: may raise ``APIError``)."""
+        return []
+
+    def set_requester(self, obj: Obj, user: Mapping[str, Any]) -> None:
+        """Record who creates ``obj`` where the kind keeps it (a CertificateSigningRequest's spec);
+        ``user`` has ``username``, ``uid``, ``groups`` and ``extra``."""
+
+    def grace_period(self, obj: Obj, options: Mapping[str, Any]) -> int | None:
+        """The graceful-deletion period of ``obj`` under delete ``options`` (CheckGracefulDelete),
+        None for kinds that are deleted at once; 0 also deletes at once."""
+        return None
+
+    def check_delete(self, res: Resource, obj: Obj) -> None:
+        """Raise ``APIError`` when ``obj`` may not be deleted at all (a system PriorityClass)."""
 
     def finish_create(self, obj: Obj) -> None:
         """Fill in what the server sets on a validated new object, before it is stored."""
@@ -117,6 +145,15 @@ class CustomResourceStrategy(Strategy):
 
     def validate(self, res: Resource, obj: Obj, sch: Schema) -> list[FieldError]:
         return schema.validate(obj, sch) if sch is not None else []
+
+    def validate_rules(self, res: Resource, obj: Obj, old: Obj | None, sch: Schema,
+                       found: list[FieldError]) -> tuple[list[FieldError], list[str]]:
+        if sch is None or not cel.has_rules(sch):
+            return [], []
+        blocked = cel.blocking_error(found)
+        if blocked is not None:
+            return [blocked], []
+        return cel.validate(obj, old, sch)
 
     def columns(self, res: Resource, crd: Mapping[str, Any] | None) -> list[tables.Column]:
         return tables.crd_columns(crd, res.version) if crd else [tables.NAME_COLUMN]

@@ -1,10 +1,11 @@
 """The CustomResourceDefinition strategy: names and versions defaulted, the cleanup finalizer
 added, NamesAccepted/Established (and the API approval policy) conditions set, the protected
-groups' approval annotation and the name rule checked, Terminating on delete."""
+groups' approval annotation, the name rule and the schemas' validation rules (a rule that does
+not compile rejects the CRD) checked, Terminating on delete."""
 
 from __future__ import annotations
 
-from samplecontroller.apiserver import schema
+from samplecontroller.apiserver import cel, schema
 from samplecontroller.apiserver.objects import deep_get, meta_of, set_condition
 from samplecontroller.apiserver.schema import FieldError
 from samplecontroller.apiserver.strategies.base import Obj, Strategy
@@ -86,9 +87,25 @@ def _crd_rules(crd: Obj) -> list[FieldError]:
                 "metadata.annotations[api-approved.kubernetes.io]",
                 'protected groups must have approval annotation "api-approved.kubernetes.io", '
                 "see https://github.com/kubernetes/enhancements/pull/1111"))
+    errors += _validation_rule_errors(deep_get(crd, "spec", "versions"))
     names = deep_get(crd, "spec", "names") or {}
     expected = f"{names.get('plural', '')}.{group}"
     if deep_get(crd, "metadata", "name") != expected:
         errors.append(schema.invalid("metadata.name", deep_get(crd, "metadata", "name"),
                                      "must be spec.names.plural+\".\"+spec.group"))
+    return errors
+
+
+def _validation_rule_errors(versions: object) -> list[FieldError]:
+    """The schemas' rule errors. As in kube-apiserver (whose internal CRD has one top-level
+    ``spec.validation`` when every version has the same schema) the path is
+    ``spec.validation.openAPIV3Schema`` then, else ``spec.versions[i].schema.openAPIV3Schema``."""
+    if not isinstance(versions, list):
+        return []
+    schemas = [deep_get(v, "schema", "openAPIV3Schema") if isinstance(v, dict) else None for v in versions]
+    if schemas and all(s == schemas[0] for s in schemas):
+        return cel.schema_errors(schemas[0], "spec.validation.openAPIV3Schema")
+    errors: list[FieldError] = []
+    for i, sch in enumerate(schemas):
+        errors += cel.schema_errors(sch, f"spec.versions[{i}].schema.openAPIV3Schema")
     return errors

@@ -1,7 +1,6 @@
 """Defaulting of built-in kinds, ported from kubernetes pkg/apis/{core,apps,batch,networking,rbac,
 scheduling,storage}/v1/defaults.go, plus what the default admission plugins add to a new Pod
-(ServiceAccount: ``serviceAccountName``; Priority: ``priority``/``preemptionPolicy``;
-DefaultTolerationSeconds: the not-ready/unreachable NoExecute tolerations) and a Job's
+(ServiceAccount: ``serviceAccountName``; DefaultTolerationSeconds: the not-ready/unreachable NoExecute tolerations) and a Job's
 generated selector (the Job strategy's PrepareForCreate).
 
 ``apply_defaults(group, kind, obj, creating)`` works in place; values already set are kept.
@@ -200,14 +199,12 @@ def _mount_token(spec: Obj) -> None:
 
 
 def _admit_pod(spec: Obj) -> None:
-    """What the ServiceAccount, Priority and DefaultTolerationSeconds admission plugins set."""
+    """What the ServiceAccount and DefaultTolerationSeconds admission plugins set (Priority needs
+    the stored PriorityClasses: the Pod strategy's ``allocate``)."""
     account = spec.get("serviceAccountName") or spec.get("serviceAccount") or "default"
     spec["serviceAccountName"] = account
     spec["serviceAccount"] = account
     _mount_token(spec)
-    if not spec.get("priorityClassName"):
-        spec.setdefault("priority", 0)
-    spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
     tolerations = spec.get("tolerations")
     if tolerations is None:
         tolerations = spec["tolerations"] = []
@@ -247,6 +244,13 @@ def _service(spec: Obj) -> None:
         spec.setdefault("internalTrafficPolicy", "Cluster")
     if spec["type"] in ("NodePort", "LoadBalancer"):
         spec.setdefault("externalTrafficPolicy", "Cluster")
+    if spec["type"] == "LoadBalancer":
+        spec.setdefault("allocateLoadBalancerNodePorts", True)
+    if spec["sessionAffinity"] == "ClientIP":
+        config = _ensure(spec, "sessionAffinityConfig")
+        client_ip = _ensure(config, "clientIP") if config is not None else None
+        if client_ip is not None:
+            client_ip.setdefault("timeoutSeconds", 10800)
     for port in _dicts(spec, "ports"):
         port.setdefault("protocol", "TCP")
         port.setdefault("targetPort", port.get("port"))

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from samplecontroller.apiserver import validation
-from samplecontroller.apiserver.objects import deep_get, meta_of
+from samplecontroller.apiserver.errors import APIError
+from samplecontroller.apiserver.objects import copy_json, deep_get, meta_of
 from samplecontroller.apiserver.restmapper import Resource
-from samplecontroller.apiserver.schema import FieldError
-from samplecontroller.apiserver.strategies.base import Obj, Schema, Strategy
+from samplecontroller.apiserver.schema import FieldError, forbidden, invalid
+from samplecontroller.apiserver.strategies.base import Obj, Schema, Stored, Strategy
 
-__all__ = ["KeepsStatusStrategy", "LoadBalancerStrategy", "NamespaceStrategy", "PendingStrategy", "PodStrategy",
-           "ReplicationControllerStrategy"]
+__all__ = ["JobStrategy", "KeepsStatusStrategy", "LoadBalancerStrategy", "NamespaceStrategy", "PendingStrategy",
+           "PodStrategy", "PriorityClassStrategy", "ReplicationControllerStrategy"]
 
 
 class KeepsStatusStrategy(Strategy):
@@ -50,12 +52,67 @@ class NamespaceStrategy(KeepsStatusStrategy):
 
 
 class PodStrategy(KeepsStatusStrategy):
-    """Pods: a delete answers with the pod; updates keep ephemeral containers append-only."""
+    """Pods: a delete answers with the pod and is graceful for a pod bound to a node (it stays
+    Terminating until the node simulator, ``controllers.pods``, removes it); updates keep
+    ephemeral containers append-only."""
 
     returns_deleted = True
 
     def validate_extra(self, obj: Obj, old: Obj | None) -> list[FieldError]:
         return validation.validate_ephemeral_update(old, obj) if old is not None else []
+
+    def allocate(self, obj: Obj, old: Obj | None, stored: Stored) -> list[FieldError]:
+        """The Priority admission plugin on create: ``priority`` (and ``preemptionPolicy``) from
+        the pod's PriorityClass, or from the global default class, else 0; 403 for an unknown
+        class or a given priority that differs from the class's."""
+        spec = obj.get("spec")
+        if old is not None or not isinstance(spec, dict):
+            return []
+        classes = [pc for pc in stored(PRIORITY_CLASSES) if isinstance(pc, dict)]
+        wanted = spec.get("priorityClassName")
+        if wanted:
+            found = next((pc for pc in classes if deep_get(pc, "metadata", "name") == wanted), None)
+            if found is None:
+                raise _forbidden(obj, f"no PriorityClass with name {wanted} was found")
+        else:
+            defaults = [pc for pc in classes if pc.get("globalDefault") is True]
+            found = max(defaults, key=lambda pc: int(pc.get("value") or 0)) if defaults else None
+            if found is not None:
+                spec["priorityClassName"] = deep_get(found, "metadata", "name")
+        priority = int(found.get("value") or 0) if found is not None else 0
+        given = spec.get("priority")
+        if given is not None and given != priority:
+            raise _forbidden(obj, f"the integer value of priority ({given}) must not be provided in pod spec; "
+                                  f"priority admission controller computed {priority} from the given PriorityClass name")
+        spec["priority"] = priority
+        policy = found.get("preemptionPolicy") if found is not None else None
+        if policy:
+            if spec.get("preemptionPolicy") not in (None, policy):
+                raise _forbidden(obj, f"the string value of PreemptionPolicy ({spec['preemptionPolicy']}) must not be "
+                                      f"provided in pod spec; priority admission controller computed {policy} from the "
+                                      "given PriorityClass name")
+            spec["preemptionPolicy"] = policy
+        spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
+        return []
+
+    def grace_period(self, obj: Obj, options: Mapping[str, Any]) -> int | None:
+        """The pod strategy's CheckGracefulDelete: ``gracePeriodSeconds`` of the options, else
+        the pod's ``terminationGracePeriodSeconds``; 0 (at once) for a pod bound to no node or
+        one that has finished."""
+        given = options.get("gracePeriodSeconds")
+        period = given if isinstance(given, int) else deep_get(obj, "spec", "terminationGracePeriodSeconds")
+        if not deep_get(obj, "spec", "nodeName") or deep_get(obj, "status", "phase") in ("Failed", "Succeeded"):
+            return 0
+        return max(int(period), 0) if isinstance(period, int) else 0
+
+
+PRIORITY_CLASSES = "scheduling.k8s.io/priorityclasses"
+
+
+def _forbidden(pod: Obj, why: str) -> APIError:
+    """An admission plugin's refusal of ``pod`` (403 Forbidden)."""
+    name = str(deep_get(pod, "metadata", "name") or "")
+    return APIError(403, "Forbidden", f'pods "{name}" is forbidden: {why}', {"name": name, "kind": "pods"})
 
 
 class PendingStrategy(Strategy):
@@ -79,3 +136,90 @@ class ReplicationControllerStrategy(Strategy):
     def scale_selector(self, res: Resource, obj: Obj) -> Any:
         sel = deep_get(obj, "spec", "selector") or {}
         return ",".join(f"{k}={v}" for k, v in sorted(sel.items()))
+
+
+SYSTEM_PRIORITY_CLASSES = {
+    "system-node-critical": (2000001000, "Used for system critical pods that must not be moved from their current node."),
+    "system-cluster-critical": (2000000000, "Used for system critical pods that must run in the cluster, but can be "
+                                            "moved to another node if necessary."),
+}
+"""The PriorityClasses every cluster bootstraps: name -> (value, description)."""
+HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
+
+
+class PriorityClassStrategy(Strategy):
+    """PriorityClasses (pkg/apis/scheduling/validation, pkg/registry/scheduling): ``system-``
+    names are reserved for the bootstrap classes (with their values), user values stop at one
+    billion, ``value`` and ``preemptionPolicy`` never change, and the system classes cannot be
+    deleted."""
+
+    def validate_extra(self, obj: Obj, old: Obj | None) -> list[FieldError]:
+        errors: list[FieldError] = []
+        name, value = str(deep_get(obj, "metadata", "name") or ""), obj.get("value")
+        if old is not None:
+            if value != old.get("value"):
+                errors.append(forbidden("value", "may not be changed in an update."))
+            if obj.get("preemptionPolicy") != old.get("preemptionPolicy"):
+                errors.append(invalid("preemptionPolicy", obj.get("preemptionPolicy"), "field is immutable"))
+            return errors
+        if name.startswith("system-"):
+            known = SYSTEM_PRIORITY_CLASSES.get(name)
+            if known is None:
+                problem = f"{name} is not a known system priority class"
+            elif value != known[0]:
+                problem = f"value of {name} PriorityClass must be {known[0]}"
+            elif bool(obj.get("globalDefault")):
+                problem = f"globalDefault of {name} PriorityClass must be false"
+            else:
+                return errors
+            errors.append(forbidden("metadata.name", "priority class names with 'system-' prefix are reserved for "
+                                                     f"system use only. error: {problem}"))
+        elif isinstance(value, int) and value > HIGHEST_USER_DEFINABLE_PRIORITY:
+            errors.append(forbidden("value", "maximum allowed value of a user defined priority is "
+                                             f"{HIGHEST_USER_DEFINABLE_PRIORITY}"))
+        return errors
+
+    def check_delete(self, res: Resource, obj: Obj) -> None:
+        name = str(deep_get(obj, "metadata", "name") or "")
+        if name in SYSTEM_PRIORITY_CLASSES:
+            raise APIError(403, "Forbidden", f'{res.group_resource} "{name}" is forbidden: this is a system priority '
+                           "class and cannot be deleted", {"name": name, "group": res.group, "kind": res.plural})
+
+
+_SCHEDULING_DIRECTIVES = ("nodeSelector", "affinity", "tolerations", "schedulingGates")
+
+
+class JobStrategy(Strategy):
+    """Jobs (pkg/apis/batch/validation ValidateJobSpecUpdate): the selector, completion mode
+    and pod template are immutable, except that a suspended Job that never started may change
+    its template's scheduling directives (node selector, affinity, tolerations, scheduling
+    gates) and its labels and annotations."""
+
+    def validate_extra(self, obj: Obj, old: Obj | None) -> list[FieldError]:
+        if old is None:
+            return []
+        errors: list[FieldError] = []
+        for key in ("selector", "completionMode"):
+            if deep_get(obj, "spec", key) != deep_get(old, "spec", key):
+                errors.append(invalid(f"spec.{key}", deep_get(obj, "spec", key), "field is immutable"))
+        before, after = deep_get(old, "spec", "template"), deep_get(obj, "spec", "template")
+        mutable = deep_get(old, "spec", "suspend") is True and not deep_get(old, "status", "startTime")
+        if _template_core(before, mutable) != _template_core(after, mutable):
+            errors.append(invalid("spec.template", after, "field is immutable"))
+        return errors
+
+
+def _template_core(template: Any, drop_scheduling: bool) -> Any:
+    """``template`` without what a suspended, never started Job may change (when ``drop_scheduling``)."""
+    if not drop_scheduling or not isinstance(template, dict):
+        return template
+    core = copy_json(template)
+    meta = core.get("metadata")
+    if isinstance(meta, dict):
+        meta.pop("labels", None)
+        meta.pop("annotations", None)
+    spec = core.get("spec")
+    if isinstance(spec, dict):
+        for key in _SCHEDULING_DIRECTIVES:
+            spec.pop(key, None)
+    return core

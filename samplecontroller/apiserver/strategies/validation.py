@@ -7,11 +7,13 @@ Lease, Event, CustomResourceDefinition, the admission webhook configurations and
 
 from __future__ import annotations
 
+import base64
+import json
 from collections.abc import Mapping
 from typing import Any
 
 from samplecontroller.apimachinery import labels as labelsel
-from samplecontroller.apiserver import builtins
+from samplecontroller.apiserver import builtins, cron
 from samplecontroller.apiserver.schema import (
     ERROR_FORBIDDEN,
     FieldError,
@@ -225,7 +227,8 @@ def validate_builtin(group: str, kind: str, obj: Mapping[str, Any]) -> list[Fiel
     if (group, kind) == ("", "Pod"):
         return _containers(get_path(spec, "containers"), "spec.containers")
     if (group, kind) == ("", "Service"):
-        if get_path(spec, "type") != "ExternalName" and not get_path(spec, "ports"):
+        if get_path(spec, "type") != "ExternalName" and get_path(spec, "clusterIP") != "None" \
+                and not get_path(spec, "ports"):
             return [required("spec.ports")]
         return []
     if (group, kind) in (("", "ConfigMap"), ("", "Secret")):
@@ -237,7 +240,7 @@ def validate_builtin(group: str, kind: str, obj: Mapping[str, Any]) -> list[Fiel
                     errors.append(invalid(f"{field}[{key}]", key, "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"))
         if _data_size(obj, kind) > MAX_SECRET_SIZE:
             errors.append(too_long("[]" if kind == "ConfigMap" else "data", MAX_SECRET_SIZE))
-        return errors
+        return errors + (_secret_type_errors(obj) if kind == "Secret" else [])
     if (group, kind) == ("coordination.k8s.io", "Lease"):
         duration = get_path(spec, "leaseDurationSeconds")
         if isinstance(duration, int) and duration <= 0:
@@ -253,6 +256,91 @@ def validate_builtin(group: str, kind: str, obj: Mapping[str, Any]) -> list[Fiel
     return _validate_by_schema(group, kind, obj)
 
 
+_REDACTED = "<secret contents redacted>"
+
+
+def _go_json_error(raw: bytes) -> str | None:
+    """What Go's ``json.Unmarshal`` into a ``map[string]interface{}`` says about ``raw`` (None
+    when it is a JSON object)."""
+    try:
+        value = json.loads(raw)
+    except UnicodeDecodeError:
+        return "invalid character looking for beginning of value"
+    except json.JSONDecodeError as err:
+        if not raw.strip() or err.pos >= len(raw.rstrip()):
+            return "unexpected end of JSON input"
+        char = raw.decode("utf-8", "replace")[err.pos]
+        return f"invalid character '{char}' looking for beginning of value"
+    if isinstance(value, dict):
+        return None
+    go_type = {bool: "bool", str: "string", list: "array", int: "number", float: "number"}.get(type(value))
+    return f"json: cannot unmarshal {go_type or 'null'} into Go value of type map[string]interface {{}}" \
+        if value is not None else None
+
+
+def _secret_type_errors(obj: Mapping[str, Any]) -> list[FieldError]:
+    """ValidateSecret's per-type rules: the keys each built-in Secret type requires (well-formed
+    JSON for the docker config types), the service account name of a token Secret."""
+    raw_data = obj.get("data")
+    data: Mapping[str, Any] = raw_data if isinstance(raw_data, Mapping) else {}
+    secret_type = obj.get("type")
+
+    def decoded(key: str) -> bytes:
+        try:
+            return base64.b64decode(str(data.get(key) or ""), validate=False)
+        except (ValueError, TypeError):
+            return b""
+
+    if secret_type == "kubernetes.io/service-account-token":
+        annotations = get_path(obj, "metadata", "annotations")
+        if not (annotations.get(_SA_NAME_KEY) if isinstance(annotations, Mapping) else None):
+            return [required(f"metadata.annotations[{_SA_NAME_KEY}]")]
+    elif secret_type in ("kubernetes.io/dockercfg", "kubernetes.io/dockerconfigjson"):
+        key = ".dockercfg" if secret_type == "kubernetes.io/dockercfg" else ".dockerconfigjson"
+        if key not in data:
+            return [required(f"data[{key}]")]
+        problem = _go_json_error(decoded(key))
+        if problem is not None:
+            return [invalid(f"data[{key}]", _REDACTED, problem)]
+    elif secret_type == "kubernetes.io/basic-auth":
+        if "username" not in data and "password" not in data:
+            return [required("data[username]"), required("data[password]")]
+    elif secret_type == "kubernetes.io/ssh-auth":
+        if not data.get("ssh-privatekey"):
+            return [required("data[ssh-privatekey]")]
+    elif secret_type == "kubernetes.io/tls":
+        return [required(f"data[{key}]") for key in ("tls.crt", "tls.key") if key not in data]
+    return []
+
+
+_SA_NAME_KEY = "kubernetes.io/service-account.name"
+
+
+def _cron_job_errors(obj: Mapping[str, Any]) -> list[FieldError]:
+    """ValidateCronJobSpec's schedule and time zone rules (robfig/cron's parser: ``cron``)."""
+    schedule, time_zone = get_path(obj, "spec", "schedule"), get_path(obj, "spec", "timeZone")
+    errors: list[FieldError] = []
+    if isinstance(schedule, str) and schedule:
+        problem = cron.schedule_error(schedule)
+        if problem is not None:
+            errors.append(invalid("spec.schedule", schedule, problem))
+        if "TZ" in schedule:
+            errors.append(invalid("spec.schedule", schedule,
+                                  "cannot use both timeZone field and TZ or CRON_TZ in schedule" if time_zone is not None
+                                  else "cannot use TZ or CRON_TZ in schedule, use timeZone field instead"))
+    if isinstance(time_zone, str):
+        if not time_zone:
+            errors.append(invalid("spec.timeZone", time_zone, "timeZone must be nil or non-empty string"))
+        elif time_zone.lower() == "local":
+            errors.append(invalid("spec.timeZone", time_zone,
+                                  "timeZone must be an explicit time zone as defined in https://www.iana.org/time-zones"))
+        else:
+            problem = cron.timezone_error(time_zone)
+            if problem is not None:
+                errors.append(invalid("spec.timeZone", time_zone, problem))
+    return errors
+
+
 _JOB_RESTART = ("OnFailure", "Never")
 
 
@@ -266,6 +354,7 @@ def _validate_by_schema(group: str, kind: str, obj: Mapping[str, Any]) -> list[F
         template, path = get_path(obj, "spec", "template", "spec"), "spec.template.spec"
     elif (group, kind) == ("batch", "CronJob"):
         template, path = get_path(obj, "spec", "jobTemplate", "spec", "template", "spec"), "spec.jobTemplate.spec.template.spec"
+        errors += _cron_job_errors(obj)
     if isinstance(template, Mapping):
         if not any(e.field.startswith(path + ".containers") for e in errors):
             errors += _containers(template.get("containers"), path + ".containers")

@@ -102,7 +102,7 @@ class InformerGroup(Generic[T]):
         self.info = info
         self.informers = informers  # namespace ("" = all) -> informer
 
-    def add_event_handler(self, handler: ResourceEventHandler, resync_period: float | None = None) -> _Registration:
+    def add_event_handler(self, handler: ResourceEventHandler[Any], resync_period: float | None = None) -> _Registration:
         return _Registration([i.add_event_handler(handler, resync_period) for i in self.informers.values()])
 
     def has_synced(self) -> bool:

@@ -10,8 +10,10 @@
   concurrent change gives a ConflictError. ``StrategicMergeFrom`` is for built-in kinds.
   ``Apply(field_owner, force)`` is server-side apply of ``obj``.
 - ``status()`` gives a writer for the status subresource (update, patch, apply).
-- Helpers: ``set_controller_reference``, ``set_owner_reference``, ``create_or_update``,
-  ``create_or_patch``, ``add_finalizer``, ``remove_finalizer``, ``contains_finalizer``.
+- Helpers: ``set_controller_reference``, ``set_owner_reference``, ``remove_owner_reference``
+  (the owner's kind from the client's Scheme; ``apimachinery.ownerreferences`` does the work),
+  ``create_or_update``, ``create_or_patch``, and, re-exported from ``apimachinery.finalizers``,
+  ``add_finalizer``, ``remove_finalizer``, ``contains_finalizer``.
 API errors are ``samplecontroller.apimachinery.errors`` exceptions.
 """
 
@@ -24,7 +26,17 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from samplecontroller.apimachinery import errors, labels, mergepatch, meta, objects, strategicpatch
+from samplecontroller.apimachinery import (
+    errors,
+    labels,
+    mergepatch,
+    meta,
+    objects,
+    ownerreferences,
+    strategicpatch,
+)
+from samplecontroller.apimachinery.finalizers import add_finalizer, contains_finalizer, remove_finalizer
+from samplecontroller.apimachinery.ownerreferences import AlreadyOwnedError
 from samplecontroller.client.scheme import Scheme
 from samplecontroller.client.types import (
     APPLY_PATCH,
@@ -259,95 +271,27 @@ class StatusWriter:
 # -- helpers ---------------------------------------------------------------------------------
 
 
-class AlreadyOwnedError(ValueError):
-    """The object already has a different controller reference."""
-
-
-def _owner_ref(owner: Any, scheme: Any, controller: bool) -> dict[str, Any]:
+def _owner_gvk(owner: Any, scheme: Scheme | None) -> tuple[str, str, str] | None:
+    """The owner's group/version/kind from ``scheme`` (or the model's defaults); a dict's own."""
     if isinstance(owner, dict):
-        api_version, kind = meta.get_api_version(owner), meta.get_kind(owner)
-    else:
-        group, version, kind = gvk_for_type(type(owner), scheme)
-        api_version = f"{group}/{version}" if group else version
-    if not meta.get_uid(owner) or not meta.get_name(owner):
-        raise ValueError("the owner needs a name and a uid (use the object the server returned)")
-    ref: dict[str, Any] = {"apiVersion": api_version, "kind": kind, "name": meta.get_name(owner),
-                           "uid": meta.get_uid(owner)}
-    if controller:
-        ref["controller"] = True
-        ref["blockOwnerDeletion"] = True
-    return ref
+        return None
+    return gvk_for_type(type(owner), scheme)
 
 
-def _with_owner_refs(obj: T, refs: list[dict[str, Any]]) -> T:
-    d = objects.to_dict(obj)
-    d.setdefault("metadata", {})["ownerReferences"] = refs
-    return objects.from_dict(type(obj), d)
+def set_controller_reference(owner: Any, obj: T, scheme: Scheme | None = None) -> T:
+    """controllerutil.SetControllerReference: a copy of ``obj`` controlled by ``owner``, the
+    owner's kind looked up in ``scheme`` (see ``apimachinery.ownerreferences``)."""
+    return ownerreferences.set_controller_reference(owner, obj, _owner_gvk(owner, scheme))
 
 
-def _set_ref(owner: Any, obj: T, scheme: Any, controller: bool) -> T:
-    owner_ns, obj_ns = meta.get_namespace(owner), meta.get_namespace(obj)
-    if owner_ns and owner_ns != obj_ns:
-        raise ValueError(f"cross-namespace owner references are disallowed: owner {owner_ns!r}, object {obj_ns!r}")
-    ref = _owner_ref(owner, scheme, controller)
-    refs = [r for r in objects.to_dict(obj).get("metadata", {}).get("ownerReferences", [])]
-    if controller:
-        current = meta.get_controller_of(obj)
-        if current is not None and current.uid != ref["uid"]:
-            raise AlreadyOwnedError(f"object {obj_ns}/{meta.get_name(obj)} is already owned by another "
-                                    f"{current.kind} controller {current.name}")
-    group = meta.group_version(ref["apiVersion"])[0]
-    for i, r in enumerate(refs):
-        if meta.group_version(r.get("apiVersion", ""))[0] == group and r.get("kind") == ref["kind"] \
-                and r.get("name") == ref["name"]:
-            refs[i] = ref
-            break
-    else:
-        refs.append(ref)
-    return _with_owner_refs(obj, refs)
+def set_owner_reference(owner: Any, obj: T, scheme: Scheme | None = None) -> T:
+    """controllerutil.SetOwnerReference: a copy of ``obj`` with a non-controller reference to ``owner``."""
+    return ownerreferences.set_owner_reference(owner, obj, _owner_gvk(owner, scheme))
 
 
-def set_controller_reference(owner: Any, obj: T, scheme: Any = None) -> T:
-    """A copy of ``obj`` controlled by ``owner`` (controller and blockOwnerDeletion true).
-
-    Raises ``AlreadyOwnedError`` when another controller owns it and ValueError across namespaces.
-    """
-    return _set_ref(owner, obj, scheme, True)
-
-
-def set_owner_reference(owner: Any, obj: T, scheme: Any = None) -> T:
-    """A copy of ``obj`` with a (non-controller) owner reference to ``owner``."""
-    return _set_ref(owner, obj, scheme, False)
-
-
-def contains_finalizer(obj: Any, finalizer: str) -> bool:
-    return finalizer in meta.get_finalizers(obj)
-
-
-def _with_finalizers(obj: T, finalizers: list[str]) -> T:
-    d = objects.to_dict(obj)
-    md = d.setdefault("metadata", {})
-    if finalizers:
-        md["finalizers"] = finalizers
-    else:
-        md.pop("finalizers", None)
-    return objects.from_dict(type(obj), d)
-
-
-def add_finalizer(obj: T, finalizer: str) -> tuple[T, bool]:
-    """(copy with ``finalizer`` added, whether it changed)."""
-    current = list(meta.get_finalizers(obj))
-    if finalizer in current:
-        return obj, False
-    return _with_finalizers(obj, [*current, finalizer]), True
-
-
-def remove_finalizer(obj: T, finalizer: str) -> tuple[T, bool]:
-    """(copy without ``finalizer``, whether it changed)."""
-    current = list(meta.get_finalizers(obj))
-    if finalizer not in current:
-        return obj, False
-    return _with_finalizers(obj, [f for f in current if f != finalizer]), True
+def remove_owner_reference(owner: Any, obj: T, scheme: Scheme | None = None) -> tuple[T, bool]:
+    """controllerutil.RemoveOwnerReference: (copy without the reference to ``owner``, changed)."""
+    return ownerreferences.remove_owner_reference(owner, obj, _owner_gvk(owner, scheme))
 
 
 class OperationResult(StrEnum):
@@ -423,5 +367,5 @@ def _check_key(before: Any, after: Any) -> None:
 __all__ = [
     "JSON_PATCH", "AlreadyOwnedError", "Apply", "Client", "MergeFrom", "OperationResult", "Patch", "RawPatch",
     "StatusWriter", "StrategicMergeFrom", "add_finalizer", "contains_finalizer", "create_or_patch",
-    "create_or_update", "remove_finalizer", "set_controller_reference", "set_owner_reference",
+    "create_or_update", "remove_finalizer", "remove_owner_reference", "set_controller_reference", "set_owner_reference",
 ]

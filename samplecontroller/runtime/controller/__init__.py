@@ -7,6 +7,9 @@ burst 100).
 
 Result handling, exactly as Go's ``reconcileHandler``:
 - raised ``TerminalError``: counted as an error and a terminal error, never requeued;
+- raised ``ConflictError`` (409: a write based on a stale read lost a race): not an error here,
+  unlike Go: ``add_rate_limited`` (backoff), counted in reconcile_conflicts_total and as a
+  "requeue" result, logged at debug level only (it is expected and retried from a fresher cache);
 - raised anything else: counted as an error, ``add_rate_limited`` (backoff);
 - ``Result(requeue_after=s)``: ``forget`` then ``add_after(s)``;
 - ``Result(requeue=True)``: ``add_rate_limited``;
@@ -28,7 +31,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
-from samplecontroller.apimachinery.errors import StatusError
+from samplecontroller.apimachinery.errors import ConflictError, StatusError
 from samplecontroller.logs import get_logger
 from samplecontroller.rest import TransportError
 from samplecontroller.runtime import metrics as runtime_metrics
@@ -91,6 +94,7 @@ class Controller:
         self._totals = {r: self.metrics.reconcile_total.labels(name, r)
                         for r in ("success", "error", "requeue", "requeue_after")}
         self._errors = self.metrics.reconcile_errors.labels(name)
+        self._conflicts = self.metrics.reconcile_conflicts.labels(name)
 
     def need_leader_election(self) -> bool:
         return self.options.need_leader_election
@@ -173,9 +177,10 @@ class Controller:
 
     def process_next_work_item(self) -> bool:
         """Reconcile one queued item; False once the queue has shut down."""
-        item, shutdown = self.queue.get()
-        if shutdown:
+        got = self.queue.get()
+        if got[1]:
             return False
+        item = got[0]
         self._active.inc()
         try:
             self._reconcile_handler(item)
@@ -209,6 +214,12 @@ class Controller:
             self._totals["success"].inc()
 
     def _on_error(self, item: Request, err: Exception) -> None:
+        if isinstance(err, ConflictError):
+            self._conflicts.inc()
+            self._totals["requeue"].inc()
+            self.queue.add_rate_limited(item)
+            log.debug("Reconciler conflict, requeuing", controller=self.name, request=str(item), error=str(err))
+            return
         if _is_panic(err):
             self.metrics.reconcile_panics.labels(self.name).inc()
             if not self.options.recover_panic:

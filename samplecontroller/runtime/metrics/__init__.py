@@ -5,6 +5,8 @@ controller_runtime_reconcile_total{controller,result} (result: success, error, r
 requeue_after), controller_runtime_reconcile_errors_total{controller},
 controller_runtime_terminal_reconcile_errors_total{controller},
 controller_runtime_reconcile_panics_total{controller},
+controller_runtime_reconcile_conflicts_total{controller} (not in Go: 409 Conflicts, requeued without
+counting as errors),
 controller_runtime_reconcile_time_seconds{controller},
 controller_runtime_max_concurrent_reconciles{controller},
 controller_runtime_active_workers{controller}; and makes every work queue created afterwards
@@ -37,6 +39,9 @@ class ControllerMetrics:
                                         "Total number of reconciliation errors per controller", ["controller"])
         self.terminal_errors = Counter("controller_runtime_terminal_reconcile_errors",
                                        "Total number of terminal reconciliation errors per controller", ["controller"])
+        self.reconcile_conflicts = Counter("controller_runtime_reconcile_conflicts",
+                                           "Total number of reconciliations that met a conflict (409) and were "
+                                           "requeued, per controller", ["controller"])
         self.reconcile_panics = Counter("controller_runtime_reconcile_panics",
                                         "Total number of reconciliation panics per controller", ["controller"])
         self.reconcile_time = Histogram("controller_runtime_reconcile_time_seconds",

@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from samplecontroller.cache import DeletedFinalStateUnknown, wait_for_cache_sync
+from samplecontroller.cache import DeletedFinalStateUnknown, ResourceEventHandler, wait_for_cache_sync
 from samplecontroller.logs import get_logger
 from samplecontroller.runtime.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent
 from samplecontroller.runtime.handler import EventHandler, Queue
@@ -32,7 +32,7 @@ class Source(Protocol):
 
 
 class _InformerLike(Protocol):
-    def add_event_handler(self, handler: Any, resync_period: float | None = None) -> Any: ...
+    def add_event_handler(self, handler: ResourceEventHandler[Any], resync_period: float | None = None) -> Any: ...
     def has_synced(self) -> bool: ...
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from msgspec import UNSET, Struct, UnsetType, field
 
-from generated.apis.meta.v1 import ListMeta, ObjectMeta
 from samplecontroller.client.types import ResourceInfo
+from samplecontroller.kubernetes.apis.meta.v1 import ListMeta, ObjectMeta
 
 
 class FooSpec(Struct, frozen=True, kw_only=True, gc=False):

@@ -11,8 +11,8 @@ from typing import Any, Final
 
 from msgspec import UNSET, Struct, UnsetType, field
 
-from generated.apis.meta.v1 import ListMeta, ObjectMeta
 from samplecontroller.client.types import ResourceInfo
+from samplecontroller.kubernetes.apis.meta.v1 import ListMeta, ObjectMeta
 
 
 class PodSetSpec(Struct, frozen=True, kw_only=True, gc=False):

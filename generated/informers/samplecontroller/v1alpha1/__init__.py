@@ -28,7 +28,7 @@ class FooInformer:
 
     def _new(self) -> SharedIndexInformer[Foo]:
         f = self._factory
-        client = f.clientset.samplecontroller_v1alpha1.foos(f.namespace)
+        client = f.clientset.samplecontroller_v1alpha1().foos(f.namespace)
         return SharedIndexInformer(tweaked(client.lister_watcher(), f.tweak_list_options), Foo, f.default_resync)
 
 

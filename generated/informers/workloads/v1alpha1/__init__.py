@@ -28,7 +28,7 @@ class PodSetInformer:
 
     def _new(self) -> SharedIndexInformer[PodSet]:
         f = self._factory
-        client = f.clientset.workloads_v1alpha1.podsets(f.namespace)
+        client = f.clientset.workloads_v1alpha1().podsets(f.namespace)
         return SharedIndexInformer(tweaked(client.lister_watcher(), f.tweak_list_options), PodSet, f.default_resync)
 
 

@@ -1,0 +1,334 @@
+"""ValidatingAdmissionPolicy and ValidatingAdmissionPolicyBinding (admissionregistration.k8s.io/v1)
+on the CEL engine of ``samplecontroller.apiserver.cel`` (k8s.io/apiserver's
+pkg/admission/plugin/policy/validating).
+
+Contract (as kube-apiserver, within the limits below), checked by ``PolicyAdmission.validate``
+after the mutating webhooks and before the validating ones:
+- A binding applies its policy (``spec.policyName``) to a request that the policy's
+  ``matchConstraints`` and the binding's ``matchResources`` both match (``resourceRules`` with
+  ``resourceNames``, ``excludeResourceRules``, ``namespaceSelector``, ``objectSelector``) and
+  whose ``matchConditions`` are all true.
+- ``variables`` are evaluated in order (``variables.<name>``); each validation ``expression`` sees
+  ``object``, ``oldObject`` (null on CREATE; ``object`` is null on DELETE), ``request``,
+  ``params``, ``namespaceObject`` and ``variables``.
+- A false validation is a violation with ``message``, else ``messageExpression``, else
+  ``failed expression: <expression>``; ``reason`` (default Invalid) picks the code (Unauthorized
+  401, Forbidden 403, Invalid 422, RequestEntityTooLarge 413). ``validationActions``: ``Deny`` answers
+  ``<resource> "<name>" is forbidden: ValidatingAdmissionPolicy '<policy>' with binding
+  '<binding>' denied request: <message>`` with that code; ``Warn`` adds the Warning
+  ``Validation failed for ValidatingAdmissionPolicy '<policy>' with binding '<binding>': <message>``.
+- An expression that fails to compile or evaluate denies under ``failurePolicy: Fail`` (the
+  default) with ``expression '<expression>' resulted in error: <error>`` and is skipped under
+  ``Ignore``.
+- ``paramKind`` + ``paramRef`` (``name`` or ``selector``, ``namespace`` defaulting to the request's
+  for namespaced params, ``parameterNotFoundAction`` Allow/Deny): each param found is evaluated;
+  none found with ``Deny`` is a configuration error (``failed to configure binding: no params
+  found for policy binding with `Deny` parameterNotFoundAction``): under ``failurePolicy: Fail``
+  it denies whatever the ``validationActions``, under ``Ignore`` the binding is skipped.
+
+Limits: ``Audit`` has no audit log to write to (accepted, ignored); ``authorizer`` is declared
+(policies using it are accepted) but not bound, so evaluating it is an error (``failurePolicy``); the policy's ``status.typeChecking`` is not computed; there is no cost limit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from samplecontroller.apimachinery import labels as labelsel
+from samplecontroller.apiserver.admission_rules import labels_of, rule_matches, selector
+from samplecontroller.apiserver.cel import engine
+from samplecontroller.apiserver.cel.engine import CompileError, EvalError
+from samplecontroller.apiserver.cel.fields import invalid_literals
+from samplecontroller.apiserver.cel.formats import FUNCTIONS as FORMAT_FUNCTIONS
+from samplecontroller.apiserver.cel.formats import rewrite
+from samplecontroller.apiserver.cel.library import FUNCTIONS
+from samplecontroller.apiserver.errors import APIError
+from samplecontroller.apiserver.restmapper import Resource, RESTMapper
+from samplecontroller.apiserver.storage import Store
+
+__all__ = ["BINDINGS_KEY", "POLICIES_KEY", "PolicyAdmission", "PolicyRequest", "aggregate", "compile_error",
+           "match_conditions"]
+
+POLICIES_KEY = "admissionregistration.k8s.io/validatingadmissionpolicies"
+BINDINGS_KEY = "admissionregistration.k8s.io/validatingadmissionpolicybindings"
+NAMESPACES_KEY = "/namespaces"
+_CODES = {"Unauthorized": 401, "Forbidden": 403, "Invalid": 422, "RequestEntityTooLarge": 413}
+_VARIABLES = ("object", "oldObject", "request", "params", "namespaceObject", "variables", "authorizer")
+ENV = engine.Env(dict.fromkeys(_VARIABLES, engine.DYN), FUNCTIONS + FORMAT_FUNCTIONS, rewrite)
+_ENV_WITHOUT_PARAMS = engine.Env(dict.fromkeys((v for v in _VARIABLES if v != "params"), engine.DYN),
+                                 FUNCTIONS + FORMAT_FUNCTIONS, rewrite)
+
+
+@dataclass
+class PolicyRequest:
+    """What the policies see of a request (``admission.AdmissionRequest`` fills it)."""
+
+    res: Resource
+    operation: str
+    namespace: str
+    name: str
+    obj: dict[str, Any] | None
+    old: dict[str, Any] | None
+    subresource: str
+    dry_run: bool
+    user_info: Mapping[str, Any]
+
+
+class _Denied(Exception):
+    def __init__(self, message: str, reason: str = "Invalid") -> None:
+        super().__init__(message)
+        self.message, self.reason = message, reason
+
+
+class _ConfigError(_Denied):
+    """A policy or binding that cannot be applied (its params): subject to failurePolicy."""
+
+
+class PolicyAdmission:
+    """Evaluates the stored policies and bindings for each request (no caching of objects:
+    compiled expressions are cached by the engine)."""
+
+    def __init__(self, store: Store, mapper: RESTMapper | None = None) -> None:
+        self.store = store
+        self.mapper = mapper
+
+    def active(self) -> bool:
+        """True when any binding exists (else admission costs nothing)."""
+        return bool(self.store.count(BINDINGS_KEY))
+
+    def validate(self, req: PolicyRequest) -> list[str]:
+        """Apply every matching binding; returns the warnings, raises the first denial."""
+        warnings: list[str] = []
+        for _, entry in self.store.list(BINDINGS_KEY, ""):
+            binding = entry.obj
+            spec = binding.get("spec") or {}
+            policy_entry = self.store.get(POLICIES_KEY, "", str(spec.get("policyName") or ""))
+            if policy_entry is None:
+                continue
+            policy = policy_entry.obj
+            warnings += self._apply(policy, binding, req)
+        return warnings
+
+    def _apply(self, policy: Mapping[str, Any], binding: Mapping[str, Any], req: PolicyRequest) -> list[str]:
+        pspec, bspec = policy.get("spec") or {}, binding.get("spec") or {}
+        namespace_obj = self._namespace(req)
+        if not self._matches(pspec.get("matchConstraints") or {}, req, namespace_obj, binding_rules=False):
+            return []
+        if bspec.get("matchResources") and not self._matches(bspec["matchResources"], req, namespace_obj,
+                                                             binding_rules=True):
+            return []
+        actions = list(bspec.get("validationActions") or ())
+        policy_name, binding_name = _name(policy), _name(binding)
+        fail = pspec.get("failurePolicy", "Fail") != "Ignore"
+        try:
+            params_list = self._params(pspec, bspec, req)
+        except _ConfigError as err:  # failurePolicy applies; Fail denies whatever the actions
+            return self._act(["Deny"], policy_name, binding_name, err, req) if fail else []
+        warnings: list[str] = []
+        for params in params_list:
+            variables = {"object": req.obj, "oldObject": req.old, "request": _request(req),
+                         "params": params, "namespaceObject": namespace_obj, "variables": {}}
+            try:
+                if not self._conditions(pspec, variables, fail):
+                    continue
+                self._variables(pspec, variables)
+                violation = self._validations(pspec, variables, fail)
+            except _Denied as denied:
+                violation = denied
+            if violation is not None:
+                warnings += self._act(actions, policy_name, binding_name, violation, req)
+        return warnings
+
+    # ------------------------------------------------------------------ matching
+
+    def _namespace(self, req: PolicyRequest) -> dict[str, Any] | None:
+        if not req.res.namespaced or not req.namespace:
+            return None
+        entry = self.store.get(NAMESPACES_KEY, "", req.namespace)
+        return entry.obj if entry is not None else None
+
+    def _matches(self, match: Mapping[str, Any], req: PolicyRequest, namespace_obj: dict[str, Any] | None,
+                 binding_rules: bool) -> bool:
+        rules = [r for r in match.get("resourceRules") or () if isinstance(r, dict)]
+        if (rules or not binding_rules) and not any(rule_matches(r, req.operation, req.res, req.subresource, req.name) for r in rules):
+            return False
+        if any(rule_matches(r, req.operation, req.res, req.subresource, req.name) for r in match.get("excludeResourceRules") or () if isinstance(r, dict)):
+            return False
+        try:
+            objects = selector(match.get("objectSelector"))
+            namespaces = selector(match.get("namespaceSelector"))
+        except ValueError:
+            return False
+        if not objects.empty() and not any(objects.matches(labels_of(o)) for o in (req.obj, req.old) if o):
+            return False
+        if namespaces.empty():
+            return True
+        if req.res.kind == "Namespace" and not req.res.group:
+            return namespaces.matches(labels_of(req.obj or req.old))
+        return not req.res.namespaced or namespaces.matches(labels_of(namespace_obj))
+
+    # ------------------------------------------------------------------ params
+
+    def _params(self, pspec: Mapping[str, Any], bspec: Mapping[str, Any], req: PolicyRequest) -> list[Any]:
+        kind = pspec.get("paramKind")
+        if not isinstance(kind, dict):
+            return [None]
+        ref = bspec.get("paramRef")
+        if not isinstance(ref, dict):
+            raise _ConfigError("failed to configure binding: no paramRef specified")
+        res = self._param_resource(str(kind.get("apiVersion") or ""), str(kind.get("kind") or ""))
+        if res is None:
+            raise _ConfigError(f"failed to configure policy: failed to find resource referenced by paramKind: "
+                               f"'{kind.get('apiVersion')}, Kind={kind.get('kind')}'")
+        namespace = str(ref.get("namespace") or (req.namespace if res.namespaced else ""))
+        found: list[Any] = []
+        if ref.get("name"):
+            entry = self.store.get(res.storage_key, namespace if res.namespaced else "", str(ref["name"]))
+            found = [entry.obj] if entry is not None else []
+        else:
+            try:
+                chosen = selector(ref.get("selector"))
+            except ValueError:
+                chosen = labelsel.nothing()
+            found = [e.obj for _, e in self.store.list(res.storage_key, namespace if res.namespaced else None)
+                     if chosen.matches(labels_of(e.obj))]
+        if not found:
+            if ref.get("parameterNotFoundAction", "Deny") == "Allow":
+                return []
+            raise _ConfigError("failed to configure binding: no params found for policy binding with `Deny` "
+                               "parameterNotFoundAction")
+        return found
+
+    def _param_resource(self, api_version: str, kind: str) -> Resource | None:
+        group, _, version = api_version.rpartition("/")
+        for res in self.mapper or ():
+            if res.group == group and res.version == version and res.kind == kind:
+                return res
+        return None
+
+    # ------------------------------------------------------------------ evaluation
+
+    def _conditions(self, pspec: Mapping[str, Any], variables: dict[str, Any], fail: bool) -> bool:
+        matches, errors = match_conditions(pspec.get("matchConditions"), variables)
+        if errors and fail:
+            raise _Denied(aggregate(errors))
+        return matches and not errors
+
+    def _variables(self, pspec: Mapping[str, Any], variables: dict[str, Any]) -> None:
+        for variable in pspec.get("variables") or ():
+            if not isinstance(variable, dict):
+                continue
+            try:
+                value = _evaluate(str(variable.get("expression") or ""), variables)
+            except _Denied:
+                continue  # an expression using it fails with "no such key"
+            variables["variables"] = {**variables["variables"], str(variable.get("name")): value}
+
+    def _validations(self, pspec: Mapping[str, Any], variables: dict[str, Any], fail: bool) -> _Denied | None:
+        for validation in pspec.get("validations") or ():
+            if not isinstance(validation, dict):
+                continue
+            expression = str(validation.get("expression") or "")
+            try:
+                result = _evaluate(expression, variables)
+            except _Denied as err:
+                if fail:
+                    return err
+                continue
+            if result is True:
+                continue
+            return _Denied(_message(validation, variables), str(validation.get("reason") or "Invalid"))
+        return None
+
+    def _act(self, actions: list[str], policy: str, binding: str, violation: _Denied,
+             req: PolicyRequest) -> list[str]:
+        warnings = []
+        if "Warn" in actions:
+            warnings.append(f"Validation failed for ValidatingAdmissionPolicy '{policy}' with binding "
+                            f"'{binding}': {violation.message}")
+        if "Deny" in actions:
+            message = (f"ValidatingAdmissionPolicy '{policy}' with binding '{binding}' denied request: "
+                       f"{violation.message}")
+            res = req.res
+            details: dict[str, Any] = {"name": req.name, "kind": res.plural, "causes": [{"message": message}]}
+            if res.group:
+                details["group"] = res.group
+            raise APIError(_CODES.get(violation.reason, 422), violation.reason,
+                           f'{res.group_resource} "{req.name}" is forbidden: {message}', details)
+        return warnings
+
+
+def match_conditions(conditions: Any, variables: dict[str, Any]) -> tuple[bool, list[str]]:
+    """Evaluate ``matchConditions`` (the matchconditions matcher): ``(False, [])`` when any is
+    false (even if others failed), else ``(True, errors)`` with each failed evaluation's message."""
+    errors: list[str] = []
+    for condition in conditions if isinstance(conditions, list) else ():
+        if not isinstance(condition, dict):
+            continue
+        try:
+            if _evaluate(str(condition.get("expression") or ""), variables) is False:
+                return False, []
+        except _Denied as err:
+            errors.append(err.message)
+    return True, errors
+
+
+def aggregate(messages: list[str]) -> str:
+    """utilerrors.NewAggregate's text: one message, or ``[a, b]``."""
+    return messages[0] if len(messages) == 1 else "[" + ", ".join(messages) + "]"
+
+
+def compile_error(expression: str, wanted: str = "", type_detail: str = "", params: bool = True) -> str:
+    """Why ``expression`` cannot be a policy's expression ("" when it compiles to ``wanted``, a
+    checked type name such as ``BOOL``; dynamic results are accepted). ``params``: the policy has
+    a paramKind (else ``params`` is an undeclared reference)."""
+    try:
+        program = (ENV if params else _ENV_WITHOUT_PARAMS).compile(expression)
+        literals = invalid_literals(expression, ENV.succeeds)
+        if literals:
+            raise CompileError(literals)
+    except CompileError as err:
+        return f"compilation failed: {err.detail}"
+    if wanted and program.result_type not in (wanted, "DYN"):
+        return type_detail
+    return ""
+
+
+def _evaluate(expression: str, variables: dict[str, Any]) -> Any:
+    try:
+        return ENV.compile(expression).evaluate(variables)
+    except CompileError as err:
+        raise _Denied(f"expression '{expression}' resulted in error: compilation failed: {err.detail}") from None
+    except EvalError as err:
+        raise _Denied(f"expression '{expression}' resulted in error: {err}") from None
+
+
+def _message(validation: Mapping[str, Any], variables: dict[str, Any]) -> str:
+    message = str(validation.get("message") or "").strip()
+    source = str(validation.get("messageExpression") or "")
+    if source and not message:
+        try:
+            text = ENV.compile(source).evaluate(variables)
+        except (CompileError, EvalError):
+            text = None
+        if isinstance(text, str) and text.strip() and "\n" not in text.strip():
+            return text.strip()
+    if message:
+        return message
+    return f"failed expression: {str(validation.get('expression') or '').strip()}"
+
+
+def _request(req: PolicyRequest) -> dict[str, Any]:
+    res = req.res
+    gvk = {"group": res.group, "version": res.version, "kind": res.kind}
+    gvr = {"group": res.group, "version": res.version, "resource": res.plural}
+    return {"kind": gvk, "resource": gvr, "requestKind": gvk, "requestResource": gvr,
+            "subResource": req.subresource, "requestSubResource": req.subresource, "name": req.name,
+            "namespace": req.namespace, "operation": req.operation, "userInfo": dict(req.user_info),
+            "dryRun": req.dry_run}
+
+
+def _name(obj: Mapping[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("name") or "")

@@ -1,0 +1,396 @@
+"""The Kubernetes CEL libraries (k8s.io/apiserver/pkg/cel/library) for the cel-cpp engine:
+lists, sets, regex, URLs, quantity, IP and CIDR. The strings extension comes with the engine.
+
+Values of the library's own types (``quantity('1Gi')``, ``url(...)``, ``ip(...)``,
+``cidr(...)``) are maps with one key, ``@Quantity``/``@URL``/``@IP``/``@CIDR``, holding the
+canonical text: cel-expr-python 0.1 cannot return opaque values from Python functions. So
+``quantity('1Gi') == quantity('1024Mi')`` is true as in Kubernetes (the canonical text is the
+exact value), and the member functions are declared on ``map(string, dyn)`` receivers.
+The format library is ``formats``. Deviations, documented: ``type(ip('::1'))`` is ``map``;
+regular expressions of ``find``/``findAll`` are Python's ``re`` (``matches`` is cel-cpp's RE2).
+
+Every function raises ``ValueError`` with Kubernetes' message for bad input; the engine turns
+it into an evaluation error.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import itertools
+import re
+import urllib.parse
+from collections.abc import Callable, Sequence
+from fractions import Fraction
+from typing import Any
+
+from cel_expr_python import cel as _cel
+
+__all__ = ["FUNCTIONS", "parse_quantity"]
+
+_T = _cel.Type
+_MAP = _T.Map(_T.STRING, _T.DYN)
+_LIST = _T.List(_T.DYN)
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+Tagged = dict[str, str]
+
+
+def _accepts(parse: Callable[[str], object]) -> Callable[[str], bool]:
+    """The ``isX(string)`` function of a parser: true when it does not raise ValueError."""
+    def check(text: str) -> bool:
+        try:
+            parse(text)
+        except ValueError:
+            return False
+        return True
+    return check
+
+
+def _tag(kind: str, text: str) -> Tagged:
+    return {"@" + kind: text}
+
+
+def _untag(kind: str, value: Any) -> str:
+    if isinstance(value, dict) and len(value) == 1 and ("@" + kind) in value:
+        return str(value["@" + kind])
+    raise ValueError("no such overload")
+
+
+# ---------------------------------------------------------------------------- lists
+
+
+def _sortable(items: Sequence[Any]) -> list[Any]:
+    if any(isinstance(i, (dict, list, bool)) for i in items):
+        raise ValueError("no such overload")
+    return list(items)
+
+
+def _is_sorted(items: Sequence[Any]) -> bool:
+    values = _sortable(items)
+    return all(a <= b for a, b in itertools.pairwise(values))
+
+
+def _sum(items: Sequence[Any]) -> Any:
+    values = _sortable(items)
+    if not values:
+        return 0
+    total = values[0]
+    for v in values[1:]:
+        total = total + v
+    if isinstance(total, int) and not _INT64_MIN <= total <= _INT64_MAX:
+        raise ValueError("integer overflow")
+    return total
+
+
+def _min(items: Sequence[Any]) -> Any:
+    values = _sortable(items)
+    if not values:
+        raise ValueError("min(list) called on empty list")
+    return min(values)
+
+
+def _max(items: Sequence[Any]) -> Any:
+    values = _sortable(items)
+    if not values:
+        raise ValueError("max(list) called on empty list")
+    return max(values)
+
+
+def _index_of(items: Sequence[Any], value: Any) -> int:
+    return next((i for i, item in enumerate(items) if _cel_equal(item, value)), -1)
+
+
+def _last_index_of(items: Sequence[Any], value: Any) -> int:
+    return next((i for i in range(len(items) - 1, -1, -1) if _cel_equal(items[i], value)), -1)
+
+
+def _contains_all(items: Sequence[Any], wanted: Sequence[Any]) -> bool:
+    return all(any(_cel_equal(w, i) for i in items) for w in wanted)
+
+
+def _cel_equal(a: Any, b: Any) -> bool:
+    """CEL's heterogeneous equality on plain values (``1 == 1.0``, but ``true != 1``)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    return bool(a == b)
+
+
+# ---------------------------------------------------------------------------- regex
+
+
+def _regex(pattern: str) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern)
+    except re.error as err:
+        raise ValueError(f"error parsing regexp: {err}") from None
+
+
+def _find(s: str, pattern: str) -> str:
+    found = _regex(pattern).search(s)
+    return found.group(0) if found else ""
+
+
+def _find_all(s: str, pattern: str, limit: int = -1) -> list[str]:
+    matches = [m.group(0) for m in _regex(pattern).finditer(s)]
+    return matches if limit < 0 else matches[:limit]
+
+
+# ---------------------------------------------------------------------------- quantity
+
+_QUANTITY = re.compile(r"^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))((?:[eE][+-]?[0-9]+)|[KMGTPE]i|[numkMGTPE]|)$")
+_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+_DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+
+
+def parse_quantity(text: str) -> Fraction:
+    """The exact value of a Kubernetes quantity (``1Gi``, ``500m``, ``1e3``); ValueError if bad."""
+    found = _QUANTITY.match(text.strip()) if text == text.strip() else None
+    if not found:
+        raise ValueError("quantities must match the regular expression "
+                         "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
+    number, suffix = Fraction(found.group(1)), found.group(2)
+    if suffix in _BINARY:
+        return number * _BINARY[suffix]
+    if suffix in _DECIMAL:
+        return number * Fraction(10) ** _DECIMAL[suffix]
+    return number * Fraction(10) ** int(suffix[1:])
+
+
+def _q(value: Any) -> Fraction:
+    return Fraction(_untag("Quantity", value))
+
+
+def _quantity(text: str) -> Tagged:
+    return _tag("Quantity", str(parse_quantity(text)))
+
+
+def _as_integer(value: Any) -> int:
+    q = _q(value)
+    if q.denominator != 1 or not _INT64_MIN <= q.numerator <= _INT64_MAX:
+        raise ValueError("cannot convert value to integer")
+    return q.numerator
+
+
+def _compare(a: Fraction, b: Fraction) -> int:
+    return (a > b) - (a < b)
+
+
+def _q_add(a: Any, b: Any) -> Tagged:
+    other = Fraction(b) if isinstance(b, int) else _q(b)
+    return _tag("Quantity", str(_q(a) + other))
+
+
+def _q_sub(a: Any, b: Any) -> Tagged:
+    other = Fraction(b) if isinstance(b, int) else _q(b)
+    return _tag("Quantity", str(_q(a) - other))
+
+
+# ---------------------------------------------------------------------------- URLs
+
+
+def _parse_url(text: str) -> urllib.parse.SplitResult:
+    try:
+        parts = urllib.parse.urlsplit(text)
+        _ = parts.port
+    except ValueError as err:
+        raise ValueError(f"URL parse error during conversion from string: {err}") from None
+    if not parts.scheme and not text.startswith("/"):
+        raise ValueError("URL parse error during conversion from string: "
+                         f"parse {text!r}: invalid URI for request".replace("'", '"'))
+    return parts
+
+
+def _url(text: str) -> Tagged:
+    _parse_url(text)
+    return _tag("URL", text)
+
+
+def _u(value: Any) -> urllib.parse.SplitResult:
+    return _parse_url(_untag("URL", value))
+
+
+def _host(value: Any) -> str:
+    return _u(value).netloc.rsplit("@", 1)[-1]
+
+
+def _hostname(value: Any) -> str:
+    host = _host(value)
+    if host.startswith("["):
+        return host[1:host.index("]")] if "]" in host else host
+    return host.rsplit(":", 1)[0] if ":" in host else host
+
+
+def _port(value: Any) -> str:
+    host = _host(value)
+    tail = host.rsplit("]", 1)[-1]
+    return tail.rsplit(":", 1)[1] if ":" in tail else ""
+
+
+def _query(value: Any) -> dict[str, list[str]]:
+    return {k: v for k, v in urllib.parse.parse_qs(_u(value).query, keep_blank_values=True).items()}
+
+
+# ---------------------------------------------------------------------------- IP and CIDR
+
+
+def _parse_ip(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+    if "%" in text:
+        raise ValueError("IP Address with zone value is not allowed")
+    try:
+        addr = ipaddress.ip_address(text)
+    except ValueError:
+        raise ValueError(f"IP Address {text!r} parse error during conversion from string: "
+                         f"ParseAddr({text!r}): unable to parse IP".replace("'", '"')) from None
+    if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
+        raise ValueError("IPv4-mapped IPv6 address is not allowed")
+    return addr
+
+
+def _ip(text: str) -> Tagged:
+    return _tag("IP", str(_parse_ip(text)))
+
+
+def _a(value: Any) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+    return ipaddress.ip_address(_untag("IP", value))
+
+
+def _to_string(value: Any) -> str:
+    """``string(ip)`` / ``string(cidr)``: the canonical text."""
+    if isinstance(value, dict) and len(value) == 1 and ("@IP" in value or "@CIDR" in value):
+        return str(next(iter(value.values())))
+    raise ValueError("no such overload")
+
+
+def _is_global_unicast(value: Any) -> bool:
+    """Go's netip.Addr.IsGlobalUnicast: private ranges count, the special ones do not."""
+    addr = _a(value)
+    if addr.version == 4 and str(addr) == "255.255.255.255":
+        return False
+    return not (addr.is_unspecified or addr.is_loopback or addr.is_multicast or addr.is_link_local)
+
+
+def _is_link_local_multicast(value: Any) -> bool:
+    addr = _a(value)
+    if addr.version == 4:
+        return str(addr).startswith("224.0.0.")
+    return addr.is_multicast and (addr.packed[1] & 0x0F) == 2
+
+
+def _ip_is_canonical(text: str) -> bool:
+    return str(_parse_ip(text)) == text
+
+
+def _parse_cidr(text: str) -> ipaddress.IPv4Interface | ipaddress.IPv6Interface:
+    if "%" in text:
+        raise ValueError("CIDR with zone value is not allowed")
+    try:
+        iface = ipaddress.ip_interface(text)
+    except ValueError:
+        raise ValueError(f"network address {text!r} parse error during conversion from string: "
+                         f"netip.ParsePrefix({text!r}): bad prefix".replace("'", '"')) from None
+    if "/" not in text:
+        raise ValueError(f"network address {text!r} parse error during conversion from string: "
+                         f"netip.ParsePrefix({text!r}): no '/'".replace("'", '"'))
+    return iface
+
+
+def _cidr(text: str) -> Tagged:
+    _parse_cidr(text)
+    return _tag("CIDR", text)
+
+
+def _c(value: Any) -> ipaddress.IPv4Interface | ipaddress.IPv6Interface:
+    return ipaddress.ip_interface(_untag("CIDR", value))
+
+
+def _contains_ip(cidr: Any, ip: Any) -> bool:
+    addr = _parse_ip(ip) if isinstance(ip, str) else _a(ip)
+    return addr in _c(cidr).network
+
+
+def _contains_cidr(cidr: Any, other: Any) -> bool:
+    inner = (_parse_cidr(other) if isinstance(other, str) else _c(other)).network
+    outer = _c(cidr).network
+    return inner.version == outer.version and inner.subnet_of(outer)  # type: ignore[arg-type]
+
+
+def _cidr_ip(value: Any) -> Tagged:
+    return _tag("IP", str(_c(value).ip))
+
+
+def _masked(value: Any) -> Tagged:
+    return _tag("CIDR", str(_c(value).network))
+
+
+# ---------------------------------------------------------------------------- declarations
+
+
+def _fn(name: str, ret: Any, *overloads: tuple[str, Sequence[Any], bool, Callable[..., Any]]) -> Any:
+    return _cel.FunctionDecl(name, [_cel.Overload(oid, ret, list(params), is_member=member, impl=impl)
+                                    for oid, params, member, impl in overloads])
+
+
+_S, _I, _B, _D = _T.STRING, _T.INT, _T.BOOL, _T.DOUBLE
+
+FUNCTIONS: list[Any] = [
+    # lists
+    _fn("isSorted", _B, ("list_is_sorted", [_LIST], True, _is_sorted)),
+    _fn("sum", _T.DYN, ("list_sum", [_LIST], True, _sum)),
+    _fn("min", _T.DYN, ("list_min", [_LIST], True, _min)),
+    _fn("max", _T.DYN, ("list_max", [_LIST], True, _max)),
+    _fn("indexOf", _I, ("list_index_of", [_LIST, _T.DYN], True, _index_of)),
+    _fn("lastIndexOf", _I, ("list_last_index_of", [_LIST, _T.DYN], True, _last_index_of)),
+    # sets (cel-go's ext.Sets, in the Kubernetes base environment since 1.29)
+    _fn("sets.contains", _B, ("list_sets_contains_list", [_LIST, _LIST], False, _contains_all)),
+    _fn("sets.equivalent", _B, ("list_sets_equivalent_list", [_LIST, _LIST], False,
+                                lambda a, b: _contains_all(a, b) and _contains_all(b, a))),
+    _fn("sets.intersects", _B, ("list_sets_intersects_list", [_LIST, _LIST], False,
+                                lambda a, b: any(_cel_equal(x, y) for x in a for y in b))),
+    # regex
+    _fn("find", _S, ("string_find_string", [_S, _S], True, _find)),
+    _fn("findAll", _T.List(_S), ("string_find_all_string", [_S, _S], True, _find_all),
+        ("string_find_all_string_int", [_S, _S, _I], True, _find_all)),
+    # quantity
+    _fn("quantity", _MAP, ("string_to_quantity", [_S], False, _quantity)),
+    _fn("isQuantity", _B, ("is_quantity_string", [_S], False, _accepts(parse_quantity))),
+    _fn("sign", _I, ("quantity_sign", [_MAP], True, lambda q: _compare(_q(q), Fraction(0)))),
+    _fn("isInteger", _B, ("quantity_is_integer", [_MAP], True, lambda q: _q(q).denominator == 1)),
+    _fn("asInteger", _I, ("quantity_get_integer", [_MAP], True, _as_integer)),
+    _fn("asApproximateFloat", _D, ("quantity_get_float", [_MAP], True, lambda q: float(_q(q)))),
+    _fn("isGreaterThan", _B, ("quantity_is_greater_than", [_MAP, _MAP], True, lambda a, b: _q(a) > _q(b))),
+    _fn("isLessThan", _B, ("quantity_less_than", [_MAP, _MAP], True, lambda a, b: _q(a) < _q(b))),
+    _fn("compareTo", _I, ("quantity_compare_to", [_MAP, _MAP], True, lambda a, b: _compare(_q(a), _q(b)))),
+    _fn("add", _MAP, ("quantity_add", [_MAP, _MAP], True, _q_add), ("quantity_add_int", [_MAP, _I], True, _q_add)),
+    _fn("sub", _MAP, ("quantity_sub", [_MAP, _MAP], True, _q_sub), ("quantity_sub_int", [_MAP, _I], True, _q_sub)),
+    # URLs
+    _fn("url", _MAP, ("string_to_url", [_S], False, _url)),
+    _fn("isURL", _B, ("is_url_string", [_S], False, _accepts(_parse_url))),
+    _fn("getScheme", _S, ("url_get_scheme", [_MAP], True, lambda u: _u(u).scheme)),
+    _fn("getHost", _S, ("url_get_host", [_MAP], True, _host)),
+    _fn("getHostname", _S, ("url_get_hostname", [_MAP], True, _hostname)),
+    _fn("getPort", _S, ("url_get_port", [_MAP], True, _port)),
+    _fn("getEscapedPath", _S, ("url_get_escaped_path", [_MAP], True, lambda u: _u(u).path)),
+    _fn("getQuery", _T.Map(_S, _T.List(_S)), ("url_get_query", [_MAP], True, _query)),
+    # IP
+    _fn("ip", _MAP, ("string_to_ip", [_S], False, _ip), ("cidr_ip", [_MAP], True, _cidr_ip)),
+    _fn("string", _S, ("ip_or_cidr_to_string", [_MAP], False, _to_string)),
+    _fn("isIP", _B, ("is_ip", [_S], False, _accepts(_parse_ip))),
+    _fn("ip.isCanonical", _B, ("ip_is_canonical", [_S], False, _ip_is_canonical)),
+    _fn("family", _I, ("ip_family", [_MAP], True, lambda a: _a(a).version)),
+    _fn("isUnspecified", _B, ("ip_is_unspecified", [_MAP], True, lambda a: _a(a).is_unspecified)),
+    _fn("isLoopback", _B, ("ip_is_loopback", [_MAP], True, lambda a: _a(a).is_loopback)),
+    _fn("isLinkLocalMulticast", _B, ("ip_is_link_local_multicast", [_MAP], True,
+                                     _is_link_local_multicast)),
+    _fn("isLinkLocalUnicast", _B, ("ip_is_link_local_unicast", [_MAP], True,
+                                   lambda a: _a(a).is_link_local and not _a(a).is_multicast)),
+    _fn("isGlobalUnicast", _B, ("ip_is_global_unicast", [_MAP], True, _is_global_unicast)),
+    # CIDR
+    _fn("cidr", _MAP, ("string_to_cidr", [_S], False, _cidr)),
+    _fn("isCIDR", _B, ("is_cidr", [_S], False, _accepts(_parse_cidr))),
+    _fn("containsIP", _B, ("cidr_contains_ip_string", [_MAP, _S], True, _contains_ip),
+        ("cidr_contains_ip_ip", [_MAP, _MAP], True, _contains_ip)),
+    _fn("containsCIDR", _B, ("cidr_contains_cidr_string", [_MAP, _S], True, _contains_cidr),
+        ("cidr_contains_cidr", [_MAP, _MAP], True, _contains_cidr)),
+    _fn("masked", _MAP, ("cidr_masked", [_MAP], True, _masked)),
+    _fn("prefixLength", _I, ("cidr_prefix_length", [_MAP], True, lambda c: _c(c).network.prefixlen)),
+]

@@ -1,0 +1,455 @@
+"""``x-kubernetes-validations`` of a structural schema: compiled once per schema node, evaluated
+at every level of an object with ``self`` bound to the value there (apiextensions-apiserver's
+pkg/apiserver/schema/cel Validator).
+
+- ``schema_errors(schema, path)``: the CRD-time errors of every rule (compilation failed, not a
+  bool, bad ``messageExpression``, bad ``fieldPath``), as ``FieldError`` under ``path``
+  (``spec.versions[0].schema.openAPIV3Schema``).
+- ``validate(obj, old, schema)`` -> ``(errors, warnings)``: the failed rules of ``obj``
+  (``old`` on update). Errors are kube's: ``spec: Invalid value: "object": failed rule: <rule>``
+  or the ``message``/``messageExpression``, ``reason`` choosing Forbidden/Required/Duplicate,
+  ``fieldPath`` appended to the node's path, evaluation errors as ``<err> evaluating rule: ...``.
+  Transition rules (using ``oldSelf``) run only on update where the old value correlates
+  (object properties, map values, ``x-kubernetes-list-type: map`` items by key) unless
+  ``optionalOldSelf`` is true (then ``oldSelf`` is an optional). Ratcheting (CRDValidationRatcheting,
+  on since 1.30): a failed rule that does not use ``oldSelf`` on a value unchanged from the old
+  object is a warning, not an error.
+- Cost limits are not enforced (the engine has no cost estimator); every rule is evaluated.
+  Lists are plain CEL lists: ``x-kubernetes-list-type: set``/``map`` lists compare equal only in
+  the same order (Kubernetes ignores the order).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from samplecontroller.apiserver import schema as structural
+from samplecontroller.apiserver.cel import formats
+from samplecontroller.apiserver.cel.engine import BOOL, DYN, Activation, CompileError, Env, EvalError, Program
+from samplecontroller.apiserver.cel.fields import (
+    invalid_literals,
+    typed_source,
+    undefined_fields,
+    uses_old_self,
+)
+from samplecontroller.apiserver.cel.library import FUNCTIONS
+from samplecontroller.apiserver.cel.values import to_cel
+from samplecontroller.apiserver.schema import FieldError, GoRaw
+
+__all__ = ["ROOT_PATH", "blocking_error", "has_rules", "schema_errors", "validate"]
+
+ROOT_PATH = "<nil>"  # how Go prints a nil *field.Path: errors of rules on the root schema
+_LIBRARIES = FUNCTIONS + formats.FUNCTIONS
+_ENV = Env({"self": DYN, "oldSelf": DYN}, _LIBRARIES, formats.rewrite)
+_OPTIONAL_ENV = Env({"self": DYN, "__oldSelf": DYN, "__hasOldSelf": BOOL}, _LIBRARIES, formats.rewrite)
+_MAX_MESSAGE = 5 * 1024
+_BLOCKING = (structural.ERROR_NOT_SUPPORTED, structural.ERROR_REQUIRED, structural.ERROR_TOO_LONG,
+             structural.ERROR_TOO_MANY, structural.ERROR_TYPE_INVALID)
+
+
+@dataclass(frozen=True)
+class _Rule:
+    spec: dict[str, Any]
+    program: Program | None
+    message_program: Program | None
+    optional_program: Program | None
+    transition: bool
+    field_path: str
+    error: str = ""
+
+    @property
+    def text(self) -> str:
+        """ruleErrorString: the message if any, else the rule."""
+        message = str(self.spec.get("message") or "").strip()
+        return message or str(self.spec.get("rule") or "").strip()
+
+    @property
+    def default_message(self) -> str:
+        message = str(self.spec.get("message") or "").strip()
+        return message or f"failed rule: {self.text}"
+
+
+def _compile_rule(spec: dict[str, Any], node: dict[str, Any],
+                  root: bool = False) -> tuple[_Rule, list[tuple[str, Any, str]]]:
+    """The compiled rule and its compilation problems as (child, value, detail) for the CRD's
+    validation (``value`` None: the whole rule is the shown value)."""
+    problems: list[tuple[str, Any, str]] = []
+    source = str(spec.get("rule") or "")
+    program = optional_program = message_program = None
+    error = ""
+    if source.strip():
+        try:
+            program = _ENV.compile(source)
+            undefined = undefined_fields(source, node, root) or invalid_literals(source, _ENV.succeeds)
+            if undefined:
+                raise CompileError(undefined)
+            program = _typed(source, node, root, program)
+            if program.result_type not in ("BOOL", "DYN"):
+                raise CompileError("cel expression must evaluate to a bool")
+        except CompileError as err:
+            detail = err.detail if err.detail.startswith("cel expression") else "compilation failed: " + err.detail
+            problems.append(("rule", None, detail))
+            program, error = None, detail
+        if program is not None and spec.get("optionalOldSelf") is True:
+            optional_program = _OPTIONAL_ENV.compile(
+                "cel.bind(oldSelf, __hasOldSelf ? optional.of(__oldSelf) : optional.none(), (" + source + "))")
+    message_source = str(spec.get("messageExpression") or "")
+    if message_source.strip():
+        try:
+            message_program = _typed(message_source, node, root, _ENV.compile(message_source))
+            if message_program.result_type not in ("STRING", "DYN"):
+                raise CompileError("must evaluate to a string")
+        except CompileError as err:
+            detail = err.detail if err.detail.startswith("must evaluate") else "messageExpression compilation failed: " + err.detail
+            problems.append(("messageExpression", None, detail))
+            message_program = None
+    if "optionalOldSelf" in spec and isinstance(spec["optionalOldSelf"], bool) and not uses_old_self(source):
+        problems.append(("optionalOldSelf", spec["optionalOldSelf"], "may not be set if oldSelf is not used in rule"))
+    normalized = ""
+    if spec.get("fieldPath"):
+        try:
+            normalized = normalize_field_path(str(spec["fieldPath"]), node)
+        except ValueError:
+            normalized = ""
+    rule = _Rule(spec, program, message_program, optional_program, uses_old_self(source), normalized, error)
+    return rule, problems
+
+
+_REASONS = (structural.ERROR_DUPLICATE, structural.ERROR_FORBIDDEN, structural.ERROR_INVALID, structural.ERROR_REQUIRED)
+_NEWLINES = re.compile(r"[\n\r]+")
+
+
+def _spec_errors(spec: dict[str, Any], node: dict[str, Any], where: str) -> list[FieldError]:
+    """The checks of a rule that do not need CEL (kube's "schema errors" of a rule)."""
+    errors: list[FieldError] = []
+    rule, message = str(spec.get("rule") or ""), str(spec.get("message") or "")
+    if not rule.strip():
+        errors.append(structural.required(f"{where}.rule", "rule is not specified"))
+    elif message and not message.strip():
+        errors.append(structural.invalid(f"{where}.message", message, "message must be non-empty if specified"))
+    elif _NEWLINES.search(message.strip()):
+        errors.append(structural.invalid(f"{where}.message", message, "message must not contain line breaks"))
+    elif _NEWLINES.search(rule.strip()) and not message.strip():
+        errors.append(structural.required(f"{where}.message", "message must be specified if rule contains line breaks"))
+    expression = str(spec.get("messageExpression") or "")
+    if expression and not expression.strip():
+        errors.append(structural.required(f"{where}.messageExpression",
+                                          "messageExpression must be non-empty if specified"))
+    reason = spec.get("reason")
+    if reason is not None and reason not in _REASONS:
+        errors.append(structural.not_supported(f"{where}.reason", reason, _REASONS))
+    field_path = str(spec.get("fieldPath") or "")
+    if field_path and not field_path.strip():
+        errors.append(structural.invalid(f"{where}.fieldPath", field_path, "fieldPath must be non-empty if specified"))
+    if _NEWLINES.search(field_path):
+        errors.append(structural.invalid(f"{where}.fieldPath", field_path, "fieldPath must not contain line breaks"))
+    if field_path:
+        try:
+            normalize_field_path(field_path, node)
+        except ValueError:
+            errors.append(structural.invalid(f"{where}.fieldPath", field_path, "fieldPath must be a valid path"))
+    return errors
+
+
+def _typed(source: str, node: dict[str, Any], root: bool, program: Program) -> Program:
+    """The program that sees ``format: date-time``/``duration`` strings as timestamps and
+    durations, as Kubernetes types them (``fields.typed_source``); compile errors it alone has
+    (``self.t > 'x'`` on a date-time) are the rule's, as in Kubernetes."""
+    typed = typed_source(source, node, root)
+    return program if typed == source else _ENV.compile(typed)
+
+
+def normalize_field_path(path: str, node: dict[str, Any]) -> str:
+    """``.spec.x['a.b']`` -> ``spec.x[a.b]`` checked against ``node``'s schema (ValidFieldPath)."""
+    tokens = re.findall(r"\.|\[|\]|'(?:\\.|[^'\\])*'|[^.\[\]']+", path)
+    out, i, current = "", 0, node
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok == "[":
+            if i + 2 >= len(tokens) or not tokens[i + 1].startswith("'") or tokens[i + 2] != "]":
+                raise ValueError("expected single quoted string")
+            name, i = tokens[i + 1][1:-1].replace("\\'", "'").replace("\\\\", "\\"), i + 3
+        elif tok == ".":
+            if i + 1 >= len(tokens):
+                raise ValueError("unexpected end of JSON path")
+            name, i = tokens[i + 1], i + 2
+        else:
+            raise ValueError(f"expected [ or . but got: {tok}")
+        props, additional = current.get("properties"), current.get("additionalProperties")
+        if isinstance(props, dict) and props:
+            if name not in props:
+                raise ValueError("does not refer to a valid field")
+            current, out = props[name], f"{out}.{name}" if out else name
+        elif isinstance(additional, dict):
+            current, out = additional, f"{out}[{name}]"
+        else:
+            raise ValueError("does not refer to a valid field")
+    return out
+
+
+# ---------------------------------------------------------------------------- CRD time
+
+
+def has_rules(schema: Any) -> bool:
+    """True when any node of ``schema`` has ``x-kubernetes-validations`` (cached per schema object)."""
+    cached = _HAS_RULES.get(id(schema))
+    if cached is not None and cached[0] is schema:
+        return cached[1]
+    found = _has_rules(schema)
+    if len(_HAS_RULES) > 4096:
+        _HAS_RULES.clear()
+    _HAS_RULES[id(schema)] = (schema, found)
+    return found
+
+
+_HAS_RULES: dict[int, tuple[Any, bool]] = {}
+
+
+def _has_rules(schema: Any) -> bool:
+    if not isinstance(schema, dict):
+        return False
+    if schema.get("x-kubernetes-validations"):
+        return True
+    children = list((schema.get("properties") or {}).values()) + list(schema.get("allOf") or ())
+    children += [schema.get("additionalProperties"), schema.get("items")]
+    return any(_has_rules(child) for child in children)
+
+
+@dataclass
+class _SchemaErrors:
+    schema: list[FieldError] = field(default_factory=list)
+    cel: list[FieldError] = field(default_factory=list)
+
+
+def schema_errors(schema: Any, path: str) -> list[FieldError]:
+    """The errors a CRD's schema gets for its validation rules, as kube-apiserver orders them:
+    the rules' own checks, then compilation (skipped at a node when it or a node below has one
+    of the former). A rule that does not compile rejects the CRD."""
+    found = _SchemaErrors()
+    _schema_walk(schema, path, found, "", root=True)
+    return found.schema + found.cel
+
+
+def _schema_walk(node: Any, path: str, found: _SchemaErrors, uncorrelatable: str, root: bool = False) -> None:
+    if not isinstance(node, dict):
+        return
+    before = len(found.schema)
+    for name, sub in (node.get("properties") or {}).items() if isinstance(node.get("properties"), dict) else ():
+        _schema_walk(sub, f"{path}.properties[{name}]", found, uncorrelatable, _embedded(sub))
+    if isinstance(node.get("additionalProperties"), dict):
+        _schema_walk(node["additionalProperties"], f"{path}.additionalProperties", found, uncorrelatable,
+                     _embedded(node["additionalProperties"]))
+    if isinstance(node.get("items"), dict):
+        inner = uncorrelatable or (path if node.get("x-kubernetes-list-type") != "map" else "")
+        _schema_walk(node["items"], f"{path}.items", found, inner, _embedded(node["items"]))
+    for i, sub in enumerate(node.get("allOf") or ()):
+        _schema_walk(sub, f"{path}.allOf[{i}]", found, uncorrelatable, root)
+    rules = node.get("x-kubernetes-validations")
+    if not isinstance(rules, list):
+        return
+    specs = [(i, spec) for i, spec in enumerate(rules) if isinstance(spec, dict)]
+    for i, spec in specs:
+        found.schema += _spec_errors(spec, node, f"{path}.x-kubernetes-validations[{i}]")
+    if len(found.schema) > before:
+        return
+    for i, spec in specs:
+        where = f"{path}.x-kubernetes-validations[{i}]"
+        rule, problems = _compile_rule(spec, node, root)
+        for child, value, detail in problems:
+            found.cel.append(FieldError(structural.ERROR_INVALID, f"{where}.{child}",
+                                        GoRaw(go_rule(spec)) if value is None else value, detail))
+        if rule.transition and uncorrelatable and rule.program is not None:
+            found.cel.append(structural.invalid(f"{where}.rule", str(spec.get("rule")),
+                                                "oldSelf cannot be used on the uncorrelatable portion of the "
+                                                f"schema within {uncorrelatable}"))
+
+
+def go_rule(spec: dict[str, Any]) -> str:
+    """A ValidationRule as Go's ``%#v`` prints it in field errors."""
+    reason = spec.get("reason")
+    optional = spec.get("optionalOldSelf")
+    reason_text = "(*apiextensions.FieldValueErrorReason)(nil)" if reason is None else \
+        f"(*apiextensions.FieldValueErrorReason)({_go_quote(str(reason))})"
+    optional_text = "(*bool)(nil)" if optional is None else f"(*bool)({'true' if optional else 'false'})"
+    return (f"apiextensions.ValidationRule{{Rule:{_go_quote(str(spec.get('rule') or ''))}, "
+            f"Message:{_go_quote(str(spec.get('message') or ''))}, "
+            f"MessageExpression:{_go_quote(str(spec.get('messageExpression') or ''))}, "
+            f"Reason:{reason_text}, FieldPath:{_go_quote(str(spec.get('fieldPath') or ''))}, "
+            f"OptionalOldSelf:{optional_text}}}")
+
+
+def _go_quote(text: str) -> str:
+    import json
+    return json.dumps(text, ensure_ascii=False)
+
+
+# ---------------------------------------------------------------------------- objects
+
+
+_CACHE: dict[tuple[int, bool], tuple[Any, list[_Rule]]] = {}
+
+
+def _embedded(schema: Any) -> bool:
+    return isinstance(schema, dict) and bool(schema.get("x-kubernetes-embedded-resource"))
+
+
+def _rules_of(node: dict[str, Any], root: bool) -> list[_Rule]:
+    cached = _CACHE.get((id(node), root))
+    if cached is not None and cached[0] is node:
+        return cached[1]
+    rules = [_compile_rule(spec, node, root)[0] for spec in node.get("x-kubernetes-validations") or ()
+             if isinstance(spec, dict)]
+    if len(_CACHE) > 4096:
+        _CACHE.clear()
+    _CACHE[(id(node), root)] = (node, rules)
+    return rules
+
+
+def blocking_error(errors: list[FieldError]) -> FieldError | None:
+    """The error added instead of the rules when schema errors make them meaningless."""
+    if any(e.type in _BLOCKING for e in errors):
+        return structural.invalid(ROOT_PATH, None, "some validation rules were not checked because the object "
+                                  "was invalid; correct the existing errors to complete validation")
+    return None
+
+
+_MISSING: Any = object()
+
+
+@dataclass
+class _Walk:
+    errors: list[FieldError] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    memo: dict[tuple[int, int, bool], Any] = field(default_factory=dict)  # converted subtrees
+
+
+def validate(obj: Any, old: Any, schema: dict[str, Any]) -> tuple[list[FieldError], list[str]]:
+    """Evaluate every rule of ``schema`` on ``obj`` (``old``: the stored object on update)."""
+    walk = _Walk()
+    if has_rules(schema):
+        _validate(walk, obj, old if old is not None else _MISSING, schema, "", True, old is not None and obj == old)
+    return walk.errors, walk.warnings
+
+
+def _validate(walk: _Walk, value: Any, old: Any, node: dict[str, Any], path: str, root: bool, ratchet: bool) -> None:
+    if value is None:
+        return
+    if node.get("x-kubernetes-validations"):
+        _evaluate(walk, value, old, node, path, root, ratchet)
+    for sub in node.get("allOf") or ():
+        if isinstance(sub, dict) and sub.get("x-kubernetes-validations"):
+            _evaluate(walk, value, old, {**node, "x-kubernetes-validations": sub["x-kubernetes-validations"]},
+                      path, root, False)
+    if isinstance(value, dict):
+        correlates = node.get("x-kubernetes-map-type") != "atomic" and isinstance(old, dict)
+        props = node.get("properties") if isinstance(node.get("properties"), dict) else {}
+        additional = node.get("additionalProperties")
+        for key, item in value.items():
+            sub = props.get(key) if props else additional if isinstance(additional, dict) else None
+            if not isinstance(sub, dict):
+                continue
+            before = old.get(key, _MISSING) if correlates else _MISSING
+            child = (f"{path}.{key}" if path else key) if props else f"{path}[{key}]"
+            _validate(walk, item, before, sub, child, bool(sub.get("x-kubernetes-embedded-resource")),
+                      _equal(item, before) if before is not _MISSING else ratchet and not correlates)
+    elif isinstance(value, list) and isinstance(node.get("items"), dict):
+        items = node["items"]
+        keys = node.get("x-kubernetes-list-map-keys") if node.get("x-kubernetes-list-type") == "map" else None
+        olds = _by_keys(old, keys) if keys and isinstance(old, list) else {}
+        for i, item in enumerate(value):
+            before = olds.get(_key_of(item, keys), _MISSING) if keys else _MISSING
+            _validate(walk, item, before, items, f"{path}[{i}]", bool(items.get("x-kubernetes-embedded-resource")),
+                      _equal(item, before) if before is not _MISSING else ratchet and not keys)
+
+
+def _equal(a: Any, b: Any) -> bool:
+    return b is not _MISSING and a == b and type(a) is type(b)
+
+
+def _key_of(item: Any, keys: list[str] | None) -> Any:
+    if not isinstance(item, dict) or not keys:
+        return None
+    import json
+    return json.dumps([item.get(k) for k in keys])
+
+
+def _by_keys(old: list[Any], keys: list[str]) -> dict[Any, Any]:
+    return {_key_of(item, keys): item for item in old if isinstance(item, dict)}
+
+
+def _evaluate(walk: _Walk, value: Any, old: Any, node: dict[str, Any], path: str, root: bool, ratchet: bool) -> None:
+    typ = str(node.get("type") or "")
+    where = path or ROOT_PATH
+    self_value = to_cel(value, node, root, walk.memo)
+    old_value = to_cel(old, node, root, walk.memo) if old is not _MISSING else _MISSING
+    variables: dict[str, Any] = {"self": self_value}
+    if old_value is not _MISSING:
+        variables["oldSelf"] = old_value
+    activation: Activation | None = None
+    for rule in _rules_of(node, root):
+        if rule.error:
+            walk.errors.append(structural.invalid(where, typ, f"rule compile error: {rule.error}"))
+            continue
+        if rule.program is None or (rule.transition and old_value is _MISSING and rule.optional_program is None):
+            continue
+        try:
+            if rule.optional_program is not None:
+                result = rule.optional_program.evaluate({
+                    "self": self_value, "__oldSelf": None if old_value is _MISSING else old_value,
+                    "__hasOldSelf": old_value is not _MISSING})
+            else:
+                activation = activation or _ENV.activation(variables)
+                result = rule.program.evaluate(activation)
+        except EvalError as err:
+            walk.errors.append(structural.invalid(where, typ, _eval_detail(str(err), rule)))
+            continue
+        if result is True:
+            continue
+        if result is not False:
+            walk.errors.append(structural.invalid(where, typ, f"no such overload evaluating rule: {rule.text}"))
+            continue
+        target = where
+        if rule.field_path:
+            target = f"{path}.{rule.field_path}" if path else rule.field_path
+        detail = rule.default_message
+        if rule.message_program is not None:
+            detail = _message(rule.message_program, variables) or detail
+        error = _for_reason(target, typ, detail, rule.spec.get("reason"))
+        if ratchet and not rule.transition:
+            walk.warnings.append(str(error))
+        else:
+            walk.errors.append(error)
+
+
+def _eval_detail(text: str, rule: _Rule) -> str:
+    """The detail of a rule whose evaluation failed, as kube words it."""
+    if text.startswith("no such overload"):
+        return (f"'{text}': call arguments did not match a supported operator, function or macro "
+                f"signature for rule: {rule.text}")
+    return f"{text} evaluating rule: {rule.text}"
+
+
+def _message(program: Program, variables: dict[str, Any]) -> str:
+    """The evaluated messageExpression, or "" when it fails (kube logs it and uses the default)."""
+    try:
+        text = program.evaluate(variables)
+    except EvalError:
+        return ""
+    if not isinstance(text, str):
+        return ""
+    text = text.strip()
+    if not text or "\n" in text or len(text) > _MAX_MESSAGE:
+        return ""
+    return text
+
+
+def _for_reason(path: str, typ: str, detail: str, reason: Any) -> FieldError:
+    if reason == structural.ERROR_FORBIDDEN:
+        return structural.forbidden(path, detail)
+    if reason == structural.ERROR_REQUIRED:
+        return structural.required(path, detail)
+    if reason == structural.ERROR_DUPLICATE:
+        return structural.duplicate(path, typ)
+    return structural.invalid(path, typ, detail)

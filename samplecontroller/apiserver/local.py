@@ -1,0 +1,56 @@
+"""A development API server for an operator's ``--local`` run (``make run``).
+
+``serve_local(directory, crds, port=...)`` starts the embedded API server with its data, TLS
+material and token under ``directory`` (so objects and ``directory/kubeconfig`` survive a restart
+on the same port), creates or updates the CRDs of ``crds`` (directories of YAML), and stops it on
+exit. Deployments get a simulated status (``availableReplicas`` follows ``spec.replicas``): no
+pods run. Every problem (a port in use, a bad CRD, another process using ``directory``) is a
+``LocalServerError`` whose message is one line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from samplecontroller.apiserver.preload import CRDError, create_crds, load_crds
+from samplecontroller.apiserver.server import LocalAPIServer
+
+__all__ = ["LocalServerError", "serve_local"]
+
+
+class LocalServerError(Exception):
+    """The local API server cannot start or take the CRDs; ``str()`` is one line."""
+
+
+@contextlib.contextmanager
+def serve_local(directory: str | Path, crds: Sequence[str | Path] = (), *, port: int = 0,
+                simulate_deployments: bool = True) -> Iterator[LocalAPIServer]:
+    """The running server, its CRDs served; ``server.kubeconfig_path`` is ``directory/kubeconfig``."""
+    try:
+        docs = load_crds(crds)
+    except CRDError as err:
+        raise LocalServerError(str(err)) from None
+    root = Path(directory)
+    root.mkdir(parents=True, exist_ok=True)
+    server = LocalAPIServer(data_dir=root / "data", simulate_deployments=simulate_deployments,
+                            kubeconfig_path=root / "kubeconfig", port=port)
+    try:
+        server.start()
+    except OSError as err:
+        if err.errno == errno.EADDRINUSE:
+            raise LocalServerError(f"cannot start the embedded API server: port {port} is in use "
+                                   "(pass another port, or 0 for any free port)") from None
+        raise LocalServerError(f"cannot start the embedded API server: {err.strerror or err}") from None
+    except RuntimeError as err:
+        raise LocalServerError(f"cannot start the embedded API server: {err}") from None
+    try:
+        try:
+            server.call(lambda core: create_crds(core, docs, replace=True))
+        except CRDError as err:
+            raise LocalServerError(str(err)) from None
+        yield server
+    finally:
+        server.stop()

@@ -1,0 +1,286 @@
+"""A fake runtime ``Client`` for reconciler unit tests, as controller-runtime's pkg/client/fake.
+
+    from samplecontroller.runtime.client.fake import ClientBuilder
+    from samplecontroller.runtime.client.interceptor import Funcs
+
+    client = (ClientBuilder()
+              .with_scheme(SCHEME)                      # required: the library knows no kinds
+              .with_objects(foo, deployment)            # seeded as they are (status included)
+              .with_status_subresource(Foo)             # optional, see below
+              .with_interceptor_funcs(Funcs(update=...))
+              .build())
+    FooReconciler(client, FakeRecorder()).reconcile(Request("ns", "foo"))
+    assert client.get(Foo, "ns", "foo").status.available_replicas == 1
+
+The result is a ``samplecontroller.runtime.client.Client`` (reads go to the objects, not to a
+cache) over the fake clientset's ``ObjectTracker``, with the API server's semantics that
+reconcilers depend on:
+
+- resourceVersion: every write bumps it; an update or patch carrying a stale one is a
+  ConflictError (an update without one is unconditional); uid, creationTimestamp and
+  generation (bumped on spec changes) are set as the server does; ``generateName`` gives a name.
+- Status subresource, for the types given to ``with_status_subresource`` (default, when it is
+  never called: every type whose ResourceInfo names a "status" subresource, so CRDs with
+  ``subresources.status`` and built-ins such as Deployment): ``create`` and ``update`` ignore
+  ``.status``, ``status().update``/``status().patch`` change only ``.status``. For other types
+  ``update`` writes everything and a status write is a NotFoundError, as controller-runtime does.
+- Deletion with finalizers: ``delete`` of an object with finalizers only sets
+  ``metadata.deletionTimestamp``; the update that removes the last finalizer deletes it. An
+  update cannot set or clear deletionTimestamp. Creating (or seeding) an object with a
+  deletionTimestamp and no finalizers is refused. ``delete`` honours ``preconditions``
+  (``uid``, ``resourceVersion``).
+- Field selectors in ``list(matching_fields=...)``: an index registered with ``with_index``
+  (the same extract function as the cache's ``index_field``), else the dotted wire path.
+- ``dry_run=True`` writes store nothing and return the object as given (as controller-runtime's
+  fake; the server would also default and validate it).
+
+There is no defaulting, validation, admission, garbage collection or field ownership: use the
+embedded API server (``samplecontroller.apiserver.testing``) for those. ``client.fake`` (the
+``FakeClientsetBase``) records every call as an ``Action``.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+from samplecontroller.apimachinery import conditions, errors, labels, meta, objects
+from samplecontroller.client.scheme import Scheme
+from samplecontroller.client.types import MERGE_PATCH, ResourceInfo
+from samplecontroller.runtime.client import Client, Patch, StatusWriter
+from samplecontroller.runtime.client.interceptor import Funcs, new_client
+from samplecontroller.testing import (
+    FakeClientsetBase,
+    FakeResourceClient,
+    GroupVersionResource,
+    ObjectTracker,
+)
+
+__all__ = ["ClientBuilder", "FakeClient", "IndexFunc"]
+
+T = TypeVar("T")
+IndexFunc = Callable[[Any], Sequence[str]]
+"""An index function: the values an object is found under (as ``runtime.cache`` ``index_field``)."""
+
+
+def _invalid(message: str) -> errors.StatusError:
+    return errors.from_status(errors.new_status(422, errors.REASON_INVALID, message))
+
+
+def _deleting_without_finalizers(obj: Mapping[str, Any]) -> bool:
+    md = obj.get("metadata") or {}
+    return bool(md.get("deletionTimestamp")) and not md.get("finalizers")
+
+
+class _FinalizingTracker(ObjectTracker):
+    """The ObjectTracker plus the API server's deletionTimestamp and finalizer semantics."""
+
+    def create(self, gvr: GroupVersionResource, obj: dict[str, Any], namespace: str | None) -> dict[str, Any]:
+        if _deleting_without_finalizers(obj):
+            raise _invalid(f"refusing to create {gvr.resource} {meta.get_name(obj)!r} with "
+                           "metadata.deletionTimestamp but no finalizers")
+        return super().create(gvr, obj, namespace)
+
+    def update(self, gvr: GroupVersionResource, obj: dict[str, Any], namespace: str | None,
+               subresource: str | None = None) -> dict[str, Any]:
+        with self._lock:
+            obj = copy.deepcopy(obj)
+            ns = namespace or meta.get_namespace(obj)
+            try:
+                old = self.get(gvr, ns, meta.get_name(obj))
+            except errors.NotFoundError:
+                old = None
+            if old is not None:
+                # metadata.deletionTimestamp is the server's: an update neither sets nor clears it
+                md = obj.setdefault("metadata", {})
+                deleting = (old.get("metadata") or {}).get("deletionTimestamp")
+                if deleting:
+                    md["deletionTimestamp"] = deleting
+                else:
+                    md.pop("deletionTimestamp", None)
+            updated = super().update(gvr, obj, namespace, subresource)
+            if _deleting_without_finalizers(updated):
+                return super().delete(gvr, ns, meta.get_name(updated))
+            return updated
+
+    def delete(self, gvr: GroupVersionResource, namespace: str | None, name: str) -> dict[str, Any]:
+        with self._lock:
+            current = self.get(gvr, namespace, name)
+            md = current["metadata"]
+            if not md.get("finalizers"):
+                return super().delete(gvr, namespace, name)
+            if md.get("deletionTimestamp"):
+                return current
+            md["deletionTimestamp"] = conditions.now()
+            md.pop("resourceVersion", None)
+            return super().update(gvr, current, namespace)
+
+
+class _FakeResource(FakeResourceClient[Any, Any]):
+    """A FakeResourceClient whose status writes need a status subresource and whose delete
+    checks preconditions."""
+
+    def _needs_status(self, subresource: str | None) -> None:
+        if subresource == "status" and self.gvr not in self.fake.tracker.status_subresources:
+            raise errors.new_not_found(self.gvr.group, self.gvr.resource, "status")
+
+    def update_status(self, obj: Any, *, field_manager: str | None = None, dry_run: bool = False,
+                      preserve_unknown_fields: bool = False) -> Any:
+        self._needs_status("status")
+        return super().update_status(obj, field_manager=field_manager, dry_run=dry_run)
+
+    def patch(self, name: str, patch: bytes | dict[str, Any] | list[Any], patch_type: str = MERGE_PATCH, *,
+              subresource: str | None = None, field_manager: str | None = None, force: bool | None = None,
+              dry_run: bool = False) -> Any:
+        self._needs_status(subresource)
+        return super().patch(name, patch, patch_type, subresource=subresource, field_manager=field_manager,
+                             force=force)
+
+    def delete(self, name: str, *, propagation_policy: str | None = None,
+               preconditions: Mapping[str, str] | None = None, grace_period_seconds: int | None = None,
+               dry_run: bool = False) -> None:
+        if preconditions:
+            current = self.fake.tracker.get(self.gvr, self._ns(), name)
+            md = current.get("metadata") or {}
+            for key, wire in (("uid", "uid"), ("resourceVersion", "resourceVersion"),
+                              ("resource_version", "resourceVersion")):
+                wanted = preconditions.get(key)
+                if wanted and wanted != md.get(wire):
+                    raise errors.new_conflict(
+                        self.gvr.group, self.gvr.resource, name,
+                        f"Precondition failed: {wire} in precondition: {wanted}, {wire} in object meta: "
+                        f"{md.get(wire)}")
+        super().delete(name, propagation_policy=propagation_policy)
+
+
+class FakeClient(Client):
+    """The runtime Client over an ObjectTracker (build one with ``ClientBuilder``)."""
+
+    def __init__(self, fake: FakeClientsetBase, *, scheme: Scheme, field_owner: str | None = None,
+                 indexes: Mapping[tuple[type[Any], str], IndexFunc] | None = None) -> None:
+        self.fake = fake
+        self.tracker = fake.tracker
+        self.indexes = dict(indexes or {})
+        super().__init__(self._resource_client, None, scheme=scheme, field_owner=field_owner)
+
+    def _resource_client(self, info: ResourceInfo[Any], namespace: str | None) -> _FakeResource:
+        return _FakeResource(self.fake, info, namespace, register_status_subresource=False)
+
+    def create(self, obj: T, *, dry_run: bool = False, field_owner: str | None = None) -> T:
+        return obj if dry_run else super().create(obj, field_owner=field_owner)
+
+    def update(self, obj: T, *, dry_run: bool = False, field_owner: str | None = None) -> T:
+        return obj if dry_run else super().update(obj, field_owner=field_owner)
+
+    def patch(self, obj: T, patch: Patch, *, dry_run: bool = False, field_owner: str | None = None) -> T:
+        return obj if dry_run else super().patch(obj, patch, field_owner=field_owner)
+
+    def delete(self, obj: Any, *, propagation_policy: str | None = None,
+               preconditions: Mapping[str, str] | None = None, grace_period_seconds: int | None = None,
+               dry_run: bool = False) -> None:
+        if not dry_run:
+            super().delete(obj, propagation_policy=propagation_policy, preconditions=preconditions,
+                           grace_period_seconds=grace_period_seconds)
+
+    def status(self) -> StatusWriter:
+        return _FakeStatusWriter(self)
+
+    def list(self, model: type[T], *, namespace: str | None = None,
+             label_selector: labels.Selector | str | Mapping[str, str] | None = None,
+             matching_fields: Mapping[str, str] | None = None) -> list[T]:
+        """As ``Client.list``; a field with an index from ``with_index`` matches through it."""
+        indexed = {f: v for f, v in (matching_fields or {}).items() if (model, f) in self.indexes}
+        rest = {f: v for f, v in (matching_fields or {}).items() if f not in indexed}
+        found = super().list(model, namespace=namespace, label_selector=label_selector,
+                             matching_fields=rest or None)
+        return [obj for obj in found
+                if all(value in self.indexes[(model, f)](obj) for f, value in indexed.items())]
+
+
+class _FakeStatusWriter(StatusWriter):
+    def update(self, obj: T, *, dry_run: bool = False, field_owner: str | None = None) -> T:
+        return obj if dry_run else super().update(obj, field_owner=field_owner)
+
+    def patch(self, obj: T, patch: Patch, *, dry_run: bool = False, field_owner: str | None = None) -> T:
+        return obj if dry_run else super().patch(obj, patch, field_owner=field_owner)
+
+
+class ClientBuilder:
+    """Builds a fake runtime Client (see the module doc); every ``with_`` returns the builder."""
+
+    def __init__(self) -> None:
+        self._scheme: Scheme | None = None
+        self._objects: list[Any] = []
+        self._status_types: list[Any] | None = None
+        self._funcs: Funcs | None = None
+        self._field_owner: str | None = None
+        self._indexes: dict[tuple[type[Any], str], IndexFunc] = {}
+
+    def with_scheme(self, scheme: Scheme) -> ClientBuilder:
+        """The Scheme that maps model types to resources (required)."""
+        self._scheme = scheme
+        return self
+
+    def with_objects(self, *objs: Any) -> ClientBuilder:
+        """Objects present from the start, as given (status included); structs or wire dicts."""
+        self._objects.extend(objs)
+        return self
+
+    def with_status_subresource(self, *types_or_objects: Any) -> ClientBuilder:
+        """The types (or objects of them) that have a status subresource; calling it replaces the
+        default (every type whose ResourceInfo names one)."""
+        self._status_types = [*(self._status_types or []), *types_or_objects]
+        return self
+
+    def with_interceptor_funcs(self, funcs: Funcs) -> ClientBuilder:
+        """Calls to intercept (``runtime.client.interceptor.Funcs``)."""
+        self._funcs = funcs
+        return self
+
+    def with_index(self, model: type[Any], field: str, extract: IndexFunc) -> ClientBuilder:
+        """A field index for ``list(model, matching_fields={field: value})``."""
+        self._indexes[(model, field)] = extract
+        return self
+
+    def with_field_owner(self, field_owner: str) -> ClientBuilder:
+        """The default field owner of writes (needed by ``apply``)."""
+        self._field_owner = field_owner
+        return self
+
+    def _info(self, scheme: Scheme, obj: Any) -> ResourceInfo[Any]:
+        try:
+            if isinstance(obj, type):
+                return scheme.info_for(obj)
+            if isinstance(obj, dict):
+                group, version = meta.group_version(meta.get_api_version(obj))
+                return scheme.info_for_gvk(group, version, meta.get_kind(obj))
+            return scheme.info_for(type(obj))
+        except KeyError as err:
+            raise ValueError(str(err).strip("'\"")) from None
+
+    def build(self) -> Client:
+        """The fake Client (wrapped by the interceptor functions when given)."""
+        scheme = self._scheme
+        if scheme is None:
+            raise ValueError("a fake client needs a Scheme: call with_scheme(SCHEME)")
+        tracker = _FinalizingTracker()
+        if self._status_types is None:
+            status_infos = [info for info in scheme.all() if "status" in info.subresources]
+        else:
+            status_infos = [self._info(scheme, t) for t in self._status_types]
+        tracker.status_subresources.update(GroupVersionResource(i.group, i.version, i.resource) for i in status_infos)
+        for obj in self._objects:
+            info = self._info(scheme, obj)
+            data = objects.to_dict(obj)
+            if _deleting_without_finalizers(data):
+                raise ValueError(f"refusing to seed {info.kind} {meta.get_name(obj)!r} with "
+                                 "metadata.deletionTimestamp but no finalizers")
+            data.setdefault("apiVersion", info.api_version)
+            data.setdefault("kind", info.kind)
+            tracker.add(GroupVersionResource(info.group, info.version, info.resource), data)
+        client: Client = FakeClient(FakeClientsetBase(tracker), scheme=scheme, field_owner=self._field_owner,
+                                    indexes=self._indexes)
+        if self._funcs is not None:
+            client = new_client(client, self._funcs)
+        return client

@@ -1,0 +1,5 @@
+"""``python -m samplecontroller.scaffold``: the ``samplecontroller`` command (init, create api)."""
+
+from samplecontroller.scaffold import cli
+
+cli()

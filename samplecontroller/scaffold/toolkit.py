@@ -1,0 +1,92 @@
+"""Where this toolkit was installed from, so that a scaffolded project installs the same one.
+
+``samplecontroller`` is not published on a package index, so ``samplecontroller init`` records
+the source it ran from (``current()``):
+
+- running from a checkout (an editable install, or the source tree on ``sys.path``): that
+  directory;
+- else, from the installed distribution's ``direct_url.json`` (PEP 610): a wheel file
+  (``pip install dist/samplecontroller-0.1.0-py3-none-any.whl``) or a directory it was built from;
+- anything else (an index, or no metadata at all): the index, by name and version.
+
+``Toolkit.requirement`` is what the project's Makefile passes to pip/uv (a PEP 508 direct
+reference for a file or directory, with the ``apiserver`` and ``codegen`` extras).
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+__all__ = ["EXTRAS", "Toolkit", "current"]
+
+DIST = "samplecontroller"
+EXTRAS = "apiserver,codegen"
+
+
+@dataclass(frozen=True)
+class Toolkit:
+    """The toolkit's source: ``kind`` is ``wheel``, ``directory`` or ``index``; ``location`` the
+    absolute path (empty for ``index``); ``version`` the installed version."""
+
+    kind: str
+    location: str
+    version: str
+
+    @property
+    def requirement(self) -> str:
+        """The requirement (with the dev extras) pip and uv install it by."""
+        if self.kind == "index":
+            return f"{DIST}[{EXTRAS}]=={self.version}"
+        return f"{DIST}[{EXTRAS}] @ {Path(self.location).as_uri()}"
+
+    def describe(self) -> str:
+        return {"wheel": f"the wheel {self.location}", "directory": f"the checkout {self.location}",
+                "index": f"the package index ({DIST}=={self.version})"}[self.kind]
+
+
+def _local_path(url: str) -> Path | None:
+    parsed = urlparse(url)
+    if parsed.scheme != "file":
+        return None
+    return Path(unquote(parsed.path))
+
+
+def checkout() -> Path | None:
+    """The source tree this module runs from, if it is one (not an installed copy)."""
+    root = Path(__file__).resolve().parents[2]
+    try:
+        text = (root / "pyproject.toml").read_text()
+    except OSError:
+        return None
+    return root if f'name = "{DIST}"' in text else None
+
+
+def current() -> Toolkit:
+    """The source of the running toolkit (see the module docstring)."""
+    try:
+        dist = importlib.metadata.distribution(DIST)
+    except importlib.metadata.PackageNotFoundError:
+        dist = None
+    version = dist.version if dist is not None else "0"
+    source_tree = checkout()
+    if source_tree is not None:
+        return Toolkit("directory", str(source_tree), version)
+    if dist is None:
+        return Toolkit("index", "", version)
+    text = dist.read_text("direct_url.json")
+    if text:
+        try:
+            info = json.loads(text)
+        except ValueError:
+            info = {}
+        path = _local_path(str(info.get("url", "")))
+        if path is not None:
+            if "dir_info" in info and path.is_dir():
+                return Toolkit("directory", str(path), version)
+            if path.suffix == ".whl" and path.is_file():
+                return Toolkit("wheel", str(path), version)
+    return Toolkit("index", "", version)

@@ -1,0 +1,175 @@
+"""The pytest plugin for operator projects: an embedded API server with your CRDs (envtest).
+
+Registered as the ``samplecontroller`` entry point (``pytest11``), so installing the toolkit is
+enough; nothing here imports the API server (the ``apiserver`` extra) until a fixture needs it.
+
+Configuration (pyproject.toml ``[tool.pytest.ini_options]``, or pytest.ini / setup.cfg):
+
+- ``samplecontroller_crds = ["config/crd/bases"]``: directories whose CRDs the shared server
+  installs before the first test (relative to the ini file). A directory that does not exist,
+  a file that is not YAML or a document that is not a CRD fails the tests that use the server,
+  with one line naming it (never a server without your CRDs).
+- ``samplecontroller_package = "myoperator.generated"``: the generated package the ``clientset``
+  fixture takes its ``clientset.Clientset`` from.
+- ``@pytest.mark.samplecontroller_crds("path/to/dir", ...)``: more CRD directories (relative to
+  the rootdir) installed on the shared server before that test.
+
+Fixtures:
+
+- ``apiserver`` (session): the shared ``LocalAPIServer``; tests keep to their own namespaces.
+- ``kubeconfig`` (session): its kubeconfig's path.
+- ``rest_client`` (session): a ``samplecontroller.rest.RESTClient`` for it.
+- ``clientset`` (session): ``<samplecontroller_package>.clientset.Clientset(rest_client)``.
+- ``namespace`` (function): a new namespace's name (``test-<random>``), deleted after the test.
+- ``fresh_apiserver`` (function): a new, empty server (no CRDs) for this test alone.
+- ``kubectl`` (session): ``kubectl(*args, binary=None, stdin=None, check=False, server=None)`` runs
+  kubectl with a private HOME and cache dir against the shared server; skips when kubectl is
+  missing (fails instead under ``CI=true``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from samplecontroller.apiserver.server import LocalAPIServer
+    from samplecontroller.apiserver.testing import KubectlRunner
+    from samplecontroller.rest import RESTClient
+
+__all__ = [
+    "CRDS_INI", "MARKER", "PACKAGE_INI", "apiserver", "clientset", "configured_crd_dirs", "fresh_apiserver",
+    "kubeconfig", "kubectl", "namespace", "rest_client",
+]
+
+CRDS_INI = "samplecontroller_crds"
+PACKAGE_INI = "samplecontroller_package"
+MARKER = "samplecontroller_crds"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addini(CRDS_INI, type="paths", default=[],
+                  help="CRD directories the shared embedded API server installs (relative to the ini file)")
+    parser.addini(PACKAGE_INI, default="",
+                  help="import path of the generated package whose clientset.Clientset the clientset fixture returns")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", f"{MARKER}(*dirs): install the CRDs in these directories (relative to the rootdir) on the "
+                   "shared embedded API server before the test")
+
+
+def configured_crd_dirs(config: pytest.Config) -> list[Path]:
+    """The ``samplecontroller_crds`` directories (absolute)."""
+    try:
+        dirs: list[Path] = config.getini(CRDS_INI)
+    except ValueError:
+        raise pytest.UsageError(
+            f"the samplecontroller pytest plugin is not loaded, so {CRDS_INI} is not read "
+            "(with PYTEST_DISABLE_PLUGIN_AUTOLOAD set, pass -p samplecontroller.testing.pytest_plugin)") from None
+    return [Path(d) for d in dirs]
+
+
+def _server_class() -> type[LocalAPIServer]:
+    """``LocalAPIServer``; without the apiserver extra the test fails with the one-line pip command."""
+    from samplecontroller._extras import MissingExtraError
+
+    try:
+        from samplecontroller.apiserver.server import LocalAPIServer
+    except MissingExtraError as err:
+        pytest.fail(f"the samplecontroller test kit: {err}", pytrace=False)
+    return LocalAPIServer
+
+
+def _install(server: LocalAPIServer, dirs: list[Path]) -> None:
+    from samplecontroller.apiserver.preload import CRDError, create_crds, load_crds
+
+    try:
+        docs = load_crds(dirs)
+        server.call(lambda core: create_crds(core, docs))
+    except CRDError as err:
+        pytest.fail(f"cannot install the CRDs: {err}", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def apiserver(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalAPIServer]:
+    """The shared embedded API server, with the CRDs of ``samplecontroller_crds`` installed."""
+    dirs = configured_crd_dirs(request.config)
+    tmp = tmp_path_factory.mktemp("shared-apiserver")
+    with _server_class()(kubeconfig_path=tmp / "kubeconfig") as server:
+        _install(server, dirs)
+        yield server
+
+
+@pytest.fixture(autouse=True)
+def _samplecontroller_crds_marker(request: pytest.FixtureRequest) -> None:
+    """``@pytest.mark.samplecontroller_crds(dir, ...)``: install those CRDs on the shared server."""
+    dirs = [Path(request.config.rootpath, d) for m in request.node.iter_markers(MARKER) for d in m.args]
+    if dirs:
+        _install(request.getfixturevalue("apiserver"), dirs)
+
+
+@pytest.fixture
+def fresh_apiserver(tmp_path: Path) -> Iterator[LocalAPIServer]:
+    """A new, empty embedded API server for this test alone (no CRDs installed)."""
+    with _server_class()(kubeconfig_path=tmp_path / "kubeconfig") as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def kubeconfig(apiserver: LocalAPIServer) -> Path:
+    """The shared server's kubeconfig path."""
+    return apiserver.kubeconfig_path
+
+
+@pytest.fixture(scope="session")
+def rest_client(kubeconfig: Path) -> RESTClient:
+    """A REST client for the shared server."""
+    from samplecontroller import rest
+
+    return rest.load_rest_client(kubeconfig=str(kubeconfig))
+
+
+@pytest.fixture(scope="session")
+def clientset(request: pytest.FixtureRequest, rest_client: RESTClient) -> Any:
+    """The generated package's typed ``Clientset`` on the shared server (``samplecontroller_package``)."""
+    package = str(request.config.getini(PACKAGE_INI) or "")
+    if not package:
+        raise pytest.UsageError(f"the clientset fixture needs the {PACKAGE_INI} ini option "
+                                "(the generated package's import path, e.g. myoperator.generated)")
+    try:
+        module = importlib.import_module(f"{package}.clientset")
+    except ImportError as err:
+        raise pytest.UsageError(f"{PACKAGE_INI} = {package!r}: cannot import {package}.clientset: {err}") from None
+    return module.Clientset(rest_client)
+
+
+@pytest.fixture
+def namespace(rest_client: RESTClient) -> Iterator[str]:
+    """A new namespace on the shared server for this test; deleted (with its content) afterwards."""
+    from samplecontroller.apimachinery import errors
+
+    name = f"test-{uuid.uuid4().hex[:10]}"
+    body = json.dumps({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}).encode()
+    rest_client.request("POST", "/api/v1/namespaces", body=body, content_type="application/json")
+    yield name
+    try:
+        rest_client.request("DELETE", f"/api/v1/namespaces/{name}")
+    except errors.StatusError:
+        pass
+
+
+@pytest.fixture(scope="session")
+def kubectl(request: pytest.FixtureRequest, apiserver: LocalAPIServer,
+            tmp_path_factory: pytest.TempPathFactory) -> KubectlRunner:
+    """Runs kubectl against the shared server with a private HOME (see the module docstring)."""
+    from samplecontroller.apiserver.testing import make_kubectl
+
+    return make_kubectl(tmp_path_factory.mktemp("kubectl-home"), apiserver, cwd=request.config.rootpath)

@@ -1,0 +1,222 @@
+"""Status subresource semantics (issue 19 item 2), after kube-apiserver's customresource
+strategy (PrepareForUpdate: the stored status is kept, generation follows everything but
+metadata) and status strategy (only .status changes), and the built-in kinds' strategies.
+
+Writes go through every version a CRD serves: kube-apiserver compares old and new objects in
+the request's version, so the version an object is written in is not a change."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from samplecontroller.apiserver import LocalAPIServer
+from tests.apiserver.conftest import Raw, checked_kubectl
+
+MERGE = "application/merge-patch+json"
+JSON_PATCH = "application/json-patch+json"
+APPLY = "application/apply-patch+yaml"
+CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+
+_names = itertools.count()
+
+
+def _version(name: str, storage: bool, status: bool) -> dict[str, Any]:
+    props = {"spec": {"type": "object", "properties": {"size": {"type": "integer"}}},
+             "status": {"type": "object", "properties": {"ready": {"type": "boolean"}}}}
+    version: dict[str, Any] = {"name": name, "served": True, "storage": storage,
+                               "schema": {"openAPIV3Schema": {"type": "object", "properties": props}}}
+    if status:
+        version["subresources"] = {"status": {}}
+    return version
+
+
+def _crd(plural: str, kind: str, status: bool) -> dict[str, Any]:
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"{plural}.status.example.com"},
+            "spec": {"group": "status.example.com", "scope": "Namespaced",
+                     "names": {"plural": plural, "kind": kind},
+                     "versions": [_version("v1", True, status), _version("v2", False, status)]}}
+
+
+@pytest.fixture(scope="module")
+def crds(raw: Raw) -> None:
+    for plural, kind, status in (("gizmos", "Gizmo", True), ("plainos", "Plaino", False)):
+        code, _, body = raw.call("POST", CRDS, _crd(plural, kind, status))
+        assert code == 201, body
+
+
+@pytest.fixture
+def ns(raw: Raw) -> str:
+    name = f"status-{next(_names)}"
+    code, _, body = raw.call("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
+                                                            "metadata": {"name": name}})
+    assert code == 201, body
+    return name
+
+
+def _path(plural: str, version: str, ns: str, name: str = "") -> str:
+    base = f"/apis/status.example.com/{version}/namespaces/{ns}/{plural}"
+    return f"{base}/{name}" if name else base
+
+
+def _create(raw: Raw, plural: str, kind: str, ns: str, name: str, version: str = "v1") -> dict[str, Any]:
+    body = {"apiVersion": f"status.example.com/{version}", "kind": kind, "metadata": {"name": name},
+            "spec": {"size": 1}, "status": {"ready": False}}
+    code, _, obj = raw.call("POST", _path(plural, version, ns), body)
+    assert code == 201, obj
+    assert "status" not in obj or plural == "plainos"
+    return dict(obj)
+
+
+def _write(raw: Raw, how: str, path: str, body: dict[str, Any], current: dict[str, Any]) -> tuple[int, Any]:
+    """One main-resource (or /status) write of ``body``'s fields by ``how``."""
+    if how == "merge":
+        code, _, out = raw.call("PATCH", path, body, ctype=MERGE)
+    elif how == "json":
+        ops = [{"op": "add", "path": f"/{key}", "value": value} for key, value in body.items()]
+        code, _, out = raw.call("PATCH", path, ops, ctype=JSON_PATCH)
+    elif how == "apply":
+        doc = {"apiVersion": current["apiVersion"], "kind": current["kind"],
+               "metadata": {"name": current["metadata"]["name"]}, **body}
+        code, _, out = raw.call("PATCH", path + "?fieldManager=test&force=true", raw=json.dumps(doc).encode(),
+                                ctype=APPLY)
+    else:  # update
+        whole = {**current, **body}
+        code, _, out = raw.call("PUT", path, whole)
+    return code, out
+
+
+WRITES = ("merge", "json", "apply", "update")
+
+
+@pytest.mark.parametrize("version", ["v1", "v2"])
+@pytest.mark.parametrize("how", WRITES)
+def test_main_resource_write_ignores_status(raw: Raw, crds: None, ns: str, how: str, version: str) -> None:
+    created = _create(raw, "gizmos", "Gizmo", ns, "g")
+    path = _path("gizmos", version, ns, "g")
+    code, _, current = raw.call("GET", path)
+    code, out = _write(raw, how, path, {"status": {"ready": True}}, current)
+    assert code == 200, out
+    assert "status" not in out
+    assert out["metadata"]["generation"] == 1
+    if how != "apply":  # apply records its manager in managedFields: a change of metadata only
+        assert out["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"], "a no-op write was stored"
+    code, _, stored = raw.call("GET", _path("gizmos", "v1", ns, "g"))
+    assert "status" not in stored and stored["metadata"]["generation"] == 1
+
+
+@pytest.mark.parametrize("how", WRITES)
+def test_generation_follows_the_spec_only(raw: Raw, crds: None, ns: str, how: str) -> None:
+    _create(raw, "gizmos", "Gizmo", ns, "g")
+    path = _path("gizmos", "v2", ns, "g")
+    code, _, current = raw.call("GET", path)
+    code, out = _write(raw, how, path, {"metadata": {**current["metadata"], "labels": {"a": "b"}}}
+                       if how == "update" else {"metadata": {"labels": {"a": "b"}}}, current)
+    assert code == 200, out
+    assert out["metadata"]["labels"] == {"a": "b"} and out["metadata"]["generation"] == 1
+    code, _, current = raw.call("GET", path)
+    code, out = _write(raw, how, path, {"spec": {"size": 2}, "status": {"ready": True}}, current)
+    assert code == 200, out
+    assert out["spec"] == {"size": 2} and out["metadata"]["generation"] == 2 and "status" not in out
+
+
+@pytest.mark.parametrize("version", ["v1", "v2"])
+@pytest.mark.parametrize("how", WRITES)
+def test_status_write_changes_only_status(raw: Raw, crds: None, ns: str, how: str, version: str) -> None:
+    _create(raw, "gizmos", "Gizmo", ns, "g")
+    path = _path("gizmos", version, ns, "g")
+    code, _, current = raw.call("GET", path)
+    body: dict[str, Any] = {"status": {"ready": True}, "spec": {"size": 7}}
+    if how != "apply":  # (an applied document's metadata must keep its name)
+        body["metadata"] = {**current["metadata"], "labels": {"x": "y"}} if how == "update" else {"labels": {"x": "y"}}
+    code, out = _write(raw, how, path + "/status", body, current)
+    assert code == 200, out
+    assert out["status"] == {"ready": True}
+    assert out["spec"] == {"size": 1} and out["metadata"]["generation"] == 1
+    assert "labels" not in out["metadata"]  # the custom resource status strategy copies the whole old object
+
+
+@pytest.mark.parametrize("how", WRITES)
+def test_without_status_subresource_status_is_data(raw: Raw, crds: None, ns: str, how: str) -> None:
+    created = _create(raw, "plainos", "Plaino", ns, "p", version="v2")
+    assert created["status"] == {"ready": False}
+    path = _path("plainos", "v1", ns, "p")
+    code, _, current = raw.call("GET", path)
+    code, out = _write(raw, how, path, {"status": {"ready": True}}, current)
+    assert code == 200, out
+    assert out["status"] == {"ready": True} and out["metadata"]["generation"] == 2
+    assert raw.call("GET", path + "/status")[0] == 404
+
+
+def _deployment(name: str) -> dict[str, Any]:
+    labels = {"app": name}
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name},
+            "spec": {"replicas": 1, "selector": {"matchLabels": labels},
+                     "template": {"metadata": {"labels": labels},
+                                  "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}
+
+
+@pytest.mark.parametrize("how", WRITES)
+def test_builtin_main_resource_write_ignores_status(raw: Raw, ns: str, how: str) -> None:
+    path = f"/apis/apps/v1/namespaces/{ns}/deployments"
+    code, _, created = raw.call("POST", path, _deployment("d"))
+    assert code == 201, created
+    code, out = _write(raw, how, path + "/d", {"status": {"replicas": 5, "observedGeneration": 9}}, created)
+    assert code == 200, out
+    assert out["metadata"]["generation"] == 1
+    assert out["status"].get("replicas") != 5 and out["status"].get("observedGeneration") != 9
+    code, out = _write(raw, how, path + "/d/status", {"status": {"observedGeneration": 1},
+                                                     "spec": {"replicas": 4}}, out)
+    assert code == 200, out
+    assert out["status"]["observedGeneration"] == 1
+    assert out["spec"]["replicas"] == 1 and out["metadata"]["generation"] == 1
+
+
+@pytest.fixture(scope="module")
+def kubectl(server: LocalAPIServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    yield checked_kubectl(Path(tmp_path_factory.mktemp("status-kubectl")), server)
+
+
+@pytest.mark.kubectl
+def test_kubectl_patch_of_status_on_the_main_resource_is_no_change(kubectl: Any, crds: None, ns: str) -> None:
+    kubectl("-n", ns, "apply", "-f", "-", stdin="apiVersion: status.example.com/v1\nkind: Gizmo\n"
+                                                "metadata: {name: w1}\nspec: {size: 1}\n")
+    out = kubectl("-n", ns, "patch", "gizmo", "w1", "--type", "merge", "-p", '{"status":{"ready":true}}').stdout
+    assert out.strip() == "gizmo.status.example.com/w1 patched (no change)"
+    out = kubectl("-n", ns, "get", "gizmo", "w1", "-o", "jsonpath={.metadata.generation}/{.status}").stdout
+    assert out == "1/"
+    out = kubectl("-n", ns, "patch", "gizmo", "w1", "--subresource=status", "--type", "merge",
+                  "-p", '{"status":{"ready":true}}').stdout
+    assert out.strip() == "gizmo.status.example.com/w1 patched"
+    out = kubectl("-n", ns, "get", "gizmo", "w1", "-o", "jsonpath={.metadata.generation}/{.status.ready}").stdout
+    assert out == "1/true"
+
+
+@pytest.mark.parametrize(("plural", "obj", "status"), [
+    ("pods", {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+              "spec": {"containers": [{"name": "c", "image": "nginx"}]}}, {"phase": "Running", "podIP": "10.0.0.9"}),
+    ("services", {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"},
+                  "spec": {"ports": [{"port": 80}]}}, {"loadBalancer": {"ingress": [{"ip": "1.2.3.4"}]}}),
+    ("persistentvolumeclaims", {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "c"},
+                                "spec": {"accessModes": ["ReadWriteOnce"],
+                                         "resources": {"requests": {"storage": "1Gi"}}}}, {"phase": "Bound"}),
+])
+def test_core_kinds_main_resource_patch_ignores_status(raw: Raw, ns: str, plural: str, obj: dict[str, Any],
+                                                       status: dict[str, Any]) -> None:
+    path = f"/api/v1/namespaces/{ns}/{plural}"
+    code, _, created = raw.call("POST", path, obj)
+    assert code == 201, created
+    name = obj["metadata"]["name"]
+    code, _, out = raw.call("PATCH", f"{path}/{name}", {"status": status}, ctype=MERGE)
+    assert code == 200, out
+    assert out.get("status") == created.get("status")
+    assert out["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]
+    code, _, out = raw.call("PATCH", f"{path}/{name}/status", {"status": status}, ctype=MERGE)
+    assert code == 200, out
+    assert all(out["status"].get(k) == v for k, v in status.items()), out["status"]

@@ -1,0 +1,171 @@
+"""The test kit as a user's project gets it: the pytest plugin (entry point) and ``--crds``.
+
+Each plugin test runs pytest in a subprocess inside a temporary project outside this checkout,
+so only the auto-loaded ``samplecontroller`` plugin and the project's own ini options apply (the
+defect these reproduce: the old ``apiserver`` fixture installed ``crds/`` next to the installed
+package, not the project's CRDs, so the project's kind was silently missing).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from samplecontroller import rest
+
+BACKUP_CRD = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: backups.ops.example.com
+spec:
+  group: ops.example.com
+  names: {kind: Backup, plural: backups, singular: backup, listKind: BackupList}
+  scope: Namespaced
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      subresources: {status: {}}
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            spec: {type: object, properties: {schedule: {type: string}}}
+            status: {type: object, properties: {phase: {type: string}}}
+"""
+
+USES_BACKUPS = '''
+import json
+
+
+def test_backup_kind_is_served(rest_client, namespace, kubeconfig, apiserver):
+    body = {"apiVersion": "ops.example.com/v1", "kind": "Backup", "metadata": {"name": "nightly"},
+            "spec": {"schedule": "@daily"}}
+    path = f"/apis/ops.example.com/v1/namespaces/{namespace}/backups"
+    rest_client.request("POST", path, body=json.dumps(body).encode(), content_type="application/json")
+    got = json.loads(rest_client.request("GET", path + "/nightly"))
+    assert got["spec"] == {"schedule": "@daily"}
+    assert kubeconfig == apiserver.kubeconfig_path and kubeconfig.is_file()
+
+
+def test_each_test_gets_its_own_namespace(rest_client, namespace):
+    ns = json.loads(rest_client.request("GET", f"/api/v1/namespaces/{namespace}"))
+    assert ns["status"]["phase"] == "Active" and namespace.startswith("test-")
+'''
+
+
+def project(root: Path, ini: str, tests: str, crd_dir: str = "config/crd/bases") -> Path:
+    (root / crd_dir).mkdir(parents=True)
+    (root / crd_dir / "ops.example.com_backups.yaml").write_text(BACKUP_CRD)
+    (root / "pyproject.toml").write_text(f"[tool.pytest.ini_options]\n{ini}\n")
+    (root / "tests").mkdir()
+    (root / "tests" / "test_kit.py").write_text(textwrap.dedent(tests))
+    return root
+
+
+def run_pytest(root: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTHONPATH")}
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+                           "tests"], cwd=root, env=env, capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_the_plugin_installs_the_projects_crds_from_the_ini_option(tmp_path: Path) -> None:
+    root = project(tmp_path / "proj", 'samplecontroller_crds = ["config/crd/bases"]', USES_BACKUPS)
+    result = run_pytest(root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "2 passed" in result.stdout
+
+
+def test_the_marker_installs_more_crds_for_one_test(tmp_path: Path) -> None:
+    tests = '''
+        import json
+
+        import pytest
+
+
+        @pytest.mark.samplecontroller_crds("extra-crds")
+        def test_marked(rest_client):
+            assert json.loads(rest_client.request("GET", "/apis/ops.example.com/v1"))["resources"]
+    '''
+    root = project(tmp_path / "proj", "", tests, crd_dir="extra-crds")
+    result = run_pytest(root)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_missing_crd_directory_fails_with_one_line_naming_it(tmp_path: Path) -> None:
+    root = project(tmp_path / "proj", 'samplecontroller_crds = ["config/crd/nope"]', USES_BACKUPS)
+    result = run_pytest(root)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert f"cannot install the CRDs: {root / 'config/crd/nope'}: not a directory of CRD YAML files" in result.stdout
+    assert "Traceback" not in result.stdout
+
+
+def test_without_crds_configured_the_server_has_only_builtins(tmp_path: Path) -> None:
+    tests = '''
+        from samplecontroller.apimachinery import errors
+
+
+        def test_no_backups(rest_client):
+            try:
+                rest_client.request("GET", "/apis/ops.example.com/v1")
+            except errors.StatusError as err:
+                assert errors.is_not_found(err)
+            else:
+                raise AssertionError("ops.example.com/v1 is served without being configured")
+    '''
+    result = run_pytest(project(tmp_path / "proj", "", tests))
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+# -- python -m samplecontroller.apiserver --crds ------------------------------------------------
+
+
+def serve(args: list[str], cwd: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "samplecontroller.apiserver", "--port", "0", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd)
+
+
+def test_cli_preloads_the_crds_of_every_directory(tmp_path: Path) -> None:
+    crds = tmp_path / "crds"
+    crds.mkdir()
+    (crds / "backups.yaml").write_text(BACKUP_CRD)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    proc = serve(["--kubeconfig", str(tmp_path / "kc"), "--crds", str(crds), str(empty)], tmp_path)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert line.startswith("ready https://"), proc.stderr.read() if proc.stderr else line
+        client = rest.load_rest_client(kubeconfig=str(tmp_path / "kc"))
+        body = {"apiVersion": "ops.example.com/v1", "kind": "Backup", "metadata": {"name": "b"}}
+        client.request("POST", "/apis/ops.example.com/v1/namespaces/default/backups", body=json.dumps(body).encode(),
+                       content_type="application/json")
+        proc.terminate()
+        assert proc.wait(15) == 0
+    finally:
+        proc.kill()
+
+
+@pytest.mark.parametrize(("content", "code", "message"), [
+    (None, 2, "not a directory of CRD YAML files"),
+    ("kind: [unclosed\n", 2, "not valid YAML"),
+    ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n", 2, "not a CustomResourceDefinition"),
+    (BACKUP_CRD.replace("name: backups.ops.example.com", "name: wrong.ops.example.com"), 1,
+     "CRD wrong.ops.example.com: "),
+])
+def test_cli_bad_crds_are_one_line(tmp_path: Path, content: str | None, code: int, message: str) -> None:
+    crds = tmp_path / "crds"
+    if content is not None:
+        crds.mkdir()
+        (crds / "bad.yaml").write_text(content)
+    proc = serve(["--kubeconfig", str(tmp_path / "kc"), "--crds", str(crds)], tmp_path)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == code, err
+    assert out == "" and err.count("\n") == 1 and err.startswith("error: --crds: ") and message in err, err
