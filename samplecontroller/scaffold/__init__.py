@@ -54,7 +54,7 @@ KIND = re.compile(r"[A-Z][A-Za-z0-9]*")
 VERSION = re.compile(r"v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?")
 # Names the scaffolded controllers and tests import: a kind may not take them.
 IMPORTED_NAMES = {
-    "Any", "Callable", "Client", "Clientset", "EventRecorder", "FakeClientset", "FakeRecorder", "FakeResourceClient",
+    "Any", "Callable", "Client", "Clientset", "Condition", "EventRecorder", "FakeClientset", "FakeRecorder", "FakeResourceClient",
     "Iterator", "Manager", "MergeFrom", "ObjectMeta", "RESTClient", "RateLimitingQueue", "Request", "ResourceInfo",
     "Result", "SharedInformerFactory", "T", "TypeVar",
 }
