@@ -364,7 +364,17 @@ def _resource(project: Project, group: str, version: str, kind: str, plural: str
                             "controllers/__init__.py uses; choose another")
     if not DNS1123_LABEL.fullmatch(resource.plural):
         raise ScaffoldError(f"--plural {resource.plural!r} is not a lowercase DNS label")
+    from samplecontroller.codegen.errors import CodegenError
+
+    try:
+        pkg = resource.group_pkg
+    except CodegenError:
+        raise ScaffoldError(f"--group {group!r}: no Python package name can be made from {full_group!r} "
+                            "(start its first DNS label with a letter)") from None
     for other in project.resources:
+        if other.group != resource.group and other.group_pkg == pkg:
+            raise ScaffoldError(f"--group {group!r}: {full_group} would share the package name {pkg!r} with "
+                                f"{other.group}; choose a group with another first DNS label")
         if other.group == resource.group and (other.kind == kind or other.plural == resource.plural):
             raise ScaffoldError(f"{other.kind} ({other.plural}.{other.group}/{other.version}) exists already; "
                                 "more versions of one kind are not scaffolded")

@@ -159,6 +159,9 @@ def test_create_api_keeps_edits_outside_the_markers(tmp_path: Path, capsys: pyte
     (["--group", "ops", "--version", "v1", "--kind", "Manager"], "clashes with a name"),
     (["--group", "ops", "--version", "v1", "--kind", "Setup"], "would make a controller module 'setup'"),
     (["--group", "ops", "--version", "v2", "--kind", "Backup"], "Backup (backups.ops.example.com/v1) exists already"),
+    (["--group", "ops.other.org", "--version", "v1", "--kind", "Restore"],
+     "ops.other.org would share the package name 'ops' with ops.example.com"),
+    (["--group", "1ops", "--version", "v1", "--kind", "Restore"], "no Python package name can be made from"),
 ])
 def test_create_api_mistakes_are_one_line_and_write_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                             args: list[str], message: str) -> None:
