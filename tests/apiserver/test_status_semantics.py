@@ -220,3 +220,42 @@ def test_core_kinds_main_resource_patch_ignores_status(raw: Raw, ns: str, plural
     code, _, out = raw.call("PATCH", f"{path}/{name}/status", {"status": status}, ctype=MERGE)
     assert code == 200, out
     assert all(out["status"].get(k) == v for k, v in status.items()), out["status"]
+
+
+def test_writes_through_a_non_storage_version_pass_admission(tmp_path: Path) -> None:
+    """With a ValidatingAdmissionPolicy active, writes go through the admission path (a dry run,
+    then the admitted object is stored): through v2 of an object stored as v1 they must behave as
+    without admission (found merging the storage-version change with the policy support)."""
+    with LocalAPIServer(kubeconfig_path=tmp_path / "kubeconfig") as server:
+        raw = Raw(server)
+        assert raw.call("POST", CRDS, _crd("gizmos", "Gizmo", True))[0] == 201
+        policy = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+                  "metadata": {"name": "small"},
+                  "spec": {"failurePolicy": "Fail", "matchConstraints": {"resourceRules": [
+                      {"apiGroups": ["status.example.com"], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"],
+                       "resources": ["gizmos", "gizmos/status"]}]},
+                      "validations": [{"expression": "!has(object.spec) || !has(object.spec.size) || object.spec.size < 10"}]}}
+        binding = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+                   "metadata": {"name": "small"}, "spec": {"policyName": "small", "validationActions": ["Deny"]}}
+        assert raw.call("POST", "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies", policy)[0] == 201
+        assert raw.call("POST", "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings",
+                        binding)[0] == 201
+        v1 = "/apis/status.example.com/v1/namespaces/default/gizmos"
+        v2 = "/apis/status.example.com/v2/namespaces/default/gizmos"
+        gizmo = {"apiVersion": "status.example.com/v1", "kind": "Gizmo", "metadata": {"name": "g"},
+                 "spec": {"size": 1}}
+        for _ in range(50):  # the CRD and the policy take effect asynchronously
+            code, _, body = raw.call("POST", v1, gizmo)
+            if code == 201:
+                break
+        assert code == 201, body
+        patch = json.dumps({"status": {"ready": True}}).encode()
+        code, _, body = raw.call("PATCH", f"{v2}/g", raw=patch, ctype=MERGE)
+        assert code == 200, body
+        assert body["apiVersion"] == "status.example.com/v2" and body["metadata"]["generation"] == 1
+        code, _, body = raw.call("PATCH", f"{v2}/g/status", raw=patch, ctype=MERGE)
+        assert code == 200 and body["status"] == {"ready": True}, body
+        code, _, body = raw.call("PATCH", f"{v2}/g", raw=json.dumps({"spec": {"size": 2}}).encode(), ctype=MERGE)
+        assert code == 200 and body["metadata"]["generation"] == 2, body
+        code, _, body = raw.call("PATCH", f"{v2}/g", raw=json.dumps({"spec": {"size": 20}}).encode(), ctype=MERGE)
+        assert code == 422 and "ValidatingAdmissionPolicy" in body["message"], body
