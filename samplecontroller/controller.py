@@ -28,8 +28,9 @@ Where this port deliberately does better than Go (each covered by tests/controll
    The patch applies to the live object, so a stale cache cannot make it conflict, and it keeps
    status fields other writers own. A Foo deleted meanwhile (404 on the write) is done.
 6. A Foo without ``spec.deploymentName`` gets a Warning event, not only a log line.
-7. A 409 Conflict from any write is an expected race with another writer, not a failure: the key
-   is requeued rate-limited, logged at debug level and counted in
+7. A 409 from any write (Conflict: a write based on a stale read; AlreadyExists: a create the
+   lagging cache did not know was done) is an expected race with another writer, not a failure:
+   the key is requeued rate-limited, logged at debug level and counted in
    ``samplecontroller_sync_conflicts_total{controller="foo"}``; Go logs it as an error.
 
 What a Foo asks for (the Deployment, ownership, replicas, status, event reasons, the backoff and
@@ -251,7 +252,7 @@ class Controller:
             self.workqueue.forget(key)
             log.info("Deployment not owned, retrying later", key=str(key), delay=round(err.retry_after, 3), error=str(err))
             self.workqueue.add_after(key, err.retry_after)
-        except errors.ConflictError as err:
+        except (errors.ConflictError, errors.AlreadyExistsError) as err:
             # Improvement 7: another writer got there first; retry from a fresher cache.
             SYNC_CONFLICTS.inc("foo")
             log.debug("Conflict syncing; requeuing for later retry", key=str(key), error=str(err))

@@ -198,10 +198,16 @@ def test_a_failed_sync_is_requeued_rate_limited_and_success_forgets_it() -> None
     assert [a.verb for a in client.actions() if a.resource.resource == "deployments"] == ["create"] * 3
 
 
+@pytest.mark.parametrize("race", [
+    errors.new_conflict("apps", "deployments", "foo-deployment",
+                        "the object has been modified; please apply your changes to the latest version"),
+    errors.new_already_exists("apps", "deployments", "foo-deployment"),
+], ids=["conflict", "already-exists"])
 def test_a_conflict_is_requeued_rate_limited_and_counted_without_an_error_log(
-        caplog: pytest.LogCaptureFixture) -> None:
-    """A 409 Conflict (a write based on a stale cache) is expected and retried: the key is re-added
-    rate-limited, the conflict counted, and nothing is logged above debug (issue 18)."""
+        caplog: pytest.LogCaptureFixture, race: errors.StatusError) -> None:
+    """A 409 (Conflict: a write based on a stale cache; AlreadyExists: a create the cache did not
+    know was done) is expected and retried: the key is re-added rate-limited, the conflict
+    counted, and nothing is logged above debug (issue 18; AlreadyExists seen in test_e2e)."""
     clock = FakeClock()
     controller, client = controller_for(new_foo(), clock=clock)
     queue = controller.workqueue
@@ -210,8 +216,7 @@ def test_a_conflict_is_requeued_rate_limited_and_counted_without_an_error_log(
     def conflict_once(action: Action) -> tuple[bool, Any, BaseException | None]:
         attempts.append(action)
         if len(attempts) == 1:
-            return True, None, errors.new_conflict("apps", "deployments", "foo-deployment", "the object has been "
-                                                   "modified; please apply your changes to the latest version")
+            return True, None, race
         return False, None, None
 
     client.prepend_reactor("create", "deployments", conflict_once)

@@ -104,15 +104,18 @@ def test_error_requeues_with_backoff_then_success_forgets(run: Any) -> None:
     assert value("controller_runtime_reconcile_panics_total", {"controller": name}) == 0
 
 
+@pytest.mark.parametrize("race", [
+    errors.new_conflict("samplecontroller.k8s.io", "foos", "a", "the object has been modified"),
+    errors.new_already_exists("apps", "deployments", "a"),
+], ids=["conflict", "already-exists"])
 def test_a_conflict_is_requeued_with_backoff_and_counted_but_not_logged_as_an_error(
-        caplog: pytest.LogCaptureFixture) -> None:
+        caplog: pytest.LogCaptureFixture, race: errors.StatusError) -> None:
     """A 409 Conflict (a write from a stale cache lost a race) is retried: rate-limited requeue,
     counted in reconcile_conflicts_total and as a "requeue" result, not as an error, and logged at
     debug level only (issue 18)."""
     name = f"c{next(_counter)}"
     request = Request("ns", "a")
-    script = Script(lambda r, n: (_ for _ in ()).throw(errors.new_conflict(
-        "samplecontroller.k8s.io", "foos", "a", "the object has been modified")))
+    script = Script(lambda r, n: (_ for _ in ()).throw(race))
     c = controller.Controller(name, script, fast_options())
     c.queue.add(request)
     caplog.set_level(logging.DEBUG)

@@ -7,7 +7,8 @@ burst 100).
 
 Result handling, exactly as Go's ``reconcileHandler``:
 - raised ``TerminalError``: counted as an error and a terminal error, never requeued;
-- raised ``ConflictError`` (409: a write based on a stale read lost a race): not an error here,
+- raised ``ConflictError`` or ``AlreadyExistsError`` (409: a write based on a stale read, or a
+  create the lagging cache did not know was done, lost a race): not an error here,
   unlike Go: ``add_rate_limited`` (backoff), counted in reconcile_conflicts_total and as a
   "requeue" result, logged at debug level only (it is expected and retried from a fresher cache);
 - raised anything else: counted as an error, ``add_rate_limited`` (backoff);
@@ -31,7 +32,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Any
 
-from samplecontroller.apimachinery.errors import ConflictError, StatusError
+from samplecontroller.apimachinery.errors import AlreadyExistsError, ConflictError, StatusError
 from samplecontroller.logs import get_logger
 from samplecontroller.rest import TransportError
 from samplecontroller.runtime import metrics as runtime_metrics
@@ -214,7 +215,7 @@ class Controller:
             self._totals["success"].inc()
 
     def _on_error(self, item: Request, err: Exception) -> None:
-        if isinstance(err, ConflictError):
+        if isinstance(err, ConflictError | AlreadyExistsError):
             self._conflicts.inc()
             self._totals["requeue"].inc()
             self.queue.add_rate_limited(item)
