@@ -3,11 +3,17 @@
 ``to_dict`` gives the wire form (camelCase keys, unset fields absent); ``from_dict`` and
 ``decode`` build a model from the wire form; ``replace`` returns a changed copy of a frozen struct
 (the documented way to modify a cached object); ``deep_copy`` copies anything.
+
+``null`` where the model allows none (a field the schema does not mark ``nullable``) is read as
+absent, as Go's encoding/json reads it (null leaves a field at its zero value, a pointer nil) and
+as kube-apiserver prunes it from custom resources: a manifest that the server accepts decodes.
+The typed fast path is tried first; only a value with such a null takes the slower pruning path.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 from typing import Any, TypeVar
 
 import msgspec
@@ -23,8 +29,14 @@ def encode(obj: Any) -> bytes:
 
 
 def decode(model: type[T], data: bytes | str) -> T:
-    """Decode JSON into ``model`` (``dict`` gives a plain dict)."""
-    return msgspec.json.decode(data, type=model)
+    """Decode JSON into ``model`` (``dict`` gives a plain dict); a null the model does not allow
+    is read as absent (see the module docstring)."""
+    try:
+        return msgspec.json.decode(data, type=model)
+    except msgspec.ValidationError as err:
+        if "got `null`" not in str(err):
+            raise
+    return msgspec.convert(prune_nulls(msgspec.json.decode(data), model), type=model)
 
 
 def to_dict(obj: Any) -> dict[str, Any]:
@@ -41,7 +53,51 @@ def from_dict(model: type[T], data: dict[str, Any]) -> T:
     """Build ``model`` from a wire-form dict (validating types)."""
     if model is dict:
         return copy.deepcopy(data)  # type: ignore[return-value]
-    return msgspec.json.decode(_encoder.encode(data), type=model)
+    return decode(model, _encoder.encode(data))
+
+
+def prune_nulls(value: Any, model: Any) -> Any:
+    """``value`` (JSON values) without the nulls that ``model`` has no place for, at any depth:
+    the keys of struct fields whose type does not admit None are dropped (the field is then
+    unset, or its Go zero value when required). Other values are returned as they are."""
+    return _prune(value, _type_info(model))
+
+
+@functools.lru_cache(maxsize=256)
+def _type_info(model: Any) -> msgspec.inspect.Type:
+    return msgspec.inspect.type_info(model)
+
+
+def _admits_none(t: msgspec.inspect.Type) -> bool:
+    if isinstance(t, msgspec.inspect.NoneType | msgspec.inspect.AnyType):
+        return True
+    return isinstance(t, msgspec.inspect.UnionType) and any(_admits_none(u) for u in t.types)
+
+
+def _prune(value: Any, t: msgspec.inspect.Type) -> Any:
+    if isinstance(t, msgspec.inspect.UnionType):
+        for alternative in t.types:
+            if isinstance(value, dict) and isinstance(alternative, msgspec.inspect.StructType | msgspec.inspect.DictType):
+                return _prune(value, alternative)
+            if isinstance(value, list) and isinstance(alternative, msgspec.inspect.ListType
+                                                      | msgspec.inspect.VarTupleType):
+                return _prune(value, alternative)
+        return value
+    if isinstance(t, msgspec.inspect.StructType) and isinstance(value, dict):
+        out = dict(value)
+        for field in t.fields:
+            if field.encode_name not in out:
+                continue
+            if out[field.encode_name] is None and not _admits_none(field.type):
+                del out[field.encode_name]
+            else:
+                out[field.encode_name] = _prune(out[field.encode_name], field.type)
+        return out
+    if isinstance(t, msgspec.inspect.ListType | msgspec.inspect.VarTupleType) and isinstance(value, list):
+        return [_prune(item, t.item_type) for item in value]
+    if isinstance(t, msgspec.inspect.DictType) and isinstance(value, dict):
+        return {k: _prune(v, t.value_type) for k, v in value.items()}
+    return value
 
 
 def replace(obj: T, **changes: Any) -> T:
