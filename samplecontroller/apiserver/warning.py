@@ -30,12 +30,15 @@ def _go_printable(char: str) -> bool:
 
 
 def go_quote(text: str) -> str:
-    """``text`` as Go's ``strconv.Quote`` writes it. A lone surrogate (which Go's JSON decoder
-    would have turned into U+FFFD) is written as U+FFFD."""
+    """``text`` as Go's ``strconv.Quote`` writes it. A surrogate-escaped byte (U+DC80..U+DCFF: a
+    byte of a header or path that was not UTF-8) is ``\\xNN``, as Go quotes invalid UTF-8; any
+    other lone surrogate (which Go's JSON decoder would have turned into U+FFFD) is U+FFFD."""
     out = ['"']
     for char in text:
         code = ord(char)
-        if 0xD800 <= code <= 0xDFFF:
+        if 0xDC80 <= code <= 0xDCFF:
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif 0xD800 <= code <= 0xDFFF:
             out.append("\ufffd")
         elif char in _GO_ESCAPES:
             out.append(_GO_ESCAPES[char])

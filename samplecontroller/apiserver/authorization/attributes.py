@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from samplecontroller.apiserver.authentication import UserInfo
 from samplecontroller.apiserver.errors import APIError
+from samplecontroller.apiserver.warning import go_quote
 
 __all__ = ["Attributes", "forbidden", "forbidden_message", "from_request", "go_quote"]
 
@@ -82,31 +83,6 @@ def from_request(user: UserInfo, method: str, path: str, query: Mapping[str, str
 
 
 _HTML = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
-_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v",
-            "\\": "\\\\", '"': '\\"'}
-
-
-def go_quote(text: str) -> str:
-    """``text`` as Go's ``%q`` prints it: escapes for quotes, backslashes and unprintable
-    characters, ``\\xNN`` for bytes that were not UTF-8 (surrogate-escaped)."""
-    out = ['"']
-    for ch in text:
-        code = ord(ch)
-        if ch in _ESCAPES:
-            out.append(_ESCAPES[ch])
-        elif 0xDC80 <= code <= 0xDCFF:
-            out.append(f"\\x{code - 0xDC00:02x}")
-        elif ch.isprintable() and not 0xD800 <= code <= 0xDFFF:
-            out.append(ch)
-        elif code < 0x80:
-            out.append(f"\\x{code:02x}")
-        elif code <= 0xFFFF:
-            out.append(f"\\u{code:04x}")
-        else:
-            out.append(f"\\U{code:08x}")
-    out.append('"')
-    return "".join(out)
-
 
 def _plain(text: str) -> str:
     """``text`` with the bytes that were not UTF-8 replaced (printable in a JSON Status)."""

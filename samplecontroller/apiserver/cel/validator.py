@@ -37,6 +37,7 @@ from samplecontroller.apiserver.cel.fields import (
 from samplecontroller.apiserver.cel.library import FUNCTIONS
 from samplecontroller.apiserver.cel.values import to_cel
 from samplecontroller.apiserver.schema import FieldError, GoRaw
+from samplecontroller.apiserver.warning import go_quote
 
 __all__ = ["ROOT_PATH", "blocking_error", "has_rules", "schema_errors", "validate"]
 
@@ -271,18 +272,13 @@ def go_rule(spec: dict[str, Any]) -> str:
     reason = spec.get("reason")
     optional = spec.get("optionalOldSelf")
     reason_text = "(*apiextensions.FieldValueErrorReason)(nil)" if reason is None else \
-        f"(*apiextensions.FieldValueErrorReason)({_go_quote(str(reason))})"
+        f"(*apiextensions.FieldValueErrorReason)({go_quote(str(reason))})"
     optional_text = "(*bool)(nil)" if optional is None else f"(*bool)({'true' if optional else 'false'})"
-    return (f"apiextensions.ValidationRule{{Rule:{_go_quote(str(spec.get('rule') or ''))}, "
-            f"Message:{_go_quote(str(spec.get('message') or ''))}, "
-            f"MessageExpression:{_go_quote(str(spec.get('messageExpression') or ''))}, "
-            f"Reason:{reason_text}, FieldPath:{_go_quote(str(spec.get('fieldPath') or ''))}, "
+    return (f"apiextensions.ValidationRule{{Rule:{go_quote(str(spec.get('rule') or ''))}, "
+            f"Message:{go_quote(str(spec.get('message') or ''))}, "
+            f"MessageExpression:{go_quote(str(spec.get('messageExpression') or ''))}, "
+            f"Reason:{reason_text}, FieldPath:{go_quote(str(spec.get('fieldPath') or ''))}, "
             f"OptionalOldSelf:{optional_text}}}")
-
-
-def _go_quote(text: str) -> str:
-    import json
-    return json.dumps(text, ensure_ascii=False)
 
 
 # ---------------------------------------------------------------------------- objects

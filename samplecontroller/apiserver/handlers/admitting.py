@@ -11,22 +11,13 @@ from samplecontroller.apiserver import requestinfo as ri
 from samplecontroller.apiserver.admission import AdmissionRequest
 from samplecontroller.apiserver.authentication import user_of
 from samplecontroller.apiserver.errors import APIError
-from samplecontroller.apiserver.handlers.common import Scope
+from samplecontroller.apiserver.handlers.common import Scope, versioned
 from samplecontroller.apiserver.objects import copy_json, name_of
 from samplecontroller.apiserver.requestinfo import RequestInfo
 from samplecontroller.apiserver.restmapper import Resource
 from samplecontroller.apiserver.storage import Entry
 
 __all__ = ["admit_create", "admit_update", "admitted_patch"]
-
-
-def _in_request_version(res: Resource, obj: dict[str, Any]) -> dict[str, Any]:
-    """A custom resource as the request's version shows it: the core answers in the CRD's storage
-    version (conversion None: only apiVersion differs), and the object goes back into the core,
-    and to the webhooks and policies, as a request of ``res``."""
-    if res.is_custom and isinstance(obj, dict):
-        obj["apiVersion"] = res.group_version
-    return obj
 
 
 def _rv(entry: Entry | None) -> str:
@@ -40,7 +31,7 @@ async def admit_create(scope: Scope, request: web.Request, admission: AdmissionR
     res, ns = admission.res, admission.namespace
     prepared, _ = scope.core.create(res, ns, copy_json(body), manager=ri.field_manager(request), dry_run=True,
                                    field_validation=ri.field_validation(request))
-    admission.obj, admission.name = _in_request_version(res, prepared), name_of(prepared)
+    admission.obj, admission.name = versioned(res, prepared), name_of(prepared)
     await scope.admitter.validate(admission)
     if isinstance(body, dict) and admission.name:
         body.setdefault("metadata", {})["name"] = admission.name
@@ -53,7 +44,7 @@ async def admit_update(scope: Scope, request: web.Request, admission: AdmissionR
     prepared, _, _ = scope.core.update(admission.res, admission.namespace, admission.name, copy_json(body),
                                       subresource=admission.subresource, manager=ri.field_manager(request),
                                       dry_run=True, field_validation=ri.field_validation(request))
-    admission.obj = _in_request_version(admission.res, prepared)
+    admission.obj = versioned(admission.res, prepared)
     await scope.admitter.validate(admission)
     return body
 
@@ -72,7 +63,9 @@ async def admitted_patch(scope: Scope, request: web.Request, t: RequestInfo, cty
         patched, created, warnings = scope.core.patch(res, ns, name, ctype, raw, subresource=t.subresource,
                                                      manager=manager, dry_run=True, force=force,
                                                      field_validation=validation, served=served)
-        patched = _in_request_version(res, patched)
+        # the core answers a custom resource in its CRD's storage version; it goes back into the
+        # core, and to policies and webhooks, as a request of ``res``
+        patched = versioned(res, patched)
         admission = AdmissionRequest(res, "CREATE" if created else "UPDATE", ns, name, patched, old,
                                      t.subresource, dry_run, user_info=user_of(request).to_wire())
         mutated = await scope.admitter.mutate(admission)
@@ -80,7 +73,7 @@ async def admitted_patch(scope: Scope, request: web.Request, t: RequestInfo, cty
             patched, _, _ = scope.core.update(res, ns, name, copy_json(mutated), subresource=t.subresource,
                                              manager=manager, dry_run=True, field_validation=validation,
                                              managed_done=True, allow_create=created)
-            patched = _in_request_version(res, patched)
+            patched = versioned(res, patched)
             admission.obj = patched
         await scope.admitter.validate(admission)
         warnings += admission.warnings

@@ -65,8 +65,8 @@ def versioned(res: Resource, obj: dict[str, Any]) -> dict[str, Any]:
 def render(scope: Scope, res: Resource, obj: dict[str, Any], accept: Accept, code: int = 200,
            headers: dict[str, str] | None = None) -> web.Response:
     """The response with object ``obj`` of ``res`` (or a Status) as ``accept`` asks."""
-    if obj.get("kind") == res.kind and obj.get("apiVersion") != res.group_version:
-        obj = {**conversion.from_storage(obj, res.version), "apiVersion": res.group_version}
+    if obj.get("kind") == res.kind:
+        obj = versioned(res, obj)
     if accept.kind == "table" and obj.get("kind") == res.kind:
         table = tables.to_table([obj], columns(scope, res), resource_version=str(
             (obj.get("metadata") or {}).get("resourceVersion", "")))
