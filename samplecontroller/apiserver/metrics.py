@@ -32,23 +32,32 @@ _NAMESPACE_SUBRESOURCES = frozenset({"status", "finalize"})
 
 
 def verb_of(method: str, path: str, watch: str) -> str:
-    """The Kubernetes verb of a request (see the module docstring)."""
-    parts = [p for p in path.split("/") if p]
-    if len(parts) < 2 or parts[0] not in ("api", "apis"):
-        return method.lower()
-    rest = parts[2:] if parts[0] == "api" else parts[3:]
-    if not rest:
-        return method.lower()  # discovery
-    if rest[0] == "namespaces" and len(rest) > 2 and rest[2] not in _NAMESPACE_SUBRESOURCES:
-        rest = rest[2:]
-    named = len(rest) > 1
-    if method == "GET":
-        if watch in _WATCH_TRUE:
-            return "watch"
-        return "get" if named else "list"
-    if method == "DELETE":
-        return "delete" if named else "deletecollection"
-    return {"POST": "create", "PUT": "update", "PATCH": "patch"}.get(method, method.lower())
+    """The Kubernetes verb of a request (see the module docstring), from ``request_labels``."""
+    return _verb(request_labels(method, path, {"watch": watch}), method)
+
+
+_VERBS = {"GET": "get", "LIST": "list", "WATCH": "watch", "POST": "create", "PUT": "update", "PATCH": "patch",
+          "APPLY": "patch"}
+
+
+def _verb(labels: RequestLabels, method: str) -> str:
+    if not labels.resource:
+        return method.lower()  # discovery and non-resource paths
+    if labels.verb == "DELETE":
+        return "delete" if labels.scope == "resource" else "deletecollection"
+    return _VERBS.get(labels.verb, method.lower())
+
+
+_LABELS_KEY: Any = web.RequestKey("request_labels", object) if hasattr(web, "RequestKey") else "request_labels"
+
+
+def labels_of(request: web.Request) -> RequestLabels:
+    """``request_labels`` of ``request``, worked out once per request (both middlewares read it)."""
+    labels = request.get(_LABELS_KEY)
+    if not isinstance(labels, RequestLabels):
+        labels = request_labels(request.method, request.path, request.query, request.headers.get("Content-Type", ""))
+        request[_LABELS_KEY] = labels
+    return labels
 
 
 class RequestCounter:
@@ -78,7 +87,7 @@ class RequestCounter:
         if transport is not None and transport not in self._seen:
             self._seen.add(transport)
             self.connections += 1
-        verb = verb_of(request.method, request.path, request.query.get("watch", ""))
+        verb = _verb(labels_of(request), request.method)
         self.counts[(request.headers.get("User-Agent", ""), verb)] += 1
         return await handler(request)
 
@@ -159,7 +168,7 @@ class RequestMetrics:
     @web.middleware
     async def middleware(self, request: web.Request,
                          handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
-        labels = request_labels(request.method, request.path, request.query, request.headers.get("Content-Type", ""))
+        labels = labels_of(request)
         kind = "readOnly" if labels.verb in _READ_ONLY else "mutating"
         self.inflight.labels(kind).inc()
         started = time.monotonic()
