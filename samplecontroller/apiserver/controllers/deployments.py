@@ -89,9 +89,15 @@ class DeploymentSimulator:
         return list((self.store.data.get(DEPLOYMENTS) or {}).keys())
 
     def owned(self, ns: str, uid: str) -> list[dict[str, Any]]:
-        """The ReplicaSets in ``ns`` whose controlling owner has ``uid``."""
+        """The ReplicaSets in ``ns`` whose controlling owner has ``uid`` (through the store's
+        owner index, not a scan of the namespace: a sync costs the Deployment's own ReplicaSets)."""
         found = []
-        for _, entry in self.store.list(REPLICASETS, ns):
+        for skey, dep_ns, name in sorted(self.store.dependents.get(uid) or ()):
+            if skey != REPLICASETS or dep_ns != ns:
+                continue
+            entry = self.store.get(REPLICASETS, ns, name)
+            if entry is None:
+                continue
             for ref in deep_get(entry.obj, "metadata", "ownerReferences") or ():
                 if isinstance(ref, dict) and ref.get("controller") and ref.get("uid") == uid:
                     found.append(entry.obj)
