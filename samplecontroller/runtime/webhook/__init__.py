@@ -1,12 +1,16 @@
 """An HTTPS admission webhook server (pkg/webhook).
 
-``Server(host="", port=9443, cert_dir=...)`` serves AdmissionReview v1 handlers registered with
+``Server(host="", port=9443, cert_dir=...)`` serves handlers registered with
 ``register(path, handler)`` over TLS using ``tls.crt``/``tls.key`` from ``cert_dir`` (Go's
-defaults: port 9443, ``<tmp>/k8s-webhook-server/serving-certs``). It is a manager runnable
+defaults: port 9443, ``<tmp>/k8s-webhook-server/serving-certs``): AdmissionReview v1 handlers
+(``admission``) and ConversionReview handlers (``conversion``, at ``/convert``). The certificate
+is watched (``runtime.certwatcher``): a renewed pair on disk is served to new connections
+within ``cert_poll_interval`` seconds, without a restart. It is a manager runnable
 (``start(stop)`` blocks; not leader-only). ``port`` 0 picks a free port; ``bound_port`` tells
 which once ``started`` is set. Handlers run on a thread pool, so they may block.
 ``started_checker()`` is a healthz checker that fails until the server listens.
-See ``admission`` for defaulters and validators and ``webhook_managed_by``. Needs the
+See ``admission`` for defaulters, validators and ``webhook_managed_by``, ``conversion`` for the
+conversion webhook. Needs the
 ``webhook`` extra (aiohttp, cryptography): without it, importing this package raises
 ``samplecontroller._extras.MissingExtraError`` (one line naming the pip command).
 """
@@ -28,6 +32,7 @@ from pathlib import Path
 from aiohttp import web
 
 from samplecontroller.logs import get_logger
+from samplecontroller.runtime.certwatcher import DEFAULT_POLL_INTERVAL, CertWatcher
 from samplecontroller.runtime.webhook.admission import (
     BadRequest,
     DefaultingHandler,
@@ -41,6 +46,7 @@ from samplecontroller.runtime.webhook.admission import (
     webhook_managed_by,
 )
 from samplecontroller.runtime.webhook.certs import CERT_NAME, KEY_NAME, write_self_signed
+from samplecontroller.runtime.webhook.conversion import CONVERT_PATH, ConversionWebhook
 
 log = get_logger("runtime.webhook")
 
@@ -53,13 +59,16 @@ class Server:
     """See the module docstring."""
 
     def __init__(self, host: str = "", port: int = DEFAULT_PORT, cert_dir: str | Path = "",
-                 cert_name: str = CERT_NAME, key_name: str = KEY_NAME) -> None:
+                 cert_name: str = CERT_NAME, key_name: str = KEY_NAME,
+                 cert_poll_interval: float = DEFAULT_POLL_INTERVAL) -> None:
         self.host = host
         self.port = port
         self.cert_dir = Path(cert_dir or DEFAULT_CERT_DIR)
         self.cert_name = cert_name
         self.key_name = key_name
-        self._handlers: dict[str, Handler] = {}
+        self.cert_poll_interval = cert_poll_interval
+        self.cert_watcher: CertWatcher | None = None
+        self._handlers: dict[str, Handler | ConversionWebhook] = {}
         self._lock = threading.Lock()
         self.started = threading.Event()
         self.bound_port = 0
@@ -67,7 +76,7 @@ class Server:
     def need_leader_election(self) -> bool:
         return False
 
-    def register(self, path: str, handler: Handler) -> None:
+    def register(self, path: str, handler: Handler | ConversionWebhook) -> None:
         if not path.startswith("/"):
             raise ValueError(f"webhook path {path!r} must start with /")
         with self._lock:
@@ -75,18 +84,22 @@ class Server:
                 raise ValueError(f"can't register duplicate path: {path}")
             self._handlers[path] = handler
 
+    def handler(self, path: str) -> Handler | ConversionWebhook | None:
+        """The handler registered at ``path``, if any."""
+        with self._lock:
+            return self._handlers.get(path)
+
     def started_checker(self) -> None:
         if not self.started.is_set():
             raise RuntimeError("webhook server has not started yet")
 
     def _ssl_context(self) -> ssl.SSLContext:
         cert, key = self.cert_dir / self.cert_name, self.cert_dir / self.key_name
-        if not cert.exists() or not key.exists():
-            raise FileNotFoundError(f"webhook serving certificate not found: expected {cert} and {key}")
-        ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-        ctx.minimum_version = ssl.TLSVersion.TLSv1_2
-        ctx.load_cert_chain(str(cert), str(key))
-        return ctx
+        try:
+            self.cert_watcher = CertWatcher(cert, key)
+        except FileNotFoundError:
+            raise FileNotFoundError(f"webhook serving certificate not found: expected {cert} and {key}") from None
+        return self.cert_watcher.context
 
     async def _handle(self, request: web.Request) -> web.Response:
         with self._lock:
@@ -99,12 +112,27 @@ class Server:
         if ctype.split(";")[0].strip() != "application/json":
             return web.Response(status=400, text=f"contentType={ctype}, expected application/json\n")
         body = await request.read()
+        if isinstance(handler, ConversionWebhook):
+            status, answer = await asyncio.get_running_loop().run_in_executor(None, handler.serve, body)
+            if isinstance(answer, str):
+                return web.Response(status=status, text=answer)
+            return web.Response(status=status, body=json.dumps(answer).encode(), content_type="application/json")
         try:
             req = parse_review(body)
         except BadRequest as err:
             return web.json_response(review(denied("", 400, "BadRequest", str(err))), status=200)
         resp = await asyncio.get_running_loop().run_in_executor(None, handler.handle, req)
         return web.Response(body=json.dumps(review(resp)).encode(), content_type="application/json")
+
+    async def _watch_certificate(self, stop: threading.Event) -> None:
+        """Until ``stop``: reload the certificate when it changes on disk."""
+        next_poll = asyncio.get_running_loop().time() + self.cert_poll_interval
+        while not stop.is_set():
+            await asyncio.sleep(0.05)
+            now = asyncio.get_running_loop().time()
+            if self.cert_watcher is not None and now >= next_poll:
+                next_poll = now + self.cert_poll_interval
+                self.cert_watcher.poll()
 
     def start(self, stop: threading.Event) -> None:
         """Serve until ``stop`` is set. Raises when the certificate is missing or the port is taken."""
@@ -124,14 +152,14 @@ class Server:
             self.bound_port = int(sockets[0].getsockname()[1]) if sockets else self.port
             log.info("Serving webhook server", host=self.host or "0.0.0.0", port=self.bound_port)
             self.started.set()
-            while not stop.is_set():
-                await asyncio.sleep(0.05)
+            await self._watch_certificate(stop)
         finally:
             self.started.clear()
             await runner.cleanup()
 
 
 __all__ = [
-    "DEFAULT_CERT_DIR", "DEFAULT_PORT", "DefaultingHandler", "Handler", "Server", "ValidatingHandler",
+    "CONVERT_PATH", "DEFAULT_CERT_DIR", "DEFAULT_PORT", "ConversionWebhook", "DefaultingHandler", "Handler", "Server",
+    "ValidatingHandler",
     "WebhookBuilder", "path_for", "webhook_managed_by", "write_self_signed",
 ]

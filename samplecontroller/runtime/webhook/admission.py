@@ -26,6 +26,8 @@ import msgspec
 from samplecontroller.apimachinery import objects
 from samplecontroller.apimachinery.errors import StatusError
 from samplecontroller.runtime._gvk import gvk_for_type
+from samplecontroller.runtime.conversion import ConversionError, Convertible, hub
+from samplecontroller.runtime.webhook.conversion import CONVERT_PATH, conversion_webhook_for
 from samplecontroller.runtime.webhook.jsonpatch import create_patch
 
 T = TypeVar("T")
@@ -167,13 +169,20 @@ def path_for(model: type[Any], prefix: str, scheme: Any = None) -> str:
 
 
 class WebhookBuilder:
-    """``webhook_managed_by(mgr).for_(Foo).with_defaulter(d).with_validator(v).complete()``."""
+    """``webhook_managed_by(mgr).for_(Foo).with_defaulter(d).with_validator(v).complete()``.
+
+    ``with_conversion(spoke, ...)`` makes the ``for_`` model the hub of its kind and adds the
+    spokes' conversions (``runtime.conversion.Convertible``) to the server's ``/convert``
+    webhook; ``complete()`` then raises ``ValueError`` when a version of the kind in the
+    manager's scheme has no conversion, or the kind has a hub already.
+    """
 
     def __init__(self, mgr: Any) -> None:
         self.mgr = mgr
         self._model: type[Any] | None = None
         self._defaulter: Defaulter[Any] | None = None
         self._validator: Validator[Any] | None = None
+        self._spokes: tuple[Convertible[Any, Any], ...] | None = None
 
     def for_(self, model: type[Any]) -> WebhookBuilder:
         self._model = model
@@ -187,15 +196,22 @@ class WebhookBuilder:
         self._validator = validator
         return self
 
+    def with_conversion(self, *spokes: Convertible[Any, Any]) -> WebhookBuilder:
+        """The ``for_`` model is its kind's hub; ``spokes`` convert the other versions to and from it."""
+        self._spokes = spokes
+        return self
+
     def complete(self) -> list[str]:
         """Register the handlers on the manager's webhook server; return their paths."""
         if self._model is None:
             raise ValueError("webhook builder needs for_(type)")
-        if self._defaulter is None and self._validator is None:
-            raise ValueError("webhook builder needs with_defaulter() and/or with_validator()")
+        if self._defaulter is None and self._validator is None and self._spokes is None:
+            raise ValueError("webhook builder needs with_defaulter(), with_validator() and/or with_conversion()")
         server = self.mgr.get_webhook_server()
         scheme = self.mgr.get_scheme()
         paths = []
+        if self._spokes is not None:
+            paths.append(self._register_conversion(server, scheme, self._model, self._spokes))
         if self._defaulter is not None:
             path = path_for(self._model, "mutate", scheme)
             server.register(path, DefaultingHandler(self._model, self._defaulter))
@@ -205,6 +221,19 @@ class WebhookBuilder:
             server.register(path, ValidatingHandler(self._model, self._validator))
             paths.append(path)
         return paths
+
+
+    @staticmethod
+    def _register_conversion(server: Any, scheme: Any, model: type[Any],
+                             spokes: tuple[Convertible[Any, Any], ...]) -> str:
+        converter = conversion_webhook_for(server, scheme).converter
+        group, _, kind = gvk_for_type(model, scheme)
+        try:
+            converter.register(hub(model), *spokes)
+            converter.check(group, kind)
+        except ConversionError as err:
+            raise ValueError(f"conversion webhook: {err}") from None
+        return CONVERT_PATH
 
 
 def webhook_managed_by(mgr: Any) -> WebhookBuilder:
