@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import contextlib
 import errno
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from samplecontroller.apiserver.preload import CRDError, create_crds, load_crds
 from samplecontroller.apiserver.server import LocalAPIServer
@@ -27,10 +28,15 @@ class LocalServerError(Exception):
 
 @contextlib.contextmanager
 def serve_local(directory: str | Path, crds: Sequence[str | Path] = (), *, port: int = 0,
-                simulate_deployments: bool = True) -> Iterator[LocalAPIServer]:
-    """The running server, its CRDs served; ``server.kubeconfig_path`` is ``directory/kubeconfig``."""
+                simulate_deployments: bool = True,
+                patch_crds: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] | None = None,
+                ) -> Iterator[LocalAPIServer]:
+    """The running server, its CRDs served; ``server.kubeconfig_path`` is ``directory/kubeconfig``.
+    ``patch_crds`` changes the CRD documents before they are installed (conversion webhooks)."""
     try:
         docs = load_crds(crds)
+        if patch_crds is not None:
+            docs = patch_crds(docs)
     except CRDError as err:
         raise LocalServerError(str(err)) from None
     root = Path(directory)

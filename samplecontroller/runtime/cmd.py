@@ -2,8 +2,9 @@
 
 An operator's ``__main__`` is one call::
 
-    sys.exit(cmd.main(prog="myoperator", name="myoperator", scheme=SCHEME, setup=controllers.setup,
-                      crds=[Path("config/crd/bases")]))
+    sys.exit(cmd.main(prog="myoperator", name="myoperator", scheme=SCHEME, setup=setup,
+                      crds=[Path("config/crd/bases")],
+                      webhooks=[Path("config/webhook"), Path("config/crd/patches")]))
 
 ``setup(mgr, args)`` registers the controllers with the Manager: controller-runtime style
 reconcilers through ``runtime.builder``, client-go style controllers as runnables
@@ -14,7 +15,16 @@ Flags (``add_flags``): ``--kubeconfig``, ``--master``; ``--local`` (start the em
 with the CRDs of ``--crds DIR...`` (default: ``crds``) installed, data and ``kubeconfig`` under
 ``--local-dir``, on ``--port``); ``--namespace``, ``--workers``, ``--resync``, ``--leader-elect``,
 ``--leader-election-id`` (default ``<name>-lock``), ``--leader-election-namespace``,
-``--metrics-bind-address``, ``--health-probe-bind-address``, ``--shutdown-timeout``, ``-v``.
+``--metrics-bind-address``, ``--health-probe-bind-address``, ``--shutdown-timeout``, ``-v``;
+``--webhook-host``, ``--webhook-port`` (default 9443), ``--webhook-cert-dir`` (default
+``<tmp>/k8s-webhook-server/serving-certs``, where a cluster mounts the cert-manager Secret): the
+Manager's webhook server, started when ``setup`` registers a webhook.
+
+With ``--local``, the webhook manifests of ``webhooks`` (``WebhookInstallOptions``: webhook
+configurations and CRD conversion patches) are installed pointing at the Manager's webhook
+server on ``127.0.0.1:--webhook-port``, with a self-signed certificate written to
+``<local-dir>/serving-certs`` (its CA in the configurations' ``caBundle``); the server reloads
+that certificate when it changes on disk.
 
 Promises: a user mistake (bad kubeconfig, unreachable server, a port in use, a bad CRD, a
 missing extra for ``--local``) is one line ``<prog>: error: ...`` and exit status 1; a stop
@@ -26,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -44,6 +55,7 @@ __all__ = ["LOCAL_PORT", "Setup", "UserError", "add_flags", "main", "new_manager
 log = get_logger("cmd")
 
 LOCAL_PORT = 6443
+WEBHOOK_PORT = 9443
 Setup = Callable[[Manager, argparse.Namespace], None]
 
 
@@ -59,7 +71,7 @@ def _seconds(value: str) -> float:
 
 
 def add_flags(parser: argparse.ArgumentParser, *, name: str, local_dir: Path = Path(".local"),
-              crds: Sequence[Path] = ()) -> None:
+              crds: Sequence[Path] = (), webhooks: Sequence[Path] = ()) -> None:
     """The operator flags (see the module docstring) on ``parser``."""
     parser.add_argument("--kubeconfig", default="", help="Path to a kubeconfig (default: $KUBECONFIG, "
                         "~/.kube/config, else the in-cluster service account).")
@@ -71,7 +83,7 @@ def add_flags(parser: argparse.ArgumentParser, *, name: str, local_dir: Path = P
     parser.add_argument("--crds", type=Path, nargs="+", action="extend", default=None, metavar="DIR",
                         help="With --local: the CRD directories to install (default "
                              f"{', '.join(map(str, crds)) or 'none'}).")
-    parser.set_defaults(default_crds=list(crds))
+    parser.set_defaults(default_crds=list(crds), webhook_manifests=list(webhooks))
     parser.add_argument("--port", type=port, default=LOCAL_PORT,
                         help=f"With --local: its HTTPS port (default {LOCAL_PORT}; 0 picks a free port).")
     parser.add_argument("--namespace", default="", help="Only watch this namespace (default: all).")
@@ -87,6 +99,12 @@ def add_flags(parser: argparse.ArgumentParser, *, name: str, local_dir: Path = P
                         help='Address for /healthz and /readyz, e.g. ":8081"; "0" disables.')
     parser.add_argument("--shutdown-timeout", type=_seconds, default=30.0,
                         help="Bound on the whole shutdown after a stop signal (default 30s).")
+    parser.add_argument("--webhook-host", default="", help="The webhook server's address (default: all).")
+    parser.add_argument("--webhook-port", type=port, default=WEBHOOK_PORT,
+                        help=f"The webhook server's HTTPS port (default {WEBHOOK_PORT}).")
+    parser.add_argument("--webhook-cert-dir", default="",
+                        help="The webhook server's tls.crt and tls.key (default "
+                             "<tmp>/k8s-webhook-server/serving-certs; with --local, <local-dir>/serving-certs).")
     parser.add_argument("-v", "--log-level", default="info", help="debug, info, warning, error, or a klog number.")
 
 
@@ -101,7 +119,28 @@ def new_manager(rest: Any, args: argparse.Namespace, *, name: str, scheme: Schem
         graceful_shutdown_timeout=args.shutdown_timeout, leader_election=args.leader_elect,
         leader_election_id=args.leader_election_id, leader_election_namespace=args.leader_election_namespace,
         leader_election_release_on_cancel=True, metrics_bind_address=args.metrics_bind_address,
-        health_probe_bind_address=args.health_probe_bind_address), scheme=scheme)
+        health_probe_bind_address=args.health_probe_bind_address, webhook_host=args.webhook_host,
+        webhook_port=args.webhook_port, webhook_cert_dir=args.webhook_cert_dir), scheme=scheme)
+
+
+def _local_webhooks(args: argparse.Namespace) -> Any:
+    """The WebhookInstallOptions of the project's webhook manifests that exist (None: there are none);
+    points ``args``' webhook server at it."""
+    paths = [p for p in args.webhook_manifests if p.exists()]
+    if not paths:
+        return None
+    from samplecontroller.runtime.webhook.install import InstallError, WebhookInstallOptions
+
+    options = WebhookInstallOptions(paths, local_serving_port=args.webhook_port,
+                                    local_serving_cert_dir=Path(args.webhook_cert_dir or args.local_dir / "serving-certs"))
+    try:
+        options.setup()
+    except InstallError as err:
+        raise UserError(f"--local: {err}") from None
+    if not options.configurations and not options.conversions:
+        return None
+    args.webhook_host, args.webhook_cert_dir = options.local_serving_host, str(options.local_serving_cert_dir)
+    return options
 
 
 @contextlib.contextmanager
@@ -112,8 +151,12 @@ def _local(args: argparse.Namespace, crds: Sequence[Path]) -> Iterator[str]:
         from samplecontroller.apiserver.local import LocalServerError, serve_local
     except MissingExtraError as err:
         raise UserError(f"--local: {err}") from None
+    webhooks = _local_webhooks(args)
     try:
-        with serve_local(args.local_dir, crds, port=args.port) as server:
+        with serve_local(args.local_dir, crds, port=args.port,
+                         patch_crds=functools.partial(_patch_crds, webhooks) if webhooks else None) as server:
+            if webhooks is not None:
+                _install_webhooks(webhooks, server.kubeconfig_path)
             print(f"Embedded API server ready at {server.url}; in another shell:\n"
                   f"  export KUBECONFIG={server.kubeconfig_path.resolve()}\n"
                   f"  kubectl apply -f config/samples/\n"
@@ -121,6 +164,28 @@ def _local(args: argparse.Namespace, crds: Sequence[Path]) -> Iterator[str]:
             yield str(server.kubeconfig_path)
     except LocalServerError as err:
         raise UserError(f"--local: {err}") from None
+
+
+def _patch_crds(options: Any, docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    from samplecontroller.runtime.webhook.install import InstallError
+
+    try:
+        patched: list[dict[str, Any]] = options.patch_crds(docs)
+    except InstallError as err:
+        raise UserError(f"--local: {err}") from None
+    return patched
+
+
+def _install_webhooks(options: Any, kubeconfig: Path) -> None:
+    from samplecontroller import rest
+    from samplecontroller.apimachinery import errors
+
+    try:
+        installed = options.install(rest.load_rest_client(kubeconfig=str(kubeconfig)))
+    except errors.StatusError as err:
+        raise UserError(f"--local: the embedded API server refused a webhook configuration: {err}") from None
+    log.info("Webhooks installed", url=options.url, configurations=", ".join(installed) or "none",
+             conversions=", ".join(sorted(options.conversions)) or "none")
 
 
 def _connect(kubeconfig: str, master: str) -> Any:
@@ -140,10 +205,11 @@ def _connect(kubeconfig: str, master: str) -> Any:
 
 
 def parse_flags(argv: Sequence[str] | None = None, *, prog: str | None = None, name: str,
-                crds: Sequence[Path] = (), description: str | None = None) -> argparse.Namespace:
+                crds: Sequence[Path] = (), webhooks: Sequence[Path] = (),
+                description: str | None = None) -> argparse.Namespace:
     """The flags of ``argv``; a bad flag is one line and exit 1 (``SystemExit``)."""
     parser = OneLineParser(prog=prog, description=description)
-    add_flags(parser, name=name, crds=crds)
+    add_flags(parser, name=name, crds=crds, webhooks=webhooks)
     args = parser.parse_args(argv)
     if args.port != LOCAL_PORT and not args.local:
         parser.error("--port applies only with --local (the embedded API server)")
@@ -176,11 +242,11 @@ def run(args: argparse.Namespace, stop: threading.Event, *, name: str, scheme: S
 
 
 def main(argv: Sequence[str] | None = None, *, prog: str, name: str, scheme: Scheme, setup: Setup,
-         crds: Sequence[Path] = (), description: str | None = None) -> int:
+         crds: Sequence[Path] = (), webhooks: Sequence[Path] = (), description: str | None = None) -> int:
     """Parse ``argv`` (default ``sys.argv[1:]``), set up logging and signals, ``run``; the exit status."""
     from samplecontroller import logs, signals
 
-    args = parse_flags(argv, prog=prog, name=name, crds=crds, description=description)
+    args = parse_flags(argv, prog=prog, name=name, crds=crds, webhooks=webhooks, description=description)
     try:
         logs.setup(logs.parse_level(args.log_level))
     except ValueError as err:

@@ -9,6 +9,14 @@ Configuration (pyproject.toml ``[tool.pytest.ini_options]``, or pytest.ini / set
   installs before the first test (relative to the ini file). A directory that does not exist,
   a file that is not YAML or a document that is not a CRD fails the tests that use the server,
   with one line naming it (never a server without your CRDs).
+- ``samplecontroller_webhooks = ["config/webhook", "config/crd/patches"]``: the project's webhook
+  manifests (envtest's WebhookInstallOptions): the shared server installs their
+  Mutating/ValidatingWebhookConfigurations and the CRDs' conversion settings with every
+  ``clientConfig.service`` rewritten to ``url: https://127.0.0.1:<port><path>`` and the CA of a
+  self-signed serving certificate in ``caBundle``, so defaulting, validation and conversion go
+  through the real request path to the webhook server the tests start (see
+  ``webhook_install_options``). Until one is serving, requests those webhooks intercept fail as
+  on a cluster whose webhook is down.
 - ``samplecontroller_package = "myoperator.generated"``: the generated package the ``clientset``
   fixture takes its ``clientset.Clientset`` from.
 - ``@pytest.mark.samplecontroller_crds("path/to/dir", ...)``: more CRD directories (relative to
@@ -17,6 +25,11 @@ Configuration (pyproject.toml ``[tool.pytest.ini_options]``, or pytest.ini / set
 Fixtures:
 
 - ``apiserver`` (session): the shared ``LocalAPIServer``; tests keep to their own namespaces.
+- ``webhook_install_options`` (session): the ``runtime.webhook.install.WebhookInstallOptions`` the
+  shared server's webhooks point at: start a webhook server there, e.g. a Manager made with
+  ``cmd.parse_flags(webhook_install_options.manager_flags(), ...)`` whose setup registers the
+  webhooks, or ``Server(host=o.local_serving_host, port=o.local_serving_port,
+  cert_dir=o.local_serving_cert_dir)``.
 - ``kubeconfig`` (session): its kubeconfig's path.
 - ``rest_client`` (session): a ``samplecontroller.rest.RESTClient`` for it.
 - ``clientset`` (session): ``<samplecontroller_package>.clientset.Clientset(rest_client)``.
@@ -42,13 +55,15 @@ if TYPE_CHECKING:
     from samplecontroller.apiserver.server import LocalAPIServer
     from samplecontroller.apiserver.testing import KubectlRunner
     from samplecontroller.rest import RESTClient
+    from samplecontroller.runtime.webhook.install import WebhookInstallOptions
 
 __all__ = [
-    "CRDS_INI", "MARKER", "PACKAGE_INI", "apiserver", "clientset", "configured_crd_dirs", "fresh_apiserver",
-    "kubeconfig", "kubectl", "namespace", "rest_client",
+    "CRDS_INI", "MARKER", "PACKAGE_INI", "WEBHOOKS_INI", "apiserver", "clientset", "configured_crd_dirs",
+    "fresh_apiserver", "kubeconfig", "kubectl", "namespace", "rest_client", "webhook_install_options",
 ]
 
 CRDS_INI = "samplecontroller_crds"
+WEBHOOKS_INI = "samplecontroller_webhooks"
 PACKAGE_INI = "samplecontroller_package"
 MARKER = "samplecontroller_crds"
 
@@ -56,6 +71,9 @@ MARKER = "samplecontroller_crds"
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini(CRDS_INI, type="paths", default=[],
                   help="CRD directories the shared embedded API server installs (relative to the ini file)")
+    parser.addini(WEBHOOKS_INI, type="paths", default=[],
+                  help="webhook manifests (webhook configurations, CRD conversion patches) the shared embedded API "
+                       "server installs pointing at the test's webhook server (relative to the ini file)")
     parser.addini(PACKAGE_INI, default="",
                   help="import path of the generated package whose clientset.Clientset the clientset fixture returns")
 
@@ -88,23 +106,67 @@ def _server_class() -> type[LocalAPIServer]:
     return LocalAPIServer
 
 
-def _install(server: LocalAPIServer, dirs: list[Path]) -> None:
+def _install(server: LocalAPIServer, dirs: list[Path], webhooks: WebhookInstallOptions | None = None) -> None:
     from samplecontroller.apiserver.preload import CRDError, create_crds, load_crds
 
     try:
         docs = load_crds(dirs)
+        if webhooks is not None:
+            docs = _with_conversions(webhooks, docs)
         server.call(lambda core: create_crds(core, docs))
     except CRDError as err:
         pytest.fail(f"cannot install the CRDs: {err}", pytrace=False)
 
 
+def _with_conversions(webhooks: WebhookInstallOptions, docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    from samplecontroller.runtime.webhook.install import InstallError
+
+    try:
+        return webhooks.patch_crds(docs)
+    except InstallError as err:
+        pytest.fail(f"cannot install the CRDs: {err}", pytrace=False)
+
+
+def _install_webhooks(server: LocalAPIServer, webhooks: WebhookInstallOptions) -> None:
+    from samplecontroller import rest
+    from samplecontroller.apimachinery import errors
+
+    try:
+        webhooks.install(rest.load_rest_client(kubeconfig=str(server.kubeconfig_path)))
+    except errors.StatusError as err:
+        pytest.fail(f"cannot install the webhook configurations: {err}", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def webhook_install_options(request: pytest.FixtureRequest,
+                            tmp_path_factory: pytest.TempPathFactory) -> WebhookInstallOptions:
+    """Where the shared server's webhooks point (``samplecontroller_webhooks``; see the module docstring)."""
+    from samplecontroller._extras import MissingExtraError
+
+    try:
+        from samplecontroller.runtime.webhook.install import InstallError, WebhookInstallOptions
+    except MissingExtraError as err:
+        pytest.fail(f"the samplecontroller test kit: {err}", pytrace=False)
+    paths = [Path(p) for p in request.config.getini(WEBHOOKS_INI)]
+    try:
+        return WebhookInstallOptions(paths, local_serving_cert_dir=tmp_path_factory.mktemp("webhook-certs")).setup()
+    except InstallError as err:
+        pytest.fail(f"cannot read the webhook manifests: {err}", pytrace=False)
+
+
 @pytest.fixture(scope="session")
 def apiserver(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalAPIServer]:
-    """The shared embedded API server, with the CRDs of ``samplecontroller_crds`` installed."""
+    """The shared embedded API server, with the CRDs of ``samplecontroller_crds`` installed (and
+    the webhooks of ``samplecontroller_webhooks``)."""
     dirs = configured_crd_dirs(request.config)
+    webhooks: WebhookInstallOptions | None = None
+    if request.config.getini(WEBHOOKS_INI):
+        webhooks = request.getfixturevalue("webhook_install_options")
     tmp = tmp_path_factory.mktemp("shared-apiserver")
     with _server_class()(kubeconfig_path=tmp / "kubeconfig") as server:
-        _install(server, dirs)
+        _install(server, dirs, webhooks)
+        if webhooks is not None:
+            _install_webhooks(server, webhooks)
         yield server
 
 

@@ -169,3 +169,143 @@ def test_cli_bad_crds_are_one_line(tmp_path: Path, content: str | None, code: in
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == code, err
     assert out == "" and err.count("\n") == 1 and err.startswith("error: --crds: ") and message in err, err
+
+
+# -- webhooks (envtest's WebhookInstallOptions; issue 23, item 4) ------------------------------
+
+WEBHOOK_MANIFESTS = """\
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata:
+  name: mutating-webhook-configuration
+webhooks:
+  - name: mbackup-v1.ops.example.com
+    admissionReviewVersions: [v1]
+    clientConfig:
+      service: {name: webhook-service, namespace: system, path: /mutate-ops-example-com-v1-backup}
+    rules:
+      - {apiGroups: [ops.example.com], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [backups]}
+    failurePolicy: Fail
+    sideEffects: None
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata:
+  name: validating-webhook-configuration
+webhooks:
+  - name: vbackup-v1.ops.example.com
+    admissionReviewVersions: [v1]
+    clientConfig:
+      service: {name: webhook-service, namespace: system, path: /validate-ops-example-com-v1-backup}
+    rules:
+      - {apiGroups: [ops.example.com], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [backups]}
+    failurePolicy: Fail
+    sideEffects: None
+"""
+
+CONVERSION_PATCH = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: backups.ops.example.com
+spec:
+  conversion:
+    strategy: Webhook
+    webhook:
+      clientConfig:
+        service: {namespace: system, name: webhook-service, path: /convert}
+      conversionReviewVersions: [v1]
+"""
+
+USES_WEBHOOKS = '''
+import json
+import threading
+from typing import Any
+
+import pytest
+from samplecontroller.apimachinery import errors
+from samplecontroller.runtime.webhook import Server
+from samplecontroller.runtime.webhook.admission import DefaultingHandler, ValidatingHandler
+
+
+class Defaulter:
+    def default(self, obj: dict[str, Any]) -> dict[str, Any]:
+        return {**obj, "spec": {"schedule": "@daily", **obj.get("spec", {})}}
+
+
+class Validator:
+    def validate_create(self, obj: dict[str, Any]) -> list[str]:
+        if obj["spec"]["schedule"] == "never":
+            raise ValueError("a backup that never runs")
+        return []
+
+    def validate_update(self, old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+        return self.validate_create(new)
+
+    def validate_delete(self, obj: dict[str, Any]) -> list[str]:
+        return []
+
+
+@pytest.fixture(scope="session", autouse=True)
+def webhook_server(webhook_install_options):
+    o = webhook_install_options
+    server = Server(host=o.local_serving_host, port=o.local_serving_port, cert_dir=o.local_serving_cert_dir)
+    server.register("/mutate-ops-example-com-v1-backup", DefaultingHandler(dict, Defaulter()))
+    server.register("/validate-ops-example-com-v1-backup", ValidatingHandler(dict, Validator()))
+    stop = threading.Event()
+    thread = threading.Thread(target=server.start, args=(stop,), daemon=True)
+    thread.start()
+    assert server.started.wait(10)
+    yield server
+    stop.set()
+    thread.join(10)
+
+
+def create(rest_client, namespace, name, spec):
+    body = {"apiVersion": "ops.example.com/v1", "kind": "Backup", "metadata": {"name": name}, "spec": spec}
+    return json.loads(rest_client.request("POST", f"/apis/ops.example.com/v1/namespaces/{namespace}/backups",
+                                          body=json.dumps(body).encode(), content_type="application/json"))
+
+
+def test_defaulting_and_validation_go_through_the_test_webhook_server(rest_client, namespace):
+    assert create(rest_client, namespace, "a", {})["spec"] == {"schedule": "@daily"}
+    with pytest.raises(errors.StatusError) as caught:
+        create(rest_client, namespace, "b", {"schedule": "never"})
+    assert caught.value.code == 403 and "a backup that never runs" in str(caught.value)
+
+
+def test_the_crd_converts_through_the_test_webhook_server(rest_client, webhook_install_options):
+    crd = json.loads(rest_client.request(
+        "GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/backups.ops.example.com"))
+    webhook = crd["spec"]["conversion"]["webhook"]
+    assert crd["spec"]["conversion"]["strategy"] == "Webhook"
+    assert webhook["clientConfig"]["url"] == webhook_install_options.url + "/convert"
+    assert webhook["clientConfig"]["caBundle"] and "service" not in webhook["clientConfig"]
+    assert webhook_install_options.manager_flags()[:4] == [
+        "--webhook-host", "127.0.0.1", "--webhook-port", str(webhook_install_options.local_serving_port)]
+'''
+
+
+def test_the_plugin_points_the_projects_webhooks_at_the_test_server(tmp_path: Path) -> None:
+    root = project(tmp_path / "proj", 'samplecontroller_crds = ["config/crd/bases"]\n'
+                   'samplecontroller_webhooks = ["config/webhook", "config/crd/patches"]', USES_WEBHOOKS)
+    (root / "config" / "webhook").mkdir()
+    (root / "config" / "webhook" / "manifests.yaml").write_text(WEBHOOK_MANIFESTS)
+    (root / "config" / "webhook" / "kustomization.yaml").write_text("resources: [manifests.yaml]\n")
+    (root / "config" / "crd" / "patches").mkdir()
+    (root / "config" / "crd" / "patches" / "webhook_in_backups.yaml").write_text(CONVERSION_PATCH)
+    result = run_pytest(root)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "2 passed" in result.stdout
+
+
+def test_conversion_settings_for_a_missing_crd_fail_with_one_line(tmp_path: Path) -> None:
+    root = project(tmp_path / "proj", 'samplecontroller_crds = ["config/crd/bases"]\n'
+                   'samplecontroller_webhooks = ["config/crd/patches"]', USES_BACKUPS)
+    (root / "config" / "crd" / "patches").mkdir()
+    (root / "config" / "crd" / "patches" / "webhook_in_x.yaml").write_text(
+        CONVERSION_PATCH.replace("backups.ops.example.com", "widgets.ops.example.com"))
+    result = run_pytest(root)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert ("cannot install the CRDs: conversion settings for widgets.ops.example.com, but no such CRD is installed"
+            in result.stdout) and "Traceback" not in result.stdout
