@@ -7,6 +7,7 @@ and HTTP code). ``is_*`` helpers accept any exception and never raise.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 # Status reasons (metav1.StatusReason).
@@ -164,6 +165,19 @@ def new_already_exists(group: str, resource: str, name: str) -> AlreadyExistsErr
         new_status(409, REASON_ALREADY_EXISTS, f'{qualified} "{name}" already exists',
                    {"name": name, "group": group, "kind": resource})
     )
+
+
+def new_invalid(group: str, kind: str, name: str, causes: Sequence[tuple[str, str]]) -> InvalidError:
+    """Go's ``apierrors.NewInvalid``: 422 Invalid for ``causes`` (field path, what is wrong), e.g.
+    ``Backup.ops.example.com "b" is invalid: spec.message: Too long: may not be more than 64 bytes``."""
+    qualified = f"{kind}.{group}" if group else kind
+    errs = [f"{path}: {detail}" for path, detail in causes]
+    message = f'{qualified} "{name}" is invalid'
+    if errs:
+        message += ": " + (errs[0] if len(errs) == 1 else f"[{', '.join(errs)}]")
+    details = {"name": name, "group": group, "kind": kind,
+               "causes": [{"field": path, "message": detail} for path, detail in causes]}
+    return InvalidError(new_status(422, REASON_INVALID, message, details))
 
 
 def new_conflict(group: str, resource: str, name: str, why: str) -> ConflictError:

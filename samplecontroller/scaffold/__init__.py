@@ -2,7 +2,9 @@
 
     samplecontroller init DIR --domain example.com --package NAME [--project-name NAME]
     samplecontroller create api --group G --version V --kind K [--plural P] [--namespaced|--cluster]
-                                [--style runtime|client-go]
+                                [--style runtime|client-go] [--storage]
+    samplecontroller create webhook --group G --version V --kind K [--defaulting]
+                                [--programmatic-validation] [--conversion --spoke V2 [--spoke V3 ...]]
 
 ``init`` writes a project (pyproject, Makefile with ``make run``/``make test``, README, PROJECT,
 ``hack/update_codegen.py``, ``config/`` kustomize manifests, Dockerfile, the package with its
@@ -26,6 +28,10 @@ command line: exit 2).
 from __future__ import annotations
 
 import argparse
+import copy
+import dataclasses
+import itertools
+import json
 import keyword
 import re
 import shutil
@@ -41,7 +47,7 @@ import yaml
 from samplecontroller import _extras
 from samplecontroller.scaffold.toolkit import Toolkit, current
 
-__all__ = ["PROG", "Project", "Resource", "ScaffoldError", "cli", "create_api", "init", "main"]
+__all__ = ["PROG", "Project", "Resource", "ScaffoldError", "cli", "create_api", "create_webhook", "init", "main"]
 
 PROG = "samplecontroller"
 PROJECT_FILE = "PROJECT"
@@ -59,7 +65,9 @@ IMPORTED_NAMES = {
     "Result", "SharedInformerFactory", "T", "TypeVar",
 }
 # Names controllers/__init__.py defines or imports: no controller module may take them.
-RESERVED_MODULES = {"annotations", "argparse", "setup"}
+RESERVED_MODULES = {"annotations", "argparse", "setup", "Manager"}
+WEBHOOK_DIRS = ("config/webhook", "config/crd/patches")
+WEBHOOKS_INI = "samplecontroller_webhooks"
 MARKER = "# +samplecontroller:scaffold:{region}:{edge}"
 
 
@@ -95,6 +103,27 @@ class Resource:
     plural: str
     namespaced: bool = True
     style: str = "runtime"
+    controller: bool = True
+    defaulting: bool = False
+    validation: bool = False
+    conversion: bool = False
+    spokes: tuple[str, ...] = ()
+
+    @property
+    def webhook_module(self) -> str:
+        """The module of this version's defaulting and validation webhooks."""
+        return f"{self.module}_{self.version}"
+
+    @property
+    def conversion_module(self) -> str:
+        return f"{self.module}_conversion"
+
+    def webhook_path(self, prefix: str) -> str:
+        """``/mutate-...`` or ``/validate-...``, as ``runtime.webhook.path_for`` makes it."""
+        return f"/{prefix}-{self.group.replace('.', '-')}-{self.version}-{self.kind.lower()}"
+
+    def same_kind(self, other: Resource) -> bool:
+        return (self.group, self.kind) == (other.group, other.kind)
 
     @property
     def singular(self) -> str:
@@ -149,9 +178,18 @@ class Project:
         """The namespace the operator is deployed to."""
         return f"{self.project}-system"
 
+    def kinds(self) -> list[Resource]:
+        """One entry per kind: the version its controller was made for."""
+        return [r for r in self.resources if r.controller]
+
+    def versions(self, r: Resource) -> list[Resource]:
+        """Every version of ``r``'s kind."""
+        return [o for o in self.resources if o.same_kind(r)]
+
     def dump(self) -> str:
+        entries = [{**asdict(r), "spokes": list(r.spokes)} for r in self.resources]
         doc = {"version": "1", "projectName": self.project, "domain": self.domain, "package": self.package,
-               "toolkit": asdict(self.toolkit), "resources": [asdict(r) for r in self.resources]}
+               "toolkit": asdict(self.toolkit), "resources": entries}
         return ("# Written by samplecontroller init and create api: the project's kinds and where the toolkit\n"
                 "# comes from. Read by samplecontroller create api.\n" + yaml.safe_dump(doc, sort_keys=False))
 
@@ -164,7 +202,8 @@ class Project:
             doc = yaml.safe_load(path.read_text())
             return cls(project=str(doc["projectName"]), domain=str(doc["domain"]), package=str(doc["package"]),
                        toolkit=Toolkit(**doc["toolkit"]),
-                       resources=[Resource(**r) for r in doc.get("resources") or []])
+                       resources=[Resource(**{**r, "spokes": tuple(r.get("spokes") or ())})
+                                  for r in doc.get("resources") or []])
         except (yaml.YAMLError, KeyError, TypeError, AttributeError) as err:
             raise ScaffoldError(f"{path}: not a valid {PROJECT_FILE} file ({type(err).__name__}: {err})") from None
 
@@ -203,22 +242,36 @@ def _environment() -> Any:
 def _render(template: str, project: Project, **extra: Any) -> str:
     return str(_environment().get_template(template).render(
         project=project.project, domain=project.domain, package=project.package, toolkit=project.toolkit,
-        namespace=project.namespace, resources=project.resources, **extra))
+        namespace=project.namespace, resources=project.kinds(),
+        defaulting=[r for r in project.resources if r.defaulting],
+        validation=[r for r in project.resources if r.validation],
+        conversions=[r for r in project.resources if r.conversion], **extra))
 
 
-def _controllers_regions(project: Project) -> dict[str, str]:
-    """The marked regions of controllers/__init__.py: the imports and the setup calls."""
-    modules = sorted(r.module for r in project.resources)
-    line = f"from {project.package}.controllers import {', '.join(modules)}"
+def _setup_regions(package: str, modules: list[str], call: str) -> dict[str, str]:
+    """The marked regions of a package's __init__.py: the imports of ``modules`` and their setup calls."""
+    modules = sorted(modules)
+    line = f"from {package} import {', '.join(modules)}"
     if not modules:
         imports = ""
     elif len(line) <= 120:
         imports = line + "\n\n"
     else:
-        imports = (f"from {project.package}.controllers import (\n"
-                   + "".join(f"    {m},\n" for m in modules) + ")\n\n")
-    setups = "".join(f"    {r.module}.setup(mgr, args)\n" for r in sorted(project.resources, key=lambda r: r.module))
+        imports = f"from {package} import (\n" + "".join(f"    {m},\n" for m in modules) + ")\n\n"
+    setups = "".join(f"    {m}.setup({call})\n" for m in modules)
     return {"imports": imports, "setup": setups}
+
+
+def _controllers_regions(project: Project) -> dict[str, str]:
+    """The marked regions of controllers/__init__.py: the imports and the setup calls."""
+    return _setup_regions(f"{project.package}.controllers", [r.module for r in project.kinds()], "mgr, args")
+
+
+def _webhooks_regions(project: Project) -> dict[str, str]:
+    """The marked regions of webhooks/__init__.py: the imports and the setup calls."""
+    modules = [r.webhook_module for r in project.resources if r.defaulting or r.validation]
+    modules += [r.conversion_module for r in project.resources if r.conversion]
+    return _setup_regions(f"{project.package}.webhooks", modules, "mgr")
 
 
 def _splice(text: str, region: str, body: str, path: Path) -> str:
@@ -236,6 +289,15 @@ def _controllers_init(project: Project, existing: str | None, path: Path) -> str
     regions = _controllers_regions(project)
     if existing is None:
         return _render("controllers_init.py.j2", project, **regions)
+    for region, body in regions.items():
+        existing = _splice(existing, region, body, path)
+    return existing
+
+
+def _webhooks_init(project: Project, existing: str | None, path: Path) -> str:
+    regions = _webhooks_regions(project)
+    if existing is None:
+        return _render("webhooks_init.py.j2", project, **regions)
     for region, body in regions.items():
         existing = _splice(existing, region, body, path)
     return existing
@@ -330,6 +392,7 @@ def init(directory: Path, *, domain: str, package: str, project_name: str | None
     generated = _generate(directory, project)
     files = {path.format(package=package): _render(template, project) for path, template in INIT_FILES.items()}
     files[f"{package}/controllers/__init__.py"] = _controllers_init(project, None, directory)
+    files[f"{package}/webhooks/__init__.py"] = _webhooks_init(project, None, directory)
     files[f"{package}/py.typed"] = ""
     files[f"{CRD_DIR}/.gitkeep"] = ""
     files["config/samples/.gitkeep"] = ""
@@ -357,6 +420,9 @@ def _resource(project: Project, group: str, version: str, kind: str, plural: str
         raise ScaffoldError(f"--kind {kind!r} is not CamelCase starting with an uppercase letter (like Backup)")
     if kind in IMPORTED_NAMES:
         raise ScaffoldError(f"--kind {kind!r} clashes with a name the scaffolded controller imports; choose another")
+    existing = [o for o in project.resources if (o.group, o.kind) == (full_group, kind)]
+    if existing:
+        return _new_version(existing, version, plural)
     resource = Resource(group=full_group, version=version, kind=kind, plural=plural or pluralize(kind),
                         namespaced=namespaced, style=style)
     if resource.module in RESERVED_MODULES:
@@ -375,24 +441,68 @@ def _resource(project: Project, group: str, version: str, kind: str, plural: str
         if other.group != resource.group and other.group_pkg == pkg:
             raise ScaffoldError(f"--group {group!r}: {full_group} would share the package name {pkg!r} with "
                                 f"{other.group}; choose a group with another first DNS label")
-        if other.group == resource.group and (other.kind == kind or other.plural == resource.plural):
-            raise ScaffoldError(f"{other.kind} ({other.plural}.{other.group}/{other.version}) exists already; "
-                                "more versions of one kind are not scaffolded")
+        if other.group == resource.group and other.plural == resource.plural:
+            raise ScaffoldError(f"{other.kind} ({other.plural}.{other.group}/{other.version}) exists already with "
+                                f"the plural {other.plural!r}; pass another --plural")
         if other.module == resource.module:
             raise ScaffoldError(f"the controller module {resource.module}.py exists already (for "
                                 f"{other.kind}.{other.group}); choose another kind name")
     return resource
 
 
+def _new_version(existing: list[Resource], version: str, plural: str | None) -> Resource:
+    """Another version of a kind the project has (no controller: the kind has one)."""
+    first = existing[0]
+    for other in existing:
+        if other.version == version:
+            raise ScaffoldError(f"{other.kind} ({other.plural}.{other.group}/{version}) exists already")
+    if plural is not None and plural != first.plural:
+        raise ScaffoldError(f"--plural {plural!r}: {first.kind}.{first.group} is served as {first.plural!r} in "
+                            "every version")
+    return Resource(group=first.group, version=version, kind=first.kind, plural=first.plural,
+                    namespaced=first.namespaced, style=first.style, controller=False)
+
+
+def _context(project: Project, r: Resource) -> dict[str, Any]:
+    """What the templates know about ``r``."""
+    models = f"{project.package}.generated.apis.{r.group_pkg}.{r.version}"
+    return {**asdict(r), **{k: getattr(r, k) for k in (
+        "singular", "module", "var", "group_pkg", "method", "clientset_attr", "crd_file", "webhook_module",
+        "conversion_module")}, "models": models, "versions_package": f"{project.package}.generated.apis.{r.group_pkg}",
+        "mutate_path": r.webhook_path("mutate"), "validate_path": r.webhook_path("validate")}
+
+
+def _crd_with_version(path: Path, version: str, storage: bool) -> str:
+    """The CRD file at ``path`` with ``version`` added: a copy of the storage version's entry,
+    served; the storage version moves to it when ``storage``."""
+    text = path.read_text()
+    try:
+        doc = yaml.safe_load(text)
+        versions = doc["spec"]["versions"]
+        template = next(v for v in versions if v.get("storage"))
+    except (yaml.YAMLError, KeyError, TypeError, StopIteration):
+        raise ScaffoldError(f"{path}: not a CRD with a storage version; add the version by hand") from None
+    added = {**copy.deepcopy(template), "name": version, "served": True, "storage": storage}
+    if storage:
+        for v in versions:
+            v["storage"] = False
+    versions.append(added)
+    header = "".join(line + "\n" for line in itertools.takewhile(lambda x: x.startswith("#"), text.splitlines()))
+    return header + yaml.safe_dump(doc, sort_keys=False, width=1000)
+
+
 def create_api(root: Path, *, group: str, version: str, kind: str, plural: str | None = None,
-               namespaced: bool = True, style: str = "runtime") -> Resource:
-    """Add a kind to the project in ``root``; see the module docstring."""
+               namespaced: bool = True, style: str = "runtime", storage: bool = False) -> Resource:
+    """Add a kind, or a version of one, to the project in ``root``; see the module docstring."""
     _extras.require("codegen", f"{PROG} create api")
     project = Project.load(root)
     r = _resource(project, group, version, kind, plural, namespaced, style)
-    models = f"{project.package}.generated.apis.{r.group_pkg}.{r.version}"
-    ctx: dict[str, Any] = {"r": {**asdict(r), **{k: getattr(r, k) for k in (
-        "singular", "module", "var", "group_pkg", "method", "clientset_attr", "crd_file")}, "models": models}}
+    if not r.controller:
+        return _create_version(root, project, r, storage)
+    if storage:
+        raise ScaffoldError("--storage applies to a new version of a kind the project has; a new kind's only "
+                            "version is its storage version")
+    ctx: dict[str, Any] = {"r": _context(project, r)}
     crd = _render("crd.yaml.j2", project, **ctx)
     style_suffix = "clientgo" if style == "client-go" else "runtime"
     new_files = {
@@ -420,6 +530,145 @@ def create_api(root: Path, *, group: str, version: str, kind: str, plural: str |
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
     _write_generated(root, project, generated)
+    return r
+
+
+def _create_version(root: Path, project: Project, r: Resource, storage: bool) -> Resource:
+    crd_path = root / CRD_DIR / r.crd_file
+    if not crd_path.is_file():
+        raise ScaffoldError(f"{crd_path} is missing: the CRD of {r.kind}.{r.group} is needed to add a version")
+    crd = _crd_with_version(crd_path, r.version, storage)
+    sample = f"config/samples/{r.sample_file}"
+    if (root / sample).exists():
+        raise ScaffoldError(f"{root / sample} exists already; remove it")
+    generated = _generate(root, project, (r.crd_file, crd))
+    project.resources.append(r)
+    files = {f"{CRD_DIR}/{r.crd_file}": crd, sample: _render("sample.yaml.j2", project, r=_context(project, r)),
+             PROJECT_FILE: project.dump()}
+    for rel, text in files.items():
+        (root / rel).write_text(text)
+    _write_generated(root, project, generated)
+    return r
+
+
+# -- create webhook -------------------------------------------------------------------------------
+
+
+def _webhook_resource(project: Project, group: str, version: str, kind: str, defaulting: bool, validation: bool,
+                      conversion: bool, spokes: Sequence[str]) -> Resource:
+    """The PROJECT entry of ``kind`` ``version`` with the webhooks asked for; ScaffoldError for a mistake."""
+    full_group = group if "." in group else f"{group}.{project.domain}"
+    found = next((r for r in project.resources if (r.group, r.version, r.kind) == (full_group, version, kind)), None)
+    if found is None:
+        raise ScaffoldError(f"{kind}.{full_group}/{version} is not in {PROJECT_FILE}: run `{PROG} create api --group "
+                            f"{group} --version {version} --kind {kind}` first")
+    if not (defaulting or validation or conversion):
+        raise ScaffoldError("nothing to create: pass --defaulting, --programmatic-validation and/or --conversion")
+    if spokes and not conversion:
+        raise ScaffoldError("--spoke applies only with --conversion")
+    for flag, asked, has in (("--defaulting", defaulting, found.defaulting),
+                             ("--programmatic-validation", validation, found.validation)):
+        if asked and has:
+            raise ScaffoldError(f"{flag}: {kind}.{full_group}/{version} has that webhook already")
+    if conversion:
+        _check_spokes(project, found, spokes)
+    return dataclasses.replace(found, defaulting=found.defaulting or defaulting,
+                               validation=found.validation or validation, conversion=found.conversion or conversion,
+                               spokes=tuple(spokes) if conversion else found.spokes)
+
+
+def _check_spokes(project: Project, hub: Resource, spokes: Sequence[str]) -> None:
+    where = f"{hub.kind}.{hub.group}"
+    if any(r.conversion for r in project.versions(hub)):
+        raise ScaffoldError(f"--conversion: {where} has a conversion webhook already")
+    others = sorted(r.version for r in project.versions(hub) if r.version != hub.version)
+    if not others:
+        raise ScaffoldError(f"--conversion: {where} has one version; add another with `{PROG} create api --version ...` "
+                            "first")
+    unknown = sorted(set(spokes) - set(others))
+    if hub.version in spokes:
+        raise ScaffoldError(f"--spoke {hub.version}: that is the hub version (--version)")
+    if unknown:
+        raise ScaffoldError(f"--spoke {', '.join(unknown)}: not a version of {where} (its versions besides the hub: "
+                            f"{', '.join(others)})")
+    missing = sorted(set(others) - set(spokes))
+    if missing:
+        raise ScaffoldError(f"--conversion: every other version of {where} converts through the hub; add "
+                            + " ".join(f"--spoke {v}" for v in missing))
+
+
+def _webhook_files(project: Project, r: Resource, defaulting: bool, validation: bool,
+                   conversion: bool) -> dict[str, str]:
+    """The new handler and test files."""
+    ctx: dict[str, Any] = {"r": _context(project, r), "with_defaulting": r.defaulting, "with_validation": r.validation}
+    files = {}
+    if defaulting or validation:
+        if r.defaulting != defaulting or r.validation != validation:
+            raise ScaffoldError(f"{project.package}/webhooks/{r.webhook_module}.py exists already; add --defaulting and "
+                                "--programmatic-validation in one command")
+        files[f"{project.package}/webhooks/{r.webhook_module}.py"] = _render("webhook.py.j2", project, **ctx)
+        files[f"tests/test_{r.webhook_module}_webhook.py"] = _render("test_webhook.py.j2", project, **ctx)
+    if conversion:
+        ctx["spokes"] = [{**_context(project, next(o for o in project.versions(r) if o.version == v)),
+                          "conversion_class": f"{r.kind}{v.capitalize()}Conversion"} for v in r.spokes]
+        files[f"{project.package}/webhooks/{r.conversion_module}.py"] = _render("conversion.py.j2", project, **ctx)
+        files[f"tests/test_{r.conversion_module}.py"] = _render("test_conversion.py.j2", project, **ctx)
+        files[f"config/crd/patches/webhook_in_{r.plural}.yaml"] = _render("crd_webhook_patch.yaml.j2", project, **ctx)
+        files[f"config/crd/patches/cainjection_in_{r.plural}.yaml"] = _render(
+            "crd_cainjection_patch.yaml.j2", project, **ctx)
+    return files
+
+
+def _with_webhooks_ini(path: Path) -> str | None:
+    """pyproject.toml with the ``samplecontroller_webhooks`` option after ``samplecontroller_crds``
+    (None: it has it already)."""
+    text = path.read_text()
+    if WEBHOOKS_INI in text:
+        return None
+    anchor = re.search(r"^samplecontroller_crds\s*=.*$", text, re.MULTILINE)
+    if anchor is None:
+        raise ScaffoldError(f"{path}: no samplecontroller_crds line in [tool.pytest.ini_options]; add "
+                            f"{WEBHOOKS_INI} = {list(WEBHOOK_DIRS)} there by hand")
+    line = f"{WEBHOOKS_INI} = [{', '.join(json.dumps(d) for d in WEBHOOK_DIRS)}]"
+    return text[:anchor.end()] + "\n" + line + text[anchor.end():]
+
+
+def create_webhook(root: Path, *, group: str, version: str, kind: str, defaulting: bool = False,
+                   validation: bool = False, conversion: bool = False, spokes: Sequence[str] = ()) -> Resource:
+    """Add webhooks for a kind's version to the project in ``root``; see the module docstring."""
+    _extras.require("codegen", f"{PROG} create webhook")
+    project = Project.load(root)
+    r = _webhook_resource(project, group, version, kind, defaulting, validation, conversion, spokes)
+    init_path = root / project.package / "webhooks" / "__init__.py"
+    project.resources[project.resources.index(next(o for o in project.resources if (o.group, o.version, o.kind) == (
+        r.group, r.version, r.kind)))] = r
+    new_files = _webhook_files(project, r, defaulting, validation, conversion)
+    for rel in new_files:
+        if (root / rel).exists():
+            raise ScaffoldError(f"{root / rel} exists already; remove it first")
+    if not (root / "tests" / "conftest.py").exists():
+        new_files["tests/conftest.py"] = _render("conftest.py.j2", project)
+    pyproject = _with_webhooks_ini(root / "pyproject.toml")
+    rewritten = {
+        f"{project.package}/webhooks/__init__.py": _webhooks_init(
+            project, init_path.read_text() if init_path.is_file() else None, init_path),
+        "config/webhook/manifests.yaml": _render("webhook_manifests.yaml.j2", project),
+        "config/webhook/service.yaml": _render("webhook_service.yaml.j2", project),
+        "config/webhook/kustomization.yaml": _render("webhook_kustomization.yaml.j2", project),
+        "config/certmanager/issuer.yaml": _render("certmanager_issuer.yaml.j2", project),
+        "config/certmanager/certificate.yaml": _render("certmanager_certificate.yaml.j2", project),
+        "config/certmanager/kustomization.yaml": _render("certmanager_kustomization.yaml.j2", project),
+        "config/manager_webhook_patch.yaml": _render("manager_webhook_patch.yaml.j2", project),
+        "config/kustomization.yaml": _render("config_kustomization.yaml.j2", project),
+        "config/crd/kustomization.yaml": _render("crd_kustomization.yaml.j2", project),
+        PROJECT_FILE: project.dump(),
+    }
+    if pyproject is not None:
+        rewritten["pyproject.toml"] = pyproject
+    for rel, text in {**new_files, **rewritten}.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
     return r
 
 
@@ -454,6 +703,19 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p_api.add_argument("--style", choices=STYLES, default="runtime",
                        help="runtime (controller-runtime Reconciler; the default) or client-go (informer, "
                             "work queue and workers)")
+    p_api.add_argument("--storage", action="store_true",
+                       help="for a new version of a kind the project has: make it the storage version")
+    p_hook = things.add_parser("webhook", help="defaulting, validating and conversion webhooks for a kind's version")
+    p_hook.add_argument("--group", required=True, help="the kind's API group (as given to create api)")
+    p_hook.add_argument("--version", required=True, help="the version the webhooks are for (with --conversion: the hub)")
+    p_hook.add_argument("--kind", required=True, help="the kind")
+    p_hook.add_argument("--defaulting", action="store_true", help="a mutating webhook setting defaults")
+    p_hook.add_argument("--programmatic-validation", dest="validation", action="store_true",
+                        help="a validating webhook on create, update and delete")
+    p_hook.add_argument("--conversion", action="store_true",
+                        help="a conversion webhook: --version is the hub, each --spoke converts through it")
+    p_hook.add_argument("--spoke", dest="spokes", action="append", default=[], metavar="VERSION",
+                        help="a version converting to and from the hub (repeat for each other version)")
     return parser.parse_args(argv)
 
 
@@ -468,12 +730,24 @@ def main(argv: Sequence[str] | None = None, *, cwd: Path | None = None) -> int:
             print(f"Scaffolded {project.project} in {directory} (toolkit: {project.toolkit.describe()}).\n"
                   f"Next: cd {args.directory} && {PROG} create api --group GROUP --version v1 --kind KIND"
                   f"; then make test, make run")
+        elif args.thing == "webhook":
+            r = create_webhook(root, group=args.group, version=args.version, kind=args.kind,
+                               defaulting=args.defaulting, validation=args.validation, conversion=args.conversion,
+                               spokes=args.spokes)
+            print(f"Created webhooks for {r.kind} ({r.group}/{r.version}) in webhooks/, their tests and "
+                  "config/webhook, config/certmanager manifests.\n"
+                  "Next: edit the handlers; make test; make run (the webhooks are served on the embedded API server)")
         else:
             r = create_api(root, group=args.group, version=args.version, kind=args.kind, plural=args.plural,
-                           namespaced=args.namespaced, style=args.style)
-            print(f"Created {r.kind} ({r.plural}.{r.group}/{r.version}, {args.style} style): "
-                  f"{CRD_DIR}/{r.crd_file}, controllers/{r.module}.py, tests; generated code updated.\n"
-                  f"Next: make test; make run, then kubectl apply -f config/samples/")
+                           namespaced=args.namespaced, style=args.style, storage=args.storage)
+            if r.controller:
+                print(f"Created {r.kind} ({r.plural}.{r.group}/{r.version}, {args.style} style): "
+                      f"{CRD_DIR}/{r.crd_file}, controllers/{r.module}.py, tests; generated code updated.\n"
+                      f"Next: make test; make run, then kubectl apply -f config/samples/")
+            else:
+                print(f"Added version {r.version} to {r.kind} ({CRD_DIR}/{r.crd_file}, a sample); generated code "
+                      f"updated.\nNext: change its schema, make codegen, then `{PROG} create webhook --conversion` "
+                      "for the kind's hub version")
     except (ScaffoldError, _extras.MissingExtraError) as err:
         print(f"{PROG}: error: {err}", file=sys.stderr)
         return 1
