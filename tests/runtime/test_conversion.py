@@ -99,7 +99,7 @@ def test_bad_objects_and_failing_conversions_are_one_line_errors() -> None:
         c.convert(widget(V1, {"size": {"value": 1, "unit": "in"}}), V1BETA1)
     with pytest.raises(ConversionError, match="no apiVersion or kind"):
         c.convert({"metadata": {}}, V1)
-    with pytest.raises(ConversionError, match="from group 'shapes.example.com' to group 'other.io'"):
+    with pytest.raises(ConversionError, match=r"from group 'shapes\.example\.com' to group 'other\.io'"):
         c.convert(widget(V1, {}), "other.io/v1")
 
 
