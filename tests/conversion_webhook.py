@@ -6,7 +6,8 @@ and v2 (``spec.count``, ``status.readyCount``).
 ``ConversionWebhook.mode`` makes it misbehave on purpose: ``ok``, ``slow`` (answers after
 ``delay`` s), ``malformed`` (not JSON), ``uid`` (changes each object's UID), ``drop`` (returns one
 object fewer), ``failure`` (``result.status: Failure`` with a message), ``http500``, ``label``
-(adds the label ``converted=yes``, which kube keeps). ``reviews`` records every review received
+(adds the label ``converted=yes``, which kube keeps), ``extra`` (adds ``spec.bogus``, which
+kube prunes). ``reviews`` records every review received
 (its apiVersion, desiredAPIVersion and object count).
 """
 
@@ -27,8 +28,8 @@ __all__ = ["ConversionWebhook", "convert_widget", "widget_crd"]
 
 
 def widget_crd(url: str, ca_bundle: str, review_versions: tuple[str, ...] = ("v1", "v1beta1"),
-               storage: str = "v1") -> dict[str, Any]:
-    """The Widget CRD (group conversion.example.com), converting through the webhook at ``url``."""
+               storage: str = "v1", group: str = "conversion.example.com") -> dict[str, Any]:
+    """The Widget CRD (in ``group``), converting through the webhook at ``url``."""
     def version(name: str, replicas: str, ready: str) -> dict[str, Any]:
         return {
             "name": name, "served": True, "storage": name == storage,
@@ -44,9 +45,9 @@ def widget_crd(url: str, ca_bundle: str, review_versions: tuple[str, ...] = ("v1
         }
     return {
         "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": "widgets.conversion.example.com"},
+        "metadata": {"name": f"widgets.{group}"},
         "spec": {
-            "group": "conversion.example.com", "scope": "Namespaced",
+            "group": group, "scope": "Namespaced",
             "names": {"kind": "Widget", "plural": "widgets", "singular": "widget", "listKind": "WidgetList"},
             "versions": [version("v1", "replicas", "ready"), version("v2", "count", "readyCount")],
             "conversion": {"strategy": "Webhook", "webhook": {
@@ -137,6 +138,8 @@ class ConversionWebhook:
                 converted = [{**o, "metadata": {**o["metadata"], "uid": "not-the-uid"}} for o in converted]
             if mode == "drop":
                 converted = converted[1:]
+            if mode == "extra":
+                converted = [{**o, "spec": {**o.get("spec", {}), "bogus": True}} for o in converted]
             if mode == "label":
                 converted = [{**o, "metadata": {**o["metadata"], "labels": {
                     **(o["metadata"].get("labels") or {}), "converted": "yes"}}} for o in converted]

@@ -15,7 +15,8 @@ Contract:
   ``result.status`` must be ``Success`` (else its ``message`` is the error); as many objects as
   were sent; each in the desired group/version and of the same kind; the same name, namespace and
   UID; then every other metadata field is restored from the original, keeping the webhook's
-  labels and annotations (which must be valid).
+  labels and annotations (which must be valid). The converted objects are pruned by the desired
+  version's schema (kube's schema-coercing converter).
 - Every failure is ``ConversionError``: HTTP 500 with no reason (kube passes the converter's
   error through as a plain error), message ``conversion webhook for <group>/<version>, Kind=<Kind>
   failed: ...`` (or ``returned invalid metadata: ...`` and kube's other texts), naming the
@@ -30,6 +31,7 @@ from typing import Any
 
 from samplecontroller.apiserver.errors import APIError
 from samplecontroller.apiserver.objects import copy_json
+from samplecontroller.apiserver.schema import prune
 from samplecontroller.apiserver.validation import validate_annotations, validate_labels
 from samplecontroller.apiserver.webhookclient import WebhookCallError, WebhookClient
 
@@ -61,6 +63,11 @@ def storage_version(crd: dict[str, Any]) -> str:
         if isinstance(version, dict) and version.get("storage"):
             return str(version.get("name") or "")
     return ""
+
+
+def _go_duration(seconds: float) -> str:
+    """Go's ``time.Duration.String()`` for whole seconds or milliseconds."""
+    return f"{int(seconds)}s" if seconds == int(seconds) else f"{round(seconds * 1000)}ms"
 
 
 def _gvk(obj: dict[str, Any]) -> str:
@@ -127,7 +134,7 @@ class Converter:
                   "request": {"uid": uid, "desiredAPIVersion": target, "objects": originals}}
         try:
             status, raw = await self.client.post(webhook.get("clientConfig") or {}, review, self.timeout,
-                                                 query=f"timeout={int(self.timeout)}s")
+                                                 query=f"timeout={_go_duration(self.timeout)}")
         except WebhookCallError as err:
             raise ConversionError(f"conversion webhook for {gvk} failed: {err}") from None
         if not 200 <= status < 300:
@@ -145,8 +152,21 @@ class Converter:
         if len(objects) != len(originals):
             raise ConversionError(f"conversion webhook for {gvk} returned {len(objects)} objects, "
                                   f"expected {len(originals)}")
-        return [_checked(gvk, i, original, converted, target, single=len(originals) == 1)
-                for i, (original, converted) in enumerate(zip(originals, objects, strict=True))]
+        checked = [_checked(gvk, i, original, converted, target, single=len(originals) == 1)
+                   for i, (original, converted) in enumerate(zip(originals, objects, strict=True))]
+        version_schema = _schema_of(crd, target.rpartition("/")[2])
+        if version_schema is not None:
+            for obj in checked:
+                prune(obj, version_schema)
+        return checked
+
+
+def _schema_of(crd: dict[str, Any], version: str) -> dict[str, Any] | None:
+    for entry in (crd.get("spec") or {}).get("versions") or ():
+        if isinstance(entry, dict) and entry.get("name") == version:
+            found = (entry.get("schema") or {}).get("openAPIV3Schema")
+            return found if isinstance(found, dict) else None
+    return None
 
 
 def _response_objects(review_version: str, uid: str, body: dict[str, Any]) -> list[Any]:

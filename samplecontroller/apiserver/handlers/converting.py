@@ -29,8 +29,9 @@ from samplecontroller.apiserver.errors import APIError
 from samplecontroller.apiserver.handlers.common import Scope, render, versioned
 from samplecontroller.apiserver.negotiation import Accept
 from samplecontroller.apiserver.restmapper import Resource
+from samplecontroller.apiserver.storage import Entry
 
-__all__ = ["Prepare", "respond", "to_version", "webhook_crd", "write"]
+__all__ = ["Prepare", "refuse_scale", "respond", "store", "stored_view", "to_version", "webhook_crd", "write"]
 
 Prepare = Callable[[dict[str, Any] | None, bool], tuple[dict[str, Any], bool, list[str]]]
 """``prepare(old_view, dry_run) -> (object, created, warnings)``: the ``Core`` write of a request,
@@ -60,6 +61,33 @@ async def to_version(scope: Scope, res: Resource, objs: list[dict[str, Any]]) ->
     return out
 
 
+def refuse_scale(scope: Scope, res: Resource) -> None:
+    """405 for the scale subresource of a custom resource converted by a webhook (not served)."""
+    if webhook_crd(scope, res) is not None:
+        raise APIError(405, "MethodNotAllowed", f"the embedded API server does not serve the scale subresource of "
+                       f"{res.group_resource}: its CRD converts through a webhook (conversion.strategy: Webhook)")
+
+
+async def stored_view(scope: Scope, res: Resource, entry: Entry | None) -> dict[str, Any] | None:
+    """The object of ``entry`` in ``res``'s version when that takes the CRD's conversion webhook
+    (None when there is no entry or no webhook: ``Core`` then reads the stored object itself)."""
+    crd = webhook_crd(scope, res)
+    if entry is None or crd is None or entry.obj.get("apiVersion") == res.group_version:
+        return None
+    return (await scope.converter.convert(crd, [entry.obj], res.version))[0]
+
+
+async def store(scope: Scope, res: Resource, prepared: dict[str, Any], expected: Entry | None,
+                dry_run: bool) -> dict[str, Any]:
+    """Store ``prepared`` (a dry run's result in ``res``'s version) through the conversion webhook,
+    guarded by ``expected`` (``Core.store_converted``); the stored object in ``res``'s version."""
+    crd = webhook_crd(scope, res)
+    assert crd is not None
+    stored = (await scope.converter.convert(crd, [prepared], crdconversion.storage_version(crd)))[0]
+    obj = stored if dry_run else scope.core.store_converted(res, stored, expected)
+    return (await scope.converter.convert(crd, [obj], res.version))[0]
+
+
 async def respond(scope: Scope, res: Resource, obj: dict[str, Any], accept: Accept, code: int = 200,
                   headers: dict[str, str] | None = None) -> web.Response:
     """``common.render`` of ``obj`` converted to ``res``'s version first."""
@@ -82,15 +110,11 @@ async def write(scope: Scope, res: Resource, ns: str, name: str, prepare: Prepar
         prepared, created, warnings = prepare(old_view, True)
         if old_view is not None and prepared is old_view:
             return old_view, False, warnings  # no change
-        stored = (await scope.converter.convert(crd, [prepared], crdconversion.storage_version(crd)))[0]
-        if dry_run:
-            return (await scope.converter.convert(crd, [stored], res.version))[0], created, warnings
         try:
-            obj = scope.core.store_converted(res, stored, None if created else entry)
+            return await store(scope, res, prepared, None if created else entry, dry_run), created, warnings
         except APIError as err:
             if err.code == 409 and err.status.get("reason") == "Conflict":
                 continue  # written meanwhile: prepare it again from the new object
             raise
-        return (await scope.converter.convert(crd, [obj], res.version))[0], created, warnings
     raise APIError(409, "Conflict", f'Operation cannot be fulfilled on {res.group_resource} "{name}": '
                    "the object kept changing while it was converted; please retry")

@@ -40,6 +40,7 @@ async def get(scope: Scope, request: web.Request, t: RequestInfo, accept: Accept
     if request.query.get("resourceVersion"):
         ri.parse_rv(request.query["resourceVersion"])
     if t.subresource == "scale":
+        converting.refuse_scale(scope, res)
         return json_response(scale.get_scale(scope.core, res, ns, name))
     return await respond(scope, res, scope.core.get(res, ns, name), accept)
 
@@ -91,6 +92,7 @@ async def update(scope: Scope, request: web.Request, t: RequestInfo, accept: Acc
     body = conversion.to_storage(
         decode_body(await ri.read_body(request), request.headers.get("Content-Type", "")))
     if t.subresource == "scale":
+        converting.refuse_scale(scope, res)
         return json_response(scale.set_scale(scope.core, res, ns, name, body, manager=ri.field_manager(request),
                                          dry_run=ri.dry_run(request)))
     if t.subresource == "finalize":
@@ -102,10 +104,11 @@ async def update(scope: Scope, request: web.Request, t: RequestInfo, accept: Acc
     admission = None
     if scope.admitter.active():
         current = scope.core.get_entry(res, ns, name)
-        admission = AdmissionRequest(res, "UPDATE" if current else "CREATE", ns, name, body,
-                                     current.obj if current else None, t.subresource, ri.dry_run(request),
-                                     user_info=user_of(request).to_wire())
-        body = await admit_update(scope, request, admission)
+        old_view = await converting.stored_view(scope, res, current)
+        old = old_view if old_view is not None else (current.obj if current else None)
+        admission = AdmissionRequest(res, "UPDATE" if current else "CREATE", ns, name, body, old,
+                                     t.subresource, ri.dry_run(request), user_info=user_of(request).to_wire())
+        body = await admit_update(scope, request, admission, old_view)
     reused = converting.webhook_crd(scope, res) is not None  # prepared more than once
 
     def prepare(old: dict[str, Any] | None, dry_run: bool) -> tuple[dict[str, Any], bool, list[str]]:
@@ -134,6 +137,7 @@ async def patch(scope: Scope, request: web.Request, t: RequestInfo, accept: Acce
     if force and ctype != PATCH_APPLY:
         raise bad_request("force is not allowed for non-apply patches")
     if t.subresource == "scale":
+        converting.refuse_scale(scope, res)
         return json_response(scale.patch_scale(scope.core, res, ns, name, ctype, raw, manager=ri.field_manager(request),
                                            dry_run=ri.dry_run(request)))
     manager = request.query.get("fieldManager", "") if ctype == PATCH_APPLY else ri.field_manager(request)
