@@ -18,7 +18,8 @@ Contract (as kube-apiserver, within the limits below):
   failed evaluations skip it under ``Ignore`` and are a 403 (the evaluation errors) under ``Fail``.
 
 Limits: only ``clientConfig.url`` is callable (a ``service`` reference has no cluster DNS to
-resolve, so it counts as a failed call); ``authorizer`` is not bound in ``matchConditions``;
+resolve, so it counts as a failed call; the transport is ``webhookclient``, shared with CRD
+conversion webhooks); ``authorizer`` is not bound in ``matchConditions``;
 ``reinvocationPolicy`` is not honoured; mutating webhooks answering DELETE cannot
 change anything (as in Kubernetes). Calls are made from the server's event loop with aiohttp,
 so a webhook may call back into this API server.
@@ -28,15 +29,11 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import functools
 import json
-import ssl
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
-
-import aiohttp
 
 from samplecontroller.apimachinery.jsonpatch import PatchError, apply_patch
 from samplecontroller.apiserver.admission_policy import (
@@ -49,6 +46,7 @@ from samplecontroller.apiserver.admission_rules import labels_of, rule_matches, 
 from samplecontroller.apiserver.errors import APIError
 from samplecontroller.apiserver.restmapper import Resource, RESTMapper
 from samplecontroller.apiserver.storage import Store
+from samplecontroller.apiserver.webhookclient import WebhookCallError, WebhookClient
 
 __all__ = ["MUTATING_KEY", "VALIDATING_KEY", "AdmissionRequest", "Admitter"]
 
@@ -79,22 +77,14 @@ class AdmissionRequest:
 class Admitter:
     """Finds the webhooks that match a request in ``store`` and calls them."""
 
-    def __init__(self, store: Store, mapper: RESTMapper | None = None) -> None:
+    def __init__(self, store: Store, mapper: RESTMapper | None = None, client: WebhookClient | None = None) -> None:
         self.store = store
         self.policies = PolicyAdmission(store, mapper)
-        self._session: aiohttp.ClientSession | None = None
-
-    def _client(self) -> aiohttp.ClientSession:
-        """One HTTP session (kept-alive connections to the webhooks), made on the server's loop."""
-        if self._session is None or self._session.closed:
-            self._session = aiohttp.ClientSession()
-        return self._session
+        self.client = client if client is not None else WebhookClient()
 
     async def close(self) -> None:
         """Close the webhook connections (the server calls this when it shuts down)."""
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        await self.client.close()
 
     def active(self) -> bool:
         """True when any webhook configuration exists (else admission costs nothing)."""
@@ -186,9 +176,12 @@ class Admitter:
         """The webhook's ``response`` (allowed); None when a failure is ignored. Raises on denial."""
         name = str(hook.get("name", ""))
         try:
-            response = await _post(self._client(), hook, _review(req))
-        except (TimeoutError, aiohttp.ClientError, ssl.SSLError, OSError, ValueError) as err:
-            self._fail(hook, f"{type(err).__name__}: {err}" if str(err) else type(err).__name__)
+            response = await _post(self.client, hook, _review(req))
+        except WebhookCallError as err:
+            self._fail(hook, f"failed to call webhook: {err}")
+            return None
+        except ValueError as err:
+            self._fail(hook, str(err) or type(err).__name__)
             return None
         for warning in response.get("warnings") or ():
             req.warnings.append(str(warning))
@@ -221,28 +214,13 @@ def _review(req: AdmissionRequest) -> dict[str, Any]:
     return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request}
 
 
-@functools.lru_cache(maxsize=32)
-def _ssl_context(ca_bundle: str) -> ssl.SSLContext:
-    """A client context trusting ``ca_bundle`` (base64 PEM), or the system CAs when it is empty
-    (built once per bundle: loading certificates costs milliseconds)."""
-    if not ca_bundle:
-        return ssl.create_default_context()
-    return ssl.create_default_context(cadata=base64.b64decode(ca_bundle).decode())
-
-
-async def _post(session: aiohttp.ClientSession, hook: Mapping[str, Any], review: dict[str, Any]) -> dict[str, Any]:
-    config = hook.get("clientConfig") or {}
-    url = config.get("url")
-    if not url:
-        service = config.get("service") or {}
-        raise ValueError(f"service {service.get('namespace')}/{service.get('name')} cannot be resolved "
-                         "(the embedded API server calls clientConfig.url only)")
-    timeout = aiohttp.ClientTimeout(total=float(hook.get("timeoutSeconds") or DEFAULT_TIMEOUT))
-    async with session.post(url, json=review, ssl=_ssl_context(str(config.get("caBundle") or "")),
-                            timeout=timeout) as resp:
-        if resp.status != 200:
-            raise ValueError(f"the webhook answered HTTP {resp.status}")
-        body = await resp.json(content_type=None)
+async def _post(client: WebhookClient, hook: Mapping[str, Any], review: dict[str, Any]) -> dict[str, Any]:
+    timeout = float(hook.get("timeoutSeconds") or DEFAULT_TIMEOUT)
+    status, raw = await client.post(hook.get("clientConfig") or {}, review, timeout,
+                                    query=f"timeout={int(timeout)}s")
+    if status != 200:
+        raise ValueError(f"the webhook answered HTTP {status}")
+    body = json.loads(raw)
     response = body.get("response") if isinstance(body, dict) else None
     if not isinstance(response, dict):
         raise ValueError("the answer is not an AdmissionReview with a response")

@@ -33,6 +33,7 @@ from samplecontroller.apimachinery import openapi_schemas
 from samplecontroller.apiserver import (
     bodies,
     conversion,
+    crdconversion,
     decoding,
     managedfields,
     patching,
@@ -237,8 +238,11 @@ class Core:
     def _stored_api_version(self, res: Resource, obj: dict[str, Any]) -> None:
         """Set a custom resource's apiVersion to its CRD's storage version, as etcd holds it
         (conversion None: versions differ only in apiVersion), so that the version a client
-        writes in is not a change of the object."""
+        writes in is not a change of the object. Under conversion Webhook the object stays in
+        the request's version: the handlers convert it (``handlers.converting``)."""
         crd = self.crd_for(res)
+        if crdconversion.strategy(crd) == "Webhook":
+            return
         for version in ((crd or {}).get("spec") or {}).get("versions") or ():
             if isinstance(version, dict) and version.get("storage") and version.get("name"):
                 obj["apiVersion"] = f"{res.group}/{version['name']}"
@@ -318,8 +322,13 @@ class Core:
 
     def update(self, res: Resource, ns: str, name: str, body: Any, *, subresource: str = "", manager: str = "",
                dry_run: bool = False, field_validation: str = "Warn", managed_done: bool = False,
-               allow_create: bool = False, patching: bool = False) -> tuple[dict[str, Any], bool, list[str]]:
-        """Replace an object (or its status); returns (object, created, warnings)."""
+               allow_create: bool = False, patching: bool = False,
+               old_view: dict[str, Any] | None = None) -> tuple[dict[str, Any], bool, list[str]]:
+        """Replace an object (or its status); returns (object, created, warnings).
+
+        ``old_view``: the stored object as the request's version shows it, when it is stored in
+        another version (conversion Webhook: converted by the handler); used in place of the
+        stored object, and the update must be a dry run (the handler stores the converted result)."""
         obj = require_object(body)
         self._normalize(res, ns, obj)
         meta = obj["metadata"]
@@ -335,7 +344,7 @@ class Core:
                                                 patching=patching)
                 return created, True, warnings
             raise not_found(res, name)
-        old = entry.obj
+        old = entry.obj if old_view is None else old_view
         rv = meta.get("resourceVersion")
         if rv in (None, ""):
             if res.is_custom:
@@ -343,7 +352,7 @@ class Core:
                                                          "must be specified for an update")])
         elif str(rv) != old["metadata"]["resourceVersion"]:
             raise conflict(res, name, STALE)
-        new = self._replacement(res, entry, obj, subresource, managed_done)
+        new = self._replacement(res, old, obj, subresource, managed_done)
         new_meta = new["metadata"]
         strategy = strategies.for_resource(res)
         strategy.prepare_for_update(new, old, subresource)
@@ -371,21 +380,20 @@ class Core:
         return event.entry.obj, False, warnings
 
     @staticmethod
-    def _replacement(res: Resource, entry: Entry, obj: dict[str, Any], subresource: str,
+    def _replacement(res: Resource, old: dict[str, Any], obj: dict[str, Any], subresource: str,
                      managed_done: bool) -> dict[str, Any]:
         """The object an update would store before validation: the request's object (or, for the
         status subresource, the stored object with the request's status), with the fields the
         server owns (uid, creationTimestamp, deletion fields, generation; status unless it is the
         status subresource) taken from the stored object."""
-        old = entry.obj
         meta = obj["metadata"]
         if subresource == "ephemeralcontainers":
-            new = entry.copy()
+            new = copy_json(old)
             new.setdefault("spec", {})["ephemeralContainers"] = deep_get(obj, "spec", "ephemeralContainers")
             if new["spec"]["ephemeralContainers"] is None:
                 del new["spec"]["ephemeralContainers"]
         elif subresource in ("status", "approval"):  # approval: a CSR's conditions, in its status
-            new = entry.copy()
+            new = copy_json(old)
             if "status" in obj:
                 new["status"] = obj["status"]
             else:
@@ -434,8 +442,11 @@ class Core:
 
     def patch(self, res: Resource, ns: str, name: str, patch_type: str, raw: bytes, *, subresource: str = "",
               manager: str = "", dry_run: bool = False, force: bool = False,
-              field_validation: str = "Warn", served: Resource | None = None) -> tuple[dict[str, Any], bool, list[str]]:
+              field_validation: str = "Warn", served: Resource | None = None,
+              old_view: dict[str, Any] | None = None) -> tuple[dict[str, Any], bool, list[str]]:
         """Apply a patch of ``patch_type`` (a media type); returns (object, created, warnings).
+
+        ``old_view``: as for ``update`` (the patch applies to it; a dry run).
 
         ``served``: the resource of the URL when objects of ``res`` are stored in another version
         (``conversion``): the patch applies to the object as ``served`` shows it, and the result is
@@ -448,10 +459,10 @@ class Core:
                 raise APIError(405, "MethodNotAllowed", f"the embedded API server does not apply {view.group_version} "
                                f"{view.kind} objects (stored as another version): apply them in {res.group_version}")
             return self._apply(res, ns, name, raw, entry, subresource=subresource, manager=manager,
-                               dry_run=dry_run, force=force, field_validation=field_validation)
+                               dry_run=dry_run, force=force, field_validation=field_validation, old_view=old_view)
         if entry is None:
             raise not_found(view, name)
-        current = conversion.from_storage(entry.copy(), view.version)
+        current = conversion.from_storage(entry.copy() if old_view is None else copy_json(old_view), view.version)
         current["apiVersion"] = view.group_version  # the object as the URL's version shows it
         patched = patching.apply_patch(view, patch_type, raw, current, self._definition(view))
         if served is not None and isinstance(patched, dict):
@@ -462,11 +473,13 @@ class Core:
         if patched_meta.get("name") in (None, ""):
             meta_of(patched)["name"] = name
         obj, _, warnings = self.update(res, ns, name, patched, subresource=subresource, manager=manager,
-                                       dry_run=dry_run, field_validation=field_validation, patching=True)
+                                       dry_run=dry_run, field_validation=field_validation, patching=True,
+                                       old_view=old_view)
         return obj, False, warnings
 
     def _apply(self, res: Resource, ns: str, name: str, raw: bytes, entry: Any, *, subresource: str, manager: str,
-               dry_run: bool, force: bool, field_validation: str) -> tuple[dict[str, Any], bool, list[str]]:
+               dry_run: bool, force: bool, field_validation: str,
+               old_view: dict[str, Any] | None = None) -> tuple[dict[str, Any], bool, list[str]]:
         if not manager:
             raise bad_request("PATCH, application/apply-patch+yaml requests must have a fieldManager")
         applied = require_object(decode_body(raw, PATCH_APPLY))
@@ -479,7 +492,8 @@ class Core:
         if subresource == "status":
             ignore = [k for k in applied if k not in ("apiVersion", "kind", "metadata", "status")]
         try:
-            result = managedfields.apply(entry.obj if entry else None, applied, manager, force, self._definition(res),
+            current = (entry.obj if old_view is None else old_view) if entry else None
+            result = managedfields.apply(current, applied, manager, force, self._definition(res),
                                          schema=self.version_schema(res), subresource=subresource, ignore=ignore)
         except managedfields.ApplyConflict as err:
             details = details_for(res, name, res.kind)
@@ -496,8 +510,34 @@ class Core:
         meta_of(result)["resourceVersion"] = entry.obj["metadata"]["resourceVersion"]
         obj, _, warnings = self.update(res, ns, name, result, subresource=subresource, manager=manager,
                                        dry_run=dry_run, field_validation=field_validation, managed_done=True,
-                                       patching=True)
+                                       patching=True, old_view=old_view)
         return obj, False, warnings
+
+    # ------------------------------------------------------------------ converted writes
+
+    def store_converted(self, res: Resource, obj: dict[str, Any], expected: Entry | None) -> dict[str, Any]:
+        """Store ``obj``: what a dry-run create or update prepared in the request's version,
+        converted to the storage version by the CRD's conversion webhook (``handlers.converting``).
+        ``expected`` is the entry the update was prepared from (None: a create); when the stored
+        object changed meanwhile this is a 409 Conflict (the handler prepares it again), when one
+        was created meanwhile a 409 AlreadyExists. A finalized object being deleted is removed."""
+        meta = meta_of(obj)
+        ns, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
+        current = self.store.get(res.storage_key, ns, name)
+        if expected is None:
+            if current is not None:
+                raise already_exists(res, name)
+        elif current is None:
+            raise not_found(res, name)
+        elif current.obj["metadata"]["resourceVersion"] != expected.obj["metadata"]["resourceVersion"]:
+            raise conflict(res, name, STALE)
+        if expected is not None and meta.get("deletionTimestamp") and not meta.get("finalizers") \
+                and not meta.get("deletionGracePeriodSeconds"):
+            event = self.store.delete(res.storage_key, ns, name)
+            assert event is not None
+            return event.entry.obj
+        _check_size(obj)
+        return self.store.put(res.storage_key, obj).entry.obj
 
     # ------------------------------------------------------------------ delete
 

@@ -35,6 +35,7 @@ __all__ = [
     "go_selector",
     "label_value_errors",
     "qualified_name_errors",
+    "validate_annotations",
     "validate_ephemeral_update",
     "validate_labels",
     "validate_name",
@@ -206,7 +207,7 @@ def validate_object_meta(obj: Mapping[str, Any], namespaced: bool | None = None)
         errors.append(required("metadata.name", "name or generateName is required"))
     errors += _validate_namespace(meta.get("namespace"), namespaced)
     errors += validate_labels(meta.get("labels"), "metadata.labels")
-    errors += _validate_annotations(meta.get("annotations"))
+    errors += validate_annotations(meta.get("annotations"))
     errors += _validate_owner_references(meta.get("ownerReferences"))
     errors += _validate_finalizers(meta.get("finalizers"))
     return errors
@@ -239,21 +240,22 @@ def validate_labels(labels: Any, field: str) -> list[FieldError]:
     return errors
 
 
-def _validate_annotations(annotations: Any) -> list[FieldError]:
+def validate_annotations(annotations: Any, field: str = "metadata.annotations") -> list[FieldError]:
+    """ValidateAnnotations: qualified-name keys, string values, 256 KiB in all."""
     if annotations is None:
         return []
     if not isinstance(annotations, Mapping):
-        return [invalid("metadata.annotations", annotations, "must be a map of string keys to string values")]
+        return [invalid(field, annotations, "must be a map of string keys to string values")]
     errors: list[FieldError] = []
     total = 0
     for key, value in annotations.items():
-        errors += [invalid("metadata.annotations", key.lower() if isinstance(key, str) else key, m) for m in qualified_name_errors(str(key).lower())]
+        errors += [invalid(field, key.lower() if isinstance(key, str) else key, m) for m in qualified_name_errors(str(key).lower())]
         if not isinstance(value, str):
-            errors.append(invalid(f"metadata.annotations[{key}]", value, "must be a string"))
+            errors.append(invalid(f"{field}[{key}]", value, "must be a string"))
             continue
         total += len(str(key)) + len(value)
     if total > _TOTAL_ANNOTATION_SIZE:
-        errors.append(FieldError("FieldValueTooLong", "metadata.annotations", detail=f"must have at most {_TOTAL_ANNOTATION_SIZE} bytes"))
+        errors.append(FieldError("FieldValueTooLong", field, detail=f"must have at most {_TOTAL_ANNOTATION_SIZE} bytes"))
     return errors
 
 

@@ -230,8 +230,8 @@ def test_watch_selector_sees_every_transition_of_stored_events() -> None:
               store.put("g/r", labelled("a", "y")), store.put("g/r", labelled("a", "n")),
               store.put("g/r", labelled("a", "n")), store.delete("g/r", "ns", "a"),
               store.put("g/r", labelled("b", "y")), store.delete("g/r", "ns", "b")]
-    seen = [_selected_type(ev, ev.entry.obj, match) for ev in events if ev is not None]
+    seen = [_selected_type(ev.type, ev.entry.obj, ev.prev, match) for ev in events if ev is not None]
     assert seen == [None, "ADDED", "MODIFIED", "DELETED", None, None, "ADDED", "DELETED"]
     store.flush()
-    replayed = [_selected_type(ev, ev.entry.obj, match) for ev in store.events_since(0, "g/r")]
+    replayed = [_selected_type(ev.type, ev.entry.obj, ev.prev, match) for ev in store.events_since(0, "g/r")]
     assert replayed == seen

@@ -11,6 +11,7 @@ from samplecontroller.apiserver import requestinfo as ri
 from samplecontroller.apiserver.admission import AdmissionRequest
 from samplecontroller.apiserver.authentication import user_of
 from samplecontroller.apiserver.errors import APIError
+from samplecontroller.apiserver.handlers import converting
 from samplecontroller.apiserver.handlers.common import Scope, versioned
 from samplecontroller.apiserver.objects import copy_json, name_of
 from samplecontroller.apiserver.requestinfo import RequestInfo
@@ -38,12 +39,15 @@ async def admit_create(scope: Scope, request: web.Request, admission: AdmissionR
     return body
 
 
-async def admit_update(scope: Scope, request: web.Request, admission: AdmissionRequest) -> Any:
-    """As ``admit_create`` for a replace (PUT); returns the body to store."""
+async def admit_update(scope: Scope, request: web.Request, admission: AdmissionRequest,
+                       old_view: dict[str, Any] | None = None) -> Any:
+    """As ``admit_create`` for a replace (PUT); returns the body to store. ``old_view``: the
+    stored object converted to the request's version (``converting.stored_view``)."""
     body = await scope.admitter.mutate(admission)
     prepared, _, _ = scope.core.update(admission.res, admission.namespace, admission.name, copy_json(body),
                                       subresource=admission.subresource, manager=ri.field_manager(request),
-                                      dry_run=True, field_validation=ri.field_validation(request))
+                                      dry_run=True, field_validation=ri.field_validation(request),
+                                      old_view=old_view)
     admission.obj = versioned(admission.res, prepared)
     await scope.admitter.validate(admission)
     return body
@@ -54,15 +58,20 @@ async def admitted_patch(scope: Scope, request: web.Request, t: RequestInfo, cty
     """A patch through admission: patch in a dry run, call the webhooks on the result, then
     store exactly the admitted object (guarded by the resourceVersion the patch was applied
     to; a write in between starts over, as the API server retries a patch on conflict).
-    ``served``: as for ``Core.patch`` (the URL's version when objects are stored in another)."""
+    ``served``: as for ``Core.patch`` (the URL's version when objects are stored in another).
+    Under a CRD's conversion webhook the stored object is converted to the request's version
+    first and the admitted object converted back to be stored (``converting``)."""
     res, ns, name = t.res, t.namespace or "", t.name
     dry_run, validation = ri.dry_run(request), ri.field_validation(request)
+    converted = converting.webhook_crd(scope, res) is not None
     for _ in range(5):
         current = scope.core.get_entry(res, ns, name)
-        old = current.obj if current else None
+        old_view = await converting.stored_view(scope, res, current)
+        old = old_view if old_view is not None else (current.obj if current else None)
         patched, created, warnings = scope.core.patch(res, ns, name, ctype, raw, subresource=t.subresource,
                                                      manager=manager, dry_run=True, force=force,
-                                                     field_validation=validation, served=served)
+                                                     field_validation=validation, served=served,
+                                                     old_view=old_view)
         # the core answers a custom resource in its CRD's storage version; it goes back into the
         # core, and to policies and webhooks, as a request of ``res``
         patched = versioned(res, patched)
@@ -72,7 +81,7 @@ async def admitted_patch(scope: Scope, request: web.Request, t: RequestInfo, cty
         if mutated != patched:
             patched, _, _ = scope.core.update(res, ns, name, copy_json(mutated), subresource=t.subresource,
                                              manager=manager, dry_run=True, field_validation=validation,
-                                             managed_done=True, allow_create=created)
+                                             managed_done=True, allow_create=created, old_view=old_view)
             patched = versioned(res, patched)
             admission.obj = patched
         await scope.admitter.validate(admission)
@@ -80,6 +89,14 @@ async def admitted_patch(scope: Scope, request: web.Request, t: RequestInfo, cty
         latest = scope.core.get_entry(res, ns, name)
         if _rv(latest) != _rv(current):
             continue
+        if converted:
+            try:
+                return await converting.store(scope, res, patched, None if created else current, dry_run), \
+                    created, warnings
+            except APIError as err:
+                if err.code == 409 and err.status.get("reason") == "Conflict":
+                    continue
+                raise
         if dry_run:
             return patched, created, warnings
         if created:

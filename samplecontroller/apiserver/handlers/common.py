@@ -3,7 +3,7 @@ negotiated representation (JSON in the URL's version, a Table, PartialObjectMeta
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
@@ -12,6 +12,7 @@ from samplecontroller.apiserver import authentication, conversion, strategies, t
 from samplecontroller.apiserver.admission import Admitter
 from samplecontroller.apiserver.authorization.rbac import Authorizer
 from samplecontroller.apiserver.core import Core
+from samplecontroller.apiserver.crdconversion import Converter
 from samplecontroller.apiserver.filters import json_response
 from samplecontroller.apiserver.negotiation import Accept
 from samplecontroller.apiserver.restmapper import Resource
@@ -24,7 +25,9 @@ __all__ = ["Scope", "columns", "render", "requester", "versioned", "warn"]
 class Scope:
     """What the handlers work with (kube-apiserver's RequestScope): the storage layer, its store
     (for watches and revisions), the admission webhooks, the secret service account tokens are
-    signed with, the interval of watch bookmarks and the authorizer (RBAC; None: no authorization)."""
+    signed with, the interval of watch bookmarks, the authorizer (RBAC; None: no authorization)
+    and the converter of custom resources (``crdconversion``; by default over the admission
+    webhooks' client)."""
 
     core: Core
     store: Store
@@ -32,6 +35,11 @@ class Scope:
     signing_secret: str
     bookmark_interval: float
     authorizer: Authorizer | None = None
+    converter: Converter = field(default=None)  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.converter is None:
+            self.converter = Converter(self.admitter.client)
 
 
 def requester(scope: Scope, request: web.Request) -> dict[str, Any]:

@@ -15,10 +15,11 @@ from samplecontroller.apiserver.authentication import user_of
 from samplecontroller.apiserver.authorization import escalation
 from samplecontroller.apiserver.errors import APIError, bad_request, not_allowed, not_found
 from samplecontroller.apiserver.filters import json_response
-from samplecontroller.apiserver.handlers import actions, reviews, scale, subresources
+from samplecontroller.apiserver.handlers import actions, converting, reviews, scale, subresources
 from samplecontroller.apiserver.handlers import list as list_
 from samplecontroller.apiserver.handlers.admitting import admit_create, admit_update, admitted_patch
-from samplecontroller.apiserver.handlers.common import Scope, render, requester, warn
+from samplecontroller.apiserver.handlers.common import Scope, requester, warn
+from samplecontroller.apiserver.handlers.converting import respond
 from samplecontroller.apiserver.negotiation import (
     PATCH_APPLY,
     PATCH_JSON,
@@ -28,7 +29,7 @@ from samplecontroller.apiserver.negotiation import (
     decode_body,
     parse_bool,
 )
-from samplecontroller.apiserver.objects import name_of
+from samplecontroller.apiserver.objects import copy_json, name_of
 from samplecontroller.apiserver.requestinfo import RequestInfo
 
 __all__ = ["create", "delete", "delete_collection", "delete_options", "get", "patch", "update"]
@@ -39,8 +40,9 @@ async def get(scope: Scope, request: web.Request, t: RequestInfo, accept: Accept
     if request.query.get("resourceVersion"):
         ri.parse_rv(request.query["resourceVersion"])
     if t.subresource == "scale":
+        converting.refuse_scale(scope, res)
         return json_response(scale.get_scale(scope.core, res, ns, name))
-    return render(scope, res, scope.core.get(res, ns, name), accept)
+    return await respond(scope, res, scope.core.get(res, ns, name), accept)
 
 
 def _stored_as(scope: Scope, t: RequestInfo) -> RequestInfo:
@@ -71,11 +73,16 @@ async def create(scope: Scope, request: web.Request, t: RequestInfo, accept: Acc
         body = await admit_create(scope, request, admission)
     if isinstance(body, dict):
         strategies.for_resource(res).set_requester(body, requester(scope, request))
-    obj, warnings = scope.core.create(res, ns, body, manager=ri.field_manager(request), dry_run=ri.dry_run(request),
-                                     field_validation=ri.field_validation(request))
+    reused = converting.webhook_crd(scope, res) is not None  # prepared more than once
+
+    def prepare(_old: dict[str, Any] | None, dry_run: bool) -> tuple[dict[str, Any], bool, list[str]]:
+        obj, warnings = scope.core.create(res, ns, copy_json(body) if reused else body, manager=ri.field_manager(request), dry_run=dry_run,
+                                         field_validation=ri.field_validation(request))
+        return obj, True, warnings
+    obj, _, warnings = await converting.write(scope, res, ns, "", prepare, ri.dry_run(request))
     headers: dict[str, str] = {}
     warn(headers, warnings + (admission.warnings if admission else []))
-    return render(scope, served, obj, accept, 201, headers)
+    return await respond(scope, served, obj, accept, 201, headers)
 
 
 async def update(scope: Scope, request: web.Request, t: RequestInfo, accept: Accept) -> web.StreamResponse:
@@ -85,6 +92,7 @@ async def update(scope: Scope, request: web.Request, t: RequestInfo, accept: Acc
     body = conversion.to_storage(
         decode_body(await ri.read_body(request), request.headers.get("Content-Type", "")))
     if t.subresource == "scale":
+        converting.refuse_scale(scope, res)
         return json_response(scale.set_scale(scope.core, res, ns, name, body, manager=ri.field_manager(request),
                                          dry_run=ri.dry_run(request)))
     if t.subresource == "finalize":
@@ -96,16 +104,21 @@ async def update(scope: Scope, request: web.Request, t: RequestInfo, accept: Acc
     admission = None
     if scope.admitter.active():
         current = scope.core.get_entry(res, ns, name)
-        admission = AdmissionRequest(res, "UPDATE" if current else "CREATE", ns, name, body,
-                                     current.obj if current else None, t.subresource, ri.dry_run(request),
-                                     user_info=user_of(request).to_wire())
-        body = await admit_update(scope, request, admission)
-    obj, created, warnings = scope.core.update(res, ns, name, body, subresource=t.subresource,
-                                              manager=ri.field_manager(request), dry_run=ri.dry_run(request),
-                                              field_validation=ri.field_validation(request))
+        old_view = await converting.stored_view(scope, res, current)
+        old = old_view if old_view is not None else (current.obj if current else None)
+        admission = AdmissionRequest(res, "UPDATE" if current else "CREATE", ns, name, body, old,
+                                     t.subresource, ri.dry_run(request), user_info=user_of(request).to_wire())
+        body = await admit_update(scope, request, admission, old_view)
+    reused = converting.webhook_crd(scope, res) is not None  # prepared more than once
+
+    def prepare(old: dict[str, Any] | None, dry_run: bool) -> tuple[dict[str, Any], bool, list[str]]:
+        return scope.core.update(res, ns, name, copy_json(body) if reused else body, subresource=t.subresource,
+                                 manager=ri.field_manager(request), dry_run=dry_run,
+                                 field_validation=ri.field_validation(request), old_view=old)
+    obj, created, warnings = await converting.write(scope, res, ns, name, prepare, ri.dry_run(request))
     headers: dict[str, str] = {}
     warn(headers, warnings + (admission.warnings if admission else []))
-    return render(scope, served, obj, accept, 201 if created else 200, headers)
+    return await respond(scope, served, obj, accept, 201 if created else 200, headers)
 
 
 async def patch(scope: Scope, request: web.Request, t: RequestInfo, accept: Accept) -> web.StreamResponse:
@@ -124,6 +137,7 @@ async def patch(scope: Scope, request: web.Request, t: RequestInfo, accept: Acce
     if force and ctype != PATCH_APPLY:
         raise bad_request("force is not allowed for non-apply patches")
     if t.subresource == "scale":
+        converting.refuse_scale(scope, res)
         return json_response(scale.patch_scale(scope.core, res, ns, name, ctype, raw, manager=ri.field_manager(request),
                                            dry_run=ri.dry_run(request)))
     manager = request.query.get("fieldManager", "") if ctype == PATCH_APPLY else ri.field_manager(request)
@@ -136,12 +150,14 @@ async def patch(scope: Scope, request: web.Request, t: RequestInfo, accept: Acce
     if scope.admitter.active():
         obj, created, warnings = await admitted_patch(scope, request, t, ctype, raw, manager, force, view)
     else:
-        obj, created, warnings = scope.core.patch(res, ns, name, ctype, raw, subresource=t.subresource,
-                                                 manager=manager, dry_run=ri.dry_run(request), force=force,
-                                                 field_validation=ri.field_validation(request), served=view)
+        def prepare(old: dict[str, Any] | None, dry_run: bool) -> tuple[dict[str, Any], bool, list[str]]:
+            return scope.core.patch(res, ns, name, ctype, raw, subresource=t.subresource, manager=manager,
+                                    dry_run=dry_run, force=force, field_validation=ri.field_validation(request),
+                                    served=view, old_view=old)
+        obj, created, warnings = await converting.write(scope, res, ns, name, prepare, ri.dry_run(request))
     headers: dict[str, str] = {}
     warn(headers, warnings)
-    return render(scope, served, obj, accept, 201 if created else 200, headers)
+    return await respond(scope, served, obj, accept, 201 if created else 200, headers)
 
 
 async def delete(scope: Scope, request: web.Request, t: RequestInfo, accept: Accept) -> web.StreamResponse:
@@ -157,7 +173,7 @@ async def delete(scope: Scope, request: web.Request, t: RequestInfo, accept: Acc
         await scope.admitter.mutate(admission)
         await scope.admitter.validate(admission)
     code, obj = scope.core.delete(res, ns, name, options, dry_run=dry_run)
-    return render(scope, res, obj, accept, code)
+    return await respond(scope, res, obj, accept, code)
 
 
 async def delete_collection(scope: Scope, request: web.Request, t: RequestInfo, accept: Accept) -> web.StreamResponse:

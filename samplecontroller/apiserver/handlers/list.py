@@ -19,6 +19,7 @@ from samplecontroller.apiserver import requestinfo as ri
 from samplecontroller.apiserver import strategies, tables
 from samplecontroller.apiserver.errors import APIError, bad_request, too_large_rv
 from samplecontroller.apiserver.filters import json_response
+from samplecontroller.apiserver.handlers import converting
 from samplecontroller.apiserver.handlers.common import Scope, columns, versioned
 from samplecontroller.apiserver.negotiation import Accept
 from samplecontroller.apiserver.requestinfo import RequestInfo
@@ -103,7 +104,10 @@ async def list_(scope: Scope, request: web.Request, t: RequestInfo, accept: Acce
     if start:  # the store's order: by (namespace, name) tuples, so compare tuples, not "ns/name"
         after = tuple(start.split("/", 1))
         items = [kv for kv in items if kv[0] > after]
-    entries = [e for _, e in items] if match is None else [e for _, e in items if match(e.obj)]
+    if converting.webhook_crd(scope, res) is not None:
+        entries = await _converted(scope, res, [e for _, e in items], match, limit)
+    else:
+        entries = [e for _, e in items] if match is None else [e for _, e in items if match(e.obj)]
     next_token = ""
     remaining = 0
     if limit and len(entries) > limit:
@@ -112,6 +116,20 @@ async def list_(scope: Scope, request: web.Request, t: RequestInfo, accept: Acce
         last = entries[-1].obj["metadata"]
         next_token = _encode_continue(rev, f"{last.get('namespace', '')}/{last['name']}")
     return _list_response(scope, res, entries, str(rev), next_token, remaining if match is None else 0, accept, request)
+
+
+async def _converted(scope: Scope, res: Resource, entries: list[Entry], match: Callable[[dict[str, Any]], bool] | None,
+                     limit: int) -> list[Entry]:
+    """``entries`` converted to ``res``'s version by the CRD's conversion webhook, in one review,
+    then selected (selectors see the converted objects, as kube-apiserver's). Without selectors
+    only the page (and the item telling whether more follow) is converted; the others stay as
+    stored, counted for ``remainingItemCount``."""
+    todo = entries if match is not None or not limit else entries[:limit]
+    objs = await converting.to_version(scope, res, [e.obj for e in todo])
+    converted = [e if obj is e.obj else Entry(e.rev, obj, _encode(obj)) for e, obj in zip(todo, objs, strict=True)]
+    if match is not None:
+        return [e for e in converted if match(e.obj)]
+    return converted + entries[len(todo):]
 
 
 async def wait_for_rev(scope: Scope, rev: int, timeout: float = 3.0) -> None:

@@ -13,14 +13,16 @@ from aiohttp import web
 
 from samplecontroller.apiserver import requestinfo as ri
 from samplecontroller.apiserver import tables
+from samplecontroller.apiserver.crdconversion import ConversionError
 from samplecontroller.apiserver.errors import APIError
+from samplecontroller.apiserver.handlers import converting
 from samplecontroller.apiserver.handlers import list as list_
 from samplecontroller.apiserver.handlers.common import Scope, columns, versioned
 from samplecontroller.apiserver.negotiation import Accept, parse_bool
 from samplecontroller.apiserver.objects import name_of
 from samplecontroller.apiserver.requestinfo import RequestInfo
 from samplecontroller.apiserver.restmapper import Resource
-from samplecontroller.apiserver.storage import Event, Expired
+from samplecontroller.apiserver.storage import Entry, Event, Expired
 
 __all__ = ["watch"]
 
@@ -60,15 +62,19 @@ async def watch(scope: Scope, request: web.Request, t: RequestInfo, accept: Acce
             await list_.wait_for_rev(scope, start_rev)
         except APIError as err:
             return await _watch_error(request, response, err.status)
+    converted = converting.webhook_crd(scope, res) is not None
     # no await from here to the subscription: the sent state and the watched events join exactly
     initial_lines: list[bytes] = []
+    initial: list[Entry] = []  # to convert once subscribed (conversion webhook)
     send_end_bookmark = False
     pending: list[Event] = []
     if start_rev is None or send_initial:
         after = scope.store.rev
         if send_initial is not False:
             for _, entry in scope.core.list_entries(res, ns):
-                if match is None or match(entry.obj):
+                if converted:
+                    initial.append(entry)
+                elif match is None or match(entry.obj):
                     initial_lines.append(_line(scope, "ADDED", res, entry.obj, entry.raw, accept, request))
             send_end_bookmark = bool(send_initial)
     else:
@@ -86,14 +92,21 @@ async def watch(scope: Scope, request: web.Request, t: RequestInfo, accept: Acce
         waiting = scope.store.durable()  # the initial state may hold writes not yet committed
         if waiting is not None:
             await waiting
+        if initial:
+            initial_lines = await _initial_converted(scope, res, initial, match, accept, request)
         await response.prepare(request)
         if initial_lines:
             await response.write(b"".join(initial_lines))
         if send_end_bookmark:
             await response.write(_bookmark(res, after, initial_end=True))
         if pending:
-            await response.write(_lines(scope, pending, res, match, accept, request))
+            await response.write(await _lines(scope, pending, res, match, accept, request))
         await _stream(scope, response, watcher, res, match, accept, request, timeout, bookmarks)
+    except ConversionError as err:
+        if not response.prepared:
+            raise
+        await response.write(_encode({"type": "ERROR", "object": err.status}) + b"\n")
+        await response.write_eof()
     except (ConnectionResetError, asyncio.CancelledError):
         pass
     finally:
@@ -138,7 +151,7 @@ async def _stream(scope: Scope, response: web.StreamResponse, watcher: Any, res:
                 pass
         events = watcher.drain()
         if events:
-            chunk = _lines(scope, events, res, match, accept, request)
+            chunk = await _lines(scope, events, res, match, accept, request)
             if chunk:
                 await response.write(chunk)
         if bookmarks and loop.time() >= next_bookmark and not watcher.buffer:
@@ -148,14 +161,44 @@ async def _stream(scope: Scope, response: web.StreamResponse, watcher: Any, res:
     await response.write_eof()
 
 
-def _lines(scope: Scope, events: list[Event], res: Resource, match: Callable[[dict[str, Any]], bool] | None,
-           accept: Accept, request: web.Request) -> bytes:
+async def _initial_converted(scope: Scope, res: Resource, entries: list[Entry],
+                             match: Callable[[dict[str, Any]], bool] | None, accept: Accept,
+                             request: web.Request) -> list[bytes]:
+    """The ADDED lines of a watch's initial state, converted in one review (conversion webhook)."""
+    objs = await converting.to_version(scope, res, [e.obj for e in entries])
+    return [_line(scope, "ADDED", res, obj, _encode(obj), accept, request)
+            for obj in objs if match is None or match(obj)]
+
+
+async def _lines(scope: Scope, events: list[Event], res: Resource, match: Callable[[dict[str, Any]], bool] | None,
+                 accept: Accept, request: web.Request) -> bytes:
+    """The lines of ``events``; each event's objects (and the previous object, for a selector)
+    through the CRD's conversion webhook where there is one (a review per event, as kube-apiserver
+    converts each event)."""
+    if converting.webhook_crd(scope, res) is None:
+        return _plain_lines(scope, events, res, match, accept, request)
+    out: list[bytes] = []
+    for ev in events:
+        objs = [ev.entry.obj] if match is None or ev.prev is None else [ev.entry.obj, ev.prev]
+        converted = await converting.to_version(scope, res, objs)
+        obj, prev = converted[0], (converted[1] if len(converted) > 1 else None)
+        if match is None:
+            etype: str | None = ev.type
+        else:
+            etype = _selected_type(ev.type, obj, prev, match)
+        if etype is not None:
+            out.append(_line(scope, etype, res, obj, _encode(obj), accept, request))
+    return b"".join(out)
+
+
+def _plain_lines(scope: Scope, events: list[Event], res: Resource, match: Callable[[dict[str, Any]], bool] | None,
+                 accept: Accept, request: web.Request) -> bytes:
     plain = accept.kind == "json"
     gv = res.group_version
     out: list[bytes] = []
     for ev in events:
         obj = ev.entry.obj
-        etype = ev.type if match is None else _selected_type(ev, obj, match)
+        etype = ev.type if match is None else _selected_type(ev.type, obj, ev.prev, match)
         if etype is None:
             continue
         if plain and etype == ev.type and obj.get("apiVersion") == gv:
@@ -165,13 +208,15 @@ def _lines(scope: Scope, events: list[Event], res: Resource, match: Callable[[di
     return b"".join(out)
 
 
-def _selected_type(ev: Event, obj: dict[str, Any], match: Callable[[dict[str, Any]], bool]) -> str | None:
-    """The type of ``ev`` (its object ``obj``) as a watch with a selector sees it, None if it does
-    not see it: an object entering the selection is ADDED, one leaving it DELETED."""
-    if ev.type == "ADDED":
+def _selected_type(etype: str, obj: dict[str, Any], prev: dict[str, Any] | None,
+                   match: Callable[[dict[str, Any]], bool]) -> str | None:
+    """The type of an event of ``etype`` (its object ``obj``, the one before ``prev``) as a watch
+    with a selector sees it, None if it does not see it: an object entering the selection is
+    ADDED, one leaving it DELETED."""
+    if etype == "ADDED":
         return "ADDED" if match(obj) else None
-    before_ok = ev.prev is not None and match(ev.prev)
-    if ev.type == "DELETED":
+    before_ok = prev is not None and match(prev)
+    if etype == "DELETED":
         return "DELETED" if before_ok else None
     if match(obj):
         return "MODIFIED" if before_ok else "ADDED"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
@@ -39,7 +40,7 @@ from samplecontroller.apiserver.validation import (
     validate_labels,
 )
 
-__all__ = ["MAX_SECRET_SIZE", "validate_builtin"]
+__all__ = ["MAX_SECRET_SIZE", "validate_builtin", "webhook_url_errors"]
 
 
 def _selector_matches(selector: Mapping[str, Any], labels: Mapping[str, Any]) -> bool:
@@ -159,6 +160,107 @@ def _validate_crd(obj: Mapping[str, Any]) -> list[FieldError]:
     if spec.get("scope") not in ("Namespaced", "Cluster"):
         errors.append(FieldError("FieldValueNotSupported", "spec.scope", spec.get("scope") or "", 'supported values: "Cluster", "Namespaced"'))
     errors += _validate_crd_versions(spec.get("versions"))
+    errors += _validate_crd_conversion(spec)
+    return errors
+
+
+_REVIEW_VERSIONS = ("v1", "v1beta1")  # crdconversion.REVIEW_VERSIONS (this module does not import handlers' code)
+
+
+def _validate_crd_conversion(spec: Mapping[str, Any]) -> list[FieldError]:
+    """validateCustomResourceConversion on the v1 fields, with the paths of kube's internal type
+    (``spec.conversion.webhookClientConfig``, ``spec.conversion.conversionReviewVersions``)."""
+    conversion = spec.get("conversion")
+    if not isinstance(conversion, Mapping):
+        return []
+    path = "spec.conversion"
+    strategy = conversion.get("strategy") or ""
+    webhook = conversion.get("webhook") if isinstance(conversion.get("webhook"), Mapping) else {}
+    config, versions = webhook.get("clientConfig"), webhook.get("conversionReviewVersions") or []
+    errors: list[FieldError] = []
+    if not strategy:
+        errors.append(required(f"{path}.strategy"))
+    elif strategy not in ("None", "Webhook"):
+        errors.append(not_supported(f"{path}.strategy", strategy, ["None", "Webhook"]))
+    elif strategy == "Webhook" and spec.get("preserveUnknownFields") is True:
+        errors.append(invalid(f"{path}.strategy", strategy, "must be None if spec.preserveUnknownFields is true"))
+    if strategy != "Webhook":
+        if config is not None:
+            errors.append(forbidden(f"{path}.webhookClientConfig", "should not be set when strategy is not set to Webhook"))
+        if versions:
+            errors.append(forbidden(f"{path}.conversionReviewVersions",
+                                    "should not be set when strategy is not set to Webhook"))
+        return errors
+    if not isinstance(config, Mapping):
+        errors.append(required(f"{path}.webhookClientConfig", "required when strategy is set to Webhook"))
+    elif bool(config.get("url")) == bool(config.get("service")):
+        errors.append(required(f"{path}.webhookClientConfig", "exactly one of url or service is required"))
+    elif config.get("url"):
+        errors += webhook_url_errors(f"{path}.webhookClientConfig.url", str(config["url"]))
+    else:
+        errors += _webhook_service_errors(f"{path}.webhookClientConfig.service", config["service"])
+    return errors + _review_version_errors(f"{path}.conversionReviewVersions", versions)
+
+
+def _review_version_errors(path: str, versions: Any) -> list[FieldError]:
+    """validateConversionReviewVersions (a recognized version required)."""
+    if not isinstance(versions, list) or not versions:
+        return [required(path)]
+    errors: list[FieldError] = []
+    seen: set[str] = set()
+    for i, version in enumerate(versions):
+        if version in seen:
+            errors.append(invalid(f"{path}[{i}]", version, "duplicate version"))
+            continue
+        seen.add(str(version))
+        errors += [invalid(f"{path}[{i}]", version, m) for m in dns1035_label_errors(str(version))]
+    if not seen & set(_REVIEW_VERSIONS):
+        errors.append(invalid(path, GoRaw("[]string{" + ", ".join(json.dumps(str(v)) for v in versions) + "}"),
+                              f"must include at least one of {', '.join(_REVIEW_VERSIONS)}"))
+    return errors
+
+
+_URL_FORM = "; desired format: https://host[/path]"
+
+
+def webhook_url_errors(path: str, url: str) -> list[FieldError]:
+    """k8s.io/apiserver's ValidateWebhookURL with https forced (admission and conversion webhooks)."""
+    parsed = urllib.parse.urlsplit(url)
+    errors: list[FieldError] = []
+    if parsed.scheme != "https":
+        errors.append(invalid(path, parsed.scheme, "'https' is the only allowed URL scheme" + _URL_FORM))
+    if not parsed.netloc.rpartition("@")[2]:
+        errors.append(invalid(path, "", "host must be specified" + _URL_FORM))
+    if "@" in parsed.netloc:
+        errors.append(invalid(path, parsed.netloc.rpartition("@")[0], "user information is not permitted in the URL"))
+    if parsed.fragment:
+        errors.append(invalid(path, parsed.fragment, "fragments are not permitted in the URL"))
+    if parsed.query:
+        errors.append(invalid(path, parsed.query, "query parameters are not permitted in the URL"))
+    return errors
+
+
+def _webhook_service_errors(path: str, service: Any) -> list[FieldError]:
+    """ValidateWebhookService: name, namespace, port and path."""
+    service = service if isinstance(service, Mapping) else {}
+    errors: list[FieldError] = []
+    if not service.get("name"):
+        errors.append(required(f"{path}.name", "service name is required"))
+    if not service.get("namespace"):
+        errors.append(required(f"{path}.namespace", "service namespace is required"))
+    port = service.get("port", 443)
+    if not isinstance(port, int) or not 1 <= port <= 65535:
+        errors.append(invalid(f"{path}.port", port, "port is not valid: must be between 1 and 65535, inclusive"))
+    url_path = service.get("path")
+    if isinstance(url_path, str) and url_path not in ("", "/"):
+        if not url_path.startswith("/"):
+            errors.append(invalid(f"{path}.path", url_path, "must start with a '/'"))
+        else:
+            for i, segment in enumerate(url_path.strip("/").split("/")):
+                if not segment:
+                    errors.append(invalid(f"{path}.path", url_path, f"segment[{i}] may not be empty"))
+                for message in dns1123_subdomain_errors(segment) if segment else ():
+                    errors.append(invalid(f"{path}.path", url_path, f"segment[{i}]: {message}"))
     return errors
 
 
@@ -415,9 +517,9 @@ def _client_config(config: Any, path: str) -> list[FieldError]:
     url, service = config.get("url"), config.get("service")
     if bool(url) == bool(service):
         return [required(path, "exactly one of url or service is required")]
-    if url and not str(url).startswith("https://"):
-        return [invalid(f"{path}.url", url, "'https' is the only allowed URL scheme")]
-    return []
+    if url:
+        return webhook_url_errors(f"{path}.url", str(url))
+    return _webhook_service_errors(f"{path}.service", service)
 
 
 def _validate_event(group: str, obj: Mapping[str, Any]) -> list[FieldError]:
