@@ -54,6 +54,7 @@ def map_renamed_field(project: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)  # a wheel, a venv, make test and make run on a loaded 2-core machine
 def test_two_versions_conversion_and_admission_webhooks(
         tmp_path: Path, toolkit: WheelEnv, lock_constraints: Path, kubectl_binary: str,
         running: Callable[[Path, dict[str, str], int], subprocess.Popen[str]]) -> None:
