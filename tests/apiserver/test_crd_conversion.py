@@ -6,13 +6,17 @@ errors when the webhook misbehaves. Clients are real HTTP clients (``Raw``)."""
 from __future__ import annotations
 
 import itertools
+import os
+import subprocess
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from samplecontroller.apiserver import LocalAPIServer
+from samplecontroller.apiserver.testing import require_kubectl
 from tests.conversion_webhook import ConversionWebhook, widget_crd
 from tests.live import free_port
 
@@ -465,3 +469,30 @@ def test_webhook_conversion_needs_pruning(server: LocalAPIServer, raw: Raw) -> N
         preserveUnknownFields=True)
     assert ('spec.conversion.strategy: Invalid value: "Webhook": must be None if spec.preserveUnknownFields is true'
             in body["message"])
+
+
+# ---------------------------------------------------------------------------- kubectl
+
+
+def test_kubectl_get_watch_in_a_non_storage_version(widgets: str, raw: Raw, server: LocalAPIServer,
+                                                    tmp_path: Path) -> None:
+    """``kubectl get -w`` of v2 prints every change converted, whatever version it was written in."""
+    name = fresh("kw")
+    assert raw.call("POST", path("v1"), widget("v1", name, 1))[0] == 201
+    env = {**os.environ, "HOME": str(tmp_path), "KUBECONFIG": str(server.kubeconfig_path)}
+    proc = subprocess.Popen([require_kubectl(), "--cache-dir", str(tmp_path / "c"), "-n", "default", "get",
+                             f"widgets.v2.{GROUP}", name, "-w", "--request-timeout=20s",
+                             "-o", "jsonpath={.apiVersion} {.spec.count}{\"\\n\"}"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == f"{GROUP}/v2 1"
+        assert raw.call("PATCH", path("v1", name), {"spec": {"replicas": 7}},
+                        ctype="application/merge-patch+json")[0] == 200
+        assert proc.stdout.readline().strip() == f"{GROUP}/v2 7"
+        assert raw.call("PATCH", path("v2", name), {"spec": {"count": 8}},
+                        ctype="application/merge-patch+json")[0] == 200
+        assert proc.stdout.readline().strip() == f"{GROUP}/v2 8"
+    finally:
+        proc.kill()
+        proc.wait()

@@ -23,8 +23,11 @@ from pathlib import Path
 import pytest
 
 from samplecontroller.apiserver import LocalAPIServer
+from samplecontroller.apiserver.preload import create_crds
 from samplecontroller.apiserver.testing import install_crds
 from tests.conformance import kubectl_versions
+from tests.conversion_webhook import ConversionWebhook, widget_crd
+from tests.live import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 SDK = Path("/usr/lib/google-cloud-sdk/bin")
@@ -121,6 +124,17 @@ GIZMO_CRD = ("apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinitio
              + _GIZMO_VERSION.format(name="v1", storage="true") + _GIZMO_VERSION.format(name="v2", storage="false"))
 GIZMO = "apiVersion: conformance.example.com/v1\nkind: Gizmo\nmetadata: {{name: g1}}\nspec: {{size: 1}}\nstatus: {status}\n"
 GIZMO_STATE = ("-o", "jsonpath={.metadata.generation}/{.status.ready}/{.spec.size}")
+
+def _widget(group: str, version: str, name: str, amount: int) -> str:
+    """A Widget of ``tests.conversion_webhook`` (installed by ``conformance_server``)."""
+    key = "replicas" if version == "v1" else "count"
+    return f"apiVersion: {group}.example.com/{version}\nkind: Widget\nmetadata: {{name: {name}}}\nspec: {{{key}: {amount}}}\n"
+
+
+WIDGETS = "widgets.{}.conversion.example.com"
+_CONNECTION_REFUSED = (r'Error from server: conversion webhook for gone\.example\.com/v1, Kind=Widget failed: Post '
+                       r'"https://127\.0\.0\.1:\d+/convert\?timeout=30s": dial tcp 127\.0\.0\.1:\d+: connect: '
+                       r"connection refused")
 
 _TEMPLATE = "  template:\n    metadata: {labels: {app: a}}\n    spec: {containers: [{name: c, image: nginx}]}\n"
 
@@ -319,7 +333,35 @@ ROWS: tuple[Row, ...] = (
                                       r"(?m)^system:aggregate-to-edit\s"), item="rbac"),
     Row(("get", "clusterrolebinding", "cluster-admin", "-o", "wide"),
         out=(r"(?m)^cluster-admin\s+ClusterRole/cluster-admin\s+\S+\s+system:masters",), item="rbac"),
-
+    # issue 23 item 5: a CRD converting through a webhook (Widgets: v1 storage, v2 served), as on kube-apiserver
+    Row(("-n", "{ns}", "apply", "-f", "-"), stdin=_widget("conversion", "v2", "w1", 3),
+        out=("^widget.conversion.example.com/w1 created",), item="23.5"),
+    Row(("-n", "{ns}", "apply", "-f", "-"), stdin=_widget("conversion", "v1", "w2", 4),
+        out=("^widget.conversion.example.com/w2 created",), item="23.5"),
+    Row(("-n", "{ns}", "get", WIDGETS.format("v2")), out=(r"(?m)^NAME\s+COUNT\s+AGE$", r"(?m)^w1\s+3\s",
+                                                         r"(?m)^w2\s+4\s"), item="23.5"),
+    Row(("-n", "{ns}", "get", WIDGETS.format("v1")), out=(r"(?m)^NAME\s+REPLICAS\s+AGE$", r"(?m)^w1\s+3\s",
+                                                         r"(?m)^w2\s+4\s"), item="23.5"),
+    Row(("-n", "{ns}", "get", "widgets"), out=(r"(?m)^NAME\s+COUNT\s+AGE$",), item="23.5"),  # v2: preferred
+    Row(("-n", "{ns}", "apply", "-f", "-"), stdin=_widget("conversion", "v1", "w1", 5),
+        out=("^widget.conversion.example.com/w1 configured",), item="23.5"),
+    Row(("-n", "{ns}", "apply", "-f", "-"), stdin=_widget("conversion", "v2", "w2", 6),
+        out=("^widget.conversion.example.com/w2 configured",), item="23.5"),
+    Row(("-n", "{ns}", "get", WIDGETS.format("v2"), "w1", "-o", "jsonpath={.apiVersion} {.spec.count}"),
+        out=("^conversion.example.com/v2 5$",), item="23.5"),
+    Row(("-n", "{ns}", "get", WIDGETS.format("v1"), "w2", "-o", "jsonpath={.apiVersion} {.spec.replicas}"),
+        out=("^conversion.example.com/v1 6$",), item="23.5"),
+    Row(("-n", "{ns}", "get", WIDGETS.format("v2"), "--field-selector=spec.count=6"), out=(r"(?m)^w2\s+6\s",),
+        not_out=(r"(?m)^w1\s",), item="23.5"),
+    Row(("-n", "{ns}", "get", WIDGETS.format("v2"), "-w", "--request-timeout=2s"),
+        out=(r"(?m)^NAME\s+COUNT\s+AGE$", r"(?m)^w1\s+5\s", r"(?m)^w2\s+6\s"), item="23.5"),
+    Row(("explain", "widgets.spec", "--api-version=conversion.example.com/v2"), out=(r"count\s+<integer>",),
+        not_out=("replicas",), item="23.5"),
+    Row(("explain", "widgets.spec", "--api-version=conversion.example.com/v1"), out=(r"replicas\s+<integer>",),
+        not_out=("count",), item="23.5"),
+    Row(("-n", "{ns}", "apply", "-f", "-"), stdin=_widget("gone", "v1", "g1", 1),
+        out=("^widget.gone.example.com/g1 created",), item="23.5"),  # the storage version needs no webhook
+    Row(("-n", "{ns}", "get", "widgets.v2.gone.example.com"), rc=1, err=(_CONNECTION_REFUSED,), item="23.5"),
 )
 
 
@@ -364,9 +406,15 @@ def _problems(row: Row, proc: subprocess.CompletedProcess[str], fill: Callable[[
 
 @pytest.fixture(scope="module")
 def conformance_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalAPIServer]:
-    """One server per module (the CRDs created directly, so that ``apply -f crds/`` updates them)."""
-    with LocalAPIServer(kubeconfig_path=tmp_path_factory.mktemp("conformance") / "kubeconfig") as server:
+    """One server per module (the CRDs created directly, so that ``apply -f crds/`` updates them),
+    with the Widget CRDs of ``tests.conversion_webhook``: one converting through that webhook,
+    one through a webhook that is down."""
+    with ConversionWebhook(tmp_path_factory.mktemp("conversion-certs")) as hook, \
+            LocalAPIServer(kubeconfig_path=tmp_path_factory.mktemp("conformance") / "kubeconfig") as server:
         install_crds(server, ROOT / "crds")
+        widgets = [widget_crd(hook.url, hook.ca_bundle),
+                   widget_crd(f"https://127.0.0.1:{free_port()}/convert", hook.ca_bundle, group="gone.example.com")]
+        server.call(lambda core: create_crds(core, widgets))
         yield server
 
 
