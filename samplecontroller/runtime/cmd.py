@@ -104,7 +104,8 @@ def add_flags(parser: argparse.ArgumentParser, *, name: str, local_dir: Path = P
                         help=f"The webhook server's HTTPS port (default {WEBHOOK_PORT}).")
     parser.add_argument("--webhook-cert-dir", default="",
                         help="The webhook server's tls.crt and tls.key (default "
-                             "<tmp>/k8s-webhook-server/serving-certs; with --local, <local-dir>/serving-certs).")
+                             "<tmp>/k8s-webhook-server/serving-certs; with --local, <local-dir>/serving-certs, "
+                             "written for the run).")
     parser.add_argument("-v", "--log-level", default="info", help="debug, info, warning, error, or a klog number.")
 
 
@@ -132,13 +133,16 @@ def _local_webhooks(args: argparse.Namespace) -> Any:
     from samplecontroller.runtime.webhook.install import InstallError, WebhookInstallOptions
 
     options = WebhookInstallOptions(paths, local_serving_port=args.webhook_port,
-                                    local_serving_cert_dir=Path(args.webhook_cert_dir or args.local_dir / "serving-certs"))
+                                    local_serving_cert_dir=args.local_dir / "serving-certs")
     try:
+        if not options.read().configurations and not options.conversions:
+            return None
+        if args.webhook_cert_dir:
+            raise UserError(f"--webhook-cert-dir: with --local and webhooks, the serving certificate is written to "
+                            f"{options.local_serving_cert_dir} (its CA goes into the installed configurations)")
         options.setup()
     except InstallError as err:
         raise UserError(f"--local: {err}") from None
-    if not options.configurations and not options.conversions:
-        return None
     args.webhook_host, args.webhook_cert_dir = options.local_serving_host, str(options.local_serving_cert_dir)
     return options
 

@@ -196,3 +196,15 @@ def test_local_points_the_webhooks_at_the_managers_webhook_server(tmp_path: Path
         stop.set()
         thread.join(60)
     assert result == [0]
+
+
+def test_local_with_webhooks_writes_its_own_certificate(tmp_path: Path) -> None:
+    crds, manifests = webhook_project(tmp_path)
+    args = cmd.parse_flags(["--local", "--port", "0", "--local-dir", str(tmp_path / "local"), "--crds", str(crds),
+                            "--webhook-cert-dir", str(tmp_path / "mine")], prog="op", name="op", webhooks=[manifests])
+    stop = threading.Event()
+    stop.set()
+    with pytest.raises(cmd.UserError, match=r"^--webhook-cert-dir: with --local and webhooks, the serving certificate "
+                                            r"is written to .*local/serving-certs"):
+        cmd.run(args, stop, name="op", scheme=Scheme(), setup=nothing)
+    assert not (tmp_path / "mine").exists()

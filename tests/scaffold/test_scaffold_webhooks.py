@@ -152,3 +152,37 @@ def test_conversion_needs_a_second_version(tmp_path: Path, capsys: pytest.Captur
     capsys.readouterr()
     assert main(["create", "webhook", *BACKUP, "--version", "v1", "--conversion"], cwd=project) == 1
     assert "has one version; add another" in capsys.readouterr().err
+
+
+def test_validation_added_after_defaulting_asks_for_both_at_once(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    project = two_versions(tmp_path, capsys)
+    webhooks(project, "--version", "v1", "--defaulting")
+    before = listing(project)
+    capsys.readouterr()
+    assert main(["create", "webhook", *BACKUP, "--version", "v1", "--programmatic-validation"], cwd=project) == 1
+    err = capsys.readouterr().err
+    assert "backupop/webhooks/backup_v1.py exists already; add --defaulting and --programmatic-validation in one " \
+           "command" in err and err.count("\n") == 1
+    assert listing(project) == before
+
+
+def test_the_other_combinations_lint_and_pass(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A cluster-scoped kind in three versions (storage moved to v2) with validation and two spokes,
+    and a namespaced one with defaulting only."""
+    vault = ["--group", "ops", "--kind", "Vault"]
+    project = scaffold(tmp_path, capsys, [*vault, "--version", "v1", "--cluster"], [*vault, "--version", "v1alpha1"],
+                       [*vault, "--version", "v2", "--storage"], [*BACKUP, "--version", "v1"])
+    assert main(["create", "webhook", *vault, "--version", "v1", "--programmatic-validation"], cwd=project) == 0
+    assert main(["create", "webhook", *vault, "--version", "v1", "--conversion", "--spoke", "v1alpha1", "--spoke",
+                 "v2"], cwd=project) == 0
+    webhooks(project, "--version", "v1", "--defaulting")
+    manifests = list(yaml.safe_load_all((project / "config/webhook/manifests.yaml").read_text()))
+    assert [(d["kind"], [w["name"] for w in d["webhooks"]]) for d in manifests] == [
+        ("MutatingWebhookConfiguration", ["mbackup-v1.ops.example.com"]),
+        ("ValidatingWebhookConfiguration", ["vvault-v1.ops.example.com"])]
+    lint = run([str(Path(sys.executable).parent / "ruff"), "check", "."], project)
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+    tests = run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly"], project)
+    assert tests.returncode == 0, tests.stdout + tests.stderr
+    assert "18 passed" in tests.stdout

@@ -8,7 +8,7 @@ them against the embedded API server (in tests, and with ``--local``), ``Webhook
   and ``ValidatingWebhookConfiguration``, and every ``CustomResourceDefinition`` document with
   ``spec.conversion`` (a kustomize patch such as kubebuilder's ``config/crd/patches/webhook_in_*.yaml``);
   other documents (Services, Kustomizations, the CA injection patches) are not for a local run;
-- ``setup()`` picks the port (``local_serving_port``, 0: a free one) and writes a self-signed
+- ``read()`` only reads them; ``setup()`` reads them, picks the port (``local_serving_port``, 0: a free one) and writes a self-signed
   serving certificate into ``local_serving_cert_dir`` (a new temporary directory when empty),
   keeping its CA;
 - rewrites each ``clientConfig``: ``service`` becomes ``url: https://<host>:<port><service.path>``
@@ -84,14 +84,23 @@ class WebhookInstallOptions:
     ca_pem: bytes = b""
     configurations: list[dict[str, Any]] = field(default_factory=list)
     conversions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    _read: bool = field(default=False, repr=False)
 
-    def setup(self) -> WebhookInstallOptions:
-        """Read the manifests, pick the port, write the serving certificate; ``self``."""
+    def read(self) -> WebhookInstallOptions:
+        """Read the manifests of ``paths`` (once); ``self``."""
+        if self._read:
+            return self
         for path in self.paths:
             if not Path(path).exists():
                 raise InstallError(f"{path}: no such file or directory of webhook manifests")
             for file, doc in _documents(Path(path)):
                 self._add(file, doc)
+        self._read = True
+        return self
+
+    def setup(self) -> WebhookInstallOptions:
+        """Read the manifests, pick the port, write the serving certificate; ``self``."""
+        self.read()
         if not self.local_serving_port:
             self.local_serving_port = _free_port(self.local_serving_host)
         if self.local_serving_cert_dir is None:
