@@ -190,8 +190,8 @@ class Project:
         entries = [{**asdict(r), "spokes": list(r.spokes)} for r in self.resources]
         doc = {"version": "1", "projectName": self.project, "domain": self.domain, "package": self.package,
                "toolkit": asdict(self.toolkit), "resources": entries}
-        return ("# Written by samplecontroller init and create api: the project's kinds and where the toolkit\n"
-                "# comes from. Read by samplecontroller create api.\n" + yaml.safe_dump(doc, sort_keys=False))
+        return ("# Written by samplecontroller init, create api and create webhook: the project's kinds, their webhooks\n"
+                "# and where the toolkit comes from. Read by samplecontroller create.\n" + yaml.safe_dump(doc, sort_keys=False))
 
     @classmethod
     def load(cls, root: Path) -> Project:
@@ -640,8 +640,8 @@ def create_webhook(root: Path, *, group: str, version: str, kind: str, defaultin
     project = Project.load(root)
     r = _webhook_resource(project, group, version, kind, defaulting, validation, conversion, spokes)
     init_path = root / project.package / "webhooks" / "__init__.py"
-    project.resources[project.resources.index(next(o for o in project.resources if (o.group, o.version, o.kind) == (
-        r.group, r.version, r.kind)))] = r
+    project.resources = [r if (o.group, o.version, o.kind) == (r.group, r.version, r.kind) else o
+                         for o in project.resources]
     new_files = _webhook_files(project, r, defaulting, validation, conversion)
     for rel in new_files:
         if (root / rel).exists():
