@@ -57,8 +57,10 @@ class Module:
 def load(search: Path | None = None) -> griffe.Module:
     """The library, loaded statically (nothing is imported) from the checkout."""
     root = search or Path(__file__).resolve().parents[2]
-    return griffe.load(PACKAGE, search_paths=[str(root)], resolve_aliases=True,
-                       resolve_external=False, docstring_parser=None)
+    package = griffe.load(PACKAGE, search_paths=[str(root)], resolve_aliases=True,
+                          resolve_external=False, docstring_parser=None)
+    assert isinstance(package, griffe.Module)
+    return package
 
 
 def _public_modules(package: griffe.Module) -> Iterator[tuple[str, griffe.Module]]:

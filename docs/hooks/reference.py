@@ -18,9 +18,9 @@ from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # mkdocs loads hooks by path
 
-import public_api  # noqa: E402
+from docs.hooks import public_api
 
 HERE = Path(__file__).parent
 BASELINE = HERE / "undocumented.txt"
