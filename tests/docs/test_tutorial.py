@@ -13,13 +13,17 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+import signal
+import socket
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from samplecontroller import scaffold
+from samplecontroller.apiserver.testing import require_kubectl
 from samplecontroller.scaffold.toolkit import Toolkit
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -94,3 +98,96 @@ def test_the_tutorial_operator_passes_make_codegen_and_make_test(tmp_path: Path)
     for what, argv in steps:
         done = run(argv, project)
         assert done.returncode == 0, f"{what} failed:\n{done.stdout}\n{done.stderr}"
+
+
+def section(name: str) -> list[str]:
+    """The command lines of one ``--8<-- [start:name]`` section of commands.sh."""
+    lines = COMMANDS.read_text().splitlines()
+    start, end = lines.index(f"# --8<-- [start:{name}]"), lines.index(f"# --8<-- [end:{name}]")
+    return lines[start + 1:end]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def kubectl_runner(project: Path, kubeconfig: Path, home: Path) -> Callable[[str], subprocess.CompletedProcess[str]]:
+    """Runs one ``kubectl ...`` line of commands.sh in ``project`` against ``kubeconfig``."""
+    binary = require_kubectl()
+    home.mkdir(exist_ok=True)
+
+    def kubectl(line: str) -> subprocess.CompletedProcess[str]:
+        argv = shlex.split(line)
+        assert argv[0] == "kubectl", line
+        env = {**os.environ, "HOME": str(home), "KUBECONFIG": str(kubeconfig)}
+        return subprocess.run([binary, *argv[1:]], cwd=project, env=env, capture_output=True, text=True,
+                              timeout=120, check=False)
+
+    return kubectl
+
+
+@pytest.mark.slow
+@pytest.mark.kubectl
+def test_make_run_then_the_kubectl_session(tmp_path: Path) -> None:
+    """`make run` (python -m memcachedop --local) and the tutorial's kubectl lines, in order."""
+    project = build(tmp_path)
+    assert run([sys.executable, "hack/update_codegen.py"], project).returncode == 0
+    (run_line,) = section("run")
+    assert run_line.startswith("make run")  # the Makefile's run target: python -m memcachedop --local --port
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTHONPATH")}
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "memcachedop", "--local", "--port", str(port)], cwd=project,
+                            env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        assert proc.stdout is not None
+        lines: list[str] = []
+        for line in proc.stdout:
+            lines.append(line)
+            if line.startswith("Embedded API server ready at"):
+                break
+        assert lines and lines[-1].startswith(f"Embedded API server ready at https://127.0.0.1:{port}"), lines
+        kubectl = kubectl_runner(project, project / ".local" / "kubeconfig", tmp_path / "home")
+        outputs = {}
+        for line in section("kubectl"):
+            if line.startswith("export "):
+                continue
+            done = kubectl(line)
+            assert done.returncode == 0, f"{line}: {done.stderr}"
+            outputs[line.split()[1] + " " + line.split()[2]] = done.stdout
+        # the simulated Deployment status of --local made it Ready with 3 of 3 Pods
+        table = outputs["get memcacheds"].splitlines()
+        assert table[0].split() == ["NAME", "SIZE", "AVAILABLE", "READY", "AGE"], table
+        assert table[1].split()[:4] == ["memcached-sample", "3", "3", "True"], table
+        assert "memcached-sample" in outputs["get deployments"]
+        assert outputs["get deployment"] == "1"
+        assert "Created Deployment memcached-sample" in outputs["describe memcached"]
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            output = proc.communicate(timeout=60)[0]
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            raise
+    assert proc.returncode == 0 and "level=error" not in "".join(lines) + output, "".join(lines) + output
+
+
+@pytest.mark.kubectl
+def test_config_is_accepted_by_an_api_server(tmp_path: Path) -> None:
+    """The deploy step's `kubectl apply -k config/` (make deploy), against the embedded API server:
+    every manifest the operator is deployed with is valid (its Pods do not run there)."""
+    from samplecontroller.apiserver import LocalAPIServer
+
+    project = build(tmp_path)
+    assert "make deploy" in section("deploy")
+    with LocalAPIServer(kubeconfig_path=tmp_path / "kubeconfig") as server:
+        kubectl = kubectl_runner(project, server.kubeconfig_path, tmp_path / "home")
+        applied = kubectl("kubectl apply -k config/")
+        assert applied.returncode == 0, applied.stderr
+        for created in ("namespace/memcached-operator-system", "customresourcedefinition.apiextensions.k8s.io/"
+                        "memcacheds.cache.example.com", "clusterrole.rbac.authorization.k8s.io/"
+                        "memcached-operator-deployments", "deployment.apps/memcached-operator"):
+            assert f"{created} created" in applied.stdout, applied.stdout
+        sample = kubectl("kubectl apply -f config/samples/")
+        assert sample.returncode == 0, sample.stderr

@@ -16,3 +16,21 @@ make test
 # --8<-- [start:run]
 make run PORT=7443
 # --8<-- [end:run]
+# --8<-- [start:kubectl]
+export KUBECONFIG=$PWD/.local/kubeconfig
+kubectl apply -f config/samples/
+kubectl wait --for=condition=Ready memcached/memcached-sample --timeout=60s
+kubectl get memcacheds
+kubectl get deployments
+kubectl patch memcached memcached-sample --type merge -p '{"spec": {"size": 1}}'
+kubectl get deployment memcached-sample -o jsonpath='{.spec.replicas}'
+kubectl describe memcached memcached-sample
+# --8<-- [end:kubectl]
+# --8<-- [start:deploy]
+make docker-build IMG=memcached-operator:latest
+kind load docker-image memcached-operator:latest
+make deploy
+kubectl -n memcached-operator-system rollout status deployment/memcached-operator
+kubectl apply -f config/samples/
+kubectl get memcacheds
+# --8<-- [end:deploy]

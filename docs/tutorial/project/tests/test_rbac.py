@@ -42,12 +42,15 @@ def controller_client(kubectl: KubectlRunner, kubeconfig: Path, tmp_path: Path) 
 
 
 @pytest.mark.usefixtures("running")
-def test_the_operator_works_under_its_service_account(clientset: Clientset, kubeconfig: Path, namespace: str) -> None:
+def test_the_operator_works_under_its_service_account(clientset: Clientset, kubeconfig: Path, namespace: str,
+                                                     caplog: pytest.LogCaptureFixture) -> None:
     admin = rest.load_rest_client(kubeconfig=str(kubeconfig))
     clientset.cache_v1alpha1().memcacheds(namespace).create(
         Memcached(metadata=ObjectMeta(name="cache"), spec=MemcachedSpec(size=1)))
     deployments = KubeClientset(admin).apps_v1().deployments(namespace)
     deadline = time.monotonic() + 30
     while not deployments.list().items:  # created by the controller, as its ServiceAccount
-        assert time.monotonic() < deadline, "timed out waiting for the Deployment"
+        # a missing rule: the controller's errors carry kube-apiserver's Forbidden message
+        errors = {str(getattr(r, "kv", {}).get("error")) for r in caplog.records if r.levelname == "ERROR"}
+        assert time.monotonic() < deadline, f"no Deployment after 30 s; the controller's errors: {errors}"
         time.sleep(0.05)
