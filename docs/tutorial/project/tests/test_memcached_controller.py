@@ -3,13 +3,18 @@ an in-memory tracker with the server's status subresource and resourceVersion se
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
+import pytest
+from samplecontroller.apimachinery import errors
 from samplecontroller.apimachinery.ownerreferences import is_controlled_by
 from samplecontroller.kubernetes.apis.apps.v1 import Deployment, DeploymentStatus
 from samplecontroller.kubernetes.apis.meta.v1 import ObjectMeta
 from samplecontroller.record import FakeRecorder
 from samplecontroller.runtime.client import Client
 from samplecontroller.runtime.client.fake import ClientBuilder
+from samplecontroller.runtime.client.interceptor import Funcs
 from samplecontroller.runtime.reconcile import Request, Result
 
 from memcachedop.controllers.memcached import MemcachedReconciler, ready_of
@@ -94,3 +99,18 @@ def test_a_deleted_memcached_is_done() -> None:
     reconciler, _, recorder = reconciler_for()
     assert reconciler.reconcile(REQUEST) == Result()
     assert recorder.drain() == []
+
+
+# --8<-- [start:interceptor]
+def test_a_conflict_on_the_status_write_is_raised_for_a_retry() -> None:
+    def stale(client: Client, subresource: str, obj: Any, patch: Any, /, **options: Any) -> Any:
+        raise errors.new_conflict("cache.example.com", "memcacheds", "cache", "the object has been modified")
+
+    client = (ClientBuilder().with_scheme(SCHEME).with_objects(new_memcached())
+              .with_status_subresource(Memcached, Deployment)
+              .with_interceptor_funcs(Funcs(sub_resource_patch=stale)).build())
+    reconciler = MemcachedReconciler(client, FakeRecorder(10))
+    with pytest.raises(errors.ConflictError):  # the controller requeues the request with backoff
+        reconciler.reconcile(REQUEST)
+    assert client.get(Deployment, NAMESPACE, "cache")  # the Deployment was created before the status write
+# --8<-- [end:interceptor]
