@@ -57,7 +57,8 @@ def on_config(config: MkDocsConfig) -> MkDocsConfig:
     _modules[:] = public_api.modules(package)
     sections: dict[str, list[Any]] = {}
     for module in _modules:
-        sections.setdefault(module.section, []).append({module.path: page_uri(module.path)})
+        title = module.path.removeprefix(public_api.PACKAGE + ".")
+        sections.setdefault(module.section, []).append({title: page_uri(module.path)})
     reference = [{"Overview": "reference/index.md"}, *({title: pages} for title, pages in sections.items())]
     for item in config.nav or []:
         if isinstance(item, dict) and "API reference" in item:
