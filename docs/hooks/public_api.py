@@ -5,7 +5,8 @@ embedded API server's entry points). A module's public names are its ``__all__``
 else its top-level classes and functions whose names do not start with ``_``; a name imported from
 another public module is documented there (the page links to it). A public class's public
 methods and properties need a docstring too, except where the same method of a base class it
-implements has one (a Protocol's contract is stated once).
+implements has one, or where the class has every method of a public ``typing.Protocol`` that documents
+it (a Protocol's contract is stated once, for every class that satisfies it structurally).
 
 ``python docs/hooks/public_api.py`` prints the names that lack a docstring (exit 1 if any);
 ``docs/hooks/reference.py`` uses the same functions to write the reference pages and to fail
@@ -137,9 +138,39 @@ def _class_members(cls: griffe.Class) -> Iterator[griffe.Object | griffe.Alias]:
             yield member
 
 
+def _is_protocol(cls: griffe.Class) -> bool:
+    return any(str(base).split("[")[0].rsplit(".", 1)[-1] == "Protocol" for base in cls.bases)
+
+
+def _methods(cls: griffe.Class) -> dict[str, griffe.Object | griffe.Alias]:
+    return {name: m for name, m in cls.members.items() if m.is_function and not name.startswith("_")}
+
+
+def protocol_docs(package: griffe.Module) -> list[tuple[frozenset[str], frozenset[str]]]:
+    """For each public Protocol: (its public method names, those it documents)."""
+    found = []
+    for entry in modules(package):
+        module = package[entry.path.removeprefix(PACKAGE + ".")] if entry.path != PACKAGE else package
+        for name in entry.own:
+            member = _target(module.members[name]) or module.members[name]
+            if isinstance(member, griffe.Class) and _is_protocol(member):
+                methods = _methods(member)
+                documented = frozenset(n for n, m in methods.items() if m.docstring)
+                if methods and documented:
+                    found.append((frozenset(methods), documented))
+    return found
+
+
+def _documented_by_a_protocol(cls: griffe.Class, name: str,
+                              protocols: list[tuple[frozenset[str], frozenset[str]]]) -> bool:
+    own = set(_methods(cls))
+    return any(name in documented and names <= own for names, documented in protocols)
+
+
 def missing_docstrings(package: griffe.Module) -> list[str]:
     """The dotted paths of public modules, classes, functions and methods without a docstring."""
     missing: list[str] = []
+    protocols = protocol_docs(package)
     for entry in modules(package):
         module = package[entry.path.removeprefix(PACKAGE + ".")] if entry.path != PACKAGE else package
         if not module.docstring:
@@ -151,9 +182,10 @@ def missing_docstrings(package: griffe.Module) -> list[str]:
                 continue  # constants and type aliases: documented by their module or an attribute docstring
             if not member.docstring:
                 missing.append(member.path)
-            if member.is_class:
-                for sub in _class_members(member):  # type: ignore[arg-type]
-                    if not sub.docstring and not _documented_in_a_base(member, sub.name):  # type: ignore[arg-type]
+            if isinstance(member, griffe.Class):
+                for sub in _class_members(member):
+                    if not sub.docstring and not _documented_in_a_base(member, sub.name) \
+                            and not _documented_by_a_protocol(member, sub.name, protocols):
                         missing.append(sub.path)
     return missing
 

@@ -128,15 +128,18 @@ class Watch(Protocol[T]):
 
     def __iter__(self) -> Iterator[WatchEvent[T]]: ...
 
-    def stop(self) -> None: ...
+    def stop(self) -> None:
+        """End the watch; safe from any thread and more than once. Iteration then ends."""
 
 
 class ListerWatcher(Protocol[T]):
     """What a Reflector lists and watches. Errors are raised as apimachinery StatusErrors."""
 
-    def list(self, options: ListOptions) -> ListResult[T]: ...
+    def list(self, options: ListOptions) -> ListResult[T]:
+        """One page of the list (``options.limit`` and ``options.continue_``), with its resourceVersion."""
 
-    def watch(self, options: ListOptions) -> Watch[T]: ...
+    def watch(self, options: ListOptions) -> Watch[T]:
+        """Open a watch from ``options.resource_version``; events until it ends or ``stop()``."""
 
 
 class CreateInterface(Protocol[T]):
