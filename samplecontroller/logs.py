@@ -32,6 +32,7 @@ class KeyValueFormatter(logging.Formatter):
     """Formats a record as one line of key=value pairs."""
 
     def format(self, record: logging.LogRecord) -> str:
+        """The record as one ``time=... level=... logger=... msg=... key=value`` line."""
         ts = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)) + f".{int(record.msecs):03d}Z"
         parts = [
             f"time={ts}",

@@ -6,7 +6,8 @@ else its top-level classes and functions whose names do not start with ``_``; a 
 another public module is documented there (the page links to it). A public class's public
 methods and properties need a docstring too, except where the same method of a base class it
 implements has one, or where the class has every method of a public ``typing.Protocol`` that documents
-it (a Protocol's contract is stated once, for every class that satisfies it structurally).
+it (a Protocol's contract is stated once, for every class that satisfies it structurally; a
+Protocol of one method is too weak a sign, so it does not count).
 
 ``python docs/hooks/public_api.py`` prints the names that lack a docstring (exit 1 if any);
 ``docs/hooks/reference.py`` uses the same functions to write the reference pages and to fail
@@ -156,7 +157,7 @@ def protocol_docs(package: griffe.Module) -> list[tuple[frozenset[str], frozense
             if isinstance(member, griffe.Class) and _is_protocol(member):
                 methods = _methods(member)
                 documented = frozenset(n for n, m in methods.items() if m.docstring)
-                if methods and documented:
+                if len(methods) >= 2 and documented:  # one method alone is too weak a sign of implementing it
                     found.append((frozenset(methods), documented))
     return found
 

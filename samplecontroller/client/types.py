@@ -82,6 +82,7 @@ class ListOptions:
     send_initial_events: bool | None = None
 
     def to_query(self) -> dict[str, str]:
+        """The options as URL query parameters (unset ones left out)."""
         q: dict[str, str] = {}
         if self.label_selector:
             q["labelSelector"] = self.label_selector
@@ -150,7 +151,8 @@ class CreateInterface(Protocol[T]):
     def info(self) -> ResourceInfo[T]: ...
 
     def create(self, obj: T | dict[str, Any], *, dry_run: bool = False, field_manager: str | None = None,
-               field_validation: str | None = None) -> T: ...
+               field_validation: str | None = None) -> T:
+        """Create ``obj``; the server's answer (AlreadyExistsError if the name is taken)."""
 
 
 class ResourceInterface(CreateInterface[T], Protocol[T, L_co]):

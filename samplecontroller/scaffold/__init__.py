@@ -150,6 +150,7 @@ class Project:
         return f"{self.project}-system"
 
     def dump(self) -> str:
+        """``PROJECT``'s text for this project."""
         doc = {"version": "1", "projectName": self.project, "domain": self.domain, "package": self.package,
                "toolkit": asdict(self.toolkit), "resources": [asdict(r) for r in self.resources]}
         return ("# Written by samplecontroller init and create api: the project's kinds and where the toolkit\n"
@@ -157,6 +158,7 @@ class Project:
 
     @classmethod
     def load(cls, root: Path) -> Project:
+        """Read ``PROJECT`` from ``root`` (ScaffoldError, one line, without one)."""
         path = root / PROJECT_FILE
         if not path.is_file():
             raise ScaffoldError(f"no {PROJECT_FILE} file in {root}: run this in a project made by `{PROG} init`")

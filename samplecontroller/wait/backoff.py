@@ -119,6 +119,7 @@ class ExponentialBackoffManager:
         self._last_start = clock.now()
 
     def backoff(self) -> float:
+        """The next delay (see the class docstring)."""
         with self._lock:
             now = self.clock.now()
             if now - self._last_start > self.reset_duration:
@@ -144,6 +145,7 @@ class JitteredBackoffManager:
         self.jitter = jitter
 
     def backoff(self) -> float:
+        """``duration``, jittered (see the class docstring)."""
         if self.jitter > 0.0:
             return jitter(self.duration, self.jitter)
         return self.duration

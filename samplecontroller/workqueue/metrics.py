@@ -150,6 +150,7 @@ def set_provider(provider: MetricsProvider) -> None:
 
 
 def get_provider() -> MetricsProvider:
+    """The provider new named queues take their metrics from."""
     with _lock:
         return _provider
 
@@ -175,12 +176,14 @@ class QueueMetrics(Generic[T]):
         self._now = clock.now
 
     def add(self, item: T) -> None:
+        """An item was added: count it, raise the depth, start its queue latency clock."""
         self.adds.inc()
         self.depth.inc()
         if item not in self.added_at:
             self.added_at[item] = self._now()
 
     def get(self, item: T) -> None:
+        """An item was handed out: lower the depth, observe its queue latency, start its work clock."""
         self.depth.dec()
         now = self._now()
         self.processing_since[item] = now
@@ -197,11 +200,13 @@ class QueueMetrics(Generic[T]):
         self.added_at.pop(item, None)
 
     def done(self, item: T) -> None:
+        """An item is done: observe its work duration."""
         start = self.processing_since.pop(item, None)
         if start is not None:
             self.work_duration.observe(self._now() - start)
 
     def retry(self) -> None:
+        """An item was re-queued after a failure: count a retry."""
         self.retries.inc()
 
     def stop(self) -> None:
