@@ -11,6 +11,7 @@ operator's ServiceAccount).
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -191,3 +192,23 @@ def test_config_is_accepted_by_an_api_server(tmp_path: Path) -> None:
             assert f"{created} created" in applied.stdout, applied.stdout
         sample = kubectl("kubectl apply -f config/samples/")
         assert sample.returncode == 0, sample.stderr
+
+
+def test_every_code_block_of_the_tutorial_comes_from_a_tested_file(tmp_path: Path) -> None:
+    """A block either includes a snippet of docs/tutorial/project (the files the tests above run),
+    or is configuration the scaffold writes (each line found in the scaffolded project), or is
+    output (``text``)."""
+    project = build(tmp_path)
+    scaffolded = {line.strip() for p in project.rglob("*") if p.is_file() and p.suffix in (".toml", ".yaml")
+                  for line in p.read_text().splitlines()}
+    pages = sorted((ROOT / "docs" / "tutorial").glob("*.md"))
+    assert len(pages) >= 8
+    for page in pages:
+        for match in re.finditer(r"^```(\w*)\n(.*?)^```$", page.read_text(), re.S | re.M):
+            language, body = match.groups()
+            if body.strip().startswith("--8<--"):
+                continue
+            if language == "toml":
+                assert {line.strip() for line in body.splitlines() if line.strip()} <= scaffolded, f"{page.name}: {body}"
+            else:
+                assert language == "text", f"{page.name}: a {language or 'plain'} block not included from a tested file"

@@ -26,6 +26,10 @@ kubectl patch memcached memcached-sample --type merge -p '{"spec": {"size": 1}}'
 kubectl get deployment memcached-sample -o jsonpath='{.spec.replicas}'
 kubectl describe memcached memcached-sample
 # --8<-- [end:kubectl]
+# --8<-- [start:cluster]
+kubectl apply -f config/crd/bases/
+.venv/bin/python -m memcachedop --kubeconfig ~/.kube/config
+# --8<-- [end:cluster]
 # --8<-- [start:deploy]
 make docker-build IMG=memcached-operator:latest
 kind load docker-image memcached-operator:latest
