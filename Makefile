@@ -1,7 +1,11 @@
 # make run  : set up .venv if needed, then run the controller on the embedded API server
 #             (on https://127.0.0.1:$(PORT), default 6443; PORT=0 picks a free port)
 # make test : set up .venv if needed, then ruff, mypy, the staleness checks (samplecontroller/kubernetes, generated/, the vendored
-#             OpenAPI definitions) and pytest
+#             OpenAPI definitions), the documentation site in strict mode and pytest
+#
+# make docs       : build the documentation site (docs/, mkdocs.yml) into site/ in strict mode: a
+#                   warning, a broken link or a public name without a docstring fails it
+# make docs-serve : preview the site on http://127.0.0.1:8000, rebuilt on every change
 #
 # The environment comes from uv.lock (uv sync --locked): the same versions on every machine until
 # someone runs `make lock`. uv itself is installed from PyPI into .tools/ at the pinned UV_VERSION.
@@ -21,7 +25,7 @@ UV         := $(TOOLS)/bin/uv
 export UV_PYTHON_DOWNLOADS := never
 PYTEST_ARGS ?= -n 2 --dist loadfile -q
 
-.PHONY: run test venv lock check-lock lint typecheck verify verify-codegen verify-schemas codegen schemas \
+.PHONY: run test docs docs-serve venv lock check-lock lint typecheck verify verify-codegen verify-schemas codegen schemas \
         pytest test-latest test-lowest dist bench clean kubectl-newer
 
 $(UV):
@@ -45,7 +49,7 @@ lock: $(UV)
 run: $(STAMP)
 	$(PY) main.py --local --port $(PORT)
 
-test: check-lock $(STAMP) lint typecheck verify pytest
+test: check-lock $(STAMP) lint typecheck verify docs pytest
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
@@ -73,6 +77,13 @@ codegen: $(STAMP)
 pytest: $(STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
+# Material for MkDocs prints a notice about MkDocs 2 on every run: off
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+
+docs-serve: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve --strict
+
 # The published ranges, proven: a fresh resolution (ignoring uv.lock) at each end of them, then pytest.
 test-latest: $(UV)
 	rm -rf .venv-latest
@@ -99,4 +110,4 @@ bench: $(STAMP)
 	for f in benchmarks/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
 
 clean:
-	rm -rf $(VENV) .venv-latest .venv-lowest $(TOOLS) dist .local .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) .venv-latest .venv-lowest $(TOOLS) dist site .local .mypy_cache .pytest_cache .ruff_cache

@@ -24,7 +24,8 @@ DEFAULT_WORKERS = 4
 """Go's sample-controller runs 2 workers (goroutines are cheap and its round trips short). A
 worker here is a thread that spends most of a sync waiting on round trips to the API server, so
 4 overlap more of that waiting; more than that mostly contends for the GIL and the server, and
-lets a burst outrun the single event-sink thread (best-effort events get dropped). See README."""
+lets a burst outrun the single event-sink thread (best-effort events get dropped). See
+docs/reference/sample-controller.md."""
 
 
 def _non_negative(value: str) -> float:

@@ -39,4 +39,5 @@ class OneLineParser(argparse.ArgumentParser):
     """An ArgumentParser whose errors are one line and exit status 1."""
 
     def error(self, message: str) -> Any:
+        """Print ``prog: error: message (see --help)`` (one line) and exit with status 1."""
         self.exit(1, f"{self.prog}: error: {message} (see --help)\n")

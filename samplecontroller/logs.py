@@ -32,6 +32,7 @@ class KeyValueFormatter(logging.Formatter):
     """Formats a record as one line of key=value pairs."""
 
     def format(self, record: logging.LogRecord) -> str:
+        """The record as one ``time=... level=... logger=... msg=... key=value`` line."""
         ts = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)) + f".{int(record.msecs):03d}Z"
         parts = [
             f"time={ts}",
@@ -59,19 +60,24 @@ class KVLogger:
             self.logger.log(level, msg, extra={_KV_ATTR: kv}, stacklevel=3)
 
     def debug(self, msg: str, **kv: Any) -> None:
+        """Log ``msg`` and the ``key=value`` pairs at debug level."""
         self._log(logging.DEBUG, msg, kv)
 
     def info(self, msg: str, **kv: Any) -> None:
+        """Log ``msg`` and the ``key=value`` pairs at info level."""
         self._log(logging.INFO, msg, kv)
 
     def warning(self, msg: str, **kv: Any) -> None:
+        """Log ``msg`` and the ``key=value`` pairs at warning level."""
         self._log(logging.WARNING, msg, kv)
 
     def error(self, msg: str, **kv: Any) -> None:
+        """Log ``msg`` and the ``key=value`` pairs at error level."""
         self._log(logging.ERROR, msg, kv)
 
 
 def get_logger(name: str) -> KVLogger:
+    """The key=value logger named ``name`` (a ``logging.Logger`` underneath)."""
     return KVLogger(logging.getLogger(name))
 
 

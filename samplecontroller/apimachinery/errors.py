@@ -57,21 +57,51 @@ class StatusError(Exception):
         return d if isinstance(d, dict) else {}
 
 
-class UnauthorizedError(StatusError): ...
-class ForbiddenError(StatusError): ...
-class NotFoundError(StatusError): ...
-class AlreadyExistsError(StatusError): ...
-class ConflictError(StatusError): ...
-class GoneError(StatusError): ...
-class ExpiredError(GoneError): ...
-class InvalidError(StatusError): ...
-class BadRequestError(StatusError): ...
-class MethodNotAllowedError(StatusError): ...
-class UnsupportedMediaTypeError(StatusError): ...
-class TimeoutError_(StatusError): ...
-class TooManyRequestsError(StatusError): ...
-class InternalError(StatusError): ...
-class ServiceUnavailableError(StatusError): ...
+class UnauthorizedError(StatusError):
+    """401 Unauthorized: no or bad credentials."""
+
+class ForbiddenError(StatusError):
+    """403 Forbidden: authenticated, but RBAC (or admission) does not allow it."""
+
+class NotFoundError(StatusError):
+    """404 NotFound: the object (or resource) does not exist."""
+
+class AlreadyExistsError(StatusError):
+    """409 AlreadyExists: a create of a name that is taken."""
+
+class ConflictError(StatusError):
+    """409 Conflict: the write was based on a stale resourceVersion (read again and retry)."""
+
+class GoneError(StatusError):
+    """410 Gone: the requested resourceVersion is no longer available."""
+
+class ExpiredError(GoneError):
+    """410 Expired: a list continue token or watch resourceVersion is too old (list again)."""
+
+class InvalidError(StatusError):
+    """422 Invalid: the object fails validation; ``details.causes`` name the fields."""
+
+class BadRequestError(StatusError):
+    """400 BadRequest: the request cannot be understood."""
+
+class MethodNotAllowedError(StatusError):
+    """405 MethodNotAllowed: the resource does not support the verb."""
+
+class UnsupportedMediaTypeError(StatusError):
+    """415 UnsupportedMediaType: the content type (or patch type) is not accepted."""
+
+class TimeoutError_(StatusError):
+    """504 Timeout or ServerTimeout: the server did not finish in time (the request may be retried)."""
+
+class TooManyRequestsError(StatusError):
+    """429 TooManyRequests: throttled (``details.retryAfterSeconds`` says when to retry)."""
+
+class InternalError(StatusError):
+    """500 InternalError: the server failed."""
+
+class ServiceUnavailableError(StatusError):
+    """503 ServiceUnavailable: the server cannot answer now."""
+
 
 _BY_REASON: dict[str, type[StatusError]] = {
     REASON_UNAUTHORIZED: UnauthorizedError,
@@ -152,6 +182,7 @@ def from_response(code: int, body: bytes | str | None) -> StatusError:
 
 
 def new_not_found(group: str, resource: str, name: str) -> NotFoundError:
+    """The NotFound error kube-apiserver returns for ``resource.group`` ``name``."""
     qualified = f"{resource}.{group}" if group else resource
     return NotFoundError(
         new_status(404, REASON_NOT_FOUND, f'{qualified} "{name}" not found',
@@ -160,6 +191,7 @@ def new_not_found(group: str, resource: str, name: str) -> NotFoundError:
 
 
 def new_already_exists(group: str, resource: str, name: str) -> AlreadyExistsError:
+    """The AlreadyExists error kube-apiserver returns for ``resource.group`` ``name``."""
     qualified = f"{resource}.{group}" if group else resource
     return AlreadyExistsError(
         new_status(409, REASON_ALREADY_EXISTS, f'{qualified} "{name}" already exists',
@@ -181,6 +213,7 @@ def new_invalid(group: str, kind: str, name: str, causes: Sequence[tuple[str, st
 
 
 def new_conflict(group: str, resource: str, name: str, why: str) -> ConflictError:
+    """The Conflict error kube-apiserver returns for ``resource.group`` ``name``, ``why`` being the reason."""
     qualified = f"{resource}.{group}" if group else resource
     return ConflictError(
         new_status(409, REASON_CONFLICT, f'Operation cannot be fulfilled on {qualified} "{name}": {why}',
@@ -197,34 +230,42 @@ def _reason_is(err: BaseException, reason: str, code: int) -> bool:
 
 
 def is_not_found(err: BaseException) -> bool:
+    """True for a NotFound StatusError (by reason, else by code 404)."""
     return _reason_is(err, REASON_NOT_FOUND, 404)
 
 
 def is_already_exists(err: BaseException) -> bool:
+    """True for an AlreadyExists StatusError (by reason, else by code 409)."""
     return _reason_is(err, REASON_ALREADY_EXISTS, 409)
 
 
 def is_conflict(err: BaseException) -> bool:
+    """True for a Conflict StatusError (by reason, else by code 409)."""
     return _reason_is(err, REASON_CONFLICT, 409)
 
 
 def is_invalid(err: BaseException) -> bool:
+    """True for an Invalid StatusError (by reason, else by code 422)."""
     return _reason_is(err, REASON_INVALID, 422)
 
 
 def is_bad_request(err: BaseException) -> bool:
+    """True for a BadRequest StatusError (by reason, else by code 400)."""
     return _reason_is(err, REASON_BAD_REQUEST, 400)
 
 
 def is_forbidden(err: BaseException) -> bool:
+    """True for a Forbidden StatusError (by reason, else by code 403)."""
     return _reason_is(err, REASON_FORBIDDEN, 403)
 
 
 def is_unauthorized(err: BaseException) -> bool:
+    """True for an Unauthorized StatusError (by reason, else by code 401)."""
     return _reason_is(err, REASON_UNAUTHORIZED, 401)
 
 
 def is_gone(err: BaseException) -> bool:
+    """True for any 410 StatusError (Gone or Expired)."""
     return isinstance(err, StatusError) and err.code == 410
 
 
@@ -234,12 +275,15 @@ def is_resource_expired(err: BaseException) -> bool:
 
 
 def is_too_many_requests(err: BaseException) -> bool:
+    """True for a TooManyRequests StatusError (by reason, else by code 429)."""
     return _reason_is(err, REASON_TOO_MANY_REQUESTS, 429)
 
 
 def is_timeout(err: BaseException) -> bool:
+    """True for a Timeout or ServerTimeout StatusError, or any 504."""
     return isinstance(err, StatusError) and (err.reason in (REASON_TIMEOUT, REASON_SERVER_TIMEOUT) or err.code == 504)
 
 
 def is_method_not_supported(err: BaseException) -> bool:
+    """True for a MethodNotAllowed StatusError (by reason, else by code 405)."""
     return _reason_is(err, REASON_METHOD_NOT_ALLOWED, 405)

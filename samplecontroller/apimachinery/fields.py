@@ -21,11 +21,14 @@ def _escape(text: str) -> str:
 
 @dataclass(frozen=True)
 class FieldRequirement:
+    """One term of a field selector: ``field`` ``=`` or ``!=`` ``value``."""
+
     field: str
     operator: str  # "=" or "!="
     value: str
 
     def matches(self, actual: str | None) -> bool:
+        """True when ``actual`` (None counts as "") satisfies the term."""
         return ((actual or "") == self.value) == (self.operator == "=")
 
     def __str__(self) -> str:
@@ -39,6 +42,7 @@ class Selector:
     requirements: tuple[FieldRequirement, ...] = ()
 
     def matches(self, get: Callable[[str], str | None]) -> bool:
+        """True when every term matches the values ``get(field_path)`` returns."""
         return all(r.matches(get(r.field)) for r in self.requirements)
 
     def matches_fields(self, values: Mapping[str, str]) -> bool:
@@ -46,6 +50,7 @@ class Selector:
         return self.matches(values.get)
 
     def empty(self) -> bool:
+        """True for the selector that selects everything (no terms)."""
         return not self.requirements
 
     def requires_exact_match(self, field: str) -> str | None:
@@ -60,6 +65,7 @@ class Selector:
 
 
 def everything() -> Selector:
+    """The empty field selector: selects every object."""
     return Selector()
 
 

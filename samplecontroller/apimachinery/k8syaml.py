@@ -153,11 +153,13 @@ class KubernetesLoader(yaml.SafeLoader):
         self._depth = 0
 
     def resolve(self, kind: type[Node], value: Any, implicit: tuple[bool, bool]) -> str:
+        """The tag of a plain scalar as go-yaml v2 resolves it (``on``/``off`` booleans, ``0777`` octal, ...)."""
         if kind is ScalarNode and implicit[0]:
             return MERGE if value == "<<" else resolve_plain(value)[0]
         return super().resolve(kind, value, implicit)  # type: ignore[no-untyped-call,no-any-return]
 
     def compose_node(self, parent: Node | None, index: Any) -> Node | None:
+        """PyYAML's, refusing documents nested deeper than ``max_depth`` (a ComposerError, not a RecursionError)."""
         self._depth += 1
         try:
             if self._depth > self.max_depth:
@@ -168,6 +170,7 @@ class KubernetesLoader(yaml.SafeLoader):
             self._depth -= 1
 
     def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Any, Any]:
+        """A mapping whose keys are turned into JSON strings, as sigs.k8s.io/yaml does."""
         self.flatten_mapping(node)
         out: dict[Any, Any] = {}
         for key_node, value_node in node.value:
@@ -195,6 +198,7 @@ class KubernetesLoader(yaml.SafeLoader):
         return self.construct_yaml_map(node)  # type: ignore[no-untyped-call]
 
     def construct_binary(self, node: ScalarNode) -> str:
+        """A ``!!binary`` scalar: its base64 content decoded to text."""
         text = self.construct_scalar(node)  # type: ignore[no-untyped-call]
         try:
             return binascii.a2b_base64(text.encode("ascii")).decode("utf-8", "replace")
@@ -202,6 +206,7 @@ class KubernetesLoader(yaml.SafeLoader):
             raise ConstructorError(None, None, f"failed to decode base64 data: {err}", node.start_mark) from err
 
     def construct_unknown(self, node: Node) -> Any:
+        """An unknown tag: the value as a plain string."""
         return self.construct_plain_string(node)
 
 

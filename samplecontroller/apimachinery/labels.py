@@ -35,6 +35,7 @@ class Requirement:
     values: tuple[str, ...] = ()
 
     def matches(self, labels: Mapping[str, str]) -> bool:
+        """True when ``labels`` satisfy this requirement (its key, operator and values)."""
         op = self.operator
         has = self.key in labels
         if op in ("=", "==", "in"):
@@ -76,12 +77,14 @@ class Selector:
         self._nothing = _nothing
 
     def matches(self, labels: Mapping[str, str] | None) -> bool:
+        """True when ``labels`` (None: no labels) satisfy every requirement."""
         if self._nothing:
             return False
         labels = labels or {}
         return all(r.matches(labels) for r in self.requirements)
 
     def empty(self) -> bool:
+        """True for the selector that selects everything."""
         return not self.requirements and not self._nothing
 
     def __str__(self) -> str:
@@ -99,10 +102,12 @@ class Selector:
 
 
 def everything() -> Selector:
+    """The selector that selects every object."""
     return Selector()
 
 
 def nothing() -> Selector:
+    """The selector that selects no object."""
     return Selector(_nothing=True)
 
 

@@ -62,38 +62,47 @@ def _meta_field(obj: Any, attr: str) -> Any:
 
 
 def get_name(obj: Any) -> str:
+    """``metadata.name``, or ""."""
     return _meta_field(obj, "name") or ""
 
 
 def get_namespace(obj: Any) -> str:
+    """``metadata.namespace``, or "" (cluster-scoped objects)."""
     return _meta_field(obj, "namespace") or ""
 
 
 def get_generate_name(obj: Any) -> str:
+    """``metadata.generateName``, or ""."""
     return _meta_field(obj, "generate_name") or ""
 
 
 def get_uid(obj: Any) -> str:
+    """``metadata.uid``, or ""."""
     return _meta_field(obj, "uid") or ""
 
 
 def get_resource_version(obj: Any) -> str:
+    """``metadata.resourceVersion``, or ""."""
     return _meta_field(obj, "resource_version") or ""
 
 
 def get_generation(obj: Any) -> int:
+    """``metadata.generation``, or 0."""
     return int(_meta_field(obj, "generation") or 0)
 
 
 def get_labels(obj: Any) -> Mapping[str, str]:
+    """``metadata.labels``, or an empty mapping (never mutate the result)."""
     return _meta_field(obj, "labels") or {}
 
 
 def get_annotations(obj: Any) -> Mapping[str, str]:
+    """``metadata.annotations``, or an empty mapping (never mutate the result)."""
     return _meta_field(obj, "annotations") or {}
 
 
 def get_finalizers(obj: Any) -> Sequence[str]:
+    """``metadata.finalizers``, or an empty sequence."""
     return _meta_field(obj, "finalizers") or ()
 
 
@@ -103,14 +112,17 @@ def get_deletion_timestamp(obj: Any) -> Any:
 
 
 def get_creation_timestamp(obj: Any) -> Any:
+    """``metadata.creationTimestamp`` as stored (a string on the wire), or None."""
     return _meta_field(obj, "creation_timestamp")
 
 
 def get_api_version(obj: Any) -> str:
+    """The object's ``apiVersion``, or ""."""
     return _field(obj, "api_version") or ""
 
 
 def get_kind(obj: Any) -> str:
+    """The object's ``kind``, or ""."""
     return _field(obj, "kind") or ""
 
 
@@ -130,6 +142,7 @@ class OwnerRef(msgspec.Struct, frozen=True):
 
 
 def get_owner_references(obj: Any) -> list[OwnerRef]:
+    """``metadata.ownerReferences`` as ``OwnerRef``s (the fields the machinery reads), or []."""
     refs = _meta_field(obj, "owner_references") or ()
     return [
         OwnerRef(

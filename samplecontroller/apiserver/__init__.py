@@ -1,4 +1,4 @@
-"""The embedded Kubernetes-compatible API server (see issue 4 and README "Embedded API server").
+"""The embedded Kubernetes-compatible API server (see issue 4 and docs/reference/apiserver.md).
 
 ``LocalAPIServer`` runs it in a background thread; ``python -m samplecontroller.apiserver``
 runs it in the foreground. What is not simulated: no scheduler, kubelet or controller-manager

@@ -146,6 +146,7 @@ class LocalAPIServer:
         self.stop()
 
     def start(self) -> None:
+        """Start the server on its own thread and wait until it serves (raises what failed, within 30 s)."""
         self._thread = threading.Thread(target=self._run, name="apiserver", daemon=True)
         self._thread.start()
         self._ready.wait(30)
@@ -155,6 +156,7 @@ class LocalAPIServer:
             raise RuntimeError("the embedded API server did not start within 30s")
 
     def stop(self) -> None:
+        """Stop the server and wait for its thread; safe to call twice."""
         loop, stop = self.loop, self._stop
         if loop is not None and stop is not None and not loop.is_closed():
             try:
@@ -236,6 +238,7 @@ class LocalAPIServer:
         write_kubeconfig(self.kubeconfig_path, self.url, self.token, ca_pem)
 
     async def shutdown_async(self) -> None:
+        """On the server's event loop: close every watch and stop the background work before the loop ends."""
         if self._expiry is not None:
             self._expiry.stop()
         if self.store is not None:

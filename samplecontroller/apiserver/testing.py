@@ -48,6 +48,7 @@ def find_kubectl(binary: str | None = None) -> str | None:
 
 
 def require_kubectl(binary: str | None = None) -> str:
+    """The kubectl binary (``find_kubectl``); skips the test without one (fails under ``CI=true``)."""
     found = find_kubectl(binary)
     if found is None:
         if os.environ.get("CI") == "true":
@@ -64,6 +65,8 @@ def install_crds(server: LocalAPIServer, crds_dir: str | Path) -> list[str]:
 
 
 class KubectlRunner(Protocol):
+    """``kubectl(*args, binary=None, stdin=None, check=False, server=None, timeout=60)``: the ``kubectl`` fixture."""
+
     def __call__(self, *args: str, binary: str | None = None, stdin: str | None = None, check: bool = False,
                  server: LocalAPIServer | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]: ...
 

@@ -48,8 +48,11 @@ class Delta:
 class KnownObjects(Protocol):
     """What DeltaFIFO reads of the informer's indexer."""
 
-    def list_keys(self) -> list[str]: ...
-    def get_by_key(self, key: str) -> Any: ...
+    def list_keys(self) -> list[str]:
+        """The keys of every object in the informer's cache."""
+
+    def get_by_key(self, key: str) -> Any:
+        """The cached object under ``key``, or None."""
 
 
 class FIFOClosedError(Exception):
@@ -108,11 +111,13 @@ class DeltaFIFO:
         self._cond.notify()
 
     def add(self, obj: Any) -> None:
+        """Queue an Added delta for ``obj``."""
         with self._cond:
             self._populated = True
             self._queue_action(ADDED, obj)
 
     def update(self, obj: Any) -> None:
+        """Queue an Updated delta for ``obj``."""
         with self._cond:
             self._populated = True
             self._queue_action(UPDATED, obj)
@@ -207,6 +212,7 @@ class DeltaFIFO:
     # -- reads ---------------------------------------------------------------------------------
 
     def has_synced(self) -> bool:
+        """True once everything of the first ``replace`` (or earlier adds) has been popped."""
         with self._cond:
             return self._populated and self._initial_population_count == 0
 
@@ -226,6 +232,7 @@ class DeltaFIFO:
             return len(self._queue)
 
     def is_closed(self) -> bool:
+        """True after ``close``."""
         with self._cond:
             return self._closed
 

@@ -20,7 +20,10 @@ TweakListOptions = Callable[[ListOptions], None]
 
 
 class HasListerWatcher(Protocol):
-    def lister_watcher(self) -> ListerWatcher[Any]: ...
+    """Anything that gives a ``ListerWatcher`` (a resource client)."""
+
+    def lister_watcher(self) -> ListerWatcher[Any]:
+        """The ``ListerWatcher`` a Reflector lists and watches through."""
 
 
 class TweakedListerWatcher:

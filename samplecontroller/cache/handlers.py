@@ -24,9 +24,16 @@ __all__ = ["FilteringResourceEventHandler", "ResourceEventHandler", "ResourceEve
 
 
 class ResourceEventHandler(Protocol[T_contra]):
-    def on_add(self, obj: T_contra, is_in_initial_list: bool) -> None: ...
-    def on_update(self, old: T_contra, new: T_contra) -> None: ...
-    def on_delete(self, obj: T_contra | DeletedFinalStateUnknown[T_contra]) -> None: ...
+    """Receives an informer's notifications, one at a time, on its listener's thread (client-go's ResourceEventHandler)."""
+
+    def on_add(self, obj: T_contra, is_in_initial_list: bool) -> None:
+        """An object appeared: created, or listed (``is_in_initial_list`` for the informer's first list)."""
+
+    def on_update(self, old: T_contra, new: T_contra) -> None:
+        """An object changed from ``old`` to ``new`` (a resync gives the same object twice)."""
+
+    def on_delete(self, obj: T_contra | DeletedFinalStateUnknown[T_contra]) -> None:
+        """An object was deleted; a ``DeletedFinalStateUnknown`` tombstone when the deletion was missed and found by a re-list."""
 
 
 class ResourceEventHandlerFuncs(Generic[T]):

@@ -57,6 +57,7 @@ class GenericLister(Generic[T]):
         self.group, self.resource = _group_resource(group_resource, resource)
 
     def list(self, selector: SelectorLike = None) -> builtins.list[T]:
+        """Every cached object matching ``selector`` (None: all), across namespaces."""
         return _filter(self.indexer.list(), selector)
 
     def get(self, name: str) -> T:
@@ -67,6 +68,7 @@ class GenericLister(Generic[T]):
         return obj
 
     def by_namespace(self, namespace: str) -> GenericNamespaceLister[T]:
+        """A lister of one namespace's objects."""
         return GenericNamespaceLister(self.indexer, namespace, (self.group, self.resource))
 
 
@@ -80,6 +82,7 @@ class GenericNamespaceLister(Generic[T]):
         self.group, self.resource = _group_resource(group_resource, resource)
 
     def list(self, selector: SelectorLike = None) -> builtins.list[T]:
+        """The namespace's cached objects matching ``selector`` (None: all)."""
         try:
             objs = self.indexer.by_index(NAMESPACE_INDEX, self.namespace)
         except KeyError:

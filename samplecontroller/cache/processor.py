@@ -45,12 +45,14 @@ class Listener:
         self._thread.start()
 
     def add(self, notification: Notification) -> None:
+        """Buffer ``notification`` for delivery on the listener's thread (never blocks)."""
         with self._cond:
             self._buffer.append(notification)
             if len(self._buffer) == 1:
                 self._cond.notify()
 
     def pending(self) -> int:
+        """How many notifications wait in the buffer."""
         with self._cond:
             return len(self._buffer)
 
@@ -68,6 +70,7 @@ class Listener:
             self._cond.notify()
 
     def join(self, timeout: float | None = None) -> None:
+        """Wait for the listener's thread to end (after ``stop``), at most ``timeout`` seconds."""
         self._thread.join(timeout)
 
     def _next(self) -> Notification | None:

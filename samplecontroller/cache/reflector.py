@@ -51,10 +51,17 @@ WatchErrorHandler = Callable[[str, BaseException], None]
 class ReflectorStore(Protocol):
     """What a Reflector writes to (a DeltaFIFO, or any Store)."""
 
-    def add(self, obj: Any) -> None: ...
-    def update(self, obj: Any) -> None: ...
-    def delete(self, obj: Any) -> None: ...
-    def replace(self, objects: Iterable[Any], resource_version: str = "") -> None: ...
+    def add(self, obj: Any) -> None:
+        """A watch ADDED event."""
+
+    def update(self, obj: Any) -> None:
+        """A watch MODIFIED event."""
+
+    def delete(self, obj: Any) -> None:
+        """A watch DELETED event."""
+
+    def replace(self, objects: Iterable[Any], resource_version: str = "") -> None:
+        """A complete list: the store's content becomes ``objects`` (at ``resource_version``)."""
 
 
 class WatchEndedError(Exception):
@@ -119,6 +126,7 @@ class Reflector:
     # -- resource versions -----------------------------------------------------------------
 
     def last_sync_resource_version(self) -> str:
+        """The resourceVersion of the last list or watch event seen ("" before the first list)."""
         with self._rv_lock:
             return self._last_sync_rv
 

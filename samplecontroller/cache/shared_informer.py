@@ -134,9 +134,11 @@ class SharedIndexInformer(Generic[T]):
         self._indexer.add_indexers(indexers)
 
     def get_indexer(self) -> ThreadSafeStore[T]:
+        """The informer's cache (an Indexer): read it, never write it."""
         return self._indexer
 
     def get_store(self) -> ThreadSafeStore[T]:
+        """The informer's cache, as a Store (the same object as ``get_indexer``)."""
         return self._indexer
 
     def add_event_handler(self, handler: ResourceEventHandler[T],
@@ -173,12 +175,15 @@ class SharedIndexInformer(Generic[T]):
     # -- state ----------------------------------------------------------------------------
 
     def has_synced(self) -> bool:
+        """True once the first list is in the cache."""
         return self._synced.is_set()
 
     def last_sync_resource_version(self) -> str:
+        """The reflector's last synced resourceVersion."""
         return self._reflector.last_sync_resource_version()
 
     def is_stopped(self) -> bool:
+        """True once ``run`` has returned."""
         return self._stopped
 
     # -- running --------------------------------------------------------------------------

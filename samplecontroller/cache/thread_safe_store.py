@@ -86,6 +86,7 @@ class ThreadSafeStore(Generic[T]):
         self.delete_by_key(key)
 
     def delete_by_key(self, key: str) -> None:
+        """Remove the object stored under ``key`` (nothing if absent)."""
         with self._lock:
             old = self._items.pop(key, None)
             if old is not None:

@@ -111,6 +111,7 @@ class ResourceWatch(Generic[T]):
         return WatchEvent(raw.type, self._decoder.decode(raw.object))  # type: ignore[arg-type]
 
     def stop(self) -> None:
+        """End the watch (closes the response); safe from any thread and more than once."""
         self._stopped.set()
         self._stream.close()
 

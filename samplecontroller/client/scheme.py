@@ -16,6 +16,7 @@ class Scheme:
         self._by_gvr: dict[tuple[str, str, str], ResourceInfo[Any]] = {}
 
     def add(self, info: ResourceInfo[Any]) -> None:
+        """Register a resource; ValueError if its group/version/kind is registered already."""
         gvk = (info.group, info.version, info.kind)
         if gvk in self._by_gvk:
             raise ValueError(f"{info.api_version} {info.kind} is already registered")
@@ -32,26 +33,32 @@ class Scheme:
             raise KeyError(f"{model.__name__} is not registered in the scheme") from None
 
     def info_for_gvk(self, group: str, version: str, kind: str) -> ResourceInfo[Any]:
+        """The ResourceInfo of a group/version/kind; KeyError naming it when unknown."""
         try:
             return self._by_gvk[(group, version, kind)]
         except KeyError:
             raise KeyError(f"no kind {kind} in {group or 'core'}/{version}") from None
 
     def info_for_gvr(self, group: str, version: str, resource: str) -> ResourceInfo[Any]:
+        """The ResourceInfo of a group/version/resource; KeyError naming it when unknown."""
         try:
             return self._by_gvr[(group, version, resource)]
         except KeyError:
             raise KeyError(f"no resource {resource} in {group or 'core'}/{version}") from None
 
     def type_for_gvk(self, group: str, version: str, kind: str) -> type[Any]:
+        """The model type of a group/version/kind; KeyError when unknown."""
         return self.info_for_gvk(group, version, kind).model
 
     def gvk_for(self, model: type[Any]) -> tuple[str, str, str]:
+        """(group, version, kind) of a model type; KeyError when unknown."""
         info = self.info_for(model)
         return info.group, info.version, info.kind
 
     def recognizes(self, model: type[Any]) -> bool:
+        """True when ``model`` is registered."""
         return model in self._by_type
 
     def all(self) -> list[ResourceInfo[Any]]:
+        """Every registered ResourceInfo, in registration order."""
         return list(self._by_gvk.values())

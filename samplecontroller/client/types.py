@@ -82,6 +82,7 @@ class ListOptions:
     send_initial_events: bool | None = None
 
     def to_query(self) -> dict[str, str]:
+        """The options as URL query parameters (unset ones left out)."""
         q: dict[str, str] = {}
         if self.label_selector:
             q["labelSelector"] = self.label_selector
@@ -128,15 +129,18 @@ class Watch(Protocol[T]):
 
     def __iter__(self) -> Iterator[WatchEvent[T]]: ...
 
-    def stop(self) -> None: ...
+    def stop(self) -> None:
+        """End the watch; safe from any thread and more than once. Iteration then ends."""
 
 
 class ListerWatcher(Protocol[T]):
     """What a Reflector lists and watches. Errors are raised as apimachinery StatusErrors."""
 
-    def list(self, options: ListOptions) -> ListResult[T]: ...
+    def list(self, options: ListOptions) -> ListResult[T]:
+        """One page of the list (``options.limit`` and ``options.continue_``), with its resourceVersion."""
 
-    def watch(self, options: ListOptions) -> Watch[T]: ...
+    def watch(self, options: ListOptions) -> Watch[T]:
+        """Open a watch from ``options.resource_version``; events until it ends or ``stop()``."""
 
 
 class CreateInterface(Protocol[T]):
@@ -147,7 +151,8 @@ class CreateInterface(Protocol[T]):
     def info(self) -> ResourceInfo[T]: ...
 
     def create(self, obj: T | dict[str, Any], *, dry_run: bool = False, field_manager: str | None = None,
-               field_validation: str | None = None) -> T: ...
+               field_validation: str | None = None) -> T:
+        """Create ``obj``; the server's answer (AlreadyExistsError if the name is taken)."""
 
 
 class ResourceInterface(CreateInterface[T], Protocol[T, L_co]):
@@ -155,41 +160,52 @@ class ResourceInterface(CreateInterface[T], Protocol[T, L_co]):
     ``testing.FakeResourceClient[T, L]`` have them (client-go's ``DeploymentInterface`` ...):
     what generated clientset interfaces return. See ``ResourceClient`` for the contracts."""
 
-    def get(self, name: str, *, resource_version: str | None = None) -> T: ...
+    def get(self, name: str, *, resource_version: str | None = None) -> T:
+        """The object ``name`` (NotFoundError if absent); ``resource_version`` "0" allows a cached answer."""
 
     def list(self, *, label_selector: str | None = None, field_selector: str | None = None, limit: int | None = None,
              continue_: str | None = None, resource_version: str | None = None,
-             resource_version_match: str | None = None, timeout_seconds: int | None = None) -> L_co: ...
+             resource_version_match: str | None = None, timeout_seconds: int | None = None) -> L_co:
+        """One list (a page with ``limit``; ``continue_`` for the next), filtered by the selectors."""
 
     def watch(self, *, resource_version: str | None = None, label_selector: str | None = None,
               field_selector: str | None = None, allow_watch_bookmarks: bool = False,
               timeout_seconds: int | None = None, send_initial_events: bool | None = None,
-              resource_version_match: str | None = None) -> Watch[T]: ...
+              resource_version_match: str | None = None) -> Watch[T]:
+        """Open a watch of the resource's events from ``resource_version``."""
 
     def update(self, obj: T | dict[str, Any], *, field_manager: str | None = None, dry_run: bool = False,
-               preserve_unknown_fields: bool = False) -> T: ...
+               preserve_unknown_fields: bool = False) -> T:
+        """Replace the object (PUT); ConflictError if its resourceVersion is stale. The status is ignored."""
 
     def update_status(self, obj: T | dict[str, Any], *, field_manager: str | None = None,
-                      dry_run: bool = False, preserve_unknown_fields: bool = False) -> T: ...
+                      dry_run: bool = False, preserve_unknown_fields: bool = False) -> T:
+        """Replace the status subresource (PUT .../status); ConflictError if the resourceVersion is stale."""
 
     def patch(self, name: str, patch: bytes | dict[str, Any] | builtins.list[Any], patch_type: str = ...,
               *, subresource: str | None = None, field_manager: str | None = None, force: bool | None = None,
-              dry_run: bool = False) -> T: ...
+              dry_run: bool = False) -> T:
+        """Patch the object ``name`` (JSON, merge, strategic merge or apply patch; ``subresource`` "status" for its status)."""
 
     def apply(self, obj: T | dict[str, Any], *, field_manager: str, force: bool = False,
-              subresource: str | None = None, dry_run: bool = False) -> T: ...
+              subresource: str | None = None, dry_run: bool = False) -> T:
+        """Server-side apply ``obj`` as ``field_manager``; ``force`` takes over conflicting fields."""
 
     def apply_status(self, obj: T | dict[str, Any], *, field_manager: str, force: bool = False,
-                     dry_run: bool = False) -> T: ...
+                     dry_run: bool = False) -> T:
+        """Server-side apply of the status subresource."""
 
     def delete(self, name: str, *, propagation_policy: str | None = None,
                preconditions: Mapping[str, str] | None = None, grace_period_seconds: int | None = None,
-               dry_run: bool = False) -> None: ...
+               dry_run: bool = False) -> None:
+        """Delete the object ``name`` (NotFoundError if absent); finalizers defer the removal."""
 
     def delete_collection(self, *, label_selector: str | None = None, field_selector: str | None = None,
-                          propagation_policy: str | None = None) -> None: ...
+                          propagation_policy: str | None = None) -> None:
+        """Delete every object matching the selectors."""
 
-    def lister_watcher(self) -> ListerWatcher[T]: ...
+    def lister_watcher(self) -> ListerWatcher[T]:
+        """The ``ListerWatcher`` a Reflector (an informer) lists and watches through."""
 
 
 JSON_PATCH = "application/json-patch+json"

@@ -25,6 +25,8 @@ LEASES: ResourceInfo[dict[str, Any]] = ResourceInfo(
 
 @dataclass(frozen=True)
 class LeaderElectionRecord:
+    """What the lock stores: holder identity, lease duration, acquire and renew times, transitions."""
+
     holder_identity: str = ""
     lease_duration_seconds: int = 0
     acquire_time: datetime.datetime | None = None
@@ -35,9 +37,14 @@ class LeaderElectionRecord:
 class LeaseClient(Protocol):
     """The verbs a LeaseLock needs (a ResourceClient of leases with the dict model fits)."""
 
-    def get(self, name: str) -> dict[str, Any]: ...
-    def create(self, obj: dict[str, Any]) -> dict[str, Any]: ...
-    def update(self, obj: dict[str, Any]) -> dict[str, Any]: ...
+    def get(self, name: str) -> dict[str, Any]:
+        """The Lease ``name`` (NotFoundError if absent)."""
+
+    def create(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """Create the Lease."""
+
+    def update(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """Replace the Lease (ConflictError if its resourceVersion is stale)."""
 
 
 class ResourceLock(Protocol):
@@ -47,12 +54,23 @@ class ResourceLock(Protocol):
     (Conflict) if the record changed since this lock's last ``get``/``create``/``update``.
     """
 
-    def get(self) -> LeaderElectionRecord: ...
-    def create(self, record: LeaderElectionRecord) -> None: ...
-    def update(self, record: LeaderElectionRecord) -> None: ...
-    def record_event(self, what: str) -> None: ...
-    def identity(self) -> str: ...
-    def describe(self) -> str: ...
+    def get(self) -> LeaderElectionRecord:
+        """The current record (NotFoundError when there is no lock object yet)."""
+
+    def create(self, record: LeaderElectionRecord) -> None:
+        """Create the lock object holding ``record``."""
+
+    def update(self, record: LeaderElectionRecord) -> None:
+        """Write ``record`` over the lock object last read (ConflictError if someone wrote meanwhile)."""
+
+    def record_event(self, what: str) -> None:
+        """Record an Event about the lock (``what``: "became leader", "stopped leading")."""
+
+    def identity(self) -> str:
+        """This candidate's identity (the holder it writes)."""
+
+    def describe(self) -> str:
+        """``namespace/name`` of the lock, for logs."""
 
 
 class _Recorder(Protocol):

@@ -50,12 +50,14 @@ class LRU(Generic[K, V]):
         self.data: OrderedDict[K, V] = OrderedDict()
 
     def get(self, key: K) -> V | None:
+        """The value of ``key`` (now the most recently used), or None."""
         value = self.data.get(key)
         if value is not None:
             self.data.move_to_end(key)
         return value
 
     def put(self, key: K, value: V) -> None:
+        """Store ``value`` under ``key``, evicting the least recently used beyond the size."""
         self.data[key] = value
         self.data.move_to_end(key)
         while len(self.data) > self.size:
@@ -106,6 +108,7 @@ class TokenBucket:
         self.last = now
 
     def try_accept(self, now: float) -> bool:
+        """Take a token if one is available at time ``now``; True if taken."""
         self.tokens = min(self.burst, self.tokens + max(0.0, now - self.last) * self.qps)
         self.last = now
         if self.tokens < 1.0:

@@ -41,10 +41,15 @@ NAMESPACE_TERMINATING_CAUSE = "NamespaceTerminating"
 class EventRecorder(Protocol):
     """What controllers call. Never blocks and never raises; may drop events under pressure."""
 
-    def event(self, obj: Any, event_type: str, reason: str, message: str) -> None: ...
-    def eventf(self, obj: Any, event_type: str, reason: str, fmt: str, *args: Any) -> None: ...
+    def event(self, obj: Any, event_type: str, reason: str, message: str) -> None:
+        """Record an Event about ``obj`` (``event_type`` Normal or Warning, a CamelCase ``reason``, a message)."""
+
+    def eventf(self, obj: Any, event_type: str, reason: str, fmt: str, *args: Any) -> None:
+        """``event`` with a printf-style message (``fmt % args``; a bad format is reported, never raised)."""
+
     def annotated_eventf(self, obj: Any, annotations: Mapping[str, str], event_type: str, reason: str,
-                         fmt: str, *args: Any) -> None: ...
+                         fmt: str, *args: Any) -> None:
+        """``eventf`` with ``annotations`` on the Event object."""
 
 
 class EventSink(Protocol):
@@ -54,9 +59,14 @@ class EventSink(Protocol):
     exception for a transport failure (retried).
     """
 
-    def create(self, event: dict[str, Any]) -> dict[str, Any]: ...
-    def update(self, event: dict[str, Any]) -> dict[str, Any]: ...
-    def patch(self, event: dict[str, Any], data: bytes) -> dict[str, Any]: ...
+    def create(self, event: dict[str, Any]) -> dict[str, Any]:
+        """Create the Event."""
+
+    def update(self, event: dict[str, Any]) -> dict[str, Any]:
+        """Replace the Event (a series' count and last timestamp)."""
+
+    def patch(self, event: dict[str, Any], data: bytes) -> dict[str, Any]:
+        """Patch the Event with the merge patch ``data``."""
 
 
 def format_message(fmt: str, args: tuple[Any, ...]) -> str:

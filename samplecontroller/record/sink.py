@@ -26,6 +26,7 @@ class ResourceEventSink:
 
     @classmethod
     def for_rest_client(cls, rest: RESTClient) -> ResourceEventSink:
+        """A sink writing core/v1 Events through ``rest`` (a ``RESTClient``)."""
         return cls(rest)
 
     def _client(self, event: dict[str, Any]) -> ResourceClient[dict[str, Any], dict[str, Any]]:

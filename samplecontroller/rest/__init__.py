@@ -111,6 +111,7 @@ class ResponseStream:
             self.close()
 
     def close(self) -> None:
+        """Close the stream (wakes a read blocked in another thread); safe to call twice."""
         if self._closed.is_set():
             return
         self._closed.set()
@@ -167,10 +168,12 @@ class RESTClient:
 
     @classmethod
     def from_config(cls, configuration: Config | k8s_client.Configuration, **kw: Any) -> RESTClient:
+        """A client for a ``rest.Config`` (or a ``kubernetes`` package Configuration)."""
         return cls(configuration, **kw)
 
     @classmethod
     def from_api_client(cls, api_client: k8s_client.ApiClient, **kw: Any) -> RESTClient:
+        """A client sharing a ``kubernetes`` package ApiClient's configuration and connection pool."""
         return cls(api_client.configuration, pool=api_client.rest_client.pool_manager, **kw)
 
     @classmethod
@@ -195,6 +198,7 @@ class RESTClient:
 
     @classmethod
     def in_cluster(cls, **kw: Any) -> RESTClient:
+        """A client from the pod's ServiceAccount (ConfigError outside a cluster)."""
         try:
             cfg = load_in_cluster()
         except ConfigError as err:
@@ -233,6 +237,7 @@ class RESTClient:
         return cfg.refreshable if isinstance(cfg, Config) else cfg.refresh_api_key_hook is not None
 
     def url(self, path: str, query: Mapping[str, str] | None = None) -> str:
+        """The absolute URL of ``path`` with ``query``."""
         return self.host + path + ("?" + urlencode(query) if query else "")
 
     def request(self, method: str, path: str, *, query: Mapping[str, str] | None = None, body: bytes | None = None,

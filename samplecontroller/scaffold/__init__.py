@@ -187,6 +187,7 @@ class Project:
         return [o for o in self.resources if o.same_kind(r)]
 
     def dump(self) -> str:
+        """``PROJECT``'s text for this project."""
         entries = [{**asdict(r), "spokes": list(r.spokes)} for r in self.resources]
         doc = {"version": "1", "projectName": self.project, "domain": self.domain, "package": self.package,
                "toolkit": asdict(self.toolkit), "resources": entries}
@@ -195,6 +196,7 @@ class Project:
 
     @classmethod
     def load(cls, root: Path) -> Project:
+        """Read ``PROJECT`` from ``root`` (ScaffoldError, one line, without one)."""
         path = root / PROJECT_FILE
         if not path.is_file():
             raise ScaffoldError(f"no {PROJECT_FILE} file in {root}: run this in a project made by `{PROG} init`")

@@ -44,6 +44,7 @@ class Toolkit:
         return f"{DIST}[{EXTRAS}] @ {Path(self.location).as_uri()}"
 
     def describe(self) -> str:
+        """Where the toolkit comes from, in words ("the checkout PATH", "the wheel PATH", "the package index (...)")."""
         return {"wheel": f"the wheel {self.location}", "directory": f"the checkout {self.location}",
                 "index": f"the package index ({DIST}=={self.version})"}[self.kind]
 

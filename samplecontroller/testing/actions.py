@@ -35,27 +35,35 @@ class Action:
 
     # client-go's Action accessors, for tests ported from Go
     def get_verb(self) -> str:
+        """The verb (get, list, watch, create, update, patch, delete, delete-collection)."""
         return self.verb
 
     def get_namespace(self) -> str:
+        """The namespace ("" for cluster-scoped resources and all-namespace calls)."""
         return self.namespace
 
     def get_name(self) -> str:
+        """The object's name ("" for list, watch and create without a name)."""
         return self.name
 
     def get_resource(self) -> GroupVersionResource:
+        """The group/version/resource called."""
         return self.resource
 
     def get_subresource(self) -> str:
+        """The subresource ("status", ...), or ""."""
         return self.subresource
 
     def get_object(self) -> Any:
+        """The object passed to create or update, else None."""
         return self.object
 
     def get_patch(self) -> bytes:
+        """The patch body of a patch, else b""."""
         return self.patch
 
     def matches(self, verb: str, resource: str) -> bool:
+        """True when the verb and the resource match (``"*"`` matches any)."""
         return (verb in ("*", self.verb)) and (resource in ("*", self.resource.resource))
 
 
@@ -75,22 +83,27 @@ class FakeClientsetBase:
         self._watch_reactors: list[tuple[str, WatchReactor]] = []
 
     def actions(self) -> list[Action]:
+        """Every recorded action so far, oldest first (a copy)."""
         with self._lock:
             return list(self._actions)
 
     def clear_actions(self) -> None:
+        """Forget the recorded actions."""
         with self._lock:
             self._actions.clear()
 
     def prepend_reactor(self, verb: str, resource: str, fn: Reactor) -> None:
+        """Run ``fn`` before the other reactors for ``verb`` on ``resource`` (``"*"`` matches any)."""
         with self._lock:
             self._reactors.insert(0, (verb, resource, fn))
 
     def add_reactor(self, verb: str, resource: str, fn: Reactor) -> None:
+        """Run ``fn`` after the reactors added before (before the tracker)."""
         with self._lock:
             self._reactors.append((verb, resource, fn))
 
     def prepend_watch_reactor(self, resource: str, fn: WatchReactor) -> None:
+        """Run ``fn`` first for watches of ``resource``; it returns the watch to hand out."""
         with self._lock:
             self._watch_reactors.insert(0, (resource, fn))
 

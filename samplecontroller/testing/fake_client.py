@@ -48,22 +48,28 @@ class FakeWatcher:
         self._stopped = threading.Event()
 
     def action(self, event_type: str, obj: Any) -> None:
+        """Send an event of ``event_type`` with ``obj`` (ignored once stopped)."""
         if not self._stopped.is_set():
             self._queue.put((event_type, obj))
 
     def add(self, obj: Any) -> None:
+        """Send ADDED."""
         self.action("ADDED", obj)
 
     def modify(self, obj: Any) -> None:
+        """Send MODIFIED."""
         self.action("MODIFIED", obj)
 
     def delete(self, obj: Any) -> None:
+        """Send DELETED."""
         self.action("DELETED", obj)
 
     def bookmark(self, obj: Any) -> None:
+        """Send BOOKMARK (``obj`` carries the resourceVersion)."""
         self.action("BOOKMARK", obj)
 
     def error(self, status: dict[str, Any]) -> None:
+        """Send ERROR with a Status dict."""
         self.action("ERROR", status)
 
     @property
@@ -71,6 +77,7 @@ class FakeWatcher:
         return self._stopped.is_set()
 
     def stop(self) -> None:
+        """End the watch; iteration ends after the events already sent."""
         self._stopped.set()
         self._queue.put(self._STOP)
 
@@ -107,6 +114,7 @@ class FakeWatch(Generic[T]):
         return WatchEvent(event_type, obj)
 
     def stop(self) -> None:
+        """End the watch; iteration then ends."""
         self._stopped.set()
         self._inner.stop()
 
@@ -284,6 +292,8 @@ class FakeResourceClient(Generic[T, L]):
 
 
 class FakeListerWatcher(Generic[T]):
+    """A ``ListerWatcher`` over a fake clientset's tracker, recording list and watch actions."""
+
     def __init__(self, client: FakeResourceClient[T, Any]) -> None:
         self.client = client
 

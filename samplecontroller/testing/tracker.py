@@ -35,6 +35,8 @@ __all__ = ["GroupVersionResource", "ObjectTracker", "TrackerWatch"]
 
 
 class GroupVersionResource(NamedTuple):
+    """A resource's group, version and plural name (client-go's schema.GroupVersionResource)."""
+
     group: str
     version: str
     resource: str
@@ -72,6 +74,7 @@ class TrackerWatch:
         self._stopped = False
 
     def matches(self, obj: dict[str, Any]) -> bool:
+        """True when ``obj`` is in the watch's namespace and matches its selectors."""
         md = obj.get("metadata") or {}
         if self.namespace and md.get("namespace") != self.namespace:
             return False
@@ -79,10 +82,12 @@ class TrackerWatch:
             functools.partial(_field_value, obj))
 
     def push(self, event_type: str, obj: dict[str, Any]) -> None:
+        """Queue an event (a copy of ``obj``) unless the watch has stopped."""
         if not self._stopped:
             self._queue.put((event_type, copy.deepcopy(obj)))
 
     def stop(self) -> None:
+        """End the watch and unregister it from the tracker; iteration then ends."""
         self._stopped = True
         self._tracker._remove_watch(self)
         self._queue.put(self._STOP)
@@ -225,6 +230,7 @@ class ObjectTracker:
             return copy.deepcopy(obj)
 
     def delete(self, gvr: GroupVersionResource, namespace: str | None, name: str) -> dict[str, Any]:
+        """Remove the object and send DELETED to the watches; NotFoundError if absent."""
         with self._lock:
             objects = self._objects.get(gvr, {})
             obj = objects.pop((namespace or "", name), None)

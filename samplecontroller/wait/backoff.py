@@ -74,6 +74,7 @@ class Backoff:
                 f"steps={self.steps}, cap={self.cap})")
 
     def copy(self) -> Backoff:
+        """An independent copy (``step`` changes the backoff it is called on)."""
         return Backoff(self.duration, self.factor, self.jitter, self.steps, self.cap)
 
     def step(self) -> float:
@@ -94,7 +95,8 @@ class Backoff:
 class BackoffManager(Protocol):
     """Gives the delay before the next run of a loop (Go's BackoffManager, seconds not timers)."""
 
-    def backoff(self) -> float: ...
+    def backoff(self) -> float:
+        """Seconds to wait before the next run."""
 
 
 class ExponentialBackoffManager:
@@ -117,6 +119,7 @@ class ExponentialBackoffManager:
         self._last_start = clock.now()
 
     def backoff(self) -> float:
+        """The next delay (see the class docstring)."""
         with self._lock:
             now = self.clock.now()
             if now - self._last_start > self.reset_duration:
@@ -142,6 +145,7 @@ class JitteredBackoffManager:
         self.jitter = jitter
 
     def backoff(self) -> float:
+        """``duration``, jittered (see the class docstring)."""
         if self.jitter > 0.0:
             return jitter(self.duration, self.jitter)
         return self.duration

@@ -19,9 +19,11 @@ __all__ = ["Clock", "FakeClock", "RealClock", "REAL_CLOCK"]
 class Clock(Protocol):
     """Monotonic time source; see the module docstring."""
 
-    def now(self) -> float: ...
+    def now(self) -> float:
+        """Seconds on a monotonic clock (arbitrary origin)."""
 
-    def sleep(self, seconds: float) -> None: ...
+    def sleep(self, seconds: float) -> None:
+        """Block for ``seconds`` of this clock's time."""
 
     def wait(self, cond: threading.Condition, deadline: float | None) -> None:
         """With ``cond`` held: release it and block until notified or ``now() >= deadline``.
@@ -154,6 +156,7 @@ class FakeClock:
             self._lock.notify_all()
 
     def has_waiters(self) -> bool:
+        """True while some thread sleeps or waits on this clock (tests step it then)."""
         with self._lock:
             return bool(self._waiters)
 

@@ -97,6 +97,7 @@ class Context(threading.Event):
         self.cancel()
 
     def clear(self) -> None:
+        """Refused (RuntimeError): a cancelled Context stays cancelled."""
         raise RuntimeError("a Context cannot be un-cancelled")
 
     def add_done_callback(self, fn: DoneCallback) -> int:

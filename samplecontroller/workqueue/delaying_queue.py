@@ -28,7 +28,8 @@ __all__ = ["DelayingInterface", "DelayingQueue"]
 class DelayingInterface(Interface[T], Protocol[T]):
     """A work queue that can add items later (client-go's DelayingInterface)."""
 
-    def add_after(self, item: T, seconds: float) -> None: ...
+    def add_after(self, item: T, seconds: float) -> None:
+        """Add ``item`` once ``duration`` seconds have passed (at once for 0 or less)."""
 
 
 class DelayingQueue(Queue[T]):

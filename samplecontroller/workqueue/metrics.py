@@ -41,32 +41,59 @@ __all__ = [
 
 
 class GaugeMetric(Protocol):
-    def inc(self) -> None: ...
-    def dec(self) -> None: ...
+    """A gauge a queue moves up and down (its depth)."""
+
+    def inc(self) -> None:
+        """Add one."""
+
+    def dec(self) -> None:
+        """Subtract one."""
 
 
 class SettableGaugeMetric(Protocol):
-    def set(self, value: float) -> None: ...
+    """A gauge a queue sets (unfinished work, longest running processor)."""
+
+    def set(self, value: float) -> None:
+        """Set the value."""
 
 
 class CounterMetric(Protocol):
-    def inc(self) -> None: ...
+    """A counter (adds, retries)."""
+
+    def inc(self) -> None:
+        """Add one."""
 
 
 class HistogramMetric(Protocol):
-    def observe(self, value: float) -> None: ...
+    """A histogram of seconds (queue latency, work duration)."""
+
+    def observe(self, value: float) -> None:
+        """Record one value."""
 
 
 class MetricsProvider(Protocol):
     """Creates the metrics of one named queue (each method gets the queue's name)."""
 
-    def new_depth_metric(self, name: str) -> GaugeMetric: ...
-    def new_adds_metric(self, name: str) -> CounterMetric: ...
-    def new_latency_metric(self, name: str) -> HistogramMetric: ...
-    def new_work_duration_metric(self, name: str) -> HistogramMetric: ...
-    def new_unfinished_work_seconds_metric(self, name: str) -> SettableGaugeMetric: ...
-    def new_longest_running_processor_seconds_metric(self, name: str) -> SettableGaugeMetric: ...
-    def new_retries_metric(self, name: str) -> CounterMetric: ...
+    def new_depth_metric(self, name: str) -> GaugeMetric:
+        """The depth gauge of queue ``name`` (client-go's workqueue_depth)."""
+
+    def new_adds_metric(self, name: str) -> CounterMetric:
+        """The adds counter of queue ``name`` (workqueue_adds_total)."""
+
+    def new_latency_metric(self, name: str) -> HistogramMetric:
+        """Seconds an item waited before ``get`` (workqueue_queue_duration_seconds)."""
+
+    def new_work_duration_metric(self, name: str) -> HistogramMetric:
+        """Seconds from ``get`` to ``done`` (workqueue_work_duration_seconds)."""
+
+    def new_unfinished_work_seconds_metric(self, name: str) -> SettableGaugeMetric:
+        """Seconds of work in progress not yet done (workqueue_unfinished_work_seconds)."""
+
+    def new_longest_running_processor_seconds_metric(self, name: str) -> SettableGaugeMetric:
+        """Seconds the longest running item has been processed (workqueue_longest_running_processor_seconds)."""
+
+    def new_retries_metric(self, name: str) -> CounterMetric:
+        """The retries counter of queue ``name`` (workqueue_retries_total)."""
 
 
 class _Noop:
@@ -123,6 +150,7 @@ def set_provider(provider: MetricsProvider) -> None:
 
 
 def get_provider() -> MetricsProvider:
+    """The provider new named queues take their metrics from."""
     with _lock:
         return _provider
 
@@ -148,12 +176,14 @@ class QueueMetrics(Generic[T]):
         self._now = clock.now
 
     def add(self, item: T) -> None:
+        """An item was added: count it, raise the depth, start its queue latency clock."""
         self.adds.inc()
         self.depth.inc()
         if item not in self.added_at:
             self.added_at[item] = self._now()
 
     def get(self, item: T) -> None:
+        """An item was handed out: lower the depth, observe its queue latency, start its work clock."""
         self.depth.dec()
         now = self._now()
         self.processing_since[item] = now
@@ -170,11 +200,13 @@ class QueueMetrics(Generic[T]):
         self.added_at.pop(item, None)
 
     def done(self, item: T) -> None:
+        """An item is done: observe its work duration."""
         start = self.processing_since.pop(item, None)
         if start is not None:
             self.work_duration.observe(self._now() - start)
 
     def retry(self) -> None:
+        """An item was re-queued after a failure: count a retry."""
         self.retries.inc()
 
     def stop(self) -> None:

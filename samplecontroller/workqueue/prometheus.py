@@ -141,6 +141,7 @@ class PrometheusMetricsProvider(Collector):
         return self._value("retries", name)
 
     def collect(self) -> Iterator[Metric]:
+        """The workqueue_* metric families (a prometheus_client custom collector)."""
         with self._lock:
             values = {kind: list(by_name.items()) for kind, by_name in self._values.items()}
             histograms = {kind: list(by_name.items()) for kind, by_name in self._histograms.items()}

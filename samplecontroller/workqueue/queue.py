@@ -37,14 +37,27 @@ Got: TypeAlias = tuple[T, Literal[False]] | tuple[None, Literal[True]]
 class Interface(Protocol[T]):
     """What every work queue offers (client-go's workqueue.Interface)."""
 
-    def add(self, item: T) -> None: ...
-    def len(self) -> int: ...
+    def add(self, item: T) -> None:
+        """Queue ``item`` (no-op if it is waiting; re-queued at ``done`` if it is being processed)."""
+
+    def len(self) -> int:
+        """How many items wait (not those being processed)."""
+
     def __len__(self) -> int: ...
-    def get(self) -> Got[T]: ...
-    def done(self, item: T) -> None: ...
-    def shut_down(self) -> None: ...
-    def shut_down_with_drain(self) -> None: ...
-    def shutting_down(self) -> bool: ...
+    def get(self) -> Got[T]:
+        """Block for the next item: ``(item, False)``, or ``(None, True)`` once shut down and empty."""
+
+    def done(self, item: T) -> None:
+        """The worker has finished ``item``; re-queue it if it was added meanwhile."""
+
+    def shut_down(self) -> None:
+        """Stop accepting items; ``get`` hands out what is queued, then reports shutdown."""
+
+    def shut_down_with_drain(self) -> None:
+        """``shut_down``, then block until every item handed out is done."""
+
+    def shutting_down(self) -> bool:
+        """True once a shutdown has begun."""
 
 
 class Queue(Generic[T]):

@@ -20,9 +20,14 @@ T_contra = TypeVar("T_contra", bound=Hashable, contravariant=True)
 class RateLimiter(Protocol[T_contra]):
     """Decides how long an item waits before it is retried (client-go's RateLimiter)."""
 
-    def when(self, item: T_contra) -> float: ...
-    def forget(self, item: T_contra) -> None: ...
-    def num_requeues(self, item: T_contra) -> int: ...
+    def when(self, item: T_contra) -> float:
+        """How long ``item`` waits before its retry (counts a failure)."""
+
+    def forget(self, item: T_contra) -> None:
+        """Reset ``item``'s failures."""
+
+    def num_requeues(self, item: T_contra) -> int:
+        """How many failures of ``item`` are counted."""
 
 
 class ItemExponentialFailureRateLimiter(Generic[T]):

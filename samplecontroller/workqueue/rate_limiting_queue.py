@@ -19,9 +19,14 @@ __all__ = ["RateLimitingInterface", "RateLimitingQueue", "new_named_rate_limitin
 class RateLimitingInterface(DelayingInterface[T], Protocol[T]):
     """A delaying queue with per-item retry accounting (client-go's RateLimitingInterface)."""
 
-    def add_rate_limited(self, item: T) -> None: ...
-    def forget(self, item: T) -> None: ...
-    def num_requeues(self, item: T) -> int: ...
+    def add_rate_limited(self, item: T) -> None:
+        """Add ``item`` after the rate limiter's delay for it."""
+
+    def forget(self, item: T) -> None:
+        """Stop tracking ``item``'s failures (call it after a success)."""
+
+    def num_requeues(self, item: T) -> int:
+        """How many times ``item`` was rate-limited since it was last forgotten."""
 
 
 class RateLimitingQueue(DelayingQueue[T]):

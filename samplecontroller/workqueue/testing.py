@@ -45,10 +45,12 @@ class Recorded:
         self.calls.append(("dec", 1.0))
 
     def set(self, value: float) -> None:
+        """Record a set."""
         self.calls.append(("set", value))
         self.changed.set()
 
     def observe(self, value: float) -> None:
+        """Record an observation."""
         self.calls.append(("observe", value))
 
     @property
@@ -60,6 +62,7 @@ class Recorded:
         return v
 
     def observed(self) -> list[float]:
+        """The observed values, in order."""
         return [x for op, x in self.calls if op == "observe"]
 
 
@@ -75,6 +78,7 @@ class RecordingProvider:
         return m
 
     def get(self, kind: str, name: str) -> Recorded:
+        """The ``Recorded`` of metric ``kind`` of queue ``name`` (KeyError if never created)."""
         return self.metrics[(kind, name)]
 
     def new_depth_metric(self, name: str) -> Recorded:

@@ -26,6 +26,12 @@ _names_by_manager: dict[int, set[str]] = {}
 
 
 class Builder:
+    """Builds one controller for a Manager (controller-runtime's ``builder.Builder``); see the module docstring.
+
+    Each method records part of the configuration and returns the builder; nothing is created until
+    ``build`` or ``complete``.
+    """
+
     def __init__(self, mgr: Any) -> None:
         self.mgr = mgr
         self._for: tuple[type[Any], tuple[Predicate, ...]] | None = None
@@ -37,12 +43,14 @@ class Builder:
         self._name = ""
 
     def for_(self, model: type[Any], *predicates: Predicate) -> Builder:
+        """Reconcile ``model``: its events (those passing ``predicates``) enqueue the object itself. Once only."""
         if self._for is not None:
             raise ValueError("for_ may only be called once; use watches for more types")
         self._for = (model, predicates)
         return self
 
     def owns(self, model: type[Any], *predicates: Predicate, only_controller: bool = True) -> Builder:
+        """Watch ``model`` and enqueue the ``for_`` object that controls it (any owner of that type unless ``only_controller``)."""
         self._owns.append((model, predicates, only_controller))
         return self
 
@@ -58,18 +66,22 @@ class Builder:
         return self
 
     def watches_raw_source(self, src: Source) -> Builder:
+        """Add a ready-made source (its own handler and predicates), as ``watches(source)``."""
         self._raw.append(src)
         return self
 
     def with_event_filter(self, predicate: Predicate) -> Builder:
+        """Apply ``predicate`` to the events of every ``for_``, ``owns`` and ``watches(type)`` source."""
         self._filters.append(predicate)
         return self
 
     def with_options(self, options: Options) -> Builder:
+        """Use these controller options (workers, rate limiter, timeouts)."""
         self._options = options
         return self
 
     def named(self, name: str) -> Builder:
+        """Name the controller (its queue, metrics and logs); default: the ``for_`` type's name, lowercased."""
         self._name = name
         return self
 
@@ -81,6 +93,11 @@ class Builder:
         return self._for[0].__name__.lower()
 
     def build(self, reconciler: Reconciler) -> Controller:
+        """Create the controller with its watches and return it, without adding it to the manager.
+
+        Raises ValueError for nothing to watch, ``owns`` without ``for_``, no name, or a name already
+        used in this manager.
+        """
         if reconciler is None:
             raise ValueError("must provide a non-nil Reconciler")
         if self._for is None and not self._watches and not self._raw:
@@ -110,12 +127,14 @@ class Builder:
         return ctrl
 
     def complete(self, reconciler: Reconciler) -> Controller:
+        """``build`` the controller and add it to the manager (it starts with the manager); return it."""
         ctrl = self.build(reconciler)
         self.mgr.add(ctrl)
         return ctrl
 
 
 def controller_managed_by(mgr: Any) -> Builder:
+    """A ``Builder`` for a controller run by ``mgr`` (Go's ``ctrl.NewControllerManagedBy``)."""
     return Builder(mgr)
 
 

@@ -71,6 +71,7 @@ class Options:
 
 
 def field_index_name(field_name: str) -> str:
+    """The informer index name under which ``index_field`` stores a field index."""
     return f"field:{field_name}"
 
 
@@ -103,16 +104,20 @@ class InformerGroup(Generic[T]):
         self.informers = informers  # namespace ("" = all) -> informer
 
     def add_event_handler(self, handler: ResourceEventHandler[Any], resync_period: float | None = None) -> _Registration:
+        """Register ``handler`` with every informer of the group; the registration syncs when all of them have."""
         return _Registration([i.add_event_handler(handler, resync_period) for i in self.informers.values()])
 
     def has_synced(self) -> bool:
+        """True once every informer of the group has synced."""
         return all(i.has_synced() for i in self.informers.values())
 
     def add_indexers(self, indexers: Mapping[str, Callable[[Any], list[str]]]) -> None:
+        """Add ``indexers`` to every informer of the group (before they start)."""
         for i in self.informers.values():
             i.add_indexers(indexers)
 
     def informer_for_namespace(self, namespace: str) -> SharedIndexInformer[T]:
+        """The informer that holds ``namespace``'s objects; ValueError for a namespace the cache does not watch."""
         if "" in self.informers:
             return self.informers[""]
         try:
@@ -140,6 +145,7 @@ class Cache:
 
     @classmethod
     def for_rest_client(cls, rest: Any, options: Options | None = None, *, scheme: Scheme) -> Cache:
+        """A cache whose informers list and watch through ``rest`` (a ``RESTClient``)."""
         from samplecontroller.client import ResourceClient
 
         return cls(lambda info, ns: ResourceClient(rest, info, ns), options, scheme=scheme)
@@ -209,6 +215,7 @@ class Cache:
         stop.wait()
 
     def need_leader_election(self) -> bool:
+        """False: the cache runs on every replica, leader or not."""
         return False
 
     def wait_for_cache_sync(self, timeout: float | None = None, stop: threading.Event | None = None) -> bool:

@@ -62,6 +62,7 @@ class Patch:
     type: str = MERGE_PATCH
 
     def data(self, obj: Any) -> bytes:
+        """The request body for patching ``obj``."""
         raise NotImplementedError
 
 
@@ -77,6 +78,7 @@ class RawPatch(Patch):
         return self.patch_type
 
     def data(self, obj: Any) -> bytes:
+        """The body as given (a dict or list is JSON-encoded)."""
         return self.body if isinstance(self.body, bytes) else _encoder.encode(self.body)
 
 
@@ -93,6 +95,7 @@ class MergeFrom(Patch):
         return mergepatch.create_merge_patch(original, modified)
 
     def data(self, obj: Any) -> bytes:
+        """The merge patch from the original to ``obj`` (with the original's resourceVersion under ``optimistic_lock``: a conflict if it changed meanwhile)."""
         patch = self._diff(objects.to_dict(self.original), objects.to_dict(obj))
         if not isinstance(patch, dict):
             patch = {}
@@ -125,6 +128,7 @@ class Apply(Patch):
     type = APPLY_PATCH
 
     def data(self, obj: Any) -> bytes:
+        """``obj`` as JSON: the apply configuration."""
         return _encoder.encode(obj)
 
 
@@ -144,6 +148,7 @@ class Client:
     @classmethod
     def for_rest_client(cls, rest: Any, cache: Any = None, *, scheme: Scheme,
                         field_owner: str | None = None) -> Client:
+        """A client that writes (and, without ``cache``, reads) through ``rest`` (a ``RESTClient``)."""
         from samplecontroller.client import ResourceClient
 
         return cls(lambda info, ns: ResourceClient(rest, info, ns), cache, scheme=scheme, field_owner=field_owner)
@@ -151,6 +156,7 @@ class Client:
     # -- resolution --------------------------------------------------------------------
 
     def info_for_type(self, model: type[Any]) -> ResourceInfo[Any]:
+        """The ``ResourceInfo`` of ``model`` in the scheme; ValueError if it is not registered."""
         try:
             info: ResourceInfo[Any] = self.scheme.info_for(model)
             return info
@@ -158,6 +164,7 @@ class Client:
             raise ValueError(str(err).strip("'\"")) from None
 
     def info_for_object(self, obj: Any) -> ResourceInfo[Any]:
+        """The ``ResourceInfo`` of ``obj`` (a model, or a dict by its apiVersion and kind); ValueError if unknown."""
         if isinstance(obj, dict):
             group, version = meta.group_version(meta.get_api_version(obj))
             try:
@@ -205,6 +212,7 @@ class Client:
     # -- writing -----------------------------------------------------------------------
 
     def create(self, obj: T, *, dry_run: bool = False, field_owner: str | None = None) -> T:
+        """Create ``obj`` on the server and return what the server stored (AlreadyExistsError if it exists)."""
         created: T = self._resource(obj).create(obj, dry_run=dry_run, field_manager=field_owner or self.field_owner)
         return created
 
@@ -214,6 +222,7 @@ class Client:
         return updated
 
     def patch(self, obj: T, patch: Patch, *, dry_run: bool = False, field_owner: str | None = None) -> T:
+        """Patch ``obj`` on the server with ``patch`` (``MergeFrom``, ``StrategicMergeFrom``, ``Apply``, ``RawPatch``); return the result."""
         return self._patch(obj, patch, None, dry_run, field_owner)
 
     def _patch(self, obj: T, patch: Patch, subresource: str | None, dry_run: bool, field_owner: str | None) -> T:
@@ -227,6 +236,7 @@ class Client:
         return patched
 
     def apply(self, obj: T, *, field_owner: str | None = None, force: bool = False, dry_run: bool = False) -> T:
+        """Server-side apply ``obj`` as ``field_owner`` (default: the client's); ``force`` takes over conflicting fields."""
         owner = field_owner or self.field_owner
         if not owner:
             raise ValueError("server-side apply needs a field owner")
@@ -235,6 +245,7 @@ class Client:
     def delete(self, obj: Any, *, propagation_policy: str | None = None,
                preconditions: Mapping[str, str] | None = None, grace_period_seconds: int | None = None,
                dry_run: bool = False) -> None:
+        """Delete ``obj`` on the server (NotFoundError if absent); with finalizers it is only marked for deletion."""
         self._resource(obj).delete(meta.get_name(obj), propagation_policy=propagation_policy,
                                    preconditions=preconditions, grace_period_seconds=grace_period_seconds,
                                    dry_run=dry_run)
@@ -242,6 +253,7 @@ class Client:
     def delete_all_of(self, model: type[Any], *, namespace: str | None = None,
                       label_selector: str | Mapping[str, str] | None = None,
                       field_selector: str | None = None, propagation_policy: str | None = None) -> None:
+        """Delete every object of ``model`` matching the selectors (in ``namespace`` for a namespaced kind)."""
         info = self.info_for_type(model)
         if isinstance(label_selector, Mapping):
             label_selector = str(labels.selector_from_set(label_selector))
@@ -250,6 +262,7 @@ class Client:
             propagation_policy=propagation_policy)
 
     def status(self) -> StatusWriter:
+        """A writer for the status subresource: ``client.status().patch(obj, MergeFrom(original))``."""
         return StatusWriter(self)
 
 
@@ -260,11 +273,13 @@ class StatusWriter:
         self.client = client
 
     def update(self, obj: T, *, dry_run: bool = False, field_owner: str | None = None) -> T:
+        """Replace the object's status (resourceVersion must be current, else ConflictError)."""
         res = self.client._resource(obj)
         updated: T = res.update_status(obj, dry_run=dry_run, field_manager=field_owner or self.client.field_owner)
         return updated
 
     def patch(self, obj: T, patch: Patch, *, dry_run: bool = False, field_owner: str | None = None) -> T:
+        """Patch the object's status with ``patch``."""
         return self.client._patch(obj, patch, "status", dry_run, field_owner)
 
 
@@ -295,6 +310,8 @@ def remove_owner_reference(owner: Any, obj: T, scheme: Scheme | None = None) -> 
 
 
 class OperationResult(StrEnum):
+    """What ``create_or_update`` / ``create_or_patch`` did (controllerutil.OperationResult)."""
+
     NONE = "unchanged"
     CREATED = "created"
     UPDATED = "updated"

@@ -39,30 +39,44 @@ T = TypeVar("T")
 
 
 class GetFunc(Protocol):
+    """``client.get(model, namespace, name)`` arrives as ``(client, model, namespace, name)``."""
+
     def __call__(self, client: Client, model: type[Any], namespace: str, name: str, /) -> Any: ...
 
 
 class ListFunc(Protocol):
+    """``client.list(model, **options)`` arrives as ``(client, model, **options)``."""
+
     def __call__(self, client: Client, model: type[Any], /, **options: Any) -> list[Any]: ...
 
 
 class CreateFunc(Protocol):
+    """``client.create(obj, **options)`` arrives as ``(client, obj, **options)``."""
+
     def __call__(self, client: Client, obj: Any, /, **options: Any) -> Any: ...
 
 
 class UpdateFunc(Protocol):
+    """``client.update(obj, **options)`` arrives as ``(client, obj, **options)``."""
+
     def __call__(self, client: Client, obj: Any, /, **options: Any) -> Any: ...
 
 
 class PatchFunc(Protocol):
+    """``client.patch(obj, patch, **options)`` (and ``apply``) arrives as ``(client, obj, patch, **options)``."""
+
     def __call__(self, client: Client, obj: Any, patch: Patch, /, **options: Any) -> Any: ...
 
 
 class DeleteFunc(Protocol):
+    """``client.delete(obj, **options)`` arrives as ``(client, obj, **options)``."""
+
     def __call__(self, client: Client, obj: Any, /, **options: Any) -> None: ...
 
 
 class DeleteAllOfFunc(Protocol):
+    """``client.delete_all_of(model, **options)`` arrives as ``(client, model, **options)``."""
+
     def __call__(self, client: Client, model: type[Any], /, **options: Any) -> None: ...
 
 

@@ -98,6 +98,7 @@ class Controller:
         self._conflicts = self.metrics.reconcile_conflicts.labels(name)
 
     def need_leader_election(self) -> bool:
+        """The ``need_leader_election`` option: True (the default) runs the controller only on the leader."""
         return self.options.need_leader_election
 
     def watch(self, src: Source) -> None:

@@ -18,17 +18,25 @@ from samplecontroller.runtime.reconcile import Request
 class Queue(Protocol):
     """The part of a work queue a handler uses."""
 
-    def add(self, item: Any) -> None: ...
+    def add(self, item: Any) -> None:
+        """Queue ``item`` (a ``Request``); an item already waiting is not queued twice."""
 
 
 class EventHandler(Protocol):
-    def create(self, e: CreateEvent, q: Queue) -> None: ...
-    def update(self, e: UpdateEvent, q: Queue) -> None: ...
-    def delete(self, e: DeleteEvent, q: Queue) -> None: ...
-    def generic(self, e: GenericEvent, q: Queue) -> None: ...
+    """Maps source events to requests on the controller's queue (controller-runtime's ``handler.EventHandler``)."""
+
+    def create(self, e: CreateEvent, q: Queue) -> None:
+        """An object was created (or listed at start): add the requests it maps to."""
+    def update(self, e: UpdateEvent, q: Queue) -> None:
+        """An object changed: add the requests its old and new states map to."""
+    def delete(self, e: DeleteEvent, q: Queue) -> None:
+        """An object was deleted (possibly seen only as a tombstone): add the requests it maps to."""
+    def generic(self, e: GenericEvent, q: Queue) -> None:
+        """An event from outside the cluster (a ``Channel`` source): add the requests it maps to."""
 
 
 def request_for(obj: Any) -> Request:
+    """The ``Request`` (namespace, name) of ``obj``."""
     return Request(meta.get_namespace(obj), meta.get_name(obj))
 
 
@@ -36,20 +44,24 @@ class EnqueueRequestForObject:
     """Enqueues the event's own object (both objects of an update, de-duplicated by the queue)."""
 
     def create(self, e: CreateEvent, q: Queue) -> None:
+        """Enqueue the created object."""
         if e.object is not None:
             q.add(request_for(e.object))
 
     def update(self, e: UpdateEvent, q: Queue) -> None:
+        """Enqueue the updated object (the new state; the old one if the new one is missing)."""
         if e.object_new is not None:
             q.add(request_for(e.object_new))
         elif e.object_old is not None:
             q.add(request_for(e.object_old))
 
     def delete(self, e: DeleteEvent, q: Queue) -> None:
+        """Enqueue the deleted object."""
         if e.object is not None:
             q.add(request_for(e.object))
 
     def generic(self, e: GenericEvent, q: Queue) -> None:
+        """Enqueue the event's object."""
         if e.object is not None:
             q.add(request_for(e.object))
 
@@ -137,18 +149,22 @@ class Funcs:
         self._create, self._update, self._delete, self._generic = create, update, delete, generic
 
     def create(self, e: CreateEvent, q: Queue) -> None:
+        """Call the ``create`` function, if given."""
         if self._create is not None:
             self._create(e, q)
 
     def update(self, e: UpdateEvent, q: Queue) -> None:
+        """Call the ``update`` function, if given."""
         if self._update is not None:
             self._update(e, q)
 
     def delete(self, e: DeleteEvent, q: Queue) -> None:
+        """Call the ``delete`` function, if given."""
         if self._delete is not None:
             self._delete(e, q)
 
     def generic(self, e: GenericEvent, q: Queue) -> None:
+        """Call the ``generic`` function, if given."""
         if self._generic is not None:
             self._generic(e, q)
 

@@ -32,6 +32,7 @@ class Handler:
         self.checks: dict[str, Checker] = dict(checks or {})
 
     def add(self, name: str, check: Checker) -> None:
+        """Register ``check`` as ``name``; ValueError if that name is taken."""
         if not name or "/" in name:
             raise ValueError(f"invalid check name {name!r}")
         with self._lock:
@@ -40,6 +41,7 @@ class Handler:
             self.checks[name] = check
 
     def serve(self, sub: str, query: Mapping[str, list[str]]) -> tuple[int, bytes]:
+        """Status code and body for the check path ``sub`` ("" for all) and the query (``verbose``, ``exclude``)."""
         with self._lock:
             checks = dict(self.checks)
         if sub:

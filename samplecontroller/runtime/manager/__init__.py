@@ -48,7 +48,10 @@ log = get_logger("runtime.manager")
 
 
 class Runnable(Protocol):
-    def start(self, stop: threading.Event) -> None: ...
+    """Anything the Manager runs: ``start(stop)`` blocks until ``stop`` is set (or fails by raising)."""
+
+    def start(self, stop: threading.Event) -> None:
+        """Run until ``stop`` is set; an exception stops the whole Manager."""
 
 
 class LeaderElectionLostError(RuntimeError):
@@ -159,12 +162,15 @@ class Manager:
     # -- accessors -----------------------------------------------------------------------
 
     def get_client(self) -> Client:
+        """The shared client: reads from the Manager's cache, writes to the API server."""
         return self.client
 
     def get_cache(self) -> Cache:
+        """The shared cache (one informer per type, started with the Manager)."""
         return self.cache
 
     def get_scheme(self) -> Scheme:
+        """The scheme the Manager was built with."""
         return self.scheme
 
     def get_api_reader(self) -> Client:
@@ -211,9 +217,11 @@ class Manager:
             self._run(runnable, stop)
 
     def add_healthz_check(self, name: str, check: healthz.Checker) -> None:
+        """Add a liveness check ``check() -> None`` (raises to fail) served at ``/healthz`` and ``/healthz/<name>``."""
         self.healthz.add(name, check)
 
     def add_readyz_check(self, name: str, check: healthz.Checker) -> None:
+        """Add a readiness check ``check() -> None`` (raises to fail) served at ``/readyz`` and ``/readyz/<name>``."""
         self.readyz.add(name, check)
 
     def cache_synced_check(self) -> None:

@@ -16,10 +16,16 @@ from samplecontroller.runtime.event import CreateEvent, DeleteEvent, GenericEven
 
 
 class Predicate(Protocol):
-    def create(self, e: CreateEvent) -> bool: ...
-    def update(self, e: UpdateEvent) -> bool: ...
-    def delete(self, e: DeleteEvent) -> bool: ...
-    def generic(self, e: GenericEvent) -> bool: ...
+    """Decides per event whether it reaches the event handler (controller-runtime's ``predicate.Predicate``)."""
+
+    def create(self, e: CreateEvent) -> bool:
+        """True to pass a create event on."""
+    def update(self, e: UpdateEvent) -> bool:
+        """True to pass an update event on."""
+    def delete(self, e: DeleteEvent) -> bool:
+        """True to pass a delete event on."""
+    def generic(self, e: GenericEvent) -> bool:
+        """True to pass a generic event on."""
 
 
 class Funcs:
@@ -32,15 +38,19 @@ class Funcs:
         self._create, self._update, self._delete, self._generic = create, update, delete, generic
 
     def create(self, e: CreateEvent) -> bool:
+        """The ``create`` function's answer; True without one."""
         return self._create is None or self._create(e)
 
     def update(self, e: UpdateEvent) -> bool:
+        """The ``update`` function's answer; True without one."""
         return self._update is None or self._update(e)
 
     def delete(self, e: DeleteEvent) -> bool:
+        """The ``delete`` function's answer; True without one."""
         return self._delete is None or self._delete(e)
 
     def generic(self, e: GenericEvent) -> bool:
+        """The ``generic`` function's answer; True without one."""
         return self._generic is None or self._generic(e)
 
 
@@ -118,15 +128,19 @@ class LabelSelectorPredicate:
         return obj is not None and self.selector.matches(meta.get_labels(obj))
 
     def create(self, e: CreateEvent) -> bool:
+        """True when the created object's labels match."""
         return self._match(e.object)
 
     def update(self, e: UpdateEvent) -> bool:
+        """True when the new object's labels match."""
         return self._match(e.object_new)
 
     def delete(self, e: DeleteEvent) -> bool:
+        """True when the deleted object's labels match."""
         return self._match(e.object)
 
     def generic(self, e: GenericEvent) -> bool:
+        """True when the event's object's labels match."""
         return self._match(e.object)
 
 
@@ -189,6 +203,7 @@ def or_(*preds: Predicate) -> Predicate:
 
 
 def not_(pred: Predicate) -> Predicate:
+    """Passes exactly the events ``pred`` drops."""
     return _Not(pred)
 
 

@@ -37,6 +37,7 @@ class Result:
     requeue_after: float = 0.0
 
     def is_zero(self) -> bool:
+        """True when the result asks for nothing (no requeue, no requeue-after)."""
         return not self.requeue and self.requeue_after <= 0
 
 
@@ -63,7 +64,12 @@ def is_terminal(err: BaseException) -> bool:
 class Reconciler(Protocol):
     """Anything with ``reconcile(request) -> Result``."""
 
-    def reconcile(self, request: Request) -> Result: ...
+    def reconcile(self, request: Request) -> Result:
+        """Make the world match the object named by ``request``; raise to retry with backoff.
+
+        Called again for the same request only after this call returned; must give the same outcome when
+        called twice (level-based).
+        """
 
 
 class Func:
@@ -73,6 +79,7 @@ class Func:
         self.fn = fn
 
     def reconcile(self, request: Request) -> Result:
+        """Call the function; ``None`` means ``Result()``."""
         return self.fn(request) or Result()
 
 

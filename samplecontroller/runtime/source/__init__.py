@@ -27,8 +27,12 @@ log = get_logger("runtime.source")
 
 
 class Source(Protocol):
-    def start(self, queue: Queue, stop: threading.Event | None = None) -> None: ...
-    def wait_for_sync(self, timeout: float | None = None) -> bool: ...
+    """Where a controller's events come from (controller-runtime's ``source.Source``)."""
+
+    def start(self, queue: Queue, stop: threading.Event | None = None) -> None:
+        """Begin delivering events, as requests on ``queue``, until ``stop``. Called once."""
+    def wait_for_sync(self, timeout: float | None = None) -> bool:
+        """True once the source has delivered its initial state (False on timeout)."""
 
 
 class _InformerLike(Protocol):
@@ -45,16 +49,19 @@ class EventHandlerAdapter:
         self.predicates = predicates
 
     def on_add(self, obj: Any, is_in_initial_list: bool) -> None:
+        """A ``CreateEvent`` to the handler if every predicate passes it."""
         e = CreateEvent(obj, is_in_initial_list)
         if all(p.create(e) for p in self.predicates):
             self.handler.create(e, self.queue)
 
     def on_update(self, old: Any, new: Any) -> None:
+        """An ``UpdateEvent`` to the handler if every predicate passes it."""
         e = UpdateEvent(old, new)
         if all(p.update(e) for p in self.predicates):
             self.handler.update(e, self.queue)
 
     def on_delete(self, obj: Any) -> None:
+        """A ``DeleteEvent`` (``delete_state_unknown`` for a tombstone) to the handler if every predicate passes it."""
         unknown = isinstance(obj, DeletedFinalStateUnknown)
         if unknown:
             obj = obj.obj
@@ -75,15 +82,18 @@ class Informer:
         self._started = threading.Event()
 
     def start(self, queue: Queue, stop: threading.Event | None = None) -> None:
+        """Register the handler with the informer; RuntimeError when started twice."""
         if self._started.is_set():
             raise RuntimeError("a source can be started only once")
         self._registration = self.informer.add_event_handler(EventHandlerAdapter(self.handler, queue, self.predicates))
         self._started.set()
 
     def has_synced(self) -> bool:
+        """True once the handler has been given the informer's initial list."""
         return self._registration is not None and bool(self._registration.has_synced())
 
     def wait_for_sync(self, timeout: float | None = None) -> bool:
+        """Wait (at most ``timeout`` seconds) until ``has_synced``; False on timeout."""
         if not self._started.wait(timeout):
             return False
         return wait_for_cache_sync(self.has_synced, timeout=timeout, poll_interval=0.02)
@@ -111,6 +121,7 @@ class Channel:
         self._thread: threading.Thread | None = None
 
     def start(self, queue: Queue, stop: threading.Event | None = None) -> None:
+        """Start the thread that reads the channel; RuntimeError when started twice."""
         if self._thread is not None:
             raise RuntimeError("a source can be started only once")
         stop_event = stop or threading.Event()
@@ -131,6 +142,7 @@ class Channel:
                 log.error("Channel source handler failed", error=f"{type(err).__name__}: {err}")
 
     def wait_for_sync(self, timeout: float | None = None) -> bool:
+        """Always True: a channel has no initial state."""
         return True
 
 
@@ -141,9 +153,11 @@ class Func:
         self.fn = fn
 
     def start(self, queue: Queue, stop: threading.Event | None = None) -> None:
+        """Call the function with ``queue`` and the stop event."""
         self.fn(queue, stop or threading.Event())
 
     def wait_for_sync(self, timeout: float | None = None) -> bool:
+        """Always True."""
         return True
 
 

@@ -74,6 +74,7 @@ class Server:
         self.bound_port = 0
 
     def need_leader_election(self) -> bool:
+        """False: the webhook server answers on every replica."""
         return False
 
     def register(self, path: str, handler: Handler | ConversionWebhook) -> None:

@@ -1,0 +1,85 @@
+"""MkDocs hook: the API reference pages, one per public module, and the docstring check.
+
+The pages are generated at build time from ``public_api.modules`` (nothing is written to the
+source tree): each renders the module's own public names with mkdocstrings and links the names it
+re-exports to the module that defines them. The build fails (``PluginError``) when a public name
+has no docstring and is not in ``undocumented.txt`` (the names that lacked one when the check was
+introduced, to be emptied), and when a name listed there has one or no longer exists (so that list
+only shrinks).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.exceptions import PluginError
+from mkdocs.structure.files import File, Files
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # mkdocs loads hooks by path
+
+from docs.hooks import public_api
+
+HERE = Path(__file__).parent
+BASELINE = HERE / "undocumented.txt"
+_modules: list[public_api.Module] = []
+
+
+def baseline() -> set[str]:
+    """The names allowed to lack a docstring for now (one dotted path a line, # comments)."""
+    lines = BASELINE.read_text().splitlines() if BASELINE.exists() else []
+    return {line.strip() for line in lines if line.strip() and not line.startswith("#")}
+
+
+def check(package: Any) -> list[str]:
+    """The problems: public names without a docstring outside the baseline, stale baseline entries."""
+    missing = set(public_api.missing_docstrings(package))
+    allowed = baseline()
+    problems = [f"{path}: public name without a docstring" for path in sorted(missing - allowed)]
+    problems += [f"{path}: listed in docs/hooks/undocumented.txt but documented or gone: remove the line"
+                 for path in sorted(allowed - missing)]
+    return problems
+
+
+def page_uri(module: str) -> str:
+    """Where a module's reference page is."""
+    return f"reference/{module}.md"
+
+
+def on_config(config: MkDocsConfig) -> MkDocsConfig:
+    """Check the docstrings and put the reference pages into the navigation."""
+    package = public_api.load()
+    problems = check(package)
+    if problems:
+        raise PluginError("API reference: " + "; ".join(problems))
+    _modules[:] = public_api.modules(package)
+    sections: dict[str, list[Any]] = {}
+    for module in _modules:
+        title = module.path.removeprefix(public_api.PACKAGE + ".")
+        sections.setdefault(module.section, []).append({title: page_uri(module.path)})
+    reference = [{"Overview": "reference/index.md"}, *({title: pages} for title, pages in sections.items())]
+    for item in config.nav or []:
+        if isinstance(item, dict) and "API reference" in item:
+            item["API reference"] = reference
+    return config
+
+
+def _render(module: public_api.Module) -> str:
+    lines = [f"# `{module.path}`", ""]
+    own = module.own
+    lines += [f"::: {module.path}", "    options:", "      show_root_heading: false",
+              "      show_root_toc_entry: false", f"      members: {own!r}" if own else "      members: false", ""]
+    if module.reexported:
+        lines += ["", "## Re-exported here", "",
+                  "Defined in another module and importable from this one:", ""]
+        lines += [f"- [`{name}`][{target}]" for name, target in sorted(module.reexported.items())]
+    return "\n".join(lines) + "\n"
+
+
+def on_files(files: Files, config: MkDocsConfig) -> Files:
+    """Add one generated page per public module."""
+    for module in _modules:
+        files.append(File.generated(config, page_uri(module.path), content=_render(module)))
+    return files
