@@ -123,6 +123,7 @@ class Resource:
         return f"/{prefix}-{self.group.replace('.', '-')}-{self.version}-{self.kind.lower()}"
 
     def same_kind(self, other: Resource) -> bool:
+        """Whether ``other`` is another version (or the same version) of this kind."""
         return (self.group, self.kind) == (other.group, other.kind)
 
     @property

@@ -149,6 +149,12 @@ class WebhookInstallOptions:
         return out
 
     def rewrite_conversion(self, conversion: dict[str, Any]) -> dict[str, Any]:
+        """A copy of a CRD's ``spec.conversion`` whose webhook points at the local server.
+
+        A ``strategy: Webhook`` gets this server's ``url`` and CA in place of its ``service``
+        (and ``conversionReviewVersions`` v1, v1beta1 when unset); any other strategy is
+        returned unchanged. The argument is never modified.
+        """
         out = copy.deepcopy(conversion)
         if out.get("strategy") == "Webhook":
             webhook = out.setdefault("webhook", {})
