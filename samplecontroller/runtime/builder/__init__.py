@@ -7,6 +7,8 @@
 - ``watches(T or source, handler, *predicates)``: any type (from the cache) or a ready source.
 - ``with_event_filter(p)``: a predicate applied to every for_/owns/watches(T) event.
 - ``with_options(controller.Options)``, ``named(name)``.
+- Read your own writes (``runtime.consistency``): on unless ``controller.Options.read_your_writes``
+  or, when that is None, the manager's ``Options.read_your_writes`` turns it off.
 - ``complete(reconciler)`` builds the controller and adds it to the manager (``build`` also
   returns it). ValueError when nothing is watched, when no name can be derived (no ``for_`` and no
   ``named``), when ``for_`` is called twice or when the name is already used in this manager.
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from samplecontroller.runtime.consistency import ReadYourWrites
 from samplecontroller.runtime.controller import Controller, Options
 from samplecontroller.runtime.handler import EnqueueRequestForObject, EnqueueRequestForOwner, EventHandler
 from samplecontroller.runtime.predicate import Predicate
@@ -95,6 +98,7 @@ class Builder:
                              "(use named())")
         cache = self.mgr.get_cache()
         ctrl = Controller(name, reconciler, self._options)
+        ctrl.observe_writes(cache, self._read_your_writes())
         filters = tuple(self._filters)
         if self._for is not None:
             model, preds = self._for
@@ -108,6 +112,14 @@ class Builder:
             ctrl.watch(src)
         used.add(name)
         return ctrl
+
+    def _read_your_writes(self) -> ReadYourWrites:
+        """The controller's read-your-writes options, else the manager's (default: on)."""
+        if self._options.read_your_writes is not None:
+            return self._options.read_your_writes
+        mgr_options = getattr(self.mgr, "options", None)
+        found = getattr(mgr_options, "read_your_writes", None)
+        return found if isinstance(found, ReadYourWrites) else ReadYourWrites()
 
     def complete(self, reconciler: Reconciler) -> Controller:
         ctrl = self.build(reconciler)

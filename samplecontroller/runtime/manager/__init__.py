@@ -42,6 +42,7 @@ from samplecontroller.runtime import metrics as runtime_metrics
 from samplecontroller.runtime.cache import DEFAULT_SYNC_PERIOD, Cache, ClientFor
 from samplecontroller.runtime.cache import Options as CacheOptions
 from samplecontroller.runtime.client import Client
+from samplecontroller.runtime.consistency import ReadYourWrites
 from samplecontroller.wait import with_cancel
 
 log = get_logger("runtime.manager")
@@ -84,6 +85,8 @@ class Options:
     webhook_port: int = 9443
     webhook_host: str = ""
     webhook_cert_dir: str = ""
+    # read your own writes for every controller built on this manager (runtime.consistency)
+    read_your_writes: ReadYourWrites = field(default_factory=ReadYourWrites)
 
 
 def _needs_leader(r: Any) -> bool:
