@@ -7,6 +7,8 @@
 - ``watches(T or source, handler, *predicates)``: any type (from the cache) or a ready source.
 - ``with_event_filter(p)``: a predicate applied to every for_/owns/watches(T) event.
 - ``with_options(controller.Options)``, ``named(name)``.
+- Each reconcile's ``reconcile.context.current()`` has the retry count and a logger that posts
+  Events (through the manager's recorder for this controller) about the ``for_`` object.
 - Read your own writes (``runtime.consistency``): on unless ``controller.Options.read_your_writes``
   or, when that is None, the manager's ``Options.read_your_writes`` turns it off.
 - ``complete(reconciler)`` builds the controller and adds it to the manager (``build`` also
@@ -16,6 +18,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from samplecontroller.runtime.consistency import ReadYourWrites
@@ -23,6 +26,7 @@ from samplecontroller.runtime.controller import Controller, Options
 from samplecontroller.runtime.handler import EnqueueRequestForObject, EnqueueRequestForOwner, EventHandler
 from samplecontroller.runtime.predicate import Predicate
 from samplecontroller.runtime.reconcile import Reconciler
+from samplecontroller.runtime.reconcile.context import Contexts
 from samplecontroller.runtime.source import Kind, Source
 
 _names_by_manager: dict[int, set[str]] = {}
@@ -99,6 +103,8 @@ class Builder:
         cache = self.mgr.get_cache()
         ctrl = Controller(name, reconciler, self._options)
         ctrl.observe_writes(cache, self._read_your_writes())
+        ctrl.contexts = Contexts(name, for_type=self._for[0] if self._for is not None else None, cache=cache,
+                                 recorder=self._recorder(name))
         filters = tuple(self._filters)
         if self._for is not None:
             model, preds = self._for
@@ -120,6 +126,13 @@ class Builder:
         mgr_options = getattr(self.mgr, "options", None)
         found = getattr(mgr_options, "read_your_writes", None)
         return found if isinstance(found, ReadYourWrites) else ReadYourWrites()
+
+    def _recorder(self, name: str) -> Callable[[], Any] | None:
+        """The manager's EventRecorder for this controller, made on first use."""
+        get = getattr(self.mgr, "get_event_recorder_for", None)
+        if get is None:
+            return None
+        return lambda: get(name)
 
     def complete(self, reconciler: Reconciler) -> Controller:
         ctrl = self.build(reconciler)

@@ -43,6 +43,7 @@ from samplecontroller.rest import TransportError
 from samplecontroller.runtime import metrics as runtime_metrics
 from samplecontroller.runtime.consistency import ObservedWrites, ReadYourWrites
 from samplecontroller.runtime.reconcile import Reconciler, Request, Result, is_terminal
+from samplecontroller.runtime.reconcile.context import Contexts
 from samplecontroller.runtime.source import Source
 from samplecontroller.wait import Context, with_cancel
 from samplecontroller.workqueue import (
@@ -105,6 +106,7 @@ class Controller:
         self._errors = self.metrics.reconcile_errors.labels(name)
         self._conflicts = self.metrics.reconcile_conflicts.labels(name)
         self.observed_writes: ObservedWrites | None = None  # read your own writes: observe_writes
+        self.contexts = Contexts(name)  # reconcile.context.current(): retries, logger (the builder adds more)
 
     def observe_writes(self, cache: Any, options: ReadYourWrites) -> None:
         """Hold each request back until ``cache`` has observed its previous reconcile's writes
@@ -216,7 +218,8 @@ class Controller:
             return  # the cache has not observed this request's last writes; it comes back when it has
         started = time.monotonic()
         try:
-            with writes.reconciling(item) if writes is not None else contextlib.nullcontext():
+            with self.contexts.entered(item, self.queue.num_requeues(item)), \
+                    writes.reconciling(item) if writes is not None else contextlib.nullcontext():
                 result = self.reconciler.reconcile(item)
         except Exception as err:
             self._on_error(item, err)

@@ -196,7 +196,8 @@ class Manager:
         with self._lock:
             if self._broadcaster is None:
                 self._broadcaster = record.new_broadcaster()
-                self._broadcaster.start_structured_logging()
+                # each Event at debug, as controller-runtime's recorder (V(1)): not every Event twice at info
+                self._broadcaster.start_structured_logging("debug")
                 if self.rest is not None:
                     self._broadcaster.start_recording_to_sink(record.ResourceEventSink.for_rest_client(self.rest))
             return self._broadcaster.new_recorder(name)
