@@ -5,7 +5,7 @@ server in its own process: N parent ConfigMaps created at once (each followed by
 from another writer: "bursts"), an operator that creates one child per parent with
 ``generateName`` and then marks the parent. For each operator shape, child kind and setting,
 printed per 1,000 parents: duplicate children, extra writes (beyond one child and one mark per
-parent), 409 Conflicts, reconciles, requests held back by the guard and bound hits (timeouts),
+parent), 409 Conflicts, reconciles, requests held back by the guard, their mean wait and the bound hits (timeouts),
 p50/p99 latency from a parent's creation to the reconcile that marked it, and the wall time until
 every parent is marked and the controller is idle.
 
@@ -42,6 +42,12 @@ def _metric(name: str, controller: str) -> float:
     return REGISTRY.get_sample_value(name, {"controller": controller}) or 0.0
 
 
+def _mean_wait(controller: str) -> float:
+    """The mean time a held-back request waited for the cache (0 when none was held)."""
+    n = _metric("controller_runtime_read_your_writes_wait_seconds_count", controller)
+    return _metric("controller_runtime_read_your_writes_wait_seconds_sum", controller) / n if n else 0.0
+
+
 def run(rest: Any, operator: type[Any], child: type[Any], on: bool, parents: int, bursts: int,
         workers: int) -> dict[str, float]:
     ns = f"bench-{next(_ns)}"
@@ -55,6 +61,7 @@ def run(rest: Any, operator: type[Any], child: type[Any], on: bool, parents: int
         "reconciles": out.counts.reconciles * per,
         "held": _metric("controller_runtime_read_your_writes_deferred_total", name) * per,
         "timeouts": _metric("controller_runtime_read_your_writes_timeouts_total", name),
+        "wait_ms": _mean_wait(name) * 1000,
         "p50": out.latency(0.5) * 1000, "p99": out.latency(0.99) * 1000, "seconds": out.seconds,
     }
 
@@ -66,9 +73,10 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=4)
     ap.add_argument("--repeat", type=int, default=1)
     args = ap.parse_args()
-    cols = ["dups", "extra", "409", "reconciles", "held", "timeouts", "p50", "p99", "seconds"]
+    cols = ["dups", "extra", "409", "reconciles", "held", "wait_ms", "timeouts", "p50", "p99", "seconds"]
     print(f"{args.parents} parents, {args.workers} workers; counts per 1,000 parents; latency in ms "
-          "(parent created -> marked); timeouts = bound hits (total)")
+          "(parent created -> marked); wait_ms = mean time a held request waited for the cache; "
+          "timeouts = bound hits (total)")
     header = f"{'operator':<20} {'child':<10} {'bursts':>6} {'ryow':<4} " + " ".join(f"{c:>10}" for c in cols)
     print(header)
     print("-" * len(header))

@@ -62,9 +62,9 @@ def test_one_child_per_parent_over_many_runs(rest: Any, apiserver: Any, operator
 def test_without_the_guard_the_stale_parent_gets_a_second_child(rest: Any, ns: str) -> None:
     """The defect itself (and that the switch turns the guard off): the child's ADDED event
     re-enqueues the parent before the cache has its annotation."""
-    out = children.run_scenario(rest, ns, children.AnnotateAfterCreate, parents=60, bursts=0, workers=4,
+    out = children.run_scenario(rest, ns, children.AnnotateAfterCreate, parents=60, bursts=3, workers=4,
                                 child=Secret, read_your_writes=False)
-    assert out.duplicates > 0
+    assert out.duplicates > 0  # typically most of the 60 (bench_ryow.py)
 
 
 # -- the recorder -----------------------------------------------------------------------------

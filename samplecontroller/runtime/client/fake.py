@@ -34,6 +34,10 @@ reconcilers depend on:
 - ``dry_run=True`` writes store nothing and return the object as given (as controller-runtime's
   fake; the server would also default and validate it).
 
+Writes are recorded for read-your-own-writes exactly as the real client's (``runtime.consistency``):
+``Manager(None, scheme=SCHEME, client_for=fake_client.client_for)`` runs controllers over this
+tracker with a real cache, and each key waits for its writes as it would against a server.
+
 There is no defaulting, validation, admission, garbage collection or field ownership: use the
 embedded API server (``samplecontroller.apiserver.testing``) for those. ``client.fake`` (the
 ``FakeClientsetBase``) records every call as an ``Action``.
