@@ -24,6 +24,10 @@ warning names the writes not seen. ``controller_runtime_read_your_writes_deferre
 the hand-outs held back and ``controller_runtime_read_your_writes_wait_seconds`` how long a held
 key waited.
 
+``hold``, ``reconciling`` and ``expect`` never block (an async controller can call them from its
+event loop; ``reconciling`` is a ContextVar, so it follows one asyncio task); released requests are
+added to the queue from informer threads and the deadline thread (the queue must be thread-safe).
+
 Within one reconcile the cache still lags its own writes (a list right after a create may not
 show it): this guards the next reconcile, as KEP-5647 does, not each read (controller-runtime's
 read-your-own-write client). Writes through anything but the runtime client (a typed clientset,

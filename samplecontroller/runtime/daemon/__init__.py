@@ -36,7 +36,7 @@ Contract (both run on the leader only, from when the Manager's cache has synced)
   ``controller_runtime_daemon_runs_total{result}`` (daemon: ``returned``/``error``; timer:
   ``success``/``error``), ``controller_runtime_daemons_abandoned_total``.
 
-Only threads today: a ``Context`` and its ``stopped`` event are what an asyncio task would get too
+One thread per running daemon or timer (fine for hundreds of objects). Only threads today: a ``Context`` and its ``stopped`` event are what an asyncio task would get too
 (``_Worker`` is the one place that starts and joins; an async variant replaces it).
 """
 
