@@ -157,8 +157,13 @@ def test_already_observed_writes_do_not_hold() -> None:
     informer = FakeInformer()
     informer.store["ns/a"] = obj("a", "9")
     writes = ObservedWrites("ryow-unit-3", FakeCache(informer), 30)
+    stop = threading.Event()
+    writes.start(ListQueue(), stop)
     writes.expect(Request("ns", "a"), [write("a", "8"), write("gone", "", deleted=True)])
-    assert not writes.hold(Request("ns", "a"))
+    assert writes.pending(Request("ns", "a")) == [] and not writes.hold(Request("ns", "a"))
+    writes.expect(Request("ns", "b"), [write("a", "10")])  # newer than the cache: held
+    assert writes.hold(Request("ns", "b"))
+    stop.set()
 
 
 def test_a_delete_is_observed_when_the_object_leaves_the_cache_or_is_marked() -> None:
@@ -198,8 +203,9 @@ def test_the_bound_reconciles_anyway_with_a_metric_and_a_warning(caplog: pytest.
 
 
 def test_what_the_cache_cannot_show_is_not_waited_for(fake: Any) -> None:
-    c, cache, _stop = fake
+    c, cache, stop = fake
     writes = ObservedWrites("ryow-unit-6", cache, 30)
+    writes.start(ListQueue(), stop)
     req = Request("ns", "p")
     with writes.reconciling(req):
         c.create(Secret(metadata=ObjectMeta(name="hidden", namespace="ns", labels={"app": "y"})))  # outside app=x
@@ -207,8 +213,9 @@ def test_what_the_cache_cannot_show_is_not_waited_for(fake: Any) -> None:
     assert writes.pending(req) == [] and not writes.hold(req)
     opaque = FakeInformer()
     w = ObservedWrites("ryow-unit-7", FakeCache(opaque), 30)
+    w.start(ListQueue(), stop)
     w.expect(req, [write("p", "not-a-number")])
-    assert not w.hold(req)
+    assert w.pending(req) == [] and not w.hold(req)
 
 
 def rtclient_foo() -> Any:

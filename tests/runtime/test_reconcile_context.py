@@ -133,8 +133,8 @@ def test_events_reach_the_api_server_and_the_recorder_logs_them_at_debug(
         assert mgr.elected().wait(10)
         Clientset(rest).core_v1().configmaps(ns).create(ConfigMap(metadata=ObjectMeta(name="c", namespace=ns)))
         events = wait_for(lambda: [e for e in Clientset(rest).core_v1().events(ns).list().items
-                                   if e.reason == "Greeted"], what="the Event")
-        assert events[0].involved_object.name == "c" and events[0].type == "Normal"
+                                   if e.reason == "Greeted" and e.involved_object.name == "c"], what="the Event")
+        assert events[0].type == "Normal" and events[0].involved_object.kind == "ConfigMap"
         assert events[0].message == "Hello from the reconcile"
         occurred = wait_for(lambda: [r for r in caplog.records if r.getMessage() == "Event occurred"],
                             what="the recorder's line")

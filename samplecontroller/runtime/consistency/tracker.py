@@ -211,7 +211,7 @@ class ObservedWrites:
         added back to the queue when they are observed or the bound passes). False: go ahead."""
         with self._lock:
             pending = self._pending.get(request)
-            if pending is None:
+            if pending is None or self._queue is None:  # not started: nothing could bring it back
                 return False
             now = self.clock.now()
             if now < pending.deadline:
