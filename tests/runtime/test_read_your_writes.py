@@ -344,3 +344,76 @@ class FakeCache:
 
     def selectors_for(self, model: type[Any]) -> tuple[str | None, str | None]:
         return None, None
+
+
+# -- per key, bounded: a controller over a fake client whose Secrets reach the cache late ----------
+
+
+class WritesASecret:
+    """Reconciling "a" writes a Secret (which the cache sees late); "b" writes nothing."""
+
+    def __init__(self, c: rtclient.Client) -> None:
+        self.client = c
+        self.calls: list[tuple[str, float, int]] = []  # (name, when, Secrets in the cache then)
+        self.lock = threading.Lock()
+
+    def reconcile(self, request: Request) -> Result:
+        cached = len(self.client.list(Secret, namespace=request.namespace))
+        with self.lock:
+            self.calls.append((request.name, time.monotonic(), cached))
+            n = sum(1 for c in self.calls if c[0] == request.name)
+        if request.name == "a":
+            self.client.create(Secret(metadata=ObjectMeta(name=f"a-{n}", namespace=request.namespace)))
+        return Result()
+
+    def names(self) -> list[str]:
+        with self.lock:
+            return [c[0] for c in self.calls]
+
+
+def start_fake(delay: float, timeout: float, name: str) -> tuple[Any, WritesASecret, threading.Event]:
+    fake_client = ClientBuilder().with_scheme(SCHEME).with_watch_delay(delay, Secret).build()
+    mgr = new_manager(fake_client, Options(read_your_writes=ReadYourWrites(timeout=timeout)))
+    rec = WritesASecret(mgr.get_client())
+    builder.controller_managed_by(mgr).for_(ConfigMap).named(name).complete(rec)
+    mgr.get_cache().get_informer(Secret)
+    stop = threading.Event()
+    threading.Thread(target=mgr.start, args=(stop,), daemon=True).start()
+    assert mgr.elected().wait(10)
+    for n in ("a", "b"):
+        fake_client.create(cm(n))
+    wait_for(lambda: sorted(rec.names()) == ["a", "b"], what="the first reconciles")
+    for n in ("a", "b"):
+        fake_client.patch(cm(n), rtclient.RawPatch("application/merge-patch+json", {"data": {"x": "1"}}))
+    return fake_client, rec, stop
+
+
+def test_only_the_key_that_wrote_waits_and_it_then_sees_its_write() -> None:
+    _, rec, stop = start_fake(0.5, 30, "ryow-per-key")
+    try:
+        wait_for(lambda: rec.names().count("a") == 2, what="a reconciled again")
+        with rec.lock:
+            b2 = [c for c in rec.calls if c[0] == "b"][1]
+            a2 = [c for c in rec.calls if c[0] == "a"][1]
+        assert b2[1] < a2[1], "b waited for a's write"
+        assert a2[2] == 1, "a was reconciled before the cache had its Secret"
+        assert value("controller_runtime_read_your_writes_deferred_total", "ryow-per-key") >= 1
+        assert value("controller_runtime_read_your_writes_timeouts_total", "ryow-per-key") == 0
+    finally:
+        stop.set()
+
+
+def test_past_the_bound_the_key_is_reconciled_anyway(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="runtime.consistency")
+    _, rec, stop = start_fake(2.0, 0.3, "ryow-bound")
+    try:
+        wait_for(lambda: rec.names().count("a") == 2, what="a reconciled again")
+        with rec.lock:
+            a1, a2 = [c for c in rec.calls if c[0] == "a"]
+        assert a2[1] - a1[1] >= 0.25 and a2[2] == 0  # held for the bound, then run on the stale cache
+        assert value("controller_runtime_read_your_writes_timeouts_total", "ryow-bound") == 1
+        warnings = [vars(r)["kv"] for r in caplog.records if "did not observe" in r.getMessage()]
+        assert len(warnings) == 1 and warnings[0]["not_observed"].startswith("secrets ns/a-1 (rv=")
+        assert warnings[0]["request"] == "ns/a" and warnings[0]["controller"] == "ryow-bound"
+    finally:
+        stop.set()
