@@ -389,7 +389,7 @@ def start_fake(delay: float, timeout: float, name: str) -> tuple[Any, WritesASec
 
 
 def test_only_the_key_that_wrote_waits_and_it_then_sees_its_write() -> None:
-    _, rec, stop = start_fake(0.5, 30, "ryow-per-key")
+    _, rec, stop = start_fake(1.0, 30, "ryow-per-key")
     try:
         wait_for(lambda: rec.names().count("a") == 2, what="a reconciled again")
         with rec.lock:
