@@ -79,8 +79,8 @@ def test_an_operator_failure_is_raised_at_exit_or_kept(rest: Any) -> None:
 
     mgr = Manager(rest, scheme=SCHEME)
     mgr.add(runnable_func(boom))
-    with pytest.raises(RuntimeError, match="the runnable broke"), OperatorRunner(mgr):
-        pass
+    with pytest.raises(RuntimeError, match="the runnable broke"), OperatorRunner(mgr) as failing:
+        wait_for(lambda: not failing.running, what="the manager stopped by its failure")
     mgr2 = Manager(rest, scheme=SCHEME)
     mgr2.add(runnable_func(boom))
     with OperatorRunner(mgr2, reraise=False) as runner:
