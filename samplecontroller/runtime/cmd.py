@@ -36,10 +36,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import contextvars
 import functools
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +52,8 @@ from samplecontroller.logs import get_logger
 from samplecontroller.runtime import healthz
 from samplecontroller.runtime.manager import ListenError, Manager, Options
 
-__all__ = ["LOCAL_PORT", "Setup", "UserError", "add_flags", "main", "new_manager", "parse_flags", "run"]
+__all__ = ["LOCAL_PORT", "Controls", "Setup", "UserError", "add_flags", "controlled", "main", "new_manager",
+           "parse_flags", "run"]
 
 log = get_logger("cmd")
 
@@ -61,6 +64,34 @@ Setup = Callable[[Manager, argparse.Namespace], None]
 
 class UserError(Exception):
     """A mistake the user can fix; printed as one line."""
+
+
+# -- in-process control (samplecontroller.testing.runner) ---------------------------------------
+
+
+@dataclass
+class Controls:
+    """How a test runner drives ``main`` in its own process: ``main`` then stops on ``stop``
+    instead of signals, leaves logging to the runner, and ``run`` hands over its ``manager``
+    (``manager_built`` is set then)."""
+
+    stop: threading.Event = field(default_factory=threading.Event)
+    manager: Manager | None = None
+    manager_built: threading.Event = field(default_factory=threading.Event)
+    errors: list[str] = field(default_factory=list)
+
+
+_controls: contextvars.ContextVar[Controls | None] = contextvars.ContextVar("samplecontroller_cmd_controls",
+                                                                           default=None)
+
+
+def controlled(controls: Controls, fn: Callable[[], Any]) -> Any:
+    """Call ``fn()`` with ``controls`` in force for the ``main``/``run`` it calls (in this thread)."""
+    ctx = contextvars.copy_context()
+    ctx.run(_controls.set, controls)
+    return ctx.run(fn)
+
+# -- end in-process control ---------------------------------------------------------------------
 
 
 def _seconds(value: str) -> float:
@@ -233,6 +264,10 @@ def run(args: argparse.Namespace, stop: threading.Event, *, name: str, scheme: S
         mgr.add_healthz_check("ping", healthz.ping)
         mgr.add_readyz_check("informers", mgr.cache_synced_check)
         setup(mgr, args)
+        controls = _controls.get()
+        if controls is not None:
+            controls.manager = mgr
+            controls.manager_built.set()
         log.info("Starting manager", name=name)
         try:
             mgr.start(stop)
@@ -251,21 +286,33 @@ def main(argv: Sequence[str] | None = None, *, prog: str, name: str, scheme: Sch
     from samplecontroller import logs, signals
 
     args = parse_flags(argv, prog=prog, name=name, crds=crds, webhooks=webhooks, description=description)
+    controls = _controls.get()
     try:
-        logs.setup(logs.parse_level(args.log_level))
+        level = logs.parse_level(args.log_level)
+        if controls is None:
+            logs.setup(level)
     except ValueError as err:
-        print(f"{prog}: error: {err}", file=sys.stderr)
-        return 1
-    stop = signals.setup_signal_handler()
+        return _error(f"{prog}: error: {err}", controls)
+    # a test runner (samplecontroller.testing.runner) stops it instead of signals
+    stop = controls.stop if controls is not None else signals.setup_signal_handler()
 
     def body() -> int:
         try:
             return run(args, stop, name=name, scheme=scheme, setup=setup)
         except UserError as err:
-            print(f"{prog}: error: {err}", file=sys.stderr)
-            return 1
+            return _error(f"{prog}: error: {err}", controls)
+
+    if controls is not None:
+        return body()
 
     try:
         return signals.run_handling_signals(body)
     except KeyboardInterrupt:
         return 1
+
+
+def _error(line: str, controls: Controls | None) -> int:
+    print(line, file=sys.stderr)
+    if controls is not None:
+        controls.errors.append(line)
+    return 1

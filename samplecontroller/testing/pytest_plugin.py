@@ -38,6 +38,9 @@ Fixtures:
 - ``kubectl`` (session): ``kubectl(*args, binary=None, stdin=None, check=False, server=None)`` runs
   kubectl with a private HOME and cache dir against the shared server; skips when kubectl is
   missing (fails instead under ``CI=true``).
+
+To run an operator (a Manager, or a whole ``main``) inside a test against this server, with its
+logs captured and a clean stop at the end, use ``samplecontroller.testing.runner.OperatorRunner``.
 """
 
 from __future__ import annotations

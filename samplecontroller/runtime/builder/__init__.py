@@ -7,6 +7,10 @@
 - ``watches(T or source, handler, *predicates)``: any type (from the cache) or a ready source.
 - ``with_event_filter(p)``: a predicate applied to every for_/owns/watches(T) event.
 - ``with_options(controller.Options)``, ``named(name)``.
+- Each reconcile's ``reconcile.context.current()`` has the retry count and a logger that posts
+  Events (through the manager's recorder for this controller) about the ``for_`` object.
+- Read your own writes (``runtime.consistency``): on unless ``controller.Options.read_your_writes``
+  or, when that is None, the manager's ``Options.read_your_writes`` turns it off.
 - ``complete(reconciler)`` builds the controller and adds it to the manager (``build`` also
   returns it). ValueError when nothing is watched, when no name can be derived (no ``for_`` and no
   ``named``), when ``for_`` is called twice or when the name is already used in this manager.
@@ -14,12 +18,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from samplecontroller.runtime.consistency import ReadYourWrites
 from samplecontroller.runtime.controller import Controller, Options
 from samplecontroller.runtime.handler import EnqueueRequestForObject, EnqueueRequestForOwner, EventHandler
 from samplecontroller.runtime.predicate import Predicate
 from samplecontroller.runtime.reconcile import Reconciler
+from samplecontroller.runtime.reconcile.context import Contexts
 from samplecontroller.runtime.source import Kind, Source
 
 _names_by_manager: dict[int, set[str]] = {}
@@ -112,6 +119,9 @@ class Builder:
                              "(use named())")
         cache = self.mgr.get_cache()
         ctrl = Controller(name, reconciler, self._options)
+        ctrl.observe_writes(cache, self._read_your_writes())
+        ctrl.contexts = Contexts(name, for_type=self._for[0] if self._for is not None else None, cache=cache,
+                                 recorder=self._recorder(name))
         filters = tuple(self._filters)
         if self._for is not None:
             model, preds = self._for
@@ -125,6 +135,21 @@ class Builder:
             ctrl.watch(src)
         used.add(name)
         return ctrl
+
+    def _read_your_writes(self) -> ReadYourWrites:
+        """The controller's read-your-writes options, else the manager's (default: on)."""
+        if self._options.read_your_writes is not None:
+            return self._options.read_your_writes
+        mgr_options = getattr(self.mgr, "options", None)
+        found = getattr(mgr_options, "read_your_writes", None)
+        return found if isinstance(found, ReadYourWrites) else ReadYourWrites()
+
+    def _recorder(self, name: str) -> Callable[[], Any] | None:
+        """The manager's EventRecorder for this controller, made on first use."""
+        get = getattr(self.mgr, "get_event_recorder_for", None)
+        if get is None:
+            return None
+        return lambda: get(name)
 
     def complete(self, reconciler: Reconciler) -> Controller:
         """``build`` the controller and add it to the manager (it starts with the manager); return it."""

@@ -163,6 +163,18 @@ class Cache:
                     self._start_group(group, self._stop)
             return group
 
+    def existing_informer(self, model: type[T]) -> InformerGroup[T] | None:
+        """The informer of ``model`` if one was created (never creates one)."""
+        with self._lock:
+            return self._groups.get(model)
+
+    def selectors_for(self, model: type[Any]) -> tuple[str | None, str | None]:
+        """The (label, field) selectors ``model``'s informer lists and watches with."""
+        opts = self.options.by_object.get(model, ByObject())
+        label_sel = opts.label_selector if opts.label_selector is not None else self.options.default_label_selector
+        field_sel = opts.field_selector if opts.field_selector is not None else self.options.default_field_selector
+        return label_sel, field_sel
+
     def _new_group(self, model: type[Any]) -> InformerGroup[Any]:
         try:
             info = self.scheme.info_for(model)
@@ -172,8 +184,7 @@ class Cache:
         namespaces = list(opts.namespaces if opts.namespaces is not None else self.options.namespaces)
         if not info.namespaced or not namespaces:
             namespaces = [""]
-        label_sel = opts.label_selector if opts.label_selector is not None else self.options.default_label_selector
-        field_sel = opts.field_selector if opts.field_selector is not None else self.options.default_field_selector
+        label_sel, field_sel = self.selectors_for(model)
         transform = opts.transform or self.options.default_transform
 
         def tweak(o: ListOptions) -> None:

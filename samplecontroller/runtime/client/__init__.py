@@ -15,6 +15,10 @@
   ``create_or_update``, ``create_or_patch``, and, re-exported from ``apimachinery.finalizers``,
   ``add_finalizer``, ``remove_finalizer``, ``contains_finalizer``.
 API errors are ``samplecontroller.apimachinery.errors`` exceptions.
+
+Inside a reconcile every successful write (not dry runs, not ``delete_all_of``) is recorded for
+read-your-own-writes (``runtime.consistency``): the controller does not reconcile that key again
+until its cache has observed them.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ from samplecontroller.client.types import (
     ResourceInfo,
 )
 from samplecontroller.runtime._gvk import gvk_for_type
+from samplecontroller.runtime.consistency import recorder
 
 T = TypeVar("T")
 ClientFor = Callable[[ResourceInfo[Any], "str | None"], Any]
@@ -214,12 +219,20 @@ class Client:
     def create(self, obj: T, *, dry_run: bool = False, field_owner: str | None = None) -> T:
         """Create ``obj`` on the server and return what the server stored (AlreadyExistsError if it exists)."""
         created: T = self._resource(obj).create(obj, dry_run=dry_run, field_manager=field_owner or self.field_owner)
-        return created
+        return self._written(obj, created, dry_run)
 
     def update(self, obj: T, *, dry_run: bool = False, field_owner: str | None = None) -> T:
         """Replace the object (its resourceVersion must be current, else ConflictError)."""
         updated: T = self._resource(obj).update(obj, dry_run=dry_run, field_manager=field_owner or self.field_owner)
-        return updated
+        return self._written(obj, updated, dry_run)
+
+    # -- read your own writes (runtime.consistency) -------------------------------------
+    def _written(self, obj: Any, result: T, dry_run: bool) -> T:
+        """Record ``result`` (the server's answer to a write of ``obj``) in the reconcile's recording."""
+        if not dry_run and recorder.active():
+            recorder.record_write(self.info_for_object(obj), result)
+        return result
+    # -- end read your own writes --------------------------------------------------------
 
     def patch(self, obj: T, patch: Patch, *, dry_run: bool = False, field_owner: str | None = None) -> T:
         """Patch ``obj`` on the server with ``patch`` (``MergeFrom``, ``StrategicMergeFrom``, ``Apply``, ``RawPatch``); return the result."""
@@ -230,10 +243,10 @@ class Client:
         if isinstance(patch, Apply):
             applied: T = res.apply(obj, field_manager=patch.field_owner, force=patch.force, subresource=subresource,
                                    dry_run=dry_run)
-            return applied
+            return self._written(obj, applied, dry_run)
         patched: T = res.patch(meta.get_name(obj), patch.data(obj), patch.type, subresource=subresource,
                                field_manager=field_owner or self.field_owner, dry_run=dry_run)
-        return patched
+        return self._written(obj, patched, dry_run)
 
     def apply(self, obj: T, *, field_owner: str | None = None, force: bool = False, dry_run: bool = False) -> T:
         """Server-side apply ``obj`` as ``field_owner`` (default: the client's); ``force`` takes over conflicting fields."""
@@ -249,6 +262,8 @@ class Client:
         self._resource(obj).delete(meta.get_name(obj), propagation_policy=propagation_policy,
                                    preconditions=preconditions, grace_period_seconds=grace_period_seconds,
                                    dry_run=dry_run)
+        if not dry_run and recorder.active():
+            recorder.record_delete(self.info_for_object(obj), obj)
 
     def delete_all_of(self, model: type[Any], *, namespace: str | None = None,
                       label_selector: str | Mapping[str, str] | None = None,
@@ -276,7 +291,7 @@ class StatusWriter:
         """Replace the object's status (resourceVersion must be current, else ConflictError)."""
         res = self.client._resource(obj)
         updated: T = res.update_status(obj, dry_run=dry_run, field_manager=field_owner or self.client.field_owner)
-        return updated
+        return self.client._written(obj, updated, dry_run)
 
     def patch(self, obj: T, patch: Patch, *, dry_run: bool = False, field_owner: str | None = None) -> T:
         """Patch the object's status with ``patch``."""

@@ -8,6 +8,7 @@
               .with_objects(foo, deployment)            # seeded as they are (status included)
               .with_status_subresource(Foo)             # optional, see below
               .with_interceptor_funcs(Funcs(update=...))
+              .with_watch_delay(0.05, Foo)              # optional: caches over it lag 50 ms
               .build())
     FooReconciler(client, FakeRecorder()).reconcile(Request("ns", "foo"))
     assert client.get(Foo, "ns", "foo").status.available_replicas == 1
@@ -34,6 +35,13 @@ reconcilers depend on:
 - ``dry_run=True`` writes store nothing and return the object as given (as controller-runtime's
   fake; the server would also default and validate it).
 
+Writes are recorded for read-your-own-writes exactly as the real client's (``runtime.consistency``):
+``with_watch_delay(seconds, *types)`` makes the watch events of those types (all when none is
+given) reach caches ``seconds`` late, to reproduce a lagging cache on purpose.
+``new_manager(fake_client)`` (``Manager(None, scheme=..., client_for=fake_client.client_for)``)
+runs controllers over this tracker with a real cache, and each key waits for its writes as it
+would against a server (``Options(read_your_writes=ReadYourWrites(enabled=False))`` turns it off).
+
 There is no defaulting, validation, admission, garbage collection or field ownership: use the
 embedded API server (``samplecontroller.apiserver.testing``) for those. ``client.fake`` (the
 ``FakeClientsetBase``) records every call as an ``Action``.
@@ -42,7 +50,10 @@ embedded API server (``samplecontroller.apiserver.testing``) for those. ``client
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Mapping, Sequence
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 from samplecontroller.apimachinery import conditions, errors, labels, meta, objects
@@ -57,7 +68,7 @@ from samplecontroller.testing import (
     ObjectTracker,
 )
 
-__all__ = ["ClientBuilder", "FakeClient", "IndexFunc"]
+__all__ = ["ClientBuilder", "FakeClient", "IndexFunc", "new_manager"]
 
 T = TypeVar("T")
 IndexFunc = Callable[[Any], Sequence[str]]
@@ -118,8 +129,23 @@ class _FinalizingTracker(ObjectTracker):
 
 
 class _FakeResource(FakeResourceClient[Any, Any]):
-    """A FakeResourceClient whose status writes need a status subresource and whose delete
-    checks preconditions."""
+    """A FakeResourceClient whose status writes need a status subresource, whose delete
+    checks preconditions, and whose watch may lag (``watch_delay``)."""
+
+    def __init__(self, fake: FakeClientsetBase, info: ResourceInfo[Any], namespace: str | None = None, *,
+                 register_status_subresource: bool = True, watch_delay: float = 0.0) -> None:
+        super().__init__(fake, info, namespace, register_status_subresource=register_status_subresource)
+        self.watch_delay = watch_delay
+
+    def watch(self, *, resource_version: str | None = None, label_selector: str | None = None,
+              field_selector: str | None = None, allow_watch_bookmarks: bool = False,
+              timeout_seconds: int | None = None, send_initial_events: bool | None = None,
+              resource_version_match: str | None = None) -> Any:
+        w = super().watch(resource_version=resource_version, label_selector=label_selector,
+                          field_selector=field_selector, allow_watch_bookmarks=allow_watch_bookmarks,
+                          timeout_seconds=timeout_seconds, send_initial_events=send_initial_events,
+                          resource_version_match=resource_version_match)
+        return _DelayedWatch(w, self.watch_delay) if self.watch_delay > 0 else w
 
     def _needs_status(self, subresource: str | None) -> None:
         if subresource == "status" and self.gvr not in self.fake.tracker.status_subresources:
@@ -154,18 +180,47 @@ class _FakeResource(FakeResourceClient[Any, Any]):
         super().delete(name, propagation_policy=propagation_policy)
 
 
+class _DelayedWatch:
+    """Delivers each event of ``inner`` ``delay`` seconds after it happened (a lagging cache)."""
+
+    def __init__(self, inner: Any, delay: float) -> None:
+        self.inner = inner
+        self.delay = delay
+        self._events: queue.Queue[tuple[float, Any] | None] = queue.Queue()
+        threading.Thread(target=self._pump, name="fake-delayed-watch", daemon=True).start()
+
+    def _pump(self) -> None:
+        try:
+            for event in self.inner:
+                self._events.put((time.monotonic() + self.delay, event))
+        finally:
+            self._events.put(None)
+
+    def __iter__(self) -> Iterator[Any]:
+        while (item := self._events.get()) is not None:
+            due, event = item
+            time.sleep(max(0.0, due - time.monotonic()))
+            yield event
+
+    def stop(self) -> None:
+        self.inner.stop()
+
+
 class FakeClient(Client):
     """The runtime Client over an ObjectTracker (build one with ``ClientBuilder``)."""
 
     def __init__(self, fake: FakeClientsetBase, *, scheme: Scheme, field_owner: str | None = None,
-                 indexes: Mapping[tuple[type[Any], str], IndexFunc] | None = None) -> None:
+                 indexes: Mapping[tuple[type[Any], str], IndexFunc] | None = None,
+                 watch_delays: Mapping[str, float] | None = None) -> None:
         self.fake = fake
         self.tracker = fake.tracker
         self.indexes = dict(indexes or {})
+        self.watch_delays = dict(watch_delays or {})  # resource ("" = every resource) -> seconds
         super().__init__(self._resource_client, None, scheme=scheme, field_owner=field_owner)
 
     def _resource_client(self, info: ResourceInfo[Any], namespace: str | None) -> _FakeResource:
-        return _FakeResource(self.fake, info, namespace, register_status_subresource=False)
+        delay = self.watch_delays.get(info.group_resource, self.watch_delays.get("", 0.0))
+        return _FakeResource(self.fake, info, namespace, register_status_subresource=False, watch_delay=delay)
 
     def create(self, obj: T, *, dry_run: bool = False, field_owner: str | None = None) -> T:
         return obj if dry_run else super().create(obj, field_owner=field_owner)
@@ -216,6 +271,7 @@ class ClientBuilder:
         self._funcs: Funcs | None = None
         self._field_owner: str | None = None
         self._indexes: dict[tuple[type[Any], str], IndexFunc] = {}
+        self._watch_delays: dict[type[Any] | None, float] = {}
 
     def with_scheme(self, scheme: Scheme) -> ClientBuilder:
         """The Scheme that maps model types to resources (required)."""
@@ -241,6 +297,16 @@ class ClientBuilder:
     def with_index(self, model: type[Any], field: str, extract: IndexFunc) -> ClientBuilder:
         """A field index for ``list(model, matching_fields={field: value})``."""
         self._indexes[(model, field)] = extract
+        return self
+
+    def with_watch_delay(self, seconds: float, *types: type[Any]) -> ClientBuilder:
+        """Watch events of ``types`` (every type when none is given) reach caches built over the
+        client ``seconds`` late: a lagging cache, on purpose. Reads through the client itself
+        are never late."""
+        if seconds < 0:
+            raise ValueError("a watch delay must not be negative")
+        for t in types or (None,):
+            self._watch_delays[t] = seconds
         return self
 
     def with_field_owner(self, field_owner: str) -> ClientBuilder:
@@ -279,8 +345,18 @@ class ClientBuilder:
             data.setdefault("apiVersion", info.api_version)
             data.setdefault("kind", info.kind)
             tracker.add(GroupVersionResource(info.group, info.version, info.resource), data)
+        delays = {("" if t is None else self._info(scheme, t).group_resource): s
+                  for t, s in self._watch_delays.items()}
         client: Client = FakeClient(FakeClientsetBase(tracker), scheme=scheme, field_owner=self._field_owner,
-                                    indexes=self._indexes)
+                                    indexes=self._indexes, watch_delays=delays)
         if self._funcs is not None:
             client = new_client(client, self._funcs)
         return client
+
+
+def new_manager(client: Client, options: Any = None) -> Any:
+    """A ``runtime.manager.Manager`` (``options``: its ``Options``) whose cache and client work on
+    ``client``'s objects: controllers, informers and read-your-own-writes without an API server."""
+    from samplecontroller.runtime.manager import Manager
+
+    return Manager(None, options, scheme=client.scheme, client_for=client.client_for)

@@ -21,10 +21,15 @@ API errors (``StatusError``), transport errors (``OSError``/``TransportError``) 
 as an error, and the worker lives on; without it the worker dies and ``start`` re-raises it
 after stopping the controller.
 A request is never reconciled by two workers at once (the queue guarantees it).
+
+Read your own writes (``runtime.consistency``, on by default through the builder): a request whose
+previous reconcile wrote something the cache has not shown yet is held back (not reconciled, not
+counted) until it has, or until ``ReadYourWrites.timeout``; other requests go on.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 import traceback
@@ -36,7 +41,9 @@ from samplecontroller.apimachinery.errors import AlreadyExistsError, ConflictErr
 from samplecontroller.logs import get_logger
 from samplecontroller.rest import TransportError
 from samplecontroller.runtime import metrics as runtime_metrics
+from samplecontroller.runtime.consistency import ObservedWrites, ReadYourWrites
 from samplecontroller.runtime.reconcile import Reconciler, Request, Result, is_terminal
+from samplecontroller.runtime.reconcile.context import Contexts
 from samplecontroller.runtime.source import Source
 from samplecontroller.wait import Context, with_cancel
 from samplecontroller.workqueue import (
@@ -61,6 +68,8 @@ class Options:
     rate_limiter: RateLimiter[Any] | None = None
     need_leader_election: bool = True
     shutdown_timeout: float = 30.0
+    # None: the manager's (runtime.manager.Options.read_your_writes), applied by the builder
+    read_your_writes: ReadYourWrites | None = None
 
 
 class SourceSyncError(RuntimeError):
@@ -96,6 +105,13 @@ class Controller:
                         for r in ("success", "error", "requeue", "requeue_after")}
         self._errors = self.metrics.reconcile_errors.labels(name)
         self._conflicts = self.metrics.reconcile_conflicts.labels(name)
+        self.observed_writes: ObservedWrites | None = None  # read your own writes: observe_writes
+        self.contexts = Contexts(name)  # reconcile.context.current(): retries, logger (the builder adds more)
+
+    def observe_writes(self, cache: Any, options: ReadYourWrites) -> None:
+        """Hold each request back until ``cache`` has observed its previous reconcile's writes
+        (``runtime.consistency``); nothing when ``options.enabled`` is False. Before ``start``."""
+        self.observed_writes = ObservedWrites(self.name, cache, options.timeout) if options.enabled else None
 
     def need_leader_election(self) -> bool:
         """The ``need_leader_election`` option: True (the default) runs the controller only on the leader."""
@@ -132,6 +148,8 @@ class Controller:
             for src in sources:
                 src.start(self.queue, stop)
         log.info("Starting Controller", controller=self.name)
+        if self.observed_writes is not None:
+            self.observed_writes.start(self.queue, stop)
         try:
             self._wait_for_sources(sources, stop)
             if stop.is_set():
@@ -196,9 +214,14 @@ class Controller:
             log.error("Queue item was not a Request", controller=self.name, item=repr(item))
             self.queue.forget(item)
             return
+        writes = self.observed_writes
+        if writes is not None and writes.hold(item):
+            return  # the cache has not observed this request's last writes; it comes back when it has
         started = time.monotonic()
         try:
-            result = self.reconciler.reconcile(item)
+            with self.contexts.entered(item, self.queue.num_requeues(item)), \
+                    writes.reconciling(item) if writes is not None else contextlib.nullcontext():
+                result = self.reconciler.reconcile(item)
         except Exception as err:
             self._on_error(item, err)
             return

@@ -42,6 +42,7 @@ from samplecontroller.runtime import metrics as runtime_metrics
 from samplecontroller.runtime.cache import DEFAULT_SYNC_PERIOD, Cache, ClientFor
 from samplecontroller.runtime.cache import Options as CacheOptions
 from samplecontroller.runtime.client import Client
+from samplecontroller.runtime.consistency import ReadYourWrites
 from samplecontroller.wait import with_cancel
 
 log = get_logger("runtime.manager")
@@ -87,6 +88,8 @@ class Options:
     webhook_port: int = 9443
     webhook_host: str = ""
     webhook_cert_dir: str = ""
+    # read your own writes for every controller built on this manager (runtime.consistency)
+    read_your_writes: ReadYourWrites = field(default_factory=ReadYourWrites)
 
 
 def _needs_leader(r: Any) -> bool:
@@ -199,7 +202,8 @@ class Manager:
         with self._lock:
             if self._broadcaster is None:
                 self._broadcaster = record.new_broadcaster()
-                self._broadcaster.start_structured_logging()
+                # each Event at debug, as controller-runtime's recorder (V(1)): not every Event twice at info
+                self._broadcaster.start_structured_logging("debug")
                 if self.rest is not None:
                     self._broadcaster.start_recording_to_sink(record.ResourceEventSink.for_rest_client(self.rest))
             return self._broadcaster.new_recorder(name)

@@ -1,0 +1,372 @@
+"""Per-object daemons and timers (kopf's ``@kopf.daemon`` and ``@kopf.timer``).
+
+    from samplecontroller.runtime import daemon
+
+    def watch_pressure(d: daemon.Context) -> None:      # one thread per matching object
+        while not d.stopped.is_set():
+            d.logger.info("pressure", value=d.object.spec.pressure)   # the latest cached version
+            d.sleep(10)                                  # True once it should stop
+
+    daemon.add_daemon(mgr, Tank, watch_pressure, when=lambda t: t.spec.monitored,
+                      cancellation_timeout=5, finalizer="example.com/pressure-daemon")
+    daemon.add_timer(mgr, Tank, lambda d: check(d.object), interval=30, idle=10, initial_delay=5)
+
+Contract (both run on the leader only, from when the Manager's cache has synced):
+
+- A daemon starts for each object of the type (in the cache's namespaces) that matches ``when``
+  (default: all) and is not being deleted. It is asked to stop (``Context.stopped`` is set) when the
+  object is deleted or marked for deletion, stops matching ``when``, or the Manager stops. It
+  then has ``cancellation_timeout`` seconds to return; after that it is abandoned (a warning, a
+  metric; a Python thread cannot be killed) and its finalizer released.
+- ``fn(ctx)`` returning ends that object's daemon (it is not started again for that object
+  until the Manager restarts, as kopf). ``fn`` raising is logged with the traceback and
+  ``fn`` is called again after ``backoff`` seconds, unless it was asked to stop.
+- A timer calls ``fn(ctx)`` every ``interval`` seconds (never two calls at once for one object,
+  the interval counted from the end of the previous call), first after ``initial_delay``; with
+  ``idle``, only once the object has not changed for ``idle`` seconds. An exception is logged and
+  the next tick comes as usual. Timers stop as daemons do (their ``cancellation_timeout`` bounds
+  the wait for a call in progress).
+- ``finalizer`` (optional, daemons and timers): added to the object when its daemon starts, removed once
+  the daemon has stopped (or been abandoned), so a deletion waits for the daemon. Objects that are
+  deleted while no daemon runs (the operator was down) have the finalizer removed at once.
+- ``Context``: ``object`` (the latest version the cache has delivered), ``request``
+  (namespace/name), ``stopped`` (an Event), ``sleep(seconds)`` (returns True early once stopped),
+  ``logger`` (a ``reconcile.context.ObjectLogger``: ``[ns/name]`` lines, ``event=`` posts an Event).
+- Metrics (label ``daemon``, the name): ``controller_runtime_daemons_running`` (gauge),
+  ``controller_runtime_daemon_runs_total{result}`` (daemon: ``returned``/``error``; timer:
+  ``success``/``error``), ``controller_runtime_daemons_abandoned_total``.
+
+One thread per running daemon or timer (fine for hundreds of objects). Only threads today: a ``Context`` and its ``stopped`` event are what an asyncio task would get too
+(``_Worker`` is the one place that starts and joins; an async variant replaces it).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from prometheus_client import Counter, Gauge
+
+from samplecontroller.apimachinery import errors, meta
+from samplecontroller.apimachinery.finalizers import add_finalizer, contains_finalizer, remove_finalizer
+from samplecontroller.cache import DeletedFinalStateUnknown
+from samplecontroller.logs import get_logger
+from samplecontroller.runtime.client import MergeFrom
+from samplecontroller.runtime.reconcile import Request
+from samplecontroller.runtime.reconcile.context import ObjectLogger
+
+log = get_logger("runtime.daemon")
+
+__all__ = ["Context", "ObjectDaemons", "add_daemon", "add_timer"]
+
+DaemonFunc = Callable[["Context"], Any]
+
+
+class _Metrics:
+    def __init__(self) -> None:
+        self.running = Gauge("controller_runtime_daemons_running", "Per-object daemons and timers running",
+                             ["daemon"])
+        self.runs = Counter("controller_runtime_daemon_runs", "Daemon and timer calls that ended, by result",
+                            ["daemon", "result"])
+        self.abandoned = Counter("controller_runtime_daemons_abandoned",
+                                 "Daemons that did not stop within their cancellation timeout", ["daemon"])
+
+
+_metrics: _Metrics | None = None
+_metrics_lock = threading.Lock()
+
+
+def _get_metrics() -> _Metrics:
+    global _metrics
+    with _metrics_lock:
+        if _metrics is None:
+            _metrics = _Metrics()
+        return _metrics
+
+
+class Context:
+    """What a daemon or timer function gets (see the module docstring)."""
+
+    def __init__(self, request: Request, obj: Any, logger: ObjectLogger) -> None:
+        self.request = request
+        self.stopped = threading.Event()
+        self.logger = logger
+        self._object = obj
+        self._lock = threading.Lock()
+        self.changed_at = time.monotonic()
+
+    @property
+    def object(self) -> Any:
+        with self._lock:
+            return self._object
+
+    def _update(self, obj: Any) -> None:
+        with self._lock:
+            if meta.get_resource_version(obj) != meta.get_resource_version(self._object):
+                self.changed_at = time.monotonic()
+            self._object = obj
+
+    def sleep(self, seconds: float) -> bool:
+        """Wait ``seconds``; True (at once) when the daemon should stop."""
+        return self.stopped.wait(seconds) if seconds > 0 else self.stopped.is_set()
+
+
+@dataclass
+class _Spec:
+    name: str
+    model: type[Any]
+    fn: DaemonFunc
+    when: Callable[[Any], bool] | None
+    initial_delay: float
+    cancellation_timeout: float
+    finalizer: str | None
+    backoff: float
+    interval: float | None = None  # a timer
+    idle: float = 0.0
+
+
+@dataclass
+class _Worker:
+    """One object's daemon or timer thread."""
+
+    ctx: Context
+    thread: threading.Thread | None = None
+    done: threading.Event = field(default_factory=threading.Event)
+
+
+class ObjectDaemons:
+    """A Manager runnable running ``spec``'s daemon or timer per matching object."""
+
+    def __init__(self, mgr: Any, spec: _Spec) -> None:
+        self.mgr = mgr
+        self.spec = spec
+        self._lock = threading.Lock()
+        self._workers: dict[Request, _Worker] = {}
+        self._stopping: set[Request] = set()
+        self._ended: set[Request] = set()
+        self._stop: threading.Event | None = None
+        m = _get_metrics()
+        self._running = m.running.labels(spec.name)
+        self._runs = {r: m.runs.labels(spec.name, r) for r in ("returned", "error", "success")}
+        self._abandoned = m.abandoned.labels(spec.name)
+        self._recorder: Callable[[], Any] | None = (
+            (lambda: mgr.get_event_recorder_for(spec.name)) if hasattr(mgr, "get_event_recorder_for") else None)
+
+    def need_leader_election(self) -> bool:
+        return True
+
+    def start(self, stop: threading.Event) -> None:
+        """Watch the type and run daemons until ``stop``; then stop them all (bounded)."""
+        self._stop = stop
+        informer = self.mgr.get_cache().get_informer(self.spec.model)
+        reg = informer.add_event_handler(self, 0)
+        log.info("Starting daemons", daemon=self.spec.name, kind=self.spec.model.__name__)
+        stop.wait()
+        del reg
+        with self._lock:
+            requests = list(self._workers)
+        threads = [threading.Thread(target=self._stop_worker, args=(r, False), daemon=True) for r in requests]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(self.spec.cancellation_timeout + 5)
+        log.info("All daemons stopped", daemon=self.spec.name)
+
+    # -- informer events ------------------------------------------------------------------------
+
+    def on_add(self, obj: Any, is_in_initial_list: bool) -> None:
+        self._sync(obj)
+
+    def on_update(self, old: Any, new: Any) -> None:
+        self._sync(new)
+
+    def on_delete(self, obj: Any) -> None:
+        if isinstance(obj, DeletedFinalStateUnknown):
+            obj = obj.obj
+        request = Request(meta.get_namespace(obj), meta.get_name(obj))
+        with self._lock:
+            self._ended.discard(request)
+        self._stop_async(request, release=False)
+
+    def _sync(self, obj: Any) -> None:
+        if self._stop is not None and self._stop.is_set():
+            return
+        request = Request(meta.get_namespace(obj), meta.get_name(obj))
+        deleting = bool(meta.get_deletion_timestamp(obj))
+        wanted = not deleting and (self.spec.when is None or bool(self.spec.when(obj)))
+        with self._lock:
+            worker = self._workers.get(request)
+            if worker is not None:
+                worker.ctx._update(obj)
+            start = wanted and worker is None and request not in self._stopping and request not in self._ended
+            if start:
+                worker = self._new_worker(request, obj)
+        if start and worker is not None:
+            assert worker.thread is not None
+            worker.thread.start()
+        elif not wanted and worker is not None:
+            self._stop_async(request, release=True)
+        elif not wanted and self.spec.finalizer and contains_finalizer(obj, self.spec.finalizer):
+            with self._lock:
+                busy = request in self._stopping
+            if not busy:  # no daemon (it ended, or the operator was down): release the object now
+                threading.Thread(target=self._release, args=(request,), daemon=True).start()
+
+    def _new_worker(self, request: Request, obj: Any) -> _Worker:
+        logger = ObjectLogger(self.spec.name, request, recorder=self._recorder).bind(obj)
+        worker = _Worker(Context(request, obj, logger))
+        target = self._run_timer if self.spec.interval is not None else self._run_daemon
+        worker.thread = threading.Thread(target=self._run, args=(worker, target),
+                                         name=f"{self.spec.name}-{request}", daemon=True)
+        self._workers[request] = worker
+        return worker
+
+    # -- running one object's daemon --------------------------------------------------------------
+
+    def _run(self, worker: _Worker, target: Callable[[_Worker], None]) -> None:
+        self._running.inc()
+        try:
+            if self.spec.finalizer and not self._ensure_finalizer(worker.ctx):
+                return
+            if not worker.ctx.sleep(self.spec.initial_delay):
+                target(worker)
+        finally:
+            self._running.dec()
+            worker.done.set()
+            with self._lock:
+                if self._workers.get(worker.ctx.request) is worker and not worker.ctx.stopped.is_set():
+                    # returned on its own: not started again for this object
+                    del self._workers[worker.ctx.request]
+                    self._ended.add(worker.ctx.request)
+
+    def _run_daemon(self, worker: _Worker) -> None:
+        ctx = worker.ctx
+        while not ctx.stopped.is_set():
+            try:
+                self.spec.fn(ctx)
+            except Exception as err:
+                self._runs["error"].inc()
+                log.error(f"[{ctx.request}] Daemon failed; restarting after the backoff", daemon=self.spec.name,
+                          backoff=self.spec.backoff, error=f"{type(err).__name__}: {err}",
+                          traceback="".join(traceback.format_exception(err)))
+                if ctx.sleep(self.spec.backoff):
+                    return
+                continue
+            self._runs["returned"].inc()
+            return
+
+    def _run_timer(self, worker: _Worker) -> None:
+        ctx, spec = worker.ctx, self.spec
+        assert spec.interval is not None
+        while not ctx.stopped.is_set():
+            if spec.idle > 0:
+                quiet_for = time.monotonic() - ctx.changed_at
+                if quiet_for < spec.idle:
+                    if ctx.sleep(spec.idle - quiet_for):
+                        return
+                    continue
+            try:
+                spec.fn(ctx)
+                self._runs["success"].inc()
+            except Exception as err:
+                self._runs["error"].inc()
+                log.error(f"[{ctx.request}] Timer failed", daemon=spec.name, error=f"{type(err).__name__}: {err}",
+                          traceback="".join(traceback.format_exception(err)))
+            if ctx.sleep(spec.interval):
+                return
+
+    # -- stopping ---------------------------------------------------------------------------------
+
+    def _stop_async(self, request: Request, *, release: bool) -> None:
+        with self._lock:
+            if request not in self._workers or request in self._stopping:
+                return
+            self._stopping.add(request)
+        threading.Thread(target=self._stop_worker, args=(request, release), daemon=True).start()
+
+    def _stop_worker(self, request: Request, release: bool) -> None:
+        """Ask the daemon to stop, wait ``cancellation_timeout``, then release its finalizer."""
+        with self._lock:
+            worker = self._workers.get(request)
+            self._stopping.add(request)
+        try:
+            if worker is None:
+                return
+            worker.ctx.stopped.set()
+            if not worker.done.wait(self.spec.cancellation_timeout):
+                self._abandoned.inc()
+                log.warning(f"[{request}] Daemon did not stop within its cancellation timeout; abandoned",
+                            daemon=self.spec.name, timeout=self.spec.cancellation_timeout)
+            if release and self.spec.finalizer:
+                self._release(request)
+        finally:
+            with self._lock:
+                if self._workers.get(request) is worker:
+                    del self._workers[request]
+                self._stopping.discard(request)
+
+    # -- the finalizer ----------------------------------------------------------------------------
+
+    def _ensure_finalizer(self, ctx: Context) -> bool:
+        """Add the finalizer before the daemon runs; False when the object went away meanwhile."""
+        assert self.spec.finalizer is not None
+        return self._edit(ctx.request, lambda o: add_finalizer(o, self.spec.finalizer or ""), adding=True)
+
+    def _release(self, request: Request) -> None:
+        assert self.spec.finalizer is not None
+        self._edit(request, lambda o: remove_finalizer(o, self.spec.finalizer or ""), adding=False)
+
+    def _edit(self, request: Request, change: Callable[[Any], tuple[Any, bool]], *, adding: bool) -> bool:
+        reader, writer = self.mgr.get_api_reader(), self.mgr.get_client()
+        for _ in range(10):
+            try:
+                live = reader.get(self.spec.model, request.namespace, request.name)
+            except errors.NotFoundError:
+                return False
+            if adding and meta.get_deletion_timestamp(live):
+                return False
+            changed, needed = change(live)
+            if not needed:
+                return True
+            try:
+                writer.patch(changed, MergeFrom(live, optimistic_lock=True))
+                return True
+            except errors.ConflictError:
+                continue
+            except errors.NotFoundError:
+                return False
+        log.error(f"[{request}] Could not update the daemon's finalizer after 10 conflicts", daemon=self.spec.name)
+        return False
+
+
+def _add(mgr: Any, spec: _Spec) -> ObjectDaemons:
+    if spec.cancellation_timeout < 0 or spec.initial_delay < 0 or spec.backoff < 0:
+        raise ValueError("initial_delay, cancellation_timeout and backoff must not be negative")
+    runnable = ObjectDaemons(mgr, spec)
+    mgr.add(runnable)
+    return runnable
+
+
+def add_daemon(mgr: Any, model: type[Any], fn: DaemonFunc, *, name: str | None = None,
+               when: Callable[[Any], bool] | None = None, initial_delay: float = 0.0,
+               cancellation_timeout: float = 60.0, finalizer: str | None = None,
+               backoff: float = 60.0) -> ObjectDaemons:
+    """Run ``fn(ctx)`` on a thread per matching object of ``model`` (see the module docstring)."""
+    return _add(mgr, _Spec(name or str(getattr(fn, "__name__", "daemon")), model, fn, when, initial_delay,
+                           cancellation_timeout, finalizer, backoff))
+
+
+def add_timer(mgr: Any, model: type[Any], fn: DaemonFunc, *, interval: float, name: str | None = None,
+              when: Callable[[Any], bool] | None = None, idle: float = 0.0, initial_delay: float = 0.0,
+              cancellation_timeout: float = 60.0, finalizer: str | None = None) -> ObjectDaemons:
+    """Call ``fn(ctx)`` every ``interval`` seconds per matching object of ``model`` (see the module docstring)."""
+    if interval <= 0:
+        raise ValueError("a timer's interval must be positive")
+    if idle < 0:
+        raise ValueError("idle must not be negative")
+    return _add(mgr, _Spec(name or str(getattr(fn, "__name__", "timer")), model, fn, when, initial_delay,
+                           cancellation_timeout, finalizer, 0.0, interval, idle))

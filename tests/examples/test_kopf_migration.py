@@ -1,0 +1,115 @@
+"""The kopf migration guide (docs/guides/migrating-from-kopf.md): its snippets are regions of
+examples/kopf_migration.py and of this file, and this file runs them against the embedded server."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from samplecontroller.apimachinery import errors
+from samplecontroller.foo_reconciler import SCHEME
+from samplecontroller.kubernetes.apis.core.v1 import ConfigMap
+from samplecontroller.kubernetes.apis.meta.v1 import ObjectMeta
+from samplecontroller.kubernetes.clientset import Clientset
+from samplecontroller.runtime.manager import Manager, Options
+from samplecontroller.runtime.webhook.admission import ValidatingHandler
+from tests.examples.test_examples import load
+from tests.live import wait_for
+
+ROOT = Path(__file__).resolve().parents[2]
+GUIDE = ROOT / "docs" / "guides" / "migrating-from-kopf.md"
+SOURCES = [ROOT / "examples" / "kopf_migration.py", Path(__file__)]
+
+
+def test_the_operator_does_what_the_kopf_one_did(rest: Any, ns: str) -> None:
+    demo = load("kopf_migration")
+    cms = Clientset(rest).core_v1().configmaps(ns)
+
+    def child_size() -> str | None:
+        try:
+            return (cms.get("p-child").data or {}).get("size")
+        except errors.NotFoundError:
+            return None
+
+    # [start:runner]
+    from samplecontroller.testing.runner import OperatorRunner  # kopf.testing.KopfRunner
+
+    mgr = Manager(rest, scheme=SCHEME, options=Options(namespaces=(ns,)))
+    demo.setup(mgr, audit_every=0.1)
+    with OperatorRunner(mgr) as runner:
+        cms.create(ConfigMap(metadata=ObjectMeta(name="p", namespace=ns, labels={"app": "demo"})))
+        wait_for(lambda: "data.size is missing" in runner.output, what="the permanent error")
+        cms.patch("p", {"data": {"size": "3"}})
+        wait_for(lambda: child_size() == "3", what="the adopted child")
+        # ... the daemon, the timer, the index and the deletion, below
+        check_the_rest(demo, mgr, cms, ns)
+    assert runner.exit_code == 0 and runner.exception is None
+    assert "Reconciler error (terminal, not requeued)" in runner.output
+    # [end:runner]
+    assert runner.output.count("data.size is not set yet; retrying") == 3  # three retries first
+    assert f"[{ns}/p] Child created" in runner.output
+
+
+def check_the_rest(demo: Any, mgr: Manager, cms: Any, ns: str) -> None:
+    wait_for(lambda: demo.sizes_seen.get("p") == "3", what="the daemon seeing the latest version")
+    wait_for(lambda: "p" in demo.audits, what="the timer")
+    wait_for(lambda: [c.metadata.name for c in demo.children_of(mgr.get_client(), ns, "p")] == ["p-child"],
+             what="the index")
+    events = Clientset(mgr.rest).core_v1().events(ns)
+    wait_for(lambda: [e for e in events.list().items if e.reason == "ChildSynced"], what="the Event")
+    cms.delete("p")
+    wait_for(lambda: "p" in demo.cleaned_up, what="the on-delete cleanup")
+    wait_for(lambda: _gone(cms, "p"), what="the parent deleted once cleaned up")
+
+
+def _gone(cms: Any, name: str) -> bool:
+    try:
+        cms.get(name)
+    except errors.NotFoundError:
+        return True
+    return False
+
+
+def review(size: str) -> dict[str, Any]:
+    obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "namespace": "ns"},
+           "data": {"size": size}}
+    return {"uid": "u1", "operation": "CREATE", "object": obj, "kind": {"group": "", "version": "v1", "kind": "ConfigMap"}}
+
+
+def test_the_validator_denies_and_warns(rest: Any) -> None:
+    demo = load("kopf_migration")
+    handler = ValidatingHandler(ConfigMap, demo.SizeValidator())
+    denied = handler.handle(review("big"))
+    assert not denied["allowed"] and "data.size must be a number, not 'big'" in denied["status"]["message"]
+    warned = handler.handle(review("200"))
+    assert warned["allowed"] and warned["warnings"] == ["sizes above 100 are slow"]
+    mgr = Manager(rest, scheme=SCHEME)
+    demo.setup(mgr, webhooks=True)
+    assert "/validate-core-v1-configmap" in mgr.get_webhook_server()._handlers
+
+
+# -- the guide shows exactly these files' regions -------------------------------------------------
+
+MARK = re.compile(r"<!-- snippet: (?P<file>[\w/.]+)#(?P<name>[\w-]+) -->\n```python\n(?P<code>.*?)```", re.S)
+
+
+def regions(path: Path) -> dict[str, str]:
+    text = path.read_text()
+    found = {}
+    for m in re.finditer(r"# \[start:(?P<name>[\w-]+)\]\n(?P<code>.*?)[ \t]*# \[end:(?P=name)\]", text, re.S):
+        found[m["name"]] = textwrap.dedent(m["code"])
+    return found
+
+
+def test_every_snippet_in_the_guide_is_a_tested_region() -> None:
+    guide = GUIDE.read_text()
+    shown = {(m["file"], m["name"]): m["code"] for m in MARK.finditer(guide)}
+    assert guide.count("```python") == len(shown), "a python block without a <!-- snippet: --> marker"
+    expected = {(str(src.relative_to(ROOT)), name): code for src in SOURCES for name, code in regions(src).items()}
+    assert set(shown) == set(expected), "the guide and the regions differ"
+    for key, code in expected.items():
+        assert shown[key] == code, f"{key[0]}#{key[1]} differs from the guide"
+    for link in re.findall(r"\]\((?!https?:)([^)#]+)", guide):
+        assert (GUIDE.parent / link).exists(), f"broken relative link {link}"
