@@ -157,6 +157,7 @@ class ObjectDaemons:
             (lambda: mgr.get_event_recorder_for(spec.name)) if hasattr(mgr, "get_event_recorder_for") else None)
 
     def need_leader_election(self) -> bool:
+        """Always true: daemons and timers act on objects, so they run only on the leader."""
         return True
 
     def start(self, stop: threading.Event) -> None:

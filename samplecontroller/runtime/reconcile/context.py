@@ -66,15 +66,19 @@ class ObjectLogger:
             self.event(event_type, event, msg)
 
     def debug(self, msg: str, **kv: Any) -> None:
+        """Log ``msg`` at debug, prefixed with ``[ns/name]``; never posts an Event."""
         self._line("debug", msg, None, NORMAL, kv)
 
     def info(self, msg: str, *, event: str | None = None, **kv: Any) -> None:
+        """Log ``msg`` at info, prefixed with ``[ns/name]``; with ``event=REASON`` also post a Normal Event."""
         self._line("info", msg, event, NORMAL, kv)
 
     def warning(self, msg: str, *, event: str | None = None, **kv: Any) -> None:
+        """Log ``msg`` at warning, prefixed with ``[ns/name]``; with ``event=REASON`` also post a Warning Event."""
         self._line("warning", msg, event, WARNING, kv)
 
     def error(self, msg: str, *, event: str | None = None, **kv: Any) -> None:
+        """Log ``msg`` at error, prefixed with ``[ns/name]``; with ``event=REASON`` also post a Warning Event."""
         self._line("error", msg, event, WARNING, kv)
 
     def event(self, event_type: str, reason: str, message: str) -> None:
