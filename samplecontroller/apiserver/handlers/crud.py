@@ -118,11 +118,9 @@ async def patch(scope: Scope, request: web.Request, t: RequestInfo, accept: Acce
                        f"the body of the request was in an unknown format - accepted media types include: "
                        f"{PATCH_JSON}, {PATCH_MERGE}, {PATCH_APPLY}"
                        + ("" if res.is_custom else f", {PATCH_STRATEGIC}"))
-    ri.check_write_options(request)
+    ri.check_write_options(request, ctype)
     raw = await ri.read_body(request)
     force = parse_bool(request.query["force"], "force") if "force" in request.query else False
-    if force and ctype != PATCH_APPLY:
-        raise bad_request("force is not allowed for non-apply patches")
     if t.subresource == "scale":
         return json_response(scale.patch_scale(scope.core, res, ns, name, ctype, raw, manager=ri.field_manager(request),
                                            dry_run=ri.dry_run(request)))
