@@ -46,6 +46,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--history-window", type=_positive_duration, default=75.0, metavar="DURATION",
                         help="how long watch history is kept (default 75s, as kube-apiserver's watch cache); "
                              "a watch from an older resourceVersion gets 410 Expired")
+    parser.add_argument("--api-audiences", default="", metavar="AUDIENCES",
+                        help="comma-separated audiences a service account token must name one of to authenticate "
+                             "(default: the issuer, as kube-apiserver's --api-audiences)")
     parser.add_argument("--crds", nargs="+", action="extend", default=[], metavar="DIR", type=Path,
                         help="install the CustomResourceDefinitions of every *.yaml file in DIR before serving "
                              "(repeatable)")
@@ -59,7 +62,8 @@ async def _serve(args: argparse.Namespace, crds: list[dict[str, Any]]) -> None:
     server = LocalAPIServer(data_dir=args.data_dir, simulate_deployments=args.simulate_deployments,
                             kubeconfig_path=Path(args.kubeconfig), port=args.port, bind=args.bind,
                             insecure_http=args.insecure_http, event_ttl=args.event_ttl,
-                            history_window=args.history_window)
+                            history_window=args.history_window,
+                            api_audiences=tuple(a for a in args.api_audiences.split(",") if a))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

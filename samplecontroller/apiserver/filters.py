@@ -35,10 +35,12 @@ PUBLIC_PATHS = {"/version", "/version/", "/healthz", "/livez", "/readyz"}
 
 
 class Credentials(Protocol):
-    """The server's token (read per request: it may be rotated), its request log and its store
-    (service accounts are looked up there)."""
+    """The server's token (read per request: it may be rotated), the audiences a service account
+    token must name one of, its request log and its store (service accounts and the objects
+    tokens are bound to are looked up there)."""
 
     token: str | None
+    api_audiences: tuple[str, ...]
     requests: deque[RequestRecord]
     store: Store
 
@@ -110,9 +112,9 @@ def with_authentication(credentials: Credentials) -> Middleware:
             request[authentication.USER_KEY] = authentication.ADMIN
             return await handler(request)
         auth = request.headers.get("Authorization", "")  # undecodable bytes arrive as surrogates
-        user = authentication.authenticate_bearer(token, auth[7:].strip()) if auth.startswith("Bearer ") else None
-        if user is not None and not authentication.service_account_current(credentials.store, user):
-            user = None  # the token's ServiceAccount was deleted (or recreated)
+        user = (authentication.authenticate_token(credentials.store, token, auth[7:].strip(),
+                                                  credentials.api_audiences)[0]
+                if auth.startswith("Bearer ") else None)
         if user is None:
             if path not in PUBLIC_PATHS:
                 credentials.requests.append(RequestRecord(request.headers.get("User-Agent", ""), "unauthorized", path))

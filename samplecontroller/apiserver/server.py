@@ -41,6 +41,7 @@ from samplecontroller.apiserver.controllers.eventttl import EventExpiry
 from samplecontroller.apiserver.core import Core
 from samplecontroller.apiserver.restmapper import RESTMapper
 from samplecontroller.apiserver.storage import Store
+from samplecontroller.apiserver.tokens import ISSUER
 from samplecontroller.apiserver.transport import HEADER_TIMEOUT, HeaderTimeoutSite
 from samplecontroller.apiserver.web import APIServerApp, RequestRecord
 from samplecontroller.tls import load_or_create, serving_material, write_private
@@ -95,7 +96,7 @@ class LocalAPIServer:
                  insecure_http: bool = False, token: str | None = None, history: int = 100_000,
                  bookmark_interval: float = 5.0, simulate_delay: float = 0.3, record_requests: int = 0,
                  event_ttl: float = 3600.0, history_window: float = 75.0,
-                 header_timeout: float = HEADER_TIMEOUT) -> None:
+                 header_timeout: float = HEADER_TIMEOUT, api_audiences: tuple[str, ...] = (ISSUER,)) -> None:
         self.data_dir = Path(data_dir) if data_dir is not None else None
         self.simulate_deployments = simulate_deployments
         self._tmpdir: tempfile.TemporaryDirectory[str] | None = None
@@ -113,6 +114,7 @@ class LocalAPIServer:
         self.bookmark_interval = bookmark_interval
         self.simulate_delay = simulate_delay
         self.header_timeout = header_timeout
+        self.api_audiences = tuple(api_audiences) or (ISSUER,)
         if event_ttl <= 0:
             raise ValueError(f"event_ttl must be positive, got {event_ttl}")
         self.record_requests = record_requests
@@ -209,7 +211,7 @@ class LocalAPIServer:
         self._expiry = EventExpiry(self.store, self.event_ttl)
         self._expiry.start(asyncio.get_running_loop())
         self.app = APIServerApp(self.store, mapper, self.core, self.token, bookmark_interval=self.bookmark_interval,
-                                record_requests=self.record_requests)
+                                record_requests=self.record_requests, api_audiences=self.api_audiences)
         sock = socket.socket(socket.AF_INET6 if ":" in self.bind else socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((self.bind, self.port))

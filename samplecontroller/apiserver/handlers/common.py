@@ -8,7 +8,7 @@ from typing import Any
 
 from aiohttp import web
 
-from samplecontroller.apiserver import authentication, conversion, strategies, tables, warning
+from samplecontroller.apiserver import authentication, conversion, strategies, tables, tokens, warning
 from samplecontroller.apiserver.admission import Admitter
 from samplecontroller.apiserver.authorization.rbac import Authorizer
 from samplecontroller.apiserver.core import Core
@@ -32,6 +32,7 @@ class Scope:
     signing_secret: str
     bookmark_interval: float
     authorizer: Authorizer | None = None
+    api_audiences: tuple[str, ...] = (tokens.ISSUER,)
 
 
 def requester(scope: Scope, request: web.Request) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from typing import Any
 
 from aiohttp import web
 
-from samplecontroller.apiserver import conversion, strategies
+from samplecontroller.apiserver import conversion, strategies, tokens
 from samplecontroller.apiserver import requestinfo as ri
 from samplecontroller.apiserver.admission import AdmissionRequest
 from samplecontroller.apiserver.authentication import user_of
@@ -60,7 +60,8 @@ async def create(scope: Scope, request: web.Request, t: RequestInfo, accept: Acc
     action = strategies.for_resource(res).create_action
     if t.subresource or action == "bind":
         return json_response(actions.create(scope.core, res, ns, t.name, t.subresource, body, manager=ri.field_manager(request),
-                                    dry_run=ri.dry_run(request), secret=scope.signing_secret), 201)
+                                    dry_run=ri.dry_run(request),
+                                             signer=tokens.signer(scope.signing_secret, scope.api_audiences)), 201)
     if action == "review":
         return json_response(reviews.answer(scope, request, res, ns, body), 201)
     escalation.check(scope.authorizer, user_of(request), res, ns, body)
