@@ -44,7 +44,7 @@ from samplecontroller.apiserver.storage import Store
 from samplecontroller.apiserver.tokens import ISSUER
 from samplecontroller.apiserver.transport import HEADER_TIMEOUT, HeaderTimeoutSite
 from samplecontroller.apiserver.web import APIServerApp, RequestRecord
-from samplecontroller.tls import load_or_create, serving_material, write_private
+from samplecontroller.tls import load_or_create, private_file, serving_material, write_private
 
 __all__ = ["LocalAPIServer", "write_kubeconfig"]
 
@@ -71,8 +71,9 @@ def write_kubeconfig(path: Path, url: str, token: str, ca_pem: bytes | None) -> 
 
 def _load_or_create_token(path: Path, fresh: str) -> str:
     """The bearer token kept at ``path`` (so a restarted server accepts the clients of the last
-    run), or ``fresh``, written there with mode 0600."""
+    run; tightened to mode 0600), or ``fresh``, written there with mode 0600."""
     if path.is_file():
+        private_file(path)
         token = path.read_text().strip()
         if token:
             return token
