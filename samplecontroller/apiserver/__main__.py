@@ -46,6 +46,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--history-window", type=_positive_duration, default=75.0, metavar="DURATION",
                         help="how long watch history is kept (default 75s, as kube-apiserver's watch cache); "
                              "a watch from an older resourceVersion gets 410 Expired")
+    parser.add_argument("--bookmark-interval", type=_positive_duration, default=60.0, metavar="DURATION",
+                        help="how often a watch that allows bookmarks gets one (default 1m, as kube-apiserver's "
+                             "watch cache; also 2s before a watch's timeout)")
     parser.add_argument("--api-audiences", default="", metavar="AUDIENCES",
                         help="comma-separated audiences a service account token must name one of to authenticate "
                              "(default: the issuer, as kube-apiserver's --api-audiences)")
@@ -62,7 +65,7 @@ async def _serve(args: argparse.Namespace, crds: list[dict[str, Any]]) -> None:
     server = LocalAPIServer(data_dir=args.data_dir, simulate_deployments=args.simulate_deployments,
                             kubeconfig_path=Path(args.kubeconfig), port=args.port, bind=args.bind,
                             insecure_http=args.insecure_http, event_ttl=args.event_ttl,
-                            history_window=args.history_window,
+                            history_window=args.history_window, bookmark_interval=args.bookmark_interval,
                             api_audiences=tuple(a for a in args.api_audiences.split(",") if a))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

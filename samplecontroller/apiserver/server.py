@@ -95,7 +95,7 @@ class LocalAPIServer:
     def __init__(self, data_dir: str | Path | None = None, simulate_deployments: bool = False, *,
                  kubeconfig_path: str | Path | None = None, port: int = 0, bind: str = "127.0.0.1",
                  insecure_http: bool = False, token: str | None = None, history: int = 100_000,
-                 bookmark_interval: float = 5.0, simulate_delay: float = 0.3, record_requests: int = 0,
+                 bookmark_interval: float = 60.0, simulate_delay: float = 0.3, record_requests: int = 0,
                  event_ttl: float = 3600.0, history_window: float = 75.0,
                  header_timeout: float = HEADER_TIMEOUT, api_audiences: tuple[str, ...] = (ISSUER,)) -> None:
         self.data_dir = Path(data_dir) if data_dir is not None else None

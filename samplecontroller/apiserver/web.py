@@ -74,7 +74,7 @@ class APIServerApp:
     every request (it may be replaced while serving)."""
 
     def __init__(self, store: Store, mapper: RESTMapper, core: Core, token: str | None,
-                 bookmark_interval: float = 5.0, record_requests: int = 0,
+                 bookmark_interval: float = 60.0, record_requests: int = 0,
                  api_audiences: tuple[str, ...] = (tokens.ISSUER,)) -> None:
         self.store = store
         self.mapper = mapper
