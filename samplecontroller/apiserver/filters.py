@@ -82,6 +82,8 @@ async def with_errors(request: web.Request, handler: Handler) -> web.StreamRespo
     try:
         return await handler(request)
     except APIError as err:
+        if err.encoded is not None:
+            return web.Response(body=err.encoded, status=err.code, content_type="application/json")
         return json_response(err.status, err.code)
     except web.HTTPException as exc:
         if exc.status < 400:

@@ -19,6 +19,7 @@ from samplecontroller.apiserver.handlers import actions, reviews, scale, subreso
 from samplecontroller.apiserver.handlers import list as list_
 from samplecontroller.apiserver.handlers.admitting import admit_create, admit_update, admitted_patch
 from samplecontroller.apiserver.handlers.common import Scope, render, requester, warn
+from samplecontroller.apiserver.handlers.preflight import preflight
 from samplecontroller.apiserver.negotiation import (
     PATCH_APPLY,
     PATCH_JSON,
@@ -28,7 +29,7 @@ from samplecontroller.apiserver.negotiation import (
     decode_body,
     parse_bool,
 )
-from samplecontroller.apiserver.objects import name_of
+from samplecontroller.apiserver.objects import copy_json, name_of
 from samplecontroller.apiserver.requestinfo import RequestInfo
 
 __all__ = ["create", "delete", "delete_collection", "delete_options", "get", "patch", "update"]
@@ -55,8 +56,8 @@ async def create(scope: Scope, request: web.Request, t: RequestInfo, accept: Acc
     if t.namespace is None and res.namespaced:
         raise not_allowed()
     ri.check_write_options(request)
-    body = conversion.to_storage(
-        decode_body(await ri.read_body(request), request.headers.get("Content-Type", "")))
+    raw = await ri.read_body(request)
+    body = conversion.to_storage(decode_body(raw, request.headers.get("Content-Type", "")))
     action = strategies.for_resource(res).create_action
     if t.subresource or action == "bind":
         return json_response(actions.create(scope.core, res, ns, t.name, t.subresource, body, manager=ri.field_manager(request),
@@ -72,8 +73,11 @@ async def create(scope: Scope, request: web.Request, t: RequestInfo, accept: Acc
         body = await admit_create(scope, request, admission)
     if isinstance(body, dict):
         strategies.for_resource(res).set_requester(body, requester(scope, request))
-    obj, warnings = scope.core.create(res, ns, body, manager=ri.field_manager(request), dry_run=ri.dry_run(request),
-                                     field_validation=ri.field_validation(request))
+    manager, validation = ri.field_manager(request), ri.field_validation(request)
+    await preflight(scope, len(raw), lambda: scope.core.create(res, ns, copy_json(body), manager=manager, dry_run=True,
+                                                               field_validation=validation))
+    obj, warnings = scope.core.create(res, ns, body, manager=manager, dry_run=ri.dry_run(request),
+                                     field_validation=validation)
     headers: dict[str, str] = {}
     warn(headers, warnings + (admission.warnings if admission else []))
     return render(scope, served, obj, accept, 201, headers)
@@ -83,8 +87,8 @@ async def update(scope: Scope, request: web.Request, t: RequestInfo, accept: Acc
     served, t = t.res, _stored_as(scope, t)
     res, ns, name = t.res, t.namespace or "", t.name
     ri.check_write_options(request)
-    body = conversion.to_storage(
-        decode_body(await ri.read_body(request), request.headers.get("Content-Type", "")))
+    raw = await ri.read_body(request)
+    body = conversion.to_storage(decode_body(raw, request.headers.get("Content-Type", "")))
     if t.subresource == "scale":
         return json_response(scale.set_scale(scope.core, res, ns, name, body, manager=ri.field_manager(request),
                                          dry_run=ri.dry_run(request)))
@@ -101,9 +105,12 @@ async def update(scope: Scope, request: web.Request, t: RequestInfo, accept: Acc
                                      current.obj if current else None, t.subresource, ri.dry_run(request),
                                      user_info=user_of(request).to_wire())
         body = await admit_update(scope, request, admission)
-    obj, created, warnings = scope.core.update(res, ns, name, body, subresource=t.subresource,
-                                              manager=ri.field_manager(request), dry_run=ri.dry_run(request),
-                                              field_validation=ri.field_validation(request))
+    manager, validation = ri.field_manager(request), ri.field_validation(request)
+    await preflight(scope, len(raw), lambda: scope.core.update(res, ns, name, copy_json(body), subresource=t.subresource,
+                                                               manager=manager, dry_run=True,
+                                                               field_validation=validation))
+    obj, created, warnings = scope.core.update(res, ns, name, body, subresource=t.subresource, manager=manager,
+                                              dry_run=ri.dry_run(request), field_validation=validation)
     headers: dict[str, str] = {}
     warn(headers, warnings + (admission.warnings if admission else []))
     return render(scope, served, obj, accept, 201 if created else 200, headers)
@@ -135,6 +142,10 @@ async def patch(scope: Scope, request: web.Request, t: RequestInfo, accept: Acce
     if scope.admitter.active():
         obj, created, warnings = await admitted_patch(scope, request, t, ctype, raw, manager, force, view)
     else:
+        validation = ri.field_validation(request)
+        await preflight(scope, len(raw), lambda: scope.core.patch(res, ns, name, ctype, raw, subresource=t.subresource,
+                                                                  manager=manager, dry_run=True, force=force,
+                                                                  field_validation=validation, served=view))
         obj, created, warnings = scope.core.patch(res, ns, name, ctype, raw, subresource=t.subresource,
                                                  manager=manager, dry_run=ri.dry_run(request), force=force,
                                                  field_validation=ri.field_validation(request), served=view)
