@@ -155,3 +155,70 @@ def with_authorization(authorizer: Authorizer) -> Middleware:
                 raise forbidden(attrs, decision.reason)
         return await handler(request)
     return authorize
+
+
+REQUEST_TIMEOUT = 60.0
+"""kube-apiserver's ``--request-timeout``: a request that is not long-running (watches, the pod
+connect verbs) and has not been answered by then gets 504."""
+MAX_REQUESTS_INFLIGHT = 400
+MAX_MUTATING_REQUESTS_INFLIGHT = 200
+"""kube-apiserver's ``--max-requests-inflight`` and ``--max-mutating-requests-inflight``."""
+_LONG_RUNNING = ("exec", "attach", "portforward", "log", "proxy")
+_MUTATING = ("POST", "PUT", "PATCH", "DELETE")
+
+
+def long_running(request: web.Request) -> bool:
+    """Whether ``request`` is long-running as kube-apiserver's LongRunningFunc says: a watch
+    (``?watch=true`` or a ``/watch/`` path) or a pod connect verb / proxy."""
+    path = request.path
+    if request.query.get("watch", "").lower() in ("true", "1") or "/watch/" in path:
+        return True
+    return path.rstrip("/").rsplit("/", 1)[-1] in _LONG_RUNNING
+
+
+def with_timeout(seconds: float) -> Middleware:
+    """WithTimeoutForNonLongRunningRequests: a request not answered within ``seconds`` (one whose
+    body never arrives, too) gets kube's 504 "Timeout: request did not complete within requested
+    timeout - context deadline exceeded" and its connection is closed. Placed inside
+    ``with_commit``: a write already made still waits for its commit."""
+
+    @web.middleware
+    async def timeout(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if seconds <= 0 or long_running(request):
+            return await handler(request)
+        try:
+            return await asyncio.wait_for(handler(request), seconds)
+        except TimeoutError:
+            if request.writer.output_size > 0:
+                raise ConnectionError("the request timed out after its response began") from None
+            response = json_response({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                                      "message": "Timeout: request did not complete within requested timeout - "
+                                                 "context deadline exceeded",
+                                      "reason": "Timeout", "details": {}, "code": 504}, 504)
+            response.force_close()
+            return response
+    return timeout
+
+
+def with_max_inflight(readonly: int, mutating: int) -> Middleware:
+    """The MaxInFlight filter: at most ``readonly`` non-mutating and ``mutating`` mutating
+    requests (long-running ones aside) are served at once; one more is a 429 "Too many requests,
+    please try again later." (plain text, ``Retry-After: 1``), which clients retry. Members of
+    ``system:masters`` are exempt, as in kube-apiserver; runs after authentication."""
+    counts = {True: 0, False: 0}
+    limits = {True: mutating, False: readonly}
+
+    @web.middleware
+    async def max_inflight(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if long_running(request) or authentication.user_of(request).is_master:
+            return await handler(request)
+        kind = request.method in _MUTATING
+        if 0 < limits[kind] <= counts[kind]:
+            return web.Response(status=429, text="Too many requests, please try again later.\n",
+                                headers={"Retry-After": "1", "X-Content-Type-Options": "nosniff"})
+        counts[kind] += 1
+        try:
+            return await handler(request)
+        finally:
+            counts[kind] -= 1
+    return max_inflight

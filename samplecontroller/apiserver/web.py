@@ -75,7 +75,9 @@ class APIServerApp:
 
     def __init__(self, store: Store, mapper: RESTMapper, core: Core, token: str | None,
                  bookmark_interval: float = 60.0, record_requests: int = 0,
-                 api_audiences: tuple[str, ...] = (tokens.ISSUER,)) -> None:
+                 api_audiences: tuple[str, ...] = (tokens.ISSUER,), request_timeout: float = filters.REQUEST_TIMEOUT,
+                 max_requests_inflight: int = filters.MAX_REQUESTS_INFLIGHT,
+                 max_mutating_requests_inflight: int = filters.MAX_MUTATING_REQUESTS_INFLIGHT) -> None:
         self.store = store
         self.mapper = mapper
         self.core = core
@@ -97,9 +99,10 @@ class APIServerApp:
         mapper.on_change.append(self.discovery.invalidate)
         mapper.on_change.append(self.openapi.invalidate)
         self.app = web.Application(client_max_size=bodies.MAX_BODY_BYTES, middlewares=[
-            self.counter.middleware, self.metrics.middleware, filters.with_commit(store), filters.with_errors,
-            filters.with_authentication(self), filters.with_impersonation(self.authorizer),
-            filters.with_authorization(self.authorizer)])
+            self.counter.middleware, self.metrics.middleware, filters.with_commit(store),
+            filters.with_timeout(request_timeout), filters.with_errors, filters.with_authentication(self),
+            filters.with_max_inflight(max_requests_inflight, max_mutating_requests_inflight),
+            filters.with_impersonation(self.authorizer), filters.with_authorization(self.authorizer)])
         self.app.on_cleanup.append(self._close_admitter)
         self.app.on_shutdown.append(self._shutting_down)
         self.app.router.add_route("*", "/{tail:.*}", self._dispatch)

@@ -3,6 +3,8 @@ before the object is looked up, and every problem is one 422 naming ``PatchOptio
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from tests.apiserver.conftest import Raw
@@ -12,7 +14,7 @@ APPLY = "application/apply-patch+yaml"
 MERGE = "application/merge-patch+json"
 
 
-def _invalid(result: tuple[int, dict[str, str], object], message: str) -> dict[str, object]:
+def _invalid(result: tuple[int, dict[str, str], Any], message: str) -> dict[str, Any]:
     code, _, body = result
     assert code == 422, body
     assert isinstance(body, dict)
@@ -52,7 +54,7 @@ def test_several_option_errors_are_one_aggregate(raw: Raw) -> None:
                        'PatchOptions.meta.k8s.io "" is invalid: [force: Forbidden: may not be specified for non-apply '
                        'patch, dryRun: Unsupported value: []string{"Some"}: supported values: "All", fieldValidation: '
                        'Unsupported value: "x": supported values: "", "Ignore", "Strict", "Warn"]')
-    assert [c["field"] for c in details["causes"]] == ["force", "dryRun", "fieldValidation"]  # type: ignore[index, union-attr]
+    assert [c["field"] for c in details["causes"]] == ["force", "dryRun", "fieldValidation"]
 
 
 def test_field_manager_too_long_or_unprintable(raw: Raw) -> None:
