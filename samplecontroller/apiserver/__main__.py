@@ -41,6 +41,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--insecure-http", action="store_true", help="serve plain HTTP (debugging only)")
     parser.add_argument("--simulate-deployments", action="store_true",
                         help="set Deployment status replicas from spec after a short delay")
+    parser.add_argument("--simulate-jobs", action="store_true",
+                        help="run Jobs as the job controller would: Pods per parallelism/completions, status and "
+                             "Complete/Failed conditions (Pods finish when their status.phase is set)")
     parser.add_argument("--event-ttl", type=_positive_duration, default=3600.0, metavar="DURATION",
                         help="how long an Event is kept after its last write (default 1h, as kube-apiserver)")
     parser.add_argument("--history-window", type=_positive_duration, default=75.0, metavar="DURATION",
@@ -63,6 +66,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 async def _serve(args: argparse.Namespace, crds: list[dict[str, Any]]) -> None:
     server = LocalAPIServer(data_dir=args.data_dir, simulate_deployments=args.simulate_deployments,
+                            simulate_jobs=args.simulate_jobs,
                             kubeconfig_path=Path(args.kubeconfig), port=args.port, bind=args.bind,
                             insecure_http=args.insecure_http, event_ttl=args.event_ttl,
                             history_window=args.history_window, bookmark_interval=args.bookmark_interval,

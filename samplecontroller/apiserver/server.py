@@ -17,7 +17,9 @@ is not long-running and not done by then (a body that never arrives) with 504 an
 connection; ``max_requests_inflight``/``max_mutating_requests_inflight`` (400/200) answer 429 to
 requests beyond them, system:masters exempt (see ``filters``). ``api_audiences`` (default the
 issuer) are the audiences service account tokens must name one of (see ``tokens``);
-``bookmark_interval`` (60 s) how often a watch gets a bookmark.
+``bookmark_interval`` (60 s) how often a watch gets a bookmark. ``simulate_deployments`` and
+``simulate_jobs`` turn on the Deployment and Job simulators (``controllers``; ``job_backoff`` is
+the Job controller's first Pod failure backoff, 10 s).
 
 Every write is committed before its response is sent (see ``storage``); with ``data_dir`` the
 directory is 0700 and every file in it (database, CA, serving key, token) 0600, created so; the
@@ -117,9 +119,12 @@ class LocalAPIServer:
                  header_timeout: float = HEADER_TIMEOUT, api_audiences: tuple[str, ...] = (ISSUER,),
                  idle_timeout: float = IDLE_TIMEOUT, request_timeout: float = REQUEST_TIMEOUT,
                  max_requests_inflight: int = MAX_REQUESTS_INFLIGHT,
-                 max_mutating_requests_inflight: int = MAX_MUTATING_REQUESTS_INFLIGHT) -> None:
+                 max_mutating_requests_inflight: int = MAX_MUTATING_REQUESTS_INFLIGHT, simulate_jobs: bool = False,
+                 job_backoff: float = 10.0) -> None:
         self.data_dir = Path(data_dir) if data_dir is not None else None
         self.simulate_deployments = simulate_deployments
+        self.simulate_jobs = simulate_jobs
+        self.job_backoff = job_backoff
         self._tmpdir: tempfile.TemporaryDirectory[str] | None = None
         if kubeconfig_path is None:
             self._tmpdir = tempfile.TemporaryDirectory(prefix="apiserver-")
@@ -231,7 +236,8 @@ class LocalAPIServer:
         mapper = RESTMapper()
         self.core = Core(self.store, mapper)
         self.controllers = Controllers(self.core, simulate_deployments=self.simulate_deployments,
-                                       simulate_delay=self.simulate_delay, root_ca=ca_pem)
+                                       simulate_delay=self.simulate_delay, root_ca=ca_pem,
+                                       simulate_jobs=self.simulate_jobs, job_backoff=self.job_backoff)
         self.controllers.start(asyncio.get_running_loop())
         self._expiry = EventExpiry(self.store, self.event_ttl)
         self._expiry.start(asyncio.get_running_loop())
