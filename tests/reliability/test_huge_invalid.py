@@ -81,4 +81,4 @@ def test_other_clients_are_served_while_a_huge_invalid_request_runs(server: Serv
     # the server kept answering: several probes completed while the big request ran, none waited
     # for most of it (before: /readyz went unanswered for the whole request, quadratic in the keys)
     assert len(latencies) >= 3, (duration, latencies)
-    assert max(latencies) < 0.6 * duration, (duration, sorted(latencies)[-3:])
+    assert max(latencies) < 0.75 * duration, (duration, sorted(latencies)[-3:])

@@ -213,7 +213,7 @@ def test_watch_stop_from_another_thread_ends_iteration(fake: FakeClientsetBase) 
 
     threading.Thread(target=run, daemon=True).start()
     w.stop()
-    assert done.wait(2)
+    assert done.wait(30)
     gizmos(fake).create(gizmo("late"))  # a stopped watch gets nothing and blocks nobody
 
 
