@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections import deque
 from typing import Any, Protocol
 
@@ -17,6 +18,7 @@ import msgspec
 from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
 
+from samplecontroller.apimachinery.durations import parse_duration
 from samplecontroller.apiserver import authentication, bodies, transport
 from samplecontroller.apiserver.authorization import impersonation
 from samplecontroller.apiserver.authorization.attributes import forbidden, from_request
@@ -24,6 +26,7 @@ from samplecontroller.apiserver.authorization.rbac import Authorizer
 from samplecontroller.apiserver.errors import APIError, bad_request
 from samplecontroller.apiserver.requestinfo import RequestRecord
 from samplecontroller.apiserver.storage import Store
+from samplecontroller.apiserver.warning import go_quote
 
 __all__ = ["PUBLIC_PATHS", "Credentials", "json_response", "with_authentication",
            "with_authorization", "with_commit", "with_errors", "with_impersonation"]
@@ -177,17 +180,24 @@ def long_running(request: web.Request) -> bool:
 
 
 def with_timeout(seconds: float) -> Middleware:
-    """WithTimeoutForNonLongRunningRequests: a request not answered within ``seconds`` (one whose
+    """WithRequestDeadline and WithTimeoutForNonLongRunningRequests: a request not answered within
+    ``seconds``, or the shorter ``?timeout=`` it gives (a bad one is a 400), (one whose
     body never arrives, too) gets kube's 504 "Timeout: request did not complete within requested
     timeout - context deadline exceeded" and its connection is closed. Placed inside
     ``with_commit``: a write already made still waits for its commit."""
 
     @web.middleware
     async def timeout(request: web.Request, handler: Handler) -> web.StreamResponse:
-        if seconds <= 0 or long_running(request):
+        if long_running(request):
             return await handler(request)
         try:
-            return await asyncio.wait_for(handler(request), seconds)
+            limit = _request_deadline(request.query.get("timeout", ""), seconds)
+        except ValueError as err:
+            return json_response(bad_request(f"invalid timeout specified in the request URL - {err}").status, 400)
+        if limit <= 0:
+            return await handler(request)
+        try:
+            return await asyncio.wait_for(handler(request), limit)
         except TimeoutError:
             if request.writer.output_size > 0:
                 raise ConnectionError("the request timed out after its response began") from None
@@ -198,6 +208,24 @@ def with_timeout(seconds: float) -> Middleware:
             response.force_close()
             return response
     return timeout
+
+
+def _request_deadline(value: str, default: float) -> float:
+    """WithRequestDeadline: the ``timeout`` query parameter (a Go duration) when it is positive
+    and shorter than the server's, else the server's; raises ValueError with Go's
+    ``time.ParseDuration`` text for one that does not parse."""
+    if not value:
+        return default
+    text = value[1:] if value[:1] in "+-" else value
+    if re.fullmatch(r"[0-9]*\.?[0-9]*", text) and text not in ("", "."):
+        if float(text) != 0:
+            raise ValueError(f"time: missing unit in duration {go_quote(value)}")
+        return default
+    try:
+        given = parse_duration(text)
+    except ValueError:
+        raise ValueError(f"time: invalid duration {go_quote(value)}") from None
+    return given if value[:1] != "-" and 0 < given < default else default
 
 
 def with_max_inflight(readonly: int, mutating: int) -> Middleware:

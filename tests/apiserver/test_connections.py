@@ -164,3 +164,19 @@ def test_an_http_client_reusing_a_connection_after_a_pause(raw: Raw) -> None:
         pytest.fail("the server closed a kept-alive connection")
     finally:
         conn.close()
+
+
+def test_a_shorter_timeout_parameter_is_honoured_and_a_bad_one_is_a_400(raw: Raw, server: LocalAPIServer) -> None:
+    code, _, body = raw.call("GET", "/api/v1/namespaces?timeout=abc")
+    assert code == 400 and body["message"] == ('invalid timeout specified in the request URL - '
+                                               'time: invalid duration "abc"'), body
+    code, _, body = raw.call("GET", "/api/v1/namespaces?timeout=5")
+    assert code == 400 and body["message"].endswith('time: missing unit in duration "5"'), body
+    assert raw.call("GET", "/api/v1/namespaces?timeout=30s")[0] == 200
+    sock = _tls(server)  # the module server keeps kube's 60 s; the request asks for 1 s
+    sock.sendall(b"POST /api/v1/namespaces/default/configmaps?timeout=1s HTTP/1.1\r\nHost: x\r\n"
+                 b"Authorization: Bearer " + server.token.encode() + b"\r\n"
+                 b"Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{")
+    sock.settimeout(30)
+    assert sock.recv(65536).startswith(b"HTTP/1.1 504")
+    sock.close()
