@@ -25,7 +25,7 @@ def ns(raw: Raw) -> str:
     return name
 
 
-def wait_until(pred: Any, timeout: float = 5.0) -> Any:
+def wait_until(pred: Any, timeout: float = 30.0) -> Any:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = pred()

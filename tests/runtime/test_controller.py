@@ -38,7 +38,7 @@ class Script:
         self.event.set()
         return self.fn(request, n)
 
-    def wait_calls(self, n: int, timeout: float = 5.0) -> None:
+    def wait_calls(self, n: int, timeout: float = 30.0) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             with self.lock:

@@ -32,7 +32,7 @@ def drain_in_thread(q: Queue[int]) -> threading.Event:
     return drained
 
 
-def get_with_timeout(q: Queue[int], timeout: float = 2.0) -> Got[int]:
+def get_with_timeout(q: Queue[int], timeout: float = 30.0) -> Got[int]:
     out: list[Got[int]] = []
     t = threading.Thread(target=lambda: out.append(q.get()), daemon=True)
     t.start()
@@ -41,7 +41,7 @@ def get_with_timeout(q: Queue[int], timeout: float = 2.0) -> Got[int]:
     return out[0]
 
 
-def wait_until(condition: Callable[[], bool], timeout: float = 5.0) -> bool:
+def wait_until(condition: Callable[[], bool], timeout: float = 30.0) -> bool:
     """Whether ``condition()`` became true within ``timeout`` seconds (polled)."""
     deadline = time.monotonic() + timeout
     while not condition():
