@@ -26,7 +26,7 @@ from samplecontroller.apiserver.handlers.common import Scope
 
 __all__ = ["PREFLIGHT_BYTES", "preflight"]
 
-PREFLIGHT_BYTES = 256 * 1024
+PREFLIGHT_BYTES = 64 * 1024
 """Bodies at least this large are validated on the worker thread first."""
 
 _EXECUTOR = ThreadPoolExecutor(max_workers=1, thread_name_prefix="apiserver-preflight")
