@@ -53,3 +53,17 @@ def test_updates_of_a_pod_whose_account_was_deleted_still_work(raw: Raw) -> None
     code, _, body = raw.call("PATCH", f"{ns}/pods/p", {"metadata": {"labels": {"a": "b"}}},
                              ctype="application/merge-patch+json")
     assert code == 200, body
+
+
+def test_an_account_that_opts_out_of_automounting_gets_no_token_volume(raw: Raw) -> None:
+    ns = _namespace(raw, "sa-admission-mount")
+    account = {"metadata": {"name": "quiet"}, "automountServiceAccountToken": False}
+    assert raw.call("POST", f"{ns}/serviceaccounts", account)[0] == 201
+    code, _, pod = raw.call("POST", f"{ns}/pods", _pod("quiet", "quiet"))
+    assert code == 201, pod
+    assert not any(v["name"].startswith("kube-api-access-") for v in pod["spec"].get("volumes") or ())
+    assert "volumeMounts" not in pod["spec"]["containers"][0]
+    opted_in = _pod("loud", "quiet")
+    opted_in["spec"]["automountServiceAccountToken"] = True  # the pod's own field wins
+    code, _, pod = raw.call("POST", f"{ns}/pods", opted_in)
+    assert code == 201 and any(v["name"].startswith("kube-api-access-") for v in pod["spec"]["volumes"]), pod

@@ -86,13 +86,43 @@ def _check_service_account(pod: Obj, stored: Stored) -> None:
     service account controller (``cluster``) creates it, where kube's plugin retries for it."""
     ns = str(deep_get(pod, "metadata", "namespace") or "")
     name = deep_get(pod, "spec", "serviceAccountName")
-    if not isinstance(name, str) or not name or stored.get(SERVICE_ACCOUNTS, ns, name) is not None:
+    if not isinstance(name, str) or not name:
+        return
+    account = stored.get(SERVICE_ACCOUNTS, ns, name)
+    if account is not None:
+        if account.get("automountServiceAccountToken") is False:
+            _unmount_token(pod)
         return
     if name == "default":
         namespace = stored.get(NAMESPACES, "", ns)
         if namespace is not None and not deep_get(namespace, "metadata", "deletionTimestamp"):
             return
     raise _forbidden(pod, f'error looking up service account {ns}/{name}: serviceaccount "{name}" not found')
+
+
+def _unmount_token(pod: Obj) -> None:
+    """The plugin's shouldAutomount: a ServiceAccount with ``automountServiceAccountToken: false``
+    gets no token volume in a Pod that does not ask for one itself (defaulting added it)."""
+    spec = pod.get("spec")
+    if not isinstance(spec, dict) or spec.get("automountServiceAccountToken") is not None:
+        return
+    volumes = spec.get("volumes")
+    if not isinstance(volumes, list):
+        return
+    added = {v.get("name") for v in volumes if isinstance(v, dict) and str(v.get("name") or "").startswith(
+        "kube-api-access-") and isinstance(v.get("projected"), dict)}
+    if not added:
+        return
+    spec["volumes"] = [v for v in volumes if not (isinstance(v, dict) and v.get("name") in added)]
+    if not spec["volumes"]:
+        del spec["volumes"]
+    for key in ("initContainers", "containers"):
+        for container in spec.get(key) or ():
+            mounts = container.get("volumeMounts") if isinstance(container, dict) else None
+            if isinstance(mounts, list):
+                container["volumeMounts"] = [m for m in mounts if not (isinstance(m, dict) and m.get("name") in added)]
+                if not container["volumeMounts"]:
+                    del container["volumeMounts"]
 
 
 def _admit_priority(obj: Obj, old: Obj | None, stored: Stored) -> list[FieldError]:
