@@ -197,7 +197,8 @@ def with_timeout(seconds: float) -> Middleware:
         if limit <= 0:
             return await handler(request)
         try:
-            return await asyncio.wait_for(handler(request), limit)
+            async with asyncio.timeout(limit):  # no task of its own, unlike wait_for
+                return await handler(request)
         except TimeoutError:
             if request.writer.output_size > 0:
                 raise ConnectionError("the request timed out after its response began") from None
