@@ -239,7 +239,7 @@ def with_max_inflight(readonly: int, mutating: int) -> Middleware:
 
     @web.middleware
     async def max_inflight(request: web.Request, handler: Handler) -> web.StreamResponse:
-        if long_running(request) or authentication.user_of(request).is_master:
+        if authentication.user_of(request).is_master or long_running(request):
             return await handler(request)
         kind = request.method in _MUTATING
         if 0 < limits[kind] <= counts[kind]:
