@@ -99,9 +99,13 @@ def load_or_create(directory: Path, extra_hosts: tuple[str, ...] = (),
                    common_name: str = "samplecontroller-apiserver") -> ServingMaterial:
     """The material kept in ``directory`` (``ca.crt``, ``tls.crt``, ``tls.key``) when it is there,
     covers loopback plus ``extra_hosts`` and is valid for at least another day; else new material,
-    written there (every file with mode 0600, the directory 0700). Clients that trust the CA keep working across restarts."""
+    written there (every file with mode 0600, the directory 0700; existing ones are tightened to
+    those modes). Clients that trust the CA keep working across restarts."""
     paths = [directory / name for name in _FILES]
     if all(p.is_file() for p in paths):
+        private_dir(directory)
+        for path in paths:
+            private_file(path)
         material = ServingMaterial(*(p.read_bytes() for p in paths))
         if _still_good(material, ("localhost", "127.0.0.1", "::1", *extra_hosts)):
             return material
@@ -118,6 +122,13 @@ def private_dir(directory: Path) -> None:
     directory.mkdir(parents=True, exist_ok=True, mode=0o700)
     if directory.stat().st_mode & 0o077:
         directory.chmod(0o700)
+
+
+def private_file(path: Path) -> None:
+    """Take group and other permissions from an existing ``path`` (a file loosened since it was
+    written, or kept by an older version)."""
+    if path.stat().st_mode & 0o077:
+        path.chmod(0o600)
 
 
 def write_private(path: Path, data: bytes) -> None:

@@ -31,7 +31,7 @@ def free_port() -> int:
 def http_get(port: int, path: str) -> tuple[int, str]:
     """GET http://127.0.0.1:<port><path>: (status, body); (0, "") while nothing listens there."""
     try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as r:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=30) as r:
             return r.status, r.read().decode()
     except urllib.error.HTTPError as err:
         return err.code, err.read().decode()

@@ -41,11 +41,20 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--insecure-http", action="store_true", help="serve plain HTTP (debugging only)")
     parser.add_argument("--simulate-deployments", action="store_true",
                         help="set Deployment status replicas from spec after a short delay")
+    parser.add_argument("--simulate-jobs", action="store_true",
+                        help="run Jobs as the job controller would: Pods per parallelism/completions, status and "
+                             "Complete/Failed conditions (Pods finish when their status.phase is set)")
     parser.add_argument("--event-ttl", type=_positive_duration, default=3600.0, metavar="DURATION",
                         help="how long an Event is kept after its last write (default 1h, as kube-apiserver)")
     parser.add_argument("--history-window", type=_positive_duration, default=75.0, metavar="DURATION",
                         help="how long watch history is kept (default 75s, as kube-apiserver's watch cache); "
                              "a watch from an older resourceVersion gets 410 Expired")
+    parser.add_argument("--bookmark-interval", type=_positive_duration, default=60.0, metavar="DURATION",
+                        help="how often a watch that allows bookmarks gets one (default 1m, as kube-apiserver's "
+                             "watch cache; also 2s before a watch's timeout)")
+    parser.add_argument("--api-audiences", default="", metavar="AUDIENCES",
+                        help="comma-separated audiences a service account token must name one of to authenticate "
+                             "(default: the issuer, as kube-apiserver's --api-audiences)")
     parser.add_argument("--crds", nargs="+", action="extend", default=[], metavar="DIR", type=Path,
                         help="install the CustomResourceDefinitions of every *.yaml file in DIR before serving "
                              "(repeatable)")
@@ -57,9 +66,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 async def _serve(args: argparse.Namespace, crds: list[dict[str, Any]]) -> None:
     server = LocalAPIServer(data_dir=args.data_dir, simulate_deployments=args.simulate_deployments,
+                            simulate_jobs=args.simulate_jobs,
                             kubeconfig_path=Path(args.kubeconfig), port=args.port, bind=args.bind,
                             insecure_http=args.insecure_http, event_ttl=args.event_ttl,
-                            history_window=args.history_window)
+                            history_window=args.history_window, bookmark_interval=args.bookmark_interval,
+                            api_audiences=tuple(a for a in args.api_audiences.split(",") if a))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

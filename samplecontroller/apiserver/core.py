@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import msgspec
@@ -192,7 +192,7 @@ class Core:
     def _allocate(self, res: Resource, strategy: strategies.Strategy, obj: dict[str, Any],
                   old: dict[str, Any] | None) -> None:
         """The strategy's allocations (``Strategy.allocate``); 422 when a requested value is taken."""
-        errors = strategy.allocate(obj, old, lambda skey: (e.obj for _, e in self.store.list(skey, None)))
+        errors = strategy.allocate(obj, old, _StoredView(self.store))
         if errors:
             raise invalid(res, str(meta_of(obj).get("name") or ""), errors)
 
@@ -681,3 +681,17 @@ class Core:
         spec: dict[str, Any] = body["spec"] if isinstance(body.get("spec"), dict) else {}
         new["spec"] = {"finalizers": list(spec.get("finalizers") or [])} if spec.get("finalizers") else {}
         return self.store.put(res.storage_key, new).entry.obj
+
+
+class _StoredView:
+    """``strategies.base.Stored`` over the store: what allocation and admission read."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    def __call__(self, skey: str) -> Iterator[dict[str, Any]]:
+        return (e.obj for _, e in self._store.list(skey, None))
+
+    def get(self, skey: str, ns: str, name: str) -> dict[str, Any] | None:
+        entry = self._store.get(skey, ns, name)
+        return entry.obj if entry is not None else None

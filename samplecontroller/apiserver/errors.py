@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from samplecontroller.apimachinery.errors import new_status
 from samplecontroller.apiserver import schema
 from samplecontroller.apiserver.restmapper import Resource
@@ -14,6 +16,7 @@ from samplecontroller.apiserver.schema import FieldError
 __all__ = ["STALE", "APIError", "GoRawZero", "already_exists", "bad_request", "conflict", "details_for", "invalid",
            "not_allowed", "not_found", "not_found_path", "too_large_rv"]
 
+_encode = msgspec.json.Encoder().encode
 STALE = "the object has been modified; please apply your changes to the latest version and try again"
 
 
@@ -26,6 +29,14 @@ class APIError(Exception):
         self.status = new_status(code, reason, message, details)
         if code == 404 and "details" not in self.status:
             self.status["details"] = {}  # clients read details.name of every 404 (kubectl debug)
+        self.encoded: bytes | None = None
+
+    def encode(self) -> bytes:
+        """The Status as JSON, kept in ``encoded`` (rendered once, where it is convenient: a worker
+        thread for a huge error list)."""
+        if self.encoded is None:
+            self.encoded = _encode(self.status)
+        return self.encoded
 
 
 def details_for(res: Resource, name: str, kind: str | None = None) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections import deque
 from typing import Any, Protocol
 
@@ -17,6 +18,7 @@ import msgspec
 from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
 
+from samplecontroller.apimachinery.durations import parse_duration
 from samplecontroller.apiserver import authentication, bodies, transport
 from samplecontroller.apiserver.authorization import impersonation
 from samplecontroller.apiserver.authorization.attributes import forbidden, from_request
@@ -24,6 +26,7 @@ from samplecontroller.apiserver.authorization.rbac import Authorizer
 from samplecontroller.apiserver.errors import APIError, bad_request
 from samplecontroller.apiserver.requestinfo import RequestRecord
 from samplecontroller.apiserver.storage import Store
+from samplecontroller.apiserver.warning import go_quote
 
 __all__ = ["PUBLIC_PATHS", "Credentials", "json_response", "with_authentication",
            "with_authorization", "with_commit", "with_errors", "with_impersonation"]
@@ -35,10 +38,12 @@ PUBLIC_PATHS = {"/version", "/version/", "/healthz", "/livez", "/readyz"}
 
 
 class Credentials(Protocol):
-    """The server's token (read per request: it may be rotated), its request log and its store
-    (service accounts are looked up there)."""
+    """The server's token (read per request: it may be rotated), the audiences a service account
+    token must name one of, its request log and its store (service accounts and the objects
+    tokens are bound to are looked up there)."""
 
     token: str | None
+    api_audiences: tuple[str, ...]
     requests: deque[RequestRecord]
     store: Store
 
@@ -80,6 +85,8 @@ async def with_errors(request: web.Request, handler: Handler) -> web.StreamRespo
     try:
         return await handler(request)
     except APIError as err:
+        if err.encoded is not None:
+            return web.Response(body=err.encoded, status=err.code, content_type="application/json")
         return json_response(err.status, err.code)
     except web.HTTPException as exc:
         if exc.status < 400:
@@ -110,9 +117,9 @@ def with_authentication(credentials: Credentials) -> Middleware:
             request[authentication.USER_KEY] = authentication.ADMIN
             return await handler(request)
         auth = request.headers.get("Authorization", "")  # undecodable bytes arrive as surrogates
-        user = authentication.authenticate_bearer(token, auth[7:].strip()) if auth.startswith("Bearer ") else None
-        if user is not None and not authentication.service_account_current(credentials.store, user):
-            user = None  # the token's ServiceAccount was deleted (or recreated)
+        user = (authentication.authenticate_token(credentials.store, token, auth[7:].strip(),
+                                                  credentials.api_audiences)[0]
+                if auth.startswith("Bearer ") else None)
         if user is None:
             if path not in PUBLIC_PATHS:
                 credentials.requests.append(RequestRecord(request.headers.get("User-Agent", ""), "unauthorized", path))
@@ -151,3 +158,96 @@ def with_authorization(authorizer: Authorizer) -> Middleware:
                 raise forbidden(attrs, decision.reason)
         return await handler(request)
     return authorize
+
+
+REQUEST_TIMEOUT = 60.0
+"""kube-apiserver's ``--request-timeout``: a request that is not long-running (watches, the pod
+connect verbs) and has not been answered by then gets 504."""
+MAX_REQUESTS_INFLIGHT = 400
+MAX_MUTATING_REQUESTS_INFLIGHT = 200
+"""kube-apiserver's ``--max-requests-inflight`` and ``--max-mutating-requests-inflight``."""
+_LONG_RUNNING = ("exec", "attach", "portforward", "log", "proxy")
+_MUTATING = ("POST", "PUT", "PATCH", "DELETE")
+
+
+def long_running(request: web.Request) -> bool:
+    """Whether ``request`` is long-running as kube-apiserver's LongRunningFunc says: a watch
+    (``?watch=true`` or a ``/watch/`` path) or a pod connect verb / proxy."""
+    path = request.path
+    if request.query.get("watch", "").lower() in ("true", "1") or "/watch/" in path:
+        return True
+    return path.rstrip("/").rsplit("/", 1)[-1] in _LONG_RUNNING
+
+
+def with_timeout(seconds: float) -> Middleware:
+    """WithRequestDeadline and WithTimeoutForNonLongRunningRequests: a request not answered within
+    ``seconds``, or the shorter ``?timeout=`` it gives (a bad one is a 400), (one whose
+    body never arrives, too) gets kube's 504 "Timeout: request did not complete within requested
+    timeout - context deadline exceeded" and its connection is closed. Placed inside
+    ``with_commit``: a write already made still waits for its commit."""
+
+    @web.middleware
+    async def timeout(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if long_running(request):
+            return await handler(request)
+        try:
+            limit = _request_deadline(request.query.get("timeout", ""), seconds)
+        except ValueError as err:
+            return json_response(bad_request(f"invalid timeout specified in the request URL - {err}").status, 400)
+        if limit <= 0:
+            return await handler(request)
+        try:
+            async with asyncio.timeout(limit):  # no task of its own, unlike wait_for
+                return await handler(request)
+        except TimeoutError:
+            if request.writer.output_size > 0:
+                raise ConnectionError("the request timed out after its response began") from None
+            response = json_response({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                                      "message": "Timeout: request did not complete within requested timeout - "
+                                                 "context deadline exceeded",
+                                      "reason": "Timeout", "details": {}, "code": 504}, 504)
+            response.force_close()
+            return response
+    return timeout
+
+
+def _request_deadline(value: str, default: float) -> float:
+    """WithRequestDeadline: the ``timeout`` query parameter (a Go duration) when it is positive
+    and shorter than the server's, else the server's; raises ValueError with Go's
+    ``time.ParseDuration`` text for one that does not parse."""
+    if not value:
+        return default
+    text = value[1:] if value[:1] in "+-" else value
+    if re.fullmatch(r"[0-9]*\.?[0-9]*", text) and text not in ("", "."):
+        if float(text) != 0:
+            raise ValueError(f"time: missing unit in duration {go_quote(value)}")
+        return default
+    try:
+        given = parse_duration(text)
+    except ValueError:
+        raise ValueError(f"time: invalid duration {go_quote(value)}") from None
+    return given if value[:1] != "-" and 0 < given < default else default
+
+
+def with_max_inflight(readonly: int, mutating: int) -> Middleware:
+    """The MaxInFlight filter: at most ``readonly`` non-mutating and ``mutating`` mutating
+    requests (long-running ones aside) are served at once; one more is a 429 "Too many requests,
+    please try again later." (plain text, ``Retry-After: 1``), which clients retry. Members of
+    ``system:masters`` are exempt, as in kube-apiserver; runs after authentication."""
+    counts = {True: 0, False: 0}
+    limits = {True: mutating, False: readonly}
+
+    @web.middleware
+    async def max_inflight(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if authentication.user_of(request).is_master or long_running(request):
+            return await handler(request)
+        kind = request.method in _MUTATING
+        if 0 < limits[kind] <= counts[kind]:
+            return web.Response(status=429, text="Too many requests, please try again later.\n",
+                                headers={"Retry-After": "1", "X-Content-Type-Options": "nosniff"})
+        counts[kind] += 1
+        try:
+            return await handler(request)
+        finally:
+            counts[kind] -= 1
+    return max_inflight

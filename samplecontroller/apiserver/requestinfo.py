@@ -14,13 +14,14 @@ from typing import NamedTuple
 from aiohttp import web
 from aiohttp.web_protocol import RequestPayloadError
 
-from samplecontroller.apiserver import bodies
+from samplecontroller.apiserver import bodies, schema
 from samplecontroller.apiserver.errors import APIError, bad_request, not_allowed, not_found_path
-from samplecontroller.apiserver.negotiation import parse_bool
+from samplecontroller.apiserver.negotiation import PATCH_APPLY, parse_bool
 from samplecontroller.apiserver.restmapper import Resource, RESTMapper
+from samplecontroller.apiserver.schema import FieldError
 from samplecontroller.apiserver.warning import go_quote
 
-__all__ = ["CONNECT", "RequestInfo", "RequestRecord", "dry_run", "field_manager", "field_validation", "int_param",
+__all__ = ["CONNECT", "RequestInfo", "RequestRecord", "check_write_options", "dry_run", "field_manager", "field_validation", "int_param",
            "parse_rv", "read_body", "resolve", "verb_of"]
 
 CONNECT = ("log", "exec", "attach", "portforward")
@@ -111,53 +112,88 @@ async def read_body(request: web.Request) -> bytes:
 
 
 def field_manager(request: web.Request) -> str:
-    """``fieldManager`` (at most 128 bytes), else the User-Agent's first word."""
+    """``fieldManager`` (checked by ``check_write_options``), else the User-Agent's first word."""
     manager = request.query.get("fieldManager", "")
     if manager:
-        if len(manager) > 128:
-            raise APIError(422, "Invalid", "fieldManager: Too long: may not be more than 128 bytes")
         return manager
     ua = request.headers.get("User-Agent", "")
     return ua.split("/")[0][:128] or "unknown"
 
 
+def _field_manager_errors(manager: str) -> list[FieldError]:
+    """apimachinery's ValidateFieldManager: at most 128 bytes, printable characters only."""
+    errors: list[FieldError] = []
+    if len(manager.encode("utf-8", "surrogateescape")) > 128:
+        errors.append(schema.too_long("fieldManager", 128))
+    for i, char in enumerate(manager):
+        if not char.isprintable() and char != " ":
+            errors.append(schema.invalid("fieldManager", schema.GoRaw(go_quote(manager)),
+                                         f"invalid character U+{ord(char):04X} (at position {i})"))
+    return errors
+
+
 _OPTIONS_KIND = {"POST": "CreateOptions", "PUT": "UpdateOptions", "PATCH": "PatchOptions", "DELETE": "DeleteOptions"}
+
+
+def _options_invalid(request: web.Request, errors: list[FieldError]) -> APIError:
+    """422 naming the request's options kind (``PatchOptions.meta.k8s.io "" is invalid: ...``),
+    as the handlers answer a failed ValidateXOptions."""
+    kind = _OPTIONS_KIND.get(request.method, "UpdateOptions")
+    return APIError(422, "Invalid", schema.format_invalid_message(f"{kind}.meta.k8s.io", "", errors),
+                    {"group": "meta.k8s.io", "kind": kind, "causes": schema.status_details_causes(errors)})
+
+
+def _dry_run_errors(request: web.Request) -> list[FieldError]:
+    values = request.query.getall("dryRun", [])
+    if all(value == "All" for value in values):
+        return []
+    shown = schema.GoRaw(f'[]string{{{", ".join(go_quote(v) for v in values)}}}')
+    return [schema.not_supported("dryRun", shown, ["All"])]
+
+
+def _field_validation_errors(request: web.Request) -> list[FieldError]:
+    value = request.query.get("fieldValidation", "")
+    if value in ("", "Strict", "Warn", "Ignore"):
+        return []
+    return [schema.not_supported("fieldValidation", schema.GoRaw(go_quote(value)), ["", "Ignore", "Strict", "Warn"])]
 
 
 def field_validation(request: web.Request) -> str:
     """``fieldValidation``: Strict, Warn (the default) or Ignore; any other value is a 422 as
     kube-apiserver's ValidateFieldValidation answers (before the body is read)."""
-    value = request.query.get("fieldValidation", "")
-    if value not in ("", "Strict", "Warn", "Ignore"):
-        kind = _OPTIONS_KIND.get(request.method, "UpdateOptions")
-        detail = f'Unsupported value: {go_quote(value)}: supported values: "", "Ignore", "Strict", "Warn"'
-        raise APIError(422, "Invalid", f'{kind}.meta.k8s.io "" is invalid: fieldValidation: {detail}',
-                       {"group": "meta.k8s.io", "kind": kind,
-                        "causes": [{"reason": "FieldValueNotSupported", "message": detail,
-                                    "field": "fieldValidation"}]})
-    return value or "Warn"
+    errors = _field_validation_errors(request)
+    if errors:
+        raise _options_invalid(request, errors)
+    return request.query.get("fieldValidation", "") or "Warn"
 
 
-def check_write_options(request: web.Request) -> None:
-    """Validate a write's query options (fieldManager, dryRun, fieldValidation) before its body
-    is read, as kube-apiserver decodes and validates the options first."""
-    field_manager(request)
-    dry_run(request)
-    field_validation(request)
+def check_write_options(request: web.Request, patch_type: str | None = None) -> None:
+    """Validate a write's query options as kube-apiserver's ValidateCreate/Update/PatchOptions do,
+    before the object is looked up: fieldManager (at most 128 printable bytes; required for an
+    apply patch), ``force`` (only on an apply patch), dryRun, fieldValidation. All problems are
+    one 422 (``PatchOptions.meta.k8s.io "" is invalid: [...]``)."""
+    errors: list[FieldError] = []
+    if patch_type is not None:
+        if patch_type != PATCH_APPLY:
+            if "force" in request.query:
+                errors.append(schema.forbidden("force", "may not be specified for non-apply patch"))
+        elif not request.query.get("fieldManager", ""):
+            errors.append(schema.required("fieldManager", "is required for apply patch"))
+    errors += _field_manager_errors(request.query.get("fieldManager", ""))
+    errors += _dry_run_errors(request)
+    errors += _field_validation_errors(request)
+    if errors:
+        raise _options_invalid(request, errors)
 
 
 def dry_run(request: web.Request) -> bool:
     """Whether ``dryRun=All`` is given; any other value is a 422 as kube-apiserver's
     ValidateDryRun answers (``CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value:
     []string{"x"}: supported values: "All"``)."""
-    values = request.query.getall("dryRun", [])
-    if any(value != "All" for value in values):
-        kind = _OPTIONS_KIND.get(request.method, "UpdateOptions")
-        detail = f'Unsupported value: []string{{{", ".join(go_quote(v) for v in values)}}}: supported values: "All"'
-        raise APIError(422, "Invalid", f'{kind}.meta.k8s.io "" is invalid: dryRun: {detail}',
-                       {"group": "meta.k8s.io", "kind": kind,
-                        "causes": [{"reason": "FieldValueNotSupported", "message": detail, "field": "dryRun"}]})
-    return bool(values)
+    errors = _dry_run_errors(request)
+    if errors:
+        raise _options_invalid(request, errors)
+    return bool(request.query.getall("dryRun", []))
 
 
 def int_param(value: str, name: str) -> int | None:

@@ -187,11 +187,7 @@ def _go_sprint(value: Any) -> str:
 
 def aggregate_message(errors: list[FieldError]) -> str:
     """``err`` for one error, ``[err1, err2]`` for several (duplicates dropped), like utilerrors."""
-    seen: list[str] = []
-    for err in errors:
-        text = str(err)
-        if text not in seen:
-            seen.append(text)
+    seen = list(dict.fromkeys(str(err) for err in errors))  # a set's linear de-duplication, in order
     if len(seen) == 1:
         return seen[0]
     return "[" + ", ".join(seen) + "]"

@@ -9,8 +9,17 @@ every watch and the storage. ``requests`` is a copy of the recorded
 watch history (events, seconds; see ``storage``). ``event_ttl`` (seconds, default
 3600 as kube-apiserver's ``--event-ttl``) is how long an Event lives after its last write.
 ``call(fn)`` runs ``fn(core)`` on the server loop (the only safe way to touch its state).
-``header_timeout`` (default 32 s, kube-apiserver's ReadHeaderTimeout) closes connections that
-do not deliver a complete request header in time (see ``transport``).
+Connections and requests are bounded as kube-apiserver bounds them, each configurable (tests use
+short values): ``header_timeout`` (32 s, ReadHeaderTimeout) closes connections that do not
+deliver a complete request header in time, ``idle_timeout`` (90 s, IdleTimeout) idle kept-alive
+ones (see ``transport``); ``request_timeout`` (60 s, ``--request-timeout``) answers a request that
+is not long-running and not done by then (a body that never arrives) with 504 and closes its
+connection; ``max_requests_inflight``/``max_mutating_requests_inflight`` (400/200) answer 429 to
+requests beyond them, system:masters exempt (see ``filters``). ``api_audiences`` (default the
+issuer) are the audiences service account tokens must name one of (see ``tokens``);
+``bookmark_interval`` (60 s) how often a watch gets a bookmark. ``simulate_deployments`` and
+``simulate_jobs`` turn on the Deployment and Job simulators (``controllers``; ``job_backoff`` is
+the Job controller's first Pod failure backoff, 10 s).
 
 Every write is committed before its response is sent (see ``storage``); with ``data_dir`` the
 directory is 0700 and every file in it (database, CA, serving key, token) 0600, created so; the
@@ -39,11 +48,22 @@ from samplecontroller.apiserver import cluster
 from samplecontroller.apiserver.controllers import Controllers
 from samplecontroller.apiserver.controllers.eventttl import EventExpiry
 from samplecontroller.apiserver.core import Core
+from samplecontroller.apiserver.filters import (
+    MAX_MUTATING_REQUESTS_INFLIGHT,
+    MAX_REQUESTS_INFLIGHT,
+    REQUEST_TIMEOUT,
+)
 from samplecontroller.apiserver.restmapper import RESTMapper
 from samplecontroller.apiserver.storage import Store
-from samplecontroller.apiserver.transport import HEADER_TIMEOUT, HeaderTimeoutSite
+from samplecontroller.apiserver.tokens import ISSUER
+from samplecontroller.apiserver.transport import (
+    HEADER_TIMEOUT,
+    IDLE_TIMEOUT,
+    LINGERING_TIME,
+    HeaderTimeoutSite,
+)
 from samplecontroller.apiserver.web import APIServerApp, RequestRecord
-from samplecontroller.tls import load_or_create, serving_material, write_private
+from samplecontroller.tls import load_or_create, private_file, serving_material, write_private
 
 __all__ = ["LocalAPIServer", "write_kubeconfig"]
 
@@ -70,8 +90,9 @@ def write_kubeconfig(path: Path, url: str, token: str, ca_pem: bytes | None) -> 
 
 def _load_or_create_token(path: Path, fresh: str) -> str:
     """The bearer token kept at ``path`` (so a restarted server accepts the clients of the last
-    run), or ``fresh``, written there with mode 0600."""
+    run; tightened to mode 0600), or ``fresh``, written there with mode 0600."""
     if path.is_file():
+        private_file(path)
         token = path.read_text().strip()
         if token:
             return token
@@ -93,11 +114,17 @@ class LocalAPIServer:
     def __init__(self, data_dir: str | Path | None = None, simulate_deployments: bool = False, *,
                  kubeconfig_path: str | Path | None = None, port: int = 0, bind: str = "127.0.0.1",
                  insecure_http: bool = False, token: str | None = None, history: int = 100_000,
-                 bookmark_interval: float = 5.0, simulate_delay: float = 0.3, record_requests: int = 0,
+                 bookmark_interval: float = 60.0, simulate_delay: float = 0.3, record_requests: int = 0,
                  event_ttl: float = 3600.0, history_window: float = 75.0,
-                 header_timeout: float = HEADER_TIMEOUT) -> None:
+                 header_timeout: float = HEADER_TIMEOUT, api_audiences: tuple[str, ...] = (ISSUER,),
+                 idle_timeout: float = IDLE_TIMEOUT, request_timeout: float = REQUEST_TIMEOUT,
+                 max_requests_inflight: int = MAX_REQUESTS_INFLIGHT,
+                 max_mutating_requests_inflight: int = MAX_MUTATING_REQUESTS_INFLIGHT, simulate_jobs: bool = False,
+                 job_backoff: float = 10.0) -> None:
         self.data_dir = Path(data_dir) if data_dir is not None else None
         self.simulate_deployments = simulate_deployments
+        self.simulate_jobs = simulate_jobs
+        self.job_backoff = job_backoff
         self._tmpdir: tempfile.TemporaryDirectory[str] | None = None
         if kubeconfig_path is None:
             self._tmpdir = tempfile.TemporaryDirectory(prefix="apiserver-")
@@ -113,6 +140,11 @@ class LocalAPIServer:
         self.bookmark_interval = bookmark_interval
         self.simulate_delay = simulate_delay
         self.header_timeout = header_timeout
+        self.idle_timeout = idle_timeout
+        self.request_timeout = request_timeout
+        self.max_requests_inflight = max_requests_inflight
+        self.max_mutating_requests_inflight = max_mutating_requests_inflight
+        self.api_audiences = tuple(api_audiences) or (ISSUER,)
         if event_ttl <= 0:
             raise ValueError(f"event_ttl must be positive, got {event_ttl}")
         self.record_requests = record_requests
@@ -206,12 +238,15 @@ class LocalAPIServer:
         mapper = RESTMapper()
         self.core = Core(self.store, mapper)
         self.controllers = Controllers(self.core, simulate_deployments=self.simulate_deployments,
-                                       simulate_delay=self.simulate_delay, root_ca=ca_pem)
+                                       simulate_delay=self.simulate_delay, root_ca=ca_pem,
+                                       simulate_jobs=self.simulate_jobs, job_backoff=self.job_backoff)
         self.controllers.start(asyncio.get_running_loop())
         self._expiry = EventExpiry(self.store, self.event_ttl)
         self._expiry.start(asyncio.get_running_loop())
         self.app = APIServerApp(self.store, mapper, self.core, self.token, bookmark_interval=self.bookmark_interval,
-                                record_requests=self.record_requests)
+                                record_requests=self.record_requests, api_audiences=self.api_audiences,
+                                request_timeout=self.request_timeout, max_requests_inflight=self.max_requests_inflight,
+                                max_mutating_requests_inflight=self.max_mutating_requests_inflight)
         sock = socket.socket(socket.AF_INET6 if ":" in self.bind else socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((self.bind, self.port))
@@ -219,10 +254,11 @@ class LocalAPIServer:
         sock.setblocking(False)
         self.port = sock.getsockname()[1]
         self._runner = web.AppRunner(self.app.app, access_log=None, handler_cancellation=True, shutdown_timeout=1.0,
-                                     keepalive_timeout=self.header_timeout)
+                                     keepalive_timeout=self.idle_timeout)
         await self._runner.setup()
         site = HeaderTimeoutSite(self._runner, sock, ssl_context=ssl_ctx, header_timeout=self.header_timeout,
-                                 handler_kwargs={"access_log": None})
+                                 idle_timeout=self.idle_timeout,
+                                 handler_kwargs={"access_log": None, "lingering_time": LINGERING_TIME})
         await site.start()
         host = "127.0.0.1" if self.bind in ("0.0.0.0", "") else ("[::1]" if self.bind == "::" else self.bind)
         if ":" in host and not host.startswith("["):

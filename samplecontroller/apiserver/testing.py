@@ -8,6 +8,9 @@ conftest files that import them. The shared ``apiserver`` installs the CRDs of t
 where the package is installed.
 
 - ``install_crds(server, crds_dir)``: create every CRD in ``crds_dir`` on ``server``.
+- ``finish_pod(server, namespace, name, succeeded=True, exit_code=None)``: what a kubelet reports
+  when a Pod's containers end: phase Succeeded or Failed, each container terminated (exit code 0,
+  or ``exit_code``/1). The Job simulator (``simulate_jobs=True``) counts it.
 - ``make_kubectl(home, server, cwd=None)``: ``kubectl(*args, binary=None, stdin=None, check=False,
   server=None)`` runs kubectl (default ``/usr/bin/kubectl``) with a private HOME and cache dir
   against ``server`` (or the one given) and returns the ``subprocess.CompletedProcess[str]``.
@@ -20,10 +23,12 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import pytest
 
+from samplecontroller.apiserver.core import Core
+from samplecontroller.apiserver.objects import copy_json, now_rfc3339
 from samplecontroller.apiserver.preload import create_crds, load_crds
 from samplecontroller.apiserver.server import LocalAPIServer
 from samplecontroller.testing.pytest_plugin import (
@@ -36,7 +41,8 @@ from samplecontroller.testing.pytest_plugin import (
     rest_client,
 )
 
-__all__ = ["KubectlRunner", "apiserver", "clientset", "find_kubectl", "fresh_apiserver", "install_crds", "kubeconfig",
+__all__ = ["KubectlRunner", "apiserver", "clientset", "find_kubectl", "finish_pod", "fresh_apiserver", "install_crds",
+           "kubeconfig",
            "kubectl", "make_kubectl", "namespace", "require_kubectl", "rest_client"]
 
 
@@ -62,6 +68,31 @@ def install_crds(server: LocalAPIServer, crds_dir: str | Path) -> list[str]:
     Raises ``preload.CRDError`` (one line) for a missing directory or a bad document."""
     docs = load_crds([crds_dir])
     return server.call(lambda core: create_crds(core, docs))
+
+
+def finish_pod(server: LocalAPIServer, namespace: str, name: str, succeeded: bool = True,
+               exit_code: int | None = None) -> dict[str, Any]:
+    """Report Pod ``namespace/name``'s containers as ended, as its kubelet would (see the module
+    docstring); returns the updated Pod. Raises ``APIError`` (404) for a missing Pod."""
+    code = exit_code if exit_code is not None else (0 if succeeded else 1)
+
+    def finish(core: Core) -> dict[str, Any]:
+        pods = core.mapper.get("", "v1", "pods")
+        assert pods is not None
+        pod = copy_json(core.get(pods, namespace, name))
+        now = now_rfc3339()
+        containers = (pod.get("spec") or {}).get("containers") or ()
+        status = pod.setdefault("status", {})
+        status["phase"] = "Succeeded" if succeeded else "Failed"
+        status["containerStatuses"] = [
+            {"name": c.get("name", ""), "image": c.get("image", ""), "imageID": "", "ready": False, "restartCount": 0,
+             "started": False, "state": {"terminated": {
+                 "exitCode": code, "reason": "Completed" if code == 0 else "Error", "startedAt": now,
+                 "finishedAt": now}}} for c in containers if isinstance(c, dict)]
+        updated, _, _ = core.update(pods, namespace, name, pod, subresource="status", manager="kubelet")
+        return updated
+
+    return server.call(finish)
 
 
 class KubectlRunner(Protocol):

@@ -29,13 +29,14 @@ Contracts:
 
 from __future__ import annotations
 
+import json
 import secrets
 from collections import deque
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from samplecontroller.apiserver import bodies, filters, requestinfo
+from samplecontroller.apiserver import bodies, filters, requestinfo, tokens
 from samplecontroller.apiserver.admission import Admitter
 from samplecontroller.apiserver.authorization.rbac import Authorizer
 from samplecontroller.apiserver.core import Core
@@ -73,15 +74,21 @@ class APIServerApp:
     every request (it may be replaced while serving)."""
 
     def __init__(self, store: Store, mapper: RESTMapper, core: Core, token: str | None,
-                 bookmark_interval: float = 5.0, record_requests: int = 0) -> None:
+                 bookmark_interval: float = 60.0, record_requests: int = 0,
+                 api_audiences: tuple[str, ...] = (tokens.ISSUER,), request_timeout: float = filters.REQUEST_TIMEOUT,
+                 max_requests_inflight: int = filters.MAX_REQUESTS_INFLIGHT,
+                 max_mutating_requests_inflight: int = filters.MAX_MUTATING_REQUESTS_INFLIGHT) -> None:
         self.store = store
         self.mapper = mapper
         self.core = core
         self.admitter = Admitter(store, mapper)
         self.token = token
+        self.api_audiences = tuple(api_audiences) or (tokens.ISSUER,)
         signing_secret = token if token is not None else secrets.token_urlsafe(32)
+        self.signer = tokens.signer(signing_secret, self.api_audiences)
         self.authorizer = Authorizer(store)
-        self.scope = Scope(core, store, self.admitter, signing_secret, bookmark_interval, self.authorizer)
+        self.scope = Scope(core, store, self.admitter, signing_secret, bookmark_interval, self.authorizer,
+                           self.api_audiences)
         self.requests: deque[RequestRecord] = deque(maxlen=max(record_requests, 0))  # maxlen 0: off
         self.counter = RequestCounter()
         self.metrics = RequestMetrics(self._object_counts)
@@ -92,9 +99,10 @@ class APIServerApp:
         mapper.on_change.append(self.discovery.invalidate)
         mapper.on_change.append(self.openapi.invalidate)
         self.app = web.Application(client_max_size=bodies.MAX_BODY_BYTES, middlewares=[
-            self.counter.middleware, self.metrics.middleware, filters.with_commit(store), filters.with_errors,
-            filters.with_authentication(self), filters.with_impersonation(self.authorizer),
-            filters.with_authorization(self.authorizer)])
+            self.counter.middleware, self.metrics.middleware, filters.with_commit(store),
+            filters.with_timeout(request_timeout), filters.with_errors, filters.with_authentication(self),
+            filters.with_max_inflight(max_requests_inflight, max_mutating_requests_inflight),
+            filters.with_impersonation(self.authorizer), filters.with_authorization(self.authorizer)])
         self.app.on_cleanup.append(self._close_admitter)
         self.app.on_shutdown.append(self._shutting_down)
         self.app.router.add_route("*", "/{tail:.*}", self._dispatch)
@@ -172,6 +180,8 @@ class APIServerApp:
             raise not_allowed()
         if path == "/version":
             return json_response(VERSION_INFO)
+        if path in ("/.well-known/openid-configuration", "/openid/v1/jwks"):
+            return self._issuer_discovery(request, path)
         if self.health.serves(parts):
             result = self.health.answer(parts, "verbose" in request.query, request.query.getall("exclude", []))
             return web.Response(text=result.text, status=result.code, content_type="text/plain")
@@ -185,11 +195,21 @@ class APIServerApp:
         if len(parts) >= 4 and parts[:2] == ["openapi", "v3"]:
             return self.openapi.v3(parts[2:])
         if path == "/":
-            paths = ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/metrics", "/openapi/v2", "/openapi/v3", "/readyz",
-                     "/version"]
+            paths = ["/.well-known/openid-configuration", "/api", "/api/v1", "/apis", "/healthz", "/livez", "/metrics",
+                     "/openapi/v2", "/openapi/v3", "/openid/v1/jwks", "/readyz", "/version"]
             paths += sorted(f"/apis/{g}" for g in self.mapper.groups() if g)
             return json_response({"paths": paths})
         raise not_found_path()
+
+    def _issuer_discovery(self, request: web.Request, path: str) -> web.Response:
+        """The service account issuer's OpenID provider configuration and JWK set (kube's
+        ``serviceaccount.NewOpenIDMetadata``): ``jwks_uri`` is this server's own address."""
+        headers = {"Cache-Control": "public, max-age=3600"}
+        if path == "/openid/v1/jwks":
+            return web.Response(body=json.dumps(self.signer.jwks()).encode(), headers=headers,
+                                content_type="application/jwk-set+json")
+        jwks_uri = f"{request.scheme}://{request.host}/openid/v1/jwks"
+        return json_response(self.signer.openid_configuration(jwks_uri), headers=headers)
 
     async def _resource(self, request: web.Request, verb: str, info: RequestInfo,
                         accept: Accept) -> web.StreamResponse:

@@ -298,8 +298,14 @@ async def _slowloris(server: LocalAPIServer, count: int, drip: float, deadline: 
     loop = asyncio.get_running_loop()
 
     async def one() -> float:
-        reader, writer = await asyncio.open_connection("127.0.0.1", server.port, ssl=ctx,
-                                                       server_hostname="127.0.0.1")
+        start = loop.time()
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", server.port, ssl=ctx,
+                                                           server_hostname="127.0.0.1")
+        except (ConnectionError, ssl.SSLError):
+            # on a loaded machine the handshake itself can outlast header_timeout: the server
+            # closing the connection then is what this test checks, not a failure
+            return loop.time() - start
         start = loop.time()
         try:
             writer.write(b"GET /api/v1/namespaces HTTP/1.1\r\nHost: x\r\n")

@@ -209,6 +209,32 @@ def test_a_rule_that_does_not_compile_rejects_the_crd(raw: Raw) -> None:
     assert raw.call("GET", f"{CRDS}/brokens.{GROUP}")[0] == 404
 
 
+def test_a_rule_that_does_not_evaluate_to_a_bool_rejects_the_crd(raw: Raw) -> None:
+    """Issue 28 item 6: ``self.replicas`` (an integer field) is kube's 422 "must evaluate to a bool"
+    (the engine sees ``self`` as dynamic; the schema's scalar types decide), so the objects of
+    the CRD are never all refused later; comparisons of the same fields still compile."""
+    schema = {"type": "object", "properties": {"spec": {
+        "type": "object", "properties": {"replicas": {"type": "integer"}, "name": {"type": "string"},
+                                         "at": {"type": "string", "format": "date-time"}},
+        "x-kubernetes-validations": [{"rule": "self.replicas"}, {"rule": "self.replicas > 1"},
+                                     {"rule": "self.name.size()"}, {"rule": "has(self.name) && self.name != ''"},
+                                     {"rule": "self.at < timestamp('2030-01-01T00:00:00Z')"},
+                                     {"rule": "true", "messageExpression": "self.replicas"}]}}}
+    code, _, body = raw.call("POST", CRDS, crd(schema, "NotBool", "notbools"))
+    assert code == 422, body
+    assert body["message"].startswith(
+        f'CustomResourceDefinition.apiextensions.k8s.io "notbools.{GROUP}" is invalid: '
+        "[spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Invalid value: "
+        'apiextensions.ValidationRule{Rule:"self.replicas", Message:"", MessageExpression:"", '
+        "Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:\"\", OptionalOldSelf:(*bool)(nil)}: "
+        "cel expression must evaluate to a bool, "), body["message"]
+    causes = [(c["field"].rsplit(".", 2)[-2:], c["message"].rsplit(": ", 1)[-1]) for c in body["details"]["causes"]]
+    assert causes == [(["x-kubernetes-validations[0]", "rule"], "cel expression must evaluate to a bool"),
+                      (["x-kubernetes-validations[2]", "rule"], "cel expression must evaluate to a bool"),
+                      (["x-kubernetes-validations[5]", "messageExpression"], "must evaluate to a string")]
+    assert raw.call("GET", f"{CRDS}/notbools.{GROUP}")[0] == 404
+
+
 # ---------------------------------------------------------------------------- a real CRD: Gateway API HTTPRoute
 
 TESTDATA = Path(__file__).parent / "testdata" / "gateway-api"

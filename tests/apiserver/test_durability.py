@@ -127,6 +127,24 @@ def test_an_old_world_readable_data_directory_is_made_private(tmp_path: Path) ->
         assert {str(p.relative_to(data)) for p in data.glob("state.db*") if _mode(p) != 0o600} == set()
 
 
+def test_loosened_keys_and_token_are_tightened_on_restart(tmp_path: Path) -> None:
+    """``chmod 666 data/pki/* data/token`` (issue 28 item 10): the next start makes them 0600 again
+    (and the pki directory 0700), keeping their contents."""
+    data = tmp_path / "data"
+    with LocalAPIServer(data_dir=data, kubeconfig_path=tmp_path / "kc") as s:
+        token = s.token
+    files = [*sorted((data / "pki").iterdir()), data / "token"]
+    before = {p: p.read_bytes() for p in files}
+    for p in files:
+        p.chmod(0o666)
+    (data / "pki").chmod(0o755)
+    with LocalAPIServer(data_dir=data, kubeconfig_path=tmp_path / "kc") as s:
+        assert s.token == token
+        assert {str(p.relative_to(data)): oct(_mode(p)) for p in files if _mode(p) != 0o600} == {}
+        assert _mode(data / "pki") == 0o700
+        assert {p: p.read_bytes() for p in files} == before
+
+
 def test_the_request_log_is_off_by_default_and_bounded(tmp_path: Path) -> None:
     with LocalAPIServer(kubeconfig_path=tmp_path / "kc") as s:
         Raw(s).call("GET", "/api/v1/namespaces")

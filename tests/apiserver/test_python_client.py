@@ -76,7 +76,7 @@ def test_apps_v1_crud(api: client.ApiClient, ns: str) -> None:
     assert scale.spec.replicas == 3
     assert [d.metadata.name for d in apps.list_deployment_for_all_namespaces(label_selector="app=d").items] == ["d"]
     apps.delete_namespaced_deployment("d", ns, propagation_policy="Foreground")
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 30
     while apps.list_namespaced_deployment(ns).items and time.monotonic() < deadline:
         time.sleep(0.05)
     assert apps.list_namespaced_deployment(ns).items == []

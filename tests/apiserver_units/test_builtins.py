@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+import pytest
+
 from samplecontroller.apiserver import builtins, tokens
 from samplecontroller.apiserver.strategies import apply_defaults, prepare_create_status
 from samplecontroller.apiserver.tables import builtin_columns, to_table
@@ -68,15 +70,22 @@ def test_defaults_of_replicaset_pod_and_job() -> None:
     assert job["spec"]["template"]["metadata"]["labels"]["batch.kubernetes.io/job-name"] == "j"
 
 
-def test_tokens_round_trip_and_expiry() -> None:
-    token, expiry = tokens.issue("secret", "ns", "sa", "uid-1", ["aud"], 3600, now=1000)
+def test_tokens_round_trip_expiry_and_audiences() -> None:
+    signer = tokens.Signer("secret")
+    token, expiry = signer.issue("ns", "sa", "uid-1", [tokens.ISSUER], 3600, now=1000)
     assert expiry == 4600
-    claims = tokens.verify("secret", token, now=2000)
+    claims = signer.verify(token, now=2000)
     assert claims is not None and claims["sub"] == "system:serviceaccount:ns:sa"
-    assert tokens.verify("secret", token, now=5000) is None
-    assert tokens.verify("other", token, now=2000) is None
-    assert tokens.review_status("secret", "secret")["user"]["username"] == "admin"
-    assert "authenticated" not in tokens.review_status("secret", "nope")
+    assert signer.verify(token, now=5000) is None
+    assert tokens.Signer("other").verify(token, now=2000) is None
+    assert tokens.Signer("secret").verify(token, now=2000) == claims  # the key is derived from the secret
+    vault, _ = signer.issue("ns", "sa", "uid-1", ["vault"], 3600, now=1000)
+    with pytest.raises(tokens.TokenError, match=r'token audiences \["vault"\] is invalid for the target audiences '
+                                                r'\["https://kubernetes.default.svc.cluster.local"\]'):
+        signer.verify(vault, now=2000)
+    assert signer.verify(vault, ["vault"], now=2000) is not None
+    early, _ = signer.issue("ns", "sa", "uid-1", [tokens.ISSUER], 3600, now=2000 + tokens.NBF_LEEWAY + 1)
+    assert signer.verify(early, now=2000) is None
 
 
 def test_printers_of_job_cronjob_and_node() -> None:

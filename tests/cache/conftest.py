@@ -30,7 +30,7 @@ def fast_backoff() -> ExponentialBackoffManager:
     return ExponentialBackoffManager(0.01, 0.05, 60.0)
 
 
-def eventually(cond: Callable[[], bool], timeout: float = 5.0, interval: float = 0.005) -> bool:
+def eventually(cond: Callable[[], bool], timeout: float = 30.0, interval: float = 0.005) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if cond():

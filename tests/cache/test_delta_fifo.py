@@ -29,7 +29,7 @@ def obj(name: str, rv: str = "1") -> Obj:
 def pop_all(f: DeltaFIFO) -> list[tuple[list[Delta], bool]]:
     out: list[tuple[list[Delta], bool]] = []
     while len(f):
-        f.pop(lambda d, initial: out.append((d, initial)), timeout=1)
+        f.pop(lambda d, initial: out.append((d, initial)), timeout=30)
     return out
 
 

@@ -67,7 +67,7 @@ def test_initial_sync_and_live_events(server: ScriptedServer, make: Factory) -> 
     rec = Recorder()
     reg = inf.add_event_handler(rec)
     make.run(inf)  # type: ignore[attr-defined]
-    assert wait_for_cache_sync(inf, reg, timeout=5)
+    assert wait_for_cache_sync(inf, reg, timeout=30)
     assert [e[2] for e in rec.snapshot()] == [True, True]
     assert names(rec.snapshot(), "add") == ["a", "b"]
     assert inf.last_sync_resource_version() == "102"
@@ -84,17 +84,17 @@ def test_initial_sync_and_live_events(server: ScriptedServer, make: Factory) -> 
 
 def test_empty_initial_list_syncs(server: ScriptedServer, make: Factory) -> None:
     inf = make()
-    assert wait_for_cache_sync(inf.has_synced, timeout=5)
+    assert wait_for_cache_sync(inf.has_synced, timeout=30)
 
 
 def test_late_handler_gets_cached_objects(server: ScriptedServer, make: Factory) -> None:
     for n in "abc":
         server.put(n)
     inf = make()
-    assert wait_for_cache_sync(inf, timeout=5)
+    assert wait_for_cache_sync(inf, timeout=30)
     rec = Recorder()
     reg = inf.add_event_handler(rec)
-    assert wait_for_cache_sync(reg, timeout=5)
+    assert wait_for_cache_sync(reg, timeout=30)
     assert names(rec.snapshot(), "add") == ["a", "b", "c"]
     assert all(e[2] for e in rec.snapshot())
     server.put("d")
@@ -109,7 +109,7 @@ def test_slow_handler_does_not_stall_others(server: ScriptedServer, make: Factor
     slow_reg = inf.add_event_handler(slow)
     inf.add_event_handler(fast)
     make.run(inf)  # type: ignore[attr-defined]
-    assert wait_for_cache_sync(inf, timeout=5)
+    assert wait_for_cache_sync(inf, timeout=30)
     for i in range(50):
         server.put(f"o{i}")
     assert eventually(lambda: len(fast.snapshot()) == 51)
@@ -126,7 +126,7 @@ def test_missed_delete_arrives_as_tombstone_after_410(server: ScriptedServer, ma
     inf = make()
     rec = Recorder()
     inf.add_event_handler(rec)
-    assert wait_for_cache_sync(inf, timeout=5)
+    assert wait_for_cache_sync(inf, timeout=30)
     assert eventually(lambda: server.open_watches() == 1)
     server.remove("b", quiet=True)
     server.expire_below = server.rv
@@ -158,7 +158,7 @@ def test_resync_of_a_handler_added_to_a_running_informer(server: ScriptedServer,
     monkeypatch.setattr(shared_informer, "MINIMUM_RESYNC_PERIOD", 0.05)
     server.put("a")
     inf = make()
-    assert wait_for_cache_sync(inf, timeout=5)
+    assert wait_for_cache_sync(inf, timeout=30)
     late = Recorder()
     inf.add_event_handler(late, resync_period=0.05)
     assert eventually(lambda: late.kinds().count("update") >= 2)
@@ -171,7 +171,7 @@ def test_transform_strips_before_caching(server: ScriptedServer, make: Factory) 
     rec = Recorder()
     inf.add_event_handler(rec)
     make.run(inf)  # type: ignore[attr-defined]
-    assert wait_for_cache_sync(inf, timeout=5)
+    assert wait_for_cache_sync(inf, timeout=30)
     server.put("b")
     assert eventually(lambda: len(rec.snapshot()) == 2)
     assert all(o.spec == {"stripped": True} for o in inf.get_store().list())
@@ -185,7 +185,7 @@ def test_filtering_handler_turns_crossings_into_add_and_delete(server: ScriptedS
     inf = make()
     rec = Recorder()
     inf.add_event_handler(FilteringResourceEventHandler(lambda o: meta.get_labels(o).get("keep") == "yes", rec))
-    assert wait_for_cache_sync(inf, timeout=5)
+    assert wait_for_cache_sync(inf, timeout=30)
     server.put("a", labels={"keep": "yes"})
     assert eventually(lambda: rec.kinds() == ["add"])
     server.put("a", labels={"keep": "yes"}, v=1)
@@ -199,7 +199,7 @@ def test_remove_event_handler_and_funcs(server: ScriptedServer, make: Factory) -
     reg = inf.add_event_handler(ResourceEventHandlerFuncs(add_func=lambda o, initial: seen.append(o.metadata.name)))
     rec = Recorder()
     inf.add_event_handler(rec)
-    assert wait_for_cache_sync(inf, timeout=5)
+    assert wait_for_cache_sync(inf, timeout=30)
     server.put("a")
     assert eventually(lambda: seen == ["a"])
     inf.remove_event_handler(reg)
@@ -223,7 +223,7 @@ def test_handler_exception_is_contained(server: ScriptedServer, make: Factory) -
 
 def test_stop_marks_stopped_and_refuses_handlers(server: ScriptedServer, make: Factory) -> None:
     inf = make()
-    assert wait_for_cache_sync(inf, timeout=5)
+    assert wait_for_cache_sync(inf, timeout=30)
     stop, thread = make.stops[-1]  # type: ignore[attr-defined]
     stop.set()
     thread.join(5)
@@ -244,7 +244,7 @@ def test_gc_freeze_after_sync(server: ScriptedServer, make: Factory) -> None:
     gc.unfreeze()
     try:
         inf = make(freeze_gc=True)
-        assert wait_for_cache_sync(inf, timeout=5)
+        assert wait_for_cache_sync(inf, timeout=30)
         assert gc.get_freeze_count() > 0
     finally:
         gc.unfreeze()
@@ -256,7 +256,7 @@ def test_watch_error_handler_hook(server: ScriptedServer, make: Factory) -> None
     inf = make(start=False)
     inf.set_watch_error_handler(lambda name, err: seen.append(err))
     make.run(inf)  # type: ignore[attr-defined]
-    assert wait_for_cache_sync(inf, timeout=5)
+    assert wait_for_cache_sync(inf, timeout=30)
     assert [getattr(e, "code", None) for e in seen] == [500]
 
 
@@ -275,7 +275,7 @@ def test_dynamic_informer_caches_dicts(server: ScriptedServer, make: Factory) ->
     inf = new_dynamic_informer(_DynClient(server.url), 0.0)
     inf.freeze_gc = False
     make.run(inf)  # type: ignore[attr-defined]
-    assert wait_for_cache_sync(inf, timeout=5)
+    assert wait_for_cache_sync(inf, timeout=30)
     obj = inf.get_store().get_by_key("default/a")
     assert isinstance(obj, dict) and obj["metadata"]["labels"] == {"x": "1"}
     with pytest.raises(ValueError, match="cannot scope"):

@@ -228,14 +228,14 @@ def test_watch_stop_from_another_thread_ends_a_blocked_iteration(server: MiniSer
     done = threading.Event()
     threading.Thread(target=_collect, args=(events, w, done), daemon=True).start()
     server.send_watch_line(b'{"type":"ADDED","object":' + msgspec.json.encode(widget("a")) + b"}")
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 30
     while not events and time.monotonic() < deadline:
         time.sleep(0.01)
     assert len(events) == 1
     started = time.monotonic()
     w.stop()
-    assert done.wait(2), "stop() did not end the iteration"
-    assert time.monotonic() - started < 2
+    assert done.wait(30), "stop() did not end the iteration"
+    assert time.monotonic() - started < 10  # at once, not at the watch's end
     assert len(events) == 1  # no error surfaced after stop()
     assert server.watch_closed.wait(5)
     w.stop()  # idempotent

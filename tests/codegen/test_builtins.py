@@ -270,7 +270,7 @@ def test_fake_clientset_is_an_interface_with_typed_informers(stop: threading.Eve
     jobs = factory.batch.v1.jobs.lister()
     factory.start(stop)
     try:
-        assert all(factory.wait_for_cache_sync(stop, timeout=10).values())
+        assert all(factory.wait_for_cache_sync(stop, timeout=30).values())
         assert isinstance(jobs.jobs("default").get("j"), Job)
     finally:
         factory.shutdown()

@@ -149,7 +149,7 @@ def test_informer_and_lister_over_the_fake(stop: threading.Event) -> None:
     foos.informer().add_event_handler(ResourceEventHandlerFuncs(add_func=on_add))
     factory.start(stop)
     try:
-        assert all(factory.wait_for_cache_sync(timeout=5).values())
+        assert all(factory.wait_for_cache_sync(timeout=30).values())
         lister = foos.lister()
         assert isinstance(lister, FooLister)
         assert lister.foos("default").get("a").metadata.name == "a"
@@ -175,7 +175,7 @@ def test_namespaced_factory_and_tweak(stop: threading.Event) -> None:
     lister = factory.samplecontroller.v1alpha1.foos.lister()
     factory.start(stop)
     try:
-        assert all(factory.wait_for_cache_sync(timeout=5).values())
+        assert all(factory.wait_for_cache_sync(timeout=30).values())
         assert [f.metadata.name for f in lister.list()] == ["a"]
     finally:
         factory.shutdown()

@@ -216,7 +216,7 @@ def test_fake_clientset_and_scheme(acme: SimpleNamespace) -> None:
     stop = threading.Event()
     factory.start(stop)
     try:
-        assert all(factory.wait_for_cache_sync(timeout=10).values())
+        assert all(factory.wait_for_cache_sync(timeout=30).values())
         assert lister.gizmos("shop").get("seed").spec.size == 1
         fake.acme_v1().gizmos("shop").create(m.Gizmo(metadata=acme.meta.ObjectMeta(name="new"), spec=m.GizmoSpec()))
         wait_for(lambda: _get(lister.gizmos("shop"), "new"), what="the created Gizmo in the cache")

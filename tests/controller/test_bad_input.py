@@ -95,7 +95,7 @@ def test_exec_plugin_that_never_exits_is_bounded_and_named(tmp_path: Path) -> No
     _one_line_error(proc, f"exec plugin {script} --cluster dev did not exit within 1s", "--exec-plugin-timeout")
     assert time.monotonic() - started < 25
     child = int(pid_file.read_text())
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 30
     while _alive(child) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _alive(child), "the plugin's child survived the plugin's timeout"
@@ -107,7 +107,7 @@ def test_exec_plugin_timeout_kills_the_process_group(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"did not exit within 0\.5s"):
         plugin.run()
     child = int(pid_file.read_text())
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 30
     while _alive(child) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _alive(child)

@@ -84,7 +84,7 @@ def started_informer(cs: Clientset) -> Iterator[tuple[Any, Any, Recorder]]:
     informer.add_event_handler(recorder.handler())
     factory.start(threading.Event())
     try:
-        assert all(factory.wait_for_cache_sync(timeout=10).values())
+        assert all(factory.wait_for_cache_sync(timeout=30).values())
         yield informer, lister, recorder
     finally:
         factory.shutdown()
@@ -164,7 +164,7 @@ def test_a_started_informer_costs_at_most_three_threads(server: LocalAPIServer, 
         factory.start(stop)
     try:
         for factory in factories:
-            assert all(factory.wait_for_cache_sync(timeout=10).values())
+            assert all(factory.wait_for_cache_sync(timeout=30).values())
         started = _new_threads(before)
         assert len(started) <= 3 * n, sorted(t.name for t in started)
     finally:

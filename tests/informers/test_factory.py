@@ -38,14 +38,14 @@ def test_one_informer_per_type_start_sync_shutdown(server: ScriptedServer) -> No
     assert created == ["Obj"]
     stop = threading.Event()
     factory.start(stop)
-    assert factory.wait_for_cache_sync(timeout=5) == {Obj: True}
+    assert factory.wait_for_cache_sync(timeout=30) == {Obj: True}
     assert [o.spec for o in first.get_store().list()] == [{"t": 1}]
     assert eventually(lambda: server.open_watches() == 1)
     assert all(q.get("labelSelector") == "app=x" for q in server.queries("list") + server.queries("watch"))
     # a type requested later starts on the next start()
     second = factory.informer_for(Other, lambda: new(Other))
     factory.start(stop)
-    assert factory.wait_for_cache_sync(timeout=5) == {Obj: True, Other: True}
+    assert factory.wait_for_cache_sync(timeout=30) == {Obj: True, Other: True}
     factory.shutdown()
     assert first.is_stopped() and second.is_stopped()
     factory.start(stop)  # after shutdown: nothing starts
@@ -57,7 +57,7 @@ def test_outer_stop_stops_informers(server: ScriptedServer) -> None:
     inf = factory.informer_for(Obj, lambda: SharedIndexInformer(HTTPListerWatcher(server.url), Obj, freeze_gc=False))
     stop = threading.Event()
     factory.start(stop)
-    assert factory.wait_for_cache_sync(timeout=5)[Obj]
+    assert factory.wait_for_cache_sync(timeout=30)[Obj]
     stop.set()
     assert eventually(inf.is_stopped)
     factory.shutdown()
@@ -93,7 +93,7 @@ def test_dynamic_factory_for_resource(server: ScriptedServer) -> None:
     stop = threading.Event()
     factory.start(stop)
     try:
-        assert factory.wait_for_cache_sync(timeout=5) == {("test.io", "v1", "objs"): True}
+        assert factory.wait_for_cache_sync(timeout=30) == {("test.io", "v1", "objs"): True}
         assert inf.get_store().get_by_key("default/a") == server.objects["default/a"]
     finally:
         factory.shutdown()

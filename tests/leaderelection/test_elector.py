@@ -176,7 +176,7 @@ def test_elector_records_leader_events(store: MemoryLeases) -> None:
                                   callbacks=LeaderCallbacks(lambda s: started.set(), lambda: None))
     t = threading.Thread(target=LeaderElector(config).run, args=(stop,), daemon=True)
     t.start()
-    assert started.wait(2)
+    assert started.wait(30)
     stop.set()
     t.join(5)
     assert recorder.drain() == ["Normal LeaderElection a became leader", "Normal LeaderElection a stopped leading"]

@@ -86,7 +86,7 @@ class MemorySink:
             stored["metadata"]["resourceVersion"] = str(self.rv)
             return copy.deepcopy(stored)
 
-    def wait_calls(self, n: int, timeout: float = 5.0) -> list[tuple[str, str, bytes | None]]:
+    def wait_calls(self, n: int, timeout: float = 30.0) -> list[tuple[str, str, bytes | None]]:
         """Wait until at least ``n`` calls were made; return them all."""
         deadline = time.monotonic() + timeout
         with self.lock:
@@ -98,7 +98,7 @@ class MemorySink:
             return list(self.calls)
 
 
-def sentinel_written(sink: MemorySink, rec: Any, timeout: float = 5.0) -> list[tuple[str, str, bytes | None]]:
+def sentinel_written(sink: MemorySink, rec: Any, timeout: float = 30.0) -> list[tuple[str, str, bytes | None]]:
     """Record an event about a fresh object and wait until it is written; return the calls made
     before it. One thread writes a sink's events in order, so every earlier event has been handled
     (written, retried, dropped) by then: no sleeping before asserting that nothing else happened."""

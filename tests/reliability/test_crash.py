@@ -132,7 +132,10 @@ def test_kill_9_during_churn_loses_no_acknowledged_write_and_the_controller_conv
         progress: list[tuple[float, int]] = []  # (seconds since the restart, Foos not converged)
         while not converged():
             progress.append((round(time.monotonic() - restarted, 1), len(wrong)))
-            assert progress[-1][0] < 10.0, f"not converged 10 s after the restart: {wrong[:10]}; {progress}"
+            # the items that failed while the server was down wait out their exponential backoff
+            # (5 ms doubling per failure): the longer the restart took on a loaded machine, the
+            # longer; 60 s is far beyond a quiet machine's 2-3 s and still catches a stuck controller
+            assert progress[-1][0] < 60.0, f"not converged 60 s after the restart: {wrong[:10]}; {progress[-20:]}"
             time.sleep(0.2)
         assert controller.poll() is None, "the controller exited"
     finally:

@@ -91,7 +91,7 @@ def post(webhook: tuple[Server, ssl.SSLContext], path: str, body: Any,
     req = urllib.request.Request(f"https://localhost:{server.bound_port}{path}", data=data, method="POST",
                                  headers={"Content-Type": content_type})
     try:
-        with urllib.request.urlopen(req, context=ctx, timeout=5) as resp:
+        with urllib.request.urlopen(req, context=ctx, timeout=30) as resp:
             return resp.status, json.loads(resp.read())
     except urllib.error.HTTPError as err:
         return err.code, err.read().decode()

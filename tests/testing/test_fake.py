@@ -163,7 +163,7 @@ def test_delete_and_delete_collection(fake: FakeClientsetBase) -> None:
 # -- watch --------------------------------------------------------------------------------------------
 
 
-def drain(w: Any, n: int, timeout: float = 5.0) -> list[WatchEvent[Any]]:
+def drain(w: Any, n: int, timeout: float = 30.0) -> list[WatchEvent[Any]]:
     """Collect n events in a thread (bounded), then stop the watch."""
     out: list[WatchEvent[Any]] = []
     done = threading.Event()
@@ -213,7 +213,7 @@ def test_watch_stop_from_another_thread_ends_iteration(fake: FakeClientsetBase) 
 
     threading.Thread(target=run, daemon=True).start()
     w.stop()
-    assert done.wait(2)
+    assert done.wait(30)
     gizmos(fake).create(gizmo("late"))  # a stopped watch gets nothing and blocks nobody
 
 

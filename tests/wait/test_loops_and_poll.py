@@ -33,7 +33,7 @@ def test_until_stops_and_runs_at_least_once() -> None:
 
     t = threading.Thread(target=until, args=(fn, 0.01, stop))
     t.start()
-    t.join(2)
+    t.join(30)
     assert not t.is_alive() and len(calls) == 3
     assert all(b - a >= 0.009 for a, b in itertools.pairwise(calls))
 
@@ -53,8 +53,8 @@ def test_stop_interrupts_the_wait() -> None:
     time.sleep(0.02)
     started = time.monotonic()
     stop.set()
-    t.join(2)
-    assert not t.is_alive() and time.monotonic() - started < 1
+    t.join(30)
+    assert not t.is_alive() and time.monotonic() - started < 10  # not the 60 s wait
 
 
 def test_sliding_vs_non_sliding_period() -> None:
@@ -145,7 +145,7 @@ def test_poll_waits_an_interval_first_and_times_out() -> None:
     with pytest.raises(WaitTimeoutError):
         poll(0.01, 0.05, cond)
     assert calls and calls[0] - started >= 0.009
-    assert time.monotonic() - started < 1
+    assert time.monotonic() - started < 10  # far below a hang, above a loaded machine's stalls
 
 
 def test_poll_until_true_and_stopped() -> None:
@@ -183,7 +183,7 @@ def test_fake_clock_sleep_and_wait() -> None:
     assert clock.wait_for_waiters(1)  # still asleep, and has seen the step
     assert not woke.is_set()
     clock.step(1.0)
-    assert woke.wait(2)
+    assert woke.wait(30)
     assert clock.now() == 15.0
     with pytest.raises(ValueError):
         clock.step(-1)

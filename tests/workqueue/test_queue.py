@@ -32,7 +32,7 @@ def drain_in_thread(q: Queue[int]) -> threading.Event:
     return drained
 
 
-def get_with_timeout(q: Queue[int], timeout: float = 2.0) -> Got[int]:
+def get_with_timeout(q: Queue[int], timeout: float = 30.0) -> Got[int]:
     out: list[Got[int]] = []
     t = threading.Thread(target=lambda: out.append(q.get()), daemon=True)
     t.start()
@@ -41,7 +41,7 @@ def get_with_timeout(q: Queue[int], timeout: float = 2.0) -> Got[int]:
     return out[0]
 
 
-def wait_until(condition: Callable[[], bool], timeout: float = 5.0) -> bool:
+def wait_until(condition: Callable[[], bool], timeout: float = 30.0) -> bool:
     """Whether ``condition()`` became true within ``timeout`` seconds (polled)."""
     deadline = time.monotonic() + timeout
     while not condition():
@@ -82,7 +82,7 @@ def test_get_blocks_until_add() -> None:
     t.join(0.05)
     assert t.is_alive() and not out
     q.add(7)
-    t.join(2)
+    t.join(30)
     assert out == [(7, False)]
 
 
@@ -107,7 +107,7 @@ def test_shutdown_wakes_blocked_getters() -> None:
         t.start()
     q.shut_down()
     for t in threads:
-        t.join(2)
+        t.join(30)
     assert results == [SHUTDOWN] * 4
 
 
@@ -123,14 +123,14 @@ def test_drain_waits_for_processing_items() -> None:
     q.done(a)
     assert not drained.wait(0.05)
     q.done(b)
-    assert drained.wait(2)
+    assert drained.wait(30)
 
 
 def test_drain_returns_at_once_when_nothing_is_processing() -> None:
     q: Queue[int] = Queue()
     q.add(1)  # waiting, not processing: drain does not wait for it
     done = drain_in_thread(q)
-    assert done.wait(2)
+    assert done.wait(30)
     assert q.get() == (1, False)
 
 
@@ -141,7 +141,7 @@ def test_shut_down_cancels_a_waiting_drain() -> None:
     drained = drain_in_thread(q)
     assert not drained.wait(0.05)
     q.shut_down()
-    assert drained.wait(2)
+    assert drained.wait(30)
 
 
 def test_shut_down_in_flight_drops_waiting_items_and_waits_for_the_ones_in_progress() -> None:
@@ -178,7 +178,7 @@ def test_dirty_item_requeued_during_drain_is_still_handed_out() -> None:
     q.add(1)  # dirty
     drained = drain_in_thread(q)
     q.done(1)
-    assert drained.wait(2)
+    assert drained.wait(30)
     assert q.get() == (1, False)
     assert q.get() == SHUTDOWN
 

@@ -30,8 +30,15 @@ is handled: functions cannot return opaque types (``Unimplemented type``), so ``
 values cannot be passed inside maps, so ``format: date-time``/``duration`` strings are converted
 by the rules that select them (``fields.typed_source``); functions
 cannot return optionals, so the format library is a source rewrite (``formats``); there is no
-cost estimator, so rule cost limits are replaced by the evaluation of every rule (documented
-deviation: no "estimated rule cost exceeds budget" errors); the environment's options are not
+cost estimator and no cost tracking: the binding's ``Expression`` offers ``eval``, ``return_type``
+and ``serialize`` (a ``cel.expr.CheckedExpr`` protobuf) only, so kube's static checks (per rule
+"estimated rule cost exceeds budget by factor of ...", per CRD "x-kubernetes-validations
+estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of ...", from
+cel-go's estimator with the schema's maxItems/maxLength/maxProperties) and the runtime budget
+("validation failed due to running out of cost budget") are not done: porting cel-go's
+estimator over the serialized AST would be needed (documented deviation); ``self`` is dynamic,
+so a rule's result type comes from a second compilation with the scalar fields it selects
+declared as their schema types (``validator``: ``self.replicas`` is an int, not a bool); the environment's options are not
 exposed, so mixed-type list literals (``[1, 2.0]``) compile (kube's HomogeneousAggregateLiterals
 rejects them), ``self`` is dynamic (``fields`` adds the undeclared-field check) and the literal
 validators are ``fields.invalid_literals``.
@@ -53,11 +60,15 @@ from typing import Any
 from cel_expr_python import cel as _cel
 from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
 
-__all__ = ["BOOL", "DYN", "STRING", "Activation", "CompileError", "Env", "EvalError", "Program"]
+__all__ = ["BOOL", "DOUBLE", "DURATION", "DYN", "INT", "STRING", "TIMESTAMP", "Activation", "CompileError", "Env", "EvalError", "Program"]
 
 DYN = _cel.Type.DYN
 BOOL = _cel.Type.BOOL
 STRING = _cel.Type.STRING
+INT = _cel.Type.INT
+DOUBLE = _cel.Type.DOUBLE
+TIMESTAMP = _cel.Type.TIMESTAMP
+DURATION = _cel.Type.DURATION
 
 _STATUS_PREFIX = re.compile(r"^[A-Z_]+: ")
 _STATUS_SUFFIX = re.compile(r" \[[A-Z_]+\]$")

@@ -16,7 +16,7 @@ from typing import Any
 
 from samplecontroller.apiserver.cel.values import escape
 
-__all__ = ["STRING_LITERAL", "invalid_literals", "mask_strings", "typed_source", "undefined_fields", "uses_old_self"]
+__all__ = ["STRING_LITERAL", "TYPED_SLOTS", "invalid_literals", "mask_strings", "scalar_typed_source", "typed_source", "undefined_fields", "uses_old_self"]
 
 STRING_LITERAL = re.compile(r"""(?s)[rRbB]*(?:'''.*?'''|\"\"\".*?\"\"\"|'(?:\\.|[^'\\])*'|"(?:\\.|[^"\\])*")""")
 """A CEL string or bytes literal (raw, triple-quoted or not)."""
@@ -150,3 +150,47 @@ def _issue(source: str, offset: int, message: str) -> str:
     line = source[line_start:line_end if line_end >= 0 else len(source)]
     row, column = source.count("\n", 0, offset) + 1, offset - line_start
     return f"ERROR: <input>:{row}:{column + 1}: {message}\n | {line}\n | {'.' * column}^"
+
+
+_SCALAR_TYPES = {"integer": "INT", "number": "DOUBLE", "string": "STRING", "boolean": "BOOL"}
+TYPED_SLOTS = 32
+"""How many selections of one scalar type ``scalar_typed_source`` replaces (more: no inference)."""
+
+
+def _scalar_type(target: Any) -> str:
+    """The CEL type of a schema node whose values are one scalar type, else ""."""
+    if not isinstance(target, dict) or target.get("x-kubernetes-int-or-string") \
+            or target.get("x-kubernetes-preserve-unknown-fields") or target.get("nullable"):
+        return ""
+    conversion = _conversion(target)
+    if conversion:
+        return conversion.upper()  # TIMESTAMP, DURATION
+    return _SCALAR_TYPES.get(str(target.get("type") or ""), "")
+
+
+def scalar_typed_source(source: str, node: dict[str, Any], root: bool) -> str | None:
+    """``source`` with every ``self``/``oldSelf`` selection of a scalar field (and a bare ``self``
+    at a scalar node) replaced by a variable of its CEL type (``__INT0``, ``__STRING1``, ...), so
+    that a checker sees the types Kubernetes declares for them and can name the rule's result
+    type (``self.replicas`` is an int). None when nothing is replaced or there are too many."""
+    blanked = mask_strings(source)
+    if blanked.strip() in ("self", "oldSelf"):
+        kind = _scalar_type(node)
+        return f"__{kind}0" if kind else None
+    counts: dict[str, int] = {}
+    edits: list[tuple[int, int, str]] = []
+    for start, end, target, undefined in _chains(blanked, node, root):
+        kind = _scalar_type(target)
+        if not kind or undefined is not None or "?" in blanked[start:end] \
+                or re.search(r"has\s*\(\s*$", blanked[:start]):
+            continue
+        index = counts.get(kind, 0)
+        if index >= TYPED_SLOTS:
+            return None
+        counts[kind] = index + 1
+        edits.append((start, end, f"__{kind}{index}"))
+    if not edits:
+        return None
+    for start, end, text in reversed(edits):
+        source = source[:start] + text + source[end:]
+    return source

@@ -27,9 +27,24 @@ from typing import Any
 
 from samplecontroller.apiserver import schema as structural
 from samplecontroller.apiserver.cel import formats
-from samplecontroller.apiserver.cel.engine import BOOL, DYN, Activation, CompileError, Env, EvalError, Program
+from samplecontroller.apiserver.cel.engine import (
+    BOOL,
+    DOUBLE,
+    DURATION,
+    DYN,
+    INT,
+    STRING,
+    TIMESTAMP,
+    Activation,
+    CompileError,
+    Env,
+    EvalError,
+    Program,
+)
 from samplecontroller.apiserver.cel.fields import (
+    TYPED_SLOTS,
     invalid_literals,
+    scalar_typed_source,
     typed_source,
     undefined_fields,
     uses_old_self,
@@ -45,6 +60,10 @@ ROOT_PATH = "<nil>"  # how Go prints a nil *field.Path: errors of rules on the r
 _LIBRARIES = FUNCTIONS + formats.FUNCTIONS
 _ENV = Env({"self": DYN, "oldSelf": DYN}, _LIBRARIES, formats.rewrite)
 _OPTIONAL_ENV = Env({"self": DYN, "__oldSelf": DYN, "__hasOldSelf": BOOL}, _LIBRARIES, formats.rewrite)
+_TYPED_ENV = Env({f"__{name}{i}": kind for name, kind in (("INT", INT), ("DOUBLE", DOUBLE), ("STRING", STRING),
+                                                          ("BOOL", BOOL), ("TIMESTAMP", TIMESTAMP),
+                                                          ("DURATION", DURATION))
+                  for i in range(TYPED_SLOTS)} | {"self": DYN, "oldSelf": DYN}, _LIBRARIES, formats.rewrite)
 _MAX_MESSAGE = 5 * 1024
 _BLOCKING = (structural.ERROR_NOT_SUPPORTED, structural.ERROR_REQUIRED, structural.ERROR_TOO_LONG,
              structural.ERROR_TOO_MANY, structural.ERROR_TYPE_INVALID)
@@ -87,7 +106,7 @@ def _compile_rule(spec: dict[str, Any], node: dict[str, Any],
             if undefined:
                 raise CompileError(undefined)
             program = _typed(source, node, root, program)
-            if program.result_type not in ("BOOL", "DYN"):
+            if _result_type(program, source, node, root) not in ("BOOL", "DYN"):
                 raise CompileError("cel expression must evaluate to a bool")
         except CompileError as err:
             detail = err.detail if err.detail.startswith("cel expression") else "compilation failed: " + err.detail
@@ -100,7 +119,7 @@ def _compile_rule(spec: dict[str, Any], node: dict[str, Any],
     if message_source.strip():
         try:
             message_program = _typed(message_source, node, root, _ENV.compile(message_source))
-            if message_program.result_type not in ("STRING", "DYN"):
+            if _result_type(message_program, message_source, node, root) not in ("STRING", "DYN"):
                 raise CompileError("must evaluate to a string")
         except CompileError as err:
             detail = err.detail if err.detail.startswith("must evaluate") else "messageExpression compilation failed: " + err.detail
@@ -152,6 +171,23 @@ def _spec_errors(spec: dict[str, Any], node: dict[str, Any], where: str) -> list
         except ValueError:
             errors.append(structural.invalid(f"{where}.fieldPath", field_path, "fieldPath must be a valid path"))
     return errors
+
+
+def _result_type(program: Program, source: str, node: dict[str, Any], root: bool) -> str:
+    """The type an expression evaluates to, as cel-go's checker sees it with the schema's types:
+    the engine's own when it knows it, else the one it finds with the scalar fields the
+    expression selects declared as what the schema says (``self.replicas``: INT). DYN when
+    neither tells (a typed compilation that fails, which a cross-type comparison kube allows
+    can do, decides nothing)."""
+    if program.result_type != "DYN":
+        return program.result_type
+    typed = scalar_typed_source(source, node, root)
+    if typed is None:
+        return "DYN"
+    try:
+        return _TYPED_ENV.compile(typed).result_type
+    except CompileError:
+        return "DYN"
 
 
 def _typed(source: str, node: dict[str, Any], root: bool, program: Program) -> Program:

@@ -3,7 +3,7 @@
 ``Controllers`` registers one listener on the store (called synchronously for every committed
 write) and runs the reactions as callbacks on the server's event loop: the garbage collector
 (``garbagecollector``), the namespace lifecycle (``namespace``), CRD establishing and removal
-(``crd``), the node simulator's removal of gracefully deleted Pods (``pods``), the optional Deployment simulator (``deployments``: ReplicaSets per template, revisions, status); the Event TTL
+(``crd``), the node simulator's removal of gracefully deleted Pods (``pods``), the optional Deployment simulator (``deployments``: ReplicaSets per template, revisions, status) and Job simulator (``jobs``: Pods per parallelism/completions, status, conditions); the Event TTL
 (``eventttl.EventExpiry``) runs on its own. ``start`` bootstraps the cluster's objects
 (``cluster``, the RBAC bootstrap policy and ClusterRole aggregation of ``authorization``) and resumes the work a restart left pending.
 
@@ -23,6 +23,7 @@ from samplecontroller.apiserver.authorization import aggregation, bootstrappolic
 from samplecontroller.apiserver.controllers.crd import CRDController
 from samplecontroller.apiserver.controllers.deployments import DEPLOYMENTS, DeploymentSimulator
 from samplecontroller.apiserver.controllers.garbagecollector import GarbageCollector
+from samplecontroller.apiserver.controllers.jobs import JOBS, JobSimulator
 from samplecontroller.apiserver.controllers.namespace import NamespaceController
 from samplecontroller.apiserver.controllers.pods import PODS, NodeSimulator
 from samplecontroller.apiserver.core import CRD_KEY, NS_KEY, Core
@@ -40,7 +41,7 @@ class Controllers:
     """The background controllers over ``core`` (see the module docstring)."""
 
     def __init__(self, core: Core, *, simulate_deployments: bool = False, simulate_delay: float = 0.3,
-                 root_ca: bytes | None = None) -> None:
+                 root_ca: bytes | None = None, simulate_jobs: bool = False, job_backoff: float = 10.0) -> None:
         self.core = core
         self.root_ca = root_ca  # published as every namespace's kube-root-ca.crt (``cluster``)
         self.store = core.store
@@ -50,6 +51,7 @@ class Controllers:
         self.crds = CRDController(core, self.gc, self.schedule, self.reconcile)
         self.node = NodeSimulator(core, self.schedule)
         self.deployments = DeploymentSimulator(core, simulate_delay) if simulate_deployments else None
+        self.jobs = JobSimulator(core, self.schedule, simulate_delay, job_backoff) if simulate_jobs else None
         self.store.listeners.append(self.on_event)
 
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -71,6 +73,8 @@ class Controllers:
                 if meta.get("deletionTimestamp") or meta.get("ownerReferences"):
                     self.schedule(self.reconcile, skey, ns, name)
         self.node.resume()
+        if self.jobs is not None:
+            self.jobs.resume()
         if self.deployments is not None:
             for ns, name in self.deployments.behind():
                 self.schedule(self.deployments.simulate, ns, name, delay=self.deployments.delay)
@@ -104,6 +108,8 @@ class Controllers:
                 self.crds.removed(obj)
             else:
                 self.crds.established(obj)
+        if self.jobs is not None and event.skey in (JOBS, PODS):
+            self.jobs.observe(event.skey, obj)
         if event.type == "DELETED":
             self._on_deleted(event, meta)
             return

@@ -26,13 +26,13 @@ _SUCCESS = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Suc
 
 
 def create(core: Core, res: Resource, ns: str, name: str, subresource: str, body: Any, *, manager: str,
-           dry_run: bool, secret: str) -> dict[str, Any]:
+           dry_run: bool, signer: tokens.Signer) -> dict[str, Any]:
     """Answer a POST to ``res`` (``bindings``) or to subresource ``subresource`` of ``ns/name``;
     a body that is not an object is 400 and changes nothing."""
     if not isinstance(body, dict):
         raise bad_request("the request body must be a JSON object")
     if subresource == "token":
-        return token_request(core, res, ns, name, body, secret)
+        return token_request(core, res, ns, name, body, signer)
     if subresource == "eviction":
         options = (body.get("deleteOptions") if isinstance(body, dict) else None) or {}
         core.delete(res, ns, name, options, dry_run=dry_run)
@@ -69,17 +69,53 @@ def bind(core: Core, pods: Resource, ns: str, name: str, body: Any, manager: str
     core.update(pods, ns, name, pod, subresource="status", manager=manager)
 
 
-def token_request(core: Core, res: Resource, ns: str, name: str, body: Any, secret: str) -> dict[str, Any]:
-    """A TokenRequest answered with a token for the service account ``ns/name``."""
+def token_request(core: Core, res: Resource, ns: str, name: str, body: Any, signer: tokens.Signer) -> dict[str, Any]:
+    """A TokenRequest answered with a token for the service account ``ns/name``, for the
+    requested audiences (default: the server's API audiences) and bound to
+    ``spec.boundObjectRef`` (a Pod, Secret or Node that must exist, with the given uid)."""
     account = core.get(res, ns, name)
     seconds, spec = _token_request_spec(name, body)
-    audiences = [str(a) for a in spec.get("audiences") or ()] or [tokens.ISSUER]
-    token, expiry = tokens.issue(secret, ns, name, str(account["metadata"].get("uid", "")), audiences, seconds)
+    audiences = [str(a) for a in spec.get("audiences") or ()] or list(signer.api_audiences)
+    ref = spec.get("boundObjectRef")
+    bound = _bound_objects(core, ns, name, ref) if isinstance(ref, dict) else []
+    if bound and isinstance(ref, dict):
+        ref = {**ref, "uid": bound[0].uid}
+    token, expiry = signer.issue(ns, name, str(account["metadata"].get("uid", "")), audiences, seconds, bound)
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(expiry))
     return {"kind": "TokenRequest", "apiVersion": "authentication.k8s.io/v1",
             "metadata": {"name": name, "namespace": ns, "creationTimestamp": None},
-            "spec": {"audiences": audiences, "expirationSeconds": seconds, "boundObjectRef": spec.get("boundObjectRef")},
+            "spec": {"audiences": audiences, "expirationSeconds": seconds, "boundObjectRef": ref},
             "status": {"token": token, "expirationTimestamp": stamp}}
+
+
+def _bound_objects(core: Core, ns: str, account: str, ref: dict[str, Any]) -> list[tokens.BoundObject]:
+    """What a token bound by ``ref`` carries in its claims, checked as kube's TokenRequest REST
+    does: the object must exist (404), a Pod must run as the service account (400), a given uid
+    must be the object's (409); any kind but Pod, Secret and Node is a 400. A Pod's token also
+    names the Pod's node, when that node exists."""
+    api_version, kind, name = str(ref.get("apiVersion") or ""), str(ref.get("kind") or ""), str(ref.get("name") or "")
+    group, _, version = api_version.rpartition("/")
+    plural = {"Pod": "pods", "Secret": "secrets", "Node": "nodes"}.get(kind) if group == "" else None
+    resource = core.mapper.get("", "v1", plural) if plural else None
+    if resource is None:
+        raise bad_request(f"cannot bind token to object of type {group}/{version}, Kind={kind}")
+    obj = core.get(resource, ns if resource.namespaced else "", name)
+    uid = str((obj.get("metadata") or {}).get("uid") or "")
+    if kind == "Pod" and (obj.get("spec") or {}).get("serviceAccountName") != account:
+        raise bad_request(f'cannot bind token for serviceaccount "{account}" to pod running with different '
+                          "serviceaccount name.")
+    given = ref.get("uid")
+    if given and given != uid:
+        raise APIError(409, "Conflict", f'Operation cannot be fulfilled on {kind} "{name}": the UID in the bound '
+                       f"object reference ({given}) does not match the UID in record. The object might have been "
+                       "deleted and then recreated", {"name": name, "kind": kind})
+    bound = [tokens.BoundObject(kind.lower(), name, uid)]
+    node_name = (obj.get("spec") or {}).get("nodeName") if kind == "Pod" else None
+    nodes = core.mapper.get("", "v1", "nodes")
+    node = core.get_entry(nodes, "", str(node_name)) if node_name and nodes is not None else None
+    if node is not None:
+        bound.append(tokens.BoundObject("node", str(node_name), str((node.obj.get("metadata") or {}).get("uid") or "")))
+    return bound
 
 
 MIN_TOKEN_SECONDS = 10 * 60

@@ -8,7 +8,7 @@ from typing import Any
 
 from aiohttp import web
 
-from samplecontroller.apiserver import authentication, conversion, strategies, tables, warning
+from samplecontroller.apiserver import authentication, conversion, strategies, tables, tokens, warning
 from samplecontroller.apiserver.admission import Admitter
 from samplecontroller.apiserver.authorization.rbac import Authorizer
 from samplecontroller.apiserver.core import Core
@@ -35,6 +35,7 @@ class Scope:
     signing_secret: str
     bookmark_interval: float
     authorizer: Authorizer | None = None
+    api_audiences: tuple[str, ...] = (tokens.ISSUER,)
     converter: Converter = field(default=None)  # type: ignore[assignment]
 
     def __post_init__(self) -> None:

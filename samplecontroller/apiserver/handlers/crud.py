@@ -8,7 +8,7 @@ from typing import Any
 
 from aiohttp import web
 
-from samplecontroller.apiserver import conversion, strategies
+from samplecontroller.apiserver import conversion, strategies, tokens
 from samplecontroller.apiserver import requestinfo as ri
 from samplecontroller.apiserver.admission import AdmissionRequest
 from samplecontroller.apiserver.authentication import user_of
@@ -20,6 +20,7 @@ from samplecontroller.apiserver.handlers import list as list_
 from samplecontroller.apiserver.handlers.admitting import admit_create, admit_update, admitted_patch
 from samplecontroller.apiserver.handlers.common import Scope, requester, warn
 from samplecontroller.apiserver.handlers.converting import respond
+from samplecontroller.apiserver.handlers.preflight import preflight
 from samplecontroller.apiserver.negotiation import (
     PATCH_APPLY,
     PATCH_JSON,
@@ -57,12 +58,13 @@ async def create(scope: Scope, request: web.Request, t: RequestInfo, accept: Acc
     if t.namespace is None and res.namespaced:
         raise not_allowed()
     ri.check_write_options(request)
-    body = conversion.to_storage(
-        decode_body(await ri.read_body(request), request.headers.get("Content-Type", "")))
+    raw = await ri.read_body(request)
+    body = conversion.to_storage(decode_body(raw, request.headers.get("Content-Type", "")))
     action = strategies.for_resource(res).create_action
     if t.subresource or action == "bind":
         return json_response(actions.create(scope.core, res, ns, t.name, t.subresource, body, manager=ri.field_manager(request),
-                                    dry_run=ri.dry_run(request), secret=scope.signing_secret), 201)
+                                    dry_run=ri.dry_run(request),
+                                             signer=tokens.signer(scope.signing_secret, scope.api_audiences)), 201)
     if action == "review":
         return json_response(reviews.answer(scope, request, res, ns, body), 201)
     escalation.check(scope.authorizer, user_of(request), res, ns, body)
@@ -74,10 +76,14 @@ async def create(scope: Scope, request: web.Request, t: RequestInfo, accept: Acc
     if isinstance(body, dict):
         strategies.for_resource(res).set_requester(body, requester(scope, request))
     reused = converting.webhook_crd(scope, res) is not None  # prepared more than once
+    manager, validation = ri.field_manager(request), ri.field_validation(request)
+    if not reused:
+        await preflight(scope, len(raw), lambda: scope.core.create(res, ns, copy_json(body), manager=manager,
+                                                                   dry_run=True, field_validation=validation))
 
     def prepare(_old: dict[str, Any] | None, dry_run: bool) -> tuple[dict[str, Any], bool, list[str]]:
-        obj, warnings = scope.core.create(res, ns, copy_json(body) if reused else body, manager=ri.field_manager(request), dry_run=dry_run,
-                                         field_validation=ri.field_validation(request))
+        obj, warnings = scope.core.create(res, ns, copy_json(body) if reused else body, manager=manager,
+                                          dry_run=dry_run, field_validation=validation)
         return obj, True, warnings
     obj, _, warnings = await converting.write(scope, res, ns, "", prepare, ri.dry_run(request))
     headers: dict[str, str] = {}
@@ -89,8 +95,8 @@ async def update(scope: Scope, request: web.Request, t: RequestInfo, accept: Acc
     served, t = t.res, _stored_as(scope, t)
     res, ns, name = t.res, t.namespace or "", t.name
     ri.check_write_options(request)
-    body = conversion.to_storage(
-        decode_body(await ri.read_body(request), request.headers.get("Content-Type", "")))
+    raw = await ri.read_body(request)
+    body = conversion.to_storage(decode_body(raw, request.headers.get("Content-Type", "")))
     if t.subresource == "scale":
         converting.refuse_scale(scope, res)
         return json_response(scale.set_scale(scope.core, res, ns, name, body, manager=ri.field_manager(request),
@@ -110,11 +116,15 @@ async def update(scope: Scope, request: web.Request, t: RequestInfo, accept: Acc
                                      t.subresource, ri.dry_run(request), user_info=user_of(request).to_wire())
         body = await admit_update(scope, request, admission, old_view)
     reused = converting.webhook_crd(scope, res) is not None  # prepared more than once
+    manager, validation = ri.field_manager(request), ri.field_validation(request)
+    if not reused:
+        await preflight(scope, len(raw), lambda: scope.core.update(res, ns, name, copy_json(body), subresource=t.subresource,
+                                                                   manager=manager, dry_run=True,
+                                                                   field_validation=validation))
 
     def prepare(old: dict[str, Any] | None, dry_run: bool) -> tuple[dict[str, Any], bool, list[str]]:
         return scope.core.update(res, ns, name, copy_json(body) if reused else body, subresource=t.subresource,
-                                 manager=ri.field_manager(request), dry_run=dry_run,
-                                 field_validation=ri.field_validation(request), old_view=old)
+                                 manager=manager, dry_run=dry_run, field_validation=validation, old_view=old)
     obj, created, warnings = await converting.write(scope, res, ns, name, prepare, ri.dry_run(request))
     headers: dict[str, str] = {}
     warn(headers, warnings + (admission.warnings if admission else []))
@@ -131,11 +141,9 @@ async def patch(scope: Scope, request: web.Request, t: RequestInfo, accept: Acce
                        f"the body of the request was in an unknown format - accepted media types include: "
                        f"{PATCH_JSON}, {PATCH_MERGE}, {PATCH_APPLY}"
                        + ("" if res.is_custom else f", {PATCH_STRATEGIC}"))
-    ri.check_write_options(request)
+    ri.check_write_options(request, ctype)
     raw = await ri.read_body(request)
     force = parse_bool(request.query["force"], "force") if "force" in request.query else False
-    if force and ctype != PATCH_APPLY:
-        raise bad_request("force is not allowed for non-apply patches")
     if t.subresource == "scale":
         converting.refuse_scale(scope, res)
         return json_response(scale.patch_scale(scope.core, res, ns, name, ctype, raw, manager=ri.field_manager(request),
@@ -150,9 +158,15 @@ async def patch(scope: Scope, request: web.Request, t: RequestInfo, accept: Acce
     if scope.admitter.active():
         obj, created, warnings = await admitted_patch(scope, request, t, ctype, raw, manager, force, view)
     else:
+        validation = ri.field_validation(request)
+        if converting.webhook_crd(scope, res) is None:
+            await preflight(scope, len(raw), lambda: scope.core.patch(res, ns, name, ctype, raw, subresource=t.subresource,
+                                                                      manager=manager, dry_run=True, force=force,
+                                                                      field_validation=validation, served=view))
+
         def prepare(old: dict[str, Any] | None, dry_run: bool) -> tuple[dict[str, Any], bool, list[str]]:
             return scope.core.patch(res, ns, name, ctype, raw, subresource=t.subresource, manager=manager,
-                                    dry_run=dry_run, force=force, field_validation=ri.field_validation(request),
+                                    dry_run=dry_run, force=force, field_validation=validation,
                                     served=view, old_view=old)
         obj, created, warnings = await converting.write(scope, res, ns, name, prepare, ri.dry_run(request))
     headers: dict[str, str] = {}

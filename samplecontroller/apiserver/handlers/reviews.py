@@ -11,7 +11,7 @@ from typing import Any
 from aiohttp import web
 
 from samplecontroller.apiserver import tokens
-from samplecontroller.apiserver.authentication import UserInfo, service_account_current, user_of
+from samplecontroller.apiserver.authentication import ADMIN, UserInfo, authenticate_token, user_of
 from samplecontroller.apiserver.authorization.attributes import Attributes
 from samplecontroller.apiserver.authorization.rbac import Authorizer, Decision, mapping
 from samplecontroller.apiserver.errors import APIError, bad_request
@@ -91,12 +91,7 @@ def answer(scope: Scope, request: web.Request, res: Resource, namespace: str, bo
     requester = user_of(request)
     authorizer = scope.authorizer
     if res.plural == "tokenreviews":
-        status = tokens.review_status(scope.signing_secret, str(spec.get("token") or ""))
-        reviewed = mapping(status.get("user"))
-        if status.get("authenticated") and not service_account_current(
-                scope.store, UserInfo(str(reviewed.get("username") or ""), str(reviewed.get("uid") or ""))):
-            status = {"user": {}, "error": "service account token has been invalidated"}
-        answer_["status"] = status
+        answer_["status"] = _token_review_status(scope, spec)
     elif res.plural == "selfsubjectreviews":
         answer_.pop("spec")
         answer_["status"] = {"userInfo": requester.to_wire()}
@@ -122,3 +117,23 @@ def answer(scope: Scope, request: web.Request, res: Resource, namespace: str, bo
                                "must match metadata.namespace")
         answer_["status"] = _access_status(authorizer.authorize(attrs))
     return answer_
+
+
+def _token_review_status(scope: Scope, spec: dict[str, Any]) -> dict[str, Any]:
+    """A TokenReview's status: the token's user and the audiences it is valid for (those of
+    ``spec.audiences``, else the API audiences, that the token names), else the
+    authenticator's error."""
+    wanted = tuple(str(a) for a in spec.get("audiences") or ())
+    token = str(spec.get("token") or "")
+    user, why = authenticate_token(scope.store, scope.signing_secret, token, scope.api_audiences, wanted)
+    if user is None:
+        return {"user": {}, "error": why or "invalid bearer token"}
+    targets = list(wanted or scope.api_audiences)
+    if user is ADMIN:
+        audiences = [a for a in targets if a in scope.api_audiences]
+        if not audiences:
+            return {"user": {}, "error": "invalid bearer token"}
+    else:
+        claims = tokens.claims_of(token)
+        audiences = [a for a in targets if a in (claims.get("aud") or scope.api_audiences)]
+    return {"authenticated": True, "user": user.to_wire(), "audiences": audiences}

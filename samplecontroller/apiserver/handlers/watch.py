@@ -131,12 +131,24 @@ def _bookmark(res: Resource, rev: int, initial_end: bool = False) -> bytes:
                                                    "metadata": meta}}) + b"\n"
 
 
+PRE_TIMEOUT_BOOKMARK = 2.0
+"""Seconds before a watch's deadline when the cacher sends its last bookmark."""
+
+
+def next_bookmark_time(now: float, deadline: float, interval: float) -> float:
+    """When a watch sends its next bookmark, as kube's cacheWatcher.nextBookmarkTime: one
+    ``interval`` from ``now`` (the server's bookmark frequency, a minute by default), or 2 s
+    before the watch's deadline when that comes first; never (infinity) once that time is past."""
+    when = min(now + interval, deadline - PRE_TIMEOUT_BOOKMARK)
+    return when if when >= now else float("inf")
+
+
 async def _stream(scope: Scope, response: web.StreamResponse, watcher: Any, res: Resource,
                   match: Callable[[dict[str, Any]], bool] | None, accept: Accept, request: web.Request,
                   timeout: int | None, bookmarks: bool) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + (timeout if timeout is not None else 1800)
-    next_bookmark = loop.time() + scope.bookmark_interval
+    next_bookmark = next_bookmark_time(loop.time(), deadline, scope.bookmark_interval)
     while True:
         now = loop.time()
         if now >= deadline or watcher.closed or watcher.overflowed:
@@ -157,7 +169,7 @@ async def _stream(scope: Scope, response: web.StreamResponse, watcher: Any, res:
         if bookmarks and loop.time() >= next_bookmark and not watcher.buffer:
             # only with nothing buffered: a bookmark must not pass events the client has not had
             await response.write(_bookmark(res, scope.store.committed_rev))
-            next_bookmark = loop.time() + scope.bookmark_interval
+            next_bookmark = next_bookmark_time(loop.time(), deadline, scope.bookmark_interval)
     await response.write_eof()
 
 

@@ -9,8 +9,8 @@ from its CRD's structural schema. Per-kind subclasses live in ``kinds`` and ``cr
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import Any, Protocol
 
 from samplecontroller.apiserver import builtins, cel, decoding, schema, tables
 from samplecontroller.apiserver.objects import deep_get, json_path_parts
@@ -23,9 +23,19 @@ __all__ = ["BASE_FIELD_LABELS", "CustomResourceStrategy", "Strategy"]
 
 Obj = dict[str, Any]
 Schema = dict[str, Any] | None
-Stored = Callable[[str], Iterable[Obj]]
-"""``stored(storage_key)``: the stored objects of a resource (``/services``,
-``scheduling.k8s.io/priorityclasses``), in every namespace, read when called."""
+
+
+class Stored(Protocol):
+    """What ``Strategy.allocate`` may read of other stored objects."""
+
+    def __call__(self, skey: str) -> Iterable[Obj]:
+        """The stored objects of a resource (``/services``, ``scheduling.k8s.io/priorityclasses``),
+        in every namespace, read when called."""
+
+    def get(self, skey: str, ns: str, name: str) -> Obj | None:
+        """One stored object (``ns`` is "" for a cluster-scoped resource), else None."""
+
+
 BASE_FIELD_LABELS = frozenset({"metadata.name", "metadata.namespace"})
 
 

@@ -62,38 +62,11 @@ class PodStrategy(KeepsStatusStrategy):
         return validation.validate_ephemeral_update(old, obj) if old is not None else []
 
     def allocate(self, obj: Obj, old: Obj | None, stored: Stored) -> list[FieldError]:
-        """The Priority admission plugin on create: ``priority`` (and ``preemptionPolicy``) from
-        the pod's PriorityClass, or from the global default class, else 0; 403 for an unknown
-        class or a given priority that differs from the class's."""
-        spec = obj.get("spec")
-        if old is not None or not isinstance(spec, dict):
-            return []
-        classes = [pc for pc in stored(PRIORITY_CLASSES) if isinstance(pc, dict)]
-        wanted = spec.get("priorityClassName")
-        if wanted:
-            found = next((pc for pc in classes if deep_get(pc, "metadata", "name") == wanted), None)
-            if found is None:
-                raise _forbidden(obj, f"no PriorityClass with name {wanted} was found")
-        else:
-            defaults = [pc for pc in classes if pc.get("globalDefault") is True]
-            found = max(defaults, key=lambda pc: int(pc.get("value") or 0)) if defaults else None
-            if found is not None:
-                spec["priorityClassName"] = deep_get(found, "metadata", "name")
-        priority = int(found.get("value") or 0) if found is not None else 0
-        given = spec.get("priority")
-        if given is not None and given != priority:
-            raise _forbidden(obj, f"the integer value of priority ({given}) must not be provided in pod spec; "
-                                  f"priority admission controller computed {priority} from the given PriorityClass name")
-        spec["priority"] = priority
-        policy = found.get("preemptionPolicy") if found is not None else None
-        if policy:
-            if spec.get("preemptionPolicy") not in (None, policy):
-                raise _forbidden(obj, f"the string value of PreemptionPolicy ({spec['preemptionPolicy']}) must not be "
-                                      f"provided in pod spec; priority admission controller computed {policy} from the "
-                                      "given PriorityClass name")
-            spec["preemptionPolicy"] = policy
-        spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
-        return []
+        """The ServiceAccount and Priority admission plugins on create."""
+        if old is None:
+            _check_service_account(obj, stored)
+        return _admit_priority(obj, old, stored)
+
 
     def grace_period(self, obj: Obj, options: Mapping[str, Any]) -> int | None:
         """The pod strategy's CheckGracefulDelete: ``gracePeriodSeconds`` of the options, else
@@ -106,6 +79,89 @@ class PodStrategy(KeepsStatusStrategy):
         return max(int(period), 0) if isinstance(period, int) else 0
 
 
+def _check_service_account(pod: Obj, stored: Stored) -> None:
+    """The ServiceAccount admission plugin's lookup: 403 for a Pod naming a ServiceAccount its
+    namespace does not have (``error looking up service account ns/sa: serviceaccount "sa" not
+    found``). The ``default`` account counts as present while the namespace is active: the
+    service account controller (``cluster``) creates it, where kube's plugin retries for it."""
+    ns = str(deep_get(pod, "metadata", "namespace") or "")
+    name = deep_get(pod, "spec", "serviceAccountName")
+    if not isinstance(name, str) or not name:
+        return
+    account = stored.get(SERVICE_ACCOUNTS, ns, name)
+    if account is not None:
+        if account.get("automountServiceAccountToken") is False:
+            _unmount_token(pod)
+        return
+    if name == "default":
+        namespace = stored.get(NAMESPACES, "", ns)
+        if namespace is not None and not deep_get(namespace, "metadata", "deletionTimestamp"):
+            return
+    raise _forbidden(pod, f'error looking up service account {ns}/{name}: serviceaccount "{name}" not found')
+
+
+def _unmount_token(pod: Obj) -> None:
+    """The plugin's shouldAutomount: a ServiceAccount with ``automountServiceAccountToken: false``
+    gets no token volume in a Pod that does not ask for one itself (defaulting added it)."""
+    spec = pod.get("spec")
+    if not isinstance(spec, dict) or spec.get("automountServiceAccountToken") is not None:
+        return
+    volumes = spec.get("volumes")
+    if not isinstance(volumes, list):
+        return
+    added = {v.get("name") for v in volumes if isinstance(v, dict) and str(v.get("name") or "").startswith(
+        "kube-api-access-") and isinstance(v.get("projected"), dict)}
+    if not added:
+        return
+    spec["volumes"] = [v for v in volumes if not (isinstance(v, dict) and v.get("name") in added)]
+    if not spec["volumes"]:
+        del spec["volumes"]
+    for key in ("initContainers", "containers"):
+        for container in spec.get(key) or ():
+            mounts = container.get("volumeMounts") if isinstance(container, dict) else None
+            if isinstance(mounts, list):
+                container["volumeMounts"] = [m for m in mounts if not (isinstance(m, dict) and m.get("name") in added)]
+                if not container["volumeMounts"]:
+                    del container["volumeMounts"]
+
+
+def _admit_priority(obj: Obj, old: Obj | None, stored: Stored) -> list[FieldError]:
+    """The Priority admission plugin on create: ``priority`` (and ``preemptionPolicy``) from
+    the pod's PriorityClass, or from the global default class, else 0; 403 for an unknown
+    class or a given priority that differs from the class's."""
+    spec = obj.get("spec")
+    if old is not None or not isinstance(spec, dict):
+        return []
+    classes = [pc for pc in stored(PRIORITY_CLASSES) if isinstance(pc, dict)]
+    wanted = spec.get("priorityClassName")
+    if wanted:
+        found = next((pc for pc in classes if deep_get(pc, "metadata", "name") == wanted), None)
+        if found is None:
+            raise _forbidden(obj, f"no PriorityClass with name {wanted} was found")
+    else:
+        defaults = [pc for pc in classes if pc.get("globalDefault") is True]
+        found = max(defaults, key=lambda pc: int(pc.get("value") or 0)) if defaults else None
+        if found is not None:
+            spec["priorityClassName"] = deep_get(found, "metadata", "name")
+    priority = int(found.get("value") or 0) if found is not None else 0
+    given = spec.get("priority")
+    if given is not None and given != priority:
+        raise _forbidden(obj, f"the integer value of priority ({given}) must not be provided in pod spec; "
+                              f"priority admission controller computed {priority} from the given PriorityClass name")
+    spec["priority"] = priority
+    policy = found.get("preemptionPolicy") if found is not None else None
+    if policy:
+        if spec.get("preemptionPolicy") not in (None, policy):
+            raise _forbidden(obj, f"the string value of PreemptionPolicy ({spec['preemptionPolicy']}) must not be "
+                                  f"provided in pod spec; priority admission controller computed {policy} from the "
+                                  "given PriorityClass name")
+        spec["preemptionPolicy"] = policy
+    spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
+    return []
+
+
+SERVICE_ACCOUNTS = "/serviceaccounts"
+NAMESPACES = "/namespaces"
 PRIORITY_CLASSES = "scheduling.k8s.io/priorityclasses"
 
 
