@@ -9,6 +9,9 @@ object fewer), ``failure`` (``result.status: Failure`` with a message), ``http50
 (adds the label ``converted=yes``, which kube keeps), ``extra`` (adds ``spec.bogus``, which
 kube prunes). ``reviews`` records every review received
 (its apiVersion, desiredAPIVersion and object count).
+
+It also answers AdmissionReviews at ``/mutate``: the object gets the label ``admitted`` (the
+request's version); ``admissions`` records the apiVersions of each review's object and oldObject.
 """
 
 from __future__ import annotations
@@ -84,6 +87,7 @@ class ConversionWebhook:
         self.mode = "ok"
         self.delay = 0.0
         self.reviews: list[dict[str, Any]] = []
+        self.admissions: list[tuple[str, str | None]] = []
         webhook = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -118,8 +122,22 @@ class ConversionWebhook:
         self.httpd.shutdown()
         self.httpd.server_close()
 
+    def admit(self, review: dict[str, Any]) -> bytes:
+        """The AdmissionReview answer: allowed, with the ``admitted`` label added."""
+        request = review["request"]
+        old = request.get("oldObject")
+        self.admissions.append((request["object"]["apiVersion"], old["apiVersion"] if old else None))
+        labels = request["object"].get("metadata", {}).get("labels")
+        patch = [{"op": "add", "path": "/metadata/labels", "value": {}}] if not labels else []
+        patch.append({"op": "add", "path": "/metadata/labels/admitted", "value": request["kind"]["version"]})
+        return json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": {
+            "uid": request["uid"], "allowed": True, "patchType": "JSONPatch",
+            "patch": base64.b64encode(json.dumps(patch).encode()).decode()}}).encode()
+
     def answer(self, review: dict[str, Any], path: str) -> tuple[int, bytes]:
         """The HTTP status and body answering ``review``."""
+        if path.startswith("/mutate"):
+            return 200, self.admit(review)
         request = review["request"]
         self.reviews.append({"apiVersion": review.get("apiVersion"), "desired": request["desiredAPIVersion"],
                              "count": len(request["objects"]), "path": path})

@@ -182,7 +182,8 @@ def _response_objects(review_version: str, uid: str, body: dict[str, Any]) -> li
         raise ValueError("no response provided")
     if review_version == "v1" and response.get("uid") != uid:
         raise ValueError(f'expected response.uid="{uid}", got "{response.get("uid") or ""}"')
-    result = response.get("result") if isinstance(response.get("result"), dict) else {}
+    raw_result = response.get("result")
+    result: dict[str, Any] = raw_result if isinstance(raw_result, dict) else {}
     if result.get("status") != "Success":
         if result.get("message"):
             raise ValueError(str(result["message"]))
@@ -218,8 +219,9 @@ def _checked(gvk: str, index: int, original: dict[str, Any], converted: Any, tar
 
 def _metadata_mismatch(original: dict[str, Any], converted: dict[str, Any]) -> str:
     """validateConvertedObject: kind, name, namespace and UID must not change."""
-    before = original.get("metadata") if isinstance(original.get("metadata"), dict) else {}
-    after = converted.get("metadata") if isinstance(converted.get("metadata"), dict) else {}
+    raw_before, raw_after = original.get("metadata"), converted.get("metadata")
+    before: dict[str, Any] = raw_before if isinstance(raw_before, dict) else {}
+    after: dict[str, Any] = raw_after if isinstance(raw_after, dict) else {}
     for key, label in (("name", "name"), ("namespace", "namespace"), ("uid", "UID")):
         if (before.get(key) or "") != (after.get(key) or ""):
             return f"must have the same {label}: {before.get(key) or ''} != {after.get(key) or ''}"

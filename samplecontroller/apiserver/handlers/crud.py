@@ -178,7 +178,7 @@ async def delete(scope: Scope, request: web.Request, t: RequestInfo, accept: Acc
 
 async def delete_collection(scope: Scope, request: web.Request, t: RequestInfo, accept: Accept) -> web.StreamResponse:
     options = await delete_options(request)
-    entries = list_.select(scope, request, t.res, t.namespace)
+    entries = await list_.select_converted(scope, request, t.res, t.namespace)
     scope.core.delete_collection(t.res, t.namespace, [name_of(e.obj) for e in entries],
                                 options, dry_run=ri.dry_run(request))
     return json_response({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"})

@@ -65,7 +65,7 @@ async def watch(scope: Scope, request: web.Request, t: RequestInfo, accept: Acce
     converted = converting.webhook_crd(scope, res) is not None
     # no await from here to the subscription: the sent state and the watched events join exactly
     initial_lines: list[bytes] = []
-    initial: list[Entry] = []  # to convert once subscribed (conversion webhook)
+    initial_entries: list[Entry] = []  # to convert once subscribed (conversion webhook)
     send_end_bookmark = False
     pending: list[Event] = []
     if start_rev is None or send_initial:
@@ -73,7 +73,7 @@ async def watch(scope: Scope, request: web.Request, t: RequestInfo, accept: Acce
         if send_initial is not False:
             for _, entry in scope.core.list_entries(res, ns):
                 if converted:
-                    initial.append(entry)
+                    initial_entries.append(entry)
                 elif match is None or match(entry.obj):
                     initial_lines.append(_line(scope, "ADDED", res, entry.obj, entry.raw, accept, request))
             send_end_bookmark = bool(send_initial)
@@ -92,8 +92,8 @@ async def watch(scope: Scope, request: web.Request, t: RequestInfo, accept: Acce
         waiting = scope.store.durable()  # the initial state may hold writes not yet committed
         if waiting is not None:
             await waiting
-        if initial:
-            initial_lines = await _initial_converted(scope, res, initial, match, accept, request)
+        if initial_entries:
+            initial_lines = await _initial_converted(scope, res, initial_entries, match, accept, request)
         await response.prepare(request)
         if initial_lines:
             await response.write(b"".join(initial_lines))
