@@ -183,6 +183,21 @@ def test_server_side_apply_in_the_other_version(widgets: str, raw: Raw, server: 
     assert held is not None and held["spec"] == {"replicas": 3}
 
 
+def test_scale_subresource_in_the_other_version(widgets: str, raw: Raw, server: LocalAPIServer) -> None:
+    name = fresh()
+    assert raw.call("POST", path("v1"), widget("v1", name, 3))[0] == 201
+    code, _, scale = raw.call("GET", path("v2", name, sub="scale"))
+    assert code == 200 and scale["spec"] == {"replicas": 3}, scale
+    scale["spec"]["replicas"] = 5
+    code, _, scale = raw.call("PUT", path("v2", name, sub="scale"), scale)
+    assert code == 200 and scale["spec"] == {"replicas": 5}, scale
+    code, _, scale = raw.call("PATCH", path("v2", name, sub="scale"), {"spec": {"replicas": 6}},
+                              ctype="application/merge-patch+json")
+    assert code == 200 and scale["spec"] == {"replicas": 6}, scale
+    held = stored(server, name)
+    assert held is not None and held["apiVersion"] == f"{GROUP}/v1" and held["spec"] == {"replicas": 6}
+
+
 def test_dry_run_converts_and_stores_nothing(widgets: str, raw: Raw, server: LocalAPIServer,
                                              hook: ConversionWebhook) -> None:
     name = fresh()

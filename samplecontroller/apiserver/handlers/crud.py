@@ -40,7 +40,8 @@ async def get(scope: Scope, request: web.Request, t: RequestInfo, accept: Accept
     if request.query.get("resourceVersion"):
         ri.parse_rv(request.query["resourceVersion"])
     if t.subresource == "scale":
-        converting.refuse_scale(scope, res)
+        if converting.webhook_crd(scope, res) is not None:
+            return json_response(await converting.scale(scope, res, ns, name))
         return json_response(scale.get_scale(scope.core, res, ns, name))
     return await respond(scope, res, scope.core.get(res, ns, name), accept)
 
@@ -92,7 +93,9 @@ async def update(scope: Scope, request: web.Request, t: RequestInfo, accept: Acc
     body = conversion.to_storage(
         decode_body(await ri.read_body(request), request.headers.get("Content-Type", "")))
     if t.subresource == "scale":
-        converting.refuse_scale(scope, res)
+        if converting.webhook_crd(scope, res) is not None:
+            return json_response(await converting.scale(scope, res, ns, name, body=body, manager=ri.field_manager(request),
+                                                        dry_run=ri.dry_run(request)))
         return json_response(scale.set_scale(scope.core, res, ns, name, body, manager=ri.field_manager(request),
                                          dry_run=ri.dry_run(request)))
     if t.subresource == "finalize":
@@ -137,7 +140,9 @@ async def patch(scope: Scope, request: web.Request, t: RequestInfo, accept: Acce
     if force and ctype != PATCH_APPLY:
         raise bad_request("force is not allowed for non-apply patches")
     if t.subresource == "scale":
-        converting.refuse_scale(scope, res)
+        if converting.webhook_crd(scope, res) is not None:
+            return json_response(await converting.scale(scope, res, ns, name, patch=(ctype, raw),
+                                                        manager=ri.field_manager(request), dry_run=ri.dry_run(request)))
         return json_response(scale.patch_scale(scope.core, res, ns, name, ctype, raw, manager=ri.field_manager(request),
                                            dry_run=ri.dry_run(request)))
     manager = request.query.get("fieldManager", "") if ctype == PATCH_APPLY else ri.field_manager(request)
