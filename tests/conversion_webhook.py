@@ -6,7 +6,8 @@ and v2 (``spec.count``, ``status.readyCount``).
 ``ConversionWebhook.mode`` makes it misbehave on purpose: ``ok``, ``slow`` (answers after
 ``delay`` s), ``malformed`` (not JSON), ``uid`` (changes each object's UID), ``drop`` (returns one
 object fewer), ``failure`` (``result.status: Failure`` with a message), ``http500``, ``label``
-(adds the label ``converted=yes``, which kube keeps), ``extra`` (adds ``spec.bogus``, which
+(adds the label ``converted=yes``, which kube keeps), ``badlabel`` (adds an invalid label
+key), ``name`` (renames each object), ``extra`` (adds ``spec.bogus``, which
 kube prunes). ``reviews`` records every review received
 (its apiVersion, desiredAPIVersion and object count).
 
@@ -160,6 +161,10 @@ class ConversionWebhook:
                 converted = converted[1:]
             if mode == "extra":
                 converted = [{**o, "spec": {**o.get("spec", {}), "bogus": True}} for o in converted]
+            if mode == "badlabel":
+                converted = [{**o, "metadata": {**o["metadata"], "labels": {"bad key!": "x"}}} for o in converted]
+            if mode == "name":
+                converted = [{**o, "metadata": {**o["metadata"], "name": "renamed"}} for o in converted]
             if mode == "label":
                 converted = [{**o, "metadata": {**o["metadata"], "labels": {
                     **(o["metadata"].get("labels") or {}), "converted": "yes"}}} for o in converted]

@@ -107,8 +107,10 @@ class Converter:
         self.client = client
         self.timeout = timeout
 
-    async def convert(self, crd: dict[str, Any], objs: list[dict[str, Any]], version: str) -> list[dict[str, Any]]:
-        """``objs`` in ``version`` (new dicts where converted; the others as given)."""
+    async def convert(self, crd: dict[str, Any], objs: list[dict[str, Any]], version: str,
+                      listed: bool = False) -> list[dict[str, Any]]:
+        """``objs`` in ``version`` (new dicts where converted; the others as given). ``listed``:
+        the items of a list (kube's texts then name each object's index)."""
         target = f"{(crd.get('spec') or {}).get('group', '')}/{version}"
         todo = [i for i, obj in enumerate(objs) if obj.get("apiVersion") != target]
         if not todo:
@@ -116,13 +118,14 @@ class Converter:
         if strategy(crd) != "Webhook":
             return [obj if obj.get("apiVersion") == target else {**obj, "apiVersion": target} for obj in objs]
         originals = [objs[i] for i in todo]
-        converted = await self._call(crd, originals, target)
+        converted = await self._call(crd, originals, target, listed or len(originals) > 1)
         out = list(objs)
         for i, obj in zip(todo, converted, strict=True):
             out[i] = obj
         return out
 
-    async def _call(self, crd: dict[str, Any], originals: list[dict[str, Any]], target: str) -> list[dict[str, Any]]:
+    async def _call(self, crd: dict[str, Any], originals: list[dict[str, Any]], target: str,
+                    listed: bool) -> list[dict[str, Any]]:
         gvk = _gvk(originals[0])
         webhook = ((crd.get("spec") or {}).get("conversion") or {}).get("webhook") or {}
         versions = [v for v in webhook.get("conversionReviewVersions") or () if v in REVIEW_VERSIONS]
@@ -152,7 +155,7 @@ class Converter:
         if len(objects) != len(originals):
             raise ConversionError(f"conversion webhook for {gvk} returned {len(objects)} objects, "
                                   f"expected {len(originals)}")
-        checked = [_checked(gvk, i, original, converted, target, single=len(originals) == 1)
+        checked = [_checked(gvk, i, original, converted, target, single=not listed)
                    for i, (original, converted) in enumerate(zip(originals, objects, strict=True))]
         version_schema = _schema_of(crd, target.rpartition("/")[2])
         if version_schema is not None:

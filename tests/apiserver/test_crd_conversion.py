@@ -435,6 +435,19 @@ def test_a_webhook_changing_uids_returns_invalid_metadata(widgets: str, raw: Raw
     assert code == 500 and "returned invalid converted object at index 0: must have the same UID" in body["message"]
 
 
+@pytest.mark.parametrize(("mode", "problem"), [
+    ("badlabel", "returned invalid metadata: metadata.labels: Invalid value: \"bad key!\": name part must consist of"),
+    ("name", "returned invalid object: must have the same name: "),
+])
+def test_a_webhook_changing_metadata_is_refused(widgets: str, raw: Raw, server: LocalAPIServer,
+                                                hook: ConversionWebhook, mode: str, problem: str) -> None:
+    hook.mode = mode
+    name = fresh()
+    code, _, body = raw.call("POST", path("v2"), widget("v2", name, 2))
+    assert code == 500 and body["message"].startswith(f"conversion webhook for {GROUP}/v2, Kind=Widget {problem}"), body
+    assert stored(server, name) is None
+
+
 def test_a_slow_webhook_times_out(widgets: str, raw: Raw, server: LocalAPIServer, hook: ConversionWebhook) -> None:
     assert server.app is not None
     server.app.scope.converter.timeout = 0.5  # kube's is 30 s

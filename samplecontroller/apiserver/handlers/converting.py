@@ -49,13 +49,15 @@ def webhook_crd(scope: Scope, res: Resource) -> dict[str, Any] | None:
     return crd if crd is not None and crdconversion.strategy(crd) == "Webhook" else None
 
 
-async def to_version(scope: Scope, res: Resource, objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """``objs`` (objects of ``res`` as stored, or Status objects, left alone) in ``res``'s version."""
+async def to_version(scope: Scope, res: Resource, objs: list[dict[str, Any]],
+                     listed: bool = False) -> list[dict[str, Any]]:
+    """``objs`` (objects of ``res`` as stored, or Status objects, left alone) in ``res``'s version
+    (``listed``: the items of a list)."""
     crd = webhook_crd(scope, res)
     if crd is None:
         return [versioned(res, obj) if obj.get("kind") == res.kind else obj for obj in objs]
     mine = [i for i, obj in enumerate(objs) if obj.get("kind") == res.kind]
-    converted = await scope.converter.convert(crd, [objs[i] for i in mine], res.version)
+    converted = await scope.converter.convert(crd, [objs[i] for i in mine], res.version, listed)
     out = list(objs)
     for i, obj in zip(mine, converted, strict=True):
         out[i] = obj

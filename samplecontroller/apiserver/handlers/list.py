@@ -135,7 +135,7 @@ async def _converted(scope: Scope, res: Resource, entries: list[Entry], match: C
     only the page (and the item telling whether more follow) is converted; the others stay as
     stored, counted for ``remainingItemCount``."""
     todo = entries if match is not None or not limit else entries[:limit]
-    objs = await converting.to_version(scope, res, [e.obj for e in todo])
+    objs = await converting.to_version(scope, res, [e.obj for e in todo], listed=True)
     converted = [e if obj is e.obj else Entry(e.rev, obj, _encode(obj)) for e, obj in zip(todo, objs, strict=True)]
     if match is not None:
         return [e for e in converted if match(e.obj)]

@@ -165,7 +165,7 @@ async def _initial_converted(scope: Scope, res: Resource, entries: list[Entry],
                              match: Callable[[dict[str, Any]], bool] | None, accept: Accept,
                              request: web.Request) -> list[bytes]:
     """The ADDED lines of a watch's initial state, converted in one review (conversion webhook)."""
-    objs = await converting.to_version(scope, res, [e.obj for e in entries])
+    objs = await converting.to_version(scope, res, [e.obj for e in entries], listed=True)
     return [_line(scope, "ADDED", res, obj, _encode(obj), accept, request)
             for obj in objs if match is None or match(obj)]
 
