@@ -6,9 +6,13 @@ and v2 (``spec.count``, ``status.readyCount``).
 ``ConversionWebhook.mode`` makes it misbehave on purpose: ``ok``, ``slow`` (answers after
 ``delay`` s), ``malformed`` (not JSON), ``uid`` (changes each object's UID), ``drop`` (returns one
 object fewer), ``failure`` (``result.status: Failure`` with a message), ``http500``, ``label``
-(adds the label ``converted=yes``, which kube keeps), ``extra`` (adds ``spec.bogus``, which
+(adds the label ``converted=yes``, which kube keeps), ``badlabel`` (adds an invalid label
+key), ``name`` (renames each object), ``extra`` (adds ``spec.bogus``, which
 kube prunes). ``reviews`` records every review received
 (its apiVersion, desiredAPIVersion and object count).
+
+It also answers AdmissionReviews at ``/mutate``: the object gets the label ``admitted`` (the
+request's version); ``admissions`` records the apiVersions of each review's object and oldObject.
 """
 
 from __future__ import annotations
@@ -38,7 +42,8 @@ def widget_crd(url: str, ca_bundle: str, review_versions: tuple[str, ...] = ("v1
                     replicas: {"type": "integer"}, "image": {"type": "string"}, "mode": {"type": "string"},
                     **({"tags": {"type": "array", "items": {"type": "string"}}} if name == "v2" else {})}},
                 "status": {"type": "object", "properties": {ready: {"type": "integer"}}}}}},
-            "subresources": {"status": {}},
+            "subresources": {"status": {}, "scale": {"specReplicasPath": f".spec.{replicas}",
+                                                     "statusReplicasPath": f".status.{ready}"}},
             "selectableFields": [{"jsonPath": f".spec.{replicas}"}, {"jsonPath": ".spec.mode"}],
             "additionalPrinterColumns": [{"name": replicas.capitalize(), "type": "integer",
                                           "jsonPath": f".spec.{replicas}"}],
@@ -84,10 +89,12 @@ class ConversionWebhook:
         self.mode = "ok"
         self.delay = 0.0
         self.reviews: list[dict[str, Any]] = []
+        self.admissions: list[tuple[str, str | None]] = []
         webhook = self
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body are two writes: no 40 ms delayed-ACK stall
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass
@@ -117,8 +124,22 @@ class ConversionWebhook:
         self.httpd.shutdown()
         self.httpd.server_close()
 
+    def admit(self, review: dict[str, Any]) -> bytes:
+        """The AdmissionReview answer: allowed, with the ``admitted`` label added."""
+        request = review["request"]
+        old = request.get("oldObject")
+        self.admissions.append((request["object"]["apiVersion"], old["apiVersion"] if old else None))
+        labels = request["object"].get("metadata", {}).get("labels")
+        patch = [{"op": "add", "path": "/metadata/labels", "value": {}}] if not labels else []
+        patch.append({"op": "add", "path": "/metadata/labels/admitted", "value": request["kind"]["version"]})
+        return json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": {
+            "uid": request["uid"], "allowed": True, "patchType": "JSONPatch",
+            "patch": base64.b64encode(json.dumps(patch).encode()).decode()}}).encode()
+
     def answer(self, review: dict[str, Any], path: str) -> tuple[int, bytes]:
         """The HTTP status and body answering ``review``."""
+        if path.startswith("/mutate"):
+            return 200, self.admit(review)
         request = review["request"]
         self.reviews.append({"apiVersion": review.get("apiVersion"), "desired": request["desiredAPIVersion"],
                              "count": len(request["objects"]), "path": path})
@@ -140,6 +161,10 @@ class ConversionWebhook:
                 converted = converted[1:]
             if mode == "extra":
                 converted = [{**o, "spec": {**o.get("spec", {}), "bogus": True}} for o in converted]
+            if mode == "badlabel":
+                converted = [{**o, "metadata": {**o["metadata"], "labels": {"bad key!": "x"}}} for o in converted]
+            if mode == "name":
+                converted = [{**o, "metadata": {**o["metadata"], "name": "renamed"}} for o in converted]
             if mode == "label":
                 converted = [{**o, "metadata": {**o["metadata"], "labels": {
                     **(o["metadata"].get("labels") or {}), "converted": "yes"}}} for o in converted]

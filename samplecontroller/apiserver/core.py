@@ -387,6 +387,7 @@ class Core:
         server owns (uid, creationTimestamp, deletion fields, generation; status unless it is the
         status subresource) taken from the stored object."""
         meta = obj["metadata"]
+        new: dict[str, Any]
         if subresource == "ephemeralcontainers":
             new = copy_json(old)
             new.setdefault("spec", {})["ephemeralContainers"] = deep_get(obj, "spec", "ephemeralContainers")

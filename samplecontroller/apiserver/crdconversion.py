@@ -107,8 +107,10 @@ class Converter:
         self.client = client
         self.timeout = timeout
 
-    async def convert(self, crd: dict[str, Any], objs: list[dict[str, Any]], version: str) -> list[dict[str, Any]]:
-        """``objs`` in ``version`` (new dicts where converted; the others as given)."""
+    async def convert(self, crd: dict[str, Any], objs: list[dict[str, Any]], version: str,
+                      listed: bool = False) -> list[dict[str, Any]]:
+        """``objs`` in ``version`` (new dicts where converted; the others as given). ``listed``:
+        the items of a list (kube's texts then name each object's index)."""
         target = f"{(crd.get('spec') or {}).get('group', '')}/{version}"
         todo = [i for i, obj in enumerate(objs) if obj.get("apiVersion") != target]
         if not todo:
@@ -116,13 +118,14 @@ class Converter:
         if strategy(crd) != "Webhook":
             return [obj if obj.get("apiVersion") == target else {**obj, "apiVersion": target} for obj in objs]
         originals = [objs[i] for i in todo]
-        converted = await self._call(crd, originals, target)
+        converted = await self._call(crd, originals, target, listed or len(originals) > 1)
         out = list(objs)
         for i, obj in zip(todo, converted, strict=True):
             out[i] = obj
         return out
 
-    async def _call(self, crd: dict[str, Any], originals: list[dict[str, Any]], target: str) -> list[dict[str, Any]]:
+    async def _call(self, crd: dict[str, Any], originals: list[dict[str, Any]], target: str,
+                    listed: bool) -> list[dict[str, Any]]:
         gvk = _gvk(originals[0])
         webhook = ((crd.get("spec") or {}).get("conversion") or {}).get("webhook") or {}
         versions = [v for v in webhook.get("conversionReviewVersions") or () if v in REVIEW_VERSIONS]
@@ -152,7 +155,7 @@ class Converter:
         if len(objects) != len(originals):
             raise ConversionError(f"conversion webhook for {gvk} returned {len(objects)} objects, "
                                   f"expected {len(originals)}")
-        checked = [_checked(gvk, i, original, converted, target, single=len(originals) == 1)
+        checked = [_checked(gvk, i, original, converted, target, single=not listed)
                    for i, (original, converted) in enumerate(zip(originals, objects, strict=True))]
         version_schema = _schema_of(crd, target.rpartition("/")[2])
         if version_schema is not None:
@@ -182,7 +185,8 @@ def _response_objects(review_version: str, uid: str, body: dict[str, Any]) -> li
         raise ValueError("no response provided")
     if review_version == "v1" and response.get("uid") != uid:
         raise ValueError(f'expected response.uid="{uid}", got "{response.get("uid") or ""}"')
-    result = response.get("result") if isinstance(response.get("result"), dict) else {}
+    raw_result = response.get("result")
+    result: dict[str, Any] = raw_result if isinstance(raw_result, dict) else {}
     if result.get("status") != "Success":
         if result.get("message"):
             raise ValueError(str(result["message"]))
@@ -218,8 +222,9 @@ def _checked(gvk: str, index: int, original: dict[str, Any], converted: Any, tar
 
 def _metadata_mismatch(original: dict[str, Any], converted: dict[str, Any]) -> str:
     """validateConvertedObject: kind, name, namespace and UID must not change."""
-    before = original.get("metadata") if isinstance(original.get("metadata"), dict) else {}
-    after = converted.get("metadata") if isinstance(converted.get("metadata"), dict) else {}
+    raw_before, raw_after = original.get("metadata"), converted.get("metadata")
+    before: dict[str, Any] = raw_before if isinstance(raw_before, dict) else {}
+    after: dict[str, Any] = raw_after if isinstance(raw_after, dict) else {}
     for key, label in (("name", "name"), ("namespace", "namespace"), ("uid", "UID")):
         if (before.get(key) or "") != (after.get(key) or ""):
             return f"must have the same {label}: {before.get(key) or ''} != {after.get(key) or ''}"

@@ -88,7 +88,8 @@ class WebhookClient:
         added to the URL (the rest client's ``timeout=30s``)."""
         url = str(config.get("url") or "")
         if not url:
-            service = config.get("service") if isinstance(config.get("service"), Mapping) else {}
+            raw_service = config.get("service")
+            service: Mapping[str, Any] = raw_service if isinstance(raw_service, Mapping) else {}
             target = service_url(service) + (f"?{query}" if query else "")
             raise WebhookCallError(f'Post "{target}": service "{service.get("name")}" in namespace '
                                    f'"{service.get("namespace")}" cannot be reached (the embedded API server '

@@ -45,7 +45,8 @@ def fresh(prefix: str = "w") -> str:
 def stored(server: LocalAPIServer, name: str, group: str = GROUP) -> dict[str, Any] | None:
     """The object as the store holds it (None when absent)."""
     entry = server.call(lambda core: core.store.get(f"{group}/widgets", "default", name))
-    return entry.obj if entry is not None else None
+    obj: dict[str, Any] | None = entry.obj if entry is not None else None
+    return obj
 
 
 @pytest.fixture(scope="module")
@@ -182,6 +183,21 @@ def test_server_side_apply_in_the_other_version(widgets: str, raw: Raw, server: 
     assert held is not None and held["spec"] == {"replicas": 3}
 
 
+def test_scale_subresource_in_the_other_version(widgets: str, raw: Raw, server: LocalAPIServer) -> None:
+    name = fresh()
+    assert raw.call("POST", path("v1"), widget("v1", name, 3))[0] == 201
+    code, _, scale = raw.call("GET", path("v2", name, sub="scale"))
+    assert code == 200 and scale["spec"] == {"replicas": 3}, scale
+    scale["spec"]["replicas"] = 5
+    code, _, scale = raw.call("PUT", path("v2", name, sub="scale"), scale)
+    assert code == 200 and scale["spec"] == {"replicas": 5}, scale
+    code, _, scale = raw.call("PATCH", path("v2", name, sub="scale"), {"spec": {"replicas": 6}},
+                              ctype="application/merge-patch+json")
+    assert code == 200 and scale["spec"] == {"replicas": 6}, scale
+    held = stored(server, name)
+    assert held is not None and held["apiVersion"] == f"{GROUP}/v1" and held["spec"] == {"replicas": 6}
+
+
 def test_dry_run_converts_and_stores_nothing(widgets: str, raw: Raw, server: LocalAPIServer,
                                              hook: ConversionWebhook) -> None:
     name = fresh()
@@ -260,6 +276,53 @@ def test_delete_answers_in_the_request_version(widgets: str, raw: Raw, server: L
                              ctype="application/merge-patch+json")
     assert code == 200, body
     assert stored(server, name) is None
+
+
+def test_delete_collection_selects_in_the_request_version(widgets: str, raw: Raw, server: LocalAPIServer) -> None:
+    doomed, kept = fresh("dc"), fresh("dc")
+    assert raw.call("POST", path("v1"), widget("v1", doomed, 77))[0] == 201
+    assert raw.call("POST", path("v1"), widget("v1", kept, 78))[0] == 201
+    code, _, body = raw.call("DELETE", path("v2") + "?fieldSelector=spec.count%3D77")
+    assert code == 200, body
+    assert stored(server, doomed) is None and stored(server, kept) is not None
+
+
+def test_admission_webhooks_see_the_request_version(widgets: str, raw: Raw, server: LocalAPIServer,
+                                                    hook: ConversionWebhook) -> None:
+    """A mutating webhook gets the object (and the old one) in the request's version; what it
+    adds is converted and stored in the storage version."""
+    config = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
+              "metadata": {"name": "widgets-admitted"},
+              "webhooks": [{"name": "admitted.conversion.example.com", "sideEffects": "None",
+                            "admissionReviewVersions": ["v1"],
+                            "clientConfig": {"url": hook.url.replace("/convert", "/mutate"), "caBundle": hook.ca_bundle},
+                            "objectSelector": {"matchLabels": {"admit": "yes"}},
+                            "rules": [{"apiGroups": [GROUP], "apiVersions": ["*"], "operations": ["CREATE", "UPDATE"],
+                                       "resources": ["widgets"]}]}]}
+    mutating = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
+    assert raw.call("POST", mutating, config)[0] == 201
+    try:
+        name = fresh("adm")
+        body = widget("v2", name, 1)
+        body["metadata"]["labels"] = {"admit": "yes"}
+        code, _, created = raw.call("POST", path("v2"), body)
+        assert code == 201 and created["metadata"]["labels"]["admitted"] == "v2", created
+        code, _, patched = raw.call("PATCH", path("v2", name), {"spec": {"count": 2}},
+                                    ctype="application/merge-patch+json")
+        assert code == 200 and patched["spec"] == {"count": 2}, patched
+        patched["spec"]["count"] = 3
+        code, _, replaced = raw.call("PUT", path("v2", name), patched)
+        assert code == 200 and replaced["spec"] == {"count": 3}, replaced
+        code, _, applied = raw.call("PATCH", path("v2", name) + "?fieldManager=me&force=true",
+                                    {**widget("v2", name, 4), "metadata": {"name": name, "labels": {"admit": "yes"}}},
+                                    ctype="application/apply-patch+yaml")
+        assert code == 200 and applied["spec"] == {"count": 4}, applied
+        assert set(hook.admissions) == {(f"{GROUP}/v2", None), (f"{GROUP}/v2", f"{GROUP}/v2")}
+        held = stored(server, name)
+        assert held is not None and held["apiVersion"] == f"{GROUP}/v1" and held["spec"] == {"replicas": 4}
+        assert held["metadata"]["labels"]["admitted"] == "v2"
+    finally:
+        raw.call("DELETE", f"{mutating}/widgets-admitted")
 
 
 # ---------------------------------------------------------------------------- review versions, migration
@@ -372,6 +435,19 @@ def test_a_webhook_changing_uids_returns_invalid_metadata(widgets: str, raw: Raw
     assert code == 500 and "returned invalid converted object at index 0: must have the same UID" in body["message"]
 
 
+@pytest.mark.parametrize(("mode", "problem"), [
+    ("badlabel", "returned invalid metadata: metadata.labels: Invalid value: \"bad key!\": name part must consist of"),
+    ("name", "returned invalid object: must have the same name: "),
+])
+def test_a_webhook_changing_metadata_is_refused(widgets: str, raw: Raw, server: LocalAPIServer,
+                                                hook: ConversionWebhook, mode: str, problem: str) -> None:
+    hook.mode = mode
+    name = fresh()
+    code, _, body = raw.call("POST", path("v2"), widget("v2", name, 2))
+    assert code == 500 and body["message"].startswith(f"conversion webhook for {GROUP}/v2, Kind=Widget {problem}"), body
+    assert stored(server, name) is None
+
+
 def test_a_slow_webhook_times_out(widgets: str, raw: Raw, server: LocalAPIServer, hook: ConversionWebhook) -> None:
     assert server.app is not None
     server.app.scope.converter.timeout = 0.5  # kube's is 30 s
@@ -422,7 +498,8 @@ def _invalid_crd(raw: Raw, conversion: dict[str, Any], **spec: Any) -> dict[str,
     assert code == 422 and body["reason"] == "Invalid", body
     assert body["message"].startswith(
         'CustomResourceDefinition.apiextensions.k8s.io "widgets.invalid.example.com" is invalid: ')
-    return body
+    status: dict[str, Any] = body
+    return status
 
 
 CASES = [

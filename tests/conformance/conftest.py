@@ -351,6 +351,8 @@ ROWS: tuple[Row, ...] = (
         out=("^conversion.example.com/v2 5$",), item="23.5"),
     Row(("-n", "{ns}", "get", WIDGETS.format("v1"), "w2", "-o", "jsonpath={.apiVersion} {.spec.replicas}"),
         out=("^conversion.example.com/v1 6$",), item="23.5"),
+    Row(("-n", "{ns}", "scale", WIDGETS.format("v2"), "w2", "--replicas=6"),
+        out=("^widget.conversion.example.com/w2 scaled",), item="23.5"),
     Row(("-n", "{ns}", "get", WIDGETS.format("v2"), "--field-selector=spec.count=6"), out=(r"(?m)^w2\s+6\s",),
         not_out=(r"(?m)^w1\s",), item="23.5"),
     Row(("-n", "{ns}", "get", WIDGETS.format("v2"), "-w", "--request-timeout=2s"),

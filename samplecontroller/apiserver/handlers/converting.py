@@ -26,12 +26,13 @@ from aiohttp import web
 
 from samplecontroller.apiserver import crdconversion
 from samplecontroller.apiserver.errors import APIError
+from samplecontroller.apiserver.handlers import scale as scale_
 from samplecontroller.apiserver.handlers.common import Scope, render, versioned
 from samplecontroller.apiserver.negotiation import Accept
 from samplecontroller.apiserver.restmapper import Resource
 from samplecontroller.apiserver.storage import Entry
 
-__all__ = ["Prepare", "refuse_scale", "respond", "store", "stored_view", "to_version", "webhook_crd", "write"]
+__all__ = ["Prepare", "respond", "scale", "store", "stored_view", "to_version", "webhook_crd", "write"]
 
 Prepare = Callable[[dict[str, Any] | None, bool], tuple[dict[str, Any], bool, list[str]]]
 """``prepare(old_view, dry_run) -> (object, created, warnings)``: the ``Core`` write of a request,
@@ -48,24 +49,38 @@ def webhook_crd(scope: Scope, res: Resource) -> dict[str, Any] | None:
     return crd if crd is not None and crdconversion.strategy(crd) == "Webhook" else None
 
 
-async def to_version(scope: Scope, res: Resource, objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """``objs`` (objects of ``res`` as stored, or Status objects, left alone) in ``res``'s version."""
+async def to_version(scope: Scope, res: Resource, objs: list[dict[str, Any]],
+                     listed: bool = False) -> list[dict[str, Any]]:
+    """``objs`` (objects of ``res`` as stored, or Status objects, left alone) in ``res``'s version
+    (``listed``: the items of a list)."""
     crd = webhook_crd(scope, res)
     if crd is None:
         return [versioned(res, obj) if obj.get("kind") == res.kind else obj for obj in objs]
     mine = [i for i, obj in enumerate(objs) if obj.get("kind") == res.kind]
-    converted = await scope.converter.convert(crd, [objs[i] for i in mine], res.version)
+    converted = await scope.converter.convert(crd, [objs[i] for i in mine], res.version, listed)
     out = list(objs)
     for i, obj in zip(mine, converted, strict=True):
         out[i] = obj
     return out
 
 
-def refuse_scale(scope: Scope, res: Resource) -> None:
-    """405 for the scale subresource of a custom resource converted by a webhook (not served)."""
-    if webhook_crd(scope, res) is not None:
-        raise APIError(405, "MethodNotAllowed", f"the embedded API server does not serve the scale subresource of "
-                       f"{res.group_resource}: its CRD converts through a webhook (conversion.strategy: Webhook)")
+async def scale(scope: Scope, res: Resource, ns: str, name: str, *, body: Any = None,
+                patch: tuple[str, bytes] | None = None, manager: str = "", dry_run: bool = False) -> dict[str, Any]:
+    """The scale subresource of a custom resource converted by a webhook: the Scale of the object
+    in ``res``'s version (get), or set from ``body`` (update) or ``patch`` ((media type, bytes)),
+    written as ``write`` writes."""
+    if body is None and patch is None:
+        return scale_.scale_of(res, (await to_version(scope, res, [scope.core.get(res, ns, name)]))[0])
+    if patch is not None:
+        current = scale_.scale_of(res, (await to_version(scope, res, [scope.core.get(res, ns, name)]))[0])
+        body = scale_.patched_scale(res, current, *patch)
+
+    def prepare(old: dict[str, Any] | None, dry: bool) -> tuple[dict[str, Any], bool, list[str]]:
+        new = scale_.scaled_object(scope.core, res, ns, name, body, old)
+        return scope.core.update(res, ns, name, new, subresource="scale", manager=manager, dry_run=dry,
+                                 field_validation="Ignore", old_view=old)
+    obj, _, _ = await write(scope, res, ns, name, prepare, dry_run)
+    return scale_.scale_of(res, obj)
 
 
 async def stored_view(scope: Scope, res: Resource, entry: Entry | None) -> dict[str, Any] | None:

@@ -41,7 +41,8 @@ async def get(scope: Scope, request: web.Request, t: RequestInfo, accept: Accept
     if request.query.get("resourceVersion"):
         ri.parse_rv(request.query["resourceVersion"])
     if t.subresource == "scale":
-        converting.refuse_scale(scope, res)
+        if converting.webhook_crd(scope, res) is not None:
+            return json_response(await converting.scale(scope, res, ns, name))
         return json_response(scale.get_scale(scope.core, res, ns, name))
     return await respond(scope, res, scope.core.get(res, ns, name), accept)
 
@@ -98,7 +99,9 @@ async def update(scope: Scope, request: web.Request, t: RequestInfo, accept: Acc
     raw = await ri.read_body(request)
     body = conversion.to_storage(decode_body(raw, request.headers.get("Content-Type", "")))
     if t.subresource == "scale":
-        converting.refuse_scale(scope, res)
+        if converting.webhook_crd(scope, res) is not None:
+            return json_response(await converting.scale(scope, res, ns, name, body=body, manager=ri.field_manager(request),
+                                                        dry_run=ri.dry_run(request)))
         return json_response(scale.set_scale(scope.core, res, ns, name, body, manager=ri.field_manager(request),
                                          dry_run=ri.dry_run(request)))
     if t.subresource == "finalize":
@@ -145,7 +148,9 @@ async def patch(scope: Scope, request: web.Request, t: RequestInfo, accept: Acce
     raw = await ri.read_body(request)
     force = parse_bool(request.query["force"], "force") if "force" in request.query else False
     if t.subresource == "scale":
-        converting.refuse_scale(scope, res)
+        if converting.webhook_crd(scope, res) is not None:
+            return json_response(await converting.scale(scope, res, ns, name, patch=(ctype, raw),
+                                                        manager=ri.field_manager(request), dry_run=ri.dry_run(request)))
         return json_response(scale.patch_scale(scope.core, res, ns, name, ctype, raw, manager=ri.field_manager(request),
                                            dry_run=ri.dry_run(request)))
     manager = request.query.get("fieldManager", "") if ctype == PATCH_APPLY else ri.field_manager(request)
@@ -192,7 +197,7 @@ async def delete(scope: Scope, request: web.Request, t: RequestInfo, accept: Acc
 
 async def delete_collection(scope: Scope, request: web.Request, t: RequestInfo, accept: Accept) -> web.StreamResponse:
     options = await delete_options(request)
-    entries = list_.select(scope, request, t.res, t.namespace)
+    entries = await list_.select_converted(scope, request, t.res, t.namespace)
     scope.core.delete_collection(t.res, t.namespace, [name_of(e.obj) for e in entries],
                                 options, dry_run=ri.dry_run(request))
     return json_response({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"})

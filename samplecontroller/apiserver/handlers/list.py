@@ -26,7 +26,7 @@ from samplecontroller.apiserver.requestinfo import RequestInfo
 from samplecontroller.apiserver.restmapper import Resource
 from samplecontroller.apiserver.storage import Entry
 
-__all__ = ["list_", "matcher", "select", "wait_for_rev"]
+__all__ = ["list_", "matcher", "select", "select_converted", "wait_for_rev"]
 
 _encode = msgspec.json.Encoder().encode
 _decode = msgspec.json.Decoder().decode
@@ -65,6 +65,16 @@ def select(scope: Scope, request: web.Request, res: Resource, ns: str | None) ->
     match = matcher(scope, request, res)
     entries = [e for _, e in scope.core.list_entries(res, ns)]
     return entries if match is None else [e for e in entries if match(e.obj)]
+async def select_converted(scope: Scope, request: web.Request, res: Resource, ns: str | None) -> list[Entry]:
+    """As ``select``, the selectors seeing the objects in ``res``'s version when the CRD converts
+    through a webhook (the entries are then the converted objects)."""
+    if converting.webhook_crd(scope, res) is None:
+        return select(scope, request, res, ns)
+    match = matcher(scope, request, res)
+    entries = [e for _, e in scope.core.list_entries(res, ns)]
+    return entries if match is None else await _converted(scope, res, entries, match, 0)
+
+
 # ------------------------------------------------------------------ list
 
 
@@ -125,7 +135,7 @@ async def _converted(scope: Scope, res: Resource, entries: list[Entry], match: C
     only the page (and the item telling whether more follow) is converted; the others stay as
     stored, counted for ``remainingItemCount``."""
     todo = entries if match is not None or not limit else entries[:limit]
-    objs = await converting.to_version(scope, res, [e.obj for e in todo])
+    objs = await converting.to_version(scope, res, [e.obj for e in todo], listed=True)
     converted = [e if obj is e.obj else Entry(e.rev, obj, _encode(obj)) for e, obj in zip(todo, objs, strict=True)]
     if match is not None:
         return [e for e in converted if match(e.obj)]

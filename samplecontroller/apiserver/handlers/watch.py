@@ -65,7 +65,7 @@ async def watch(scope: Scope, request: web.Request, t: RequestInfo, accept: Acce
     converted = converting.webhook_crd(scope, res) is not None
     # no await from here to the subscription: the sent state and the watched events join exactly
     initial_lines: list[bytes] = []
-    initial: list[Entry] = []  # to convert once subscribed (conversion webhook)
+    initial_entries: list[Entry] = []  # to convert once subscribed (conversion webhook)
     send_end_bookmark = False
     pending: list[Event] = []
     if start_rev is None or send_initial:
@@ -73,7 +73,7 @@ async def watch(scope: Scope, request: web.Request, t: RequestInfo, accept: Acce
         if send_initial is not False:
             for _, entry in scope.core.list_entries(res, ns):
                 if converted:
-                    initial.append(entry)
+                    initial_entries.append(entry)
                 elif match is None or match(entry.obj):
                     initial_lines.append(_line(scope, "ADDED", res, entry.obj, entry.raw, accept, request))
             send_end_bookmark = bool(send_initial)
@@ -92,8 +92,8 @@ async def watch(scope: Scope, request: web.Request, t: RequestInfo, accept: Acce
         waiting = scope.store.durable()  # the initial state may hold writes not yet committed
         if waiting is not None:
             await waiting
-        if initial:
-            initial_lines = await _initial_converted(scope, res, initial, match, accept, request)
+        if initial_entries:
+            initial_lines = await _initial_converted(scope, res, initial_entries, match, accept, request)
         await response.prepare(request)
         if initial_lines:
             await response.write(b"".join(initial_lines))
@@ -177,7 +177,7 @@ async def _initial_converted(scope: Scope, res: Resource, entries: list[Entry],
                              match: Callable[[dict[str, Any]], bool] | None, accept: Accept,
                              request: web.Request) -> list[bytes]:
     """The ADDED lines of a watch's initial state, converted in one review (conversion webhook)."""
-    objs = await converting.to_version(scope, res, [e.obj for e in entries])
+    objs = await converting.to_version(scope, res, [e.obj for e in entries], listed=True)
     return [_line(scope, "ADDED", res, obj, _encode(obj), accept, request)
             for obj in objs if match is None or match(obj)]
 

@@ -175,7 +175,8 @@ def _validate_crd_conversion(spec: Mapping[str, Any]) -> list[FieldError]:
         return []
     path = "spec.conversion"
     strategy = conversion.get("strategy") or ""
-    webhook = conversion.get("webhook") if isinstance(conversion.get("webhook"), Mapping) else {}
+    raw_webhook = conversion.get("webhook")
+    webhook: Mapping[str, Any] = raw_webhook if isinstance(raw_webhook, Mapping) else {}
     config, versions = webhook.get("clientConfig"), webhook.get("conversionReviewVersions") or []
     errors: list[FieldError] = []
     if not strategy:
