@@ -61,8 +61,10 @@ import yaml
 from samplecontroller import _extras
 from samplecontroller.apimachinery import k8syaml
 from samplecontroller.codegen import naming
+from samplecontroller.codegen.builtin_types import default_index, parse_builtin_types, resolve_label
 from samplecontroller.codegen.errors import CodegenError
 from samplecontroller.codegen.models import (
+    IMPORTED,
     NUMBER,
     Normalizer,
     camel,
@@ -360,9 +362,11 @@ def upstream_closure(defs: dict[str, Any], roots: Iterable[str]) -> set[str]:
     return seen
 
 
-def collect_crds(crds_dir: Path, overrides: Mapping[str, str] | None = None) -> list[tuple[Path, str, Kind, dict[str, Any]]]:
+def collect_crds(crds_dir: Path, overrides: Mapping[str, str] | None = None,
+                 builtin_types: Iterable[tuple[str, str]] = ()) -> list[tuple[Path, str, Kind, dict[str, Any]]]:
     """Every served version of every CRD, checked, with its package name (``naming``; ``overrides``:
-    group -> name) and its normalized schema definitions.
+    group -> name) and its normalized schema definitions, built-in types referenced
+    (``builtin_types``: ``--builtin-type`` declarations, (Kind.path, pkg/version.Type or none)).
 
     Raises CodegenError (naming the file and the field) for any bad input; runs before any
     expensive work so that a mistake is reported at once.
@@ -380,6 +384,12 @@ def collect_crds(crds_dir: Path, overrides: Mapping[str, str] | None = None) -> 
     except naming.PackageNameError as err:
         where = group_files.get(err.group)
         raise (_err(where, "spec.group", str(err)) if where else CodegenError(str(err))) from None
+    index = default_index()
+    builtin_types = tuple(builtin_types)
+    used_declarations: set[str] = set()
+    package_kinds: dict[tuple[str, str], list[str]] = {}
+    for _, kind, _ in loaded:
+        package_kinds.setdefault((kind.group, kind.version), []).append(kind.kind)
     for path, kind, schema in loaded:
         pkg = packages[kind.group]
         key = (kind.group, kind.version, kind.kind)
@@ -392,11 +402,14 @@ def collect_crds(crds_dir: Path, overrides: Mapping[str, str] | None = None) -> 
             raise _err(path, "spec.names.plural", f"duplicate resource {kind.plural} in {kind.api_version} "
                        f"(also in {seen_plurals[pkey].name})")
         seen_plurals[pkey] = path
-        norm = Normalizer()
+        declared = {p.removeprefix(kind.kind + "."): (None if label == "none" else resolve_label(index, label, f"{p}={label}"))
+                    for p, label in builtin_types if p.startswith(kind.kind + ".")}
+        norm = Normalizer(builtins=index, declared=declared, prefixes=package_kinds[(kind.group, kind.version)])
         try:
             norm.object_def(kind.kind, schema, drop=("apiVersion", "kind", "metadata"))
         except CodegenError as err:
             raise _err(path, "spec.versions.schema.openAPIV3Schema", str(err)) from None
+        used_declarations |= {f"{kind.kind}.{p}" for p in norm.used_declarations}
         norm.defs[kind.list_kind] = {"type": "object", "properties": {
             "items": {"type": "array", "items": {"$ref": f"#/$defs/{kind.kind}"}}}}
         names = classes.setdefault((pkg, kind.version), {})
@@ -404,20 +417,25 @@ def collect_crds(crds_dir: Path, overrides: Mapping[str, str] | None = None) -> 
             if name in RESERVED_CLASS_NAMES:
                 raise _err(path, "spec.versions.schema.openAPIV3Schema", f"the schema object class name {name} "
                            "is a name the generated module needs for itself; rename the property")
-            if name in names and not (is_imported(definition) and is_imported(names[name][1])):
+            if name in names and not (is_imported(definition) and is_imported(names[name][1])
+                                      and definition[IMPORTED] == names[name][1][IMPORTED]):
                 raise _err(path, "spec.names.kind", f"class name {name} of {kind.kind} clashes with one "
                            f"generated from {names[name][0].name} in {kind.api_version}")
             names[name] = (path, definition)
         out.append((path, pkg, kind, norm.defs))
+    for p, label in builtin_types:
+        if p not in used_declarations:
+            raise CodegenError(f"--builtin-type {p}={label}: no served version of a CRD has a schema object at {p} "
+                               "(a path is Kind.field.field, [] for an array's items, [*] for a map's values)")
     return out
 
 
-def build_packages(crds_dir: Path, root: str = DEFAULT_PACKAGE,
-                   group_packages: Mapping[str, str] | None = None) -> list[Package]:
+def build_packages(crds_dir: Path, root: str = DEFAULT_PACKAGE, group_packages: Mapping[str, str] | None = None,
+                   builtin_types: Iterable[tuple[str, str]] = ()) -> list[Package]:
     """Check the CRDs, then build every package's model source for a generated package imported
     as ``root`` (``group_packages``: group -> package name overrides; meta/v1 is imported from
     ``META_MODULE``)."""
-    crds = collect_crds(crds_dir, group_packages)
+    crds = collect_crds(crds_dir, group_packages, builtin_types)
     packages: dict[tuple[str, str], Package] = {}
     for path, pkg, kind, kind_defs in crds:
         package = packages.setdefault((pkg, kind.version), Package(pkg, kind.group, kind.version, root=root))
@@ -447,6 +465,7 @@ class Target:
     generator: str = PROG
     crds_label: str = "crds/"
     group_packages: tuple[tuple[str, str], ...] = ()  # (group, package name) overrides
+    builtin_types: tuple[tuple[str, str], ...] = ()  # (Kind.path, pkg/version.Type or none) declarations
 
     @property
     def header(self) -> str:
@@ -586,7 +605,8 @@ def generate(crds_dir: Path, target: Target = Target()) -> dict[str, str]:
     """Every file generated from the CRDs in ``crds_dir`` (raises CodegenError for bad input,
     ``MissingExtraError`` without the ``codegen`` extra)."""
     _extras.require("codegen", "samplecontroller.codegen")
-    return render_all(build_packages(crds_dir, target.package, dict(target.group_packages)), target)
+    return render_all(build_packages(crds_dir, target.package, dict(target.group_packages), target.builtin_types),
+                      target)
 
 
 @dataclass(frozen=True)
@@ -633,6 +653,10 @@ def parse_args(argv: list[str] | None, defaults: Defaults) -> argparse.Namespace
     parser.add_argument("--group-package", action="append", default=[], metavar="GROUP=NAME",
                         help="the package name of an API group (as code-generator's +groupGoName; default: "
                         "its first DNS label, more labels where two groups would share one); repeatable")
+    parser.add_argument("--builtin-type", action="append", default=[], metavar="KIND.PATH=PKG/VERSION.TYPE",
+                        help="the schema object at a path of a kind is that built-in type (like CronJob.spec.jobTemplate="
+                        "batch/v1.JobTemplateSpec; =none keeps it generated); for what matching cannot decide; "
+                        "repeatable")
     parser.add_argument("--verify", action="store_true", help="check that the output directory is up to date")
     return parser.parse_args(argv)
 
@@ -642,7 +666,8 @@ def main(argv: list[str] | None = None, defaults: Defaults = Defaults()) -> int:
     args = parse_args(argv, defaults)
     started = time.monotonic()
     try:
-        target = Target(args.package, defaults.generator, args.crds.name + "/", parse_group_packages(args.group_package))
+        target = Target(args.package, defaults.generator, args.crds.name + "/", parse_group_packages(args.group_package),
+                        parse_builtin_types(args.builtin_type))
         check_package(args.package)
         if not args.verify:
             check_output_dir(args.output)
