@@ -167,6 +167,10 @@ class KubernetesLoader(yaml.SafeLoader):
         finally:
             self._depth -= 1
 
+    def construct_document(self, node: Node) -> Any:
+        check_aliasing(node)
+        return super().construct_document(node)  # type: ignore[no-untyped-call]
+
     def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Any, Any]:
         self.flatten_mapping(node)
         out: dict[Any, Any] = {}
@@ -214,11 +218,115 @@ KubernetesLoader.add_constructor(_TAG + "binary", KubernetesLoader.construct_bin
 KubernetesLoader.add_constructor(None, KubernetesLoader.construct_unknown)
 
 
+# go-yaml v2's bound on alias expansion (decode.go, allowedAliasRatio): a document whose aliases
+# expand it far beyond its size (a "billion laughs") is refused, as kubectl and kube-apiserver refuse it.
+ALIAS_RATIO_LOW, ALIAS_RATIO_HIGH = 400_000, 4_000_000
+
+
+def _allowed_alias_ratio(decodes: int) -> float:
+    if decodes <= ALIAS_RATIO_LOW:
+        return 0.99
+    if decodes >= ALIAS_RATIO_HIGH:
+        return 0.10
+    return 0.99 - 0.89 * (decodes - ALIAS_RATIO_LOW) / (ALIAS_RATIO_HIGH - ALIAS_RATIO_LOW)
+
+
+def check_aliasing(root: Node) -> None:
+    """Raise a ComposerError when decoding ``root`` with its aliases expanded would trip go-yaml v2's
+    "document contains excessive aliasing" (counted without expanding: the composed nodes form a
+    graph in which an alias is a second edge to an anchored node)."""
+    seen: set[int] = set()
+    alias_edges: set[tuple[int, int]] = set()
+    walk: list[tuple[int, Node]] = [(0, root)]
+    while walk:  # preorder in document order: the first edge to a node defines it, every later one is an alias
+        parent, node = walk.pop()
+        if id(node) in seen:
+            alias_edges.add((parent, id(node)))
+            continue
+        seen.add(id(node))
+        walk.extend((id(node), child) for child in reversed(_children(node)))
+    if not alias_edges:
+        return
+    decodes: dict[int, int] = {}
+    aliased: dict[int, int] = {}
+    for node in _postorder(root):  # children before parents
+        total, inside = 1, 0
+        for child in _children(node):
+            total += decodes.get(id(child), 1)
+            if (id(node), id(child)) in alias_edges:
+                inside += decodes.get(id(child), 1)
+            else:
+                inside += aliased.get(id(child), 0)
+        decodes[id(node)], aliased[id(node)] = total, inside
+    total, inside = decodes[id(root)], aliased[id(root)]
+    if inside > 100 and total > ALIAS_RATIO_LOW and inside / total > _allowed_alias_ratio(total):
+        raise yaml.composer.ComposerError(None, None, "document contains excessive aliasing", root.start_mark)
+
+
+def _postorder(root: Node) -> list[Node]:
+    """Every distinct node of the graph once, each after all of its children."""
+    out: list[Node] = []
+    done: set[int] = set()
+    open_: set[int] = set()
+    stack: list[tuple[Node, bool]] = [(root, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if id(node) in done:
+            continue
+        if expanded:
+            open_.discard(id(node))
+            done.add(id(node))
+            out.append(node)
+            continue
+        if id(node) in open_:
+            raise yaml.composer.ComposerError(None, None, "anchor value contains itself", node.start_mark)
+        open_.add(id(node))
+        stack.append((node, True))
+        stack.extend((child, False) for child in _children(node) if id(child) not in done)
+    return out
+
+
+def _children(node: Node) -> list[Node]:
+    if isinstance(node, SequenceNode):
+        return list(node.value)
+    if isinstance(node, MappingNode):
+        return [n for pair in node.value for n in pair]
+    return []
+
+
+if yaml.__with_libyaml__:
+    from yaml.cyaml import CParser
+
+    class CKubernetesLoader(CParser, KubernetesLoader):  # type: ignore[misc]
+        """``KubernetesLoader`` over libyaml's parser and composer (about ten times faster); nesting is
+        bounded through the resolver's descend/ascend hooks, which libyaml's composer calls per node."""
+
+        def __init__(self, stream: Any) -> None:
+            CParser.__init__(self, stream)
+            yaml.constructor.SafeConstructor.__init__(self)  # type: ignore[no-untyped-call]
+            yaml.resolver.Resolver.__init__(self)  # type: ignore[no-untyped-call]
+            self._depth = 0
+
+        def descend_resolver(self, current_node: Any, current_index: Any) -> None:
+            self._depth += 1
+            if self._depth > self.max_depth:
+                raise yaml.composer.ComposerError(None, None, f"nested deeper than {self.max_depth} levels", None)
+            super().descend_resolver(current_node, current_index)  # type: ignore[no-untyped-call]
+
+        def ascend_resolver(self) -> None:
+            self._depth -= 1
+            super().ascend_resolver()  # type: ignore[no-untyped-call]
+
+    FastLoader: type[KubernetesLoader] = CKubernetesLoader
+else:  # pragma: no cover - PyYAML built without libyaml
+    FastLoader = KubernetesLoader
+
+
 def load(text: str | bytes) -> Any:
     """The first document of ``text`` (None when empty). Raises ``yaml.YAMLError``."""
-    return yaml.load(text, Loader=KubernetesLoader)
+    return yaml.load(text, Loader=FastLoader)
 
 
 def load_all(text: str | bytes) -> Iterator[Any]:
     """Every document of ``text``, lazily. Raises ``yaml.YAMLError``."""
-    return yaml.load_all(text, Loader=KubernetesLoader)
+    return yaml.load_all(text, Loader=FastLoader)

@@ -25,7 +25,7 @@ from typing import Any, Generic, TypeVar
 
 import msgspec
 
-from samplecontroller.apimachinery import errors, meta
+from samplecontroller.apimachinery import errors, meta, objects
 from samplecontroller.client.types import (
     APPLY_PATCH,
     MERGE_PATCH,
@@ -39,7 +39,7 @@ from samplecontroller.rest import ResponseStream, RESTClient
 T = TypeVar("T")
 L = TypeVar("L")
 
-_encoder = msgspec.json.Encoder()
+_encoder = objects.ENCODER  # numbers written as Go writes them
 
 
 class _RawEvent(msgspec.Struct):

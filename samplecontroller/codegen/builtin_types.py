@@ -51,15 +51,15 @@ MIN_WEIGHT = 3
 # The share of a definition's properties a schema must have: without, and with the definition's description.
 MIN_COVERAGE = 0.75
 MIN_DOCUMENTED_COVERAGE = 0.5
-# Upstream definitions whose model keeps any JSON value (free-form).
-FREE_FORM = frozenset({"io.k8s.apimachinery.pkg.runtime.RawExtension", "io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1",
-                       "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON"})
+# Upstream definitions whose model is a free-form JSON object (``dict[str, Any]``).
+FREE_FORM = frozenset({"io.k8s.apimachinery.pkg.runtime.RawExtension", "io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1"})
 INT_OR_STRING = frozenset({"io.k8s.apimachinery.pkg.util.intstr.IntOrString",
                            "io.k8s.apimachinery.pkg.api.resource.Quantity"})
 # Definitions whose model decodes JSON null (Go encodes a zero metav1.Time as null).
 NULLABLE = frozenset({"io.k8s.apimachinery.pkg.apis.meta.v1.Time", "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime"})
 OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 _REF = "#/$defs/"
+SHAPE_KEYS = frozenset({"type", "properties", "items", "additionalProperties", "anyOf", "oneOf", "allOf", "$ref"})
 _PREFIXES = (
     re.compile(r"io\.k8s\.api\.(\w+)\.(\w+)\.(\w+)"),
     re.compile(r"io\.k8s\.apiextensions-apiserver\.pkg\.apis\.(apiextensions)\.(\w+)\.(\w+)"),
@@ -116,6 +116,7 @@ class BuiltinIndex:
         self.by_label: dict[str, str] = {}
         self.by_prop: dict[str, set[str]] = {}
         self.props: dict[str, frozenset[str]] = {}
+        self.shapes: dict[str, str] = {}
         # The descriptions a schema of a definition may carry: its own and those of the fields of its type.
         self.docs: dict[str, set[str]] = {}
         for name, schema in defs.items():
@@ -162,9 +163,13 @@ class BuiltinIndex:
     def incompatibility(self, schema: Mapping[str, Any], upstream: Any, where: str = "") -> str | None:
         """Why the model of ``upstream`` would lose or mistype something ``schema`` accepts (None: it would not)."""
         name, node = self.resolve(upstream)
-        if name in FREE_FORM:
-            return None
         where = where or "."
+        if not any(k in node for k in ("type", "properties", "items", "additionalProperties", "oneOf", "anyOf")):
+            return None  # the model keeps any JSON value
+        if name in FREE_FORM:
+            free = schema.get("type") == "object" and (not schema.get("properties")
+                                                       or schema.get("x-kubernetes-preserve-unknown-fields") is True)
+            return None if free else f"{where} is typed where the built-in keeps a free-form object"
         if schema.get("nullable") is True and name not in NULLABLE:
             return f"{where} is nullable"
         if schema.get("x-kubernetes-int-or-string") is True:
@@ -218,7 +223,7 @@ class BuiltinIndex:
                     return f"{where}.{prop} is not a field of the built-in type"
                 if not isinstance(sub, dict):
                     return f"{where}.{prop} is not a schema"
-                why = self.incompatibility(sub, theirs[prop], f"{where}.{prop}".lstrip("."))
+                why = self.incompatibility(sub, theirs[prop], prop if where == "." else f"{where}.{prop}")
                 if why:
                     return why
             return None
@@ -248,6 +253,8 @@ class BuiltinIndex:
         props = schema.get("properties")
         if not isinstance(props, dict) or not props or schema.get("type") != "object":
             return None
+        if schema.get("x-kubernetes-embedded-resource") is True:
+            return None  # any kind's object: not one built-in type
         keys = frozenset(props)
         fitting = [d for d in self.candidates(keys) if not self.incompatibility(schema, {"$ref": _REF + d})]
         if not fitting:
@@ -267,10 +274,12 @@ class BuiltinIndex:
             return chosen
         return None
 
-    @functools.lru_cache(maxsize=None)  # noqa: B019 - one index per process
     def shape(self, name: str) -> str:
-        """The definition without its descriptions (two versions of one type compare equal)."""
-        return json.dumps(_strip_docs(self.defs[name], self.defs, set()), sort_keys=True)
+        """What the definition's model is: its structure without descriptions, validations and list or
+    map types (two versions of one type, or two one-field references, compare equal)."""
+        if name not in self.shapes:
+            self.shapes[name] = json.dumps(_strip_docs(self.defs[name], self.defs, set()), sort_keys=True)
+        return self.shapes[name]
 
 
 def _strip_docs(node: Any, defs: Mapping[str, Any], seen: set[str]) -> Any:
@@ -284,7 +293,11 @@ def _strip_docs(node: Any, defs: Mapping[str, Any], seen: set[str]) -> Any:
         if ref in seen:
             return {"$ref": short}
         return _strip_docs(defs.get(ref[len(_REF):], {}), defs, seen | {ref})
-    return {k: _strip_docs(v, defs, seen) for k, v in node.items() if k != "description"}
+    out = {k: _strip_docs(v, defs, seen) for k, v in node.items() if k in SHAPE_KEYS}
+    if isinstance(out.get("type"), list):
+        kept = [t for t in out["type"] if t != "null"]
+        out["type"] = kept[0] if len(kept) == 1 else kept
+    return out
 
 
 def _words(name: str) -> set[str]:

@@ -60,6 +60,7 @@ import yaml
 
 from samplecontroller import _extras
 from samplecontroller.apimachinery import k8syaml
+from samplecontroller.apimachinery.structural import junctor_errors
 from samplecontroller.codegen import naming
 from samplecontroller.codegen.builtin_types import default_index, parse_builtin_types, resolve_label
 from samplecontroller.codegen.errors import CodegenError
@@ -196,6 +197,12 @@ def check_structural(schema: Any, path: Path, where: str, depth: int = 0) -> Non
         raise _err(path, where, f"unknown type {typ!r}")
     if embedded and typ != "object":
         raise _err(path, where, "x-kubernetes-embedded-resource requires type: object")
+    if int_or_string and typ is not None:
+        raise _err(path, where + ".type", "must be empty if x-kubernetes-int-or-string is true")
+    junctors = junctor_errors(schema, where)
+    if junctors:
+        field_path, _, message = junctors[0].partition(": ")
+        raise _err(path, field_path, message + " (non-structural schema)")
     if "properties" in schema and "additionalProperties" in schema and schema["additionalProperties"] not in (False,):
         raise _err(path, where, "properties and additionalProperties are mutually exclusive")
     if typ == "array":
@@ -259,12 +266,26 @@ def load_crds(crds_dir: Path) -> list[tuple[Path, dict[str, Any]]]:
         if not path.name.isprintable() or any(c in path.name for c in "\"\\"):
             raise CodegenError(f"{path.name!r}: a CRD file name (named in the generated docstrings) must not "
                                "contain double quotes, backslashes or control characters")
+        raw = path.read_bytes()
         try:
-            loaded = list(k8syaml.load_all(path.read_text()))
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as err:
+            line = raw[:err.start].count(b"\n") + 1
+            raise _err(path, f"line {line}", f"not UTF-8 text (byte 0x{raw[err.start]:02x} at offset {err.start}); "
+                       "is it a binary file?") from None
+        if "\x00" in text:
+            raise _err(path, f"line {text[:text.index(chr(0))].count(chr(10)) + 1}", "a NUL byte: not YAML text "
+                       "(is it a binary file?)")
+        try:
+            loaded = list(k8syaml.load_all(text))
         except yaml.YAMLError as err:
             mark = getattr(err, "problem_mark", None)
             where = f"line {mark.line + 1}" if mark is not None else "YAML"
-            raise _err(path, where, f"malformed YAML: {getattr(err, 'problem', err)}") from None
+            problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+            raise _err(path, where, f"malformed YAML: {problem}") from None
+        if all(doc is None for doc in loaded):
+            raise _err(path, "document 1", "empty file: expected a CustomResourceDefinition (remove the file or "
+                       "fill it)")
         for i, doc in enumerate(loaded):
             if doc is None:
                 continue
@@ -405,6 +426,7 @@ def collect_crds(crds_dir: Path, overrides: Mapping[str, str] | None = None,
         declared = {p.removeprefix(kind.kind + "."): (None if label == "none" else resolve_label(index, label, f"{p}={label}"))
                     for p, label in builtin_types if p.startswith(kind.kind + ".")}
         norm = Normalizer(builtins=index, declared=declared, prefixes=package_kinds[(kind.group, kind.version)])
+        norm.kind = kind.kind
         try:
             norm.object_def(kind.kind, schema, drop=("apiVersion", "kind", "metadata"))
         except CodegenError as err:
@@ -414,7 +436,7 @@ def collect_crds(crds_dir: Path, overrides: Mapping[str, str] | None = None,
             "items": {"type": "array", "items": {"$ref": f"#/$defs/{kind.kind}"}}}}
         names = classes.setdefault((pkg, kind.version), {})
         for name, definition in norm.defs.items():
-            if name in RESERVED_CLASS_NAMES:
+            if name in RESERVED_CLASS_NAMES and not is_imported(definition):
                 raise _err(path, "spec.versions.schema.openAPIV3Schema", f"the schema object class name {name} "
                            "is a name the generated module needs for itself; rename the property")
             if name in names and not (is_imported(definition) and is_imported(names[name][1])

@@ -131,6 +131,7 @@ class Normalizer:
         self.declared = dict(declared or {})
         self.used_declarations: set[str] = set()
         self.prefixes = tuple(prefixes)
+        self.kind = ""  # the kind whose schema this is (named in errors)
 
     def object_def(self, name: str, schema: dict[str, Any], drop: Iterable[str] = (), path: str = "") -> dict[str, Any]:
         dropped = set(drop)
@@ -163,10 +164,10 @@ class Normalizer:
         if where is None:
             raise CodegenError(f"the built-in type {definition} has no model in {BUILTIN_PACKAGE}")
         local = where.name
-        if local in ("ObjectMeta", "ListMeta") and where.module == META_MODULE:
-            return {"$ref": f"#/$defs/{local}"}  # imported by every models module
         taken = self.defs.get(local)
-        if (local in RESERVED_NAMES or local.startswith(self.prefixes)
+        if local in ("ObjectMeta", "ListMeta") and where.module == META_MODULE:
+            pass  # imported by every models module
+        elif (local in RESERVED_NAMES or local.startswith(self.prefixes)
                 or (taken is not None and taken.get(IMPORTED) != where.module)):
             local = camel(where.pkg) + camel(where.version) + where.name
         self.defs.setdefault(local, {"type": "object", "additionalProperties": True, IMPORTED: where.module,
@@ -182,8 +183,8 @@ class Normalizer:
                 why = self.builtins.incompatibility(schema, {"$ref": "#/$defs/" + definition})
                 if why:
                     label = builtin_type(definition)
-                    raise CodegenError(f"--builtin-type {path}={label.label if label else definition}: the built-in "
-                                       f"type would lose or mistype what the schema accepts ({why})")
+                    raise CodegenError(f"--builtin-type {self.kind}.{path}={label.label if label else definition}: "
+                                       f"the built-in type would lose or mistype what the schema accepts ({why})")
             return definition
         if self.builtins is None or schema.get("type") != "object" or not schema.get("properties"):
             return None
@@ -730,7 +731,13 @@ def render_models(parsed: Mapping[str, Definition], own: list[str], imports: dic
     if with_resource_info:
         first_party["samplecontroller.client.types"] = ["ResourceInfo"]
     if first_party:
-        lines += [from_import(module, names) for module, names in sorted(first_party.items())] + [""]
+        for module, names in sorted(first_party.items()):
+            # isort (ruff) without combine-as-imports: each ``X as Y`` is a statement of its own, after the others
+            plain = [n for n in names if " as " not in n]
+            if plain:
+                lines.append(from_import(module, plain))
+            lines += [from_import(module, [n]) for n in sorted(n for n in names if " as " in n)]
+        lines.append("")
     return "\n".join(lines).rstrip("\n") + "\n\n\n" + "\n\n\n".join(chunks) + "\n"
 
 
@@ -743,7 +750,9 @@ def package_models(schema_defs: dict[str, Any], kinds: Mapping[str, KindLike], r
     for name, d in sorted(schema_defs.items()):
         if is_imported(d):
             original = d.get(IMPORTED_NAME) or name
-            imports.setdefault(d[IMPORTED], []).append(name if original == name else f"{original} as {name}")
+            entry = name if original == name else f"{original} as {name}"
+            if entry not in imports.setdefault(d[IMPORTED], []):
+                imports[d[IMPORTED]].append(entry)
     parsed = model_blocks(schema_defs, schema_defs)
     return render_models(parsed, own, imports, kinds, schema_defs, with_resource_info)
 

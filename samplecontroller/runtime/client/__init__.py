@@ -24,8 +24,6 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, TypeVar
 
-import msgspec
-
 from samplecontroller.apimachinery import (
     errors,
     labels,
@@ -50,7 +48,7 @@ from samplecontroller.runtime._gvk import gvk_for_type
 T = TypeVar("T")
 ClientFor = Callable[[ResourceInfo[Any], "str | None"], Any]
 
-_encoder = msgspec.json.Encoder()
+_encoder = objects.ENCODER  # numbers written as Go writes them
 
 
 # -- patches ---------------------------------------------------------------------------------
