@@ -29,7 +29,7 @@ class Scheme:
         try:
             return self._by_type[model]
         except KeyError:
-            raise KeyError(f"{model.__name__} is not registered in the scheme") from None
+            raise KeyError(f"{model.__name__} is not registered in the scheme; {registration_hint(model)}") from None
 
     def info_for_gvk(self, group: str, version: str, kind: str) -> ResourceInfo[Any]:
         try:
@@ -55,3 +55,16 @@ class Scheme:
 
     def all(self) -> list[ResourceInfo[Any]]:
         return list(self._by_gvk.values())
+
+
+def registration_hint(model: type[Any]) -> str:
+    """How to register ``model``'s group: the add_to_scheme of the package it comes from, as a kubebuilder
+    main.go calls ``clientgoscheme.AddToScheme(scheme)`` and ``<group>v1.AddToScheme(scheme)``."""
+    module = getattr(model, "__module__", "") or ""
+    if module.startswith("samplecontroller.kubernetes."):
+        return ("a built-in kind: call samplecontroller.kubernetes.scheme.add_to_scheme(scheme) on the Scheme "
+                "(a scaffolded project's <package>/scheme.py does)")
+    root, sep, _ = module.partition(".apis.")
+    if sep:
+        return f"call {root}.scheme.add_to_scheme(scheme) on the Scheme"
+    return "add its ResourceInfo with scheme.add(info), or its package's add_to_scheme(scheme)"

@@ -409,6 +409,7 @@ def collect_crds(crds_dir: Path, overrides: Mapping[str, str] | None = None,
     builtin_types = tuple(builtin_types)
     used_declarations: set[str] = set()
     package_kinds: dict[tuple[str, str], list[str]] = {}
+    shared_bodies: dict[tuple[str, str], dict[str, str]] = {}
     for _, kind, _ in loaded:
         package_kinds.setdefault((kind.group, kind.version), []).append(kind.kind)
     for path, kind, schema in loaded:
@@ -427,6 +428,7 @@ def collect_crds(crds_dir: Path, overrides: Mapping[str, str] | None = None,
                     for p, label in builtin_types if p.startswith(kind.kind + ".")}
         norm = Normalizer(builtins=index, declared=declared, prefixes=package_kinds[(kind.group, kind.version)])
         norm.kind = kind.kind
+        norm.shared = shared_bodies.setdefault((kind.group, kind.version), {})
         try:
             norm.object_def(kind.kind, schema, drop=("apiVersion", "kind", "metadata"))
         except CodegenError as err:

@@ -14,7 +14,8 @@ definition again in the project's shape:
   class docstring and each property's description as its attribute docstring;
 - arrays are ``tuple[X, ...]``; an object without properties is ``dict[str, Any]``; a property with
   no type at all (``x-kubernetes-preserve-unknown-fields`` alone) is ``Any`` (any JSON value);
-- an optional property is ``X | UnsetType = UNSET`` (absent stays absent); a ``required`` one is
+- an optional property is ``X | UnsetType = UNSET`` (absent stays absent), and so is a ``required``
+  one with a schema ``default`` (the server fills it in); another ``required`` one is
   plain ``X`` defaulting to Go's zero value (``''``, ``0``, ``False``, ``()``, an empty dict or
   Struct, ``None`` for a nullable or ``Any`` one), so an object without it still decodes, as in Go;
 - a property whose name shadows a name its class's annotations or defaults use (``str``, ``dict``,
@@ -132,6 +133,8 @@ class Normalizer:
         self.used_declarations: set[str] = set()
         self.prefixes = tuple(prefixes)
         self.kind = ""  # the kind whose schema this is (named in errors)
+        # Class bodies already defined in the package (JSON -> class name), shared by its kinds' normalizers.
+        self.shared: dict[str, str] | None = None
 
     def object_def(self, name: str, schema: dict[str, Any], drop: Iterable[str] = (), path: str = "") -> dict[str, Any]:
         dropped = set(drop)
@@ -139,7 +142,10 @@ class Normalizer:
         body: dict[str, Any] = {"type": "object", "properties": {}}
         if _text(schema.get("description")):
             body["description"] = schema["description"]
-        required = [r for r in schema.get("required") or [] if isinstance(r, str) and r in props]
+        # A required property with a schema default is one the server fills in: optional to a client
+        # (absent stays absent; a zero value sent for it would override the default).
+        required = [r for r in schema.get("required") or [] if isinstance(r, str) and r in props
+                    and not (isinstance(props[r], dict) and "default" in props[r])]
         if required:
             body["required"] = sorted(set(required))
         embedded = schema.get("x-kubernetes-embedded-resource") is True
@@ -153,9 +159,19 @@ class Normalizer:
             if _text(sub.get("description")):
                 node = {**node, "description": sub["description"]}
             body["properties"][prop] = node
+        key = None
+        if path and self.shared is not None:
+            # The same schema object twice in a package (a Container's in containers and initContainers,
+            # one WorkflowSpec in four kinds): one class, named after the first.
+            key = json.dumps(body, sort_keys=True, default=str)
+            key = re.sub(r'"x-samplecontroller-constants": "[^"]*"', "", key)
+            if key in self.shared:
+                return {"$ref": f"#/$defs/{self.shared[key]}"}
         if name in self.defs:
             raise CodegenError(f"two schema objects map to the class name {name}")
         self.defs[name] = body
+        if key is not None and self.shared is not None:
+            self.shared[key] = name
         return {"$ref": f"#/$defs/{name}"}
 
     def builtin_ref(self, definition: str) -> dict[str, Any]:

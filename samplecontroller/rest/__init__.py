@@ -33,6 +33,7 @@ import urllib3
 
 from samplecontroller.apimachinery import errors
 from samplecontroller.flowcontrol import TokenBucket
+from samplecontroller.rest import warnings
 from samplecontroller.rest.config import (
     EXEC_TIMEOUT,
     Config,
@@ -162,6 +163,8 @@ class RESTClient:
         self._auth_lock = threading.Lock()
         self._auth: dict[str, str] = {}
         self._auth_until = 0.0  # time.monotonic() after which the credentials are computed again
+        # The server's Warning headers go here (None: rest.warnings' process default, which logs them).
+        self.warning_handler: warnings.WarningHandler | None = None
 
     # -- constructors ------------------------------------------------------------------------
 
@@ -250,6 +253,8 @@ class RESTClient:
                 break
             retries += 1
             time.sleep(wait)
+        if "Warning" in resp.headers:
+            warnings.handle_warning_headers(resp.headers, self.warning_handler)
         if resp.status >= 400:
             raise errors.from_response(resp.status, resp.data)
         return bytes(resp.data)

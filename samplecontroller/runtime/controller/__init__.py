@@ -35,6 +35,7 @@ from typing import Any
 from samplecontroller.apimachinery.errors import AlreadyExistsError, ConflictError, StatusError
 from samplecontroller.logs import get_logger
 from samplecontroller.rest import TransportError
+from samplecontroller.runtime import log as runtime_log
 from samplecontroller.runtime import metrics as runtime_metrics
 from samplecontroller.runtime.reconcile import Reconciler, Request, Result, is_terminal
 from samplecontroller.runtime.source import Source
@@ -197,7 +198,8 @@ class Controller:
             return
         started = time.monotonic()
         try:
-            result = self.reconciler.reconcile(item)
+            with runtime_log.reconcile_scope(self.name, item):
+                result = self.reconciler.reconcile(item)
         except Exception as err:
             self._on_error(item, err)
             return

@@ -167,6 +167,12 @@ class Manager:
     def get_scheme(self) -> Scheme:
         return self.scheme
 
+    def get_field_indexer(self) -> Cache:
+        """controller-runtime's ``mgr.GetFieldIndexer()``: ``index_field(Model, name, extract)`` registers
+        a field index (before the manager starts) that ``client.list(Model, matching_fields={name: value})``
+        and the cache's ``list`` then answer from the cache, as Go's ``client.MatchingFields``."""
+        return self.cache
+
     def get_api_reader(self) -> Client:
         """A client that reads straight from the API server (no cache)."""
         return self.api_reader
