@@ -25,7 +25,7 @@ T = TypeVar("T")
 
 _encoder = msgspec.json.Encoder()
 # A JSON float token (outside strings) may be near: the slow path runs only then.
-_FLOAT_HINT = re.compile(rb"[:,\[]-?[0-9]+(?:\.[0-9]|[eE])")
+_FLOAT_HINT = re.compile(rb"[:,\[]\s*-?[0-9]+(?:\.[0-9]|[eE])")
 _TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?')
 
 

@@ -37,7 +37,7 @@ class WarningLogger:
 
     def handle_warning_header(self, code: int, agent: str, text: str) -> None:
         if code == 299 and text:
-            log.warning("%s", text)
+            log.warning(text)
 
 
 class NoWarnings:

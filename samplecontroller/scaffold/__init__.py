@@ -219,6 +219,7 @@ def _render(template: str, project: Project, **extra: Any) -> str:
     return str(_environment().get_template(template).render(
         project=project.project, domain=project.domain, package=project.package, toolkit=project.toolkit,
         toolkit_path=project.toolkit_path,
+        toolkit_description=Toolkit(project.toolkit.kind, project.toolkit_path, project.toolkit.version).describe(),
         namespace=project.namespace, resources=project.resources, **extra))
 
 
