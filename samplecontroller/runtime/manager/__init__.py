@@ -204,6 +204,20 @@ class Manager:
                     self._broadcaster.start_recording_to_sink(record.ResourceEventSink.for_rest_client(self.rest))
             return self._broadcaster.new_recorder(name)
 
+    def get_events_recorder_for(self, name: str) -> Any:
+        """An events.k8s.io/v1 recorder reporting as ``name`` (``record.events_v1.EventRecorder``:
+        ``eventf(regarding, related, type, reason, action, note)``), controller-runtime's new recorder;
+        ``get_event_recorder_for`` is the core/v1 one."""
+        from samplecontroller.kubernetes.clientset import Clientset
+        from samplecontroller.record.events_v1 import EventRecorder, EventWriter
+
+        with self._lock:
+            recorders = self.__dict__.setdefault("_events_v1_recorders", {})
+            if name not in recorders:
+                recorders[name] = EventRecorder(EventWriter.for_clientset(Clientset(self.rest)), name,
+                                                f"{name}-{_pod_name()}", scheme=self.scheme)
+            return recorders[name]
+
     # -- registration --------------------------------------------------------------------
 
     def add(self, runnable: Runnable) -> None:
@@ -367,3 +381,11 @@ def _pod_namespace() -> str:
 
 __all__ = ["LeaderElectionLostError", "ListenError", "Manager", "Options", "Runnable", "parse_bind_address",
            "runnable_func"]
+
+
+def _pod_name() -> str:
+    """This replica's name (reportingInstance): $POD_NAME, else the host name."""
+    import os
+    import socket
+
+    return os.environ.get("POD_NAME") or socket.gethostname()
