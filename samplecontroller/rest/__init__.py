@@ -326,13 +326,13 @@ class RESTClient:
         return result
 
     def stream(self, method: str, path: str, *, query: Mapping[str, str] | None = None,
-               timeout: float | None = None) -> ResponseStream:
+               timeout: float | None = None, accept: str = "application/json") -> ResponseStream:
         """Open a streaming request (a watch); raises like ``request`` before streaming starts."""
         url = self.url(path, query)
         if self.throttle is not None:
             self.throttle.accept()
         try:
-            resp = self._urlopen(method, url, None, self._headers("application/json", None),
+            resp = self._urlopen(method, url, None, self._headers(accept, None),
                                  urllib3.Timeout(connect=10.0, read=timeout), False)
         except urllib3.exceptions.HTTPError as err:
             raise TransportError(f"cannot reach the API server at {self.host}: {_reason(err)}") from None
