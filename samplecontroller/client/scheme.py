@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from samplecontroller.client.types import ResourceInfo
+from samplecontroller.client.unstructured import Unstructured
 
 
 class Scheme:
@@ -29,6 +30,8 @@ class Scheme:
         try:
             return self._by_type[model]
         except KeyError:
+            if isinstance(model, Unstructured):
+                return model.info  # dicts of that kind
             raise KeyError(f"{model.__name__} is not registered in the scheme; {registration_hint(model)}") from None
 
     def info_for_gvk(self, group: str, version: str, kind: str) -> ResourceInfo[Any]:
@@ -51,7 +54,7 @@ class Scheme:
         return info.group, info.version, info.kind
 
     def recognizes(self, model: type[Any]) -> bool:
-        return model in self._by_type
+        return model in self._by_type or isinstance(model, Unstructured)
 
     def all(self) -> list[ResourceInfo[Any]]:
         return list(self._by_gvk.values())
