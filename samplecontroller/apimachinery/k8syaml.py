@@ -295,9 +295,9 @@ def _children(node: Node) -> list[Node]:
 
 
 if yaml.__with_libyaml__:
-    from yaml.cyaml import CParser
+    CParser = yaml.cyaml.CParser  # type: ignore[attr-defined]
 
-    class CKubernetesLoader(CParser, KubernetesLoader):  # type: ignore[misc]
+    class CKubernetesLoader(CParser, KubernetesLoader):  # type: ignore[misc,valid-type]
         """``KubernetesLoader`` over libyaml's parser and composer (about ten times faster); nesting is
         bounded through the resolver's descend/ascend hooks, which libyaml's composer calls per node."""
 

@@ -26,7 +26,7 @@ _EXTENSIONS = ("x-kubernetes-preserve-unknown-fields", "x-kubernetes-embedded-re
 
 
 def _is_int_or_string_any_of(value: Any) -> bool:
-    return value == INT_OR_STRING_ANY_OF or value == list(reversed(INT_OR_STRING_ANY_OF))
+    return bool(value == INT_OR_STRING_ANY_OF or value == list(reversed(INT_OR_STRING_ANY_OF)))
 
 
 def junctor_errors(schema: dict[str, Any], path: str) -> list[str]:

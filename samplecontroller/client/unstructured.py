@@ -14,11 +14,11 @@ Writing a dict of such a kind through the runtime client looks its kind up in th
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from samplecontroller.client.types import ResourceInfo
 
-__all__ = ["Unstructured", "guess_plural"]
+__all__ = ["Unstructured", "guess_plural", "unstructured"]
 
 
 def guess_plural(kind: str) -> str:
@@ -65,3 +65,9 @@ class Unstructured:
             scheme.info_for_gvk(self.info.group, self.info.version, self.kind)
         except KeyError:
             scheme.add(self.info)
+
+
+def unstructured(api_version: str, kind: str, resource: str = "", namespaced: bool = True) -> type[dict[str, Any]]:
+    """``Unstructured(...)`` typed as ``type[dict[str, Any]]``, so that ``client.get(key, ns, name)``,
+    ``cache.list(key)`` and ``builder.for_(key)`` type-check as reads of dicts."""
+    return cast(type[dict[str, Any]], Unstructured(api_version, kind, resource, namespaced))

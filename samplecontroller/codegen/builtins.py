@@ -45,7 +45,8 @@ from samplecontroller.codegen.generator import (
     upstream_closure,
     write_or_verify,
 )
-from samplecontroller.codegen.models import BUILTIN_PACKAGE, model_blocks, render_models
+from samplecontroller.codegen.builtin_types import BUILTIN_PACKAGE
+from samplecontroller.codegen.models import model_blocks, render_models
 
 ROOT = BUILTIN_PACKAGE
 GENERATOR = "hack/update_builtins.py"

@@ -107,7 +107,7 @@ class EventRecorder:
         event = Event(metadata=ObjectMeta(name=name, namespace=namespace), event_time=metatime.format_micro_time(now),
                       reporting_controller=self.reporting_controller, reporting_instance=self.reporting_instance,
                       action=action, reason=reason, regarding=regarding_ref, note=text, type=type_,
-                      **({"related": related_ref} if related_ref is not None else {}))
+                      related=related_ref if related_ref is not None else msgspec.UNSET)
         self._series[key] = _Series(event, 1, now.timestamp())
         self._queue.put(self._create(event))
 

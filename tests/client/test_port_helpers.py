@@ -65,7 +65,7 @@ def test_retry_on_conflict_against_the_server(rest: RESTClient, ns: str) -> None
     cms.create(ConfigMap(metadata=ObjectMeta(name="c"), data={"n": "0"}))
     stale = cms.get("c")
     cms.update(msgspec.structs.replace(stale, data={"n": "1"}))  # someone else wins the race
-    attempts = []
+    attempts: list[str | msgspec.UnsetType] = []
 
     def bump() -> ConfigMap:
         current = stale if not attempts else cms.get("c")  # the first attempt works on the stale copy

@@ -39,10 +39,10 @@ def _convert(node: Any, descriptions: bool, depth: int) -> dict[str, Any]:
     if isinstance(ref, str):
         name = ref.removeprefix("#/$defs/")
         special = SPECIAL.get(name)
-        out = dict(special) if special is not None else _convert(definitions()[name], descriptions, depth + 1)
+        found = dict(special) if special is not None else _convert(definitions()[name], descriptions, depth + 1)
         if descriptions and node.get("description"):
-            out["description"] = node["description"]
-        return out
+            found["description"] = node["description"]
+        return found
     out: dict[str, Any] = {}
     typ = node.get("type")
     if isinstance(typ, list):

@@ -80,7 +80,7 @@ def test_a_crd_embedding_a_job_template_is_a_handful_of_classes(tmp_path: Path) 
     obj = msgspec.json.decode(msgspec.json.encode(job), type=module.CronJob)
     assert isinstance(obj.spec.job_template, JobTemplateSpec)
     assert isinstance(obj.spec.job_template.spec, JobSpec)  # no objects.from_dict(JobSpec, ...) needed
-    assert isinstance(obj.spec.job_template.spec.template.spec.containers[0], Container)
+    assert isinstance(obj.spec.job_template.spec.template.spec.containers[0], Container)  # type: ignore[union-attr,index]
     assert isinstance(obj.status.active[0], ObjectReference)
     assert objects.to_dict(obj) == job
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from samplecontroller.client.unstructured import Unstructured, guess_plural
+from samplecontroller.client.unstructured import Unstructured, guess_plural, unstructured
 from samplecontroller.kubernetes.clientset import Clientset
 from samplecontroller.kubernetes.scheme import SCHEME
 from samplecontroller.rest import RESTClient
@@ -22,8 +22,8 @@ from tests.runtime.test_integration import started
 
 __all__ = ["ns", "rest", "started"]
 
-CONFIGMAP = Unstructured("v1", "ConfigMap")
-SECRET = Unstructured("v1", "Secret")
+CONFIGMAP = unstructured("v1", "ConfigMap")
+SECRET = unstructured("v1", "Secret")
 
 
 class Recorder:
@@ -46,7 +46,7 @@ def test_cache_and_client_read_dicts(rest: RESTClient, ns: str, started: Callabl
     got = mgr.get_client().get(CONFIGMAP, ns, "a")
     assert isinstance(got, dict) and got["data"] == {"k": "v"} and got["kind"] == "ConfigMap"
     assert "a" in [o["metadata"]["name"] for o in mgr.get_client().list(CONFIGMAP, namespace=ns)]
-    assert informer is mgr.get_cache().get_informer(Unstructured("v1", "ConfigMap"))
+    assert informer is mgr.get_cache().get_informer(unstructured("v1", "ConfigMap"))
 
 
 def test_for_owns_and_watches_unstructured(rest: RESTClient, ns: str, started: Callable[[Manager], Any]) -> None:
@@ -54,7 +54,7 @@ def test_for_owns_and_watches_unstructured(rest: RESTClient, ns: str, started: C
     mgr = Manager(rest, scheme=SCHEME, options=Options(namespaces=(ns,)))
     recorder = Recorder()
     mapped = EnqueueRequestsFromMapFunc(lambda obj: [Request(ns, "from-secret")])
-    (Builder(mgr).for_(CONFIGMAP).owns(SECRET).watches(Unstructured("v1", "ServiceAccount"), mapped)
+    (Builder(mgr).for_(CONFIGMAP).owns(SECRET).watches(unstructured("v1", "ServiceAccount"), mapped)
      .named(f"unstructured-{ns}").complete(recorder))
     started(mgr)
     owner = core.configmaps(ns).create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "owner"}})
