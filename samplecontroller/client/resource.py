@@ -24,6 +24,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Generic, TypeVar
 
 import msgspec
+from msgspec import Struct
 
 from samplecontroller.apimachinery import errors, meta, objects
 from samplecontroller.client.types import (
@@ -227,7 +228,7 @@ class ResourceClient(Generic[T, L]):
                                  content_type=patch_type)
         return self._decode(data)
 
-    def apply(self, obj: T | dict[str, Any], *, field_manager: str, force: bool = False,
+    def apply(self, obj: T | dict[str, Any] | Struct, *, field_manager: str, force: bool = False,
               subresource: str | None = None, dry_run: bool = False) -> T:
         """Server-side apply ``obj`` (the fields you state are yours); creates it when missing."""
         if not field_manager:
@@ -238,7 +239,7 @@ class ResourceClient(Generic[T, L]):
         data = self.rest.request("PATCH", path, query=q, body=_encode_body(obj), content_type=APPLY_PATCH)
         return self._decode(data)
 
-    def apply_status(self, obj: T | dict[str, Any], *, field_manager: str, force: bool = False,
+    def apply_status(self, obj: T | dict[str, Any] | Struct, *, field_manager: str, force: bool = False,
                      dry_run: bool = False) -> T:
         return self.apply(obj, field_manager=field_manager, force=force, subresource="status", dry_run=dry_run)
 

@@ -12,6 +12,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
+from msgspec import Struct
+
 T = TypeVar("T")
 L_co = TypeVar("L_co", covariant=True)
 
@@ -176,10 +178,10 @@ class ResourceInterface(CreateInterface[T], Protocol[T, L_co]):
               *, subresource: str | None = None, field_manager: str | None = None, force: bool | None = None,
               dry_run: bool = False) -> T: ...
 
-    def apply(self, obj: T | dict[str, Any], *, field_manager: str, force: bool = False,
+    def apply(self, obj: T | dict[str, Any] | Struct, *, field_manager: str, force: bool = False,
               subresource: str | None = None, dry_run: bool = False) -> T: ...
 
-    def apply_status(self, obj: T | dict[str, Any], *, field_manager: str, force: bool = False,
+    def apply_status(self, obj: T | dict[str, Any] | Struct, *, field_manager: str, force: bool = False,
                      dry_run: bool = False) -> T: ...
 
     def delete(self, name: str, *, propagation_policy: str | None = None,

@@ -71,7 +71,7 @@ from samplecontroller.codegen.models import (
     camel,
     from_import,
     is_imported,
-    package_models,
+    package_model_sources,
 )
 
 PROG = "samplecontroller-codegen"
@@ -130,6 +130,7 @@ class Package:
     version: str
     kinds: list[Kind] = field(default_factory=list)
     models: str = ""
+    apply_models: str = ""  # the apply configurations module ("" for built-ins: their models are all-optional)
     crd_files: set[str] = field(default_factory=set)  # names of the CRD files it comes from
     crd_defs: dict[str, Any] = field(default_factory=dict)
     root: str = DEFAULT_PACKAGE  # the import path of the generated package
@@ -470,7 +471,8 @@ def build_packages(crds_dir: Path, root: str = DEFAULT_PACKAGE, group_packages: 
         crd_defs = package.crd_defs
         if not crd_defs:
             continue
-        package.models = package_models(crd_defs, {k.kind: k for k in package.kinds}, root)
+        package.models, package.apply_models = package_model_sources(crd_defs, {k.kind: k for k in package.kinds},
+                                                                     root)
     for package in packages.values():
         package.kinds.sort(key=lambda k: k.kind)
     return sorted(packages.values(), key=lambda p: (p.pkg, p.version))
@@ -543,6 +545,14 @@ def render_all(packages: list[Package], target: Target = Target()) -> dict[str, 
     for p in listable:
         files[f"listers/{p.pkg}/{p.version}/__init__.py"] = render("listers.py.j2", package=p)
         files[f"informers/{p.pkg}/{p.version}/__init__.py"] = render("group_informers.py.j2", package=p)
+    applied = [p for p in packages if p.apply_models]
+    if applied:
+        files["applyconfigurations/__init__.py"] = render(
+            "empty.py.j2", doc="Apply configurations (every field optional), one package per API group.")
+    for pkg in sorted({p.pkg for p in applied}):
+        files[f"applyconfigurations/{pkg}/__init__.py"] = render("empty.py.j2", doc=f"Apply configurations of the {pkg} API group.")
+    for p in applied:
+        files[f"applyconfigurations/{p.pkg}/{p.version}/__init__.py"] = render("apply_models.py.j2", package=p)
     files["py.typed"] = ""
     return files
 

@@ -761,6 +761,18 @@ def package_models(schema_defs: dict[str, Any], kinds: Mapping[str, KindLike], r
                    with_resource_info: bool = True) -> str:
     """The models module source of one CRD package/version: its own definitions, ObjectMeta,
     ListMeta and the shared Condition imported from meta/v1."""
+    return package_model_sources(schema_defs, kinds, root, with_resource_info)[0]
+
+
+def package_model_sources(schema_defs: dict[str, Any], kinds: Mapping[str, KindLike], root: str,
+                          with_resource_info: bool = True) -> tuple[str, str]:
+    """(the models module source, the apply configurations module source) of one CRD package/version,
+    from one datamodel-code-generator run.
+
+    Apply configurations (applyconfiguration-gen's): the same classes with every field optional
+    (``X | UnsetType = UNSET``; no ``required``, no enum constants), so that a server-side apply
+    sends only the fields set; the kinds keep ``apiVersion``/``kind``; built-in types are the
+    library's models (every field of which is optional already)."""
     own = sorted(n for n, d in schema_defs.items() if not is_imported(d))
     imports: dict[str, list[str]] = {meta_v1_module(root): ["ObjectMeta", "ListMeta"]}
     for name, d in sorted(schema_defs.items()):
@@ -770,7 +782,29 @@ def package_models(schema_defs: dict[str, Any], kinds: Mapping[str, KindLike], r
             if entry not in imports.setdefault(d[IMPORTED], []):
                 imports[d[IMPORTED]].append(entry)
     parsed = model_blocks(schema_defs, schema_defs)
-    return render_models(parsed, own, imports, kinds, schema_defs, with_resource_info)
+    models = render_models(parsed, own, imports, kinds, schema_defs, with_resource_info)
+    lists = {k.list_kind for k in kinds.values()}
+    optional = {name: _all_optional(d) for name, d in schema_defs.items()}
+    apply_own = [n for n in own if n not in lists]
+    apply_kinds = {name: k for name, k in kinds.items() if name in apply_own}
+    return models, render_models(parsed, apply_own, imports, apply_kinds, optional, False)
+
+
+def _all_optional(definition: Any) -> Any:
+    """A normalized definition without ``required`` and enum constants (descriptions kept)."""
+    if isinstance(definition, list):
+        return [_all_optional(d) for d in definition]
+    if not isinstance(definition, dict):
+        return definition
+    out = {}
+    for key, value in definition.items():
+        if key in ("required", "enum", "x-samplecontroller-constants"):
+            continue
+        if key == "properties" and isinstance(value, dict):
+            out[key] = {prop: _all_optional(sub) for prop, sub in value.items()}
+        else:
+            out[key] = _all_optional(value)
+    return out
 
 
 def from_import(module: str, names: list[str], indent: str = "") -> str:
