@@ -531,6 +531,8 @@ class Shaper:
                 annotation = _join(kept)
                 default, factory = self.zero(annotation)
             doc = (props.get(f.wire) or {}).get("description")
+            parts = _union(annotation)
+            annotation = _join([p for p in parts if not _is_none(p)] + [p for p in parts if _is_none(p)])  # None last
             fields.append(ModelField(f.attr, f.wire, annotation, default, factory, _text(doc)))
         head: list[ModelField] = []
         owner = kind or list_kind

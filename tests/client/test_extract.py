@@ -35,7 +35,7 @@ def test_extract_then_apply_changes_one_field(rest: RESTClient, ns: str) -> None
     # read, modify, apply: only replicas changes, nothing is taken from "other"
     mine["spec"]["replicas"] = 3
     after = deployments.apply(mine, field_manager="owner")
-    assert after.spec.replicas == 3 and after.metadata.labels == {"team": "b"}
+    assert after.spec.replicas == 3 and after.metadata.labels == {"team": "b"}  # type: ignore[union-attr]
     assert extract(after, "owner")["spec"]["template"] == extract(live, "owner")["spec"]["template"]
 
 
