@@ -13,7 +13,10 @@ The typed fast path is tried first; only a value with such a null takes the slow
 from __future__ import annotations
 
 import copy
+import decimal
 import functools
+import math
+import re
 from typing import Any, TypeVar
 
 import msgspec
@@ -21,11 +24,49 @@ import msgspec
 T = TypeVar("T")
 
 _encoder = msgspec.json.Encoder()
+# A JSON float token (outside strings) may be near: the slow path runs only then.
+_FLOAT_HINT = re.compile(rb"[:,\[]\s*-?[0-9]+(?:\.[0-9]|[eE])")
+_TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?')
 
 
 def encode(obj: Any) -> bytes:
-    """JSON bytes of a struct or dict."""
-    return _encoder.encode(obj)
+    """JSON bytes of a struct or dict, numbers written as Go's encoding/json writes them (``go_floats``)."""
+    return go_floats(_encoder.encode(obj))
+
+
+def go_float(value: float) -> str:
+    """A float as Go's encoding/json writes a float64: ``100`` (not ``100.0``), ``1e+21``, ``1e-7``, ``-0``."""
+    if value == 0:
+        return "-0" if math.copysign(1.0, value) < 0 else "0"
+    if abs(value) < 1e-6 or abs(value) >= 1e21:
+        text = repr(value)
+        mantissa, _, exponent = text.partition("e")
+        sign = exponent[:1] if exponent[:1] in "+-" else "+"
+        digits = exponent.lstrip("+-")
+        if sign == "-":
+            digits = digits.lstrip("0") or "0"
+        elif len(digits) < 2:
+            digits = "0" + digits
+        return f"{mantissa}e{sign}{digits}"
+    return format(decimal.Decimal(repr(value)).normalize(), "f")
+
+
+def go_floats(data: bytes) -> bytes:
+    """JSON ``data`` with every float token rewritten as Go writes it (integers and strings unchanged):
+    decode then encode gives Go's bytes back, so a manifest round-trips as kubectl sends it."""
+    if not _FLOAT_HINT.search(data):
+        return data
+
+    def rewrite(match: re.Match[bytes]) -> bytes:
+        token = match.group()
+        if token[:1] == b'"' or not any(c in token for c in b".eE"):
+            return token
+        value = float(token)
+        if math.isinf(value):
+            return token
+        return go_float(value).encode()
+
+    return _TOKENS.sub(rewrite, data)
 
 
 def decode(model: type[T], data: bytes | str) -> T:
@@ -112,3 +153,15 @@ def deep_copy(obj: T) -> T:
     if isinstance(obj, dict):
         return copy.deepcopy(obj)  # type: ignore[return-value]
     return msgspec.json.decode(_encoder.encode(obj), type=type(obj))
+
+
+class GoEncoder:
+    """``encode`` as an object with msgspec's ``Encoder.encode`` shape, for modules that hold an encoder."""
+
+    @staticmethod
+    def encode(obj: Any) -> bytes:
+        """``objects.encode(obj)``: JSON as Go writes it (integral floats without ``.0``)."""
+        return encode(obj)
+
+
+ENCODER = GoEncoder()

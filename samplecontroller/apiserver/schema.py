@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from samplecontroller.apimachinery.structural import junctor_errors
+
 __all__ = [
     "ERROR_DUPLICATE",
     "ERROR_FORBIDDEN",
@@ -657,6 +659,7 @@ def _structural(schema: dict[str, Any], path: str, errors: list[str], root: bool
         errors.append(f"{path}.items: Forbidden: items must be a schema object and not an array")
     if schema.get("x-kubernetes-list-type") == "map" and not schema.get("x-kubernetes-list-map-keys"):
         errors.append(f"{path}.x-kubernetes-list-map-keys: Required value: must not be empty if x-kubernetes-list-type is map")
+    errors.extend(junctor_errors(schema, path))
     if isinstance(props, dict):
         for name, sub in props.items():
             sub_path = f"{path}.properties[{name}]"

@@ -24,8 +24,9 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Generic, TypeVar
 
 import msgspec
+from msgspec import Struct
 
-from samplecontroller.apimachinery import errors, meta
+from samplecontroller.apimachinery import errors, meta, objects
 from samplecontroller.client.types import (
     APPLY_PATCH,
     MERGE_PATCH,
@@ -39,7 +40,7 @@ from samplecontroller.rest import ResponseStream, RESTClient
 T = TypeVar("T")
 L = TypeVar("L")
 
-_encoder = msgspec.json.Encoder()
+_encoder = objects.ENCODER  # numbers written as Go writes them
 
 
 class _RawEvent(msgspec.Struct):
@@ -228,7 +229,7 @@ class ResourceClient(Generic[T, L]):
                                  content_type=patch_type)
         return self._decode(data)
 
-    def apply(self, obj: T | dict[str, Any], *, field_manager: str, force: bool = False,
+    def apply(self, obj: T | dict[str, Any] | Struct, *, field_manager: str, force: bool = False,
               subresource: str | None = None, dry_run: bool = False) -> T:
         """Server-side apply ``obj`` (the fields you state are yours); creates it when missing."""
         if not field_manager:
@@ -239,7 +240,7 @@ class ResourceClient(Generic[T, L]):
         data = self.rest.request("PATCH", path, query=q, body=_encode_body(obj), content_type=APPLY_PATCH)
         return self._decode(data)
 
-    def apply_status(self, obj: T | dict[str, Any], *, field_manager: str, force: bool = False,
+    def apply_status(self, obj: T | dict[str, Any] | Struct, *, field_manager: str, force: bool = False,
                      dry_run: bool = False) -> T:
         return self.apply(obj, field_manager=field_manager, force=force, subresource="status", dry_run=dry_run)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from samplecontroller.client.types import ResourceInfo
+from samplecontroller.client.unstructured import Unstructured
 
 
 class Scheme:
@@ -30,7 +31,9 @@ class Scheme:
         try:
             return self._by_type[model]
         except KeyError:
-            raise KeyError(f"{model.__name__} is not registered in the scheme") from None
+            if isinstance(model, Unstructured):
+                return model.info  # dicts of that kind
+            raise KeyError(f"{model.__name__} is not registered in the scheme; {registration_hint(model)}") from None
 
     def info_for_gvk(self, group: str, version: str, kind: str) -> ResourceInfo[Any]:
         """The ResourceInfo of a group/version/kind; KeyError naming it when unknown."""
@@ -56,9 +59,22 @@ class Scheme:
         return info.group, info.version, info.kind
 
     def recognizes(self, model: type[Any]) -> bool:
-        """True when ``model`` is registered."""
-        return model in self._by_type
+        """True when ``model`` is registered (an ``Unstructured`` kind always is)."""
+        return model in self._by_type or isinstance(model, Unstructured)
 
     def all(self) -> list[ResourceInfo[Any]]:
         """Every registered ResourceInfo, in registration order."""
         return list(self._by_gvk.values())
+
+
+def registration_hint(model: type[Any]) -> str:
+    """How to register ``model``'s group: the add_to_scheme of the package it comes from, as a kubebuilder
+    main.go calls ``clientgoscheme.AddToScheme(scheme)`` and ``<group>v1.AddToScheme(scheme)``."""
+    module = getattr(model, "__module__", "") or ""
+    if module.startswith("samplecontroller.kubernetes."):
+        return ("a built-in kind: call samplecontroller.kubernetes.scheme.add_to_scheme(scheme) on the Scheme "
+                "(a scaffolded project's <package>/scheme.py does)")
+    root, sep, _ = module.partition(".apis.")
+    if sep:
+        return f"call {root}.scheme.add_to_scheme(scheme) on the Scheme"
+    return "add its ResourceInfo with scheme.add(info), or its package's add_to_scheme(scheme)"

@@ -12,6 +12,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
+from msgspec import Struct
+
 T = TypeVar("T")
 L_co = TypeVar("L_co", covariant=True)
 
@@ -187,11 +189,12 @@ class ResourceInterface(CreateInterface[T], Protocol[T, L_co]):
               dry_run: bool = False) -> T:
         """Patch the object ``name`` (JSON, merge, strategic merge or apply patch; ``subresource`` "status" for its status)."""
 
-    def apply(self, obj: T | dict[str, Any], *, field_manager: str, force: bool = False,
+    def apply(self, obj: T | dict[str, Any] | Struct, *, field_manager: str, force: bool = False,
               subresource: str | None = None, dry_run: bool = False) -> T:
-        """Server-side apply ``obj`` as ``field_manager``; ``force`` takes over conflicting fields."""
+        """Server-side apply ``obj`` (a model, an apply configuration or a dict) as ``field_manager``;
+        ``force`` takes over conflicting fields."""
 
-    def apply_status(self, obj: T | dict[str, Any], *, field_manager: str, force: bool = False,
+    def apply_status(self, obj: T | dict[str, Any] | Struct, *, field_manager: str, force: bool = False,
                      dry_run: bool = False) -> T:
         """Server-side apply of the status subresource."""
 

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from samplecontroller import _extras
+from samplecontroller.codegen.builtin_types import BUILTIN_PACKAGE
 from samplecontroller.codegen.errors import CodegenError
 from samplecontroller.codegen.generator import (
     Kind,
@@ -45,7 +46,7 @@ from samplecontroller.codegen.generator import (
     upstream_closure,
     write_or_verify,
 )
-from samplecontroller.codegen.models import BUILTIN_PACKAGE, model_blocks, render_models
+from samplecontroller.codegen.models import model_blocks, render_models
 
 ROOT = BUILTIN_PACKAGE
 GENERATOR = "hack/update_builtins.py"

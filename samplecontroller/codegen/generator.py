@@ -60,15 +60,18 @@ import yaml
 
 from samplecontroller import _extras
 from samplecontroller.apimachinery import k8syaml
+from samplecontroller.apimachinery.structural import junctor_errors
 from samplecontroller.codegen import naming
+from samplecontroller.codegen.builtin_types import default_index, parse_builtin_types, resolve_label
 from samplecontroller.codegen.errors import CodegenError
 from samplecontroller.codegen.models import (
+    IMPORTED,
     NUMBER,
     Normalizer,
     camel,
     from_import,
     is_imported,
-    package_models,
+    package_model_sources,
 )
 
 PROG = "samplecontroller-codegen"
@@ -127,6 +130,7 @@ class Package:
     version: str
     kinds: list[Kind] = field(default_factory=list)
     models: str = ""
+    apply_models: str = ""  # the apply configurations module ("" for built-ins: their models are all-optional)
     crd_files: set[str] = field(default_factory=set)  # names of the CRD files it comes from
     crd_defs: dict[str, Any] = field(default_factory=dict)
     root: str = DEFAULT_PACKAGE  # the import path of the generated package
@@ -194,6 +198,12 @@ def check_structural(schema: Any, path: Path, where: str, depth: int = 0) -> Non
         raise _err(path, where, f"unknown type {typ!r}")
     if embedded and typ != "object":
         raise _err(path, where, "x-kubernetes-embedded-resource requires type: object")
+    if int_or_string and typ is not None:
+        raise _err(path, where + ".type", "must be empty if x-kubernetes-int-or-string is true")
+    junctors = junctor_errors(schema, where)
+    if junctors:
+        field_path, _, message = junctors[0].partition(": ")
+        raise _err(path, field_path, message + " (non-structural schema)")
     if "properties" in schema and "additionalProperties" in schema and schema["additionalProperties"] not in (False,):
         raise _err(path, where, "properties and additionalProperties are mutually exclusive")
     if typ == "array":
@@ -257,12 +267,26 @@ def load_crds(crds_dir: Path) -> list[tuple[Path, dict[str, Any]]]:
         if not path.name.isprintable() or any(c in path.name for c in "\"\\"):
             raise CodegenError(f"{path.name!r}: a CRD file name (named in the generated docstrings) must not "
                                "contain double quotes, backslashes or control characters")
+        raw = path.read_bytes()
         try:
-            loaded = list(k8syaml.load_all(path.read_text()))
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as err:
+            line = raw[:err.start].count(b"\n") + 1
+            raise _err(path, f"line {line}", f"not UTF-8 text (byte 0x{raw[err.start]:02x} at offset {err.start}); "
+                       "is it a binary file?") from None
+        if "\x00" in text:
+            raise _err(path, f"line {text[:text.index(chr(0))].count(chr(10)) + 1}", "a NUL byte: not YAML text "
+                       "(is it a binary file?)")
+        try:
+            loaded = list(k8syaml.load_all(text))
         except yaml.YAMLError as err:
             mark = getattr(err, "problem_mark", None)
             where = f"line {mark.line + 1}" if mark is not None else "YAML"
-            raise _err(path, where, f"malformed YAML: {getattr(err, 'problem', err)}") from None
+            problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+            raise _err(path, where, f"malformed YAML: {problem}") from None
+        if all(doc is None for doc in loaded):
+            raise _err(path, "document 1", "empty file: expected a CustomResourceDefinition (remove the file or "
+                       "fill it)")
         for i, doc in enumerate(loaded):
             if doc is None:
                 continue
@@ -360,9 +384,11 @@ def upstream_closure(defs: dict[str, Any], roots: Iterable[str]) -> set[str]:
     return seen
 
 
-def collect_crds(crds_dir: Path, overrides: Mapping[str, str] | None = None) -> list[tuple[Path, str, Kind, dict[str, Any]]]:
+def collect_crds(crds_dir: Path, overrides: Mapping[str, str] | None = None,
+                 builtin_types: Iterable[tuple[str, str]] = ()) -> list[tuple[Path, str, Kind, dict[str, Any]]]:
     """Every served version of every CRD, checked, with its package name (``naming``; ``overrides``:
-    group -> name) and its normalized schema definitions.
+    group -> name) and its normalized schema definitions, built-in types referenced
+    (``builtin_types``: ``--builtin-type`` declarations, (Kind.path, pkg/version.Type or none)).
 
     Raises CodegenError (naming the file and the field) for any bad input; runs before any
     expensive work so that a mistake is reported at once.
@@ -380,6 +406,13 @@ def collect_crds(crds_dir: Path, overrides: Mapping[str, str] | None = None) -> 
     except naming.PackageNameError as err:
         where = group_files.get(err.group)
         raise (_err(where, "spec.group", str(err)) if where else CodegenError(str(err))) from None
+    index = default_index()
+    builtin_types = tuple(builtin_types)
+    used_declarations: set[str] = set()
+    package_kinds: dict[tuple[str, str], list[str]] = {}
+    shared_bodies: dict[tuple[str, str], dict[str, str]] = {}
+    for _, kind, _ in loaded:
+        package_kinds.setdefault((kind.group, kind.version), []).append(kind.kind)
     for path, kind, schema in loaded:
         pkg = packages[kind.group]
         key = (kind.group, kind.version, kind.kind)
@@ -392,32 +425,42 @@ def collect_crds(crds_dir: Path, overrides: Mapping[str, str] | None = None) -> 
             raise _err(path, "spec.names.plural", f"duplicate resource {kind.plural} in {kind.api_version} "
                        f"(also in {seen_plurals[pkey].name})")
         seen_plurals[pkey] = path
-        norm = Normalizer()
+        declared = {p.removeprefix(kind.kind + "."): (None if label == "none" else resolve_label(index, label, f"{p}={label}"))
+                    for p, label in builtin_types if p.startswith(kind.kind + ".")}
+        norm = Normalizer(builtins=index, declared=declared, prefixes=package_kinds[(kind.group, kind.version)])
+        norm.kind = kind.kind
+        norm.shared = shared_bodies.setdefault((kind.group, kind.version), {})
         try:
             norm.object_def(kind.kind, schema, drop=("apiVersion", "kind", "metadata"))
         except CodegenError as err:
             raise _err(path, "spec.versions.schema.openAPIV3Schema", str(err)) from None
+        used_declarations |= {f"{kind.kind}.{p}" for p in norm.used_declarations}
         norm.defs[kind.list_kind] = {"type": "object", "properties": {
             "items": {"type": "array", "items": {"$ref": f"#/$defs/{kind.kind}"}}}}
         names = classes.setdefault((pkg, kind.version), {})
         for name, definition in norm.defs.items():
-            if name in RESERVED_CLASS_NAMES:
+            if name in RESERVED_CLASS_NAMES and not is_imported(definition):
                 raise _err(path, "spec.versions.schema.openAPIV3Schema", f"the schema object class name {name} "
                            "is a name the generated module needs for itself; rename the property")
-            if name in names and not (is_imported(definition) and is_imported(names[name][1])):
+            if name in names and not (is_imported(definition) and is_imported(names[name][1])
+                                      and definition[IMPORTED] == names[name][1][IMPORTED]):
                 raise _err(path, "spec.names.kind", f"class name {name} of {kind.kind} clashes with one "
                            f"generated from {names[name][0].name} in {kind.api_version}")
             names[name] = (path, definition)
         out.append((path, pkg, kind, norm.defs))
+    for p, label in builtin_types:
+        if p not in used_declarations:
+            raise CodegenError(f"--builtin-type {p}={label}: no served version of a CRD has a schema object at {p} "
+                               "(a path is Kind.field.field, [] for an array's items, [*] for a map's values)")
     return out
 
 
-def build_packages(crds_dir: Path, root: str = DEFAULT_PACKAGE,
-                   group_packages: Mapping[str, str] | None = None) -> list[Package]:
+def build_packages(crds_dir: Path, root: str = DEFAULT_PACKAGE, group_packages: Mapping[str, str] | None = None,
+                   builtin_types: Iterable[tuple[str, str]] = ()) -> list[Package]:
     """Check the CRDs, then build every package's model source for a generated package imported
     as ``root`` (``group_packages``: group -> package name overrides; meta/v1 is imported from
     ``META_MODULE``)."""
-    crds = collect_crds(crds_dir, group_packages)
+    crds = collect_crds(crds_dir, group_packages, builtin_types)
     packages: dict[tuple[str, str], Package] = {}
     for path, pkg, kind, kind_defs in crds:
         package = packages.setdefault((pkg, kind.version), Package(pkg, kind.group, kind.version, root=root))
@@ -428,7 +471,8 @@ def build_packages(crds_dir: Path, root: str = DEFAULT_PACKAGE,
         crd_defs = package.crd_defs
         if not crd_defs:
             continue
-        package.models = package_models(crd_defs, {k.kind: k for k in package.kinds}, root)
+        package.models, package.apply_models = package_model_sources(crd_defs, {k.kind: k for k in package.kinds},
+                                                                     root)
     for package in packages.values():
         package.kinds.sort(key=lambda k: k.kind)
     return sorted(packages.values(), key=lambda p: (p.pkg, p.version))
@@ -447,6 +491,7 @@ class Target:
     generator: str = PROG
     crds_label: str = "crds/"
     group_packages: tuple[tuple[str, str], ...] = ()  # (group, package name) overrides
+    builtin_types: tuple[tuple[str, str], ...] = ()  # (Kind.path, pkg/version.Type or none) declarations
 
     @property
     def header(self) -> str:
@@ -500,6 +545,14 @@ def render_all(packages: list[Package], target: Target = Target()) -> dict[str, 
     for p in listable:
         files[f"listers/{p.pkg}/{p.version}/__init__.py"] = render("listers.py.j2", package=p)
         files[f"informers/{p.pkg}/{p.version}/__init__.py"] = render("group_informers.py.j2", package=p)
+    applied = [p for p in packages if p.apply_models]
+    if applied:
+        files["applyconfigurations/__init__.py"] = render(
+            "empty.py.j2", doc="Apply configurations (every field optional), one package per API group.")
+    for pkg in sorted({p.pkg for p in applied}):
+        files[f"applyconfigurations/{pkg}/__init__.py"] = render("empty.py.j2", doc=f"Apply configurations of the {pkg} API group.")
+    for p in applied:
+        files[f"applyconfigurations/{p.pkg}/{p.version}/__init__.py"] = render("apply_models.py.j2", package=p)
     files["py.typed"] = ""
     return files
 
@@ -586,7 +639,8 @@ def generate(crds_dir: Path, target: Target = Target()) -> dict[str, str]:
     """Every file generated from the CRDs in ``crds_dir`` (raises CodegenError for bad input,
     ``MissingExtraError`` without the ``codegen`` extra)."""
     _extras.require("codegen", "samplecontroller.codegen")
-    return render_all(build_packages(crds_dir, target.package, dict(target.group_packages)), target)
+    return render_all(build_packages(crds_dir, target.package, dict(target.group_packages), target.builtin_types),
+                      target)
 
 
 @dataclass(frozen=True)
@@ -633,6 +687,10 @@ def parse_args(argv: list[str] | None, defaults: Defaults) -> argparse.Namespace
     parser.add_argument("--group-package", action="append", default=[], metavar="GROUP=NAME",
                         help="the package name of an API group (as code-generator's +groupGoName; default: "
                         "its first DNS label, more labels where two groups would share one); repeatable")
+    parser.add_argument("--builtin-type", action="append", default=[], metavar="KIND.PATH=PKG/VERSION.TYPE",
+                        help="the schema object at a path of a kind is that built-in type (like CronJob.spec.jobTemplate="
+                        "batch/v1.JobTemplateSpec; =none keeps it generated); for what matching cannot decide; "
+                        "repeatable")
     parser.add_argument("--verify", action="store_true", help="check that the output directory is up to date")
     return parser.parse_args(argv)
 
@@ -642,7 +700,8 @@ def main(argv: list[str] | None = None, defaults: Defaults = Defaults()) -> int:
     args = parse_args(argv, defaults)
     started = time.monotonic()
     try:
-        target = Target(args.package, defaults.generator, args.crds.name + "/", parse_group_packages(args.group_package))
+        target = Target(args.package, defaults.generator, args.crds.name + "/", parse_group_packages(args.group_package),
+                        parse_builtin_types(args.builtin_type))
         check_package(args.package)
         if not args.verify:
             check_output_dir(args.output)

@@ -14,7 +14,8 @@ definition again in the project's shape:
   class docstring and each property's description as its attribute docstring;
 - arrays are ``tuple[X, ...]``; an object without properties is ``dict[str, Any]``; a property with
   no type at all (``x-kubernetes-preserve-unknown-fields`` alone) is ``Any`` (any JSON value);
-- an optional property is ``X | UnsetType = UNSET`` (absent stays absent); a ``required`` one is
+- an optional property is ``X | UnsetType = UNSET`` (absent stays absent), and so is a ``required``
+  one with a schema ``default`` (the server fills it in); another ``required`` one is
   plain ``X`` defaulting to Go's zero value (``''``, ``0``, ``False``, ``()``, an empty dict or
   Struct, ``None`` for a nullable or ``Any`` one), so an object without it still decodes, as in Go;
 - a property whose name shadows a name its class's annotations or defaults use (``str``, ``dict``,
@@ -39,12 +40,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from samplecontroller.codegen.builtin_types import BUILTIN_PACKAGE, OBJECT_META, BuiltinIndex, builtin_type
 from samplecontroller.codegen.errors import CodegenError
 
 # JSON numbers: an integral value stays an int, so decoding then encoding gives the same JSON.
 NUMBER: dict[str, Any] = {"anyOf": [{"type": "integer"}, {"type": "number"}]}
-# Marks a definition that a models module imports instead of defining (the value is the module key).
+# Marks a definition that a models module imports instead of defining (the value is the module),
+# and the name it has there when the module imports it under another.
 IMPORTED = "x-samplecontroller-imported"
+IMPORTED_NAME = "x-samplecontroller-imported-name"
 # The keys of a normalized definition that only the rendering reads (datamodel-code-generator never sees them).
 DOC_KEYS = ("description", "required", "enum", "x-samplecontroller-constants")
 # metav1.Condition's properties and their types, as controller-gen emits them.
@@ -53,6 +57,8 @@ CONDITION_PROPERTIES = {"type": "string", "status": "string", "lastTransitionTim
 CONDITION_REQUIRED = {"type", "status", "lastTransitionTime", "reason", "message"}
 TYPING_NAMES = ("Any", "Final", "TypeAlias")
 MSGSPEC_NAMES = ("UNSET", "Raw", "Struct", "UnsetType", "field")
+# Names every models module uses for itself: an imported built-in type never takes one.
+RESERVED_NAMES = frozenset({*TYPING_NAMES, *MSGSPEC_NAMES, "ObjectMeta", "ListMeta", "ResourceInfo"})
 # Go's zero values of the scalar types (Any: JSON null).
 ZEROS: dict[str | None, str | int | float | bool | None] = {"str": "", "int": 0, "float": 0.0, "bool": False,
                                                             "Any": None}
@@ -62,7 +68,6 @@ DOC_WIDTH = 100
 
 # The library's generated package of the built-in API groups (``codegen.builtins``): a package
 # generated from CRDs imports meta/v1 and built-in types from it and never regenerates them.
-BUILTIN_PACKAGE = "samplecontroller.kubernetes"
 META_MODULE = f"{BUILTIN_PACKAGE}.apis.meta.v1"
 
 
@@ -116,31 +121,106 @@ class Normalizer:
     its constants class).
     """
 
-    def __init__(self, condition: str | None = "Condition") -> None:
+    def __init__(self, condition: str | None = "Condition", builtins: BuiltinIndex | None = None,
+                 declared: Mapping[str, str | None] | None = None, prefixes: Iterable[str] = ()) -> None:
         self.defs: dict[str, Any] = {}
         self.condition = condition  # the shared Condition's class name (None: never substituted)
+        # Built-in types (``builtin_types``): matched with ``builtins`` (None: never), and declared
+        # (schema path -> upstream definition, None: generated). An imported type whose name starts
+        # with one of ``prefixes`` (the kinds, whose classes are named after them) gets a qualified name.
+        self.builtins = builtins
+        self.declared = dict(declared or {})
+        self.used_declarations: set[str] = set()
+        self.prefixes = tuple(prefixes)
+        self.kind = ""  # the kind whose schema this is (named in errors)
+        # Class bodies already defined in the package (JSON -> class name), shared by its kinds' normalizers.
+        self.shared: dict[str, str] | None = None
 
-    def object_def(self, name: str, schema: dict[str, Any], drop: Iterable[str] = ()) -> dict[str, Any]:
+    def object_def(self, name: str, schema: dict[str, Any], drop: Iterable[str] = (), path: str = "") -> dict[str, Any]:
         dropped = set(drop)
         props = {k: v for k, v in (schema.get("properties") or {}).items() if k not in dropped}
         body: dict[str, Any] = {"type": "object", "properties": {}}
         if _text(schema.get("description")):
             body["description"] = schema["description"]
-        required = [r for r in schema.get("required") or [] if isinstance(r, str) and r in props]
+        # A required property with a schema default is one the server fills in: optional to a client
+        # (absent stays absent; a zero value sent for it would override the default).
+        required = [r for r in schema.get("required") or [] if isinstance(r, str) and r in props
+                    and not (isinstance(props[r], dict) and "default" in props[r])]
         if required:
             body["required"] = sorted(set(required))
+        embedded = schema.get("x-kubernetes-embedded-resource") is True
         for prop, sub in sorted(props.items()):
-            node = self.node(name + camel(prop), sub)
+            sub_path = f"{path}.{prop}" if path else prop
+            if embedded and prop == "metadata" and self.builtins is not None and sub_path not in self.declared:
+                meta = self.builtins.incompatibility(sub, {"$ref": "#/$defs/" + OBJECT_META})
+                node = self.builtin_ref(OBJECT_META) if meta is None else self.node(name + camel(prop), sub, sub_path)
+            else:
+                node = self.node(name + camel(prop), sub, sub_path)
             if _text(sub.get("description")):
                 node = {**node, "description": sub["description"]}
             body["properties"][prop] = node
+        key = None
+        if path and self.shared is not None:
+            # The same schema object twice in a package (a Container's in containers and initContainers,
+            # one WorkflowSpec in four kinds): one class, named after the first.
+            key = json.dumps(body, sort_keys=True, default=str)
+            key = re.sub(r'"x-samplecontroller-constants": "[^"]*"', "", key)
+            if key in self.shared:
+                return {"$ref": f"#/$defs/{self.shared[key]}"}
         if name in self.defs:
             raise CodegenError(f"two schema objects map to the class name {name}")
         self.defs[name] = body
+        if key is not None and self.shared is not None:
+            self.shared[key] = name
         return {"$ref": f"#/$defs/{name}"}
 
-    def node(self, name: str, schema: dict[str, Any]) -> dict[str, Any]:
-        out = self._node(name, schema)
+    def builtin_ref(self, definition: str) -> dict[str, Any]:
+        """A reference to the library's model of an upstream definition, imported into the module."""
+        where = builtin_type(definition)
+        if where is None:
+            raise CodegenError(f"the built-in type {definition} has no model in {BUILTIN_PACKAGE}")
+        local = where.name
+        taken = self.defs.get(local)
+        if local in ("ObjectMeta", "ListMeta") and where.module == META_MODULE:
+            pass  # imported by every models module
+        elif (local in RESERVED_NAMES or local.startswith(self.prefixes)
+                or (taken is not None and taken.get(IMPORTED) != where.module)):
+            local = camel(where.pkg) + camel(where.version) + where.name
+        self.defs.setdefault(local, {"type": "object", "additionalProperties": True, IMPORTED: where.module,
+                                     IMPORTED_NAME: where.name})
+        return {"$ref": f"#/$defs/{local}"}
+
+    def builtin_of(self, schema: dict[str, Any], path: str, field_doc: str = "") -> str | None:
+        """The upstream definition this schema object is (declared, else matched), or None."""
+        if path in self.declared:
+            self.used_declarations.add(path)
+            definition = self.declared[path]
+            if definition is not None and self.builtins is not None:
+                why = self.builtins.incompatibility(schema, {"$ref": "#/$defs/" + definition})
+                if why:
+                    label = builtin_type(definition)
+                    raise CodegenError(f"--builtin-type {self.kind}.{path}={label.label if label else definition}: "
+                                       f"the built-in type would lose or mistype what the schema accepts ({why})")
+            return definition
+        if self.builtins is None or schema.get("type") != "object" or not schema.get("properties"):
+            return None
+        if "." not in path:
+            return None  # the kind's own spec and status: the CRD's types (declare one to map it)
+        if schema.get("x-kubernetes-preserve-unknown-fields") is True:
+            return None
+        field_name = re.sub(r"(\[\]|\[\*\])+$", "", path).rsplit(".", 1)[-1]
+        return self.builtins.match(schema, field_name, field_doc)
+
+    def node(self, name: str, schema: dict[str, Any], path: str = "", field_doc: str = "") -> dict[str, Any]:
+        """The normalized node of ``schema`` (at ``path``; an array's items get the array's
+        description as ``field_doc``, the field's doc comment that matching compares)."""
+        definition = self.builtin_of(schema, path, field_doc) if isinstance(schema, dict) else None
+        if definition is not None:
+            out = self.builtin_ref(definition)
+            if schema.get("nullable") is True:
+                out = {"anyOf": [out, {"type": "null"}]}
+            return out
+        out = self._node(name, schema, path)
         values = [v for v in schema.get("enum") or [] if isinstance(v, str | int | float | bool)]
         if values and "$ref" not in out and out.get("type") not in ("object", "array"):
             out = {**out, "enum": values, "x-samplecontroller-constants": name}
@@ -148,7 +228,7 @@ class Normalizer:
             out = {"anyOf": [out, {"type": "null"}], **{k: out[k] for k in DOC_KEYS if k in out}}
         return out
 
-    def _node(self, name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    def _node(self, name: str, schema: dict[str, Any], path: str) -> dict[str, Any]:
         if schema.get("x-kubernetes-int-or-string") is True:
             return {"anyOf": [{"type": "integer"}, {"type": "string"}]}
         typ = schema.get("type")
@@ -157,23 +237,25 @@ class Normalizer:
             return {}
         if schema.get("x-kubernetes-preserve-unknown-fields") is True or schema.get("x-kubernetes-embedded-resource"):
             if typ == "array" and isinstance(schema.get("items"), dict):
-                return {"type": "array", "items": self.node(name + "Item", schema["items"])}
-            if typ == "object":
+                return {"type": "array", "items": self.node(name + "Item", schema["items"], path + "[]")}
+            if typ == "object" and (schema.get("x-kubernetes-preserve-unknown-fields") is True
+                                    or not schema.get("properties")):
                 return {"type": "object", "additionalProperties": True}
         if typ == "object":
             if schema.get("properties"):
-                return self.object_def(name, schema)
+                return self.object_def(name, schema, path=path)
             extra = schema.get("additionalProperties")
             if isinstance(extra, dict):
-                return {"type": "object", "additionalProperties": self.node(name + "Value", extra)}
+                return {"type": "object", "additionalProperties": self.node(name + "Value", extra, path + "[*]")}
             return {"type": "object", "additionalProperties": True}
         if typ == "array":
             items = schema.get("items") or {}
             if self.condition is not None and is_meta_condition(items):
                 self.defs.setdefault(self.condition, {"type": "object", "additionalProperties": True,
-                                                      IMPORTED: "meta/v1"})
+                                                      IMPORTED: META_MODULE, IMPORTED_NAME: "Condition"})
                 return {"type": "array", "items": {"$ref": f"#/$defs/{self.condition}"}}
-            return {"type": "array", "items": self.node(name + "Item", items)}
+            return {"type": "array", "items": self.node(name + "Item", items, path + "[]",
+                                                        _text(schema.get("description")) or "")}
         if typ == "number":
             return dict(NUMBER)
         if typ in ("string", "integer", "boolean"):
@@ -195,7 +277,7 @@ def for_datamodel(schema: Any) -> Any:
         return schema
     out: dict[str, Any] = {}
     for key, value in schema.items():
-        if key in DOC_KEYS or key == IMPORTED:
+        if key in DOC_KEYS or key in (IMPORTED, IMPORTED_NAME):
             continue
         if key in ("properties", "$defs") and isinstance(value, dict):
             out[key] = {name: for_datamodel(sub) for name, sub in value.items()}
@@ -421,6 +503,8 @@ class Shaper:
         name = _name(first)
         if name in ZEROS:
             return ast.Constant(ZEROS[name]), False
+        if is_imported(self.schema_defs.get(name or "")):
+            return _load(name or ""), True  # a built-in Struct (every field of which is optional)
         target = self.parsed.get(name or "")
         if isinstance(target, ModelAlias) and name not in seen:
             return self.zero(target.value, seen | {name or ""})
@@ -447,6 +531,8 @@ class Shaper:
                 annotation = _join(kept)
                 default, factory = self.zero(annotation)
             doc = (props.get(f.wire) or {}).get("description")
+            parts = _union(annotation)
+            annotation = _join([p for p in parts if not _is_none(p)] + [p for p in parts if _is_none(p)])  # None last
             fields.append(ModelField(f.attr, f.wire, annotation, default, factory, _text(doc)))
         head: list[ModelField] = []
         owner = kind or list_kind
@@ -621,7 +707,7 @@ def render_models(parsed: Mapping[str, Definition], own: list[str], imports: dic
     if missing:
         raise CodegenError(f"datamodel-code-generator produced no model for {sorted(missing)}")
     shaper = Shaper(parsed, defs)
-    taken = set(parsed) | {n for names in imports.values() for n in names} | set(TYPING_NAMES) | set(MSGSPEC_NAMES)
+    taken = set(parsed) | {n.split(" as ")[-1] for names in imports.values() for n in names} | set(RESERVED_NAMES)
     taken.add("ResourceInfo")
     chunks: list[str] = []
     used: set[str] = set()
@@ -652,7 +738,7 @@ def render_models(parsed: Mapping[str, Definition], own: list[str], imports: dic
             used.add("Final")
 
     def pick(names: Iterable[str]) -> list[str]:
-        return sorted((n for n in names if n in used), key=_import_order)
+        return sorted((n for n in names if n.split(" as ")[-1] in used), key=_import_order)
 
     lines = ["from __future__ import annotations", ""]
     if pick(TYPING_NAMES):
@@ -663,7 +749,13 @@ def render_models(parsed: Mapping[str, Definition], own: list[str], imports: dic
     if with_resource_info:
         first_party["samplecontroller.client.types"] = ["ResourceInfo"]
     if first_party:
-        lines += [from_import(module, names) for module, names in sorted(first_party.items())] + [""]
+        for module, names in sorted(first_party.items()):
+            # isort (ruff) without combine-as-imports: each ``X as Y`` is a statement of its own, after the others
+            plain = [n for n in names if " as " not in n]
+            if plain:
+                lines.append(from_import(module, plain))
+            lines += [from_import(module, [n]) for n in sorted(n for n in names if " as " in n)]
+        lines.append("")
     return "\n".join(lines).rstrip("\n") + "\n\n\n" + "\n\n\n".join(chunks) + "\n"
 
 
@@ -671,11 +763,50 @@ def package_models(schema_defs: dict[str, Any], kinds: Mapping[str, KindLike], r
                    with_resource_info: bool = True) -> str:
     """The models module source of one CRD package/version: its own definitions, ObjectMeta,
     ListMeta and the shared Condition imported from meta/v1."""
+    return package_model_sources(schema_defs, kinds, root, with_resource_info)[0]
+
+
+def package_model_sources(schema_defs: dict[str, Any], kinds: Mapping[str, KindLike], root: str,
+                          with_resource_info: bool = True) -> tuple[str, str]:
+    """(the models module source, the apply configurations module source) of one CRD package/version,
+    from one datamodel-code-generator run.
+
+    Apply configurations (applyconfiguration-gen's): the same classes with every field optional
+    (``X | UnsetType = UNSET``; no ``required``, no enum constants), so that a server-side apply
+    sends only the fields set; the kinds keep ``apiVersion``/``kind``; built-in types are the
+    library's models (every field of which is optional already)."""
     own = sorted(n for n, d in schema_defs.items() if not is_imported(d))
-    shared = sorted(n for n, d in schema_defs.items() if is_imported(d))
+    imports: dict[str, list[str]] = {meta_v1_module(root): ["ObjectMeta", "ListMeta"]}
+    for name, d in sorted(schema_defs.items()):
+        if is_imported(d):
+            original = d.get(IMPORTED_NAME) or name
+            entry = name if original == name else f"{original} as {name}"
+            if entry not in imports.setdefault(d[IMPORTED], []):
+                imports[d[IMPORTED]].append(entry)
     parsed = model_blocks(schema_defs, schema_defs)
-    return render_models(parsed, own, {meta_v1_module(root): ["ObjectMeta", "ListMeta", *shared]}, kinds,
-                         schema_defs, with_resource_info)
+    models = render_models(parsed, own, imports, kinds, schema_defs, with_resource_info)
+    lists = {k.list_kind for k in kinds.values()}
+    optional = {name: _all_optional(d) for name, d in schema_defs.items()}
+    apply_own = [n for n in own if n not in lists]
+    apply_kinds = {name: k for name, k in kinds.items() if name in apply_own}
+    return models, render_models(parsed, apply_own, imports, apply_kinds, optional, False)
+
+
+def _all_optional(definition: Any) -> Any:
+    """A normalized definition without ``required`` and enum constants (descriptions kept)."""
+    if isinstance(definition, list):
+        return [_all_optional(d) for d in definition]
+    if not isinstance(definition, dict):
+        return definition
+    out = {}
+    for key, value in definition.items():
+        if key in ("required", "enum", "x-samplecontroller-constants"):
+            continue
+        if key == "properties" and isinstance(value, dict):
+            out[key] = {prop: _all_optional(sub) for prop, sub in value.items()}
+        else:
+            out[key] = _all_optional(value)
+    return out
 
 
 def from_import(module: str, names: list[str], indent: str = "") -> str:

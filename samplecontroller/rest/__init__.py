@@ -33,6 +33,7 @@ import urllib3
 
 from samplecontroller.apimachinery import errors
 from samplecontroller.flowcontrol import TokenBucket
+from samplecontroller.rest import warnings
 from samplecontroller.rest.config import (
     EXEC_TIMEOUT,
     Config,
@@ -163,6 +164,8 @@ class RESTClient:
         self._auth_lock = threading.Lock()
         self._auth: dict[str, str] = {}
         self._auth_until = 0.0  # time.monotonic() after which the credentials are computed again
+        # The server's Warning headers go here (None: rest.warnings' process default, which logs them).
+        self.warning_handler: warnings.WarningHandler | None = None
 
     # -- constructors ------------------------------------------------------------------------
 
@@ -255,6 +258,8 @@ class RESTClient:
                 break
             retries += 1
             time.sleep(wait)
+        if "Warning" in resp.headers:
+            warnings.handle_warning_headers(resp.headers, self.warning_handler)
         if resp.status >= 400:
             raise errors.from_response(resp.status, resp.data)
         return bytes(resp.data)
@@ -326,13 +331,13 @@ class RESTClient:
         return result
 
     def stream(self, method: str, path: str, *, query: Mapping[str, str] | None = None,
-               timeout: float | None = None) -> ResponseStream:
+               timeout: float | None = None, accept: str = "application/json") -> ResponseStream:
         """Open a streaming request (a watch); raises like ``request`` before streaming starts."""
         url = self.url(path, query)
         if self.throttle is not None:
             self.throttle.accept()
         try:
-            resp = self._urlopen(method, url, None, self._headers("application/json", None),
+            resp = self._urlopen(method, url, None, self._headers(accept, None),
                                  urllib3.Timeout(connect=10.0, read=timeout), False)
         except urllib3.exceptions.HTTPError as err:
             raise TransportError(f"cannot reach the API server at {self.host}: {_reason(err)}") from None

@@ -33,6 +33,7 @@ import dataclasses
 import itertools
 import json
 import keyword
+import os
 import re
 import shutil
 import sys
@@ -173,6 +174,15 @@ class Project:
     package: str
     toolkit: Toolkit
     resources: list[Resource] = field(default_factory=list)
+    root: str = ""  # the project's directory (not recorded): the toolkit's path is recorded relative to it
+
+    @property
+    def toolkit_path(self) -> str:
+        """The toolkit's file or checkout relative to the project (POSIX), so that PROJECT and the
+        Makefile hold no absolute path: a project moved with (or checked out beside) the toolkit works."""
+        if not self.toolkit.location or not self.root:
+            return self.toolkit.location
+        return Path(os.path.relpath(self.toolkit.location, self.root)).as_posix()
 
     @property
     def namespace(self) -> str:
@@ -191,7 +201,7 @@ class Project:
         """``PROJECT``'s text for this project."""
         entries = [{**asdict(r), "spokes": list(r.spokes)} for r in self.resources]
         doc = {"version": "1", "projectName": self.project, "domain": self.domain, "package": self.package,
-               "toolkit": asdict(self.toolkit), "resources": entries}
+               "toolkit": {**asdict(self.toolkit), "location": self.toolkit_path}, "resources": entries}
         return ("# Written by samplecontroller init, create api and create webhook: the project's kinds, their webhooks\n"
                 "# and where the toolkit comes from. Read by samplecontroller create.\n" + yaml.safe_dump(doc, sort_keys=False))
 
@@ -203,10 +213,15 @@ class Project:
             raise ScaffoldError(f"no {PROJECT_FILE} file in {root}: run this in a project made by `{PROG} init`")
         try:
             doc = yaml.safe_load(path.read_text())
+            recorded = Toolkit(**doc["toolkit"])
+            if recorded.location and not Path(recorded.location).is_absolute():
+                location = os.path.normpath(root.resolve() / recorded.location)
+                recorded = Toolkit(recorded.kind, location, recorded.version)
             return cls(project=str(doc["projectName"]), domain=str(doc["domain"]), package=str(doc["package"]),
-                       toolkit=Toolkit(**doc["toolkit"]),
+                       toolkit=recorded,
                        resources=[Resource(**{**r, "spokes": tuple(r.get("spokes") or ())})
-                                  for r in doc.get("resources") or []])
+                                  for r in doc.get("resources") or []],
+                       root=str(root.resolve()))
         except (yaml.YAMLError, KeyError, TypeError, AttributeError) as err:
             raise ScaffoldError(f"{path}: not a valid {PROJECT_FILE} file ({type(err).__name__}: {err})") from None
 
@@ -245,6 +260,8 @@ def _environment() -> Any:
 def _render(template: str, project: Project, **extra: Any) -> str:
     return str(_environment().get_template(template).render(
         project=project.project, domain=project.domain, package=project.package, toolkit=project.toolkit,
+        toolkit_path=project.toolkit_path,
+        toolkit_description=Toolkit(project.toolkit.kind, project.toolkit_path, project.toolkit.version).describe(),
         namespace=project.namespace, resources=project.kinds(),
         defaulting=[r for r in project.resources if r.defaulting],
         validation=[r for r in project.resources if r.validation],
@@ -370,6 +387,7 @@ INIT_FILES = {
     "hack/update_codegen.py": "update_codegen.py.j2",
     "{package}/__init__.py": "package_init.py.j2",
     "{package}/__main__.py": "main.py.j2",
+    "{package}/scheme.py": "scheme.py.j2",
     "config/kustomization.yaml": "config_kustomization.yaml.j2",
     "config/crd/kustomization.yaml": "crd_kustomization.yaml.j2",
     "config/rbac/kustomization.yaml": "rbac_kustomization.yaml.j2",
@@ -391,7 +409,8 @@ def init(directory: Path, *, domain: str, package: str, project_name: str | None
     _extras.require("codegen", f"{PROG} init")
     name = project_name or directory.resolve().name.lower().replace("_", "-")
     _check_init(directory, domain, package, name)
-    project = Project(project=name, domain=domain, package=package, toolkit=toolkit or current())
+    project = Project(project=name, domain=domain, package=package, toolkit=toolkit or current(),
+                      root=str(directory.resolve()))
     generated = _generate(directory, project)
     files = {path.format(package=package): _render(template, project) for path, template in INIT_FILES.items()}
     files[f"{package}/controllers/__init__.py"] = _controllers_init(project, None, directory)
@@ -492,6 +511,22 @@ def _crd_with_version(path: Path, version: str, storage: bool) -> str:
     versions.append(added)
     header = "".join(line + "\n" for line in itertools.takewhile(lambda x: x.startswith("#"), text.splitlines()))
     return header + yaml.safe_dump(doc, sort_keys=False, width=1000)
+
+
+def shadowed_builtin(resource: Resource) -> str | None:
+    """A warning when ``resource``'s plural (or singular) is also a built-in resource's name or short name:
+    ``kubectl get <plural>`` then means the built-in one (kubectl prefers the built-in groups), as
+    kubebuilder's CronJob tutorial meets with batch/v1 cronjobs."""
+    from samplecontroller.kubernetes.scheme import SCHEME as BUILTIN
+
+    for info in sorted(BUILTIN.all(), key=lambda i: (i.group != "", i.group, i.version)):
+        names = {info.resource, info.singular or info.kind.lower(), *info.short_names}
+        clash = next((n for n in (resource.plural, resource.singular) if n in names), None)
+        if clash is not None:
+            where = f"{info.group or 'core'}/{info.version} {info.kind}"
+            return (f"{clash!r} is also the built-in {where} ({info.resource}): `kubectl get {clash}` shows the "
+                    f"built-in one; use `kubectl get {resource.plural}.{resource.group}`, or choose another --plural")
+    return None
 
 
 def create_api(root: Path, *, group: str, version: str, kind: str, plural: str | None = None,
@@ -744,6 +779,9 @@ def main(argv: Sequence[str] | None = None, *, cwd: Path | None = None) -> int:
             r = create_api(root, group=args.group, version=args.version, kind=args.kind, plural=args.plural,
                            namespaced=args.namespaced, style=args.style, storage=args.storage)
             if r.controller:
+                warning = shadowed_builtin(r)
+                if warning:
+                    print(f"{PROG}: warning: {warning}", file=sys.stderr)
                 print(f"Created {r.kind} ({r.plural}.{r.group}/{r.version}, {args.style} style): "
                       f"{CRD_DIR}/{r.crd_file}, controllers/{r.module}.py, tests; generated code updated.\n"
                       f"Next: make test; make run, then kubectl apply -f config/samples/")

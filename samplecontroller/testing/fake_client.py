@@ -14,6 +14,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Generic, TypeVar
 
 import msgspec
+from msgspec import Struct
 
 from samplecontroller.apimachinery import errors, meta, objects
 from samplecontroller.client.types import (
@@ -255,14 +256,14 @@ class FakeResourceClient(Generic[T, L]):
         new.setdefault("metadata", {}).setdefault("resourceVersion", current["metadata"]["resourceVersion"])
         return self.fake.tracker.update(self.gvr, new, ns, subresource)
 
-    def apply(self, obj: T | dict[str, Any], *, field_manager: str, force: bool = False,
+    def apply(self, obj: T | dict[str, Any] | Struct, *, field_manager: str, force: bool = False,
               subresource: str | None = None, dry_run: bool = False) -> T:
         if not field_manager:
             raise ValueError("server-side apply needs a field_manager")
         return self.patch(meta.get_name(obj), objects.to_dict(obj), APPLY_PATCH, subresource=subresource,
                           field_manager=field_manager, force=force)
 
-    def apply_status(self, obj: T | dict[str, Any], *, field_manager: str, force: bool = False,
+    def apply_status(self, obj: T | dict[str, Any] | Struct, *, field_manager: str, force: bool = False,
                      dry_run: bool = False) -> T:
         return self.apply(obj, field_manager=field_manager, force=force, subresource="status")
 

@@ -204,3 +204,19 @@ def test_never_raises_on_any_json(value: Any) -> None:
     pruned = copy.deepcopy(obj)
     prune(pruned, S)
     apply_defaults(pruned, S)
+
+
+def test_structural_value_validations() -> None:
+    """kube-apiserver refuses types, defaults and unknown properties inside allOf/anyOf/oneOf/not, except
+    int-or-string's anyOf."""
+    schema = {"type": "object", "properties": {
+        "a": {"type": "integer", "anyOf": [{"type": "integer"}, {"type": "string"}]},
+        "b": {"x-kubernetes-int-or-string": True, "anyOf": [{"type": "integer"}, {"type": "string"}]},
+        "c": {"type": "object", "properties": {"x": {"type": "string"}}, "not": {"properties": {"y": {}}}},
+        "d": {"type": "integer", "oneOf": [{"minimum": 1}, {"maximum": -1}]}}}
+    assert check_structural(schema, "s") == [
+        "s.properties[a].anyOf[0].type: Forbidden: must be empty to be structural",
+        "s.properties[a].anyOf[1].type: Forbidden: must be empty to be structural",
+        "s.properties[c].not.properties[y]: Forbidden: must not be specified in a value validation without a "
+        "corresponding property in the structural schema",
+    ]

@@ -23,7 +23,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from samplecontroller.apimachinery import k8syaml
+from samplecontroller.apimachinery import k8syaml, objects
 from samplecontroller.apiserver.server import LocalAPIServer
 from samplecontroller.apiserver.testing import install_crds
 from samplecontroller.codegen import main as codegen_main
@@ -52,8 +52,10 @@ EXAMPLES = [(project, name, doc) for project in PROJECTS for name, doc in load_e
 
 
 def canonical(value: Any) -> str:
-    """A JSON value (or its bytes) re-serialized with sorted keys: 2 and 2.0 stay different (unlike ==)."""
-    return json.dumps(json.loads(value) if isinstance(value, bytes) else value, sort_keys=True)
+    """A JSON value (or its bytes) re-serialized with sorted keys and numbers as Go writes them (YAML's
+    ``1e9`` is sent as ``1000000000``, as kubectl sends it): 2 and 2.5 stay different (unlike ==)."""
+    text = json.dumps(json.loads(value) if isinstance(value, bytes) else value, sort_keys=True)
+    return objects.go_floats(text.encode()).decode()
 
 
 @pytest.fixture(scope="module")

@@ -53,11 +53,21 @@ def test_absent_versus_null(v1: ModuleType) -> None:
 
 
 def test_required_is_typed_without_unset_and_defaults_to_go_zero(v1: ModuleType) -> None:
+    hints = typing.get_type_hints(v1.WidgetSpecPortsItem)
+    assert hints["port"] is int  # items.required: [port]
+    lacking = msgspec.json.decode(b'{"spec": {"ports": [{}]}}', type=v1.Widget)
+    assert lacking.spec.ports[0].port == 0  # as Go decodes it, and encodes it back
+    assert json.loads(msgspec.json.encode(lacking))["spec"] == {"ports": [{"port": 0}]}
+
+
+def test_required_with_a_default_is_left_to_the_server(v1: ModuleType) -> None:
+    """spec.replicas is required with default 1: the server fills it in, so a client never sends a zero
+    that would override it (decode then encode gives the input back)."""
     hints = typing.get_type_hints(v1.WidgetSpec)
-    assert hints["replicas"] is int  # spec.required: [replicas]
+    assert hints["replicas"] == int | msgspec.UnsetType
     lacking = msgspec.json.decode(b'{"spec": {}}', type=v1.Widget)
-    assert lacking.spec.replicas == 0  # as Go decodes it, and encodes it back
-    assert json.loads(msgspec.json.encode(lacking))["spec"] == {"replicas": 0}
+    assert lacking.spec.replicas is msgspec.UNSET
+    assert json.loads(msgspec.json.encode(lacking))["spec"] == {}
 
 
 def test_not_nullable_rejects_null(v1: ModuleType) -> None:

@@ -61,7 +61,11 @@ def test_init_writes_the_project_and_records_the_toolkit(tmp_path: Path, capsys:
     # this environment runs from the checkout (an editable install): the project installs from it
     recorded = Project.load(project).toolkit
     assert (recorded.kind, recorded.location) == ("directory", str(ROOT))
-    assert f"TOOLKIT     ?= 'samplecontroller[apiserver,codegen] @ {ROOT.as_uri()}'" in (project / "Makefile").read_text()
+    relative = os.path.relpath(ROOT, project.resolve())
+    makefile = (project / "Makefile").read_text()
+    assert f"TOOLKIT_SOURCE ?= $(abspath {relative})" in makefile
+    for text in (makefile, (project / "PROJECT").read_text()):  # no absolute path to the toolkit
+        assert not any(f"{lead}{ROOT}" in text for lead in (" ", "'", "file://", "\n")), text
     out = capsys.readouterr().out
     assert f"the checkout {ROOT}" in out and "create api" in out
     # the image's toolkit wheel, built from the recorded checkout

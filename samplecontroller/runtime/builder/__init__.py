@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from samplecontroller.client.unstructured import Unstructured
 from samplecontroller.runtime.consistency import ReadYourWrites
 from samplecontroller.runtime.controller import Controller, Options
 from samplecontroller.runtime.handler import EnqueueRequestForObject, EnqueueRequestForOwner, EventHandler
@@ -64,7 +65,7 @@ class Builder:
     def watches(self, target: type[Any] | Source, handler: EventHandler | None = None,
                 *predicates: Predicate) -> Builder:
         """Watch a type from the cache with ``handler``, or add a ready-made source."""
-        if isinstance(target, type):
+        if isinstance(target, type | Unstructured):
             if handler is None:
                 raise ValueError(f"watches({target.__name__}) needs an event handler")
             self._watches.append((target, handler, predicates))
@@ -97,7 +98,8 @@ class Builder:
             return self._name
         if self._for is None:
             raise ValueError("one of for_() or named() must be called")
-        return self._for[0].__name__.lower()
+        model = self._for[0]
+        return model.kind.lower() if isinstance(model, Unstructured) else model.__name__.lower()
 
     def build(self, reconciler: Reconciler) -> Controller:
         """Create the controller with its watches and return it, without adding it to the manager.

@@ -28,8 +28,6 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, TypeVar
 
-import msgspec
-
 from samplecontroller.apimachinery import (
     errors,
     labels,
@@ -55,7 +53,7 @@ from samplecontroller.runtime.consistency import recorder
 T = TypeVar("T")
 ClientFor = Callable[[ResourceInfo[Any], "str | None"], Any]
 
-_encoder = msgspec.json.Encoder()
+_encoder = objects.ENCODER  # numbers written as Go writes them
 
 
 # -- patches ---------------------------------------------------------------------------------

@@ -40,6 +40,7 @@ from typing import Any
 from samplecontroller.apimachinery.errors import AlreadyExistsError, ConflictError, StatusError
 from samplecontroller.logs import get_logger
 from samplecontroller.rest import TransportError
+from samplecontroller.runtime import log as runtime_log
 from samplecontroller.runtime import metrics as runtime_metrics
 from samplecontroller.runtime.consistency import ObservedWrites, ReadYourWrites
 from samplecontroller.runtime.reconcile import Reconciler, Request, Result, is_terminal
@@ -219,7 +220,8 @@ class Controller:
             return  # the cache has not observed this request's last writes; it comes back when it has
         started = time.monotonic()
         try:
-            with self.contexts.entered(item, self.queue.num_requeues(item)), \
+            with runtime_log.reconcile_scope(self.name, item), \
+                    self.contexts.entered(item, self.queue.num_requeues(item)), \
                     writes.reconciling(item) if writes is not None else contextlib.nullcontext():
                 result = self.reconciler.reconcile(item)
         except Exception as err:

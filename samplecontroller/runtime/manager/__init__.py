@@ -176,6 +176,12 @@ class Manager:
         """The scheme the Manager was built with."""
         return self.scheme
 
+    def get_field_indexer(self) -> Cache:
+        """controller-runtime's ``mgr.GetFieldIndexer()``: ``index_field(Model, name, extract)`` registers
+        a field index (before the manager starts) that ``client.list(Model, matching_fields={name: value})``
+        and the cache's ``list`` then answer from the cache, as Go's ``client.MatchingFields``."""
+        return self.cache
+
     def get_api_reader(self) -> Client:
         """A client that reads straight from the API server (no cache)."""
         return self.api_reader
@@ -207,6 +213,20 @@ class Manager:
                 if self.rest is not None:
                     self._broadcaster.start_recording_to_sink(record.ResourceEventSink.for_rest_client(self.rest))
             return self._broadcaster.new_recorder(name)
+
+    def get_events_recorder_for(self, name: str) -> Any:
+        """An events.k8s.io/v1 recorder reporting as ``name`` (``record.events_v1.EventRecorder``:
+        ``eventf(regarding, related, type, reason, action, note)``), controller-runtime's new recorder;
+        ``get_event_recorder_for`` is the core/v1 one."""
+        from samplecontroller.kubernetes.clientset import Clientset
+        from samplecontroller.record.events_v1 import EventRecorder, EventWriter
+
+        with self._lock:
+            recorders = self.__dict__.setdefault("_events_v1_recorders", {})
+            if name not in recorders:
+                recorders[name] = EventRecorder(EventWriter.for_clientset(Clientset(self.rest)), name,
+                                                f"{name}-{_pod_name()}", scheme=self.scheme)
+            return recorders[name]
 
     # -- registration --------------------------------------------------------------------
 
@@ -373,3 +393,11 @@ def _pod_namespace() -> str:
 
 __all__ = ["LeaderElectionLostError", "ListenError", "Manager", "Options", "Runnable", "parse_bind_address",
            "runnable_func"]
+
+
+def _pod_name() -> str:
+    """This replica's name (reportingInstance): $POD_NAME, else the host name."""
+    import os
+    import socket
+
+    return os.environ.get("POD_NAME") or socket.gethostname()
