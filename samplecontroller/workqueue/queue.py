@@ -4,7 +4,7 @@ Guarantees:
 - an item is processed by at most one worker at a time (between ``get`` and ``done``);
 - adding an item that is already waiting is a no-op (items are de-duplicated);
 - adding an item that is being processed marks it dirty: it is queued again at ``done``;
-- ``get`` blocks until an item is available, and reports ``shutdown=True`` only once the queue is
+- ``get`` blocks until an item is available (``get_nowait`` never blocks), and reports ``shutdown=True`` only once the queue is
   shutting down and has nothing left to hand out (items already queued are still handed out);
 - ``add`` after shutdown is ignored;
 - ``shut_down_with_drain`` blocks until every item handed out has been marked done (or a plain
@@ -112,12 +112,25 @@ class Queue(Generic[T]):
                         self._waiting -= 1
                 if not queue:
                     return None, True
-            item = queue.popleft()
-            if self._metrics is not None:
-                self._metrics.get(item)
-            self._processing.add(item)
-            self._dirty.discard(item)
-            return item, False
+            return self._take()
+
+    def get_nowait(self) -> Got[T] | None:
+        """``get`` without waiting: None when nothing waits and the queue is not shutting down
+        (an async caller then waits elsewhere, see ``runtime.controller.aio.AsyncGetter``)."""
+        with self._lock:
+            queue = self._queue
+            if not queue:
+                return (None, True) if self._shutting_down else None
+            return self._take()
+
+    def _take(self) -> tuple[T, Literal[False]]:
+        """Hand out the first waiting item. The caller holds ``self._lock``; the queue is not empty."""
+        item = self._queue.popleft()
+        if self._metrics is not None:
+            self._metrics.get(item)
+        self._processing.add(item)
+        self._dirty.discard(item)
+        return item, False
 
     def done(self, item: T) -> None:
         """Mark ``item`` as processed; if it was added meanwhile it is queued again."""

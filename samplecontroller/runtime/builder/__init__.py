@@ -19,7 +19,7 @@ from typing import Any
 from samplecontroller.runtime.controller import Controller, Options
 from samplecontroller.runtime.handler import EnqueueRequestForObject, EnqueueRequestForOwner, EventHandler
 from samplecontroller.runtime.predicate import Predicate
-from samplecontroller.runtime.reconcile import Reconciler
+from samplecontroller.runtime.reconcile import AsyncReconciler, Reconciler
 from samplecontroller.runtime.source import Kind, Source
 
 _names_by_manager: dict[int, set[str]] = {}
@@ -80,7 +80,7 @@ class Builder:
             raise ValueError("one of for_() or named() must be called")
         return self._for[0].__name__.lower()
 
-    def build(self, reconciler: Reconciler) -> Controller:
+    def build(self, reconciler: Reconciler | AsyncReconciler) -> Controller:
         if reconciler is None:
             raise ValueError("must provide a non-nil Reconciler")
         if self._for is None and not self._watches and not self._raw:
@@ -94,7 +94,8 @@ class Builder:
             raise ValueError(f"controller with name {name!r} already exists; controller names must be unique "
                              "(use named())")
         cache = self.mgr.get_cache()
-        ctrl = Controller(name, reconciler, self._options)
+        loop = getattr(self.mgr, "get_event_loop", None)
+        ctrl = Controller(name, reconciler, self._options, event_loop=loop() if loop is not None else None)
         filters = tuple(self._filters)
         if self._for is not None:
             model, preds = self._for
@@ -109,7 +110,7 @@ class Builder:
         used.add(name)
         return ctrl
 
-    def complete(self, reconciler: Reconciler) -> Controller:
+    def complete(self, reconciler: Reconciler | AsyncReconciler) -> Controller:
         ctrl = self.build(reconciler)
         self.mgr.add(ctrl)
         return ctrl

@@ -19,6 +19,10 @@ Guarantees:
   error raised once the stop has begun (a runnable starting as ``stop`` is set) is only logged.
 - Losing the leader lease stops the manager and raises ``LeaderElectionLostError``.
 - A metrics or probe address it cannot listen on raises ``ListenError`` (an OSError) first.
+- Async controllers (``async def reconcile``) all run on the manager's one event loop
+  (``get_event_loop()``, a thread started on first use and closed after every runnable has
+  returned); the async client (``get_async_client()``) sends from the same loop. Sync and async
+  controllers mix freely.
 - Defaults: sync period 10 h, leader election 15 s / 10 s / 2 s, metrics and probes off
   ("0"), webhook port 9443.
 """
@@ -42,6 +46,7 @@ from samplecontroller.runtime import metrics as runtime_metrics
 from samplecontroller.runtime.cache import DEFAULT_SYNC_PERIOD, Cache, ClientFor
 from samplecontroller.runtime.cache import Options as CacheOptions
 from samplecontroller.runtime.client import Client
+from samplecontroller.runtime.eventloop import EventLoop
 from samplecontroller.wait import with_cancel
 
 log = get_logger("runtime.manager")
@@ -154,6 +159,8 @@ class Manager:
         self._servers: list[ProbeServer] = []
         self._webhook_server: Any = None
         self._broadcaster: Any = None
+        self.event_loop = EventLoop()
+        self._async_client: Any = None
         runtime_metrics.install()
 
     # -- accessors -----------------------------------------------------------------------
@@ -166,6 +173,10 @@ class Manager:
 
     def get_scheme(self) -> Scheme:
         return self.scheme
+
+    def get_event_loop(self) -> EventLoop:
+        """The event loop every async controller of this manager runs its reconciles on."""
+        return self.event_loop
 
     def get_api_reader(self) -> Client:
         """A client that reads straight from the API server (no cache)."""
@@ -337,6 +348,7 @@ class Manager:
         for s in self._servers:
             s.close()
         self._servers.clear()
+        self.event_loop.close(timeout)
         if self._broadcaster is not None:
             with contextlib.suppress(Exception):
                 self._broadcaster.shutdown()

@@ -1,0 +1,165 @@
+"""Async reconciles: the controller's queue drained by tasks on one event loop.
+
+Same queue, same result and error handling (``Controller._on_result`` / ``_on_error``), same
+metrics as the worker threads; what differs is only who waits:
+
+- one dispatcher task takes a Request from the queue whenever fewer than
+  ``max_concurrent_reconciles`` reconciles are in flight and starts a task for it. The queue is
+  the thread-safe work queue the informers feed: an item already waiting is taken at once
+  (``Queue.get_nowait``); otherwise one bridge thread per controller blocks in ``Queue.get`` and
+  hands the item to the loop. So a thousand reconciles in flight are a thousand tasks and two
+  threads, not a thousand threads;
+- every reconcile ends with ``queue.done``, so a request is never reconciled twice at once;
+- stop: ``Queue.shut_down_in_flight`` (waiting items dropped, those in flight may finish) bounded
+  by ``shutdown_timeout``; the reconciles still running at the deadline are cancelled
+  (``asyncio.CancelledError`` inside them, like Go's cancelled context) rather than abandoned;
+- a panic without ``recover_panic`` stops the controller, whose ``start`` re-raises it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import time
+from collections.abc import Hashable
+from typing import TYPE_CHECKING, Any
+
+from samplecontroller.logs import get_logger
+from samplecontroller.runtime.eventloop import EventLoop
+from samplecontroller.runtime.reconcile import Request, check_result
+from samplecontroller.wait import Context, with_cancel
+from samplecontroller.workqueue import Got, Queue
+
+if TYPE_CHECKING:
+    from samplecontroller.runtime.controller import Controller
+
+log = get_logger("runtime.controller")
+
+__all__ = ["AsyncGetter", "run_tasks"]
+
+
+class AsyncGetter:
+    """An awaitable ``get`` on a thread-safe ``Queue``: at once when an item waits, else on one
+    bridge thread blocked in ``Queue.get`` (the loop never blocks). ``close`` ends the thread
+    once the queue has shut down."""
+
+    def __init__(self, queue: Queue[Any], name: str) -> None:
+        self.queue = queue
+        self._bridge = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix=f"{name}-queue-bridge")
+
+    async def get(self) -> Got[Any]:
+        got = self.queue.get_nowait()
+        if got is not None:
+            return got
+        return await asyncio.get_running_loop().run_in_executor(self._bridge, self.queue.get)
+
+    def close(self) -> None:
+        self._bridge.shutdown(wait=False, cancel_futures=True)
+
+
+def run_tasks(ctrl: Controller, stop: Any) -> None:
+    """Run ``ctrl``'s async reconciles until ``stop`` (or a fatal panic), then stop within
+    ``shutdown_timeout``. Blocks the calling thread (the controller's ``start``)."""
+    own = ctrl.event_loop is None
+    loop = EventLoop(f"{ctrl.name}-event-loop") if own else ctrl.event_loop
+    assert loop is not None
+    n = ctrl.options.max_concurrent_reconciles
+    ctrl.metrics.max_concurrent.labels(ctrl.name).set(n)
+    log.info("Starting workers", controller=ctrl.name, worker_count=n, style="async")
+    ending = with_cancel(stop)  # stop, or a reconcile panicked without recovery
+    pool = _TaskPool(ctrl, ending)
+    dispatcher = loop.submit(pool.dispatch())
+    dispatcher.add_done_callback(lambda _: ending.cancel())  # a dispatcher that ended early ends the run
+    try:
+        ending.wait()
+        log.info("Shutdown signal received, waiting for the reconciles in progress", controller=ctrl.name,
+                 waiting=ctrl.queue.len())
+        deadline = time.monotonic() + ctrl.options.shutdown_timeout
+        finished = ctrl.queue.shut_down_in_flight(ctrl.options.shutdown_timeout)
+        try:
+            dispatcher.result(max(0.0, deadline - time.monotonic()) if finished else 0.0)
+        except (concurrent.futures.TimeoutError, concurrent.futures.CancelledError):
+            finished = False
+        if not finished:
+            log.error("Shutdown timeout reached; cancelling the reconciles still in progress", controller=ctrl.name,
+                      timeout=ctrl.options.shutdown_timeout)
+            dispatcher.cancel()
+            _wait_cancelled(loop, pool)
+    finally:
+        pool.getter.close()
+        if own:
+            loop.close()
+
+
+def _wait_cancelled(loop: EventLoop, pool: _TaskPool) -> None:
+    """Cancel every reconcile task and wait (briefly) until they have run their cleanup."""
+    try:
+        loop.run(pool.cancel_all())
+    except (RuntimeError, concurrent.futures.CancelledError):  # the loop is closing too
+        pass
+
+
+class _TaskPool:
+    def __init__(self, ctrl: Controller, ending: Context) -> None:
+        self.ctrl = ctrl
+        self.ending = ending
+        self.getter = AsyncGetter(ctrl.queue, ctrl.name)
+        self.tasks: set[asyncio.Task[None]] = set()
+
+    async def dispatch(self) -> None:
+        """Start a task per request, at most ``max_concurrent_reconciles`` at once, until the
+        queue shuts down; then wait for the tasks in flight."""
+        slots = asyncio.Semaphore(self.ctrl.options.max_concurrent_reconciles)
+        try:
+            while True:
+                await slots.acquire()
+                got = await self.getter.get()
+                if got[1]:
+                    break
+                task = asyncio.create_task(self.process(got[0]))
+                self.tasks.add(task)
+                task.add_done_callback(lambda t: (self.tasks.discard(t), slots.release()))
+            if self.tasks:
+                await asyncio.wait(list(self.tasks))
+        except asyncio.CancelledError:
+            await self.cancel_all()
+            raise
+
+    async def cancel_all(self) -> None:
+        tasks = list(self.tasks)
+        for t in tasks:
+            t.cancel()
+        if tasks:
+            await asyncio.wait(tasks, timeout=5.0)
+
+    async def process(self, item: Hashable) -> None:
+        ctrl = self.ctrl
+        ctrl._active.inc()
+        try:
+            await reconcile_handler(ctrl, item)
+        except asyncio.CancelledError:
+            raise
+        except BaseException as err:  # a panic without recovery: the controller stops
+            ctrl._panic = err
+            self.ending.cancel()
+        finally:
+            ctrl._active.dec()
+            ctrl.queue.done(item)
+
+
+async def reconcile_handler(ctrl: Controller, item: Hashable) -> None:
+    """``Controller._reconcile_handler`` for an async reconciler: the same handling, awaited."""
+    if not ctrl._is_request(item):
+        return
+    request: Request = item
+    started = time.monotonic()
+    try:
+        result = check_result(ctrl.reconciler, await ctrl.reconciler.reconcile(request))  # type: ignore[misc]
+    except asyncio.CancelledError:
+        raise
+    except Exception as err:
+        ctrl._on_error(request, err)
+        return
+    finally:
+        ctrl._reconcile_time.observe(time.monotonic() - started)
+    ctrl._on_result(request, result)
