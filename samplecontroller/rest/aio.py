@@ -87,7 +87,7 @@ class AsyncResponseStream:
                 line = line.rstrip(b"\r\n")
                 if line.strip():
                     yield line
-        except (aiohttp.ClientError, OSError, asyncio.TimeoutError) as err:
+        except (TimeoutError, aiohttp.ClientError, OSError) as err:
             if not self._closed:
                 raise TransportError(f"stream from {self._url} broke: {_one_line(err) or type(err).__name__}") from None
         finally:
@@ -216,7 +216,7 @@ class AsyncRESTClient:
                 if method != "GET" or attempt > 1:
                     raise self._unreachable(err) from None
                 continue
-            except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as err:
+            except (TimeoutError, aiohttp.ClientError, OSError) as err:
                 raise self._unreachable(err) from None
             if resp.status != 401 or refresh or not self.rest._refreshable():
                 return resp
@@ -237,7 +237,7 @@ class AsyncRESTClient:
         try:
             resp = await session.request(method, url, headers=headers, timeout=limits, proxy=self._proxy,
                                          server_hostname=self._server_hostname, allow_redirects=False)
-        except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as err:
+        except (TimeoutError, aiohttp.ClientError, OSError) as err:
             raise self._unreachable(err) from None
         if resp.status >= 400:
             data = await resp.read()
