@@ -22,7 +22,7 @@ from samplecontroller.rest import RESTClient, TransportError
 from samplecontroller.rest.aio import AsyncRESTClient
 from samplecontroller.rest.config import Config
 
-from .conftest import WIDGETS, MiniServer, WidgetStatus, widget
+from .conftest import WIDGETS, MiniServer, Widget, WidgetList, WidgetStatus, widget
 from .test_rest_config import write_kubeconfig
 
 R = TypeVar("R")
@@ -153,7 +153,8 @@ def test_a_client_belongs_to_one_loop(server: MiniServer) -> None:
 
 
 def test_typed_verbs(server: MiniServer) -> None:
-    widgets = AsyncResourceClient(AsyncRESTClient(server.rest()), WIDGETS, "default")
+    widgets: AsyncResourceClient[Widget, WidgetList] = AsyncResourceClient(AsyncRESTClient(server.rest()), WIDGETS,
+                                                                          "default")
 
     async def go() -> None:
         created = await widgets.create(widget("a", replicas=2), field_manager="me")
@@ -181,7 +182,8 @@ def test_typed_verbs(server: MiniServer) -> None:
 
 
 def test_watch_is_an_async_iterator_and_a_bad_line_ends_it(server: MiniServer) -> None:
-    widgets = AsyncResourceClient(AsyncRESTClient(server.rest()), WIDGETS, "default")
+    widgets: AsyncResourceClient[Widget, WidgetList] = AsyncResourceClient(AsyncRESTClient(server.rest()), WIDGETS,
+                                                                          "default")
     obj = json.dumps({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}})
 
     async def go() -> list[tuple[str, Any]]:
@@ -204,7 +206,8 @@ def test_watch_is_an_async_iterator_and_a_bad_line_ends_it(server: MiniServer) -
 
 
 def test_watch_stop_ends_iteration(server: MiniServer) -> None:
-    widgets = AsyncResourceClient(AsyncRESTClient(server.rest()), WIDGETS, "default")
+    widgets: AsyncResourceClient[Widget, WidgetList] = AsyncResourceClient(AsyncRESTClient(server.rest()), WIDGETS,
+                                                                          "default")
 
     async def go() -> int:
         n = 0

@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import time
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any
 
 from samplecontroller.logs import get_logger
@@ -118,12 +118,19 @@ class _TaskPool:
                     break
                 task = asyncio.create_task(self.process(got[0]))
                 self.tasks.add(task)
-                task.add_done_callback(lambda t: (self.tasks.discard(t), slots.release()))
+                task.add_done_callback(self._finished(slots))
             if self.tasks:
                 await asyncio.wait(list(self.tasks))
         except asyncio.CancelledError:
             await self.cancel_all()
             raise
+
+    def _finished(self, slots: asyncio.Semaphore) -> Callable[[asyncio.Task[None]], None]:
+        def done(task: asyncio.Task[None]) -> None:
+            self.tasks.discard(task)
+            slots.release()
+
+        return done
 
     async def cancel_all(self) -> None:
         tasks = list(self.tasks)
