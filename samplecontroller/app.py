@@ -231,7 +231,7 @@ def _print_banner(url: str, kubeconfig: str, crds: list[str]) -> None:
 
 
 def _run_elected(args: argparse.Namespace, rest_client: Any, stop: threading.Event) -> int:
-    if args.controller == "runtime":
+    if args.controller in ("runtime", "async"):
         return _run_runtime(args, rest_client, stop)
     with _probe_servers(args) as set_ready:
         if not args.leader_elect:
@@ -240,7 +240,8 @@ def _run_elected(args: argparse.Namespace, rest_client: Any, stop: threading.Eve
 
 
 def _run_runtime(args: argparse.Namespace, rest_client: Any, stop: threading.Event) -> int:
-    """The FooReconciler under a Manager, which does its own leader election and probes."""
+    """The FooReconciler (sync, or async for ``--controller async``) under a Manager, which does its
+    own leader election and probes."""
     from samplecontroller import foo_reconciler
     from samplecontroller.runtime.manager import ListenError
 
@@ -249,6 +250,10 @@ def _run_runtime(args: argparse.Namespace, rest_client: Any, stop: threading.Eve
         if address not in ("0", ""):
             _bind(address, flag)  # a malformed address is a one-line UserError, as in classic mode
     try:
+        if args.controller == "async":
+            from samplecontroller import foo_reconciler_async
+
+            return foo_reconciler_async.run(rest_client, args, stop)
         return foo_reconciler.run(rest_client, args, stop)
     except ListenError as err:
         raise UserError(str(err)) from None

@@ -36,7 +36,7 @@ import threading
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from samplecontroller.client.scheme import Scheme
 from samplecontroller.logs import get_logger
@@ -47,6 +47,9 @@ from samplecontroller.runtime.cache import DEFAULT_SYNC_PERIOD, Cache, ClientFor
 from samplecontroller.runtime.cache import Options as CacheOptions
 from samplecontroller.runtime.client import Client
 from samplecontroller.runtime.eventloop import EventLoop
+
+if TYPE_CHECKING:
+    from samplecontroller.runtime.client.aio import AsyncClient
 from samplecontroller.wait import with_cancel
 
 log = get_logger("runtime.manager")
@@ -160,7 +163,8 @@ class Manager:
         self._webhook_server: Any = None
         self._broadcaster: Any = None
         self.event_loop = EventLoop()
-        self._async_client: Any = None
+        self._async_client: AsyncClient | None = None
+        self._async_rest: Any = None
         runtime_metrics.install()
 
     # -- accessors -----------------------------------------------------------------------
@@ -173,6 +177,26 @@ class Manager:
 
     def get_scheme(self) -> Scheme:
         return self.scheme
+
+    def get_async_client(self) -> AsyncClient:
+        """The awaited client for async reconcilers (``runtime.client.aio.AsyncClient``): reads
+        from this manager's cache, writes over an ``AsyncRESTClient`` sharing ``rest``'s
+        configuration and credentials, on the manager's event loop (use it there only). A
+        manager made with ``client_for`` and no REST client gets the same calls over its sync
+        client (``FakeAsyncClient``, for fakes). Needs the ``async`` extra with a REST client."""
+        with self._lock:
+            if self._async_client is None:
+                from samplecontroller.runtime.client import aio
+
+                if self.rest is None:
+                    self._async_client = aio.FakeAsyncClient(self.client)
+                else:
+                    from samplecontroller.rest.aio import AsyncRESTClient
+
+                    self._async_rest = AsyncRESTClient(self.rest)
+                    self._async_client = aio.AsyncClient.for_rest_client(
+                        self._async_rest, self.cache, scheme=self.scheme, field_owner=self.options.field_owner)
+            return self._async_client
 
     def get_event_loop(self) -> EventLoop:
         """The event loop every async controller of this manager runs its reconciles on."""
@@ -348,6 +372,9 @@ class Manager:
         for s in self._servers:
             s.close()
         self._servers.clear()
+        if self._async_rest is not None and self.event_loop.started():
+            with contextlib.suppress(Exception):
+                self.event_loop.run(self._async_rest.close())
         self.event_loop.close(timeout)
         if self._broadcaster is not None:
             with contextlib.suppress(Exception):
