@@ -57,69 +57,72 @@ async def fan_out(n: int, concurrency: int, one: Callable[[], Awaitable[Any]]) -
     await asyncio.gather(*(worker() for _ in range(concurrency)))
 
 
+async def timed(n: int, fn: Callable[[], Awaitable[None]]) -> tuple[float, float]:
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    await fn()
+    return time.perf_counter() - wall0, (time.process_time() - cpu0) / n * 1e6
+
+
+async def ours(rest: Any, n: int, c: int) -> tuple[float, float]:
+    client = AsyncRESTClient(rest, pool_size=max(c, 1))
+    try:
+        await client.request("GET", PATH)
+        return await timed(n, lambda: fan_out(n, c, lambda: client.request("GET", PATH)))
+    finally:
+        await client.close()
+
+
+async def raw_aiohttp(server: ServerProcess, headers: dict[str, str], n: int, c: int) -> tuple[float, float]:
+    conn = aiohttp.TCPConnector(limit=max(c, 1), ssl=server.ssl)
+    async with aiohttp.ClientSession(connector=conn) as s:
+        async def one() -> bytes:
+            async with s.get(server.url + PATH, headers=headers) as r:
+                return await r.read()
+
+        await one()
+        return await timed(n, lambda: fan_out(n, c, one))
+
+
+async def raw_httpx(server: ServerProcess, headers: dict[str, str], n: int, c: int) -> tuple[float, float]:
+    import httpx
+
+    limits = httpx.Limits(max_connections=max(c, 1), max_keepalive_connections=max(c, 1))
+    async with httpx.AsyncClient(verify=server.ssl, limits=limits) as s:
+        async def one() -> bytes:
+            return (await s.get(server.url + PATH, headers=headers)).content
+
+        await one()
+        return await timed(n, lambda: fan_out(n, c, one))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--n", type=int, default=2000)
     parser.add_argument("--concurrency", default="1,100")
     args = parser.parse_args()
     try:
-        import httpx
+        import httpx  # noqa: F401
+        have_httpx = True
     except ImportError:
-        httpx = None  # type: ignore[assignment]
+        have_httpx = False
+    n = args.n
     with tempfile.TemporaryDirectory() as tmp:
         server = ServerProcess(Path(tmp))
         try:
             rest = load_rest_client(kubeconfig=str(server.kubeconfig_path), pool_size=200)
             headers = {"Authorization": f"Bearer {server.token}", "Accept": "application/json"}
-            url = server.url + PATH
             print(f"{'client':<28}{'in flight':>10}{'wall s':>9}{'req/s':>9}{'CPU us/req':>12}")
             for c in (int(x) for x in args.concurrency.split(",")):
-                rows: list[tuple[str, float, float]] = []
-
-                def sync_run(c: int = c) -> None:
-                    with ThreadPoolExecutor(c) as pool:
-                        list(pool.map(lambda _: rest.request("GET", PATH), range(args.n)))
-
-                rows.append(("sync RESTClient", *measure(sync_run, args.n)))
-
-                async def ours(c: int = c) -> None:
-                    client = AsyncRESTClient(rest, pool_size=max(c, 1))
-                    await client.request("GET", PATH)
-                    try:
-                        wall, cpu = await timed(lambda: fan_out(args.n, c, lambda: client.request("GET", PATH)))
-                        rows.append(("AsyncRESTClient (aiohttp)", wall, cpu))
-                    finally:
-                        await client.close()
-
-                async def raw_aiohttp(c: int = c) -> None:
-                    conn = aiohttp.TCPConnector(limit=max(c, 1), ssl=server.ssl)
-                    async with aiohttp.ClientSession(connector=conn) as s:
-                        async def one() -> bytes:
-                            async with s.get(url, headers=headers) as r:
-                                return await r.read()
-                        await one()
-                        rows.append(("aiohttp raw", *await timed(lambda: fan_out(args.n, c, one))))
-
-                async def raw_httpx(c: int = c) -> None:
-                    limits = httpx.Limits(max_connections=max(c, 1), max_keepalive_connections=max(c, 1))
-                    async with httpx.AsyncClient(verify=server.ssl, limits=limits) as s:
-                        async def one() -> bytes:
-                            return (await s.get(url, headers=headers)).content
-                        await one()
-                        rows.append(("httpx raw", *await timed(lambda: fan_out(args.n, c, one))))
-
-                async def timed(fn: Callable[[], Awaitable[None]]) -> tuple[float, float]:
-                    wall0, cpu0 = time.perf_counter(), time.process_time()
-                    await fn()
-                    return time.perf_counter() - wall0, (time.process_time() - cpu0) / args.n * 1e6
-
-                asyncio.run(ours())
-                asyncio.run(raw_aiohttp())
-                if httpx is not None:
-                    asyncio.run(raw_httpx())
+                with ThreadPoolExecutor(c) as pool:
+                    rows = [("sync RESTClient", *measure(
+                        lambda pool=pool: list(pool.map(lambda _: rest.request("GET", PATH), range(n))), n))]
+                rows.append(("AsyncRESTClient (aiohttp)", *asyncio.run(ours(rest, n, c))))
+                rows.append(("aiohttp raw", *asyncio.run(raw_aiohttp(server, headers, n, c))))
+                if have_httpx:
+                    rows.append(("httpx raw", *asyncio.run(raw_httpx(server, headers, n, c))))
                 for name, wall, cpu in rows:
-                    print(f"{name:<28}{c:>10}{wall:>9.2f}{args.n / wall:>9.0f}{cpu:>12.0f}")
-            if httpx is None:
+                    print(f"{name:<28}{c:>10}{wall:>9.2f}{n / wall:>9.0f}{cpu:>12.0f}")
+            if not have_httpx:
                 print("(httpx not importable: its rows are missing)")
         finally:
             server.stop()

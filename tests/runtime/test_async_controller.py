@@ -352,3 +352,33 @@ def test_manager_without_async_controllers_never_starts_the_loop(rest: Any, ns: 
     stop.set()
     t.join(15)
     assert not mgr.get_event_loop().started()
+
+
+def test_async_foo_reconciler_under_a_manager_end_to_end(rest: Any, ns: str) -> None:
+    """The async Foo reconciler with the Manager's AsyncClient (cache reads, aiohttp writes)."""
+    import msgspec
+
+    from generated.clientset import Clientset
+    from samplecontroller.foo_reconciler_async import AsyncFooReconciler
+    from samplecontroller.kubernetes.clientset import Clientset as KubeClientset
+    from samplecontroller.record import FakeRecorder
+
+    cs, kube = Clientset(rest), KubeClientset(rest)
+    mgr = new_manager(rest, resync=3600, namespace=ns)
+    AsyncFooReconciler(mgr.get_async_client(), FakeRecorder(100)).setup_with_manager(mgr, 50)
+    stop = threading.Event()
+    t = threading.Thread(target=mgr.start, args=(stop,), daemon=True)
+    t.start()
+    try:
+        foos = cs.samplecontroller_v1alpha1().foos(ns)
+        for i in range(20):
+            foos.create(new_foo(ns, f"f{i}", f"d{i}", 2))
+        deps = kube.apps_v1().deployments(ns)
+        wait_for(lambda: len(deps.list().items) == 20, what="20 Deployments")
+        live: Any = foos.get("f3")
+        foos.update(msgspec.structs.replace(live, spec=msgspec.structs.replace(live.spec, replicas=4)))
+        wait_for(lambda: getattr(deps.get("d3").spec, "replicas", None) == 4, what="replicas 4")
+    finally:
+        stop.set()
+        t.join(15)
+    assert not t.is_alive()
