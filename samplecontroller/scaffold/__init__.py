@@ -2,7 +2,7 @@
 
     samplecontroller init DIR --domain example.com --package NAME [--project-name NAME]
     samplecontroller create api --group G --version V --kind K [--plural P] [--namespaced|--cluster]
-                                [--style runtime|client-go]
+                                [--style runtime|async|client-go]
 
 ``init`` writes a project (pyproject, Makefile with ``make run``/``make test``, README, PROJECT,
 ``hack/update_codegen.py``, ``config/`` kustomize manifests, Dockerfile, the package with its
@@ -47,7 +47,11 @@ PROG = "samplecontroller"
 PROJECT_FILE = "PROJECT"
 CRD_DIR = Path("config") / "crd" / "bases"
 GENERATOR = "hack/update_codegen.py"
-STYLES = ("runtime", "client-go")
+STYLES = ("runtime", "async", "client-go")
+_STYLE_SUFFIX = {"runtime": "runtime", "async": "async", "client-go": "clientgo"}
+ASYNC_DEPENDENCY = ('"samplecontroller>=', '"samplecontroller[async]>=')
+"""``create api --style async`` turns pyproject.toml's toolkit dependency into one with the
+``async`` extra (the async client's aiohttp)."""
 DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 KIND = re.compile(r"[A-Z][A-Za-z0-9]*")
@@ -384,6 +388,20 @@ def _resource(project: Project, group: str, version: str, kind: str, plural: str
     return resource
 
 
+def _with_async_extra(root: Path) -> str:
+    """pyproject.toml with the toolkit dependency asking for the ``async`` extra (unchanged when it
+    already does); ScaffoldError when no ``"samplecontroller>=...`` dependency is there to change."""
+    path = root / "pyproject.toml"
+    text = path.read_text() if path.is_file() else ""
+    plain, extra = ASYNC_DEPENDENCY
+    if extra in text:
+        return text
+    if plain not in text:
+        raise ScaffoldError(f"{path}: no {plain}...\" dependency to give the async extra; an async controller "
+                            "needs samplecontroller[async] in the project's dependencies")
+    return text.replace(plain, extra, 1)
+
+
 def create_api(root: Path, *, group: str, version: str, kind: str, plural: str | None = None,
                namespaced: bool = True, style: str = "runtime") -> Resource:
     """Add a kind to the project in ``root``; see the module docstring."""
@@ -394,17 +412,19 @@ def create_api(root: Path, *, group: str, version: str, kind: str, plural: str |
     ctx: dict[str, Any] = {"r": {**asdict(r), **{k: getattr(r, k) for k in (
         "singular", "module", "var", "group_pkg", "method", "clientset_attr", "crd_file")}, "models": models}}
     crd = _render("crd.yaml.j2", project, **ctx)
-    style_suffix = "clientgo" if style == "client-go" else "runtime"
+    style_suffix = _STYLE_SUFFIX[style]
     new_files = {
         f"{CRD_DIR}/{r.crd_file}": crd,
         f"config/samples/{r.sample_file}": _render("sample.yaml.j2", project, **ctx),
         f"{project.package}/controllers/{r.module}.py": _render(f"controller_{style_suffix}.py.j2", project, **ctx),
         f"tests/test_{r.module}_controller.py": _render(f"test_controller_{style_suffix}.py.j2", project, **ctx),
-        f"tests/test_{r.module}_integration.py": _render("test_integration.py.j2", project, **ctx),
+        f"tests/test_{r.module}_integration.py": _render(
+            "test_integration_async.py.j2" if style == "async" else "test_integration.py.j2", project, **ctx),
     }
     for rel in new_files:
         if (root / rel).exists():
             raise ScaffoldError(f"{root / rel} exists already; remove it or choose another kind")
+    pyproject = _with_async_extra(root) if style == "async" else None
     generated = _generate(root, project, (r.crd_file, crd))  # refuses a bad CRD before anything is written
     init_path = root / project.package / "controllers" / "__init__.py"
     project.resources.append(r)
@@ -414,6 +434,7 @@ def create_api(root: Path, *, group: str, version: str, kind: str, plural: str |
         f"{project.package}/controllers/__init__.py": _controllers_init(
             project, init_path.read_text() if init_path.is_file() else None, init_path),
         PROJECT_FILE: project.dump(),
+        **({"pyproject.toml": pyproject} if pyproject is not None else {}),
     }
     for rel, text in {**new_files, **rewritten}.items():
         path = root / rel
@@ -452,8 +473,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                        help="objects live in namespaces (the default)")
     scope.add_argument("--cluster", dest="namespaced", action="store_false", help="cluster-scoped objects")
     p_api.add_argument("--style", choices=STYLES, default="runtime",
-                       help="runtime (controller-runtime Reconciler; the default) or client-go (informer, "
-                            "work queue and workers)")
+                       help="runtime (controller-runtime Reconciler; the default), async (the same with an "
+                            "async def reconcile: tasks on one event loop) or client-go (informer, work queue "
+                            "and workers)")
     return parser.parse_args(argv)
 
 
