@@ -12,9 +12,9 @@ credentials that must be recomputed (a token file read, an exec plugin run) are 
 worker thread (``asyncio.to_thread``), cached ones are used at once.
 
 aiohttp was chosen by measurement over httpx (``benchmarks/bench_async_http.py``): on the
-embedded API server aiohttp's C-accelerated client spends about a third of httpx's CPU per
-request and keeps up at hundreds of requests in flight where httpx's pool slows down; it is
-also already the API server's and webhook server's dependency (the ``async`` extra installs it).
+embedded API server httpx spent 4 to 11 times aiohttp's CPU per request and served a half to an
+eighth of its requests per second (worst with many in flight); aiohttp is also already the API
+server's and webhook server's dependency (the ``async`` extra installs it).
 
 One ``aiohttp.ClientSession`` per client, created on the first request on the running loop;
 the client then belongs to that loop (a request from another loop is a RuntimeError naming the
