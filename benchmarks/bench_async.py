@@ -58,7 +58,7 @@ def foo_table(n: int, workers: int | None) -> None:
     print(f"\n1. Foo -> Deployment, {n} Foos created at once, --workers {workers or 'default'} "
           "(controller in its own process)")
     header = (f"{'controller':>16} | {'all deployments s':>17} | {'all synced s':>12} | {'CPU ms/Foo':>10} | "
-              f"{'RSS MB idle/peak':>16} | {'peak threads':>12}")
+              f"{'RSS MB idle/peak':>16} | {'peak threads':>12} | requests per Foo by verb")
     print(header)
     print("-" * len(header))
     for controller, label in (("async", "async reconciler"), ("runtime", "sync reconciler")):
@@ -67,7 +67,8 @@ def foo_table(n: int, workers: int | None) -> None:
             print(f"{label:>16} | incomplete: {r.deployed} deployed, {r.synced} synced")
             continue
         print(f"{label:>16} | {r.deployed_s:>17.2f} | {r.synced_s:>12.2f} | {r.cpu_s / n * 1000:>10.2f} | "
-              f"{r.idle_rss_mb:>7.1f} / {r.rss_mb:>6.1f} | {r.peak_threads:>12}")
+              f"{r.idle_rss_mb:>7.1f} / {r.rss_mb:>6.1f} | {r.peak_threads:>12} | "
+              + " ".join(f"{v} {k:.2f}" for v, k in sorted(r.per_foo.items()) if k))
 
 
 # -- table 2: reconciles awaiting a 1-second external call -----------------------------------

@@ -33,6 +33,7 @@ import urllib3
 
 from samplecontroller.apimachinery import errors
 from samplecontroller.flowcontrol import TokenBucket
+from samplecontroller.rest import warnings
 from samplecontroller.rest.config import (
     EXEC_TIMEOUT,
     Config,
@@ -41,6 +42,7 @@ from samplecontroller.rest.config import (
     load_kubeconfig,
     server_url,
 )
+from samplecontroller.rest.warnings import WarningHandler, WarningLogger
 
 if TYPE_CHECKING:
     from kubernetes import client as k8s_client
@@ -132,6 +134,9 @@ class RESTClient:
     With ``qps`` > 0 every request (watches too) first waits for a token of a
     ``samplecontroller.flowcontrol.TokenBucket(qps, burst)``; by default there is no client-side throttling.
 
+    The ``Warning`` texts of every response go to ``warning_handler`` (default: a
+    ``rest.warnings.WarningLogger``, each distinct text logged once).
+
     The request path does no per-request configuration work: one urllib3 pool of keep-alive
     connections per host (``pool_size`` of them kept, at least ``DEFAULT_POOL_SIZE``; size it to the
     number of threads sending at once), proxies resolved once here, and the credentials computed
@@ -141,8 +146,10 @@ class RESTClient:
 
     def __init__(self, configuration: Config | k8s_client.Configuration, *, user_agent: str = DEFAULT_USER_AGENT,
                  pool: urllib3.PoolManager | None = None, max_retries: int = DEFAULT_MAX_RETRIES,
-                 qps: float = 0.0, burst: int = 0, pool_size: int = DEFAULT_POOL_SIZE) -> None:
+                 qps: float = 0.0, burst: int = 0, pool_size: int = DEFAULT_POOL_SIZE,
+                 warning_handler: WarningHandler | None = None) -> None:
         self.configuration = configuration
+        self.warning_handler: WarningHandler = warning_handler or WarningLogger()
         self.max_retries = max_retries
         self.throttle = TokenBucket(qps, max(burst, 1)) if qps > 0 else None
         tls = configuration.has_tls_settings if isinstance(configuration, Config) else False
@@ -228,6 +235,13 @@ class RESTClient:
                 self._auth_until = time.monotonic() + lifetime
             return self._auth
 
+    def handle_warnings(self, headers: Any) -> None:
+        """Hand the response's ``Warning`` texts to ``warning_handler`` (see ``rest.warnings``)."""
+        values = warnings.header_values(headers)
+        if values:
+            for text in warnings.parse(values):
+                self.warning_handler(text)
+
     def _refreshable(self) -> bool:
         cfg = self.configuration
         return cfg.refreshable if isinstance(cfg, Config) else cfg.refresh_api_key_hook is not None
@@ -250,6 +264,7 @@ class RESTClient:
                 break
             retries += 1
             time.sleep(wait)
+        self.handle_warnings(resp.headers)
         if resp.status >= 400:
             raise errors.from_response(resp.status, resp.data)
         return bytes(resp.data)
@@ -331,6 +346,7 @@ class RESTClient:
                                  urllib3.Timeout(connect=10.0, read=timeout), False)
         except urllib3.exceptions.HTTPError as err:
             raise TransportError(f"cannot reach the API server at {self.host}: {_reason(err)}") from None
+        self.handle_warnings(resp.headers)
         if resp.status >= 400:
             data = resp.read()
             resp.release_conn()

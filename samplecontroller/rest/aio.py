@@ -4,7 +4,8 @@ It is a thin I/O layer over a ``RESTClient`` (``AsyncRESTClient(rest)``, or the 
 constructors: ``from_kubeconfig``, ``in_cluster``, ``load_async_rest_client``) and shares
 everything but the sockets with it: the configuration and its TLS settings and proxy, the
 credentials (token files, exec plugins and their refresh every ``AUTH_REFRESH_INTERVAL`` or on
-a 401: one cache for both clients), the client-side throttle (one token bucket), Retry-After
+a 401: one cache for both clients), the client-side throttle (one token bucket), the
+``Warning`` headers (to the same ``warning_handler``), Retry-After
 retries (429/5xx, ``max_retries``, at most ``MAX_RETRY_AFTER`` each), the one resend of a GET
 whose keep-alive connection was dropped, and the errors (``TransportError``, ``StatusError``
 subclasses). Waiting never blocks the loop: throttling and Retry-After are ``asyncio.sleep``,
@@ -194,6 +195,7 @@ class AsyncRESTClient:
                 break
             retries += 1
             await asyncio.sleep(wait)
+        self.rest.handle_warnings(resp.headers)
         if resp.status >= 400:
             raise errors.from_response(resp.status, resp.data)
         return resp.data
@@ -241,6 +243,7 @@ class AsyncRESTClient:
                                          server_hostname=self._server_hostname, allow_redirects=False)
         except (TimeoutError, aiohttp.ClientError, OSError) as err:
             raise self._unreachable(err) from None
+        self.rest.handle_warnings(resp.headers)
         if resp.status >= 400:
             data = await resp.read()
             resp.release()

@@ -4,6 +4,7 @@ the same models as the sync clientsets, verbs awaited, watches as async iterator
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pytest
@@ -56,3 +57,39 @@ def test_async_clientset_constructors(rest: RESTClient, apiserver: Any) -> None:
             return len((await cs.samplecontroller_v1alpha1().foos().list()).items) >= 0
 
     assert asyncio.run(go())
+
+
+def test_warnings_reach_the_shared_handler_from_both_transports(apiserver: Any, ns: str) -> None:
+    """``fieldValidation=Warn`` with an unknown field: the server's Warning header is parsed and
+    handed to the client's ``warning_handler``, by the sync and the async transport alike."""
+    from samplecontroller.rest import load_rest_client
+
+    seen: list[str] = []
+    sync = load_rest_client(kubeconfig=str(apiserver.kubeconfig_path), warning_handler=seen.append)
+    path = f"/apis/samplecontroller.k8s.io/v1alpha1/namespaces/{ns}/foos"
+
+    def body(name: str) -> bytes:
+        return json.dumps({"apiVersion": "samplecontroller.k8s.io/v1alpha1", "kind": "Foo",
+                           "metadata": {"name": name}, "spec": {"deploymentName": name, "bogus": 1}}).encode()
+
+    sync.request("POST", path, query={"fieldValidation": "Warn"}, body=body("w1"))
+    assert seen == ['unknown field "spec.bogus"']
+
+    async def go() -> None:
+        async with AsyncRESTClient(sync) as client:
+            await client.request("POST", path, query={"fieldValidation": "Warn"}, body=body("w2"))
+
+    asyncio.run(go())
+    assert seen == ['unknown field "spec.bogus"'] * 2
+
+
+def test_warning_header_parsing_and_the_default_logger(caplog: pytest.LogCaptureFixture) -> None:
+    from samplecontroller.rest import warnings
+
+    assert warnings.parse(['299 - "a \\"q\\" b", 299 - "second"', '199 agent "not 299"',
+                           '299 - "dated" "Mon, 01 Jan 2024 00:00:00 GMT"']) == ['a "q" b', "second", "dated"]
+    assert warnings.parse(['299 - "kept", 299 - unquoted', '299 - "after a bad value"']) == ["kept"]
+    logger = warnings.WarningLogger()
+    logger("deprecated")
+    logger("deprecated")
+    assert [getattr(r, "kv", {}).get("warning") for r in caplog.records] == ["deprecated"]
