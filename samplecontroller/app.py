@@ -62,6 +62,8 @@ def run(args: argparse.Namespace, stop: threading.Event, *, local_dir: Path, crd
 
 def _run(args: argparse.Namespace, stop: threading.Event, local_dir: Path, crds_dir: Path) -> int:
     try:
+        if args.controller == "async":
+            _require_async()
         with contextlib.ExitStack() as stack:
             kubeconfig, master = args.kubeconfig, args.master
             if args.local:
@@ -74,6 +76,16 @@ def _run(args: argparse.Namespace, stop: threading.Event, local_dir: Path, crds_
     except UserError as err:
         print(f"main.py: error: {err}", file=sys.stderr)
         return 1
+
+
+def _require_async() -> None:
+    """``--controller async`` needs the async client's extra: one line naming it, before connecting."""
+    from samplecontroller._extras import MissingExtraError, require
+
+    try:
+        require("async", "--controller async")
+    except MissingExtraError as err:
+        raise UserError(str(err)) from None
 
 
 # -- connecting ------------------------------------------------------------------------------
