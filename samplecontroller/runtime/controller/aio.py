@@ -5,10 +5,10 @@ metrics as the worker threads; what differs is only who waits:
 
 - one dispatcher task takes a Request from the queue whenever fewer than
   ``max_concurrent_reconciles`` reconciles are in flight and starts a task for it. The queue is
-  the thread-safe work queue the informers feed: an item already waiting is taken at once
-  (``Queue.get_nowait``); otherwise one bridge thread per controller blocks in ``Queue.get`` and
-  hands the item to the loop. So a thousand reconciles in flight are a thousand tasks and two
-  threads, not a thousand threads;
+  the thread-safe work queue the informers feed: an item already waiting is taken at once;
+  otherwise the queue calls back from the thread that adds the next item, waking the loop
+  (``Queue.get_or_notify``, ``AsyncGetter``). So a thousand reconciles in flight are a thousand
+  tasks on the loop's one thread, not a thousand threads;
 - every reconcile ends with ``queue.done``, so a request is never reconciled twice at once;
 - stop: ``Queue.shut_down_in_flight`` (waiting items dropped, those in flight may finish) bounded
   by ``shutdown_timeout``; the reconciles still running at the deadline are cancelled
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import time
 from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any
@@ -39,22 +40,32 @@ __all__ = ["AsyncGetter", "run_tasks"]
 
 
 class AsyncGetter:
-    """An awaitable ``get`` on a thread-safe ``Queue``: at once when an item waits, else on one
-    bridge thread blocked in ``Queue.get`` (the loop never blocks). ``close`` ends the thread
-    once the queue has shut down."""
+    """An awaitable ``get`` on a thread-safe ``Queue``, on the running loop: an item waiting is
+    taken at once; otherwise the queue calls back (``Queue.get_or_notify``) from the thread that
+    adds the next one, which wakes this loop. No thread of its own, the loop never blocks."""
 
-    def __init__(self, queue: Queue[Any], name: str) -> None:
+    def __init__(self, queue: Queue[Any]) -> None:
         self.queue = queue
-        self._bridge = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix=f"{name}-queue-bridge")
 
     async def get(self) -> Got[Any]:
-        got = self.queue.get_nowait()
-        if got is not None:
-            return got
-        return await asyncio.get_running_loop().run_in_executor(self._bridge, self.queue.get)
+        loop = asyncio.get_running_loop()
+        while True:
+            woken = loop.create_future()
+            got = self.queue.get_or_notify(functools.partial(_wake_threadsafe, loop, woken))
+            if got is not None:
+                return got
+            await woken
 
-    def close(self) -> None:
-        self._bridge.shutdown(wait=False, cancel_futures=True)
+
+def _wake_threadsafe(loop: asyncio.AbstractEventLoop, woken: asyncio.Future[None]) -> None:
+    def wake() -> None:
+        if not woken.done():
+            woken.set_result(None)
+
+    try:
+        loop.call_soon_threadsafe(wake)
+    except RuntimeError:  # the loop closed meanwhile: nobody waits any more
+        pass
 
 
 def run_tasks(ctrl: Controller, stop: Any) -> None:
@@ -86,7 +97,6 @@ def run_tasks(ctrl: Controller, stop: Any) -> None:
             dispatcher.cancel()
             _wait_cancelled(loop, pool)
     finally:
-        pool.getter.close()
         if own:
             loop.close()
 
@@ -103,7 +113,7 @@ class _TaskPool:
     def __init__(self, ctrl: Controller, ending: Context) -> None:
         self.ctrl = ctrl
         self.ending = ending
-        self.getter = AsyncGetter(ctrl.queue, ctrl.name)
+        self.getter = AsyncGetter(ctrl.queue)
         self.tasks: set[asyncio.Task[None]] = set()
 
     async def dispatch(self) -> None:
