@@ -136,8 +136,10 @@ class AsyncRESTClient:
         loop = asyncio.get_running_loop()
         if self._session is None or self._session.closed:
             connector = aiohttp.TCPConnector(limit=self.pool_size, ssl=self._ssl, enable_cleanup_closed=True)
+            # no cookies (the API server sets none; a jar costs a filter and an update per request)
             self._session = aiohttp.ClientSession(connector=connector, auto_decompress=False,
-                                                  skip_auto_headers=("Accept-Encoding",))
+                                                  skip_auto_headers=("Accept-Encoding",),
+                                                  cookie_jar=aiohttp.DummyCookieJar())
             self._loop = loop
         elif self._loop is not loop:
             raise RuntimeError("this AsyncRESTClient belongs to the event loop it first ran on; make one "
