@@ -80,7 +80,7 @@ def run_tasks(ctrl: Controller, stop: Any) -> None:
     ending = with_cancel(stop)  # stop, or a reconcile panicked without recovery
     pool = _TaskPool(ctrl, ending)
     dispatcher = loop.submit(pool.dispatch())
-    dispatcher.add_done_callback(lambda _: ending.cancel())  # a dispatcher that ended early ends the run
+    dispatcher.add_done_callback(lambda f: _dispatcher_ended(ctrl, ending, f))
     try:
         ending.wait()
         log.info("Shutdown signal received, waiting for the reconciles in progress", controller=ctrl.name,
@@ -99,6 +99,17 @@ def run_tasks(ctrl: Controller, stop: Any) -> None:
     finally:
         if own:
             loop.close()
+
+
+def _dispatcher_ended(ctrl: Controller, ending: Context, done: concurrent.futures.Future[None]) -> None:
+    """A dispatcher that ended (normally only after the stop) ends the run; a failure is logged
+    and re-raised by ``start``, as a worker's panic."""
+    if not done.cancelled() and done.exception() is not None:
+        err = done.exception()
+        log.error("Reconcile dispatcher failed", controller=ctrl.name, error=f"{type(err).__name__}: {err}")
+        if ctrl._panic is None:
+            ctrl._panic = err
+    ending.cancel()
 
 
 def _wait_cancelled(loop: EventLoop, pool: _TaskPool) -> None:
