@@ -26,6 +26,7 @@ async iterator of lines.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import ssl
 import time
@@ -38,6 +39,7 @@ from samplecontroller import _extras
 _extras.require("async", "samplecontroller.rest.aio (the async client)")
 
 import aiohttp  # noqa: E402
+import yarl  # noqa: E402
 
 from samplecontroller.apimachinery import errors  # noqa: E402
 from samplecontroller.rest import (  # noqa: E402
@@ -208,13 +210,14 @@ class AsyncRESTClient:
         sent once more; a 401 with refreshable credentials once more with fresh ones."""
         await self._throttle()
         session = self._session_here()
-        limits = aiohttp.ClientTimeout(total=None, sock_connect=10.0, sock_read=timeout or 60.0)
+        limits = _timeouts(timeout or 60.0)
+        target = yarl.URL(url, encoded=True)  # built and quoted by RESTClient.url already
         refresh = False
         resp = _Response(0, b"", {})
         for attempt in (1, 2, 3):
             headers = await self._headers(accept, content_type, refresh)
             try:
-                async with session.request(method, url, data=body, headers=headers, timeout=limits,
+                async with session.request(method, target, data=body, headers=headers, timeout=limits,
                                            proxy=self._proxy, server_hostname=self._server_hostname,
                                            allow_redirects=False) as r:
                     resp = _Response(r.status, await r.read(), r.headers)
@@ -239,9 +242,9 @@ class AsyncRESTClient:
         await self._throttle()
         session = self._session_here()
         headers = await self._headers("application/json", None, False)
-        limits = aiohttp.ClientTimeout(total=None, sock_connect=10.0, sock_read=timeout)
+        limits = _timeouts(timeout)
         try:
-            resp = await session.request(method, url, headers=headers, timeout=limits, proxy=self._proxy,
+            resp = await session.request(method, yarl.URL(url, encoded=True), headers=headers, timeout=limits, proxy=self._proxy,
                                          server_hostname=self._server_hostname, allow_redirects=False)
         except (TimeoutError, aiohttp.ClientError, OSError) as err:
             raise self._unreachable(err) from None
@@ -251,6 +254,12 @@ class AsyncRESTClient:
             resp.release()
             raise errors.from_response(resp.status, data)
         return AsyncResponseStream(resp, url)
+
+
+@functools.lru_cache(maxsize=64)
+def _timeouts(read: float | None) -> aiohttp.ClientTimeout:
+    """One (immutable) timeout object per read timeout, not one per request."""
+    return aiohttp.ClientTimeout(total=None, sock_connect=10.0, sock_read=read)
 
 
 def _tls_and_proxy(cfg: Any) -> tuple[ssl.SSLContext | bool, str | None, str | None]:
