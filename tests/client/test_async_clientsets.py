@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -93,3 +94,31 @@ def test_warning_header_parsing_and_the_default_logger(caplog: pytest.LogCapture
     logger("deprecated")
     logger("deprecated")
     assert [getattr(r, "kv", {}).get("warning") for r in caplog.records] == ["deprecated"]
+
+
+def test_in_cluster_over_tls_with_the_service_account_token(apiserver: Any, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """``AsyncRESTClient.in_cluster()``: the pod's service account files and env, TLS verified
+    against its CA (the embedded server's), the token file sent."""
+    import base64
+    from urllib.parse import urlsplit
+
+    import yaml
+
+    from samplecontroller.rest import config as rest_config
+
+    kubeconfig = yaml.safe_load(apiserver.kubeconfig_path.read_text())
+    cluster, user = kubeconfig["clusters"][0]["cluster"], kubeconfig["users"][0]["user"]
+    (tmp_path / "token").write_text(user["token"])
+    (tmp_path / "ca.crt").write_bytes(base64.b64decode(cluster["certificate-authority-data"]))
+    server = urlsplit(cluster["server"])
+    monkeypatch.setattr(rest_config, "SERVICE_ACCOUNT_DIR", str(tmp_path))
+    monkeypatch.setenv("KUBERNETES_SERVICE_HOST", server.hostname or "")
+    monkeypatch.setenv("KUBERNETES_SERVICE_PORT", str(server.port))
+    client = AsyncRESTClient.in_cluster()
+
+    async def go() -> dict[str, Any]:
+        async with client:
+            return dict(json.loads(await client.request("GET", "/api/v1/namespaces/default")))
+
+    assert asyncio.run(go())["metadata"]["name"] == "default"
