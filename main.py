@@ -73,8 +73,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                    help=f"Number of concurrent workers (default {DEFAULT_WORKERS}).")
     p.add_argument("--resync", type=_duration, default=30.0, help="Informer resync period (default 30s).")
     p.add_argument("--namespace", default="", help="Only watch this namespace (default: all namespaces).")
-    p.add_argument("--controller", choices=("classic", "runtime"), default="classic",
-                   help="classic: controller.py (client-go style); runtime: the controller-runtime style FooReconciler.")
+    p.add_argument("--controller", choices=("classic", "runtime", "async"), default="classic",
+                   help="classic: controller.py (client-go style); runtime: the controller-runtime style FooReconciler; "
+                        "async: the same as an async reconciler (tasks on one event loop; --workers bounds them).")
     p.add_argument("--leader-elect", action="store_true", help="Use a Lease for leader election.")
     p.add_argument("--leader-election-namespace", default="",
                    help="Namespace of the leader election Lease (default: the pod's namespace, else default).")

@@ -96,6 +96,7 @@ class Result:
     rss_mb: float = float("nan")
     idle_rss_mb: float = float("nan")
     server_cpu_s: float = float("nan")
+    peak_threads: int = 0
     per_foo: dict[str, float] = field(default_factory=dict)
 
 
@@ -171,6 +172,7 @@ def _measure(server: CountingServer, controller: str, n: int, workers: int | Non
             if proc.poll() is not None:
                 raise RuntimeError(f"{controller} exited with {proc.returncode}; see its log")
             peak = max(peak, ps.memory_info().rss)
+            result.peak_threads = max(result.peak_threads, ps.num_threads())
             time.sleep(0.1)
         result.cpu_s = sum(ps.cpu_times()[:2]) - cpu0
         result.server_cpu_s = sum(server_ps.cpu_times()[:2]) - server_cpu0

@@ -17,6 +17,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "apiserver": ("aiohttp", "cryptography", "cel_expr_python"),
     "webhook": ("aiohttp", "cryptography"),
     "codegen": ("jinja2", "datamodel_code_generator"),
+    "async": ("aiohttp",),
 }
 
 

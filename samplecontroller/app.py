@@ -62,6 +62,8 @@ def run(args: argparse.Namespace, stop: threading.Event, *, local_dir: Path, crd
 
 def _run(args: argparse.Namespace, stop: threading.Event, local_dir: Path, crds_dir: Path) -> int:
     try:
+        if args.controller == "async":
+            _require_async()
         with contextlib.ExitStack() as stack:
             kubeconfig, master = args.kubeconfig, args.master
             if args.local:
@@ -74,6 +76,16 @@ def _run(args: argparse.Namespace, stop: threading.Event, local_dir: Path, crds_
     except UserError as err:
         print(f"main.py: error: {err}", file=sys.stderr)
         return 1
+
+
+def _require_async() -> None:
+    """``--controller async`` needs the async client's extra: one line naming it, before connecting."""
+    from samplecontroller._extras import MissingExtraError, require
+
+    try:
+        require("async", "--controller async")
+    except MissingExtraError as err:
+        raise UserError(str(err)) from None
 
 
 # -- connecting ------------------------------------------------------------------------------
@@ -231,7 +243,7 @@ def _print_banner(url: str, kubeconfig: str, crds: list[str]) -> None:
 
 
 def _run_elected(args: argparse.Namespace, rest_client: Any, stop: threading.Event) -> int:
-    if args.controller == "runtime":
+    if args.controller in ("runtime", "async"):
         return _run_runtime(args, rest_client, stop)
     with _probe_servers(args) as set_ready:
         if not args.leader_elect:
@@ -240,7 +252,8 @@ def _run_elected(args: argparse.Namespace, rest_client: Any, stop: threading.Eve
 
 
 def _run_runtime(args: argparse.Namespace, rest_client: Any, stop: threading.Event) -> int:
-    """The FooReconciler under a Manager, which does its own leader election and probes."""
+    """The FooReconciler (sync, or async for ``--controller async``) under a Manager, which does its
+    own leader election and probes."""
     from samplecontroller import foo_reconciler
     from samplecontroller.runtime.manager import ListenError
 
@@ -249,6 +262,10 @@ def _run_runtime(args: argparse.Namespace, rest_client: Any, stop: threading.Eve
         if address not in ("0", ""):
             _bind(address, flag)  # a malformed address is a one-line UserError, as in classic mode
     try:
+        if args.controller == "async":
+            from samplecontroller import foo_reconciler_async
+
+            return foo_reconciler_async.run(rest_client, args, stop)
         return foo_reconciler.run(rest_client, args, stop)
     except ListenError as err:
         raise UserError(str(err)) from None

@@ -45,7 +45,7 @@ from samplecontroller.runtime.client import Client, RawPatch
 from samplecontroller.runtime.handler import EnqueueRequestsFromMapFunc
 from samplecontroller.runtime.manager import ListenError, Manager, Options
 from samplecontroller.runtime.predicate import ResourceVersionChanged
-from samplecontroller.runtime.reconcile import Request, Result
+from samplecontroller.runtime.reconcile import AsyncReconciler, Reconciler, Request, Result
 
 log = get_logger("foo-reconciler")
 
@@ -112,23 +112,38 @@ class FooReconciler:
 
     def map_deployment_to_foos(self, obj: Any) -> list[Request]:
         """The Foos that name this Deployment (owned or not)."""
-        ns = meta.get_namespace(obj)
-        foos = self.client.list(Foo, namespace=ns,
-                                matching_fields={domain.DEPLOYMENT_NAME_FIELD: meta.get_name(obj)})
-        return [Request(ns, meta.get_name(f)) for f in foos]
+        return foos_naming(self.client, obj)
 
     def setup_with_manager(self, mgr: Manager, workers: int = 2) -> rt_controller.Controller:
         """Index Foos by deployment name and register the controller with ``mgr``."""
-        mgr.get_cache().index_field(Foo, domain.DEPLOYMENT_NAME_FIELD, domain.deployment_names)
-        return (controller_managed_by(mgr)
-                .for_(Foo)
-                .owns(Deployment, ResourceVersionChanged())
-                .watches(Deployment, EnqueueRequestsFromMapFunc(self.map_deployment_to_foos),
-                         ResourceVersionChanged())
-                .with_options(rt_controller.Options(max_concurrent_reconciles=workers,
-                                                    rate_limiter=domain.rate_limiter()))
-                .named("foo")
-                .complete(self))
+        return setup_foo_controller(mgr, self, workers)
+
+
+def foos_naming(client: Client, deployment: Any) -> list[Request]:
+    """The Foos (from the cache) that name ``deployment`` (owned or not)."""
+    ns = meta.get_namespace(deployment)
+    foos = client.list(Foo, namespace=ns,
+                       matching_fields={domain.DEPLOYMENT_NAME_FIELD: meta.get_name(deployment)})
+    return [Request(ns, meta.get_name(f)) for f in foos]
+
+
+def setup_foo_controller(mgr: Manager, reconciler: Reconciler | AsyncReconciler, workers: int,
+                         name: str = "foo") -> rt_controller.Controller:
+    """The Foo controller's wiring, for the sync and the async reconciler alike: Foos indexed
+    by deployment name; for_(Foo), owns(Deployment), Deployments mapped to the Foos naming them
+    (read from the manager's cache); ``workers`` reconciles at once (tasks in flight when
+    ``reconciler`` is async)."""
+    mgr.get_cache().index_field(Foo, domain.DEPLOYMENT_NAME_FIELD, domain.deployment_names)
+    reader = mgr.get_client()
+    return (controller_managed_by(mgr)
+            .for_(Foo)
+            .owns(Deployment, ResourceVersionChanged())
+            .watches(Deployment, EnqueueRequestsFromMapFunc(lambda obj: foos_naming(reader, obj)),
+                     ResourceVersionChanged())
+            .with_options(rt_controller.Options(max_concurrent_reconciles=workers,
+                                                rate_limiter=domain.rate_limiter()))
+            .named(name)
+            .complete(reconciler))
 
 
 def new_manager(rest: Any, *, resync: float, namespace: str = "", shutdown_timeout: float = 30.0,

@@ -8,6 +8,10 @@ Each resource method returns a ``samplecontroller.client.ResourceClient`` (see i
 the verbs and the error contract). Namespaced resources take a namespace (None: all namespaces,
 for list and watch). A group/version's module is imported on first use of its accessor.
 
+``AsyncClientset`` is the same over an ``samplecontroller.rest.aio.AsyncRESTClient`` (the
+``async`` extra): each resource method returns a ``samplecontroller.client.aio.AsyncResourceClient``
+whose verbs are awaited, over the same models.
+
 ``Interface`` is what this clientset and ``generated.clientset.fake.Clientset`` both are
 (client-go's ``kubernetes.Interface``): take it where either will do.
 """
@@ -21,13 +25,16 @@ from samplecontroller.rest import RESTClient, load_rest_client
 
 if TYPE_CHECKING:
     from generated.clientset.typed.samplecontroller.v1alpha1 import (
+        AsyncSamplecontrollerV1alpha1Client,
         SamplecontrollerV1alpha1Client,
         SamplecontrollerV1alpha1Interface,
     )
     from generated.clientset.typed.workloads.v1alpha1 import (
+        AsyncWorkloadsV1alpha1Client,
         WorkloadsV1alpha1Client,
         WorkloadsV1alpha1Interface,
     )
+    from samplecontroller.rest.aio import AsyncRESTClient
 
 
 class Interface(Protocol):
@@ -76,3 +83,44 @@ class Clientset:
     def from_flags(cls, kubeconfig: str | None = None, master: str | None = None) -> Clientset:
         """Go's BuildConfigFromFlags order: flags, then in-cluster, then the default kubeconfig."""
         return cls(load_rest_client(kubeconfig=kubeconfig, master=master))
+
+
+class AsyncClientset:
+    """Typed async access to every API group/version over one ``AsyncRESTClient``."""
+
+    def __init__(self, rest: AsyncRESTClient) -> None:
+        self.rest = rest
+
+    def samplecontroller_v1alpha1(self) -> AsyncSamplecontrollerV1alpha1Client:
+        """samplecontroller.k8s.io/v1alpha1."""
+        from generated.clientset.typed.samplecontroller import v1alpha1 as typed
+
+        return typed.AsyncSamplecontrollerV1alpha1Client(self.rest)
+
+    def workloads_v1alpha1(self) -> AsyncWorkloadsV1alpha1Client:
+        """workloads.example.com/v1alpha1."""
+        from generated.clientset.typed.workloads import v1alpha1 as typed
+
+        return typed.AsyncWorkloadsV1alpha1Client(self.rest)
+
+    @classmethod
+    def from_kubeconfig(cls, path: str | os.PathLike[str] | None = None, context: str | None = None,
+                        master: str | None = None) -> AsyncClientset:
+        """From a kubeconfig (None: $KUBECONFIG, then ~/.kube/config)."""
+        from samplecontroller.rest.aio import AsyncRESTClient
+
+        return cls(AsyncRESTClient.from_kubeconfig(path, context=context, master=master))
+
+    @classmethod
+    def in_cluster(cls) -> AsyncClientset:
+        """From the pod's service account."""
+        from samplecontroller.rest.aio import AsyncRESTClient
+
+        return cls(AsyncRESTClient.in_cluster())
+
+    @classmethod
+    def from_flags(cls, kubeconfig: str | None = None, master: str | None = None) -> AsyncClientset:
+        """Go's BuildConfigFromFlags order: flags, then in-cluster, then the default kubeconfig."""
+        from samplecontroller.rest.aio import load_async_rest_client
+
+        return cls(load_async_rest_client(kubeconfig=kubeconfig, master=master))

@@ -24,7 +24,8 @@ from samplecontroller.client.resource import ResourceClient
 from samplecontroller.client.types import ResourceInfo
 from samplecontroller.rest import RESTClient
 
-__all__ = ["DynamicClient", "NoMatchError", "info_from_api_resource"]
+__all__ = ["DynamicClient", "NoMatchError", "as_dynamic_info", "discovery_path", "find_kind", "find_resource",
+           "group_versions", "info_from_api_resource", "parse_resource_list"]
 
 DynamicResourceClient = ResourceClient[dict[str, Any], dict[str, Any]]
 
@@ -95,7 +96,7 @@ class DynamicClient:
                  namespace: str | None = None) -> DynamicResourceClient:
         """A dict-based ResourceClient; a (group, version, resource) tuple is looked up in discovery."""
         if isinstance(info_or_gvr, ResourceInfo):
-            info = info_or_gvr if info_or_gvr.model is dict else _as_dynamic(info_or_gvr)
+            info = as_dynamic_info(info_or_gvr)
         else:
             group, version, resource = info_or_gvr
             info = self.resource_for_gvr(group, version, resource)
@@ -110,18 +111,12 @@ class DynamicClient:
 
     def resource_for(self, api_version: str, kind: str) -> ResourceInfo[dict[str, Any]]:
         """The resource serving ``kind`` in ``api_version`` (for example "apps/v1", "Deployment")."""
-        for info in self.resources_for(api_version):
-            if info.kind == kind:
-                return info
-        raise NoMatchError(f'no matches for kind "{kind}" in version "{api_version}"')
+        return find_kind(self.resources_for(api_version), api_version, kind)
 
     def resource_for_gvr(self, group: str, version: str, resource: str) -> ResourceInfo[dict[str, Any]]:
         """The resource named ``resource`` (plural, singular or a short name) in group/version."""
         api_version = f"{group}/{version}" if group else version
-        for info in self.resources_for(api_version):
-            if resource == info.resource or resource == info.singular or resource in info.short_names:
-                return info
-        raise NoMatchError(f'the server doesn\'t have a resource type "{resource}" in "{api_version}"')
+        return find_resource(self.resources_for(api_version), api_version, resource)
 
     def resources_for(self, api_version: str) -> list[ResourceInfo[dict[str, Any]]]:
         """Every top-level resource of one group/version (cached)."""
@@ -129,27 +124,62 @@ class DynamicClient:
             cached = self._by_gv.get(api_version)
         if cached is not None:
             return cached
-        group, version = meta.group_version(api_version)
-        path = f"/apis/{group}/{version}" if group else f"/api/{version}"
         try:
-            data = self.rest.request("GET", path)
+            data = self.rest.request("GET", discovery_path(api_version))
         except errors.NotFoundError:
             raise NoMatchError(f'the server does not serve "{api_version}"') from None
-        infos = _parse_resource_list(group, version, _resource_list_decoder.decode(data))
+        infos = parse_resource_list(api_version, data)
         with self._lock:
             self._by_gv[api_version] = infos
         return infos
 
     def server_group_versions(self) -> list[str]:
         """Every served group/version ("v1", "apps/v1", ...), core first; never cached."""
-        core = msgspec.json.decode(self.rest.request("GET", "/api"), type=_Versions).versions
-        groups = msgspec.json.decode(self.rest.request("GET", "/apis"), type=_Groups).groups
-        return list(core) + [v.group_version for g in groups for v in g.versions]
+        return group_versions(self.rest.request("GET", "/api"), self.rest.request("GET", "/apis"))
 
     def refresh(self) -> None:
         """Forget cached discovery (after CRDs change)."""
         with self._lock:
             self._by_gv.clear()
+
+
+def discovery_path(api_version: str) -> str:
+    """Where a group/version's resources are listed (legacy discovery)."""
+    group, version = meta.group_version(api_version)
+    return f"/apis/{group}/{version}" if group else f"/api/{version}"
+
+
+def parse_resource_list(api_version: str, data: bytes) -> list[ResourceInfo[dict[str, Any]]]:
+    """The top-level resources (their subresources attached) of an APIResourceList response."""
+    group, version = meta.group_version(api_version)
+    return _parse_resource_list(group, version, _resource_list_decoder.decode(data))
+
+
+def group_versions(api: bytes, apis: bytes) -> list[str]:
+    """Every group/version from the /api and /apis responses, core first."""
+    core = msgspec.json.decode(api, type=_Versions).versions
+    groups = msgspec.json.decode(apis, type=_Groups).groups
+    return list(core) + [v.group_version for g in groups for v in g.versions]
+
+
+def find_kind(infos: Sequence[ResourceInfo[dict[str, Any]]], api_version: str,
+              kind: str) -> ResourceInfo[dict[str, Any]]:
+    for info in infos:
+        if info.kind == kind:
+            return info
+    raise NoMatchError(f'no matches for kind "{kind}" in version "{api_version}"')
+
+
+def find_resource(infos: Sequence[ResourceInfo[dict[str, Any]]], api_version: str,
+                  resource: str) -> ResourceInfo[dict[str, Any]]:
+    for info in infos:
+        if resource == info.resource or resource == info.singular or resource in info.short_names:
+            return info
+    raise NoMatchError(f'the server doesn\'t have a resource type "{resource}" in "{api_version}"')
+
+
+def as_dynamic_info(info_or_gvr: ResourceInfo[Any]) -> ResourceInfo[dict[str, Any]]:
+    return info_or_gvr if info_or_gvr.model is dict else _as_dynamic(info_or_gvr)
 
 
 def _parse_resource_list(group: str, version: str, lst: _APIResourceList) -> list[ResourceInfo[dict[str, Any]]]:

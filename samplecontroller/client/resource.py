@@ -21,7 +21,7 @@ from __future__ import annotations
 import builtins
 import threading
 from collections.abc import Iterator, Mapping
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
 
 import msgspec
 from msgspec import Struct
@@ -74,6 +74,22 @@ def _encode_body(obj: Any) -> bytes:
     return _encoder.encode(obj)
 
 
+def decode_event(line: bytes, decoder: msgspec.json.Decoder[Any]) -> tuple[WatchEvent[Any], bool]:
+    """One watch line as a ``WatchEvent``, and whether the watch ends after it: a line that
+    cannot be decoded is an ERROR event carrying a 500 InternalError Status, the last one
+    (client-go's StreamWatcher does the same). Shared by the sync and async watches."""
+    try:
+        raw = _event_decoder.decode(line)
+        if raw.type == "ERROR":
+            return WatchEvent("ERROR", None, _dict_decoder.decode(raw.object)), False
+        if raw.type not in _EVENT_TYPES:
+            raise msgspec.ValidationError(f"unknown watch event type {raw.type!r}")
+        return WatchEvent(raw.type, decoder.decode(raw.object)), False  # type: ignore[arg-type]
+    except (msgspec.DecodeError, msgspec.ValidationError) as err:
+        message = f"unable to decode an event from the watch stream: {err}"
+        return WatchEvent("ERROR", None, errors.new_status(500, errors.REASON_INTERNAL_ERROR, message)), True
+
+
 class ResourceWatch(Generic[T]):
     """An open watch. Iterate for ``WatchEvent``s; ``stop()`` from any thread ends it."""
 
@@ -93,23 +109,12 @@ class ResourceWatch(Generic[T]):
             for line in self._stream:
                 if self._stopped.is_set():
                     return
-                try:
-                    event = self._decode_event(line)
-                except (msgspec.DecodeError, msgspec.ValidationError) as err:
-                    message = f"unable to decode an event from the watch stream: {err}"
-                    yield WatchEvent("ERROR", None, errors.new_status(500, errors.REASON_INTERNAL_ERROR, message))
-                    return
+                event, last = decode_event(line, self._decoder)
                 yield event
+                if last:
+                    return
         finally:
             self._stream.close()
-
-    def _decode_event(self, line: bytes) -> WatchEvent[T]:
-        raw = _event_decoder.decode(line)
-        if raw.type == "ERROR":
-            return WatchEvent("ERROR", None, _dict_decoder.decode(raw.object))
-        if raw.type not in _EVENT_TYPES:
-            raise msgspec.ValidationError(f"unknown watch event type {raw.type!r}")
-        return WatchEvent(raw.type, self._decoder.decode(raw.object))  # type: ignore[arg-type]
 
     def stop(self) -> None:
         """End the watch (closes the response); safe from any thread and more than once."""
@@ -117,11 +122,23 @@ class ResourceWatch(Generic[T]):
         self._stream.close()
 
 
-class ResourceClient(Generic[T, L]):
-    """Verbs on one resource, in one namespace (or all namespaces / cluster scope)."""
+class Req(NamedTuple):
+    """One request of a verb, before any I/O: what ``RESTClient.request`` (or the async
+    ``AsyncRESTClient.request``) is given."""
 
-    def __init__(self, rest: RESTClient, info: ResourceInfo[T], namespace: str | None = None) -> None:
-        self.rest = rest
+    method: str
+    path: str
+    query: dict[str, str] | None = None
+    body: bytes | None = None
+    content_type: str | None = None
+
+
+class ResourceRequests(Generic[T, L]):
+    """The verbs of one resource without the I/O (shared by ``ResourceClient`` and the async
+    ``client.aio.AsyncResourceClient``): each ``*_request`` method builds the ``Req`` of a verb;
+    responses are decoded with ``decode``/``decode_list``."""
+
+    def __init__(self, info: ResourceInfo[T], namespace: str | None = None) -> None:
         self.info = info
         self.namespace = namespace if info.namespaced else None
         self._decoder = decoder_for(info.model)
@@ -140,6 +157,9 @@ class ResourceClient(Generic[T, L]):
     def _decode(self, data: bytes) -> T:
         return self._decoder.decode(data)  # type: ignore[no-any-return]
 
+    def _decode_list(self, data: bytes) -> L:
+        return self._list_decoder.decode(data)  # type: ignore[no-any-return]
+
     @staticmethod
     def _write_query(dry_run: bool, field_manager: str | None, field_validation: str | None = None) -> dict[str, str]:
         q: dict[str, str] = {}
@@ -151,44 +171,124 @@ class ResourceClient(Generic[T, L]):
             q["fieldValidation"] = field_validation
         return q
 
+    # -- requests ---------------------------------------------------------------------------
+
+    def create_request(self, obj: Any, dry_run: bool, field_manager: str | None,
+                       field_validation: str | None) -> Req:
+        return Req("POST", self.info.path(self._ns_for(obj)),
+                   self._write_query(dry_run, field_manager, field_validation), _encode_body(obj))
+
+    def get_request(self, name: str, resource_version: str | None) -> Req:
+        return Req("GET", self._path(name),
+                   {"resourceVersion": resource_version} if resource_version is not None else None)
+
+    def list_request(self, opts: ListOptions) -> Req:
+        return Req("GET", self._path(), opts.to_query())
+
+    def watch_request(self, opts: ListOptions) -> tuple[Req, float | None]:
+        """The watch request and its read timeout (the server's timeout plus 30 s, else none)."""
+        q = opts.to_query()
+        q["watch"] = "true"
+        read_timeout = float(opts.timeout_seconds) + 30.0 if opts.timeout_seconds else None
+        return Req("GET", self._path(), q), read_timeout
+
+    def put_path(self, obj: Any, subresource: str | None) -> str:
+        return self.info.path(self._ns_for(obj), meta.get_name(obj), subresource)
+
+    def put_request(self, obj: Any, subresource: str | None, field_manager: str | None, dry_run: bool,
+                    live: bytes | None = None) -> Req:
+        """The PUT of ``obj``; with ``live`` (the object's raw JSON, read first for
+        ``preserve_unknown_fields``) ``obj`` laid over it (see the module docstring)."""
+        body: Any = obj
+        if live is not None:
+            body = overlay(obj, _dict_decoder.decode(live))
+            body.setdefault("metadata", {})["resourceVersion"] = meta.get_resource_version(obj)
+            if not meta.get_resource_version(obj):
+                body["metadata"].pop("resourceVersion")
+        return Req("PUT", self.put_path(obj, subresource), self._write_query(dry_run, field_manager),
+                   _encode_body(body))
+
+    @staticmethod
+    def reads_live_first(obj: Any, preserve_unknown_fields: bool) -> bool:
+        return preserve_unknown_fields and isinstance(obj, msgspec.Struct)
+
+    def patch_request(self, name: str, patch: bytes | dict[str, Any] | builtins.list[Any], patch_type: str,
+                      subresource: str | None, field_manager: str | None, force: bool | None, dry_run: bool) -> Req:
+        q = self._write_query(dry_run, field_manager)
+        if force is not None:
+            q["force"] = _bool(force)
+        return Req("PATCH", self._path(name, subresource), q, _encode_body(patch), patch_type)
+
+    def apply_request(self, obj: Any, field_manager: str, force: bool, subresource: str | None,
+                      dry_run: bool) -> Req:
+        if not field_manager:
+            raise ValueError("server-side apply needs a field_manager")
+        q = self._write_query(dry_run, field_manager)
+        q["force"] = _bool(force)
+        return Req("PATCH", self.put_path(obj, subresource), q, _encode_body(obj), APPLY_PATCH)
+
+    def delete_request(self, name: str, propagation_policy: str | None, preconditions: Mapping[str, str] | None,
+                       grace_period_seconds: int | None, dry_run: bool) -> Req:
+        return Req("DELETE", self._path(name), None,
+                   _delete_options(propagation_policy, preconditions, grace_period_seconds, dry_run))
+
+    def delete_collection_request(self, label_selector: str | None, field_selector: str | None,
+                                  propagation_policy: str | None) -> Req:
+        q = ListOptions(label_selector=label_selector, field_selector=field_selector).to_query()
+        return Req("DELETE", self._path(), q, _delete_options(propagation_policy, None, None, False))
+
+
+def list_options(label_selector: str | None = None, field_selector: str | None = None, limit: int | None = None,
+                 continue_: str | None = None, resource_version: str | None = None,
+                 resource_version_match: str | None = None, timeout_seconds: int | None = None,
+                 allow_watch_bookmarks: bool = False, send_initial_events: bool | None = None) -> ListOptions:
+    return ListOptions(label_selector=label_selector, field_selector=field_selector, limit=limit,
+                       continue_=continue_, resource_version=resource_version,
+                       resource_version_match=resource_version_match, timeout_seconds=timeout_seconds,
+                       allow_watch_bookmarks=allow_watch_bookmarks, send_initial_events=send_initial_events)
+
+
+class ResourceClient(ResourceRequests[T, L]):
+    """Verbs on one resource, in one namespace (or all namespaces / cluster scope)."""
+
+    def __init__(self, rest: RESTClient, info: ResourceInfo[T], namespace: str | None = None) -> None:
+        super().__init__(info, namespace)
+        self.rest = rest
+
+    def _do(self, req: Req) -> bytes:
+        return self.rest.request(req.method, req.path, query=req.query, body=req.body,
+                                 content_type=req.content_type)
+
     # -- verbs ------------------------------------------------------------------------------
 
     def create(self, obj: T | dict[str, Any], *, dry_run: bool = False, field_manager: str | None = None,
                field_validation: str | None = None) -> T:
         """POST ``obj``; returns the created object as the server stored it."""
-        path = self.info.path(self._ns_for(obj))
-        data = self.rest.request("POST", path, query=self._write_query(dry_run, field_manager, field_validation),
-                                 body=_encode_body(obj))
-        return self._decode(data)
+        return self._decode(self._do(self.create_request(obj, dry_run, field_manager, field_validation)))
 
     def get(self, name: str, *, resource_version: str | None = None) -> T:
-        q = {"resourceVersion": resource_version} if resource_version is not None else None
-        return self._decode(self.rest.request("GET", self._path(name), query=q))
+        return self._decode(self._do(self.get_request(name, resource_version)))
 
     def list(self, *, label_selector: str | None = None, field_selector: str | None = None, limit: int | None = None,
              continue_: str | None = None, resource_version: str | None = None,
              resource_version_match: str | None = None, timeout_seconds: int | None = None) -> L:
         """One page of the list (pass ``continue_`` from the result's metadata for the next)."""
-        opts = ListOptions(label_selector=label_selector, field_selector=field_selector, limit=limit,
-                           continue_=continue_, resource_version=resource_version,
-                           resource_version_match=resource_version_match, timeout_seconds=timeout_seconds)
-        return self._list_decoder.decode(self.rest.request("GET", self._path(), query=opts.to_query()))  # type: ignore[no-any-return]
+        opts = list_options(label_selector, field_selector, limit, continue_, resource_version,
+                            resource_version_match, timeout_seconds)
+        return self._decode_list(self._do(self.list_request(opts)))
 
     def watch(self, *, resource_version: str | None = None, label_selector: str | None = None,
               field_selector: str | None = None, allow_watch_bookmarks: bool = False,
               timeout_seconds: int | None = None, send_initial_events: bool | None = None,
               resource_version_match: str | None = None) -> ResourceWatch[T]:
-        opts = ListOptions(label_selector=label_selector, field_selector=field_selector,
-                           resource_version=resource_version, resource_version_match=resource_version_match,
-                           timeout_seconds=timeout_seconds, allow_watch_bookmarks=allow_watch_bookmarks,
-                           send_initial_events=send_initial_events)
+        opts = list_options(label_selector, field_selector, None, None, resource_version, resource_version_match,
+                            timeout_seconds, allow_watch_bookmarks, send_initial_events)
         return self._watch(opts)
 
     def _watch(self, opts: ListOptions) -> ResourceWatch[T]:
-        q = opts.to_query()
-        q["watch"] = "true"
-        read_timeout = float(opts.timeout_seconds) + 30.0 if opts.timeout_seconds else None
-        return ResourceWatch(self.rest.stream("GET", self._path(), query=q, timeout=read_timeout), self._decoder)
+        req, read_timeout = self.watch_request(opts)
+        return ResourceWatch(self.rest.stream(req.method, req.path, query=req.query, timeout=read_timeout),
+                             self._decoder)
 
     def update(self, obj: T | dict[str, Any], *, field_manager: str | None = None, dry_run: bool = False,
                preserve_unknown_fields: bool = False) -> T:
@@ -205,40 +305,22 @@ class ResourceClient(Generic[T, L]):
 
     def _put(self, obj: Any, subresource: str | None, field_manager: str | None, dry_run: bool,
              preserve_unknown_fields: bool) -> T:
-        name = meta.get_name(obj)
-        path = self.info.path(self._ns_for(obj), name, subresource)
-        if preserve_unknown_fields and isinstance(obj, msgspec.Struct):
-            live = _dict_decoder.decode(self.rest.request("GET", path))
-            body: Any = overlay(obj, live)
-            body.setdefault("metadata", {})["resourceVersion"] = meta.get_resource_version(obj)
-            if not meta.get_resource_version(obj):
-                body["metadata"].pop("resourceVersion")
-        else:
-            body = obj
-        data = self.rest.request("PUT", path, query=self._write_query(dry_run, field_manager), body=_encode_body(body))
-        return self._decode(data)
+        live = None
+        if self.reads_live_first(obj, preserve_unknown_fields):
+            live = self.rest.request("GET", self.put_path(obj, subresource))
+        return self._decode(self._do(self.put_request(obj, subresource, field_manager, dry_run, live)))
 
     def patch(self, name: str, patch: bytes | dict[str, Any] | builtins.list[Any], patch_type: str = MERGE_PATCH, *,
               subresource: str | None = None, field_manager: str | None = None, force: bool | None = None,
               dry_run: bool = False) -> T:
         """PATCH with ``patch_type`` (json, merge, strategic-merge for built-ins, or apply)."""
-        q = self._write_query(dry_run, field_manager)
-        if force is not None:
-            q["force"] = _bool(force)
-        data = self.rest.request("PATCH", self._path(name, subresource), query=q, body=_encode_body(patch),
-                                 content_type=patch_type)
-        return self._decode(data)
+        return self._decode(self._do(self.patch_request(name, patch, patch_type, subresource, field_manager, force,
+                                                        dry_run)))
 
     def apply(self, obj: T | dict[str, Any] | Struct, *, field_manager: str, force: bool = False,
               subresource: str | None = None, dry_run: bool = False) -> T:
         """Server-side apply ``obj`` (the fields you state are yours); creates it when missing."""
-        if not field_manager:
-            raise ValueError("server-side apply needs a field_manager")
-        path = self.info.path(self._ns_for(obj), meta.get_name(obj), subresource)
-        q = self._write_query(dry_run, field_manager)
-        q["force"] = _bool(force)
-        data = self.rest.request("PATCH", path, query=q, body=_encode_body(obj), content_type=APPLY_PATCH)
-        return self._decode(data)
+        return self._decode(self._do(self.apply_request(obj, field_manager, force, subresource, dry_run)))
 
     def apply_status(self, obj: T | dict[str, Any] | Struct, *, field_manager: str, force: bool = False,
                      dry_run: bool = False) -> T:
@@ -247,14 +329,11 @@ class ResourceClient(Generic[T, L]):
     def delete(self, name: str, *, propagation_policy: str | None = None,
                preconditions: Mapping[str, str] | None = None, grace_period_seconds: int | None = None,
                dry_run: bool = False) -> None:
-        self.rest.request("DELETE", self._path(name), body=_delete_options(
-            propagation_policy, preconditions, grace_period_seconds, dry_run))
+        self._do(self.delete_request(name, propagation_policy, preconditions, grace_period_seconds, dry_run))
 
     def delete_collection(self, *, label_selector: str | None = None, field_selector: str | None = None,
                           propagation_policy: str | None = None) -> None:
-        q = ListOptions(label_selector=label_selector, field_selector=field_selector).to_query()
-        self.rest.request("DELETE", self._path(), query=q,
-                          body=_delete_options(propagation_policy, None, None, False))
+        self._do(self.delete_collection_request(label_selector, field_selector, propagation_policy))
 
     def lister_watcher(self) -> ResourceListerWatcher[T]:
         """What a Reflector consumes: list pages and watches in this client's namespace."""
@@ -282,9 +361,7 @@ class ResourceListerWatcher(Generic[T]):
         self.client = client
 
     def list(self, options: ListOptions) -> ListResult[T]:
-        data = self.client.rest.request("GET", self.client._path(), query=options.to_query())
-        result = self.client._list_decoder.decode(data)
-        return list_result(result)
+        return list_result(self.client._decode_list(self.client._do(self.client.list_request(options))))
 
     def watch(self, options: ListOptions) -> ResourceWatch[T]:
         return self.client._watch(options)

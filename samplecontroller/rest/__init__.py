@@ -42,6 +42,7 @@ from samplecontroller.rest.config import (
     load_kubeconfig,
     server_url,
 )
+from samplecontroller.rest.warnings import WarningHandler
 
 if TYPE_CHECKING:
     from kubernetes import client as k8s_client
@@ -134,6 +135,9 @@ class RESTClient:
     With ``qps`` > 0 every request (watches too) first waits for a token of a
     ``samplecontroller.flowcontrol.TokenBucket(qps, burst)``; by default there is no client-side throttling.
 
+    The warnings of every response (``Warning`` headers) go to ``warning_handler`` (None: the
+    process default of ``rest.warnings``, a ``WarningLogger`` logging each distinct text once).
+
     The request path does no per-request configuration work: one urllib3 pool of keep-alive
     connections per host (``pool_size`` of them kept, at least ``DEFAULT_POOL_SIZE``; size it to the
     number of threads sending at once), proxies resolved once here, and the credentials computed
@@ -143,8 +147,10 @@ class RESTClient:
 
     def __init__(self, configuration: Config | k8s_client.Configuration, *, user_agent: str = DEFAULT_USER_AGENT,
                  pool: urllib3.PoolManager | None = None, max_retries: int = DEFAULT_MAX_RETRIES,
-                 qps: float = 0.0, burst: int = 0, pool_size: int = DEFAULT_POOL_SIZE) -> None:
+                 qps: float = 0.0, burst: int = 0, pool_size: int = DEFAULT_POOL_SIZE,
+                 warning_handler: WarningHandler | None = None) -> None:
         self.configuration = configuration
+        self.warning_handler: WarningHandler | None = warning_handler
         self.max_retries = max_retries
         self.throttle = TokenBucket(qps, max(burst, 1)) if qps > 0 else None
         tls = configuration.has_tls_settings if isinstance(configuration, Config) else False
@@ -164,8 +170,6 @@ class RESTClient:
         self._auth_lock = threading.Lock()
         self._auth: dict[str, str] = {}
         self._auth_until = 0.0  # time.monotonic() after which the credentials are computed again
-        # The server's Warning headers go here (None: rest.warnings' process default, which logs them).
-        self.warning_handler: warnings.WarningHandler | None = None
 
     # -- constructors ------------------------------------------------------------------------
 
@@ -235,6 +239,10 @@ class RESTClient:
                 self._auth_until = time.monotonic() + lifetime
             return self._auth
 
+    def handle_warnings(self, headers: Any) -> None:
+        """Hand the response's warnings to ``warning_handler`` (see ``rest.warnings``)."""
+        warnings.handle_warning_headers(headers, self.warning_handler)
+
     def _refreshable(self) -> bool:
         cfg = self.configuration
         return cfg.refreshable if isinstance(cfg, Config) else cfg.refresh_api_key_hook is not None
@@ -258,8 +266,7 @@ class RESTClient:
                 break
             retries += 1
             time.sleep(wait)
-        if "Warning" in resp.headers:
-            warnings.handle_warning_headers(resp.headers, self.warning_handler)
+        self.handle_warnings(resp.headers)
         if resp.status >= 400:
             raise errors.from_response(resp.status, resp.data)
         return bytes(resp.data)
@@ -341,6 +348,7 @@ class RESTClient:
                                  urllib3.Timeout(connect=10.0, read=timeout), False)
         except urllib3.exceptions.HTTPError as err:
             raise TransportError(f"cannot reach the API server at {self.host}: {_reason(err)}") from None
+        self.handle_warnings(resp.headers)
         if resp.status >= 400:
             data = resp.read()
             resp.release_conn()

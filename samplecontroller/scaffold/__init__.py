@@ -2,7 +2,7 @@
 
     samplecontroller init DIR --domain example.com --package NAME [--project-name NAME]
     samplecontroller create api --group G --version V --kind K [--plural P] [--namespaced|--cluster]
-                                [--style runtime|client-go] [--storage]
+                                [--style runtime|async|client-go] [--storage]
     samplecontroller create webhook --group G --version V --kind K [--defaulting]
                                 [--programmatic-validation] [--conversion --spoke V2 [--spoke V3 ...]]
 
@@ -54,7 +54,11 @@ PROG = "samplecontroller"
 PROJECT_FILE = "PROJECT"
 CRD_DIR = Path("config") / "crd" / "bases"
 GENERATOR = "hack/update_codegen.py"
-STYLES = ("runtime", "client-go")
+STYLES = ("runtime", "async", "client-go")
+_STYLE_SUFFIX = {"runtime": "runtime", "async": "async", "client-go": "clientgo"}
+ASYNC_DEPENDENCY = ('"samplecontroller>=', '"samplecontroller[async]>=')
+"""``create api --style async`` turns pyproject.toml's toolkit dependency into one with the
+``async`` extra (the async client's aiohttp)."""
 DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 KIND = re.compile(r"[A-Z][A-Za-z0-9]*")
@@ -529,6 +533,20 @@ def shadowed_builtin(resource: Resource) -> str | None:
     return None
 
 
+def _with_async_extra(root: Path) -> str:
+    """pyproject.toml with the toolkit dependency asking for the ``async`` extra (unchanged when it
+    already does); ScaffoldError when no ``"samplecontroller>=...`` dependency is there to change."""
+    path = root / "pyproject.toml"
+    text = path.read_text() if path.is_file() else ""
+    plain, extra = ASYNC_DEPENDENCY
+    if extra in text:
+        return text
+    if plain not in text:
+        raise ScaffoldError(f"{path}: no {plain}...\" dependency to give the async extra; an async controller "
+                            "needs samplecontroller[async] in the project's dependencies")
+    return text.replace(plain, extra, 1)
+
+
 def create_api(root: Path, *, group: str, version: str, kind: str, plural: str | None = None,
                namespaced: bool = True, style: str = "runtime", storage: bool = False) -> Resource:
     """Add a kind, or a version of one, to the project in ``root``; see the module docstring."""
@@ -542,17 +560,19 @@ def create_api(root: Path, *, group: str, version: str, kind: str, plural: str |
                             "version is its storage version")
     ctx: dict[str, Any] = {"r": _context(project, r)}
     crd = _render("crd.yaml.j2", project, **ctx)
-    style_suffix = "clientgo" if style == "client-go" else "runtime"
+    style_suffix = _STYLE_SUFFIX[style]
     new_files = {
         f"{CRD_DIR}/{r.crd_file}": crd,
         f"config/samples/{r.sample_file}": _render("sample.yaml.j2", project, **ctx),
         f"{project.package}/controllers/{r.module}.py": _render(f"controller_{style_suffix}.py.j2", project, **ctx),
         f"tests/test_{r.module}_controller.py": _render(f"test_controller_{style_suffix}.py.j2", project, **ctx),
-        f"tests/test_{r.module}_integration.py": _render("test_integration.py.j2", project, **ctx),
+        f"tests/test_{r.module}_integration.py": _render(
+            "test_integration_async.py.j2" if style == "async" else "test_integration.py.j2", project, **ctx),
     }
     for rel in new_files:
         if (root / rel).exists():
             raise ScaffoldError(f"{root / rel} exists already; remove it or choose another kind")
+    pyproject = _with_async_extra(root) if style == "async" else None
     generated = _generate(root, project, (r.crd_file, crd))  # refuses a bad CRD before anything is written
     init_path = root / project.package / "controllers" / "__init__.py"
     project.resources.append(r)
@@ -562,6 +582,7 @@ def create_api(root: Path, *, group: str, version: str, kind: str, plural: str |
         f"{project.package}/controllers/__init__.py": _controllers_init(
             project, init_path.read_text() if init_path.is_file() else None, init_path),
         PROJECT_FILE: project.dump(),
+        **({"pyproject.toml": pyproject} if pyproject is not None else {}),
     }
     for rel, text in {**new_files, **rewritten}.items():
         path = root / rel
@@ -739,8 +760,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                        help="objects live in namespaces (the default)")
     scope.add_argument("--cluster", dest="namespaced", action="store_false", help="cluster-scoped objects")
     p_api.add_argument("--style", choices=STYLES, default="runtime",
-                       help="runtime (controller-runtime Reconciler; the default) or client-go (informer, "
-                            "work queue and workers)")
+                       help="runtime (controller-runtime Reconciler; the default), async (the same with an "
+                            "async def reconcile: tasks on one event loop) or client-go (informer, work queue "
+                            "and workers)")
     p_api.add_argument("--storage", action="store_true",
                        help="for a new version of a kind the project has: make it the storage version")
     p_hook = things.add_parser("webhook", help="defaulting, validating and conversion webhooks for a kind's version")

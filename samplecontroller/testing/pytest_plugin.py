@@ -38,6 +38,15 @@ Fixtures:
 - ``kubectl`` (session): ``kubectl(*args, binary=None, stdin=None, check=False, server=None)`` runs
   kubectl with a private HOME and cache dir against the shared server; skips when kubectl is
   missing (fails instead under ``CI=true``).
+- ``async_rest_client`` (function): a ``samplecontroller.rest.aio.AsyncRESTClient`` for the
+  shared server (sharing ``rest_client``'s credentials), closed after the test.
+- ``async_clientset`` (function): ``<samplecontroller_package>.clientset.AsyncClientset`` over it.
+
+Async tests: an ``async def test_...`` runs on a new event loop of its own (``asyncio.Runner``),
+with the async fixtures above bound to that loop and closed on it afterwards; no other plugin
+is needed. When pytest-asyncio is installed it runs them instead (and tests marked for anyio are
+left to anyio). Fixtures themselves stay plain functions (pytest runs no ``async def`` fixture
+without such a plugin): they hand out async objects that bind to the test's loop on first use.
 
 To run an operator (a Manager, or a whole ``main``) inside a test against this server, with its
 logs captured and a clean stop at the end, use ``samplecontroller.testing.runner.OperatorRunner``.
@@ -45,7 +54,9 @@ logs captured and a clean stop at the end, use ``samplecontroller.testing.runner
 
 from __future__ import annotations
 
+import asyncio
 import importlib
+import inspect
 import json
 import uuid
 from collections.abc import Iterator
@@ -58,11 +69,13 @@ if TYPE_CHECKING:
     from samplecontroller.apiserver.server import LocalAPIServer
     from samplecontroller.apiserver.testing import KubectlRunner
     from samplecontroller.rest import RESTClient
+    from samplecontroller.rest.aio import AsyncRESTClient
     from samplecontroller.runtime.webhook.install import WebhookInstallOptions
 
 __all__ = [
-    "CRDS_INI", "MARKER", "PACKAGE_INI", "WEBHOOKS_INI", "apiserver", "clientset", "configured_crd_dirs",
-    "fresh_apiserver", "kubeconfig", "kubectl", "namespace", "rest_client", "webhook_install_options",
+    "CRDS_INI", "MARKER", "PACKAGE_INI", "WEBHOOKS_INI", "apiserver", "async_clientset", "async_rest_client",
+    "clientset", "configured_crd_dirs", "fresh_apiserver", "kubeconfig", "kubectl", "namespace", "rest_client",
+    "webhook_install_options",
 ]
 
 CRDS_INI = "samplecontroller_crds"
@@ -85,6 +98,29 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", f"{MARKER}(*dirs): install the CRDs in these directories (relative to the rootdir) on the "
                    "shared embedded API server before the test")
+
+
+_ASYNC_CLOSERS = pytest.StashKey[list[Any]]()
+
+
+def _runs_async_tests_elsewhere(item: pytest.Function) -> bool:
+    return item.config.pluginmanager.hasplugin("asyncio") or item.get_closest_marker("anyio") is not None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    """Run an ``async def`` test on a new event loop (see the module docstring)."""
+    if not inspect.iscoroutinefunction(pyfuncitem.obj) or _runs_async_tests_elsewhere(pyfuncitem):
+        return None
+    kwargs = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
+    with asyncio.Runner() as runner:
+        try:
+            runner.run(pyfuncitem.obj(**kwargs))
+        finally:
+            for client in pyfuncitem.stash.get(_ASYNC_CLOSERS, []):
+                runner.run(client.close())
+            pyfuncitem.stash[_ASYNC_CLOSERS] = []
+    return True
 
 
 def configured_crd_dirs(config: pytest.Config) -> list[Path]:
@@ -205,15 +241,19 @@ def rest_client(kubeconfig: Path) -> RESTClient:
 @pytest.fixture(scope="session")
 def clientset(request: pytest.FixtureRequest, rest_client: RESTClient) -> Any:
     """The generated package's typed ``Clientset`` on the shared server (``samplecontroller_package``)."""
+    return _generated_clientset(request).Clientset(rest_client)
+
+
+def _generated_clientset(request: pytest.FixtureRequest) -> Any:
+    """The ``clientset`` module of the ``samplecontroller_package`` ini option."""
     package = str(request.config.getini(PACKAGE_INI) or "")
     if not package:
-        raise pytest.UsageError(f"the clientset fixture needs the {PACKAGE_INI} ini option "
+        raise pytest.UsageError(f"the {request.fixturename} fixture needs the {PACKAGE_INI} ini option "
                                 "(the generated package's import path, e.g. myoperator.generated)")
     try:
-        module = importlib.import_module(f"{package}.clientset")
+        return importlib.import_module(f"{package}.clientset")
     except ImportError as err:
         raise pytest.UsageError(f"{PACKAGE_INI} = {package!r}: cannot import {package}.clientset: {err}") from None
-    return module.Clientset(rest_client)
 
 
 @pytest.fixture
@@ -238,3 +278,24 @@ def kubectl(request: pytest.FixtureRequest, apiserver: LocalAPIServer,
     from samplecontroller.apiserver.testing import make_kubectl
 
     return make_kubectl(tmp_path_factory.mktemp("kubectl-home"), apiserver, cwd=request.config.rootpath)
+
+
+@pytest.fixture
+def async_rest_client(request: pytest.FixtureRequest, rest_client: RESTClient) -> AsyncRESTClient:
+    """An async REST client for the shared server, bound to the test's event loop on first use and
+    closed on it after an ``async def`` test (see the module docstring)."""
+    from samplecontroller._extras import MissingExtraError
+
+    try:
+        from samplecontroller.rest.aio import AsyncRESTClient
+    except MissingExtraError as err:
+        pytest.fail(f"the samplecontroller test kit: {err}", pytrace=False)
+    client = AsyncRESTClient(rest_client)
+    request.node.stash.setdefault(_ASYNC_CLOSERS, []).append(client)
+    return client
+
+
+@pytest.fixture
+def async_clientset(request: pytest.FixtureRequest, async_rest_client: AsyncRESTClient) -> Any:
+    """The generated package's ``AsyncClientset`` on the shared server (``samplecontroller_package``)."""
+    return _generated_clientset(request).AsyncClientset(async_rest_client)

@@ -4,7 +4,7 @@ Guarantees:
 - an item is processed by at most one worker at a time (between ``get`` and ``done``);
 - adding an item that is already waiting is a no-op (items are de-duplicated);
 - adding an item that is being processed marks it dirty: it is queued again at ``done``;
-- ``get`` blocks until an item is available, and reports ``shutdown=True`` only once the queue is
+- ``get`` blocks until an item is available (``get_or_notify`` never blocks), and reports ``shutdown=True`` only once the queue is
   shutting down and has nothing left to hand out (items already queued are still handed out);
 - ``add`` after shutdown is ignored;
 - ``shut_down_with_drain`` blocks until every item handed out has been marked done (or a plain
@@ -20,7 +20,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from collections.abc import Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from typing import Generic, Literal, Protocol, TypeAlias, TypeVar
 
 from samplecontroller.wait.clock import REAL_CLOCK, Clock
@@ -78,6 +78,7 @@ class Queue(Generic[T]):
         self._dirty: set[T] = set()
         self._processing: set[T] = set()
         self._waiting = 0  # getters blocked in _cond.wait (skip notify when none)
+        self._on_ready: Callable[[], None] | None = None  # get_or_notify's one-shot callback
         self._shutting_down = False
         self._drain = False
         self._metrics: QueueMetrics[T] | None = new_queue_metrics(name, metrics_provider, self._lock, clock)
@@ -95,6 +96,14 @@ class Queue(Generic[T]):
             self._queue.append(item)
             if self._waiting:
                 self._cond.notify()
+            self._ready()
+
+    def _ready(self) -> None:
+        """Call (once) the callback ``get_or_notify`` left. The caller holds ``self._lock``."""
+        callback = self._on_ready
+        if callback is not None:
+            self._on_ready = None
+            callback()
 
     def __len__(self) -> int:
         return len(self._queue)  # a deque's len is atomic
@@ -125,12 +134,32 @@ class Queue(Generic[T]):
                         self._waiting -= 1
                 if not queue:
                     return None, True
-            item = queue.popleft()
-            if self._metrics is not None:
-                self._metrics.get(item)
-            self._processing.add(item)
-            self._dirty.discard(item)
-            return item, False
+            return self._take()
+
+    def get_or_notify(self, callback: Callable[[], None]) -> Got[T] | None:
+        """``get`` without blocking, for an event loop: the item (or the shutdown) at once, else
+        None after leaving ``callback`` to be called once, when an item becomes available or the
+        queue shuts down (then call again). ``callback`` runs in the thread that adds the item,
+        with the queue's lock held: it must only hand over (``loop.call_soon_threadsafe``). A
+        later call replaces a callback not yet called. See ``runtime.controller.aio.AsyncGetter``."""
+        with self._lock:
+            queue = self._queue
+            if queue:
+                self._on_ready = None
+                return self._take()
+            if self._shutting_down:
+                return None, True
+            self._on_ready = callback
+            return None
+
+    def _take(self) -> tuple[T, Literal[False]]:
+        """Hand out the first waiting item. The caller holds ``self._lock``; the queue is not empty."""
+        item = self._queue.popleft()
+        if self._metrics is not None:
+            self._metrics.get(item)
+        self._processing.add(item)
+        self._dirty.discard(item)
+        return item, False
 
     def done(self, item: T) -> None:
         """Mark ``item`` as processed; if it was added meanwhile it is queued again."""
@@ -143,6 +172,7 @@ class Queue(Generic[T]):
                 self._queue.append(item)
                 if self._waiting:
                     self._cond.notify()
+                self._ready()
             if self._drain and not processing:
                 self._drained.notify_all()
 
@@ -198,6 +228,7 @@ class Queue(Generic[T]):
         if self._metrics is not None:
             self._metrics.stop()
         self._cond.notify_all()
+        self._ready()
 
     def shutting_down(self) -> bool:
         return self._shutting_down

@@ -28,7 +28,7 @@ from tests.live import wait_for
 ROOT = Path(__file__).resolve().parents[2]
 # The application modules of this repository: the only ones allowed to import generated/.
 APPLICATION_MODULES = {"samplecontroller/foo.py", "samplecontroller/controller.py", "samplecontroller/foo_reconciler.py",
-                       "samplecontroller/app.py"}
+                       "samplecontroller/foo_reconciler_async.py", "samplecontroller/app.py"}
 
 GIZMO_CRD = """\
 apiVersion: apiextensions.k8s.io/v1

@@ -25,8 +25,8 @@ from tests.live import free_port, http_get
 pytestmark = [pytest.mark.kubectl, pytest.mark.slow]
 
 _ns_counter = itertools.count()
-STYLES = ["classic", "runtime"]
-"""Both Foo controllers: controller.py and the runtime layer's FooReconciler (main.py --controller)."""
+STYLES = ["classic", "runtime", "async"]
+"""The Foo controllers: controller.py, the runtime layer's FooReconciler and its async twin (main.py --controller)."""
 
 
 @pytest.fixture(scope="module")

@@ -92,7 +92,7 @@ def test_extras_match_the_runtime_checks() -> None:
     for extra, modules in _extras.EXTRAS.items():
         assert {_name(r).replace("-", "_") for r in extras[extra]} == set(modules), extra
     assert {_name(r) for r in extras["schemas"]} == {"kubernetes-validate"}
-    assert "samplecontroller[apiserver,webhook,codegen,schemas]" in extras["dev"]
+    assert "samplecontroller[apiserver,webhook,codegen,schemas,async]" in extras["dev"]
 
 
 def test_vendored_definitions_are_package_data() -> None:
@@ -167,6 +167,29 @@ def test_main_local_without_the_apiserver_extra_is_one_line(tmp_path: Path) -> N
     assert _one_line(done) == ("main.py: error: --local: samplecontroller.apiserver needs the 'apiserver' extra "
                                "(aiohttp not installed): pip install 'samplecontroller[apiserver]'")
     assert not (tmp_path / "l").exists()
+
+
+def test_main_controller_async_without_the_async_extra_is_one_line(tmp_path: Path) -> None:
+    done = run_without(("aiohttp",), tmp_path, "main.py", "--controller", "async", "--master", "http://127.0.0.1:1")
+    assert done.returncode == 1
+    assert _one_line(done) == ("main.py: error: --controller async needs the 'async' extra (aiohttp not installed): "
+                               "pip install 'samplecontroller[async]'")
+
+
+@pytest.mark.parametrize("module", ["samplecontroller.rest.aio", "samplecontroller.client.aio"])
+def test_the_async_clients_without_the_extra_name_the_pip_command(tmp_path: Path, module: str) -> None:
+    code = f"""
+from samplecontroller._extras import MissingExtraError
+import samplecontroller.runtime.controller.aio, samplecontroller.runtime.client.aio  # need no extra
+try:
+    import {module}
+except MissingExtraError as err:
+    print(err)
+"""
+    done = run_without(("aiohttp",), tmp_path, "-c", code)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ("samplecontroller.rest.aio (the async client) needs the 'async' extra (aiohttp not "
+                           "installed): pip install 'samplecontroller[async]'\n")
 
 
 def test_python_m_apiserver_without_the_extra_is_one_line(tmp_path: Path) -> None:

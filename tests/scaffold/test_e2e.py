@@ -2,8 +2,8 @@
 
 Build the wheel, install it into a fresh virtualenv outside the checkout (constrained to
 uv.lock), ``samplecontroller init`` a project, ``create api`` a namespaced kind with conditions
-(controller-runtime style), a cluster-scoped one (client-go style) and the other two
-combinations, run the project's own
+(controller-runtime style), a cluster-scoped one (client-go style), the other two
+combinations and an async one (``--style async``, namespaced), run the project's own
 ``make test`` (its venv made by uv from the project's files, the toolkit from the recorded wheel,
 uv's cache reused), then ``make run`` it on the embedded API server and apply the samples with
 the installed kubectl (a temporary HOME): the objects become Ready, with their observedGeneration
@@ -110,11 +110,13 @@ def test_scaffold_build_test_run_apply(tmp_path: Path, toolkit: WheelEnv, built_
         cwd=project, env=env)
     run([scaffold, "create", "api", "--group", "store", "--version", "v1beta1", "--kind", "Restore",
          "--style", "client-go"], cwd=project, env=env)
+    run([scaffold, "create", "api", "--group", "ops", "--version", "v1", "--kind", "Schedule", "--style", "async"],
+        cwd=project, env=env)
     assert f"@ {built_wheel.as_uri()}'" in (project / "Makefile").read_text()  # the toolkit is the wheel
     scaffolded = time.monotonic()
     make_test = run(["make", "test"], cwd=project, env=env, timeout=600)
     done = time.monotonic()
-    print(f"\nsamplecontroller init + 4x create api: {scaffolded - started:.1f}s; make test (venv, ruff, mypy, "
+    print(f"\nsamplecontroller init + 5x create api: {scaffolded - started:.1f}s; make test (venv, ruff, mypy, "
           f"verify, pytest): {done - scaffolded:.1f}s; total {done - started:.1f}s")
     assert "All checks passed!" in make_test.stdout and "Success: no issues found" in make_test.stdout
     assert "up to date" in make_test.stdout and " passed" in make_test.stdout and "failed" not in make_test.stdout
@@ -149,6 +151,8 @@ def test_scaffold_build_test_run_apply(tmp_path: Path, toolkit: WheelEnv, built_
     backup = wait_for("the Backup to become Ready", lambda: get("backup/backup-sample"))
     assert backup["status"]["observedGeneration"] == 1
     assert wait_for("the Vault to become Ready", lambda: get("vault/vault-sample"))["status"]["observedGeneration"] == 1
+    assert wait_for("the async Schedule to become Ready",
+                    lambda: get("schedule/schedule-sample"))["status"]["observedGeneration"] == 1
     table = kubectl("get", "backups")
     assert table.split("\n")[0].split() == ["NAME", "READY", "AGE"] and table.split("\n")[1].split()[:2] == [
         "backup-sample", "True"]

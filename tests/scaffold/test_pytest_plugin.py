@@ -124,6 +124,46 @@ def test_without_crds_configured_the_server_has_only_builtins(tmp_path: Path) ->
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+def test_async_tests_run_on_their_own_loop_with_the_async_fixtures(tmp_path: Path) -> None:
+    """``async def`` tests run without any other plugin; ``async_rest_client`` is bound to the
+    test's loop and closed on it; a failing async test fails (issue 25)."""
+    tests = '''
+        import asyncio
+        import json
+
+        from samplecontroller.rest.aio import AsyncRESTClient
+
+        LOOPS = []
+
+
+        async def test_async_client(async_rest_client, namespace):
+            assert isinstance(async_rest_client, AsyncRESTClient)
+            LOOPS.append(asyncio.get_running_loop())
+            body = {"apiVersion": "ops.example.com/v1", "kind": "Backup", "metadata": {"name": "b"}}
+            path = f"/apis/ops.example.com/v1/namespaces/{namespace}/backups"
+            await async_rest_client.request("POST", path, body=json.dumps(body).encode())
+            got = json.loads(await async_rest_client.request("GET", path + "/b"))
+            assert got["metadata"]["name"] == "b"
+
+
+        async def test_a_new_loop_per_test(async_rest_client):
+            assert LOOPS and LOOPS[0] is not asyncio.get_running_loop() and LOOPS[0].is_closed()
+            await async_rest_client.request("GET", "/api")
+
+
+        async def test_failing():
+            await asyncio.sleep(0)
+            assert 1 == 2, "async failure seen"
+    '''
+    root = project(tmp_path / "proj", 'samplecontroller_crds = ["config/crd/bases"]', tests)
+    result = run_pytest(root)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "2 passed" in result.stdout and "1 failed" in result.stdout, result.stdout
+    assert "async failure seen" in result.stdout
+    assert "Unclosed client session" not in result.stdout + result.stderr
+    assert "coroutine" not in result.stdout + result.stderr
+
+
 # -- python -m samplecontroller.apiserver --crds ------------------------------------------------
 
 

@@ -138,12 +138,16 @@ def test_every_style_and_scope_passes_ruff_and_its_own_tests(tmp_path: Path,
                        ["--group", "ops", "--version", "v1alpha1", "--kind", "BackupPolicy", "--style", "client-go"],
                        ["--group", "infra.example.org", "--version", "v1", "--kind", "Cluster", "--cluster"],
                        ["--group", "infra.example.org", "--version", "v1", "--kind", "NodePool", "--cluster",
-                        "--style", "client-go"])
+                        "--style", "client-go"],
+                       ["--group", "ops", "--version", "v1", "--kind", "Schedule", "--style", "async"],
+                       ["--group", "infra.example.org", "--version", "v1", "--kind", "Snapshot", "--cluster",
+                        "--style", "async"])
+    assert '"samplecontroller[async]>=' in (project / "pyproject.toml").read_text()
     lint = run([str(VENV_BIN / "ruff"), "check", "--no-cache", "."], project)
     assert lint.returncode == 0, lint.stdout
     tests = run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly"], project)
     assert tests.returncode == 0, tests.stdout + tests.stderr
-    assert "18 passed" in tests.stdout  # 4 per kind (3 unit, 1 integration) and test_main.py's 2
+    assert "26 passed" in tests.stdout  # 4 per kind (3 unit, 1 integration) and test_main.py's 2
 
 
 def test_create_api_keeps_edits_outside_the_markers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

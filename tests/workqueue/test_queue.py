@@ -334,3 +334,29 @@ def test_no_item_lost_or_duplicated_with_distinct_items(workers: int) -> None:
     for t in threads:
         t.join(10)
     assert sorted(got) == list(range(5000))
+
+
+def test_get_or_notify_takes_at_once_else_calls_back_once_on_add_requeue_or_shutdown() -> None:
+    """The awaitable bridge of async controllers (issue 25): never blocks; the callback runs once
+    when an item becomes available (add, or a dirty item requeued at done) or at shutdown."""
+    from samplecontroller.workqueue import Queue
+
+    q: Queue[str] = Queue()
+    calls: list[str] = []
+    assert q.get_or_notify(lambda: calls.append("a")) is None
+    q.add("x")
+    assert calls == ["a"]
+    q.add("y")
+    assert calls == ["a"]  # once
+    assert q.get_or_notify(lambda: calls.append("b")) == ("x", False)
+    assert q.get_or_notify(lambda: calls.append("c")) == ("y", False)
+    q.add("x")  # x is in processing: dirty, not waiting yet
+    assert q.get_or_notify(lambda: calls.append("d")) is None
+    assert calls == ["a"]
+    q.done("x")  # requeued now
+    assert calls == ["a", "d"]
+    assert q.get_or_notify(lambda: calls.append("e")) == ("x", False)
+    assert q.get_or_notify(lambda: calls.append("f")) is None
+    q.shut_down()
+    assert calls == ["a", "d", "f"]
+    assert q.get_or_notify(lambda: calls.append("g")) == (None, True)

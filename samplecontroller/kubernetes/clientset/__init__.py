@@ -8,6 +8,10 @@ Each resource method returns a ``samplecontroller.client.ResourceClient`` (see i
 the verbs and the error contract). Namespaced resources take a namespace (None: all namespaces,
 for list and watch). A group/version's module is imported on first use of its accessor.
 
+``AsyncClientset`` is the same over an ``samplecontroller.rest.aio.AsyncRESTClient`` (the
+``async`` extra): each resource method returns a ``samplecontroller.client.aio.AsyncResourceClient``
+whose verbs are awaited, over the same models.
+
 ``Interface`` is what this clientset and ``samplecontroller.kubernetes.clientset.fake.Clientset`` both are
 (client-go's ``kubernetes.Interface``): take it where either will do.
 """
@@ -23,111 +27,169 @@ if TYPE_CHECKING:
     from samplecontroller.kubernetes.clientset.typed.admissionregistration.v1 import (
         AdmissionregistrationV1Client,
         AdmissionregistrationV1Interface,
+        AsyncAdmissionregistrationV1Client,
     )
     from samplecontroller.kubernetes.clientset.typed.admissionregistration.v1alpha1 import (
         AdmissionregistrationV1alpha1Client,
         AdmissionregistrationV1alpha1Interface,
+        AsyncAdmissionregistrationV1alpha1Client,
     )
     from samplecontroller.kubernetes.clientset.typed.admissionregistration.v1beta1 import (
         AdmissionregistrationV1beta1Client,
         AdmissionregistrationV1beta1Interface,
+        AsyncAdmissionregistrationV1beta1Client,
     )
     from samplecontroller.kubernetes.clientset.typed.apiextensions.v1 import (
         ApiextensionsV1Client,
         ApiextensionsV1Interface,
+        AsyncApiextensionsV1Client,
     )
     from samplecontroller.kubernetes.clientset.typed.apiregistration.v1 import (
         ApiregistrationV1Client,
         ApiregistrationV1Interface,
+        AsyncApiregistrationV1Client,
     )
     from samplecontroller.kubernetes.clientset.typed.apiserverinternal.v1alpha1 import (
         ApiserverinternalV1alpha1Client,
         ApiserverinternalV1alpha1Interface,
+        AsyncApiserverinternalV1alpha1Client,
     )
-    from samplecontroller.kubernetes.clientset.typed.apps.v1 import AppsV1Client, AppsV1Interface
+    from samplecontroller.kubernetes.clientset.typed.apps.v1 import (
+        AppsV1Client,
+        AppsV1Interface,
+        AsyncAppsV1Client,
+    )
     from samplecontroller.kubernetes.clientset.typed.authentication.v1 import (
+        AsyncAuthenticationV1Client,
         AuthenticationV1Client,
         AuthenticationV1Interface,
     )
     from samplecontroller.kubernetes.clientset.typed.authentication.v1beta1 import (
+        AsyncAuthenticationV1beta1Client,
         AuthenticationV1beta1Client,
         AuthenticationV1beta1Interface,
     )
     from samplecontroller.kubernetes.clientset.typed.authorization.v1 import (
+        AsyncAuthorizationV1Client,
         AuthorizationV1Client,
         AuthorizationV1Interface,
     )
     from samplecontroller.kubernetes.clientset.typed.autoscaling.v1 import (
+        AsyncAutoscalingV1Client,
         AutoscalingV1Client,
         AutoscalingV1Interface,
     )
     from samplecontroller.kubernetes.clientset.typed.autoscaling.v2 import (
+        AsyncAutoscalingV2Client,
         AutoscalingV2Client,
         AutoscalingV2Interface,
     )
-    from samplecontroller.kubernetes.clientset.typed.batch.v1 import BatchV1Client, BatchV1Interface
+    from samplecontroller.kubernetes.clientset.typed.batch.v1 import (
+        AsyncBatchV1Client,
+        BatchV1Client,
+        BatchV1Interface,
+    )
     from samplecontroller.kubernetes.clientset.typed.certificates.v1 import (
+        AsyncCertificatesV1Client,
         CertificatesV1Client,
         CertificatesV1Interface,
     )
     from samplecontroller.kubernetes.clientset.typed.certificates.v1alpha1 import (
+        AsyncCertificatesV1alpha1Client,
         CertificatesV1alpha1Client,
         CertificatesV1alpha1Interface,
     )
     from samplecontroller.kubernetes.clientset.typed.coordination.v1 import (
+        AsyncCoordinationV1Client,
         CoordinationV1Client,
         CoordinationV1Interface,
     )
     from samplecontroller.kubernetes.clientset.typed.coordination.v1alpha2 import (
+        AsyncCoordinationV1alpha2Client,
         CoordinationV1alpha2Client,
         CoordinationV1alpha2Interface,
     )
-    from samplecontroller.kubernetes.clientset.typed.core.v1 import CoreV1Client, CoreV1Interface
+    from samplecontroller.kubernetes.clientset.typed.core.v1 import (
+        AsyncCoreV1Client,
+        CoreV1Client,
+        CoreV1Interface,
+    )
     from samplecontroller.kubernetes.clientset.typed.discovery.v1 import (
+        AsyncDiscoveryV1Client,
         DiscoveryV1Client,
         DiscoveryV1Interface,
     )
-    from samplecontroller.kubernetes.clientset.typed.events.v1 import EventsV1Client, EventsV1Interface
+    from samplecontroller.kubernetes.clientset.typed.events.v1 import (
+        AsyncEventsV1Client,
+        EventsV1Client,
+        EventsV1Interface,
+    )
     from samplecontroller.kubernetes.clientset.typed.flowcontrol.v1 import (
+        AsyncFlowcontrolV1Client,
         FlowcontrolV1Client,
         FlowcontrolV1Interface,
     )
     from samplecontroller.kubernetes.clientset.typed.networking.v1 import (
+        AsyncNetworkingV1Client,
         NetworkingV1Client,
         NetworkingV1Interface,
     )
     from samplecontroller.kubernetes.clientset.typed.networking.v1beta1 import (
+        AsyncNetworkingV1beta1Client,
         NetworkingV1beta1Client,
         NetworkingV1beta1Interface,
     )
-    from samplecontroller.kubernetes.clientset.typed.node.v1 import NodeV1Client, NodeV1Interface
-    from samplecontroller.kubernetes.clientset.typed.policy.v1 import PolicyV1Client, PolicyV1Interface
-    from samplecontroller.kubernetes.clientset.typed.rbac.v1 import RbacV1Client, RbacV1Interface
+    from samplecontroller.kubernetes.clientset.typed.node.v1 import (
+        AsyncNodeV1Client,
+        NodeV1Client,
+        NodeV1Interface,
+    )
+    from samplecontroller.kubernetes.clientset.typed.policy.v1 import (
+        AsyncPolicyV1Client,
+        PolicyV1Client,
+        PolicyV1Interface,
+    )
+    from samplecontroller.kubernetes.clientset.typed.rbac.v1 import (
+        AsyncRbacV1Client,
+        RbacV1Client,
+        RbacV1Interface,
+    )
     from samplecontroller.kubernetes.clientset.typed.resource.v1alpha3 import (
+        AsyncResourceV1alpha3Client,
         ResourceV1alpha3Client,
         ResourceV1alpha3Interface,
     )
     from samplecontroller.kubernetes.clientset.typed.resource.v1beta1 import (
+        AsyncResourceV1beta1Client,
         ResourceV1beta1Client,
         ResourceV1beta1Interface,
     )
     from samplecontroller.kubernetes.clientset.typed.scheduling.v1 import (
+        AsyncSchedulingV1Client,
         SchedulingV1Client,
         SchedulingV1Interface,
     )
-    from samplecontroller.kubernetes.clientset.typed.storage.v1 import StorageV1Client, StorageV1Interface
+    from samplecontroller.kubernetes.clientset.typed.storage.v1 import (
+        AsyncStorageV1Client,
+        StorageV1Client,
+        StorageV1Interface,
+    )
     from samplecontroller.kubernetes.clientset.typed.storage.v1alpha1 import (
+        AsyncStorageV1alpha1Client,
         StorageV1alpha1Client,
         StorageV1alpha1Interface,
     )
     from samplecontroller.kubernetes.clientset.typed.storage.v1beta1 import (
+        AsyncStorageV1beta1Client,
         StorageV1beta1Client,
         StorageV1beta1Interface,
     )
     from samplecontroller.kubernetes.clientset.typed.storagemigration.v1alpha1 import (
+        AsyncStoragemigrationV1alpha1Client,
         StoragemigrationV1alpha1Client,
         StoragemigrationV1alpha1Interface,
     )
+    from samplecontroller.rest.aio import AsyncRESTClient
 
 
 class Interface(Protocol):
@@ -424,3 +486,230 @@ class Clientset:
     def from_flags(cls, kubeconfig: str | None = None, master: str | None = None) -> Clientset:
         """Go's BuildConfigFromFlags order: flags, then in-cluster, then the default kubeconfig."""
         return cls(load_rest_client(kubeconfig=kubeconfig, master=master))
+
+
+class AsyncClientset:
+    """Typed async access to every API group/version over one ``AsyncRESTClient``."""
+
+    def __init__(self, rest: AsyncRESTClient) -> None:
+        self.rest = rest
+
+    def admissionregistration_v1(self) -> AsyncAdmissionregistrationV1Client:
+        """admissionregistration.k8s.io/v1."""
+        from samplecontroller.kubernetes.clientset.typed.admissionregistration import v1 as typed
+
+        return typed.AsyncAdmissionregistrationV1Client(self.rest)
+
+    def admissionregistration_v1alpha1(self) -> AsyncAdmissionregistrationV1alpha1Client:
+        """admissionregistration.k8s.io/v1alpha1."""
+        from samplecontroller.kubernetes.clientset.typed.admissionregistration import v1alpha1 as typed
+
+        return typed.AsyncAdmissionregistrationV1alpha1Client(self.rest)
+
+    def admissionregistration_v1beta1(self) -> AsyncAdmissionregistrationV1beta1Client:
+        """admissionregistration.k8s.io/v1beta1."""
+        from samplecontroller.kubernetes.clientset.typed.admissionregistration import v1beta1 as typed
+
+        return typed.AsyncAdmissionregistrationV1beta1Client(self.rest)
+
+    def apiextensions_v1(self) -> AsyncApiextensionsV1Client:
+        """apiextensions.k8s.io/v1."""
+        from samplecontroller.kubernetes.clientset.typed.apiextensions import v1 as typed
+
+        return typed.AsyncApiextensionsV1Client(self.rest)
+
+    def apiregistration_v1(self) -> AsyncApiregistrationV1Client:
+        """apiregistration.k8s.io/v1."""
+        from samplecontroller.kubernetes.clientset.typed.apiregistration import v1 as typed
+
+        return typed.AsyncApiregistrationV1Client(self.rest)
+
+    def apiserverinternal_v1alpha1(self) -> AsyncApiserverinternalV1alpha1Client:
+        """internal.apiserver.k8s.io/v1alpha1."""
+        from samplecontroller.kubernetes.clientset.typed.apiserverinternal import v1alpha1 as typed
+
+        return typed.AsyncApiserverinternalV1alpha1Client(self.rest)
+
+    def apps_v1(self) -> AsyncAppsV1Client:
+        """apps/v1."""
+        from samplecontroller.kubernetes.clientset.typed.apps import v1 as typed
+
+        return typed.AsyncAppsV1Client(self.rest)
+
+    def authentication_v1(self) -> AsyncAuthenticationV1Client:
+        """authentication.k8s.io/v1."""
+        from samplecontroller.kubernetes.clientset.typed.authentication import v1 as typed
+
+        return typed.AsyncAuthenticationV1Client(self.rest)
+
+    def authentication_v1beta1(self) -> AsyncAuthenticationV1beta1Client:
+        """authentication.k8s.io/v1beta1."""
+        from samplecontroller.kubernetes.clientset.typed.authentication import v1beta1 as typed
+
+        return typed.AsyncAuthenticationV1beta1Client(self.rest)
+
+    def authorization_v1(self) -> AsyncAuthorizationV1Client:
+        """authorization.k8s.io/v1."""
+        from samplecontroller.kubernetes.clientset.typed.authorization import v1 as typed
+
+        return typed.AsyncAuthorizationV1Client(self.rest)
+
+    def autoscaling_v1(self) -> AsyncAutoscalingV1Client:
+        """autoscaling/v1."""
+        from samplecontroller.kubernetes.clientset.typed.autoscaling import v1 as typed
+
+        return typed.AsyncAutoscalingV1Client(self.rest)
+
+    def autoscaling_v2(self) -> AsyncAutoscalingV2Client:
+        """autoscaling/v2."""
+        from samplecontroller.kubernetes.clientset.typed.autoscaling import v2 as typed
+
+        return typed.AsyncAutoscalingV2Client(self.rest)
+
+    def batch_v1(self) -> AsyncBatchV1Client:
+        """batch/v1."""
+        from samplecontroller.kubernetes.clientset.typed.batch import v1 as typed
+
+        return typed.AsyncBatchV1Client(self.rest)
+
+    def certificates_v1(self) -> AsyncCertificatesV1Client:
+        """certificates.k8s.io/v1."""
+        from samplecontroller.kubernetes.clientset.typed.certificates import v1 as typed
+
+        return typed.AsyncCertificatesV1Client(self.rest)
+
+    def certificates_v1alpha1(self) -> AsyncCertificatesV1alpha1Client:
+        """certificates.k8s.io/v1alpha1."""
+        from samplecontroller.kubernetes.clientset.typed.certificates import v1alpha1 as typed
+
+        return typed.AsyncCertificatesV1alpha1Client(self.rest)
+
+    def coordination_v1(self) -> AsyncCoordinationV1Client:
+        """coordination.k8s.io/v1."""
+        from samplecontroller.kubernetes.clientset.typed.coordination import v1 as typed
+
+        return typed.AsyncCoordinationV1Client(self.rest)
+
+    def coordination_v1alpha2(self) -> AsyncCoordinationV1alpha2Client:
+        """coordination.k8s.io/v1alpha2."""
+        from samplecontroller.kubernetes.clientset.typed.coordination import v1alpha2 as typed
+
+        return typed.AsyncCoordinationV1alpha2Client(self.rest)
+
+    def core_v1(self) -> AsyncCoreV1Client:
+        """core/v1."""
+        from samplecontroller.kubernetes.clientset.typed.core import v1 as typed
+
+        return typed.AsyncCoreV1Client(self.rest)
+
+    def discovery_v1(self) -> AsyncDiscoveryV1Client:
+        """discovery.k8s.io/v1."""
+        from samplecontroller.kubernetes.clientset.typed.discovery import v1 as typed
+
+        return typed.AsyncDiscoveryV1Client(self.rest)
+
+    def events_v1(self) -> AsyncEventsV1Client:
+        """events.k8s.io/v1."""
+        from samplecontroller.kubernetes.clientset.typed.events import v1 as typed
+
+        return typed.AsyncEventsV1Client(self.rest)
+
+    def flowcontrol_v1(self) -> AsyncFlowcontrolV1Client:
+        """flowcontrol.apiserver.k8s.io/v1."""
+        from samplecontroller.kubernetes.clientset.typed.flowcontrol import v1 as typed
+
+        return typed.AsyncFlowcontrolV1Client(self.rest)
+
+    def networking_v1(self) -> AsyncNetworkingV1Client:
+        """networking.k8s.io/v1."""
+        from samplecontroller.kubernetes.clientset.typed.networking import v1 as typed
+
+        return typed.AsyncNetworkingV1Client(self.rest)
+
+    def networking_v1beta1(self) -> AsyncNetworkingV1beta1Client:
+        """networking.k8s.io/v1beta1."""
+        from samplecontroller.kubernetes.clientset.typed.networking import v1beta1 as typed
+
+        return typed.AsyncNetworkingV1beta1Client(self.rest)
+
+    def node_v1(self) -> AsyncNodeV1Client:
+        """node.k8s.io/v1."""
+        from samplecontroller.kubernetes.clientset.typed.node import v1 as typed
+
+        return typed.AsyncNodeV1Client(self.rest)
+
+    def policy_v1(self) -> AsyncPolicyV1Client:
+        """policy/v1."""
+        from samplecontroller.kubernetes.clientset.typed.policy import v1 as typed
+
+        return typed.AsyncPolicyV1Client(self.rest)
+
+    def rbac_v1(self) -> AsyncRbacV1Client:
+        """rbac.authorization.k8s.io/v1."""
+        from samplecontroller.kubernetes.clientset.typed.rbac import v1 as typed
+
+        return typed.AsyncRbacV1Client(self.rest)
+
+    def resource_v1alpha3(self) -> AsyncResourceV1alpha3Client:
+        """resource.k8s.io/v1alpha3."""
+        from samplecontroller.kubernetes.clientset.typed.resource import v1alpha3 as typed
+
+        return typed.AsyncResourceV1alpha3Client(self.rest)
+
+    def resource_v1beta1(self) -> AsyncResourceV1beta1Client:
+        """resource.k8s.io/v1beta1."""
+        from samplecontroller.kubernetes.clientset.typed.resource import v1beta1 as typed
+
+        return typed.AsyncResourceV1beta1Client(self.rest)
+
+    def scheduling_v1(self) -> AsyncSchedulingV1Client:
+        """scheduling.k8s.io/v1."""
+        from samplecontroller.kubernetes.clientset.typed.scheduling import v1 as typed
+
+        return typed.AsyncSchedulingV1Client(self.rest)
+
+    def storage_v1(self) -> AsyncStorageV1Client:
+        """storage.k8s.io/v1."""
+        from samplecontroller.kubernetes.clientset.typed.storage import v1 as typed
+
+        return typed.AsyncStorageV1Client(self.rest)
+
+    def storage_v1alpha1(self) -> AsyncStorageV1alpha1Client:
+        """storage.k8s.io/v1alpha1."""
+        from samplecontroller.kubernetes.clientset.typed.storage import v1alpha1 as typed
+
+        return typed.AsyncStorageV1alpha1Client(self.rest)
+
+    def storage_v1beta1(self) -> AsyncStorageV1beta1Client:
+        """storage.k8s.io/v1beta1."""
+        from samplecontroller.kubernetes.clientset.typed.storage import v1beta1 as typed
+
+        return typed.AsyncStorageV1beta1Client(self.rest)
+
+    def storagemigration_v1alpha1(self) -> AsyncStoragemigrationV1alpha1Client:
+        """storagemigration.k8s.io/v1alpha1."""
+        from samplecontroller.kubernetes.clientset.typed.storagemigration import v1alpha1 as typed
+
+        return typed.AsyncStoragemigrationV1alpha1Client(self.rest)
+
+    @classmethod
+    def from_kubeconfig(cls, path: str | os.PathLike[str] | None = None, context: str | None = None,
+                        master: str | None = None) -> AsyncClientset:
+        """From a kubeconfig (None: $KUBECONFIG, then ~/.kube/config)."""
+        from samplecontroller.rest.aio import AsyncRESTClient
+
+        return cls(AsyncRESTClient.from_kubeconfig(path, context=context, master=master))
+
+    @classmethod
+    def in_cluster(cls) -> AsyncClientset:
+        """From the pod's service account."""
+        from samplecontroller.rest.aio import AsyncRESTClient
+
+        return cls(AsyncRESTClient.in_cluster())
+
+    @classmethod
+    def from_flags(cls, kubeconfig: str | None = None, master: str | None = None) -> AsyncClientset:
+        """Go's BuildConfigFromFlags order: flags, then in-cluster, then the default kubeconfig."""
+        from samplecontroller.rest.aio import load_async_rest_client
+
+        return cls(load_async_rest_client(kubeconfig=kubeconfig, master=master))

@@ -26,7 +26,7 @@ from samplecontroller.runtime.consistency import ReadYourWrites
 from samplecontroller.runtime.controller import Controller, Options
 from samplecontroller.runtime.handler import EnqueueRequestForObject, EnqueueRequestForOwner, EventHandler
 from samplecontroller.runtime.predicate import Predicate
-from samplecontroller.runtime.reconcile import Reconciler
+from samplecontroller.runtime.reconcile import AsyncReconciler, Reconciler
 from samplecontroller.runtime.reconcile.context import Contexts
 from samplecontroller.runtime.source import Kind, Source
 
@@ -101,7 +101,7 @@ class Builder:
         model = self._for[0]
         return model.kind.lower() if isinstance(model, Unstructured) else model.__name__.lower()
 
-    def build(self, reconciler: Reconciler) -> Controller:
+    def build(self, reconciler: Reconciler | AsyncReconciler) -> Controller:
         """Create the controller with its watches and return it, without adding it to the manager.
 
         Raises ValueError for nothing to watch, ``owns`` without ``for_``, no name, or a name already
@@ -120,7 +120,8 @@ class Builder:
             raise ValueError(f"controller with name {name!r} already exists; controller names must be unique "
                              "(use named())")
         cache = self.mgr.get_cache()
-        ctrl = Controller(name, reconciler, self._options)
+        loop = getattr(self.mgr, "get_event_loop", None)
+        ctrl = Controller(name, reconciler, self._options, event_loop=loop() if loop is not None else None)
         ctrl.observe_writes(cache, self._read_your_writes())
         ctrl.contexts = Contexts(name, for_type=self._for[0] if self._for is not None else None, cache=cache,
                                  recorder=self._recorder(name))
@@ -153,7 +154,7 @@ class Builder:
             return None
         return lambda: get(name)
 
-    def complete(self, reconciler: Reconciler) -> Controller:
+    def complete(self, reconciler: Reconciler | AsyncReconciler) -> Controller:
         """``build`` the controller and add it to the manager (it starts with the manager); return it."""
         ctrl = self.build(reconciler)
         self.mgr.add(ctrl)

@@ -362,17 +362,26 @@ def create_or_patch(c: Client, obj: T, mutate: Callable[[T], T]) -> tuple[T, Ope
     if not isinstance(found, tuple):
         return c.create(found), OperationResult.CREATED
     current, desired = found
+    body, status = _patches_needed(current, desired)
+    out = current
+    if body:
+        out = c.patch(desired, MergeFrom(current))
+    if status:
+        out = c.status().patch(desired, MergeFrom(current))
+    return out, _patch_result(body, status)
+
+
+def _patches_needed(current: Any, desired: Any) -> tuple[bool, bool]:
+    """create_or_patch's plan: (patch the object, patch its status)."""
     cur_d, des_d = objects.to_dict(current), objects.to_dict(desired)
     cur_status, des_status = cur_d.pop("status", None), des_d.pop("status", None)
-    result, out = OperationResult.NONE, current
-    if cur_d != des_d:
-        out = c.patch(desired, MergeFrom(current))
-        result = OperationResult.UPDATED
-    if cur_status != des_status and des_status is not None:
-        out = c.status().patch(desired, MergeFrom(current))
-        result = OperationResult.UPDATED_STATUS if result is OperationResult.UPDATED \
-            else OperationResult.UPDATED_STATUS_ONLY
-    return out, result
+    return cur_d != des_d, cur_status != des_status and des_status is not None
+
+
+def _patch_result(body: bool, status: bool) -> OperationResult:
+    if status:
+        return OperationResult.UPDATED_STATUS if body else OperationResult.UPDATED_STATUS_ONLY
+    return OperationResult.UPDATED if body else OperationResult.NONE
 
 
 def _mutated(c: Client, obj: T, mutate: Callable[[T], T]) -> T | tuple[T, T]:

@@ -13,6 +13,9 @@
     FooReconciler(client, FakeRecorder()).reconcile(Request("ns", "foo"))
     assert client.get(Foo, "ns", "foo").status.available_replicas == 1
 
+``build_async()`` gives the same fake as a ``runtime.client.aio.AsyncClient`` (every method
+awaited) for async reconcilers.
+
 The result is a ``samplecontroller.runtime.client.Client`` (reads go to the objects, not to a
 cache) over the fake clientset's ``ObjectTracker``, with the API server's semantics that
 reconcilers depend on:
@@ -54,7 +57,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from samplecontroller.apimachinery import conditions, errors, labels, meta, objects
 from samplecontroller.client.scheme import Scheme
@@ -67,6 +70,9 @@ from samplecontroller.testing import (
     GroupVersionResource,
     ObjectTracker,
 )
+
+if TYPE_CHECKING:
+    from samplecontroller.runtime.client.aio import FakeAsyncClient
 
 __all__ = ["ClientBuilder", "FakeClient", "IndexFunc", "new_manager"]
 
@@ -352,6 +358,13 @@ class ClientBuilder:
         if self._funcs is not None:
             client = new_client(client, self._funcs)
         return client
+
+    def build_async(self) -> FakeAsyncClient:
+        """The same fake (tracker, status subresource, interceptors) as an awaited
+        ``runtime.client.aio.AsyncClient``, for async reconcilers; ``.sync`` is the sync one."""
+        from samplecontroller.runtime.client.aio import FakeAsyncClient
+
+        return FakeAsyncClient(self.build())
 
 
 def new_manager(client: Client, options: Any = None) -> Any:

@@ -25,6 +25,13 @@ A request is never reconciled by two workers at once (the queue guarantees it).
 Read your own writes (``runtime.consistency``, on by default through the builder): a request whose
 previous reconcile wrote something the cache has not shown yet is held back (not reconciled, not
 counted) until it has, or until ``ReadYourWrites.timeout``; other requests go on.
+
+A reconciler whose ``reconcile`` is ``async def`` (``reconcile.is_async``) gets the same handling
+from the same queue and the same code, but its reconciles are tasks on an event loop (the
+Manager's, passed as ``event_loop``; a controller without one runs its own) instead of worker
+threads: ``max_concurrent_reconciles`` then bounds the tasks in flight, and the thread count
+does not grow with it (see ``runtime.controller.aio``). A sync ``reconcile`` returning a
+coroutine or anything but a Result is a panic (TypeError naming the fix).
 """
 
 from __future__ import annotations
@@ -33,9 +40,9 @@ import contextlib
 import threading
 import time
 import traceback
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from samplecontroller.apimachinery.errors import AlreadyExistsError, ConflictError, StatusError
 from samplecontroller.logs import get_logger
@@ -43,7 +50,16 @@ from samplecontroller.rest import TransportError
 from samplecontroller.runtime import log as runtime_log
 from samplecontroller.runtime import metrics as runtime_metrics
 from samplecontroller.runtime.consistency import ObservedWrites, ReadYourWrites
-from samplecontroller.runtime.reconcile import Reconciler, Request, Result, is_terminal
+from samplecontroller.runtime.eventloop import EventLoop
+from samplecontroller.runtime.reconcile import (
+    AsyncReconciler,
+    Reconciler,
+    Request,
+    Result,
+    check_result,
+    is_async,
+    is_terminal,
+)
 from samplecontroller.runtime.reconcile.context import Contexts
 from samplecontroller.runtime.source import Source
 from samplecontroller.wait import Context, with_cancel
@@ -84,11 +100,14 @@ def _is_panic(err: BaseException) -> bool:
 class Controller:
     """Runs ``reconciler`` for the Requests its sources enqueue. ``start`` blocks until ``stop``."""
 
-    def __init__(self, name: str, reconciler: Reconciler, options: Options | None = None) -> None:
+    def __init__(self, name: str, reconciler: Reconciler | AsyncReconciler, options: Options | None = None, *,
+                 event_loop: EventLoop | None = None) -> None:
         if not name:
             raise ValueError("a controller needs a name")
         self.name = name
         self.reconciler = reconciler
+        self.is_async = is_async(reconciler)
+        self.event_loop = event_loop
         self.options = options or Options()
         if self.options.max_concurrent_reconciles < 1:
             raise ValueError("max_concurrent_reconciles must be at least 1")
@@ -125,8 +144,9 @@ class Controller:
                 src.start(self.queue, self._stop)
             self._sources.append(src)
 
-    def reconcile(self, request: Request) -> Result:
-        """Call the reconciler once (no queue, metrics or panic handling)."""
+    def reconcile(self, request: Request) -> Any:
+        """Call the reconciler once (no queue, metrics or panic handling): a Result, or for an
+        async reconciler the coroutine to await."""
         return self.reconciler.reconcile(request)
 
     # -- running ---------------------------------------------------------------------------
@@ -173,6 +193,11 @@ class Controller:
                                           f"after {self.options.cache_sync_timeout:g}s")
 
     def _run_workers(self, stop: threading.Event) -> None:
+        if self.is_async:
+            from samplecontroller.runtime.controller import aio
+
+            aio.run_tasks(self, stop)
+            return
         n = self.options.max_concurrent_reconciles
         self.metrics.max_concurrent.labels(self.name).set(n)
         log.info("Starting workers", controller=self.name, worker_count=n)
@@ -211,24 +236,44 @@ class Controller:
         return True
 
     def _reconcile_handler(self, item: Hashable) -> None:
-        if not isinstance(item, Request):
-            log.error("Queue item was not a Request", controller=self.name, item=repr(item))
-            self.queue.forget(item)
+        if not self._is_request(item) or self.held(item):
             return
-        writes = self.observed_writes
-        if writes is not None and writes.hold(item):
-            return  # the cache has not observed this request's last writes; it comes back when it has
         started = time.monotonic()
         try:
-            with runtime_log.reconcile_scope(self.name, item), \
-                    self.contexts.entered(item, self.queue.num_requeues(item)), \
-                    writes.reconciling(item) if writes is not None else contextlib.nullcontext():
-                result = self.reconciler.reconcile(item)
+            with self.reconciling(item):
+                result = check_result(self.reconciler, self.reconciler.reconcile(item))
         except Exception as err:
             self._on_error(item, err)
             return
         finally:
             self._reconcile_time.observe(time.monotonic() - started)
+        self._on_result(item, result)
+
+    def held(self, request: Request) -> bool:
+        """True when the cache has not observed ``request``'s last writes yet (read your own
+        writes): it is not reconciled now and comes back when it has."""
+        writes = self.observed_writes
+        return writes is not None and writes.hold(request)
+
+    @contextlib.contextmanager
+    def reconciling(self, request: Request) -> Iterator[None]:
+        """The scope of one reconcile of ``request``, sync or async: its bound logger
+        (``runtime.log``), ``reconcile.context.current()``, and the recording of its writes."""
+        writes = self.observed_writes
+        with runtime_log.reconcile_scope(self.name, request), \
+                self.contexts.entered(request, self.queue.num_requeues(request)), \
+                writes.reconciling(request) if writes is not None else contextlib.nullcontext():
+            yield
+
+    def _is_request(self, item: Hashable) -> TypeGuard[Request]:
+        if isinstance(item, Request):
+            return True
+        log.error("Queue item was not a Request", controller=self.name, item=repr(item))
+        self.queue.forget(item)
+        return False
+
+    def _on_result(self, item: Request, result: Result) -> None:
+        """The queue and metrics after a reconcile that returned ``result`` (shared by both styles)."""
         if result.requeue_after > 0:
             self.queue.forget(item)
             self.queue.add_after(item, result.requeue_after)

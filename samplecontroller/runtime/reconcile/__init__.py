@@ -10,13 +10,20 @@ returns a ``Result`` or raises. The controller then:
 - ``Result(requeue=True)``: requeued with backoff (without counting as an error);
 - otherwise: the backoff is forgotten.
 Requests are hashable, so a request already waiting in the queue is not added twice.
+
+An ``AsyncReconciler`` (``async def reconcile(self, request) -> Result``) has the same contract;
+the controller awaits it on an event loop (see ``runtime.controller``). ``is_async(reconciler)``
+tells the two apart by ``reconcile`` being a coroutine function. A sync ``reconcile`` that
+returns a coroutine (an ``async`` helper called without ``await``) is a bug:
+``check_result`` turns it into a ``TypeError`` naming the fix.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import inspect
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
 
 class Request(NamedTuple):
@@ -72,10 +79,42 @@ class Reconciler(Protocol):
         """
 
 
+class AsyncReconciler(Protocol):
+    """Anything with ``async def reconcile(request) -> Result``."""
+
+    async def reconcile(self, request: Request) -> Result: ...
+
+
+def is_async(reconciler: Any) -> bool:
+    """True when ``reconciler.reconcile`` is a coroutine function (``async def``)."""
+    return inspect.iscoroutinefunction(getattr(reconciler, "reconcile", None))
+
+
+def check_result(reconciler: Any, result: Any) -> Result:
+    """``result`` of a sync ``reconcile``, or a TypeError naming the fix when it is not a Result
+    (a coroutine is closed first, so Python does not also warn that it was never awaited)."""
+    if isinstance(result, Result):
+        return result
+    name = f"{type(reconciler).__name__}.reconcile"
+    if inspect.isawaitable(result):
+        close = getattr(result, "close", None)
+        if close is not None:
+            close()
+        raise TypeError(f"{name} returned a coroutine that was never awaited: declare it "
+                        f"'async def reconcile(self, request) -> Result' (the controller then awaits it on "
+                        f"the manager's event loop), or await the coroutine inside it")
+    raise TypeError(f"{name} returned {type(result).__name__}, not a reconcile.Result")
+
+
 class Func:
-    """Adapts a plain function ``fn(request) -> Result | None`` to a ``Reconciler``."""
+    """Adapts a plain function ``fn(request) -> Result | None`` to a ``Reconciler``.
+
+    An ``async def`` function is refused (TypeError): use ``AsyncFunc``."""
 
     def __init__(self, fn: Callable[[Request], Result | None]) -> None:
+        if inspect.iscoroutinefunction(fn):
+            raise TypeError(f"reconcile.Func got the coroutine function {getattr(fn, '__name__', fn)!r}: "
+                            "use reconcile.AsyncFunc for async functions")
         self.fn = fn
 
     def reconcile(self, request: Request) -> Result:
@@ -83,4 +122,18 @@ class Func:
         return self.fn(request) or Result()
 
 
-__all__ = ["Func", "Reconciler", "Request", "Result", "TerminalError", "is_terminal"]
+class AsyncFunc:
+    """Adapts ``async def fn(request) -> Result | None`` to an ``AsyncReconciler``."""
+
+    def __init__(self, fn: Callable[[Request], Awaitable[Result | None]]) -> None:
+        if not inspect.iscoroutinefunction(fn):
+            raise TypeError(f"reconcile.AsyncFunc needs an async function, got {getattr(fn, '__name__', fn)!r}: "
+                            "use reconcile.Func for plain functions")
+        self.fn = fn
+
+    async def reconcile(self, request: Request) -> Result:
+        return await self.fn(request) or Result()
+
+
+__all__ = ["AsyncFunc", "AsyncReconciler", "Func", "Reconciler", "Request", "Result", "TerminalError",
+           "check_result", "is_async", "is_terminal"]

@@ -2,17 +2,22 @@
 """The typed client of samplecontroller.k8s.io/v1alpha1: one method per resource.
 
 ``SamplecontrollerV1alpha1Interface`` is what the real ``SamplecontrollerV1alpha1Client`` and the fake
-(``.fake.FakeSamplecontrollerV1alpha1Client``) both are.
+(``.fake.FakeSamplecontrollerV1alpha1Client``) both are. ``AsyncSamplecontrollerV1alpha1Client`` is the same
+over an ``AsyncRESTClient``: its methods return ``AsyncResourceClient``s (verbs awaited).
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import generated.apis.samplecontroller.v1alpha1 as samplecontroller_v1alpha1
 from samplecontroller.client.resource import ResourceClient
 from samplecontroller.client.types import ResourceInterface
 from samplecontroller.rest import RESTClient
+
+if TYPE_CHECKING:
+    from samplecontroller.client.aio import AsyncResourceClient
+    from samplecontroller.rest.aio import AsyncRESTClient
 
 
 class SamplecontrollerV1alpha1Interface(Protocol):
@@ -29,3 +34,15 @@ class SamplecontrollerV1alpha1Client:
 
     def foos(self, namespace: str | None = None) -> ResourceClient[samplecontroller_v1alpha1.Foo, samplecontroller_v1alpha1.FooList]:
         return ResourceClient(self.rest, samplecontroller_v1alpha1.FOOS, namespace)
+
+
+class AsyncSamplecontrollerV1alpha1Client:
+    """samplecontroller.k8s.io/v1alpha1 over an ``AsyncRESTClient`` (the async extra)."""
+
+    def __init__(self, rest: AsyncRESTClient) -> None:
+        self.rest = rest
+
+    def foos(self, namespace: str | None = None) -> AsyncResourceClient[samplecontroller_v1alpha1.Foo, samplecontroller_v1alpha1.FooList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, samplecontroller_v1alpha1.FOOS, namespace)

@@ -2,17 +2,22 @@
 """The typed client of workloads.example.com/v1alpha1: one method per resource.
 
 ``WorkloadsV1alpha1Interface`` is what the real ``WorkloadsV1alpha1Client`` and the fake
-(``.fake.FakeWorkloadsV1alpha1Client``) both are.
+(``.fake.FakeWorkloadsV1alpha1Client``) both are. ``AsyncWorkloadsV1alpha1Client`` is the same
+over an ``AsyncRESTClient``: its methods return ``AsyncResourceClient``s (verbs awaited).
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import generated.apis.workloads.v1alpha1 as workloads_v1alpha1
 from samplecontroller.client.resource import ResourceClient
 from samplecontroller.client.types import ResourceInterface
 from samplecontroller.rest import RESTClient
+
+if TYPE_CHECKING:
+    from samplecontroller.client.aio import AsyncResourceClient
+    from samplecontroller.rest.aio import AsyncRESTClient
 
 
 class WorkloadsV1alpha1Interface(Protocol):
@@ -29,3 +34,15 @@ class WorkloadsV1alpha1Client:
 
     def podsets(self, namespace: str | None = None) -> ResourceClient[workloads_v1alpha1.PodSet, workloads_v1alpha1.PodSetList]:
         return ResourceClient(self.rest, workloads_v1alpha1.PODSETS, namespace)
+
+
+class AsyncWorkloadsV1alpha1Client:
+    """workloads.example.com/v1alpha1 over an ``AsyncRESTClient`` (the async extra)."""
+
+    def __init__(self, rest: AsyncRESTClient) -> None:
+        self.rest = rest
+
+    def podsets(self, namespace: str | None = None) -> AsyncResourceClient[workloads_v1alpha1.PodSet, workloads_v1alpha1.PodSetList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, workloads_v1alpha1.PODSETS, namespace)

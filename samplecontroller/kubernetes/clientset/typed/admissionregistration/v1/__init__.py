@@ -2,17 +2,22 @@
 """The typed client of admissionregistration.k8s.io/v1: one method per resource.
 
 ``AdmissionregistrationV1Interface`` is what the real ``AdmissionregistrationV1Client`` and the fake
-(``.fake.FakeAdmissionregistrationV1Client``) both are.
+(``.fake.FakeAdmissionregistrationV1Client``) both are. ``AsyncAdmissionregistrationV1Client`` is the same
+over an ``AsyncRESTClient``: its methods return ``AsyncResourceClient``s (verbs awaited).
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import samplecontroller.kubernetes.apis.admissionregistration.v1 as admissionregistration_v1
 from samplecontroller.client.resource import ResourceClient
 from samplecontroller.client.types import ResourceInterface
 from samplecontroller.rest import RESTClient
+
+if TYPE_CHECKING:
+    from samplecontroller.client.aio import AsyncResourceClient
+    from samplecontroller.rest.aio import AsyncRESTClient
 
 
 class AdmissionregistrationV1Interface(Protocol):
@@ -44,3 +49,30 @@ class AdmissionregistrationV1Client:
 
     def validatingwebhookconfigurations(self) -> ResourceClient[admissionregistration_v1.ValidatingWebhookConfiguration, admissionregistration_v1.ValidatingWebhookConfigurationList]:
         return ResourceClient(self.rest, admissionregistration_v1.VALIDATINGWEBHOOKCONFIGURATIONS)
+
+
+class AsyncAdmissionregistrationV1Client:
+    """admissionregistration.k8s.io/v1 over an ``AsyncRESTClient`` (the async extra)."""
+
+    def __init__(self, rest: AsyncRESTClient) -> None:
+        self.rest = rest
+
+    def mutatingwebhookconfigurations(self) -> AsyncResourceClient[admissionregistration_v1.MutatingWebhookConfiguration, admissionregistration_v1.MutatingWebhookConfigurationList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, admissionregistration_v1.MUTATINGWEBHOOKCONFIGURATIONS)
+
+    def validatingadmissionpolicies(self) -> AsyncResourceClient[admissionregistration_v1.ValidatingAdmissionPolicy, admissionregistration_v1.ValidatingAdmissionPolicyList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, admissionregistration_v1.VALIDATINGADMISSIONPOLICIES)
+
+    def validatingadmissionpolicybindings(self) -> AsyncResourceClient[admissionregistration_v1.ValidatingAdmissionPolicyBinding, admissionregistration_v1.ValidatingAdmissionPolicyBindingList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, admissionregistration_v1.VALIDATINGADMISSIONPOLICYBINDINGS)
+
+    def validatingwebhookconfigurations(self) -> AsyncResourceClient[admissionregistration_v1.ValidatingWebhookConfiguration, admissionregistration_v1.ValidatingWebhookConfigurationList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, admissionregistration_v1.VALIDATINGWEBHOOKCONFIGURATIONS)

@@ -2,17 +2,22 @@
 """The typed client of admissionregistration.k8s.io/v1alpha1: one method per resource.
 
 ``AdmissionregistrationV1alpha1Interface`` is what the real ``AdmissionregistrationV1alpha1Client`` and the fake
-(``.fake.FakeAdmissionregistrationV1alpha1Client``) both are.
+(``.fake.FakeAdmissionregistrationV1alpha1Client``) both are. ``AsyncAdmissionregistrationV1alpha1Client`` is the same
+over an ``AsyncRESTClient``: its methods return ``AsyncResourceClient``s (verbs awaited).
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import samplecontroller.kubernetes.apis.admissionregistration.v1alpha1 as admissionregistration_v1alpha1
 from samplecontroller.client.resource import ResourceClient
 from samplecontroller.client.types import ResourceInterface
 from samplecontroller.rest import RESTClient
+
+if TYPE_CHECKING:
+    from samplecontroller.client.aio import AsyncResourceClient
+    from samplecontroller.rest.aio import AsyncRESTClient
 
 
 class AdmissionregistrationV1alpha1Interface(Protocol):
@@ -34,3 +39,20 @@ class AdmissionregistrationV1alpha1Client:
 
     def mutatingadmissionpolicybindings(self) -> ResourceClient[admissionregistration_v1alpha1.MutatingAdmissionPolicyBinding, admissionregistration_v1alpha1.MutatingAdmissionPolicyBindingList]:
         return ResourceClient(self.rest, admissionregistration_v1alpha1.MUTATINGADMISSIONPOLICYBINDINGS)
+
+
+class AsyncAdmissionregistrationV1alpha1Client:
+    """admissionregistration.k8s.io/v1alpha1 over an ``AsyncRESTClient`` (the async extra)."""
+
+    def __init__(self, rest: AsyncRESTClient) -> None:
+        self.rest = rest
+
+    def mutatingadmissionpolicies(self) -> AsyncResourceClient[admissionregistration_v1alpha1.MutatingAdmissionPolicy, admissionregistration_v1alpha1.MutatingAdmissionPolicyList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, admissionregistration_v1alpha1.MUTATINGADMISSIONPOLICIES)
+
+    def mutatingadmissionpolicybindings(self) -> AsyncResourceClient[admissionregistration_v1alpha1.MutatingAdmissionPolicyBinding, admissionregistration_v1alpha1.MutatingAdmissionPolicyBindingList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, admissionregistration_v1alpha1.MUTATINGADMISSIONPOLICYBINDINGS)

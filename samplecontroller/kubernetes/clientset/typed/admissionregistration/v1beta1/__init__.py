@@ -2,17 +2,22 @@
 """The typed client of admissionregistration.k8s.io/v1beta1: one method per resource.
 
 ``AdmissionregistrationV1beta1Interface`` is what the real ``AdmissionregistrationV1beta1Client`` and the fake
-(``.fake.FakeAdmissionregistrationV1beta1Client``) both are.
+(``.fake.FakeAdmissionregistrationV1beta1Client``) both are. ``AsyncAdmissionregistrationV1beta1Client`` is the same
+over an ``AsyncRESTClient``: its methods return ``AsyncResourceClient``s (verbs awaited).
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import samplecontroller.kubernetes.apis.admissionregistration.v1beta1 as admissionregistration_v1beta1
 from samplecontroller.client.resource import ResourceClient
 from samplecontroller.client.types import ResourceInterface
 from samplecontroller.rest import RESTClient
+
+if TYPE_CHECKING:
+    from samplecontroller.client.aio import AsyncResourceClient
+    from samplecontroller.rest.aio import AsyncRESTClient
 
 
 class AdmissionregistrationV1beta1Interface(Protocol):
@@ -34,3 +39,20 @@ class AdmissionregistrationV1beta1Client:
 
     def validatingadmissionpolicybindings(self) -> ResourceClient[admissionregistration_v1beta1.ValidatingAdmissionPolicyBinding, admissionregistration_v1beta1.ValidatingAdmissionPolicyBindingList]:
         return ResourceClient(self.rest, admissionregistration_v1beta1.VALIDATINGADMISSIONPOLICYBINDINGS)
+
+
+class AsyncAdmissionregistrationV1beta1Client:
+    """admissionregistration.k8s.io/v1beta1 over an ``AsyncRESTClient`` (the async extra)."""
+
+    def __init__(self, rest: AsyncRESTClient) -> None:
+        self.rest = rest
+
+    def validatingadmissionpolicies(self) -> AsyncResourceClient[admissionregistration_v1beta1.ValidatingAdmissionPolicy, admissionregistration_v1beta1.ValidatingAdmissionPolicyList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, admissionregistration_v1beta1.VALIDATINGADMISSIONPOLICIES)
+
+    def validatingadmissionpolicybindings(self) -> AsyncResourceClient[admissionregistration_v1beta1.ValidatingAdmissionPolicyBinding, admissionregistration_v1beta1.ValidatingAdmissionPolicyBindingList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, admissionregistration_v1beta1.VALIDATINGADMISSIONPOLICYBINDINGS)

@@ -2,17 +2,22 @@
 """The typed client of apiextensions.k8s.io/v1: one method per resource.
 
 ``ApiextensionsV1Interface`` is what the real ``ApiextensionsV1Client`` and the fake
-(``.fake.FakeApiextensionsV1Client``) both are.
+(``.fake.FakeApiextensionsV1Client``) both are. ``AsyncApiextensionsV1Client`` is the same
+over an ``AsyncRESTClient``: its methods return ``AsyncResourceClient``s (verbs awaited).
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import samplecontroller.kubernetes.apis.apiextensions.v1 as apiextensions_v1
 from samplecontroller.client.resource import ResourceClient
 from samplecontroller.client.types import ResourceInterface
 from samplecontroller.rest import RESTClient
+
+if TYPE_CHECKING:
+    from samplecontroller.client.aio import AsyncResourceClient
+    from samplecontroller.rest.aio import AsyncRESTClient
 
 
 class ApiextensionsV1Interface(Protocol):
@@ -29,3 +34,15 @@ class ApiextensionsV1Client:
 
     def customresourcedefinitions(self) -> ResourceClient[apiextensions_v1.CustomResourceDefinition, apiextensions_v1.CustomResourceDefinitionList]:
         return ResourceClient(self.rest, apiextensions_v1.CUSTOMRESOURCEDEFINITIONS)
+
+
+class AsyncApiextensionsV1Client:
+    """apiextensions.k8s.io/v1 over an ``AsyncRESTClient`` (the async extra)."""
+
+    def __init__(self, rest: AsyncRESTClient) -> None:
+        self.rest = rest
+
+    def customresourcedefinitions(self) -> AsyncResourceClient[apiextensions_v1.CustomResourceDefinition, apiextensions_v1.CustomResourceDefinitionList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, apiextensions_v1.CUSTOMRESOURCEDEFINITIONS)

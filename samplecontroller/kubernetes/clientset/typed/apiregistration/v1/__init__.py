@@ -2,17 +2,22 @@
 """The typed client of apiregistration.k8s.io/v1: one method per resource.
 
 ``ApiregistrationV1Interface`` is what the real ``ApiregistrationV1Client`` and the fake
-(``.fake.FakeApiregistrationV1Client``) both are.
+(``.fake.FakeApiregistrationV1Client``) both are. ``AsyncApiregistrationV1Client`` is the same
+over an ``AsyncRESTClient``: its methods return ``AsyncResourceClient``s (verbs awaited).
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import samplecontroller.kubernetes.apis.apiregistration.v1 as apiregistration_v1
 from samplecontroller.client.resource import ResourceClient
 from samplecontroller.client.types import ResourceInterface
 from samplecontroller.rest import RESTClient
+
+if TYPE_CHECKING:
+    from samplecontroller.client.aio import AsyncResourceClient
+    from samplecontroller.rest.aio import AsyncRESTClient
 
 
 class ApiregistrationV1Interface(Protocol):
@@ -29,3 +34,15 @@ class ApiregistrationV1Client:
 
     def apiservices(self) -> ResourceClient[apiregistration_v1.APIService, apiregistration_v1.APIServiceList]:
         return ResourceClient(self.rest, apiregistration_v1.APISERVICES)
+
+
+class AsyncApiregistrationV1Client:
+    """apiregistration.k8s.io/v1 over an ``AsyncRESTClient`` (the async extra)."""
+
+    def __init__(self, rest: AsyncRESTClient) -> None:
+        self.rest = rest
+
+    def apiservices(self) -> AsyncResourceClient[apiregistration_v1.APIService, apiregistration_v1.APIServiceList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, apiregistration_v1.APISERVICES)

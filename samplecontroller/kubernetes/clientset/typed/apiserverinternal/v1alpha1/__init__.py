@@ -2,17 +2,22 @@
 """The typed client of internal.apiserver.k8s.io/v1alpha1: one method per resource.
 
 ``ApiserverinternalV1alpha1Interface`` is what the real ``ApiserverinternalV1alpha1Client`` and the fake
-(``.fake.FakeApiserverinternalV1alpha1Client``) both are.
+(``.fake.FakeApiserverinternalV1alpha1Client``) both are. ``AsyncApiserverinternalV1alpha1Client`` is the same
+over an ``AsyncRESTClient``: its methods return ``AsyncResourceClient``s (verbs awaited).
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import samplecontroller.kubernetes.apis.apiserverinternal.v1alpha1 as apiserverinternal_v1alpha1
 from samplecontroller.client.resource import ResourceClient
 from samplecontroller.client.types import ResourceInterface
 from samplecontroller.rest import RESTClient
+
+if TYPE_CHECKING:
+    from samplecontroller.client.aio import AsyncResourceClient
+    from samplecontroller.rest.aio import AsyncRESTClient
 
 
 class ApiserverinternalV1alpha1Interface(Protocol):
@@ -29,3 +34,15 @@ class ApiserverinternalV1alpha1Client:
 
     def storageversions(self) -> ResourceClient[apiserverinternal_v1alpha1.StorageVersion, apiserverinternal_v1alpha1.StorageVersionList]:
         return ResourceClient(self.rest, apiserverinternal_v1alpha1.STORAGEVERSIONS)
+
+
+class AsyncApiserverinternalV1alpha1Client:
+    """internal.apiserver.k8s.io/v1alpha1 over an ``AsyncRESTClient`` (the async extra)."""
+
+    def __init__(self, rest: AsyncRESTClient) -> None:
+        self.rest = rest
+
+    def storageversions(self) -> AsyncResourceClient[apiserverinternal_v1alpha1.StorageVersion, apiserverinternal_v1alpha1.StorageVersionList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, apiserverinternal_v1alpha1.STORAGEVERSIONS)

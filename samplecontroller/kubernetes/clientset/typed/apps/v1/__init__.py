@@ -2,17 +2,22 @@
 """The typed client of apps/v1: one method per resource.
 
 ``AppsV1Interface`` is what the real ``AppsV1Client`` and the fake
-(``.fake.FakeAppsV1Client``) both are.
+(``.fake.FakeAppsV1Client``) both are. ``AsyncAppsV1Client`` is the same
+over an ``AsyncRESTClient``: its methods return ``AsyncResourceClient``s (verbs awaited).
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import samplecontroller.kubernetes.apis.apps.v1 as apps_v1
 from samplecontroller.client.resource import ResourceClient
 from samplecontroller.client.types import ResourceInterface
 from samplecontroller.rest import RESTClient
+
+if TYPE_CHECKING:
+    from samplecontroller.client.aio import AsyncResourceClient
+    from samplecontroller.rest.aio import AsyncRESTClient
 
 
 class AppsV1Interface(Protocol):
@@ -49,3 +54,35 @@ class AppsV1Client:
 
     def statefulsets(self, namespace: str | None = None) -> ResourceClient[apps_v1.StatefulSet, apps_v1.StatefulSetList]:
         return ResourceClient(self.rest, apps_v1.STATEFULSETS, namespace)
+
+
+class AsyncAppsV1Client:
+    """apps/v1 over an ``AsyncRESTClient`` (the async extra)."""
+
+    def __init__(self, rest: AsyncRESTClient) -> None:
+        self.rest = rest
+
+    def controllerrevisions(self, namespace: str | None = None) -> AsyncResourceClient[apps_v1.ControllerRevision, apps_v1.ControllerRevisionList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, apps_v1.CONTROLLERREVISIONS, namespace)
+
+    def daemonsets(self, namespace: str | None = None) -> AsyncResourceClient[apps_v1.DaemonSet, apps_v1.DaemonSetList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, apps_v1.DAEMONSETS, namespace)
+
+    def deployments(self, namespace: str | None = None) -> AsyncResourceClient[apps_v1.Deployment, apps_v1.DeploymentList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, apps_v1.DEPLOYMENTS, namespace)
+
+    def replicasets(self, namespace: str | None = None) -> AsyncResourceClient[apps_v1.ReplicaSet, apps_v1.ReplicaSetList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, apps_v1.REPLICASETS, namespace)
+
+    def statefulsets(self, namespace: str | None = None) -> AsyncResourceClient[apps_v1.StatefulSet, apps_v1.StatefulSetList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, apps_v1.STATEFULSETS, namespace)

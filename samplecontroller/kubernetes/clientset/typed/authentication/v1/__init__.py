@@ -2,17 +2,22 @@
 """The typed client of authentication.k8s.io/v1: one method per resource.
 
 ``AuthenticationV1Interface`` is what the real ``AuthenticationV1Client`` and the fake
-(``.fake.FakeAuthenticationV1Client``) both are.
+(``.fake.FakeAuthenticationV1Client``) both are. ``AsyncAuthenticationV1Client`` is the same
+over an ``AsyncRESTClient``: its methods return ``AsyncResourceClient``s (verbs awaited).
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import samplecontroller.kubernetes.apis.authentication.v1 as authentication_v1
 from samplecontroller.client.resource import ResourceClient
 from samplecontroller.client.types import CreateInterface
 from samplecontroller.rest import RESTClient
+
+if TYPE_CHECKING:
+    from samplecontroller.client.aio import AsyncResourceClient
+    from samplecontroller.rest.aio import AsyncRESTClient
 
 
 class AuthenticationV1Interface(Protocol):
@@ -36,3 +41,20 @@ class AuthenticationV1Client:
     def tokenreviews(self) -> CreateInterface[authentication_v1.TokenReview]:
         """Create-only (the server answers and stores nothing)."""
         return ResourceClient[authentication_v1.TokenReview, authentication_v1.TokenReview](self.rest, authentication_v1.TOKENREVIEWS)
+
+
+class AsyncAuthenticationV1Client:
+    """authentication.k8s.io/v1 over an ``AsyncRESTClient`` (the async extra)."""
+
+    def __init__(self, rest: AsyncRESTClient) -> None:
+        self.rest = rest
+
+    def selfsubjectreviews(self) -> AsyncResourceClient[authentication_v1.SelfSubjectReview, authentication_v1.SelfSubjectReview]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, authentication_v1.SELFSUBJECTREVIEWS)
+
+    def tokenreviews(self) -> AsyncResourceClient[authentication_v1.TokenReview, authentication_v1.TokenReview]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, authentication_v1.TOKENREVIEWS)

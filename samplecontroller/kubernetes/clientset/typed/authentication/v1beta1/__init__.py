@@ -2,17 +2,22 @@
 """The typed client of authentication.k8s.io/v1beta1: one method per resource.
 
 ``AuthenticationV1beta1Interface`` is what the real ``AuthenticationV1beta1Client`` and the fake
-(``.fake.FakeAuthenticationV1beta1Client``) both are.
+(``.fake.FakeAuthenticationV1beta1Client``) both are. ``AsyncAuthenticationV1beta1Client`` is the same
+over an ``AsyncRESTClient``: its methods return ``AsyncResourceClient``s (verbs awaited).
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import samplecontroller.kubernetes.apis.authentication.v1beta1 as authentication_v1beta1
 from samplecontroller.client.resource import ResourceClient
 from samplecontroller.client.types import CreateInterface
 from samplecontroller.rest import RESTClient
+
+if TYPE_CHECKING:
+    from samplecontroller.client.aio import AsyncResourceClient
+    from samplecontroller.rest.aio import AsyncRESTClient
 
 
 class AuthenticationV1beta1Interface(Protocol):
@@ -30,3 +35,15 @@ class AuthenticationV1beta1Client:
     def selfsubjectreviews(self) -> CreateInterface[authentication_v1beta1.SelfSubjectReview]:
         """Create-only (the server answers and stores nothing)."""
         return ResourceClient[authentication_v1beta1.SelfSubjectReview, authentication_v1beta1.SelfSubjectReview](self.rest, authentication_v1beta1.SELFSUBJECTREVIEWS)
+
+
+class AsyncAuthenticationV1beta1Client:
+    """authentication.k8s.io/v1beta1 over an ``AsyncRESTClient`` (the async extra)."""
+
+    def __init__(self, rest: AsyncRESTClient) -> None:
+        self.rest = rest
+
+    def selfsubjectreviews(self) -> AsyncResourceClient[authentication_v1beta1.SelfSubjectReview, authentication_v1beta1.SelfSubjectReview]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, authentication_v1beta1.SELFSUBJECTREVIEWS)

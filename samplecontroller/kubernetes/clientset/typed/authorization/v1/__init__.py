@@ -2,17 +2,22 @@
 """The typed client of authorization.k8s.io/v1: one method per resource.
 
 ``AuthorizationV1Interface`` is what the real ``AuthorizationV1Client`` and the fake
-(``.fake.FakeAuthorizationV1Client``) both are.
+(``.fake.FakeAuthorizationV1Client``) both are. ``AsyncAuthorizationV1Client`` is the same
+over an ``AsyncRESTClient``: its methods return ``AsyncResourceClient``s (verbs awaited).
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import samplecontroller.kubernetes.apis.authorization.v1 as authorization_v1
 from samplecontroller.client.resource import ResourceClient
 from samplecontroller.client.types import CreateInterface
 from samplecontroller.rest import RESTClient
+
+if TYPE_CHECKING:
+    from samplecontroller.client.aio import AsyncResourceClient
+    from samplecontroller.rest.aio import AsyncRESTClient
 
 
 class AuthorizationV1Interface(Protocol):
@@ -48,3 +53,30 @@ class AuthorizationV1Client:
     def subjectaccessreviews(self) -> CreateInterface[authorization_v1.SubjectAccessReview]:
         """Create-only (the server answers and stores nothing)."""
         return ResourceClient[authorization_v1.SubjectAccessReview, authorization_v1.SubjectAccessReview](self.rest, authorization_v1.SUBJECTACCESSREVIEWS)
+
+
+class AsyncAuthorizationV1Client:
+    """authorization.k8s.io/v1 over an ``AsyncRESTClient`` (the async extra)."""
+
+    def __init__(self, rest: AsyncRESTClient) -> None:
+        self.rest = rest
+
+    def localsubjectaccessreviews(self, namespace: str | None = None) -> AsyncResourceClient[authorization_v1.LocalSubjectAccessReview, authorization_v1.LocalSubjectAccessReview]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, authorization_v1.LOCALSUBJECTACCESSREVIEWS, namespace)
+
+    def selfsubjectaccessreviews(self) -> AsyncResourceClient[authorization_v1.SelfSubjectAccessReview, authorization_v1.SelfSubjectAccessReview]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, authorization_v1.SELFSUBJECTACCESSREVIEWS)
+
+    def selfsubjectrulesreviews(self) -> AsyncResourceClient[authorization_v1.SelfSubjectRulesReview, authorization_v1.SelfSubjectRulesReview]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, authorization_v1.SELFSUBJECTRULESREVIEWS)
+
+    def subjectaccessreviews(self) -> AsyncResourceClient[authorization_v1.SubjectAccessReview, authorization_v1.SubjectAccessReview]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, authorization_v1.SUBJECTACCESSREVIEWS)

@@ -2,17 +2,22 @@
 """The typed client of autoscaling/v1: one method per resource.
 
 ``AutoscalingV1Interface`` is what the real ``AutoscalingV1Client`` and the fake
-(``.fake.FakeAutoscalingV1Client``) both are.
+(``.fake.FakeAutoscalingV1Client``) both are. ``AsyncAutoscalingV1Client`` is the same
+over an ``AsyncRESTClient``: its methods return ``AsyncResourceClient``s (verbs awaited).
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import samplecontroller.kubernetes.apis.autoscaling.v1 as autoscaling_v1
 from samplecontroller.client.resource import ResourceClient
 from samplecontroller.client.types import ResourceInterface
 from samplecontroller.rest import RESTClient
+
+if TYPE_CHECKING:
+    from samplecontroller.client.aio import AsyncResourceClient
+    from samplecontroller.rest.aio import AsyncRESTClient
 
 
 class AutoscalingV1Interface(Protocol):
@@ -29,3 +34,15 @@ class AutoscalingV1Client:
 
     def horizontalpodautoscalers(self, namespace: str | None = None) -> ResourceClient[autoscaling_v1.HorizontalPodAutoscaler, autoscaling_v1.HorizontalPodAutoscalerList]:
         return ResourceClient(self.rest, autoscaling_v1.HORIZONTALPODAUTOSCALERS, namespace)
+
+
+class AsyncAutoscalingV1Client:
+    """autoscaling/v1 over an ``AsyncRESTClient`` (the async extra)."""
+
+    def __init__(self, rest: AsyncRESTClient) -> None:
+        self.rest = rest
+
+    def horizontalpodautoscalers(self, namespace: str | None = None) -> AsyncResourceClient[autoscaling_v1.HorizontalPodAutoscaler, autoscaling_v1.HorizontalPodAutoscalerList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, autoscaling_v1.HORIZONTALPODAUTOSCALERS, namespace)

@@ -2,17 +2,22 @@
 """The typed client of autoscaling/v2: one method per resource.
 
 ``AutoscalingV2Interface`` is what the real ``AutoscalingV2Client`` and the fake
-(``.fake.FakeAutoscalingV2Client``) both are.
+(``.fake.FakeAutoscalingV2Client``) both are. ``AsyncAutoscalingV2Client`` is the same
+over an ``AsyncRESTClient``: its methods return ``AsyncResourceClient``s (verbs awaited).
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import samplecontroller.kubernetes.apis.autoscaling.v2 as autoscaling_v2
 from samplecontroller.client.resource import ResourceClient
 from samplecontroller.client.types import ResourceInterface
 from samplecontroller.rest import RESTClient
+
+if TYPE_CHECKING:
+    from samplecontroller.client.aio import AsyncResourceClient
+    from samplecontroller.rest.aio import AsyncRESTClient
 
 
 class AutoscalingV2Interface(Protocol):
@@ -29,3 +34,15 @@ class AutoscalingV2Client:
 
     def horizontalpodautoscalers(self, namespace: str | None = None) -> ResourceClient[autoscaling_v2.HorizontalPodAutoscaler, autoscaling_v2.HorizontalPodAutoscalerList]:
         return ResourceClient(self.rest, autoscaling_v2.HORIZONTALPODAUTOSCALERS, namespace)
+
+
+class AsyncAutoscalingV2Client:
+    """autoscaling/v2 over an ``AsyncRESTClient`` (the async extra)."""
+
+    def __init__(self, rest: AsyncRESTClient) -> None:
+        self.rest = rest
+
+    def horizontalpodautoscalers(self, namespace: str | None = None) -> AsyncResourceClient[autoscaling_v2.HorizontalPodAutoscaler, autoscaling_v2.HorizontalPodAutoscalerList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, autoscaling_v2.HORIZONTALPODAUTOSCALERS, namespace)

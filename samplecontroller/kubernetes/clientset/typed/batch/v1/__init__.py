@@ -2,17 +2,22 @@
 """The typed client of batch/v1: one method per resource.
 
 ``BatchV1Interface`` is what the real ``BatchV1Client`` and the fake
-(``.fake.FakeBatchV1Client``) both are.
+(``.fake.FakeBatchV1Client``) both are. ``AsyncBatchV1Client`` is the same
+over an ``AsyncRESTClient``: its methods return ``AsyncResourceClient``s (verbs awaited).
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import samplecontroller.kubernetes.apis.batch.v1 as batch_v1
 from samplecontroller.client.resource import ResourceClient
 from samplecontroller.client.types import ResourceInterface
 from samplecontroller.rest import RESTClient
+
+if TYPE_CHECKING:
+    from samplecontroller.client.aio import AsyncResourceClient
+    from samplecontroller.rest.aio import AsyncRESTClient
 
 
 class BatchV1Interface(Protocol):
@@ -34,3 +39,20 @@ class BatchV1Client:
 
     def jobs(self, namespace: str | None = None) -> ResourceClient[batch_v1.Job, batch_v1.JobList]:
         return ResourceClient(self.rest, batch_v1.JOBS, namespace)
+
+
+class AsyncBatchV1Client:
+    """batch/v1 over an ``AsyncRESTClient`` (the async extra)."""
+
+    def __init__(self, rest: AsyncRESTClient) -> None:
+        self.rest = rest
+
+    def cronjobs(self, namespace: str | None = None) -> AsyncResourceClient[batch_v1.CronJob, batch_v1.CronJobList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, batch_v1.CRONJOBS, namespace)
+
+    def jobs(self, namespace: str | None = None) -> AsyncResourceClient[batch_v1.Job, batch_v1.JobList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, batch_v1.JOBS, namespace)

@@ -2,17 +2,22 @@
 """The typed client of certificates.k8s.io/v1: one method per resource.
 
 ``CertificatesV1Interface`` is what the real ``CertificatesV1Client`` and the fake
-(``.fake.FakeCertificatesV1Client``) both are.
+(``.fake.FakeCertificatesV1Client``) both are. ``AsyncCertificatesV1Client`` is the same
+over an ``AsyncRESTClient``: its methods return ``AsyncResourceClient``s (verbs awaited).
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import samplecontroller.kubernetes.apis.certificates.v1 as certificates_v1
 from samplecontroller.client.resource import ResourceClient
 from samplecontroller.client.types import ResourceInterface
 from samplecontroller.rest import RESTClient
+
+if TYPE_CHECKING:
+    from samplecontroller.client.aio import AsyncResourceClient
+    from samplecontroller.rest.aio import AsyncRESTClient
 
 
 class CertificatesV1Interface(Protocol):
@@ -29,3 +34,15 @@ class CertificatesV1Client:
 
     def certificatesigningrequests(self) -> ResourceClient[certificates_v1.CertificateSigningRequest, certificates_v1.CertificateSigningRequestList]:
         return ResourceClient(self.rest, certificates_v1.CERTIFICATESIGNINGREQUESTS)
+
+
+class AsyncCertificatesV1Client:
+    """certificates.k8s.io/v1 over an ``AsyncRESTClient`` (the async extra)."""
+
+    def __init__(self, rest: AsyncRESTClient) -> None:
+        self.rest = rest
+
+    def certificatesigningrequests(self) -> AsyncResourceClient[certificates_v1.CertificateSigningRequest, certificates_v1.CertificateSigningRequestList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, certificates_v1.CERTIFICATESIGNINGREQUESTS)

@@ -2,17 +2,22 @@
 """The typed client of coordination.k8s.io/v1: one method per resource.
 
 ``CoordinationV1Interface`` is what the real ``CoordinationV1Client`` and the fake
-(``.fake.FakeCoordinationV1Client``) both are.
+(``.fake.FakeCoordinationV1Client``) both are. ``AsyncCoordinationV1Client`` is the same
+over an ``AsyncRESTClient``: its methods return ``AsyncResourceClient``s (verbs awaited).
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import samplecontroller.kubernetes.apis.coordination.v1 as coordination_v1
 from samplecontroller.client.resource import ResourceClient
 from samplecontroller.client.types import ResourceInterface
 from samplecontroller.rest import RESTClient
+
+if TYPE_CHECKING:
+    from samplecontroller.client.aio import AsyncResourceClient
+    from samplecontroller.rest.aio import AsyncRESTClient
 
 
 class CoordinationV1Interface(Protocol):
@@ -29,3 +34,15 @@ class CoordinationV1Client:
 
     def leases(self, namespace: str | None = None) -> ResourceClient[coordination_v1.Lease, coordination_v1.LeaseList]:
         return ResourceClient(self.rest, coordination_v1.LEASES, namespace)
+
+
+class AsyncCoordinationV1Client:
+    """coordination.k8s.io/v1 over an ``AsyncRESTClient`` (the async extra)."""
+
+    def __init__(self, rest: AsyncRESTClient) -> None:
+        self.rest = rest
+
+    def leases(self, namespace: str | None = None) -> AsyncResourceClient[coordination_v1.Lease, coordination_v1.LeaseList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, coordination_v1.LEASES, namespace)

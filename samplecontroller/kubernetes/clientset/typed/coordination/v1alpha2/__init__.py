@@ -2,17 +2,22 @@
 """The typed client of coordination.k8s.io/v1alpha2: one method per resource.
 
 ``CoordinationV1alpha2Interface`` is what the real ``CoordinationV1alpha2Client`` and the fake
-(``.fake.FakeCoordinationV1alpha2Client``) both are.
+(``.fake.FakeCoordinationV1alpha2Client``) both are. ``AsyncCoordinationV1alpha2Client`` is the same
+over an ``AsyncRESTClient``: its methods return ``AsyncResourceClient``s (verbs awaited).
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import samplecontroller.kubernetes.apis.coordination.v1alpha2 as coordination_v1alpha2
 from samplecontroller.client.resource import ResourceClient
 from samplecontroller.client.types import ResourceInterface
 from samplecontroller.rest import RESTClient
+
+if TYPE_CHECKING:
+    from samplecontroller.client.aio import AsyncResourceClient
+    from samplecontroller.rest.aio import AsyncRESTClient
 
 
 class CoordinationV1alpha2Interface(Protocol):
@@ -29,3 +34,15 @@ class CoordinationV1alpha2Client:
 
     def leasecandidates(self, namespace: str | None = None) -> ResourceClient[coordination_v1alpha2.LeaseCandidate, coordination_v1alpha2.LeaseCandidateList]:
         return ResourceClient(self.rest, coordination_v1alpha2.LEASECANDIDATES, namespace)
+
+
+class AsyncCoordinationV1alpha2Client:
+    """coordination.k8s.io/v1alpha2 over an ``AsyncRESTClient`` (the async extra)."""
+
+    def __init__(self, rest: AsyncRESTClient) -> None:
+        self.rest = rest
+
+    def leasecandidates(self, namespace: str | None = None) -> AsyncResourceClient[coordination_v1alpha2.LeaseCandidate, coordination_v1alpha2.LeaseCandidateList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, coordination_v1alpha2.LEASECANDIDATES, namespace)

@@ -2,17 +2,22 @@
 """The typed client of core/v1: one method per resource.
 
 ``CoreV1Interface`` is what the real ``CoreV1Client`` and the fake
-(``.fake.FakeCoreV1Client``) both are.
+(``.fake.FakeCoreV1Client``) both are. ``AsyncCoreV1Client`` is the same
+over an ``AsyncRESTClient``: its methods return ``AsyncResourceClient``s (verbs awaited).
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import samplecontroller.kubernetes.apis.core.v1 as core_v1
 from samplecontroller.client.resource import ResourceClient
 from samplecontroller.client.types import ResourceInterface
 from samplecontroller.rest import RESTClient
+
+if TYPE_CHECKING:
+    from samplecontroller.client.aio import AsyncResourceClient
+    from samplecontroller.rest.aio import AsyncRESTClient
 
 
 class CoreV1Interface(Protocol):
@@ -104,3 +109,90 @@ class CoreV1Client:
 
     def serviceaccounts(self, namespace: str | None = None) -> ResourceClient[core_v1.ServiceAccount, core_v1.ServiceAccountList]:
         return ResourceClient(self.rest, core_v1.SERVICEACCOUNTS, namespace)
+
+
+class AsyncCoreV1Client:
+    """core/v1 over an ``AsyncRESTClient`` (the async extra)."""
+
+    def __init__(self, rest: AsyncRESTClient) -> None:
+        self.rest = rest
+
+    def componentstatuses(self) -> AsyncResourceClient[core_v1.ComponentStatus, core_v1.ComponentStatusList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, core_v1.COMPONENTSTATUSES)
+
+    def configmaps(self, namespace: str | None = None) -> AsyncResourceClient[core_v1.ConfigMap, core_v1.ConfigMapList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, core_v1.CONFIGMAPS, namespace)
+
+    def endpoints(self, namespace: str | None = None) -> AsyncResourceClient[core_v1.Endpoints, core_v1.EndpointsList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, core_v1.ENDPOINTS, namespace)
+
+    def events(self, namespace: str | None = None) -> AsyncResourceClient[core_v1.Event, core_v1.EventList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, core_v1.EVENTS, namespace)
+
+    def limitranges(self, namespace: str | None = None) -> AsyncResourceClient[core_v1.LimitRange, core_v1.LimitRangeList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, core_v1.LIMITRANGES, namespace)
+
+    def namespaces(self) -> AsyncResourceClient[core_v1.Namespace, core_v1.NamespaceList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, core_v1.NAMESPACES)
+
+    def nodes(self) -> AsyncResourceClient[core_v1.Node, core_v1.NodeList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, core_v1.NODES)
+
+    def persistentvolumes(self) -> AsyncResourceClient[core_v1.PersistentVolume, core_v1.PersistentVolumeList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, core_v1.PERSISTENTVOLUMES)
+
+    def persistentvolumeclaims(self, namespace: str | None = None) -> AsyncResourceClient[core_v1.PersistentVolumeClaim, core_v1.PersistentVolumeClaimList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, core_v1.PERSISTENTVOLUMECLAIMS, namespace)
+
+    def pods(self, namespace: str | None = None) -> AsyncResourceClient[core_v1.Pod, core_v1.PodList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, core_v1.PODS, namespace)
+
+    def podtemplates(self, namespace: str | None = None) -> AsyncResourceClient[core_v1.PodTemplate, core_v1.PodTemplateList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, core_v1.PODTEMPLATES, namespace)
+
+    def replicationcontrollers(self, namespace: str | None = None) -> AsyncResourceClient[core_v1.ReplicationController, core_v1.ReplicationControllerList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, core_v1.REPLICATIONCONTROLLERS, namespace)
+
+    def resourcequotas(self, namespace: str | None = None) -> AsyncResourceClient[core_v1.ResourceQuota, core_v1.ResourceQuotaList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, core_v1.RESOURCEQUOTAS, namespace)
+
+    def secrets(self, namespace: str | None = None) -> AsyncResourceClient[core_v1.Secret, core_v1.SecretList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, core_v1.SECRETS, namespace)
+
+    def services(self, namespace: str | None = None) -> AsyncResourceClient[core_v1.Service, core_v1.ServiceList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, core_v1.SERVICES, namespace)
+
+    def serviceaccounts(self, namespace: str | None = None) -> AsyncResourceClient[core_v1.ServiceAccount, core_v1.ServiceAccountList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, core_v1.SERVICEACCOUNTS, namespace)

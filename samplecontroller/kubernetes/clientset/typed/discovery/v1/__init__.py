@@ -2,17 +2,22 @@
 """The typed client of discovery.k8s.io/v1: one method per resource.
 
 ``DiscoveryV1Interface`` is what the real ``DiscoveryV1Client`` and the fake
-(``.fake.FakeDiscoveryV1Client``) both are.
+(``.fake.FakeDiscoveryV1Client``) both are. ``AsyncDiscoveryV1Client`` is the same
+over an ``AsyncRESTClient``: its methods return ``AsyncResourceClient``s (verbs awaited).
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import samplecontroller.kubernetes.apis.discovery.v1 as discovery_v1
 from samplecontroller.client.resource import ResourceClient
 from samplecontroller.client.types import ResourceInterface
 from samplecontroller.rest import RESTClient
+
+if TYPE_CHECKING:
+    from samplecontroller.client.aio import AsyncResourceClient
+    from samplecontroller.rest.aio import AsyncRESTClient
 
 
 class DiscoveryV1Interface(Protocol):
@@ -29,3 +34,15 @@ class DiscoveryV1Client:
 
     def endpointslices(self, namespace: str | None = None) -> ResourceClient[discovery_v1.EndpointSlice, discovery_v1.EndpointSliceList]:
         return ResourceClient(self.rest, discovery_v1.ENDPOINTSLICES, namespace)
+
+
+class AsyncDiscoveryV1Client:
+    """discovery.k8s.io/v1 over an ``AsyncRESTClient`` (the async extra)."""
+
+    def __init__(self, rest: AsyncRESTClient) -> None:
+        self.rest = rest
+
+    def endpointslices(self, namespace: str | None = None) -> AsyncResourceClient[discovery_v1.EndpointSlice, discovery_v1.EndpointSliceList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, discovery_v1.ENDPOINTSLICES, namespace)

@@ -2,17 +2,22 @@
 """The typed client of events.k8s.io/v1: one method per resource.
 
 ``EventsV1Interface`` is what the real ``EventsV1Client`` and the fake
-(``.fake.FakeEventsV1Client``) both are.
+(``.fake.FakeEventsV1Client``) both are. ``AsyncEventsV1Client`` is the same
+over an ``AsyncRESTClient``: its methods return ``AsyncResourceClient``s (verbs awaited).
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import samplecontroller.kubernetes.apis.events.v1 as events_v1
 from samplecontroller.client.resource import ResourceClient
 from samplecontroller.client.types import ResourceInterface
 from samplecontroller.rest import RESTClient
+
+if TYPE_CHECKING:
+    from samplecontroller.client.aio import AsyncResourceClient
+    from samplecontroller.rest.aio import AsyncRESTClient
 
 
 class EventsV1Interface(Protocol):
@@ -29,3 +34,15 @@ class EventsV1Client:
 
     def events(self, namespace: str | None = None) -> ResourceClient[events_v1.Event, events_v1.EventList]:
         return ResourceClient(self.rest, events_v1.EVENTS, namespace)
+
+
+class AsyncEventsV1Client:
+    """events.k8s.io/v1 over an ``AsyncRESTClient`` (the async extra)."""
+
+    def __init__(self, rest: AsyncRESTClient) -> None:
+        self.rest = rest
+
+    def events(self, namespace: str | None = None) -> AsyncResourceClient[events_v1.Event, events_v1.EventList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, events_v1.EVENTS, namespace)

@@ -2,17 +2,22 @@
 """The typed client of flowcontrol.apiserver.k8s.io/v1: one method per resource.
 
 ``FlowcontrolV1Interface`` is what the real ``FlowcontrolV1Client`` and the fake
-(``.fake.FakeFlowcontrolV1Client``) both are.
+(``.fake.FakeFlowcontrolV1Client``) both are. ``AsyncFlowcontrolV1Client`` is the same
+over an ``AsyncRESTClient``: its methods return ``AsyncResourceClient``s (verbs awaited).
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import samplecontroller.kubernetes.apis.flowcontrol.v1 as flowcontrol_v1
 from samplecontroller.client.resource import ResourceClient
 from samplecontroller.client.types import ResourceInterface
 from samplecontroller.rest import RESTClient
+
+if TYPE_CHECKING:
+    from samplecontroller.client.aio import AsyncResourceClient
+    from samplecontroller.rest.aio import AsyncRESTClient
 
 
 class FlowcontrolV1Interface(Protocol):
@@ -34,3 +39,20 @@ class FlowcontrolV1Client:
 
     def prioritylevelconfigurations(self) -> ResourceClient[flowcontrol_v1.PriorityLevelConfiguration, flowcontrol_v1.PriorityLevelConfigurationList]:
         return ResourceClient(self.rest, flowcontrol_v1.PRIORITYLEVELCONFIGURATIONS)
+
+
+class AsyncFlowcontrolV1Client:
+    """flowcontrol.apiserver.k8s.io/v1 over an ``AsyncRESTClient`` (the async extra)."""
+
+    def __init__(self, rest: AsyncRESTClient) -> None:
+        self.rest = rest
+
+    def flowschemas(self) -> AsyncResourceClient[flowcontrol_v1.FlowSchema, flowcontrol_v1.FlowSchemaList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, flowcontrol_v1.FLOWSCHEMAS)
+
+    def prioritylevelconfigurations(self) -> AsyncResourceClient[flowcontrol_v1.PriorityLevelConfiguration, flowcontrol_v1.PriorityLevelConfigurationList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, flowcontrol_v1.PRIORITYLEVELCONFIGURATIONS)

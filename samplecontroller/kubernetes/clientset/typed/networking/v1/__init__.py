@@ -2,17 +2,22 @@
 """The typed client of networking.k8s.io/v1: one method per resource.
 
 ``NetworkingV1Interface`` is what the real ``NetworkingV1Client`` and the fake
-(``.fake.FakeNetworkingV1Client``) both are.
+(``.fake.FakeNetworkingV1Client``) both are. ``AsyncNetworkingV1Client`` is the same
+over an ``AsyncRESTClient``: its methods return ``AsyncResourceClient``s (verbs awaited).
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import samplecontroller.kubernetes.apis.networking.v1 as networking_v1
 from samplecontroller.client.resource import ResourceClient
 from samplecontroller.client.types import ResourceInterface
 from samplecontroller.rest import RESTClient
+
+if TYPE_CHECKING:
+    from samplecontroller.client.aio import AsyncResourceClient
+    from samplecontroller.rest.aio import AsyncRESTClient
 
 
 class NetworkingV1Interface(Protocol):
@@ -39,3 +44,25 @@ class NetworkingV1Client:
 
     def networkpolicies(self, namespace: str | None = None) -> ResourceClient[networking_v1.NetworkPolicy, networking_v1.NetworkPolicyList]:
         return ResourceClient(self.rest, networking_v1.NETWORKPOLICIES, namespace)
+
+
+class AsyncNetworkingV1Client:
+    """networking.k8s.io/v1 over an ``AsyncRESTClient`` (the async extra)."""
+
+    def __init__(self, rest: AsyncRESTClient) -> None:
+        self.rest = rest
+
+    def ingresses(self, namespace: str | None = None) -> AsyncResourceClient[networking_v1.Ingress, networking_v1.IngressList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, networking_v1.INGRESSES, namespace)
+
+    def ingressclasses(self) -> AsyncResourceClient[networking_v1.IngressClass, networking_v1.IngressClassList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, networking_v1.INGRESSCLASSES)
+
+    def networkpolicies(self, namespace: str | None = None) -> AsyncResourceClient[networking_v1.NetworkPolicy, networking_v1.NetworkPolicyList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, networking_v1.NETWORKPOLICIES, namespace)

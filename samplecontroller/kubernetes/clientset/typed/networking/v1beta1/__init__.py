@@ -2,17 +2,22 @@
 """The typed client of networking.k8s.io/v1beta1: one method per resource.
 
 ``NetworkingV1beta1Interface`` is what the real ``NetworkingV1beta1Client`` and the fake
-(``.fake.FakeNetworkingV1beta1Client``) both are.
+(``.fake.FakeNetworkingV1beta1Client``) both are. ``AsyncNetworkingV1beta1Client`` is the same
+over an ``AsyncRESTClient``: its methods return ``AsyncResourceClient``s (verbs awaited).
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import samplecontroller.kubernetes.apis.networking.v1beta1 as networking_v1beta1
 from samplecontroller.client.resource import ResourceClient
 from samplecontroller.client.types import ResourceInterface
 from samplecontroller.rest import RESTClient
+
+if TYPE_CHECKING:
+    from samplecontroller.client.aio import AsyncResourceClient
+    from samplecontroller.rest.aio import AsyncRESTClient
 
 
 class NetworkingV1beta1Interface(Protocol):
@@ -34,3 +39,20 @@ class NetworkingV1beta1Client:
 
     def servicecidrs(self) -> ResourceClient[networking_v1beta1.ServiceCIDR, networking_v1beta1.ServiceCIDRList]:
         return ResourceClient(self.rest, networking_v1beta1.SERVICECIDRS)
+
+
+class AsyncNetworkingV1beta1Client:
+    """networking.k8s.io/v1beta1 over an ``AsyncRESTClient`` (the async extra)."""
+
+    def __init__(self, rest: AsyncRESTClient) -> None:
+        self.rest = rest
+
+    def ipaddresses(self) -> AsyncResourceClient[networking_v1beta1.IPAddress, networking_v1beta1.IPAddressList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, networking_v1beta1.IPADDRESSES)
+
+    def servicecidrs(self) -> AsyncResourceClient[networking_v1beta1.ServiceCIDR, networking_v1beta1.ServiceCIDRList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, networking_v1beta1.SERVICECIDRS)

@@ -2,17 +2,22 @@
 """The typed client of node.k8s.io/v1: one method per resource.
 
 ``NodeV1Interface`` is what the real ``NodeV1Client`` and the fake
-(``.fake.FakeNodeV1Client``) both are.
+(``.fake.FakeNodeV1Client``) both are. ``AsyncNodeV1Client`` is the same
+over an ``AsyncRESTClient``: its methods return ``AsyncResourceClient``s (verbs awaited).
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import samplecontroller.kubernetes.apis.node.v1 as node_v1
 from samplecontroller.client.resource import ResourceClient
 from samplecontroller.client.types import ResourceInterface
 from samplecontroller.rest import RESTClient
+
+if TYPE_CHECKING:
+    from samplecontroller.client.aio import AsyncResourceClient
+    from samplecontroller.rest.aio import AsyncRESTClient
 
 
 class NodeV1Interface(Protocol):
@@ -29,3 +34,15 @@ class NodeV1Client:
 
     def runtimeclasses(self) -> ResourceClient[node_v1.RuntimeClass, node_v1.RuntimeClassList]:
         return ResourceClient(self.rest, node_v1.RUNTIMECLASSES)
+
+
+class AsyncNodeV1Client:
+    """node.k8s.io/v1 over an ``AsyncRESTClient`` (the async extra)."""
+
+    def __init__(self, rest: AsyncRESTClient) -> None:
+        self.rest = rest
+
+    def runtimeclasses(self) -> AsyncResourceClient[node_v1.RuntimeClass, node_v1.RuntimeClassList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, node_v1.RUNTIMECLASSES)

@@ -2,17 +2,22 @@
 """The typed client of policy/v1: one method per resource.
 
 ``PolicyV1Interface`` is what the real ``PolicyV1Client`` and the fake
-(``.fake.FakePolicyV1Client``) both are.
+(``.fake.FakePolicyV1Client``) both are. ``AsyncPolicyV1Client`` is the same
+over an ``AsyncRESTClient``: its methods return ``AsyncResourceClient``s (verbs awaited).
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import samplecontroller.kubernetes.apis.policy.v1 as policy_v1
 from samplecontroller.client.resource import ResourceClient
 from samplecontroller.client.types import ResourceInterface
 from samplecontroller.rest import RESTClient
+
+if TYPE_CHECKING:
+    from samplecontroller.client.aio import AsyncResourceClient
+    from samplecontroller.rest.aio import AsyncRESTClient
 
 
 class PolicyV1Interface(Protocol):
@@ -29,3 +34,15 @@ class PolicyV1Client:
 
     def poddisruptionbudgets(self, namespace: str | None = None) -> ResourceClient[policy_v1.PodDisruptionBudget, policy_v1.PodDisruptionBudgetList]:
         return ResourceClient(self.rest, policy_v1.PODDISRUPTIONBUDGETS, namespace)
+
+
+class AsyncPolicyV1Client:
+    """policy/v1 over an ``AsyncRESTClient`` (the async extra)."""
+
+    def __init__(self, rest: AsyncRESTClient) -> None:
+        self.rest = rest
+
+    def poddisruptionbudgets(self, namespace: str | None = None) -> AsyncResourceClient[policy_v1.PodDisruptionBudget, policy_v1.PodDisruptionBudgetList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, policy_v1.PODDISRUPTIONBUDGETS, namespace)

@@ -2,17 +2,22 @@
 """The typed client of rbac.authorization.k8s.io/v1: one method per resource.
 
 ``RbacV1Interface`` is what the real ``RbacV1Client`` and the fake
-(``.fake.FakeRbacV1Client``) both are.
+(``.fake.FakeRbacV1Client``) both are. ``AsyncRbacV1Client`` is the same
+over an ``AsyncRESTClient``: its methods return ``AsyncResourceClient``s (verbs awaited).
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import samplecontroller.kubernetes.apis.rbac.v1 as rbac_v1
 from samplecontroller.client.resource import ResourceClient
 from samplecontroller.client.types import ResourceInterface
 from samplecontroller.rest import RESTClient
+
+if TYPE_CHECKING:
+    from samplecontroller.client.aio import AsyncResourceClient
+    from samplecontroller.rest.aio import AsyncRESTClient
 
 
 class RbacV1Interface(Protocol):
@@ -44,3 +49,30 @@ class RbacV1Client:
 
     def rolebindings(self, namespace: str | None = None) -> ResourceClient[rbac_v1.RoleBinding, rbac_v1.RoleBindingList]:
         return ResourceClient(self.rest, rbac_v1.ROLEBINDINGS, namespace)
+
+
+class AsyncRbacV1Client:
+    """rbac.authorization.k8s.io/v1 over an ``AsyncRESTClient`` (the async extra)."""
+
+    def __init__(self, rest: AsyncRESTClient) -> None:
+        self.rest = rest
+
+    def clusterroles(self) -> AsyncResourceClient[rbac_v1.ClusterRole, rbac_v1.ClusterRoleList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, rbac_v1.CLUSTERROLES)
+
+    def clusterrolebindings(self) -> AsyncResourceClient[rbac_v1.ClusterRoleBinding, rbac_v1.ClusterRoleBindingList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, rbac_v1.CLUSTERROLEBINDINGS)
+
+    def roles(self, namespace: str | None = None) -> AsyncResourceClient[rbac_v1.Role, rbac_v1.RoleList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, rbac_v1.ROLES, namespace)
+
+    def rolebindings(self, namespace: str | None = None) -> AsyncResourceClient[rbac_v1.RoleBinding, rbac_v1.RoleBindingList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, rbac_v1.ROLEBINDINGS, namespace)

@@ -2,17 +2,22 @@
 """The typed client of resource.k8s.io/v1alpha3: one method per resource.
 
 ``ResourceV1alpha3Interface`` is what the real ``ResourceV1alpha3Client`` and the fake
-(``.fake.FakeResourceV1alpha3Client``) both are.
+(``.fake.FakeResourceV1alpha3Client``) both are. ``AsyncResourceV1alpha3Client`` is the same
+over an ``AsyncRESTClient``: its methods return ``AsyncResourceClient``s (verbs awaited).
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import samplecontroller.kubernetes.apis.resource.v1alpha3 as resource_v1alpha3
 from samplecontroller.client.resource import ResourceClient
 from samplecontroller.client.types import ResourceInterface
 from samplecontroller.rest import RESTClient
+
+if TYPE_CHECKING:
+    from samplecontroller.client.aio import AsyncResourceClient
+    from samplecontroller.rest.aio import AsyncRESTClient
 
 
 class ResourceV1alpha3Interface(Protocol):
@@ -44,3 +49,30 @@ class ResourceV1alpha3Client:
 
     def resourceslices(self) -> ResourceClient[resource_v1alpha3.ResourceSlice, resource_v1alpha3.ResourceSliceList]:
         return ResourceClient(self.rest, resource_v1alpha3.RESOURCESLICES)
+
+
+class AsyncResourceV1alpha3Client:
+    """resource.k8s.io/v1alpha3 over an ``AsyncRESTClient`` (the async extra)."""
+
+    def __init__(self, rest: AsyncRESTClient) -> None:
+        self.rest = rest
+
+    def deviceclasses(self) -> AsyncResourceClient[resource_v1alpha3.DeviceClass, resource_v1alpha3.DeviceClassList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, resource_v1alpha3.DEVICECLASSES)
+
+    def resourceclaims(self, namespace: str | None = None) -> AsyncResourceClient[resource_v1alpha3.ResourceClaim, resource_v1alpha3.ResourceClaimList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, resource_v1alpha3.RESOURCECLAIMS, namespace)
+
+    def resourceclaimtemplates(self, namespace: str | None = None) -> AsyncResourceClient[resource_v1alpha3.ResourceClaimTemplate, resource_v1alpha3.ResourceClaimTemplateList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, resource_v1alpha3.RESOURCECLAIMTEMPLATES, namespace)
+
+    def resourceslices(self) -> AsyncResourceClient[resource_v1alpha3.ResourceSlice, resource_v1alpha3.ResourceSliceList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, resource_v1alpha3.RESOURCESLICES)

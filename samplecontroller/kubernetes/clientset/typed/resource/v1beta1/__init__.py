@@ -2,17 +2,22 @@
 """The typed client of resource.k8s.io/v1beta1: one method per resource.
 
 ``ResourceV1beta1Interface`` is what the real ``ResourceV1beta1Client`` and the fake
-(``.fake.FakeResourceV1beta1Client``) both are.
+(``.fake.FakeResourceV1beta1Client``) both are. ``AsyncResourceV1beta1Client`` is the same
+over an ``AsyncRESTClient``: its methods return ``AsyncResourceClient``s (verbs awaited).
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import samplecontroller.kubernetes.apis.resource.v1beta1 as resource_v1beta1
 from samplecontroller.client.resource import ResourceClient
 from samplecontroller.client.types import ResourceInterface
 from samplecontroller.rest import RESTClient
+
+if TYPE_CHECKING:
+    from samplecontroller.client.aio import AsyncResourceClient
+    from samplecontroller.rest.aio import AsyncRESTClient
 
 
 class ResourceV1beta1Interface(Protocol):
@@ -44,3 +49,30 @@ class ResourceV1beta1Client:
 
     def resourceslices(self) -> ResourceClient[resource_v1beta1.ResourceSlice, resource_v1beta1.ResourceSliceList]:
         return ResourceClient(self.rest, resource_v1beta1.RESOURCESLICES)
+
+
+class AsyncResourceV1beta1Client:
+    """resource.k8s.io/v1beta1 over an ``AsyncRESTClient`` (the async extra)."""
+
+    def __init__(self, rest: AsyncRESTClient) -> None:
+        self.rest = rest
+
+    def deviceclasses(self) -> AsyncResourceClient[resource_v1beta1.DeviceClass, resource_v1beta1.DeviceClassList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, resource_v1beta1.DEVICECLASSES)
+
+    def resourceclaims(self, namespace: str | None = None) -> AsyncResourceClient[resource_v1beta1.ResourceClaim, resource_v1beta1.ResourceClaimList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, resource_v1beta1.RESOURCECLAIMS, namespace)
+
+    def resourceclaimtemplates(self, namespace: str | None = None) -> AsyncResourceClient[resource_v1beta1.ResourceClaimTemplate, resource_v1beta1.ResourceClaimTemplateList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, resource_v1beta1.RESOURCECLAIMTEMPLATES, namespace)
+
+    def resourceslices(self) -> AsyncResourceClient[resource_v1beta1.ResourceSlice, resource_v1beta1.ResourceSliceList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, resource_v1beta1.RESOURCESLICES)

@@ -2,17 +2,22 @@
 """The typed client of scheduling.k8s.io/v1: one method per resource.
 
 ``SchedulingV1Interface`` is what the real ``SchedulingV1Client`` and the fake
-(``.fake.FakeSchedulingV1Client``) both are.
+(``.fake.FakeSchedulingV1Client``) both are. ``AsyncSchedulingV1Client`` is the same
+over an ``AsyncRESTClient``: its methods return ``AsyncResourceClient``s (verbs awaited).
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import samplecontroller.kubernetes.apis.scheduling.v1 as scheduling_v1
 from samplecontroller.client.resource import ResourceClient
 from samplecontroller.client.types import ResourceInterface
 from samplecontroller.rest import RESTClient
+
+if TYPE_CHECKING:
+    from samplecontroller.client.aio import AsyncResourceClient
+    from samplecontroller.rest.aio import AsyncRESTClient
 
 
 class SchedulingV1Interface(Protocol):
@@ -29,3 +34,15 @@ class SchedulingV1Client:
 
     def priorityclasses(self) -> ResourceClient[scheduling_v1.PriorityClass, scheduling_v1.PriorityClassList]:
         return ResourceClient(self.rest, scheduling_v1.PRIORITYCLASSES)
+
+
+class AsyncSchedulingV1Client:
+    """scheduling.k8s.io/v1 over an ``AsyncRESTClient`` (the async extra)."""
+
+    def __init__(self, rest: AsyncRESTClient) -> None:
+        self.rest = rest
+
+    def priorityclasses(self) -> AsyncResourceClient[scheduling_v1.PriorityClass, scheduling_v1.PriorityClassList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, scheduling_v1.PRIORITYCLASSES)

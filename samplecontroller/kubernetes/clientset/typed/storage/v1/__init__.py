@@ -2,17 +2,22 @@
 """The typed client of storage.k8s.io/v1: one method per resource.
 
 ``StorageV1Interface`` is what the real ``StorageV1Client`` and the fake
-(``.fake.FakeStorageV1Client``) both are.
+(``.fake.FakeStorageV1Client``) both are. ``AsyncStorageV1Client`` is the same
+over an ``AsyncRESTClient``: its methods return ``AsyncResourceClient``s (verbs awaited).
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import samplecontroller.kubernetes.apis.storage.v1 as storage_v1
 from samplecontroller.client.resource import ResourceClient
 from samplecontroller.client.types import ResourceInterface
 from samplecontroller.rest import RESTClient
+
+if TYPE_CHECKING:
+    from samplecontroller.client.aio import AsyncResourceClient
+    from samplecontroller.rest.aio import AsyncRESTClient
 
 
 class StorageV1Interface(Protocol):
@@ -49,3 +54,35 @@ class StorageV1Client:
 
     def volumeattachments(self) -> ResourceClient[storage_v1.VolumeAttachment, storage_v1.VolumeAttachmentList]:
         return ResourceClient(self.rest, storage_v1.VOLUMEATTACHMENTS)
+
+
+class AsyncStorageV1Client:
+    """storage.k8s.io/v1 over an ``AsyncRESTClient`` (the async extra)."""
+
+    def __init__(self, rest: AsyncRESTClient) -> None:
+        self.rest = rest
+
+    def csidrivers(self) -> AsyncResourceClient[storage_v1.CSIDriver, storage_v1.CSIDriverList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, storage_v1.CSIDRIVERS)
+
+    def csinodes(self) -> AsyncResourceClient[storage_v1.CSINode, storage_v1.CSINodeList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, storage_v1.CSINODES)
+
+    def csistoragecapacities(self, namespace: str | None = None) -> AsyncResourceClient[storage_v1.CSIStorageCapacity, storage_v1.CSIStorageCapacityList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, storage_v1.CSISTORAGECAPACITIES, namespace)
+
+    def storageclasses(self) -> AsyncResourceClient[storage_v1.StorageClass, storage_v1.StorageClassList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, storage_v1.STORAGECLASSES)
+
+    def volumeattachments(self) -> AsyncResourceClient[storage_v1.VolumeAttachment, storage_v1.VolumeAttachmentList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, storage_v1.VOLUMEATTACHMENTS)

@@ -2,17 +2,22 @@
 """The typed client of storage.k8s.io/v1beta1: one method per resource.
 
 ``StorageV1beta1Interface`` is what the real ``StorageV1beta1Client`` and the fake
-(``.fake.FakeStorageV1beta1Client``) both are.
+(``.fake.FakeStorageV1beta1Client``) both are. ``AsyncStorageV1beta1Client`` is the same
+over an ``AsyncRESTClient``: its methods return ``AsyncResourceClient``s (verbs awaited).
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import samplecontroller.kubernetes.apis.storage.v1beta1 as storage_v1beta1
 from samplecontroller.client.resource import ResourceClient
 from samplecontroller.client.types import ResourceInterface
 from samplecontroller.rest import RESTClient
+
+if TYPE_CHECKING:
+    from samplecontroller.client.aio import AsyncResourceClient
+    from samplecontroller.rest.aio import AsyncRESTClient
 
 
 class StorageV1beta1Interface(Protocol):
@@ -29,3 +34,15 @@ class StorageV1beta1Client:
 
     def volumeattributesclasses(self) -> ResourceClient[storage_v1beta1.VolumeAttributesClass, storage_v1beta1.VolumeAttributesClassList]:
         return ResourceClient(self.rest, storage_v1beta1.VOLUMEATTRIBUTESCLASSES)
+
+
+class AsyncStorageV1beta1Client:
+    """storage.k8s.io/v1beta1 over an ``AsyncRESTClient`` (the async extra)."""
+
+    def __init__(self, rest: AsyncRESTClient) -> None:
+        self.rest = rest
+
+    def volumeattributesclasses(self) -> AsyncResourceClient[storage_v1beta1.VolumeAttributesClass, storage_v1beta1.VolumeAttributesClassList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, storage_v1beta1.VOLUMEATTRIBUTESCLASSES)

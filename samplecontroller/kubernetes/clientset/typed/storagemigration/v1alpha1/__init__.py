@@ -2,17 +2,22 @@
 """The typed client of storagemigration.k8s.io/v1alpha1: one method per resource.
 
 ``StoragemigrationV1alpha1Interface`` is what the real ``StoragemigrationV1alpha1Client`` and the fake
-(``.fake.FakeStoragemigrationV1alpha1Client``) both are.
+(``.fake.FakeStoragemigrationV1alpha1Client``) both are. ``AsyncStoragemigrationV1alpha1Client`` is the same
+over an ``AsyncRESTClient``: its methods return ``AsyncResourceClient``s (verbs awaited).
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import samplecontroller.kubernetes.apis.storagemigration.v1alpha1 as storagemigration_v1alpha1
 from samplecontroller.client.resource import ResourceClient
 from samplecontroller.client.types import ResourceInterface
 from samplecontroller.rest import RESTClient
+
+if TYPE_CHECKING:
+    from samplecontroller.client.aio import AsyncResourceClient
+    from samplecontroller.rest.aio import AsyncRESTClient
 
 
 class StoragemigrationV1alpha1Interface(Protocol):
@@ -29,3 +34,15 @@ class StoragemigrationV1alpha1Client:
 
     def storageversionmigrations(self) -> ResourceClient[storagemigration_v1alpha1.StorageVersionMigration, storagemigration_v1alpha1.StorageVersionMigrationList]:
         return ResourceClient(self.rest, storagemigration_v1alpha1.STORAGEVERSIONMIGRATIONS)
+
+
+class AsyncStoragemigrationV1alpha1Client:
+    """storagemigration.k8s.io/v1alpha1 over an ``AsyncRESTClient`` (the async extra)."""
+
+    def __init__(self, rest: AsyncRESTClient) -> None:
+        self.rest = rest
+
+    def storageversionmigrations(self) -> AsyncResourceClient[storagemigration_v1alpha1.StorageVersionMigration, storagemigration_v1alpha1.StorageVersionMigrationList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, storagemigration_v1alpha1.STORAGEVERSIONMIGRATIONS)
