@@ -125,6 +125,7 @@ class LocalAPIServer:
         self.store: Store | None = None
         self.app: APIServerApp | None = None
         self._runner: web.AppRunner | None = None
+        self._site: HeaderTimeoutSite | None = None
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
         self._stop: asyncio.Event | None = None
@@ -219,8 +220,8 @@ class LocalAPIServer:
         self._runner = web.AppRunner(self.app.app, access_log=None, handler_cancellation=True, shutdown_timeout=1.0,
                                      keepalive_timeout=self.header_timeout)
         await self._runner.setup()
-        site = HeaderTimeoutSite(self._runner, sock, ssl_context=ssl_ctx, header_timeout=self.header_timeout,
-                                 handler_kwargs={"access_log": None})
+        site = self._site = HeaderTimeoutSite(self._runner, sock, ssl_context=ssl_ctx,
+                                              header_timeout=self.header_timeout, handler_kwargs={"access_log": None})
         await site.start()
         host = "127.0.0.1" if self.bind in ("0.0.0.0", "") else ("[::1]" if self.bind == "::" else self.bind)
         if ":" in host and not host.startswith("["):
@@ -244,6 +245,8 @@ class LocalAPIServer:
                     watcher.close()
         if self._runner is not None:
             await self._runner.cleanup()
+        if self._site is not None:
+            await self._site.abort_connections()
         if self.store is not None:
             self.store.close()
 
