@@ -87,9 +87,9 @@ class Interpreter:
     def full(self) -> str:
         return ".".join(map(str, self.version))
 
-    @property
-    def venv(self) -> Path:
-        return ROOT / f".venv-{self.minor}"
+    def venv(self, under: Path = ROOT) -> Path:
+        """Its environment: ``.venv-3.N`` in ``under`` (the checkout)."""
+        return under / f".venv-{self.minor}"
 
 
 @dataclass(frozen=True)
@@ -135,7 +135,19 @@ def candidates() -> list[str]:
     return found
 
 
-def _probe(path: str) -> dict[str, object] | str:
+@dataclass(frozen=True)
+class Probe:
+    """What an interpreter said about itself."""
+
+    implementation: str
+    version: tuple[int, int, int]
+    release: str
+    base: str
+    free_threaded: bool
+    ssl: str | None
+
+
+def _probe(path: str) -> Probe | str:
     """What ``path`` is, or why it could not be run."""
     try:
         done = subprocess.run([path, "-I", "-c", _PROBE], capture_output=True, text=True, timeout=30, check=False)
@@ -145,10 +157,12 @@ def _probe(path: str) -> dict[str, object] | str:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
         return f"exited {done.returncode}: {last}"
     try:
-        out: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
-    except (ValueError, IndexError):
+        out = json.loads(done.stdout.strip().splitlines()[-1])
+        major, minor, micro = (int(v) for v in out["version"])
+        return Probe(str(out["implementation"]), (major, minor, micro), str(out["release"]), str(out["base"]),
+                     bool(out["free_threaded"]), out["ssl"] and str(out["ssl"]))
+    except (ValueError, IndexError, KeyError, TypeError):
         return f"unexpected answer {done.stdout.strip()[:80]!r}"
-    return out
 
 
 def discover() -> Found:
@@ -162,24 +176,24 @@ def discover() -> Found:
         if isinstance(info, str):
             skipped.append((path, info))
             continue
-        version = tuple(int(v) for v in info["version"])  # type: ignore[attr-defined]
-        label = f"{path} ({info['implementation']} {'.'.join(map(str, version))})"
-        base = os.path.realpath(str(info["base"]))
+        version = info.version
+        label = f"{path} ({info.implementation} {'.'.join(map(str, version))})"
+        base = os.path.realpath(info.base)
         if base in seen:
             continue  # the same interpreter under another name (python3 -> python3.11)
         seen.add(base)
-        if info["implementation"] != "cpython":
+        if info.implementation != "cpython":
             skipped.append((label, "not CPython"))
         elif version[:2] < minimum:
             skipped.append((label, f"below requires-python >={minimum[0]}.{minimum[1]}"))
-        elif info["release"] != "final":
-            skipped.append((label, f"a pre-release ({info['release']})"))
-        elif info["free_threaded"]:
+        elif info.release != "final":
+            skipped.append((label, f"a pre-release ({info.release})"))
+        elif info.free_threaded:
             skipped.append((label, "a free-threaded build (the lock's compiled wheels are for the GIL build)"))
-        elif not info["ssl"]:
+        elif not info.ssl:
             skipped.append((label, "no ssl module"))
         else:
-            interp = Interpreter(path, (version[0], version[1], version[2]), str(info["ssl"]))
+            interp = Interpreter(path, version, info.ssl)
             by_minor.setdefault(interp.minor, []).append(interp)
     kept: list[Interpreter] = []
     for minor in sorted(by_minor, key=lambda m: tuple(map(int, m.split(".")))):
@@ -188,7 +202,8 @@ def discover() -> Found:
         skipped += [(f"{i.path} (cpython {i.full})", f"{group[0].full} at {group[0].path} is used for {minor}")
                     for i in group[1:]]
     have = {i.minor for i in kept}
-    skipped += [(f"CPython 3.{n}", "not on this machine")
+    where = "in $PYTHONS" if os.environ.get("PYTHONS") else "on this machine"
+    skipped += [(f"CPython 3.{n}", f"not {where}")
                 for n in range(minimum[1], NEWEST[1] + 1) if f"3.{n}" not in have]
     return Found(kept, skipped)
 
@@ -204,9 +219,9 @@ def report(found: Found) -> None:
     sys.stdout.flush()
 
 
-def setup_venv(interp: Interpreter, uv: str) -> str | None:
-    """``.venv-3.N`` synced from uv.lock; None when done, else why not (uv's last lines)."""
-    env = {**os.environ, "UV_PROJECT_ENVIRONMENT": str(interp.venv), "UV_PYTHON_DOWNLOADS": "never"}
+def setup_venv(interp: Interpreter, uv: str, venv: Path) -> str | None:
+    """``venv`` synced from uv.lock; None when done, else why not (uv's last lines)."""
+    env = {**os.environ, "UV_PROJECT_ENVIRONMENT": str(venv), "UV_PYTHON_DOWNLOADS": "never"}
     env.pop("VIRTUAL_ENV", None)
     done = subprocess.run([uv, "sync", "--locked", "--extra", "dev", "--python", interp.path, "--quiet"],
                           cwd=ROOT, env=env, capture_output=True, text=True, check=False)
@@ -223,12 +238,12 @@ class Outcome:
     seconds: float
 
 
-def run_pytest(interp: Interpreter, args: list[str]) -> Outcome:
-    """pytest ``args`` with ``.venv-3.N``'s Python, its output streamed; the outcome."""
-    python = interp.venv / "bin" / "python"
+def run_pytest(interp: Interpreter, venv: Path, args: list[str]) -> Outcome:
+    """pytest ``args`` with ``venv``'s Python, its output streamed; the outcome."""
+    python = venv / "bin" / "python"
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME")}
-    env["VIRTUAL_ENV"] = str(interp.venv)
-    env["PATH"] = f"{interp.venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    env["VIRTUAL_ENV"] = str(venv)
+    env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     print(f"\n== Python {interp.full}: {python} -m pytest {' '.join(args)}", flush=True)
     started = time.monotonic()
     proc = subprocess.Popen([str(python), "-m", "pytest", *args], cwd=ROOT, env=env, stdout=subprocess.PIPE,
@@ -255,6 +270,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="pythons", description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("command", choices=("list", "all", "smoke"))
     parser.add_argument("--uv", default=str(ROOT / ".tools" / "bin" / "uv"), help="the uv executable")
+    parser.add_argument("--venvs", type=Path, default=ROOT, help="where the .venv-3.N go (default: the checkout)")
     parser.add_argument("--main", default=None,
                         help="smoke: the Python `make test` ran (its minor version is not run again)")
     argv = sys.argv[1:] if argv is None else argv
@@ -277,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
             if isinstance(info, str):
                 print(f"pythons: error: --main {args.main}: {info}", file=sys.stderr)
                 return 1
-            main_minor = "{}.{}".format(*info["version"])  # type: ignore[str-format]
+            main_minor = f"{info.version[0]}.{info.version[1]}"
         targets = [i for i in found.kept if i.minor != main_minor]
         if not targets:
             print(f"cross-version smoke: no other interpreter than {main_minor} found")
@@ -285,17 +301,18 @@ def main(argv: list[str] | None = None) -> int:
     outcomes: list[Outcome] = []
     for interp in targets:
         started = time.monotonic()
-        why = setup_venv(interp, args.uv)
+        venv = interp.venv(args.venvs)
+        why = setup_venv(interp, args.uv, venv)
         if why is not None:
-            print(f"\n!! Python {interp.full}: {interp.venv.name} could not be set up from uv.lock: {why}",
+            print(f"\n!! Python {interp.full}: {venv.name} could not be set up from uv.lock: {why}",
                   file=sys.stderr)
             outcomes.append(Outcome(interp, "NOT SET UP", why, time.monotonic() - started))
             continue
         if args.command == "all":
-            outcomes.append(run_pytest(interp, pytest_args))
+            outcomes.append(run_pytest(interp, venv, pytest_args))
         else:
             files = list(SMOKE) + (list(SMOKE_NEWEST) if interp is targets[-1] else [])
-            outcomes.append(run_pytest(interp, ["-q", "-p", "no:cacheprovider", *pytest_args, *files]))
+            outcomes.append(run_pytest(interp, venv, ["-q", "-p", "no:cacheprovider", *pytest_args, *files]))
     table(outcomes, "make test-pythons:" if args.command == "all" else "cross-version smoke:")
     failed = [o for o in outcomes if o.status.startswith("FAILED")]
     unset = [o for o in outcomes if o.status == "NOT SET UP"]

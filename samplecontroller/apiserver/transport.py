@@ -18,7 +18,7 @@ import socket
 import ssl
 from collections.abc import Callable
 from http import HTTPStatus
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 from aiohttp import web
@@ -59,17 +59,17 @@ class StatusRequestHandler(RequestHandler):
 
     __slots__ = ("_open_transports", "_own_transport")
 
-    def __init__(self, manager: Any, *, open_transports: set[asyncio.BaseTransport] | None = None,
+    def __init__(self, manager: Any, *, open_transports: set[asyncio.Transport] | None = None,
                  **kwargs: Any) -> None:
         super().__init__(manager, **kwargs)
         self._open_transports = open_transports
-        self._own_transport: asyncio.BaseTransport | None = None  # aiohttp drops self.transport on close
+        self._own_transport: asyncio.Transport | None = None  # aiohttp drops self.transport on close
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
         if self._open_transports is not None:
-            self._own_transport = transport
-            self._open_transports.add(transport)
+            self._own_transport = cast(asyncio.Transport, transport)
+            self._open_transports.add(self._own_transport)
 
     def connection_lost(self, exc: BaseException | None) -> None:
         if self._open_transports is not None and self._own_transport is not None:
@@ -112,7 +112,7 @@ class HeaderTimeoutSite(web.BaseSite):
         self._name = f"{'https' if ssl_context else 'http'}://{host}:{port}"
         server = runner.server
         assert server is not None
-        self._transports: set[asyncio.BaseTransport] = set()
+        self._transports: set[asyncio.Transport] = set()
         transports = self._transports
 
         def factory() -> StatusRequestHandler:
