@@ -18,10 +18,11 @@ Each kept interpreter gets ``.venv-3.N`` from ``uv sync --locked --extra dev --p
 (``UV_PYTHON_DOWNLOADS=never``: nothing is downloaded but the locked packages, which come from
 uv's cache when they were installed before). ``all`` runs pytest with the given arguments in each
 and prints one line per interpreter (version, outcome, pytest's summary, duration); its exit
-status is 1 when any failed. ``smoke`` runs ``SMOKE`` (and ``SMOKE_NEWEST`` on the newest
-interpreter, the scaffolded project's own ``make test`` from the wheel) on every interpreter of
-another minor version than ``--main`` (the one ``make test`` already used): test failures make it
-exit 1; an environment that cannot be set up is a warning, but fails under ``CI=true``.
+status is 1 when any failed. ``smoke`` runs ``SMOKE`` (plus ``SMOKE_NEWEST`` on the newest
+interpreter: the scaffolded project's own ``make test`` from the wheel; ``SMOKE_OTHERS`` on the
+rest) on every interpreter of another minor version than ``--main`` (the one ``make test``
+already used): test failures make it exit 1; an environment that cannot be set up is a warning,
+but fails under ``CI=true``.
 """
 
 from __future__ import annotations
@@ -45,18 +46,21 @@ NEWEST = (3, 14)
 # `make test`'s cross-version smoke: the certificates under strict verification, the embedded API
 # server to the toolkit's clients and the kubernetes package, a kubeconfig with client
 # certificates, the controller end to end (kubectl against the embedded server, `make run`'s
-# path), the pytest plugin a scaffolded project uses, the wheel installed outside the checkout
+# path), the pytest plugin a scaffolded project uses
 SMOKE = (
     "tests/client/test_strict_tls.py",
     "tests/client/test_kubeconfig.py",
     "tests/apiserver/test_python_client.py",
     "tests/controller/test_e2e.py::test_foo_lifecycle",
     "tests/controller/test_e2e.py::test_make_run_path_local_server_end_to_end",
-    "tests/scaffold/test_pytest_plugin.py",
-    "tests/packaging/test_wheel.py::test_apiserver_from_the_wheel_serves_requests",
+    "tests/scaffold/test_pytest_plugin.py::test_the_plugin_installs_the_projects_crds_from_the_ini_option",
+    "tests/scaffold/test_pytest_plugin.py::test_cli_preloads_the_crds_of_every_directory",
 )
-# on the newest interpreter only (about a minute): a project scaffolded from the wheel, its own `make test`
+# and the wheel outside the checkout: on the newest interpreter a project scaffolded from it, its
+# own `make test` (uv venv, ruff, mypy, pytest) and `make run` with kubectl (about a minute);
+# on the others the embedded API server from the installed wheel
 SMOKE_NEWEST = ("tests/scaffold/test_e2e.py",)
+SMOKE_OTHERS = ("tests/packaging/test_wheel.py::test_apiserver_from_the_wheel_serves_requests",)
 
 _PROBE = """
 import json, sys, sysconfig
@@ -311,7 +315,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "all":
             outcomes.append(run_pytest(interp, venv, pytest_args))
         else:
-            files = list(SMOKE) + (list(SMOKE_NEWEST) if interp is targets[-1] else [])
+            files = [*SMOKE, *(SMOKE_NEWEST if interp is targets[-1] else SMOKE_OTHERS)]
             outcomes.append(run_pytest(interp, venv, ["-q", "-p", "no:cacheprovider", *pytest_args, *files]))
     table(outcomes, "make test-pythons:" if args.command == "all" else "cross-version smoke:")
     failed = [o for o in outcomes if o.status.startswith("FAILED")]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import stat
 import sys
 import tomllib
@@ -161,6 +162,15 @@ def test_all_runs_pytest_in_a_venv_from_the_lock_and_fails_on_a_failure(tmp_path
     assert f"== Python {sys.version.split()[0]}: {tmp_path / ('.venv-' + THIS)}/bin/python -m pytest" in out
     assert f"  Python {sys.version.split()[0]:<8} FAILED (exit 1)" in out
     assert out.rstrip().endswith("1 failed, 1 passed in " + out.rstrip().rsplit(" in ", 1)[1])
+
+
+def test_every_smoke_test_exists() -> None:
+    """The smoke names tests by node id: a renamed or moved one would make pytest exit 4."""
+    for node in (*pythons.SMOKE, *pythons.SMOKE_NEWEST, *pythons.SMOKE_OTHERS):
+        path, _, name = node.partition("::")
+        assert (ROOT / path).is_file(), node
+        if name:
+            assert re.search(rf"^def {re.escape(name)}\(", (ROOT / path).read_text(), re.MULTILINE), node
 
 
 # -- the lock has a wheel of every compiled dependency for every CPython the project may meet ------
