@@ -35,6 +35,7 @@ from typing import Any, TypeVar
 import yaml
 from aiohttp import web
 
+from samplecontroller import webserving
 from samplecontroller.apiserver import cluster
 from samplecontroller.apiserver.controllers import Controllers
 from samplecontroller.apiserver.controllers.eventttl import EventExpiry
@@ -125,7 +126,6 @@ class LocalAPIServer:
         self.store: Store | None = None
         self.app: APIServerApp | None = None
         self._runner: web.AppRunner | None = None
-        self._site: HeaderTimeoutSite | None = None
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
         self._stop: asyncio.Event | None = None
@@ -220,8 +220,8 @@ class LocalAPIServer:
         self._runner = web.AppRunner(self.app.app, access_log=None, handler_cancellation=True, shutdown_timeout=1.0,
                                      keepalive_timeout=self.header_timeout)
         await self._runner.setup()
-        site = self._site = HeaderTimeoutSite(self._runner, sock, ssl_context=ssl_ctx,
-                                              header_timeout=self.header_timeout, handler_kwargs={"access_log": None})
+        site = HeaderTimeoutSite(self._runner, sock, ssl_context=ssl_ctx, header_timeout=self.header_timeout,
+                                 handler_kwargs={"access_log": None})
         await site.start()
         host = "127.0.0.1" if self.bind in ("0.0.0.0", "") else ("[::1]" if self.bind == "::" else self.bind)
         if ":" in host and not host.startswith("["):
@@ -244,9 +244,7 @@ class LocalAPIServer:
                 for watcher in list(group):
                     watcher.close()
         if self._runner is not None:
-            await self._runner.cleanup()
-        if self._site is not None:
-            await self._site.abort_connections()
+            await webserving.cleanup(self._runner)  # no connection left to the garbage collector
         if self.store is not None:
             self.store.close()
 

@@ -18,7 +18,7 @@ import socket
 import ssl
 from collections.abc import Callable
 from http import HTTPStatus
-from typing import Any, cast
+from typing import Any
 
 import msgspec
 from aiohttp import web
@@ -54,28 +54,9 @@ def status_body(code: int, message: str) -> bytes:
 
 class StatusRequestHandler(RequestHandler):
     """aiohttp's connection handler, answering errors raised outside the application
-    (the HTTP parser's, or an exception escaping it) with a ``Status`` and closing. With
-    ``open_transports``, its transport is in that set from connection_made to connection_lost."""
+    (the HTTP parser's, or an exception escaping it) with a ``Status`` and closing."""
 
-    __slots__ = ("_open_transports", "_own_transport")
-
-    def __init__(self, manager: Any, *, open_transports: set[asyncio.Transport] | None = None,
-                 **kwargs: Any) -> None:
-        super().__init__(manager, **kwargs)
-        self._open_transports = open_transports
-        self._own_transport: asyncio.Transport | None = None  # aiohttp drops self.transport on close
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        super().connection_made(transport)
-        if self._open_transports is not None:
-            self._own_transport = cast(asyncio.Transport, transport)
-            self._open_transports.add(self._own_transport)
-
-    def connection_lost(self, exc: BaseException | None) -> None:
-        if self._open_transports is not None and self._own_transport is not None:
-            self._open_transports.discard(self._own_transport)
-            self._own_transport = None
-        super().connection_lost(exc)
+    __slots__ = ()
 
     def handle_error(self, request: BaseRequest, status: int = 500, exc: BaseException | None = None,
                      message: str | None = None) -> web.StreamResponse:
@@ -101,7 +82,7 @@ class HeaderTimeoutSite(web.BaseSite):
     connections; TLS handshakes get ``header_timeout`` too (Go's http.Server derives its
     handshake deadline from the read-header timeout)."""
 
-    __slots__ = ("_factory", "_handshake_timeout", "_name", "_sock", "_transports")
+    __slots__ = ("_factory", "_handshake_timeout", "_name", "_sock")
 
     def __init__(self, runner: web.BaseRunner, sock: socket.socket, *, ssl_context: ssl.SSLContext | None,
                  header_timeout: float, handler_kwargs: dict[str, Any], backlog: int = 1024) -> None:
@@ -112,12 +93,10 @@ class HeaderTimeoutSite(web.BaseSite):
         self._name = f"{'https' if ssl_context else 'http'}://{host}:{port}"
         server = runner.server
         assert server is not None
-        self._transports: set[asyncio.Transport] = set()
-        transports = self._transports
 
         def factory() -> StatusRequestHandler:
             return StatusRequestHandler(server, loop=asyncio.get_running_loop(), keepalive_timeout=header_timeout,
-                                        open_transports=transports, **handler_kwargs)
+                                        **handler_kwargs)
         self._factory: Callable[[], StatusRequestHandler] = factory
 
     @property
@@ -133,28 +112,3 @@ class HeaderTimeoutSite(web.BaseSite):
                                                     ssl_handshake_timeout=self._handshake_timeout)
         else:
             self._server = await loop.create_server(self._factory, sock=self._sock, backlog=self._backlog)
-
-    async def abort_connections(self) -> None:
-        """Abort every connection still open, then let the loop run their ``connection_lost``.
-
-        For after the runner's graceful shutdown (``runner.cleanup()``): it closes each
-        connection, but a TLS connection whose peer does not answer the close_notify (a client
-        thread that is not reading, a watch) keeps its socket open for up to the loop's
-        ssl_shutdown_timeout. Left to the garbage collector once the loop is closed, such a
-        transport warns ``unclosed transport`` and, on Python 3.13, its ``__del__`` calls
-        ``asyncio.Server._detach`` on a server that has already woken its waiters.
-        """
-        for transport in list(self._transports):
-            transport.abort()
-        # Python 3.13's _SSLProtocolTransport forgets its connection when closed a second time (as
-        # aiohttp's shutdown does), so aborting it does nothing there; 3.13's Server.abort_clients
-        # aborts the sockets under it (and connections still in their TLS handshake)
-        abort_clients = getattr(self._server, "abort_clients", None)
-        if abort_clients is not None:
-            abort_clients()
-        for _ in range(100):
-            if not self._transports:
-                return
-            await asyncio.sleep(0)
-        log.warning("%d connections still open after they were aborted", len(self._transports))
-

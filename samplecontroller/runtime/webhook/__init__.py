@@ -27,6 +27,7 @@ from pathlib import Path
 
 from aiohttp import web
 
+from samplecontroller import webserving
 from samplecontroller.logs import get_logger
 from samplecontroller.runtime.webhook.admission import (
     BadRequest,
@@ -128,7 +129,7 @@ class Server:
                 await asyncio.sleep(0.05)
         finally:
             self.started.clear()
-            await runner.cleanup()
+            await webserving.cleanup(runner)  # no connection left to the garbage collector
 
 
 __all__ = [
