@@ -35,18 +35,26 @@ def _socket_closed(sock: Any) -> bool:
         return True
 
 
+def _under_tls(transport: asyncio.BaseTransport) -> asyncio.BaseTransport:
+    """The socket transport under asyncio's TLS transport (``transport`` itself without TLS)."""
+    ssl_protocol = getattr(transport, "_ssl_protocol", None)
+    raw = getattr(ssl_protocol, "_transport", None)
+    return raw if isinstance(raw, asyncio.BaseTransport) else transport
+
+
 async def cleanup(runner: web.BaseRunner) -> None:
     """``runner.cleanup()``, then abort every connection it left open (see the module docstring)."""
     server = runner.server
     handlers = server.connections if server is not None else []
-    transports = [h.transport for h in handlers if h.transport is not None]
-    # the socket now: Python 3.13's TLS transport forgets its connection when closed twice, as
-    # aiohttp's shutdown does, and then neither aborts it nor tells its socket
+    # the socket transports now: asyncio's TLS transport forgets its connection when it is closed
+    # a second time, as aiohttp's shutdown does, and then neither aborts it nor names its socket
+    transports = [_under_tls(h.transport) for h in handlers if h.transport is not None]
     sockets: list[socket.socket | None] = [t.get_extra_info("socket") for t in transports]
     listeners = [getattr(site, "_server", None) for site in runner.sites]
     await runner.cleanup()
     for transport in transports:
-        transport.abort()
+        if isinstance(transport, asyncio.WriteTransport):
+            transport.abort()
     for listener in listeners:
         # Python 3.13+: the sockets under every connection, those still in their TLS handshake too
         abort_clients = getattr(listener, "abort_clients", None)
