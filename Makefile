@@ -1,17 +1,22 @@
 # make run  : set up .venv if needed, then run the controller on the embedded API server
 #             (on https://127.0.0.1:$(PORT), default 6443; PORT=0 picks a free port)
 # make test : set up .venv if needed, then ruff, mypy, the staleness checks (samplecontroller/kubernetes, generated/, the vendored
-#             OpenAPI definitions), the documentation site in strict mode and pytest
+#             OpenAPI definitions), the documentation site in strict mode, pytest, and a cross-version
+#             smoke (hack/pythons.py: a few end-to-end tests on every other CPython >= 3.11 on PATH or
+#             under pyenv, each in .venv-3.N from uv.lock)
 #
 # make docs       : build the documentation site (docs/, mkdocs.yml) into site/ in strict mode: a
 #                   warning, a broken link or a public name without a docstring fails it
 # make docs-serve : preview the site on http://127.0.0.1:8000, rebuilt on every change
+# make test-pythons : the whole pytest suite on every CPython >= 3.11 found (hack/pythons.py)
 #
 # The environment comes from uv.lock (uv sync --locked): the same versions on every machine until
 # someone runs `make lock`. uv itself is installed from PyPI into .tools/ at the pinned UV_VERSION.
 # make lock        : re-resolve uv.lock from pyproject.toml (newest versions the ranges allow)
 # make test-latest : the test suite on a fresh resolution with the newest allowed versions (.venv-latest)
 # make test-lowest : the test suite with the lowest versions our ranges allow (.venv-lowest)
+# make test-pythons: the whole test suite on every CPython >= 3.11 the machine has (PATH, pyenv), each
+#                    in its own .venv-3.N from uv.lock; says which were found and which skipped
 # make dist        : the sdist and the wheel in dist/
 PYTHON     ?= python3
 VENV       ?= .venv
@@ -24,9 +29,10 @@ UV         := $(TOOLS)/bin/uv
 # never download a Python: use the machine's $(PYTHON)
 export UV_PYTHON_DOWNLOADS := never
 PYTEST_ARGS ?= -n 2 --dist loadfile -q
+SMOKE_ARGS  ?= -n 2 --dist loadfile
 
-.PHONY: run test docs docs-serve venv lock check-lock lint typecheck verify verify-codegen verify-schemas codegen schemas \
-        pytest test-latest test-lowest dist bench clean kubectl-newer
+.PHONY: run test docs docs-serve venv lock check-lock lint typecheck verify verify-codegen verify-schemas codegen \
+        schemas pytest smoke-pythons test-pythons test-latest test-lowest dist bench clean kubectl-newer
 
 $(UV):
 	test -x $(TOOLS)/bin/python || $(PYTHON) -m venv $(TOOLS)
@@ -49,7 +55,7 @@ lock: $(UV)
 run: $(STAMP)
 	$(PY) main.py --local --port $(PORT)
 
-test: check-lock $(STAMP) lint typecheck verify docs pytest
+test: check-lock $(STAMP) lint typecheck verify docs pytest smoke-pythons
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
@@ -84,6 +90,13 @@ docs: $(STAMP)
 docs-serve: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve --strict
 
+# hack/pythons.py: under CI=true an interpreter found but not set up from uv.lock fails too
+smoke-pythons: $(STAMP)
+	$(PY) hack/pythons.py smoke --uv $(UV) --main $(PY) -- $(SMOKE_ARGS)
+
+test-pythons: $(STAMP)
+	$(PY) hack/pythons.py all --uv $(UV) -- $(PYTEST_ARGS)
+
 # The published ranges, proven: a fresh resolution (ignoring uv.lock) at each end of them, then pytest.
 test-latest: $(UV)
 	rm -rf .venv-latest
@@ -110,4 +123,4 @@ bench: $(STAMP)
 	for f in benchmarks/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
 
 clean:
-	rm -rf $(VENV) .venv-latest .venv-lowest $(TOOLS) dist site .local .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) .venv-latest .venv-lowest .venv-3.* $(TOOLS) dist site .local .mypy_cache .pytest_cache .ruff_cache

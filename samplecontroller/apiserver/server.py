@@ -44,6 +44,7 @@ from typing import Any, TypeVar
 import yaml
 from aiohttp import web
 
+from samplecontroller import webserving
 from samplecontroller.apiserver import cluster
 from samplecontroller.apiserver.controllers import Controllers
 from samplecontroller.apiserver.controllers.eventttl import EventExpiry
@@ -282,7 +283,7 @@ class LocalAPIServer:
                 for watcher in list(group):
                     watcher.close()
         if self._runner is not None:
-            await self._runner.cleanup()
+            await webserving.cleanup(self._runner)  # no connection left to the garbage collector
         if self.store is not None:
             self.store.close()
 

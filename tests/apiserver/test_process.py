@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import gc
 import signal
+import socket
+import ssl
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
+import psutil
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -122,3 +127,45 @@ def test_clients_of_the_last_run_keep_working_after_a_restart(tmp_path: Path) ->
         assert s.token == token and s.ca_path is not None and s.ca_path.read_bytes() == ca
         assert b'"name":"default"' in client.request("GET", "/api/v1/namespaces/default")
     assert (data / "token").stat().st_mode & 0o077 == 0 and (data / "pki" / "tls.key").stat().st_mode & 0o077 == 0
+
+
+def _watch_without_reading(server: LocalAPIServer) -> ssl.SSLSocket:
+    """A TLS connection with a watch under way whose client never reads again (as a client thread
+    blocked elsewhere): it will not answer the server's close_notify."""
+    assert server.ca_path is not None
+    ctx = ssl.create_default_context(cafile=str(server.ca_path))
+    conn = ctx.wrap_socket(socket.create_connection(("127.0.0.1", server.port), timeout=10),
+                           server_hostname="localhost")
+    conn.sendall(f"GET /api/v1/namespaces?watch=true HTTP/1.1\r\nHost: localhost\r\n"
+                 f"Authorization: Bearer {server.token}\r\n\r\n".encode())
+    head = b""
+    while b"\r\n\r\n" not in head:
+        head += conn.recv(4096)
+    assert head.startswith(b"HTTP/1.1 200"), head
+    return conn
+
+
+def test_stop_closes_every_connection_even_one_that_does_not_answer(tmp_path: Path) -> None:
+    """After stop() no server-side socket is left to the garbage collector: left there, each warned
+    ``unclosed transport`` and, on Python 3.13, its ``__del__`` made asyncio.Server._detach raise
+    (``TypeError: 'NoneType' object is not iterable``, a PytestUnraisableExceptionWarning)."""
+    unraisable: list[str] = []
+    hook, sys.unraisablehook = sys.unraisablehook, lambda u: unraisable.append(f"{u.exc_type.__name__}: {u.exc_value}")
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ResourceWarning)
+            server = LocalAPIServer(kubeconfig_path=tmp_path / "kubeconfig")
+            server.start()
+            port = server.port
+            clients = [_watch_without_reading(server) for _ in range(3)]
+            server.stop()
+            left = [c for c in psutil.Process().net_connections(kind="tcp") if c.laddr and c.laddr.port == port]
+            assert left == [], left
+            del server
+            gc.collect()
+        for client in clients:
+            client.close()
+    finally:
+        sys.unraisablehook = hook
+    assert unraisable == []
+    assert [str(w.message) for w in caught if "unclosed transport" in str(w.message)] == []

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import datetime
+import http.client
 import http.server
 import json
 import ssl
@@ -21,10 +22,10 @@ import pytest
 import urllib3
 import yaml
 from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+from cryptography.x509.oid import ExtendedKeyUsageOID
 
+from samplecontroller import tls
 from samplecontroller.apimachinery import errors
 from samplecontroller.apiserver.server import LocalAPIServer
 from samplecontroller.rest import ConfigError, RESTClient, TransportError, config, load_rest_client
@@ -100,26 +101,8 @@ def test_a_bad_certificate_authority_is_a_one_line_config_error(api: LocalAPISer
 # -- client certificates -------------------------------------------------------------------------
 
 
-def _cert(subject: str, issuer: tuple[x509.Certificate, ec.EllipticCurvePrivateKey] | None,
-          usage: x509.ObjectIdentifier | None) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
-    key = ec.generate_private_key(ec.SECP256R1())
-    now = datetime.datetime.now(datetime.UTC)
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)])
-    builder = (x509.CertificateBuilder().subject_name(name).public_key(key.public_key())
-               .issuer_name(issuer[0].subject if issuer else name).serial_number(x509.random_serial_number())
-               .not_valid_before(now - datetime.timedelta(hours=1)).not_valid_after(now + datetime.timedelta(days=1))
-               .add_extension(x509.BasicConstraints(ca=issuer is None, path_length=None), critical=True))
-    if usage is not None:
-        builder = builder.add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
-    if usage == ExtendedKeyUsageOID.SERVER_AUTH:
-        builder = builder.add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost")]), critical=False)
-    return builder.sign(issuer[1] if issuer else key, hashes.SHA256()), key
-
-
-def _pem(cert: x509.Certificate, key: ec.EllipticCurvePrivateKey) -> tuple[bytes, bytes]:
-    return (cert.public_bytes(serialization.Encoding.PEM),
-            key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                              serialization.NoEncryption()))
+def _pem(cert: tuple[x509.Certificate, ec.EllipticCurvePrivateKey]) -> tuple[bytes, bytes]:
+    return tls.cert_pem(cert[0]), tls.key_pem(cert[1])
 
 
 class MutualTLSServer:
@@ -127,16 +110,21 @@ class MutualTLSServer:
     client certificate's common name."""
 
     def __init__(self, tmp: Path) -> None:
-        ca = _cert("test-ca", None, None)
-        self.ca_pem = _pem(*ca)[0]
-        server_pem = _pem(*_cert("localhost", ca, ExtendedKeyUsageOID.SERVER_AUTH))
-        self.client_pem = _pem(*_cert("alice", ca, ExtendedKeyUsageOID.CLIENT_AUTH))
+        now = datetime.datetime.now(datetime.UTC)
+        validity = (now - datetime.timedelta(hours=1), now + datetime.timedelta(days=1))
+        ca = tls.certificate_authority("test-ca", validity)
+        self.ca_pem = tls.cert_pem(ca[0])
+        server_pem = _pem(tls.leaf_certificate("localhost", ca, validity, ExtendedKeyUsageOID.SERVER_AUTH,
+                                               ("localhost",)))
+        self.client_pem = _pem(tls.leaf_certificate("alice", ca, validity, ExtendedKeyUsageOID.CLIENT_AUTH))
         (tmp / "server.crt").write_bytes(server_pem[0])
         (tmp / "server.key").write_bytes(server_pem[1])
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(tmp / "server.crt", tmp / "server.key")
         ctx.load_verify_locations(cadata=self.ca_pem.decode())
         ctx.verify_mode = ssl.CERT_REQUIRED
+        # client certificates are verified as strictly as Python 3.13 clients verify servers
+        ctx.verify_flags |= ssl.VERIFY_X509_STRICT
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self) -> None:
@@ -180,6 +168,23 @@ def test_client_certificate_files_and_data(mtls: MutualTLSServer, tmp_path: Path
     anonymous = kubeconfig(tmp_path, cluster, {}, "anonymous")
     with pytest.raises(TransportError):
         RESTClient.from_kubeconfig(anonymous).request("GET", "/whoami")
+
+
+def test_fixture_certificates_pass_strict_verification(mtls: MutualTLSServer, tmp_path: Path) -> None:
+    """The server's certificate under a strict client context (Python 3.13's default), with the
+    client certificate verified strictly by the server, on every Python."""
+    (tmp_path / "client.crt").write_bytes(mtls.client_pem[0])
+    (tmp_path / "client.key").write_bytes(mtls.client_pem[1])
+    ctx = ssl.create_default_context(cadata=mtls.ca_pem.decode())
+    ctx.verify_flags |= ssl.VERIFY_X509_STRICT
+    ctx.load_cert_chain(tmp_path / "client.crt", tmp_path / "client.key")
+    host, port = mtls.url.removeprefix("https://").rsplit(":", 1)
+    conn = http.client.HTTPSConnection(host, int(port), context=ctx, timeout=10)
+    try:
+        conn.request("GET", "/whoami")
+        assert json.loads(conn.getresponse().read()) == {"user": "alice"}
+    finally:
+        conn.close()
 
 
 def test_exec_plugin_client_certificate(mtls: MutualTLSServer, tmp_path: Path) -> None:

@@ -90,6 +90,7 @@ def running(tmp_path: Path) -> Iterator[Callable[[Path, dict[str, str], int], su
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(600)  # about 80 s idle; steps of its own wait up to 600 s on a loaded machine
 def test_scaffold_build_test_run_apply(tmp_path: Path, toolkit: WheelEnv, built_wheel: Path, lock_constraints: Path,
                                        kubectl_binary: str,
                                        running: Callable[[Path, dict[str, str], int], subprocess.Popen[str]]) -> None:

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from aiohttp import web
 
+from samplecontroller import webserving
 from samplecontroller.logs import get_logger
 from samplecontroller.runtime.certwatcher import DEFAULT_POLL_INTERVAL, CertWatcher
 from samplecontroller.runtime.webhook.admission import (
@@ -156,7 +157,7 @@ class Server:
             await self._watch_certificate(stop)
         finally:
             self.started.clear()
-            await runner.cleanup()
+            await webserving.cleanup(runner)  # no connection left to the garbage collector
 
 
 __all__ = [
