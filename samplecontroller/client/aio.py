@@ -52,6 +52,7 @@ class AsyncResourceWatch(Generic[T]):
             self._stream.close()
 
     def stop(self) -> None:
+        """End the watch (closes the response); safe to call more than once."""
         self._stopped = True
         self._stream.close()
 
@@ -97,6 +98,8 @@ class AsyncResourceClient(ResourceRequests[T, L]):
         return await self.watch_with(opts)
 
     async def watch_with(self, opts: ListOptions) -> AsyncResourceWatch[T]:
+        """Open a watch with ``opts`` as given (``watch`` builds them from its keywords); raises like ``get``
+        if the server refuses it."""
         req, read_timeout = self.watch_request(opts)
         stream = await self.rest.stream(req.method, req.path, query=req.query, timeout=read_timeout)
         return AsyncResourceWatch(stream, self._decoder)
@@ -107,6 +110,7 @@ class AsyncResourceClient(ResourceRequests[T, L]):
 
     async def update_status(self, obj: T | dict[str, Any], *, field_manager: str | None = None,
                             dry_run: bool = False, preserve_unknown_fields: bool = False) -> T:
+        """PUT ``obj`` to the status subresource: only ``.status`` changes. One request, as ``update``."""
         return await self._put(obj, "status", field_manager, dry_run, preserve_unknown_fields)
 
     async def _put(self, obj: Any, subresource: str | None, field_manager: str | None, dry_run: bool,
@@ -124,20 +128,25 @@ class AsyncResourceClient(ResourceRequests[T, L]):
 
     async def apply(self, obj: T | dict[str, Any], *, field_manager: str, force: bool = False,
                     subresource: str | None = None, dry_run: bool = False) -> T:
+        """Server-side apply ``obj`` (the fields you state are yours); creates it when missing."""
         return self._decode(await self._do(self.apply_request(obj, field_manager, force, subresource, dry_run)))
 
     async def apply_status(self, obj: T | dict[str, Any], *, field_manager: str, force: bool = False,
                            dry_run: bool = False) -> T:
+        """Server-side apply ``obj`` to the status subresource, as ``apply``; returns the whole object."""
         return await self.apply(obj, field_manager=field_manager, force=force, subresource="status",
                                 dry_run=dry_run)
 
     async def delete(self, name: str, *, propagation_policy: str | None = None,
                      preconditions: Mapping[str, str] | None = None, grace_period_seconds: int | None = None,
                      dry_run: bool = False) -> None:
+        """DELETE the object ``name`` (NotFoundError if absent); the keywords are its DeleteOptions."""
         await self._do(self.delete_request(name, propagation_policy, preconditions, grace_period_seconds, dry_run))
 
     async def delete_collection(self, *, label_selector: str | None = None, field_selector: str | None = None,
                                 propagation_policy: str | None = None) -> None:
+        """DELETE every object in this client's namespace (or cluster scope) matching the selectors;
+        without selectors, every one."""
         await self._do(self.delete_collection_request(label_selector, field_selector, propagation_policy))
 
 
@@ -155,6 +164,8 @@ class AsyncDynamicClient:
 
     async def resource(self, info_or_gvr: ResourceInfo[Any] | tuple[str, str, str],
                        namespace: str | None = None) -> AsyncDynamicResourceClient:
+        """A dict-based ``AsyncResourceClient``; a (group, version, resource) tuple is looked up
+        in discovery."""
         if isinstance(info_or_gvr, ResourceInfo):
             info = dynamic.as_dynamic_info(info_or_gvr)
         else:
@@ -163,17 +174,24 @@ class AsyncDynamicClient:
         return AsyncResourceClient(self.rest, info, namespace)
 
     async def for_object(self, obj: Any, namespace: str | None = None) -> AsyncDynamicResourceClient:
+        """The client for ``obj``'s apiVersion and kind, in ``namespace`` or the object's own."""
         info = await self.resource_for(meta.get_api_version(obj), meta.get_kind(obj))
         return AsyncResourceClient(self.rest, info, namespace or meta.get_namespace(obj) or None)
 
     async def resource_for(self, api_version: str, kind: str) -> ResourceInfo[dict[str, Any]]:
+        """The resource serving ``kind`` in ``api_version`` (for example "apps/v1", "Deployment");
+        ``NoMatchError`` if none."""
         return dynamic.find_kind(await self.resources_for(api_version), api_version, kind)
 
     async def resource_for_gvr(self, group: str, version: str, resource: str) -> ResourceInfo[dict[str, Any]]:
+        """The resource named ``resource`` (plural, singular or a short name) in group/version;
+        ``NoMatchError`` if none."""
         api_version = f"{group}/{version}" if group else version
         return dynamic.find_resource(await self.resources_for(api_version), api_version, resource)
 
     async def resources_for(self, api_version: str) -> builtins.list[ResourceInfo[dict[str, Any]]]:
+        """Every top-level resource of one group/version (requested once, then cached); ``NoMatchError``
+        if the server does not serve the group/version."""
         cached = self._by_gv.get(api_version)
         if cached is not None:
             return cached
@@ -185,7 +203,9 @@ class AsyncDynamicClient:
         return infos
 
     async def server_group_versions(self) -> builtins.list[str]:
+        """Every served group/version ("v1", "apps/v1", ...), core first; never cached."""
         return dynamic.group_versions(await self.rest.request("GET", "/api"), await self.rest.request("GET", "/apis"))
 
     def refresh(self) -> None:
+        """Forget cached discovery (after CRDs change): the next lookup asks the server again."""
         self._by_gv.clear()

@@ -164,6 +164,8 @@ def group_versions(api: bytes, apis: bytes) -> list[str]:
 
 def find_kind(infos: Sequence[ResourceInfo[dict[str, Any]]], api_version: str,
               kind: str) -> ResourceInfo[dict[str, Any]]:
+    """The entry of ``infos`` whose kind is ``kind``; ``NoMatchError`` naming the kind and ``api_version``
+    if none (shared by the sync and async dynamic clients)."""
     for info in infos:
         if info.kind == kind:
             return info
@@ -172,6 +174,8 @@ def find_kind(infos: Sequence[ResourceInfo[dict[str, Any]]], api_version: str,
 
 def find_resource(infos: Sequence[ResourceInfo[dict[str, Any]]], api_version: str,
                   resource: str) -> ResourceInfo[dict[str, Any]]:
+    """The entry of ``infos`` named ``resource`` (plural, singular or a short name); ``NoMatchError``
+    naming it and ``api_version`` if none."""
     for info in infos:
         if resource == info.resource or resource == info.singular or resource in info.short_names:
             return info
@@ -179,6 +183,8 @@ def find_resource(infos: Sequence[ResourceInfo[dict[str, Any]]], api_version: st
 
 
 def as_dynamic_info(info_or_gvr: ResourceInfo[Any]) -> ResourceInfo[dict[str, Any]]:
+    """``info_or_gvr`` with dict models (``model`` and ``list_model`` are ``dict``), every other field
+    kept; returned as is when already dict-based."""
     return info_or_gvr if info_or_gvr.model is dict else _as_dynamic(info_or_gvr)
 
 

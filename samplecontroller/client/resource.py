@@ -175,14 +175,17 @@ class ResourceRequests(Generic[T, L]):
 
     def create_request(self, obj: Any, dry_run: bool, field_manager: str | None,
                        field_validation: str | None) -> Req:
+        """The POST of ``obj`` to its collection (in the client's namespace, else the object's)."""
         return Req("POST", self.info.path(self._ns_for(obj)),
                    self._write_query(dry_run, field_manager, field_validation), _encode_body(obj))
 
     def get_request(self, name: str, resource_version: str | None) -> Req:
+        """The GET of the object ``name`` (at ``resource_version`` when given)."""
         return Req("GET", self._path(name),
                    {"resourceVersion": resource_version} if resource_version is not None else None)
 
     def list_request(self, opts: ListOptions) -> Req:
+        """The GET of one page of the collection, ``opts`` as the query."""
         return Req("GET", self._path(), opts.to_query())
 
     def watch_request(self, opts: ListOptions) -> tuple[Req, float | None]:
@@ -193,6 +196,8 @@ class ResourceRequests(Generic[T, L]):
         return Req("GET", self._path(), q), read_timeout
 
     def put_path(self, obj: Any, subresource: str | None) -> str:
+        """The path of ``obj`` (or of its ``subresource``) for a PUT or an apply: its name in the
+        client's namespace, else the object's."""
         return self.info.path(self._ns_for(obj), meta.get_name(obj), subresource)
 
     def put_request(self, obj: Any, subresource: str | None, field_manager: str | None, dry_run: bool,
@@ -210,10 +215,14 @@ class ResourceRequests(Generic[T, L]):
 
     @staticmethod
     def reads_live_first(obj: Any, preserve_unknown_fields: bool) -> bool:
+        """Whether a PUT of ``obj`` must GET the live object first: only a Struct with
+        ``preserve_unknown_fields`` (a dict already carries every field)."""
         return preserve_unknown_fields and isinstance(obj, msgspec.Struct)
 
     def patch_request(self, name: str, patch: bytes | dict[str, Any] | builtins.list[Any], patch_type: str,
                       subresource: str | None, field_manager: str | None, force: bool | None, dry_run: bool) -> Req:
+        """The PATCH of ``name`` (or its ``subresource``): ``patch`` as the body, ``patch_type`` as its
+        content type; ``force`` is sent only when not None."""
         q = self._write_query(dry_run, field_manager)
         if force is not None:
             q["force"] = _bool(force)
@@ -221,6 +230,8 @@ class ResourceRequests(Generic[T, L]):
 
     def apply_request(self, obj: Any, field_manager: str, force: bool, subresource: str | None,
                       dry_run: bool) -> Req:
+        """The server-side apply PATCH of ``obj`` (or its ``subresource``); ValueError without a
+        ``field_manager``."""
         if not field_manager:
             raise ValueError("server-side apply needs a field_manager")
         q = self._write_query(dry_run, field_manager)
@@ -229,11 +240,14 @@ class ResourceRequests(Generic[T, L]):
 
     def delete_request(self, name: str, propagation_policy: str | None, preconditions: Mapping[str, str] | None,
                        grace_period_seconds: int | None, dry_run: bool) -> Req:
+        """The DELETE of ``name`` with a DeleteOptions body (propagation, preconditions, grace period,
+        dry run)."""
         return Req("DELETE", self._path(name), None,
                    _delete_options(propagation_policy, preconditions, grace_period_seconds, dry_run))
 
     def delete_collection_request(self, label_selector: str | None, field_selector: str | None,
                                   propagation_policy: str | None) -> Req:
+        """The DELETE of the collection, narrowed by the selectors, with a DeleteOptions body."""
         q = ListOptions(label_selector=label_selector, field_selector=field_selector).to_query()
         return Req("DELETE", self._path(), q, _delete_options(propagation_policy, None, None, False))
 
@@ -242,6 +256,8 @@ def list_options(label_selector: str | None = None, field_selector: str | None =
                  continue_: str | None = None, resource_version: str | None = None,
                  resource_version_match: str | None = None, timeout_seconds: int | None = None,
                  allow_watch_bookmarks: bool = False, send_initial_events: bool | None = None) -> ListOptions:
+    """A ``ListOptions`` from the verbs' keyword arguments (left unset, a parameter stays out of the
+    query)."""
     return ListOptions(label_selector=label_selector, field_selector=field_selector, limit=limit,
                        continue_=continue_, resource_version=resource_version,
                        resource_version_match=resource_version_match, timeout_seconds=timeout_seconds,

@@ -99,6 +99,7 @@ class AsyncResponseStream:
             self.close()
 
     def close(self) -> None:
+        """Close the response and end the iteration; safe to call twice."""
         if not self._closed:
             self._closed = True
             self._response.close()
@@ -122,14 +123,19 @@ class AsyncRESTClient:
     @classmethod
     def from_kubeconfig(cls, path: str | os.PathLike[str] | None = None, context: str | None = None,
                         master: str | None = None, exec_timeout: float = EXEC_TIMEOUT, **kw: Any) -> AsyncRESTClient:
+        """``RESTClient.from_kubeconfig`` (the same arguments), with this async layer over it."""
         return cls(RESTClient.from_kubeconfig(path, context=context, master=master, exec_timeout=exec_timeout, **kw))
 
     @classmethod
     def in_cluster(cls, **kw: Any) -> AsyncRESTClient:
+        """A client from the pod's ServiceAccount (ConfigError outside a cluster), as
+        ``RESTClient.in_cluster``."""
         return cls(RESTClient.in_cluster(**kw))
 
     @classmethod
     def from_config(cls, configuration: Any, **kw: Any) -> AsyncRESTClient:
+        """A client for a ``rest.Config`` (or a ``kubernetes`` package Configuration); ``kw`` go to
+        ``RESTClient``."""
         return cls(RESTClient(configuration, **kw))
 
     # -- the session -----------------------------------------------------------------------------
@@ -164,6 +170,7 @@ class AsyncRESTClient:
     # -- requests --------------------------------------------------------------------------------
 
     def url(self, path: str, query: Mapping[str, str] | None = None) -> str:
+        """The absolute URL of ``path`` with ``query`` (``RESTClient.url``)."""
         return self.rest.url(path, query)
 
     async def _headers(self, accept: str, content_type: str | None, refresh: bool) -> dict[str, str]:

@@ -61,9 +61,12 @@ class EventLoop:
             return self._loop
 
     def started(self) -> bool:
+        """True once the loop thread has been started (by the first ``loop``, ``submit`` or ``run``);
+        it stays True after ``close``."""
         return self._loop is not None
 
     def in_loop_thread(self) -> bool:
+        """True when called on the loop's own thread (where ``run`` would deadlock: await instead)."""
         return self._thread is not None and threading.current_thread() is self._thread
 
     @staticmethod

@@ -67,9 +67,12 @@ class AsyncClient:
                    field_owner=field_owner)
 
     def info_for_type(self, model: type[Any]) -> ResourceInfo[Any]:
+        """The ``ResourceInfo`` of ``model`` in the scheme; ValueError if it is not registered."""
         return self._types.info_for_type(model)
 
     def info_for_object(self, obj: Any) -> ResourceInfo[Any]:
+        """The ``ResourceInfo`` of ``obj`` (a model, or a dict by its apiVersion and kind); ValueError
+        if unknown."""
         return self._types.info_for_object(obj)
 
     def _resource(self, obj: Any) -> Any:
@@ -146,6 +149,8 @@ class AsyncClient:
 
     async def apply(self, obj: T, *, field_owner: str | None = None, force: bool = False,
                     dry_run: bool = False) -> T:
+        """Server-side apply ``obj`` as ``field_owner`` (default: the client's; ValueError without one);
+        ``force`` takes over conflicting fields."""
         owner = field_owner or self.field_owner
         if not owner:
             raise ValueError("server-side apply needs a field owner")
@@ -154,6 +159,8 @@ class AsyncClient:
     async def delete(self, obj: Any, *, propagation_policy: str | None = None,
                      preconditions: Mapping[str, str] | None = None, grace_period_seconds: int | None = None,
                      dry_run: bool = False) -> None:
+        """Delete ``obj`` on the server (NotFoundError if absent); with finalizers it is only marked for
+        deletion."""
         await self._resource(obj).delete(meta.get_name(obj), propagation_policy=propagation_policy,
                                          preconditions=preconditions, grace_period_seconds=grace_period_seconds,
                                          dry_run=dry_run)
@@ -163,6 +170,8 @@ class AsyncClient:
     async def delete_all_of(self, model: type[Any], *, namespace: str | None = None,
                             label_selector: str | Mapping[str, str] | None = None,
                             field_selector: str | None = None, propagation_policy: str | None = None) -> None:
+        """Delete every object of ``model`` matching the selectors (in ``namespace`` for a namespaced
+        kind)."""
         info = self.info_for_type(model)
         if isinstance(label_selector, Mapping):
             label_selector = str(labels.selector_from_set(label_selector))
@@ -171,6 +180,7 @@ class AsyncClient:
             propagation_policy=propagation_policy)
 
     def status(self) -> AsyncStatusWriter:
+        """A writer for the status subresource: ``await client.status().patch(obj, MergeFrom(original))``."""
         return AsyncStatusWriter(self)
 
 
@@ -181,11 +191,13 @@ class AsyncStatusWriter:
         self.client = client
 
     async def update(self, obj: T, *, dry_run: bool = False, field_owner: str | None = None) -> T:
+        """Replace the object's status (resourceVersion must be current, else ConflictError)."""
         updated: T = await self.client._resource(obj).update_status(
             obj, dry_run=dry_run, field_manager=field_owner or self.client.field_owner)
         return self.client._written(obj, updated, dry_run)
 
     async def patch(self, obj: T, patch: Patch, *, dry_run: bool = False, field_owner: str | None = None) -> T:
+        """Patch the object's status with ``patch``."""
         return await self.client._patch(obj, patch, "status", dry_run, field_owner)
 
 
@@ -218,21 +230,26 @@ class FakeAsyncClient(AsyncClient):
 
     async def apply(self, obj: T, *, field_owner: str | None = None, force: bool = False,
                     dry_run: bool = False) -> T:
+        """``apply`` on the fake client (``sync``): applied to its tracker."""
         return self.sync.apply(obj, field_owner=field_owner, force=force, dry_run=dry_run)
 
     async def delete(self, obj: Any, *, propagation_policy: str | None = None,
                      preconditions: Mapping[str, str] | None = None, grace_period_seconds: int | None = None,
                      dry_run: bool = False) -> None:
+        """``delete`` on the fake client (``sync``): removed from its tracker, or marked when it has
+        finalizers."""
         self.sync.delete(obj, propagation_policy=propagation_policy, preconditions=preconditions,
                          grace_period_seconds=grace_period_seconds, dry_run=dry_run)
 
     async def delete_all_of(self, model: type[Any], *, namespace: str | None = None,
                             label_selector: str | Mapping[str, str] | None = None,
                             field_selector: str | None = None, propagation_policy: str | None = None) -> None:
+        """``delete_all_of`` on the fake client (``sync``): each matching object deleted as ``delete`` does."""
         self.sync.delete_all_of(model, namespace=namespace, label_selector=label_selector,
                                 field_selector=field_selector, propagation_policy=propagation_policy)
 
     def status(self) -> AsyncStatusWriter:
+        """A status writer over the fake client's (``sync.status()``)."""
         return _FakeAsyncStatusWriter(self)
 
 

@@ -48,6 +48,8 @@ class AsyncGetter:
         self.queue = queue
 
     async def get(self) -> Got[Any]:
+        """The next ``(item, shutdown)`` of the queue, as ``Queue.get`` but awaited: an item waiting is
+        taken at once, else the loop waits (unblocked) until one is added or the queue shuts down."""
         loop = asyncio.get_running_loop()
         while True:
             woken = loop.create_future()

@@ -82,7 +82,9 @@ class Reconciler(Protocol):
 class AsyncReconciler(Protocol):
     """Anything with ``async def reconcile(request) -> Result``."""
 
-    async def reconcile(self, request: Request) -> Result: ...
+    async def reconcile(self, request: Request) -> Result:
+        """Make the world match the object named by ``request``; raise to retry with backoff. Awaited on
+        the manager's event loop; same contract as ``Reconciler.reconcile``."""
 
 
 def is_async(reconciler: Any) -> bool:
@@ -132,6 +134,7 @@ class AsyncFunc:
         self.fn = fn
 
     async def reconcile(self, request: Request) -> Result:
+        """Await the function; ``None`` means ``Result()``."""
         return await self.fn(request) or Result()
 
 
