@@ -78,7 +78,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return built
 
 
-NEW_FILES = {"memcachedop/scheme.py", "config/rbac/deployments_role.yaml", "tests/conftest.py", "tests/test_rbac.py"}
+NEW_FILES = {"config/rbac/deployments_role.yaml", "tests/conftest.py", "tests/test_rbac.py"}
 """The files the tutorial adds; every other file it has replaces one the scaffold wrote."""
 
 

@@ -113,7 +113,10 @@ def test_scaffold_build_test_run_apply(tmp_path: Path, toolkit: WheelEnv, built_
          "--style", "client-go"], cwd=project, env=env)
     run([scaffold, "create", "api", "--group", "ops", "--version", "v1", "--kind", "Schedule", "--style", "async"],
         cwd=project, env=env)
-    assert f"@ {built_wheel.as_uri()}'" in (project / "Makefile").read_text()  # the toolkit is the wheel
+    makefile = (project / "Makefile").read_text()
+    # the toolkit is the wheel, recorded relative to the project (no absolute path in the project's files)
+    assert f"TOOLKIT_SOURCE ?= $(abspath {Path(os.path.relpath(built_wheel, project)).as_posix()})" in makefile
+    assert str(built_wheel) not in makefile and str(built_wheel) not in (project / "PROJECT").read_text()
     scaffolded = time.monotonic()
     make_test = run(["make", "test"], cwd=project, env=env, timeout=600)
     done = time.monotonic()

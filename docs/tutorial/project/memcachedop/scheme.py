@@ -1,19 +1,17 @@
-"""The Manager's scheme: this operator's own kinds and the built-in kinds its controllers use.
+"""The operator's Scheme: the built-in kinds and the project's own (kubebuilder's main.go ``scheme``).
 
-The generated ``memcachedop.generated.scheme`` holds the Memcached kind only; the controller also
-reads and writes Deployments, so apps/v1's Deployment is added from ``samplecontroller.kubernetes``
-(a kubebuilder main.go's ``clientgoscheme.AddToScheme``, limited to what is used).
+``samplecontroller.kubernetes.scheme.add_to_scheme`` registers every built-in kind (so that
+``owns(Job)``, ``watches(ConfigMap, ...)`` and the client know batch/v1 Job, core/v1 ConfigMap...),
+as ``clientgoscheme.AddToScheme``; the generated package's ``add_to_scheme`` registers the CRDs' kinds.
 """
 
 from __future__ import annotations
 
 from samplecontroller.client.scheme import Scheme
-from samplecontroller.kubernetes.apis.apps import v1 as apps_v1
+from samplecontroller.kubernetes import scheme as kubernetes_scheme
 
-from memcachedop.generated import scheme as generated
+from memcachedop.generated import scheme as generated_scheme
 
-# --8<-- [start:scheme]
 SCHEME = Scheme()
-generated.add_to_scheme(SCHEME)
-SCHEME.add(apps_v1.DEPLOYMENTS)
-# --8<-- [end:scheme]
+kubernetes_scheme.add_to_scheme(SCHEME)
+generated_scheme.add_to_scheme(SCHEME)
