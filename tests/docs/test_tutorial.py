@@ -26,6 +26,7 @@ import pytest
 from samplecontroller import scaffold
 from samplecontroller.apiserver.testing import require_kubectl
 from samplecontroller.scaffold.toolkit import Toolkit
+from tests.live import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 TUTORIAL = ROOT / "docs" / "tutorial" / "project"
@@ -80,6 +81,9 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 NEW_FILES = {"config/rbac/deployments_role.yaml", "tests/conftest.py", "tests/test_rbac.py"}
 """The files the tutorial adds; every other file it has replaces one the scaffold wrote."""
+WRITTEN_IF_MISSING = {"tests/conftest.py"}
+"""Added by the tutorial (integration tests) before ``create webhook``, which writes one only where none
+exists: the all-commands scaffold below has it, the reader's project got the tutorial's."""
 
 
 def test_the_tutorial_edits_scaffolded_files_and_adds_only_the_new_ones(tmp_path: Path) -> None:
@@ -90,7 +94,8 @@ def test_the_tutorial_edits_scaffolded_files_and_adds_only_the_new_ones(tmp_path
     written = {p.relative_to(TUTORIAL).as_posix() for p in TUTORIAL.rglob("*")
                if p.is_file() and p != COMMANDS and "__pycache__" not in p.parts}
     assert written - NEW_FILES <= scaffolded, written - NEW_FILES - scaffolded
-    assert written >= NEW_FILES and not NEW_FILES & scaffolded
+    assert written >= NEW_FILES and not (NEW_FILES - WRITTEN_IF_MISSING) & scaffolded
+    assert "def webhook_manager(" in (project / "tests/conftest.py").read_text()  # create webhook's, replaced
 
 
 @pytest.mark.slow
@@ -143,8 +148,9 @@ def test_make_run_then_the_kubectl_session(project: Path, tmp_path: Path) -> Non
     (run_line,) = section("run")
     assert run_line.startswith("make run")  # the Makefile's run target: python -m memcachedop --local --port
     env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTHONPATH")}
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "memcachedop", "--local", "--port", str(port)], cwd=project,
+    port, webhook_port = free_port(), free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "memcachedop", "--local", "--port", str(port),
+                             "--webhook-port", str(webhook_port)], cwd=project,
                             env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         assert proc.stdout is not None
@@ -156,12 +162,14 @@ def test_make_run_then_the_kubectl_session(project: Path, tmp_path: Path) -> Non
         assert lines and lines[-1].startswith(f"Embedded API server ready at https://127.0.0.1:{port}"), lines
         kubectl = kubectl_runner(project, project / ".local" / "kubeconfig", tmp_path / "home")
         outputs = {}
+        # the webhook server starts with the Manager, after the embedded API server: wait until it answers
+        wait_for(lambda: kubectl("kubectl apply -f config/samples/").returncode == 0, 60, "the webhooks to serve")
         for line in section("kubectl"):
             if line.startswith("export "):
                 continue
             done = kubectl(line)
             assert done.returncode == 0, f"{line}: {done.stderr}"
-            outputs[line.split()[1] + " " + line.split()[2]] = done.stdout
+            outputs[line.split()[1] + " " + line.split()[2]] = done.stdout + done.stderr
         # the simulated Deployment status of --local made it Ready with 3 of 3 Pods
         table = outputs["get memcacheds"].splitlines()
         assert table[0].split() == ["NAME", "SIZE", "AVAILABLE", "READY", "AGE"], table
@@ -169,6 +177,12 @@ def test_make_run_then_the_kubectl_session(project: Path, tmp_path: Path) -> Non
         assert "memcached-sample" in outputs["get deployments"]
         assert outputs["get deployment"] == "1"
         assert "Created Deployment memcached-sample" in outputs["describe memcached"]
+        # the webhook step's and the versions step's lines
+        denied, v1alpha1_of_v1beta1, v1beta1_of_v1alpha1 = (kubectl(line) for line in section("kubectl-webhooks"))
+        assert denied.returncode == 1 and ('denied the request: Memcached.cache.example.com "memcached-sample" is '
+                                           "invalid: spec.port: Invalid value: 11300: field is immutable") in denied.stderr
+        assert v1alpha1_of_v1beta1.returncode == 0 and v1alpha1_of_v1beta1.stdout == "11300 memcached:1.6-alpine"
+        assert v1beta1_of_v1alpha1.returncode == 0 and v1beta1_of_v1alpha1.stdout == "11211"
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
@@ -179,23 +193,53 @@ def test_make_run_then_the_kubectl_session(project: Path, tmp_path: Path) -> Non
     assert proc.returncode == 0 and "level=error" not in "".join(lines) + output, "".join(lines) + output
 
 
+CERT_MANAGER_CRDS = "\n---\n".join(f"""\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: {plural}.cert-manager.io
+spec:
+  group: cert-manager.io
+  names: {{kind: {kind}, listKind: {kind}List, plural: {plural}, singular: {kind.lower()}}}
+  scope: Namespaced
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema: {{type: object, x-kubernetes-preserve-unknown-fields: true}}
+""" for kind, plural in (("Issuer", "issuers"), ("Certificate", "certificates")))
+
+
 @pytest.mark.kubectl
 def test_config_is_accepted_by_an_api_server(project: Path, tmp_path: Path) -> None:
     """The deploy step's `kubectl apply -k config/` (make deploy), against the embedded API server:
-    every manifest the operator is deployed with is valid (its Pods do not run there)."""
+    every manifest the operator is deployed with is valid (its Pods, and so its webhooks, do not run there)."""
     from samplecontroller.apiserver import LocalAPIServer
 
     assert "make deploy" in section("deploy")
     with LocalAPIServer(kubeconfig_path=tmp_path / "kubeconfig") as server:
         kubectl = kubectl_runner(project, server.kubeconfig_path, tmp_path / "home")
+        # the deploy step installs cert-manager first: its two kinds config/certmanager uses stand in for it
+        (tmp_path / "cert-manager.yaml").write_text(CERT_MANAGER_CRDS)
+        installed = kubectl(f"kubectl apply -f {tmp_path / 'cert-manager.yaml'}")
+        assert installed.returncode == 0, installed.stderr
         applied = kubectl("kubectl apply -k config/")
         assert applied.returncode == 0, applied.stderr
         for created in ("namespace/memcached-operator-system", "customresourcedefinition.apiextensions.k8s.io/"
                         "memcacheds.cache.example.com", "clusterrole.rbac.authorization.k8s.io/"
-                        "memcached-operator-deployments", "deployment.apps/memcached-operator"):
+                        "memcached-operator-deployments", "deployment.apps/memcached-operator",
+                        "service/memcached-operator-webhook", "mutatingwebhookconfiguration.admissionregistration.k8s.io/"
+                        "memcached-operator-mutating-webhook-configuration", "validatingwebhookconfiguration."
+                        "admissionregistration.k8s.io/memcached-operator-validating-webhook-configuration",
+                        "issuer.cert-manager.io/memcached-operator-selfsigned-issuer",
+                        "certificate.cert-manager.io/memcached-operator-serving-cert"):
             assert f"{created} created" in applied.stdout, applied.stdout
+        # the samples go through the webhooks, which the operator's Pod serves in a cluster: here no Pod runs,
+        # and the API server says so (test_make_run_then_the_kubectl_session applies them with the webhooks served)
         sample = kubectl("kubectl apply -f config/samples/")
-        assert sample.returncode == 0, sample.stderr
+        assert sample.returncode == 1 and 'service "memcached-operator-webhook" in namespace ' \
+            '"memcached-operator-system" cannot be reached' in sample.stderr, sample.stderr
 
 
 def test_every_code_block_of_the_tutorial_comes_from_a_tested_file(project: Path) -> None:
