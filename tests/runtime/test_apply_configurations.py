@@ -13,7 +13,7 @@ from generated.apis.samplecontroller.v1alpha1 import Foo, FooSpec
 from generated.applyconfigurations.samplecontroller.v1alpha1 import Foo as FooApply
 from generated.applyconfigurations.samplecontroller.v1alpha1 import FooSpec as FooSpecApply
 from generated.applyconfigurations.samplecontroller.v1alpha1 import FooStatus as FooStatusApply
-from samplecontroller.apimachinery import errors
+from samplecontroller.apimachinery import errors, objects
 from samplecontroller.apimachinery.managedfields import managed_fieldset
 from samplecontroller.foo_reconciler import SCHEME
 from samplecontroller.kubernetes.apis.meta.v1 import ObjectMeta
@@ -33,25 +33,25 @@ def test_apply_configuration_sends_only_the_fields_set(rest: Any, ns: str) -> No
     config = FooApply(metadata=ObjectMeta(name="partial", namespace=ns), spec=FooSpecApply(replicas=1))
     applied = c.apply(config)
     assert isinstance(applied, FooApply)  # the server's answer, in the shape applied
-    assert applied.spec is not None and applied.spec.deployment_name == "web"  # not overwritten
+    assert objects.to_dict(applied)["spec"] == {"deploymentName": "web", "replicas": 1}  # not overwritten
     live = c.get(Foo, ns, "partial")
-    assert live.spec.deployment_name == "web" and live.spec.replicas == 1
+    assert objects.to_dict(live)["spec"] == {"deploymentName": "web", "replicas": 1}
     assert managed_fieldset(live, "scaler") == {"f:spec": {"f:replicas": {}}}  # deploymentName stays creator's
     # replicas is shared with its creator now: changing it conflicts, naming the other manager
     with pytest.raises(errors.ConflictError, match="creator"):
         c.apply(FooApply(metadata=ObjectMeta(name="partial", namespace=ns), spec=FooSpecApply(replicas=3)))
     forced = c.apply(FooApply(metadata=ObjectMeta(name="partial", namespace=ns), spec=FooSpecApply(replicas=3)),
                      force=True)
-    assert forced.spec is not None and forced.spec.replicas == 3 and forced.spec.deployment_name == "web"
+    assert objects.to_dict(forced)["spec"] == {"deploymentName": "web", "replicas": 3}
 
 
 def test_apply_dict_and_status_writer(rest: Any, ns: str) -> None:
     c = Client.for_rest_client(rest, scheme=SCHEME, field_owner="status-owner")
     _created(c, ns, "st")
     out = c.status().apply(_status_config(ns, "st", 2))
-    assert out.status is not None and out.status.available_replicas == 2
+    assert objects.to_dict(out)["status"] == {"availableReplicas": 2}
     live = c.get(Foo, ns, "st")
-    assert live.spec.deployment_name == "web"
+    assert objects.to_dict(live)["spec"]["deploymentName"] == "web"
     assert managed_fieldset(live, "status-owner", "status") == {"f:status": {"f:availableReplicas": {}}}
     as_dict = c.apply({"apiVersion": "samplecontroller.k8s.io/v1alpha1", "kind": "Foo",
                        "metadata": {"name": "st", "namespace": ns}, "spec": {"deploymentName": "web"}},
@@ -81,7 +81,7 @@ def test_async_client_applies_configurations(rest: Any, apiserver: Any, ns: str)
             await arest.close()
 
     spec, status = asyncio.run(run())
-    assert isinstance(spec, FooApply) and spec.spec is not None and spec.spec.deployment_name == "web"
-    assert status.status is not None and status.status.available_replicas == 1
+    assert isinstance(spec, FooApply) and objects.to_dict(spec)["spec"] == {"deploymentName": "web", "replicas": 1}
+    assert objects.to_dict(status)["status"] == {"availableReplicas": 1}
     live = Client.for_rest_client(rest, scheme=SCHEME).get(Foo, ns, "aio")
     assert managed_fieldset(live, "aio-scaler") == {"f:spec": {"f:replicas": {}}}
