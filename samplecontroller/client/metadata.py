@@ -136,11 +136,10 @@ class OnlyMetadata:
     its informer holds ``PartialObjectMetadata``. Hashable, equal by ``model``."""
 
     __slots__ = ("__name__", "model")
+    model: Any
 
     def __init__(self, model: Any) -> None:
-        if isinstance(model, OnlyMetadata):
-            model = model.model
-        self.model = model
+        self.model = model.model if isinstance(model, OnlyMetadata) else model
         self.__name__ = f"OnlyMetadata({getattr(model, '__name__', model)})"
 
     def __repr__(self) -> str:
