@@ -4,6 +4,7 @@ fake and on the embedded server."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -20,6 +21,7 @@ from samplecontroller.kubernetes.apis.core.v1 import Container, PodSpec, PodTemp
 from samplecontroller.kubernetes.apis.meta.v1 import LabelSelector, ObjectMeta
 from samplecontroller.runtime.client import Client
 from samplecontroller.runtime.client.fake import ClientBuilder
+from samplecontroller.runtime.client.interceptor import Funcs
 
 
 def _scenario(c: Client, ns: str) -> tuple[list[dict[str, Any]], str, Foo]:
@@ -75,3 +77,27 @@ def test_fake_apply_removes_fields_the_manager_stops_applying_and_merges_lists_b
 def _containers(c: Client) -> list[str]:
     live = objects.to_dict(c.get(Deployment, "default", "web"))
     return [x["name"] for x in live["spec"]["template"]["spec"]["containers"]]
+
+
+def test_async_fake_and_interceptors_apply_with_conflicts() -> None:
+    seen: list[str] = []
+
+    def patch(client: Client, obj: Any, patch: Any, /, **options: Any) -> Any:
+        seen.append(type(patch).__name__)
+        return client.patch(obj, patch, **options)
+
+    builder = ClientBuilder().with_scheme(SCHEME).with_field_owner("async-owner")
+    fake = builder.with_interceptor_funcs(Funcs(patch=patch)).build_async()
+    key = ObjectMeta(name="a", namespace="default")
+
+    async def run() -> None:
+        await fake.apply(FooApply(metadata=key, spec=FooSpecApply(replicas=1)))
+        with pytest.raises(errors.ConflictError, match='conflict with "async-owner"'):
+            await fake.apply(FooApply(metadata=key, spec=FooSpecApply(replicas=2)), field_owner="other")
+        await fake.status().apply(FooApply(metadata=key, status=FooStatusApply(available_replicas=1)))
+
+    asyncio.run(run())
+    live = fake.sync.get(Foo, "default", "a")
+    assert managed_fieldset(live, "async-owner") == {"f:spec": {"f:replicas": {}}}
+    assert managed_fieldset(live, "async-owner", "status") == {"f:status": {"f:availableReplicas": {}}}
+    assert seen == ["Apply", "Apply"]  # the conflicting apply and the main one went through the interceptor
