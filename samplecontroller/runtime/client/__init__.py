@@ -8,7 +8,9 @@
 - ``patch(obj, MergeFrom(original))`` sends the JSON merge patch from ``original`` to ``obj``;
   ``MergeFrom(original, optimistic_lock=True)`` adds the original resourceVersion so a
   concurrent change gives a ConflictError. ``StrategicMergeFrom`` is for built-in kinds.
-  ``Apply(field_owner, force)`` is server-side apply of ``obj``.
+  ``Apply(field_owner, force)`` is server-side apply of ``obj``; ``apply(obj)`` takes an apply
+  configuration (generated ``applyconfigurations`` classes, or a dict with apiVersion/kind: only
+  the fields set are sent and owned) or a model, and returns the result in ``obj``'s shape.
 - ``status()`` gives a writer for the status subresource (update, patch, apply).
 - Helpers: ``set_controller_reference``, ``set_owner_reference``, ``remove_owner_reference``
   (the owner's kind from the client's Scheme; ``apimachinery.ownerreferences`` does the work),
