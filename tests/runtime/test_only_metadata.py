@@ -10,7 +10,12 @@ from typing import Any
 
 import pytest
 
-from samplecontroller.client.metadata import OnlyMetadata, PartialObjectMetadata, only_metadata
+from samplecontroller.client.metadata import (
+    MetadataListerWatcher,
+    OnlyMetadata,
+    PartialObjectMetadata,
+    only_metadata,
+)
 from samplecontroller.kubernetes.apis.core.v1 import ConfigMap, Secret
 from samplecontroller.kubernetes.apis.meta.v1 import ObjectMeta, OwnerReference
 from samplecontroller.kubernetes.clientset import Clientset
@@ -59,7 +64,9 @@ def test_owns_and_watches_only_metadata(rest: RESTClient, ns: str, started: Call
     cache = mgr.get_cache()
     secrets = wait_for(lambda: cache.list(only_metadata(Secret), namespace=ns), what="the cached Secret metadata")
     assert [type(s) for s in secrets] == [PartialObjectMetadata]
-    assert secrets[0].kind == "PartialObjectMetadata"  # the server sent metadata alone
+    assert (secrets[0].api_version, secrets[0].kind) == ("v1", "Secret")  # the kind's, as controller-runtime's
+    informer = cache.get_informer(only_metadata(Secret)).informer_for_namespace(ns)
+    assert isinstance(informer.lister_watcher, MetadataListerWatcher)  # the server sends metadata alone
     assert secrets[0].metadata.owner_references[0].name == "owner"
     assert cache.existing_informer(Secret) is None  # no full informer of Secrets
     assert cache.get(only_metadata(Secret), ns, "owned").metadata.name == "owned"

@@ -17,7 +17,8 @@ Guarantees and limits:
   gives an informer of T's ``PartialObjectMetadata``, listed and watched through the metadata
   client (``metadata_client_for``; the server sends metadata alone), separate from T's full
   informer. Without ``metadata_client_for`` (a cache over fake clients) the objects are read whole
-  and reduced to their metadata.
+  and reduced to their metadata. Cached objects carry their kind's apiVersion and kind (as
+  controller-runtime's cache reader sets them), not ``meta.k8s.io/v1 PartialObjectMetadata``.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+import msgspec
+
 from samplecontroller.apimachinery import errors, labels, meta
 from samplecontroller.cache import (
     ResourceEventHandler,
@@ -34,7 +37,7 @@ from samplecontroller.cache import (
     strip_managed_fields,
     wait_for_cache_sync,
 )
-from samplecontroller.client.metadata import MetadataClient, OnlyMetadata
+from samplecontroller.client.metadata import MetadataClient, OnlyMetadata, PartialObjectMetadata
 from samplecontroller.client.scheme import Scheme
 from samplecontroller.client.types import ListOptions, ResourceInfo
 from samplecontroller.informers import tweaked
@@ -74,6 +77,19 @@ class Options:
     by_object: Mapping[type[Any], ByObject] = field(default_factory=dict)
     sync_period: float = DEFAULT_SYNC_PERIOD
     read_timeout: float = 120.0
+
+
+def _typed_as(info: ResourceInfo[Any], then: Callable[[Any], Any] | None) -> Callable[[Any], Any]:
+    """A transform giving each ``PartialObjectMetadata`` its kind's apiVersion and kind (as
+    controller-runtime's cache reader sets the informer's GroupVersionKind), then ``then``'s."""
+    api_version, kind = info.api_version, info.kind
+
+    def transform(obj: Any) -> Any:
+        if isinstance(obj, PartialObjectMetadata) and (obj.kind != kind or obj.api_version != api_version):
+            obj = msgspec.structs.replace(obj, api_version=api_version, kind=kind)
+        return then(obj) if then is not None else obj
+
+    return transform
 
 
 def metadata_client_factory(rest: Any) -> ClientFor:
@@ -203,15 +219,16 @@ class Cache:
         except KeyError as err:
             raise ValueError(str(err).strip("'\"")) from None
         client_for, object_type = self.client_for, model
+        opts = self.options.by_object.get(model, ByObject())
+        transform = opts.transform or self.options.default_transform
         if isinstance(key, OnlyMetadata):
             info = key.info(info)
             client_for, object_type = self.metadata_client_for or self.client_for, info.model
-        opts = self.options.by_object.get(model, ByObject())
+            transform = _typed_as(info, transform)
         namespaces = list(opts.namespaces if opts.namespaces is not None else self.options.namespaces)
         if not info.namespaced or not namespaces:
             namespaces = [""]
         label_sel, field_sel = self.selectors_for(model)
-        transform = opts.transform or self.options.default_transform
 
         def tweak(o: ListOptions) -> None:
             if label_sel:
