@@ -22,11 +22,14 @@ from samplecontroller.kubernetes.clientset import Clientset
 from samplecontroller.kubernetes.scheme import SCHEME
 from samplecontroller.rest import RESTClient
 from samplecontroller.runtime.builder import Builder
+from samplecontroller.runtime.cache import Cache
 from samplecontroller.runtime.client.fake import ClientBuilder, new_manager
+from samplecontroller.runtime.consistency.tracker import ObservedWrites
 from samplecontroller.runtime.handler import EnqueueRequestsFromMapFunc
 from samplecontroller.runtime.manager import Manager, Options
 from samplecontroller.runtime.reconcile import Request, Result
 from tests.live import ns, rest, wait_for
+from tests.runtime.conftest import ListQueue
 from tests.runtime.test_integration import started
 
 __all__ = ["ns", "rest", "started"]
@@ -95,3 +98,26 @@ def test_only_metadata_over_the_fake_client(started: Callable[[Manager], Any]) -
     assert isinstance(cached, PartialObjectMetadata)
     assert [r.uid for r in cached.metadata.owner_references or ()] == ["u1"]
     assert mgr.get_cache().existing_informer(ConfigMap) is None
+
+
+def test_a_write_waits_for_the_metadata_only_informer() -> None:
+    """Read your own writes: a kind cached metadata-only still holds the key until the cache has the write."""
+    client = ClientBuilder().with_scheme(SCHEME).with_watch_delay(0.5, Secret).build()
+    cache = Cache(client.client_for, scheme=SCHEME)
+    stop = threading.Event()
+    threading.Thread(target=cache.start, args=(stop,), daemon=True).start()
+    cache.get_informer(only_metadata(Secret))
+    assert cache.wait_for_cache_sync(timeout=10)
+    try:
+        queue = ListQueue()
+        writes = ObservedWrites("only-metadata-ryow", cache, 30)
+        writes.start(queue, stop)
+        req = Request("ns", "p")
+        with writes.reconciling(req):
+            created = client.create(Secret(metadata=ObjectMeta(name="s", namespace="ns")))
+        assert writes.hold(req)  # the metadata informer has not seen it yet (its watch lags 0.5 s)
+        wait_for(lambda: queue.items == [req], what="the key released")
+        cached = cache.get(only_metadata(Secret), "ns", "s")
+        assert cached.metadata.resource_version == created.metadata.resource_version
+    finally:
+        stop.set()
