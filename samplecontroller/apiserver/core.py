@@ -423,9 +423,13 @@ class Core:
 
     @staticmethod
     def _same(old: dict[str, Any], new: dict[str, Any]) -> bool:
+        """Whether a write changes nothing: the managed fields' timestamps alone are no change, but
+        a manager gaining (or losing) fields is, as kube-apiserver's
+        IgnoreManagedFieldsTimestampsTransformer (an apply of values already there shares them)."""
         def strip(o: dict[str, Any]) -> dict[str, Any]:
             m = dict(o.get("metadata") or {})
-            m.pop("managedFields", None)
+            m["managedFields"] = [{k: v for k, v in e.items() if k != "time"} if isinstance(e, dict) else e
+                                  for e in m.get("managedFields") or []]
             m.pop("resourceVersion", None)
             return {**o, "metadata": m}
         return strip(old) == strip(new)

@@ -12,11 +12,15 @@ or custom, by group/version/resource, with no model for it.
 ``patch`` (metadata only: labels, annotations, finalizers, owner references) and
 ``lister_watcher()`` for a ``cache.SharedIndexInformer[PartialObjectMetadata]``
 (``informers.metadata.MetadataSharedInformerFactory`` builds and shares those).
+
+``OnlyMetadata(Secret)`` (typed: ``only_metadata(Secret)``) stands where a model type would in the
+Manager's cache and the Builder (controller-runtime's ``builder.OnlyMetadata``): the cache keeps a
+metadata-only informer of that kind, whose objects are ``PartialObjectMetadata``.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
@@ -25,8 +29,8 @@ from samplecontroller.client.types import MERGE_PATCH, ListOptions, ListResult, 
 from samplecontroller.kubernetes.apis.meta.v1 import ListMeta, ObjectMeta
 from samplecontroller.rest import RESTClient
 
-__all__ = ["ACCEPT_LIST", "ACCEPT_OBJECT", "MetadataClient", "MetadataResourceClient", "PartialObjectMetadata",
-           "PartialObjectMetadataList"]
+__all__ = ["ACCEPT_LIST", "ACCEPT_OBJECT", "MetadataClient", "MetadataResourceClient", "OnlyMetadata",
+           "PartialObjectMetadata", "PartialObjectMetadataList", "only_metadata"]
 
 ACCEPT_OBJECT = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
 ACCEPT_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
@@ -125,3 +129,37 @@ class MetadataListerWatcher:
 
     def watch(self, options: ListOptions) -> ResourceWatch[PartialObjectMetadata]:
         return self.client.watch(options)
+
+
+class OnlyMetadata:
+    """The metadata of a kind (``model``: a model type or an ``Unstructured`` key) as a cache key:
+    its informer holds ``PartialObjectMetadata``. Hashable, equal by ``model``."""
+
+    __slots__ = ("__name__", "model")
+    model: Any
+
+    def __init__(self, model: Any) -> None:
+        self.model = model.model if isinstance(model, OnlyMetadata) else model
+        self.__name__ = f"OnlyMetadata({getattr(model, '__name__', model)})"
+
+    def __repr__(self) -> str:
+        return self.__name__
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, OnlyMetadata) and self.model == other.model
+
+    def __hash__(self) -> int:
+        return hash(("OnlyMetadata", self.model))
+
+    def info(self, of: ResourceInfo[Any]) -> ResourceInfo[PartialObjectMetadata]:
+        """``of`` (the kind's ResourceInfo) with ``PartialObjectMetadata`` as its model."""
+        return ResourceInfo(group=of.group, version=of.version, resource=of.resource, kind=of.kind,
+                            namespaced=of.namespaced, model=PartialObjectMetadata,
+                            list_model=PartialObjectMetadataList, list_kind=of.list_kind, singular=of.singular,
+                            short_names=of.short_names, subresources=of.subresources)
+
+
+def only_metadata(model: Any) -> type[PartialObjectMetadata]:
+    """``OnlyMetadata(model)`` typed as ``type[PartialObjectMetadata]``, so that
+    ``cache.list(only_metadata(Secret))`` type-checks as a list of ``PartialObjectMetadata``."""
+    return cast(type[PartialObjectMetadata], OnlyMetadata(model))

@@ -2,7 +2,9 @@
 
 Each call records an ``Action`` and runs the reactors; the default reaction uses the tracker.
 Patches are applied to the stored dict (json, merge, strategic merge for built-ins; apply is
-treated as a merge patch that creates a missing object: there is no field ownership here).
+treated as a merge patch that creates a missing object: there is no field ownership here; the
+runtime fake client, ``samplecontroller.runtime.client.fake``, has it). Writes pass their field
+manager to the tracker (``ObjectTracker.manage_fields``).
 """
 
 from __future__ import annotations
@@ -157,7 +159,8 @@ class FakeResourceClient(Generic[T, L]):
         ns = self._ns(obj)
         action = self._action("create", namespace=ns, name=meta.get_name(obj), object=obj)
         d = objects.to_dict(obj)
-        return self._out(self.fake.invokes(action, lambda: self.fake.tracker.create(self.gvr, d, ns)))
+        return self._out(self.fake.invokes(action, lambda: self.fake.tracker.create(
+            self.gvr, d, ns, field_manager=field_manager)))
 
     def get(self, name: str, *, resource_version: str | None = None) -> T:
         ns = self._ns()
@@ -198,18 +201,19 @@ class FakeResourceClient(Generic[T, L]):
 
     def update(self, obj: T | dict[str, Any], *, field_manager: str | None = None, dry_run: bool = False,
                preserve_unknown_fields: bool = False) -> T:
-        return self._update(obj, "")
+        return self._update(obj, "", field_manager)
 
     def update_status(self, obj: T | dict[str, Any], *, field_manager: str | None = None,
                       dry_run: bool = False, preserve_unknown_fields: bool = False) -> T:
-        return self._update(obj, "status")
+        return self._update(obj, "status", field_manager)
 
-    def _update(self, obj: Any, subresource: str) -> T:
+    def _update(self, obj: Any, subresource: str, field_manager: str | None = None) -> T:
         ns = self._ns(obj)
         action = self._action("update", namespace=ns, name=meta.get_name(obj), subresource=subresource, object=obj)
         d = objects.to_dict(obj)
         return self._out(self.fake.invokes(
-            action, lambda: self.fake.tracker.update(self.gvr, d, ns, subresource or None)))
+            action, lambda: self.fake.tracker.update(self.gvr, d, ns, subresource or None,
+                                                     field_manager=field_manager)))
 
     def patch(self, name: str, patch: bytes | dict[str, Any] | builtins.list[Any], patch_type: str = MERGE_PATCH, *,
               subresource: str | None = None, field_manager: str | None = None, force: bool | None = None,
@@ -218,9 +222,11 @@ class FakeResourceClient(Generic[T, L]):
         data = patch if isinstance(patch, bytes) else msgspec.json.encode(patch)
         action = self._action("patch", namespace=ns, name=name, subresource=subresource or "", patch=data,
                               patch_type=patch_type)
-        return self._out(self.fake.invokes(action, lambda: self._apply_patch(ns, name, data, patch_type, subresource)))
+        return self._out(self.fake.invokes(action, lambda: self._apply_patch(
+            ns, name, data, patch_type, subresource, field_manager, bool(force))))
 
-    def _apply_patch(self, ns: str, name: str, data: bytes, patch_type: str, subresource: str | None) -> Any:
+    def _apply_patch(self, ns: str, name: str, data: bytes, patch_type: str, subresource: str | None,
+                     field_manager: str | None = None, force: bool = False) -> Any:
         from samplecontroller.apimachinery import jsonpatch, mergepatch, openapi_schemas, strategicpatch
 
         try:
@@ -233,7 +239,7 @@ class FakeResourceClient(Generic[T, L]):
             if patch_type != APPLY_PATCH:
                 raise
             body.setdefault("metadata", {}).setdefault("name", name)
-            return self.fake.tracker.create(self.gvr, body, ns)
+            return self.fake.tracker.create(self.gvr, body, ns, field_manager=field_manager)
         try:
             if patch_type == JSON_PATCH:
                 new = jsonpatch.apply_patch(current, body)
@@ -254,7 +260,7 @@ class FakeResourceClient(Generic[T, L]):
             raise errors.from_status(errors.new_status(422, errors.REASON_INVALID, "the patch result is not an object"))
         # a resourceVersion the patch sets is a precondition (stale -> 409), as on the server
         new.setdefault("metadata", {}).setdefault("resourceVersion", current["metadata"]["resourceVersion"])
-        return self.fake.tracker.update(self.gvr, new, ns, subresource)
+        return self.fake.tracker.update(self.gvr, new, ns, subresource, field_manager=field_manager)
 
     def apply(self, obj: T | dict[str, Any] | Struct, *, field_manager: str, force: bool = False,
               subresource: str | None = None, dry_run: bool = False) -> T:

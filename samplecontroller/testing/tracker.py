@@ -151,7 +151,14 @@ class ObjectTracker:
             self._notify(gvr, "MODIFIED" if existed else "ADDED", obj)
             return copy.deepcopy(obj)
 
-    def create(self, gvr: GroupVersionResource, obj: dict[str, Any], namespace: str | None) -> dict[str, Any]:
+    def manage_fields(self, gvr: GroupVersionResource, old: dict[str, Any] | None, new: dict[str, Any],
+                      requested: Any, subresource: str | None, field_manager: str | None) -> None:
+        """Set ``new``'s ``metadata.managedFields`` before it is stored (``old``: the stored object,
+        None on create; ``requested``: the managedFields the write carried). This tracker keeps what
+        the write carried; a field-managing tracker (the runtime fake client's) overrides it."""
+
+    def create(self, gvr: GroupVersionResource, obj: dict[str, Any], namespace: str | None, *,
+               field_manager: str | None = None) -> dict[str, Any]:
         with self._lock:
             obj = copy.deepcopy(obj)
             md = obj.setdefault("metadata", {})
@@ -169,6 +176,7 @@ class ObjectTracker:
             md["generation"] = 1
             if gvr in self.status_subresources:
                 obj.pop("status", None)
+            self.manage_fields(gvr, None, obj, md.get("managedFields"), None, field_manager)
             objects[key] = obj
             self._notify(gvr, "ADDED", obj)
             return copy.deepcopy(obj)
@@ -192,10 +200,11 @@ class ObjectTracker:
             return items, str(self._rv)
 
     def update(self, gvr: GroupVersionResource, obj: dict[str, Any], namespace: str | None,
-               subresource: str | None = None) -> dict[str, Any]:
+               subresource: str | None = None, *, field_manager: str | None = None) -> dict[str, Any]:
         with self._lock:
             obj = copy.deepcopy(obj)
             key = self._key(obj, namespace)
+            requested = obj["metadata"].get("managedFields")
             objects = self._objects.setdefault(gvr, {})
             old = objects.get(key)
             if old is None:
@@ -224,6 +233,7 @@ class ObjectTracker:
             changed = {k: v for k, v in obj.items() if k not in ("metadata", "status")} != {
                 k: v for k, v in old.items() if k not in ("metadata", "status")}
             md["generation"] = generation + 1 if changed else generation
+            self.manage_fields(gvr, old, obj, requested, subresource, field_manager)
             md["resourceVersion"] = self._bump()
             objects[key] = obj
             self._notify(gvr, "MODIFIED", obj)

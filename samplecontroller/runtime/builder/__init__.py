@@ -5,6 +5,11 @@
 - ``for_(T, *predicates)``: reconcile T; its events enqueue the object itself.
 - ``owns(T, *predicates)``: events of T enqueue its controlling owner of the ``for_`` type.
 - ``watches(T or source, handler, *predicates)``: any type (from the cache) or a ready source.
+- ``only_metadata=True`` on ``for_``/``owns``/``watches`` (controller-runtime's ``builder.OnlyMetadata``):
+  that kind is watched through a metadata-only informer (``client.metadata.only_metadata(T)`` in
+  the cache, holding ``PartialObjectMetadata``), for kinds watched cluster-wide whose metadata is
+  all the controller reads (Secrets, Pods). Its handlers get ``PartialObjectMetadata`` objects;
+  read them from the cache with ``only_metadata(T)``.
 - ``with_event_filter(p)``: a predicate applied to every for_/owns/watches(T) event.
 - ``with_options(controller.Options)``, ``named(name)``.
 - Each reconcile's ``reconcile.context.current()`` has the retry count and a logger that posts
@@ -21,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from samplecontroller.client.metadata import OnlyMetadata
 from samplecontroller.client.unstructured import Unstructured
 from samplecontroller.runtime.consistency import ReadYourWrites
 from samplecontroller.runtime.controller import Controller, Options
@@ -50,26 +56,32 @@ class Builder:
         self._options = Options()
         self._name = ""
 
-    def for_(self, model: type[Any], *predicates: Predicate) -> Builder:
-        """Reconcile ``model``: its events (those passing ``predicates``) enqueue the object itself. Once only."""
+    def for_(self, model: type[Any], *predicates: Predicate, only_metadata: bool = False) -> Builder:
+        """Reconcile ``model``: its events (those passing ``predicates``) enqueue the object itself. Once only.
+        ``only_metadata``: watch its metadata only (see the module docstring)."""
         if self._for is not None:
             raise ValueError("for_ may only be called once; use watches for more types")
-        self._for = (model, predicates)
+        self._for = (_watched(model, only_metadata), predicates)
         return self
 
-    def owns(self, model: type[Any], *predicates: Predicate, only_controller: bool = True) -> Builder:
-        """Watch ``model`` and enqueue the ``for_`` object that controls it (any owner of that type unless ``only_controller``)."""
-        self._owns.append((model, predicates, only_controller))
+    def owns(self, model: type[Any], *predicates: Predicate, only_controller: bool = True,
+             only_metadata: bool = False) -> Builder:
+        """Watch ``model`` and enqueue the ``for_`` object that controls it (any owner of that type unless
+        ``only_controller``); ``only_metadata``: through a metadata-only informer."""
+        self._owns.append((_watched(model, only_metadata), predicates, only_controller))
         return self
 
     def watches(self, target: type[Any] | Source, handler: EventHandler | None = None,
-                *predicates: Predicate) -> Builder:
-        """Watch a type from the cache with ``handler``, or add a ready-made source."""
-        if isinstance(target, type | Unstructured):
+                *predicates: Predicate, only_metadata: bool = False) -> Builder:
+        """Watch a type from the cache with ``handler`` (``only_metadata``: its metadata only), or add a
+        ready-made source."""
+        if isinstance(target, type | Unstructured | OnlyMetadata):
             if handler is None:
                 raise ValueError(f"watches({target.__name__}) needs an event handler")
-            self._watches.append((target, handler, predicates))
+            self._watches.append((_watched(target, only_metadata), handler, predicates))
         else:
+            if only_metadata:
+                raise ValueError("only_metadata applies to watches of a type, not of a source")
             self._raw.append(target)
         return self
 
@@ -98,7 +110,9 @@ class Builder:
             return self._name
         if self._for is None:
             raise ValueError("one of for_() or named() must be called")
-        model = self._for[0]
+        model: Any = self._for[0]
+        if isinstance(model, OnlyMetadata):
+            model = model.model
         return model.kind.lower() if isinstance(model, Unstructured) else model.__name__.lower()
 
     def build(self, reconciler: Reconciler | AsyncReconciler) -> Controller:
@@ -130,7 +144,8 @@ class Builder:
             model, preds = self._for
             ctrl.watch(Kind(cache, model, EnqueueRequestForObject(), *preds, *filters))
             for owned, opreds, only_controller in self._owns:
-                h = EnqueueRequestForOwner(model, only_controller, scheme=self.mgr.get_scheme())
+                owner = model.model if isinstance(model, OnlyMetadata) else model
+                h = EnqueueRequestForOwner(owner, only_controller, scheme=self.mgr.get_scheme())
                 ctrl.watch(Kind(cache, owned, h, *opreds, *filters))
         for wmodel, handler, wpreds in self._watches:
             ctrl.watch(Kind(cache, wmodel, handler, *wpreds, *filters))
@@ -167,3 +182,8 @@ def controller_managed_by(mgr: Any) -> Builder:
 
 
 __all__ = ["Builder", "controller_managed_by"]
+
+
+def _watched(model: Any, only_metadata: bool) -> Any:
+    """The cache key a builder watches ``model`` under: ``OnlyMetadata(model)`` for ``only_metadata``."""
+    return OnlyMetadata(model) if only_metadata else model

@@ -13,6 +13,12 @@ Guarantees and limits:
 - With ``namespaces`` set, reads outside those namespaces raise ``ValueError``.
 - ``index_field(type, name, extract)`` registers a field index usable in
   ``list(..., matching_fields={name: value})``; it must be called before that informer starts.
+- Metadata only (controller-runtime's ``OnlyMetadata``): the key ``client.metadata.only_metadata(T)``
+  gives an informer of T's ``PartialObjectMetadata``, listed and watched through the metadata
+  client (``metadata_client_for``; the server sends metadata alone), separate from T's full
+  informer. Without ``metadata_client_for`` (a cache over fake clients) the objects are read whole
+  and reduced to their metadata. Cached objects carry their kind's apiVersion and kind (as
+  controller-runtime's cache reader sets them), not ``meta.k8s.io/v1 PartialObjectMetadata``.
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+import msgspec
+
 from samplecontroller.apimachinery import errors, labels, meta
 from samplecontroller.cache import (
     ResourceEventHandler,
@@ -29,6 +37,7 @@ from samplecontroller.cache import (
     strip_managed_fields,
     wait_for_cache_sync,
 )
+from samplecontroller.client.metadata import MetadataClient, OnlyMetadata, PartialObjectMetadata
 from samplecontroller.client.scheme import Scheme
 from samplecontroller.client.types import ListOptions, ResourceInfo
 from samplecontroller.informers import tweaked
@@ -68,6 +77,31 @@ class Options:
     by_object: Mapping[type[Any], ByObject] = field(default_factory=dict)
     sync_period: float = DEFAULT_SYNC_PERIOD
     read_timeout: float = 120.0
+
+
+def _typed_as(info: ResourceInfo[Any], then: Callable[[Any], Any] | None) -> Callable[[Any], Any]:
+    """A transform giving each ``PartialObjectMetadata`` its kind's apiVersion and kind (as
+    controller-runtime's cache reader sets the informer's GroupVersionKind), then ``then``'s."""
+    api_version, kind = info.api_version, info.kind
+
+    def transform(obj: Any) -> Any:
+        if isinstance(obj, PartialObjectMetadata) and (obj.kind != kind or obj.api_version != api_version):
+            obj = msgspec.structs.replace(obj, api_version=api_version, kind=kind)
+        return then(obj) if then is not None else obj
+
+    return transform
+
+
+def metadata_client_factory(rest: Any) -> ClientFor:
+    """``(info, namespace) -> MetadataResourceClient`` over ``rest``: the lister-watchers of a cache's
+    metadata-only informers."""
+    metadata = MetadataClient(rest)
+
+    def client_for(info: ResourceInfo[Any], namespace: str | None) -> Any:
+        rc = metadata.for_info(info)
+        return rc.namespace(namespace) if namespace else rc
+
+    return client_for
 
 
 def field_index_name(field_name: str) -> str:
@@ -134,8 +168,10 @@ class Cache:
     ``FakeResourceClient``). Use ``Cache.for_rest_client`` for the usual case.
     """
 
-    def __init__(self, client_for: ClientFor, options: Options | None = None, *, scheme: Scheme) -> None:
+    def __init__(self, client_for: ClientFor, options: Options | None = None, *, scheme: Scheme,
+                 metadata_client_for: ClientFor | None = None) -> None:
         self.client_for = client_for
+        self.metadata_client_for = metadata_client_for
         self.options = options or Options()
         self.scheme = scheme
         self._lock = threading.Lock()
@@ -148,7 +184,8 @@ class Cache:
         """A cache whose informers list and watch through ``rest`` (a ``RESTClient``)."""
         from samplecontroller.client import ResourceClient
 
-        return cls(lambda info, ns: ResourceClient(rest, info, ns), options, scheme=scheme)
+        return cls(lambda info, ns: ResourceClient(rest, info, ns), options, scheme=scheme,
+                   metadata_client_for=metadata_client_factory(rest))
 
     # -- informers -----------------------------------------------------------------------
 
@@ -176,16 +213,22 @@ class Cache:
         return label_sel, field_sel
 
     def _new_group(self, model: type[Any]) -> InformerGroup[Any]:
+        key: Any = model
         try:
-            info = self.scheme.info_for(model)
+            info = self.scheme.info_for(key.model if isinstance(key, OnlyMetadata) else model)
         except KeyError as err:
             raise ValueError(str(err).strip("'\"")) from None
+        client_for, object_type = self.client_for, model
         opts = self.options.by_object.get(model, ByObject())
+        transform = opts.transform or self.options.default_transform
+        if isinstance(key, OnlyMetadata):
+            info = key.info(info)
+            client_for, object_type = self.metadata_client_for or self.client_for, info.model
+            transform = _typed_as(info, transform)
         namespaces = list(opts.namespaces if opts.namespaces is not None else self.options.namespaces)
         if not info.namespaced or not namespaces:
             namespaces = [""]
         label_sel, field_sel = self.selectors_for(model)
-        transform = opts.transform or self.options.default_transform
 
         def tweak(o: ListOptions) -> None:
             if label_sel:
@@ -195,8 +238,9 @@ class Cache:
 
         informers: dict[str, SharedIndexInformer[Any]] = {}
         for ns in namespaces:
-            lw = tweaked(self.client_for(info, ns or None).lister_watcher(), tweak if label_sel or field_sel else None)
-            inf: SharedIndexInformer[Any] = SharedIndexInformer(lw, model, self.options.sync_period, freeze_gc=False)
+            lw = tweaked(client_for(info, ns or None).lister_watcher(), tweak if label_sel or field_sel else None)
+            inf: SharedIndexInformer[Any] = SharedIndexInformer(lw, object_type, self.options.sync_period,
+                                                                freeze_gc=False)
             if transform is not None:
                 inf.set_transform(transform)
             informers[ns] = inf

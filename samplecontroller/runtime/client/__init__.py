@@ -8,7 +8,9 @@
 - ``patch(obj, MergeFrom(original))`` sends the JSON merge patch from ``original`` to ``obj``;
   ``MergeFrom(original, optimistic_lock=True)`` adds the original resourceVersion so a
   concurrent change gives a ConflictError. ``StrategicMergeFrom`` is for built-in kinds.
-  ``Apply(field_owner, force)`` is server-side apply of ``obj``.
+  ``Apply(field_owner, force)`` is server-side apply of ``obj``; ``apply(obj)`` takes an apply
+  configuration (generated ``applyconfigurations`` classes, or a dict with apiVersion/kind: only
+  the fields set are sent and owned) or a model, and returns the result in ``obj``'s shape.
 - ``status()`` gives a writer for the status subresource (update, patch, apply).
 - Helpers: ``set_controller_reference``, ``set_owner_reference``, ``remove_owner_reference``
   (the owner's kind from the client's Scheme; ``apimachinery.ownerreferences`` does the work),
@@ -177,8 +179,24 @@ class Client:
                 raise ValueError(str(err).strip("'\"")) from None
         return self.info_for_type(type(obj))
 
-    def _resource(self, obj: Any) -> Any:
-        info = self.info_for_object(obj)
+    def info_for_apply(self, obj: Any) -> ResourceInfo[Any]:
+        """The ``ResourceInfo`` of what ``obj`` applies: a registered model's, else (an apply
+        configuration, a dict) its ``apiVersion`` and ``kind``'s; ValueError if unknown."""
+        try:
+            return self.info_for_object(obj)
+        except ValueError:
+            api_version, kind = meta.get_api_version(obj), meta.get_kind(obj)
+            if not (api_version and kind):
+                raise
+        group, version = meta.group_version(api_version)
+        try:
+            info: ResourceInfo[Any] = self.scheme.info_for_gvk(group, version, kind)
+            return info
+        except KeyError as err:
+            raise ValueError(str(err).strip("'\"")) from None
+
+    def _resource(self, obj: Any, info: ResourceInfo[Any] | None = None) -> Any:
+        info = info or self.info_for_object(obj)
         ns = meta.get_namespace(obj) if info.namespaced else None
         if info.namespaced and not ns:
             raise ValueError(f"{info.kind} {meta.get_name(obj)!r} needs metadata.namespace")
@@ -230,6 +248,11 @@ class Client:
         if not dry_run and recorder.active():
             recorder.record_write(self.info_for_object(obj), result)
         return result
+    def _applied(self, obj: T, info: ResourceInfo[Any], result: Any, dry_run: bool) -> T:
+        """Record the server's answer to an apply of ``obj``; return it in ``obj``'s shape."""
+        if not dry_run and recorder.active():
+            recorder.record_write(info, result)
+        return _as_applied(obj, info, result)
     # -- end read your own writes --------------------------------------------------------
 
     def patch(self, obj: T, patch: Patch, *, dry_run: bool = False, field_owner: str | None = None) -> T:
@@ -237,21 +260,25 @@ class Client:
         return self._patch(obj, patch, None, dry_run, field_owner)
 
     def _patch(self, obj: T, patch: Patch, subresource: str | None, dry_run: bool, field_owner: str | None) -> T:
-        res = self._resource(obj)
         if isinstance(patch, Apply):
-            applied: T = res.apply(obj, field_manager=patch.field_owner, force=patch.force, subresource=subresource,
-                                   dry_run=dry_run)
-            return self._written(obj, applied, dry_run)
+            info = self.info_for_apply(obj)
+            applied = self._resource(obj, info).apply(obj, field_manager=patch.field_owner, force=patch.force,
+                                                      subresource=subresource, dry_run=dry_run)
+            return self._applied(obj, info, applied, dry_run)
+        res = self._resource(obj)
         patched: T = res.patch(meta.get_name(obj), patch.data(obj), patch.type, subresource=subresource,
                                field_manager=field_owner or self.field_owner, dry_run=dry_run)
         return self._written(obj, patched, dry_run)
 
     def apply(self, obj: T, *, field_owner: str | None = None, force: bool = False, dry_run: bool = False) -> T:
-        """Server-side apply ``obj`` as ``field_owner`` (default: the client's); ``force`` takes over conflicting fields."""
-        owner = field_owner or self.field_owner
-        if not owner:
-            raise ValueError("server-side apply needs a field owner")
-        return self.patch(obj, Apply(owner, force), dry_run=dry_run)
+        """Server-side apply ``obj`` as ``field_owner`` (default: the client's; ValueError without one);
+        ``force`` takes over conflicting fields (else a ConflictError names their managers).
+
+        ``obj`` is an apply configuration (a class of the generated ``applyconfigurations``
+        package, or a dict with ``apiVersion`` and ``kind``: only the fields set are sent, so only
+        they are owned) or a model (every field it encodes is sent). The result is the server's
+        object in ``obj``'s shape: the model, the apply configuration class, or a dict."""
+        return self.patch(obj, Apply(_apply_owner(field_owner or self.field_owner), force), dry_run=dry_run)
 
     def delete(self, obj: Any, *, propagation_policy: str | None = None,
                preconditions: Mapping[str, str] | None = None, grace_period_seconds: int | None = None,
@@ -294,6 +321,29 @@ class StatusWriter:
     def patch(self, obj: T, patch: Patch, *, dry_run: bool = False, field_owner: str | None = None) -> T:
         """Patch the object's status with ``patch``."""
         return self.client._patch(obj, patch, "status", dry_run, field_owner)
+
+    def apply(self, obj: T, *, field_owner: str | None = None, force: bool = False, dry_run: bool = False) -> T:
+        """Server-side apply of the status of ``obj`` (an apply configuration, a dict or a model, as
+        ``Client.apply``): only ``.status`` fields set are sent and owned."""
+        owner = _apply_owner(field_owner or self.client.field_owner)
+        return self.patch(obj, Apply(owner, force), dry_run=dry_run)
+
+
+def _apply_owner(owner: str | None) -> str:
+    """The field owner of an apply; ValueError when there is none."""
+    if not owner:
+        raise ValueError("server-side apply needs a field owner")
+    return owner
+
+
+def _as_applied(obj: T, info: ResourceInfo[Any], result: Any) -> T:
+    """``result`` (the server's answer, decoded as ``info.model``) in the shape of ``obj`` (what was
+    applied): as is for the model, a dict for a dict, else (an apply configuration) that class."""
+    if isinstance(obj, dict):
+        return result if isinstance(result, dict) else objects.to_dict(result)  # type: ignore[return-value]
+    if type(obj) is info.model or isinstance(result, type(obj)):
+        return result  # type: ignore[no-any-return]
+    return objects.from_dict(type(obj), objects.to_dict(result))
 
 
 # -- helpers ---------------------------------------------------------------------------------

@@ -31,6 +31,8 @@ from samplecontroller.runtime.client import (
     MergeFrom,
     OperationResult,
     Patch,
+    _apply_owner,
+    _as_applied,
     _check_key,
     _key_of,
     _patch_result,
@@ -138,11 +140,14 @@ class AsyncClient:
 
     async def _patch(self, obj: T, patch: Patch, subresource: str | None, dry_run: bool,
                      field_owner: str | None) -> T:
-        res = self._resource(obj)
         if isinstance(patch, Apply):
-            applied: T = await res.apply(obj, field_manager=patch.field_owner, force=patch.force,
-                                         subresource=subresource, dry_run=dry_run)
-            return self._written(obj, applied, dry_run)
+            info = self._types.info_for_apply(obj)
+            applied = await self._types._resource(obj, info).apply(
+                obj, field_manager=patch.field_owner, force=patch.force, subresource=subresource, dry_run=dry_run)
+            if not dry_run and recorder.active():
+                recorder.record_write(info, applied)
+            return _as_applied(obj, info, applied)
+        res = self._resource(obj)
         patched: T = await res.patch(meta.get_name(obj), patch.data(obj), patch.type, subresource=subresource,
                                      field_manager=field_owner or self.field_owner, dry_run=dry_run)
         return self._written(obj, patched, dry_run)
@@ -150,11 +155,9 @@ class AsyncClient:
     async def apply(self, obj: T, *, field_owner: str | None = None, force: bool = False,
                     dry_run: bool = False) -> T:
         """Server-side apply ``obj`` as ``field_owner`` (default: the client's; ValueError without one);
-        ``force`` takes over conflicting fields."""
-        owner = field_owner or self.field_owner
-        if not owner:
-            raise ValueError("server-side apply needs a field owner")
-        return await self.patch(obj, Apply(owner, force), dry_run=dry_run)
+        ``force`` takes over conflicting fields. ``obj`` is an apply configuration, a dict or a model,
+        and the result has its shape, as ``Client.apply``."""
+        return await self.patch(obj, Apply(_apply_owner(field_owner or self.field_owner), force), dry_run=dry_run)
 
     async def delete(self, obj: Any, *, propagation_policy: str | None = None,
                      preconditions: Mapping[str, str] | None = None, grace_period_seconds: int | None = None,
@@ -199,6 +202,12 @@ class AsyncStatusWriter:
     async def patch(self, obj: T, patch: Patch, *, dry_run: bool = False, field_owner: str | None = None) -> T:
         """Patch the object's status with ``patch``."""
         return await self.client._patch(obj, patch, "status", dry_run, field_owner)
+
+    async def apply(self, obj: T, *, field_owner: str | None = None, force: bool = False,
+                    dry_run: bool = False) -> T:
+        """Server-side apply of the status of ``obj`` (as ``StatusWriter.apply``)."""
+        owner = _apply_owner(field_owner or self.client.field_owner)
+        return await self.patch(obj, Apply(owner, force), dry_run=dry_run)
 
 
 class FakeAsyncClient(AsyncClient):
@@ -261,6 +270,10 @@ class _FakeAsyncStatusWriter(AsyncStatusWriter):
 
     async def patch(self, obj: T, patch: Patch, *, dry_run: bool = False, field_owner: str | None = None) -> T:
         return self.client.sync.status().patch(obj, patch, dry_run=dry_run, field_owner=field_owner)
+
+    async def apply(self, obj: T, *, field_owner: str | None = None, force: bool = False,
+                    dry_run: bool = False) -> T:
+        return self.client.sync.status().apply(obj, field_owner=field_owner, force=force, dry_run=dry_run)
 
 
 # -- controllerutil, awaited -------------------------------------------------------------------

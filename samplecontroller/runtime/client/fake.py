@@ -45,8 +45,17 @@ given) reach caches ``seconds`` late, to reproduce a lagging cache on purpose.
 runs controllers over this tracker with a real cache, and each key waits for its writes as it
 would against a server (``Options(read_your_writes=ReadYourWrites(enabled=False))`` turns it off).
 
-There is no defaulting, validation, admission, garbage collection or field ownership: use the
-embedded API server (``samplecontroller.apiserver.testing``) for those. ``client.fake`` (the
+- Field ownership (``metadata.managedFields``) as the server records it, with the server's own
+  implementation (``apimachinery.fieldmanager``): create/update/patch give their manager (the
+  field owner, else ``DEFAULT_FIELD_MANAGER``) an Update entry for the fields it changed;
+  ``apply`` (an apply configuration, a dict or a model) owns what it sets, removes what its
+  manager stops applying, and a field another manager owns with another value is a 409
+  ConflictError naming that manager and field (the server's message) unless ``force=True``,
+  which takes it over. Built-in kinds merge lists by key (their OpenAPI schema); custom
+  resources are schema-less here (maps granular, lists atomic: a CRD's list-map keys are not known).
+
+There is no defaulting, validation, admission or garbage collection: use the embedded API server
+(``samplecontroller.apiserver.testing``) for those. ``client.fake`` (the
 ``FakeClientsetBase``) records every call as an ``Action``.
 """
 
@@ -59,9 +68,19 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from samplecontroller.apimachinery import conditions, errors, labels, meta, objects
+import msgspec
+
+from samplecontroller.apimachinery import (
+    conditions,
+    errors,
+    fieldmanager,
+    labels,
+    meta,
+    objects,
+    openapi_schemas,
+)
 from samplecontroller.client.scheme import Scheme
-from samplecontroller.client.types import MERGE_PATCH, ResourceInfo
+from samplecontroller.client.types import APPLY_PATCH, MERGE_PATCH, ResourceInfo
 from samplecontroller.runtime.client import Client, Patch, StatusWriter
 from samplecontroller.runtime.client.interceptor import Funcs, new_client
 from samplecontroller.testing import (
@@ -77,6 +96,8 @@ if TYPE_CHECKING:
 __all__ = ["ClientBuilder", "FakeClient", "IndexFunc", "new_manager"]
 
 T = TypeVar("T")
+DEFAULT_FIELD_MANAGER = "samplecontroller"
+"""The manager of writes without a field owner (the server takes the User-Agent's first word)."""
 IndexFunc = Callable[[Any], Sequence[str]]
 """An index function: the values an object is found under (as ``runtime.cache`` ``index_field``)."""
 
@@ -91,16 +112,54 @@ def _deleting_without_finalizers(obj: Mapping[str, Any]) -> bool:
 
 
 class _FinalizingTracker(ObjectTracker):
-    """The ObjectTracker plus the API server's deletionTimestamp and finalizer semantics."""
+    """The ObjectTracker plus the API server's deletionTimestamp and finalizer semantics, and its
+    managed fields (``apimachinery.fieldmanager``, the embedded API server's implementation):
+    ``definitions`` maps a resource to its OpenAPI definition (built-ins: lists merge by key;
+    None: schema-less, lists atomic)."""
 
-    def create(self, gvr: GroupVersionResource, obj: dict[str, Any], namespace: str | None) -> dict[str, Any]:
+    def __init__(self) -> None:
+        super().__init__()
+        self.definitions: dict[GroupVersionResource, str | None] = {}
+
+    def manage_fields(self, gvr: GroupVersionResource, old: dict[str, Any] | None, new: dict[str, Any],
+                      requested: Any, subresource: str | None, field_manager: str | None) -> None:
+        """A write by ``field_manager`` owns the fields it changed (an Update entry), as on the server;
+        without a manager (an apply, computed already; a deletion's bookkeeping) ``requested`` is kept."""
+        md = new.setdefault("metadata", {})
+        if field_manager is None:
+            if requested is None:
+                md.pop("managedFields", None)
+            else:
+                md["managedFields"] = requested
+            return
+        if old is not None:
+            md["managedFields"] = (old.get("metadata") or {}).get("managedFields")
+            if requested == []:
+                md["managedFields"] = []
+        definition, schema = self.schema_of(gvr)
+        managed = fieldmanager.update_managed_fields(old, new, field_manager, "Update", subresource or "",
+                                                     definition_name=definition, schema=schema)
+        entries = (managed.get("metadata") or {}).get("managedFields")
+        if entries:
+            md["managedFields"] = entries
+        else:
+            md.pop("managedFields", None)
+
+    def schema_of(self, gvr: GroupVersionResource) -> tuple[str | None, dict[str, Any] | None]:
+        """(definition name, schema) for ``fieldmanager``: a built-in's OpenAPI definition, else an
+        empty structural schema (a custom resource: maps granular, lists atomic)."""
+        definition = self.definitions.get(gvr)
+        return (definition, None) if definition else (None, {})
+
+    def create(self, gvr: GroupVersionResource, obj: dict[str, Any], namespace: str | None, *,
+               field_manager: str | None = None) -> dict[str, Any]:
         if _deleting_without_finalizers(obj):
             raise _invalid(f"refusing to create {gvr.resource} {meta.get_name(obj)!r} with "
                            "metadata.deletionTimestamp but no finalizers")
-        return super().create(gvr, obj, namespace)
+        return super().create(gvr, obj, namespace, field_manager=field_manager)
 
     def update(self, gvr: GroupVersionResource, obj: dict[str, Any], namespace: str | None,
-               subresource: str | None = None) -> dict[str, Any]:
+               subresource: str | None = None, *, field_manager: str | None = None) -> dict[str, Any]:
         with self._lock:
             obj = copy.deepcopy(obj)
             ns = namespace or meta.get_namespace(obj)
@@ -116,7 +175,7 @@ class _FinalizingTracker(ObjectTracker):
                     md["deletionTimestamp"] = deleting
                 else:
                     md.pop("deletionTimestamp", None)
-            updated = super().update(gvr, obj, namespace, subresource)
+            updated = super().update(gvr, obj, namespace, subresource, field_manager=field_manager)
             if _deleting_without_finalizers(updated):
                 return super().delete(gvr, ns, meta.get_name(updated))
             return updated
@@ -162,12 +221,69 @@ class _FakeResource(FakeResourceClient[Any, Any]):
         self._needs_status("status")
         return super().update_status(obj, field_manager=field_manager, dry_run=dry_run)
 
+    def create(self, obj: Any, *, dry_run: bool = False, field_manager: str | None = None,
+               field_validation: str | None = None) -> Any:
+        return super().create(obj, field_manager=field_manager or DEFAULT_FIELD_MANAGER)
+
+    def update(self, obj: Any, *, field_manager: str | None = None, dry_run: bool = False,
+               preserve_unknown_fields: bool = False) -> Any:
+        return super().update(obj, field_manager=field_manager or DEFAULT_FIELD_MANAGER)
+
     def patch(self, name: str, patch: bytes | dict[str, Any] | list[Any], patch_type: str = MERGE_PATCH, *,
               subresource: str | None = None, field_manager: str | None = None, force: bool | None = None,
               dry_run: bool = False) -> Any:
         self._needs_status(subresource)
+        if patch_type != APPLY_PATCH:
+            field_manager = field_manager or DEFAULT_FIELD_MANAGER
         return super().patch(name, patch, patch_type, subresource=subresource, field_manager=field_manager,
                              force=force)
+
+    def _apply_patch(self, ns: str, name: str, data: bytes, patch_type: str, subresource: str | None,
+                     field_manager: str | None = None, force: bool = False) -> Any:
+        """Server-side apply as the API server does it (``apimachinery.fieldmanager.apply``): the
+        manager owns what it sets, a field another manager owns with another value is a 409
+        Conflict naming them unless ``force``, fields it stops applying are removed."""
+        if patch_type != APPLY_PATCH:
+            return super()._apply_patch(ns, name, data, patch_type, subresource, field_manager, force)
+        if not field_manager:
+            raise errors.from_status(errors.new_status(
+                400, errors.REASON_BAD_REQUEST, "PATCH, application/apply-patch+yaml requests must have a fieldManager"))
+        try:
+            body = msgspec.json.decode(data)
+        except msgspec.DecodeError as err:
+            raise errors.from_status(errors.new_status(400, errors.REASON_BAD_REQUEST, f"invalid patch: {err}")) from None
+        tracker = self.fake.tracker
+        try:
+            current: dict[str, Any] | None = tracker.get(self.gvr, ns, name)
+        except errors.NotFoundError:
+            if subresource:
+                raise
+            current = None
+        if isinstance(body, dict):
+            body.setdefault("metadata", {})["name"] = name
+        result = self._server_side_apply(current, body, field_manager, force, subresource)
+        if current is None:
+            return tracker.create(self.gvr, result, ns)
+        result["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
+        return tracker.update(self.gvr, result, ns, subresource)
+
+    def _server_side_apply(self, current: dict[str, Any] | None, body: Any, manager: str, force: bool,
+                           subresource: str | None) -> dict[str, Any]:
+        ignore = ["status"] if (self.gvr in self.fake.tracker.status_subresources and not subresource) else []
+        if subresource == "status" and isinstance(body, dict):
+            ignore = [k for k in body if k not in ("apiVersion", "kind", "metadata", "status")]
+        tracker = self.fake.tracker
+        definition, schema = tracker.schema_of(self.gvr) if isinstance(tracker, _FinalizingTracker) else (None, {})
+        try:
+            return fieldmanager.apply(current, body, manager, force, definition, schema=schema,
+                                      subresource=subresource or "", ignore=ignore)
+        except fieldmanager.ApplyConflict as err:
+            raise errors.from_status(errors.new_status(
+                409, errors.REASON_CONFLICT, fieldmanager.conflict_message(err.conflicts),
+                {"name": meta.get_name(body), "group": self.gvr.group, "kind": self.info.kind,
+                 "causes": err.causes()})) from None
+        except ValueError as err:
+            raise errors.from_status(errors.new_status(400, errors.REASON_BAD_REQUEST, str(err))) from None
 
     def delete(self, name: str, *, propagation_policy: str | None = None,
                preconditions: Mapping[str, str] | None = None, grace_period_seconds: int | None = None,
@@ -342,6 +458,9 @@ class ClientBuilder:
         else:
             status_infos = [self._info(scheme, t) for t in self._status_types]
         tracker.status_subresources.update(GroupVersionResource(i.group, i.version, i.resource) for i in status_infos)
+        for info in scheme.all():
+            tracker.definitions[GroupVersionResource(info.group, info.version, info.resource)] = \
+                openapi_schemas.definition_name_for_gvk(info.group, info.version, info.kind)
         for obj in self._objects:
             info = self._info(scheme, obj)
             data = objects.to_dict(obj)

@@ -11,7 +11,7 @@ reconcile raised) the writes that the cache can show are remembered for that req
 - a delete is observed once the cache no longer has the object (by uid), or has it marked for
   deletion (finalizers hold it);
 - a write the cache cannot show is not waited for: types with no informer in the cache (never
-  read through it), namespaces outside the cache's, objects outside the type's label selector,
+  read through it; a metadata-only informer, ``client.metadata.only_metadata``, counts), namespaces outside the cache's, objects outside the type's label selector,
   types cached with a field selector, and resourceVersions that are not integers (the API
   server's are; anything else is taken as already observed).
 
@@ -48,6 +48,7 @@ from prometheus_client import Counter, Histogram
 
 from samplecontroller.apimachinery import labels, meta
 from samplecontroller.cache import DeletedFinalStateUnknown
+from samplecontroller.client.metadata import OnlyMetadata
 from samplecontroller.logs import get_logger
 from samplecontroller.runtime.consistency.recorder import Write, recording
 from samplecontroller.wait import Clock, as_context
@@ -289,6 +290,8 @@ class ObservedWrites:
         """The informer that would show ``w``, watched (None: the cache cannot show it)."""
         existing = getattr(self.cache, "existing_informer", None)
         group = existing(w.info.model) if existing is not None else None
+        if group is None and existing is not None:  # a metadata-only informer shows the write as well
+            group = existing(OnlyMetadata(w.info.model))
         if group is None or not _visible(self.cache, w):
             return None
         try:

@@ -43,7 +43,7 @@ from samplecontroller.logs import get_logger
 from samplecontroller.probes import ProbeServer, parse_bind_address
 from samplecontroller.runtime import healthz
 from samplecontroller.runtime import metrics as runtime_metrics
-from samplecontroller.runtime.cache import DEFAULT_SYNC_PERIOD, Cache, ClientFor
+from samplecontroller.runtime.cache import DEFAULT_SYNC_PERIOD, Cache, ClientFor, metadata_client_factory
 from samplecontroller.runtime.cache import Options as CacheOptions
 from samplecontroller.runtime.client import Client
 from samplecontroller.runtime.consistency import ReadYourWrites
@@ -138,6 +138,7 @@ class Manager:
             raise ValueError("a Manager needs a Scheme (scheme=, for example a generated package's scheme.SCHEME)")
         self.scheme: Scheme = chosen
         self.rest = rest
+        metadata_client_for: ClientFor | None = None  # a given client_for reads metadata through itself
         if client_for is None:
             if rest is None:
                 raise ValueError("a Manager needs a REST client (or client_for)")
@@ -146,13 +147,15 @@ class Manager:
             def client_for(info: Any, ns: str | None) -> Any:
                 return ResourceClient(rest, info, ns)
 
+            metadata_client_for = metadata_client_factory(rest)
+
         self.client_for: ClientFor = client_for
         cache_opts = self.options.cache
         if self.options.namespaces and not cache_opts.namespaces:
             cache_opts.namespaces = tuple(self.options.namespaces)
         if cache_opts.sync_period == DEFAULT_SYNC_PERIOD:
             cache_opts.sync_period = self.options.sync_period
-        self.cache = Cache(client_for, cache_opts, scheme=self.scheme)
+        self.cache = Cache(client_for, cache_opts, scheme=self.scheme, metadata_client_for=metadata_client_for)
         self.client = Client(client_for, self.cache, scheme=self.scheme, field_owner=self.options.field_owner)
         self.api_reader = Client(client_for, None, scheme=self.scheme, field_owner=self.options.field_owner)
         self.healthz = healthz.Handler()

@@ -1,0 +1,533 @@
+"""Server-side apply and ``metadata.managedFields`` (FieldsV1), after structured-merge-diff.
+
+A field set is a set of paths; a path is a tuple of FieldsV1 elements: ``f:<name>`` (a map
+field), ``k:<json>`` (a list element identified by its key fields), ``v:<json>`` (a member of a
+set list) and ``.`` (the list element itself). Lists are merged by key when the schema says so
+(``x-kubernetes-patch-merge-key``/``x-kubernetes-list-type: map`` for built-ins, the CRD
+schema's ``x-kubernetes-list-type``/``x-kubernetes-list-map-keys`` for custom resources), as
+sets for ``x-kubernetes-list-type: set`` and are atomic otherwise. Maps are granular unless
+``x-kubernetes-map-type: atomic``.
+
+Contracts: inputs are never modified; ``apply`` raises ``ApplyConflict`` (a ValueError) when
+another manager owns a field that the applied configuration sets to a different value, unless
+``force``; identity/system fields (``metadata.name``, ``uid``, ``resourceVersion``...) are never
+tracked. Not ported: the status/spec reset fields of subresources (pass ``ignore``), and
+version conversion of managed sets (all entries are compared as if in one version).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from samplecontroller.apimachinery.openapi_schemas import definitions, resolve, resolve_static
+
+__all__ = [
+    "ApplyConflict",
+    "apply",
+    "field_set",
+    "fields_v1_to_paths",
+    "format_path",
+    "paths_to_fields_v1",
+    "update_managed_fields",
+]
+
+Path = tuple[str, ...]
+_EMPTY: Mapping[str, Any] = {}
+_UNTRACKED_META = {"name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp",
+                   "deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "selfLink", "generateName"}
+_MISSING: Any = object()
+
+
+class ApplyConflict(ValueError):
+    """Fields the applied configuration sets that other managers own with a different value.
+
+    ``conflicts`` lists ``(manager, path)`` pairs (the manager as Kubernetes prints it, e.g.
+    ``"kubectl-client-side-apply" using v1``; the path like ``.spec.replicas``).
+    """
+
+    def __init__(self, conflicts: list[tuple[str, str]]) -> None:
+        self.conflicts = conflicts
+        super().__init__(conflict_message(conflicts))
+
+    def causes(self) -> list[dict[str, str]]:
+        """Status ``details.causes`` entries (reason FieldManagerConflict)."""
+        return [{"reason": "FieldManagerConflict", "message": f"conflict with {m}", "field": p} for m, p in self.conflicts]
+
+
+def conflict_message(conflicts: list[tuple[str, str]]) -> str:
+    """Kubernetes' 409 message: ``Apply failed with 1 conflict: conflict with "m" using v1: .spec.x``."""
+    if len(conflicts) == 1:
+        manager, path = conflicts[0]
+        return f"Apply failed with 1 conflict: conflict with {manager}: {path}"
+    by_manager: dict[str, list[str]] = {}
+    for manager, path in conflicts:
+        by_manager.setdefault(manager, []).append(path)
+    lines: list[str] = []
+    for manager in sorted(by_manager):
+        lines.append(f"conflicts with {manager}:")
+        lines.extend(f"- {p}" for p in by_manager[manager])
+    return f"Apply failed with {len(conflicts)} conflicts: " + "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------- schema helpers
+
+
+class _Schema:
+    """Schema navigation over either upstream definitions (built-ins) or a CRD schema."""
+
+    @staticmethod
+    def root(definition_name: str | None, schema: Mapping[str, Any] | None) -> dict[str, Any]:
+        if schema is not None:
+            return dict(schema)
+        if definition_name:
+            found = definitions().get(definition_name)
+            return found if isinstance(found, dict) else {}
+        return {}
+
+    @staticmethod
+    def field(schema: Mapping[str, Any], key: str) -> dict[str, Any]:
+        concrete = _concrete(schema)
+        sub = (concrete.get("properties") or {}).get(key)
+        if sub is None:
+            sub = concrete.get("additionalProperties")
+        return sub if isinstance(sub, dict) else {}
+
+    @staticmethod
+    def items(schema: Mapping[str, Any]) -> dict[str, Any]:
+        concrete = _concrete(schema)
+        items = concrete.get("items")
+        return items if isinstance(items, dict) else {}
+
+    @staticmethod
+    def list_kind(schema: Mapping[str, Any]) -> tuple[str, list[str]]:
+        """("map", keys) | ("set", []) | ("atomic", [])."""
+        list_type = schema.get("x-kubernetes-list-type")
+        keys = schema.get("x-kubernetes-list-map-keys")
+        if list_type == "map" and isinstance(keys, list) and keys:
+            return "map", [str(k) for k in keys]
+        merge_key = schema.get("x-kubernetes-patch-merge-key")
+        strategy = str(schema.get("x-kubernetes-patch-strategy", ""))
+        if "merge" in strategy.split(",") and isinstance(merge_key, str):
+            return "map", [merge_key]
+        if list_type == "set" or ("merge" in strategy.split(",") and merge_key is None):
+            return "set", []
+        return "atomic", []
+
+    @staticmethod
+    def atomic_map(schema: Mapping[str, Any]) -> bool:
+        return schema.get("x-kubernetes-map-type") == "atomic"
+
+
+def _concrete(schema: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``schema`` with ``$ref``/``allOf`` resolved (``resolve`` keeps its sibling keys, such as
+    ``x-kubernetes-*``). A schema without references is returned as it is, never copied:
+    callers must not mutate the result."""
+    if not schema:
+        return _EMPTY
+    if "$ref" not in schema and "allOf" not in schema:
+        return schema
+    # a $ref occurs only in the upstream definitions (static: resolved once); CRD schemas have none
+    return resolve_static(schema) if "$ref" in schema else resolve(schema)
+
+
+def _list_keys(schema: Mapping[str, Any], items: list[Any]) -> tuple[str, list[str]]:
+    """The list kind for these items: map keys fall back to the patch merge key when elements
+    omit a defaulted key (``ports`` without ``protocol``), and to atomic if still incomplete."""
+    kind, keys = _Schema.list_kind(schema)
+    if kind != "map" or all(_element_key(i, keys) for i in items):
+        return kind, keys
+    merge_key = schema.get("x-kubernetes-patch-merge-key")
+    if isinstance(merge_key, str) and all(_element_key(i, [merge_key]) for i in items):
+        return "map", [merge_key]
+    return "atomic", []
+
+
+def _element_key(item: Any, keys: list[str]) -> str | None:
+    if not isinstance(item, dict) or any(k not in item for k in keys):
+        return None
+    return "k:" + json.dumps({k: item[k] for k in sorted(keys)}, separators=(",", ":"), sort_keys=True)
+
+
+def _value_key(value: Any) -> str:
+    return "v:" + json.dumps(value, separators=(",", ":"), sort_keys=True)
+
+
+# ---------------------------------------------------------------------------- field sets
+
+
+# Go struct fields of built-in kinds that are not pointers: present (as {}) even in an empty
+# object, so an Update never "adds" them and their managedFields entries carry no ``.`` member.
+_VALUE_STRUCTS = frozenset({"metadata", "spec", "status", "template", "strategy", "updateStrategy", "resources",
+                            "involvedObject", "regarding", "source", "loadBalancer", "jobTemplate"})
+
+
+def field_set(obj: Mapping[str, Any], definition_name: str | None = None, schema: Mapping[str, Any] | None = None,
+              ignore: Iterable[str] = (), nodes: bool = False) -> set[Path]:
+    """The set of leaf paths ``obj`` sets (system metadata and ``apiVersion``/``kind`` excluded).
+
+    ``nodes`` adds ``(*path, ".")`` for every non-empty granular map or struct, as Update
+    operations own them when they add them (Kubernetes' ``.: {}`` entries); built-in
+    value structs (``_VALUE_STRUCTS``) and ``metadata`` itself are never added that way.
+    """
+    root = _Schema.root(definition_name, schema)
+    out: set[Path] = set()
+    skip = {"apiVersion", "kind", *ignore}
+    mode = ("custom" if schema is not None else "builtin") if nodes else ""
+    for key, value in obj.items():
+        if key in skip or value is None:
+            continue
+        if key == "metadata" and isinstance(value, dict):
+            for mkey, mvalue in value.items():
+                if mkey not in _UNTRACKED_META and mvalue is not None:
+                    _collect(mvalue, _Schema.field(_Schema.field(root, "metadata"), mkey), ("f:metadata", f"f:{mkey}"),
+                             out, mode)
+            continue
+        _collect(value, _Schema.field(root, key), (f"f:{key}",), out, mode)
+    return out
+
+
+def _collect(value: Any, schema: Mapping[str, Any], prefix: Path, out: set[Path], mode: str = "") -> None:
+    merged = _concrete(schema)
+    if isinstance(value, dict) and not _Schema.atomic_map(merged):
+        children = [(k, v) for k, v in value.items() if v is not None]
+        if not children:
+            out.add(prefix)
+        elif mode and not (mode == "builtin" and prefix[-1][2:] in _VALUE_STRUCTS):
+            out.add((*prefix, "."))
+        for key, child in children:
+            _collect(child, _Schema.field(merged, key), (*prefix, f"f:{key}"), out, mode)
+    elif isinstance(value, list):
+        kind, keys = _list_keys(merged, value)
+        if kind == "map":
+            item_schema = _Schema.items(merged)
+            for item in value:
+                element = (*prefix, str(_element_key(item, keys)))
+                out.add((*element, "."))
+                for key, child in item.items():
+                    if child is not None:
+                        _collect(child, _Schema.field(item_schema, key), (*element, f"f:{key}"), out, mode)
+        elif kind == "set" and all(not isinstance(i, (dict, list)) for i in value):
+            out.update((*prefix, _value_key(i)) for i in value)
+        else:
+            out.add(prefix)
+    else:
+        out.add(prefix)
+
+
+def paths_to_fields_v1(paths: Iterable[Path]) -> dict[str, Any]:
+    """Nest a field set into the FieldsV1 JSON tree (``{"f:spec": {"f:replicas": {}}}``)."""
+    tree: dict[str, Any] = {}
+    for path in sorted(paths):
+        node = tree
+        for element in path:
+            node = node.setdefault(element, {})
+    return tree
+
+
+def fields_v1_to_paths(tree: Any) -> set[Path]:
+    """The leaf paths of a FieldsV1 tree (the inverse of ``paths_to_fields_v1``)."""
+    out: set[Path] = set()
+    _walk_tree(tree, (), out)
+    return out
+
+
+def _walk_tree(node: Any, prefix: Path, out: set[Path]) -> None:
+    if not isinstance(node, dict) or not node:
+        if prefix:
+            out.add(prefix)
+        return
+    for key, child in node.items():
+        _walk_tree(child, (*prefix, str(key)), out)
+
+
+def format_path(path: Path) -> str:
+    """A path as Kubernetes prints it: ``.spec.containers[name="web"].image``, ``.metadata.finalizers[="a"]``."""
+    text = ""
+    for element in path:
+        if element.startswith("f:"):
+            text += "." + element[2:]
+        elif element.startswith("k:"):
+            try:
+                keys = json.loads(element[2:])
+                text += "[" + ",".join(f"{k}={json.dumps(v)}" for k, v in keys.items()) + "]"
+            except ValueError:
+                text += f"[{element[2:]}]"
+        elif element.startswith("v:"):
+            text += f"[={element[2:]}]"
+    return text
+
+
+# ---------------------------------------------------------------------------- values at paths
+
+
+def _child(value: Any, element: str) -> Any:
+    if element.startswith("f:"):
+        return value.get(element[2:], _MISSING) if isinstance(value, dict) else _MISSING
+    if element.startswith("k:") and isinstance(value, list):
+        try:
+            wanted = json.loads(element[2:])
+        except ValueError:
+            return _MISSING
+        for item in value:
+            if isinstance(item, dict) and all(item.get(k) == v for k, v in wanted.items()):
+                return item
+        return _MISSING
+    if element.startswith("v:") and isinstance(value, list):
+        try:
+            member = json.loads(element[2:])
+        except ValueError:
+            return _MISSING
+        return member if member in value else _MISSING
+    if element == ".":
+        return value
+    return _MISSING
+
+
+def _lookup(obj: Any, path: Path) -> Any:
+    cur = obj
+    for element in path:
+        cur = _child(cur, element)
+        if cur is _MISSING:
+            return _MISSING
+    return cur
+
+
+def _remove(obj: Any, path: Path) -> None:
+    if path and path[-1] == ".":
+        path = path[:-1]
+    if not path:
+        return
+    parent = _lookup(obj, path[:-1])
+    last = path[-1]
+    if isinstance(parent, dict) and last.startswith("f:"):
+        parent.pop(last[2:], None)
+    elif isinstance(parent, list):
+        target = _child(parent, last)
+        if target is not _MISSING:
+            parent.remove(target)
+
+
+# ---------------------------------------------------------------------------- merging
+
+
+def _merge(live: Any, applied: Any, schema: Mapping[str, Any]) -> Any:
+    merged_schema = _concrete(schema)
+    if isinstance(applied, dict) and isinstance(live, dict) and not _Schema.atomic_map(merged_schema):
+        out = dict(live)
+        for key, value in applied.items():
+            if value is None:
+                out.pop(key, None)
+            else:
+                out[key] = _merge(live.get(key, _MISSING), value, _Schema.field(merged_schema, key))
+        return out
+    if isinstance(applied, list) and isinstance(live, list):
+        kind, keys = _list_keys(merged_schema, [*live, *applied])
+        if kind == "map":
+            item_schema = _Schema.items(merged_schema)
+            result = list(live)
+            index = {_element_key(i, keys): n for n, i in enumerate(result)}
+            for item in applied:
+                key = _element_key(item, keys)
+                if key in index:
+                    result[index[key]] = _merge(result[index[key]], item, item_schema)
+                else:
+                    index[key] = len(result)
+                    result.append(_strip_nulls(item))
+            return result
+        if kind == "set" and all(not isinstance(i, (dict, list)) for i in [*live, *applied]):
+            return list(live) + [i for i in applied if i not in live]
+    return _strip_nulls(applied)
+
+
+def _strip_nulls(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _strip_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_strip_nulls(v) for v in value]
+    return copy.deepcopy(value)
+
+
+# ---------------------------------------------------------------------------- managed fields entries
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _entries(obj: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    raw = ((obj or {}).get("metadata") or {}).get("managedFields") or []
+    return [copy.deepcopy(e) for e in raw if isinstance(e, dict)]
+
+
+def _entry_paths(entry: Mapping[str, Any]) -> set[Path]:
+    return fields_v1_to_paths(entry.get("fieldsV1") or {})
+
+
+def _same_manager(entry: Mapping[str, Any], manager: str, operation: str, subresource: str) -> bool:
+    return (entry.get("manager") == manager and entry.get("operation") == operation
+            and (entry.get("subresource") or "") == subresource)
+
+
+def _print_manager(entry: Mapping[str, Any]) -> str:
+    text = json.dumps(str(entry.get("manager", "")))
+    if entry.get("subresource"):
+        text += f" with subresource {json.dumps(entry['subresource'])}"
+    if entry.get("operation") == "Update":
+        text += f" using {entry.get('apiVersion', '')}"
+    return text
+
+
+def _make_entry(manager: str, operation: str, api_version: str, paths: set[Path], subresource: str) -> dict[str, Any]:
+    entry: dict[str, Any] = {"manager": manager, "operation": operation, "apiVersion": api_version, "time": _now(),
+                             "fieldsType": "FieldsV1", "fieldsV1": paths_to_fields_v1(paths)}
+    if subresource:
+        entry["subresource"] = subresource
+    return entry
+
+
+def _store(obj: dict[str, Any], entries: list[dict[str, Any]]) -> dict[str, Any]:
+    meta = obj.setdefault("metadata", {})
+    kept = [e for e in entries if e.get("fieldsV1")]
+    if kept:
+        meta["managedFields"] = kept
+    else:
+        meta.pop("managedFields", None)
+    return obj
+
+
+def _replace_entry(entries: list[dict[str, Any]], new: dict[str, Any], manager: str, operation: str, subresource: str) -> list[dict[str, Any]]:
+    for i, entry in enumerate(entries):
+        if _same_manager(entry, manager, operation, subresource):
+            return [*entries[:i], new, *entries[i + 1:]]
+    return [*entries, new]
+
+
+def apply(live: Mapping[str, Any] | None, applied: Mapping[str, Any], manager: str, force: bool = False,
+          definition_name: str | None = None, *, schema: Mapping[str, Any] | None = None,
+          subresource: str = "", ignore: Iterable[str] = ()) -> dict[str, Any]:
+    """Server-side apply ``applied`` (the request body) by ``manager`` onto ``live`` (None: create).
+
+    Returns the new object (``live``'s system metadata kept, ``metadata.managedFields``
+    updated). Fields this manager applied before but omits now are removed unless another
+    manager owns them. Raises ``ApplyConflict`` listing every conflicting (manager, path),
+    unless ``force``, which moves those fields to ``manager``. ``ignore`` lists top-level
+    fields the operation may not change (e.g. ``["status"]`` on the main resource).
+    """
+    if not isinstance(applied, Mapping):
+        raise ValueError("an apply configuration must be a JSON object")
+    if not manager:
+        raise ValueError("fieldManager is required for apply requests")
+    ignored = list(ignore)
+    root = _Schema.root(definition_name, schema)
+    body = {k: v for k, v in applied.items() if k not in ignored}
+    base: dict[str, Any] = copy.deepcopy(dict(live)) if live is not None else {}
+    entries = _entries(live)
+    applied_paths = field_set(body, definition_name, schema, ignored)
+    mine = next((e for e in entries if _same_manager(e, manager, "Apply", subresource)), None)
+    previous = _entry_paths(mine) if mine else set()
+    conflicts: list[tuple[str, str]] = []
+    taken: dict[int, set[Path]] = {}
+    for i, entry in enumerate(entries):
+        if entry is mine:
+            continue
+        clash = {p for p in applied_paths & _entry_paths(entry) if not _same_value(base, body, p)}
+        if clash:
+            taken[i] = clash
+            conflicts.extend((_print_manager(entry), format_path(p)) for p in sorted(clash))
+    if conflicts and not force:
+        raise ApplyConflict(conflicts)
+    for i, clash in taken.items():
+        remaining = _entry_paths(entries[i]) - clash
+        entries[i] = {**entries[i], "fieldsV1": paths_to_fields_v1(remaining)}
+    merged = _merge_body(base, body, root)
+    others: set[Path] = set()
+    for entry in entries:
+        if entry is not mine:
+            others |= _entry_paths(entry)
+    for path in sorted(previous - applied_paths - others, key=len, reverse=True):
+        _remove(merged, path)
+        _prune_empty_parents(merged, path, others | applied_paths)
+    api_version = str(applied.get("apiVersion") or (live or {}).get("apiVersion") or "")
+    new_entry = _make_entry(manager, "Apply", api_version, applied_paths, subresource)
+    return _store(merged, _replace_entry(entries, new_entry, manager, "Apply", subresource))
+
+
+def _merge_body(base: dict[str, Any], body: Mapping[str, Any], root: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in body.items():
+        if key == "metadata" and isinstance(value, dict):
+            meta = dict(out.get("metadata") or {})
+            for mkey, mvalue in value.items():
+                if mkey in _UNTRACKED_META and mkey not in ("name", "namespace", "generateName"):
+                    continue
+                if mkey in ("name", "namespace", "generateName") and meta.get(mkey):
+                    continue
+                if mvalue is None:
+                    meta.pop(mkey, None)
+                else:
+                    meta[mkey] = _merge(meta.get(mkey, _MISSING), mvalue, _Schema.field(_Schema.field(root, "metadata"), mkey))
+            out["metadata"] = meta
+        elif value is None:
+            out.pop(key, None)
+        else:
+            out[key] = _merge(out.get(key, _MISSING), value, _Schema.field(root, key))
+    return out
+
+
+def _same_value(live: Any, applied: Any, path: Path) -> bool:
+    before, after = _lookup(live, path), _lookup(applied, path)
+    if path and path[-1] == ".":
+        return before is not _MISSING
+    return before is not _MISSING and type(before) is type(after) and before == after
+
+
+def _prune_empty_parents(obj: Any, path: Path, owned: set[Path]) -> None:
+    prefixes = {p[:n] for p in owned for n in range(1, len(p) + 1)}
+    for n in range(len(path) - 1, 1, -1):
+        parent = path[:n]
+        if parent in prefixes:
+            return
+        value = _lookup(obj, parent)
+        if isinstance(value, (dict, list)) and not value:
+            _remove(obj, parent)
+        else:
+            return
+
+
+def update_managed_fields(old: Mapping[str, Any] | None, new: Mapping[str, Any], manager: str, operation: str = "Update",
+                          subresource: str = "", definition_name: str | None = None,
+                          schema: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """``new`` with managedFields updated for a create/update/patch by ``manager``.
+
+    The manager's ``operation`` entry gains every field whose value it changed or added;
+    other managers lose the fields it changed; fields that disappeared leave every entry.
+    On create (``old`` None) the manager owns every field. ``new``'s own managedFields are
+    ignored (clients cannot rewrite them here), except that an explicitly empty list resets
+    them as in Kubernetes.
+    """
+    result = copy.deepcopy(dict(new))
+    requested = (new.get("metadata") or {}).get("managedFields", _MISSING)
+    if isinstance(requested, list) and not requested and old is not None:
+        result.setdefault("metadata", {}).pop("managedFields", None)
+        return result
+    entries = _entries(old)
+    new_paths = field_set(result, definition_name, schema, nodes=operation == "Update")
+    old_obj: Mapping[str, Any] = old or {}
+    changed = {p for p in new_paths if not _same_value(old_obj, result, p)} if old is not None else new_paths
+    updated: list[dict[str, Any]] = []
+    for entry in entries:
+        paths = _entry_paths(entry) & new_paths
+        if not _same_manager(entry, manager, operation, subresource):
+            paths -= changed
+        updated.append({**entry, "fieldsV1": paths_to_fields_v1(paths)})
+    mine = next((e for e in updated if _same_manager(e, manager, operation, subresource)), None)
+    owned = (_entry_paths(mine) if mine else set()) | changed
+    if not owned and mine is None:
+        return _store(result, updated)
+    api_version = str(result.get("apiVersion") or "")
+    entry = _make_entry(manager, operation, api_version, owned, subresource)
+    return _store(result, _replace_entry(updated, entry, manager, operation, subresource))
