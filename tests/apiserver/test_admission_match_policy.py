@@ -199,24 +199,25 @@ def test_the_review_names_the_matched_version_and_the_requested_one(hooks: Admis
         assert create["oldObject"] is None
         assert update["oldObject"]["apiVersion"] == f"{GROUP}/v1" and update["oldObject"]["spec"]["size"] == 2
         assert update["object"]["spec"]["size"] == 5
-
-
-def test_a_request_in_the_rule_version_names_it_as_both(hooks: AdmissionHooks, raw: Raw) -> None:
-    name = fresh()
-    assert raw.call("POST", gadgets("v1"), gadget("v1", name, "equivalent"))[0] == 201
-    (request,) = hooks.for_object("/default", name)
+    in_v1 = fresh()  # a request in the rule's own version names it as both
+    assert raw.call("POST", gadgets("v1"), gadget("v1", in_v1, "equivalent"))[0] == 201
+    (request,) = hooks.for_object("/default", in_v1)
     assert request["kind"]["version"] == request["requestKind"]["version"] == "v1"
 
 
 def test_match_policy_exact_is_not_called_for_another_version(hooks: AdmissionHooks, raw: Raw) -> None:
+    """The same request is admitted by the Equivalent webhooks and passes the Exact ones by."""
     name = fresh()
     code, _, created = raw.call("POST", gadgets("v2"), gadget("v2", name, "exact", mode="forbidden"))
     assert code == 201 and created["spec"] == {"mode": "forbidden"}, created
     assert created["metadata"]["labels"] == {"suite": "exact"}
     assert hooks.for_object("/default", name) == [] and hooks.for_object("/validate", name) == []
-    other = fresh()
-    code, _, created = raw.call("POST", gadgets("v1"), gadget("v1", other, "exact"))
+    code, _, denied = raw.call("POST", gadgets("v2"), gadget("v2", fresh(), "equivalent", mode="forbidden"))
+    assert code == 403, denied
+    contrast = fresh()
+    code, _, created = raw.call("POST", gadgets("v2"), gadget("v2", contrast, "equivalent"))
     assert code == 201 and created["metadata"]["labels"]["defaulted"] == "v1", created
+    assert len(hooks.for_object("/default", contrast)) == len(hooks.for_object("/validate", contrast)) == 1
 
 
 # ---------------------------------------------------------------------------- conversion webhook
