@@ -22,7 +22,7 @@ from samplecontroller.apiserver import LocalAPIServer
 from samplecontroller.runtime.webhook import write_self_signed
 from tests.conversion_webhook import ConversionWebhook, widget_crd
 
-from .conftest import Raw
+from .conftest import Raw, checked_kubectl
 
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 MUTATING = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
@@ -218,6 +218,35 @@ def test_match_policy_exact_is_not_called_for_another_version(hooks: AdmissionHo
     code, _, created = raw.call("POST", gadgets("v2"), gadget("v2", contrast, "equivalent"))
     assert code == 201 and created["metadata"]["labels"]["defaulted"] == "v1", created
     assert len(hooks.for_object("/default", contrast)) == len(hooks.for_object("/validate", contrast)) == 1
+
+
+def test_kubectl_apply_in_another_version_is_defaulted_and_denied(hooks: AdmissionHooks, raw: Raw,
+                                                                  server: LocalAPIServer, tmp_path: Path) -> None:
+    """The scaffold's case: webhooks written for one version, kubectl working in the other."""
+    kubectl = checked_kubectl(tmp_path, server)
+    name = fresh()
+    kubectl("apply", "-f", "-", stdin=json.dumps(gadget("v2", name, "default")))
+    got = json.loads(kubectl("get", f"gadgets.v2.{GROUP}", name, "-n", "default", "-o", "json").stdout)
+    assert got["apiVersion"] == f"{GROUP}/v2" and got["spec"] == {"size": 3}
+    assert got["metadata"]["labels"]["defaulted"] == "v1"
+    proc = kubectl.raw("apply", "-f", "-", stdin=json.dumps(gadget("v2", fresh(), "default", mode="forbidden")))  # type: ignore[attr-defined]
+    assert proc.returncode != 0
+    assert f'admission webhook "gadgets-default-validate.{GROUP}" denied the request: mode forbidden is not allowed' \
+        in proc.stderr
+
+
+def test_match_conditions_see_the_converted_object(hooks: AdmissionHooks, raw: Raw) -> None:
+    """A condition on ``object.apiVersion`` sees the version the rule matched."""
+    config = configuration("ValidatingWebhookConfiguration", "gadgets-conditions", hooks.base + "/validate",
+                           hooks.ca_bundle, GROUP, "gadgets", "conditions", None)
+    config["webhooks"][0]["matchConditions"] = [
+        {"name": "in-v1", "expression": f"object.apiVersion == '{GROUP}/v1'"}]
+    assert raw.call("POST", VALIDATING, config)[0] == 201
+    try:
+        code, _, denied = raw.call("POST", gadgets("v2"), gadget("v2", fresh(), "conditions", mode="forbidden"))
+        assert code == 403 and "gadgets-conditions" in denied["message"], denied
+    finally:
+        raw.call("DELETE", f"{VALIDATING}/gadgets-conditions")
 
 
 # ---------------------------------------------------------------------------- conversion webhook
