@@ -150,8 +150,7 @@ class Admitter:
         if view.dirty:
             # the mutated object back in the request's version (kube converts the versioned
             # object into the request's attributes once, after the last webhook)
-            view = await self._in_version(view, req.res)
-            req.obj = view.obj
+            req.obj = (await self._in_version(view, req.res, old_too=False)).obj
         return req.obj
 
     async def validate(self, req: AdmissionRequest) -> None:
@@ -257,29 +256,31 @@ class Admitter:
 
     # ------------------------------------------------------------------ conversion
 
-    async def _in_version(self, view: _View, res: Resource) -> _View:
-        """``view`` with its objects converted to ``res``'s version (the CRD's conversion: under
-        strategy None an apiVersion change, under Webhook its conversion webhook). Objects of
-        another kind (a Scale) are the same in every version and stay as they are. A failed
-        conversion is a 500 InternalError, as kube's dispatchers answer it."""
+    async def _in_version(self, view: _View, res: Resource, old_too: bool = True) -> _View:
+        """``view`` with its object (and old object unless not ``old_too``) in ``res``'s version
+        (see ``_converted``)."""
         if res.version == view.res.version:
             return view
-        todo = [o for o in (view.obj, view.old) if o is not None and o.get("kind") == res.kind]
-        converted: dict[int, dict[str, Any]] = {}
-        if todo:
-            crd_entry = self.store.get(CRD_KEY, "", res.crd_name)
-            if crd_entry is None:
-                raise APIError(500, "InternalError", f"Internal error occurred: unable to convert to "
-                               f"{res.group_version}, Resource={res.plural}: the CustomResourceDefinition "
-                               f"{res.crd_name} is gone")
-            try:
-                out = await self.converter.convert(crd_entry.obj, todo, res.version)
-            except APIError as err:
-                raise APIError(500, "InternalError", f"Internal error occurred: {err}") from None
-            converted = {id(o): c for o, c in zip(todo, out, strict=True)}
-        obj = converted.get(id(view.obj), view.obj) if view.obj is not None else None
-        old = converted.get(id(view.old), view.old) if view.old is not None else None
+        obj = await self._converted(view.obj, res)
+        old = await self._converted(view.old, res) if old_too else view.old
         return _View(res, obj, old, view.dirty)
+
+    async def _converted(self, obj: dict[str, Any] | None, res: Resource) -> dict[str, Any] | None:
+        """``obj`` in ``res``'s version by its CRD's conversion (strategy None: an apiVersion
+        change; Webhook: its conversion webhook, one review per object as kube converts the
+        object and the old object apart). Objects of another kind (a Scale) are the same in
+        every version and stay as they are. A failed conversion is a 500 InternalError, as kube's
+        dispatchers answer it."""
+        if obj is None or obj.get("kind") != res.kind:
+            return obj
+        crd = self.store.get(CRD_KEY, "", res.crd_name)
+        if crd is None:
+            raise APIError(500, "InternalError", f"Internal error occurred: unable to convert to "
+                           f"{res.group_version}, Kind={res.kind}: no CustomResourceDefinition {res.crd_name}")
+        try:
+            return (await self.converter.convert(crd.obj, [obj], res.version))[0]
+        except APIError as err:
+            raise APIError(500, "InternalError", f"Internal error occurred: {err}") from None
 
     # ------------------------------------------------------------------ calling
 

@@ -288,6 +288,13 @@ def test_the_object_is_converted_through_the_conversion_webhook(converting: Conv
     entry = server.call(lambda core: core.store.get(f"{WIDGETS}/widgets", "default", name))
     assert entry is not None and entry.obj["spec"] == {"replicas": 4}
     assert entry.obj["metadata"]["labels"]["admitted"] == "v1"
+    # a patch in v2: the object and the old object both reach the webhook in v1
+    code, _, patched = raw.call("PATCH", f"/apis/{WIDGETS}/v2/namespaces/default/widgets/{name}",
+                                {"spec": {"count": 5}}, ctype="application/merge-patch+json")
+    assert code == 200 and patched["spec"] == {"count": 5}, patched
+    assert converting.admissions[-1] == (f"{WIDGETS}/v1", f"{WIDGETS}/v1")
+    entry = server.call(lambda core: core.store.get(f"{WIDGETS}/widgets", "default", name))
+    assert entry is not None and entry.obj["spec"] == {"replicas": 5}
 
 
 def test_a_failed_conversion_for_a_webhook_is_an_internal_error(converting: ConversionWebhook, raw: Raw) -> None:
