@@ -7,6 +7,16 @@ Contract (as kube-apiserver, within the limits below):
   apiVersions, resources with ``*``, ``*/*`` and ``<resource>/<subresource>``, scope) and its
   ``namespaceSelector`` (the namespace's labels; for a Namespace its own) and ``objectSelector``
   (the labels of the object or the old object) select it.
+- ``matchPolicy``: under ``Equivalent`` (the default) a webhook none of whose rules matches the
+  request's group/version/resource is still called when a rule matches another served version of
+  the same custom resource (earlier rules first, versions in the CRD's order). The object and the
+  old object are converted to that version by the CRD's conversion (strategy None: ``apiVersion``
+  only; Webhook: its conversion webhook, ``crdconversion``) and the AdmissionReview's ``kind`` and
+  ``resource`` name it, while ``requestKind``/``requestResource`` stay the request's. A mutated
+  object is converted back to the request's version after the last mutating webhook (only when
+  one changed it); validating webhooks get one conversion per version. A failed conversion is a
+  500 InternalError. ``matchConditions`` see the converted objects. ``Exact``: only the request's
+  own group/version/resource matches.
 - Mutating webhooks run first, in configuration-name then list order; each answer's JSONPatch is
   applied before the next call. Validating webhooks then see the final object.
 - A denial becomes the webhook's Status (code at least 400, default 400) with the message
@@ -19,7 +29,10 @@ Contract (as kube-apiserver, within the limits below):
 
 Limits: only ``clientConfig.url`` is callable (a ``service`` reference has no cluster DNS to
 resolve, so it counts as a failed call; the transport is ``webhookclient``, shared with CRD
-conversion webhooks); ``authorizer`` is not bound in ``matchConditions``;
+conversion webhooks); equivalent resources are only the versions of one CRD (the only built-in
+served in two versions, HorizontalPodAutoscaler autoscaling/v1 and v2, has differently shaped
+versions and is matched exactly; kube's cross-group equivalents such as deployments in
+apps/extensions are not served here); ``authorizer`` is not bound in ``matchConditions``;
 ``reinvocationPolicy`` is not honoured; mutating webhooks answering DELETE cannot
 change anything (as in Kubernetes). Calls are made from the server's event loop with aiohttp,
 so a webhook may call back into this API server.
@@ -43,6 +56,7 @@ from samplecontroller.apiserver.admission_policy import (
     match_conditions,
 )
 from samplecontroller.apiserver.admission_rules import labels_of, rule_matches, selector
+from samplecontroller.apiserver.crdconversion import Converter
 from samplecontroller.apiserver.errors import APIError
 from samplecontroller.apiserver.restmapper import Resource, RESTMapper
 from samplecontroller.apiserver.storage import Store
@@ -53,6 +67,7 @@ __all__ = ["MUTATING_KEY", "VALIDATING_KEY", "AdmissionRequest", "Admitter"]
 MUTATING_KEY = "admissionregistration.k8s.io/mutatingwebhookconfigurations"
 VALIDATING_KEY = "admissionregistration.k8s.io/validatingwebhookconfigurations"
 NAMESPACES_KEY = "/namespaces"
+CRD_KEY = "apiextensions.k8s.io/customresourcedefinitions"
 DEFAULT_TIMEOUT = 10.0
 USER_INFO = {"username": "admin", "groups": ["system:masters", "system:authenticated"]}
 
@@ -74,13 +89,29 @@ class AdmissionRequest:
     user_info: dict[str, Any] | None = None
 
 
-class Admitter:
-    """Finds the webhooks that match a request in ``store`` and calls them."""
+@dataclass
+class _View:
+    """The versioned attributes of a request (kube's ``VersionedAttributes``): its object and old
+    object in ``res``'s version; ``dirty`` once a mutating webhook changed the object."""
 
-    def __init__(self, store: Store, mapper: RESTMapper | None = None, client: WebhookClient | None = None) -> None:
+    res: Resource
+    obj: dict[str, Any] | None
+    old: dict[str, Any] | None
+    dirty: bool = False
+
+
+class Admitter:
+    """Finds the webhooks that match a request in ``store`` and calls them. ``converter`` converts
+    custom resources between the versions of their CRD (for ``matchPolicy: Equivalent``; by
+    default one over ``client``, which the server's handlers share)."""
+
+    def __init__(self, store: Store, mapper: RESTMapper | None = None, client: WebhookClient | None = None,
+                 converter: Converter | None = None) -> None:
         self.store = store
+        self.mapper = mapper
         self.policies = PolicyAdmission(store, mapper)
         self.client = client if client is not None else WebhookClient()
+        self.converter = converter if converter is not None else Converter(self.client)
 
     async def close(self) -> None:
         """Close the webhook connections (the server calls this when it shuts down)."""
@@ -91,10 +122,15 @@ class Admitter:
         return bool(self.store.count(MUTATING_KEY) or self.store.count(VALIDATING_KEY) or self.policies.active())
 
     async def mutate(self, req: AdmissionRequest) -> dict[str, Any] | None:
-        """Run the matching mutating webhooks; return the (possibly patched) object."""
-        for hook in self._matching(MUTATING_KEY, req):
-            response = await self._call(hook, req)
-            if response is None or req.obj is None or req.operation == "DELETE":
+        """Run the matching mutating webhooks; return the (possibly patched) object, in the
+        request's version."""
+        view = _View(req.res, req.obj, req.old)
+        for hook, matched in self._matching(MUTATING_KEY, req):
+            view = await self._in_version(view, matched)
+            if not self._conditions_match(hook, req, view):
+                continue
+            response = await self._call(hook, req, view)
+            if response is None or view.obj is None or req.operation == "DELETE":
                 continue
             patch = response.get("patch")
             if patch:
@@ -103,39 +139,86 @@ class Admitter:
                     continue
                 try:
                     ops = json.loads(base64.b64decode(patch))
-                    patched = apply_patch(req.obj, ops)
+                    patched = apply_patch(view.obj, ops)
                 except (ValueError, TypeError, PatchError) as err:
                     self._fail(hook, f"the patch could not be applied: {err}")
                     continue
                 if not isinstance(patched, dict):
                     self._fail(hook, "the patch did not produce an object")
                     continue
-                req.obj = patched
+                view.obj, view.dirty = patched, True
+        if view.dirty:
+            # the mutated object back in the request's version (kube converts the versioned
+            # object into the request's attributes once, after the last webhook)
+            req.obj = (await self._in_version(view, req.res, old_too=False)).obj
         return req.obj
 
     async def validate(self, req: AdmissionRequest) -> None:
         """Run the ValidatingAdmissionPolicies (``admission_policy``), then the matching validating
-        webhooks concurrently; raise the first denial."""
+        webhooks concurrently (the object converted once per matched version); raise the first
+        denial."""
         if self.policies.active():
             req.warnings += self.policies.validate(PolicyRequest(
                 req.res, req.operation, req.namespace, req.name, req.obj, req.old, req.subresource, req.dry_run,
                 req.user_info or USER_INFO))
-        hooks = self._matching(VALIDATING_KEY, req)
-        await asyncio.gather(*(self._call(hook, req) for hook in hooks))
+        views = {req.res.version: _View(req.res, req.obj, req.old)}
+        calls = []
+        for hook, matched in self._matching(VALIDATING_KEY, req):
+            if matched.version not in views:
+                views[matched.version] = await self._in_version(views[req.res.version], matched)
+            view = views[matched.version]
+            if self._conditions_match(hook, req, view):
+                calls.append(self._call(hook, req, view))
+        await asyncio.gather(*calls)
 
     # ------------------------------------------------------------------ matching
 
-    def _matching(self, key: str, req: AdmissionRequest) -> list[dict[str, Any]]:
-        hooks: list[dict[str, Any]] = []
+    def _matching(self, key: str, req: AdmissionRequest) -> list[tuple[dict[str, Any], Resource]]:
+        """The webhooks whose rules and selectors match ``req``, each with the resource (version)
+        its rule matched."""
+        hooks: list[tuple[dict[str, Any], Resource]] = []
         for _, entry in self.store.list(key, ""):
             for hook in entry.obj.get("webhooks") or ():
-                if isinstance(hook, dict) and self._matches(hook, req):
-                    hooks.append(hook)
+                if not isinstance(hook, dict):
+                    continue
+                matched = self._matched_resource(hook, req)
+                if matched is not None and self._selected(hook, req):
+                    hooks.append((hook, matched))
         return hooks
 
-    def _matches(self, hook: Mapping[str, Any], req: AdmissionRequest) -> bool:
-        if not any(rule_matches(rule, req.operation, req.res, req.subresource) for rule in hook.get("rules") or () if isinstance(rule, dict)):
-            return False
+    def _matched_resource(self, hook: Mapping[str, Any], req: AdmissionRequest) -> Resource | None:
+        """The request's resource when a rule matches it; else, under ``matchPolicy: Equivalent``
+        (the default), the first equivalent resource a rule matches (earlier rules first, as
+        kube's ShouldCallHook); None when nothing matches."""
+        rules = [rule for rule in hook.get("rules") or () if isinstance(rule, dict)]
+        if any(rule_matches(rule, req.operation, req.res, req.subresource) for rule in rules):
+            return req.res
+        if (hook.get("matchPolicy") or "Equivalent") != "Equivalent":
+            return None
+        equivalents = self._equivalents(req)
+        for rule in rules:
+            for res in equivalents:
+                if rule_matches(rule, req.operation, res, req.subresource):
+                    return res
+        return None
+
+    def _equivalents(self, req: AdmissionRequest) -> list[Resource]:
+        """The other served versions of the request's resource (with the request's subresource).
+
+        Only custom resources: their versions share one object converted by the CRD. The one
+        built-in resource served in several versions, HorizontalPodAutoscalers (autoscaling v1
+        and v2), has differently shaped versions whose conversion (``conversion``) loses v2
+        metrics, so a mutating round trip could drop data: it is matched exactly only. Resources
+        equivalent under another group (kube's deployments in apps and extensions, events in
+        core and events.k8s.io) are not served as such here."""
+        res = req.res
+        if self.mapper is None or not res.is_custom:
+            return []
+        return [other for other in self.mapper.by_storage_key(res.storage_key)
+                if other.crd_name == res.crd_name and other.version != res.version
+                and (not req.subresource or req.subresource in other.subresources)]
+
+    def _selected(self, hook: Mapping[str, Any], req: AdmissionRequest) -> bool:
         try:
             object_selector = selector(hook.get("objectSelector"))
             namespace_selector = selector(hook.get("namespaceSelector"))
@@ -152,15 +235,16 @@ class Admitter:
                 ns = self.store.get(NAMESPACES_KEY, "", req.namespace)
                 if not namespace_selector.matches(labels_of(ns.obj if ns else None)):
                     return False
-        return self._conditions_match(hook, req)
+        return True
 
     @staticmethod
-    def _conditions_match(hook: Mapping[str, Any], req: AdmissionRequest) -> bool:
-        """The webhook's ``matchConditions`` (CEL): any false skips the webhook; failed evaluations
-        skip it under ``failurePolicy: Ignore`` and are a 403 under ``Fail``."""
+    def _conditions_match(hook: Mapping[str, Any], req: AdmissionRequest, view: _View) -> bool:
+        """The webhook's ``matchConditions`` (CEL, on the versioned object): any false skips the
+        webhook; failed evaluations skip it under ``failurePolicy: Ignore`` and are a 403 under
+        ``Fail``."""
         if not hook.get("matchConditions"):
             return True
-        variables = {"object": req.obj, "oldObject": req.old, "request": _review(req)["request"]}
+        variables = {"object": view.obj, "oldObject": view.old, "request": _review(req, view)["request"]}
         matches, errors = match_conditions(hook.get("matchConditions"), variables)
         if errors and hook.get("failurePolicy", "Fail") != "Ignore":
             details: dict[str, Any] = {"name": req.name, "kind": req.res.plural}
@@ -170,13 +254,41 @@ class Admitter:
                            f"{aggregate(errors)}", details)
         return matches and not errors
 
+    # ------------------------------------------------------------------ conversion
+
+    async def _in_version(self, view: _View, res: Resource, old_too: bool = True) -> _View:
+        """``view`` with its object (and old object unless not ``old_too``) in ``res``'s version
+        (see ``_converted``)."""
+        if res.version == view.res.version:
+            return view
+        obj = await self._converted(view.obj, res)
+        old = await self._converted(view.old, res) if old_too else view.old
+        return _View(res, obj, old, view.dirty)
+
+    async def _converted(self, obj: dict[str, Any] | None, res: Resource) -> dict[str, Any] | None:
+        """``obj`` in ``res``'s version by its CRD's conversion (strategy None: an apiVersion
+        change; Webhook: its conversion webhook, one review per object as kube converts the
+        object and the old object apart). Objects of another kind (a Scale) are the same in
+        every version and stay as they are. A failed conversion is a 500 InternalError, as kube's
+        dispatchers answer it."""
+        if obj is None or obj.get("kind") != res.kind:
+            return obj
+        crd = self.store.get(CRD_KEY, "", res.crd_name)
+        if crd is None:
+            raise APIError(500, "InternalError", f"Internal error occurred: unable to convert to "
+                           f"{res.group_version}, Kind={res.kind}: no CustomResourceDefinition {res.crd_name}")
+        try:
+            return (await self.converter.convert(crd.obj, [obj], res.version))[0]
+        except APIError as err:
+            raise APIError(500, "InternalError", f"Internal error occurred: {err}") from None
+
     # ------------------------------------------------------------------ calling
 
-    async def _call(self, hook: Mapping[str, Any], req: AdmissionRequest) -> dict[str, Any] | None:
+    async def _call(self, hook: Mapping[str, Any], req: AdmissionRequest, view: _View) -> dict[str, Any] | None:
         """The webhook's ``response`` (allowed); None when a failure is ignored. Raises on denial."""
         name = str(hook.get("name", ""))
         try:
-            response = await _post(self.client, hook, _review(req))
+            response = await _post(self.client, hook, _review(req, view))
         except WebhookCallError as err:
             self._fail(hook, f"failed to call webhook: {err}")
             return None
@@ -197,14 +309,19 @@ class Admitter:
                        f'Internal error occurred: failed calling webhook "{hook.get("name", "")}": {reason}')
 
 
-def _review(req: AdmissionRequest) -> dict[str, Any]:
-    res = req.res
-    gvk = {"group": res.group, "version": res.version, "kind": res.kind}
-    gvr = {"group": res.group, "version": res.version, "resource": res.plural}
+def _review(req: AdmissionRequest, view: _View) -> dict[str, Any]:
+    """The AdmissionReview of ``req`` for a webhook whose rule matched ``view.res``: ``kind`` and
+    ``resource`` (and the objects) in that version, ``requestKind``/``requestResource`` the
+    request's."""
+    res, asked = view.res, req.res
     request: dict[str, Any] = {
-        "uid": str(uuid.uuid4()), "kind": gvk, "resource": gvr, "requestKind": gvk, "requestResource": gvr,
+        "uid": str(uuid.uuid4()),
+        "kind": {"group": res.group, "version": res.version, "kind": res.kind},
+        "resource": {"group": res.group, "version": res.version, "resource": res.plural},
+        "requestKind": {"group": asked.group, "version": asked.version, "kind": asked.kind},
+        "requestResource": {"group": asked.group, "version": asked.version, "resource": asked.plural},
         "name": req.name, "operation": req.operation, "userInfo": req.user_info or USER_INFO,
-        "object": req.obj if req.operation != "DELETE" else None, "oldObject": req.old, "dryRun": req.dry_run,
+        "object": view.obj if req.operation != "DELETE" else None, "oldObject": view.old, "dryRun": req.dry_run,
     }
     if res.namespaced:
         request["namespace"] = req.namespace

@@ -26,8 +26,8 @@ class Scope:
     """What the handlers work with (kube-apiserver's RequestScope): the storage layer, its store
     (for watches and revisions), the admission webhooks, the secret service account tokens are
     signed with, the interval of watch bookmarks, the authorizer (RBAC; None: no authorization)
-    and the converter of custom resources (``crdconversion``; by default over the admission
-    webhooks' client)."""
+    and the converter of custom resources (``crdconversion``; by default the admitter's, which
+    converts for ``matchPolicy: Equivalent`` over the admission webhooks' client)."""
 
     core: Core
     store: Store
@@ -40,7 +40,7 @@ class Scope:
 
     def __post_init__(self) -> None:
         if self.converter is None:
-            self.converter = Converter(self.admitter.client)
+            self.converter = self.admitter.converter
 
 
 def requester(scope: Scope, request: web.Request) -> dict[str, Any]:
