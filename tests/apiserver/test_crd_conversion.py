@@ -558,7 +558,7 @@ def test_kubectl_get_watch_in_a_non_storage_version(widgets: str, raw: Raw, serv
     assert raw.call("POST", path("v1"), widget("v1", name, 1))[0] == 201
     env = {**os.environ, "HOME": str(tmp_path), "KUBECONFIG": str(server.kubeconfig_path)}
     proc = subprocess.Popen([require_kubectl(), "--cache-dir", str(tmp_path / "c"), "-n", "default", "get",
-                             f"widgets.v2.{GROUP}", name, "-w", "--request-timeout=20s",
+                             f"widgets.v2.{GROUP}", name, "-w", "--request-timeout=120s",
                              "-o", "jsonpath={.apiVersion} {.spec.count}{\"\\n\"}"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
@@ -566,7 +566,11 @@ def test_kubectl_get_watch_in_a_non_storage_version(widgets: str, raw: Raw, serv
         assert proc.stdout.readline().strip() == f"{GROUP}/v2 1"
         assert raw.call("PATCH", path("v1", name), {"spec": {"replicas": 7}},
                         ctype="application/merge-patch+json")[0] == 200
-        assert proc.stdout.readline().strip() == f"{GROUP}/v2 7"
+        line = proc.stdout.readline().strip()
+        if not line:  # kubectl ended: show why
+            proc.wait(10)
+            raise AssertionError(f"kubectl get -w ended: {proc.stderr.read() if proc.stderr else ''}")
+        assert line == f"{GROUP}/v2 7"
         assert raw.call("PATCH", path("v2", name), {"spec": {"count": 8}},
                         ctype="application/merge-patch+json")[0] == 200
         assert proc.stdout.readline().strip() == f"{GROUP}/v2 8"
