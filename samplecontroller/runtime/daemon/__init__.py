@@ -59,7 +59,6 @@ one a task. Adding the finalizer from a task runs the sync client on the loop's 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import inspect
 import threading
 import time
@@ -179,12 +178,20 @@ class _Worker:
 
     ctx: Context
     thread: threading.Thread | None = None
-    task: concurrent.futures.Future[None] | None = None
+    loop: asyncio.AbstractEventLoop | None = None  # set for a task (the task itself lives on the loop)
+    task: asyncio.Task[None] | None = None
     done: threading.Event = field(default_factory=threading.Event)
 
     def signal_stop(self) -> None:
-        """Ask it to stop: ``stopped`` for both kinds, and a task is cancelled too."""
+        """Ask it to stop: ``stopped`` for both kinds, and a task is cancelled too (on its loop)."""
         self.ctx.stopped.set()
+        if self.loop is not None:
+            try:
+                self.loop.call_soon_threadsafe(self._cancel)
+            except RuntimeError:  # the loop closed: its tasks were cancelled with it
+                self.done.set()
+
+    def _cancel(self) -> None:
         if self.task is not None:
             self.task.cancel()
 
@@ -207,6 +214,7 @@ class ObjectDaemons:
         self._recorder: Callable[[], Any] | None = (
             (lambda: mgr.get_event_recorder_for(spec.name)) if hasattr(mgr, "get_event_recorder_for") else None)
         self._loop: EventLoop | None = None
+        self._tasks: set[asyncio.Task[None]] = set()  # strong references (the loop keeps weak ones only)
         if spec.is_async:
             if not hasattr(mgr, "get_event_loop"):
                 raise TypeError(f"the async daemon {spec.name!r} needs a Manager with an event loop "
@@ -293,17 +301,22 @@ class ObjectDaemons:
             worker.thread.start()
             return
         assert self._loop is not None
-        target = self._run_timer_async if self.spec.interval is not None else self._run_daemon_async
         try:
-            task = self._loop.submit(self._run_task(worker, target))
+            worker.loop = self._loop.loop()
+            worker.loop.call_soon_threadsafe(self._create_task, worker)
         except RuntimeError as err:  # the Manager's loop closed: it is stopping
             log.error(f"[{worker.ctx.request}] Daemon not started", daemon=self.spec.name, error=str(err))
             worker.done.set()
-            return
+
+    def _create_task(self, worker: _Worker) -> None:
+        """On the loop: start ``worker``'s task (a stop signalled before this ran cancels it next)."""
+        target = self._run_timer_async if self.spec.interval is not None else self._run_daemon_async
+        worker.task = task = asyncio.ensure_future(self._run_task(worker, target))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
         task.add_done_callback(lambda _: worker.done.set())  # also when cancelled before it ran
-        worker.task = task
-        if worker.ctx.stopped.is_set():  # stopped while being launched
-            task.cancel()
+        if worker.ctx.stopped.is_set():
+            worker.task.cancel()
 
     # -- running one object's daemon --------------------------------------------------------------
 
