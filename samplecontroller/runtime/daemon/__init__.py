@@ -334,8 +334,7 @@ class ObjectDaemons:
         """``_run`` as a task: the same steps, awaited (the finalizer's sync client on the executor)."""
         self._running.inc()
         try:
-            if self.spec.finalizer and not await asyncio.get_running_loop().run_in_executor(
-                    None, self._ensure_finalizer, worker.ctx):
+            if self.spec.finalizer and not await self._ensure_finalizer_async(worker.ctx):
                 return
             if not await worker.ctx.sleep_async(self.spec.initial_delay):
                 await target(worker)
@@ -497,6 +496,20 @@ class ObjectDaemons:
         """Add the finalizer before the daemon runs; False when the object went away meanwhile."""
         assert self.spec.finalizer is not None
         return self._edit(ctx.request, lambda o: add_finalizer(o, self.spec.finalizer or ""), adding=True)
+
+    async def _ensure_finalizer_async(self, ctx: Context) -> bool:
+        """``_ensure_finalizer`` on the loop's executor, finished even when the task is cancelled
+        meanwhile (as a thread finishes it before its stop), so a release never precedes the add."""
+        added = asyncio.get_running_loop().run_in_executor(None, self._ensure_finalizer, ctx)
+        cancelled = False
+        while not added.done():
+            try:
+                await asyncio.shield(added)
+            except asyncio.CancelledError:
+                cancelled = True
+        if cancelled:
+            raise asyncio.CancelledError
+        return added.result()
 
     def _release(self, request: Request) -> None:
         assert self.spec.finalizer is not None
