@@ -300,7 +300,7 @@ def test_async_timers_tick_after_the_initial_delay_and_only_when_idle(rest: Any,
     mgr = manager(rest, ns)
     daemon.add_timer(mgr, ConfigMap, tick, name=f"atick-{ns}", interval=0.05, initial_delay=0.3,
                      when=lambda c: c.metadata.name != "quiet")
-    daemon.add_timer(mgr, ConfigMap, idle_tick, name=f"aidle-{ns}", interval=0.05, idle=1.0,
+    daemon.add_timer(mgr, ConfigMap, idle_tick, name=f"aidle-{ns}", interval=0.05, idle=1.5,
                      when=lambda c: c.metadata.name == "quiet")
     with OperatorRunner(mgr):
         created = time.monotonic()
@@ -310,14 +310,14 @@ def test_async_timers_tick_after_the_initial_delay_and_only_when_idle(rest: Any,
         assert ticks["t"][0] - created >= 0.3
         busy_until = time.monotonic() + 0.8
         i = 0
-        while time.monotonic() < busy_until:  # changes every 0.1 s: never idle for 1 s
+        while time.monotonic() < busy_until:  # changes every 0.1 s: never idle for 1.5 s
             i += 1
             cms(rest, ns).patch("quiet", {"data": {"v": str(i)}})
             time.sleep(0.1)
         assert ticks["idle-quiet"] == []
         quiet_since = time.monotonic()
         wait_for(lambda: ticks["idle-quiet"], what="a tick once idle")
-        assert ticks["idle-quiet"][0] - quiet_since >= 0.7
+        assert ticks["idle-quiet"][0] - quiet_since >= 1.0
     assert metric("controller_runtime_daemon_runs_total", daemon=f"atick-{ns}", result="success") >= 3
 
 
@@ -368,5 +368,5 @@ def test_many_async_daemons_do_not_grow_the_thread_count(rest: Any, ns: str) -> 
         wait_for(lambda: metric("controller_runtime_daemons_running", daemon=name) == n, timeout=30,
                  what=f"{n} async daemons running")
         grown = threading.active_count() - before
-        assert grown < 10, f"{n} async daemons grew the process by {grown} threads"
+        assert grown < 20, f"{n} async daemons grew the process by {grown} threads"
     assert metric("controller_runtime_daemons_running", daemon=name) == 0
