@@ -3,12 +3,13 @@
 run by ``tests/examples/test_kopf_migration.py`` against the embedded API server.
 
 Parents are ConfigMaps labelled ``app=demo`` with ``data.size``; each gets one child ConfigMap
-(adopted), a finalizer-guarded cleanup, a daemon and a timer; children are indexed by parent; an
+(adopted), a finalizer-guarded cleanup, a daemon (and an async one) and a timer; children are indexed by parent; an
 admission validator refuses a non-numeric size.
 """
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -36,6 +37,8 @@ from samplecontroller.runtime.webhook import webhook_managed_by
 CLEANUP = "example.com/cleanup"
 cleaned_up: list[str] = []  # what the on-delete part did (the test reads it)
 sizes_seen: dict[str, str] = {}  # what the daemon saw
+async_seen: dict[str, str] = {}  # what the async daemon saw
+async_stopped: list[str] = []  # the async daemons cancelled
 audits: list[str] = []  # what the timer did
 _lock = threading.Lock()
 
@@ -104,6 +107,19 @@ def monitor(d: daemon.Context) -> None:
 # [end:daemon]
 
 
+# [start:async-daemon]
+async def watch_size(d: daemon.Context) -> None:
+    """kopf: an ``async def`` @kopf.daemon: a task on the manager's event loop, cancelled to stop."""
+    try:
+        while True:
+            async_seen[d.request.name] = (d.object.data or {}).get("size", "")
+            await asyncio.sleep(0.05)  # CancelledError here once the daemon should stop
+    except asyncio.CancelledError:
+        async_stopped.append(d.request.name)  # cleanup (may await) within cancellation_timeout
+        raise
+# [end:async-daemon]
+
+
 # [start:timer]
 def audit(d: daemon.Context) -> None:
     """kopf: @kopf.timer("configmaps", interval=..., idle=..., initial_delay=...)."""
@@ -142,6 +158,7 @@ def setup(mgr: Manager, *, audit_every: float = 60.0, webhooks: bool = False) ->
      .owns(ConfigMap)
      .complete(DemoReconciler(mgr.get_client())))
     daemon.add_daemon(mgr, ConfigMap, monitor, when=is_demo, cancellation_timeout=5)
+    daemon.add_daemon(mgr, ConfigMap, watch_size, when=is_demo, cancellation_timeout=5)  # async: a task
     daemon.add_timer(mgr, ConfigMap, audit, when=is_demo, interval=audit_every, idle=audit_every / 2,
                      initial_delay=audit_every / 2)
     # kopf: @kopf.index("configmaps") -> an index on the cache, queried with matching_fields

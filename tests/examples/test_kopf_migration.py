@@ -54,6 +54,7 @@ def test_the_operator_does_what_the_kopf_one_did(rest: Any, ns: str) -> None:
 
 def check_the_rest(demo: Any, mgr: Manager, cms: Any, ns: str) -> None:
     wait_for(lambda: demo.sizes_seen.get("p") == "3", what="the daemon seeing the latest version")
+    wait_for(lambda: demo.async_seen.get("p") == "3", what="the async daemon seeing the latest version")
     wait_for(lambda: "p" in demo.audits, what="the timer")
     wait_for(lambda: [c.metadata.name for c in demo.children_of(mgr.get_client(), ns, "p")] == ["p-child"],
              what="the index")
@@ -61,6 +62,7 @@ def check_the_rest(demo: Any, mgr: Manager, cms: Any, ns: str) -> None:
     wait_for(lambda: [e for e in events.list().items if e.reason == "ChildSynced"], what="the Event")
     cms.delete("p")
     wait_for(lambda: "p" in demo.cleaned_up, what="the on-delete cleanup")
+    wait_for(lambda: demo.async_stopped == ["p"], what="the async daemon cancelled on deletion")
     wait_for(lambda: _gone(cms, "p"), what="the parent deleted once cleaned up")
 
 

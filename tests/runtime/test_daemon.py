@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections import defaultdict
@@ -171,3 +172,201 @@ def test_timers_tick_per_object_after_the_initial_delay_and_only_when_idle(rest:
         quiet_since = time.monotonic()
         wait_for(lambda: ticks["idle-quiet"], what="a tick once idle")
         assert ticks["idle-quiet"][0] - quiet_since >= 1.0
+
+
+# -- async daemons and timers: tasks on the Manager's event loop -----------------------------------
+
+
+def test_async_daemons_are_tasks_on_the_loop_cancelled_when_their_object_goes_or_the_manager_stops(
+        rest: Any, ns: str) -> None:
+    seen: dict[str, str] = {}
+    cancelled: list[str] = []
+    threads: set[str] = set()
+
+    async def watch(d: daemon.Context) -> None:
+        threads.add(threading.current_thread().name)
+        try:
+            while True:
+                seen[d.request.name] = d.object.data["v"]  # the latest cached version
+                await asyncio.sleep(0.02)
+        except asyncio.CancelledError:
+            assert d.stopped.is_set()
+            cancelled.append(d.request.name)
+            raise
+
+    mgr = manager(rest, ns)
+    name = f"awatch-{ns}"
+    daemon.add_daemon(mgr, ConfigMap, watch, name=name, when=is_watched, cancellation_timeout=5)
+    with OperatorRunner(mgr):
+        for n in ("a", "b", "c"):
+            create(rest, ns, n)
+        create(rest, ns, "ignored", watched=False)
+        wait_for(lambda: set(seen) == {"a", "b", "c"}, what="a task per watched object")
+        cms(rest, ns).patch("a", {"data": {"v": "1"}})
+        wait_for(lambda: seen["a"] == "1", what="the task seeing the latest version")
+        cms(rest, ns).patch("a", {"metadata": {"labels": {"watched": "no"}}})  # stops matching
+        wait_for(lambda: cancelled == ["a"], what="a's task cancelled")
+        cms(rest, ns).delete("b")
+        wait_for(lambda: sorted(cancelled) == ["a", "b"], what="b's task cancelled")
+        assert metric("controller_runtime_daemons_running", daemon=name) == 1
+    assert sorted(cancelled) == ["a", "b", "c"], "the manager's stop cancels the rest"
+    assert threads == {mgr.get_event_loop().name}, "async daemons run on the manager's loop thread"
+    assert "ignored" not in seen
+    assert metric("controller_runtime_daemons_running", daemon=name) == 0
+
+
+def test_an_async_daemons_finalizer_holds_the_deletion_until_its_cancellation_cleanup_ends(
+        rest: Any, ns: str) -> None:
+    release = threading.Event()
+
+    async def slow(d: daemon.Context) -> None:
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            while not release.is_set():  # cleanup that awaits for a while
+                await asyncio.sleep(0.02)
+            raise
+
+    async def stuck(d: daemon.Context) -> None:
+        while not release.is_set():  # swallows its cancellation: abandoned after the timeout
+            try:
+                await asyncio.sleep(0.05)
+            except asyncio.CancelledError:
+                continue
+
+    mgr = manager(rest, ns)
+    daemon.add_daemon(mgr, ConfigMap, slow, name=f"aslow-{ns}", when=lambda c: c.metadata.name == "slow",
+                      finalizer=FINALIZER, cancellation_timeout=10)
+    daemon.add_daemon(mgr, ConfigMap, stuck, name=f"astuck-{ns}", when=lambda c: c.metadata.name == "stuck",
+                      finalizer=FINALIZER + "-2", cancellation_timeout=0.3)
+    try:
+        with OperatorRunner(mgr):
+            create(rest, ns, "slow")
+            create(rest, ns, "stuck")
+            wait_for(lambda: FINALIZER in (cms(rest, ns).get("slow").metadata.finalizers or ()),
+                     what="the finalizer")
+            wait_for(lambda: FINALIZER + "-2" in (cms(rest, ns).get("stuck").metadata.finalizers or ()),
+                     what="the other finalizer")
+            cms(rest, ns).delete("slow")
+            cms(rest, ns).delete("stuck")
+            wait_for(lambda: gone(rest, ns, "stuck"), what="the stuck task abandoned and its object released")
+            assert metric("controller_runtime_daemons_abandoned_total", daemon=f"astuck-{ns}") == 1
+            assert cms(rest, ns).get("slow").metadata.deletion_timestamp, "released before the task ended"
+            release.set()
+            wait_for(lambda: gone(rest, ns, "slow"), what="the object deleted once its task ended")
+    finally:
+        release.set()
+
+
+def test_a_failing_async_daemon_is_restarted_after_the_backoff_and_a_returning_one_is_not(
+        rest: Any, ns: str) -> None:
+    calls: dict[str, int] = defaultdict(int)
+
+    async def flaky(d: daemon.Context) -> None:
+        calls[d.request.name] += 1
+        if calls[d.request.name] < 3:
+            raise RuntimeError("not yet")
+        await d.sleep_async(3600)  # True once stopped
+
+    async def once(d: daemon.Context) -> None:
+        calls["once-" + d.request.name] += 1
+
+    mgr = manager(rest, ns)
+    only_f = lambda c: c.metadata.name == "f"  # noqa: E731
+    daemon.add_daemon(mgr, ConfigMap, flaky, name=f"aflaky-{ns}", backoff=0.05, cancellation_timeout=5, when=only_f)
+    daemon.add_daemon(mgr, ConfigMap, once, name=f"aonce-{ns}", cancellation_timeout=5, when=only_f)
+    with OperatorRunner(mgr) as runner:
+        create(rest, ns, "f")
+        wait_for(lambda: calls["f"] == 3, what="two restarts")
+        wait_for(lambda: calls["once-f"] == 1, what="the one-shot daemon")
+        cms(rest, ns).patch("f", {"data": {"v": "2"}})
+        time.sleep(0.3)  # events that must not start it again
+        assert calls["once-f"] == 1 and calls["f"] == 3
+    assert metric("controller_runtime_daemon_runs_total", daemon=f"aflaky-{ns}", result="error") == 2
+    assert metric("controller_runtime_daemon_runs_total", daemon=f"aonce-{ns}", result="returned") == 1
+    assert runner.output.count(f'msg="[{ns}/f] Daemon failed; restarting after the backoff"') == 2
+
+
+def test_async_timers_tick_after_the_initial_delay_and_only_when_idle(rest: Any, ns: str) -> None:
+    ticks: dict[str, list[float]] = defaultdict(list)
+
+    async def tick(d: daemon.Context) -> None:
+        await asyncio.sleep(0)
+        ticks[d.request.name].append(time.monotonic())
+
+    async def idle_tick(d: daemon.Context) -> None:
+        ticks["idle-" + d.request.name].append(time.monotonic())
+
+    mgr = manager(rest, ns)
+    daemon.add_timer(mgr, ConfigMap, tick, name=f"atick-{ns}", interval=0.05, initial_delay=0.3,
+                     when=lambda c: c.metadata.name != "quiet")
+    daemon.add_timer(mgr, ConfigMap, idle_tick, name=f"aidle-{ns}", interval=0.05, idle=1.5,
+                     when=lambda c: c.metadata.name == "quiet")
+    with OperatorRunner(mgr):
+        created = time.monotonic()
+        create(rest, ns, "t")
+        create(rest, ns, "quiet")
+        wait_for(lambda: len(ticks["t"]) >= 3, what="three ticks")
+        assert ticks["t"][0] - created >= 0.3
+        busy_until = time.monotonic() + 0.8
+        i = 0
+        while time.monotonic() < busy_until:  # changes every 0.1 s: never idle for 1.5 s
+            i += 1
+            cms(rest, ns).patch("quiet", {"data": {"v": str(i)}})
+            time.sleep(0.1)
+        assert ticks["idle-quiet"] == []
+        quiet_since = time.monotonic()
+        wait_for(lambda: ticks["idle-quiet"], what="a tick once idle")
+        assert ticks["idle-quiet"][0] - quiet_since >= 1.0
+    assert metric("controller_runtime_daemon_runs_total", daemon=f"atick-{ns}", result="success") >= 3
+
+
+def test_a_sync_function_returning_a_coroutine_is_an_error_naming_the_fix(rest: Any, ns: str) -> None:
+    awaited: list[str] = []
+
+    async def work(d: daemon.Context) -> None:
+        awaited.append(d.request.name)
+
+    def forgot(d: daemon.Context) -> Any:  # should have been async def
+        return work(d)
+
+    mgr = manager(rest, ns)
+    daemon.add_daemon(mgr, ConfigMap, forgot, name=f"forgot-{ns}", backoff=0.01, when=is_watched)
+    daemon.add_timer(mgr, ConfigMap, forgot, name=f"forgot-timer-{ns}", interval=0.01, when=is_watched)
+    with OperatorRunner(mgr) as runner:
+        create(rest, ns, "x")
+        wait_for(lambda: metric("controller_runtime_daemon_runs_total", daemon=f"forgot-{ns}", result="error") == 1
+                 and metric("controller_runtime_daemon_runs_total", daemon=f"forgot-timer-{ns}", result="error") == 1,
+                 what="both refused")
+        time.sleep(0.2)  # neither is retried: the same call would fail the same way
+    assert awaited == []
+    fix = "forgot returned a coroutine that was never awaited: declare it 'async def forgot(ctx)'"
+    assert runner.output.count(fix) == 2
+    assert f"[{ns}/x] " in runner.output and "this object's daemon ends" in runner.output
+    assert "this object's timer ends" in runner.output
+    assert metric("controller_runtime_daemon_runs_total", daemon=f"forgot-{ns}", result="error") == 1
+    assert "was never awaited\n" not in runner.output  # no RuntimeWarning: the coroutine was closed
+
+
+def test_many_async_daemons_do_not_grow_the_thread_count(rest: Any, ns: str) -> None:
+    n = 100
+    running: set[str] = set()
+
+    async def hold(d: daemon.Context) -> None:
+        running.add(d.request.name)
+        await d.sleep_async(3600)
+
+    mgr = manager(rest, ns)
+    name = f"many-{ns}"
+    daemon.add_daemon(mgr, ConfigMap, hold, name=name, cancellation_timeout=5, when=is_watched)
+    with OperatorRunner(mgr):
+        create(rest, ns, "first")
+        wait_for(lambda: running == {"first"}, what="the first task (the loop thread started)")
+        before = threading.active_count()
+        for i in range(n - 1):
+            create(rest, ns, f"cm-{i}")
+        wait_for(lambda: metric("controller_runtime_daemons_running", daemon=name) == n, timeout=30,
+                 what=f"{n} async daemons running")
+        grown = threading.active_count() - before
+        assert grown < 20, f"{n} async daemons grew the process by {grown} threads"
+    assert metric("controller_runtime_daemons_running", daemon=name) == 0

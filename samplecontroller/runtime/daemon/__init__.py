@@ -7,6 +7,11 @@
             d.logger.info("pressure", value=d.object.spec.pressure)   # the latest cached version
             d.sleep(10)                                  # True once it should stop
 
+    async def watch_level(d: daemon.Context) -> None:   # one task per object on the manager's loop
+        while True:
+            d.logger.info("level", value=d.object.spec.level)
+            await asyncio.sleep(10)                      # cancelled (CancelledError) once it should stop
+
     daemon.add_daemon(mgr, Tank, watch_pressure, when=lambda t: t.spec.monitored,
                       cancellation_timeout=5, finalizer="example.com/pressure-daemon")
     daemon.add_timer(mgr, Tank, lambda d: check(d.object), interval=30, idle=10, initial_delay=5)
@@ -18,6 +23,13 @@ Contract (both run on the leader only, from when the Manager's cache has synced)
   object is deleted or marked for deletion, stops matching ``when``, or the Manager stops. It
   then has ``cancellation_timeout`` seconds to return; after that it is abandoned (a warning, a
   metric; a Python thread cannot be killed) and its finalizer released.
+- ``async def`` functions (daemons and timers) run as asyncio tasks on the Manager's event loop
+  (``mgr.get_event_loop()``), not a thread per object. Stopping one sets ``stopped`` and cancels
+  the task (``asyncio.CancelledError`` at its current ``await``, like kopf's async daemons); it
+  has ``cancellation_timeout`` seconds to finish (cleanup in ``except``/``finally`` may await),
+  else it is abandoned as above. ``Context.sleep_async(seconds)`` is ``sleep`` awaited. A sync
+  function that returns a coroutine is an error (logged, naming the fix: ``async def``); that
+  object's daemon or timer then ends, as if it had returned.
 - ``fn(ctx)`` returning ends that object's daemon (it is not started again for that object
   until the Manager restarts, as kopf). ``fn`` raising is logged with the traceback and
   ``fn`` is called again after ``backoff`` seconds, unless it was asked to stop.
@@ -36,16 +48,22 @@ Contract (both run on the leader only, from when the Manager's cache has synced)
   ``controller_runtime_daemon_runs_total{result}`` (daemon: ``returned``/``error``; timer:
   ``success``/``error``), ``controller_runtime_daemons_abandoned_total``.
 
-One thread per running daemon or timer (fine for hundreds of objects). Only threads today: a ``Context`` and its ``stopped`` event are what an asyncio task would get too
-(``_Worker`` is the one place that starts and joins; an async variant replaces it).
+One core for both kinds: the informer handler, the bookkeeping of who runs and who is stopping, the
+finalizer, the metrics and the restart/tick decisions are shared; a ``_Worker`` is started as a
+thread (sync ``fn``) or a task (async ``fn``) and stopped by setting ``stopped`` (plus
+``task.cancel`` for a task). A sync daemon costs a thread per object (fine for hundreds); an async
+one a task. Adding the finalizer from a task runs the sync client on the loop's default executor
+(a small shared pool); stopping one object's daemon waits on a short-lived thread, as for sync ones.
 """
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,14 +74,21 @@ from samplecontroller.apimachinery.finalizers import add_finalizer, contains_fin
 from samplecontroller.cache import DeletedFinalStateUnknown
 from samplecontroller.logs import get_logger
 from samplecontroller.runtime.client import MergeFrom
+from samplecontroller.runtime.eventloop import EventLoop, until_set
 from samplecontroller.runtime.reconcile import Request
 from samplecontroller.runtime.reconcile.context import ObjectLogger
+from samplecontroller.wait import Context as StopContext
 
 log = get_logger("runtime.daemon")
 
-__all__ = ["Context", "ObjectDaemons", "add_daemon", "add_timer"]
+__all__ = ["Context", "NotAwaitedError", "ObjectDaemons", "add_daemon", "add_timer"]
 
 DaemonFunc = Callable[["Context"], Any]
+"""``fn(ctx)``, a plain function or an ``async def`` one (``Callable[[Context], Awaitable[Any]]``)."""
+
+
+class NotAwaitedError(TypeError):
+    """A sync daemon or timer function returned a coroutine (it should have been ``async def``)."""
 
 
 class _Metrics:
@@ -93,7 +118,7 @@ class Context:
 
     def __init__(self, request: Request, obj: Any, logger: ObjectLogger) -> None:
         self.request = request
-        self.stopped = threading.Event()
+        self.stopped: threading.Event = StopContext()  # a wait.Context: awaitable without a thread
         self.logger = logger
         self._object = obj
         self._lock = threading.Lock()
@@ -114,6 +139,16 @@ class Context:
         """Wait ``seconds``; True (at once) when the daemon should stop."""
         return self.stopped.wait(seconds) if seconds > 0 else self.stopped.is_set()
 
+    async def sleep_async(self, seconds: float) -> bool:
+        """``sleep`` for async daemons: awaits ``seconds`` on the running loop; True (at once) when
+        the daemon should stop. (A stopping async daemon is also cancelled at its ``await``.)"""
+        if seconds > 0 and not self.stopped.is_set():
+            try:
+                await asyncio.wait_for(until_set(self.stopped), seconds)
+            except TimeoutError:
+                pass
+        return self.stopped.is_set()
+
 
 @dataclass
 class _Spec:
@@ -127,15 +162,38 @@ class _Spec:
     backoff: float
     interval: float | None = None  # a timer
     idle: float = 0.0
+    is_async: bool = False
+
+
+def _is_async(fn: Any) -> bool:
+    """``async def`` functions, and objects whose ``__call__`` is one."""
+    if inspect.iscoroutinefunction(fn):
+        return True
+    return callable(fn) and not inspect.isroutine(fn) and inspect.iscoroutinefunction(type(fn).__call__)
 
 
 @dataclass
 class _Worker:
-    """One object's daemon or timer thread."""
+    """One object's daemon or timer: a thread (sync ``fn``) or a task on the Manager's loop."""
 
     ctx: Context
     thread: threading.Thread | None = None
+    loop: asyncio.AbstractEventLoop | None = None  # set for a task (the task itself lives on the loop)
+    task: asyncio.Task[None] | None = None
     done: threading.Event = field(default_factory=threading.Event)
+
+    def signal_stop(self) -> None:
+        """Ask it to stop: ``stopped`` for both kinds, and a task is cancelled too (on its loop)."""
+        self.ctx.stopped.set()
+        if self.loop is not None:
+            try:
+                self.loop.call_soon_threadsafe(self._cancel)
+            except RuntimeError:  # the loop closed: its tasks were cancelled with it
+                self.done.set()
+
+    def _cancel(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
 
 
 class ObjectDaemons:
@@ -155,6 +213,13 @@ class ObjectDaemons:
         self._abandoned = m.abandoned.labels(spec.name)
         self._recorder: Callable[[], Any] | None = (
             (lambda: mgr.get_event_recorder_for(spec.name)) if hasattr(mgr, "get_event_recorder_for") else None)
+        self._loop: EventLoop | None = None
+        self._tasks: set[asyncio.Task[None]] = set()  # strong references (the loop keeps weak ones only)
+        if spec.is_async:
+            if not hasattr(mgr, "get_event_loop"):
+                raise TypeError(f"the async daemon {spec.name!r} needs a Manager with an event loop "
+                                f"(get_event_loop), got {type(mgr).__name__}")
+            self._loop = mgr.get_event_loop()
 
     def need_leader_election(self) -> bool:
         """Always true: daemons and timers act on objects, so they run only on the leader."""
@@ -168,13 +233,18 @@ class ObjectDaemons:
         log.info("Starting daemons", daemon=self.spec.name, kind=self.spec.model.__name__)
         stop.wait()
         del reg
-        with self._lock:
-            requests = list(self._workers)
-        threads = [threading.Thread(target=self._stop_worker, args=(r, False), daemon=True) for r in requests]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(self.spec.cancellation_timeout + 5)
+        with self._lock:  # those already stopping are waited for by their own stopper
+            workers = [(r, w) for r, w in self._workers.items() if r not in self._stopping]
+            self._stopping.update(r for r, _ in workers)
+        for _, worker in workers:
+            worker.signal_stop()
+        deadline = time.monotonic() + self.spec.cancellation_timeout
+        for request, worker in workers:
+            self._await_stop(request, worker, max(0.0, deadline - time.monotonic()))
+            with self._lock:
+                if self._workers.get(request) is worker:
+                    del self._workers[request]
+                self._stopping.discard(request)
         log.info("All daemons stopped", daemon=self.spec.name)
 
     # -- informer events ------------------------------------------------------------------------
@@ -207,8 +277,7 @@ class ObjectDaemons:
             if start:
                 worker = self._new_worker(request, obj)
         if start and worker is not None:
-            assert worker.thread is not None
-            worker.thread.start()
+            self._launch(worker)
         elif not wanted and worker is not None:
             self._stop_async(request, release=True)
         elif not wanted and self.spec.finalizer and contains_finalizer(obj, self.spec.finalizer):
@@ -220,11 +289,34 @@ class ObjectDaemons:
     def _new_worker(self, request: Request, obj: Any) -> _Worker:
         logger = ObjectLogger(self.spec.name, request, recorder=self._recorder).bind(obj)
         worker = _Worker(Context(request, obj, logger))
-        target = self._run_timer if self.spec.interval is not None else self._run_daemon
-        worker.thread = threading.Thread(target=self._run, args=(worker, target),
-                                         name=f"{self.spec.name}-{request}", daemon=True)
+        if not self.spec.is_async:
+            target = self._run_timer if self.spec.interval is not None else self._run_daemon
+            worker.thread = threading.Thread(target=self._run, args=(worker, target),
+                                             name=f"{self.spec.name}-{request}", daemon=True)
         self._workers[request] = worker
         return worker
+
+    def _launch(self, worker: _Worker) -> None:
+        if worker.thread is not None:
+            worker.thread.start()
+            return
+        assert self._loop is not None
+        try:
+            worker.loop = self._loop.loop()
+            worker.loop.call_soon_threadsafe(self._create_task, worker)
+        except RuntimeError as err:  # the Manager's loop closed: it is stopping
+            log.error(f"[{worker.ctx.request}] Daemon not started", daemon=self.spec.name, error=str(err))
+            worker.done.set()
+
+    def _create_task(self, worker: _Worker) -> None:
+        """On the loop: start ``worker``'s task (a stop signalled before this ran cancels it next)."""
+        target = self._run_timer_async if self.spec.interval is not None else self._run_daemon_async
+        worker.task = task = asyncio.ensure_future(self._run_task(worker, target))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(lambda _: worker.done.set())  # also when cancelled before it ran
+        if worker.ctx.stopped.is_set():
+            worker.task.cancel()
 
     # -- running one object's daemon --------------------------------------------------------------
 
@@ -236,25 +328,52 @@ class ObjectDaemons:
             if not worker.ctx.sleep(self.spec.initial_delay):
                 target(worker)
         finally:
-            self._running.dec()
-            worker.done.set()
-            with self._lock:
-                if self._workers.get(worker.ctx.request) is worker and not worker.ctx.stopped.is_set():
-                    # returned on its own: not started again for this object
-                    del self._workers[worker.ctx.request]
-                    self._ended.add(worker.ctx.request)
+            self._finish(worker)
+
+    async def _run_task(self, worker: _Worker, target: Callable[[_Worker], Awaitable[None]]) -> None:
+        """``_run`` as a task: the same steps, awaited (the finalizer's sync client on the executor)."""
+        self._running.inc()
+        try:
+            if self.spec.finalizer and not await self._ensure_finalizer_async(worker.ctx):
+                return
+            if not await worker.ctx.sleep_async(self.spec.initial_delay):
+                await target(worker)
+        finally:
+            self._finish(worker)
+
+    def _finish(self, worker: _Worker) -> None:
+        self._running.dec()
+        worker.done.set()
+        with self._lock:
+            if self._workers.get(worker.ctx.request) is worker and not worker.ctx.stopped.is_set():
+                # returned on its own: not started again for this object
+                del self._workers[worker.ctx.request]
+                self._ended.add(worker.ctx.request)
 
     def _run_daemon(self, worker: _Worker) -> None:
         ctx = worker.ctx
         while not ctx.stopped.is_set():
             try:
-                self.spec.fn(ctx)
+                self._not_awaitable(self.spec.fn(ctx))
+            except NotAwaitedError as err:
+                self._misdeclared(ctx, err)
+                return
             except Exception as err:
-                self._runs["error"].inc()
-                log.error(f"[{ctx.request}] Daemon failed; restarting after the backoff", daemon=self.spec.name,
-                          backoff=self.spec.backoff, error=f"{type(err).__name__}: {err}",
-                          traceback="".join(traceback.format_exception(err)))
+                self._daemon_failed(ctx, err)
                 if ctx.sleep(self.spec.backoff):
+                    return
+                continue
+            self._runs["returned"].inc()
+            return
+
+    async def _run_daemon_async(self, worker: _Worker) -> None:
+        ctx = worker.ctx
+        while not ctx.stopped.is_set():
+            try:
+                await self.spec.fn(ctx)
+            except Exception as err:  # not CancelledError: that is the stop, it ends the task
+                self._daemon_failed(ctx, err)
+                if await ctx.sleep_async(self.spec.backoff):
                     return
                 continue
             self._runs["returned"].inc()
@@ -264,21 +383,76 @@ class ObjectDaemons:
         ctx, spec = worker.ctx, self.spec
         assert spec.interval is not None
         while not ctx.stopped.is_set():
-            if spec.idle > 0:
-                quiet_for = time.monotonic() - ctx.changed_at
-                if quiet_for < spec.idle:
-                    if ctx.sleep(spec.idle - quiet_for):
-                        return
-                    continue
+            idle_left = self._idle_left(ctx)
+            if idle_left > 0:
+                if ctx.sleep(idle_left):
+                    return
+                continue
             try:
-                spec.fn(ctx)
+                self._not_awaitable(spec.fn(ctx))
                 self._runs["success"].inc()
+            except NotAwaitedError as err:
+                self._misdeclared(ctx, err)
+                return
             except Exception as err:
-                self._runs["error"].inc()
-                log.error(f"[{ctx.request}] Timer failed", daemon=spec.name, error=f"{type(err).__name__}: {err}",
-                          traceback="".join(traceback.format_exception(err)))
+                self._timer_failed(ctx, err)
             if ctx.sleep(spec.interval):
                 return
+
+    async def _run_timer_async(self, worker: _Worker) -> None:
+        ctx, spec = worker.ctx, self.spec
+        assert spec.interval is not None
+        while not ctx.stopped.is_set():
+            idle_left = self._idle_left(ctx)
+            if idle_left > 0:
+                if await ctx.sleep_async(idle_left):
+                    return
+                continue
+            try:
+                await spec.fn(ctx)
+                self._runs["success"].inc()
+            except Exception as err:
+                self._timer_failed(ctx, err)
+            if await ctx.sleep_async(spec.interval):
+                return
+
+    # -- what both kinds decide alike ----------------------------------------------------------------
+
+    def _idle_left(self, ctx: Context) -> float:
+        """Seconds until the object has been unchanged for ``idle`` (0: tick now)."""
+        if self.spec.idle <= 0:
+            return 0.0
+        return max(0.0, self.spec.idle - (time.monotonic() - ctx.changed_at))
+
+    def _daemon_failed(self, ctx: Context, err: Exception) -> None:
+        self._runs["error"].inc()
+        log.error(f"[{ctx.request}] Daemon failed; restarting after the backoff", daemon=self.spec.name,
+                  backoff=self.spec.backoff, error=f"{type(err).__name__}: {err}",
+                  traceback="".join(traceback.format_exception(err)))
+
+    def _timer_failed(self, ctx: Context, err: Exception) -> None:
+        self._runs["error"].inc()
+        log.error(f"[{ctx.request}] Timer failed", daemon=self.spec.name, error=f"{type(err).__name__}: {err}",
+                  traceback="".join(traceback.format_exception(err)))
+
+    def _not_awaitable(self, result: Any) -> None:
+        """A sync ``fn``'s result: a coroutine means it should have been ``async def`` (closed, so
+        Python does not also warn that it was never awaited)."""
+        if not inspect.isawaitable(result):
+            return
+        close = getattr(result, "close", None)
+        if close is not None:
+            close()
+        fn = getattr(self.spec.fn, "__name__", repr(self.spec.fn))
+        raise NotAwaitedError(
+            f"{fn} returned a coroutine that was never awaited: declare it 'async def {fn}(ctx)' "
+            f"(add_daemon/add_timer then run it as a task on the manager's event loop), "
+            f"or await the coroutine inside an async function")
+
+    def _misdeclared(self, ctx: Context, err: NotAwaitedError) -> None:
+        self._runs["error"].inc()
+        log.error(f"[{ctx.request}] {err}; this object's {'timer' if self.spec.interval else 'daemon'} ends",
+                  daemon=self.spec.name)
 
     # -- stopping ---------------------------------------------------------------------------------
 
@@ -297,11 +471,8 @@ class ObjectDaemons:
         try:
             if worker is None:
                 return
-            worker.ctx.stopped.set()
-            if not worker.done.wait(self.spec.cancellation_timeout):
-                self._abandoned.inc()
-                log.warning(f"[{request}] Daemon did not stop within its cancellation timeout; abandoned",
-                            daemon=self.spec.name, timeout=self.spec.cancellation_timeout)
+            worker.signal_stop()
+            self._await_stop(request, worker, self.spec.cancellation_timeout)
             if release and self.spec.finalizer:
                 self._release(request)
         finally:
@@ -310,12 +481,35 @@ class ObjectDaemons:
                     del self._workers[request]
                 self._stopping.discard(request)
 
+    def _await_stop(self, request: Request, worker: _Worker, timeout: float) -> bool:
+        """Wait for a signalled worker to end; past ``timeout`` it is abandoned (False)."""
+        if worker.done.wait(timeout):
+            return True
+        self._abandoned.inc()
+        log.warning(f"[{request}] Daemon did not stop within its cancellation timeout; abandoned",
+                    daemon=self.spec.name, timeout=timeout)
+        return False
+
     # -- the finalizer ----------------------------------------------------------------------------
 
     def _ensure_finalizer(self, ctx: Context) -> bool:
         """Add the finalizer before the daemon runs; False when the object went away meanwhile."""
         assert self.spec.finalizer is not None
         return self._edit(ctx.request, lambda o: add_finalizer(o, self.spec.finalizer or ""), adding=True)
+
+    async def _ensure_finalizer_async(self, ctx: Context) -> bool:
+        """``_ensure_finalizer`` on the loop's executor, finished even when the task is cancelled
+        meanwhile (as a thread finishes it before its stop), so a release never precedes the add."""
+        added = asyncio.get_running_loop().run_in_executor(None, self._ensure_finalizer, ctx)
+        cancelled = False
+        while not added.done():
+            try:
+                await asyncio.shield(added)
+            except asyncio.CancelledError:
+                cancelled = True
+        if cancelled:
+            raise asyncio.CancelledError
+        return added.result()
 
     def _release(self, request: Request) -> None:
         assert self.spec.finalizer is not None
@@ -356,18 +550,20 @@ def add_daemon(mgr: Any, model: type[Any], fn: DaemonFunc, *, name: str | None =
                when: Callable[[Any], bool] | None = None, initial_delay: float = 0.0,
                cancellation_timeout: float = 60.0, finalizer: str | None = None,
                backoff: float = 60.0) -> ObjectDaemons:
-    """Run ``fn(ctx)`` on a thread per matching object of ``model`` (see the module docstring)."""
+    """Run ``fn(ctx)`` per matching object of ``model``: on a thread, or as a task on the Manager's
+    event loop when ``fn`` is ``async def`` (see the module docstring)."""
     return _add(mgr, _Spec(name or str(getattr(fn, "__name__", "daemon")), model, fn, when, initial_delay,
-                           cancellation_timeout, finalizer, backoff))
+                           cancellation_timeout, finalizer, backoff, is_async=_is_async(fn)))
 
 
 def add_timer(mgr: Any, model: type[Any], fn: DaemonFunc, *, interval: float, name: str | None = None,
               when: Callable[[Any], bool] | None = None, idle: float = 0.0, initial_delay: float = 0.0,
               cancellation_timeout: float = 60.0, finalizer: str | None = None) -> ObjectDaemons:
-    """Call ``fn(ctx)`` every ``interval`` seconds per matching object of ``model`` (see the module docstring)."""
+    """Call ``fn(ctx)`` every ``interval`` seconds per matching object of ``model`` (awaited on the
+    Manager's event loop when ``fn`` is ``async def``; see the module docstring)."""
     if interval <= 0:
         raise ValueError("a timer's interval must be positive")
     if idle < 0:
         raise ValueError("idle must not be negative")
     return _add(mgr, _Spec(name or str(getattr(fn, "__name__", "timer")), model, fn, when, initial_delay,
-                           cancellation_timeout, finalizer, 0.0, interval, idle))
+                           cancellation_timeout, finalizer, 0.0, interval, idle, is_async=_is_async(fn)))
