@@ -85,3 +85,30 @@ def test_async_client_applies_configurations(rest: Any, apiserver: Any, ns: str)
     assert objects.to_dict(status)["status"] == {"availableReplicas": 1}
     live = Client.for_rest_client(rest, scheme=SCHEME).get(Foo, ns, "aio")
     assert managed_fieldset(live, "aio-scaler") == {"f:spec": {"f:replicas": {}}}
+
+
+def test_async_client_writes_are_recorded_for_read_your_own_writes(rest: Any, apiserver: Any, ns: str) -> None:
+    """Inside a reconcile's recording the AsyncClient records every write as the sync Client does
+    (create, update, patch, apply, status and delete; dry runs not), so the controller holds the key."""
+    from samplecontroller.runtime.client import MergeFrom
+    from samplecontroller.runtime.consistency import recorder
+
+    async def run() -> list[tuple[str, str, bool]]:
+        arest = AsyncRESTClient.from_kubeconfig(str(apiserver.kubeconfig_path))
+        try:
+            c = AsyncClient.for_rest_client(arest, scheme=SCHEME, field_owner="aio-writer")
+            with recorder.recording() as rec:
+                foo = Foo(metadata=ObjectMeta(name="rec", namespace=ns), spec=FooSpec(deployment_name="web"))
+                await c.create(foo, dry_run=True)  # not recorded
+                created = await c.create(foo)
+                patched = await c.patch(created, MergeFrom(created))
+                await c.apply(FooApply(metadata=ObjectMeta(name="rec", namespace=ns), spec=FooSpecApply(replicas=2)))
+                await c.status().apply(_status_config(ns, "rec", 1))
+                await c.delete(patched)
+            return [(w.name, w.resource_version, w.deleted) for w in rec.writes]
+        finally:
+            await arest.close()
+
+    writes = asyncio.run(run())
+    assert [name for name, _, _ in writes] == ["rec"] * 5
+    assert all(rv for _, rv, deleted in writes if not deleted) and [d for _, _, d in writes] == [False] * 4 + [True]

@@ -253,6 +253,11 @@ class Client:
         if not dry_run and recorder.active():
             recorder.record_write(info, result)
         return _as_applied(obj, info, result)
+
+    def _deleted(self, obj: Any, dry_run: bool) -> None:
+        """Record the delete of ``obj`` in the reconcile's recording."""
+        if not dry_run and recorder.active():
+            recorder.record_delete(self.info_for_object(obj), obj)
     # -- end read your own writes --------------------------------------------------------
 
     def patch(self, obj: T, patch: Patch, *, dry_run: bool = False, field_owner: str | None = None) -> T:
@@ -287,8 +292,7 @@ class Client:
         self._resource(obj).delete(meta.get_name(obj), propagation_policy=propagation_policy,
                                    preconditions=preconditions, grace_period_seconds=grace_period_seconds,
                                    dry_run=dry_run)
-        if not dry_run and recorder.active():
-            recorder.record_delete(self.info_for_object(obj), obj)
+        self._deleted(obj, dry_run)
 
     def delete_all_of(self, model: type[Any], *, namespace: str | None = None,
                       label_selector: str | Mapping[str, str] | None = None,

@@ -32,14 +32,12 @@ from samplecontroller.runtime.client import (
     OperationResult,
     Patch,
     _apply_owner,
-    _as_applied,
     _check_key,
     _key_of,
     _patch_result,
     _patches_needed,
     _same,
 )
-from samplecontroller.runtime.consistency import recorder
 
 __all__ = ["AsyncClient", "AsyncStatusWriter", "FakeAsyncClient", "create_or_patch", "create_or_update"]
 
@@ -129,11 +127,8 @@ class AsyncClient:
         return self._written(obj, updated, dry_run)
 
     def _written(self, obj: Any, result: T, dry_run: bool) -> T:
-        """Record ``result`` (the server's answer to a write of ``obj``) in the reconcile's
-        recording (read your own writes, as the sync ``Client`` does)."""
-        if not dry_run and recorder.active():
-            recorder.record_write(self.info_for_object(obj), result)
-        return result
+        """Record ``result`` in the reconcile's recording (read your own writes: the sync ``Client``'s)."""
+        return self._types._written(obj, result, dry_run)
 
     async def patch(self, obj: T, patch: Patch, *, dry_run: bool = False, field_owner: str | None = None) -> T:
         return await self._patch(obj, patch, None, dry_run, field_owner)
@@ -144,9 +139,7 @@ class AsyncClient:
             info = self._types.info_for_apply(obj)
             applied = await self._types._resource(obj, info).apply(
                 obj, field_manager=patch.field_owner, force=patch.force, subresource=subresource, dry_run=dry_run)
-            if not dry_run and recorder.active():
-                recorder.record_write(info, applied)
-            return _as_applied(obj, info, applied)
+            return self._types._applied(obj, info, applied, dry_run)
         res = self._resource(obj)
         patched: T = await res.patch(meta.get_name(obj), patch.data(obj), patch.type, subresource=subresource,
                                      field_manager=field_owner or self.field_owner, dry_run=dry_run)
@@ -167,8 +160,7 @@ class AsyncClient:
         await self._resource(obj).delete(meta.get_name(obj), propagation_policy=propagation_policy,
                                          preconditions=preconditions, grace_period_seconds=grace_period_seconds,
                                          dry_run=dry_run)
-        if not dry_run and recorder.active():
-            recorder.record_delete(self.info_for_object(obj), obj)
+        self._types._deleted(obj, dry_run)
 
     async def delete_all_of(self, model: type[Any], *, namespace: str | None = None,
                             label_selector: str | Mapping[str, str] | None = None,
