@@ -21,6 +21,13 @@ from samplecontroller.apiserver.testing import install_crds, make_kubectl
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def open_watches(server: LocalAPIServer, resource: str) -> int:
+    """How many watches of ``resource`` (``"group/plural"``, ``"pods"`` for the core group) the
+    server holds open now: wait for it to grow before writing what a just-started
+    ``kubectl get NAME -w`` must see (kubectl drops its watch's first event)."""
+    return server.call(lambda core: len(core.store.watchers.get(resource, ())))
+
+
 class Raw:
     """Minimal HTTPS client: ``call(method, path, body=None, ctype=..., token=...) -> (code, headers, json)``."""
 

@@ -20,7 +20,7 @@ from samplecontroller.apiserver.testing import require_kubectl
 from tests.conversion_webhook import ConversionWebhook, widget_crd
 from tests.live import free_port, wait_for
 
-from .conftest import Raw
+from .conftest import Raw, open_watches
 
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 GROUP = "conversion.example.com"
@@ -560,11 +560,7 @@ def test_kubectl_get_watch_in_a_non_storage_version(widgets: str, raw: Raw, serv
     watch is open would be that dropped event. So the test writes only once kubectl watches."""
     name = fresh("kw")
     assert raw.call("POST", path("v1"), widget("v1", name, 1))[0] == 201
-
-    def watchers() -> int:
-        return server.call(lambda core: len(core.store.watchers.get(f"{GROUP}/widgets", ())))
-
-    before = watchers()
+    before = open_watches(server, f"{GROUP}/widgets")
     env = {**os.environ, "HOME": str(tmp_path), "KUBECONFIG": str(server.kubeconfig_path)}
     proc = subprocess.Popen([require_kubectl(), "--cache-dir", str(tmp_path / "c"), "-n", "default", "get",
                              f"widgets.v2.{GROUP}", name, "-w", "--request-timeout=120s",
@@ -573,7 +569,7 @@ def test_kubectl_get_watch_in_a_non_storage_version(widgets: str, raw: Raw, serv
     try:
         assert proc.stdout is not None
         assert proc.stdout.readline().strip() == f"{GROUP}/v2 1"
-        wait_for(lambda: watchers() > before, timeout=60, what="kubectl's watch to open")
+        wait_for(lambda: open_watches(server, f"{GROUP}/widgets") > before, timeout=60, what="kubectl's watch to open")
         assert raw.call("PATCH", path("v1", name), {"spec": {"replicas": 7}},
                         ctype="application/merge-patch+json")[0] == 200
         line = proc.stdout.readline().strip()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -13,7 +12,8 @@ import pytest
 
 from samplecontroller.apiserver import LocalAPIServer
 from samplecontroller.apiserver.testing import make_kubectl, require_kubectl
-from tests.apiserver.conftest import checked_kubectl
+from tests.apiserver.conftest import checked_kubectl, open_watches
+from tests.live import wait_for
 
 pytestmark = pytest.mark.kubectl
 
@@ -93,12 +93,16 @@ def test_watch_sees_update(k: Run, kserver: LocalAPIServer, tmp_path: Path) -> N
     k("apply", "-f", "-", stdin=FOO.replace("example-foo", "wfoo"))
     exe = require_kubectl()
     env = {**os.environ, "HOME": str(tmp_path), "KUBECONFIG": str(kserver.kubeconfig_path)}
+    before = open_watches(kserver, "samplecontroller.k8s.io/foos")
     proc = subprocess.Popen([exe, "--cache-dir", str(tmp_path / "c"), "get", "foo", "wfoo", "-w",
                              "--request-timeout=10s", "-o", "jsonpath={.spec.replicas}{\"\\n\"}"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
         assert proc.stdout is not None
         assert proc.stdout.readline().strip() == "1"
+        # kubectl drops the first event of its watch (from rv 0): patch once the watch is open
+        wait_for(lambda: open_watches(kserver, "samplecontroller.k8s.io/foos") > before, timeout=60,
+                 what="kubectl's watch to open")
         k("patch", "foo", "wfoo", "--type=merge", "-p", '{"spec":{"replicas":5}}')
         assert proc.stdout.readline().strip() == "5"
     finally:
@@ -117,7 +121,7 @@ def test_get_watch_table(k: Run, kserver: LocalAPIServer, tmp_path: Path) -> Non
     try:
         assert proc.stdout is not None
         assert proc.stdout.readline().split()[:2] == ["NAME", "AGE"]
-        time.sleep(0.3)
+        # a list's watch starts from the list's resourceVersion: nothing written now is missed
         k("apply", "-f", "-", stdin=FOO.replace("example-foo", "tfoo"))
         for _ in range(20):
             line = proc.stdout.readline()
