@@ -8,6 +8,14 @@ schema's ``x-kubernetes-list-type``/``x-kubernetes-list-map-keys`` for custom re
 sets for ``x-kubernetes-list-type: set`` and are atomic otherwise. Maps are granular unless
 ``x-kubernetes-map-type: atomic``.
 
+What a kind's lists and maps are comes from a ``TypeConverter`` (client-go's
+``managedfields.TypeConverter``) wherever the caller has no schema at hand (the fakes):
+``BuiltinTypeConverter`` (the vendored OpenAPI definitions of the built-in kinds),
+``SchemaTypeConverter`` (custom resources: their CRD schemas, ``from_crds``, or the
+``merge_schema`` a generated package's ``applyconfigurations.new_type_converter()`` carries),
+``DeducedTypeConverter`` (no schema: maps granular, lists atomic) and ``MultiTypeConverter``
+(the first that knows the kind).
+
 Contracts: inputs are never modified; ``apply`` raises ``ApplyConflict`` (a ValueError) when
 another manager owns a field that the applied configuration sets to a different value, unless
 ``force``; identity/system fields (``metadata.name``, ``uid``, ``resourceVersion``...) are never
@@ -21,16 +29,28 @@ import copy
 import json
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple, Protocol
 
-from samplecontroller.apimachinery.openapi_schemas import definitions, resolve, resolve_static
+from samplecontroller.apimachinery.openapi_schemas import (
+    definition_name_for_gvk,
+    definitions,
+    resolve,
+    resolve_static,
+)
 
 __all__ = [
     "ApplyConflict",
+    "BuiltinTypeConverter",
+    "DeducedTypeConverter",
+    "MultiTypeConverter",
+    "SchemaTypeConverter",
+    "TypeConverter",
+    "TypeSchema",
     "apply",
     "field_set",
     "fields_v1_to_paths",
     "format_path",
+    "merge_schema",
     "paths_to_fields_v1",
     "update_managed_fields",
 ]
@@ -71,6 +91,118 @@ def conflict_message(conflicts: list[tuple[str, str]]) -> str:
         lines.append(f"conflicts with {manager}:")
         lines.extend(f"- {p}" for p in by_manager[manager])
     return f"Apply failed with {len(conflicts)} conflicts: " + "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------- type converters
+
+
+class TypeSchema(NamedTuple):
+    """How one kind merges: ``definition`` (a built-in's upstream OpenAPI definition name) or
+    ``schema`` (a custom resource's structural schema; ``{}``: none, lists atomic). These are the
+    ``definition_name`` and ``schema`` arguments of ``apply``, ``field_set`` and
+    ``update_managed_fields``."""
+
+    definition: str | None = None
+    schema: Mapping[str, Any] | None = None
+
+
+class TypeConverter(Protocol):
+    """What server-side apply must know of a kind (client-go's ``managedfields.TypeConverter``)."""
+
+    def schema_for(self, group: str, version: str, kind: str) -> TypeSchema | None:
+        """The kind's ``TypeSchema``, or None when this converter does not know the kind."""
+        ...
+
+
+class BuiltinTypeConverter:
+    """The built-in kinds, from the vendored OpenAPI definitions (client-go's
+    ``applyconfigurations.NewTypeConverter(scheme.Scheme)``); None for any other kind."""
+
+    def schema_for(self, group: str, version: str, kind: str) -> TypeSchema | None:
+        """A built-in kind's definition name; None for a kind of no built-in group/version."""
+        definition = definition_name_for_gvk(group, version, kind)
+        return TypeSchema(definition=definition) if definition else None
+
+
+class DeducedTypeConverter:
+    """Every kind, without a schema (``managedfields.NewDeducedTypeConverter``): maps granular,
+    lists atomic. Not what the API server does for a list with ``x-kubernetes-list-type``."""
+
+    def schema_for(self, group: str, version: str, kind: str) -> TypeSchema | None:
+        """An empty structural schema, for any kind."""
+        return TypeSchema(schema={})
+
+
+class SchemaTypeConverter:
+    """Custom resources by their structural schemas: ``schemas`` maps (group, version, kind) to
+    a CRD version's ``openAPIV3Schema`` (or its ``merge_schema``); None for other kinds."""
+
+    def __init__(self, schemas: Mapping[tuple[str, str, str], Mapping[str, Any]]) -> None:
+        self.schemas = dict(schemas)
+
+    @classmethod
+    def from_crds(cls, crds: Iterable[Mapping[str, Any]]) -> SchemaTypeConverter:
+        """The schema of every version of every ``apiextensions.k8s.io/v1`` CRD document in
+        ``crds``, as the API server merges them; ValueError naming a document that is not one."""
+        schemas: dict[tuple[str, str, str], Mapping[str, Any]] = {}
+        for crd in crds:
+            if not isinstance(crd, Mapping) or crd.get("kind") != "CustomResourceDefinition":
+                kind = crd.get("kind") if isinstance(crd, Mapping) else type(crd).__name__
+                raise ValueError(f"not a CustomResourceDefinition: {kind!r}")
+            spec = crd.get("spec") or {}
+            group, kind = spec.get("group") or "", (spec.get("names") or {}).get("kind") or ""
+            for version in spec.get("versions") or ():
+                schema = ((version.get("schema") or {}).get("openAPIV3Schema")) if isinstance(version, Mapping) else None
+                if isinstance(schema, Mapping) and version.get("name"):
+                    schemas[(str(group), str(version["name"]), str(kind))] = schema
+        return cls(schemas)
+
+    def schema_for(self, group: str, version: str, kind: str) -> TypeSchema | None:
+        """The kind's schema; None when none was given for it."""
+        schema = self.schemas.get((group, version, kind))
+        return TypeSchema(schema=schema) if schema is not None else None
+
+
+class MultiTypeConverter:
+    """The first of ``converters`` that knows a kind (controller-runtime's fake client's list)."""
+
+    def __init__(self, *converters: TypeConverter) -> None:
+        self.converters = converters
+
+    def schema_for(self, group: str, version: str, kind: str) -> TypeSchema | None:
+        """The first converter's answer that is not None."""
+        for converter in self.converters:
+            found = converter.schema_for(group, version, kind)
+            if found is not None:
+                return found
+        return None
+
+
+_MERGE_KEYS = ("x-kubernetes-list-type", "x-kubernetes-map-type")
+
+
+def merge_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The part of a CRD's structural schema that server-side apply reads: the ``x-kubernetes-list-type``,
+    ``x-kubernetes-list-map-keys`` and ``x-kubernetes-map-type`` markers and the ``properties``,
+    ``items`` and ``additionalProperties`` leading to them. ``apply`` merges with it exactly as with
+    the whole schema (a structural schema declares its fields outside ``allOf``/``anyOf``/``oneOf``)."""
+    out: dict[str, Any] = {k: schema[k] for k in _MERGE_KEYS if isinstance(schema.get(k), str)}
+    keys = schema.get("x-kubernetes-list-map-keys")
+    if isinstance(keys, list) and all(isinstance(k, str) for k in keys):
+        out["x-kubernetes-list-map-keys"] = list(keys)
+    properties = schema.get("properties")
+    if isinstance(properties, Mapping):
+        kept = {name: sub for name, sub in ((n, merge_schema(s)) for n, s in properties.items() if isinstance(s, Mapping))
+                if sub}
+        if kept:
+            out["properties"] = kept
+    for key in ("items", "additionalProperties"):
+        value = schema.get(key)
+        if isinstance(value, Mapping):
+            sub = merge_schema(value)
+            if sub:
+                out[key] = sub
+    return out
 
 
 # ---------------------------------------------------------------------------- schema helpers

@@ -59,7 +59,7 @@ from typing import Any
 import yaml
 
 from samplecontroller import _extras
-from samplecontroller.apimachinery import k8syaml
+from samplecontroller.apimachinery import fieldmanager, k8syaml
 from samplecontroller.apimachinery.structural import junctor_errors
 from samplecontroller.codegen import naming
 from samplecontroller.codegen.builtin_types import default_index, parse_builtin_types, resolve_label
@@ -102,6 +102,8 @@ class Kind:
     definition: str = ""  # upstream definition name (built-ins)
     # a create-only resource (the reviews): a typed client with ``create`` alone, no lister or informer
     create_only: bool = False
+    # a CRD version's schema as server-side apply reads it (fieldmanager.merge_schema), for the fakes
+    merge_schema: dict[str, Any] = field(default_factory=dict)
 
     @property
     def api_version(self) -> str:
@@ -333,7 +335,8 @@ def kinds_from_crd(path: Path, crd: dict[str, Any]) -> list[tuple[Kind, dict[str
             if sub not in ("status", "scale"):
                 raise _err(path, f"{where}.subresources", f"unknown subresource {sub!r} (status and scale exist)")
         out.append((Kind(group, v["name"], names["kind"], names["plural"], names.get("singular") or names["kind"].lower(),
-                         scope == "Namespaced", list(names.get("shortNames") or []), subresources, False), schema))
+                         scope == "Namespaced", list(names.get("shortNames") or []), subresources, False,
+                         merge_schema=fieldmanager.merge_schema(schema)), schema))
     return out
 
 
@@ -508,6 +511,7 @@ def render_all(packages: list[Package], target: Target = Target()) -> dict[str, 
     env.filters["camel"] = camel
     env.filters["sort_imports"] = sort_imports
     env.filters["suffix"] = lambda names, suffix: [name + suffix for name in names]
+    env.filters["pyliteral"] = py_literal
     env.globals["from_import"] = from_import
     env.globals["interface"] = _interface
     env.globals.update(root=target.package, generator=target.generator, crds=target.crds_label)
@@ -530,7 +534,8 @@ def render_all(packages: list[Package], target: Target = Target()) -> dict[str, 
         files[f"apis/{p.pkg}/{p.version}/__init__.py"] = render("models.py.j2", package=p)
     files["scheme.py"] = render("scheme.py.j2", packages=with_kinds)
     files["clientset/__init__.py"] = render("clientset.py.j2", packages=with_kinds)
-    files["clientset/fake/__init__.py"] = render("fake_clientset.py.j2", packages=with_kinds)
+    files["clientset/fake/__init__.py"] = render("fake_clientset.py.j2", packages=with_kinds,
+                                                 apply_configurations=any(p.apply_models for p in packages))
     files["clientset/typed/__init__.py"] = render("empty.py.j2", doc="Typed clients, one package per API group.")
     files["listers/__init__.py"] = render("empty.py.j2", doc="Generated listers.")
     files["informers/__init__.py"] = render("informers.py.j2", packages=listable)
@@ -547,14 +552,18 @@ def render_all(packages: list[Package], target: Target = Target()) -> dict[str, 
         files[f"informers/{p.pkg}/{p.version}/__init__.py"] = render("group_informers.py.j2", package=p)
     applied = [p for p in packages if p.apply_models]
     if applied:
-        files["applyconfigurations/__init__.py"] = render(
-            "empty.py.j2", doc="Apply configurations (every field optional), one package per API group.")
+        files["applyconfigurations/__init__.py"] = render("apply_type_converter.py.j2", packages=applied)
     for pkg in sorted({p.pkg for p in applied}):
         files[f"applyconfigurations/{pkg}/__init__.py"] = render("empty.py.j2", doc=f"Apply configurations of the {pkg} API group.")
     for p in applied:
         files[f"applyconfigurations/{p.pkg}/{p.version}/__init__.py"] = render("apply_models.py.j2", package=p)
     files["py.typed"] = ""
     return files
+
+
+def py_literal(value: Any, indent: int = 0) -> str:
+    """``value`` (JSON strings, lists and dicts) as a Python literal, continuation lines indented by ``indent``."""
+    return json.dumps(value, indent=4, ensure_ascii=False).replace("\n", "\n" + " " * indent)
 
 
 def _example(packages: list[Package]) -> tuple[Package | None, Kind | None]:

@@ -2,15 +2,18 @@
 
 from samplecontroller.testing.actions import Action, FakeClientsetBase, Reactor, WatchReactor
 from samplecontroller.testing.fake_client import FakeListerWatcher, FakeResourceClient, FakeWatch, FakeWatcher
+from samplecontroller.testing.fieldmanaged import DEFAULT_FIELD_MANAGER, FieldManagedObjectTracker
 from samplecontroller.testing.tracker import GroupVersionResource, ObjectTracker, TrackerWatch
 
 __all__ = [
+    "DEFAULT_FIELD_MANAGER",
     "Action",
     "FakeClientsetBase",
     "FakeListerWatcher",
     "FakeResourceClient",
     "FakeWatch",
     "FakeWatcher",
+    "FieldManagedObjectTracker",
     "GroupVersionResource",
     "ObjectTracker",
     "Reactor",

@@ -1,10 +1,13 @@
 """``FakeResourceClient[T, L]``: the ResourceClient API over a FakeClientsetBase.
 
 Each call records an ``Action`` and runs the reactors; the default reaction uses the tracker.
-Patches are applied to the stored dict (json, merge, strategic merge for built-ins; apply is
-treated as a merge patch that creates a missing object: there is no field ownership here; the
-runtime fake client, ``samplecontroller.runtime.client.fake``, has it). Writes pass their field
-manager to the tracker (``ObjectTracker.manage_fields``).
+Patches are applied to the stored dict (json, merge, strategic merge for built-ins). Server-side
+apply depends on the tracker, as in client-go: a ``FieldManagedObjectTracker`` (a generated fake
+clientset's ``new_clientset``, the runtime fake client) merges it as the API server does, with
+managed fields and conflicts (``FieldManagedObjectTracker.apply``); the plain ``ObjectTracker``
+(``new_simple_clientset``, deprecated) treats it as a merge patch that creates a missing object,
+with no field ownership. Writes pass their field manager (else the tracker's
+``default_field_manager``) to the tracker (``ObjectTracker.manage_fields``).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from samplecontroller.client.types import (
     WatchEvent,
 )
 from samplecontroller.testing.actions import Action, FakeClientsetBase
+from samplecontroller.testing.fieldmanaged import FieldManagedObjectTracker
 from samplecontroller.testing.tracker import GroupVersionResource
 
 T = TypeVar("T")
@@ -136,8 +140,12 @@ class FakeResourceClient(Generic[T, L]):
         self.info = info
         self.namespace = namespace if info.namespaced else None
         self.gvr = GroupVersionResource(info.group, info.version, info.resource)
+        fake.tracker.kinds.setdefault(self.gvr, info.kind)
         if register_status_subresource and "status" in info.subresources:
             fake.tracker.status_subresources.add(self.gvr)
+
+    def _manager(self, field_manager: str | None) -> str | None:
+        return field_manager or self.fake.tracker.default_field_manager
 
     def _ns(self, obj: Any = None) -> str:
         if not self.info.namespaced:
@@ -160,7 +168,7 @@ class FakeResourceClient(Generic[T, L]):
         action = self._action("create", namespace=ns, name=meta.get_name(obj), object=obj)
         d = objects.to_dict(obj)
         return self._out(self.fake.invokes(action, lambda: self.fake.tracker.create(
-            self.gvr, d, ns, field_manager=field_manager)))
+            self.gvr, d, ns, field_manager=self._manager(field_manager))))
 
     def get(self, name: str, *, resource_version: str | None = None) -> T:
         ns = self._ns()
@@ -213,7 +221,7 @@ class FakeResourceClient(Generic[T, L]):
         d = objects.to_dict(obj)
         return self._out(self.fake.invokes(
             action, lambda: self.fake.tracker.update(self.gvr, d, ns, subresource or None,
-                                                     field_manager=field_manager)))
+                                                     field_manager=self._manager(field_manager))))
 
     def patch(self, name: str, patch: bytes | dict[str, Any] | builtins.list[Any], patch_type: str = MERGE_PATCH, *,
               subresource: str | None = None, field_manager: str | None = None, force: bool | None = None,
@@ -233,6 +241,11 @@ class FakeResourceClient(Generic[T, L]):
             body = msgspec.json.decode(data)
         except msgspec.DecodeError as err:
             raise errors.from_status(errors.new_status(400, "BadRequest", f"invalid patch: {err}")) from None
+        tracker = self.fake.tracker
+        if patch_type == APPLY_PATCH and isinstance(tracker, FieldManagedObjectTracker):
+            return tracker.apply(self.gvr, body, ns, name, field_manager=field_manager or "", force=force,
+                                 subresource=subresource)
+        field_manager = self._manager(field_manager)
         try:
             current = self.fake.tracker.get(self.gvr, ns, name)
         except errors.NotFoundError:

@@ -13,6 +13,10 @@ history keeps the last ``history`` events, and a watch from an older version get
 (410 Expired), as a real watch does. A watch without a resourceVersion (or "0") sends only later
 changes (client-go's tracker behaviour; it sends no synthetic ADDED events).
 
+Managed fields: this tracker keeps what each write carries and treats nothing as owned (client-go's
+``NewObjectTracker``); ``FieldManagedObjectTracker`` (``samplecontroller.testing.fieldmanaged``,
+client-go's ``NewFieldManagedObjectTracker``) records them and merges server-side apply as the server.
+
 There is no defaulting, validation, admission, finalizer handling or garbage collection: use the
 embedded API server for those.
 """
@@ -101,7 +105,14 @@ class TrackerWatch:
 
 
 class ObjectTracker:
-    """Thread-safe in-memory objects keyed by resource, namespace and name."""
+    """Thread-safe in-memory objects keyed by resource, namespace and name.
+
+    ``status_subresources`` names the resources with a status subresource and ``kinds`` maps a
+    resource to its kind (the REST mapping; the fake clients register both). Writes without a
+    field manager name ``default_field_manager`` (None here: no field management).
+    """
+
+    default_field_manager: str | None = None
 
     def __init__(self, history: int = 10000) -> None:
         self._lock = threading.RLock()
@@ -110,6 +121,7 @@ class ObjectTracker:
         self._rv = 0
         self._watches: list[TrackerWatch] = []
         self.status_subresources: set[GroupVersionResource] = set()
+        self.kinds: dict[GroupVersionResource, str] = {}
 
     def _bump(self) -> str:
         self._rv += 1
@@ -142,6 +154,8 @@ class ObjectTracker:
         with self._lock:
             obj = copy.deepcopy(obj)
             key = self._key(obj, None)
+            if obj.get("kind"):
+                self.kinds.setdefault(gvr, str(obj["kind"]))
             md = obj["metadata"]
             md.setdefault("uid", str(uuid.uuid4()))
             md.setdefault("creationTimestamp", _now())

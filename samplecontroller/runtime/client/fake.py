@@ -62,42 +62,33 @@ There is no defaulting, validation, admission or garbage collection: use the emb
 from __future__ import annotations
 
 import copy
+import importlib
 import queue
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import msgspec
-
-from samplecontroller.apimachinery import (
-    conditions,
-    errors,
-    fieldmanager,
-    labels,
-    meta,
-    objects,
-    openapi_schemas,
-)
+from samplecontroller.apimachinery import conditions, errors, fieldmanager, labels, meta, objects
 from samplecontroller.client.scheme import Scheme
-from samplecontroller.client.types import APPLY_PATCH, MERGE_PATCH, ResourceInfo
+from samplecontroller.client.types import MERGE_PATCH, ResourceInfo
 from samplecontroller.runtime.client import Client, Patch, StatusWriter
 from samplecontroller.runtime.client.interceptor import Funcs, new_client
 from samplecontroller.testing import (
+    DEFAULT_FIELD_MANAGER,
     FakeClientsetBase,
     FakeResourceClient,
+    FieldManagedObjectTracker,
     GroupVersionResource,
-    ObjectTracker,
 )
 
 if TYPE_CHECKING:
     from samplecontroller.runtime.client.aio import FakeAsyncClient
 
-__all__ = ["ClientBuilder", "FakeClient", "IndexFunc", "new_manager"]
+__all__ = ["DEFAULT_FIELD_MANAGER", "ClientBuilder", "FakeClient", "IndexFunc", "default_type_converters", "new_manager"]
 
 T = TypeVar("T")
-DEFAULT_FIELD_MANAGER = "samplecontroller"
-"""The manager of writes without a field owner (the server takes the User-Agent's first word)."""
 IndexFunc = Callable[[Any], Sequence[str]]
 """An index function: the values an object is found under (as ``runtime.cache`` ``index_field``)."""
 
@@ -111,45 +102,10 @@ def _deleting_without_finalizers(obj: Mapping[str, Any]) -> bool:
     return bool(md.get("deletionTimestamp")) and not md.get("finalizers")
 
 
-class _FinalizingTracker(ObjectTracker):
-    """The ObjectTracker plus the API server's deletionTimestamp and finalizer semantics, and its
-    managed fields (``apimachinery.fieldmanager``, the embedded API server's implementation):
-    ``definitions`` maps a resource to its OpenAPI definition (built-ins: lists merge by key;
-    None: schema-less, lists atomic)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.definitions: dict[GroupVersionResource, str | None] = {}
-
-    def manage_fields(self, gvr: GroupVersionResource, old: dict[str, Any] | None, new: dict[str, Any],
-                      requested: Any, subresource: str | None, field_manager: str | None) -> None:
-        """A write by ``field_manager`` owns the fields it changed (an Update entry), as on the server;
-        without a manager (an apply, computed already; a deletion's bookkeeping) ``requested`` is kept."""
-        md = new.setdefault("metadata", {})
-        if field_manager is None:
-            if requested is None:
-                md.pop("managedFields", None)
-            else:
-                md["managedFields"] = requested
-            return
-        if old is not None:
-            md["managedFields"] = (old.get("metadata") or {}).get("managedFields")
-            if requested == []:
-                md["managedFields"] = []
-        definition, schema = self.schema_of(gvr)
-        managed = fieldmanager.update_managed_fields(old, new, field_manager, "Update", subresource or "",
-                                                     definition_name=definition, schema=schema)
-        entries = (managed.get("metadata") or {}).get("managedFields")
-        if entries:
-            md["managedFields"] = entries
-        else:
-            md.pop("managedFields", None)
-
-    def schema_of(self, gvr: GroupVersionResource) -> tuple[str | None, dict[str, Any] | None]:
-        """(definition name, schema) for ``fieldmanager``: a built-in's OpenAPI definition, else an
-        empty structural schema (a custom resource: maps granular, lists atomic)."""
-        definition = self.definitions.get(gvr)
-        return (definition, None) if definition else (None, {})
+class _FinalizingTracker(FieldManagedObjectTracker):
+    """The field-managed ObjectTracker (managed fields and server-side apply through
+    ``apimachinery.fieldmanager``, the embedded API server's implementation) plus the API server's
+    deletionTimestamp and finalizer semantics."""
 
     def create(self, gvr: GroupVersionResource, obj: dict[str, Any], namespace: str | None, *,
                field_manager: str | None = None) -> dict[str, Any]:
@@ -221,69 +177,12 @@ class _FakeResource(FakeResourceClient[Any, Any]):
         self._needs_status("status")
         return super().update_status(obj, field_manager=field_manager, dry_run=dry_run)
 
-    def create(self, obj: Any, *, dry_run: bool = False, field_manager: str | None = None,
-               field_validation: str | None = None) -> Any:
-        return super().create(obj, field_manager=field_manager or DEFAULT_FIELD_MANAGER)
-
-    def update(self, obj: Any, *, field_manager: str | None = None, dry_run: bool = False,
-               preserve_unknown_fields: bool = False) -> Any:
-        return super().update(obj, field_manager=field_manager or DEFAULT_FIELD_MANAGER)
-
     def patch(self, name: str, patch: bytes | dict[str, Any] | list[Any], patch_type: str = MERGE_PATCH, *,
               subresource: str | None = None, field_manager: str | None = None, force: bool | None = None,
               dry_run: bool = False) -> Any:
         self._needs_status(subresource)
-        if patch_type != APPLY_PATCH:
-            field_manager = field_manager or DEFAULT_FIELD_MANAGER
         return super().patch(name, patch, patch_type, subresource=subresource, field_manager=field_manager,
                              force=force)
-
-    def _apply_patch(self, ns: str, name: str, data: bytes, patch_type: str, subresource: str | None,
-                     field_manager: str | None = None, force: bool = False) -> Any:
-        """Server-side apply as the API server does it (``apimachinery.fieldmanager.apply``): the
-        manager owns what it sets, a field another manager owns with another value is a 409
-        Conflict naming them unless ``force``, fields it stops applying are removed."""
-        if patch_type != APPLY_PATCH:
-            return super()._apply_patch(ns, name, data, patch_type, subresource, field_manager, force)
-        if not field_manager:
-            raise errors.from_status(errors.new_status(
-                400, errors.REASON_BAD_REQUEST, "PATCH, application/apply-patch+yaml requests must have a fieldManager"))
-        try:
-            body = msgspec.json.decode(data)
-        except msgspec.DecodeError as err:
-            raise errors.from_status(errors.new_status(400, errors.REASON_BAD_REQUEST, f"invalid patch: {err}")) from None
-        tracker = self.fake.tracker
-        try:
-            current: dict[str, Any] | None = tracker.get(self.gvr, ns, name)
-        except errors.NotFoundError:
-            if subresource:
-                raise
-            current = None
-        if isinstance(body, dict):
-            body.setdefault("metadata", {})["name"] = name
-        result = self._server_side_apply(current, body, field_manager, force, subresource)
-        if current is None:
-            return tracker.create(self.gvr, result, ns)
-        result["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
-        return tracker.update(self.gvr, result, ns, subresource)
-
-    def _server_side_apply(self, current: dict[str, Any] | None, body: Any, manager: str, force: bool,
-                           subresource: str | None) -> dict[str, Any]:
-        ignore = ["status"] if (self.gvr in self.fake.tracker.status_subresources and not subresource) else []
-        if subresource == "status" and isinstance(body, dict):
-            ignore = [k for k in body if k not in ("apiVersion", "kind", "metadata", "status")]
-        tracker = self.fake.tracker
-        definition, schema = tracker.schema_of(self.gvr) if isinstance(tracker, _FinalizingTracker) else (None, {})
-        try:
-            return fieldmanager.apply(current, body, manager, force, definition, schema=schema,
-                                      subresource=subresource or "", ignore=ignore)
-        except fieldmanager.ApplyConflict as err:
-            raise errors.from_status(errors.new_status(
-                409, errors.REASON_CONFLICT, fieldmanager.conflict_message(err.conflicts),
-                {"name": meta.get_name(body), "group": self.gvr.group, "kind": self.info.kind,
-                 "causes": err.causes()})) from None
-        except ValueError as err:
-            raise errors.from_status(errors.new_status(400, errors.REASON_BAD_REQUEST, str(err))) from None
 
     def delete(self, name: str, *, propagation_policy: str | None = None,
                preconditions: Mapping[str, str] | None = None, grace_period_seconds: int | None = None,
@@ -394,6 +293,8 @@ class ClientBuilder:
         self._field_owner: str | None = None
         self._indexes: dict[tuple[type[Any], str], IndexFunc] = {}
         self._watch_delays: dict[type[Any] | None, float] = {}
+        self._type_converters: list[fieldmanager.TypeConverter] = []
+        self._crd_converters: list[fieldmanager.TypeConverter] = []
 
     def with_scheme(self, scheme: Scheme) -> ClientBuilder:
         """The Scheme that maps model types to resources (required)."""
@@ -431,6 +332,28 @@ class ClientBuilder:
             self._watch_delays[t] = seconds
         return self
 
+    def with_type_converters(self, *converters: fieldmanager.TypeConverter) -> ClientBuilder:
+        """How kinds merge under server-side apply (controller-runtime's ``WithTypeConverters``):
+        the first converter that knows a kind is used, and a kind none knows is a ValueError naming
+        it. Given at all, they replace the default (``default_type_converters``)."""
+        self._type_converters.extend(converters)
+        return self
+
+    def with_crds(self, *crds: str | Path | Mapping[str, Any]) -> ClientBuilder:
+        """Merge custom resources by these CRDs' schemas, as the API server does (envtest's
+        ``CRDDirectoryPaths``): directories of CRD YAML files (as ``apiserver.preload.load_crds``
+        reads them) or CRD documents (dicts). Consulted before the other type converters; a
+        missing directory or a document that is not a CRD is a ValueError naming it."""
+        from samplecontroller.apiserver.preload import CRDError, load_crds
+
+        docs = [crd for crd in crds if isinstance(crd, Mapping)]
+        try:
+            docs += load_crds(str(crd) for crd in crds if not isinstance(crd, Mapping))
+        except CRDError as err:
+            raise ValueError(str(err)) from None
+        self._crd_converters.append(fieldmanager.SchemaTypeConverter.from_crds(docs))
+        return self
+
     def with_field_owner(self, field_owner: str) -> ClientBuilder:
         """The default field owner of writes (needed by ``apply``)."""
         self._field_owner = field_owner
@@ -452,15 +375,15 @@ class ClientBuilder:
         scheme = self._scheme
         if scheme is None:
             raise ValueError("a fake client needs a Scheme: call with_scheme(SCHEME)")
-        tracker = _FinalizingTracker()
+        converters = self._type_converters or default_type_converters(scheme)
+        tracker = _FinalizingTracker(fieldmanager.MultiTypeConverter(*self._crd_converters, *converters))
         if self._status_types is None:
             status_infos = [info for info in scheme.all() if "status" in info.subresources]
         else:
             status_infos = [self._info(scheme, t) for t in self._status_types]
         tracker.status_subresources.update(GroupVersionResource(i.group, i.version, i.resource) for i in status_infos)
         for info in scheme.all():
-            tracker.definitions[GroupVersionResource(info.group, info.version, info.resource)] = \
-                openapi_schemas.definition_name_for_gvk(info.group, info.version, info.kind)
+            tracker.kinds[GroupVersionResource(info.group, info.version, info.resource)] = info.kind
         for obj in self._objects:
             info = self._info(scheme, obj)
             data = objects.to_dict(obj)
@@ -484,6 +407,32 @@ class ClientBuilder:
         from samplecontroller.runtime.client.aio import FakeAsyncClient
 
         return FakeAsyncClient(self.build())
+
+
+def default_type_converters(scheme: Scheme) -> list[fieldmanager.TypeConverter]:
+    """The type converters of a fake client built without ``with_type_converters``: the built-in
+    kinds' OpenAPI definitions, the ``applyconfigurations.new_type_converter()`` of every generated
+    package whose kinds ``scheme`` holds (their CRD schemas: lists and maps merge as on the server),
+    and last the deduced converter (lists atomic) for kinds none of them knows (dict kinds, a
+    package generated before it carried schemas), as controller-runtime's default."""
+    converters: list[fieldmanager.TypeConverter] = [fieldmanager.BuiltinTypeConverter()]
+    roots: list[str] = []
+    for info in scheme.all():
+        root, sep, _ = (getattr(info.model, "__module__", "") or "").partition(".apis.")
+        if sep and root not in roots and root != "samplecontroller.kubernetes":
+            roots.append(root)
+    for root in roots:
+        try:
+            package = importlib.import_module(f"{root}.applyconfigurations")
+        except ModuleNotFoundError as err:
+            if err.name not in (root, f"{root}.applyconfigurations"):
+                raise
+            continue
+        new_type_converter = getattr(package, "new_type_converter", None)
+        if callable(new_type_converter):
+            converters.append(new_type_converter())
+    converters.append(fieldmanager.DeducedTypeConverter())
+    return converters
 
 
 def new_manager(client: Client, options: Any = None) -> Any:
