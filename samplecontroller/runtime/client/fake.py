@@ -9,6 +9,7 @@
               .with_status_subresource(Foo)             # optional, see below
               .with_interceptor_funcs(Funcs(update=...))
               .with_watch_delay(0.05, Foo)              # optional: caches over it lag 50 ms
+              .with_crds("config/crd/bases")            # optional: apply merges by these CRD schemas
               .build())
     FooReconciler(client, FakeRecorder()).reconcile(Request("ns", "foo"))
     assert client.get(Foo, "ns", "foo").status.available_replicas == 1
@@ -51,8 +52,13 @@ would against a server (``Options(read_your_writes=ReadYourWrites(enabled=False)
   ``apply`` (an apply configuration, a dict or a model) owns what it sets, removes what its
   manager stops applying, and a field another manager owns with another value is a 409
   ConflictError naming that manager and field (the server's message) unless ``force=True``,
-  which takes it over. Built-in kinds merge lists by key (their OpenAPI schema); custom
-  resources are schema-less here (maps granular, lists atomic: a CRD's list-map keys are not known).
+  which takes it over. Lists and maps merge by the kind's schema, as on the server: the built-in
+  kinds' OpenAPI definitions; a custom resource's CRD schema (``x-kubernetes-list-type`` map with
+  ``x-kubernetes-list-map-keys``, set; ``x-kubernetes-map-type``) from its generated package's
+  ``applyconfigurations.new_type_converter()`` (found by itself, ``default_type_converters``), from
+  CRD YAML (``with_crds``), or from ``with_type_converters`` (controller-runtime's
+  ``WithTypeConverters``). The tracker is ``samplecontroller.testing.FieldManagedObjectTracker``,
+  the one a generated fake clientset's ``new_clientset`` uses.
 
 There is no defaulting, validation, admission or garbage collection: use the embedded API server
 (``samplecontroller.apiserver.testing``) for those. ``client.fake`` (the
