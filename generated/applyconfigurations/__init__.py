@@ -15,11 +15,9 @@ from typing import Any
 from samplecontroller.apimachinery.fieldmanager import SchemaTypeConverter
 
 # (group, version, kind) -> the CRD version's schema as server-side apply reads it
-# (samplecontroller.apimachinery.fieldmanager.merge_schema; {}: maps granular, lists atomic)
-SCHEMAS: dict[tuple[str, str, str], dict[str, Any]] = {
-    ("samplecontroller.k8s.io", "v1alpha1", "Foo"): {},
-    ("workloads.example.com", "v1alpha1", "PodSet"): {},
-}
+# (samplecontroller.apimachinery.fieldmanager.merge_schema; {}: maps granular, lists atomic);
+# _S<n>: a part found in more than one place, written once
+SCHEMAS: dict[tuple[str, str, str], dict[str, Any]] = {("samplecontroller.k8s.io", "v1alpha1", "Foo"): {}, ("workloads.example.com", "v1alpha1", "PodSet"): {}}
 
 
 def new_type_converter() -> SchemaTypeConverter:

@@ -511,7 +511,6 @@ def render_all(packages: list[Package], target: Target = Target()) -> dict[str, 
     env.filters["camel"] = camel
     env.filters["sort_imports"] = sort_imports
     env.filters["suffix"] = lambda names, suffix: [name + suffix for name in names]
-    env.filters["pyliteral"] = py_literal
     env.globals["from_import"] = from_import
     env.globals["interface"] = _interface
     env.globals.update(root=target.package, generator=target.generator, crds=target.crds_label)
@@ -552,7 +551,8 @@ def render_all(packages: list[Package], target: Target = Target()) -> dict[str, 
         files[f"informers/{p.pkg}/{p.version}/__init__.py"] = render("group_informers.py.j2", package=p)
     applied = [p for p in packages if p.apply_models]
     if applied:
-        files["applyconfigurations/__init__.py"] = render("apply_type_converter.py.j2", packages=applied)
+        files["applyconfigurations/__init__.py"] = render("apply_type_converter.py.j2",
+                                                          schemas=merge_schemas_source(applied))
     for pkg in sorted({p.pkg for p in applied}):
         files[f"applyconfigurations/{pkg}/__init__.py"] = render("empty.py.j2", doc=f"Apply configurations of the {pkg} API group.")
     for p in applied:
@@ -561,9 +561,75 @@ def render_all(packages: list[Package], target: Target = Target()) -> dict[str, 
     return files
 
 
-def py_literal(value: Any, indent: int = 0) -> str:
-    """``value`` (JSON strings, lists and dicts) as a Python literal, continuation lines indented by ``indent``."""
-    return json.dumps(value, indent=4, ensure_ascii=False).replace("\n", "\n" + " " * indent)
+class _Name:
+    """A name in a rendered literal (``pprint`` prints its ``repr``)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+def merge_schemas_source(packages: Iterable[Package]) -> str:
+    """Python source of ``SCHEMAS``: each kind's ``merge_schema`` by (group, version, kind). A
+    subtree found more than once (an inlined built-in type: every ``containers`` of a PodSpec...)
+    is written once, as ``_S<n>``, and named wherever it recurs (Argo Workflows' 2.4 MB of
+    indented schemas become about 20 kB)."""
+    counts: dict[str, int] = {}
+
+    def count(node: Any) -> None:
+        if isinstance(node, dict):
+            key = json.dumps(node, sort_keys=True)
+            counts[key] = counts.get(key, 0) + 1
+            for child in node.values():
+                count(child)
+
+    kinds = [k for p in packages for k in p.kinds]
+    for k in kinds:
+        count(k.merge_schema)
+    shared: dict[str, tuple[str, Any]] = {}
+
+    def named(node: Any, top: bool = False) -> Any:
+        if not isinstance(node, dict):
+            return node
+        key = json.dumps(node, sort_keys=True)
+        body = {k: named(v) for k, v in node.items()}
+        if top or counts[key] < 2 or len(key) < 60:
+            return body
+        if key not in shared:
+            shared[key] = (f"_S{len(shared)}", body)
+        return _Name(shared[key][0])
+
+    table = {(k.group, k.version, k.kind): named(k.merge_schema, top=True) for k in kinds}
+    lines = [f"{name}: dict[str, Any] = {_literal(body)}" for name, body in shared.values()]
+    lines.append(f"SCHEMAS: dict[tuple[str, str, str], dict[str, Any]] = {_literal(table)}")
+    return "\n".join(lines)
+
+
+def _flat(value: Any) -> str:
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_flat(k)}: {_flat(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        inner = ", ".join(_flat(v) for v in value)
+        return f"({inner},)" if isinstance(value, tuple) and len(value) == 1 else (
+            f"({inner})" if isinstance(value, tuple) else f"[{inner}]")
+    if isinstance(value, _Name):
+        return value.name
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _literal(value: Any, indent: int = 0, width: int = 110) -> str:
+    """A Python literal of JSON-like ``value``: on one line when it fits, else one item a line."""
+    flat = _flat(value)
+    if indent + len(flat) <= width or not isinstance(value, (dict, list)) or not value:
+        return flat
+    pad = " " * (indent + 4)
+    if isinstance(value, dict):
+        items = [f"{pad}{_flat(k)}: {_literal(v, indent + 4, width)}," for k, v in value.items()]
+        return "{\n" + "\n".join(items) + "\n" + " " * indent + "}"
+    items = [f"{pad}{_literal(v, indent + 4, width)}," for v in value]
+    return "[\n" + "\n".join(items) + "\n" + " " * indent + "]"
 
 
 def _example(packages: list[Package]) -> tuple[Package | None, Kind | None]:
