@@ -577,13 +577,15 @@ def merge_schemas_source(packages: Iterable[Package]) -> str:
     is written once, as ``_S<n>``, and named wherever it recurs (Argo Workflows' 2.4 MB of
     indented schemas become about 20 kB)."""
     counts: dict[str, int] = {}
+    keys: dict[int, str] = {}  # id(subtree) -> its canonical text, built from its children's (linear)
 
-    def count(node: Any) -> None:
-        if isinstance(node, dict):
-            key = json.dumps(node, sort_keys=True)
-            counts[key] = counts.get(key, 0) + 1
-            for child in node.values():
-                count(child)
+    def count(node: Any) -> str:
+        if not isinstance(node, dict):
+            return json.dumps(node, sort_keys=True)
+        key = "{" + ",".join(f"{json.dumps(k)}:{count(v)}" for k, v in sorted(node.items())) + "}"
+        keys[id(node)] = key
+        counts[key] = counts.get(key, 0) + 1
+        return key
 
     kinds = [k for p in packages for k in p.kinds]
     for k in kinds:
@@ -593,7 +595,7 @@ def merge_schemas_source(packages: Iterable[Package]) -> str:
     def named(node: Any, top: bool = False) -> Any:
         if not isinstance(node, dict):
             return node
-        key = json.dumps(node, sort_keys=True)
+        key = keys[id(node)]
         body = {k: named(v) for k, v in node.items()}
         if top or counts[key] < 2 or len(key) < 60:
             return body
