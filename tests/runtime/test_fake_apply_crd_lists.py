@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -67,10 +68,14 @@ def test_fake_merges_crd_lists_as_the_server_does(pkg: Any, apiserver: Any, rest
     check_server_result(server, server_conflicts)
 
 
-def test_with_crds_takes_crd_documents_too(pkg: Any) -> None:
+@pytest.mark.parametrize("how", ["file", "documents"])
+def test_with_crds_takes_files_and_crd_documents_too(pkg: Any, how: str) -> None:
     from samplecontroller.apiserver.preload import load_crds
 
-    fake = ClientBuilder().with_scheme(_scheme(pkg)).with_crds(*load_crds([CRDS])).build()
+    crds: list[Any] = [CRDS / "routes.yaml"] if how == "file" else load_crds([CRDS])
+    # the CRDs come first: the deduced converter (lists atomic) is never asked for Route
+    fake = ClientBuilder().with_scheme(_scheme(pkg)).with_crds(*crds).with_type_converters(
+        fieldmanager.DeducedTypeConverter()).build()
     fake.apply(route("default", {"backends": [{"name": "a", "port": 80}]}), field_owner="alpha")
     fake.apply(route("default", {"backends": [{"name": "b", "port": 80}]}), field_owner="beta")  # merged by key
     live = fake.get(importlib.import_module(f"{pkg.__name__}.apis.net.v1").Route, "default", "r")
@@ -97,3 +102,5 @@ def test_with_crds_refuses_a_missing_directory_and_a_document_that_is_not_a_crd(
         ClientBuilder().with_crds(CRDS / "missing")
     with pytest.raises(ValueError, match="not a CustomResourceDefinition: 'Route'"):
         ClientBuilder().with_crds(route("default"))
+    with pytest.raises(ValueError, match="not valid YAML"):
+        ClientBuilder().with_crds(Path(__file__))

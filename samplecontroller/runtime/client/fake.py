@@ -76,7 +76,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from samplecontroller.apimachinery import conditions, errors, fieldmanager, labels, meta, objects
+import yaml
+
+from samplecontroller.apimachinery import conditions, errors, fieldmanager, k8syaml, labels, meta, objects
 from samplecontroller.client.scheme import Scheme
 from samplecontroller.client.types import MERGE_PATCH, ResourceInfo
 from samplecontroller.runtime.client import Client, Patch, StatusWriter
@@ -348,15 +350,24 @@ class ClientBuilder:
     def with_crds(self, *crds: str | Path | Mapping[str, Any]) -> ClientBuilder:
         """Merge custom resources by these CRDs' schemas, as the API server does (envtest's
         ``CRDDirectoryPaths``): directories of CRD YAML files (as ``apiserver.preload.load_crds``
-        reads them) or CRD documents (dicts). Consulted before the other type converters; a
-        missing directory or a document that is not a CRD is a ValueError naming it."""
+        reads them), YAML files, or CRD documents (dicts). Consulted before the other type
+        converters; a missing path, a file that is not YAML or a document that is not a CRD is a
+        ValueError naming it."""
         from samplecontroller.apiserver.preload import CRDError, load_crds
 
-        docs = [crd for crd in crds if isinstance(crd, Mapping)]
+        docs: list[Any] = []
         try:
-            docs += load_crds(str(crd) for crd in crds if not isinstance(crd, Mapping))
+            for crd in crds:
+                if isinstance(crd, Mapping):
+                    docs.append(crd)
+                elif Path(crd).is_file():
+                    docs += [doc for doc in k8syaml.load_all(Path(crd).read_bytes()) if doc is not None]
+                else:
+                    docs += load_crds([crd])
         except CRDError as err:
             raise ValueError(str(err)) from None
+        except yaml.YAMLError as err:
+            raise ValueError(f"{crd}: not valid YAML: {' '.join(str(err).split())}") from None
         self._crd_converters.append(fieldmanager.SchemaTypeConverter.from_crds(docs))
         return self
 
