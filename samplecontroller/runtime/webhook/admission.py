@@ -45,8 +45,8 @@ class Defaulter(Protocol[T]):
     def default(self, obj: T) -> T:
         """Return ``obj`` with its defaults set (models are frozen: a new object, e.g. ``msgspec.structs.replace``).
 
-        Called for CREATE and UPDATE (CONNECT too, if the webhook configuration asks for it),
-        never for DELETE, on a thread of the webhook server's pool: it may block, and calls for
+        Called for the CREATE and UPDATE requests the webhook configuration lists, never for
+        DELETE (allowed untouched), on a thread of the webhook server's pool: it may block, and calls for
         different requests may run at the same time. ``obj`` is the request's object decoded
         into the handler's model. The answer is a JSON patch from the request's object to the
         returned one; fields the model does not know are kept. Raising denies the request: a
