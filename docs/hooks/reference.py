@@ -3,9 +3,7 @@
 The pages are generated at build time from ``public_api.modules`` (nothing is written to the
 source tree): each renders the module's own public names with mkdocstrings and links the names it
 re-exports to the module that defines them. The build fails (``PluginError``) when a public name
-has no docstring and is not in ``undocumented.txt`` (the names that lacked one when the check was
-introduced, to be emptied), and when a name listed there has one or no longer exists (so that list
-only shrinks).
+has no docstring: there is no exemption list (write the docstring, or make the name private).
 """
 
 from __future__ import annotations
@@ -22,25 +20,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # mkdocs loads hoo
 
 from docs.hooks import public_api
 
-HERE = Path(__file__).parent
-BASELINE = HERE / "undocumented.txt"
 _modules: list[public_api.Module] = []
 
 
-def baseline() -> set[str]:
-    """The names allowed to lack a docstring for now (one dotted path a line, # comments)."""
-    lines = BASELINE.read_text().splitlines() if BASELINE.exists() else []
-    return {line.strip() for line in lines if line.strip() and not line.startswith("#")}
-
-
 def check(package: Any) -> list[str]:
-    """The problems: public names without a docstring outside the baseline, stale baseline entries."""
-    missing = set(public_api.missing_docstrings(package))
-    allowed = baseline()
-    problems = [f"{path}: public name without a docstring" for path in sorted(missing - allowed)]
-    problems += [f"{path}: listed in docs/hooks/undocumented.txt but documented or gone: remove the line"
-                 for path in sorted(allowed - missing)]
-    return problems
+    """The problems: one line per public name without a docstring."""
+    return [f"{path}: public name without a docstring" for path in sorted(public_api.missing_docstrings(package))]
 
 
 def page_uri(module: str) -> str:

@@ -239,6 +239,7 @@ def _models(defs: dict[str, Any], names: list[str], root: str, kinds: dict[str, 
 
 
 def builtins_target() -> Target:
+    """The ``Target`` of ``samplecontroller.kubernetes``: its import path, this generator in the headers, no CRD folder."""
     return Target(ROOT, GENERATOR, "")
 
 

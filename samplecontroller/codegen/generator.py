@@ -262,6 +262,13 @@ def check_names(path: Path, names: dict[str, Any]) -> None:
 
 
 def load_crds(crds_dir: Path) -> list[tuple[Path, dict[str, Any]]]:
+    """Every CustomResourceDefinition document of the ``*.yaml``/``*.yml`` files of ``crds_dir`` (not recursive).
+
+    Files in name order, documents in file order, each with its file. Raises ``CodegenError``
+    naming the file and the line or document for what is not a UTF-8 YAML file of
+    ``apiextensions.k8s.io/v1`` CRDs (an empty file included); the CRDs' content is
+    ``kinds_from_crd``'s to check.
+    """
     if not crds_dir.is_dir():
         raise CodegenError(f"{crds_dir}: not a directory")
     docs: list[tuple[Path, dict[str, Any]]] = []
@@ -302,6 +309,13 @@ def load_crds(crds_dir: Path) -> list[tuple[Path, dict[str, Any]]]:
 
 
 def kinds_from_crd(path: Path, crd: dict[str, Any]) -> list[tuple[Kind, dict[str, Any]]]:
+    """One ``Kind`` and its ``openAPIV3Schema`` per served version of ``crd`` (read from ``path``), in CRD order.
+
+    Checks what the generated code depends on: the group (a DNS subdomain with a dot), the
+    names, the scope, version names, a structural schema for every served version, and only the
+    ``status`` and ``scale`` subresources. Versions with ``served: false`` are skipped
+    unchecked beyond their name. Raises ``CodegenError`` naming ``path`` and the field.
+    """
     spec = crd.get("spec")
     if not isinstance(spec, dict):
         raise _err(path, "spec", "required")
@@ -376,6 +390,11 @@ def normalize_upstream(schema: Any) -> Any:
 
 
 def upstream_closure(defs: dict[str, Any], roots: Iterable[str]) -> set[str]:
+    """The names of ``defs`` that ``roots`` refer to, directly or not (``$ref: #/$defs/<name>``), roots included.
+
+    ``defs`` are normalized definitions (``normalize_upstream``); a reference to a name missing
+    from ``defs`` raises ``KeyError``.
+    """
     seen: set[str] = set()
     stack = list(roots)
     while stack:
@@ -702,6 +721,11 @@ def write_tree(files: dict[str, str], out: Path) -> None:
 
 
 def diff_trees(expected: Path, actual: Path) -> list[str]:
+    """The relative paths of the files that differ between two directory trees, sorted.
+
+    A file in only one of them, or whose bytes differ, is listed; ``__pycache__`` is ignored, and
+    a missing directory is an empty tree. ``[]`` means ``actual`` is up to date (``--verify``).
+    """
     def listing(d: Path) -> set[str]:
         if not d.exists():
             return set()
@@ -753,6 +777,10 @@ def parse_group_packages(values: list[str]) -> tuple[tuple[str, str], ...]:
 
 
 def parse_args(argv: list[str] | None, defaults: Defaults) -> argparse.Namespace:
+    """The generator's command line (``sys.argv[1:]`` when ``argv`` is None) with ``defaults``' defaults.
+
+    Only parses: ``main`` checks the values. A usage error exits with status 2 (argparse).
+    """
     parser = argparse.ArgumentParser(prog=defaults.prog, description="Generate models, clientsets, listers, "
                                      "informers and a Scheme from CustomResourceDefinitions.")
     parser.add_argument("--crds", type=Path, default=defaults.crds,

@@ -137,6 +137,16 @@ class Normalizer:
         self.shared: dict[str, str] | None = None
 
     def object_def(self, name: str, schema: dict[str, Any], drop: Iterable[str] = (), path: str = "") -> dict[str, Any]:
+        """Define the object ``schema`` as the class ``name`` in ``defs`` and return a ``$ref`` node to it.
+
+        Its properties (but those in ``drop``, like a kind's ``apiVersion``/``kind``/``metadata``)
+        become nodes, each nested object its own definition named ``name`` + the property's
+        CamelCase name. ``required`` keeps only properties present and without a schema
+        ``default``. ``path`` is the schema's dotted path in the kind (matched against the
+        ``--builtin-type`` declarations; "" for a kind's root). A nested object whose body is
+        identical to one defined already in the package (``shared``) reuses that class instead
+        of a copy; two different objects mapping to one class name raise ``CodegenError``.
+        """
         dropped = set(drop)
         props = {k: v for k, v in (schema.get("properties") or {}).items() if k not in dropped}
         body: dict[str, Any] = {"type": "object", "properties": {}}
@@ -328,6 +338,8 @@ class ModelField:
 
 @dataclass
 class ModelClass:
+    """A Struct of the generated models: its class name, its fields in order, its docstring (None: none)."""
+
     name: str
     fields: list[ModelField]
     doc: str | None = None
@@ -515,6 +527,14 @@ class Shaper:
         raise CodegenError(f"no zero value for the type {ast.unparse(annotation)}")
 
     def shape_class(self, cls: ModelClass, kind: KindLike | None, list_kind: KindLike | None) -> ModelClass:
+        """``cls`` as datamodel-code-generator parsed it, in the project's shape (see the module docstring).
+
+        A required field loses ``UnsetType`` and defaults to Go's zero value (``zero``), so does a
+        List's ``items``; ``None`` goes last in a union; each field gets its property's
+        description. When ``cls`` is a kind (``kind``) or its list (``list_kind``), the
+        generated ``apiVersion``/``kind``/``metadata`` fields are replaced by ``api_version`` and
+        ``kind`` defaulting to the kind's own and ``metadata`` (ObjectMeta or ListMeta), first.
+        """
         schema = self.schema_defs.get(cls.name) or {}
         props = schema.get("properties") or {}
         required = set(schema.get("required") or [])
@@ -663,6 +683,11 @@ class Constants:
     values: list[Any] = field(default_factory=list)
 
     def source(self) -> str:
+        """The class's Python source: one ``Final`` constant per value, in order.
+
+        Names come from ``constant_name`` (upper snake case); a name already taken gets a
+        trailing ``_``.
+        """
         lines = [f"class {self.name}:", f'    """Values of ``{self.owner}`` (the server may add others)."""', ""]
         seen: set[str] = set()
         for value in self.values:

@@ -50,6 +50,10 @@ def usable(name: str) -> bool:
 
 
 def check_override(group: str, name: str) -> None:
+    """Raise ``PackageNameError`` unless ``name`` (from ``--group-package group=name``) is ``usable``.
+
+    Checks the name alone; whether it collides with another group's is ``group_packages``' concern.
+    """
     if not usable(name):
         raise PackageNameError(group, f"--group-package {group}={name}: {name!r} must be a lowercase Python "
                                "identifier (not a keyword nor an informer factory attribute)")

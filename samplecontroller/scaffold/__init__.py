@@ -17,7 +17,10 @@ and the Makefile's ``TOOLKIT``, so the project installs the same one.
 ``conditions``, printer columns Ready and Age), a sample in ``config/samples``, a controller in
 the chosen style with unit and integration tests; it rewrites ``config/rbac/role.yaml``,
 ``config/crd/kustomization.yaml`` and the marked regions of ``controllers/__init__.py`` from
-PROJECT, and regenerates the package. Everything is checked (names, the generator's checks on
+PROJECT, and regenerates the package; ``--style async`` adds the toolkit's ``async`` extra to
+the project's dependencies. ``create webhook`` adds the handlers, their tests, ``config/webhook``,
+``config/certmanager`` and the CRD's conversion patch, and the ``webhook`` extra to the
+dependencies (the operator's image installs only those). Everything is checked (names, the generator's checks on
 the new CRD, files that would be overwritten) before anything is written.
 
 Templates are package data (``samplecontroller/scaffold/templates``). Needs the ``codegen``
@@ -56,9 +59,10 @@ CRD_DIR = Path("config") / "crd" / "bases"
 GENERATOR = "hack/update_codegen.py"
 STYLES = ("runtime", "async", "client-go")
 _STYLE_SUFFIX = {"runtime": "runtime", "async": "async", "client-go": "clientgo"}
-ASYNC_DEPENDENCY = ('"samplecontroller>=', '"samplecontroller[async]>=')
-"""``create api --style async`` turns pyproject.toml's toolkit dependency into one with the
-``async`` extra (the async client's aiohttp)."""
+TOOLKIT_DEPENDENCY = re.compile(r'"samplecontroller(?:\[([a-z,]*)\])?>=')
+"""The toolkit requirement in pyproject.toml's ``[project] dependencies`` (what the image installs):
+``create api --style async`` adds the ``async`` extra to it (the async client's aiohttp), ``create
+webhook`` the ``webhook`` extra (the webhook server's aiohttp and cryptography)."""
 DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 KIND = re.compile(r"[A-Z][A-Za-z0-9]*")
@@ -533,18 +537,21 @@ def shadowed_builtin(resource: Resource) -> str | None:
     return None
 
 
-def _with_async_extra(root: Path) -> str:
-    """pyproject.toml with the toolkit dependency asking for the ``async`` extra (unchanged when it
-    already does); ScaffoldError when no ``"samplecontroller>=...`` dependency is there to change."""
+def _with_extra(root: Path, extra: str, who: str) -> str:
+    """pyproject.toml with the toolkit dependency of ``[project] dependencies`` asking for ``extra``
+    too (unchanged when it already does); ScaffoldError when no ``"samplecontroller>=...`` or
+    ``"samplecontroller[...]>=...`` dependency is there to change (``who`` needs the extra)."""
     path = root / "pyproject.toml"
     text = path.read_text() if path.is_file() else ""
-    plain, extra = ASYNC_DEPENDENCY
-    if extra in text:
+    start = text.find("\ndependencies = [")
+    match = TOOLKIT_DEPENDENCY.search(text, start) if start >= 0 else None
+    if match is None:
+        raise ScaffoldError(f"{path}: no \"samplecontroller>=...\" in [project] dependencies to give the {extra} "
+                            f"extra; {who} needs samplecontroller[{extra}] in the project's dependencies")
+    extras = {e for e in (match.group(1) or "").split(",") if e}
+    if extra in extras:
         return text
-    if plain not in text:
-        raise ScaffoldError(f"{path}: no {plain}...\" dependency to give the async extra; an async controller "
-                            "needs samplecontroller[async] in the project's dependencies")
-    return text.replace(plain, extra, 1)
+    return f'{text[:match.start()]}"samplecontroller[{",".join(sorted(extras | {extra}))}]>={text[match.end():]}'
 
 
 def create_api(root: Path, *, group: str, version: str, kind: str, plural: str | None = None,
@@ -572,7 +579,7 @@ def create_api(root: Path, *, group: str, version: str, kind: str, plural: str |
     for rel in new_files:
         if (root / rel).exists():
             raise ScaffoldError(f"{root / rel} exists already; remove it or choose another kind")
-    pyproject = _with_async_extra(root) if style == "async" else None
+    pyproject = _with_extra(root, "async", "an async controller") if style == "async" else None
     generated = _generate(root, project, (r.crd_file, crd))  # refuses a bad CRD before anything is written
     init_path = root / project.package / "controllers" / "__init__.py"
     project.resources.append(r)
@@ -678,12 +685,11 @@ def _webhook_files(project: Project, r: Resource, defaulting: bool, validation: 
     return files
 
 
-def _with_webhooks_ini(path: Path) -> str | None:
-    """pyproject.toml with the ``samplecontroller_webhooks`` option after ``samplecontroller_crds``
-    (None: it has it already)."""
-    text = path.read_text()
+def _with_webhooks_ini(path: Path, text: str) -> str:
+    """pyproject.toml's ``text`` with the ``samplecontroller_webhooks`` option after ``samplecontroller_crds``
+    (unchanged when it has it already)."""
     if WEBHOOKS_INI in text:
-        return None
+        return text
     anchor = re.search(r"^samplecontroller_crds\s*=.*$", text, re.MULTILINE)
     if anchor is None:
         raise ScaffoldError(f"{path}: no samplecontroller_crds line in [tool.pytest.ini_options]; add "
@@ -707,7 +713,7 @@ def create_webhook(root: Path, *, group: str, version: str, kind: str, defaultin
             raise ScaffoldError(f"{root / rel} exists already; remove it first")
     if not (root / "tests" / "conftest.py").exists():
         new_files["tests/conftest.py"] = _render("conftest.py.j2", project)
-    pyproject = _with_webhooks_ini(root / "pyproject.toml")
+    pyproject = _with_webhooks_ini(root / "pyproject.toml", _with_extra(root, "webhook", "an operator with webhooks"))
     rewritten = {
         f"{project.package}/webhooks/__init__.py": _webhooks_init(
             project, init_path.read_text() if init_path.is_file() else None, init_path),
@@ -721,9 +727,8 @@ def create_webhook(root: Path, *, group: str, version: str, kind: str, defaultin
         "config/kustomization.yaml": _render("config_kustomization.yaml.j2", project),
         "config/crd/kustomization.yaml": _render("crd_kustomization.yaml.j2", project),
         PROJECT_FILE: project.dump(),
+        "pyproject.toml": pyproject,
     }
-    if pyproject is not None:
-        rewritten["pyproject.toml"] = pyproject
     for rel, text in {**new_files, **rewritten}.items():
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -771,7 +776,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p_hook.add_argument("--kind", required=True, help="the kind")
     p_hook.add_argument("--defaulting", action="store_true", help="a mutating webhook setting defaults")
     p_hook.add_argument("--programmatic-validation", dest="validation", action="store_true",
-                        help="a validating webhook on create, update and delete")
+                        help="a validating webhook on create and update (add DELETE to its operations in "
+                        "config/webhook/manifests.yaml for validate_delete to be called)")
     p_hook.add_argument("--conversion", action="store_true",
                         help="a conversion webhook: --version is the hub, each --spoke converts through it")
     p_hook.add_argument("--spoke", dest="spokes", action="append", default=[], metavar="VERSION",

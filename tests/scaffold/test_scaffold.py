@@ -74,6 +74,16 @@ def test_init_writes_the_project_and_records_the_toolkit(tmp_path: Path, capsys:
     assert [p.name for p in (project / "dist").glob("*.whl")] == ["samplecontroller-0.1.0-py3-none-any.whl"]
 
 
+def test_the_manager_image_is_not_pulled_when_the_node_has_it(tmp_path: Path) -> None:
+    """The image is tagged :latest, for which Kubernetes' default pull policy is Always: an image loaded
+    into the nodes (the tutorial's ``kind load docker-image``) would be pulled from a registry that
+    does not have it (ErrImagePull). The scaffold asks for IfNotPresent, as kind's documentation says."""
+    assert main(["init", "backup-operator", "--domain", "example.com", "--package", "backupop"], cwd=tmp_path) == 0
+    deployment = yaml.safe_load((tmp_path / "backup-operator/config/manager/deployment.yaml").read_text())
+    (manager,) = deployment["spec"]["template"]["spec"]["containers"]
+    assert manager["image"].endswith(":latest") and manager["imagePullPolicy"] == "IfNotPresent"
+
+
 @pytest.mark.parametrize(("direct_url", "exists", "expected"), [
     ({"url": "file:///dist/samplecontroller-0.1.0-py3-none-any.whl", "archive_info": {}}, True,
      ("wheel", "/dist/samplecontroller-0.1.0-py3-none-any.whl")),

@@ -186,3 +186,29 @@ def test_the_other_combinations_lint_and_pass(tmp_path: Path, capsys: pytest.Cap
     tests = run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly"], project)
     assert tests.returncode == 0, tests.stdout + tests.stderr
     assert "18 passed" in tests.stdout
+
+
+def toolkit_dependency(project: Path) -> str:
+    """The toolkit requirement of pyproject.toml's ``[project] dependencies`` (what the image installs)."""
+    import tomllib
+
+    deps = tomllib.loads((project / "pyproject.toml").read_text())["project"]["dependencies"]
+    (toolkit,) = [d for d in deps if d.startswith("samplecontroller")]
+    return str(toolkit)
+
+
+def test_create_webhook_puts_the_webhook_extra_into_the_operators_dependencies(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The image installs the dependencies only: without the extra, an operator with webhooks fails
+    on start in a cluster (importing samplecontroller.runtime.webhook needs aiohttp and cryptography)."""
+    project = scaffold(tmp_path / "a", capsys, [*BACKUP, "--version", "v1"])
+    assert toolkit_dependency(project) == "samplecontroller>=0.1.0"
+    webhooks(project, "--version", "v1", "--defaulting")
+    assert toolkit_dependency(project) == "samplecontroller[webhook]>=0.1.0"
+    # with an async controller, before or after the webhook: both extras
+    assert main(["create", "api", "--group", "ops", "--version", "v1", "--kind", "Schedule", "--style", "async"],
+                cwd=project) == 0
+    assert toolkit_dependency(project) == "samplecontroller[async,webhook]>=0.1.0"
+    other = scaffold(tmp_path / "b", capsys, [*BACKUP, "--version", "v1", "--style", "async"])
+    webhooks(other, "--version", "v1", "--programmatic-validation")
+    assert toolkit_dependency(other) == "samplecontroller[async,webhook]>=0.1.0"

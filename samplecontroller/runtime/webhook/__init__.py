@@ -57,7 +57,12 @@ MAX_BODY = 7 * 1024 * 1024
 
 
 class Server:
-    """See the module docstring."""
+    """The HTTPS server of a manager's webhooks (controller-runtime's ``webhook.Server``; see the module docstring).
+
+    ``host`` "" listens on every interface; ``port`` 0 picks a free port (``bound_port`` says
+    which once ``started`` is set); ``cert_dir`` holds ``cert_name`` and ``key_name``, re-read
+    every ``cert_poll_interval`` seconds.
+    """
 
     def __init__(self, host: str = "", port: int = DEFAULT_PORT, cert_dir: str | Path = "",
                  cert_name: str = CERT_NAME, key_name: str = KEY_NAME,
@@ -79,6 +84,15 @@ class Server:
         return False
 
     def register(self, path: str, handler: Handler | ConversionWebhook) -> None:
+        """Serve ``handler`` at ``path`` (as controller-runtime's ``Server.Register``).
+
+        ``path`` must start with ``/``; a path registered twice raises ``ValueError`` (Go
+        panics). A handler may be registered before or after ``start``: requests to a path with
+        no handler get 404. Only POST with ``Content-Type: application/json`` reaches the
+        handler (405 and 400 otherwise); an admission handler gets the ``request`` of a checked
+        AdmissionReview v1 body (one that is not gets ``allowed: false`` with code 400), a
+        ``ConversionWebhook`` the raw body.
+        """
         if not path.startswith("/"):
             raise ValueError(f"webhook path {path!r} must start with /")
         with self._lock:
@@ -92,6 +106,12 @@ class Server:
             return self._handlers.get(path)
 
     def started_checker(self) -> None:
+        """A healthz checker (``runtime.healthz.Checker``): raises until the server listens.
+
+        Pass the method itself: ``mgr.add_readyz_check("webhook", server.started_checker)``, so
+        that a replica is not ready before it can answer the API server's calls (Go's
+        ``StartedChecker()`` returns such a checker).
+        """
         if not self.started.is_set():
             raise RuntimeError("webhook server has not started yet")
 

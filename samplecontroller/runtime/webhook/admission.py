@@ -37,17 +37,77 @@ ADMISSION_API_VERSION = "admission.k8s.io/v1"
 
 
 class Defaulter(Protocol[T]):
-    def default(self, obj: T) -> T: ...
+    """Sets defaults on an object being created or updated (controller-runtime's CustomDefaulter).
+
+    Wrapped by ``DefaultingHandler``, registered by ``WebhookBuilder.with_defaulter``.
+    """
+
+    def default(self, obj: T) -> T:
+        """Return ``obj`` with its defaults set (models are frozen: a new object, e.g. ``msgspec.structs.replace``).
+
+        Called for the CREATE and UPDATE requests the webhook configuration lists, never for
+        DELETE (allowed untouched), on a thread of the webhook server's pool: it may block, and calls for
+        different requests may run at the same time. ``obj`` is the request's object decoded
+        into the handler's model. The answer is a JSON patch from the request's object to the
+        returned one; fields the model does not know are kept. Raising denies the request: a
+        ``StatusError`` with its own code, reason and message, anything else with 500
+        InternalError. A defaulter should be idempotent: the API server may call it again (the
+        ``reinvocationPolicy`` of the webhook configuration).
+        """
+        ...
 
 
 class Validator(Protocol[T_contra]):
-    def validate_create(self, obj: T_contra) -> Sequence[str]: ...
-    def validate_update(self, old: T_contra, new: T_contra) -> Sequence[str]: ...
-    def validate_delete(self, obj: T_contra) -> Sequence[str]: ...
+    """Accepts or refuses an object being created, updated or deleted (controller-runtime's CustomValidator).
+
+    Wrapped by ``ValidatingHandler``, registered by ``WebhookBuilder.with_validator``. Each method
+    runs on a thread of the webhook server's pool (it may block; calls for different requests may
+    run at the same time), returns warnings the API server passes to the client (``kubectl``
+    prints them; an empty sequence for none), and refuses the request by raising: a
+    ``StatusError`` (for instance ``apimachinery.errors.new_invalid``) is answered with its own
+    code, reason and message, any other exception with 403 Forbidden and its text. A validator
+    must not change the object; it is called with what the mutating webhooks produced.
+    """
+
+    def validate_create(self, obj: T_contra) -> Sequence[str]:
+        """Validate ``obj`` on CREATE; return warnings, raise to refuse."""
+        ...
+
+    def validate_update(self, old: T_contra, new: T_contra) -> Sequence[str]:
+        """Validate the change from ``old`` (stored) to ``new`` on UPDATE; return warnings, raise to refuse.
+
+        Called for updates of the main resource (and of its ``status`` when the webhook
+        configuration lists the subresource): where an immutable field is checked.
+        """
+        ...
+
+    def validate_delete(self, obj: T_contra) -> Sequence[str]:
+        """Validate the deletion of ``obj`` (the stored object) on DELETE; return warnings, raise to refuse.
+
+        Called only when the webhook configuration lists the DELETE operation (the scaffold's
+        lists CREATE and UPDATE).
+        """
+        ...
 
 
 class Handler(Protocol):
-    def handle(self, request: dict[str, Any]) -> dict[str, Any]: ...
+    """Answers admission requests (controller-runtime's admission.Handler): what ``Server.register`` serves.
+
+    ``DefaultingHandler`` and ``ValidatingHandler`` are the two the builder registers; a custom
+    one builds its answer with ``allowed`` and ``denied``.
+    """
+
+    def handle(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The AdmissionResponse (as JSON) for ``request``, the ``request`` of an AdmissionReview v1.
+
+        ``request`` has been checked to be a dict with a ``uid``; everything else in it is as
+        the API server sent it. The answer's ``uid`` must be the request's; the server wraps it
+        in an AdmissionReview (``review``). Runs on a thread of the server's pool, so it may
+        block. It should not raise: an exception is answered with HTTP 500, which the API
+        server treats as a call failure (the webhook configuration's ``failurePolicy``
+        decides), not as a denial.
+        """
+        ...
 
 
 class BadRequest(ValueError):
@@ -55,6 +115,7 @@ class BadRequest(ValueError):
 
 
 def allowed(uid: str, warnings: Sequence[str] = ()) -> dict[str, Any]:
+    """An AdmissionResponse allowing the request ``uid`` unchanged (no patch), with ``warnings`` if any."""
     resp: dict[str, Any] = {"uid": uid, "allowed": True}
     if warnings:
         resp["warnings"] = list(warnings)
@@ -62,6 +123,12 @@ def allowed(uid: str, warnings: Sequence[str] = ()) -> dict[str, Any]:
 
 
 def denied(uid: str, code: int, reason: str, message: str, warnings: Sequence[str] = ()) -> dict[str, Any]:
+    """An AdmissionResponse refusing the request ``uid``.
+
+    ``code``, ``reason`` and ``message`` become the response's Status, which the API server
+    returns to the client (``kubectl`` prints ``admission webhook ... denied the request:
+    <message>``); ``reason`` is a metav1 StatusReason such as ``Forbidden`` or ``Invalid``.
+    """
     resp: dict[str, Any] = {"uid": uid, "allowed": False,
                             "status": {"code": code, "reason": reason, "message": message}}
     if warnings:
@@ -70,6 +137,7 @@ def denied(uid: str, code: int, reason: str, message: str, warnings: Sequence[st
 
 
 def review(response: dict[str, Any]) -> dict[str, Any]:
+    """An ``admission.k8s.io/v1`` AdmissionReview carrying ``response`` (what the server sends back)."""
     return {"apiVersion": ADMISSION_API_VERSION, "kind": "AdmissionReview", "response": response}
 
 
@@ -108,6 +176,13 @@ class DefaultingHandler:
         self.remove_unknown_fields = remove_unknown_fields
 
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Allow ``request`` with a JSON patch to the defaulted object (none when nothing changed).
+
+        DELETE is allowed untouched. ``remove`` operations are dropped unless the handler was
+        made with ``remove_unknown_fields=True``, so fields the model does not know survive. An
+        object that does not decode is denied with 400 BadRequest; the defaulter's exceptions
+        as ``Defaulter.default`` says. Never raises.
+        """
         uid = str(request["uid"])
         if request.get("operation") == "DELETE":
             return allowed(uid)
@@ -139,6 +214,12 @@ class ValidatingHandler:
         self.validator = validator
 
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Call the validator's method for the request's operation and allow with its warnings.
+
+        CREATE validates ``object``, UPDATE ``oldObject`` and ``object``, DELETE ``oldObject``;
+        any other operation (CONNECT), or an object that does not decode, is denied with 400
+        BadRequest; the validator's exceptions as ``Validator`` says. Never raises.
+        """
         uid = str(request["uid"])
         op = request.get("operation")
         try:
@@ -185,14 +266,21 @@ class WebhookBuilder:
         self._spokes: tuple[Convertible[Any, Any], ...] | None = None
 
     def for_(self, model: type[Any]) -> WebhookBuilder:
+        """The kind the webhooks are for: a model class registered in the manager's scheme (required).
+
+        Its group, version and kind name the paths (``path_for``) and its class decodes the
+        requests' objects.
+        """
         self._model = model
         return self
 
     def with_defaulter(self, defaulter: Defaulter[Any]) -> WebhookBuilder:
+        """Serve ``defaulter`` as the mutating webhook at ``/mutate-<group>-<version>-<kind>``."""
         self._defaulter = defaulter
         return self
 
     def with_validator(self, validator: Validator[Any]) -> WebhookBuilder:
+        """Serve ``validator`` as the validating webhook at ``/validate-<group>-<version>-<kind>``."""
         self._validator = validator
         return self
 
@@ -237,4 +325,9 @@ class WebhookBuilder:
 
 
 def webhook_managed_by(mgr: Any) -> WebhookBuilder:
+    """A ``WebhookBuilder`` registering on ``mgr``'s webhook server (controller-runtime's ``NewWebhookManagedBy``).
+
+    ``mgr`` is anything with ``get_webhook_server()`` and ``get_scheme()`` (a ``Manager``).
+    Nothing is registered until ``complete()``.
+    """
     return WebhookBuilder(mgr)

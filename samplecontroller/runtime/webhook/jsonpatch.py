@@ -15,6 +15,15 @@ def _escape(token: str) -> str:
 
 
 def create_patch(original: Any, modified: Any, path: str = "") -> list[dict[str, Any]]:
+    """RFC 6902 operations that turn ``original`` into ``modified`` (both JSON values).
+
+    Objects are compared key by key, recursively: ``remove`` for a key only ``original`` has,
+    ``add`` for a key only ``modified`` has. Any other difference, including any difference in
+    an array, is one ``replace`` of the whole value at that place (never index-level array
+    operations). Values of different JSON types differ (``1`` and ``1.0``, ``1`` and ``True``).
+    ``path`` is the JSON pointer of the documents within a larger one ("" for the root);
+    object keys are escaped (``~0``, ``~1``). Equal documents give ``[]``.
+    """
     if isinstance(original, dict) and isinstance(modified, dict):
         ops: list[dict[str, Any]] = []
         for key in original:

@@ -19,10 +19,12 @@ from memcachedop.controllers import memcached
 from memcachedop.scheme import SCHEME
 
 
+# --8<-- [start:controller-client]
 @pytest.fixture
 def controller_client(rest_client: RESTClient) -> RESTClient:
     """Whom the controller talks to the server as: the server's admin (tests/test_rbac.py overrides it)."""
     return rest_client
+# --8<-- [end:controller-client]
 
 
 # --8<-- [start:running]

@@ -34,8 +34,6 @@ def wait_for(what: str, probe: Callable[[], T | None], timeout: float = 30.0) ->
         time.sleep(0.05)
 
 
-
-
 def ready(obj: Memcached) -> Memcached | None:
     """``obj`` when its status says Ready for its current generation."""
     return obj if memcached.ready_of(obj.status) == "True" and obj.status and \
