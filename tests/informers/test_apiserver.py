@@ -104,7 +104,9 @@ def test_generated_informer_lists_watches_and_lists(server: LocalAPIServer, cs: 
     for i in range(3):
         foos.create(foo(f"pre-{i}"))
     with started_informer(cs) as (informer, lister, recorder):
-        assert sorted(recorder.names("add-initial")) == ["pre-0", "pre-1", "pre-2"]
+        # a synced cache does not mean its handlers have run: they get events on their own thread
+        wait_for(lambda: sorted(recorder.names("add-initial")) == ["pre-0", "pre-1", "pre-2"],
+                 what="the initial adds")
         assert isinstance(lister.foos(NS).get("pre-1"), Foo)
 
         foos.create(foo("live"))
