@@ -39,10 +39,11 @@ SCHEMA: dict[str, Any] = {
                     {"rule": "isURL(self) && url(self).getScheme() == 'https'", "message": "must be an https URL"}]},
                 "memory": {"type": "string", "x-kubernetes-validations": [
                     {"rule": "quantity(self).isLessThan(quantity('1Gi'))", "message": "at most 1Gi"}]},
-                "cidrs": {"type": "array", "items": {"type": "string", "x-kubernetes-validations": [
+                "cidrs": {"type": "array", "maxItems": 16, "items": {"type": "string", "maxLength": 64,
+                                                                     "x-kubernetes-validations": [
                     {"rule": "isCIDR(self) && cidr(self).prefixLength() >= 8"}]},
                     "x-kubernetes-validations": [{"rule": "self.isSorted()", "message": "must be sorted"}]},
-                "labels": {"type": "object", "additionalProperties": {
+                "labels": {"type": "object", "maxProperties": 64, "additionalProperties": {
                     "type": "string", "x-kubernetes-validations": [{"rule": "self.size() <= 5"}]}},
                 "ratio": {"type": "number", "x-kubernetes-validations": [{"rule": "self < 1.5"}]},
                 "ports": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],

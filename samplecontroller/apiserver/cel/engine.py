@@ -132,6 +132,12 @@ class Program:
         self._expr = expr
         self.result_type = result_type
 
+    def serialized(self) -> bytes:
+        """The checked AST as the engine serializes it (a ``google.protobuf.Any`` holding a
+        ``cel.expr.CheckedExpr``; ``checked.parse`` reads it)."""
+        data: bytes = self._expr.serialize()
+        return data
+
     def evaluate(self, variables: Mapping[str, Any] | Activation) -> Any:
         """Evaluate with ``variables`` (JSON-like values, or an ``Activation`` of the program's
         environment, which several programs can share); raises ``EvalError``."""

@@ -14,7 +14,9 @@ pkg/apiserver/schema/cel Validator).
   ``optionalOldSelf`` is true (then ``oldSelf`` is an optional). Ratcheting (CRDValidationRatcheting,
   on since 1.30): a failed rule that does not use ``oldSelf`` on a value unchanged from the old
   object is a warning, not an error.
-- Cost limits are not enforced (the engine has no cost estimator); every rule is evaluated.
+- Costs (``cost``): at CRD time a rule whose estimated cost (cel-go's estimator over the
+  schema's maxLength/maxItems/maxProperties) times its node's cardinality exceeds 10,000,000, or
+  rules totalling more than 100,000,000, reject the CRD with kube's messages (``schema_errors``).
   Lists are plain CEL lists: ``x-kubernetes-list-type: set``/``map`` lists compare equal only in
   the same order (Kubernetes ignores the order).
 """
@@ -26,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from samplecontroller.apiserver import schema as structural
-from samplecontroller.apiserver.cel import formats
+from samplecontroller.apiserver.cel import cost, formats
 from samplecontroller.apiserver.cel.engine import (
     BOOL,
     DOUBLE,
@@ -78,6 +80,8 @@ class _Rule:
     transition: bool
     field_path: str
     error: str = ""
+    max_cost: int = 0  # the rule's estimated cost (cel-go's estimator, ``cost``)
+    message_max_cost: int = 0  # the messageExpression's
 
     @property
     def text(self) -> str:
@@ -91,23 +95,28 @@ class _Rule:
         return message or f"failed rule: {self.text}"
 
 
-def _compile_rule(spec: dict[str, Any], node: dict[str, Any],
-                  root: bool = False) -> tuple[_Rule, list[tuple[str, Any, str]]]:
+def _compile_rule(spec: dict[str, Any], node: dict[str, Any], root: bool = False,
+                  estimate: bool = False) -> tuple[_Rule, list[tuple[str, Any, str]]]:
     """The compiled rule and its compilation problems as (child, value, detail) for the CRD's
-    validation (``value`` None: the whole rule is the shown value)."""
+    validation (``value`` None: the whole rule is the shown value); ``estimate``: with the
+    estimated costs of the rule and its messageExpression (CRD time)."""
     problems: list[tuple[str, Any, str]] = []
     source = str(spec.get("rule") or "")
     program = optional_program = message_program = None
     error = ""
+    max_cost = message_max_cost = 0
     if source.strip():
         try:
             program = _ENV.compile(source)
+            plain = program
             undefined = undefined_fields(source, node, root) or invalid_literals(source, _ENV.succeeds)
             if undefined:
                 raise CompileError(undefined)
             program = _typed(source, node, root, program)
             if _result_type(program, source, node, root) not in ("BOOL", "DYN"):
                 raise CompileError("cel expression must evaluate to a bool")
+            if estimate:
+                max_cost = cost.estimate(plain.serialized(), cost.decl_type(node, root)).max
         except CompileError as err:
             detail = err.detail if err.detail.startswith("cel expression") else "compilation failed: " + err.detail
             problems.append(("rule", None, detail))
@@ -118,9 +127,12 @@ def _compile_rule(spec: dict[str, Any], node: dict[str, Any],
     message_source = str(spec.get("messageExpression") or "")
     if message_source.strip():
         try:
-            message_program = _typed(message_source, node, root, _ENV.compile(message_source))
+            plain_message = _ENV.compile(message_source)
+            message_program = _typed(message_source, node, root, plain_message)
             if _result_type(message_program, message_source, node, root) not in ("STRING", "DYN"):
                 raise CompileError("must evaluate to a string")
+            if estimate and program is not None:
+                message_max_cost = cost.estimate(plain_message.serialized(), cost.decl_type(node, root)).max
         except CompileError as err:
             detail = err.detail if err.detail.startswith("must evaluate") else "messageExpression compilation failed: " + err.detail
             problems.append(("messageExpression", None, detail))
@@ -133,7 +145,8 @@ def _compile_rule(spec: dict[str, Any], node: dict[str, Any],
             normalized = normalize_field_path(str(spec["fieldPath"]), node)
         except ValueError:
             normalized = ""
-    rule = _Rule(spec, program, message_program, optional_program, uses_old_self(source), normalized, error)
+    rule = _Rule(spec, program, message_program, optional_program, uses_old_self(source), normalized, error,
+                 max_cost, message_max_cost)
     return rule, problems
 
 
@@ -258,31 +271,90 @@ def _has_rules(schema: Any) -> bool:
 class _SchemaErrors:
     schema: list[FieldError] = field(default_factory=list)
     cel: list[FieldError] = field(default_factory=list)
+    total: int = 0  # the estimated cost of every rule (TotalCost)
+    expensive: list[tuple[int, str]] = field(default_factory=list)  # the (at most 4) costliest
+
+    def observe(self, where: str, expression_cost: int) -> None:
+        """TotalCost.ObserveExpressionCost."""
+        self.total = min(self.total + expression_cost, _MAX_U64)
+        if expression_cost < cost.STATIC_CRD_COST_LIMIT // 100:
+            return
+        self.expensive.append((expression_cost, where))
+        self.expensive.sort(key=lambda item: -item[0])
+        del self.expensive[4:]
 
 
-def schema_errors(schema: Any, path: str) -> list[FieldError]:
+_MAX_U64 = (1 << 64) - 1
+
+
+def schema_errors(schema: Any, path: str, suppress_rule_cost: bool = False) -> list[FieldError]:
     """The errors a CRD's schema gets for its validation rules, as kube-apiserver orders them:
     the rules' own checks, then compilation (skipped at a node when it or a node below has one
-    of the former). A rule that does not compile rejects the CRD."""
+    of the former). A rule that does not compile rejects the CRD, as does one whose estimated
+    cost times the number of times its node can occur exceeds ``cost.STATIC_RULE_COST_LIMIT``
+    (``<rule path>: Forbidden: estimated rule cost exceeds budget by factor of ...``; not checked
+    with ``suppress_rule_cost``, which kube sets for a version whose schema an update leaves
+    unchanged) or whose rules together exceed ``cost.STATIC_CRD_COST_LIMIT`` (the costliest
+    rules ``contributed to ...``, then ``<path>: Forbidden: x-kubernetes-validations estimated
+    rule cost total for entire OpenAPIv3 schema exceeds budget by factor of ...``)."""
     found = _SchemaErrors()
-    _schema_walk(schema, path, found, "", root=True)
-    return found.schema + found.cel
+    _schema_walk(schema, path, found, "", root=True, cardinality=1, suppress=suppress_rule_cost)
+    errors = found.schema + found.cel
+    if found.total > cost.STATIC_CRD_COST_LIMIT:
+        errors += [structural.forbidden(where, "contributed to estimated rule cost total exceeding cost limit "
+                                        "for entire OpenAPIv3 schema") for _, where in found.expensive]
+        errors.append(structural.forbidden(path, cost.cost_error_message(
+            "x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema", found.total,
+            cost.STATIC_CRD_COST_LIMIT)))
+    return errors
 
 
-def _schema_walk(node: Any, path: str, found: _SchemaErrors, uncorrelatable: str, root: bool = False) -> None:
+def _child_cardinality(node: dict[str, Any], cardinality: int | None) -> int | None:
+    """CELSchemaContext.childContext: the parent's cardinality times the factor by which
+    ``node`` multiplies its children (maxItems, maxProperties; 1 for objects and scalars);
+    None (unbounded) when either is unbounded."""
+    if cardinality is None:
+        return None
+    kind = node.get("type")
+    limit: Any = 1
+    if kind == "object" and isinstance(node.get("additionalProperties"), dict):
+        limit = node.get("maxProperties")
+    elif kind == "array":
+        limit = node.get("maxItems")
+    if not isinstance(limit, int) or isinstance(limit, bool):
+        return None
+    return min(cardinality * max(limit, 0), _MAX_U64)
+
+
+def _expression_cost(max_cost: int, cardinality: int | None, node: dict[str, Any], root: bool) -> int:
+    """getExpressionCost: the estimated cost times the node's cardinality (when unbounded, as
+    many times as its smallest serialized form fits in a request)."""
+    if max_cost == 0:
+        return 0
+    if cardinality is None:
+        decl = cost.decl_type(node, root)
+        cardinality = cost.max_cardinality(decl) if decl is not None else 1
+    return min(max_cost * cardinality, _MAX_U64)
+
+
+def _schema_walk(node: Any, path: str, found: _SchemaErrors, uncorrelatable: str, root: bool = False,
+                 cardinality: int | None = 1, suppress: bool = False, costed: bool = True) -> None:
     if not isinstance(node, dict):
         return
     before = len(found.schema)
+    child = _child_cardinality(node, cardinality)
     for name, sub in (node.get("properties") or {}).items() if isinstance(node.get("properties"), dict) else ():
-        _schema_walk(sub, f"{path}.properties[{name}]", found, uncorrelatable, _embedded(sub))
+        _schema_walk(sub, f"{path}.properties[{name}]", found, uncorrelatable, _embedded(sub), child, suppress,
+                     costed)
     if isinstance(node.get("additionalProperties"), dict):
         _schema_walk(node["additionalProperties"], f"{path}.additionalProperties", found, uncorrelatable,
-                     _embedded(node["additionalProperties"]))
+                     _embedded(node["additionalProperties"]), child, suppress, costed)
     if isinstance(node.get("items"), dict):
         inner = uncorrelatable or (path if node.get("x-kubernetes-list-type") != "map" else "")
-        _schema_walk(node["items"], f"{path}.items", found, inner, _embedded(node["items"]))
+        _schema_walk(node["items"], f"{path}.items", found, inner, _embedded(node["items"]), child, suppress, costed)
     for i, sub in enumerate(node.get("allOf") or ()):
-        _schema_walk(sub, f"{path}.allOf[{i}]", found, uncorrelatable, root)
+        # kube validates allOf schemas without a CEL context: their rules are not costed
+        _schema_walk(sub, f"{path}.allOf[{i}]", found, uncorrelatable, root, cardinality, suppress, False)
     rules = node.get("x-kubernetes-validations")
     if not isinstance(rules, list):
         return
@@ -293,14 +365,32 @@ def _schema_walk(node: Any, path: str, found: _SchemaErrors, uncorrelatable: str
         return
     for i, spec in specs:
         where = f"{path}.x-kubernetes-validations[{i}]"
-        rule, problems = _compile_rule(spec, node, root)
-        for child, value, detail in problems:
-            found.cel.append(FieldError(structural.ERROR_INVALID, f"{where}.{child}",
+        rule, problems = _compile_rule(spec, node, root, estimate=costed)
+        if costed:
+            _check_cost(found, f"{where}.rule", "estimated rule cost",
+                        _expression_cost(rule.max_cost, cardinality, node, root), suppress)
+        # kube's order: the rule's cost, its compilation, the messageExpression's compilation or
+        # cost, then oldSelf's use
+        last = [p for p in problems if p[0] == "optionalOldSelf"]
+        for child_name, value, detail in [p for p in problems if p[0] != "optionalOldSelf"]:
+            found.cel.append(FieldError(structural.ERROR_INVALID, f"{where}.{child_name}",
                                         GoRaw(go_rule(spec)) if value is None else value, detail))
+        if costed and rule.message_program is not None and rule.program is not None:
+            _check_cost(found, f"{where}.messageExpression", "estimated messageExpression cost",
+                        rule.message_max_cost, suppress)
+        for child_name, value, detail in last:
+            found.cel.append(FieldError(structural.ERROR_INVALID, f"{where}.{child_name}", value, detail))
         if rule.transition and uncorrelatable and rule.program is not None:
             found.cel.append(structural.invalid(f"{where}.rule", str(spec.get("rule")),
                                                 "oldSelf cannot be used on the uncorrelatable portion of the "
                                                 f"schema within {uncorrelatable}"))
+
+
+def _check_cost(found: _SchemaErrors, where: str, name: str, expression_cost: int, suppress: bool) -> None:
+    if not suppress and expression_cost > cost.STATIC_RULE_COST_LIMIT:
+        found.cel.append(structural.forbidden(where, cost.cost_error_message(
+            name, expression_cost, cost.STATIC_RULE_COST_LIMIT)))
+    found.observe(where, expression_cost)
 
 
 def go_rule(spec: dict[str, Any]) -> str:
