@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import json
 import lzma
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,8 @@ from typing import Any
 import pytest
 
 from samplecontroller.apimachinery import k8syaml
+from samplecontroller.apiserver import LocalAPIServer
+from samplecontroller.apiserver.testing import make_kubectl
 from tests.apiserver.conftest import Raw
 
 GROUP = "cel.example.com"
@@ -234,6 +237,70 @@ def test_a_rule_that_does_not_evaluate_to_a_bool_rejects_the_crd(raw: Raw) -> No
                       (["x-kubernetes-validations[2]", "rule"], "cel expression must evaluate to a bool"),
                       (["x-kubernetes-validations[5]", "messageExpression"], "must evaluate to a string")]
     assert raw.call("GET", f"{CRDS}/notbools.{GROUP}")[0] == 404
+
+
+def pairs_schema(max_items: int) -> dict[str, Any]:
+    """``spec.list`` (numbers, ``maxItems``) with an O(n^2) rule: estimated cost 3n^2 + 5n + 2 (kube's
+    "O(n^2) loop with numbers", 352 for n = 10)."""
+    return {"type": "object", "properties": {"spec": {"type": "object", "properties": {"list": {
+        "type": "array", "maxItems": max_items, "items": {"type": "number"},
+        "x-kubernetes-validations": [{"rule": "self.all(x, self.all(y, true))"}]}}}}}
+
+
+LIST_RULE = "spec.validation.openAPIV3Schema.properties[spec].properties[list].x-kubernetes-validations[0].rule"
+HINT = ("(try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and "
+        "strings are declared)")
+
+
+def test_a_rule_over_the_cost_budget_rejects_the_crd(raw: Raw) -> None:
+    """Issue 28 item 6: the rule's estimated cost (cel-go's estimator, the schema's maxItems) is
+    25,001,420 for 2886 items, 2.5 times kube's per-rule limit: 422 with kube's message. Unbounded
+    lists and strings also exceed the CRD's total budget; with a bound the CRD is created."""
+    code, _, body = raw.call("POST", CRDS, crd(pairs_schema(2886), "Pair", "pairs"))
+    assert code == 422, body
+    assert body["message"] == (f'CustomResourceDefinition.apiextensions.k8s.io "pairs.{GROUP}" is invalid: '
+                               f"{LIST_RULE}: Forbidden: estimated rule cost exceeds budget by factor of 2.5x {HINT}")
+    assert body["details"]["causes"] == [{"reason": "FieldValueForbidden", "field": LIST_RULE, "message": (
+        f"Forbidden: estimated rule cost exceeds budget by factor of 2.5x {HINT}")}]
+    unbounded = {"type": "object", "properties": {"spec": {"type": "object", "properties": {"names": {
+        "type": "array", "items": {"type": "string"},
+        "x-kubernetes-validations": [{"rule": "self.all(x, x.startsWith('a') && x.contains('b'))"}]}}}}}
+    code, _, body = raw.call("POST", CRDS, crd(unbounded, "Pair", "pairs"))
+    assert code == 422, body
+    names_rule = "spec.validation.openAPIV3Schema.properties[spec].properties[names].x-kubernetes-validations[0].rule"
+    assert [(c["field"], c["message"].split(" (try")[0]) for c in body["details"]["causes"]] == [
+        (names_rule, "Forbidden: estimated rule cost exceeds budget by factor of more than 100x"),
+        (names_rule, "Forbidden: contributed to estimated rule cost total exceeding cost limit for entire "
+                     "OpenAPIv3 schema"),
+        ("spec.validation.openAPIV3Schema", "Forbidden: x-kubernetes-validations estimated rule cost total for "
+                                            "entire OpenAPIv3 schema exceeds budget by factor of more than 100x")]
+    assert raw.call("GET", f"{CRDS}/pairs.{GROUP}")[0] == 404
+    code, _, body = raw.call("POST", CRDS, crd(pairs_schema(1000), "Pair", "pairs"))
+    assert code == 201, body
+    raw.call("DELETE", f"{CRDS}/pairs.{GROUP}")
+
+
+@pytest.mark.kubectl
+def test_kubectl_apply_of_a_crd_kube_refuses(raw: Raw, server: LocalAPIServer, tmp_path: Path) -> None:
+    """``kubectl apply`` of a CRD whose rule costs 1.08 times the budget, and of one whose rule is
+    not a bool, fails with kube's messages; the bounded CRD applies."""
+    kubectl = make_kubectl(tmp_path, server)
+    proc = kubectl("apply", "-f", "-", stdin=json.dumps(crd(pairs_schema(1900), "Duo", "duos")))
+    assert proc.returncode == 1, proc.stdout
+    assert proc.stderr.strip() == (
+        f'The CustomResourceDefinition "duos.{GROUP}" is invalid: {LIST_RULE}: Forbidden: estimated rule cost '
+        f"exceeds budget by factor of 1.083950x {HINT}"), proc.stderr
+    not_bool = {"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "replicas": {"type": "integer"}}, "x-kubernetes-validations": [{"rule": "self.replicas"}]}}}
+    proc = kubectl("apply", "-f", "-", stdin=json.dumps(crd(not_bool, "Duo", "duos")))
+    assert proc.returncode == 1, proc.stdout
+    assert proc.stderr.strip().startswith(
+        f'The CustomResourceDefinition "duos.{GROUP}" is invalid: spec.validation.openAPIV3Schema.properties[spec].'
+        "x-kubernetes-validations[0].rule: Invalid value: "), proc.stderr
+    assert proc.stderr.strip().endswith(": cel expression must evaluate to a bool"), proc.stderr
+    proc = kubectl("apply", "-f", "-", stdin=json.dumps(crd(pairs_schema(1000), "Duo", "duos")))
+    assert proc.returncode == 0, proc.stderr
+    assert raw.call("DELETE", f"{CRDS}/duos.{GROUP}")[0] == 200
 
 
 # ---------------------------------------------------------------------------- a real CRD: Gateway API HTTPRoute
