@@ -280,6 +280,52 @@ def test_a_rule_over_the_cost_budget_rejects_the_crd(raw: Raw) -> None:
     raw.call("DELETE", f"{CRDS}/pairs.{GROUP}")
 
 
+PATTERN = "^(" + "|".join(f"x{i:03d}" for i in range(80)) + "|a)*$"  # 406 characters: regex cost 102
+MATCHES = f"self.matches('{PATTERN}')"
+
+
+def matched_schema(fields: int) -> dict[str, Any]:
+    """``spec.f0``..``f<n-1>``: strings of up to 100,000 characters matched against a 406-character
+    regex, each rule estimated at 4,080,103 (under the per-rule limit: the CRD is accepted). One
+    evaluation costs ceil((1 + length) / 10) * 102 + 1, as cel-go's runtime tracker counts it."""
+    strings = {f"f{i}": {"type": "string", "maxLength": 100000, "x-kubernetes-validations": [{"rule": MATCHES}]}
+               for i in range(fields)}
+    return {"type": "object", "properties": {"spec": {"type": "object", "properties": strings}}}
+
+
+def test_runtime_cost_limits(raw: Raw) -> None:
+    """Issue 28 item 6, runtime: one evaluation may cost at most 1,000,000 (PerCallLimit) and all
+    the rules of one object 10,000,000 (RuntimeCELCostBudget); past either, kube's error and no
+    further rule runs. 99,999 characters cost 1,020,001; eleven strings of 92,000 characters
+    938,503 each, 10.3 million in all (ten: 9.4 million)."""
+    code, _, body = raw.call("POST", CRDS, crd(matched_schema(11), "Matched", "matcheds"))
+    assert code == 201, body
+    path = f"/apis/{GROUP}/v1/namespaces/default/matcheds"
+
+    def matched(name: str, **strings: int) -> dict[str, Any]:
+        return {"apiVersion": f"{GROUP}/v1", "kind": "Matched", "metadata": {"name": name},
+                "spec": {field: "a" * n for field, n in strings.items()}}
+
+    try:
+        code, _, body = raw.call("POST", path, matched("small", f0=1000, f1=50000))
+        assert code == 201, body
+        code, _, body = raw.call("POST", path, matched("big", f0=99999))
+        assert code == 422, body
+        assert [(c["field"], c["message"]) for c in body["details"]["causes"]] == [(
+            "spec.f0", "Invalid value: \"string\": 'operation cancelled: actual cost limit exceeded': no further "
+            f"validation rules will be run due to call cost exceeds limit for rule: {MATCHES}")]
+        code, _, body = raw.call("POST", path, matched("many", **{f"f{i}": 92000 for i in range(11)}))
+        assert code == 422, body
+        (cause,) = body["details"]["causes"]
+        assert cause["field"].startswith("spec.f") and cause["message"] == (
+            'Invalid value: "string": validation failed due to running out of cost budget, no further validation '
+            "rules will be run"), body
+        code, _, body = raw.call("POST", path, matched("fewer", **{f"f{i}": 92000 for i in range(10)}))
+        assert code == 201, body
+    finally:
+        raw.call("DELETE", f"{CRDS}/matcheds.{GROUP}")
+
+
 @pytest.mark.kubectl
 def test_kubectl_apply_of_a_crd_kube_refuses(raw: Raw, server: LocalAPIServer, tmp_path: Path) -> None:
     """``kubectl apply`` of a CRD whose rule costs 1.08 times the budget, and of one whose rule is

@@ -24,7 +24,7 @@ the overloads their argument types select. Deviations, documented: the format li
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,7 +33,8 @@ from samplecontroller.apiserver.cel.checked import DYN, Checked, Expr, Type
 from samplecontroller.apiserver.cel.values import escape
 
 __all__ = ["MAX_REQUEST_SIZE", "PER_CALL_LIMIT", "RUNTIME_BUDGET", "STATIC_CRD_COST_LIMIT", "STATIC_RULE_COST_LIMIT",
-           "CostEstimate", "Decl", "cost_error_message", "decl_type", "estimate", "max_cardinality"]
+           "CostEstimate", "Decl", "Sizes", "cost_error_message", "decl_type", "estimate", "max_cardinality",
+           "value_sizes"]
 
 MAX_REQUEST_SIZE = 3 * 1024 * 1024
 """celconfig.MaxRequestSizeBytes: the request size unbounded sizes are estimated from."""
@@ -98,6 +99,9 @@ class CostEstimate:
         """The range covering both."""
         return CostEstimate(min(self.min, other.min), max(self.max, other.max))
 
+
+Sizes = Callable[[Sequence[str]], "int | None"]
+"""The size of the values at a path (``value_sizes``)."""
 
 _ZERO = CostEstimate(0, 0)
 _ONE = CostEstimate(1, 1)
@@ -274,9 +278,10 @@ class _Node:
 class _Coster:
     """checker/cost.go's coster with Kubernetes' size and library estimators."""
 
-    def __init__(self, ast: Checked, root: Decl | None) -> None:
+    def __init__(self, ast: Checked, root: Decl | None, sizes: Sizes | None = None) -> None:
         self.ast = ast
         self.root = root
+        self.sizes = sizes
         self.paths: dict[int, list[str]] = {}
         self.iter_ranges: dict[str, list[Expr]] = {}
         self.computed: dict[int, CostEstimate] = {}
@@ -393,6 +398,9 @@ class _Coster:
         element, the variable, is skipped as kube skips ``self``)."""
         if not node.path:
             return None
+        if self.sizes is not None and self._decl_at(node.path) is not None:
+            actual = self.sizes(node.path)
+            return CostEstimate(0, actual) if actual is not None else None
         decl = self.root
         for name in node.path[1:]:
             if decl is None:
@@ -729,8 +737,35 @@ def _fits(overload: str, kinds: list[str]) -> bool:
     return all(w is None or k in ("dyn", "typeparam") or k == w for w, k in zip(wanted, kinds, strict=False))
 
 
-def estimate(serialized: bytes, decl: Decl | None) -> CostEstimate:
-    """The estimated cost of a checked expression (``Program.serialized()``) whose ``self`` and
-    ``oldSelf`` are values of ``decl``."""
-    ast = checked.parse(serialized)
-    return _Coster(ast, decl).cost(ast.expr)
+def estimate(serialized: bytes | Checked, decl: Decl | None, sizes: Sizes | None = None) -> CostEstimate:
+    """The estimated cost of a checked expression (``Program.serialized()``, or its parsed form)
+    whose ``self`` and ``oldSelf`` are values of ``decl``. ``sizes``: the sizes of actual
+    values by path (``value_sizes``) instead of the schema's bounds, for a bound of the cost of
+    one evaluation."""
+    ast = checked.parse(serialized) if isinstance(serialized, bytes) else serialized
+    return _Coster(ast, decl, sizes).cost(ast.expr)
+
+
+def value_sizes(self_value: Any, old_value: Any = None) -> Sizes:
+    """Sizes by path in actual values (CEL-converted, ``values.to_cel``): the largest size
+    (string length, list or map length; 1 for scalars) of the values a path reaches from ``self``
+    (``oldSelf`` paths in ``old_value``), 0 when it reaches none."""
+
+    def size(path: Sequence[str]) -> int | None:
+        values = [old_value if path[0] == "oldSelf" else self_value]
+        for name in path[1:]:
+            step: list[Any] = []
+            for value in values:
+                if name == "@items" and isinstance(value, list):
+                    step += value
+                elif name == "@values" and isinstance(value, dict):
+                    step += list(value.values())
+                elif name == "@keys" and isinstance(value, dict):
+                    step += list(value)
+                elif isinstance(value, dict) and name in value:
+                    step.append(value[name])
+            values = step
+        sizes = [len(v) if isinstance(v, (str, bytes, list, dict)) else 1 for v in values if v is not None]
+        return max(sizes) if sizes else 0
+
+    return size

@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from samplecontroller.apiserver import schema as structural
-from samplecontroller.apiserver.cel import cost, formats
+from samplecontroller.apiserver.cel import checked, cost, formats
+from samplecontroller.apiserver.cel.checked import Checked
 from samplecontroller.apiserver.cel.engine import (
     BOOL,
     DOUBLE,
@@ -82,6 +83,8 @@ class _Rule:
     error: str = ""
     max_cost: int = 0  # the rule's estimated cost (cel-go's estimator, ``cost``)
     message_max_cost: int = 0  # the messageExpression's
+    ast: Checked | None = None  # the checked AST the cost is estimated on
+    decl: cost.Decl | None = None  # self's DeclType
 
     @property
     def text(self) -> str:
@@ -105,6 +108,8 @@ def _compile_rule(spec: dict[str, Any], node: dict[str, Any], root: bool = False
     program = optional_program = message_program = None
     error = ""
     max_cost = message_max_cost = 0
+    ast: Checked | None = None
+    decl: cost.Decl | None = None
     if source.strip():
         try:
             program = _ENV.compile(source)
@@ -116,7 +121,8 @@ def _compile_rule(spec: dict[str, Any], node: dict[str, Any], root: bool = False
             if _result_type(program, source, node, root) not in ("BOOL", "DYN"):
                 raise CompileError("cel expression must evaluate to a bool")
             if estimate:
-                max_cost = cost.estimate(plain.serialized(), cost.decl_type(node, root)).max
+                ast, decl = checked.parse(plain.serialized()), cost.decl_type(node, root)
+                max_cost = cost.estimate(ast, decl).max
         except CompileError as err:
             detail = err.detail if err.detail.startswith("cel expression") else "compilation failed: " + err.detail
             problems.append(("rule", None, detail))
@@ -146,7 +152,7 @@ def _compile_rule(spec: dict[str, Any], node: dict[str, Any], root: bool = False
         except ValueError:
             normalized = ""
     rule = _Rule(spec, program, message_program, optional_program, uses_old_self(source), normalized, error,
-                 max_cost, message_max_cost)
+                 max_cost, message_max_cost, ast, decl)
     return rule, problems
 
 
@@ -421,7 +427,7 @@ def _rules_of(node: dict[str, Any], root: bool) -> list[_Rule]:
     cached = _CACHE.get((id(node), root))
     if cached is not None and cached[0] is node:
         return cached[1]
-    rules = [_compile_rule(spec, node, root)[0] for spec in node.get("x-kubernetes-validations") or ()
+    rules = [_compile_rule(spec, node, root, estimate=True)[0] for spec in node.get("x-kubernetes-validations") or ()
              if isinstance(spec, dict)]
     if len(_CACHE) > 4096:
         _CACHE.clear()
@@ -445,6 +451,8 @@ class _Walk:
     errors: list[FieldError] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     memo: dict[tuple[int, int, bool], Any] = field(default_factory=dict)  # converted subtrees
+    budget: int = cost.RUNTIME_BUDGET  # what is left of the object's runtime cost budget
+    stopped: bool = False  # the budget or a call's limit ran out: no further rules
 
 
 def validate(obj: Any, old: Any, schema: dict[str, Any]) -> tuple[list[FieldError], list[str]]:
@@ -456,7 +464,7 @@ def validate(obj: Any, old: Any, schema: dict[str, Any]) -> tuple[list[FieldErro
 
 
 def _validate(walk: _Walk, value: Any, old: Any, node: dict[str, Any], path: str, root: bool, ratchet: bool) -> None:
-    if value is None:
+    if value is None or walk.stopped:
         return
     if node.get("x-kubernetes-validations"):
         _evaluate(walk, value, old, node, path, root, ratchet)
@@ -510,12 +518,20 @@ def _evaluate(walk: _Walk, value: Any, old: Any, node: dict[str, Any], path: str
     if old_value is not _MISSING:
         variables["oldSelf"] = old_value
     activation: Activation | None = None
-    for rule in _rules_of(node, root):
+    rules = _rules_of(node, root)
+    if rules and walk.budget <= 0:
+        _out_of_budget(walk, where, typ)
+        return
+    for rule in rules:
+        if walk.stopped:
+            return
         if rule.error:
             walk.errors.append(structural.invalid(where, typ, f"rule compile error: {rule.error}"))
             continue
         if rule.program is None or (rule.transition and old_value is _MISSING and rule.optional_program is None):
             continue
+        if not _charge(walk, rule, self_value, None if old_value is _MISSING else old_value, where, typ):
+            return
         try:
             if rule.optional_program is not None:
                 result = rule.optional_program.evaluate({
@@ -543,6 +559,42 @@ def _evaluate(walk: _Walk, value: Any, old: Any, node: dict[str, Any], path: str
             walk.warnings.append(str(error))
         else:
             walk.errors.append(error)
+
+
+_CHEAP = 100  # rules whose estimated cost is at most this are charged it (not worth a bound)
+
+
+def _charge(walk: _Walk, rule: _Rule, self_value: Any, old_value: Any, where: str, typ: str) -> bool:
+    """Charge one evaluation of ``rule`` to the object's runtime budget (kube's
+    RuntimeCELCostBudget, 10,000,000) and hold it to the per-call limit (PerCallLimit,
+    1,000,000), with kube's errors when either runs out (no further rule is evaluated then).
+
+    The engine tracks no cost, so an evaluation is charged a bound of its cost: cel-go's
+    estimate with the sizes of the actual values (``cost.value_sizes``: the longest string or
+    list at each path) in place of the schema's bounds, or the static estimate itself when that
+    is at most ``_CHEAP``. The bound is exact for rules that neither short-circuit nor see
+    values of differing sizes, and above kube's actual cost otherwise, so near the limits an
+    object kube would admit may be refused (documented deviation)."""
+    charged = rule.max_cost
+    if charged > _CHEAP and rule.ast is not None:
+        charged = cost.estimate(rule.ast, rule.decl, cost.value_sizes(self_value, old_value)).max
+    if charged > walk.budget:
+        _out_of_budget(walk, where, typ)
+        return False
+    if charged > cost.PER_CALL_LIMIT:
+        walk.errors.append(structural.invalid(where, typ, "'operation cancelled: actual cost limit exceeded': no "
+                                              "further validation rules will be run due to call cost exceeds "
+                                              f"limit for rule: {rule.text}"))
+        walk.stopped = True
+        return False
+    walk.budget -= charged
+    return True
+
+
+def _out_of_budget(walk: _Walk, where: str, typ: str) -> None:
+    walk.errors.append(structural.invalid(where, typ, "validation failed due to running out of cost budget, no "
+                                          "further validation rules will be run"))
+    walk.stopped = True
 
 
 def _eval_detail(text: str, rule: _Rule) -> str:
