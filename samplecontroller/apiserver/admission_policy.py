@@ -32,7 +32,7 @@ after the mutating webhooks and before the validating ones:
   it denies whatever the ``validationActions``, under ``Ignore`` the binding is skipped.
 
 Limits: ``Audit`` has no audit log to write to (accepted, ignored); ``authorizer`` is declared
-(policies using it are accepted) but not bound, so evaluating it is an error (``failurePolicy``); the policy's ``status.typeChecking`` is not computed; there is no cost limit.
+(policies using it are accepted) but not bound, so evaluating it is an error (``failurePolicy``); the policy's ``status.typeChecking`` is not computed; there is no cost limit for policies.
 """
 
 from __future__ import annotations
