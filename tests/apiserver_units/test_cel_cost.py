@@ -249,3 +249,22 @@ def test_unchanged_schema_suppresses_the_per_rule_limit_only() -> None:
     assert [e.detail for e in validator.schema_errors(schema, ROOT)] == [
         cost.cost_error_message("estimated rule cost", 25_001_420, 10_000_000)]
     assert validator.schema_errors(schema, ROOT, suppress_rule_cost=True) == []
+
+
+def test_runtime_budget_over_many_cheap_evaluations() -> None:
+    """Evaluations of a rule estimated within the per-call limit are charged their estimate
+    (979,303 here) until the estimates would exhaust the 10,000,000 budget; then each is charged
+    its bound on the actual value (244,903 for 24,000 characters): 40 fit, the 41st runs out of
+    budget, and no further rule runs (the sibling's rule neither)."""
+    pattern = "^(" + "|".join(f"x{i:03d}" for i in range(80)) + "|a)*$"
+    item = {"type": "string", "maxLength": 24000, "x-kubernetes-validations": [{"rule": f"self.matches('{pattern}')"}]}
+    schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "names": {"type": "array", "items": item},
+        "other": {"type": "string", "x-kubernetes-validations": [{"rule": "self == 'x'"}]}}}}}
+    rule = validator._rules_of(item, False)[0]
+    assert rule.max_cost == 979_303
+    assert validator.validate({"spec": {"names": ["a" * 24000] * 40, "other": "x"}}, None, schema) == ([], [])
+    errors, _ = validator.validate({"spec": {"names": ["a" * 24000] * 41, "other": "y"}}, None, schema)
+    assert [str(e) for e in errors] == [
+        'spec.names[40]: Invalid value: "string": validation failed due to running out of cost budget, no further '
+        "validation rules will be run"]

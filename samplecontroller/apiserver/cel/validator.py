@@ -451,8 +451,18 @@ class _Walk:
     errors: list[FieldError] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     memo: dict[tuple[int, int, bool], Any] = field(default_factory=dict)  # converted subtrees
-    budget: int = cost.RUNTIME_BUDGET  # what is left of the object's runtime cost budget
+    charged: int = 0  # the runtime cost charged so far (see _charge)
+    pending: list[tuple[int, _Rule, Any, Any]] = field(default_factory=list)  # charged their estimate
     stopped: bool = False  # the budget or a call's limit ran out: no further rules
+
+    def remaining(self, wanted: int = 0) -> int:
+        """What is left of the object's budget; the evaluations charged their static estimate
+        are re-charged their bound first when the estimates leave less than ``wanted``."""
+        if self.charged + wanted >= cost.RUNTIME_BUDGET and self.pending:
+            for static, rule, self_value, old_value in self.pending:
+                self.charged += _bound(rule, self_value, old_value) - static
+            self.pending.clear()
+        return cost.RUNTIME_BUDGET - self.charged
 
 
 def validate(obj: Any, old: Any, schema: dict[str, Any]) -> tuple[list[FieldError], list[str]]:
@@ -519,7 +529,7 @@ def _evaluate(walk: _Walk, value: Any, old: Any, node: dict[str, Any], path: str
         variables["oldSelf"] = old_value
     activation: Activation | None = None
     rules = _rules_of(node, root)
-    if rules and walk.budget <= 0:
+    if rules and walk.remaining() <= 0:
         _out_of_budget(walk, where, typ)
         return
     for rule in rules:
@@ -561,34 +571,45 @@ def _evaluate(walk: _Walk, value: Any, old: Any, node: dict[str, Any], path: str
             walk.errors.append(error)
 
 
-_CHEAP = 100  # rules whose estimated cost is at most this are charged it (not worth a bound)
-
-
 def _charge(walk: _Walk, rule: _Rule, self_value: Any, old_value: Any, where: str, typ: str) -> bool:
     """Charge one evaluation of ``rule`` to the object's runtime budget (kube's
     RuntimeCELCostBudget, 10,000,000) and hold it to the per-call limit (PerCallLimit,
     1,000,000), with kube's errors when either runs out (no further rule is evaluated then).
 
-    The engine tracks no cost, so an evaluation is charged a bound of its cost: cel-go's
-    estimate with the sizes of the actual values (``cost.value_sizes``: the longest string or
-    list at each path) in place of the schema's bounds, or the static estimate itself when that
-    is at most ``_CHEAP``. The bound is exact for rules that neither short-circuit nor see
-    values of differing sizes, and above kube's actual cost otherwise, so near the limits an
-    object kube would admit may be refused (documented deviation)."""
-    charged = rule.max_cost
-    if charged > _CHEAP and rule.ast is not None:
-        charged = cost.estimate(rule.ast, rule.decl, cost.value_sizes(self_value, old_value)).max
-    if charged > walk.budget:
+    The engine tracks no cost, so an evaluation is charged a bound of its cost (``_bound``). A
+    rule whose static estimate is within the per-call limit is charged that estimate at first,
+    and its bound only when the estimates would exhaust the budget (the common case computes
+    nothing)."""
+    if rule.max_cost > cost.PER_CALL_LIMIT:
+        charged = _bound(rule, self_value, old_value)
+        if charged > walk.remaining(charged):
+            _out_of_budget(walk, where, typ)
+            return False
+        if charged > cost.PER_CALL_LIMIT:
+            walk.errors.append(structural.invalid(
+                where, typ, "'operation cancelled: actual cost limit exceeded': no further validation rules will "
+                f"be run due to call cost exceeds limit for rule: {rule.text}"))
+            walk.stopped = True
+            return False
+        walk.charged += charged
+        return True
+    walk.charged += rule.max_cost
+    walk.pending.append((rule.max_cost, rule, self_value, old_value))
+    if walk.remaining() < 0:
         _out_of_budget(walk, where, typ)
         return False
-    if charged > cost.PER_CALL_LIMIT:
-        walk.errors.append(structural.invalid(where, typ, "'operation cancelled: actual cost limit exceeded': no "
-                                              "further validation rules will be run due to call cost exceeds "
-                                              f"limit for rule: {rule.text}"))
-        walk.stopped = True
-        return False
-    walk.budget -= charged
     return True
+
+
+def _bound(rule: _Rule, self_value: Any, old_value: Any) -> int:
+    """A bound of the cost of evaluating ``rule`` on these values: cel-go's estimate with the
+    sizes of the actual values (``cost.value_sizes``: the longest string or list at each path) in
+    place of the schema's bounds. Exact for rules that neither short-circuit nor see values of
+    differing sizes, above kube's actual cost otherwise, so near the limits an object kube would
+    admit may be refused (documented deviation)."""
+    if rule.ast is None:
+        return rule.max_cost
+    return cost.estimate(rule.ast, rule.decl, cost.value_sizes(self_value, old_value)).max
 
 
 def _out_of_budget(walk: _Walk, where: str, typ: str) -> None:
