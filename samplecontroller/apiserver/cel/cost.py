@@ -398,7 +398,7 @@ class _Coster:
         element, the variable, is skipped as kube skips ``self``)."""
         if not node.path:
             return None
-        if self.sizes is not None and self._decl_at(node.path) is not None:
+        if self.sizes is not None and node.path[0] in ("self", "oldSelf") and self._decl_at(node.path) is not None:
             actual = self.sizes(node.path)
             return CostEstimate(0, actual) if actual is not None else None
         decl = self.root
