@@ -121,10 +121,14 @@ def _compile_rule(spec: dict[str, Any], node: dict[str, Any], root: bool = False
             if _result_type(program, source, node, root) not in ("BOOL", "DYN"):
                 raise CompileError("cel expression must evaluate to a bool")
             if estimate:
-                ast, decl = checked.parse(plain.serialized()), cost.decl_type(node, root)
-                max_cost = cost.estimate(ast, decl).max
+                try:
+                    ast, decl = checked.parse(plain.serialized()), cost.decl_type(node, root)
+                    max_cost = cost.estimate(ast, decl).max
+                except (ValueError, LookupError, AssertionError, RecursionError) as err:
+                    raise CompileError(f"cost estimation failed: {err}") from None
         except CompileError as err:
-            detail = err.detail if err.detail.startswith("cel expression") else "compilation failed: " + err.detail
+            detail = err.detail if err.detail.startswith(("cel expression", "cost estimation")) \
+                else "compilation failed: " + err.detail
             problems.append(("rule", None, detail))
             program, error = None, detail
         if program is not None and spec.get("optionalOldSelf") is True:
@@ -138,9 +142,13 @@ def _compile_rule(spec: dict[str, Any], node: dict[str, Any], root: bool = False
             if _result_type(message_program, message_source, node, root) not in ("STRING", "DYN"):
                 raise CompileError("must evaluate to a string")
             if estimate and program is not None:
-                message_max_cost = cost.estimate(plain_message.serialized(), cost.decl_type(node, root)).max
+                try:
+                    message_max_cost = cost.estimate(plain_message.serialized(), cost.decl_type(node, root)).max
+                except (ValueError, LookupError, AssertionError, RecursionError) as err:
+                    raise CompileError(f"cost estimation failed for messageExpression: {err}") from None
         except CompileError as err:
-            detail = err.detail if err.detail.startswith("must evaluate") else "messageExpression compilation failed: " + err.detail
+            detail = err.detail if err.detail.startswith(("must evaluate", "cost estimation")) \
+                else "messageExpression compilation failed: " + err.detail
             problems.append(("messageExpression", None, detail))
             message_program = None
     if "optionalOldSelf" in spec and isinstance(spec["optionalOldSelf"], bool) and not uses_old_self(source):
