@@ -78,7 +78,7 @@ class Checked:
         return self.types.get(e.id, DYN)
 
 
-def _varint(buf: bytes, pos: int) -> tuple[int, int]:
+def _varint(buf: bytes | memoryview, pos: int) -> tuple[int, int]:
     result = shift = 0
     while True:
         if pos >= len(buf):
@@ -91,13 +91,16 @@ def _varint(buf: bytes, pos: int) -> tuple[int, int]:
         shift += 7
 
 
-def _fields(buf: bytes) -> Iterator[tuple[int, Any]]:
-    """(field number, value) of each field: ints for varints and fixed, bytes for lengths."""
+def _fields(buf: bytes | memoryview) -> Iterator[tuple[int, Any]]:
+    """(field number, value) of each field: ints for varints, memoryviews (no copies) for
+    lengths and fixed-size values."""
+    if not isinstance(buf, memoryview):
+        buf = memoryview(buf)
     pos = 0
     while pos < len(buf):
         key, pos = _varint(buf, pos)
         number, wire = key >> 3, key & 7
-        value: int | bytes
+        value: int | memoryview
         if wire == 0:
             value, pos = _varint(buf, pos)
         elif wire == 1:
@@ -120,7 +123,7 @@ _PRIMITIVES = {1: "bool", 2: "int", 3: "uint", 4: "double", 5: "string", 6: "byt
 _WELL_KNOWN = {1: "dyn", 2: "timestamp", 3: "duration"}
 
 
-def _type(buf: bytes) -> Type:
+def _type(buf: bytes | memoryview) -> Type:
     for number, value in _fields(buf):
         if number == 1:
             return DYN
@@ -137,9 +140,9 @@ def _type(buf: bytes) -> Type:
             parts = dict(_fields(value))
             return Type("map", (_type(parts[1]) if 1 in parts else DYN, _type(parts[2]) if 2 in parts else DYN))
         if number == 9:
-            return Type("struct", name=value.decode())
+            return Type("struct", name=bytes(value).decode())
         if number == 10:
-            return Type("typeparam", name=value.decode())
+            return Type("typeparam", name=bytes(value).decode())
         if number == 11:
             return Type("type")
         if number == 12:
@@ -148,14 +151,14 @@ def _type(buf: bytes) -> Type:
             name, params = "", []
             for n, v in _fields(value):
                 if n == 1:
-                    name = v.decode()
+                    name = bytes(v).decode()
                 elif n == 2:
                     params.append(_type(v))
             return Type("optional" if name == "optional_type" else "opaque", tuple(params), name)
     return DYN
 
 
-def _constant(buf: bytes) -> Any:
+def _constant(buf: bytes | memoryview) -> Any:
     for number, value in _fields(buf):
         if number == 1:
             return None
@@ -166,9 +169,9 @@ def _constant(buf: bytes) -> Any:
         if number == 4:
             return _Uint(value)
         if number == 5:
-            return struct.unpack("<d", value)[0]
+            return struct.unpack("<d", bytes(value))[0]
         if number == 6:
-            return value.decode()
+            return bytes(value).decode()
         if number == 7:
             return bytes(value)
     return None
@@ -178,7 +181,7 @@ class _Uint(int):
     """An unsigned integer literal (its size is 1, as any number's)."""
 
 
-def _expr(buf: bytes) -> Expr:
+def _expr(buf: bytes | memoryview) -> Expr:
     e = Expr(0)
     for number, value in _fields(buf):
         if number == 2:
@@ -187,14 +190,14 @@ def _expr(buf: bytes) -> Expr:
             e.kind, e.value = CONST, _constant(value)
         elif number == 4:
             e.kind = IDENT
-            e.name = next((v.decode() for n, v in _fields(value) if n == 1), "")
+            e.name = next((bytes(v).decode() for n, v in _fields(value) if n == 1), "")
         elif number == 5:
             e.kind = SELECT
             for n, v in _fields(value):
                 if n == 1:
                     e.operand = _expr(v)
                 elif n == 2:
-                    e.name = v.decode()
+                    e.name = bytes(v).decode()
                 elif n == 3:
                     e.test_only = bool(v)
         elif number == 6:
@@ -203,7 +206,7 @@ def _expr(buf: bytes) -> Expr:
                 if n == 1:
                     e.target = _expr(v)
                 elif n == 2:
-                    e.name = v.decode()
+                    e.name = bytes(v).decode()
                 elif n == 3:
                     e.args.append(_expr(v))
         elif number == 7:
@@ -216,11 +219,11 @@ def _expr(buf: bytes) -> Expr:
     return e
 
 
-def _struct(e: Expr, buf: bytes) -> None:
+def _struct(e: Expr, buf: bytes | memoryview) -> None:
     e.kind = MAP
     for n, v in _fields(buf):
         if n == 1 and v:
-            e.kind, e.name = STRUCT, v.decode()
+            e.kind, e.name = STRUCT, bytes(v).decode()
         elif n == 2:
             key: Expr | None = None
             val = Expr(0)
@@ -232,15 +235,15 @@ def _struct(e: Expr, buf: bytes) -> None:
             e.entries.append((key, val))
 
 
-def _comprehension(e: Expr, buf: bytes) -> None:
+def _comprehension(e: Expr, buf: bytes | memoryview) -> None:
     e.kind = COMPREHENSION
     for n, v in _fields(buf):
         if n == 1:
-            e.iter_var = v.decode()
+            e.iter_var = bytes(v).decode()
         elif n == 2:
             e.iter_range = _expr(v)
         elif n == 3:
-            e.accu_var = v.decode()
+            e.accu_var = bytes(v).decode()
         elif n == 4:
             e.accu_init = _expr(v)
         elif n == 5:
@@ -254,7 +257,8 @@ def _comprehension(e: Expr, buf: bytes) -> None:
 def parse(data: bytes) -> Checked:
     """The ``Checked`` of a serialized CheckedExpr (bare, or inside a ``google.protobuf.Any``)."""
     parts = list(_fields(data))
-    if parts and parts[0][0] == 1 and isinstance(parts[0][1], bytes) and parts[0][1].startswith(b"type.googleapis.com/"):
+    if parts and parts[0][0] == 1 and isinstance(parts[0][1], memoryview) \
+            and bytes(parts[0][1]).startswith(b"type.googleapis.com/"):
         data = next(v for n, v in parts if n == 2)
     root: Expr | None = None
     types: dict[int, Type] = {}
@@ -264,8 +268,8 @@ def parse(data: bytes) -> Checked:
         if number == 2:
             entry = dict(_fields(value))
             ref = entry.get(2, b"")
-            ids = [v.decode() for n, v in _fields(ref) if n == 3]
-            name = next((v.decode() for n, v in _fields(ref) if n == 1), "")
+            ids = [bytes(v).decode() for n, v in _fields(ref) if n == 3]
+            name = next((bytes(v).decode() for n, v in _fields(ref) if n == 1), "")
             if ids:
                 overloads[entry.get(1, 0)] = ids
             if name:

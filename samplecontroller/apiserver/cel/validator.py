@@ -98,11 +98,14 @@ class _Rule:
         return message or f"failed rule: {self.text}"
 
 
-def _compile_rule(spec: dict[str, Any], node: dict[str, Any], root: bool = False,
-                  estimate: bool = False) -> tuple[_Rule, list[tuple[str, Any, str]]]:
+def _compile_rule(spec: dict[str, Any], node: dict[str, Any], root: bool = False, estimate: bool = False,
+                  node_decl: cost.Decl | None = None) -> tuple[_Rule, list[tuple[str, Any, str]]]:
     """The compiled rule and its compilation problems as (child, value, detail) for the CRD's
     validation (``value`` None: the whole rule is the shown value); ``estimate``: with the
-    estimated costs of the rule and its messageExpression (CRD time)."""
+    estimated costs of the rule and its messageExpression, ``self`` of type ``node_decl``
+    (``node``'s when not given)."""
+    if estimate and node_decl is None:
+        node_decl = cost.decl_type(node, root)
     problems: list[tuple[str, Any, str]] = []
     source = str(spec.get("rule") or "")
     program = optional_program = message_program = None
@@ -122,7 +125,7 @@ def _compile_rule(spec: dict[str, Any], node: dict[str, Any], root: bool = False
                 raise CompileError("cel expression must evaluate to a bool")
             if estimate:
                 try:
-                    ast, decl = checked.parse(plain.serialized()), cost.decl_type(node, root)
+                    ast, decl = _checked(plain), node_decl
                     max_cost = cost.estimate(ast, decl).max
                 except (ValueError, LookupError, AssertionError, RecursionError) as err:
                     raise CompileError(f"cost estimation failed: {err}") from None
@@ -143,7 +146,7 @@ def _compile_rule(spec: dict[str, Any], node: dict[str, Any], root: bool = False
                 raise CompileError("must evaluate to a string")
             if estimate and program is not None:
                 try:
-                    message_max_cost = cost.estimate(plain_message.serialized(), cost.decl_type(node, root)).max
+                    message_max_cost = cost.estimate(_checked(plain_message), node_decl).max
                 except (ValueError, LookupError, AssertionError, RecursionError) as err:
                     raise CompileError(f"cost estimation failed for messageExpression: {err}") from None
         except CompileError as err:
@@ -162,6 +165,19 @@ def _compile_rule(spec: dict[str, Any], node: dict[str, Any], root: bool = False
     rule = _Rule(spec, program, message_program, optional_program, uses_old_self(source), normalized, error,
                  max_cost, message_max_cost, ast, decl)
     return rule, problems
+
+
+_ASTS: dict[str, Checked] = {}
+
+
+def _checked(program: Program) -> Checked:
+    """The checked AST of a program (parsed once per source)."""
+    found = _ASTS.get(program.source)
+    if found is None:
+        if len(_ASTS) >= 4096:
+            _ASTS.clear()
+        found = _ASTS[program.source] = checked.parse(program.serialized())
+    return found
 
 
 _REASONS = (structural.ERROR_DUPLICATE, structural.ERROR_FORBIDDEN, structural.ERROR_INVALID, structural.ERROR_REQUIRED)
@@ -377,9 +393,10 @@ def _schema_walk(node: Any, path: str, found: _SchemaErrors, uncorrelatable: str
         found.schema += _spec_errors(spec, node, f"{path}.x-kubernetes-validations[{i}]")
     if len(found.schema) > before:
         return
+    node_decl = cost.decl_type(node, root) if costed else None
     for i, spec in specs:
         where = f"{path}.x-kubernetes-validations[{i}]"
-        rule, problems = _compile_rule(spec, node, root, estimate=costed)
+        rule, problems = _compile_rule(spec, node, root, estimate=costed, node_decl=node_decl)
         if costed:
             _check_cost(found, f"{where}.rule", "estimated rule cost",
                         _expression_cost(rule.max_cost, cardinality, node, root), suppress)
@@ -435,8 +452,9 @@ def _rules_of(node: dict[str, Any], root: bool) -> list[_Rule]:
     cached = _CACHE.get((id(node), root))
     if cached is not None and cached[0] is node:
         return cached[1]
-    rules = [_compile_rule(spec, node, root, estimate=True)[0] for spec in node.get("x-kubernetes-validations") or ()
-             if isinstance(spec, dict)]
+    node_decl = cost.decl_type(node, root)
+    rules = [_compile_rule(spec, node, root, estimate=True, node_decl=node_decl)[0]
+             for spec in node.get("x-kubernetes-validations") or () if isinstance(spec, dict)]
     if len(_CACHE) > 4096:
         _CACHE.clear()
     _CACHE[(id(node), root)] = (node, rules)
