@@ -284,6 +284,7 @@ class _Coster:
         self.sizes = sizes
         self.paths: dict[int, list[str]] = {}
         self.iter_ranges: dict[str, list[Expr]] = {}
+        self.accus: dict[str, list[Expr]] = {}  # accumulator (and cel.bind) variables' inits
         self.computed: dict[int, CostEstimate] = {}
         self.types: dict[int, Type] = {}
 
@@ -305,14 +306,16 @@ class _Coster:
             decl = self._decl_at(path)
             if decl is not None:
                 return decl.type
-        if e.kind == checked.CALL and declared.kind in ("dyn", "typeparam", "map", "list"):
+        if e.kind == checked.CALL and declared.kind in ("dyn", "typeparam", "map", "list", "optional"):
             return self._call_type(e, declared)
         if e.kind == checked.SELECT and declared.kind == "dyn" and e.operand is not None:
             operand = self.type_of(e.operand)
             if operand.kind == "map" and len(operand.params) == 2:
                 return operand.params[1]
-        if e.kind == checked.IDENT and e.name in self.iter_ranges and self.iter_ranges[e.name]:
+        if e.kind == checked.IDENT and self.iter_ranges.get(e.name):
             return self._element(self.type_of(self.iter_ranges[e.name][-1]))
+        if e.kind == checked.IDENT and declared.kind == "dyn" and self.accus.get(e.name):
+            return self.type_of(self.accus[e.name][-1])  # the checker types it as its init
         return declared
 
     def _element(self, t: Type) -> Type:
@@ -335,6 +338,16 @@ class _Coster:
             if container.kind == "map" and len(container.params) == 2:
                 return container.params[1]
             return declared
+        if e.name in ("value", "orValue") and e.target is not None:
+            target = self.type_of(e.target)
+            if target.kind == "optional" and target.params:
+                return target.params[0]
+            if e.target.kind == checked.IDENT and e.target.name == "oldSelf":
+                return target  # optionalOldSelf: oldSelf is an optional of self's type
+            return declared
+        if e.name == "_?._" and len(e.args) == 2 and e.args[1].kind == checked.CONST:
+            field_type = self._field_type(e.args[0], args[0], str(e.args[1].value))
+            return Type("optional", (field_type,)) if field_type is not None else declared
         if e.name == "_?_:_" and len(args) == 3:
             return args[1] if args[1].kind != "dyn" else args[2]
         if e.name in _ARITHMETIC:
@@ -351,6 +364,16 @@ class _Coster:
         if e.name in ("sum", "min", "max") and e.target is not None:
             return self._element(self.type_of(e.target))
         return declared
+
+    def _field_type(self, operand: Expr, operand_type: Type, name: str) -> Type | None:
+        """The type of field ``name`` of ``operand`` (a map's values, an object's declared field)."""
+        if operand_type.kind == "map" and len(operand_type.params) == 2:
+            return operand_type.params[1]
+        path = self.paths.get(operand.id)
+        if path and path[0] in ("self", "oldSelf"):
+            decl = self._decl_at([*path, name])
+            return decl.type if decl is not None else None
+        return None
 
     def _decl_at(self, path: Sequence[str]) -> Decl | None:
         """The DeclType at a path from ``self`` (None when it leaves the schema)."""
@@ -482,12 +505,14 @@ class _Coster:
 
     def _comprehension(self, e: Expr) -> CostEstimate:
         total = self.cost(e.iter_range).add(self.cost(e.accu_init))
-        assert e.iter_range is not None
+        assert e.iter_range is not None and e.accu_init is not None
         self.iter_ranges.setdefault(e.iter_var, []).append(e.iter_range)
+        self.accus.setdefault(e.accu_var, []).append(e.accu_init)
         loop = self.cost(e.loop_condition)
         step = self.cost(e.loop_step)
         self.iter_ranges[e.iter_var].pop()
         total = total.add(self.cost(e.result))
+        self.accus[e.accu_var].pop()
         count = self.size(self._node(e.iter_range))
         self.computed[e.id] = count
         return total.add(count.multiply(step.add(loop)))
