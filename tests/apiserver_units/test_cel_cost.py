@@ -268,3 +268,21 @@ def test_runtime_budget_over_many_cheap_evaluations() -> None:
     assert [str(e) for e in errors] == [
         'spec.names[40]: Invalid value: "string": validation failed due to running out of cost budget, no further '
         "validation rules will be run"]
+
+
+OBJECT: Schema = {"type": "object", "properties": {"o": {"type": "object", "properties": {"a": {"type": "integer"}}}}}
+
+
+@pytest.mark.parametrize(("rule", "expected"), [
+    # cel.bind: the empty range's list (10) + init self.o (2) + x.a > 1 (x 1, select on an object 1, call 1)
+    ("cel.bind(x, self.o, x.a > 1)", 15),
+    # _?._ (self 1, call 1) + orValue (call 1, self.o 2) + .a on the object (1) + > (1)
+    ("self.?o.orValue(self.o).a > 1", 7),
+    # oldSelf.value() (2) .o (1) .a (1), self.o.a (3), == (scaled by the int sizes: 0)
+    ("oldSelf.value().o.a == self.o.a", 7),
+])
+def test_types_the_engine_leaves_dynamic_are_the_schemas(rule: str, expected: int) -> None:
+    """The engine checks ``self`` as dyn; the estimator types variables bound by ``cel.bind``,
+    ``oldSelf.value()`` and optional selections as cel-go's checker does with the schema's types,
+    so a field selection on them costs 1 as on an object (costs worked out by cel-go's rules)."""
+    assert max_cost(rule, OBJECT) == expected

@@ -31,6 +31,8 @@ class Type:
     kind: str
     params: tuple[Type, ...] = ()
     name: str = ""
+    decl: Any = field(default=None, compare=False, hash=False)
+    """The schema declaration of an object type (``cost.Decl``), when known."""
 
 
 DYN = Type("dyn")

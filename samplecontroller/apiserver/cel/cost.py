@@ -128,7 +128,7 @@ class Decl:
     def type(self) -> Type:
         """The CEL type of values of this declaration."""
         if self.kind == "object":
-            return Type("struct", name="object")
+            return Type("struct", name="object", decl=self)
         if self.kind == "list":
             return Type("list", (self.elem.type if self.elem else DYN,))
         if self.kind == "map":
@@ -312,6 +312,8 @@ class _Coster:
             operand = self.type_of(e.operand)
             if operand.kind == "map" and len(operand.params) == 2:
                 return operand.params[1]
+            if operand.kind == "struct" and isinstance(operand.decl, Decl) and e.name in operand.decl.fields:
+                return operand.decl.fields[e.name].type
         if e.kind == checked.IDENT and self.iter_ranges.get(e.name):
             return self._element(self.type_of(self.iter_ranges[e.name][-1]))
         if e.kind == checked.IDENT and declared.kind == "dyn" and self.accus.get(e.name):
@@ -369,6 +371,9 @@ class _Coster:
         """The type of field ``name`` of ``operand`` (a map's values, an object's declared field)."""
         if operand_type.kind == "map" and len(operand_type.params) == 2:
             return operand_type.params[1]
+        if operand_type.kind == "struct" and isinstance(operand_type.decl, Decl):
+            found = operand_type.decl.fields.get(name)
+            return found.type if found is not None else None
         path = self.paths.get(operand.id)
         if path and path[0] in ("self", "oldSelf"):
             decl = self._decl_at([*path, name])
