@@ -55,7 +55,12 @@ from samplecontroller.apiserver.admission_policy import (
     aggregate,
     match_conditions,
 )
-from samplecontroller.apiserver.admission_rules import labels_of, rule_matches, selector
+from samplecontroller.apiserver.admission_rules import (
+    equivalent_resources,
+    labels_of,
+    matched_resource,
+    selector,
+)
 from samplecontroller.apiserver.crdconversion import Converter
 from samplecontroller.apiserver.errors import APIError
 from samplecontroller.apiserver.restmapper import Resource, RESTMapper
@@ -158,9 +163,9 @@ class Admitter:
         webhooks concurrently (the object converted once per matched version); raise the first
         denial."""
         if self.policies.active():
-            req.warnings += self.policies.validate(PolicyRequest(
+            req.warnings += await self.policies.validate(PolicyRequest(
                 req.res, req.operation, req.namespace, req.name, req.obj, req.old, req.subresource, req.dry_run,
-                req.user_info or USER_INFO))
+                req.user_info or USER_INFO), self._converted)
         views = {req.res.version: _View(req.res, req.obj, req.old)}
         calls = []
         for hook, matched in self._matching(VALIDATING_KEY, req):
@@ -190,33 +195,8 @@ class Admitter:
         """The request's resource when a rule matches it; else, under ``matchPolicy: Equivalent``
         (the default), the first equivalent resource a rule matches (earlier rules first, as
         kube's ShouldCallHook); None when nothing matches."""
-        rules = [rule for rule in hook.get("rules") or () if isinstance(rule, dict)]
-        if any(rule_matches(rule, req.operation, req.res, req.subresource) for rule in rules):
-            return req.res
-        if (hook.get("matchPolicy") or "Equivalent") != "Equivalent":
-            return None
-        equivalents = self._equivalents(req)
-        for rule in rules:
-            for res in equivalents:
-                if rule_matches(rule, req.operation, res, req.subresource):
-                    return res
-        return None
-
-    def _equivalents(self, req: AdmissionRequest) -> list[Resource]:
-        """The other served versions of the request's resource (with the request's subresource).
-
-        Only custom resources: their versions share one object converted by the CRD. The one
-        built-in resource served in several versions, HorizontalPodAutoscalers (autoscaling v1
-        and v2), has differently shaped versions whose conversion (``conversion``) loses v2
-        metrics, so a mutating round trip could drop data: it is matched exactly only. Resources
-        equivalent under another group (kube's deployments in apps and extensions, events in
-        core and events.k8s.io) are not served as such here."""
-        res = req.res
-        if self.mapper is None or not res.is_custom:
-            return []
-        return [other for other in self.mapper.by_storage_key(res.storage_key)
-                if other.crd_name == res.crd_name and other.version != res.version
-                and (not req.subresource or req.subresource in other.subresources)]
+        return matched_resource(hook.get("rules") or (), req.operation, req.res, req.subresource, "",
+                                hook.get("matchPolicy"), equivalent_resources(self.mapper, req.res, req.subresource))
 
     def _selected(self, hook: Mapping[str, Any], req: AdmissionRequest) -> bool:
         try:

@@ -7,7 +7,12 @@ after the mutating webhooks and before the validating ones:
 - A binding applies its policy (``spec.policyName``) to a request that the policy's
   ``matchConstraints`` and the binding's ``matchResources`` both match (``resourceRules`` with
   ``resourceNames``, ``excludeResourceRules``, ``namespaceSelector``, ``objectSelector``) and
-  whose ``matchConditions`` are all true.
+  whose ``matchConditions`` are all true. ``matchPolicy``: under ``Equivalent`` (the default)
+  a rule that lists another served version of the request's custom resource matches it; the
+  policy then sees the object and old object converted to that version by the CRD's conversion
+  (``admission``'s converter) and ``request.kind``/``resource`` name it, while
+  ``requestKind``/``requestResource`` stay the request's (``admission_rules.matched_resource``,
+  shared with the webhooks). ``Exact``: only the request's own version matches.
 - ``variables`` are evaluated in order (``variables.<name>``); each validation ``expression`` sees
   ``object``, ``oldObject`` (null on CREATE; ``object`` is null on DELETE), ``request``,
   ``params``, ``namespaceObject`` and ``variables``.
@@ -27,17 +32,22 @@ after the mutating webhooks and before the validating ones:
   it denies whatever the ``validationActions``, under ``Ignore`` the binding is skipped.
 
 Limits: ``Audit`` has no audit log to write to (accepted, ignored); ``authorizer`` is declared
-(policies using it are accepted) but not bound, so evaluating it is an error (``failurePolicy``); the policy's ``status.typeChecking`` is not computed; there is no cost limit.
+(policies using it are accepted) but not bound, so evaluating it is an error (``failurePolicy``); the policy's ``status.typeChecking`` is not computed; there is no cost limit for policies.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 from samplecontroller.apimachinery import labels as labelsel
-from samplecontroller.apiserver.admission_rules import labels_of, rule_matches, selector
+from samplecontroller.apiserver.admission_rules import (
+    equivalent_resources,
+    labels_of,
+    matched_resource,
+    selector,
+)
 from samplecontroller.apiserver.cel import engine
 from samplecontroller.apiserver.cel.engine import CompileError, EvalError
 from samplecontroller.apiserver.cel.fields import invalid_literals
@@ -48,7 +58,7 @@ from samplecontroller.apiserver.errors import APIError
 from samplecontroller.apiserver.restmapper import Resource, RESTMapper
 from samplecontroller.apiserver.storage import Store
 
-__all__ = ["BINDINGS_KEY", "POLICIES_KEY", "PolicyAdmission", "PolicyRequest", "aggregate", "compile_error",
+__all__ = ["BINDINGS_KEY", "POLICIES_KEY", "Converter", "PolicyAdmission", "PolicyRequest", "aggregate", "compile_error",
            "match_conditions"]
 
 POLICIES_KEY = "admissionregistration.k8s.io/validatingadmissionpolicies"
@@ -74,6 +84,13 @@ class PolicyRequest:
     subresource: str
     dry_run: bool
     user_info: Mapping[str, Any]
+    request_res: Resource | None = None
+    """The resource the request was made to when ``res`` is an equivalent version a policy
+    matched (``request.requestKind``/``requestResource``); None: ``res``."""
+
+
+Converter = Callable[[dict[str, Any] | None, Resource], Awaitable[dict[str, Any] | None]]
+"""Converts an object (or None) to a resource's version (``admission.Admitter._converted``)."""
 
 
 class _Denied(Exception):
@@ -98,9 +115,14 @@ class PolicyAdmission:
         """True when any binding exists (else admission costs nothing)."""
         return bool(self.store.count(BINDINGS_KEY))
 
-    def validate(self, req: PolicyRequest) -> list[str]:
-        """Apply every matching binding; returns the warnings, raises the first denial."""
+    async def validate(self, req: PolicyRequest, convert: Converter | None = None) -> list[str]:
+        """Apply every matching binding; returns the warnings, raises the first denial. A policy
+        whose ``matchConstraints`` match the request only through an equivalent version
+        (``matchPolicy: Equivalent``, the default: another served version of a CRD) sees the
+        object and old object converted to that version by ``convert`` (once per version) and
+        ``request.kind``/``resource`` naming it, as kube's policy dispatcher does."""
         warnings: list[str] = []
+        versions = {req.res.version: req}
         for _, entry in self.store.list(BINDINGS_KEY, ""):
             binding = entry.obj
             spec = binding.get("spec") or {}
@@ -108,17 +130,24 @@ class PolicyAdmission:
             if policy_entry is None:
                 continue
             policy = policy_entry.obj
-            warnings += self._apply(policy, binding, req)
+            namespace_obj = self._namespace(req)
+            matched = self._matches((policy.get("spec") or {}).get("matchConstraints") or {}, req, namespace_obj,
+                                    binding_rules=False)
+            if matched is None or (spec.get("matchResources") and self._matches(
+                    spec["matchResources"], req, namespace_obj, binding_rules=True) is None):
+                continue
+            if matched.version not in versions:
+                if convert is None:
+                    continue  # no converter: the equivalent version cannot be seen
+                versions[matched.version] = replace(req, res=matched, obj=await convert(req.obj, matched),
+                                                    old=await convert(req.old, matched), request_res=req.res)
+            warnings += self._apply(policy, binding, versions[matched.version], namespace_obj)
         return warnings
 
-    def _apply(self, policy: Mapping[str, Any], binding: Mapping[str, Any], req: PolicyRequest) -> list[str]:
+    def _apply(self, policy: Mapping[str, Any], binding: Mapping[str, Any], req: PolicyRequest,
+               namespace_obj: dict[str, Any] | None) -> list[str]:
+        """Evaluate a matched policy with ``req`` in the version it matched."""
         pspec, bspec = policy.get("spec") or {}, binding.get("spec") or {}
-        namespace_obj = self._namespace(req)
-        if not self._matches(pspec.get("matchConstraints") or {}, req, namespace_obj, binding_rules=False):
-            return []
-        if bspec.get("matchResources") and not self._matches(bspec["matchResources"], req, namespace_obj,
-                                                             binding_rules=True):
-            return []
         actions = list(bspec.get("validationActions") or ())
         policy_name, binding_name = _name(policy), _name(binding)
         fail = pspec.get("failurePolicy", "Fail") != "Ignore"
@@ -150,24 +179,33 @@ class PolicyAdmission:
         return entry.obj if entry is not None else None
 
     def _matches(self, match: Mapping[str, Any], req: PolicyRequest, namespace_obj: dict[str, Any] | None,
-                 binding_rules: bool) -> bool:
+                 binding_rules: bool) -> Resource | None:
+        """The resource (version) ``match`` (a policy's ``matchConstraints`` or a binding's
+        ``matchResources``) matches ``req`` in, None when it does not match (kube's
+        matching.Matcher: exclusions and rules under ``matchPolicy``, then the selectors)."""
         rules = [r for r in match.get("resourceRules") or () if isinstance(r, dict)]
-        if (rules or not binding_rules) and not any(rule_matches(r, req.operation, req.res, req.subresource, req.name) for r in rules):
-            return False
-        if any(rule_matches(r, req.operation, req.res, req.subresource, req.name) for r in match.get("excludeResourceRules") or () if isinstance(r, dict)):
-            return False
+        equivalents = equivalent_resources(self.mapper, req.res, req.subresource)
+        policy = match.get("matchPolicy")
+        if matched_resource(match.get("excludeResourceRules") or (), req.operation, req.res, req.subresource,
+                            req.name, policy, equivalents) is not None:
+            return None
+        matched: Resource | None = req.res
+        if rules or not binding_rules:
+            matched = matched_resource(rules, req.operation, req.res, req.subresource, req.name, policy, equivalents)
+        if matched is None:
+            return None
         try:
             objects = selector(match.get("objectSelector"))
             namespaces = selector(match.get("namespaceSelector"))
         except ValueError:
-            return False
+            return None
         if not objects.empty() and not any(objects.matches(labels_of(o)) for o in (req.obj, req.old) if o):
-            return False
+            return None
         if namespaces.empty():
-            return True
+            return matched
         if req.res.kind == "Namespace" and not req.res.group:
-            return namespaces.matches(labels_of(req.obj or req.old))
-        return not req.res.namespaced or namespaces.matches(labels_of(namespace_obj))
+            return matched if namespaces.matches(labels_of(req.obj or req.old)) else None
+        return matched if not req.res.namespaced or namespaces.matches(labels_of(namespace_obj)) else None
 
     # ------------------------------------------------------------------ params
 
@@ -321,10 +359,12 @@ def _message(validation: Mapping[str, Any], variables: dict[str, Any]) -> str:
 
 
 def _request(req: PolicyRequest) -> dict[str, Any]:
-    res = req.res
+    res, asked = req.res, req.request_res or req.res
     gvk = {"group": res.group, "version": res.version, "kind": res.kind}
     gvr = {"group": res.group, "version": res.version, "resource": res.plural}
-    return {"kind": gvk, "resource": gvr, "requestKind": gvk, "requestResource": gvr,
+    request_gvk = {"group": asked.group, "version": asked.version, "kind": asked.kind}
+    request_gvr = {"group": asked.group, "version": asked.version, "resource": asked.plural}
+    return {"kind": gvk, "resource": gvr, "requestKind": request_gvk, "requestResource": request_gvr,
             "subResource": req.subresource, "requestSubResource": req.subresource, "name": req.name,
             "namespace": req.namespace, "operation": req.operation, "userInfo": dict(req.user_info),
             "dryRun": req.dry_run}

@@ -242,3 +242,63 @@ def test_kubectl_get_lists_policies_and_bindings_as_kubectl_does(raw: Raw, serve
     proc = kubectl("get", "validatingadmissionpolicybinding", f"{name}-binding")
     assert proc.stdout.split("\n")[0].split() == ["NAME", "POLICYNAME", "PARAMREF", "AGE"], proc.stderr
     assert proc.stdout.split("\n")[1].split()[:3] == [f"{name}-binding", name, "<unset>"]
+
+
+GADGETS_GROUP = "vap-gadgets.example.com"
+
+
+@pytest.fixture(scope="module")
+def gadget_versions(server: LocalAPIServer) -> Iterator[str]:
+    """Gadgets served in v1 (storage) and v2, same schema, conversion strategy None."""
+    raw = Raw(server)
+    schema = {"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "size": {"type": "integer"}}}}}}
+    crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+           "metadata": {"name": f"gadgets.{GADGETS_GROUP}"},
+           "spec": {"group": GADGETS_GROUP, "scope": "Namespaced",
+                    "names": {"kind": "Gadget", "plural": "gadgets", "singular": "gadget", "listKind": "GadgetList"},
+                    "versions": [{"name": "v1", "served": True, "storage": True, "schema": schema},
+                                 {"name": "v2", "served": True, "storage": False, "schema": schema}]}}
+    code, _, body = raw.call("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
+    assert code == 201, body
+    yield GADGETS_GROUP
+    raw.call("DELETE", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.{GADGETS_GROUP}")
+
+
+@pytest.mark.parametrize("match_policy", [None, "Equivalent", "Exact"])
+def test_match_policy_equivalent_sees_another_version_converted(raw: Raw, ns: str, policy: Any,
+                                                                gadget_versions: str, match_policy: str | None) -> None:
+    """A policy whose rule lists only v1 of a CRD is applied to a request made in v2 under
+    ``matchPolicy: Equivalent`` (the default), with the object (and old object) converted to v1 and
+    ``request.kind``/``resource`` naming v1 while ``requestKind``/``requestResource`` name v2, as
+    kube's policy dispatcher does; ``Exact`` lets the v2 request pass."""
+    group = gadget_versions
+    constraints: dict[str, Any] = {"resourceRules": [{"apiGroups": [group], "apiVersions": ["v1"],
+                                                      "operations": ["CREATE", "UPDATE"], "resources": ["gadgets"]}]}
+    if match_policy is not None:
+        constraints["matchPolicy"] = match_policy
+    seen = ("object.apiVersion + ' ' + request.kind.version + '/' + request.resource.version + ' asked ' + "
+            "request.requestKind.version + '/' + request.requestResource.version + "
+            "(oldObject == null ? '' : ' old ' + oldObject.apiVersion)")
+    name = policy({"matchConstraints": constraints,
+                   "validations": [{"expression": "object.spec.size <= 5", "messageExpression": seen}]})
+    path = f"/apis/{group}/v2/namespaces/{ns}/gadgets"
+
+    def gadget(size: int) -> dict[str, Any]:
+        return {"apiVersion": f"{group}/v2", "kind": "Gadget", "metadata": {"name": "g"}, "spec": {"size": size}}
+
+    code, _, body = raw.call("POST", path, gadget(9))
+    if match_policy == "Exact":
+        assert code == 201, body  # the rule lists v1 only: a v2 request is not matched
+        return
+    assert code == 422, body
+    assert body["message"] == (f'gadgets.{group} "g" is forbidden: ValidatingAdmissionPolicy \'{name}\' with '
+                               f"binding '{name}-binding' denied request: {group}/v1 v1/v1 asked v2/v2"), body
+    assert raw.call("POST", path, gadget(1))[0] == 201
+    code, _, body = raw.call("PATCH", f"{path}/g", {"spec": {"size": 7}}, ctype="application/merge-patch+json")
+    assert code == 422, body
+    assert body["message"].endswith(f"denied request: {group}/v1 v1/v1 asked v2/v2 old {group}/v1"), body
+    # a request in the listed version is matched as itself
+    code, _, body = raw.call("POST", f"/apis/{group}/v1/namespaces/{ns}/gadgets",
+                             {**gadget(8), "apiVersion": f"{group}/v1", "metadata": {"name": "g1"}})
+    assert code == 422 and body["message"].endswith(f"denied request: {group}/v1 v1/v1 asked v1/v1"), body

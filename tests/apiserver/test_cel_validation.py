@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import json
 import lzma
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,8 @@ from typing import Any
 import pytest
 
 from samplecontroller.apimachinery import k8syaml
+from samplecontroller.apiserver import LocalAPIServer
+from samplecontroller.apiserver.testing import make_kubectl
 from tests.apiserver.conftest import Raw
 
 GROUP = "cel.example.com"
@@ -39,10 +42,11 @@ SCHEMA: dict[str, Any] = {
                     {"rule": "isURL(self) && url(self).getScheme() == 'https'", "message": "must be an https URL"}]},
                 "memory": {"type": "string", "x-kubernetes-validations": [
                     {"rule": "quantity(self).isLessThan(quantity('1Gi'))", "message": "at most 1Gi"}]},
-                "cidrs": {"type": "array", "items": {"type": "string", "x-kubernetes-validations": [
+                "cidrs": {"type": "array", "maxItems": 16, "items": {"type": "string", "maxLength": 64,
+                                                                     "x-kubernetes-validations": [
                     {"rule": "isCIDR(self) && cidr(self).prefixLength() >= 8"}]},
                     "x-kubernetes-validations": [{"rule": "self.isSorted()", "message": "must be sorted"}]},
-                "labels": {"type": "object", "additionalProperties": {
+                "labels": {"type": "object", "maxProperties": 64, "additionalProperties": {
                     "type": "string", "x-kubernetes-validations": [{"rule": "self.size() <= 5"}]}},
                 "ratio": {"type": "number", "x-kubernetes-validations": [{"rule": "self < 1.5"}]},
                 "ports": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
@@ -233,6 +237,116 @@ def test_a_rule_that_does_not_evaluate_to_a_bool_rejects_the_crd(raw: Raw) -> No
                       (["x-kubernetes-validations[2]", "rule"], "cel expression must evaluate to a bool"),
                       (["x-kubernetes-validations[5]", "messageExpression"], "must evaluate to a string")]
     assert raw.call("GET", f"{CRDS}/notbools.{GROUP}")[0] == 404
+
+
+def pairs_schema(max_items: int) -> dict[str, Any]:
+    """``spec.list`` (numbers, ``maxItems``) with an O(n^2) rule: estimated cost 3n^2 + 5n + 2 (kube's
+    "O(n^2) loop with numbers", 352 for n = 10)."""
+    return {"type": "object", "properties": {"spec": {"type": "object", "properties": {"list": {
+        "type": "array", "maxItems": max_items, "items": {"type": "number"},
+        "x-kubernetes-validations": [{"rule": "self.all(x, self.all(y, true))"}]}}}}}
+
+
+LIST_RULE = "spec.validation.openAPIV3Schema.properties[spec].properties[list].x-kubernetes-validations[0].rule"
+HINT = ("(try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and "
+        "strings are declared)")
+
+
+def test_a_rule_over_the_cost_budget_rejects_the_crd(raw: Raw) -> None:
+    """Issue 28 item 6: the rule's estimated cost (cel-go's estimator, the schema's maxItems) is
+    25,001,420 for 2886 items, 2.5 times kube's per-rule limit: 422 with kube's message. Unbounded
+    lists and strings also exceed the CRD's total budget; with a bound the CRD is created."""
+    code, _, body = raw.call("POST", CRDS, crd(pairs_schema(2886), "Pair", "pairs"))
+    assert code == 422, body
+    assert body["message"] == (f'CustomResourceDefinition.apiextensions.k8s.io "pairs.{GROUP}" is invalid: '
+                               f"{LIST_RULE}: Forbidden: estimated rule cost exceeds budget by factor of 2.5x {HINT}")
+    assert body["details"]["causes"] == [{"reason": "FieldValueForbidden", "field": LIST_RULE, "message": (
+        f"Forbidden: estimated rule cost exceeds budget by factor of 2.5x {HINT}")}]
+    unbounded = {"type": "object", "properties": {"spec": {"type": "object", "properties": {"names": {
+        "type": "array", "items": {"type": "string"},
+        "x-kubernetes-validations": [{"rule": "self.all(x, x.startsWith('a') && x.contains('b'))"}]}}}}}
+    code, _, body = raw.call("POST", CRDS, crd(unbounded, "Pair", "pairs"))
+    assert code == 422, body
+    names_rule = "spec.validation.openAPIV3Schema.properties[spec].properties[names].x-kubernetes-validations[0].rule"
+    assert [(c["field"], c["message"].split(" (try")[0]) for c in body["details"]["causes"]] == [
+        (names_rule, "Forbidden: estimated rule cost exceeds budget by factor of more than 100x"),
+        (names_rule, "Forbidden: contributed to estimated rule cost total exceeding cost limit for entire "
+                     "OpenAPIv3 schema"),
+        ("spec.validation.openAPIV3Schema", "Forbidden: x-kubernetes-validations estimated rule cost total for "
+                                            "entire OpenAPIv3 schema exceeds budget by factor of more than 100x")]
+    assert raw.call("GET", f"{CRDS}/pairs.{GROUP}")[0] == 404
+    code, _, body = raw.call("POST", CRDS, crd(pairs_schema(1000), "Pair", "pairs"))
+    assert code == 201, body
+    raw.call("DELETE", f"{CRDS}/pairs.{GROUP}")
+
+
+PATTERN = "^(" + "|".join(f"x{i:03d}" for i in range(80)) + "|a)*$"  # 406 characters: regex cost 102
+MATCHES = f"self.matches('{PATTERN}')"
+
+
+def matched_schema(fields: int) -> dict[str, Any]:
+    """``spec.f0``..``f<n-1>``: strings of up to 100,000 characters matched against a 406-character
+    regex, each rule estimated at 4,080,103 (under the per-rule limit: the CRD is accepted). One
+    evaluation costs ceil((1 + length) / 10) * 102 + 1, as cel-go's runtime tracker counts it."""
+    strings = {f"f{i}": {"type": "string", "maxLength": 100000, "x-kubernetes-validations": [{"rule": MATCHES}]}
+               for i in range(fields)}
+    return {"type": "object", "properties": {"spec": {"type": "object", "properties": strings}}}
+
+
+def test_runtime_cost_limits(raw: Raw) -> None:
+    """Issue 28 item 6, runtime: one evaluation may cost at most 1,000,000 (PerCallLimit) and all
+    the rules of one object 10,000,000 (RuntimeCELCostBudget); past either, kube's error and no
+    further rule runs. 99,999 characters cost 1,020,001; eleven strings of 92,000 characters
+    938,503 each, 10.3 million in all (ten: 9.4 million)."""
+    code, _, body = raw.call("POST", CRDS, crd(matched_schema(11), "Matched", "matcheds"))
+    assert code == 201, body
+    path = f"/apis/{GROUP}/v1/namespaces/default/matcheds"
+
+    def matched(name: str, **strings: int) -> dict[str, Any]:
+        return {"apiVersion": f"{GROUP}/v1", "kind": "Matched", "metadata": {"name": name},
+                "spec": {field: "a" * n for field, n in strings.items()}}
+
+    try:
+        code, _, body = raw.call("POST", path, matched("small", f0=1000, f1=50000))
+        assert code == 201, body
+        code, _, body = raw.call("POST", path, matched("big", f0=99999))
+        assert code == 422, body
+        assert [(c["field"], c["message"]) for c in body["details"]["causes"]] == [(
+            "spec.f0", "Invalid value: \"string\": 'operation cancelled: actual cost limit exceeded': no further "
+            f"validation rules will be run due to call cost exceeds limit for rule: {MATCHES}")]
+        code, _, body = raw.call("POST", path, matched("many", **{f"f{i}": 92000 for i in range(11)}))
+        assert code == 422, body
+        (cause,) = body["details"]["causes"]
+        assert cause["field"].startswith("spec.f") and cause["message"] == (
+            'Invalid value: "string": validation failed due to running out of cost budget, no further validation '
+            "rules will be run"), body
+        code, _, body = raw.call("POST", path, matched("fewer", **{f"f{i}": 92000 for i in range(10)}))
+        assert code == 201, body
+    finally:
+        raw.call("DELETE", f"{CRDS}/matcheds.{GROUP}")
+
+
+@pytest.mark.kubectl
+def test_kubectl_apply_of_a_crd_kube_refuses(raw: Raw, server: LocalAPIServer, tmp_path: Path) -> None:
+    """``kubectl apply`` of a CRD whose rule costs 1.08 times the budget, and of one whose rule is
+    not a bool, fails with kube's messages; the bounded CRD applies."""
+    kubectl = make_kubectl(tmp_path, server)
+    proc = kubectl("apply", "-f", "-", stdin=json.dumps(crd(pairs_schema(1900), "Duo", "duos")))
+    assert proc.returncode == 1, proc.stdout
+    assert proc.stderr.strip() == (
+        f'The CustomResourceDefinition "duos.{GROUP}" is invalid: {LIST_RULE}: Forbidden: estimated rule cost '
+        f"exceeds budget by factor of 1.083950x {HINT}"), proc.stderr
+    not_bool = {"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "replicas": {"type": "integer"}}, "x-kubernetes-validations": [{"rule": "self.replicas"}]}}}
+    proc = kubectl("apply", "-f", "-", stdin=json.dumps(crd(not_bool, "Duo", "duos")))
+    assert proc.returncode == 1, proc.stdout
+    assert proc.stderr.strip().startswith(
+        f'The CustomResourceDefinition "duos.{GROUP}" is invalid: spec.validation.openAPIV3Schema.properties[spec].'
+        "x-kubernetes-validations[0].rule: Invalid value: "), proc.stderr
+    assert proc.stderr.strip().endswith(": cel expression must evaluate to a bool"), proc.stderr
+    proc = kubectl("apply", "-f", "-", stdin=json.dumps(crd(pairs_schema(1000), "Duo", "duos")))
+    assert proc.returncode == 0, proc.stderr
+    assert raw.call("DELETE", f"{CRDS}/duos.{GROUP}")[0] == 200
 
 
 # ---------------------------------------------------------------------------- a real CRD: Gateway API HTTPRoute

@@ -181,7 +181,8 @@ def test_transition_rules_need_an_old_value() -> None:
 def test_crd_time_errors() -> None:
     sch = {"type": "object", "properties": {"spec": {"type": "object", "properties": {
         "a": {"type": "string"},
-        "l": {"type": "array", "items": {"type": "string", "x-kubernetes-validations": [{"rule": "self == oldSelf"}]}}},
+        "l": {"type": "array", "maxItems": 8, "items": {"type": "string", "maxLength": 16,
+                                                        "x-kubernetes-validations": [{"rule": "self == oldSelf"}]}}},
         "x-kubernetes-validations": [
             {"rule": "self.a =="}, {"rule": "1"}, {"rule": "self.a == 'x'", "optionalOldSelf": True},
             {"rule": "true", "messageExpression": "1"}]}}}

@@ -31,12 +31,11 @@ values cannot be passed inside maps, so ``format: date-time``/``duration`` strin
 by the rules that select them (``fields.typed_source``); functions
 cannot return optionals, so the format library is a source rewrite (``formats``); there is no
 cost estimator and no cost tracking: the binding's ``Expression`` offers ``eval``, ``return_type``
-and ``serialize`` (a ``cel.expr.CheckedExpr`` protobuf) only, so kube's static checks (per rule
-"estimated rule cost exceeds budget by factor of ...", per CRD "x-kubernetes-validations
-estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of ...", from
-cel-go's estimator with the schema's maxItems/maxLength/maxProperties) and the runtime budget
-("validation failed due to running out of cost budget") are not done: porting cel-go's
-estimator over the serialized AST would be needed (documented deviation); ``self`` is dynamic,
+and ``serialize`` (a ``cel.expr.CheckedExpr`` protobuf) only, so cel-go's estimator is ported over
+the serialized AST (``checked``, ``cost``: kube's static limits, and a bound of each evaluation's
+cost for the runtime ones); comprehensions stop after 10,000 iterations per evaluation
+(``Iteration budget exceeded``: cel-cpp's default, which the binding does not expose; kube has no
+such cap); ``self`` is dynamic,
 so a rule's result type comes from a second compilation with the scalar fields it selects
 declared as their schema types (``validator``: ``self.replicas`` is an int, not a bool); the environment's options are not
 exposed, so mixed-type list literals (``[1, 2.0]``) compile (kube's HomogeneousAggregateLiterals
@@ -131,6 +130,12 @@ class Program:
         self.source = source
         self._expr = expr
         self.result_type = result_type
+
+    def serialized(self) -> bytes:
+        """The checked AST as the engine serializes it (a ``google.protobuf.Any`` holding a
+        ``cel.expr.CheckedExpr``; ``checked.parse`` reads it)."""
+        data: bytes = self._expr.serialize()
+        return data
 
     def evaluate(self, variables: Mapping[str, Any] | Activation) -> Any:
         """Evaluate with ``variables`` (JSON-like values, or an ``Activation`` of the program's

@@ -14,7 +14,9 @@ pkg/apiserver/schema/cel Validator).
   ``optionalOldSelf`` is true (then ``oldSelf`` is an optional). Ratcheting (CRDValidationRatcheting,
   on since 1.30): a failed rule that does not use ``oldSelf`` on a value unchanged from the old
   object is a warning, not an error.
-- Cost limits are not enforced (the engine has no cost estimator); every rule is evaluated.
+- Costs (``cost``): at CRD time a rule whose estimated cost (cel-go's estimator over the
+  schema's maxLength/maxItems/maxProperties) times its node's cardinality exceeds 10,000,000, or
+  rules totalling more than 100,000,000, reject the CRD with kube's messages (``schema_errors``).
   Lists are plain CEL lists: ``x-kubernetes-list-type: set``/``map`` lists compare equal only in
   the same order (Kubernetes ignores the order).
 """
@@ -26,7 +28,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from samplecontroller.apiserver import schema as structural
-from samplecontroller.apiserver.cel import formats
+from samplecontroller.apiserver.cel import checked, cost, formats
+from samplecontroller.apiserver.cel.checked import Checked
 from samplecontroller.apiserver.cel.engine import (
     BOOL,
     DOUBLE,
@@ -78,6 +81,10 @@ class _Rule:
     transition: bool
     field_path: str
     error: str = ""
+    max_cost: int = 0  # the rule's estimated cost (cel-go's estimator, ``cost``)
+    message_max_cost: int = 0  # the messageExpression's
+    ast: Checked | None = None  # the checked AST the cost is estimated on
+    decl: cost.Decl | None = None  # self's DeclType
 
     @property
     def text(self) -> str:
@@ -91,25 +98,40 @@ class _Rule:
         return message or f"failed rule: {self.text}"
 
 
-def _compile_rule(spec: dict[str, Any], node: dict[str, Any],
-                  root: bool = False) -> tuple[_Rule, list[tuple[str, Any, str]]]:
+def _compile_rule(spec: dict[str, Any], node: dict[str, Any], root: bool = False, estimate: bool = False,
+                  node_decl: cost.Decl | None = None) -> tuple[_Rule, list[tuple[str, Any, str]]]:
     """The compiled rule and its compilation problems as (child, value, detail) for the CRD's
-    validation (``value`` None: the whole rule is the shown value)."""
+    validation (``value`` None: the whole rule is the shown value); ``estimate``: with the
+    estimated costs of the rule and its messageExpression, ``self`` of type ``node_decl``
+    (``node``'s when not given)."""
+    if estimate and node_decl is None:
+        node_decl = cost.decl_type(node, root)
     problems: list[tuple[str, Any, str]] = []
     source = str(spec.get("rule") or "")
     program = optional_program = message_program = None
     error = ""
+    max_cost = message_max_cost = 0
+    ast: Checked | None = None
+    decl: cost.Decl | None = None
     if source.strip():
         try:
             program = _ENV.compile(source)
+            plain = program
             undefined = undefined_fields(source, node, root) or invalid_literals(source, _ENV.succeeds)
             if undefined:
                 raise CompileError(undefined)
             program = _typed(source, node, root, program)
             if _result_type(program, source, node, root) not in ("BOOL", "DYN"):
                 raise CompileError("cel expression must evaluate to a bool")
+            if estimate:
+                try:
+                    ast, decl = _checked(plain), node_decl
+                    max_cost = cost.estimate(ast, decl).max
+                except (ValueError, LookupError, AssertionError, RecursionError) as err:
+                    raise CompileError(f"cost estimation failed: {err}") from None
         except CompileError as err:
-            detail = err.detail if err.detail.startswith("cel expression") else "compilation failed: " + err.detail
+            detail = err.detail if err.detail.startswith(("cel expression", "cost estimation")) \
+                else "compilation failed: " + err.detail
             problems.append(("rule", None, detail))
             program, error = None, detail
         if program is not None and spec.get("optionalOldSelf") is True:
@@ -118,11 +140,18 @@ def _compile_rule(spec: dict[str, Any], node: dict[str, Any],
     message_source = str(spec.get("messageExpression") or "")
     if message_source.strip():
         try:
-            message_program = _typed(message_source, node, root, _ENV.compile(message_source))
+            plain_message = _ENV.compile(message_source)
+            message_program = _typed(message_source, node, root, plain_message)
             if _result_type(message_program, message_source, node, root) not in ("STRING", "DYN"):
                 raise CompileError("must evaluate to a string")
+            if estimate and program is not None:
+                try:
+                    message_max_cost = cost.estimate(_checked(plain_message), node_decl).max
+                except (ValueError, LookupError, AssertionError, RecursionError) as err:
+                    raise CompileError(f"cost estimation failed for messageExpression: {err}") from None
         except CompileError as err:
-            detail = err.detail if err.detail.startswith("must evaluate") else "messageExpression compilation failed: " + err.detail
+            detail = err.detail if err.detail.startswith(("must evaluate", "cost estimation")) \
+                else "messageExpression compilation failed: " + err.detail
             problems.append(("messageExpression", None, detail))
             message_program = None
     if "optionalOldSelf" in spec and isinstance(spec["optionalOldSelf"], bool) and not uses_old_self(source):
@@ -133,8 +162,22 @@ def _compile_rule(spec: dict[str, Any], node: dict[str, Any],
             normalized = normalize_field_path(str(spec["fieldPath"]), node)
         except ValueError:
             normalized = ""
-    rule = _Rule(spec, program, message_program, optional_program, uses_old_self(source), normalized, error)
+    rule = _Rule(spec, program, message_program, optional_program, uses_old_self(source), normalized, error,
+                 max_cost, message_max_cost, ast, decl)
     return rule, problems
+
+
+_ASTS: dict[str, Checked] = {}
+
+
+def _checked(program: Program) -> Checked:
+    """The checked AST of a program (parsed once per source)."""
+    found = _ASTS.get(program.source)
+    if found is None:
+        if len(_ASTS) >= 4096:
+            _ASTS.clear()
+        found = _ASTS[program.source] = checked.parse(program.serialized())
+    return found
 
 
 _REASONS = (structural.ERROR_DUPLICATE, structural.ERROR_FORBIDDEN, structural.ERROR_INVALID, structural.ERROR_REQUIRED)
@@ -258,31 +301,90 @@ def _has_rules(schema: Any) -> bool:
 class _SchemaErrors:
     schema: list[FieldError] = field(default_factory=list)
     cel: list[FieldError] = field(default_factory=list)
+    total: int = 0  # the estimated cost of every rule (TotalCost)
+    expensive: list[tuple[int, str]] = field(default_factory=list)  # the (at most 4) costliest
+
+    def observe(self, where: str, expression_cost: int) -> None:
+        """TotalCost.ObserveExpressionCost."""
+        self.total = min(self.total + expression_cost, _MAX_U64)
+        if expression_cost < cost.STATIC_CRD_COST_LIMIT // 100:
+            return
+        self.expensive.append((expression_cost, where))
+        self.expensive.sort(key=lambda item: -item[0])
+        del self.expensive[4:]
 
 
-def schema_errors(schema: Any, path: str) -> list[FieldError]:
+_MAX_U64 = (1 << 64) - 1
+
+
+def schema_errors(schema: Any, path: str, suppress_rule_cost: bool = False) -> list[FieldError]:
     """The errors a CRD's schema gets for its validation rules, as kube-apiserver orders them:
     the rules' own checks, then compilation (skipped at a node when it or a node below has one
-    of the former). A rule that does not compile rejects the CRD."""
+    of the former). A rule that does not compile rejects the CRD, as does one whose estimated
+    cost times the number of times its node can occur exceeds ``cost.STATIC_RULE_COST_LIMIT``
+    (``<rule path>: Forbidden: estimated rule cost exceeds budget by factor of ...``; not checked
+    with ``suppress_rule_cost``, which kube sets for a version whose schema an update leaves
+    unchanged) or whose rules together exceed ``cost.STATIC_CRD_COST_LIMIT`` (the costliest
+    rules ``contributed to ...``, then ``<path>: Forbidden: x-kubernetes-validations estimated
+    rule cost total for entire OpenAPIv3 schema exceeds budget by factor of ...``)."""
     found = _SchemaErrors()
-    _schema_walk(schema, path, found, "", root=True)
-    return found.schema + found.cel
+    _schema_walk(schema, path, found, "", root=True, cardinality=1, suppress=suppress_rule_cost)
+    errors = found.schema + found.cel
+    if found.total > cost.STATIC_CRD_COST_LIMIT:
+        errors += [structural.forbidden(where, "contributed to estimated rule cost total exceeding cost limit "
+                                        "for entire OpenAPIv3 schema") for _, where in found.expensive]
+        errors.append(structural.forbidden(path, cost.cost_error_message(
+            "x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema", found.total,
+            cost.STATIC_CRD_COST_LIMIT)))
+    return errors
 
 
-def _schema_walk(node: Any, path: str, found: _SchemaErrors, uncorrelatable: str, root: bool = False) -> None:
+def _child_cardinality(node: dict[str, Any], cardinality: int | None) -> int | None:
+    """CELSchemaContext.childContext: the parent's cardinality times the factor by which
+    ``node`` multiplies its children (maxItems, maxProperties; 1 for objects and scalars);
+    None (unbounded) when either is unbounded."""
+    if cardinality is None:
+        return None
+    kind = node.get("type")
+    limit: Any = 1
+    if kind == "object" and isinstance(node.get("additionalProperties"), dict):
+        limit = node.get("maxProperties")
+    elif kind == "array":
+        limit = node.get("maxItems")
+    if not isinstance(limit, int) or isinstance(limit, bool):
+        return None
+    return min(cardinality * max(limit, 0), _MAX_U64)
+
+
+def _expression_cost(max_cost: int, cardinality: int | None, node: dict[str, Any], root: bool) -> int:
+    """getExpressionCost: the estimated cost times the node's cardinality (when unbounded, as
+    many times as its smallest serialized form fits in a request)."""
+    if max_cost == 0:
+        return 0
+    if cardinality is None:
+        decl = cost.decl_type(node, root)
+        cardinality = cost.max_cardinality(decl) if decl is not None else 1
+    return min(max_cost * cardinality, _MAX_U64)
+
+
+def _schema_walk(node: Any, path: str, found: _SchemaErrors, uncorrelatable: str, root: bool = False,
+                 cardinality: int | None = 1, suppress: bool = False, costed: bool = True) -> None:
     if not isinstance(node, dict):
         return
     before = len(found.schema)
+    child = _child_cardinality(node, cardinality)
     for name, sub in (node.get("properties") or {}).items() if isinstance(node.get("properties"), dict) else ():
-        _schema_walk(sub, f"{path}.properties[{name}]", found, uncorrelatable, _embedded(sub))
+        _schema_walk(sub, f"{path}.properties[{name}]", found, uncorrelatable, _embedded(sub), child, suppress,
+                     costed)
     if isinstance(node.get("additionalProperties"), dict):
         _schema_walk(node["additionalProperties"], f"{path}.additionalProperties", found, uncorrelatable,
-                     _embedded(node["additionalProperties"]))
+                     _embedded(node["additionalProperties"]), child, suppress, costed)
     if isinstance(node.get("items"), dict):
         inner = uncorrelatable or (path if node.get("x-kubernetes-list-type") != "map" else "")
-        _schema_walk(node["items"], f"{path}.items", found, inner, _embedded(node["items"]))
+        _schema_walk(node["items"], f"{path}.items", found, inner, _embedded(node["items"]), child, suppress, costed)
     for i, sub in enumerate(node.get("allOf") or ()):
-        _schema_walk(sub, f"{path}.allOf[{i}]", found, uncorrelatable, root)
+        # kube validates allOf schemas without a CEL context: their rules are not costed
+        _schema_walk(sub, f"{path}.allOf[{i}]", found, uncorrelatable, root, cardinality, suppress, False)
     rules = node.get("x-kubernetes-validations")
     if not isinstance(rules, list):
         return
@@ -291,16 +393,35 @@ def _schema_walk(node: Any, path: str, found: _SchemaErrors, uncorrelatable: str
         found.schema += _spec_errors(spec, node, f"{path}.x-kubernetes-validations[{i}]")
     if len(found.schema) > before:
         return
+    node_decl = cost.decl_type(node, root) if costed else None
     for i, spec in specs:
         where = f"{path}.x-kubernetes-validations[{i}]"
-        rule, problems = _compile_rule(spec, node, root)
-        for child, value, detail in problems:
-            found.cel.append(FieldError(structural.ERROR_INVALID, f"{where}.{child}",
+        rule, problems = _compile_rule(spec, node, root, estimate=costed, node_decl=node_decl)
+        if costed:
+            _check_cost(found, f"{where}.rule", "estimated rule cost",
+                        _expression_cost(rule.max_cost, cardinality, node, root), suppress)
+        # kube's order: the rule's cost, its compilation, the messageExpression's compilation or
+        # cost, then oldSelf's use
+        last = [p for p in problems if p[0] == "optionalOldSelf"]
+        for child_name, value, detail in [p for p in problems if p[0] != "optionalOldSelf"]:
+            found.cel.append(FieldError(structural.ERROR_INVALID, f"{where}.{child_name}",
                                         GoRaw(go_rule(spec)) if value is None else value, detail))
+        if costed and rule.message_program is not None and rule.program is not None:
+            _check_cost(found, f"{where}.messageExpression", "estimated messageExpression cost",
+                        rule.message_max_cost, suppress)
+        for child_name, value, detail in last:
+            found.cel.append(FieldError(structural.ERROR_INVALID, f"{where}.{child_name}", value, detail))
         if rule.transition and uncorrelatable and rule.program is not None:
             found.cel.append(structural.invalid(f"{where}.rule", str(spec.get("rule")),
                                                 "oldSelf cannot be used on the uncorrelatable portion of the "
                                                 f"schema within {uncorrelatable}"))
+
+
+def _check_cost(found: _SchemaErrors, where: str, name: str, expression_cost: int, suppress: bool) -> None:
+    if not suppress and expression_cost > cost.STATIC_RULE_COST_LIMIT:
+        found.cel.append(structural.forbidden(where, cost.cost_error_message(
+            name, expression_cost, cost.STATIC_RULE_COST_LIMIT)))
+    found.observe(where, expression_cost)
 
 
 def go_rule(spec: dict[str, Any]) -> str:
@@ -331,8 +452,9 @@ def _rules_of(node: dict[str, Any], root: bool) -> list[_Rule]:
     cached = _CACHE.get((id(node), root))
     if cached is not None and cached[0] is node:
         return cached[1]
-    rules = [_compile_rule(spec, node, root)[0] for spec in node.get("x-kubernetes-validations") or ()
-             if isinstance(spec, dict)]
+    node_decl = cost.decl_type(node, root)
+    rules = [_compile_rule(spec, node, root, estimate=True, node_decl=node_decl)[0]
+             for spec in node.get("x-kubernetes-validations") or () if isinstance(spec, dict)]
     if len(_CACHE) > 4096:
         _CACHE.clear()
     _CACHE[(id(node), root)] = (node, rules)
@@ -355,6 +477,18 @@ class _Walk:
     errors: list[FieldError] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     memo: dict[tuple[int, int, bool], Any] = field(default_factory=dict)  # converted subtrees
+    charged: int = 0  # the runtime cost charged so far (see _charge)
+    pending: list[tuple[int, _Rule, Any, Any]] = field(default_factory=list)  # charged their estimate
+    stopped: bool = False  # the budget or a call's limit ran out: no further rules
+
+    def remaining(self, wanted: int = 0) -> int:
+        """What is left of the object's budget; the evaluations charged their static estimate
+        are re-charged their bound first when the estimates leave less than ``wanted``."""
+        if self.charged + wanted >= cost.RUNTIME_BUDGET and self.pending:
+            for static, rule, self_value, old_value in self.pending:
+                self.charged += _bound(rule, self_value, old_value) - static
+            self.pending.clear()
+        return cost.RUNTIME_BUDGET - self.charged
 
 
 def validate(obj: Any, old: Any, schema: dict[str, Any]) -> tuple[list[FieldError], list[str]]:
@@ -366,7 +500,7 @@ def validate(obj: Any, old: Any, schema: dict[str, Any]) -> tuple[list[FieldErro
 
 
 def _validate(walk: _Walk, value: Any, old: Any, node: dict[str, Any], path: str, root: bool, ratchet: bool) -> None:
-    if value is None:
+    if value is None or walk.stopped:
         return
     if node.get("x-kubernetes-validations"):
         _evaluate(walk, value, old, node, path, root, ratchet)
@@ -420,12 +554,20 @@ def _evaluate(walk: _Walk, value: Any, old: Any, node: dict[str, Any], path: str
     if old_value is not _MISSING:
         variables["oldSelf"] = old_value
     activation: Activation | None = None
-    for rule in _rules_of(node, root):
+    rules = _rules_of(node, root)
+    if rules and walk.remaining() <= 0:
+        _out_of_budget(walk, where, typ)
+        return
+    for rule in rules:
+        if walk.stopped:
+            return
         if rule.error:
             walk.errors.append(structural.invalid(where, typ, f"rule compile error: {rule.error}"))
             continue
         if rule.program is None or (rule.transition and old_value is _MISSING and rule.optional_program is None):
             continue
+        if not _charge(walk, rule, self_value, None if old_value is _MISSING else old_value, where, typ):
+            return
         try:
             if rule.optional_program is not None:
                 result = rule.optional_program.evaluate({
@@ -453,6 +595,53 @@ def _evaluate(walk: _Walk, value: Any, old: Any, node: dict[str, Any], path: str
             walk.warnings.append(str(error))
         else:
             walk.errors.append(error)
+
+
+def _charge(walk: _Walk, rule: _Rule, self_value: Any, old_value: Any, where: str, typ: str) -> bool:
+    """Charge one evaluation of ``rule`` to the object's runtime budget (kube's
+    RuntimeCELCostBudget, 10,000,000) and hold it to the per-call limit (PerCallLimit,
+    1,000,000), with kube's errors when either runs out (no further rule is evaluated then).
+
+    The engine tracks no cost, so an evaluation is charged a bound of its cost (``_bound``). A
+    rule whose static estimate is within the per-call limit is charged that estimate at first,
+    and its bound only when the estimates would exhaust the budget (the common case computes
+    nothing)."""
+    if rule.max_cost > cost.PER_CALL_LIMIT:
+        charged = _bound(rule, self_value, old_value)
+        if charged > walk.remaining(charged):
+            _out_of_budget(walk, where, typ)
+            return False
+        if charged > cost.PER_CALL_LIMIT:
+            walk.errors.append(structural.invalid(
+                where, typ, "'operation cancelled: actual cost limit exceeded': no further validation rules will "
+                f"be run due to call cost exceeds limit for rule: {rule.text}"))
+            walk.stopped = True
+            return False
+        walk.charged += charged
+        return True
+    walk.charged += rule.max_cost
+    walk.pending.append((rule.max_cost, rule, self_value, old_value))
+    if walk.remaining() < 0:
+        _out_of_budget(walk, where, typ)
+        return False
+    return True
+
+
+def _bound(rule: _Rule, self_value: Any, old_value: Any) -> int:
+    """A bound of the cost of evaluating ``rule`` on these values: cel-go's estimate with the
+    sizes of the actual values (``cost.value_sizes``: the longest string or list at each path) in
+    place of the schema's bounds. Exact for rules that neither short-circuit nor see values of
+    differing sizes, above kube's actual cost otherwise, so near the limits an object kube would
+    admit may be refused (documented deviation)."""
+    if rule.ast is None:
+        return rule.max_cost
+    return cost.estimate(rule.ast, rule.decl, cost.value_sizes(self_value, old_value)).max
+
+
+def _out_of_budget(walk: _Walk, where: str, typ: str) -> None:
+    walk.errors.append(structural.invalid(where, typ, "validation failed due to running out of cost budget, no "
+                                          "further validation rules will be run"))
+    walk.stopped = True
 
 
 def _eval_detail(text: str, rule: _Rule) -> str:

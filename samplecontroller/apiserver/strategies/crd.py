@@ -1,7 +1,9 @@
 """The CustomResourceDefinition strategy: names and versions defaulted, the cleanup finalizer
 added, NamesAccepted/Established (and the API approval policy) conditions set, the protected
 groups' approval annotation, the name rule and the schemas' validation rules (a rule that does
-not compile rejects the CRD) checked, Terminating on delete."""
+not compile or whose estimated cost exceeds kube's limits rejects the CRD; on update the per-rule
+limit is not applied to a version whose schema is unchanged, as kube) checked, Terminating on
+delete."""
 
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ class CRDStrategy(Strategy):
         prepare_crd(new, old)
 
     def validate_extra(self, obj: Obj, old: Obj | None) -> list[FieldError]:
-        return _crd_rules(obj)
+        return _crd_rules(obj, old)
 
     def on_terminating(self, obj: Obj) -> None:
         set_condition(obj, "Terminating", "True", "InstanceDeletionInProgress", "CustomResource deletion is in progress")
@@ -77,7 +79,7 @@ def _approval_condition(crd: Obj, group: str, meta: Obj) -> None:
                       "approved in " + approval)
 
 
-def _crd_rules(crd: Obj) -> list[FieldError]:
+def _crd_rules(crd: Obj, old: Obj | None = None) -> list[FieldError]:
     group = str(deep_get(crd, "spec", "group") or "")
     errors: list[FieldError] = []
     if group.endswith(".k8s.io") or group.endswith(".kubernetes.io") or group in ("k8s.io", "kubernetes.io"):
@@ -87,7 +89,7 @@ def _crd_rules(crd: Obj) -> list[FieldError]:
                 "metadata.annotations[api-approved.kubernetes.io]",
                 'protected groups must have approval annotation "api-approved.kubernetes.io", '
                 "see https://github.com/kubernetes/enhancements/pull/1111"))
-    errors += _validation_rule_errors(deep_get(crd, "spec", "versions"))
+    errors += _validation_rule_errors(deep_get(crd, "spec", "versions"), _schemas_by_version(old))
     names = deep_get(crd, "spec", "names") or {}
     expected = f"{names.get('plural', '')}.{group}"
     if deep_get(crd, "metadata", "name") != expected:
@@ -96,16 +98,31 @@ def _crd_rules(crd: Obj) -> list[FieldError]:
     return errors
 
 
-def _validation_rule_errors(versions: object) -> list[FieldError]:
+def _schemas_by_version(crd: Obj | None) -> dict[str, object]:
+    """The old CRD's schema of each version (empty on create)."""
+    versions = deep_get(crd, "spec", "versions") if crd is not None else None
+    return {str(v.get("name")): deep_get(v, "schema", "openAPIV3Schema")
+            for v in versions if isinstance(v, dict)} if isinstance(versions, list) else {}
+
+
+def _validation_rule_errors(versions: object, old: dict[str, object] | None = None) -> list[FieldError]:
     """The schemas' rule errors. As in kube-apiserver (whose internal CRD has one top-level
     ``spec.validation`` when every version has the same schema) the path is
-    ``spec.validation.openAPIV3Schema`` then, else ``spec.versions[i].schema.openAPIV3Schema``."""
+    ``spec.validation.openAPIV3Schema`` then, else ``spec.versions[i].schema.openAPIV3Schema``.
+    ``old``: the old CRD's schema by version name; a version whose schema it leaves unchanged
+    is not held to the per-rule cost limit (kube's versionsWithUnchangedSchemas)."""
     if not isinstance(versions, list):
         return []
+    old = old or {}
+    names = [str(v.get("name")) if isinstance(v, dict) else "" for v in versions]
     schemas = [deep_get(v, "schema", "openAPIV3Schema") if isinstance(v, dict) else None for v in versions]
+
+    def unchanged(i: int) -> bool:
+        return names[i] in old and old[names[i]] == schemas[i]
+
     if schemas and all(s == schemas[0] for s in schemas):
-        return cel.schema_errors(schemas[0], "spec.validation.openAPIV3Schema")
+        return cel.schema_errors(schemas[0], "spec.validation.openAPIV3Schema", unchanged(0))
     errors: list[FieldError] = []
     for i, sch in enumerate(schemas):
-        errors += cel.schema_errors(sch, f"spec.versions[{i}].schema.openAPIV3Schema")
+        errors += cel.schema_errors(sch, f"spec.versions[{i}].schema.openAPIV3Schema", unchanged(i))
     return errors
