@@ -344,7 +344,7 @@ def test_a_stream_read_timeout_breaks_it_and_close_ends_a_pending_read() -> None
             client = AsyncRESTClient(RESTClient(Config(host=f"http://127.0.0.1:{srv.port}")))
             stream = await client.stream("GET", "/watch", timeout=0.2)
             lines = []
-            with pytest.raises(TransportError, match="stream from .* broke"):
+            with pytest.raises(TransportError, match=r"stream from .* broke"):
                 async for line in stream:
                     lines.append(line)
                     await asyncio.sleep(0.5)  # longer than the read timeout: never counted against it
@@ -381,7 +381,7 @@ def test_tls_is_verified_against_the_configured_ca(apiserver: Any) -> None:
         await client.close()
         for bad in (untrusted, wrong_name):
             client = AsyncRESTClient(RESTClient(bad))
-            with pytest.raises(TransportError, match="CERTIFICATE_VERIFY_FAILED|certificate verify failed"):
+            with pytest.raises(TransportError, match=r"CERTIFICATE_VERIFY_FAILED|certificate verify failed"):
                 await client.request("GET", "/api")
             await client.close()
         client = AsyncRESTClient(RESTClient(insecure))
