@@ -390,3 +390,28 @@ def test_tls_is_verified_against_the_configured_ca(apiserver: Any) -> None:
 
     run(go)
     assert ssl.OPENSSL_VERSION  # the checks above used the interpreter's OpenSSL
+
+
+def test_through_an_http_proxy_the_requests_and_watches_go_over_aiohttp() -> None:
+    """With a proxy configured the async transport sends through it (aiohttp's path): the proxy
+    sees absolute-form request targets for the API server, with the credentials."""
+
+    async def answer(head: bytes, peer: Peer) -> None:
+        if b"watch=true" in head:
+            await peer.send(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                            b"3\r\n{}\n\r\n5\r\n{\"a\"}\r\n0\r\n\r\n")
+        else:
+            await peer.send(ok(b'{"kind":"APIVersions"}', 'Warning: 299 - "via proxy"'))
+
+    async def go() -> list[bytes]:
+        async with Scripted(answer).running() as proxy:
+            cfg = Config(host="http://api.example:6443", token="tok", proxy=f"http://127.0.0.1:{proxy.port}")
+            client = AsyncRESTClient(RESTClient(cfg))
+            assert await client.request("GET", "/api") == b'{"kind":"APIVersions"}'
+            assert proxy.heads[-1].startswith(b"GET http://api.example:6443/api HTTP/1.1\r\n")
+            assert b"Authorization: Bearer tok\r\n" in proxy.heads[-1]
+            lines = [line async for line in await client.stream("GET", "/api/v1/pods", query={"watch": "true"})]
+            await client.close()
+            return lines
+
+    assert run(go) == [b"{}", b'{"a"}']
