@@ -6,8 +6,9 @@ aiohttp's per-request machinery (request and response objects, header multidicts
 objects, timers, traces) cost about twice the CPU of the exchange itself on the embedded API
 server; this client does only what a Kubernetes client needs:
 
-- keep-alive connections, at most ``limit`` open at once (a request beyond them waits for one to
-  come back), the most recently used reused first; a connection the server closed while idle is
+- keep-alive connections, at most ``limit`` in use by requests at once (a request beyond them
+  waits for one to come back; a stream has a connection of its own on top), the most recently
+  used reused first; a connection the server closed while idle is
   dropped before reuse; a response with ``Connection: close``, an HTTP/1.0 response without
   keep-alive, or one read to EOF closes its connection;
 - TLS through the given ``ssl.SSLContext`` (verification, client certificates and the server
@@ -32,7 +33,7 @@ from __future__ import annotations
 import asyncio
 import re
 import ssl
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping
 from types import TracebackType
 
 __all__ = ["ConnectionDropped", "ConnectionPool", "Headers", "ProtocolError", "Response", "StreamingResponse",
@@ -181,7 +182,7 @@ class ConnectionPool:
             conn = await self._connection()
             try:
                 async with _Timer(read_timeout) as timer:
-                    _send(conn, head, body)
+                    _send(conn, head, body, method)
                     status, version, headers = await _read_head(conn, timer)
                     data, reusable = await _read_body(conn, method, status, version, headers, timer)
             except BaseException:
@@ -197,21 +198,17 @@ class ConnectionPool:
 
     async def open_stream(self, head: str, *, read_timeout: float | None) -> StreamingResponse:
         """Send ``head`` (a GET, no body) and read the response head; the body is read by iterating
-        the returned response's ``lines()``. The connection is held (a slot of ``limit``) until it closes."""
-        await self._slots.acquire()
+        the returned response's ``lines()``. A stream has a connection of its own for its whole life
+        (an idle one or a new one), not counted in ``limit``: long watches never starve requests."""
+        conn = await self._connection()
         try:
-            conn = await self._connection()
-            try:
-                async with _Timer(read_timeout) as timer:
-                    _send(conn, head, None)
-                    status, version, headers = await _read_head(conn, timer)
-            except BaseException:
-                conn.abort()
-                raise
+            async with _Timer(read_timeout) as timer:
+                _send(conn, head, None, "GET")
+                status, version, headers = await _read_head(conn, timer)
         except BaseException:
-            self._slots.release()
+            conn.abort()
             raise
-        return StreamingResponse(conn, status, version, headers, read_timeout, self._slots.release)
+        return StreamingResponse(conn, status, version, headers, read_timeout)
 
     async def _connection(self) -> _Conn:
         idle = self._idle
@@ -229,17 +226,21 @@ class ConnectionPool:
         return _Conn(reader, writer)
 
     async def close(self) -> None:
-        """Close the idle connections; those in use close when their exchange ends. The pool cannot
-        be used again."""
+        """Close the idle connections (waiting at most a second for their TLS goodbyes); those in
+        use close when their exchange ends. The pool cannot be used again."""
         self._closed = True
         idle, self._idle = self._idle, []
         for conn in idle:
             conn.close()
-        for conn in idle:
-            try:
-                await conn.writer.wait_closed()
-            except (OSError, ssl.SSLError):
-                pass
+        waits = [asyncio.ensure_future(conn.writer.wait_closed()) for conn in idle]
+        if waits:
+            await asyncio.wait(waits, timeout=1.0)
+        for conn, wait in zip(idle, waits, strict=True):
+            if not wait.done():
+                wait.cancel()
+                conn.abort()
+            elif not wait.cancelled():
+                wait.exception()  # a reset during the goodbye does not matter
 
 
 def request_head(method: str, target: str, host_header: str, headers: str) -> str:
@@ -250,7 +251,9 @@ def request_head(method: str, target: str, host_header: str, headers: str) -> st
     return f"{method} {target} HTTP/1.1\r\nHost: {host_header}\r\n{headers}"
 
 
-def _send(conn: _Conn, head: str, body: bytes | None) -> None:
+def _send(conn: _Conn, head: str, body: bytes | None, method: str) -> None:
+    if body is None and method in ("POST", "PUT", "PATCH"):
+        body = b""  # as http.client: these methods always state their (empty) body's length
     if body is not None:
         conn.writer.write(f"{head}Content-Length: {len(body)}\r\n\r\n".encode("latin-1") + body)
     else:
@@ -382,14 +385,13 @@ class StreamingResponse:
     line ending), ``close()`` (ends a ``lines()`` in progress: it raises the read's error, which its
     caller ignores once closed). The connection closes when the body ends, fails or ``close()``."""
 
-    def __init__(self, conn: _Conn, status: int, version: bytes, headers: Headers, read_timeout: float | None,
-                 release: Callable[[], None]) -> None:
+    def __init__(self, conn: _Conn, status: int, version: bytes, headers: Headers,
+                 read_timeout: float | None) -> None:
         self.status = status
         self._version = version
         self.headers = headers
         self._conn = conn
         self._read_timeout = read_timeout
-        self._release = release
         self.closed = False
 
     async def read(self) -> bytes:
@@ -454,4 +456,3 @@ class StreamingResponse:
             return
         self.closed = True
         self._conn.abort()
-        self._release()

@@ -415,3 +415,24 @@ def test_through_an_http_proxy_the_requests_and_watches_go_over_aiohttp() -> Non
             return lines
 
     assert run(go) == [b"{}", b'{"a"}']
+
+
+def test_streams_do_not_take_the_requests_connections_and_a_bodyless_post_states_length_0() -> None:
+    async def answer(head: bytes, peer: Peer) -> None:
+        if b"/watch" in head:
+            await peer.send(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")  # then silence
+        else:
+            await peer.send(ok(b"{}"))
+
+    async def go() -> None:
+        async with Scripted(answer).running() as srv:
+            pool = srv.pool(limit=1)
+            streams = [await pool.open_stream(srv.head(target="/watch"), read_timeout=None) for _ in range(3)]
+            resp = await asyncio.wait_for(pool.request(srv.head("POST"), None, method="POST", read_timeout=5), 5)
+            assert resp.status == 200
+            assert b"Content-Length: 0\r\n" in srv.heads[-1]
+            for stream in streams:
+                stream.close()
+            await pool.close()
+
+    run(go)
