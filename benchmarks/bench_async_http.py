@@ -134,10 +134,11 @@ def sync_row(rest: Any, verb: Verb, n: int, c: int) -> tuple[float, float]:
             method, path, body, content_type = verb.args(i, w)
             rest.request(method, path, body=body, content_type=content_type)
 
-    if c == 1:
-        return measure(lambda: worker(0), n)
-    with ThreadPoolExecutor(c) as pool:
-        return measure(lambda: None if list(pool.map(worker, range(c))) else None, n)
+    def all_workers() -> None:
+        with ThreadPoolExecutor(c) as pool:
+            list(pool.map(worker, range(c)))
+
+    return measure(lambda: worker(0), n) if c == 1 else measure(all_workers, n)
 
 
 def main() -> None:
