@@ -17,7 +17,7 @@ worker threads blocking in urllib3), and kopf doing the same with an async handl
 seconds from the controller's first list request until the service answered every call, the
 controller's CPU seconds over that time, its peak RSS and peak threads.
 
-    python benchmarks/bench_async.py [--n 2000] [--workers 2] [--calls 1000] [--concurrency 1000]
+    python benchmarks/bench_async.py [--n 2000] [--workers 2] [--repeat 1] [--calls 1000] [--concurrency 1000]
                                      [--tables foo,calls] [--skip kopf]
 
 Not a test: machines are noisy, so numbers are printed, never asserted.
@@ -55,21 +55,23 @@ CONFIGMAPS = f"/api/v1/namespaces/{NAMESPACE}/configmaps"
 # -- table 1: the Foo controller -------------------------------------------------------------
 
 
-def foo_table(n: int, workers: int | None) -> None:
+def foo_table(n: int, workers: int | None, repeat: int = 1) -> None:
     print(f"\n1. Foo -> Deployment, {n} Foos created at once, --workers {workers or 'default'} "
-          "(controller in its own process)")
+          f"(controller in its own process; {repeat} round(s), the two controllers alternating)")
     header = (f"{'controller':>16} | {'all deployments s':>17} | {'all synced s':>12} | {'CPU ms/Foo':>10} | "
               f"{'RSS MB idle/peak':>16} | {'peak threads':>12} | requests per Foo by verb")
     print(header)
     print("-" * len(header))
-    for controller, label in (("async", "async reconciler"), ("runtime", "sync reconciler")):
-        r = run_foo(controller, n, workers)
-        if r.deployed < n or r.synced < n:
-            print(f"{label:>16} | incomplete: {r.deployed} deployed, {r.synced} synced")
-            continue
-        print(f"{label:>16} | {r.deployed_s:>17.2f} | {r.synced_s:>12.2f} | {r.cpu_s / n * 1000:>10.2f} | "
-              f"{r.idle_rss_mb:>7.1f} / {r.rss_mb:>6.1f} | {r.peak_threads:>12} | "
-              + " ".join(f"{v} {k:.2f}" for v, k in sorted(r.per_foo.items()) if k))
+    rows = (("async", "async reconciler"), ("runtime", "sync reconciler"))
+    for round_ in range(repeat):
+        for controller, label in rows if round_ % 2 == 0 else rows[::-1]:
+            r = run_foo(controller, n, workers)
+            if r.deployed < n or r.synced < n:
+                print(f"{label:>16} | incomplete: {r.deployed} deployed, {r.synced} synced")
+                continue
+            print(f"{label:>16} | {r.deployed_s:>17.2f} | {r.synced_s:>12.2f} | {r.cpu_s / n * 1000:>10.2f} | "
+                  f"{r.idle_rss_mb:>7.1f} / {r.rss_mb:>6.1f} | {r.peak_threads:>12} | "
+                  + " ".join(f"{v} {k:.2f}" for v, k in sorted(r.per_foo.items()) if k), flush=True)
 
 
 # -- table 2: reconciles awaiting a 1-second external call -----------------------------------
@@ -197,6 +199,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--n", type=int, default=2000, help="Foos for table 1")
     p.add_argument("--workers", type=int, default=None, help="--workers for both Foo controllers (main.py's default)")
+    p.add_argument("--repeat", type=int, default=1, help="rounds of table 1 (the order alternates)")
     p.add_argument("--calls", type=int, default=1000, help="objects for table 2")
     p.add_argument("--concurrency", type=int, default=1000, help="max_concurrent_reconciles for table 2")
     p.add_argument("--tables", default="foo,calls")
@@ -206,7 +209,7 @@ def main() -> None:
           f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     tables = set(args.tables.split(","))
     if "foo" in tables:
-        foo_table(args.n, args.workers)
+        foo_table(args.n, args.workers, args.repeat)
     if "calls" in tables:
         calls_table(args.calls, args.concurrency, set(filter(None, args.skip.split(","))))
 

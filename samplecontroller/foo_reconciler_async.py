@@ -2,7 +2,7 @@
 
 Line for line ``foo_reconciler.FooReconciler`` (same domain, same writes, same events, same
 wiring through ``foo_reconciler.setup_foo_controller``), with every client call awaited on an
-``AsyncClient`` (``mgr.get_async_client()``: cache reads, writes over aiohttp). The Manager runs
+``AsyncClient`` (``mgr.get_async_client()``: cache reads, writes over ``rest.http11``). The Manager runs
 its reconciles as tasks on its event loop; ``workers`` bounds the tasks in flight.
 ``main.py --controller async`` selects it.
 """

@@ -1,7 +1,7 @@
 """One asyncio event loop on its own thread, shared by a Manager's async parts.
 
 The Manager owns one ``EventLoop``: every async controller runs its reconciles as tasks on it
-and the Manager's async client sends its requests from it, so an aiohttp session, a cache read
+and the Manager's async client sends its requests from it, so the async transport's connections, a cache read
 and a reconcile all live on the same loop. The loop thread starts on first use (a Manager with
 only sync controllers never starts it).
 
