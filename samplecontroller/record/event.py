@@ -6,6 +6,9 @@ watchers: the sink writer (``start_recording_to_sink``), the structured logger
 (``start_structured_logging``) and any ``start_event_watcher`` function. Each watcher runs on a
 thread of its own with its own bounded buffer (full: dropped), so a slow API server never
 stalls logging or the controller. Delivery is best effort, as in Go: events may be lost.
+The queues hand events over in batches: a recorder wakes the broadcaster's thread, and the
+broadcaster a watcher's, only when that thread is waiting, and each takes everything queued at
+once; events keep their order.
 
 Sink writes follow Go: every sink gets its own ``EventCorrelator``, which decides create /
 patch / skip; a patch of an event that no longer exists (NotFound) becomes a create; a failed
@@ -16,11 +19,11 @@ is never retried. ``shutdown`` stops the broadcaster and interrupts retry sleeps
 
 from __future__ import annotations
 
-import queue
 import random
 import socket
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
@@ -79,34 +82,81 @@ def format_message(fmt: str, args: tuple[Any, ...]) -> str:
         return f"{fmt} %!({type(err).__name__}: {err}; args={args!r})"
 
 
+class _Buffer:
+    """A bounded FIFO feeding one consumer thread in batches. A put never blocks (a full buffer
+    refuses the item) and wakes the consumer only when it is waiting: one wakeup per batch instead
+    of a Condition.notify per event, which cost more than the event itself under load."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._items: deque[dict[str, Any]] = deque()
+        self._cond = threading.Condition(threading.Lock())
+        self._waiting = False
+        self._closed = False
+
+    def put(self, item: dict[str, Any]) -> bool:
+        """Append ``item``; False when the buffer is full or closed."""
+        with self._cond:
+            if self._closed or len(self._items) >= self._size:
+                return False
+            self._items.append(item)
+            if self._waiting:
+                self._waiting = False
+                self._cond.notify()
+            return True
+
+    def put_all(self, items: list[dict[str, Any]]) -> int:
+        """Append ``items`` in order as far as there is room; the number refused."""
+        with self._cond:
+            if self._closed:
+                return len(items)
+            room = max(0, self._size - len(self._items))
+            self._items.extend(items[:room])
+            if self._waiting and self._items:
+                self._waiting = False
+                self._cond.notify()
+            return max(0, len(items) - room)
+
+    def take(self) -> list[dict[str, Any]] | None:
+        """Block until there is something; every buffered item, oldest first, or None once closed
+        and empty."""
+        with self._cond:
+            while not self._items:
+                if self._closed:
+                    return None
+                self._waiting = True
+                self._cond.wait()
+            items = list(self._items)
+            self._items.clear()
+            return items
+
+    def close(self, discard: bool = False) -> None:
+        """Refuse further items; ``take`` returns what is buffered (nothing with ``discard``), then None."""
+        with self._cond:
+            self._closed = True
+            if discard:
+                self._items.clear()
+            self._cond.notify_all()
+
+
 class _Watcher:
     def __init__(self, fn: Callable[[dict[str, Any]], None], size: int, name: str) -> None:
         self.fn = fn
-        self.queue: queue.Queue[dict[str, Any] | None] = queue.Queue(size)
+        self.buffer = _Buffer(size)
         self.thread = threading.Thread(target=self._run, name=name, daemon=True)
         self.thread.start()
 
     def _run(self) -> None:
-        while True:
-            event = self.queue.get()
-            if event is None:
-                return
-            try:
-                self.fn(event)
-            except Exception as err:
-                log.error("Event watcher failed", error=f"{type(err).__name__}: {err}")
+        while (events := self.buffer.take()) is not None:
+            for event in events:
+                try:
+                    self.fn(event)
+                except Exception as err:
+                    log.error("Event watcher failed", error=f"{type(err).__name__}: {err}")
 
     def stop(self) -> None:
         """Ask the thread to end after the events already buffered (never blocks)."""
-        while True:
-            try:
-                self.queue.put_nowait(None)
-                return
-            except queue.Full:
-                try:  # make room: drop the oldest buffered event
-                    self.queue.get_nowait()
-                except queue.Empty:
-                    pass
+        self.buffer.close()
 
 
 class EventBroadcaster:
@@ -131,7 +181,7 @@ class EventBroadcaster:
         self._lock = threading.Lock()
         self._dropped = 0
         self._watchers: list[_Watcher] = []
-        self._incoming: queue.Queue[dict[str, Any] | None] = queue.Queue(queue_size)
+        self._incoming = _Buffer(queue_size)
         self._thread = threading.Thread(target=self._distribute, name="event-broadcaster", daemon=True)
         self._thread.start()
 
@@ -149,28 +199,23 @@ class EventBroadcaster:
         self._stopped.wait(seconds)
 
     def _distribute(self) -> None:
-        while True:
-            event = self._incoming.get()
-            if event is None:
-                return
+        while (events := self._incoming.take()) is not None:
             with self._lock:
                 watchers = list(self._watchers)
             for w in watchers:
-                try:
-                    w.queue.put_nowait(event)
-                except queue.Full:
-                    self._count_drop()
+                refused = w.buffer.put_all(events)
+                if refused:
+                    with self._lock:
+                        self._dropped += refused
 
     def action(self, event: dict[str, Any]) -> bool:
         """Queue ``event`` without blocking; False (counted in ``dropped``) if the queue is full or shut down."""
         if self._stopped.is_set():
             return False
-        try:
-            self._incoming.put_nowait(event)
+        if self._incoming.put(event):
             return True
-        except queue.Full:
-            self._count_drop()
-            return False
+        self._count_drop()
+        return False
 
     def start_event_watcher(self, fn: Callable[[dict[str, Any]], None]) -> Callable[[], None]:
         """Call ``fn`` for every event from now on, on a thread of its own; returns a function that stops it.
@@ -240,12 +285,7 @@ class EventBroadcaster:
             self._watchers.clear()
         for w in watchers:
             w.stop()
-        try:
-            self._incoming.put_nowait(None)
-        except queue.Full:
-            with self._incoming.mutex:
-                self._incoming.queue.clear()
-            self._incoming.put_nowait(None)
+        self._incoming.close(discard=True)
 
     @property
     def is_shut_down(self) -> bool:
