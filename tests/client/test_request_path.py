@@ -155,3 +155,20 @@ def test_lean_header_parsing_matches_http_client() -> None:
     assert ours.get_all("warning") == theirs.get_all("warning") == ['299 - "a"', '299 - "b"']
     with pytest.raises(http.client.HTTPException):
         _read_header_lines(io.BytesIO(b"".join(b"X-%d: v\r\n" % i for i in range(101)) + b"\r\n"))
+
+
+def test_lean_request_is_http_clients_request_in_one_write_and_refuses_splitting() -> None:
+    from samplecontroller.rest import _request_bytes
+
+    sent = _request_bytes("PATCH", "/apis/x?dryRun=All", "h:6443", b"{}", {"Accept": "application/json",
+                                                                          "Content-Type": "application/merge-patch+json"})
+    assert sent == (b"PATCH /apis/x?dryRun=All HTTP/1.1\r\nHost: h:6443\r\nAccept-Encoding: identity\r\n"
+                    b"Accept: application/json\r\nContent-Type: application/merge-patch+json\r\n"
+                    b"Content-Length: 2\r\n\r\n{}")
+    assert _request_bytes("POST", "/a", "h", None, {}).endswith(b"Content-Length: 0\r\n\r\n")
+    assert b"Content-Length" not in _request_bytes("GET", "/a", "h", None, {})
+    for target in ("/a b", "/a\r\nX: y", "/\u00e9"):
+        with pytest.raises(ValueError):
+            _request_bytes("GET", target, "h", None, {})
+    with pytest.raises(ValueError):
+        _request_bytes("GET", "/a", "h", None, {"Authorization": "Bearer x\r\nX-Injected: 1"})
