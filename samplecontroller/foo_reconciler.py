@@ -42,9 +42,9 @@ from samplecontroller.runtime.builder import controller_managed_by
 from samplecontroller.runtime.cache import Options as CacheOptions
 from samplecontroller.runtime.cache import strip_managed_fields
 from samplecontroller.runtime.client import Client, RawPatch
+from samplecontroller.runtime.event import DeleteEvent
 from samplecontroller.runtime.handler import EnqueueRequestsFromMapFunc
 from samplecontroller.runtime.manager import ListenError, Manager, Options
-from samplecontroller.runtime.event import DeleteEvent
 from samplecontroller.runtime.predicate import Funcs, Predicate, ResourceVersionChanged
 from samplecontroller.runtime.reconcile import AsyncReconciler, Reconciler, Request, Result
 

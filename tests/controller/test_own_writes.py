@@ -9,15 +9,18 @@ a resync.
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 
-from generated.apis.samplecontroller.v1alpha1 import Foo, FooStatus
+from generated.apis.samplecontroller.v1alpha1 import Foo, FooSpec, FooStatus
 from samplecontroller.cache import DeletedFinalStateUnknown
 from samplecontroller.controller import Controller
 from samplecontroller.foo import OwnWrites, new_deployment
 from samplecontroller.foo_reconciler import own_write_predicates
 from samplecontroller.kubernetes.apis.apps.v1 import Deployment, DeploymentStatus
 from samplecontroller.runtime.event import CreateEvent, DeleteEvent, UpdateEvent
+from samplecontroller.testing import Action
 from tests.controller.test_controller import Fixture, key_of, new_foo
 
 
@@ -32,6 +35,11 @@ def with_rv(obj: Deployment, rv: str, available: int | None = None) -> Deploymen
     if available is not None:
         out = msgspec.structs.replace(out, status=DeploymentStatus(available_replicas=available))
     return out
+
+
+def with_replicas(foo: Foo, replicas: int) -> FooSpec:
+    assert isinstance(foo.spec, FooSpec)
+    return msgspec.structs.replace(foo.spec, replicas=replicas)
 
 
 def drain(controller: Controller) -> int:
@@ -66,7 +74,7 @@ def test_every_other_change_still_syncs() -> None:
     controller, foo, created, written = synced_foo()
     controller._on_deployment_add(created, False)
     controller._on_foo_update(foo, written)
-    spec_changed = msgspec.structs.replace(written, spec=msgspec.structs.replace(written.spec, replicas=3),
+    spec_changed = msgspec.structs.replace(written, spec=with_replicas(written, 3),
                                            metadata=msgspec.structs.replace(written.metadata, resource_version="3"))
     controller._on_foo_update(written, spec_changed)
     assert drain(controller) == 1
@@ -83,7 +91,7 @@ def test_every_other_change_still_syncs() -> None:
 def test_a_status_write_with_a_changed_spec_syncs() -> None:
     """The announced value arrives, but the spec changed in the same update (a re-list's diff)."""
     controller, foo, _, written = synced_foo()
-    changed = msgspec.structs.replace(written, spec=msgspec.structs.replace(written.spec, replicas=2))
+    changed = msgspec.structs.replace(written, spec=with_replicas(written, 2))
     controller._on_foo_update(foo, changed)
     assert drain(controller) == 1
 
@@ -146,8 +154,8 @@ def test_a_failed_status_write_is_forgotten_by_the_controller() -> None:
     foo = new_foo("test", 1)
     controller, clients, _ = Fixture(foos=[foo]).new_controller()
 
-    def refuse(*_: object) -> tuple[bool, object]:
-        raise RuntimeError("the server went away")
+    def refuse(_: Action) -> tuple[bool, Any, BaseException | None]:
+        return True, None, RuntimeError("the server went away")
 
     clients.sample.prepend_reactor("patch", "foos", refuse)
     try:
