@@ -14,7 +14,9 @@ in ``controller_runtime_reconcile_conflicts_total``.
 
 Wiring: ``for_(Foo)``, ``owns(Deployment)``, and Deployments mapped back to the Foos naming them
 (a cache field index on ``spec.deploymentName``) so an unowned Deployment's change resumes its
-Foo at once. What a Foo asks for is ``samplecontroller.foo``, shared with ``controller.py``;
+Foo at once. The events of the reconciler's own writes (its status patch, the Deployment it
+created) are filtered by predicates (``own_write_predicates``, ``domain.OwnWrites``): a Foo is not
+reconciled again for them, as ``controller.py`` does not sync again (its improvement 8). What a Foo asks for is ``samplecontroller.foo``, shared with ``controller.py``;
 compare the two side by side. ``main.py --controller runtime`` selects this one, and then the
 Manager does leader election and serves /healthz, /readyz and /metrics (``run``), as a
 controller-runtime main.go does.
