@@ -1,13 +1,19 @@
-"""Benchmark: the sample-controller (main.py) reconciling 1,000 Foos created at once.
+"""Benchmark: the sample-controller (main.py) reconciling 1,000 Foos created at once, or paced.
 
-For 1, 2 and 8 workers: a fresh embedded API server in its own process (deployment-status
-simulator on), the CRD,
-``main.py`` as a subprocess, then N Foos created concurrently. Two watches record when each
-Deployment appears and when each Foo's status shows the simulated availableReplicas. Printed:
-time until every Deployment exists and every status is synced, p50/p99 latency from a Foo's
-creation to its Deployment's creation, and the controller process's peak RSS and CPU seconds.
+For each controller style and each worker count: a fresh embedded API server in its own process
+(deployment-status simulator on), the CRD, ``main.py`` as a subprocess, then N Foos created
+concurrently by 16 threads, or with ``--interval S`` one every S seconds from one thread (the
+latency of a steady trickle: ``--interval 0.02`` is 50 Foos a second). Two watches record when
+each Deployment appears and when each Foo's status shows the simulated availableReplicas.
+Printed: time until every Deployment exists and every status is synced, p50/p99 latency from a
+Foo's creation (before its POST) to its Deployment's creation (seen on the benchmark's watch),
+and the controller process's peak RSS, CPU seconds and CPU milliseconds per Foo.
 
-    python benchmarks/bench_controller.py [--foos 1000] [--workers 1,2,8]
+    python benchmarks/bench_controller.py [--foos 1000] [--workers 1,2,8] [--interval S]
+                                          [--controllers classic,runtime,async] [--baseline DIR]
+
+``--baseline DIR`` runs each controller from another checkout too (as ``NAME@base``, with this
+checkout's Python), right after its own run: before/after side by side in one run.
 
 Not a test: machines are noisy, so numbers are printed, never asserted.
 """
@@ -41,16 +47,18 @@ from samplecontroller.rest import load_rest_client  # noqa: E402
 DEPLOYMENTS_WATCH = "/apis/apps/v1/namespaces/default/deployments?watch=1&allowWatchBookmarks=false"
 
 
-def run_once(n_foos: int, workers: int) -> dict[str, float]:
+def run_once(n_foos: int, workers: int, controller: str = "classic", root: Path = ROOT,
+             interval: float = 0.0) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         server = ServerProcess(Path(tmp), "--simulate-deployments")
         try:
-            return _measure(server, n_foos, workers, Path(tmp))
+            return _measure(server, n_foos, workers, Path(tmp), controller, root, interval)
         finally:
             server.stop()
 
 
-def _measure(server: ServerProcess, n_foos: int, workers: int, tmp: Path) -> dict[str, float]:
+def _measure(server: ServerProcess, n_foos: int, workers: int, tmp: Path, controller: str, root: Path,
+             interval: float) -> dict[str, float]:
     install_crds(load_rest_client(kubeconfig=str(server.kubeconfig_path)), ROOT / "crds")
     http = urllib3.PoolManager(maxsize=32, ca_certs=str(server.ca_path), cert_reqs="CERT_REQUIRED")
     api = JsonApi(server.url, server.token, http)
@@ -59,8 +67,13 @@ def _measure(server: ServerProcess, n_foos: int, workers: int, tmp: Path) -> dic
     synced: dict[str, float] = {}
     all_deployed, all_synced, stop = threading.Event(), threading.Event(), threading.Event()
 
+    warm = threading.Event()
+
     def on_deployment(ev: dict[str, Any], t: float) -> None:
         name = ev["object"]["metadata"]["name"]
+        if name == "warmup":
+            warm.set()
+            return
         if ev["type"] == "ADDED" and name not in deployed:
             deployed[name] = t
             if len(deployed) == n_foos:
@@ -69,6 +82,8 @@ def _measure(server: ServerProcess, n_foos: int, workers: int, tmp: Path) -> dic
     def on_foo(ev: dict[str, Any], t: float) -> None:
         obj = ev["object"]
         name = obj["metadata"]["name"]
+        if name == "warmup":
+            return
         if obj.get("status", {}).get("availableReplicas") == obj["spec"]["replicas"] and name not in synced:
             synced[name] = t
             if len(synced) == n_foos:
@@ -78,12 +93,17 @@ def _measure(server: ServerProcess, n_foos: int, workers: int, tmp: Path) -> dic
     api.watch(FOOS_WATCH, on_foo, stop)
     log = open(tmp / "controller.log", "w")  # noqa: SIM115 - closed below
     proc = subprocess.Popen(
-        [sys.executable, str(ROOT / "main.py"), "--kubeconfig", str(server.kubeconfig_path),
-         "--workers", str(workers), "--log-level", "warning"],
-        stdout=log, stderr=subprocess.STDOUT, cwd=ROOT,
+        [sys.executable, str(root / "main.py"), "--kubeconfig", str(server.kubeconfig_path),
+         "--workers", str(workers), "--log-level", "warning", "--controller", controller],
+        stdout=log, stderr=subprocess.STDOUT, cwd=root,
     )
     ps = psutil.Process(proc.pid)
-    time.sleep(1.5)  # let the controller start and sync its (empty) caches
+    # Started and synced once a first Foo got its Deployment: startup is not part of the figures.
+    api.post(FOOS, {"apiVersion": "samplecontroller.k8s.io/v1alpha1", "kind": "Foo",
+                    "metadata": {"name": "warmup"}, "spec": {"deploymentName": "warmup", "replicas": 1}})
+    if not warm.wait(120):
+        raise RuntimeError(f"the controller did not create the warm-up Deployment; see {tmp / 'controller.log'}")
+    time.sleep(0.5)  # the warm-up Foo's own syncs settle
     cpu0 = ps.cpu_times()
     peak_rss = 0
 
@@ -94,8 +114,13 @@ def _measure(server: ServerProcess, n_foos: int, workers: int, tmp: Path) -> dic
                         "metadata": {"name": name}, "spec": {"deploymentName": name, "replicas": 1}})
 
     t0 = time.perf_counter()
-    with ThreadPoolExecutor(16) as pool:
-        list(pool.map(create, range(n_foos)))
+    if interval > 0:
+        for i in range(n_foos):  # paced: one Foo every ``interval`` seconds, on schedule
+            time.sleep(max(0.0, t0 + i * interval - time.perf_counter()))
+            create(i)
+    else:
+        with ThreadPoolExecutor(16) as pool:
+            list(pool.map(create, range(n_foos)))
     deadline = time.monotonic() + 600
     while not (all_deployed.is_set() and all_synced.is_set()) and time.monotonic() < deadline:
         peak_rss = max(peak_rss, ps.memory_info().rss)
@@ -122,16 +147,28 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--foos", type=int, default=1000)
     p.add_argument("--workers", default="1,2,8")
+    p.add_argument("--interval", type=float, default=0.0,
+                   help="create one Foo every INTERVAL seconds instead of all at once (e.g. 0.02)")
+    p.add_argument("--controllers", default="classic", help="main.py --controller values, comma-separated")
+    p.add_argument("--baseline", type=Path, default=None, help="another checkout: also run its controllers")
     args = p.parse_args()
-    print(f"sample-controller: {args.foos} Foos created at once (embedded API server, simulator on)")
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs")
-    header = f"{'workers':>7} | {'deployed':>8} | {'synced':>6} | {'all synced s':>12} | {'p50 ms':>8} | {'p99 ms':>8} | {'peak RSS MB':>11} | {'CPU s':>6}"
+    pace = f"one every {args.interval * 1000:g} ms" if args.interval > 0 else "created at once"
+    print(f"sample-controller: {args.foos} Foos {pace} (embedded API server, simulator on)")
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs; load average at start: "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    header = (f"{'controller':>14} | {'workers':>7} | {'deployed':>8} | {'synced':>6} | {'all synced s':>12} | "
+              f"{'p50 ms':>8} | {'p99 ms':>8} | {'peak RSS MB':>11} | {'CPU s':>6} | {'CPU ms/Foo':>10} | load 1m")
     print(header)
     print("-" * len(header))
+    runs = [(c, ROOT) for c in args.controllers.split(",")]
+    if args.baseline is not None:
+        runs = [x for c, root in runs for x in ((c, root), (c + "@base", args.baseline))]
     for w in (int(x) for x in args.workers.split(",")):
-        r = run_once(args.foos, w)
-        print(f"{w:>7} | {r['deployed']:>8.0f} | {r['synced']:>6.0f} | {r['total_s']:>12.2f} | {r['p50_ms']:>8.1f} | "
-              f"{r['p99_ms']:>8.1f} | {r['rss_mb']:>11.1f} | {r['cpu_s']:>6.2f}")
+        for name, root in runs:
+            r = run_once(args.foos, w, name.removesuffix("@base"), root, args.interval)
+            print(f"{name:>14} | {w:>7} | {r['deployed']:>8.0f} | {r['synced']:>6.0f} | {r['total_s']:>12.2f} | "
+                  f"{r['p50_ms']:>8.1f} | {r['p99_ms']:>8.1f} | {r['rss_mb']:>11.1f} | {r['cpu_s']:>6.2f} | "
+                  f"{r['cpu_s'] / args.foos * 1000:>10.2f} | {os.getloadavg()[0]:.2f}", flush=True)
 
 
 if __name__ == "__main__":

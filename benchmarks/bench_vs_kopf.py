@@ -14,7 +14,11 @@ kopf is ``benchmarks/kopf_foo_operator.py`` (kopf with the official kubernetes c
 default levels to a file.
 
     python benchmarks/bench_vs_kopf.py [--n 500,2000] [--controllers classic,runtime,kopf]
-                                       [--workers W] [--repeat 1]
+                                       [--workers W] [--repeat 1] [--baseline DIR]
+
+``--baseline DIR`` also runs this project's controllers from another checkout (``git worktree add
+DIR <commit>``, or ``git archive <commit> | tar -x -C DIR``), with this checkout's Python, listed as
+``classic@base`` etc. right after their own run: a before/after comparison side by side in one run.
 
 Not a test: machines are noisy, so numbers are printed, never asserted.
 """
@@ -100,11 +104,20 @@ class Result:
     per_foo: dict[str, float] = field(default_factory=dict)
 
 
-def controller_command(controller: str, kubeconfig: Path, workers: int | None) -> list[str]:
+BASELINE_SUFFIX = "@base"
+
+
+def controller_command(controller: str, kubeconfig: Path, workers: int | None, baseline: Path | None = None) -> list[str]:
+    """The command line of ``controller``; ``name@base`` runs ``name`` from the ``baseline`` checkout."""
     if controller == "kopf":
         return [sys.executable, "-m", "kopf", "run", "--standalone", "--all-namespaces", "--quiet",
                 str(ROOT / "benchmarks" / "kopf_foo_operator.py")]
-    cmd = [sys.executable, str(ROOT / "main.py"), "--kubeconfig", str(kubeconfig), "--controller", controller]
+    root = ROOT
+    if controller.endswith(BASELINE_SUFFIX):
+        if baseline is None:
+            raise SystemExit(f"{controller} needs --baseline DIR")
+        controller, root = controller.removesuffix(BASELINE_SUFFIX), baseline
+    cmd = [sys.executable, str(root / "main.py"), "--kubeconfig", str(kubeconfig), "--controller", controller]
     return cmd + (["--workers", str(workers)] if workers else [])
 
 
@@ -118,16 +131,17 @@ def controller_requests(counts: dict[str, dict[str, int]]) -> dict[str, int]:
     return out
 
 
-def run_once(controller: str, n: int, workers: int | None) -> Result:
+def run_once(controller: str, n: int, workers: int | None, baseline: Path | None = None) -> Result:
     with tempfile.TemporaryDirectory() as tmp:
         server = CountingServer(Path(tmp))
         try:
-            return _measure(server, controller, n, workers, Path(tmp))
+            return _measure(server, controller, n, workers, Path(tmp), baseline)
         finally:
             server.stop()
 
 
-def _measure(server: CountingServer, controller: str, n: int, workers: int | None, tmp: Path) -> Result:
+def _measure(server: CountingServer, controller: str, n: int, workers: int | None, tmp: Path,
+             baseline: Path | None = None) -> Result:
     install_crds(load_rest_client(kubeconfig=str(server.kubeconfig_path)), ROOT / "crds")
     urllib3.disable_warnings()
     api = JsonApi(server.url, server.token, urllib3.PoolManager(maxsize=32, cert_reqs="CERT_NONE"), BENCH_UA)
@@ -155,8 +169,9 @@ def _measure(server: CountingServer, controller: str, n: int, workers: int | Non
     api.watch(FOOS_WATCH, on_foo)
     log = open(tmp / "controller.log", "w")  # noqa: SIM115 - closed below
     env = dict(os.environ, KUBECONFIG=str(server.kubeconfig_path))
-    proc = subprocess.Popen(controller_command(controller, server.kubeconfig_path, workers),
-                            stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, env=env)
+    cmd = controller_command(controller, server.kubeconfig_path, workers, baseline)
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env,
+                            cwd=Path(cmd[1]).parent if cmd[1].endswith("main.py") else ROOT)
     try:
         ps = psutil.Process(proc.pid)
         _wait_for_watches(server, proc)
@@ -213,14 +228,14 @@ def _create_foos(api: JsonApi, n: int) -> None:
 
 
 def print_table(results: list[Result]) -> None:
-    header = (f"{'controller':>10} | {'N':>5} | {'deployed':>8} | {'all deployments s':>17} | {'all synced s':>12} | "
+    header = (f"{'controller':>14} | {'N':>5} | {'deployed':>8} | {'all deployments s':>17} | {'all synced s':>12} | "
               f"{'CPU ms/Foo':>10} | {'RSS MB idle/peak':>16} | {'server CPU ms/Foo':>17} | requests per Foo by verb")
     print(header)
     print("-" * len(header))
     for r in results:
         verbs = " ".join(f"{v} {r.per_foo[v]:.2f}" for v in (*VERBS, *sorted(set(r.per_foo) - set(VERBS)))
                          if r.per_foo.get(v))
-        print(f"{r.controller:>10} | {r.n:>5} | {r.deployed:>8} | {r.deployed_s:>17.2f} | {r.synced_s:>12.2f} | "
+        print(f"{r.controller:>14} | {r.n:>5} | {r.deployed:>8} | {r.deployed_s:>17.2f} | {r.synced_s:>12.2f} | "
               f"{r.cpu_s / r.n * 1000:>10.2f} | {r.idle_rss_mb:>7.1f} / {r.rss_mb:>6.1f} | "
               f"{r.server_cpu_s / r.n * 1000:>17.2f} | {verbs}")
 
@@ -232,12 +247,12 @@ def print_ratios(results: list[Result]) -> None:
         return
     print()
     print("ratios to kopf (throughput: kopf's time / ours; CPU and RSS: ours / kopf's)")
-    header = f"{'controller':>10} | {'N':>5} | {'deployments x':>13} | {'synced x':>8} | {'CPU':>5} | {'RSS':>5}"
+    header = f"{'controller':>14} | {'N':>5} | {'deployments x':>13} | {'synced x':>8} | {'CPU':>5} | {'RSS':>5}"
     print(header)
     print("-" * len(header))
     for r in ours:
         k = kopf[r.n]
-        print(f"{r.controller:>10} | {r.n:>5} | {k.deployed_s / r.deployed_s:>13.2f} | {k.synced_s / r.synced_s:>8.2f} | "
+        print(f"{r.controller:>14} | {r.n:>5} | {k.deployed_s / r.deployed_s:>13.2f} | {k.synced_s / r.synced_s:>8.2f} | "
               f"{r.cpu_s / k.cpu_s:>5.2f} | {r.rss_mb / k.rss_mb:>5.2f}")
 
 
@@ -247,12 +262,18 @@ def main() -> None:
     p.add_argument("--controllers", default="classic,runtime,kopf")
     p.add_argument("--workers", type=int, default=None, help="pass --workers to main.py (default: its default)")
     p.add_argument("--repeat", type=int, default=1, help="run the whole comparison this many times")
+    p.add_argument("--baseline", type=Path, default=None,
+                   help="another checkout: also run each of our controllers from it (as NAME@base)")
     args = p.parse_args()
     print(f"Foo -> Deployment, N Foos created at once; python {sys.version.split()[0]}, {os.cpu_count()} CPUs")
+    print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    controllers = args.controllers.split(",")
+    if args.baseline is not None:
+        controllers = [x for c in controllers for x in ((c,) if c == "kopf" else (c, c + BASELINE_SUFFIX))]
     for i in range(args.repeat):
-        results = [run_once(c, int(n), args.workers)
-                   for n in args.n.split(",") for c in args.controllers.split(",")]
-        print(f"\nrun {i + 1}:")
+        results = [run_once(c, int(n), args.workers, args.baseline)
+                   for n in args.n.split(",") for c in controllers]
+        print(f"\nrun {i + 1} (load average now: {' '.join(f'{x:.2f}' for x in os.getloadavg())}):")
         print_table(results)
         print_ratios(results)
 

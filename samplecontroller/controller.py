@@ -32,6 +32,11 @@ Where this port deliberately does better than Go (each covered by tests/controll
    lagging cache did not know was done) is an expected race with another writer, not a failure:
    the key is requeued rate-limited, logged at debug level and counted in
    ``samplecontroller_sync_conflicts_total{controller="foo"}``; Go logs it as an error.
+8. The watch events of the controller's own writes (the Foo's status patch, the Deployment it
+   created) do not sync the Foo again (``foo.OwnWrites``): each Foo is synced once per change
+   that matters, and so gets one ``Synced`` event per such sync. Go syncs again on each of those
+   events, and that sync changes nothing but records another ``Synced`` event. A changed spec, a
+   status another writer changed, a changed or deleted Deployment and every resync still sync.
 
 What a Foo asks for (the Deployment, ownership, replicas, status, event reasons, the backoff and
 the rate limiter) is ``samplecontroller.foo``, shared with ``samplecontroller.foo_reconciler``;
@@ -62,6 +67,7 @@ from samplecontroller.foo import (
     MESSAGE_RESOURCE_SYNCED,
     SUCCESS_SYNCED,
     NotOwnedBackoff,
+    OwnWrites,
     deployment_names,
     is_controlled_by,
     is_foo_reference,
@@ -189,13 +195,15 @@ class Controller:
             rate_limiter or foo_rate_limiter(), name="Foos"
         )
         self._not_owned = NotOwnedBackoff(not_owned_backoff_base, not_owned_backoff_cap)
+        self.own_writes = OwnWrites()
 
         log.info("Setting up event handlers")
         foo_informer.informer().add_indexers({DEPLOYMENT_NAME_FIELD: _deployment_key_index})
         foo_informer.informer().add_event_handler(
             ResourceEventHandlerFuncs(
                 add_func=self._on_foo_add,
-                update_func=lambda _old, new: self.enqueue_foo(new),
+                update_func=self._on_foo_update,
+                delete_func=self._on_foo_delete,
             )
         )
         deployment_informer.informer().add_event_handler(
@@ -291,7 +299,7 @@ class Controller:
         try:
             deployment = self.deployments_lister.deployments(key.namespace).get(names[0])
         except errors.NotFoundError:
-            deployment = deployments.create(new_deployment(foo), field_manager=FIELD_MANAGER)
+            deployment = self._create_deployment(deployments, foo)
 
         if not is_controlled_by(deployment, foo):
             delay = self._not_owned.warn(key, foo, deployment, self.recorder)
@@ -314,21 +322,51 @@ class Controller:
         patch = status_patch(foo, deployment)
         if patch is None:
             return
+        self.own_writes.expect_status(foo, patch["status"]["availableReplicas"])
         try:
             self.sampleclientset.samplecontroller_v1alpha1().foos(meta.get_namespace(foo)).patch(
                 meta.get_name(foo), msgspec.json.encode(patch), MERGE_PATCH, subresource="status",
                 field_manager=FIELD_MANAGER,
             )
         except errors.NotFoundError:
+            self.own_writes.forget_status(foo)
             log.info("Foo no longer exists", foo=f"{meta.get_namespace(foo)}/{meta.get_name(foo)}")
+        except BaseException:
+            self.own_writes.forget_status(foo)
+            raise
+
+    def _create_deployment(self, deployments: Any, foo: Foo) -> Deployment:
+        """Create the Deployment ``foo`` asks for, announced to ``own_writes`` so that its add event
+        does not sync the Foo again."""
+        desired = new_deployment(foo)
+        self.own_writes.expect_created(desired)
+        try:
+            created: Deployment = deployments.create(desired, field_manager=FIELD_MANAGER)
+        except BaseException:
+            self.own_writes.forget_created(desired)
+            raise
+        return created
 
     # -- event handlers --------------------------------------------------------------------
 
     def _on_foo_add(self, obj: Foo, is_in_initial_list: bool) -> None:
         self.enqueue_foo(obj)
 
+    def _on_foo_update(self, old: Foo, new: Foo) -> None:
+        # The event of this controller's own status write changes nothing a sync reads.
+        if not self.own_writes.is_own_status_write(old, new):
+            self.enqueue_foo(new)
+
+    def _on_foo_delete(self, obj: Foo | DeletedFinalStateUnknown[Foo]) -> None:
+        if isinstance(obj, DeletedFinalStateUnknown):
+            obj = obj.obj
+        if obj is not None:
+            self.own_writes.forget(meta.get_namespace(obj), meta.get_name(obj))
+
     def _on_deployment_add(self, obj: Deployment, is_in_initial_list: bool) -> None:
-        self.handle_object(obj)
+        # The Deployment this controller just created is what the creating sync already saw.
+        if not self.own_writes.is_own_create(obj):
+            self.handle_object(obj)
 
     def enqueue_foo(self, obj: Foo) -> None:
         """Put the Foo's namespace/name on the queue."""

@@ -195,3 +195,123 @@ class NotOwnedBackoff:
         """Drop what is known about ``key`` (its Deployment is owned now, or the Foo is gone)."""
         with self._lock:
             self._state.pop(key, None)
+
+
+def available_replicas(obj: Any) -> int:
+    """``status.availableReplicas`` of a Foo or a Deployment; 0 when unset (as the status patch writes it)."""
+    status = getattr(obj, "status", msgspec.UNSET)
+    value = getattr(status, "available_replicas", None) if status is not msgspec.UNSET else None
+    return value if isinstance(value, int) else 0
+
+
+def _status_value(foo: Any) -> int | None:
+    """A Foo's ``status.availableReplicas`` as written (None when unset, unlike ``available_replicas``)."""
+    status = getattr(foo, "status", msgspec.UNSET)
+    value = getattr(status, "available_replicas", None) if status is not msgspec.UNSET else None
+    return value if isinstance(value, int) else None
+
+
+MAX_PENDING_STATUS_WRITES = 4
+"""Status writes of one Foo whose events ``OwnWrites`` waits for at most (older ones are forgotten)."""
+
+
+class OwnWrites:
+    """What a Foo controller is writing, so that the watch events of its own writes do not sync
+    the Foo again (Go's sample-controller syncs once more for each of them, and that sync only
+    records another ``Synced`` event). Thread-safe; shared by both controllers.
+
+    The controller calls ``expect_status(foo, n)`` before it patches the Foo's
+    ``status.availableReplicas`` to ``n`` and ``expect_created(deployment)`` before it creates a
+    Deployment, and ``forget_*`` when that write fails. Its event handlers then ask:
+
+    - ``is_own_status_write(old, new)``: True for the Foo update that carries that status write: a
+      new resourceVersion, the same UID and spec, and ``availableReplicas`` changed to the value
+      written. A changed spec, a status someone else set to another value, a resync (same
+      resourceVersion) and any other update are not; they sync as before.
+    - ``is_own_create(deployment)``: True for the Deployment add that carries that create: the
+      same name, controlled by the same Foo (UID), with the replicas it was created with and no
+      available replicas yet, which is exactly what the creating sync saw. A Deployment listed
+      later in another state (a re-list, the simulator's status) is not.
+
+    Each expectation is consumed by the event that answers it (a status write's event also
+    consumes those of the earlier status writes it overtook: a Foo's cache may lag its writes), or
+    dropped by the first event of that object that does not match (the write's own event was
+    missed, e.g. across a re-list). Only events are filtered: a sync's outcome never depends on this memory, so a
+    missed match costs one more sync, never a lost one.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._status: dict[tuple[str, str], list[tuple[str, int]]] = {}
+        self._created: dict[tuple[str, str], tuple[str, int | None]] = {}
+
+    def expect_status(self, foo: Foo, available: int) -> None:
+        """The controller is about to set ``foo``'s ``status.availableReplicas`` to ``available``
+        (after any status writes announced before whose events are still due)."""
+        key = (meta.get_namespace(foo), meta.get_name(foo))
+        with self._lock:
+            pending = self._status.setdefault(key, [])
+            pending.append((meta.get_uid(foo), available))
+            del pending[:-MAX_PENDING_STATUS_WRITES]
+
+    def forget_status(self, foo: Foo) -> None:
+        """The status write announced for ``foo`` failed (or no longer matters)."""
+        with self._lock:
+            self._status.pop((meta.get_namespace(foo), meta.get_name(foo)), None)
+
+    def is_own_status_write(self, old: Any, new: Any) -> bool:
+        """True when the update ``old`` -> ``new`` of a Foo is this controller's announced status
+        write and nothing a sync reads changed with it (see the class docstring)."""
+        key = (meta.get_namespace(new), meta.get_name(new))
+        with self._lock:
+            pending = self._status.get(key)
+            if pending is None or meta.get_resource_version(old) == meta.get_resource_version(new):
+                return False
+            written = _status_value(new)
+            if _status_value(old) == written:
+                return False  # not a status write (e.g. labels): the status write's own event is still due
+            try:
+                i = pending.index((meta.get_uid(new), written if written is not None else -1))
+            except ValueError:
+                del self._status[key]  # someone else's status: what was expected is stale
+                return False
+            del pending[:i + 1]  # this write's event, and those of earlier writes it overtook
+            if not pending:
+                del self._status[key]
+        return meta.get_uid(old) == meta.get_uid(new) and getattr(old, "spec", None) == getattr(new, "spec", None)
+
+    def expect_created(self, deployment: Deployment) -> None:
+        """The controller is about to create ``deployment`` (controlled by its Foo)."""
+        ref = ownerreferences.get_controller_of(deployment)
+        replicas = deployment.spec.replicas if deployment.spec is not msgspec.UNSET else None
+        with self._lock:
+            self._created[(meta.get_namespace(deployment), meta.get_name(deployment))] = (
+                ref.uid if ref is not None else "", replicas if isinstance(replicas, int) else None)
+
+    def forget_created(self, deployment: Deployment) -> None:
+        """The create announced for ``deployment`` failed."""
+        with self._lock:
+            self._created.pop((meta.get_namespace(deployment), meta.get_name(deployment)), None)
+
+    def is_own_create(self, deployment: Any) -> bool:
+        """True when a Deployment add is this controller's announced create, still in the state the
+        creating sync saw (see the class docstring)."""
+        key = (meta.get_namespace(deployment), meta.get_name(deployment))
+        with self._lock:
+            expected = self._created.pop(key, None)
+        if expected is None:
+            return False
+        ref = ownerreferences.get_controller_of(deployment)
+        uid, replicas = expected
+        return (ref is not None and bool(uid) and ref.uid == uid and available_replicas(deployment) == 0
+                and (replicas is None or deployment_replicas(deployment) == replicas))
+
+    def forget(self, namespace: str, name: str) -> None:
+        """Drop the expectations about the Foo ``namespace/name`` (it was deleted)."""
+        with self._lock:
+            self._status.pop((namespace, name), None)
+
+    def __len__(self) -> int:
+        """The writes whose events are still expected."""
+        with self._lock:
+            return sum(map(len, self._status.values())) + len(self._created)

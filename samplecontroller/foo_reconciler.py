@@ -14,7 +14,9 @@ in ``controller_runtime_reconcile_conflicts_total``.
 
 Wiring: ``for_(Foo)``, ``owns(Deployment)``, and Deployments mapped back to the Foos naming them
 (a cache field index on ``spec.deploymentName``) so an unowned Deployment's change resumes its
-Foo at once. What a Foo asks for is ``samplecontroller.foo``, shared with ``controller.py``;
+Foo at once. The events of the reconciler's own writes (its status patch, the Deployment it
+created) are filtered by predicates (``own_write_predicates``, ``domain.OwnWrites``): a Foo is not
+reconciled again for them, as ``controller.py`` does not sync again (its improvement 8). What a Foo asks for is ``samplecontroller.foo``, shared with ``controller.py``;
 compare the two side by side. ``main.py --controller runtime`` selects this one, and then the
 Manager does leader election and serves /healthz, /readyz and /metrics (``run``), as a
 controller-runtime main.go does.
@@ -42,9 +44,10 @@ from samplecontroller.runtime.builder import controller_managed_by
 from samplecontroller.runtime.cache import Options as CacheOptions
 from samplecontroller.runtime.cache import strip_managed_fields
 from samplecontroller.runtime.client import Client, RawPatch
+from samplecontroller.runtime.event import DeleteEvent
 from samplecontroller.runtime.handler import EnqueueRequestsFromMapFunc
 from samplecontroller.runtime.manager import ListenError, Manager, Options
-from samplecontroller.runtime.predicate import ResourceVersionChanged
+from samplecontroller.runtime.predicate import Funcs, Predicate, ResourceVersionChanged
 from samplecontroller.runtime.reconcile import AsyncReconciler, Reconciler, Request, Result
 
 log = get_logger("foo-reconciler")
@@ -64,6 +67,7 @@ class FooReconciler:
         self.client = client
         self.recorder = recorder
         self._not_owned = domain.NotOwnedBackoff(not_owned_backoff_base, not_owned_backoff_cap)
+        self.own_writes = domain.OwnWrites()
 
     def reconcile(self, request: Request) -> Result:
         try:
@@ -81,7 +85,13 @@ class FooReconciler:
         try:
             deployment = self.client.get(Deployment, request.namespace, names[0])
         except errors.NotFoundError:
-            deployment = self.client.create(domain.new_deployment(foo), field_owner=domain.FIELD_MANAGER)
+            desired = domain.new_deployment(foo)
+            self.own_writes.expect_created(desired)  # its add event is what this reconcile sees
+            try:
+                deployment = self.client.create(desired, field_owner=domain.FIELD_MANAGER)
+            except BaseException:
+                self.own_writes.forget_created(desired)
+                raise
 
         if not domain.is_controlled_by(deployment, foo):
             delay = self._not_owned.warn(request, foo, deployment, self.recorder)
@@ -105,9 +115,13 @@ class FooReconciler:
         patch = domain.status_patch(foo, deployment)
         if patch is None:
             return
+        self.own_writes.expect_status(foo, patch["status"]["availableReplicas"])  # its event needs no reconcile
         try:
             self.client.status().patch(foo, RawPatch(MERGE_PATCH, patch), field_owner=domain.FIELD_MANAGER)
-        except errors.NotFoundError:
+        except BaseException as err:
+            self.own_writes.forget_status(foo)
+            if not isinstance(err, errors.NotFoundError):
+                raise
             log.info("Foo no longer exists", foo=f"{meta.get_namespace(foo)}/{meta.get_name(foo)}")
 
     def map_deployment_to_foos(self, obj: Any) -> list[Request]:
@@ -116,7 +130,7 @@ class FooReconciler:
 
     def setup_with_manager(self, mgr: Manager, workers: int = 2) -> rt_controller.Controller:
         """Index Foos by deployment name and register the controller with ``mgr``."""
-        return setup_foo_controller(mgr, self, workers)
+        return setup_foo_controller(mgr, self, workers, own_writes=self.own_writes)
 
 
 def foos_naming(client: Client, deployment: Any) -> list[Request]:
@@ -127,18 +141,41 @@ def foos_naming(client: Client, deployment: Any) -> list[Request]:
     return [Request(ns, meta.get_name(f)) for f in foos]
 
 
+def uncontrolled_foos_naming(client: Client, deployment: Any) -> list[Request]:
+    """``foos_naming`` less the Foo that controls ``deployment`` (``owns`` enqueues that one)."""
+    ref = meta.get_controller_of(deployment)
+    controller = ref.name if ref is not None and domain.is_foo_reference(ref) else None
+    return [r for r in foos_naming(client, deployment) if r.name != controller]
+
+
+def own_write_predicates(own_writes: domain.OwnWrites) -> tuple[tuple[Predicate], tuple[Predicate]]:
+    """The predicates (for the Foos, for the owned Deployments) that drop the events of a
+    reconciler's own writes: the Foo update of its status write, the add of the Deployment it
+    created (``domain.OwnWrites``); and forget a deleted Foo's expectations."""
+    def foo_deleted(e: DeleteEvent) -> bool:
+        own_writes.forget(meta.get_namespace(e.object), meta.get_name(e.object))
+        return True
+
+    foos = Funcs(update=lambda e: not own_writes.is_own_status_write(e.object_old, e.object_new), delete=foo_deleted)
+    deployments = Funcs(create=lambda e: not own_writes.is_own_create(e.object))
+    return (foos,), (deployments,)
+
+
 def setup_foo_controller(mgr: Manager, reconciler: Reconciler | AsyncReconciler, workers: int,
-                         name: str = "foo") -> rt_controller.Controller:
+                         name: str = "foo", *, own_writes: domain.OwnWrites | None = None) -> rt_controller.Controller:
     """The Foo controller's wiring, for the sync and the async reconciler alike: Foos indexed
     by deployment name; for_(Foo), owns(Deployment), Deployments mapped to the Foos naming them
-    (read from the manager's cache); ``workers`` reconciles at once (tasks in flight when
-    ``reconciler`` is async)."""
+    other than their controller (which ``owns`` enqueues; read from the manager's cache);
+    ``workers`` reconciles at once (tasks in flight when ``reconciler`` is async). With
+    ``own_writes`` (the reconciler's ``domain.OwnWrites``), the events of the reconciler's own
+    status writes and Deployment creates are filtered out (``own_write_predicates``)."""
     mgr.get_cache().index_field(Foo, domain.DEPLOYMENT_NAME_FIELD, domain.deployment_names)
     reader = mgr.get_client()
+    foo_predicates, deployment_predicates = own_write_predicates(own_writes) if own_writes is not None else ((), ())
     return (controller_managed_by(mgr)
-            .for_(Foo)
-            .owns(Deployment, ResourceVersionChanged())
-            .watches(Deployment, EnqueueRequestsFromMapFunc(lambda obj: foos_naming(reader, obj)),
+            .for_(Foo, *foo_predicates)
+            .owns(Deployment, ResourceVersionChanged(), *deployment_predicates)
+            .watches(Deployment, EnqueueRequestsFromMapFunc(lambda obj: uncontrolled_foos_naming(reader, obj)),
                      ResourceVersionChanged())
             .with_options(rt_controller.Options(max_concurrent_reconciles=workers,
                                                 rate_limiter=domain.rate_limiter()))

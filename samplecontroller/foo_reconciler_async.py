@@ -39,6 +39,7 @@ class AsyncFooReconciler:
         self.client = client
         self.recorder = recorder
         self._not_owned = domain.NotOwnedBackoff(not_owned_backoff_base, not_owned_backoff_cap)
+        self.own_writes = domain.OwnWrites()
 
     async def reconcile(self, request: Request) -> Result:
         try:
@@ -56,7 +57,13 @@ class AsyncFooReconciler:
         try:
             deployment = await self.client.get(Deployment, request.namespace, names[0])
         except errors.NotFoundError:
-            deployment = await self.client.create(domain.new_deployment(foo), field_owner=domain.FIELD_MANAGER)
+            desired = domain.new_deployment(foo)
+            self.own_writes.expect_created(desired)  # its add event is what this reconcile sees
+            try:
+                deployment = await self.client.create(desired, field_owner=domain.FIELD_MANAGER)
+            except BaseException:
+                self.own_writes.forget_created(desired)
+                raise
 
         if not domain.is_controlled_by(deployment, foo):
             delay = self._not_owned.warn(request, foo, deployment, self.recorder)
@@ -77,13 +84,17 @@ class AsyncFooReconciler:
         patch = domain.status_patch(foo, deployment)
         if patch is None:
             return
+        self.own_writes.expect_status(foo, patch["status"]["availableReplicas"])  # its event needs no reconcile
         try:
             await self.client.status().patch(foo, RawPatch(MERGE_PATCH, patch), field_owner=domain.FIELD_MANAGER)
-        except errors.NotFoundError:
+        except BaseException as err:
+            self.own_writes.forget_status(foo)
+            if not isinstance(err, errors.NotFoundError):
+                raise
             log.info("Foo no longer exists", foo=f"{meta.get_namespace(foo)}/{meta.get_name(foo)}")
 
     def setup_with_manager(self, mgr: Manager, workers: int = 2) -> rt_controller.Controller:
-        return setup_foo_controller(mgr, self, workers)
+        return setup_foo_controller(mgr, self, workers, own_writes=self.own_writes)
 
 
 def run(rest: Any, args: argparse.Namespace, stop: threading.Event) -> int:

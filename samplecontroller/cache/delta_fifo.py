@@ -13,6 +13,8 @@ Contracts:
 - ``resync`` queues Sync for every known object that has no pending deltas.
 - ``has_synced`` is true once everything from the first ``replace`` (or any earlier add) has
   been popped. ``pop`` tells its function whether the key belongs to that initial population.
+- A producer wakes a blocked ``pop`` only when it queues a new key and a ``pop`` is waiting
+  (more deltas for a queued key, or a queue nobody waits on, need no wakeup).
 - A transform (``transformer``) maps each incoming object (not tombstones, not Sync objects,
   which come from the already transformed store) before it is queued.
 """
@@ -85,6 +87,7 @@ class DeltaFIFO:
         self._initial_population_count = 0
         self._closed = False
         self._wakes = 0
+        self._waiting = 0  # pops blocked in _cond.wait: a new key wakes one only then
 
     def key_of(self, obj: Any) -> str:
         """The key of an object, a Delta (its object's) or a tombstone (its own)."""
@@ -105,10 +108,11 @@ class DeltaFIFO:
         if deltas is None:
             self._items[key] = [Delta(kind, obj)]
             self._queue.append(key)
+            if self._waiting:
+                self._cond.notify()
         else:
             deltas.append(Delta(kind, obj))
             _dedup(deltas)
-        self._cond.notify()
 
     def add(self, obj: Any) -> None:
         """Queue an Added delta for ``obj``."""
@@ -165,9 +169,10 @@ class DeltaFIFO:
         if deltas is None:
             self._items[key] = [Delta(REPLACED, obj)]
             self._queue.append(key)
+            if self._waiting:
+                self._cond.notify()
         else:
             deltas.append(Delta(REPLACED, obj))
-        self._cond.notify()
 
     def resync(self) -> None:
         """Queue Sync for every known object that has no pending deltas."""
@@ -197,7 +202,12 @@ class DeltaFIFO:
                     raise FIFOClosedError()
                 if self._wakes != wakes:
                     return False
-                if not self._cond.wait(timeout):
+                self._waiting += 1
+                try:
+                    woken = self._cond.wait(timeout)
+                finally:
+                    self._waiting -= 1
+                if not woken:
                     return False
             if self._closed:
                 raise FIFOClosedError()

@@ -72,3 +72,103 @@ def test_a_401_refreshes_the_credentials_and_retries_once(server: LocalAPIServer
     assert len(calls) == 2
     unauthorized = [r for r in server.requests if r.verb == "unauthorized"]
     assert len(unauthorized) == 1
+
+
+class _CannedServer:
+    """A loopback HTTP/1.1 server answering each request with the next canned response bytes;
+    counts the connections it accepted."""
+
+    def __init__(self, responses: list[bytes]) -> None:
+        import socket
+        import threading
+
+        self.responses = list(responses)
+        self.connections = 0
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        import threading
+
+        while self.responses:
+            conn, _ = self.sock.accept()
+            self.connections += 1
+            threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
+
+    def _handle(self, conn: Any) -> None:
+        with conn:
+            data = b""
+            while self.responses:
+                while b"\r\n\r\n" not in data:
+                    chunk = conn.recv(65536)
+                    if not chunk:
+                        return
+                    data += chunk
+                head, _, data = data.partition(b"\r\n\r\n")
+                length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                               if line.lower().startswith(b"content-length:")), 0)
+                while len(data) < length:
+                    data += conn.recv(65536)
+                data = data[length:]
+                response = self.responses.pop(0)
+                conn.sendall(response)
+                if b"Connection: close" in response:
+                    return
+
+
+def test_lean_response_path_reads_chunked_bodies_warnings_and_closing_connections() -> None:
+    from samplecontroller.rest.config import Config
+
+    seen: list[tuple[int, str, str]] = []
+
+    class Handler:
+        def handle_warning_header(self, code: int, agent: str, text: str) -> None:
+            seen.append((code, agent, text))
+
+    server = _CannedServer([
+        b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nWarning: 299 - "first"\r\n'
+        b'warning: 299 - "second"\r\nTransfer-Encoding: chunked\r\n\r\n3\r\n{"a\r\n5\r\n": 1}\r\n0\r\n\r\n',
+        b"HTTP/1.1 201 Created\r\nContent-Length: 2\r\nX-Folded: one\r\n two\r\n\r\n{}",
+        b'HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n{"closed": true}',
+        b"HTTP/1.1 204 No Content\r\n\r\n",
+    ])
+    rest = RESTClient(Config(host=server.url), warning_handler=Handler())
+    assert rest.request("GET", "/a") == b'{"a": 1}'
+    assert seen == [(299, "-", "first"), (299, "-", "second")]
+    assert rest.request("POST", "/b", body=b"{}") == b"{}"
+    assert rest.request("GET", "/c") == b'{"closed": true}'  # read to the end: no length, the server closes
+    assert rest.request("DELETE", "/d") == b""
+    assert server.connections == 2  # kept alive until the server said close
+
+
+def test_lean_header_parsing_matches_http_client() -> None:
+    import http.client
+    import io
+
+    from samplecontroller.rest import _header_message, _read_header_lines
+
+    block = (b"Content-Type: application/json\r\nWarning: 299 - \"a\"\r\nWarning: 299 - \"b\"\r\n"
+             b"X-Fold: one\r\n  two\r\nAudit-Id:  x y \r\nContent-Length: 12\r\n\r\nbody")
+    ours, theirs = _header_message(_read_header_lines(io.BytesIO(block))), http.client.parse_headers(io.BytesIO(block))
+    assert ours.items() == theirs.items()
+    assert ours.get_all("warning") == theirs.get_all("warning") == ['299 - "a"', '299 - "b"']
+    with pytest.raises(http.client.HTTPException):
+        _read_header_lines(io.BytesIO(b"".join(b"X-%d: v\r\n" % i for i in range(101)) + b"\r\n"))
+
+
+def test_lean_request_is_http_clients_request_in_one_write_and_refuses_splitting() -> None:
+    from samplecontroller.rest import _request_bytes
+
+    sent = _request_bytes("PATCH", "/apis/x?dryRun=All", "h:6443", b"{}", {"Accept": "application/json",
+                                                                          "Content-Type": "application/merge-patch+json"})
+    assert sent == (b"PATCH /apis/x?dryRun=All HTTP/1.1\r\nHost: h:6443\r\nAccept-Encoding: identity\r\n"
+                    b"Accept: application/json\r\nContent-Type: application/merge-patch+json\r\n"
+                    b"Content-Length: 2\r\n\r\n{}")
+    assert _request_bytes("POST", "/a", "h", None, {}).endswith(b"Content-Length: 0\r\n\r\n")
+    assert b"Content-Length" not in _request_bytes("GET", "/a", "h", None, {})
+    for target in ("/a b", "/a\r\nX: y", "/\u00e9"):
+        with pytest.raises(ValueError):
+            _request_bytes("GET", target, "h", None, {})
+    with pytest.raises(ValueError):
+        _request_bytes("GET", "/a", "h", None, {"Authorization": "Bearer x\r\nX-Injected: 1"})

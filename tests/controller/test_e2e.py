@@ -348,3 +348,42 @@ def test_leader_election_hands_over_on_sigterm(kubectl: Kubectl, server: Any, na
     wait_for(lambda: get(kubectl, namespace, "deployment", "led"), what="a Deployment from the new leader")
     assert second.stop() == 0, second.output()
 
+
+
+def synced_count(kubectl: Kubectl, ns: str, name: str) -> int:
+    """How many ``Synced`` events the Foo got (repeats are counted into one Event by the correlator)."""
+    return sum(int(e.get("count", 1)) for e in events_for(kubectl, ns, name, "Synced"))
+
+
+def available(kubectl: Kubectl, ns: str, name: str) -> Any:
+    return ((get(kubectl, ns, "foo", name) or {}).get("status") or {}).get("availableReplicas")
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_own_writes_do_not_sync_the_foo_again_other_changes_do(
+        kubectl: Kubectl, server: Any, namespace: str, start_controller: Callable[..., ControllerProcess], style: str) -> None:
+    """Issue 27: two syncs for a new Foo (its Deployment created, then available), each changing
+    something; no third for the events of the controller's own writes (Go has one, which records
+    one more Synced event). A changed spec, an externally written status and a deleted Deployment
+    are reconciled as before."""
+    ns = namespace
+    controller = start_controller(Path(server.kubeconfig_path), "--controller", style)
+    kubectl.run("apply", "-n", ns, "-f", "-", stdin=foo_manifest("one", "one", 1))
+    wait_for(lambda: available(kubectl, ns, "one") == 1, what="Foo one available", timeout=30)
+    wait_for(lambda: synced_count(kubectl, ns, "one") >= 2, what="two Synced events", timeout=30)
+    # A second Foo's whole life takes longer than handling the first one's last write events.
+    kubectl.run("apply", "-n", ns, "-f", "-", stdin=foo_manifest("two", "two", 1))
+    wait_for(lambda: available(kubectl, ns, "two") == 1 and synced_count(kubectl, ns, "two") >= 2,
+             what="Foo two available and synced", timeout=30)
+    assert synced_count(kubectl, ns, "one") == 2
+
+    kubectl.run("patch", "foo", "one", "-n", ns, "--subresource=status", "--type", "merge",
+                "-p", '{"status":{"availableReplicas":7}}')
+    wait_for(lambda: available(kubectl, ns, "one") == 1, what="the external status write undone", timeout=30)
+    kubectl.run("patch", "foo", "one", "-n", ns, "--type", "merge", "-p", '{"spec":{"replicas":2}}')
+    wait_for(lambda: available(kubectl, ns, "one") == 2, what="the new spec reconciled", timeout=30)
+    uid = get(kubectl, ns, "deployment", "one")["metadata"]["uid"]
+    kubectl.run("delete", "deployment", "one", "-n", ns)
+    wait_for(lambda: ((get(kubectl, ns, "deployment", "one") or {}).get("metadata") or {}).get("uid") not in (None, uid),
+             what="the deleted Deployment recreated", timeout=30)
+    assert controller.stop() == 0, controller.output()

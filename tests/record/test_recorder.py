@@ -216,7 +216,7 @@ def test_shutdown_interrupts_the_retry_sleep(sink: MemorySink) -> None:
     b.start_recording_to_sink(sink)
     rec = b.new_recorder("c", host="h")
     threads = [t for t in threading.enumerate() if t not in before]
-    assert sorted(t.name for t in threads) == ["event-broadcaster", "event-watcher"]
+    assert sorted(t.name for t in threads) == ["event-watcher"]  # recorders hand events to watchers directly
     rec.event(foo(), EVENT_TYPE_NORMAL, "R", "m")
     sink.wait_calls(1)
     b.shutdown()
@@ -294,3 +294,89 @@ def test_user_mistakes_give_clear_errors() -> None:
             b.start_structured_logging("loud")
     finally:
         b.shutdown()
+
+
+def _collector(expected: int) -> tuple[list[str], threading.Event, Callable[[dict[str, Any]], None]]:
+    seen: list[str] = []
+    done = threading.Event()
+
+    def watch(event: dict[str, Any]) -> None:
+        seen.append(event["message"])
+        if len(seen) == expected:
+            done.set()
+
+    return seen, done, watch
+
+
+@pytest.mark.parametrize("linger", [0.0, 0.05])
+def test_batched_hand_over_keeps_every_event_in_order_for_every_watcher(cleanup: Cleanup, linger: float) -> None:
+    b = new_broadcaster(batch_linger=linger)
+    cleanup(b.shutdown)
+    watchers = [_collector(600) for _ in range(2)]
+    for _, _, fn in watchers:
+        cleanup(b.start_event_watcher(fn))
+    rec = b.new_recorder("c", host="h")
+    for i in range(600):  # a burst (batches) then a trickle (one event per wakeup)
+        rec.event(foo(), EVENT_TYPE_NORMAL, "R", f"m{i}")
+        if i >= 590:
+            time.sleep(0.01)
+    for seen, done, _ in watchers:
+        assert done.wait(30)
+        assert seen == [f"m{i}" for i in range(600)]
+    assert b.dropped == 0
+
+
+def test_a_stopped_watcher_still_delivers_what_was_buffered(cleanup: Cleanup) -> None:
+    b = new_broadcaster()
+    cleanup(b.shutdown)
+    gate = threading.Event()
+    seen: list[str] = []
+
+    def slow(event: dict[str, Any]) -> None:
+        gate.wait(30)
+        seen.append(event["message"])
+
+    before = set(threading.enumerate())
+    stop = b.start_event_watcher(slow)
+    (thread,) = [t for t in threading.enumerate() if t not in before]
+    rec = b.new_recorder("c", host="h")
+    for i in range(10):
+        rec.event(foo(), EVENT_TYPE_NORMAL, "R", f"m{i}")
+    stop()
+    rec.event(foo(), EVENT_TYPE_NORMAL, "R", "after stop")  # not for the stopped watcher
+    gate.set()
+    thread.join(30)
+    assert not thread.is_alive() and seen == [f"m{i}" for i in range(10)]
+
+
+def test_a_full_watcher_buffer_drops_for_that_watcher_only(cleanup: Cleanup) -> None:
+    b = new_broadcaster(queue_size=5)
+    cleanup(b.shutdown)
+    gate = threading.Event()
+    cleanup(gate.set)
+    blocked: list[str] = []
+    fast, fast_done, fast_fn = _collector(21)
+
+    def slow(event: dict[str, Any]) -> None:
+        blocked.append(event["message"])
+        gate.wait(30)
+
+    cleanup(b.start_event_watcher(slow))
+    cleanup(b.start_event_watcher(fast_fn))
+    rec = b.new_recorder("c", host="h")
+    rec.event(foo(), EVENT_TYPE_NORMAL, "R", "m0")
+    deadline = time.monotonic() + 30
+    while not blocked and time.monotonic() < deadline:  # the slow watcher holds m0: its buffer is empty
+        time.sleep(0.01)
+    for i in range(1, 6):  # both buffers take m1..m5
+        rec.event(foo(), EVENT_TYPE_NORMAL, "R", f"m{i}")
+    deadline = time.monotonic() + 30
+    while len(fast) < 6 and time.monotonic() < deadline:  # the fast watcher has emptied its buffer
+        time.sleep(0.01)
+    for first in (6, 11, 16):  # the slow watcher's buffer is full: dropped for it, not for the fast one
+        for i in range(first, min(first + 5, 21)):
+            rec.event(foo(), EVENT_TYPE_NORMAL, "R", f"m{i}")
+        while len(fast) < min(first + 5, 21) and time.monotonic() < deadline:
+            time.sleep(0.01)
+    assert fast_done.wait(30) and fast == [f"m{i}" for i in range(21)]
+    assert b.dropped == 15
