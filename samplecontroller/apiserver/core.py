@@ -66,7 +66,7 @@ from samplecontroller.apiserver.objects import (
 from samplecontroller.apiserver.patching import require_object
 from samplecontroller.apiserver.restmapper import Resource, RESTMapper
 from samplecontroller.apiserver.schema import FieldError
-from samplecontroller.apiserver.storage import Entry, Expired, Store
+from samplecontroller.apiserver.storage import Entry, Expired, Page, Store
 from samplecontroller.apiserver.warning import go_quote
 
 __all__ = ["CRD_KEY", "NS_KEY", "Core"]
@@ -123,6 +123,14 @@ class Core:
         """As ``list_entries`` at revision ``rev``; 410 Expired once it is compacted away."""
         try:
             return self.store.snapshot(res.storage_key, ns, rev)
+        except Expired:
+            raise APIError(410, "Expired", f"too old resource version: {rev} ({self.store.compacted})") from None
+
+    def seek(self, res: Resource, ns: str | None, rev: int, after: tuple[str, str] | None) -> Page:
+        """The objects of ``res`` (in ``ns``) at revision ``rev`` after key ``after``, in key
+        order (``Store.seek``: one page of a paginated list). 410 Expired once ``rev`` is compacted."""
+        try:
+            return self.store.seek(res.storage_key, ns if res.namespaced else None, rev, after)
         except Expired:
             raise APIError(410, "Expired", f"too old resource version: {rev} ({self.store.compacted})") from None
 
