@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import copy
 import json
+import time
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -354,13 +355,23 @@ def _strip_nulls(value: Any) -> Any:
 # ---------------------------------------------------------------------------- managed fields entries
 
 
+_clock: list[Any] = [0, ""]
+
+
 def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """The current UTC time as RFC 3339 with second precision (formatted once per second)."""
+    now = int(time.time())
+    if _clock[0] != now:
+        _clock[0] = now
+        _clock[1] = datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return str(_clock[1])
 
 
 def _entries(obj: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """The managedFields entries of ``obj``, each a new dict (their values are shared: entries
+    are replaced, never changed in place)."""
     raw = ((obj or {}).get("metadata") or {}).get("managedFields") or []
-    return [copy.deepcopy(e) for e in raw if isinstance(e, dict)]
+    return [dict(e) for e in raw if isinstance(e, dict)]
 
 
 def _entry_paths(entry: Mapping[str, Any]) -> set[Path]:
@@ -500,16 +511,17 @@ def _prune_empty_parents(obj: Any, path: Path, owned: set[Path]) -> None:
 
 def update_managed_fields(old: Mapping[str, Any] | None, new: Mapping[str, Any], manager: str, operation: str = "Update",
                           subresource: str = "", definition_name: str | None = None,
-                          schema: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                          schema: Mapping[str, Any] | None = None, *, in_place: bool = False) -> dict[str, Any]:
     """``new`` with managedFields updated for a create/update/patch by ``manager``.
 
     The manager's ``operation`` entry gains every field whose value it changed or added;
     other managers lose the fields it changed; fields that disappeared leave every entry.
     On create (``old`` None) the manager owns every field. ``new``'s own managedFields are
     ignored (clients cannot rewrite them here), except that an explicitly empty list resets
-    them as in Kubernetes.
+    them as in Kubernetes. ``in_place``: ``new`` is a dict the caller owns and gives up: it is
+    updated and returned instead of a deep copy (the API server's write path).
     """
-    result = copy.deepcopy(dict(new))
+    result = new if in_place and isinstance(new, dict) else copy.deepcopy(dict(new))
     requested = (new.get("metadata") or {}).get("managedFields", _MISSING)
     if isinstance(requested, list) and not requested and old is not None:
         result.setdefault("metadata", {}).pop("managedFields", None)
@@ -520,10 +532,11 @@ def update_managed_fields(old: Mapping[str, Any] | None, new: Mapping[str, Any],
     changed = {p for p in new_paths if not _same_value(old_obj, result, p)} if old is not None else new_paths
     updated: list[dict[str, Any]] = []
     for entry in entries:
-        paths = _entry_paths(entry) & new_paths
+        before = _entry_paths(entry)
+        paths = before & new_paths
         if not _same_manager(entry, manager, operation, subresource):
             paths -= changed
-        updated.append({**entry, "fieldsV1": paths_to_fields_v1(paths)})
+        updated.append(entry if paths == before else {**entry, "fieldsV1": paths_to_fields_v1(paths)})
     mine = next((e for e in updated if _same_manager(e, manager, operation, subresource)), None)
     owned = (_entry_paths(mine) if mine else set()) | changed
     if not owned and mine is None:

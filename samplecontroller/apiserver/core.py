@@ -276,7 +276,7 @@ class Core:
                 return new
             return managedfields.update_managed_fields(old, new, manager, "Update", subresource,
                                                        definition_name=self._definition(res),
-                                                       schema=self.version_schema(res))
+                                                       schema=self.version_schema(res), in_place=True)
         except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
             log.debug("managedFields update failed", exc_info=True)
             return new
