@@ -174,7 +174,8 @@ def field_set(obj: Mapping[str, Any], definition_name: str | None = None, schema
     operations own them when they add them (Kubernetes' ``.: {}`` entries); built-in
     value structs (``_VALUE_STRUCTS``) and ``metadata`` itself are never added that way.
     """
-    root = _Schema.root(definition_name, schema)
+    found = schema if schema is not None else (definitions().get(definition_name) if definition_name else None)
+    root = _node(found if isinstance(found, Mapping) else _EMPTY)
     out: set[Path] = set()
     skip = {"apiVersion", "kind", *ignore}
     mode = ("custom" if schema is not None else "builtin") if nodes else ""
@@ -182,35 +183,76 @@ def field_set(obj: Mapping[str, Any], definition_name: str | None = None, schema
         if key in skip or value is None:
             continue
         if key == "metadata" and isinstance(value, dict):
+            meta = root.child("metadata")
             for mkey, mvalue in value.items():
                 if mkey not in _UNTRACKED_META and mvalue is not None:
-                    _collect(mvalue, _Schema.field(_Schema.field(root, "metadata"), mkey), ("f:metadata", f"f:{mkey}"),
-                             out, mode)
+                    _collect(mvalue, meta.child(mkey), ("f:metadata", f"f:{mkey}"), out, mode)
             continue
-        _collect(value, _Schema.field(root, key), (f"f:{key}",), out, mode)
+        _collect(value, root.child(key), (f"f:{key}",), out, mode)
     return out
 
 
-def _collect(value: Any, schema: Mapping[str, Any], prefix: Path, out: set[Path], mode: str = "") -> None:
-    merged = _concrete(schema)
-    if isinstance(value, dict) and not _Schema.atomic_map(merged):
+class _Node:
+    """A schema as ``_collect`` walks it, worked out once: its ``$ref``/``allOf`` resolved, whether
+    it is an atomic map, and its children's nodes (built on first use)."""
+
+    __slots__ = ("atomic", "children", "items", "merged")
+
+    def __init__(self, schema: Mapping[str, Any]) -> None:
+        self.merged = _concrete(schema)
+        self.atomic = _Schema.atomic_map(self.merged)
+        self.children: dict[str, _Node] = {}
+        self.items: _Node | None = None
+
+    def child(self, key: str) -> _Node:
+        found = self.children.get(key)
+        if found is None:
+            found = self.children[key] = _node(_Schema.field(self.merged, key))
+        return found
+
+    def item(self) -> _Node:
+        if self.items is None:
+            self.items = _node(_Schema.items(self.merged))
+        return self.items
+
+
+_NODES: dict[int, tuple[Mapping[str, Any], _Node]] = {}
+_NODES_LIMIT = 20_000
+
+
+def _node(schema: Mapping[str, Any]) -> _Node:
+    """The ``_Node`` of ``schema``, remembered by identity (the schema is kept alive with it, so
+    an identity is never reused while remembered; CRD schemas replaced by an update of their CRD
+    age out when the table is full)."""
+    hit = _NODES.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    if len(_NODES) >= _NODES_LIMIT:
+        _NODES.clear()
+    node = _Node(schema)
+    _NODES[id(schema)] = (schema, node)
+    return node
+
+
+def _collect(value: Any, node: _Node, prefix: Path, out: set[Path], mode: str = "") -> None:
+    if isinstance(value, dict) and not node.atomic:
         children = [(k, v) for k, v in value.items() if v is not None]
         if not children:
             out.add(prefix)
         elif mode and not (mode == "builtin" and prefix[-1][2:] in _VALUE_STRUCTS):
             out.add((*prefix, "."))
         for key, child in children:
-            _collect(child, _Schema.field(merged, key), (*prefix, f"f:{key}"), out, mode)
+            _collect(child, node.child(key), (*prefix, f"f:{key}"), out, mode)
     elif isinstance(value, list):
-        kind, keys = _list_keys(merged, value)
+        kind, keys = _list_keys(node.merged, value)
         if kind == "map":
-            item_schema = _Schema.items(merged)
+            item_node = node.item()
             for item in value:
                 element = (*prefix, str(_element_key(item, keys)))
                 out.add((*element, "."))
                 for key, child in item.items():
                     if child is not None:
-                        _collect(child, _Schema.field(item_schema, key), (*element, f"f:{key}"), out, mode)
+                        _collect(child, item_node.child(key), (*element, f"f:{key}"), out, mode)
         elif kind == "set" and all(not isinstance(i, (dict, list)) for i in value):
             out.update((*prefix, _value_key(i)) for i in value)
         else:

@@ -160,6 +160,11 @@ class RequestMetrics:
                               "Maximal number of currently used inflight request limit of this apiserver per request "
                               "kind in last second.", ["request_kind"], registry=self.registry)
         self.registry.register(_StorageObjects(object_counts))
+        # the labelled children, looked up once per label set (prometheus_client's labels() validates
+        # and hashes its arguments on every call; the children are the same objects every time)
+        self._inflight: dict[str, Any] = {}
+        self._totals: dict[tuple[str, ...], Any] = {}
+        self._durations: dict[RequestLabels, Any] = {}
 
     def render(self) -> bytes:
         """Every metric in the Prometheus text format (version 0.0.4)."""
@@ -170,7 +175,10 @@ class RequestMetrics:
                          handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
         labels = labels_of(request)
         kind = "readOnly" if labels.verb in _READ_ONLY else "mutating"
-        self.inflight.labels(kind).inc()
+        inflight = self._inflight.get(kind)
+        if inflight is None:
+            inflight = self._inflight[kind] = self.inflight.labels(kind)
+        inflight.inc()
         started = time.monotonic()
         code = 500
         try:
@@ -181,9 +189,16 @@ class RequestMetrics:
             code = exc.status
             raise
         finally:
-            self.inflight.labels(kind).dec()
-            self.total.labels(*labels, str(code)).inc()
-            self.duration.labels(*labels).observe(time.monotonic() - started)
+            inflight.dec()
+            key = (*labels, str(code))
+            total = self._totals.get(key)
+            if total is None:
+                total = self._totals[key] = self.total.labels(*key)
+            total.inc()
+            duration = self._durations.get(labels)
+            if duration is None:
+                duration = self._durations[labels] = self.duration.labels(*labels)
+            duration.observe(time.monotonic() - started)
 
 
 class _StorageObjects:

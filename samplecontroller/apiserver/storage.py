@@ -50,7 +50,7 @@ import msgspec
 
 from samplecontroller.tls import private_dir
 
-__all__ = ["Entry", "Event", "Expired", "Page", "Store", "Watcher"]
+__all__ = ["Entry", "Event", "Expired", "Page", "Store", "TooLarge", "Watcher"]
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +71,15 @@ class Expired(Exception):
         super().__init__(f"too old resource version: {requested} ({compacted})")
         self.requested = requested
         self.compacted = compacted
+
+
+class TooLarge(ValueError):
+    """An object's JSON is longer than ``Store.put``'s ``max_bytes``: ``size`` and ``limit``."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(f"the object is {size} bytes, the limit is {limit}")
+        self.size = size
+        self.limit = limit
 
 
 class Entry:
@@ -549,17 +558,21 @@ class Store:
         """The revision the next write will get (for objects returned by dry runs)."""
         return self.rev + 1
 
-    def put(self, skey: str, obj: dict[str, Any]) -> Event:
+    def put(self, skey: str, obj: dict[str, Any], max_bytes: int = 0) -> Event:
         """Store ``obj`` (a new dict, not mutated afterwards) as a new revision; notify watchers.
 
         Sets ``metadata.resourceVersion``. The namespace and name are taken from the object.
+        ``max_bytes`` (0: no limit): raise ``TooLarge`` and store nothing when the object's JSON
+        is longer (etcd's request size limit; the JSON is encoded once, for both).
         """
         meta = obj["metadata"]
         ns, name = str(meta.get("namespace") or ""), str(meta["name"])
         prev = self.get(skey, ns, name)
-        self.rev += 1
-        meta["resourceVersion"] = str(self.rev)
+        meta["resourceVersion"] = str(self.rev + 1)
         raw = _encode(obj)
+        if max_bytes and len(raw) > max_bytes:
+            raise TooLarge(len(raw), max_bytes)
+        self.rev += 1
         self._append(self._key(skey, ns, name), prev is None, False, prev.rev if prev else 0, raw)
         entry = Entry(self.rev, obj, raw)
         self._index(skey, (ns, name), entry, prev)
