@@ -80,15 +80,19 @@ class RequestCounter:
         self.counts.clear()
         self.connections = 0
 
-    @web.middleware
-    async def middleware(self, request: web.Request,
-                         handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
+    def count(self, request: web.Request) -> None:
+        """Count ``request`` (what ``middleware`` does before handing it on)."""
         transport = request.transport
         if transport is not None and transport not in self._seen:
             self._seen.add(transport)
             self.connections += 1
         verb = _verb(labels_of(request), request.method)
         self.counts[(request.headers.get("User-Agent", ""), verb)] += 1
+
+    @web.middleware
+    async def middleware(self, request: web.Request,
+                         handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
+        self.count(request)
         return await handler(request)
 
 
@@ -144,9 +148,11 @@ class RequestMetrics:
     """kube-apiserver's request metrics in a registry of their own: ``apiserver_request_total``,
     ``apiserver_request_duration_seconds``, ``apiserver_current_inflight_requests`` and, read at
     scrape time from ``object_counts`` (``{"pods": n, "deployments.apps": m}``),
-    ``apiserver_storage_objects``. ``render()`` is the Prometheus text exposition."""
+    ``apiserver_storage_objects``. ``render()`` is the Prometheus text exposition. ``counter``: a
+    ``RequestCounter`` that ``middleware`` also counts every request in (one filter for both)."""
 
-    def __init__(self, object_counts: Callable[[], Mapping[str, int]]) -> None:
+    def __init__(self, object_counts: Callable[[], Mapping[str, int]], counter: RequestCounter | None = None) -> None:
+        self.counter = counter
         self.registry = CollectorRegistry(auto_describe=True)
         self.total = Counter("apiserver_request_total",
                              "Counter of apiserver requests broken out for each verb, dry run value, group, version, "
@@ -173,6 +179,8 @@ class RequestMetrics:
     @web.middleware
     async def middleware(self, request: web.Request,
                          handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
+        if self.counter is not None:
+            self.counter.count(request)
         labels = labels_of(request)
         kind = "readOnly" if labels.verb in _READ_ONLY else "mutating"
         inflight = self._inflight.get(kind)
