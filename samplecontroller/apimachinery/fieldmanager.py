@@ -561,6 +561,35 @@ def _prune_empty_parents(obj: Any, path: Path, owned: set[Path]) -> None:
             return
 
 
+def _strict_equal(a: Any, b: Any) -> bool:
+    """Equal as JSON: ``==`` with the types compared too (``1`` is not ``1.0`` nor ``true``)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_strict_equal(v, b[k]) for k, v in a.items())
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_strict_equal(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+def _changed_paths(old: Mapping[str, Any], new: Mapping[str, Any], paths: set[Path]) -> set[Path]:
+    """The paths of ``paths`` whose value ``new`` changed or added (``_same_value``), looked up
+    only under the top-level fields (metadata fields) that differ: a status write does not
+    compare the spec field by field."""
+    same: dict[Path, bool] = {}
+    out: set[Path] = set()
+    for path in paths:
+        group = path[:2] if path[0] == "f:metadata" and len(path) > 1 else path[:1]
+        unchanged = same.get(group)
+        if unchanged is None:
+            before, after = _lookup(old, group), _lookup(new, group)
+            unchanged = same[group] = (before is not _MISSING and after is not _MISSING
+                                       and before == after and _strict_equal(before, after))
+        if not unchanged and not _same_value(old, new, path):
+            out.add(path)
+    return out
+
+
 def update_managed_fields(old: Mapping[str, Any] | None, new: Mapping[str, Any], manager: str, operation: str = "Update",
                           subresource: str = "", definition_name: str | None = None,
                           schema: Mapping[str, Any] | None = None, *, in_place: bool = False) -> dict[str, Any]:
@@ -581,7 +610,7 @@ def update_managed_fields(old: Mapping[str, Any] | None, new: Mapping[str, Any],
     entries = _entries(old)
     new_paths = field_set(result, definition_name, schema, nodes=operation == "Update")
     old_obj: Mapping[str, Any] = old or {}
-    changed = {p for p in new_paths if not _same_value(old_obj, result, p)} if old is not None else new_paths
+    changed = _changed_paths(old_obj, result, new_paths) if old is not None else new_paths
     updated: list[dict[str, Any]] = []
     for entry in entries:
         before = _entry_paths(entry)
