@@ -22,7 +22,7 @@ Targets (issue 4): >= 2,000 creates/s, >= 20,000 watch events/s in total, a list
 Targets (issue 27): server CPU per write half of main's for creates, status patches and Events, creates per
 server CPU-second 2x main's, a walk of 100,000 objects with ``limit=500`` within 3x one full list.
 Usage: ``.venv/bin/python benchmarks/bench_apiserver.py [--creates 10000] [--big-list 100000] [--concurrency 32]
-[--writes 2000] [--walk 100000] [--scenarios create,list,watch,writes,walk] [--compare DIR]
+[--writes 2000] [--rounds 1] [--walk 100000] [--scenarios create,list,watch,writes,walk] [--compare DIR]
 [--data-dir] [--service-account]`` (``--data-dir``: storage on disk, every write committed before its response;
 ``--service-account``: every measured request as a ServiceAccount authorized by RBAC rules, not as the
 ``system:masters`` admin token).
@@ -270,7 +270,9 @@ async def scenario_watch(t: Target, args: argparse.Namespace) -> list[Row]:
 
 async def scenario_writes(t: Target, args: argparse.Namespace) -> list[Row]:
     """Server CPU per write for the Foo controller's writes (8 clients, as the issue measured)."""
-    n, ns = args.writes, "bench-writes"
+    n, ns = args.writes, f"bench-writes-{args.round}"
+    async with t.session.post(t.url + "/api/v1/namespaces", json={"metadata": {"name": ns}}) as r:
+        assert r.status in (201, 409), await r.text()
     foos = t.url + FOOS.format(ns=ns)
     names = [f"w-{i:06d}" for i in range(n)]
     json_ct, merge_ct = "application/json", "application/merge-patch+json"
@@ -358,12 +360,22 @@ async def main_async(args: argparse.Namespace) -> None:
             targets = [await start(stack, Path(tmp) / label, label, root, args) for label, root in roots]
             rows: list[Row] = []
             for name in args.scenarios:
-                for target in targets:
-                    rows += await SCENARIOS[name](target, args)
+                for n in range(args.rounds if name == "writes" else 1):
+                    args.round = n
+                    for target in targets:
+                        rows += await SCENARIOS[name](target, args)
     print(f"load average (1, 5, 15 min): {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
     print(f"{'scenario':<40} {'server':>6} {'seconds':>8} {'objects/s':>10} {'CPU ms/obj':>10} {'p50 ms':>8} {'p99 ms':>8}")
     for row in rows:
         print(f"{row[0]:<40} {row[1]:>6} {row[2]:>8} {row[3]:>10} {row[4]:>10} {row[5]:>8} {row[6]:>8}")
+    medians: dict[tuple[str, str], list[float]] = {}
+    for row in rows:
+        if row[4] and row[0].startswith(("create Foo x", "create Deployment x", "patch Foo status x", "create Event x")):
+            medians.setdefault((row[0], row[1]), []).append(float(row[4]))
+    if args.rounds > 1 and medians:
+        print(f"\nmedian CPU ms per write over {args.rounds} interleaved rounds")
+        for (label, server), values in medians.items():
+            print(f"{label:<40} {server:>6} {statistics.median(values):>10.3f}   (min {min(values):.3f})")
     print("(list rows: p50/p99 columns are the median/max of 3 lists in ms; CPU ms/obj: the server process's "
           "user+system CPU per object)")
 
@@ -377,6 +389,8 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--writes", type=int, default=2_000, help="writes of each kind in the writes scenario")
     parser.add_argument("--write-concurrency", type=int, default=8, help="clients of the writes scenario")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="repeat the writes scenario, servers interleaved, and print the median per server")
     parser.add_argument("--walk", type=int, default=100_000, help="ConfigMaps in the walk scenario")
     parser.add_argument("--scenarios", type=lambda text: [s for s in text.split(",") if s],
                         default=list(SCENARIOS), help=f"comma-separated, of {','.join(SCENARIOS)} (default all)")
@@ -387,6 +401,7 @@ def main() -> None:
     parser.add_argument("--data-dir", action="store_true",
                         help="keep the server's state on disk (SQLite WAL in a temporary directory)")
     args = parser.parse_args()
+    args.round = 0
     unknown = [s for s in args.scenarios if s not in SCENARIOS]
     if unknown:
         parser.error(f"unknown scenarios {unknown}: choose from {', '.join(SCENARIOS)}")
