@@ -262,23 +262,13 @@ def _collect(value: Any, node: _Node, prefix: Path, out: set[Path], mode: str = 
 
 
 def paths_to_fields_v1(paths: Iterable[Path]) -> dict[str, Any]:
-    """Nest a field set into the FieldsV1 JSON tree (``{"f:spec": {"f:replicas": {}}}``), every
-    level's keys in sorted order (as the sorted paths would insert them)."""
+    """Nest a field set into the FieldsV1 JSON tree (``{"f:spec": {"f:replicas": {}}}``)."""
     tree: dict[str, Any] = {}
-    for path in paths:
+    for path in sorted(paths):
         node = tree
         for element in path:
-            child = node.get(element)
-            if child is None:
-                child = node[element] = {}
-            node = child
-    return _sorted_tree(tree)
-
-
-def _sorted_tree(node: dict[str, Any]) -> dict[str, Any]:
-    if len(node) < 2:
-        return {k: _sorted_tree(v) for k, v in node.items()} if node else node
-    return {k: _sorted_tree(node[k]) for k in sorted(node)}
+            node = node.setdefault(element, {})
+    return tree
 
 
 def fields_v1_to_paths(tree: Any) -> set[Path]:
