@@ -77,14 +77,18 @@ async def setup(session: aiohttp.ClientSession, url: str) -> None:
 
 
 async def service_account_token(session: aiohttp.ClientSession, url: str) -> str:
-    """A token of ServiceAccount default/bench, allowed everything on foos by a ClusterRoleBinding (and
+    """A token of ServiceAccount default/bench, allowed everything on foos, and the other writes of the
+    scenarios, by a ClusterRoleBinding (and
     given 100 RoleBindings beside it), so that requests go through RBAC rule evaluation."""
     rbac = url + "/apis/rbac.authorization.k8s.io/v1"
     bench = {"kind": "ServiceAccount", "name": "bench", "namespace": "default"}
     objects = [
         (url + "/api/v1/namespaces/default/serviceaccounts", {"metadata": {"name": "bench"}}),
         (rbac + "/clusterroles", {"metadata": {"name": "bench-foos"}, "rules": [
-            {"apiGroups": ["samplecontroller.k8s.io"], "resources": ["foos"], "verbs": ["*"]}]}),
+            {"apiGroups": ["samplecontroller.k8s.io"], "resources": ["foos", "foos/status"], "verbs": ["*"]},
+            {"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["create"]},
+            {"apiGroups": [""], "resources": ["events", "configmaps"], "verbs": ["create", "list"]},
+            {"apiGroups": [""], "resources": ["namespaces"], "verbs": ["create"]}]}),
         (rbac + "/clusterrolebindings", {"metadata": {"name": "bench-foos"}, "subjects": [bench], "roleRef": {
             "apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "bench-foos"}}),
     ]
