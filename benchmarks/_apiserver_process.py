@@ -24,13 +24,15 @@ FOOS_WATCH = FOOS + "?watch=1"
 
 class ServerProcess:
     """``python -m samplecontroller.apiserver`` in ``tmp``: ``url``, ``token``, ``kubeconfig_path``,
-    ``ca_path`` and an ``ssl`` context that trusts it."""
+    ``ca_path`` and an ``ssl`` context that trusts it. ``root``: the checkout whose
+    ``samplecontroller`` runs (default this one; another one, e.g. an unpacked ``git archive
+    main``, to compare before and after in one run: ``python -m`` imports from its directory first)."""
 
-    def __init__(self, tmp: Path, *extra_args: str) -> None:
+    def __init__(self, tmp: Path, *extra_args: str, root: Path = ROOT) -> None:
         self.kubeconfig_path = tmp / "kubeconfig"
         self.proc = subprocess.Popen([sys.executable, "-m", "samplecontroller.apiserver", "--kubeconfig",
                                       str(self.kubeconfig_path), *extra_args],
-                                     stdout=subprocess.PIPE, text=True, cwd=ROOT)
+                                     stdout=subprocess.PIPE, text=True, cwd=root)
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline().split()
         if len(line) < 2 or line[0] != "ready":

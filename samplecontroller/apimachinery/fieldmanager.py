@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import copy
 import json
+import time
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any, NamedTuple, Protocol
@@ -305,7 +306,8 @@ def field_set(obj: Mapping[str, Any], definition_name: str | None = None, schema
     operations own them when they add them (Kubernetes' ``.: {}`` entries); built-in
     value structs (``_VALUE_STRUCTS``) and ``metadata`` itself are never added that way.
     """
-    root = _Schema.root(definition_name, schema)
+    found = schema if schema is not None else (definitions().get(definition_name) if definition_name else None)
+    root = _node(found if isinstance(found, Mapping) else _EMPTY)
     out: set[Path] = set()
     skip = {"apiVersion", "kind", *ignore}
     mode = ("custom" if schema is not None else "builtin") if nodes else ""
@@ -313,35 +315,76 @@ def field_set(obj: Mapping[str, Any], definition_name: str | None = None, schema
         if key in skip or value is None:
             continue
         if key == "metadata" and isinstance(value, dict):
+            meta = root.child("metadata")
             for mkey, mvalue in value.items():
                 if mkey not in _UNTRACKED_META and mvalue is not None:
-                    _collect(mvalue, _Schema.field(_Schema.field(root, "metadata"), mkey), ("f:metadata", f"f:{mkey}"),
-                             out, mode)
+                    _collect(mvalue, meta.child(mkey), ("f:metadata", f"f:{mkey}"), out, mode)
             continue
-        _collect(value, _Schema.field(root, key), (f"f:{key}",), out, mode)
+        _collect(value, root.child(key), (f"f:{key}",), out, mode)
     return out
 
 
-def _collect(value: Any, schema: Mapping[str, Any], prefix: Path, out: set[Path], mode: str = "") -> None:
-    merged = _concrete(schema)
-    if isinstance(value, dict) and not _Schema.atomic_map(merged):
+class _Node:
+    """A schema as ``_collect`` walks it, worked out once: its ``$ref``/``allOf`` resolved, whether
+    it is an atomic map, and its children's nodes (built on first use)."""
+
+    __slots__ = ("atomic", "children", "items", "merged")
+
+    def __init__(self, schema: Mapping[str, Any]) -> None:
+        self.merged = _concrete(schema)
+        self.atomic = _Schema.atomic_map(self.merged)
+        self.children: dict[str, _Node] = {}
+        self.items: _Node | None = None
+
+    def child(self, key: str) -> _Node:
+        found = self.children.get(key)
+        if found is None:
+            found = self.children[key] = _node(_Schema.field(self.merged, key))
+        return found
+
+    def item(self) -> _Node:
+        if self.items is None:
+            self.items = _node(_Schema.items(self.merged))
+        return self.items
+
+
+_NODES: dict[int, tuple[Mapping[str, Any], _Node]] = {}
+_NODES_LIMIT = 20_000
+
+
+def _node(schema: Mapping[str, Any]) -> _Node:
+    """The ``_Node`` of ``schema``, remembered by identity (the schema is kept alive with it, so
+    an identity is never reused while remembered; CRD schemas replaced by an update of their CRD
+    age out when the table is full)."""
+    hit = _NODES.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    if len(_NODES) >= _NODES_LIMIT:
+        _NODES.clear()
+    node = _Node(schema)
+    _NODES[id(schema)] = (schema, node)
+    return node
+
+
+def _collect(value: Any, node: _Node, prefix: Path, out: set[Path], mode: str = "") -> None:
+    if isinstance(value, dict) and not node.atomic:
         children = [(k, v) for k, v in value.items() if v is not None]
         if not children:
             out.add(prefix)
         elif mode and not (mode == "builtin" and prefix[-1][2:] in _VALUE_STRUCTS):
             out.add((*prefix, "."))
         for key, child in children:
-            _collect(child, _Schema.field(merged, key), (*prefix, f"f:{key}"), out, mode)
+            _collect(child, node.child(key), (*prefix, f"f:{key}"), out, mode)
     elif isinstance(value, list):
-        kind, keys = _list_keys(merged, value)
+        kind, keys = _list_keys(node.merged, value)
         if kind == "map":
-            item_schema = _Schema.items(merged)
+            item_node = node.item()
             for item in value:
                 element = (*prefix, str(_element_key(item, keys)))
                 out.add((*element, "."))
                 for key, child in item.items():
                     if child is not None:
-                        _collect(child, _Schema.field(item_schema, key), (*element, f"f:{key}"), out, mode)
+                        _collect(child, item_node.child(key), (*element, f"f:{key}"), out, mode)
         elif kind == "set" and all(not isinstance(i, (dict, list)) for i in value):
             out.update((*prefix, _value_key(i)) for i in value)
         else:
@@ -486,13 +529,23 @@ def _strip_nulls(value: Any) -> Any:
 # ---------------------------------------------------------------------------- managed fields entries
 
 
+_clock: list[Any] = [0, ""]
+
+
 def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """The current UTC time as RFC 3339 with second precision (formatted once per second)."""
+    now = int(time.time())
+    if _clock[0] != now:
+        _clock[0] = now
+        _clock[1] = datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return str(_clock[1])
 
 
 def _entries(obj: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """The managedFields entries of ``obj``, each a new dict (their values are shared: entries
+    are replaced, never changed in place)."""
     raw = ((obj or {}).get("metadata") or {}).get("managedFields") or []
-    return [copy.deepcopy(e) for e in raw if isinstance(e, dict)]
+    return [dict(e) for e in raw if isinstance(e, dict)]
 
 
 def _entry_paths(entry: Mapping[str, Any]) -> set[Path]:
@@ -630,18 +683,48 @@ def _prune_empty_parents(obj: Any, path: Path, owned: set[Path]) -> None:
             return
 
 
+def _strict_equal(a: Any, b: Any) -> bool:
+    """Equal as JSON: ``==`` with the types compared too (``1`` is not ``1.0`` nor ``true``)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_strict_equal(v, b[k]) for k, v in a.items())
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_strict_equal(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+def _changed_paths(old: Mapping[str, Any], new: Mapping[str, Any], paths: set[Path]) -> set[Path]:
+    """The paths of ``paths`` whose value ``new`` changed or added (``_same_value``), looked up
+    only under the top-level fields (metadata fields) that differ: a status write does not
+    compare the spec field by field."""
+    same: dict[Path, bool] = {}
+    out: set[Path] = set()
+    for path in paths:
+        group = path[:2] if path[0] == "f:metadata" and len(path) > 1 else path[:1]
+        unchanged = same.get(group)
+        if unchanged is None:
+            before, after = _lookup(old, group), _lookup(new, group)
+            unchanged = same[group] = (before is not _MISSING and after is not _MISSING
+                                       and before == after and _strict_equal(before, after))
+        if not unchanged and not _same_value(old, new, path):
+            out.add(path)
+    return out
+
+
 def update_managed_fields(old: Mapping[str, Any] | None, new: Mapping[str, Any], manager: str, operation: str = "Update",
                           subresource: str = "", definition_name: str | None = None,
-                          schema: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                          schema: Mapping[str, Any] | None = None, *, in_place: bool = False) -> dict[str, Any]:
     """``new`` with managedFields updated for a create/update/patch by ``manager``.
 
     The manager's ``operation`` entry gains every field whose value it changed or added;
     other managers lose the fields it changed; fields that disappeared leave every entry.
     On create (``old`` None) the manager owns every field. ``new``'s own managedFields are
     ignored (clients cannot rewrite them here), except that an explicitly empty list resets
-    them as in Kubernetes.
+    them as in Kubernetes. ``in_place``: ``new`` is a dict the caller owns and gives up: it is
+    updated and returned instead of a deep copy (the API server's write path).
     """
-    result = copy.deepcopy(dict(new))
+    result = new if in_place and isinstance(new, dict) else copy.deepcopy(dict(new))
     requested = (new.get("metadata") or {}).get("managedFields", _MISSING)
     if isinstance(requested, list) and not requested and old is not None:
         result.setdefault("metadata", {}).pop("managedFields", None)
@@ -649,13 +732,14 @@ def update_managed_fields(old: Mapping[str, Any] | None, new: Mapping[str, Any],
     entries = _entries(old)
     new_paths = field_set(result, definition_name, schema, nodes=operation == "Update")
     old_obj: Mapping[str, Any] = old or {}
-    changed = {p for p in new_paths if not _same_value(old_obj, result, p)} if old is not None else new_paths
+    changed = _changed_paths(old_obj, result, new_paths) if old is not None else new_paths
     updated: list[dict[str, Any]] = []
     for entry in entries:
-        paths = _entry_paths(entry) & new_paths
+        before = _entry_paths(entry)
+        paths = before & new_paths
         if not _same_manager(entry, manager, operation, subresource):
             paths -= changed
-        updated.append({**entry, "fieldsV1": paths_to_fields_v1(paths)})
+        updated.append(entry if paths == before else {**entry, "fieldsV1": paths_to_fields_v1(paths)})
     mine = next((e for e in updated if _same_manager(e, manager, operation, subresource)), None)
     owned = (_entry_paths(mine) if mine else set()) | changed
     if not owned and mine is None:

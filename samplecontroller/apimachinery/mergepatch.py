@@ -9,6 +9,7 @@ objects (values equal to ``None`` inside ``b`` cannot be expressed and are delet
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
 from samplecontroller.apimachinery.jsonpatch import PatchError
@@ -16,16 +17,22 @@ from samplecontroller.apimachinery.jsonpatch import PatchError
 __all__ = ["PatchError", "apply_merge_patch", "create_merge_patch"]
 
 
-def apply_merge_patch(doc: Any, patch: Any) -> Any:
-    """Merge ``patch`` into a copy of ``doc`` following RFC 7386."""
+def apply_merge_patch(doc: Any, patch: Any, *, in_place: bool = False) -> Any:
+    """Merge ``patch`` into a copy of ``doc`` following RFC 7386. ``in_place``: ``doc`` and
+    ``patch`` are the caller's to give up (freshly decoded): ``doc`` is merged into and returned,
+    ``patch``'s values are moved into it, nothing is copied."""
     if not isinstance(patch, dict):
-        return copy.deepcopy(patch)
-    result: dict[str, Any] = copy.deepcopy(doc) if isinstance(doc, dict) else {}
-    _merge_into(result, patch)
+        return patch if in_place else copy.deepcopy(patch)
+    if in_place:
+        result: dict[str, Any] = doc if isinstance(doc, dict) else {}
+        _merge_into(result, patch, lambda value: value)
+        return result
+    result = copy.deepcopy(doc) if isinstance(doc, dict) else {}
+    _merge_into(result, patch, copy.deepcopy)
     return result
 
 
-def _merge_into(target: dict[str, Any], patch: dict[str, Any]) -> None:
+def _merge_into(target: dict[str, Any], patch: dict[str, Any], take: Callable[[Any], Any]) -> None:
     for key, value in patch.items():
         if value is None:
             target.pop(key, None)
@@ -34,9 +41,9 @@ def _merge_into(target: dict[str, Any], patch: dict[str, Any]) -> None:
             if not isinstance(cur, dict):
                 cur = {}
                 target[key] = cur
-            _merge_into(cur, value)
+            _merge_into(cur, value, take)
         else:
-            target[key] = copy.deepcopy(value)
+            target[key] = take(value)
 
 
 def create_merge_patch(original: Any, modified: Any) -> Any:

@@ -27,8 +27,6 @@ import uuid
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-import msgspec
-
 from samplecontroller.apimachinery import openapi_schemas
 from samplecontroller.apiserver import (
     bodies,
@@ -66,7 +64,7 @@ from samplecontroller.apiserver.objects import (
 from samplecontroller.apiserver.patching import require_object
 from samplecontroller.apiserver.restmapper import Resource, RESTMapper
 from samplecontroller.apiserver.schema import FieldError
-from samplecontroller.apiserver.storage import Entry, Expired, Store
+from samplecontroller.apiserver.storage import Entry, Event, Expired, Page, Store, TooLarge
 from samplecontroller.apiserver.warning import go_quote
 
 __all__ = ["CRD_KEY", "NS_KEY", "Core"]
@@ -77,15 +75,13 @@ CRD_KEY = "apiextensions.k8s.io/customresourcedefinitions"
 NS_KEY = "/namespaces"
 
 
-def _check_size(obj: dict[str, Any]) -> None:
-    """413 if ``obj`` is larger than etcd would store (``bodies.MAX_OBJECT_BYTES``).
+def _too_large(err: TooLarge) -> APIError:
+    """413 for an object larger than etcd would store (``bodies.MAX_OBJECT_BYTES``).
     kube-apiserver passes etcd's "request is too large" on as a 500; a 4xx says it is the
     client's object that must shrink."""
-    size = len(msgspec.json.encode(obj))
-    if size > bodies.MAX_OBJECT_BYTES:
-        raise APIError(413, "RequestEntityTooLarge",
-                       f"Request entity too large: etcdserver: request is too large (the object is {size} bytes, "
-                       f"the limit is {bodies.MAX_OBJECT_BYTES})")
+    return APIError(413, "RequestEntityTooLarge",
+                    f"Request entity too large: etcdserver: request is too large (the object is {err.size} bytes, "
+                    f"the limit is {err.limit})")
 
 
 class Core:
@@ -126,6 +122,14 @@ class Core:
         except Expired:
             raise APIError(410, "Expired", f"too old resource version: {rev} ({self.store.compacted})") from None
 
+    def seek(self, res: Resource, ns: str | None, rev: int, after: tuple[str, str] | None) -> Page:
+        """The objects of ``res`` (in ``ns``) at revision ``rev`` after key ``after``, in key
+        order (``Store.seek``: one page of a paginated list). 410 Expired once ``rev`` is compacted."""
+        try:
+            return self.store.seek(res.storage_key, ns if res.namespaced else None, rev, after)
+        except Expired:
+            raise APIError(410, "Expired", f"too old resource version: {rev} ({self.store.compacted})") from None
+
     def check_namespace(self, res: Resource, ns: str, creating: bool, name: str = "") -> None:
         """404 when the namespace is missing; 403 (as the NamespaceLifecycle admission plugin
         answers) when ``creating`` ``name`` in a namespace that is being terminated."""
@@ -154,6 +158,13 @@ class Core:
                 found = (version.get("schema") or {}).get("openAPIV3Schema")
                 return found if isinstance(found, dict) else None
         return None
+
+    def _put(self, res: Resource, obj: dict[str, Any]) -> Event:
+        """Store a validated object (413 when it is larger than etcd would store)."""
+        try:
+            return self.store.put(res.storage_key, obj, max_bytes=bodies.MAX_OBJECT_BYTES)
+        except TooLarge as err:
+            raise _too_large(err) from None
 
     # ------------------------------------------------------------------ preparation
 
@@ -268,7 +279,7 @@ class Core:
                 return new
             return managedfields.update_managed_fields(old, new, manager, "Update", subresource,
                                                        definition_name=self._definition(res),
-                                                       schema=self.version_schema(res))
+                                                       schema=self.version_schema(res), in_place=True)
         except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
             log.debug("managedFields update failed", exc_info=True)
             return new
@@ -314,8 +325,7 @@ class Core:
         if dry_run:
             obj["metadata"]["resourceVersion"] = ""
             return obj, warnings
-        _check_size(obj)
-        event = self.store.put(res.storage_key, obj)
+        event = self._put(res, obj)
         return event.entry.obj, warnings
 
     # ------------------------------------------------------------------ update
@@ -375,8 +385,7 @@ class Core:
             event = self.store.delete(res.storage_key, ns if res.namespaced else "", name)
             assert event is not None
             return event.entry.obj, False, warnings
-        _check_size(new)
-        event = self.store.put(res.storage_key, new)
+        event = self._put(res, new)
         return event.entry.obj, False, warnings
 
     @staticmethod
@@ -541,8 +550,7 @@ class Core:
             event = self.store.delete(res.storage_key, ns, name)
             assert event is not None
             return event.entry.obj
-        _check_size(obj)
-        return self.store.put(res.storage_key, obj).entry.obj
+        return self._put(res, obj).entry.obj
 
     # ------------------------------------------------------------------ delete
 

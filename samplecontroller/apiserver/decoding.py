@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import base64
 import binascii
+import copy
+from collections.abc import Callable
 from typing import Any
 
 from samplecontroller.apimachinery import openapi_schemas
@@ -36,16 +38,163 @@ class DecodeError(ValueError):
 def normalize(group: str, version: str, kind: str, obj: dict[str, Any]) -> list[str]:
     """Drop nulls and unknown fields of a built-in ``obj`` in place; return the unknown field
     paths (``spec.bogus``). Raises ``DecodeError`` for a value of the wrong type.
-    Kinds without an upstream definition are left as they are."""
+    Kinds without an upstream definition are left as they are.
+
+    Each definition is compiled once into nested checker functions (the work Go's decoder does
+    once per type, in its cached struct field tables): a request pays only for its values."""
     name = openapi_schemas.definition_name_for_gvk(group, version, kind)
     if name is None:
         return []
     unknown: list[str] = []
     try:
-        _object(obj, openapi_schemas.definition(name), "", _short(name), unknown)
+        _object_checker(openapi_schemas.definition(name), _short(name))(obj, "", unknown)
     except DecodeError as err:
         raise DecodeError(f'{kind} in version "{version}" cannot be handled as a {kind}: {err}') from None
     return unknown
+
+
+Checker = Callable[[Any, str, list[str]], None]
+"""``check(value, path, unknown)``: normalize ``value`` (at ``path``) in place, appending the
+paths of unknown fields to ``unknown``; ``DecodeError`` for a value of the wrong type."""
+
+_CHECKERS: dict[tuple[int, str, str], Checker] = {}
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def _value_checker(schema: Any, struct: str) -> Checker:
+    """The compiled ``_value`` of a property schema (``schema`` lives in the static definitions)."""
+    cache_key = (id(schema), struct, "value")
+    found = _CHECKERS.get(cache_key)
+    if found is None:
+        found = _CHECKERS[cache_key] = _compile_value(schema, struct)
+    return found
+
+
+def _object_checker(schema: dict[str, Any], struct: str) -> Checker:
+    cache_key = (id(schema), struct, "object")
+    found = _CHECKERS.get(cache_key)
+    if found is None:
+        found = _CHECKERS[cache_key] = _compile_object(schema, struct)
+    return found
+
+
+def _noop(value: Any, path: str, unknown: list[str]) -> None:
+    return None
+
+
+def _compile_value(prop: Any, struct: str) -> Checker:
+    ref = _ref(prop)
+    schema = openapi_schemas.resolve_static(prop)
+    options = schema.get("oneOf")
+    if isinstance(options, list):  # IntOrString, Quantity: any of the listed scalar types
+        allowed = [t for option in options if isinstance(option, dict) for t in _types(option)]
+        if not allowed:
+            return _noop
+        want = " or ".join(allowed)
+
+        def check_one_of(value: Any, path: str, unknown: list[str]) -> None:
+            if not any(_is(value, t) for t in allowed):
+                _fail(value, path, struct, want)
+        return check_one_of
+    types = _types(schema)
+    if not types:
+        return _noop  # free-form
+    typ = types[0]
+    if typ == "integer":
+        low, high = _INT_RANGES.get(str(schema.get("format")), _INT_RANGES["int64"])
+
+        def check_integer(value: Any, path: str, unknown: list[str]) -> None:
+            if type(value) is not int and not _is(value, "integer"):
+                _fail(value, path, struct, _go_type(schema, typ))
+            if not low <= value <= high:
+                raise DecodeError(f"json: cannot unmarshal number {value} into Go struct field {struct}.{path} "
+                                  f"of type {_go_type(schema, typ)}")
+        return check_integer
+    if typ == "string":
+        byte = schema.get("format") == "byte"
+
+        def check_string(value: Any, path: str, unknown: list[str]) -> None:
+            if type(value) is not str:
+                _fail(value, path, struct, _go_type(schema, typ))
+            if byte:
+                try:
+                    base64.b64decode(value, validate=True)
+                except (binascii.Error, ValueError):
+                    raise DecodeError(f"illegal base64 data in {struct}.{path}") from None
+        return check_string
+    if typ == "array":
+        items_schema = schema.get("items")
+        zero = _zero(items_schema)
+        holder: list[Checker] = []
+
+        def check_array(value: Any, path: str, unknown: list[str]) -> None:
+            if type(value) is not list:
+                _fail(value, path, struct, _go_type(schema, typ))
+            if not holder:
+                holder.append(_value_checker(items_schema, struct))
+            check = holder[0]
+            for i, item in enumerate(value):
+                if item is None:
+                    value[i] = copy.copy(zero)
+                elif check is not _noop:
+                    check(item, f"{path}[{i}]", unknown)
+        return check_array
+    if typ == "object":
+        inner = _short(openapi_schemas.ref_name(ref)) if ref else struct
+        compiled: list[Checker] = []
+
+        def check_object(value: Any, path: str, unknown: list[str]) -> None:
+            if type(value) is not dict:
+                _fail(value, path, struct, _go_type(schema, typ))
+            if not compiled:  # compiled on first use: definitions refer to each other in cycles
+                compiled.append(_object_checker(schema, inner))
+            compiled[0](value, path, unknown)
+        return check_object
+
+    def check_scalar(value: Any, path: str, unknown: list[str]) -> None:
+        if not _is(value, typ):
+            _fail(value, path, struct, _go_type(schema, typ))
+    return check_scalar
+
+
+def _compile_object(schema: dict[str, Any], struct: str) -> Checker:
+    props = schema.get("properties")
+    extra = schema.get("additionalProperties")
+    known: dict[str, Any] = props if isinstance(props, dict) else {}
+    checkers: dict[str, Checker] = {}
+    closed = isinstance(props, dict)
+    extra_schema = extra if isinstance(extra, dict) else None
+    extra_zero = _zero(extra_schema) if extra_schema is not None else None
+    extra_checker: list[Checker] = []
+
+    def check(obj: Any, path: str, unknown: list[str]) -> None:
+        for key in list(obj):
+            value = obj[key]
+            prop = known.get(key)
+            if prop is not None:
+                if value is None:
+                    del obj[key]  # a struct field: the zero value, not encoded back
+                    continue
+                fn = checkers.get(key)
+                if fn is None:
+                    fn = checkers[key] = _value_checker(prop, struct)
+                if fn is not _noop:
+                    fn(value, _join(path, key), unknown)
+            elif extra_schema is not None:
+                if value is None:
+                    obj[key] = copy.copy(extra_zero)  # a map entry keeps its key with the zero value
+                    continue
+                if not extra_checker:
+                    extra_checker.append(_value_checker(extra_schema, struct))
+                if extra_checker[0] is not _noop:
+                    extra_checker[0](value, _join(path, key), unknown)
+            elif closed:
+                unknown.append(_join(path, key))
+                del obj[key]
+    return check
 
 
 def _short(definition_name: str) -> str:
@@ -59,42 +208,6 @@ def _types(schema: dict[str, Any]) -> list[str]:
     return [t for t in typ if t != "null"] if isinstance(typ, list) else []
 
 
-def _value(value: Any, schema: Any, path: str, struct: str, unknown: list[str]) -> None:
-    ref = _ref(schema)
-    schema = openapi_schemas.resolve_static(schema)
-    options = schema.get("oneOf")
-    if isinstance(options, list):  # IntOrString, Quantity: any of the listed scalar types
-        allowed = [t for option in options if isinstance(option, dict) for t in _types(option)]
-        if allowed and not any(_is(value, t) for t in allowed):
-            _fail(value, path, struct, " or ".join(allowed))
-        return
-    types = _types(schema)
-    if not types:
-        return  # free-form
-    typ = types[0]
-    if not _is(value, typ):
-        _fail(value, path, struct, _go_type(schema, typ))
-    if typ == "integer":
-        low, high = _INT_RANGES.get(str(schema.get("format")), _INT_RANGES["int64"])
-        if not low <= value <= high:
-            raise DecodeError(f"json: cannot unmarshal number {value} into Go struct field {struct}.{path} "
-                              f"of type {_go_type(schema, typ)}")
-    elif typ == "string" and schema.get("format") == "byte":
-        try:
-            base64.b64decode(value, validate=True)
-        except (binascii.Error, ValueError):
-            raise DecodeError(f"illegal base64 data in {struct}.{path}") from None
-    elif typ == "array":
-        items = schema.get("items")
-        for i, item in enumerate(value):
-            if item is None:
-                value[i] = _zero(items)
-            else:
-                _value(item, items, f"{path}[{i}]", struct, unknown)
-    elif typ == "object":
-        _object(value, schema, path, _short(openapi_schemas.ref_name(ref)) if ref else struct, unknown)
-
-
 def _ref(schema: Any) -> str:
     """The ``$ref`` of a property schema (also one wrapped in a one-element ``allOf``), or ""."""
     if not isinstance(schema, dict):
@@ -105,26 +218,6 @@ def _ref(schema: Any) -> str:
     if isinstance(all_of, list) and len(all_of) == 1 and isinstance(all_of[0], dict):
         return str(all_of[0].get("$ref") or "")
     return ""
-
-
-def _object(obj: dict[str, Any], schema: dict[str, Any], path: str, struct: str, unknown: list[str]) -> None:
-    props = schema.get("properties")
-    extra = schema.get("additionalProperties")
-    for key in list(obj):
-        child = f"{path}.{key}" if path else key
-        if isinstance(props, dict) and key in props:
-            if obj[key] is None:
-                del obj[key]  # a struct field: the zero value, not encoded back
-            else:
-                _value(obj[key], props[key], child, struct, unknown)
-        elif isinstance(extra, dict):
-            if obj[key] is None:
-                obj[key] = _zero(extra)  # a map entry keeps its key with the zero value
-            else:
-                _value(obj[key], extra, child, struct, unknown)
-        elif isinstance(props, dict):
-            unknown.append(child)
-            del obj[key]
 
 
 def _zero(schema: Any) -> Any:

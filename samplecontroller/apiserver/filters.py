@@ -1,5 +1,5 @@
 """The filter chain in front of the handlers (kube-apiserver's DefaultBuildHandlerChain), as
-aiohttp middlewares, outermost first: request counting (``metrics.RequestCounter``),
+aiohttp middlewares, outermost first: request counting and metrics (``metrics.RequestMetrics`` and its ``RequestCounter``),
 commit-before-ack (``with_commit``), Status errors (``with_errors``), authentication
 (``with_authentication``: the user on the request, ``authentication.user_of``), impersonation (``with_impersonation``)
 and authorization (``with_authorization``), both through ``authorization.Authorizer``. The body limit is aiohttp's ``client_max_size``

@@ -80,15 +80,19 @@ class RequestCounter:
         self.counts.clear()
         self.connections = 0
 
-    @web.middleware
-    async def middleware(self, request: web.Request,
-                         handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
+    def count(self, request: web.Request) -> None:
+        """Count ``request`` (what ``middleware`` does before handing it on)."""
         transport = request.transport
         if transport is not None and transport not in self._seen:
             self._seen.add(transport)
             self.connections += 1
         verb = _verb(labels_of(request), request.method)
         self.counts[(request.headers.get("User-Agent", ""), verb)] += 1
+
+    @web.middleware
+    async def middleware(self, request: web.Request,
+                         handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
+        self.count(request)
         return await handler(request)
 
 
@@ -144,9 +148,11 @@ class RequestMetrics:
     """kube-apiserver's request metrics in a registry of their own: ``apiserver_request_total``,
     ``apiserver_request_duration_seconds``, ``apiserver_current_inflight_requests`` and, read at
     scrape time from ``object_counts`` (``{"pods": n, "deployments.apps": m}``),
-    ``apiserver_storage_objects``. ``render()`` is the Prometheus text exposition."""
+    ``apiserver_storage_objects``. ``render()`` is the Prometheus text exposition. ``counter``: a
+    ``RequestCounter`` that ``middleware`` also counts every request in (one filter for both)."""
 
-    def __init__(self, object_counts: Callable[[], Mapping[str, int]]) -> None:
+    def __init__(self, object_counts: Callable[[], Mapping[str, int]], counter: RequestCounter | None = None) -> None:
+        self.counter = counter
         self.registry = CollectorRegistry(auto_describe=True)
         self.total = Counter("apiserver_request_total",
                              "Counter of apiserver requests broken out for each verb, dry run value, group, version, "
@@ -160,6 +166,11 @@ class RequestMetrics:
                               "Maximal number of currently used inflight request limit of this apiserver per request "
                               "kind in last second.", ["request_kind"], registry=self.registry)
         self.registry.register(_StorageObjects(object_counts))
+        # the labelled children, looked up once per label set (prometheus_client's labels() validates
+        # and hashes its arguments on every call; the children are the same objects every time)
+        self._inflight: dict[str, Any] = {}
+        self._totals: dict[tuple[str, ...], Any] = {}
+        self._durations: dict[RequestLabels, Any] = {}
 
     def render(self) -> bytes:
         """Every metric in the Prometheus text format (version 0.0.4)."""
@@ -168,9 +179,14 @@ class RequestMetrics:
     @web.middleware
     async def middleware(self, request: web.Request,
                          handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
+        if self.counter is not None:
+            self.counter.count(request)
         labels = labels_of(request)
         kind = "readOnly" if labels.verb in _READ_ONLY else "mutating"
-        self.inflight.labels(kind).inc()
+        inflight = self._inflight.get(kind)
+        if inflight is None:
+            inflight = self._inflight[kind] = self.inflight.labels(kind)
+        inflight.inc()
         started = time.monotonic()
         code = 500
         try:
@@ -181,9 +197,16 @@ class RequestMetrics:
             code = exc.status
             raise
         finally:
-            self.inflight.labels(kind).dec()
-            self.total.labels(*labels, str(code)).inc()
-            self.duration.labels(*labels).observe(time.monotonic() - started)
+            inflight.dec()
+            key = (*labels, str(code))
+            total = self._totals.get(key)
+            if total is None:
+                total = self._totals[key] = self.total.labels(*key)
+            total.inc()
+            duration = self._durations.get(labels)
+            if duration is None:
+                duration = self._durations[labels] = self.duration.labels(*labels)
+            duration.observe(time.monotonic() - started)
 
 
 class _StorageObjects:

@@ -36,7 +36,8 @@ def apply_patch(res: Resource, patch_type: str, raw: bytes, current: dict[str, A
                 definition: str | None) -> dict[str, Any]:
     """``current`` with the JSON, merge or strategic merge patch ``raw`` applied (``definition``:
     the OpenAPI definition strategic merge reads its patch strategies from); 400/413/415/422
-    as kube-apiserver answers a bad patch."""
+    as kube-apiserver answers a bad patch. ``current`` is the caller's copy: a merge patch is
+    applied to it in place."""
     if patch_type == PATCH_STRATEGIC and res.is_custom:
         raise APIError(415, "UnsupportedMediaType",
                        "the body of the request was in an unknown format - accepted media types include: "
@@ -56,7 +57,7 @@ def apply_patch(res: Resource, patch_type: str, raw: bytes, current: dict[str, A
                                f"operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, got {len(body)}")
             out = apply_json_patch(current, body, max_copy_bytes=bodies.MAX_BODY_BYTES)
         elif patch_type == PATCH_MERGE:
-            out = apply_merge_patch(current, require_object(body))
+            out = apply_merge_patch(current, require_object(body), in_place=True)
         else:
             out = apply_strategic_merge_patch(current, require_object(body), definition)
     except APIError:

@@ -35,13 +35,14 @@ Stored objects are treated as immutable; callers build a new dict for every writ
 from __future__ import annotations
 
 import asyncio
+import bisect
 import fcntl
 import logging
 import os
 import sqlite3
 import time
-from collections import deque
-from collections.abc import Callable, Iterable
+from collections import OrderedDict, deque
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +50,7 @@ import msgspec
 
 from samplecontroller.tls import private_dir
 
-__all__ = ["Entry", "Event", "Expired", "Store", "Watcher"]
+__all__ = ["Entry", "Event", "Expired", "Page", "Store", "TooLarge", "Watcher"]
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +60,7 @@ _decode = msgspec.json.Decoder().decode
 Key = tuple[str, str]  # (namespace, name)
 EntryList = list[tuple[Key, "Entry"]]
 EventList = list["Event"]
+_CHANGES_CACHED = 16  # (skey, namespace, revision) walks whose changes since their revision are remembered
 
 
 
@@ -69,6 +71,15 @@ class Expired(Exception):
         super().__init__(f"too old resource version: {requested} ({compacted})")
         self.requested = requested
         self.compacted = compacted
+
+
+class TooLarge(ValueError):
+    """An object's JSON is longer than ``Store.put``'s ``max_bytes``: ``size`` and ``limit``."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(f"the object is {size} bytes, the limit is {limit}")
+        self.size = size
+        self.limit = limit
 
 
 class Entry:
@@ -237,6 +248,8 @@ class Store:
         self._history_limit = history
         self._history_window = history_window
         self._sorted: dict[tuple[str, str | None], list[Key]] = {}
+        # keys changed after a paginated list's revision: (skey, ns, rev) -> (scanned up to, changes)
+        self._changes: OrderedDict[tuple[str, str | None, int], tuple[int, dict[Key, int]]] = OrderedDict()
         self._names: dict[str, dict[str, set[str]]] = {}  # skey -> namespace -> names
         self.listeners: list[Callable[[Event], None]] = []
         self.rev = 0
@@ -311,7 +324,8 @@ class Store:
         return self.uids.get(uid)
 
     def keys(self, skey: str, ns: str | None) -> list[Key]:
-        """Keys of ``skey`` (in ``ns`` if given) sorted by namespace then name (cached)."""
+        """Keys of ``skey`` (in ``ns`` if given) sorted by namespace then name (cached and kept
+        sorted as keys come and go: do not modify it, and copy it to keep it across writes)."""
         cache_key = (skey, ns)
         keys = self._sorted.get(cache_key)
         if keys is None:
@@ -353,6 +367,40 @@ class Store:
                 out.append((key, Entry(int(row_rev), _decode(value), bytes(value))))
         out.sort(key=lambda item: item[0])
         return out
+
+    def seek(self, skey: str, ns: str | None, rev: int, after: Key | None = None) -> Page:
+        """The objects of ``skey`` (in ``ns`` if given) as they were at revision ``rev``, in key
+        order, from the first key after ``after``: what a continue token (revision and last key)
+        resumes, as kube-apiserver serves the next page from etcd at the token's revision, seeking
+        to the key. Costs O(log n) to start and O(1) per object (plus, once per walk and revision,
+        a scan of the writes made since ``rev``), never a rebuild of the whole snapshot. Raises
+        ``Expired`` when ``rev`` is compacted."""
+        if rev < self.compacted and rev != self.rev:
+            raise Expired(rev, self.compacted)
+        changed = self._changed_since(skey, ns, min(rev, self.rev)) if rev < self.rev else {}
+        return Page(self, skey, ns, rev, after, changed)
+
+    def _changed_since(self, skey: str, ns: str | None, rev: int) -> dict[Key, int]:
+        """``{key: its revision at rev (0: it did not exist)}`` for every key of ``skey`` (in
+        ``ns``) written after ``rev``; remembered per (skey, ns, rev) and extended on the next page."""
+        self.flush()
+        cache_key = (skey, ns, rev)
+        scanned, changed = self._changes.pop(cache_key, (rev, {}))
+        if scanned < self.committed_rev:
+            prefix = f"/{skey}/" + (f"{ns}/" if ns is not None else "")
+            rows = self._db.execute(
+                "SELECT name, created, prev_revision FROM kine WHERE id > ? AND id <= ? AND name >= ? AND name < ?"
+                " ORDER BY id", (scanned, self.committed_rev, prefix, prefix + "\uffff"))
+            for name, created, prev_rev in rows:
+                _, row_ns, row_name = self._split(name)
+                # the first write after rev tells what the key was at rev: created anew (absent
+                # then) or an update/deletion of the revision it names
+                changed.setdefault((row_ns, row_name), 0 if created else int(prev_rev))
+            scanned = self.committed_rev
+        self._changes[cache_key] = (scanned, changed)
+        while len(self._changes) > _CHANGES_CACHED:
+            self._changes.popitem(last=False)
+        return changed
 
     def events_since(self, rev: int, skey: str) -> EventList:
         """History events of ``skey`` after ``rev`` (raises ``Expired`` if compacted), read back
@@ -403,7 +451,7 @@ class Store:
     def _index(self, skey: str, key: Key, entry: Entry, prev: Entry | None) -> None:
         bucket = self.data.setdefault(skey, {})
         if prev is None:
-            self._invalidate(skey, key[0])
+            self._insert_key(skey, key)
             self._names.setdefault(skey, {}).setdefault(key[0], set()).add(key[1])
         bucket[key] = entry
         meta = entry.obj.get("metadata") or {}
@@ -422,9 +470,20 @@ class Store:
         for owner in new_owners - old_owners:
             self.dependents.setdefault(owner, set()).add(ref)
 
-    def _invalidate(self, skey: str, ns: str) -> None:
-        self._sorted.pop((skey, None), None)
-        self._sorted.pop((skey, ns), None)
+    def _insert_key(self, skey: str, key: Key) -> None:
+        """Keep the sorted key lists (``keys``) of ``skey`` sorted with a new ``key``."""
+        for cache_key in ((skey, None), (skey, key[0])):
+            keys = self._sorted.get(cache_key)
+            if keys is not None:
+                bisect.insort(keys, key)
+
+    def _remove_key(self, skey: str, key: Key) -> None:
+        for cache_key in ((skey, None), (skey, key[0])):
+            keys = self._sorted.get(cache_key)
+            if keys is not None:
+                i = bisect.bisect_left(keys, key)
+                if i < len(keys) and keys[i] == key:
+                    del keys[i]
 
     def _append(self, name: str, created: bool, deleted: bool, prev_rev: int, raw: bytes) -> None:
         self._pending.append((self.rev, name, int(created), int(deleted), prev_rev, raw))
@@ -499,17 +558,21 @@ class Store:
         """The revision the next write will get (for objects returned by dry runs)."""
         return self.rev + 1
 
-    def put(self, skey: str, obj: dict[str, Any]) -> Event:
+    def put(self, skey: str, obj: dict[str, Any], max_bytes: int = 0) -> Event:
         """Store ``obj`` (a new dict, not mutated afterwards) as a new revision; notify watchers.
 
         Sets ``metadata.resourceVersion``. The namespace and name are taken from the object.
+        ``max_bytes`` (0: no limit): raise ``TooLarge`` and store nothing when the object's JSON
+        is longer (etcd's request size limit; the JSON is encoded once, for both).
         """
         meta = obj["metadata"]
         ns, name = str(meta.get("namespace") or ""), str(meta["name"])
         prev = self.get(skey, ns, name)
-        self.rev += 1
-        meta["resourceVersion"] = str(self.rev)
+        meta["resourceVersion"] = str(self.rev + 1)
         raw = _encode(obj)
+        if max_bytes and len(raw) > max_bytes:
+            raise TooLarge(len(raw), max_bytes)
+        self.rev += 1
         self._append(self._key(skey, ns, name), prev is None, False, prev.rev if prev else 0, raw)
         entry = Entry(self.rev, obj, raw)
         self._index(skey, (ns, name), entry, prev)
@@ -530,7 +593,7 @@ class Store:
         self._append(self._key(skey, ns, name), False, True, prev.rev, b"")  # see _tombstone
         bucket = self.data[skey]
         del bucket[(ns, name)]
-        self._invalidate(skey, ns)
+        self._remove_key(skey, (ns, name))
         names = self._names[skey][ns]
         names.discard(name)
         if not names:
@@ -615,3 +678,49 @@ class Store:
     def drop_all(self, skey: str) -> Iterable[Key]:
         """Keys currently stored under ``skey`` (a copy, safe to delete while iterating)."""
         return list((self.data.get(skey) or {}).keys())
+
+
+class Page:
+    """An iterator over ``(key, entry)`` of a ``Store.seek``: the objects at its revision in key
+    order after its start key. Consume it before the store is written again (on one loop turn)."""
+
+    def __init__(self, store: Store, skey: str, ns: str | None, rev: int, after: Key | None,
+                 changed: dict[Key, int]) -> None:
+        self._store = store
+        self._skey = skey
+        self._ns = ns
+        self._rev = rev
+        self._changed = changed
+        self._after = after
+
+    def __iter__(self) -> Iterator[tuple[Key, Entry]]:
+        store, skey, changed = self._store, self._skey, self._changed
+        live = store.keys(skey, self._ns)
+        bucket = store.data.get(skey) or {}
+        start = bisect.bisect_right(live, self._after) if self._after is not None else 0
+        # keys gone since rev but there at rev, in order, merged with the live ones
+        gone = sorted(k for k, r in changed.items() if r and k not in bucket
+                      and (self._after is None or k > self._after))
+        g = 0
+        for i in range(start, len(live)):
+            key = live[i]
+            while g < len(gone) and gone[g] < key:
+                yield gone[g], store.entry_at(skey, gone[g][0], gone[g][1], changed[gone[g]])
+                g += 1
+            then = changed.get(key)
+            if then is None:
+                yield key, bucket[key]
+            elif then:
+                yield key, store.entry_at(skey, key[0], key[1], then)
+        for key in gone[g:]:
+            yield key, store.entry_at(skey, key[0], key[1], changed[key])
+
+    def remaining_after(self, key: Key) -> int:
+        """How many objects of the walk's revision follow ``key`` (``remainingItemCount``)."""
+        live = self._store.keys(self._skey, self._ns)
+        bucket = self._store.data.get(self._skey) or {}
+        count = len(live) - bisect.bisect_right(live, key)
+        for k, then in self._changed.items():
+            if k > key:
+                count += (1 if then else 0) - (1 if k in bucket else 0)
+        return count

@@ -91,7 +91,7 @@ class APIServerApp:
                            self.api_audiences)
         self.requests: deque[RequestRecord] = deque(maxlen=max(record_requests, 0))  # maxlen 0: off
         self.counter = RequestCounter()
-        self.metrics = RequestMetrics(self._object_counts)
+        self.metrics = RequestMetrics(self._object_counts, counter=self.counter)
         self.health = self._health_checks()
         self.stopping = False
         self.discovery = Discovery(mapper)
@@ -99,7 +99,7 @@ class APIServerApp:
         mapper.on_change.append(self.discovery.invalidate)
         mapper.on_change.append(self.openapi.invalidate)
         self.app = web.Application(client_max_size=bodies.MAX_BODY_BYTES, middlewares=[
-            self.counter.middleware, self.metrics.middleware, filters.with_commit(store),
+            self.metrics.middleware, filters.with_commit(store),
             filters.with_timeout(request_timeout), filters.with_errors, filters.with_authentication(self),
             filters.with_max_inflight(max_requests_inflight, max_mutating_requests_inflight),
             filters.with_impersonation(self.authorizer), filters.with_authorization(self.authorizer)])

@@ -524,3 +524,25 @@ def test_bootstrap_roles_are_reconciled_at_start(tmp_path: Path) -> None:
         assert len(rules) == 3 and {"apiGroups": ["example.com"], "resources": ["x"], "verbs": ["get"]} in rules
         assert ok(client_.call("GET", f"{RBAC}/clusterroles/system:discovery"))["rules"] == []
         ok(client_.call("GET", f"{RBAC}/clusterrolebindings/system:monitoring"))
+
+
+def test_cached_decisions_follow_every_rbac_change_at_once(raw: Raw, ns: str) -> None:
+    """Decisions are cached per user and request attributes, but an RBAC write applies to the
+    very next request: a role's rule removed or added, a binding deleted or re-created."""
+    token = configmap_reader(raw, ns, "cached")
+    path = f"/api/v1/namespaces/{ns}/configmaps/kube-root-ca.crt"
+    for _ in range(3):  # decided once, then served from the cache
+        assert raw.call("GET", path, token=token)[0] == 200
+    role_path = f"{RBAC}/namespaces/{ns}/roles/cm-get"
+    ok(raw.call("PATCH", role_path, {"rules": [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]}]},
+                ctype="application/merge-patch+json"))
+    assert raw.call("GET", path, token=token)[0] == 403
+    ok(raw.call("PATCH", role_path, {"rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}]},
+                ctype="application/merge-patch+json"))
+    assert raw.call("GET", path, token=token)[0] == 200
+    ok(raw.call("DELETE", f"{RBAC}/namespaces/{ns}/rolebindings/cm-get"))
+    assert raw.call("GET", path, token=token)[0] == 403
+    ok(bind(raw, ns, "cm-get", "Role", "cm-get", ns, "cached"))
+    assert raw.call("GET", path, token=token)[0] == 200
+    ok(raw.call("DELETE", f"/api/v1/namespaces/{ns}/serviceaccounts/cached"))
+    assert raw.call("GET", path, token=token)[0] == 401  # a cached decision never outlives its token

@@ -502,3 +502,46 @@ def test_paging_across_namespaces_whose_names_share_a_prefix(raw: Raw) -> None:
         if not token:
             break
     assert sorted(seen) == sorted(created) and len(seen) == len(created), seen
+
+
+def test_pages_of_a_list_are_one_snapshot_while_objects_change(raw: Raw, ns: str) -> None:
+    """Every page after the first is served at the first page's resourceVersion: objects updated,
+    deleted or created between the pages show as they were then (kube-apiserver's continue
+    token holds the revision and the last key)."""
+    cms = f"/api/v1/namespaces/{ns}/configmaps"
+    for i in range(7):
+        assert raw.call("POST", cms, {"metadata": {"name": f"cm{i}", "labels": {"walk": "yes"}}, "data": {"v": "0"}})[0] == 201
+    code, _, page = raw.call("GET", cms + "?labelSelector=walk%3Dyes&limit=3")
+    assert code == 200
+    rv = page["metadata"]["resourceVersion"]
+    seen = [(o["metadata"]["name"], o["data"]["v"]) for o in page["items"]]
+    assert raw.call("PATCH", cms + "/cm4", {"data": {"v": "1"}}, ctype="application/merge-patch+json")[0] == 200
+    assert raw.call("DELETE", cms + "/cm5")[0] == 200
+    assert raw.call("POST", cms, {"metadata": {"name": "cm9", "labels": {"walk": "yes"}}, "data": {"v": "0"}})[0] == 201
+    while page["metadata"].get("continue"):
+        code, _, page = raw.call("GET", cms + f"?labelSelector=walk%3Dyes&limit=3&continue={page['metadata']['continue']}")
+        assert code == 200 and page["metadata"]["resourceVersion"] == rv
+        seen += [(o["metadata"]["name"], o["data"]["v"]) for o in page["items"]]
+    assert seen == [(f"cm{i}", "0") for i in range(7)]
+    _, _, page = raw.call("GET", cms + "?limit=2")
+    assert page["metadata"]["remainingItemCount"] == len(raw.call("GET", cms)[2]["items"]) - 2
+
+
+def test_a_continue_token_of_a_compacted_revision_is_410_with_an_inconsistent_continuation(
+        server: LocalAPIServer, raw: Raw, ns: str) -> None:
+    """As kube-apiserver: 410 Expired, and the Status' metadata.continue resumes after the same
+    key at the latest revision."""
+    cms = f"/api/v1/namespaces/{ns}/configmaps"
+    for i in range(4):
+        assert raw.call("POST", cms, {"metadata": {"name": f"c{i}"}})[0] == 201
+    _, _, page = raw.call("GET", cms + "?limit=2")
+    assert [o["metadata"]["name"] for o in page["items"]][:2] == ["c0", "c1"]
+    assert raw.call("PATCH", cms + "/c3", {"data": {"v": "new"}}, ctype="application/merge-patch+json")[0] == 200
+    server.compact()
+    code, _, status = raw.call("GET", cms + f"?limit=2&continue={page['metadata']['continue']}")
+    assert code == 410 and status["reason"] == "Expired", status
+    assert status["message"].startswith("The provided continue parameter is too old to display a consistent list result.")
+    code, _, rest = raw.call("GET", cms + f"?limit=10&continue={status['metadata']['continue']}")
+    assert code == 200
+    assert [(o["metadata"]["name"], (o.get("data") or {}).get("v")) for o in rest["items"]] == [
+        ("c2", None), ("c3", "new"), ("kube-root-ca.crt", None)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import sqlite3
 from pathlib import Path
@@ -69,6 +70,61 @@ def test_namespaced_keys_agree_with_the_data(ops: list[tuple[str, str, str]]) ->
             for namespace in ("a", "b", "c", ""):
                 assert store.keys("g/things", namespace) == sorted(k for k in bucket if k[0] == namespace)
             assert store.keys("g/things", None) == sorted(bucket)
+    finally:
+        store.close()
+
+
+_walk_ops = st.lists(st.tuples(st.sampled_from(["put", "put", "delete", "page"]), st.sampled_from(["a", "a-b", ""]),
+                               st.sampled_from(["x", "y", "z", "w"])), max_size=50)
+
+
+@given(before=_walk_ops, during=_walk_ops, namespace=st.sampled_from([None, "a", "a-b"]))
+def test_a_seek_walks_the_snapshot_of_its_revision_while_writes_go_on(
+        before: list[tuple[str, str, str]], during: list[tuple[str, str, str]], namespace: str | None) -> None:
+    """A paginated walk (``seek`` from the last key, at the first page's revision) sees exactly
+    the objects of that revision, in key order, whatever is created, updated or deleted between
+    its pages; ``remaining_after`` counts what follows in that snapshot."""
+    store = Store()
+    try:
+        def write(op: str, ns: str, name: str, n: int) -> None:
+            if op == "put":
+                store.put("g/things", {"metadata": {"namespace": ns, "name": name}, "n": n})
+            elif op == "delete":
+                store.delete("g/things", ns, name)
+        for n, (op, ns, name) in enumerate(before):
+            write(op, ns, name, n)
+        rev = store.rev
+        expected = [(k, e.raw) for k, e in store.list("g/things", namespace)]
+        walked: list[tuple[tuple[str, str], bytes]] = []
+        after = None
+        pages = iter(during)
+        while True:
+            page = store.seek("g/things", namespace, rev, after)
+            items = list(itertools.islice(iter(page), 2))
+            walked += [(k, e.raw) for k, e in items]
+            if len(items) < 2:
+                break
+            after = items[-1][0]
+            assert page.remaining_after(after) == len(expected) - len(walked)
+            for op, ns, name in itertools.islice(pages, 3):  # writes between the pages
+                write(op, ns, name, 100 + len(walked))
+        assert walked == expected
+        assert [(k, e.raw) for k, e in store.snapshot("g/things", namespace, rev)] == expected
+    finally:
+        store.close()
+
+
+def test_a_seek_from_a_compacted_revision_is_expired() -> None:
+    store = Store()
+    try:
+        store.put("g/r", obj("a", 1))
+        rev = store.rev
+        store.put("g/r", obj("a", 2))
+        assert [e.obj["v"] for _, e in store.seek("g/r", "ns", rev)] == [1]
+        store.compact()
+        with pytest.raises(Expired):
+            store.seek("g/r", "ns", rev)
+        assert [e.obj["v"] for _, e in store.seek("g/r", "ns", store.rev)] == [2]
     finally:
         store.close()
 

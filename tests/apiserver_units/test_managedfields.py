@@ -6,7 +6,10 @@ import copy
 from typing import Any
 
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
+from samplecontroller.apimachinery import fieldmanager
 from samplecontroller.apiserver.managedfields import (
     ApplyConflict,
     apply,
@@ -172,3 +175,22 @@ def test_update_owns_the_maps_and_pointer_structs_it_adds() -> None:
     custom = field_set({"apiVersion": "example.com/v1", "kind": "W", "metadata": {"name": "w"}, "spec": {"x": "y"}},
                        schema=crd_schema, nodes=True)
     assert custom == {("f:spec", "."), ("f:spec", "f:x")}
+
+
+_json = st.recursive(st.none() | st.booleans() | st.integers(-2, 2) | st.floats(-2, 2, allow_nan=False) | st.text("ab", max_size=2),
+                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["a", "b", "c"]), inner, max_size=3),
+                     max_leaves=8)
+_objects = st.fixed_dictionaries({"metadata": st.fixed_dictionaries({"name": st.just("x")}, optional={
+    "labels": st.dictionaries(st.sampled_from(["a", "b"]), st.sampled_from(["1", "2"]), max_size=2)}),
+    "spec": _json, "status": _json})
+
+
+@given(old=_objects, new=_objects)
+@example(old={"metadata": {"name": "x"}, "spec": {"a": 1}, "status": {"b": [1]}},
+         new={"metadata": {"name": "x"}, "spec": {"a": True}, "status": {"b": [1.0]}})
+def test_changed_paths_agree_with_comparing_every_path(old: dict[str, Any], new: dict[str, Any]) -> None:
+    """Only the top-level (metadata) fields that differ are compared path by path; the result is
+    what comparing every path gives, types included (1, 1.0 and true are different values)."""
+    paths = fieldmanager.field_set(new, nodes=True)
+    expected = {p for p in paths if not fieldmanager._same_value(old, new, p)}
+    assert fieldmanager._changed_paths(old, new, paths) == expected

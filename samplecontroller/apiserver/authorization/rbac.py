@@ -5,7 +5,9 @@ over pkg/registry/rbac/validation's rule resolver).
 ``Authorizer(store)`` reads Roles, ClusterRoles, RoleBindings and ClusterRoleBindings straight
 from the store. It keeps an index of bindings by subject and a cache of the rules each
 (user, groups, namespace) holds, both dropped whenever an RBAC object is written (a store
-listener), so a request costs a dict lookup and a scan of the caller's own rules.
+listener), so a request costs a dict lookup and a scan of the caller's own rules; and the
+decisions themselves, by everything RBAC decides on, dropped with them (a request already decided
+costs one dict lookup; an RBAC change applies to the very next request).
 """
 
 from __future__ import annotations
@@ -109,12 +111,14 @@ class Authorizer:
         self.store = store
         self._index: _Index | None = None
         self._cache: dict[tuple[str, tuple[str, ...], str], RuleSet] = {}
+        self._decisions: dict[tuple[Any, ...], Decision] = {}
         store.listeners.append(self._on_event)
 
     def _on_event(self, event: Event) -> None:
         if event.skey in RBAC_KEYS:
             self._index = None
             self._cache.clear()
+            self._decisions.clear()
 
     # ------------------------------------------------------------------ rule resolution
 
@@ -191,6 +195,20 @@ class Authorizer:
         otherwise denied, with the RBAC resolution errors as reason."""
         if SYSTEM_MASTERS in attrs.user.groups:
             return Decision(True)
+        # everything RBAC decides on (user name and groups, not uid or extra); the decisions are
+        # dropped with the rules whenever an RBAC object is written, so a change applies at once
+        key = (attrs.user.name, attrs.user.groups, attrs.verb, attrs.resource_request, attrs.namespace,
+               attrs.api_group, attrs.resource, attrs.subresource, attrs.name,
+               "" if attrs.resource_request else attrs.path)
+        decision = self._decisions.get(key)
+        if decision is None:
+            decision = self._decide(attrs)
+            if len(self._decisions) >= _CACHE_LIMIT:
+                self._decisions.clear()
+            self._decisions[key] = decision
+        return decision
+
+    def _decide(self, attrs: Attributes) -> Decision:
         ruleset = self.rules_for(attrs.user, attrs.namespace)
         for source, rule in ruleset.rules:
             if rule_allows(attrs, rule):

@@ -84,4 +84,17 @@ def render(scope: Scope, res: Resource, obj: dict[str, Any], accept: Accept, cod
     if accept.kind == "partial" and obj.get("kind") == res.kind:
         return json_response({"kind": "PartialObjectMetadata", "apiVersion": f"meta.k8s.io/{accept.version}",
                               "metadata": obj.get("metadata") or {}}, code, headers)
+    stored = _stored_bytes(scope, res, obj)
+    if stored is not None:
+        return web.Response(body=stored, status=code, content_type="application/json", headers=headers)
     return json_response(obj, code, headers)
+
+
+def _stored_bytes(scope: Scope, res: Resource, obj: dict[str, Any]) -> bytes | None:
+    """The JSON the store already holds when ``obj`` is the stored object itself (a write's
+    result or a get), so that it is not encoded a second time; else None."""
+    meta = obj.get("metadata")
+    if obj.get("kind") != res.kind or not isinstance(meta, dict):
+        return None
+    entry = scope.store.get(res.storage_key, str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+    return entry.raw if entry is not None and entry.obj is obj else None

@@ -24,7 +24,7 @@ from samplecontroller.apiserver.handlers.common import Scope, columns, versioned
 from samplecontroller.apiserver.negotiation import Accept
 from samplecontroller.apiserver.requestinfo import RequestInfo
 from samplecontroller.apiserver.restmapper import Resource
-from samplecontroller.apiserver.storage import Entry
+from samplecontroller.apiserver.storage import Entry, Page
 
 __all__ = ["list_", "matcher", "select", "select_converted", "wait_for_rev"]
 
@@ -95,9 +95,25 @@ async def list_(scope: Scope, request: web.Request, t: RequestInfo, accept: Acce
         raise APIError(422, "Invalid", "sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list")
     match = matcher(scope, request, res)
     ns = t.namespace if res.namespaced else None
+    requested = ri.parse_rv(rv) if rv not in ("", "0") else None
+    webhook = converting.webhook_crd(scope, res) is not None
+    if limit and not webhook and (cont or requested is None or rvm == "NotOlderThan"):
+        if cont:
+            rev, start = _decode_continue(cont)
+            after: tuple[str, str] | None = _continue_key(start)
+            if rev == INCONSISTENT:
+                rev = scope.core.rev
+        else:
+            if requested is not None and requested > scope.core.rev:
+                await wait_for_rev(scope, requested)
+            rev, start, after = scope.core.rev, "", None
+        try:
+            page = scope.core.seek(res, ns, rev, after)
+        except APIError as err:
+            raise _continue_expired(start) if cont and err.code == 410 else err from None
+        return _page(scope, res, page, rev, limit, match, accept, request)
     start = ""
     rev = scope.core.rev
-    requested = ri.parse_rv(rv) if rv not in ("", "0") else None
     if cont:
         rev, start = _decode_continue(cont)
         items = scope.core.snapshot(res, ns, rev)
@@ -112,9 +128,9 @@ async def list_(scope: Scope, request: web.Request, t: RequestInfo, accept: Acce
         rev = scope.core.rev
         items = scope.core.list_entries(res, ns)
     if start:  # the store's order: by (namespace, name) tuples, so compare tuples, not "ns/name"
-        after = tuple(start.split("/", 1))
-        items = [kv for kv in items if kv[0] > after]
-    if converting.webhook_crd(scope, res) is not None:
+        after_key = _continue_key(start)
+        items = [kv for kv in items if kv[0] > after_key]
+    if webhook:
         entries = await _converted(scope, res, [e for _, e in items], match, limit)
     else:
         entries = [e for _, e in items] if match is None else [e for _, e in items if match(e.obj)]
@@ -126,6 +142,54 @@ async def list_(scope: Scope, request: web.Request, t: RequestInfo, accept: Acce
         last = entries[-1].obj["metadata"]
         next_token = _encode_continue(rev, f"{last.get('namespace', '')}/{last['name']}")
     return _list_response(scope, res, entries, str(rev), next_token, remaining if match is None else 0, accept, request)
+
+
+INCONSISTENT = -1
+"""The revision of the continue token a 410 for a compacted one carries: the rest of the list at
+the latest revision (kube-apiserver's inconsistent continuation)."""
+
+_CONTINUE_EXPIRED = ("The provided continue parameter is too old to display a consistent list result. You can start a "
+                     "new list without the continue parameter, or use the continue token in this response to retrieve "
+                     "the remainder of the results. Continuing with the provided token results in an inconsistent "
+                     "list - objects that were created, modified, or deleted between the time the first chunk was "
+                     "returned and now may show up in the list.")
+
+
+def _continue_expired(start: str) -> APIError:
+    """kube-apiserver's 410 for a continue token whose revision is compacted: its Status carries
+    a token that continues after the same key at the latest revision."""
+    err = APIError(410, "Expired", _CONTINUE_EXPIRED)
+    err.status["metadata"] = {"continue": _encode_continue(INCONSISTENT, start)}
+    return err
+
+
+def _continue_key(start: str) -> tuple[str, str]:
+    """The store key a continue token's ``start`` ("namespace/name") names."""
+    ns, _, name = start.partition("/")
+    return ns, name
+
+
+def _page(scope: Scope, res: Resource, page: Page, rev: int, limit: int,
+          match: Callable[[dict[str, Any]], bool] | None, accept: Accept, request: web.Request) -> web.Response:
+    """One page of a paginated list: the first ``limit`` objects of ``page`` that ``match``
+    selects, and a continue token (the revision and the last key) when more may follow."""
+    entries: list[Entry] = []
+    last: tuple[str, str] | None = None
+    more = False
+    for key, entry in page:
+        if match is not None and not match(entry.obj):
+            continue
+        if len(entries) == limit:
+            more = True
+            break
+        entries.append(entry)
+        last = key
+    next_token = ""
+    remaining = 0
+    if more and last is not None:
+        next_token = _encode_continue(rev, f"{last[0]}/{last[1]}")
+        remaining = page.remaining_after(last) if match is None else 0
+    return _list_response(scope, res, entries, str(rev), next_token, remaining, accept, request)
 
 
 async def _converted(scope: Scope, res: Resource, entries: list[Entry], match: Callable[[dict[str, Any]], bool] | None,
