@@ -308,6 +308,7 @@ def field_set(obj: Mapping[str, Any], definition_name: str | None = None, schema
     """
     found = schema if schema is not None else (definitions().get(definition_name) if definition_name else None)
     root = _node(found if isinstance(found, Mapping) else _EMPTY)
+    meta = _node(_metadata_schema(root.merged))
     out: set[Path] = set()
     skip = {"apiVersion", "kind", *ignore}
     mode = ("custom" if schema is not None else "builtin") if nodes else ""
@@ -315,7 +316,6 @@ def field_set(obj: Mapping[str, Any], definition_name: str | None = None, schema
         if key in skip or value is None:
             continue
         if key == "metadata" and isinstance(value, dict):
-            meta = root.child("metadata")
             for mkey, mvalue in value.items():
                 if mkey not in _UNTRACKED_META and mvalue is not None:
                     _collect(mvalue, meta.child(mkey), ("f:metadata", f"f:{mkey}"), out, mode)
@@ -469,6 +469,25 @@ def _lookup(obj: Any, path: Path) -> Any:
         if cur is _MISSING:
             return _MISSING
     return cur
+
+
+def _removal_order(path: Path) -> tuple[int, int, int]:
+    """The order in which ``apply`` removes what a manager stopped applying: whole list items
+    first (outermost first), then other fields innermost first, the key fields of an item last
+    (an item is found by its keys: removing them first would lose the item's other fields)."""
+    if len(path) >= 2 and path[-1] == "." and path[-2][:2] in ("k:", "v:", "i:"):
+        return (0, len(path), 0)
+    return (1, -len(path), int(_is_key_field(path)))
+
+
+def _is_key_field(path: Path) -> bool:
+    if len(path) < 2 or not path[-2].startswith("k:") or not path[-1].startswith("f:"):
+        return False
+    try:
+        keys = json.loads(path[-2][2:])
+    except ValueError:
+        return False
+    return isinstance(keys, dict) and path[-1][2:] in keys
 
 
 def _remove(obj: Any, path: Path) -> None:
@@ -633,12 +652,26 @@ def apply(live: Mapping[str, Any] | None, applied: Mapping[str, Any], manager: s
     for entry in entries:
         if entry is not mine:
             others |= _entry_paths(entry)
-    for path in sorted(previous - applied_paths - others, key=len, reverse=True):
+    for path in sorted(previous - applied_paths - others, key=_removal_order):
         _remove(merged, path)
         _prune_empty_parents(merged, path, others | applied_paths)
     api_version = str(applied.get("apiVersion") or (live or {}).get("apiVersion") or "")
     new_entry = _make_entry(manager, "Apply", api_version, applied_paths, subresource)
     return _store(merged, _replace_entry(entries, new_entry, manager, "Apply", subresource))
+
+
+_OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+
+
+def _metadata_schema(root: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The schema ``metadata`` merges by: ObjectMeta's for every kind with a schema, custom
+    resources included (kube-apiserver builds a CRD's apply schema with ObjectMeta in place of
+    the CRD's ``metadata: {type: object}``, so finalizers merge as a set and ownerReferences by
+    uid); none (atomic lists) for a kind without one (``DeducedTypeConverter``)."""
+    if not root:
+        return _EMPTY
+    found = definitions().get(_OBJECT_META)
+    return found if isinstance(found, Mapping) else _EMPTY
 
 
 def _merge_body(base: dict[str, Any], body: Mapping[str, Any], root: Mapping[str, Any]) -> dict[str, Any]:
@@ -654,7 +687,7 @@ def _merge_body(base: dict[str, Any], body: Mapping[str, Any], root: Mapping[str
                 if mvalue is None:
                     meta.pop(mkey, None)
                 else:
-                    meta[mkey] = _merge(meta.get(mkey, _MISSING), mvalue, _Schema.field(_Schema.field(root, "metadata"), mkey))
+                    meta[mkey] = _merge(meta.get(mkey, _MISSING), mvalue, _Schema.field(_metadata_schema(root), mkey))
             out["metadata"] = meta
         elif value is None:
             out.pop(key, None)

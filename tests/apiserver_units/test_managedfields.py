@@ -194,3 +194,21 @@ def test_changed_paths_agree_with_comparing_every_path(old: dict[str, Any], new:
     paths = fieldmanager.field_set(new, nodes=True)
     expected = {p for p in paths if not fieldmanager._same_value(old, new, p)}
     assert fieldmanager._changed_paths(old, new, paths) == expected
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_an_item_a_manager_stops_applying_goes_whole(seed: int) -> None:
+    """The item is removed, never stripped of its key first (then its other fields stay behind
+    as an item without a key), whatever order the set of removed paths comes in."""
+    base = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}}
+
+    def containers(*names: str) -> dict[str, Any]:
+        spec = {"containers": [{"name": n, "image": f"img-{n}", "args": [n], "ports": [{"containerPort": 80}]}
+                               for n in names]}
+        return {**base, "spec": {"template": {"spec": spec}}}
+
+    live = fieldmanager.apply(None, containers(*(f"a{i}" for i in range(seed + 1))), "alpha",
+                              definition_name=DEPLOYMENT)
+    live = fieldmanager.apply(live, containers("b"), "beta", definition_name=DEPLOYMENT)
+    live = fieldmanager.apply(live, {**base}, "alpha", definition_name=DEPLOYMENT)
+    assert live["spec"]["template"]["spec"]["containers"] == containers("b")["spec"]["template"]["spec"]["containers"]
