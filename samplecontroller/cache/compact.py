@@ -1,0 +1,163 @@
+"""Compaction of cached objects: equal values shared between the objects of informer caches.
+
+Every object an informer caches is decoded on its own, so the same strings ("default",
+"apps/v1", "nginx:latest", a label key, a timestamp of this second) and the same immutable
+sub-objects (a Deployment's pod template spec, its strategy) exist once per cached object.
+``compact(obj)`` makes them exist once per process: it rewrites, in place, the fields of a
+freshly decoded msgspec Struct so that
+
+- every string is the interned one (``sys.intern``: interned strings are freed when the last
+  reference goes, so unique strings cost nothing lasting), dict keys and values included;
+- a nested frozen Struct equal to one seen before is replaced by that one (hash-consing), when
+  it holds only strings, numbers, booleans, nested such Structs and tuples of them (no dict or
+  list set, no field typed ``Any``) and its type has no ``uid`` or ``resource_version`` field
+  (an identity is never shared);
+- a ``msgspec.Raw`` (``metadata.managedFields`` of the generated models) is copied into a buffer
+  of its own, so it no longer keeps alive the whole list page or watch event it was decoded from.
+
+Contract: the object keeps its identity and compares equal to what it was (only equal values
+are swapped in); the shared parts are as immutable as every cached object. It is meant for
+objects that nobody else has seen yet (the informer compacts what its reflector decoded, before
+the transform and the queue). Objects that are not Structs (dicts of dynamic informers,
+tombstones) are returned unchanged. Thread-safe: the table of shared sub-objects is bounded
+(``MAX_SHARED`` entries, then started afresh) and only holds objects equal to cached ones.
+
+Measured (benchmarks/bench_informer.py): a Deployment as the embedded server returns it after
+the sample controller created it drops from about 8.3 KB to about 3.9 KB in the cache, 2.0 KB
+with managedFields stripped; compaction costs about 20 microseconds per object.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import msgspec
+import msgspec.inspect as mi
+
+__all__ = ["MAX_SHARED", "compact"]
+
+MAX_SHARED = 4096
+"""Entries of the table of shared sub-objects; when full it is emptied and filled again."""
+
+_IDENTITY_FIELDS = frozenset({"uid", "resource_version"})
+_SCALARS = (mi.IntType, mi.BoolType, mi.FloatType, mi.NoneType)
+_HASHABLE_LEAVES = (mi.StrType, mi.IntType, mi.BoolType, mi.FloatType, mi.NoneType, mi.LiteralType)
+_UNHASHABLE = (mi.DictType, mi.ListType, mi.RawType)
+
+_intern = sys.intern
+_Struct = msgspec.Struct
+_Raw = msgspec.Raw
+_UNSET = msgspec.UNSET
+_force_setattr = msgspec.structs.force_setattr
+
+# cls -> (names of the fields worth visiting, whether equal instances may be shared)
+_plans: dict[type[Any], tuple[tuple[str, ...], bool]] = {}
+_values: dict[type[Any], bool] = {}  # cls -> whether equal instances are interchangeable
+_shared: dict[Any, Any] = {}
+
+
+def _members(t: mi.Type) -> tuple[mi.Type, ...]:
+    return t.types if isinstance(t, mi.UnionType) else (t,)
+
+
+def _value_type(t: mi.Type, seen: set[type[Any]]) -> bool:
+    """Whether values of ``t`` either compare by value or refuse to hash (dicts, lists: a
+    Struct holding one is not shared); False for ``Any`` and custom types (``1 == True``)."""
+    for m in _members(t):
+        if isinstance(m, _HASHABLE_LEAVES + _UNHASHABLE):
+            continue
+        if isinstance(m, mi.VarTupleType):
+            if not _value_type(m.item_type, seen):
+                return False
+        elif isinstance(m, mi.StructType):
+            if m.cls in seen or not _by_value(m.cls, seen):  # recursive types are never shared
+                return False
+        else:
+            return False
+    return True
+
+
+def _by_value(cls: type[Any], seen: set[type[Any]]) -> bool:
+    """Whether equal instances of ``cls`` are interchangeable (frozen, every field by value,
+    not recursive)."""
+    known = _values.get(cls)
+    if known is None:
+        info = mi.type_info(cls)
+        seen = seen | {cls}
+        known = _values[cls] = (isinstance(info, mi.StructType) and cls.__struct_config__.frozen
+                                and all(_value_type(f.type, seen) for f in info.fields))
+    return known
+
+
+def _plan(cls: type[Any]) -> tuple[tuple[str, ...], bool]:
+    plan = _plans.get(cls)
+    if plan is not None:
+        return plan
+    info = mi.type_info(cls)
+    if not isinstance(info, mi.StructType):  # pragma: no cover - only Struct classes get here
+        return (), False
+    names = tuple(f.name for f in info.fields
+                  if f.name not in _IDENTITY_FIELDS and not all(isinstance(m, _SCALARS) for m in _members(f.type)))
+    shareable = not _IDENTITY_FIELDS & {f.name for f in info.fields} and _by_value(cls, set())
+    plan = _plans[cls] = (names, shareable)
+    return plan
+
+
+def compact(obj: Any) -> Any:
+    """Share ``obj``'s strings and equal immutable sub-objects with other cached objects (in place;
+    returns ``obj``). Anything but a msgspec Struct is returned unchanged."""
+    if isinstance(obj, _Struct):
+        _compact_fields(obj)
+    return obj
+
+
+def _compact_struct(obj: Any) -> Any:
+    names, shareable = _plans.get(type(obj)) or _plan(type(obj))
+    if shareable:
+        try:
+            same = _shared.get(obj)
+        except TypeError:  # it holds a dict or a list: not shared
+            shareable = False
+        else:
+            if same is not None:
+                return same
+    _compact_fields(obj, names)
+    if shareable:
+        if len(_shared) >= MAX_SHARED:
+            _shared.clear()
+        return _shared.setdefault(obj, obj)
+    return obj
+
+
+def _compact_fields(obj: Any, names: tuple[str, ...] | None = None) -> None:
+    if names is None:
+        names = (_plans.get(type(obj)) or _plan(type(obj)))[0]
+    for name in names:
+        v = getattr(obj, name)
+        if type(v) is str:
+            w = _intern(v)
+        elif v is _UNSET or v is None:
+            continue
+        else:
+            w = _compact_value(v)
+        if w is not v:
+            _force_setattr(obj, name, w)
+
+
+def _compact_value(v: Any) -> Any:
+    t = type(v)
+    if t is str:
+        return _intern(v)
+    if t is tuple:
+        return tuple([_compact_value(x) for x in v])
+    if t is dict:
+        return {(_intern(k) if type(k) is str else k): (_intern(x) if type(x) is str else _compact_value(x))
+                for k, x in v.items()}
+    if t is list:
+        return [_compact_value(x) for x in v]
+    if t is _Raw:
+        return v.copy()
+    if isinstance(v, _Struct):
+        return _compact_struct(v)
+    return v
