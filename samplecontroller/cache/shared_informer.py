@@ -28,8 +28,9 @@ Guarantees:
 - Compaction: objects from the reflector are compacted (``cache.compact``: equal strings and
   equal immutable sub-objects shared between cached objects, ``managedFields`` copied out of the
   list page or watch event they were decoded from) before the transform; the cached objects
-  compare equal to the decoded ones. ``compact_objects=False`` (constructor or attribute, before
-  start) turns it off.
+  compare equal to the decoded ones. Listed objects are compacted page by page, so the list's
+  buffers do not pile up before the first object is cached. ``compact_objects=False`` (a
+  constructor argument) turns it off.
 - ``run(stop)`` blocks until ``stop`` is set; then listeners stop and ``is_stopped()`` is true.
   An informer runs once. Threads: the caller's (processing and resync), the reflector's and
   one per handler; ``stop`` (a ``wait.Context``; a plain Event is adapted with
@@ -76,21 +77,16 @@ class ResourceEventHandlerRegistration:
 
 
 class _Feed:
-    """The store the Reflector writes to: the DeltaFIFO, noticing an empty first list. Objects
-    are compacted (``cache.compact``) first when the informer's ``compact_objects`` is set."""
+    """The store the Reflector writes to: the DeltaFIFO, noticing an empty first list."""
 
     def __init__(self, informer: SharedIndexInformer[Any]) -> None:
         self._informer = informer
         self._fifo = informer._fifo
 
     def add(self, obj: Any) -> None:
-        if self._informer.compact_objects:
-            compact(obj)
         self._fifo.add(obj)
 
     def update(self, obj: Any) -> None:
-        if self._informer.compact_objects:
-            compact(obj)
         self._fifo.update(obj)
 
     def delete(self, obj: Any) -> None:
@@ -98,9 +94,6 @@ class _Feed:
 
     def replace(self, objects: Iterable[Any], resource_version: str = "") -> None:
         items = objects if isinstance(objects, list) else list(objects)
-        if self._informer.compact_objects:
-            for obj in items:
-                compact(obj)
         self._fifo.replace(items, resource_version)
         if not items and self._fifo.has_synced():
             self._informer._mark_synced()
@@ -119,10 +112,11 @@ class SharedIndexInformer(Generic[T]):
         self.lister_watcher = lister_watcher
         self.default_resync_period = resync_period
         self.freeze_gc = freeze_gc
-        self.compact_objects = compact_objects
+        self.compact_objects = compact_objects  # read-only: the reflector was given it
         self._indexer: ThreadSafeStore[T] = ThreadSafeStore(indexers=all_indexers)
         self._fifo = DeltaFIFO(known_objects=self._indexer)
-        self._reflector = Reflector(lister_watcher, _Feed(self), name=self.name, backoff=backoff)
+        self._reflector = Reflector(lister_watcher, _Feed(self), name=self.name, backoff=backoff,
+                                    compact=compact if compact_objects else None)
         self._lock = threading.Lock()
         self._block_deltas = threading.Lock()
         self._listeners: list[Listener] = []

@@ -168,3 +168,40 @@ def test_informer_compacts_before_its_transform(compact_objects: bool) -> None:
     finally:
         stop.set()
         runner.join(10)
+
+
+class _PagedListerWatcher:
+    """Serves three pages decoded from bodies it keeps; records, as each page is asked for, how many
+    references the previous page's body still has beyond its own."""
+
+    def __init__(self) -> None:
+        self.bodies = [page(10) for _ in range(3)]
+        self.base = [sys.getrefcount(self.bodies[i]) for i in range(3)]
+        self.extra_refs_of_previous: list[int] = []
+
+    def list(self, options: ListOptions) -> ListResult[Any]:
+        k = int(options.continue_ or 0)
+        if k:
+            self.extra_refs_of_previous.append(sys.getrefcount(self.bodies[k - 1]) - self.base[k - 1])
+        items = msgspec.json.decode(self.bodies[k], type=DeploymentList).items
+        return ListResult(list(items), "999", str(k + 1) if k < 2 else "")
+
+    def watch(self, options: ListOptions) -> Any:
+        raise ConnectionRefusedError("no watch in this test")
+
+
+def test_listed_pages_are_compacted_as_they_arrive() -> None:
+    lw = _PagedListerWatcher()
+    inf: SharedIndexInformer[Deployment] = SharedIndexInformer(lw, Deployment, 0.0, freeze_gc=False)
+    inf._reflector.page_size = 10
+    stop = threading.Event()
+    runner = threading.Thread(target=inf.run, args=(stop,), daemon=True)
+    runner.start()
+    try:
+        assert eventually(inf.has_synced)
+        assert len(inf.get_store().list_keys()) == 10  # the three pages hold the same names
+        # No page's buffer was still held (by managedFields views) when the next one was read.
+        assert lw.extra_refs_of_previous == [0, 0]
+    finally:
+        stop.set()
+        runner.join(10)
