@@ -13,7 +13,7 @@ Behaviour (Go's numbers and rules):
 - The list replaces the store's content (``store.replace(items, rv)``); no re-encoding happens:
   items are whatever the ListerWatcher decoded, passed through ``compact`` when one is given
   (each listed item as its page arrives, so a page's buffer goes before the next is read; each
-  watched object before the store sees it).
+  added or modified object of a watch before the store sees it).
 - Watches start at the last synced version with ``allowWatchBookmarks`` and a random
   ``timeoutSeconds`` in [300, 600). Every event updates the last synced version (BOOKMARK
   events only do that). A watch that ends (server timeout, dropped connection) is re-opened at
@@ -264,7 +264,7 @@ class Reflector:
             if kind == "ERROR":
                 raise errors.from_status(event.status or {})
             obj = event.object
-            if compact is not None and kind != "BOOKMARK":
+            if compact is not None and (kind == "ADDED" or kind == "MODIFIED"):
                 obj = compact(obj)
             if kind == "ADDED":
                 store.add(obj)
