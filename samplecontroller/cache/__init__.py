@@ -6,7 +6,7 @@ One module per idea: ``keys`` (key functions, tombstone), ``index`` (index funct
 ``shared_informer``, ``listers``, ``dynamic``.
 """
 
-from samplecontroller.cache.compact import compact
+from samplecontroller.cache.compaction import compact
 from samplecontroller.cache.delta_fifo import (
     ADDED,
     DELETED,

@@ -47,7 +47,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Generic, TypeVar
 
 from samplecontroller.apimachinery import meta
-from samplecontroller.cache.compact import compact
+from samplecontroller.cache.compaction import compact
 from samplecontroller.cache.delta_fifo import DELETED, Delta, DeltaFIFO, FIFOClosedError
 from samplecontroller.cache.handlers import ResourceEventHandler
 from samplecontroller.cache.index import NAMESPACE_INDEX, IndexFunc, meta_namespace_index_func

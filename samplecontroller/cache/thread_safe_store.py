@@ -13,6 +13,7 @@ Contracts:
 from __future__ import annotations
 
 import builtins
+import sys
 import threading
 from collections.abc import Iterable, Mapping
 from typing import Any, Generic, TypeVar
@@ -35,7 +36,7 @@ def _keys(entry: _Keys | None) -> Iterable[str]:
 def _add(index: dict[str, _Keys], value: str, key: str) -> None:
     entry = index.get(value)
     if entry is None:
-        index[value] = key
+        index[sys.intern(value)] = key
     elif isinstance(entry, str):
         if entry != key:
             index[value] = {entry, key}
@@ -99,7 +100,7 @@ class ThreadSafeStore(Generic[T]):
 
     def update(self, obj: T) -> None:
         """Insert or replace the object under its key (same as ``add``)."""
-        key = self.key_func(obj)
+        key = sys.intern(self.key_func(obj))  # the same "ns/name" in every store and index is one string
         self.add_by_key(key, obj)
 
     def add_by_key(self, key: str, obj: T) -> None:
@@ -145,7 +146,7 @@ class ThreadSafeStore(Generic[T]):
 
     def replace(self, objects: Iterable[T], resource_version: str = "") -> None:
         """Make the store hold exactly ``objects`` (every index rebuilt)."""
-        items = {self.key_func(o): o for o in objects}
+        items = {sys.intern(self.key_func(o)): o for o in objects}
         with self._lock:
             self._items = items
             self._indices = {name: {} for name in self._indexers}

@@ -1,4 +1,4 @@
-"""cache.compact: equal strings and immutable sub-objects shared between cached objects, managedFields
+"""cache.compact (cache/compaction.py): equal strings and immutable sub-objects shared between cached objects, managedFields
 copied out of the page they were decoded from, objects unchanged in value; and the informer applying
 it before its transform."""
 
@@ -75,6 +75,10 @@ def test_equal_strings_and_sub_objects_are_shared() -> None:
     assert a.metadata.namespace is b.metadata.namespace
     assert a.spec.selector.match_labels["app"] is b.spec.selector.match_labels["app"]  # dict values
     assert a.metadata.name is a.spec.template.metadata.labels["controller"]  # within one object too
+    # Dicts of strings: equal ones (same keys in the same order) are one dict.
+    assert a.metadata.annotations is b.metadata.annotations
+    assert a.spec.selector.match_labels is a.spec.template.metadata.labels
+    assert a.spec.selector.match_labels is not b.spec.selector.match_labels  # they differ
     # Identities are never shared: owner references carry a uid, and differ anyway.
     assert a.metadata.owner_references[0] is not b.metadata.owner_references[0]
 

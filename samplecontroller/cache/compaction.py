@@ -13,6 +13,9 @@ freshly decoded msgspec Struct so that
   it holds only strings, numbers, booleans, nested such Structs and tuples of them (no dict or
   list set, no field typed ``Any``) and its type has no ``uid`` or ``resource_version`` field
   (an identity is never shared);
+- a dict of strings (labels, annotations, selectors) equal to one seen before, with its keys in
+  the same order, is replaced by that one: cached objects never change, so their dicts (never to
+  be mutated, as every part of a cached object) may be shared like their other parts;
 - a ``msgspec.Raw`` (``metadata.managedFields`` of the generated models) is copied into a buffer
   of its own, so it no longer keeps alive the whole list page or watch event it was decoded from.
 
@@ -58,6 +61,7 @@ _force_setattr = msgspec.structs.force_setattr
 _plans: dict[type[Any], tuple[tuple[str, ...], bool]] = {}
 _values: dict[type[Any], bool] = {}  # cls -> whether equal instances are interchangeable
 _shared: dict[Any, Any] = {}
+_shared_dicts: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
 
 
 def _members(t: mi.Type) -> tuple[mi.Type, ...]:
@@ -155,8 +159,7 @@ def _compact_value(v: Any) -> Any:
     if t is tuple:
         return tuple([_compact_value(x) for x in v])
     if t is dict:
-        return {(_intern(k) if type(k) is str else k): (_intern(x) if type(x) is str else _compact_value(x))
-                for k, x in v.items()}
+        return _compact_dict(v)
     if t is list:
         return [_compact_value(x) for x in v]
     if t is _Raw:
@@ -164,3 +167,19 @@ def _compact_value(v: Any) -> Any:
     if isinstance(v, _Struct):
         return _compact_struct(v)
     return v
+
+
+def _compact_dict(v: dict[Any, Any]) -> dict[Any, Any]:
+    d = {(_intern(k) if type(k) is str else k): (_intern(x) if type(x) is str else _compact_value(x))
+         for k, x in v.items()}
+    if not all(type(x) is str for x in d.values()):
+        return d
+    # A dict of strings (labels, annotations, a selector) equal, in the same order, to one seen
+    # before is that one.
+    items = tuple(d.items())
+    same = _shared_dicts.get(items)
+    if same is not None:
+        return same
+    if len(_shared_dicts) >= MAX_SHARED:
+        _shared_dicts.clear()
+    return _shared_dicts.setdefault(items, d)
