@@ -78,37 +78,58 @@ def _value_type(t: mi.Type, seen: set[type[Any]]) -> bool:
             if not _value_type(m.item_type, seen):
                 return False
         elif isinstance(m, mi.StructType):
-            if m.cls in seen or not _by_value(m.cls, seen):  # recursive types are never shared
+            if m.cls in seen or not _by_value(m, seen):  # recursive types are never shared
                 return False
         else:
             return False
     return True
 
 
-def _by_value(cls: type[Any], seen: set[type[Any]]) -> bool:
-    """Whether equal instances of ``cls`` are interchangeable (frozen, every field by value,
+def _by_value(info: mi.StructType, seen: set[type[Any]]) -> bool:
+    """Whether equal instances of ``info.cls`` are interchangeable (frozen, every field by value,
     not recursive)."""
-    known = _values.get(cls)
+    known = _values.get(info.cls)
     if known is None:
-        info = mi.type_info(cls)
-        seen = seen | {cls}
-        known = _values[cls] = (isinstance(info, mi.StructType) and cls.__struct_config__.frozen
-                                and all(_value_type(f.type, seen) for f in info.fields))
+        seen = seen | {info.cls}
+        known = _values[info.cls] = (info.cls.__struct_config__.frozen
+                                     and all(_value_type(f.type, seen) for f in info.fields))
     return known
 
 
+def _nested(t: mi.Type) -> list[mi.StructType]:
+    """The Struct types directly inside ``t`` (through unions, tuples, lists and dict values)."""
+    out: list[mi.StructType] = []
+    for m in _members(t):
+        if isinstance(m, mi.StructType):
+            out.append(m)
+        elif isinstance(m, (mi.VarTupleType, mi.ListType)):
+            out.extend(_nested(m.item_type))
+        elif isinstance(m, mi.DictType):
+            out.extend(_nested(m.value_type))
+    return out
+
+
 def _plan(cls: type[Any]) -> tuple[tuple[str, ...], bool]:
+    """The plan of ``cls``, computed with those of every Struct type it holds from one
+    ``type_info`` walk (a walk per type would repeat the whole tree below it)."""
     plan = _plans.get(cls)
     if plan is not None:
         return plan
     info = mi.type_info(cls)
     if not isinstance(info, mi.StructType):  # pragma: no cover - only Struct classes get here
         return (), False
-    names = tuple(f.name for f in info.fields
-                  if f.name not in _IDENTITY_FIELDS and not all(isinstance(m, _SCALARS) for m in _members(f.type)))
-    shareable = not _IDENTITY_FIELDS & {f.name for f in info.fields} and _by_value(cls, set())
-    plan = _plans[cls] = (names, shareable)
-    return plan
+    todo = [info]
+    while todo:
+        si = todo.pop()
+        if si.cls in _plans:
+            continue
+        names = tuple(f.name for f in si.fields
+                      if f.name not in _IDENTITY_FIELDS and not all(isinstance(m, _SCALARS) for m in _members(f.type)))
+        shareable = not _IDENTITY_FIELDS & {f.name for f in si.fields} and _by_value(si, set())
+        _plans[si.cls] = (names, shareable)
+        for f in si.fields:
+            todo.extend(_nested(f.type))
+    return _plans[cls]
 
 
 def compact(obj: Any) -> Any:
