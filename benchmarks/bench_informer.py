@@ -5,6 +5,8 @@ in its own process):
 - ``samplecontroller``: ``cache.SharedIndexInformer`` over the typed ``ResourceClient`` (msgspec
   straight into the generated gc=False models, paged lists of 500), from start until ``has_synced``;
 - ``samplecontroller+strip``: the same with ``set_transform`` dropping managedFields;
+- ``compact off``: ``samplecontroller`` with ``compact_objects=False`` (no sharing of equal strings
+  and sub-objects between cached objects; managedFields keep their list page alive);
 - ``official informer``: ``kubernetes.informer.SharedInformer`` (kubernetes 37) over
   ``AppsV1Api.list_namespaced_deployment``, until its cache holds N objects;
 - ``fetch+json.loads``: one unpaged GET with urllib3 and ``json.loads`` into a dict by key.
@@ -44,7 +46,7 @@ def rss() -> int:
     return int(psutil.Process().memory_info().rss)
 
 
-def _ours(url: str, n: int, strip: bool) -> dict[str, Any]:
+def _ours(url: str, n: int, strip: bool, compact: bool = True) -> dict[str, Any]:
     import msgspec
     from kubernetes import client as k8s
 
@@ -56,7 +58,8 @@ def _ours(url: str, n: int, strip: bool) -> dict[str, Any]:
     cfg = k8s.Configuration()
     cfg.host = url
     rc: ResourceClient[Any, Any] = ResourceClient(RESTClient.from_config(cfg), DEPLOYMENTS, "default")
-    inf: SharedIndexInformer[Any] = SharedIndexInformer(rc.lister_watcher(), DEPLOYMENTS.model, 0.0)
+    inf: SharedIndexInformer[Any] = SharedIndexInformer(rc.lister_watcher(), DEPLOYMENTS.model, 0.0,
+                                                        compact_objects=compact)
     if strip:
         def drop(o: Any) -> Any:
             return msgspec.structs.replace(o, metadata=msgspec.structs.replace(o.metadata, managed_fields=msgspec.UNSET))
@@ -127,7 +130,7 @@ def _fetch(url: str, n: int) -> dict[str, Any]:
     return {"seconds": elapsed, "rss": after - before}
 
 
-VARIANTS = ["samplecontroller", "samplecontroller+strip", "official informer", "fetch+json.loads"]
+VARIANTS = ["samplecontroller", "samplecontroller+strip", "compact off", "official informer", "fetch+json.loads"]
 
 
 def child(variant: str, url: str, n: int) -> None:
@@ -135,6 +138,8 @@ def child(variant: str, url: str, n: int) -> None:
         out = _ours(url, n, strip=False)
     elif variant == "samplecontroller+strip":
         out = _ours(url, n, strip=True)
+    elif variant == "compact off":
+        out = _ours(url, n, strip=False, compact=False)
     elif variant == "official informer":
         out = _official(url, n)
     else:

@@ -6,6 +6,7 @@ One module per idea: ``keys`` (key functions, tombstone), ``index`` (index funct
 ``shared_informer``, ``listers``, ``dynamic``.
 """
 
+from samplecontroller.cache.compaction import compact
 from samplecontroller.cache.delta_fifo import (
     ADDED,
     DELETED,
@@ -53,6 +54,7 @@ __all__ = [
     "REPLACED",
     "SYNC",
     "UPDATED",
+    "compact",
     "DeletedFinalStateUnknown",
     "Delta",
     "DeltaFIFO",

@@ -25,9 +25,10 @@ DEFAULT_PAGE_SIZE = 500
 ListFunc = Callable[[ListOptions], ListResult[Any]]
 
 
-def list_all(list_func: ListFunc, options: ListOptions,
-             page_size: int = DEFAULT_PAGE_SIZE) -> tuple[list[Any], str, bool]:
-    """``(items, resource_version, paginated)``; see the module docstring."""
+def list_all(list_func: ListFunc, options: ListOptions, page_size: int = DEFAULT_PAGE_SIZE,
+             each: Callable[[Any], Any] | None = None) -> tuple[list[Any], str, bool]:
+    """``(items, resource_version, paginated)``; see the module docstring. ``each`` maps every item
+    as its page arrives (before the next page is requested)."""
     opts = dataclasses.replace(options)
     if not opts.limit:
         opts.limit = page_size or None
@@ -46,13 +47,17 @@ def list_all(list_func: ListFunc, options: ListOptions,
             full = dataclasses.replace(options, limit=None, continue_=None, resource_version=requested_rv,
                                        resource_version_match=requested_match)
             page = list_func(full)
-            return list(page.items), page.resource_version, paginated
+            return _items(page.items, each), page.resource_version, paginated
         if first:
             list_rv = page.resource_version
             first = False
-        items.extend(page.items)
+        items.extend(_items(page.items, each))
         if not page.continue_:
             return items, list_rv, paginated
         opts = dataclasses.replace(opts, continue_=page.continue_, resource_version=None,
                                    resource_version_match=None)
         paginated = True
+
+
+def _items(page_items: Any, each: Callable[[Any], Any] | None) -> list[Any]:
+    return list(page_items) if each is None else [each(obj) for obj in page_items]

@@ -11,7 +11,9 @@ Behaviour (Go's numbers and rules):
   versions only if the server paged the first "0" list (Go: a specific version is served
   unpaged from the watch cache). An expired continue token falls back to one unpaged list.
 - The list replaces the store's content (``store.replace(items, rv)``); no re-encoding happens:
-  items are whatever the ListerWatcher decoded.
+  items are whatever the ListerWatcher decoded, passed through ``compact`` when one is given
+  (each listed item as its page arrives, so a page's buffer goes before the next is read; each
+  added or modified object of a watch before the store sees it).
 - Watches start at the last synced version with ``allowWatchBookmarks`` and a random
   ``timeoutSeconds`` in [300, 600). Every event updates the last synced version (BOOKMARK
   events only do that). A watch that ends (server timeout, dropped connection) is re-opened at
@@ -108,7 +110,8 @@ class Reflector:
 
     def __init__(self, lister_watcher: ListerWatcher[Any], store: ReflectorStore, *, name: str = "",
                  page_size: int = PAGE_SIZE, watch_error_handler: WatchErrorHandler | None = None,
-                 backoff: BackoffManager | None = None, min_watch_timeout: float = MIN_WATCH_TIMEOUT) -> None:
+                 backoff: BackoffManager | None = None, min_watch_timeout: float = MIN_WATCH_TIMEOUT,
+                 compact: Callable[[Any], Any] | None = None) -> None:
         self.lister_watcher = lister_watcher
         self.store = store
         self.name = name or "reflector"
@@ -116,6 +119,7 @@ class Reflector:
         self.watch_error_handler: WatchErrorHandler = watch_error_handler or default_watch_error_handler
         self.backoff = backoff or default_backoff()
         self.min_watch_timeout = min_watch_timeout
+        self.compact = compact
         self._last_sync_rv = ""
         self._rv_unavailable = False
         self._paginated_result = False
@@ -193,7 +197,8 @@ class Reflector:
         page_size = self.page_size
         if rv not in ("", "0") and not self._paginated_result:
             page_size = 0
-        items, list_rv, paginated = list_all(self.lister_watcher.list, ListOptions(resource_version=rv), page_size)
+        items, list_rv, paginated = list_all(self.lister_watcher.list, ListOptions(resource_version=rv), page_size,
+                                             self.compact)
         if rv == "0" and paginated:
             self._paginated_result = True
         return items, list_rv
@@ -250,6 +255,7 @@ class Reflector:
     def _watch_events(self, w: Watch[Any], stop: threading.Event) -> int:
         """Apply events to the store until the watch ends; returns how many were seen."""
         store = self.store
+        compact = self.compact
         count = 0
         for event in w:
             if stop.is_set():
@@ -258,6 +264,8 @@ class Reflector:
             if kind == "ERROR":
                 raise errors.from_status(event.status or {})
             obj = event.object
+            if compact is not None and (kind == "ADDED" or kind == "MODIFIED"):
+                obj = compact(obj)
             if kind == "ADDED":
                 store.add(obj)
             elif kind == "MODIFIED":

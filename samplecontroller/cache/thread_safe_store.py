@@ -13,6 +13,7 @@ Contracts:
 from __future__ import annotations
 
 import builtins
+import sys
 import threading
 from collections.abc import Iterable, Mapping
 from typing import Any, Generic, TypeVar
@@ -21,6 +22,41 @@ from samplecontroller.cache.index import IndexFunc
 from samplecontroller.cache.keys import DeletedFinalStateUnknown, KeyFunc, meta_namespace_key_func
 
 T = TypeVar("T")
+
+_Keys = str | set[str]
+"""The keys under one index value: one key alone, or a set of two or more."""
+
+
+def _keys(entry: _Keys | None) -> Iterable[str]:
+    if entry is None:
+        return ()
+    return (entry,) if isinstance(entry, str) else entry
+
+
+def _add(index: dict[str, _Keys], value: str, key: str) -> None:
+    entry = index.get(value)
+    if entry is None:
+        index[sys.intern(value)] = key
+    elif isinstance(entry, str):
+        if entry != key:
+            index[value] = {entry, key}
+    else:
+        entry.add(key)
+
+
+def _remove(index: dict[str, _Keys], value: str, key: str) -> None:
+    entry = index.get(value)
+    if entry is None:
+        return
+    if isinstance(entry, str):
+        if entry == key:
+            del index[value]
+        return
+    entry.discard(key)
+    if len(entry) == 1:
+        index[value] = next(iter(entry))
+    elif not entry:
+        del index[value]
 
 
 class ThreadSafeStore(Generic[T]):
@@ -32,7 +68,9 @@ class ThreadSafeStore(Generic[T]):
         self._lock = threading.Lock()
         self._items: dict[str, T] = {}
         self._indexers: dict[str, IndexFunc] = dict(indexers or {})
-        self._indices: dict[str, dict[str, set[str]]] = {name: {} for name in self._indexers}
+        # index name -> value -> the key, or a set of keys when more than one object has that value
+        # (most values of a field index name one object: a str costs nothing, a set ~200 bytes)
+        self._indices: dict[str, dict[str, _Keys]] = {name: {} for name in self._indexers}
 
     # -- index maintenance (callers hold the lock) ------------------------------------------
 
@@ -44,19 +82,11 @@ class ThreadSafeStore(Generic[T]):
                 continue
             index = self._indices[name]
             for v in old_values:
-                keys = index.get(v)
-                if keys is not None:
-                    keys.discard(key)
-                    if not keys:
-                        del index[v]
+                _remove(index, v, key)
             for v in new_values:
-                keys = index.get(v)
-                if keys is None:
-                    index[v] = {key}
-                else:
-                    keys.add(key)
+                _add(index, v, key)
 
-    def _index(self, name: str) -> dict[str, set[str]]:
+    def _index(self, name: str) -> dict[str, _Keys]:
         try:
             return self._indices[name]
         except KeyError:
@@ -70,7 +100,7 @@ class ThreadSafeStore(Generic[T]):
 
     def update(self, obj: T) -> None:
         """Insert or replace the object under its key (same as ``add``)."""
-        key = self.key_func(obj)
+        key = sys.intern(self.key_func(obj))  # the same "ns/name" in every store and index is one string
         self.add_by_key(key, obj)
 
     def add_by_key(self, key: str, obj: T) -> None:
@@ -116,7 +146,7 @@ class ThreadSafeStore(Generic[T]):
 
     def replace(self, objects: Iterable[T], resource_version: str = "") -> None:
         """Make the store hold exactly ``objects`` (every index rebuilt)."""
-        items = {self.key_func(o): o for o in objects}
+        items = {sys.intern(self.key_func(o)): o for o in objects}
         with self._lock:
             self._items = items
             self._indices = {name: {} for name in self._indexers}
@@ -135,10 +165,10 @@ class ThreadSafeStore(Generic[T]):
             if clash:
                 raise ValueError(f"indexer conflict: {sorted(clash)}")
             for name, fn in indexers.items():
-                index: dict[str, set[str]] = {}
+                index: dict[str, _Keys] = {}
                 for key, obj in self._items.items():
                     for v in fn(obj):
-                        index.setdefault(v, set()).add(key)
+                        _add(index, v, key)
                 self._indexers[name] = fn
                 self._indices[name] = index
 
@@ -152,17 +182,17 @@ class ThreadSafeStore(Generic[T]):
             index = self._index(name)
             keys: set[str] = set()
             for v in self._indexers[name](obj):
-                keys |= index.get(v, set())
+                keys.update(_keys(index.get(v)))
             return [self._items[k] for k in keys]
 
     def by_index(self, name: str, value: str) -> builtins.list[T]:
         """Objects whose index function for ``name`` returned ``value``."""
         with self._lock:
-            return [self._items[k] for k in self._index(name).get(value, ())]
+            return [self._items[k] for k in _keys(self._index(name).get(value))]
 
     def index_keys(self, name: str, value: str) -> builtins.list[str]:
         with self._lock:
-            return list(self._index(name).get(value, ()))
+            return list(_keys(self._index(name).get(value)))
 
     def list_index_func_values(self, name: str) -> builtins.list[str]:
         """Every value index ``name`` currently holds."""
