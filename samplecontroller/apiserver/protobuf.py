@@ -20,7 +20,7 @@ import base64
 import functools
 import json
 import struct
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -85,7 +85,9 @@ def _table() -> dict[str, dict[str, list[str]]]:
     return data
 
 
-def _varint(data: bytes, pos: int) -> tuple[int, int]:
+def read_varint(data: bytes | memoryview, pos: int) -> tuple[int, int]:
+    """The protobuf varint at ``data[pos:]`` and the position after it; ValueError when it is
+    truncated or longer than 64 bits."""
     result = shift = 0
     while True:
         if pos >= len(data):
@@ -100,20 +102,21 @@ def _varint(data: bytes, pos: int) -> tuple[int, int]:
             raise ValueError("varint too long")
 
 
-def _fields(data: bytes) -> list[tuple[int, int, Any]]:
-    """(field number, wire type, raw value) triples of one message."""
-    out: list[tuple[int, int, Any]] = []
+def wire_fields(data: bytes | memoryview) -> Iterator[tuple[int, int, Any]]:
+    """(field number, wire type, raw value) of each field of one message, in order: an int for
+    a varint, a slice of ``data`` (bytes or memoryview, as given) for the others. ValueError on
+    a truncated field or an unsupported wire type (groups)."""
     pos = 0
     while pos < len(data):
-        key, pos = _varint(data, pos)
+        key, pos = read_varint(data, pos)
         num, wire = key >> 3, key & 7
         value: Any
         if wire == 0:
-            value, pos = _varint(data, pos)
+            value, pos = read_varint(data, pos)
         elif wire == 1:
             value, pos = data[pos:pos + 8], pos + 8
         elif wire == 2:
-            length, pos = _varint(data, pos)
+            length, pos = read_varint(data, pos)
             if pos + length > len(data):
                 raise ValueError("truncated field")
             value, pos = data[pos:pos + length], pos + length
@@ -123,8 +126,12 @@ def _fields(data: bytes) -> list[tuple[int, int, Any]]:
             raise ValueError(f"unsupported wire type {wire}")
         if pos > len(data):
             raise ValueError("truncated field")
-        out.append((num, wire, value))
-    return out
+        yield num, wire, value
+
+
+def _fields(data: bytes) -> list[tuple[int, int, Any]]:
+    """(field number, wire type, raw value) triples of one message."""
+    return list(wire_fields(data))
 
 
 def _signed(value: int, bits: int = 64) -> int:
@@ -154,7 +161,7 @@ def _packed(typ: str, value: bytes) -> list[Any]:
     pos = 0
     while pos < len(value):
         if typ in _VARINT:
-            item, pos = _varint(value, pos)
+            item, pos = read_varint(value, pos)
             out.append(_scalar(typ, 0, item))
         elif typ == "double":
             out.append(struct.unpack("<d", value[pos:pos + 8])[0])

@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from samplecontroller.apiserver.protobuf import wire_fields
+
 __all__ = ["Checked", "Expr", "Type", "parse"]
 
 # expression kinds
@@ -80,40 +82,10 @@ class Checked:
         return self.types.get(e.id, DYN)
 
 
-def _varint(buf: bytes | memoryview, pos: int) -> tuple[int, int]:
-    result = shift = 0
-    while True:
-        if pos >= len(buf):
-            raise ValueError("truncated varint")
-        b = buf[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if not b & 0x80:
-            return result, pos
-        shift += 7
-
-
 def _fields(buf: bytes | memoryview) -> Iterator[tuple[int, Any]]:
     """(field number, value) of each field: ints for varints, memoryviews (no copies) for
     lengths and fixed-size values."""
-    if not isinstance(buf, memoryview):
-        buf = memoryview(buf)
-    pos = 0
-    while pos < len(buf):
-        key, pos = _varint(buf, pos)
-        number, wire = key >> 3, key & 7
-        value: int | memoryview
-        if wire == 0:
-            value, pos = _varint(buf, pos)
-        elif wire == 1:
-            value, pos = buf[pos:pos + 8], pos + 8
-        elif wire == 2:
-            length, pos = _varint(buf, pos)
-            value, pos = buf[pos:pos + length], pos + length
-        elif wire == 5:
-            value, pos = buf[pos:pos + 4], pos + 4
-        else:
-            raise ValueError(f"unsupported wire type {wire}")
+    for number, _, value in wire_fields(buf if isinstance(buf, memoryview) else memoryview(buf)):
         yield number, value
 
 
