@@ -679,6 +679,7 @@ def _merge_body(base: dict[str, Any], body: Mapping[str, Any], root: Mapping[str
     for key, value in body.items():
         if key == "metadata" and isinstance(value, dict):
             meta = dict(out.get("metadata") or {})
+            meta_schema = _metadata_schema(root)
             for mkey, mvalue in value.items():
                 if mkey in _UNTRACKED_META and mkey not in ("name", "namespace", "generateName"):
                     continue
@@ -687,7 +688,7 @@ def _merge_body(base: dict[str, Any], body: Mapping[str, Any], root: Mapping[str
                 if mvalue is None:
                     meta.pop(mkey, None)
                 else:
-                    meta[mkey] = _merge(meta.get(mkey, _MISSING), mvalue, _Schema.field(_metadata_schema(root), mkey))
+                    meta[mkey] = _merge(meta.get(mkey, _MISSING), mvalue, _Schema.field(meta_schema, mkey))
             out["metadata"] = meta
         elif value is None:
             out.pop(key, None)

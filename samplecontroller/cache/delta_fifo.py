@@ -106,13 +106,17 @@ class DeltaFIFO:
             key = self.key_of(obj)
         deltas = self._items.get(key)
         if deltas is None:
-            self._items[key] = [Delta(kind, obj)]
-            self._queue.append(key)
-            if self._waiting:
-                self._cond.notify()
+            self._push_new(key, Delta(kind, obj))
         else:
             deltas.append(Delta(kind, obj))
             _dedup(deltas)
+
+    def _push_new(self, key: str, delta: Delta) -> None:
+        """Queue ``key`` (not queued yet) with its first delta; wake a waiting ``pop``. Lock held."""
+        self._items[key] = [delta]
+        self._queue.append(key)
+        if self._waiting:
+            self._cond.notify()
 
     def add(self, obj: Any) -> None:
         """Queue an Added delta for ``obj``."""
@@ -167,10 +171,7 @@ class DeltaFIFO:
     def _queue_replaced(self, key: str, obj: Any) -> None:
         deltas = self._items.get(key)
         if deltas is None:
-            self._items[key] = [Delta(REPLACED, obj)]
-            self._queue.append(key)
-            if self._waiting:
-                self._cond.notify()
+            self._push_new(key, Delta(REPLACED, obj))
         else:
             deltas.append(Delta(REPLACED, obj))
 
