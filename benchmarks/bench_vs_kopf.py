@@ -10,7 +10,10 @@ the controller process's CPU milliseconds per Foo, its RSS once started (idle, c
 its peak, the API server's CPU milliseconds per Foo, and the requests per Foo the controller
 sent by verb (counted by the server, startup requests excluded); then the ratios to kopf.
 kopf is ``benchmarks/kopf_foo_operator.py`` (kopf with the official kubernetes client), run as
-``kopf run --standalone --all-namespaces``; main.py runs with its defaults. Both log at their
+``kopf run --standalone --all-namespaces``; main.py runs with its defaults. The ``kopf`` row has kopf
+post its handlers' outcomes as Events (``KOPF_POST_EVENTS=1``; kopf 1.45 no longer does by default),
+as the sample-controller records ``Synced``; ``kopf-quiet`` is kopf's default, posting no Events.
+The requests column shows what each one posted. Both log at their
 default levels to a file.
 
     python benchmarks/bench_vs_kopf.py [--n 500,2000] [--controllers classic,runtime,kopf]
@@ -105,12 +108,14 @@ class Result:
 
 
 BASELINE_SUFFIX = "@base"
+KOPF = {"kopf": "1", "kopf-quiet": "0"}
+"""The kopf rows, and their KOPF_POST_EVENTS (see kopf_foo_operator.py)."""
 
 
 def controller_command(controller: str, kubeconfig: Path, workers: int | None, baseline: Path | None = None) -> list[str]:
     """The command line of ``controller``; ``name@base`` runs ``name`` from the ``baseline`` checkout."""
-    if controller == "kopf":
-        return [sys.executable, "-m", "kopf", "run", "--standalone", "--all-namespaces", "--quiet",
+    if controller in KOPF:
+        return [sys.executable, "-m", "kopf", "run", "--standalone", "--all-namespaces",
                 str(ROOT / "benchmarks" / "kopf_foo_operator.py")]
     root = ROOT
     if controller.endswith(BASELINE_SUFFIX):
@@ -168,7 +173,7 @@ def _measure(server: CountingServer, controller: str, n: int, workers: int | Non
     api.watch(DEPLOYMENTS_WATCH, on_deployment)
     api.watch(FOOS_WATCH, on_foo)
     log = open(tmp / "controller.log", "w")  # noqa: SIM115 - closed below
-    env = dict(os.environ, KUBECONFIG=str(server.kubeconfig_path))
+    env = dict(os.environ, KUBECONFIG=str(server.kubeconfig_path), KOPF_POST_EVENTS=KOPF.get(controller, "0"))
     cmd = controller_command(controller, server.kubeconfig_path, workers, baseline)
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env,
                             cwd=Path(cmd[1]).parent if cmd[1].endswith("main.py") else ROOT)
@@ -241,12 +246,17 @@ def print_table(results: list[Result]) -> None:
 
 
 def print_ratios(results: list[Result]) -> None:
-    kopf = {r.n: r for r in results if r.controller == "kopf"}
-    ours = [r for r in results if r.controller != "kopf" and r.n in kopf]
+    for name in KOPF:
+        _print_ratios(results, name)
+
+
+def _print_ratios(results: list[Result], name: str) -> None:
+    kopf = {r.n: r for r in results if r.controller == name}
+    ours = [r for r in results if r.controller not in KOPF and r.n in kopf]
     if not ours:
         return
     print()
-    print("ratios to kopf (throughput: kopf's time / ours; CPU and RSS: ours / kopf's)")
+    print(f"ratios to {name} (throughput: {name}'s time / ours; CPU and RSS: ours / {name}'s)")
     header = f"{'controller':>14} | {'N':>5} | {'deployments x':>13} | {'synced x':>8} | {'CPU':>5} | {'RSS':>5}"
     print(header)
     print("-" * len(header))
@@ -269,7 +279,7 @@ def main() -> None:
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     controllers = args.controllers.split(",")
     if args.baseline is not None:
-        controllers = [x for c in controllers for x in ((c,) if c == "kopf" else (c, c + BASELINE_SUFFIX))]
+        controllers = [x for c in controllers for x in ((c,) if c in KOPF else (c, c + BASELINE_SUFFIX))]
     for i in range(args.repeat):
         results = [run_once(c, int(n), args.workers, args.baseline)
                    for n in args.n.split(",") for c in controllers]
