@@ -1,8 +1,9 @@
 """HTTP transport to a Kubernetes API server over urllib3's connection pools.
 
-Without a proxy, a request read in full is driven by http.client directly on a connection of
-urllib3's pool (urllib3 still connects, verifies TLS and drops dead connections); watches and
-requests through a proxy take urllib3's own path.
+Without a proxy, a request read in full is written and read on the socket of a connection of
+urllib3's pool, parsed as ``rest.http11`` parses responses for the async transport (urllib3
+still connects, verifies TLS and drops dead connections); watches and requests through a proxy
+take urllib3's own path.
 
 Configuration comes from ``samplecontroller.rest.config`` (kubeconfig, in-cluster service
 account, token, exec and basic auth, TLS settings, proxies): the controller never imports the
@@ -34,7 +35,7 @@ import urllib3
 
 from samplecontroller.apimachinery import errors
 from samplecontroller.flowcontrol import TokenBucket
-from samplecontroller.rest import warnings
+from samplecontroller.rest import http11, warnings
 from samplecontroller.rest.config import (
     EXEC_TIMEOUT,
     Config,
@@ -72,7 +73,7 @@ class _Response:
 
     __slots__ = ("data", "headers", "status")
 
-    def __init__(self, status: int, data: bytes, headers: http.client.HTTPMessage) -> None:
+    def __init__(self, status: int, data: bytes, headers: http11.Headers) -> None:
         self.status = status
         self.data = data
         self.headers = headers
@@ -168,6 +169,7 @@ class RESTClient:
         self._lean_pool = (self._host_pool if self._host_pool is not None
                            and issubclass(self._host_pool.ConnectionCls, http.client.HTTPConnection) else None)
         self._prefix = urlsplit(self.host).path
+        self._idle: list[Any] = []  # the lean path's idle keep-alive connections (see _roundtrip)
         self._auth_lock = threading.Lock()
         self._auth: dict[str, str] = {}
         self._auth_until = 0.0  # time.monotonic() after which the credentials are computed again
@@ -288,7 +290,7 @@ class RESTClient:
             try:
                 headers = self._headers(accept, content_type, refresh)
                 if lean_pool is not None:
-                    resp = self._roundtrip(lean_pool, method, target, body, headers, limits)
+                    resp = self._roundtrip(lean_pool, self._idle, method, target, body, headers, limits)
                 else:
                     resp = self._urlopen(method, url, body, headers, limits, True)
             except urllib3.exceptions.ProtocolError as err:
@@ -312,17 +314,21 @@ class RESTClient:
                                        release_conn=preload)
 
     @staticmethod
-    def _roundtrip(pool: urllib3.HTTPConnectionPool, method: str, target: str, body: bytes | None,
+    def _roundtrip(pool: urllib3.HTTPConnectionPool, idle: list[Any], method: str, target: str, body: bytes | None,
                    headers: dict[str, str], timeout: urllib3.Timeout) -> _Response:
-        """One request read in full on a keep-alive connection of ``pool``, driven by http.client directly.
+        """One request read in full on a keep-alive connection of ``pool``, over its socket directly.
 
-        urllib3's per-request machinery (Retry and response objects, header dict copies) costs about
-        as much CPU as http.client itself; the connection still comes from (and returns to) urllib3's
-        pool, so connecting, TLS verification and dropped-connection checks stay urllib3's. Errors are
-        urllib3's: ``ProtocolError`` for a connection that broke, ``ReadTimeoutError`` for a timeout,
-        ``SSLError`` for a failed handshake.
+        urllib3's per-request machinery (Retry and response objects, header dict copies) and
+        http.client's (a file object and an email-parsed header block per response) cost more CPU
+        than the exchange itself; the connection still comes from (and returns to) urllib3's pool,
+        so connecting, TLS verification and dropped-connection checks stay urllib3's. Connections
+        between requests wait in ``idle`` (a list: taking and returning one needs no lock, where
+        the pool's queue takes three), up to the pool's size; the pool makes new ones. The response
+        is parsed as ``rest.http11`` parses it for the async transport (same status line, header
+        and framing rules). Errors are urllib3's: ``ProtocolError`` for a connection that broke or
+        a malformed response, ``ReadTimeoutError`` for a timeout, ``SSLError`` for a failed handshake.
         """
-        conn = cast(http.client.HTTPConnection, pool._get_conn())
+        conn = _idle_conn(idle) or cast(http.client.HTTPConnection, pool._get_conn())
         try:
             conn.timeout = timeout.connect_timeout  # type: ignore[assignment]  # used by urllib3's connect() if the connection is new
             pool._validate_conn(conn)  # type: ignore[arg-type]  # connects if needed; warns when unverified
@@ -331,17 +337,16 @@ class RESTClient:
             sock = conn.sock
             sock.sendall(_request_bytes(method, target, _host_header(conn), body, headers))
             sock.settimeout(timeout.read_timeout)
-            resp = _LeanHTTPResponse(sock, method=method)
-            resp.begin()
-            result = _Response(resp.status, resp.read(), resp.msg)
-            if resp.will_close:
-                conn.close()  # the server closes it: the pool connects anew next time
+            wire = _wire_of(conn, sock)
+            status, data, response_headers, reusable = wire.read_response(method)
+            if not reusable:
+                conn.close()  # the server closes it (or framed the body by closing): the pool connects anew
         except BaseException as err:
             conn.close()
-            pool._put_conn(conn)  # type: ignore[arg-type]  # the pool's own connection, closed
+            _return_conn(pool, idle, conn)  # closed: connected anew when next taken
             raise _as_urllib3_error(pool, target, err) from err
-        pool._put_conn(conn)  # type: ignore[arg-type]  # the pool's own connection
-        return result
+        _return_conn(pool, idle, conn)
+        return _Response(status, data, response_headers)
 
     def stream(self, method: str, path: str, *, query: Mapping[str, str] | None = None,
                timeout: float | None = None, accept: str = "application/json") -> ResponseStream:
@@ -362,112 +367,122 @@ class RESTClient:
         return ResponseStream(resp, url)
 
 
-class _LeanHTTPResponse(http.client.HTTPResponse):
-    """http.client's response, its header block parsed without the ``email`` package.
+_READ_SIZE = 65536
+_MAX_HEAD = 2**20
+"""Longest response head (status line and headers) accepted, as ``rest.http11``'s limit."""
 
-    ``http.client.parse_headers`` runs the email parser over every header block: a third of the
-    response's CPU for an API server's few plain headers. Here each line is split at its first
-    colon into the same ``HTTPMessage`` (``set_raw``: the name as sent, the value without leading
-    blanks or the line end, continuation lines appended), under http.client's limits (line length,
-    header count). The rest of ``begin`` is http.client's: status line, 100 Continue, chunked,
-    Content-Length, keep-alive.
-    """
 
-    def begin(self) -> None:
-        if self.headers is not None:
-            return
+class _Wire:
+    """The socket of one keep-alive connection with its read buffer: responses are read from it
+    one after another, each to its end (requests are not pipelined, so bytes past a response are
+    the server's error and the connection is not reused)."""
+
+    __slots__ = ("buffer", "sock")
+
+    def __init__(self, sock: Any) -> None:
+        self.sock = sock
+        self.buffer = bytearray()
+
+    def read_response(self, method: str) -> tuple[int, bytes, http11.Headers, bool]:
+        """Status, body, headers of the next final response, and whether the connection may be
+        reused. EOF before its first byte is ``RemoteDisconnected`` (a keep-alive connection the
+        server closed), in the body ``IncompleteRead``; a malformed one ``http11.ProtocolError``."""
         while True:
-            version, status, reason = self._read_status()  # type: ignore[attr-defined]  # http.client's own
-            if status != http.client.CONTINUE:
-                break
-            _read_header_lines(self.fp)
-        self.code = self.status = status
-        self.reason = reason.strip()
-        if version in ("HTTP/1.0", "HTTP/0.9"):
-            self.version = 10
-        elif version.startswith("HTTP/1."):
-            self.version = 11
+            head = self._until(b"\r\n\r\n", _MAX_HEAD)
+            status, version, headers = http11.parse_head(head)
+            if status >= 200 or status == 101:
+                break  # else an interim response (100 Continue): the final one follows
+        kind, length, reusable = http11.framing(method, status, version, headers)
+        if kind == "length":
+            data = self._exactly(length)
+        elif kind == "chunked":
+            data = self._chunked()
+        elif kind == "eof":
+            data, reusable = self._to_eof(), False
         else:
-            raise http.client.UnknownProtocol(version)
-        self.headers = self.msg = _header_message(_read_header_lines(self.fp))
-        encoding = self.msg.get("transfer-encoding")
-        self.chunked = bool(encoding) and encoding.lower() == "chunked"  # type: ignore[assignment]
-        self.chunk_left = None  # type: ignore[assignment]
-        self.will_close = self._check_close()  # type: ignore[attr-defined]
-        self.length = None
-        length = self.msg.get("content-length")
-        if length and not self.chunked:
-            try:
-                n = int(length)
-            except ValueError:
-                n = -1
-            self.length = n if n >= 0 else None  # type: ignore[assignment]
-        if status in (http.client.NO_CONTENT, http.client.NOT_MODIFIED) or 100 <= status < 200 \
-                or self._method == "HEAD":  # type: ignore[attr-defined]
-            self.length = 0  # type: ignore[assignment]
-        if not self.will_close and not self.chunked and self.length is None:
-            self.will_close = True
+            data = b""
+        return status, data, headers, reusable and not self.buffer
+
+    def _fill(self) -> bool:
+        piece = self.sock.recv(_READ_SIZE)
+        if not piece:
+            return False
+        self.buffer += piece
+        return True
+
+    def _until(self, separator: bytes, limit: int) -> bytes:
+        start = 0
+        while True:
+            end = self.buffer.find(separator, start)
+            if end >= 0:
+                end += len(separator)
+                piece = bytes(self.buffer[:end])
+                del self.buffer[:end]
+                return piece
+            if len(self.buffer) > limit:
+                raise http11.ProtocolError(f"response head or chunk-size line longer than {limit} bytes")
+            start = max(0, len(self.buffer) - len(separator) + 1)
+            if not self._fill():
+                if self.buffer:
+                    raise http.client.IncompleteRead(bytes(self.buffer))
+                raise http.client.RemoteDisconnected("Remote end closed connection without response")
+
+    def _exactly(self, n: int) -> bytes:
+        while len(self.buffer) < n:
+            if not self._fill():
+                raise http.client.IncompleteRead(bytes(self.buffer), n - len(self.buffer))
+        piece = bytes(self.buffer[:n])
+        del self.buffer[:n]
+        return piece
+
+    def _chunked(self) -> bytes:
+        parts: list[bytes] = []
+        while True:
+            size = http11.chunk_size(self._until(b"\r\n", _MAX_HEAD))
+            if size == 0:
+                while self._until(b"\r\n", _MAX_HEAD) != b"\r\n":
+                    pass  # trailers, up to the empty line
+                return b"".join(parts)
+            data = self._exactly(size + 2)
+            if data[-2:] != b"\r\n":
+                raise http11.ProtocolError("chunk not terminated by CRLF")
+            parts.append(data[:-2])
+
+    def _to_eof(self) -> bytes:
+        while self._fill():
+            pass
+        data = bytes(self.buffer)
+        self.buffer.clear()
+        return data
 
 
-_MAX_LINE = 65536
-_MAX_HEADERS = 100
+def _idle_conn(idle: list[Any]) -> Any:
+    """The most recently returned idle connection (closed if the server closed it meanwhile: it
+    connects anew), or None. ``list.pop`` is atomic, so threads share ``idle`` without a lock."""
+    try:
+        conn = idle.pop()
+    except IndexError:
+        return None
+    if conn.sock is not None and not conn.is_connected:  # the server closed it while idle (urllib3's check)
+        conn.close()
+    return conn
 
 
-def _read_header_lines(fp: Any) -> list[bytes]:
-    """The header lines up to the blank line (excluded), within http.client's limits."""
-    lines: list[bytes] = []
-    while True:
-        line = fp.readline(_MAX_LINE + 1)
-        if len(line) > _MAX_LINE:
-            raise http.client.LineTooLong("header line")
-        if line in (b"\r\n", b"\n", b""):
-            return lines
-        lines.append(line)
-        if len(lines) > _MAX_HEADERS:
-            raise http.client.HTTPException(f"got more than {_MAX_HEADERS} headers")
+def _return_conn(pool: urllib3.HTTPConnectionPool, idle: list[Any], conn: Any) -> None:
+    """Keep ``conn`` for the next request, or give it back to the pool when ``idle`` is full."""
+    if len(idle) < (pool.pool.maxsize if pool.pool is not None else 0):
+        idle.append(conn)
+    else:
+        pool._put_conn(conn)
 
 
-class _Headers(http.client.HTTPMessage):
-    """A response's headers: an ``HTTPMessage`` (whatever reads http.client's reads these) whose
-    ``get`` and ``get_all`` look the name up in a dict instead of scanning every field through the
-    email policy."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._by_name: dict[str, list[str]] = {}
-
-    def set_raw(self, name: str, value: str) -> None:  # type: ignore[override]
-        super().set_raw(name, value)
-        self._by_name.setdefault(name.lower(), []).append(value)
-
-    def get(self, name: str, failobj: Any = None) -> Any:  # type: ignore[override]
-        values = self._by_name.get(name.lower())
-        return values[0] if values else failobj
-
-    def get_all(self, name: str, failobj: Any = None) -> Any:  # type: ignore[override]
-        values = self._by_name.get(name.lower())
-        return list(values) if values else failobj
-
-
-def _header_message(lines: list[bytes]) -> http.client.HTTPMessage:
-    """``lines`` as http.client's HTTPMessage holds them (latin-1, as http.client decodes them)."""
-    msg = _Headers()
-    name = value = ""
-    for raw in lines:
-        line = raw.decode("iso-8859-1")
-        if line[:1] in (" ", "\t") and name:
-            value = value.rstrip("\r\n") + "\r\n" + line  # a folded line, kept as the email parser does
-            continue
-        if name:
-            msg.set_raw(name, value.rstrip("\r\n"))
-        name, colon, value = line.partition(":")
-        if not colon:
-            name = ""  # not a header (the email parser records it as a defect): ignored
-            continue
-        value = value.lstrip(" \t")
-    if name:
-        msg.set_raw(name, value.rstrip("\r\n"))
-    return msg
+def _wire_of(conn: http.client.HTTPConnection, sock: Any) -> _Wire:
+    """The connection's ``_Wire``, a new one when urllib3 connected it anew since the last request."""
+    wire: _Wire | None = getattr(conn, "_samplecontroller_wire", None)
+    if wire is None or wire.sock is not sock:
+        wire = _Wire(sock)
+        conn._samplecontroller_wire = wire  # type: ignore[attr-defined]  # kept with the connection it reads
+    return wire
 
 
 _FORBIDDEN_IN_TARGET = re.compile("[\x00-\x20\x7f]")
@@ -511,7 +526,7 @@ def _as_urllib3_error(pool: urllib3.HTTPConnectionPool, target: str, err: BaseEx
         return urllib3.exceptions.SSLError(err)
     if isinstance(err, TimeoutError):
         return urllib3.exceptions.ReadTimeoutError(pool, target, f"Read timed out. ({err})")
-    if isinstance(err, (OSError, http.client.HTTPException)):
+    if isinstance(err, (OSError, http.client.HTTPException, http11.ProtocolError)):
         return urllib3.exceptions.ProtocolError("Connection aborted.", err)
     return err
 

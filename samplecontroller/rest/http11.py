@@ -35,9 +35,10 @@ import re
 import ssl
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping
 from types import TracebackType
+from typing import Any
 
 __all__ = ["ConnectionDropped", "ConnectionPool", "Headers", "ProtocolError", "Response", "StreamingResponse",
-           "encode_headers", "request_head"]
+           "chunk_size", "encode_headers", "framing", "parse_head", "request_head"]
 
 _READ_LIMIT = 2**20
 """Longest status line, header line or chunk-size line accepted; also the reader's buffer size."""
@@ -45,6 +46,8 @@ _BODY_PIECE = 2**20
 """A body is read in pieces of at most this size, each within ``read_timeout``."""
 _BAD_TARGET = re.compile(r"[\x00-\x20\x7f]")
 _BAD_VALUE = re.compile(r"[\r\n\x00]")
+_BLANKS = " \t\r\n\x0b\x0c"
+"""What ``bytes.strip()`` strips: a header name must not start or end with one."""
 
 
 class ProtocolError(Exception):
@@ -70,6 +73,14 @@ class Headers(Mapping[str, str]):
             if k == key:
                 return v
         raise KeyError(name)
+
+    def get(self, name: str, default: Any = None) -> Any:  # what Mapping.get does, without a KeyError per miss
+        """The first value of ``name``, or ``default`` when there is none."""
+        key = name.lower()
+        for k, v in self._items:
+            if k == key:
+                return v
+        return default
 
     def get_all(self, name: str, default: list[str] | None = None) -> list[str] | None:
         """Every value of ``name`` in order, or ``default`` when there is none."""
@@ -274,32 +285,52 @@ async def _read_head(conn: _Conn, timer: _Timer) -> tuple[int, bytes, Headers]:
             raise
         except asyncio.LimitOverrunError:
             raise ProtocolError(f"response head longer than {_READ_LIMIT} bytes") from None
-        lines = raw[:-4].split(b"\r\n")
-        version, _, rest = lines[0].partition(b" ")
-        code = rest[:3]
-        if not version.startswith(b"HTTP/1.") or len(code) != 3 or not code.isdigit():
-            raise ProtocolError(f"malformed status line {lines[0][:100]!r}")
-        status = int(code)
+        status, version, headers = parse_head(raw)
         if status >= 200 or status == 101:
-            return status, version, _parse_headers(lines)
+            return status, version, headers
         # an interim response (100 Continue, 103 Early Hints): the final one follows
+
+
+def parse_head(raw: bytes) -> tuple[int, bytes, Headers]:
+    """Status, HTTP version and headers of a response head (``raw``: up to and including the
+    empty line); ``ProtocolError`` when it is malformed. No I/O: the sync transport parses its
+    responses with it too."""
+    lines = raw[:-4].split(b"\r\n")
+    version, _, rest = lines[0].partition(b" ")
+    code = rest[:3]
+    if not version.startswith(b"HTTP/1.") or len(code) != 3 or not code.isdigit():
+        raise ProtocolError(f"malformed status line {lines[0][:100]!r}")
+    return int(code), version, _parse_headers(lines)
+
+
+def chunk_size(line: bytes) -> int:
+    """The size of the chunk a chunk-size line (with its CRLF; extensions ignored) announces;
+    ``ProtocolError`` when it is malformed."""
+    size_text = line.split(b";", 1)[0].strip()
+    try:
+        size = int(size_text, 16)
+    except ValueError:
+        raise ProtocolError(f"malformed chunk size {line[:100]!r}") from None
+    if size < 0:
+        raise ProtocolError(f"malformed chunk size {line[:100]!r}")
+    return size
 
 
 def _parse_headers(lines: list[bytes]) -> Headers:
     items: list[tuple[str, str]] = []
-    for line in lines[1:]:
-        if line[:1] in (b" ", b"\t") and items:  # obsolete line folding: continues the previous value
+    for line in b"\r\n".join(lines[1:]).decode("latin-1").split("\r\n") if len(lines) > 1 else ():
+        if line[:1] in (" ", "\t") and items:  # obsolete line folding: continues the previous value
             previous, text = items[-1]
-            items[-1] = (previous, f"{text} {line.strip().decode('latin-1')}")
+            items[-1] = (previous, f"{text} {line.strip()}")
             continue
-        name, sep, value = line.partition(b":")
-        if not sep or not name or name != name.strip():
-            raise ProtocolError(f"malformed header line {line[:100]!r}")
-        items.append((name.decode("latin-1").lower(), value.strip().decode("latin-1")))
+        name, sep, value = line.partition(":")
+        if not sep or not name or name[0] in _BLANKS or name[-1] in _BLANKS:
+            raise ProtocolError(f"malformed header line {line[:100].encode('latin-1')!r}")
+        items.append((name.lower(), value.strip()))
     return Headers(items)
 
 
-def _framing(method: str, status: int, version: bytes, headers: Headers) -> tuple[str, int, bool]:
+def framing(method: str, status: int, version: bytes, headers: Headers) -> tuple[str, int, bool]:
     """How the body is delimited ("none", "length", "chunked" or "eof"), its length, and whether the
     connection may be reused after it."""
     connection = headers.get("connection", "").lower()
@@ -322,7 +353,7 @@ def _framing(method: str, status: int, version: bytes, headers: Headers) -> tupl
 
 async def _read_body(conn: _Conn, method: str, status: int, version: bytes, headers: Headers,
                      timer: _Timer) -> tuple[bytes, bool]:
-    kind, length, reusable = _framing(method, status, version, headers)
+    kind, length, reusable = framing(method, status, version, headers)
     reader = conn.reader
     if kind == "length":
         return await _read_exactly(reader, length, timer), reusable
@@ -361,13 +392,7 @@ async def _chunks(reader: asyncio.StreamReader, timer: _Timer) -> AsyncIterator[
             size_line = await reader.readuntil(b"\r\n")
         except asyncio.LimitOverrunError:
             raise ProtocolError("chunk-size line too long") from None
-        size_text = size_line.split(b";", 1)[0].strip()
-        try:
-            size = int(size_text, 16)
-        except ValueError:
-            raise ProtocolError(f"malformed chunk size {size_line[:100]!r}") from None
-        if size < 0:
-            raise ProtocolError(f"malformed chunk size {size_line[:100]!r}")
+        size = chunk_size(size_line)
         if size == 0:
             while True:  # trailers, up to the empty line
                 timer.arm()
@@ -407,7 +432,7 @@ class StreamingResponse:
         """The body's lines as they arrive (bytes without ``\\n``/``\\r\\n``; a last line without
         a newline too). The read timeout applies to each wait on the server, never while the
         caller holds a line."""
-        kind, length, _ = _framing("GET", self.status, self._version, self.headers)
+        kind, length, _ = framing("GET", self.status, self._version, self.headers)
         timer = _Timer(self._read_timeout)
         pieces = self._pieces(kind, length, timer)
         buffer = b""

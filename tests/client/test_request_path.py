@@ -142,19 +142,56 @@ def test_lean_response_path_reads_chunked_bodies_warnings_and_closing_connection
     assert server.connections == 2  # kept alive until the server said close
 
 
+def test_lean_response_path_skips_interim_responses_and_drops_a_connection_with_extra_bytes() -> None:
+    from samplecontroller.rest.config import Config
+
+    server = _CannedServer([
+        b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}",
+        b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}HTTP/1.1 200 OK\r\n",  # bytes past the response
+        b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nnext",
+    ])
+    rest = RESTClient(Config(host=server.url))
+    assert rest.request("POST", "/a", body=b"{}") == b"{}"
+    assert rest.request("GET", "/b") == b"{}"
+    assert rest.request("GET", "/c") == b"next"  # on a new connection: the old one was not reused
+    assert server.connections == 2
+
+
+@pytest.mark.parametrize("response", [
+    b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\nConnection: close\r\n\r\nshort",  # EOF inside the body
+    b"HTTP/1.1 2x0 OK\r\nContent-Length: 0\r\n\r\n",  # malformed status line
+    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",  # malformed chunk size
+])
+def test_lean_response_path_refuses_a_broken_response_as_a_transport_error(response: bytes) -> None:
+    from samplecontroller.rest import TransportError
+    from samplecontroller.rest.config import Config
+
+    server = _CannedServer([response] * 3)
+    rest = RESTClient(Config(host=server.url))
+    with pytest.raises(TransportError, match="cannot reach the API server"):
+        rest.request("POST", "/a", body=b"{}")
+
+
 def test_lean_header_parsing_matches_http_client() -> None:
     import http.client
     import io
 
-    from samplecontroller.rest import _header_message, _read_header_lines
+    from samplecontroller.rest import http11
 
     block = (b"Content-Type: application/json\r\nWarning: 299 - \"a\"\r\nWarning: 299 - \"b\"\r\n"
-             b"X-Fold: one\r\n  two\r\nAudit-Id:  x y \r\nContent-Length: 12\r\n\r\nbody")
-    ours, theirs = _header_message(_read_header_lines(io.BytesIO(block))), http.client.parse_headers(io.BytesIO(block))
-    assert ours.items() == theirs.items()
+             b"X-Fold: one\r\n  two\r\nAudit-Id:  x y \r\nContent-Length: 12\r\n\r\n")
+    status, version, ours = http11.parse_head(b"HTTP/1.1 200 OK\r\n" + block)
+    theirs = http.client.parse_headers(io.BytesIO(block))
+    assert (status, version) == (200, b"HTTP/1.1")
     assert ours.get_all("warning") == theirs.get_all("warning") == ['299 - "a"', '299 - "b"']
-    with pytest.raises(http.client.HTTPException):
-        _read_header_lines(io.BytesIO(b"".join(b"X-%d: v\r\n" % i for i in range(101)) + b"\r\n"))
+    assert ours.get("content-type") == theirs.get("content-type") == "application/json"
+    assert ours.get("audit-id") == (theirs.get("audit-id") or "").strip() == "x y"
+    assert ours.get("x-fold") == "one two"  # a folded line continues the value, as http11 reads it
+    assert ours.get("retry-after") is None and ours.get("retry-after", "d") == "d"
+    for malformed in (b"HTTP/1.1 2x0 OK\r\n\r\n", b"HTTPS 200 OK\r\n\r\n", b"HTTP/1.1 200 OK\r\nNo colon\r\n\r\n",
+                      b"HTTP/1.1 200 OK\r\nName : v\r\n\r\n"):
+        with pytest.raises(http11.ProtocolError):
+            http11.parse_head(malformed)
 
 
 def test_lean_request_is_http_clients_request_in_one_write_and_refuses_splitting() -> None:
