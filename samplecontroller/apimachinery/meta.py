@@ -17,6 +17,7 @@ from typing import Any
 import msgspec
 
 _UNSET = msgspec.UNSET
+_Struct = msgspec.Struct
 
 # snake_case attribute -> camelCase wire key, for the fields read here
 _WIRE = {
@@ -40,13 +41,13 @@ _WIRE = {
 
 
 def _field(obj: Any, attr: str) -> Any:
-    # Exact type checks first: these run several times per cached object per event, and an
-    # isinstance() against the Mapping ABC costs more than the rest of the lookup.
+    # Exact and Struct type checks first: these run several times per cached object per event,
+    # and an isinstance() against the Mapping ABC costs more than the rest of the lookup.
     if type(obj) is dict:
         return obj.get(_WIRE.get(attr, attr))
     if obj is None or obj is _UNSET:
         return None
-    if not isinstance(obj, msgspec.Struct) and isinstance(obj, Mapping):
+    if not isinstance(obj, _Struct) and isinstance(obj, Mapping):
         return obj.get(_WIRE.get(attr, attr))
     value = getattr(obj, attr, None)
     return None if value is _UNSET else value
@@ -58,6 +59,11 @@ def metadata(obj: Any) -> Any:
 
 
 def _meta_field(obj: Any, attr: str) -> Any:
+    if isinstance(obj, _Struct):  # the typed models' path, a few times per watch event: no generic lookups
+        md = getattr(obj, "metadata", None)
+        if isinstance(md, _Struct):
+            value = getattr(md, attr, None)
+            return None if value is _UNSET else value
     return _field(metadata(obj), attr)
 
 
@@ -143,18 +149,22 @@ class OwnerRef(msgspec.Struct, frozen=True):
 
 def get_owner_references(obj: Any) -> list[OwnerRef]:
     """``metadata.ownerReferences`` as ``OwnerRef``s (the fields the machinery reads), or []."""
-    refs = _meta_field(obj, "owner_references") or ()
-    return [
-        OwnerRef(
-            api_version=_field(r, "api_version") or "",
-            kind=_field(r, "kind") or "",
-            name=_field(r, "name") or "",
-            uid=_field(r, "uid") or "",
-            controller=bool(_field(r, "controller")),
-            block_owner_deletion=bool(_field(r, "block_owner_deletion")),
-        )
-        for r in refs
-    ]
+    return [_owner_ref(r) for r in _meta_field(obj, "owner_references") or ()]
+
+
+def _owner_ref(ref: Any) -> OwnerRef:
+    if isinstance(ref, _Struct):  # the typed models: a field is a value or UNSET (falsy)
+        return OwnerRef(getattr(ref, "api_version", "") or "", getattr(ref, "kind", "") or "",
+                        getattr(ref, "name", "") or "", getattr(ref, "uid", "") or "",
+                        getattr(ref, "controller", None) is True, getattr(ref, "block_owner_deletion", None) is True)
+    return OwnerRef(
+        api_version=_field(ref, "api_version") or "",
+        kind=_field(ref, "kind") or "",
+        name=_field(ref, "name") or "",
+        uid=_field(ref, "uid") or "",
+        controller=bool(_field(ref, "controller")),
+        block_owner_deletion=bool(_field(ref, "block_owner_deletion")),
+    )
 
 
 def get_controller_of(obj: Any) -> OwnerRef | None:
