@@ -23,6 +23,7 @@ from __future__ import annotations
 import http.client
 import os
 import re
+import socket
 import ssl
 import threading
 import time
@@ -86,7 +87,7 @@ class ResponseStream:
     ``TransportError`` if a read was interrupted, which the iterator swallows once closed).
     """
 
-    def __init__(self, response: urllib3.BaseHTTPResponse, url: str) -> None:
+    def __init__(self, response: urllib3.BaseHTTPResponse | _LeanStream, url: str) -> None:
         self._response = response
         self._url = url
         self._closed = threading.Event()
@@ -108,7 +109,8 @@ class ResponseStream:
                         yield line
             if buffer.strip() and not self._closed.is_set():
                 yield buffer  # a last line without its newline
-        except (urllib3.exceptions.HTTPError, OSError, ValueError, AttributeError) as err:
+        except (urllib3.exceptions.HTTPError, OSError, ValueError, AttributeError, http.client.HTTPException,
+                http11.ProtocolError) as err:
             if not self._closed.is_set():
                 raise TransportError(f"stream from {self._url} broke: {_reason(err)}") from None
         finally:
@@ -348,12 +350,26 @@ class RESTClient:
         _return_conn(pool, idle, conn)
         return _Response(status, data, response_headers)
 
+    def _lean_stream(self, pool: urllib3.HTTPConnectionPool, method: str, url: str, accept: str,
+                     timeout: float | None) -> ResponseStream:
+        try:
+            headers, status, body, stream = _open_lean_stream(pool, method, self._prefix + url[len(self.host):],
+                                                              self._headers(accept, None), timeout)
+        except urllib3.exceptions.HTTPError as err:
+            raise TransportError(f"cannot reach the API server at {self.host}: {_reason(err)}") from None
+        self.handle_warnings(headers)
+        if stream is None:
+            raise errors.from_response(status, body)
+        return ResponseStream(stream, url)
+
     def stream(self, method: str, path: str, *, query: Mapping[str, str] | None = None,
                timeout: float | None = None, accept: str = "application/json") -> ResponseStream:
         """Open a streaming request (a watch); raises like ``request`` before streaming starts."""
         url = self.url(path, query)
         if self.throttle is not None:
             self.throttle.accept()
+        if self._lean_pool is not None:
+            return self._lean_stream(self._lean_pool, method, url, accept, timeout)
         try:
             resp = self._urlopen(method, url, None, self._headers(accept, None),
                                  urllib3.Timeout(connect=10.0, read=timeout), False)
@@ -373,87 +389,202 @@ _MAX_HEAD = 2**20
 
 
 class _Wire:
-    """The socket of one keep-alive connection with its read buffer: responses are read from it
-    one after another, each to its end (requests are not pipelined, so bytes past a response are
-    the server's error and the connection is not reused)."""
+    """The socket of one connection with its read buffer: responses are read from it one after
+    another, each to its end (requests are not pipelined, so bytes past a response are the
+    server's error and the connection is not reused). ``pos`` is where the unread bytes start."""
 
-    __slots__ = ("buffer", "sock")
+    __slots__ = ("buffer", "pos", "sock")
 
     def __init__(self, sock: Any) -> None:
         self.sock = sock
         self.buffer = bytearray()
+        self.pos = 0
+
+    def read_head(self) -> tuple[int, bytes, http11.Headers]:
+        """Status, version and headers of the next final response (interim 1xx ones skipped). EOF
+        before its first byte is ``RemoteDisconnected`` (a keep-alive connection the server
+        closed), within it ``IncompleteRead``; a malformed head ``http11.ProtocolError``."""
+        while True:
+            status, version, headers = http11.parse_head(self._until(b"\r\n\r\n"))
+            if status >= 200 or status == 101:
+                return status, version, headers
 
     def read_response(self, method: str) -> tuple[int, bytes, http11.Headers, bool]:
         """Status, body, headers of the next final response, and whether the connection may be
-        reused. EOF before its first byte is ``RemoteDisconnected`` (a keep-alive connection the
-        server closed), in the body ``IncompleteRead``; a malformed one ``http11.ProtocolError``."""
-        while True:
-            head = self._until(b"\r\n\r\n", _MAX_HEAD)
-            status, version, headers = http11.parse_head(head)
-            if status >= 200 or status == 101:
-                break  # else an interim response (100 Continue): the final one follows
+        reused. EOF within the body is ``IncompleteRead``."""
+        status, version, headers = self.read_head()
         kind, length, reusable = http11.framing(method, status, version, headers)
         if kind == "length":
             data = self._exactly(length)
         elif kind == "chunked":
-            data = self._chunked()
+            parts, ended = [], False
+            while not ended:
+                piece, ended = self.chunk_data()
+                parts.append(piece)
+            data = b"".join(parts)
         elif kind == "eof":
-            data, reusable = self._to_eof(), False
+            data, reusable = self.to_eof(), False
         else:
             data = b""
-        return status, data, headers, reusable and not self.buffer
+        return status, data, headers, reusable and self.pos == len(self.buffer)
 
     def _fill(self) -> bool:
         piece = self.sock.recv(_READ_SIZE)
         if not piece:
             return False
+        if self.pos:
+            del self.buffer[:self.pos]
+            self.pos = 0
         self.buffer += piece
         return True
 
-    def _until(self, separator: bytes, limit: int) -> bytes:
-        start = 0
+    def _more(self) -> None:
+        """Wait for more bytes; ``IncompleteRead`` (or ``RemoteDisconnected`` before any) at EOF."""
+        if not self._fill():
+            if self.pos < len(self.buffer):
+                raise http.client.IncompleteRead(bytes(self.buffer[self.pos:]))
+            raise http.client.RemoteDisconnected("Remote end closed connection without response")
+
+    def _until(self, separator: bytes) -> bytes:
+        searched = 0  # bytes of the unread part already searched (relative: _fill may move them)
         while True:
-            end = self.buffer.find(separator, start)
+            end = self.buffer.find(separator, self.pos + searched)
             if end >= 0:
                 end += len(separator)
-                piece = bytes(self.buffer[:end])
-                del self.buffer[:end]
+                piece = bytes(self.buffer[self.pos:end])
+                self.pos = end
                 return piece
-            if len(self.buffer) > limit:
-                raise http11.ProtocolError(f"response head or chunk-size line longer than {limit} bytes")
-            start = max(0, len(self.buffer) - len(separator) + 1)
-            if not self._fill():
-                if self.buffer:
-                    raise http.client.IncompleteRead(bytes(self.buffer))
-                raise http.client.RemoteDisconnected("Remote end closed connection without response")
+            unread = len(self.buffer) - self.pos
+            if unread > _MAX_HEAD:
+                raise http11.ProtocolError(f"response head or chunk-size line longer than {_MAX_HEAD} bytes")
+            searched = max(0, unread - len(separator) + 1)
+            self._more()
 
     def _exactly(self, n: int) -> bytes:
-        while len(self.buffer) < n:
-            if not self._fill():
-                raise http.client.IncompleteRead(bytes(self.buffer), n - len(self.buffer))
-        piece = bytes(self.buffer[:n])
-        del self.buffer[:n]
+        while len(self.buffer) - self.pos < n:
+            self._more()
+        piece = bytes(self.buffer[self.pos:self.pos + n])
+        self.pos += n
         return piece
 
-    def _chunked(self) -> bytes:
+    def chunk_data(self) -> tuple[bytes, bool]:
+        """The data of the chunks of a chunked body that are complete in the buffer, at least one
+        (waiting for it), and whether the body ended (its last chunk and trailers read: do not call
+        again for it). One call per read from the socket, however many chunks (watch events) it brought."""
         parts: list[bytes] = []
         while True:
-            size = http11.chunk_size(self._until(b"\r\n", _MAX_HEAD))
-            if size == 0:
-                while self._until(b"\r\n", _MAX_HEAD) != b"\r\n":
-                    pass  # trailers, up to the empty line
-                return b"".join(parts)
-            data = self._exactly(size + 2)
-            if data[-2:] != b"\r\n":
-                raise http11.ProtocolError("chunk not terminated by CRLF")
-            parts.append(data[:-2])
+            buffer, pos = self.buffer, self.pos
+            eol = buffer.find(b"\r\n", pos)
+            if eol >= 0:
+                size = http11.chunk_size(buffer[pos:eol + 2])
+                if size == 0:
+                    self.pos = eol + 2
+                    while self._until(b"\r\n") != b"\r\n":
+                        pass  # trailers, up to the empty line
+                    return b"".join(parts), True
+                end = eol + 2 + size + 2
+                if end <= len(buffer):
+                    if buffer[end - 2:end] != b"\r\n":
+                        raise http11.ProtocolError("chunk not terminated by CRLF")
+                    parts.append(bytes(buffer[eol + 2:end - 2]))
+                    self.pos = end
+                    continue
+            elif len(buffer) - pos > _MAX_HEAD:
+                raise http11.ProtocolError(f"chunk-size line longer than {_MAX_HEAD} bytes")
+            if parts:
+                return b"".join(parts), False
+            self._more()
 
-    def _to_eof(self) -> bytes:
-        while self._fill():
-            pass
-        data = bytes(self.buffer)
-        self.buffer.clear()
-        return data
+    def some(self, limit: int | None = None) -> bytes:
+        """The unread bytes (at most ``limit``), waiting for some; b"" at EOF."""
+        if self.pos == len(self.buffer) and not self._fill():
+            return b""
+        end = len(self.buffer) if limit is None else min(len(self.buffer), self.pos + limit)
+        piece = bytes(self.buffer[self.pos:end])
+        self.pos = end
+        return piece
+
+    def to_eof(self) -> bytes:
+        """Everything up to EOF."""
+        return b"".join(iter(self.some, b""))
+
+
+def _open_lean_stream(pool: urllib3.HTTPConnectionPool, method: str, target: str, headers: dict[str, str],
+                      timeout: float | None) -> tuple[http11.Headers, int, bytes, _LeanStream | None]:
+    """Send a streaming request on a connection of its own from ``pool`` and read the response
+    head: its headers, and either the whole body of an error status (>= 400, the connection given
+    back) or the stream of its body. Errors as ``RESTClient._roundtrip``'s."""
+    conn = cast(http.client.HTTPConnection, pool._get_conn())
+    try:
+        conn.timeout = 10.0  # type: ignore[assignment]  # urllib3's connect timeout
+        pool._validate_conn(conn)  # type: ignore[arg-type]  # connects if needed; warns when unverified
+        if conn.sock is None:
+            conn.connect()
+        sock = conn.sock
+        sock.sendall(_request_bytes(method, target, _host_header(conn), None, headers))
+        sock.settimeout(timeout)
+        wire = _Wire(sock)
+        status, version, response_headers = wire.read_head()
+        kind, length, _ = http11.framing(method, status, version, response_headers)
+        if status < 400:
+            return response_headers, status, b"", _LeanStream(pool, conn, wire, kind, length)
+        body = b"".join(iter(_LeanStream(pool, conn, wire, kind, length).read, b""))
+    except BaseException as err:
+        conn.close()
+        pool._put_conn(conn)  # type: ignore[arg-type]  # the pool's own connection, closed
+        raise _as_urllib3_error(pool, target, err) from err
+    conn.close()
+    pool._put_conn(conn)  # type: ignore[arg-type]
+    return response_headers, status, body, None
+
+
+class _LeanStream:
+    """A streamed response body read off the socket of a connection of its own (what
+    ``RESTClient.stream`` streams on the lean path): ``read`` gives the next bytes of the body (for
+    a chunked one, every chunk complete so far), b"" at its end. ``shutdown`` wakes a read blocked
+    in another thread; the connection is closed, never reused."""
+
+    def __init__(self, pool: urllib3.HTTPConnectionPool, conn: http.client.HTTPConnection, wire: _Wire, kind: str,
+                 length: int) -> None:
+        self._pool: urllib3.HTTPConnectionPool | None = pool
+        self._conn = conn
+        self._wire = wire
+        self._kind = kind
+        self._left = length
+
+    def read(self, amt: int = _READ_SIZE) -> bytes:
+        """The body's next bytes (waiting for some), b"" at its end."""
+        if self._kind == "chunked":
+            piece, ended = self._wire.chunk_data()
+            if ended:
+                self._kind = "none"
+            return piece or self.read(amt)  # an empty last read: b"" from "none" below
+        if self._kind == "eof":
+            return self._wire.some()
+        if self._kind == "length" and self._left > 0:
+            piece = self._wire.some(min(amt, self._left))
+            if not piece:
+                raise http.client.IncompleteRead(b"", self._left)
+            self._left -= len(piece)
+            return piece
+        return b""
+
+    def shutdown(self) -> None:
+        """Shut the socket down: a read blocked in another thread returns."""
+        sock = self._conn.sock
+        if sock is not None:
+            sock.shutdown(socket.SHUT_RDWR)
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._conn.close()
+
+    def release_conn(self) -> None:
+        """Give the (closed) connection's slot back to the pool, once."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            self._conn.close()
+            pool._put_conn(self._conn)  # type: ignore[arg-type]  # the pool's own connection
 
 
 def _idle_conn(idle: list[Any]) -> Any:

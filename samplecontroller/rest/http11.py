@@ -303,7 +303,7 @@ def parse_head(raw: bytes) -> tuple[int, bytes, Headers]:
     return int(code), version, _parse_headers(lines)
 
 
-def chunk_size(line: bytes) -> int:
+def chunk_size(line: bytes | bytearray) -> int:
     """The size of the chunk a chunk-size line (with its CRLF; extensions ignored) announces;
     ``ProtocolError`` when it is malformed."""
     size_text = line.split(b";", 1)[0].strip()

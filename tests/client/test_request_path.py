@@ -172,6 +172,48 @@ def test_lean_response_path_refuses_a_broken_response_as_a_transport_error(respo
         rest.request("POST", "/a", body=b"{}")
 
 
+def _chunk(data: bytes) -> bytes:
+    return b"%x\r\n%s\r\n" % (len(data), data)
+
+
+def test_lean_stream_yields_lines_of_chunks_split_anyhow_and_errors_as_statuses() -> None:
+    import threading
+
+    from samplecontroller.apimachinery import errors
+    from samplecontroller.rest.config import Config
+
+    big = b'{"type": "ADDED", "object": {"data": "' + b"x" * 200_000 + b'"}}\n'  # spans many reads
+    lines = [b'{"type": "ADDED"}\n', big, b'{"type": "MODIFIED"}\n{"type": "DELETED"}\n']
+    body = _chunk(lines[0]) + _chunk(big[:7]) + _chunk(big[7:]) + _chunk(lines[2]) + b"0\r\nX-Trailer: t\r\n\r\n"
+    gone = b'{"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "Expired", "code": 410}'
+    server = _CannedServer([
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + body,
+        b"HTTP/1.1 410 Gone\r\nContent-Length: %d\r\n\r\n%s" % (len(gone), gone),
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + _chunk(b'{"type": "ADDED"}\n'),  # then silence
+    ])
+    rest = RESTClient(Config(host=server.url))
+    got = list(rest.stream("GET", "/w"))
+    assert got == [lines[0].rstrip(), big.rstrip(), b'{"type": "MODIFIED"}', b'{"type": "DELETED"}']
+    with pytest.raises(errors.StatusError) as err:
+        rest.stream("GET", "/w")
+    assert err.value.code == 410
+    stream = rest.stream("GET", "/w")
+    seen = []
+
+    def consume() -> None:
+        seen.extend(stream)
+
+    reader = threading.Thread(target=consume)
+    reader.start()
+    wait_for_len = 0
+    while not seen and wait_for_len < 1000:  # the first line arrives, then the server says nothing
+        reader.join(0.01)
+        wait_for_len += 1
+    stream.close()  # from another thread: the blocked read returns, iteration ends
+    reader.join(10)
+    assert not reader.is_alive() and seen == [b'{"type": "ADDED"}']
+
+
 def test_lean_header_parsing_matches_http_client() -> None:
     import http.client
     import io
