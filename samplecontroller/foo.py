@@ -118,7 +118,7 @@ def is_controlled_by(obj: Any, owner: Foo) -> bool:
     """True when ``obj``'s controller reference is this Foo: UID (``ownerreferences.is_controlled_by``),
     API group and kind."""
     ref = ownerreferences.get_controller_of(obj)
-    return ref is not None and ownerreferences.is_controlled_by(obj, owner) and is_foo_reference(ref)
+    return ref is not None and bool(ref.uid) and ref.uid == meta.get_uid(owner) and is_foo_reference(ref)
 
 
 def is_foo_reference(ref: meta.OwnerRef) -> bool:

@@ -49,6 +49,15 @@ class KeyValueFormatter(logging.Formatter):
         return " ".join(parts)
 
 
+def _emit(logger: logging.Logger, level: int, msg: str, kv: dict[str, Any]) -> None:
+    """Log the record ``logger.log(level, msg, extra=...kv, stacklevel=3)`` makes from inside a
+    KVLogger's ``_log`` (it names the caller of ``debug``/``info``/...), without logging's
+    findCaller: a stack walk with a path check per frame, the record's dearest part."""
+    caller = sys._getframe(3)
+    logger.handle(logger.makeRecord(logger.name, level, caller.f_code.co_filename, caller.f_lineno, msg, (), None,
+                                    caller.f_code.co_name, {_KV_ATTR: kv}))
+
+
 class KVLogger:
     """A thin wrapper over a stdlib logger that takes key=value pairs as keyword arguments."""
 
@@ -57,7 +66,7 @@ class KVLogger:
 
     def _log(self, level: int, msg: str, kv: dict[str, Any]) -> None:
         if self.logger.isEnabledFor(level):
-            self.logger.log(level, msg, extra={_KV_ATTR: kv}, stacklevel=3)
+            _emit(self.logger, level, msg, kv)
 
     def debug(self, msg: str, **kv: Any) -> None:
         """Log ``msg`` and the ``key=value`` pairs at debug level."""

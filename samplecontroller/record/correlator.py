@@ -67,9 +67,19 @@ class LRU(Generic[K, V]):
         return len(self.data)
 
 
+_last_formatted: tuple[int, str] = (-1, "")
+
+
 def format_time(seconds: float) -> str:
     """RFC 3339 at second precision (metav1.Time's wire format)."""
-    return datetime.datetime.fromtimestamp(seconds, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    global _last_formatted
+    whole = int(seconds // 1)
+    last = _last_formatted  # one tuple: read and replaced whole, so threads need no lock
+    if last[0] == whole:
+        return last[1]
+    text = datetime.datetime.fromtimestamp(whole, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    _last_formatted = (whole, text)
+    return text
 
 
 def _src_obj(event: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:

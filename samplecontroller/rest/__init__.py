@@ -254,7 +254,7 @@ class RESTClient:
 
     def url(self, path: str, query: Mapping[str, str] | None = None) -> str:
         """The absolute URL of ``path`` with ``query``."""
-        return self.host + path + ("?" + urlencode(query) if query else "")
+        return self.host + path + ("?" + _query_string(query) if query else "")
 
     def request(self, method: str, path: str, *, query: Mapping[str, str] | None = None, body: bytes | None = None,
                 content_type: str | None = None, accept: str = "application/json",
@@ -723,6 +723,23 @@ def _auth_header(cfg: k8s_client.Configuration) -> dict[str, str]:
     if cfg.username and cfg.password:
         return dict(urllib3.util.make_headers(basic_auth=f"{cfg.username}:{cfg.password}"))
     return {}
+
+
+_query_strings: dict[tuple[tuple[str, str], ...], str] = {}
+_MAX_QUERY_STRINGS = 256
+
+
+def _query_string(query: Mapping[str, str]) -> str:
+    """``urlencode(query)``, remembered: a client sends the same few queries (fieldManager=...,
+    watch options) over and over, and encoding one costs as much as parsing a response's headers."""
+    key = tuple(query.items())
+    text = _query_strings.get(key)
+    if text is None:
+        text = urlencode(query)
+        if len(_query_strings) >= _MAX_QUERY_STRINGS:
+            _query_strings.clear()
+        _query_strings[key] = text
+    return text
 
 
 def _retry_after(resp: urllib3.BaseHTTPResponse | _Response) -> float | None:

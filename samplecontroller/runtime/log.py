@@ -20,7 +20,7 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
-from samplecontroller.logs import _KV_ATTR, KVLogger
+from samplecontroller.logs import KVLogger, _emit
 
 __all__ = ["BoundLogger", "from_context", "reconcile_scope"]
 
@@ -34,7 +34,7 @@ class BoundLogger(KVLogger):
 
     def _log(self, level: int, msg: str, kv: dict[str, Any]) -> None:
         if self.logger.isEnabledFor(level):
-            self.logger.log(level, msg, extra={_KV_ATTR: {**self.values, **kv}}, stacklevel=3)
+            _emit(self.logger, level, msg, {**self.values, **kv})
 
     def with_values(self, **kv: Any) -> BoundLogger:
         """A logger whose lines also carry ``kv``."""
