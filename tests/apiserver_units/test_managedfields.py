@@ -241,6 +241,8 @@ def _pod_like(extra: Any) -> dict[str, Any]:
 @given(obj=_objects, extra=_json)
 @example(obj={"metadata": {"name": "x"}, "spec": {"a": [{"a": 1, "b": 2}, {"a": 1, "c": None}, {"b": 1}],
                                                   "b": ["y", "x", "y"], "c": {"d": {}}}, "status": {}}, extra=None)
+@example(obj={"metadata": {"name": "x"}, "spec": {"a": [{"a": 1, "z": {"q": 1}}, {"a": 1, "b": {"c": 1}}, {"a": 0}]},
+              "status": {}}, extra=[{"k": {"b": 1}}])
 def test_fields_v1_is_the_tree_of_the_field_set(obj: dict[str, Any], extra: Any) -> None:
     """``fields_v1`` (the create path's one walk) gives the very tree, key order included, that
     nesting ``field_set(..., nodes=True)`` gives, for built-in definitions and CRD schemas."""
