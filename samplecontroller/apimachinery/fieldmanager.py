@@ -366,7 +366,10 @@ def _grow(value: Any, node: _Node, parent: dict[str, Any], element: str, name: s
         for key, child in value.items():
             if child is not None:
                 children = True
-                _grow(child, node.child(key), here, f"f:{key}", key, builtin)
+                if isinstance(child, (dict, list)):
+                    _grow(child, node.child(key), here, f"f:{key}", key, builtin)
+                else:
+                    here.setdefault(f"f:{key}", {})  # a scalar: a leaf, whatever its schema
         if children and not (builtin and name in _VALUE_STRUCTS):
             here["."] = {}
         if fresh and (here or not children):
@@ -379,8 +382,10 @@ def _grow(value: Any, node: _Node, parent: dict[str, Any], element: str, name: s
                 member = parent.setdefault(element, {}).setdefault(str(_element_key(item, keys)), {})
                 member["."] = {}
                 for key, child in item.items():
-                    if child is not None:
+                    if isinstance(child, (dict, list)):
                         _grow(child, item_node.child(key), member, f"f:{key}", key, builtin)
+                    elif child is not None:
+                        member.setdefault(f"f:{key}", {})
         elif kind == "set" and all(not isinstance(i, (dict, list)) for i in value):
             for i in value:
                 parent.setdefault(element, {}).setdefault(_value_key(i), {})
