@@ -6,9 +6,9 @@ that is not YAML, a document that is not a CRD: one line on stderr, exit 2, befo
 starts; a CRD the server rejects: one line, exit 1.
 
 The process is the server's own, so it tunes the interpreter's cycle collector for a heap of
-long-lived stored objects (``tune_gc``): what startup built (modules, the OpenAPI definitions,
+long-lived stored objects (``server.tune_gc``): what startup built (modules, the OpenAPI definitions,
 the bootstrap policy) is frozen out of every collection once the server is ready, and the young
-generation is collected every ``GC_THRESHOLD`` allocations instead of 700 (a write allocates
+generation is collected every ``server.GC_THRESHOLD`` allocations instead of 700 (a write allocates
 hundreds of containers; most are freed by reference counting, never by the collector).
 """
 
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
 import os
 import signal
 import sys
@@ -25,20 +24,7 @@ from typing import Any
 
 from samplecontroller.apimachinery.durations import parse_duration
 from samplecontroller.apiserver.preload import CRDError, create_crds, load_crds
-from samplecontroller.apiserver.server import LocalAPIServer
-
-GC_THRESHOLD = (10_000, 10, 10)
-"""The cycle collector's thresholds in the server process (``gc.set_threshold``; CPython's are
-700, 10, 10): the server's GC CPU in ``benchmarks/bench_apiserver.py``'s writes and create
-scenarios 0.79 s -> 0.22 s (of about 7 s)."""
-
-
-def tune_gc() -> None:
-    """Collect and freeze everything alive now (``gc.freeze``: never scanned again, still freed
-    by reference counting) and set ``GC_THRESHOLD``; called once the server is ready."""
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(*GC_THRESHOLD)
+from samplecontroller.apiserver.server import LocalAPIServer, tune_gc
 
 
 def _positive_duration(text: str) -> float:
