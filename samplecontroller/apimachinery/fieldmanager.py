@@ -32,6 +32,8 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any, NamedTuple, Protocol
 
+import msgspec
+
 from samplecontroller.apimachinery.openapi_schemas import (
     definition_name_for_gvk,
     definitions,
@@ -803,20 +805,46 @@ def _strict_equal(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
+_encode = msgspec.json.Encoder().encode
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    """``_strict_equal`` for values already ``==``: equal JSON encodings answer at C speed (same
+    keys in the same order, ``1``, ``1.0`` and ``true`` spelled apart); other encodings (keys in
+    another order, a value msgspec does not encode) are compared value by value."""
+    try:
+        if _encode(a) == _encode(b):
+            return True
+    except (TypeError, ValueError):
+        pass
+    return _strict_equal(a, b)
+
+
 def _changed_paths(old: Mapping[str, Any], new: Mapping[str, Any], paths: set[Path]) -> set[Path]:
-    """The paths of ``paths`` whose value ``new`` changed or added (``_same_value``), looked up
-    only under the top-level fields (metadata fields) that differ: a status write does not
-    compare the spec field by field."""
-    same: dict[Path, bool] = {}
+    """The paths of ``paths`` whose value ``new`` changed or added (``_same_value``). Each path is
+    looked up one element at a time, the values at every prefix remembered (a prefix shared by
+    many paths is looked up once): under a prefix whose old and new values are equal as JSON
+    (``_same_json``) nothing changed, so a status write does not compare the spec field by field."""
+    memo: dict[Path, tuple[Any, Any, bool]] = {}
     out: set[Path] = set()
     for path in paths:
-        group = path[:2] if path[0] == "f:metadata" and len(path) > 1 else path[:1]
-        unchanged = same.get(group)
-        if unchanged is None:
-            before, after = _lookup(old, group), _lookup(new, group)
-            unchanged = same[group] = (before is not _MISSING and after is not _MISSING
-                                       and before == after and _strict_equal(before, after))
-        if not unchanged and not _same_value(old, new, path):
+        before: Any = old
+        after: Any = new
+        unchanged = False
+        for n in range(1, len(path) + 1):
+            prefix = path[:n]
+            hit = memo.get(prefix)
+            if hit is None:
+                b, a = _child(before, path[n - 1]), _child(after, path[n - 1])
+                hit = memo[prefix] = (b, a, b is not _MISSING and a is not _MISSING and b == a and _same_json(b, a))
+            before, after, unchanged = hit
+            if unchanged:
+                break
+        if unchanged or before is _MISSING:
+            if not unchanged:
+                out.add(path)
+            continue
+        if path[-1] != "." and not (type(before) is type(after) and before == after):
             out.add(path)
     return out
 

@@ -254,3 +254,18 @@ def test_fields_v1_is_the_tree_of_the_field_set(obj: dict[str, Any], extra: Any)
              paths_to_fields_v1(field_set(obj, definition, schema, nodes=True)))
     pod = _pod_like(extra)
     same(fieldmanager.fields_v1(pod, DEPLOYMENT), paths_to_fields_v1(field_set(pod, DEPLOYMENT, nodes=True)))
+
+
+@given(extra=_json, replicas=st.integers(0, 2), image=st.sampled_from(["nginx", "nginx:2"]),
+       port=st.sampled_from([80, 80.0, 81]))
+def test_changed_paths_of_keyed_lists_agree_with_comparing_every_path(extra: Any, replicas: int, image: str,
+                                                                      port: Any) -> None:
+    """The same for a built-in kind's keyed lists (containers, ports, env: ``k:`` elements)."""
+    old = _pod_like({"a": 1})
+    new = _pod_like(extra)
+    new["spec"]["replicas"] = replicas
+    new["spec"]["template"]["spec"]["containers"][0]["image"] = image
+    new["spec"]["template"]["spec"]["containers"][1]["ports"][0]["containerPort"] = port
+    paths = fieldmanager.field_set(new, DEPLOYMENT, nodes=True)
+    expected = {p for p in paths if not fieldmanager._same_value(old, new, p)}
+    assert fieldmanager._changed_paths(old, new, paths) == expected
