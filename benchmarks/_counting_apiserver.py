@@ -15,13 +15,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from samplecontroller.apiserver.server import LocalAPIServer
+from samplecontroller.apiserver.server import LocalAPIServer, tune_gc
 
 
 def main() -> None:
     server = LocalAPIServer(simulate_deployments=True, kubeconfig_path=Path(sys.argv[1]))
     with server:
         assert server.app is not None
+        tune_gc()  # as python -m samplecontroller.apiserver does
         print(f"ready {server.url} {server.kubeconfig_path}", flush=True)
         for line in sys.stdin:
             if line.strip() == "counts":

@@ -32,6 +32,8 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any, NamedTuple, Protocol
 
+import msgspec
+
 from samplecontroller.apimachinery.openapi_schemas import (
     definition_name_for_gvk,
     definitions,
@@ -49,6 +51,7 @@ __all__ = [
     "TypeSchema",
     "apply",
     "field_set",
+    "fields_v1",
     "fields_v1_to_paths",
     "format_path",
     "merge_schema",
@@ -282,11 +285,15 @@ def _list_keys(schema: Mapping[str, Any], items: list[Any]) -> tuple[str, list[s
 def _element_key(item: Any, keys: list[str]) -> str | None:
     if not isinstance(item, dict) or any(k not in item for k in keys):
         return None
-    return "k:" + json.dumps({k: item[k] for k in sorted(keys)}, separators=(",", ":"), sort_keys=True)
+    return "k:" + _KEY_JSON({k: item[k] for k in sorted(keys)})
 
 
 def _value_key(value: Any) -> str:
-    return "v:" + json.dumps(value, separators=(",", ":"), sort_keys=True)
+    return "v:" + _KEY_JSON(value)
+
+
+_KEY_JSON = json.JSONEncoder(separators=(",", ":"), sort_keys=True).encode
+"""``json.dumps(value, separators=(",", ":"), sort_keys=True)`` without building an encoder per call."""
 
 
 # ---------------------------------------------------------------------------- field sets
@@ -322,6 +329,76 @@ def field_set(obj: Mapping[str, Any], definition_name: str | None = None, schema
             continue
         _collect(value, root.child(key), (f"f:{key}",), out, mode)
     return out
+
+
+def fields_v1(obj: Mapping[str, Any], definition_name: str | None = None,
+              schema: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The FieldsV1 tree an Update that creates ``obj`` owns: the same tree as
+    ``paths_to_fields_v1(field_set(obj, definition_name, schema, nodes=True))`` (keys sorted at
+    every level), built in one walk of ``obj`` without a set of paths (the API server's create path)."""
+    found = schema if schema is not None else (definitions().get(definition_name) if definition_name else None)
+    root = _node(found if isinstance(found, Mapping) else _EMPTY)
+    builtin = schema is None
+    tree: dict[str, Any] = {}
+    for key, value in obj.items():
+        if key in ("apiVersion", "kind") or value is None:
+            continue
+        if key == "metadata" and isinstance(value, dict):
+            meta = _node(_metadata_schema(root.merged))
+            fields: dict[str, Any] = {}
+            for mkey, mvalue in value.items():
+                if mkey not in _UNTRACKED_META and mvalue is not None:
+                    _grow(mvalue, meta.child(mkey), fields, f"f:{mkey}", mkey, builtin)
+            if fields:
+                tree["f:metadata"] = fields
+            continue
+        _grow(value, root.child(key), tree, f"f:{key}", key, builtin)
+    return _sorted_tree(tree)
+
+
+def _grow(value: Any, node: _Node, parent: dict[str, Any], element: str, name: str, builtin: bool) -> None:
+    """``_collect`` (with nodes) of ``value`` at ``parent[element]``, creating that tree node only
+    when the value sets a field (an empty keyed list or set sets none); ``name``: the field's name."""
+    if isinstance(value, dict) and not node.atomic:
+        here = parent.get(element)
+        fresh = here is None
+        if here is None:
+            here = {}
+        children = False
+        for key, child in value.items():
+            if child is not None:
+                children = True
+                if isinstance(child, (dict, list)):
+                    _grow(child, node.child(key), here, f"f:{key}", key, builtin)
+                else:
+                    here.setdefault(f"f:{key}", {})  # a scalar: a leaf, whatever its schema
+        if children and not (builtin and name in _VALUE_STRUCTS):
+            here["."] = {}
+        if fresh and (here or not children):
+            parent[element] = here
+    elif isinstance(value, list):
+        kind, keys = _list_keys(node.merged, value)
+        if kind == "map":
+            item_node = node.item()
+            for item in value:
+                member = parent.setdefault(element, {}).setdefault(str(_element_key(item, keys)), {})
+                member["."] = {}
+                for key, child in item.items():
+                    if isinstance(child, (dict, list)):
+                        _grow(child, item_node.child(key), member, f"f:{key}", key, builtin)
+                    elif child is not None:
+                        member.setdefault(f"f:{key}", {})
+        elif kind == "set" and all(not isinstance(i, (dict, list)) for i in value):
+            for i in value:
+                parent.setdefault(element, {}).setdefault(_value_key(i), {})
+        else:
+            parent.setdefault(element, {})
+    else:
+        parent.setdefault(element, {})
+
+
+def _sorted_tree(tree: dict[str, Any]) -> dict[str, Any]:
+    return {key: _sorted_tree(tree[key]) if tree[key] else {} for key in sorted(tree)}
 
 
 class _Node:
@@ -728,20 +805,46 @@ def _strict_equal(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
+_encode = msgspec.json.Encoder().encode
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    """``_strict_equal`` for values already ``==``: equal JSON encodings answer at C speed (same
+    keys in the same order, ``1``, ``1.0`` and ``true`` spelled apart); other encodings (keys in
+    another order, a value msgspec does not encode) are compared value by value."""
+    try:
+        if _encode(a) == _encode(b):
+            return True
+    except (TypeError, ValueError):
+        pass
+    return _strict_equal(a, b)
+
+
 def _changed_paths(old: Mapping[str, Any], new: Mapping[str, Any], paths: set[Path]) -> set[Path]:
-    """The paths of ``paths`` whose value ``new`` changed or added (``_same_value``), looked up
-    only under the top-level fields (metadata fields) that differ: a status write does not
-    compare the spec field by field."""
-    same: dict[Path, bool] = {}
+    """The paths of ``paths`` whose value ``new`` changed or added (``_same_value``). Each path is
+    looked up one element at a time, the values at every prefix remembered (a prefix shared by
+    many paths is looked up once): under a prefix whose old and new values are equal as JSON
+    (``_same_json``) nothing changed, so a status write does not compare the spec field by field."""
+    memo: dict[Path, tuple[Any, Any, bool]] = {}
     out: set[Path] = set()
     for path in paths:
-        group = path[:2] if path[0] == "f:metadata" and len(path) > 1 else path[:1]
-        unchanged = same.get(group)
-        if unchanged is None:
-            before, after = _lookup(old, group), _lookup(new, group)
-            unchanged = same[group] = (before is not _MISSING and after is not _MISSING
-                                       and before == after and _strict_equal(before, after))
-        if not unchanged and not _same_value(old, new, path):
+        before: Any = old
+        after: Any = new
+        unchanged = False
+        for n in range(1, len(path) + 1):
+            prefix = path[:n]
+            hit = memo.get(prefix)
+            if hit is None:
+                b, a = _child(before, path[n - 1]), _child(after, path[n - 1])
+                hit = memo[prefix] = (b, a, b is not _MISSING and a is not _MISSING and b == a and _same_json(b, a))
+            before, after, unchanged = hit
+            if unchanged:
+                break
+        if unchanged or before is _MISSING:
+            if not unchanged:
+                out.add(path)
+            continue
+        if path[-1] != "." and not (type(before) is type(after) and before == after):
             out.add(path)
     return out
 

@@ -270,11 +270,10 @@ class Core:
             if old is None:
                 # create: the manager owns every field (no copy of the object needed)
                 new["metadata"].pop("managedFields", None)
-                paths = managedfields.field_set(new, self._definition(res), self.version_schema(res), nodes=True)
-                if paths:
+                fields = managedfields.fields_v1(new, self._definition(res), self.version_schema(res))
+                if fields:
                     entry: dict[str, Any] = {"manager": manager, "operation": "Update", "apiVersion": res.group_version,
-                                             "time": now_rfc3339(), "fieldsType": "FieldsV1",
-                                             "fieldsV1": managedfields.paths_to_fields_v1(paths)}
+                                             "time": now_rfc3339(), "fieldsType": "FieldsV1", "fieldsV1": fields}
                     new["metadata"]["managedFields"] = [entry]
                 return new
             return managedfields.update_managed_fields(old, new, manager, "Update", subresource,

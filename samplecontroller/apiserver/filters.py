@@ -1,9 +1,12 @@
-"""The filter chain in front of the handlers (kube-apiserver's DefaultBuildHandlerChain), as
-aiohttp middlewares, outermost first: request counting and metrics (``metrics.RequestMetrics`` and its ``RequestCounter``),
-commit-before-ack (``with_commit``), Status errors (``with_errors``), authentication
-(``with_authentication``: the user on the request, ``authentication.user_of``), impersonation (``with_impersonation``)
-and authorization (``with_authorization``), both through ``authorization.Authorizer``. The body limit is aiohttp's ``client_max_size``
-(``bodies.MAX_BODY_BYTES``, answered as 413 by ``requestinfo.read_body``).
+"""The filter chain in front of the handlers (kube-apiserver's DefaultBuildHandlerChain), as one
+aiohttp middleware (``chain``: one coroutine layer per request instead of one per filter), whose
+filters run outermost first: request counting and metrics (``metrics.RequestMetrics`` and its
+``RequestCounter``), commit-before-ack (``_committed``), the request deadline (``_deadline``), Status
+errors (``_error_response``), authentication (``authenticate``: the user on the request,
+``authentication.user_of``), the max-in-flight limits (``MaxInFlight``), impersonation
+(``impersonate``) and authorization (``authorize``), both through ``authorization.Authorizer``.
+The body limit is aiohttp's ``client_max_size`` (``bodies.MAX_BODY_BYTES``, answered as 413 by
+``requestinfo.read_body``).
 """
 
 from __future__ import annotations
@@ -24,12 +27,13 @@ from samplecontroller.apiserver.authorization import impersonation
 from samplecontroller.apiserver.authorization.attributes import forbidden, from_request
 from samplecontroller.apiserver.authorization.rbac import Authorizer
 from samplecontroller.apiserver.errors import APIError, bad_request
+from samplecontroller.apiserver.metrics import RequestMetrics
 from samplecontroller.apiserver.requestinfo import RequestRecord
 from samplecontroller.apiserver.storage import Store
 from samplecontroller.apiserver.warning import go_quote
 
-__all__ = ["PUBLIC_PATHS", "Credentials", "json_response", "with_authentication",
-           "with_authorization", "with_commit", "with_errors", "with_impersonation"]
+__all__ = ["PUBLIC_PATHS", "Credentials", "MaxInFlight", "authenticate", "authorize", "chain", "impersonate",
+           "json_response", "long_running"]
 
 log = logging.getLogger(__name__)
 _encode = msgspec.json.Encoder().encode
@@ -59,105 +63,166 @@ def _internal_error(message: str) -> web.Response:
                          500)
 
 
-def with_commit(store: Store) -> Middleware:
-    """Outermost: the response leaves only once every write made so far is committed."""
+def chain(metrics: RequestMetrics, store: Store, credentials: Credentials, authorizer: Authorizer,
+          request_timeout: float, max_requests_inflight: int, max_mutating_requests_inflight: int) -> Middleware:
+    """The filter chain (see the module docstring) as one middleware:
+
+    - metrics: every request counted and observed with its final code (``RequestMetrics.begin``/``finish``);
+    - commit before ack: the response leaves only once every write made so far is committed
+      (``Store.durable``); a failed commit turns it into a 500 InternalError;
+    - deadline: a request that is not long-running and not answered within ``request_timeout`` or
+      the shorter ``?timeout=`` it gives (a bad one is a 400) gets kube's 504 and its connection
+      is closed (a write already made still waits for its commit);
+    - errors: every failure below as a Status (``_error_response``);
+    - ``authenticate`` (401), ``MaxInFlight`` (429), ``impersonate`` and ``authorize`` (403)."""
+    inflight = MaxInFlight(max_requests_inflight, max_mutating_requests_inflight)
+
+    async def guarded(request: web.Request, handler: Handler, waits: bool) -> web.StreamResponse:
+        try:
+            unauthorized = authenticate(credentials, request)
+            if unauthorized is not None:
+                return unauthorized
+            seat = inflight.enter(request, waits)
+            if seat == MaxInFlight.REFUSED:
+                return _too_many()
+            try:
+                impersonate(authorizer, request)
+                authorize(authorizer, request)
+                return await handler(request)
+            finally:
+                inflight.exit(seat)
+        except Exception as err:  # CancelledError is no Exception: it passes
+            return _error_response(request, err)
 
     @web.middleware
-    async def commit(request: web.Request, handler: Handler) -> web.StreamResponse:
-        response = await handler(request)
-        waiting = store.durable()
-        if waiting is not None:
-            try:
-                await waiting
-            except Exception as err:
-                log.error("storage commit failed serving %s %s: %s", request.method, request.path_qs, err)
-                if response.prepared:
-                    raise
-                return _internal_error(f"storage commit failed: {err}")
-        return response
-    return commit
+    async def serve(request: web.Request, handler: Handler) -> web.StreamResponse:
+        observation = metrics.begin(request)
+        code = 500
+        try:
+            waits = long_running(request)
+            response: web.StreamResponse | None = None
+            limit = 0.0
+            if not waits:
+                try:
+                    limit = _request_deadline(request.query.get("timeout", ""), request_timeout)
+                except ValueError as err:
+                    response = json_response(bad_request(f"invalid timeout specified in the request URL - {err}").status,
+                                             400)
+            if response is None:
+                if limit > 0:
+                    try:
+                        async with asyncio.timeout(limit):  # no task of its own, unlike wait_for
+                            response = await guarded(request, handler, waits)
+                    except TimeoutError:
+                        response = _timed_out(request)
+                else:
+                    response = await guarded(request, handler, waits)
+            waiting = store.durable()
+            if waiting is not None:
+                response = await _committed(request, response, waiting)
+            code = response.status
+            return response
+        except web.HTTPException as exc:
+            code = exc.status
+            raise
+        finally:
+            metrics.finish(observation, code)
+    return serve
 
 
-@web.middleware
-async def with_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Every failure as a Status: ``APIError``s with their code, HTTP errors as Status objects,
-    anything unexpected as a logged 500 InternalError (a bug)."""
+async def _committed(request: web.Request, response: web.StreamResponse,
+                     waiting: asyncio.Future[None]) -> web.StreamResponse:
+    """``response`` once the writes ``waiting`` (``Store.durable``) stands for are committed, or a
+    500 if the commit failed."""
     try:
-        return await handler(request)
-    except APIError as err:
+        await waiting
+    except Exception as err:
+        log.error("storage commit failed serving %s %s: %s", request.method, request.path_qs, err)
+        if response.prepared:
+            raise
+        return _internal_error(f"storage commit failed: {err}")
+    return response
+
+
+def _error_response(request: web.Request, err: Exception) -> web.StreamResponse:
+    """The Status answer to ``err``: an ``APIError`` with its code, an HTTP error as a Status,
+    anything unexpected as a logged 500 InternalError (a bug); re-raises HTTP redirects and a
+    reset connection."""
+    if isinstance(err, APIError):
         if err.encoded is not None:
             return web.Response(body=err.encoded, status=err.code, content_type="application/json")
         return json_response(err.status, err.code)
-    except web.HTTPException as exc:
-        if exc.status < 400:
-            raise
-        return web.Response(body=transport.status_body(exc.status, exc.text or exc.reason), status=exc.status,
+    if isinstance(err, web.HTTPException):
+        if err.status < 400:
+            raise err
+        return web.Response(body=transport.status_body(err.status, err.text or err.reason), status=err.status,
                             content_type="application/json")
-    except (asyncio.CancelledError, ConnectionResetError):
-        raise
-    except RecursionError:  # a backstop: bodies.MAX_DEPTH keeps client input from getting here
+    if isinstance(err, ConnectionResetError):
+        raise err
+    if isinstance(err, RecursionError):  # a backstop: bodies.MAX_DEPTH keeps client input from getting here
         log.warning("nesting too deep serving %s %s", request.method, request.path_qs)
         too_deep = bad_request(f"the object is nested too deeply: {bodies.depth_error()}")
         return json_response(too_deep.status, too_deep.code)
-    except Exception as err:
-        log.exception("internal error serving %s %s", request.method, request.path_qs)
-        return _internal_error(f"{type(err).__name__}: {err}")
+    log.error("internal error serving %s %s", request.method, request.path_qs, exc_info=err)
+    return _internal_error(f"{type(err).__name__}: {err}")
 
 
-def with_authentication(credentials: Credentials) -> Middleware:
-    """401 Unauthorized (logged as verb ``unauthorized``) unless the request bears the server's
-    token or a service account token it issued; ``PUBLIC_PATHS`` need none (their requests run as
-    ``system:anonymous``). The user is stored as ``request[authentication.USER_KEY]`` (``authentication.user_of``)."""
+def _timed_out(request: web.Request) -> web.Response:
+    """kube's 504 for a request past its deadline (its connection closed); a ConnectionError when
+    the response had already begun."""
+    if request.writer.output_size > 0:
+        raise ConnectionError("the request timed out after its response began") from None
+    response = json_response({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                              "message": "Timeout: request did not complete within requested timeout - "
+                                         "context deadline exceeded",
+                              "reason": "Timeout", "details": {}, "code": 504}, 504)
+    response.force_close()
+    return response
 
-    @web.middleware
-    async def authenticate(request: web.Request, handler: Handler) -> web.StreamResponse:
+
+def authenticate(credentials: Credentials, request: web.Request) -> web.Response | None:
+    """A 401 Unauthorized (logged as verb ``unauthorized``) unless the request bears the server's
+    token or a service account token it issued, else None with the user stored as
+    ``request[authentication.USER_KEY]`` (``authentication.user_of``); ``PUBLIC_PATHS`` need none
+    (their requests run as ``system:anonymous``)."""
+    token = credentials.token
+    if token is None:
+        request[authentication.USER_KEY] = authentication.ADMIN
+        return None
+    auth = request.headers.get("Authorization", "")  # undecodable bytes arrive as surrogates
+    user = (authentication.authenticate_token(credentials.store, token, auth[7:].strip(), credentials.api_audiences)[0]
+            if auth.startswith("Bearer ") else None)
+    if user is None:
         path = request.path
-        token = credentials.token
-        if token is None:
-            request[authentication.USER_KEY] = authentication.ADMIN
-            return await handler(request)
-        auth = request.headers.get("Authorization", "")  # undecodable bytes arrive as surrogates
-        user = (authentication.authenticate_token(credentials.store, token, auth[7:].strip(),
-                                                  credentials.api_audiences)[0]
-                if auth.startswith("Bearer ") else None)
-        if user is None:
-            if path not in PUBLIC_PATHS:
-                credentials.requests.append(RequestRecord(request.headers.get("User-Agent", ""), "unauthorized", path))
-                return json_response({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-                                      "message": "Unauthorized", "reason": "Unauthorized", "code": 401}, 401)
-            user = authentication.ANONYMOUS
-        request[authentication.USER_KEY] = user
-        return await handler(request)
-    return authenticate
+        if path not in PUBLIC_PATHS:
+            credentials.requests.append(RequestRecord(request.headers.get("User-Agent", ""), "unauthorized", path))
+            return json_response({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                                  "message": "Unauthorized", "reason": "Unauthorized", "code": 401}, 401)
+        user = authentication.ANONYMOUS
+    request[authentication.USER_KEY] = user
+    return None
 
 
-def with_impersonation(authorizer: Authorizer) -> Middleware:
+def impersonate(authorizer: Authorizer, request: web.Request) -> None:
     """``Impersonate-User``/``-Group``/``-Uid``/``-Extra-*`` (``authorization.impersonation``):
-    each impersonated attribute must be allowed (verb ``impersonate``), then the request runs
-    as the impersonated user."""
-
-    @web.middleware
-    async def impersonate(request: web.Request, handler: Handler) -> web.StreamResponse:
-        if any(h.lower().startswith("impersonate-") for h in request.headers):
-            request[authentication.USER_KEY] = impersonation.impersonate(authorizer, authentication.user_of(request), request.headers)
-        return await handler(request)
-    return impersonate
+    each impersonated attribute must be allowed (verb ``impersonate``; else an ``APIError``),
+    then the request runs as the impersonated user."""
+    for header in request.headers:
+        if header[:12].lower() == "impersonate-":
+            request[authentication.USER_KEY] = impersonation.impersonate(
+                authorizer, authentication.user_of(request), request.headers)
+            return
 
 
-def with_authorization(authorizer: Authorizer) -> Middleware:
-    """403 Forbidden (kube's message and details) unless the authorizer allows the request's
-    attributes (``authorization.attributes.from_request``)."""
-
-    @web.middleware
-    async def authorize(request: web.Request, handler: Handler) -> web.StreamResponse:
-        user = authentication.user_of(request)
-        if not user.is_master:
-            attrs = from_request(user, request.method, request.path, request.query)
-            decision = authorizer.authorize(attrs)
-            if not decision.allowed:
-                raise forbidden(attrs, decision.reason)
-        return await handler(request)
-    return authorize
+def authorize(authorizer: Authorizer, request: web.Request) -> None:
+    """Raise 403 Forbidden (kube's message and details) unless the authorizer allows the
+    request's attributes (``authorization.attributes.from_request``)."""
+    user = authentication.user_of(request)
+    if not user.is_master:
+        attrs = from_request(user, request.method, request.path, request.query)
+        decision = authorizer.authorize(attrs)
+        if not decision.allowed:
+            raise forbidden(attrs, decision.reason)
 
 
 REQUEST_TIMEOUT = 60.0
@@ -179,38 +244,6 @@ def long_running(request: web.Request) -> bool:
     return path.rstrip("/").rsplit("/", 1)[-1] in _LONG_RUNNING
 
 
-def with_timeout(seconds: float) -> Middleware:
-    """WithRequestDeadline and WithTimeoutForNonLongRunningRequests: a request not answered within
-    ``seconds``, or the shorter ``?timeout=`` it gives (a bad one is a 400), (one whose
-    body never arrives, too) gets kube's 504 "Timeout: request did not complete within requested
-    timeout - context deadline exceeded" and its connection is closed. Placed inside
-    ``with_commit``: a write already made still waits for its commit."""
-
-    @web.middleware
-    async def timeout(request: web.Request, handler: Handler) -> web.StreamResponse:
-        if long_running(request):
-            return await handler(request)
-        try:
-            limit = _request_deadline(request.query.get("timeout", ""), seconds)
-        except ValueError as err:
-            return json_response(bad_request(f"invalid timeout specified in the request URL - {err}").status, 400)
-        if limit <= 0:
-            return await handler(request)
-        try:
-            async with asyncio.timeout(limit):  # no task of its own, unlike wait_for
-                return await handler(request)
-        except TimeoutError:
-            if request.writer.output_size > 0:
-                raise ConnectionError("the request timed out after its response began") from None
-            response = json_response({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-                                      "message": "Timeout: request did not complete within requested timeout - "
-                                                 "context deadline exceeded",
-                                      "reason": "Timeout", "details": {}, "code": 504}, 504)
-            response.force_close()
-            return response
-    return timeout
-
-
 def _request_deadline(value: str, default: float) -> float:
     """WithRequestDeadline: the ``timeout`` query parameter (a Go duration) when it is positive
     and shorter than the server's, else the server's; raises ValueError with Go's
@@ -229,25 +262,35 @@ def _request_deadline(value: str, default: float) -> float:
     return given if value[:1] != "-" and 0 < given < default else default
 
 
-def with_max_inflight(readonly: int, mutating: int) -> Middleware:
+class MaxInFlight:
     """The MaxInFlight filter: at most ``readonly`` non-mutating and ``mutating`` mutating
-    requests (long-running ones aside) are served at once; one more is a 429 "Too many requests,
-    please try again later." (plain text, ``Retry-After: 1``), which clients retry. Members of
-    ``system:masters`` are exempt, as in kube-apiserver; runs after authentication."""
-    counts = {True: 0, False: 0}
-    limits = {True: mutating, False: readonly}
+    requests (long-running ones aside) are served at once; one more gets a 429 "Too many
+    requests, please try again later." (plain text, ``Retry-After: 1``), which clients retry.
+    Members of ``system:masters`` are exempt, as in kube-apiserver; runs after authentication."""
 
-    @web.middleware
-    async def max_inflight(request: web.Request, handler: Handler) -> web.StreamResponse:
-        if authentication.user_of(request).is_master or long_running(request):
-            return await handler(request)
-        kind = request.method in _MUTATING
-        if 0 < limits[kind] <= counts[kind]:
-            return web.Response(status=429, text="Too many requests, please try again later.\n",
-                                headers={"Retry-After": "1", "X-Content-Type-Options": "nosniff"})
-        counts[kind] += 1
-        try:
-            return await handler(request)
-        finally:
-            counts[kind] -= 1
-    return max_inflight
+    EXEMPT, READONLY, MUTATING, REFUSED = 0, 1, 2, -1
+
+    def __init__(self, readonly: int, mutating: int) -> None:
+        self.counts = [0, 0, 0]
+        self.limits = [0, readonly, mutating]
+
+    def enter(self, request: web.Request, long_running: bool) -> int:
+        """Take a seat for ``request``: the seat to give back with ``exit`` (``EXEMPT``: none
+        needed), or ``REFUSED`` when the limit is reached (answer ``_too_many()``)."""
+        if long_running or authentication.user_of(request).is_master:
+            return self.EXEMPT
+        kind = self.MUTATING if request.method in _MUTATING else self.READONLY
+        if 0 < self.limits[kind] <= self.counts[kind]:
+            return self.REFUSED
+        self.counts[kind] += 1
+        return kind
+
+    def exit(self, seat: int) -> None:
+        """Give back the seat ``enter`` took."""
+        if seat > 0:
+            self.counts[seat] -= 1
+
+
+def _too_many() -> web.Response:
+    return web.Response(status=429, text="Too many requests, please try again later.\n",
+                        headers={"Retry-After": "1", "X-Content-Type-Options": "nosniff"})

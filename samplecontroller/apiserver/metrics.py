@@ -25,7 +25,7 @@ from aiohttp import web
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 
-__all__ = ["RequestCounter", "RequestLabels", "RequestMetrics", "request_labels", "verb_of"]
+__all__ = ["Observation", "RequestCounter", "RequestLabels", "RequestMetrics", "request_labels", "verb_of"]
 
 _WATCH_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
 _NAMESPACE_SUBRESOURCES = frozenset({"status", "finalize"})
@@ -176,9 +176,8 @@ class RequestMetrics:
         """Every metric in the Prometheus text format (version 0.0.4)."""
         return generate_latest(self.registry)
 
-    @web.middleware
-    async def middleware(self, request: web.Request,
-                         handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
+    def begin(self, request: web.Request) -> Observation:
+        """Count ``request`` (and in ``counter``) as in flight; hand the result to ``finish``."""
         if self.counter is not None:
             self.counter.count(request)
         labels = labels_of(request)
@@ -187,7 +186,28 @@ class RequestMetrics:
         if inflight is None:
             inflight = self._inflight[kind] = self.inflight.labels(kind)
         inflight.inc()
-        started = time.monotonic()
+        return Observation(labels, inflight, time.monotonic())
+
+    def finish(self, observation: Observation, code: int) -> None:
+        """The request ``begin`` saw is answered with ``code``: out of flight, counted, its duration observed."""
+        labels = observation.labels
+        observation.inflight.dec()
+        key = (*labels, str(code))
+        total = self._totals.get(key)
+        if total is None:
+            total = self._totals[key] = self.total.labels(*key)
+        total.inc()
+        duration = self._durations.get(labels)
+        if duration is None:
+            duration = self._durations[labels] = self.duration.labels(*labels)
+        duration.observe(time.monotonic() - observation.started)
+
+    @web.middleware
+    async def middleware(self, request: web.Request,
+                         handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
+        """``begin`` and ``finish`` around ``handler`` as a middleware of its own (the API server
+        runs them in its ``filters.chain``)."""
+        observation = self.begin(request)
         code = 500
         try:
             response = await handler(request)
@@ -197,16 +217,15 @@ class RequestMetrics:
             code = exc.status
             raise
         finally:
-            inflight.dec()
-            key = (*labels, str(code))
-            total = self._totals.get(key)
-            if total is None:
-                total = self._totals[key] = self.total.labels(*key)
-            total.inc()
-            duration = self._durations.get(labels)
-            if duration is None:
-                duration = self._durations[labels] = self.duration.labels(*labels)
-            duration.observe(time.monotonic() - started)
+            self.finish(observation, code)
+
+
+class Observation(NamedTuple):
+    """A request in flight, as ``RequestMetrics.begin`` saw it."""
+
+    labels: RequestLabels
+    inflight: Any
+    started: float
 
 
 class _StorageObjects:

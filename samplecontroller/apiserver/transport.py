@@ -88,12 +88,17 @@ class StatusRequestHandler(RequestHandler):
             self._close_at(self._loop.time() + self._header_timeout)
 
     def _close_at(self, when: float) -> None:
-        """Move the keep-alive timer's deadline to ``when``."""
+        """Move the keep-alive timer's deadline to ``when``. A timer already due by then is kept:
+        firing early, it re-arms itself for the deadline (aiohttp's ``_process_keepalive``), so a
+        busy connection does not replace its timer on every request."""
         if self._keepalive_timeout <= 0:
             return
         self._next_keepalive_close_time = when
-        if self._keepalive_handle is not None:
-            self._keepalive_handle.cancel()
+        handle = self._keepalive_handle
+        if handle is not None:
+            if isinstance(handle, asyncio.TimerHandle) and not handle.cancelled() and handle.when() <= when:
+                return
+            handle.cancel()
         self._keepalive_handle = self._loop.call_at(when, self._process_keepalive)
 
     def handle_error(self, request: BaseRequest, status: int = 500, exc: BaseException | None = None,

@@ -98,11 +98,9 @@ class APIServerApp:
         self.openapi = OpenAPIHandler(core)
         mapper.on_change.append(self.discovery.invalidate)
         mapper.on_change.append(self.openapi.invalidate)
-        self.app = web.Application(client_max_size=bodies.MAX_BODY_BYTES, middlewares=[
-            self.metrics.middleware, filters.with_commit(store),
-            filters.with_timeout(request_timeout), filters.with_errors, filters.with_authentication(self),
-            filters.with_max_inflight(max_requests_inflight, max_mutating_requests_inflight),
-            filters.with_impersonation(self.authorizer), filters.with_authorization(self.authorizer)])
+        self.app = web.Application(client_max_size=bodies.MAX_BODY_BYTES, middlewares=[filters.chain(
+            self.metrics, store, self, self.authorizer, request_timeout, max_requests_inflight,
+            max_mutating_requests_inflight)])
         self.app.on_cleanup.append(self._close_admitter)
         self.app.on_shutdown.append(self._shutting_down)
         self.app.router.add_route("*", "/{tail:.*}", self._dispatch)

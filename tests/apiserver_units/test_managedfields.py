@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pytest
@@ -212,3 +213,59 @@ def test_an_item_a_manager_stops_applying_goes_whole(seed: int) -> None:
     live = fieldmanager.apply(live, containers("b"), "beta", definition_name=DEPLOYMENT)
     live = fieldmanager.apply(live, {**base}, "alpha", definition_name=DEPLOYMENT)
     assert live["spec"]["template"]["spec"]["containers"] == containers("b")["spec"]["template"]["spec"]["containers"]
+
+
+_LISTS_SCHEMA = {"type": "object", "properties": {
+    "metadata": {"type": "object"},
+    "spec": {"type": "object", "properties": {
+        "a": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["a"],
+              "items": {"type": "object"}},
+        "b": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+        "c": {"type": "object", "x-kubernetes-map-type": "atomic"}}}}}
+
+
+def _pod_like(extra: Any) -> dict[str, Any]:
+    obj = _deployment()
+    obj["metadata"]["finalizers"] = ["b", "a", "b"]
+    obj["metadata"]["annotations"] = {"z": "1", "a": None}
+    obj["metadata"]["ownerReferences"] = [{"apiVersion": "v1", "kind": "X", "name": "n", "uid": "u"}]
+    obj["spec"]["template"]["spec"]["containers"] += [
+        {"name": "side", "image": "busybox", "ports": [{"containerPort": 80}, {"containerPort": 80, "protocol": "UDP"}],
+         "env": [{"name": "A", "value": "1"}, {"name": "A", "value": "2"}], "resources": {}},
+        {"image": "nameless"}]
+    obj["spec"]["strategy"] = {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1}}
+    obj["status"] = extra
+    return obj
+
+
+@given(obj=_objects, extra=_json)
+@example(obj={"metadata": {"name": "x"}, "spec": {"a": [{"a": 1, "b": 2}, {"a": 1, "c": None}, {"b": 1}],
+                                                  "b": ["y", "x", "y"], "c": {"d": {}}}, "status": {}}, extra=None)
+@example(obj={"metadata": {"name": "x"}, "spec": {"a": [{"a": 1, "z": {"q": 1}}, {"a": 1, "b": {"c": 1}}, {"a": 0}]},
+              "status": {}}, extra=[{"k": {"b": 1}}])
+def test_fields_v1_is_the_tree_of_the_field_set(obj: dict[str, Any], extra: Any) -> None:
+    """``fields_v1`` (the create path's one walk) gives the very tree, key order included, that
+    nesting ``field_set(..., nodes=True)`` gives, for built-in definitions and CRD schemas."""
+    def same(got: dict[str, Any], want: dict[str, Any]) -> None:
+        assert json.dumps(got) == json.dumps(want)
+
+    for definition, schema in ((None, None), (None, _LISTS_SCHEMA), (DEPLOYMENT, None)):
+        same(fieldmanager.fields_v1(obj, definition, schema),
+             paths_to_fields_v1(field_set(obj, definition, schema, nodes=True)))
+    pod = _pod_like(extra)
+    same(fieldmanager.fields_v1(pod, DEPLOYMENT), paths_to_fields_v1(field_set(pod, DEPLOYMENT, nodes=True)))
+
+
+@given(extra=_json, replicas=st.integers(0, 2), image=st.sampled_from(["nginx", "nginx:2"]),
+       port=st.sampled_from([80, 80.0, 81]))
+def test_changed_paths_of_keyed_lists_agree_with_comparing_every_path(extra: Any, replicas: int, image: str,
+                                                                      port: Any) -> None:
+    """The same for a built-in kind's keyed lists (containers, ports, env: ``k:`` elements)."""
+    old = _pod_like({"a": 1})
+    new = _pod_like(extra)
+    new["spec"]["replicas"] = replicas
+    new["spec"]["template"]["spec"]["containers"][0]["image"] = image
+    new["spec"]["template"]["spec"]["containers"][1]["ports"][0]["containerPort"] = port
+    paths = fieldmanager.field_set(new, DEPLOYMENT, nodes=True)
+    expected = {p for p in paths if not fieldmanager._same_value(old, new, p)}
+    assert fieldmanager._changed_paths(old, new, paths) == expected

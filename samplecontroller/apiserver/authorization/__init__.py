@@ -11,6 +11,6 @@
 - ``impersonation``: the ``Impersonate-*`` headers;
 - ``escalation``: escalation prevention on Role/ClusterRole/binding writes.
 
-The filters (``filters.with_authentication``/``with_impersonation``/``with_authorization``) and
+The filters (``filters.authenticate``/``impersonate``/``authorize``) and
 the review handlers (``handlers.reviews``) use them; the user is ``authentication.user_of(request)``.
 """

@@ -162,7 +162,8 @@ class DeploymentSimulator:
                          "labels": dict(template["metadata"]["labels"]), "annotations": annotations,
                          "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": meta["name"],
                                               "uid": meta["uid"], "controller": True, "blockOwnerDeletion": True}]},
-            "spec": {"replicas": 0, "minReadySeconds": int(deep_get(deployment, "spec", "minReadySeconds") or 0),
+            "spec": {"replicas": _initial_replicas(deployment, replicas, owned),
+                     "minReadySeconds": int(deep_get(deployment, "spec", "minReadySeconds") or 0),
                      "selector": selector, "template": template},
         }
         created, _ = self.core.create(self._resource("replicasets"), meta["namespace"], rs, manager=MANAGER)
@@ -249,6 +250,15 @@ class DeploymentSimulator:
         meta = new["metadata"]
         self.core.update(self._resource("deployments"), meta["namespace"], meta["name"], new, subresource="status",
                          manager=MANAGER)
+
+
+def _initial_replicas(deployment: dict[str, Any], replicas: int, owned: list[dict[str, Any]]) -> int:
+    """The replicas a new ReplicaSet is created with (the deployment controller's
+    ``NewRSNewReplicas`` for a rollout with no running pods): all of them when no other
+    ReplicaSet of the Deployment runs any (a new Deployment, or every old one scaled down), else
+    0, scaled up once the old ones are scaled down."""
+    running = sum(int(deep_get(rs, "spec", "replicas") or 0) for rs in owned)
+    return replicas if running == 0 else 0
 
 
 def _surge(deployment: dict[str, Any], replicas: int) -> int:

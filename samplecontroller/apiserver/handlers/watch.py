@@ -158,7 +158,8 @@ async def _stream(scope: Scope, response: web.StreamResponse, watcher: Any, res:
             wait = min(wait, max(next_bookmark - now, 0.0))
         if not watcher.buffer:
             try:
-                await asyncio.wait_for(watcher.wake.wait(), timeout=wait)
+                async with asyncio.timeout(wait):  # no task of its own per wake-up, unlike wait_for
+                    await watcher.wake.wait()
             except TimeoutError:
                 pass
         events = watcher.drain()
