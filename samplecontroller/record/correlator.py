@@ -203,8 +203,10 @@ class EventCorrelator:
         last = self._logs.get(key)
         patch: bytes | None = None
         if last is not None and last.count > 0:
-            event = copy.deepcopy(event)
-            md = event.setdefault("metadata", {})
+            # A copy of the parts changed here (the event may be another watcher's too); nothing
+            # downstream changes the nested parts, so they are shared as they are.
+            event = dict(event)
+            md = event["metadata"] = dict(event.get("metadata") or {})
             md["name"] = last.name
             if last.resource_version:
                 md["resourceVersion"] = last.resource_version

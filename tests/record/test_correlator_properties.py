@@ -66,3 +66,15 @@ def test_aggregation_after_max_distinct_messages(seq: list[tuple[int, int, int, 
         else:
             assert ev["count"] > 1 and name in created
     assert all(len(names) == 1 for names in aggregates.values())  # one aggregate per group, then patches
+
+
+def test_correlating_a_repeat_leaves_the_given_event_as_it_was() -> None:
+    # The broadcaster hands one event dict to every watcher: the correlator copies what it changes.
+    c = EventCorrelator(FakeClock())
+    c.correlate(_event(0, 0, 0))
+    repeat = _event(0, 0, 0)
+    repeat["metadata"]["name"] = "o0.new"
+    before = repr(repeat)
+    result = c.correlate(repeat)
+    assert result.event["count"] == 2 and result.event["metadata"]["name"] == "o0.0.0" and result.patch
+    assert repr(repeat) == before
