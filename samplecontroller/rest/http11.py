@@ -31,13 +31,17 @@ request target, no CR/LF in a header value (``ValueError``).
 from __future__ import annotations
 
 import asyncio
+import collections
 import re
 import ssl
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping
 from types import TracebackType
+from typing import TypeVar, overload
 
 __all__ = ["ConnectionDropped", "ConnectionPool", "Headers", "ProtocolError", "Response", "StreamingResponse",
            "encode_headers", "request_head"]
+
+_D = TypeVar("_D")
 
 _READ_LIMIT = 2**20
 """Longest status line, header line or chunk-size line accepted; also the reader's buffer size."""
@@ -70,6 +74,20 @@ class Headers(Mapping[str, str]):
             if k == key:
                 return v
         raise KeyError(name)
+
+    @overload
+    def get(self, name: str, /) -> str | None: ...
+
+    @overload
+    def get(self, name: str, default: str | _D, /) -> str | _D: ...
+
+    def get(self, name: str, default: object = None, /) -> object:
+        """The first value of ``name`` (any case), else ``default``."""
+        key = name.lower()
+        for k, v in self._items:
+            if k == key:
+                return v
+        return default
 
     def get_all(self, name: str, default: list[str] | None = None) -> list[str] | None:
         """Every value of ``name`` in order, or ``default`` when there is none."""
@@ -132,30 +150,66 @@ class _Conn:
 
 class _Timer:
     """``read_timeout`` for each wait on the server: inside ``async with timer``, ``arm()`` before a read
-    gives it ``seconds`` (an ``asyncio.timeout`` rescheduled, not one per read). Reusable: each
-    ``async with`` is a new scope, so nothing is armed between scopes."""
+    gives it ``seconds``; past them the task is cancelled and the scope raises TimeoutError (as
+    ``asyncio.timeout``: a cancellation from elsewhere stays a cancellation). Reusable: each
+    ``async with`` is a new scope, so nothing is armed between scopes.
 
-    __slots__ = ("_cm", "_loop", "_seconds")
+    Lazy: ``arm`` only moves the deadline; one loop timer per scope, scheduled at the first deadline,
+    moves itself to the current one when it fires early. A response read in full before its first
+    deadline (almost every one) costs one timer, not one per read."""
+
+    __slots__ = ("_cancelling", "_due", "_expired", "_handle", "_loop", "_seconds", "_task")
 
     def __init__(self, seconds: float | None) -> None:
         self._seconds = seconds
         self._loop = asyncio.get_running_loop()
-        self._cm: asyncio.Timeout | None = None
+        self._task: asyncio.Task[object] | None = None
+        self._handle: asyncio.TimerHandle | None = None
+        self._due = 0.0
+        self._expired = False
+        self._cancelling = 0
 
     async def __aenter__(self) -> _Timer:
-        self._cm = asyncio.timeout(None)
-        await self._cm.__aenter__()
+        task = asyncio.current_task()
+        if task is None:
+            raise RuntimeError("the HTTP read timeout needs a task")
+        self._task = task
+        self._expired = False
+        self._cancelling = task.cancelling()
         return self
 
     async def __aexit__(self, kind: type[BaseException] | None, err: BaseException | None,
                         tb: TracebackType | None) -> None:
-        cm, self._cm = self._cm, None
-        assert cm is not None
-        await cm.__aexit__(kind, err, tb)
+        handle, self._handle = self._handle, None
+        task, self._task = self._task, None
+        if handle is not None:
+            handle.cancel()
+        if self._expired and task is not None:
+            self._expired = False
+            if task.uncancel() <= self._cancelling and kind is asyncio.CancelledError:
+                raise TimeoutError from err
 
     def arm(self) -> None:
-        if self._seconds is not None and self._cm is not None:
-            self._cm.reschedule(self._loop.time() + self._seconds)
+        if self._seconds is None or self._task is None:
+            return
+        self._due = self._loop.time() + self._seconds
+        if self._handle is None:
+            self._handle = self._loop.call_at(self._due, self._fire)
+
+    def _fire(self) -> None:
+        self._handle = None
+        if self._task is None:
+            return
+        if self._loop.time() < self._due - _TIMER_SLACK:  # re-armed since it was scheduled
+            self._handle = self._loop.call_at(self._due, self._fire)
+            return
+        self._expired = True
+        self._task.cancel()
+
+
+_TIMER_SLACK = 0.001
+"""A timer firing this close (s) before its deadline counts as expired (the loop runs a timer up to
+its clock resolution early)."""
 
 
 class ConnectionPool:
@@ -171,13 +225,17 @@ class ConnectionPool:
         self.limit = limit
         self.connect_timeout = connect_timeout
         self._idle: list[_Conn] = []
-        self._slots = asyncio.Semaphore(limit)
+        self._in_use = 0  # requests holding one of the ``limit`` slots
+        self._waiting: collections.deque[asyncio.Future[None]] = collections.deque()
         self._closed = False
 
     async def request(self, head: str, body: bytes | None, *, method: str, read_timeout: float | None) -> Response:
         """Send ``head`` (request line and headers, from ``request_head``) and ``body``; the response
         read in full."""
-        await self._slots.acquire()
+        if self._in_use < self.limit and not self._waiting:
+            self._in_use += 1
+        else:
+            await self._wait_for_slot()
         try:
             conn = await self._connection()
             try:
@@ -194,7 +252,30 @@ class ConnectionPool:
                 conn.close()
             return Response(status, headers, data)
         finally:
-            self._slots.release()
+            self._release_slot()
+
+    async def _wait_for_slot(self) -> None:
+        """Wait (first come, first served) until a request hands its slot over."""
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiting.append(waiter)
+        try:
+            await waiter
+        except BaseException:
+            if waiter.done() and not waiter.cancelled():
+                self._release_slot()  # handed over, but this request is cancelled: pass it on
+            elif waiter in self._waiting:
+                self._waiting.remove(waiter)
+            raise
+
+    def _release_slot(self) -> None:
+        """Hand this slot to the first request waiting, else free it."""
+        waiting = self._waiting
+        while waiting:
+            waiter = waiting.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                return
+        self._in_use -= 1
 
     async def open_stream(self, head: str, *, read_timeout: float | None) -> StreamingResponse:
         """Send ``head`` (a GET, no body) and read the response head; the body is read by iterating
@@ -274,28 +355,28 @@ async def _read_head(conn: _Conn, timer: _Timer) -> tuple[int, bytes, Headers]:
             raise
         except asyncio.LimitOverrunError:
             raise ProtocolError(f"response head longer than {_READ_LIMIT} bytes") from None
-        lines = raw[:-4].split(b"\r\n")
-        version, _, rest = lines[0].partition(b" ")
+        lines = raw[:-4].decode("latin-1").split("\r\n")  # one decode for the whole head
+        version, _, rest = lines[0].partition(" ")
         code = rest[:3]
-        if not version.startswith(b"HTTP/1.") or len(code) != 3 or not code.isdigit():
-            raise ProtocolError(f"malformed status line {lines[0][:100]!r}")
+        if not version.startswith("HTTP/1.") or len(code) != 3 or not code.isdigit():
+            raise ProtocolError(f"malformed status line {lines[0][:100].encode('latin-1')!r}")
         status = int(code)
         if status >= 200 or status == 101:
-            return status, version, _parse_headers(lines)
+            return status, version.encode("latin-1"), _parse_headers(lines)
         # an interim response (100 Continue, 103 Early Hints): the final one follows
 
 
-def _parse_headers(lines: list[bytes]) -> Headers:
+def _parse_headers(lines: list[str]) -> Headers:
     items: list[tuple[str, str]] = []
     for line in lines[1:]:
-        if line[:1] in (b" ", b"\t") and items:  # obsolete line folding: continues the previous value
+        if line[:1] in (" ", "\t") and items:  # obsolete line folding: continues the previous value
             previous, text = items[-1]
-            items[-1] = (previous, f"{text} {line.strip().decode('latin-1')}")
+            items[-1] = (previous, f"{text} {line.strip()}")
             continue
-        name, sep, value = line.partition(b":")
+        name, sep, value = line.partition(":")
         if not sep or not name or name != name.strip():
-            raise ProtocolError(f"malformed header line {line[:100]!r}")
-        items.append((name.decode("latin-1").lower(), value.strip().decode("latin-1")))
+            raise ProtocolError(f"malformed header line {line[:100].encode('latin-1')!r}")
+        items.append((name.lower(), value.strip()))
     return Headers(items)
 
 
