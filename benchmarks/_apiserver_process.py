@@ -71,6 +71,13 @@ class JsonApi:
         if r.status >= 300:
             raise RuntimeError(f"POST {path}: {r.status} {r.data[:200]!r}")
 
+    def get(self, path: str) -> Any:
+        """GET ``path`` as JSON; raises RuntimeError on a status of 300 or more."""
+        r = self.pool.request("GET", self.url + path, headers=self.headers)
+        if r.status >= 300:
+            raise RuntimeError(f"GET {path}: {r.status} {r.data[:200]!r}")
+        return json.loads(r.data)
+
     def watch(self, path: str, on_event: Callable[[dict[str, Any], float], None],
               stop: threading.Event | None = None) -> threading.Thread:
         """Stream the watch ``path`` on a daemon thread, calling ``on_event(event, perf_counter())``

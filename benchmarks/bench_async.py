@@ -4,8 +4,13 @@ Table 1, the Foo controller: ``main.py --controller async`` (``foo_reconciler_as
 ``--controller runtime`` (the sync ``foo_reconciler``), same ``--workers``, each as a subprocess
 on a fresh embedded API server (Deployment simulator on, request counters on; the harness of
 ``bench_vs_kopf.py``); N Foos created at once by 16 client threads. Per row: seconds until every
-Deployment exists and every Foo's status is synced, the controller's CPU ms per Foo, RSS idle
-and peak, peak thread count.
+Deployment exists and every Foo's status is synced, the controller's CPU ms per Foo until then
+and until the events still queued then were written too (+ 1 s idle), syncs per
+Foo (the counts of the Synced Events written plus the events dropped), events dropped per Foo
+(the recorder drops events while ``maxQueuedEvents`` wait, as client-go does: each dropped event
+is a write less, so compare CPU between rows with like drops), RSS idle and peak, peak thread
+count. ``--baseline DIR`` adds the async reconciler run from another checkout (``git worktree
+add DIR REV``), before and after side by side.
 
 Table 2, the awaited-call workload: N ConfigMaps (``--calls``, 1,000 by default) whose reconcile
 calls an external HTTP service answering after 1 s (``_slow_service.py``, which counts the
@@ -18,7 +23,7 @@ seconds from the controller's first list request until the service answered ever
 controller's CPU seconds over that time, its peak RSS and peak threads.
 
     python benchmarks/bench_async.py [--n 2000] [--workers 2] [--repeat 1] [--calls 1000] [--concurrency 1000]
-                                     [--tables foo,calls] [--skip kopf]
+                                     [--tables foo,calls] [--skip kopf] [--baseline DIR]
 
 Not a test: machines are noisy, so numbers are printed, never asserted.
 """
@@ -55,21 +60,25 @@ CONFIGMAPS = f"/api/v1/namespaces/{NAMESPACE}/configmaps"
 # -- table 1: the Foo controller -------------------------------------------------------------
 
 
-def foo_table(n: int, workers: int | None, repeat: int = 1) -> None:
+def foo_table(n: int, workers: int | None, repeat: int = 1, baseline: Path | None = None) -> None:
     print(f"\n1. Foo -> Deployment, {n} Foos created at once, --workers {workers or 'default'} "
           f"(controller in its own process; {repeat} round(s), the two controllers alternating)")
     header = (f"{'controller':>16} | {'all deployments s':>17} | {'all synced s':>12} | {'CPU ms/Foo':>10} | "
+              f"{'+ events written after':>22} | {'syncs/Foo':>9} | {'events dropped/Foo':>18} | "
               f"{'RSS MB idle/peak':>16} | {'peak threads':>12} | requests per Foo by verb")
     print(header)
     print("-" * len(header))
-    rows = (("async", "async reconciler"), ("runtime", "sync reconciler"))
+    rows: tuple[tuple[str, str], ...] = (("async", "async reconciler"), ("runtime", "sync reconciler"))
+    if baseline is not None:
+        rows += (("async@base", "async (baseline)"),)
     for round_ in range(repeat):
         for controller, label in rows if round_ % 2 == 0 else rows[::-1]:
-            r = run_foo(controller, n, workers)
+            r = run_foo(controller, n, workers, baseline)
             if r.deployed < n or r.synced < n:
                 print(f"{label:>16} | incomplete: {r.deployed} deployed, {r.synced} synced")
                 continue
             print(f"{label:>16} | {r.deployed_s:>17.2f} | {r.synced_s:>12.2f} | {r.cpu_s / n * 1000:>10.2f} | "
+                  f"{r.settled_cpu_s / n * 1000:>22.2f} | {(r.synced_events + r.events_dropped) / n:>9.2f} | {r.events_dropped / n:>18.2f} | "
                   f"{r.idle_rss_mb:>7.1f} / {r.rss_mb:>6.1f} | {r.peak_threads:>12} | "
                   + " ".join(f"{v} {k:.2f}" for v, k in sorted(r.per_foo.items()) if k), flush=True)
 
@@ -203,13 +212,15 @@ def main() -> None:
     p.add_argument("--calls", type=int, default=1000, help="objects for table 2")
     p.add_argument("--concurrency", type=int, default=1000, help="max_concurrent_reconciles for table 2")
     p.add_argument("--tables", default="foo,calls")
+    p.add_argument("--baseline", type=Path, default=None,
+                   help="table 1 also runs the async reconciler from this checkout (before/after side by side)")
     p.add_argument("--skip", default="", help="table 2 rows to leave out (async, sync, kopf)")
     args = p.parse_args()
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average "
           f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     tables = set(args.tables.split(","))
     if "foo" in tables:
-        foo_table(args.n, args.workers, args.repeat)
+        foo_table(args.n, args.workers, args.repeat, args.baseline)
     if "calls" in tables:
         calls_table(args.calls, args.concurrency, set(filter(None, args.skip.split(","))))
 

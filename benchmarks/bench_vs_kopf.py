@@ -105,6 +105,12 @@ class Result:
     server_cpu_s: float = float("nan")
     peak_threads: int = 0
     per_foo: dict[str, float] = field(default_factory=dict)
+    synced_events: int = 0
+    """The count of every Synced Event written (one per successful sync, the repeats aggregated)."""
+    settled_cpu_s: float = float("nan")
+    """CPU seconds until the events queued at the end were written too (``cpu_s`` stops at the last sync)."""
+    events_dropped: int = 0
+    """Events the controller's recorder dropped ("too many queued events", logged), so never written."""
 
 
 BASELINE_SUFFIX = "@base"
@@ -198,6 +204,8 @@ def _measure(server: CountingServer, controller: str, n: int, workers: int | Non
         result.server_cpu_s = sum(server_ps.cpu_times()[:2]) - server_cpu0
         result.rss_mb = max(peak, ps.memory_info().rss) / 2**20
         after = controller_requests(server.counts())
+        result.synced_events = _settled_synced_events(api)  # after the measurement: the queued events land
+        result.settled_cpu_s = sum(ps.cpu_times()[:2]) - cpu0
     finally:
         proc.terminate()
         try:
@@ -206,10 +214,30 @@ def _measure(server: CountingServer, controller: str, n: int, workers: int | Non
             proc.kill()
         log.close()
     result.deployed, result.synced = len(deployed), len(synced)
+    result.events_dropped = sum(line.count(EVENT_DROPPED) for line in (tmp / "controller.log").open(errors="replace"))
     result.deployed_s = times.get("deployed", float("nan")) - t0
     result.synced_s = times.get("synced", float("nan")) - t0
     result.per_foo = {v: (after.get(v, 0) - before.get(v, 0)) / n for v in set(after) | set(before)}
     return result
+
+
+EVENT_DROPPED = "too many queued events"
+"""What the recorder logs for each event it drops (``samplecontroller.record``)."""
+
+
+def _settled_synced_events(api: JsonApi, quiet: float = 1.0, bound: float = 30.0) -> int:
+    """The summed count of the Synced Events in default, once it stopped changing for ``quiet``
+    seconds (the controller writes its queued events after the last sync)."""
+    last, since, deadline = -1, time.monotonic(), time.monotonic() + bound
+    while time.monotonic() < deadline:
+        items = api.get("/api/v1/namespaces/default/events").get("items") or []
+        total = sum(int(e.get("count") or 1) for e in items if e.get("reason") == "Synced")
+        if total != last:
+            last, since = total, time.monotonic()
+        elif time.monotonic() - since >= quiet:
+            break
+        time.sleep(0.2)
+    return max(last, 0)
 
 
 def _wait_for_watches(server: CountingServer, proc: subprocess.Popen[Any]) -> None:

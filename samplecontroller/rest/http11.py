@@ -31,14 +31,17 @@ request target, no CR/LF in a header value (``ValueError``).
 from __future__ import annotations
 
 import asyncio
+import collections
 import re
 import ssl
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping
 from types import TracebackType
-from typing import Any
+from typing import TypeVar, overload
 
 __all__ = ["ConnectionDropped", "ConnectionPool", "Headers", "ProtocolError", "Response", "StreamingResponse",
            "chunk_size", "encode_headers", "framing", "parse_head", "request_head"]
+
+_D = TypeVar("_D")
 
 _READ_LIMIT = 2**20
 """Longest status line, header line or chunk-size line accepted; also the reader's buffer size."""
@@ -74,8 +77,14 @@ class Headers(Mapping[str, str]):
                 return v
         raise KeyError(name)
 
-    def get(self, name: str, default: Any = None) -> Any:  # what Mapping.get does, without a KeyError per miss
-        """The first value of ``name``, or ``default`` when there is none."""
+    @overload
+    def get(self, name: str, /) -> str | None: ...
+
+    @overload
+    def get(self, name: str, default: str | _D, /) -> str | _D: ...
+
+    def get(self, name: str, default: object = None, /) -> object:
+        """The first value of ``name`` (any case), else ``default``."""
         key = name.lower()
         for k, v in self._items:
             if k == key:
@@ -143,30 +152,66 @@ class _Conn:
 
 class _Timer:
     """``read_timeout`` for each wait on the server: inside ``async with timer``, ``arm()`` before a read
-    gives it ``seconds`` (an ``asyncio.timeout`` rescheduled, not one per read). Reusable: each
-    ``async with`` is a new scope, so nothing is armed between scopes."""
+    gives it ``seconds``; past them the task is cancelled and the scope raises TimeoutError (as
+    ``asyncio.timeout``: a cancellation from elsewhere stays a cancellation). Reusable: each
+    ``async with`` is a new scope, so nothing is armed between scopes.
 
-    __slots__ = ("_cm", "_loop", "_seconds")
+    Lazy: ``arm`` only moves the deadline; one loop timer per scope, scheduled at the first deadline,
+    moves itself to the current one when it fires early. A response read in full before its first
+    deadline (almost every one) costs one timer, not one per read."""
+
+    __slots__ = ("_cancelling", "_due", "_expired", "_handle", "_loop", "_seconds", "_task")
 
     def __init__(self, seconds: float | None) -> None:
         self._seconds = seconds
         self._loop = asyncio.get_running_loop()
-        self._cm: asyncio.Timeout | None = None
+        self._task: asyncio.Task[object] | None = None
+        self._handle: asyncio.TimerHandle | None = None
+        self._due = 0.0
+        self._expired = False
+        self._cancelling = 0
 
     async def __aenter__(self) -> _Timer:
-        self._cm = asyncio.timeout(None)
-        await self._cm.__aenter__()
+        task = asyncio.current_task()
+        if task is None:
+            raise RuntimeError("the HTTP read timeout needs a task")
+        self._task = task
+        self._expired = False
+        self._cancelling = task.cancelling()
         return self
 
     async def __aexit__(self, kind: type[BaseException] | None, err: BaseException | None,
                         tb: TracebackType | None) -> None:
-        cm, self._cm = self._cm, None
-        assert cm is not None
-        await cm.__aexit__(kind, err, tb)
+        handle, self._handle = self._handle, None
+        task, self._task = self._task, None
+        if handle is not None:
+            handle.cancel()
+        if self._expired and task is not None:
+            self._expired = False
+            if task.uncancel() <= self._cancelling and kind is asyncio.CancelledError:
+                raise TimeoutError from err
 
     def arm(self) -> None:
-        if self._seconds is not None and self._cm is not None:
-            self._cm.reschedule(self._loop.time() + self._seconds)
+        if self._seconds is None or self._task is None:
+            return
+        self._due = self._loop.time() + self._seconds
+        if self._handle is None:
+            self._handle = self._loop.call_at(self._due, self._fire)
+
+    def _fire(self) -> None:
+        self._handle = None
+        if self._task is None:
+            return
+        if self._loop.time() < self._due - _TIMER_SLACK:  # re-armed since it was scheduled
+            self._handle = self._loop.call_at(self._due, self._fire)
+            return
+        self._expired = True
+        self._task.cancel()
+
+
+_TIMER_SLACK = 0.001
+"""A timer firing this close (s) before its deadline counts as expired (the loop runs a timer up to
+its clock resolution early)."""
 
 
 class ConnectionPool:
@@ -182,13 +227,17 @@ class ConnectionPool:
         self.limit = limit
         self.connect_timeout = connect_timeout
         self._idle: list[_Conn] = []
-        self._slots = asyncio.Semaphore(limit)
+        self._in_use = 0  # requests holding one of the ``limit`` slots
+        self._waiting: collections.deque[asyncio.Future[None]] = collections.deque()
         self._closed = False
 
     async def request(self, head: str, body: bytes | None, *, method: str, read_timeout: float | None) -> Response:
         """Send ``head`` (request line and headers, from ``request_head``) and ``body``; the response
         read in full."""
-        await self._slots.acquire()
+        if self._in_use < self.limit and not self._waiting:
+            self._in_use += 1
+        else:
+            await self._wait_for_slot()
         try:
             conn = await self._connection()
             try:
@@ -205,7 +254,30 @@ class ConnectionPool:
                 conn.close()
             return Response(status, headers, data)
         finally:
-            self._slots.release()
+            self._release_slot()
+
+    async def _wait_for_slot(self) -> None:
+        """Wait (first come, first served) until a request hands its slot over."""
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiting.append(waiter)
+        try:
+            await waiter
+        except BaseException:
+            if waiter.done() and not waiter.cancelled():
+                self._release_slot()  # handed over, but this request is cancelled: pass it on
+            elif waiter in self._waiting:
+                self._waiting.remove(waiter)
+            raise
+
+    def _release_slot(self) -> None:
+        """Hand this slot to the first request waiting, else free it."""
+        waiting = self._waiting
+        while waiting:
+            waiter = waiting.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                return
+        self._in_use -= 1
 
     async def open_stream(self, head: str, *, read_timeout: float | None) -> StreamingResponse:
         """Send ``head`` (a GET, no body) and read the response head; the body is read by iterating
@@ -295,12 +367,12 @@ def parse_head(raw: bytes) -> tuple[int, bytes, Headers]:
     """Status, HTTP version and headers of a response head (``raw``: up to and including the
     empty line); ``ProtocolError`` when it is malformed. No I/O: the sync transport parses its
     responses with it too."""
-    lines = raw[:-4].split(b"\r\n")
-    version, _, rest = lines[0].partition(b" ")
+    lines = raw[:-4].decode("latin-1").split("\r\n")  # one decode for the whole head
+    version, _, rest = lines[0].partition(" ")
     code = rest[:3]
-    if not version.startswith(b"HTTP/1.") or len(code) != 3 or not code.isdigit():
-        raise ProtocolError(f"malformed status line {lines[0][:100]!r}")
-    return int(code), version, _parse_headers(lines)
+    if not version.startswith("HTTP/1.") or len(code) != 3 or not code.isdigit():
+        raise ProtocolError(f"malformed status line {lines[0][:100].encode('latin-1')!r}")
+    return int(code), version.encode("latin-1"), _parse_headers(lines)
 
 
 def chunk_size(line: bytes | bytearray) -> int:
@@ -316,9 +388,9 @@ def chunk_size(line: bytes | bytearray) -> int:
     return size
 
 
-def _parse_headers(lines: list[bytes]) -> Headers:
+def _parse_headers(lines: list[str]) -> Headers:
     items: list[tuple[str, str]] = []
-    for line in b"\r\n".join(lines[1:]).decode("latin-1").split("\r\n") if len(lines) > 1 else ():
+    for line in lines[1:]:
         if line[:1] in (" ", "\t") and items:  # obsolete line folding: continues the previous value
             previous, text = items[-1]
             items[-1] = (previous, f"{text} {line.strip()}")

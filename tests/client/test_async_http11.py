@@ -436,3 +436,59 @@ def test_streams_do_not_take_the_requests_connections_and_a_bodyless_post_states
             await pool.close()
 
     run(go)
+
+
+def test_the_read_timeout_bounds_each_wait_not_the_whole_body() -> None:
+    """A body arriving in pieces, each within the read timeout, is read in full though the whole
+    takes longer than the timeout; a pause longer than it in the middle of a body times out."""
+    async def answer(head: bytes, peer: Peer) -> None:
+        pause = 0.5 if b"/stalls" in head else 0.1
+        await peer.send(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+        for i in range(6):
+            await asyncio.sleep(pause if i == 3 or b"/stalls" not in head else 0)
+            await peer.send(b"1\r\n%d\r\n" % i)
+        await peer.send(b"0\r\n\r\n")
+
+    async def go() -> None:
+        async with Scripted(answer).running() as srv:
+            pool = srv.pool()
+            resp = await pool.request(srv.head(), None, method="GET", read_timeout=0.3)
+            assert resp.data == b"012345"
+            with pytest.raises(TimeoutError):
+                await pool.request(srv.head(target="/stalls"), None, method="GET", read_timeout=0.3)
+            await pool.close()
+
+    run(go)
+
+
+def test_a_request_cancelled_while_waiting_for_a_slot_does_not_keep_it() -> None:
+    """With every slot taken, a waiting request that is cancelled leaves the queue: the slots go
+    on to the requests after it, and none is lost."""
+    release = asyncio.Event()
+
+    async def answer(head: bytes, peer: Peer) -> None:
+        if b"/wait" in head:
+            await release.wait()
+        await peer.send(ok(b"{}"))
+
+    async def go() -> None:
+        async with Scripted(answer).running() as srv:
+            pool = srv.pool(limit=1)
+            first = asyncio.ensure_future(pool.request(srv.head(target="/wait"), None, method="GET", read_timeout=5))
+            while not srv.heads:
+                await asyncio.sleep(0.01)
+            waiting = asyncio.ensure_future(pool.request(srv.head(), None, method="GET", read_timeout=5))
+            after = asyncio.ensure_future(pool.request(srv.head(), None, method="GET", read_timeout=5))
+            await asyncio.sleep(0.05)
+            assert len(srv.heads) == 1  # both wait for the one slot
+            waiting.cancel()
+            release.set()
+            assert (await first).data == b"{}"
+            assert (await asyncio.wait_for(after, 5)).data == b"{}"
+            assert waiting.cancelled()
+            for _ in range(3):  # the slot is free again, every time
+                assert (await asyncio.wait_for(pool.request(srv.head(), None, method="GET", read_timeout=5),
+                                               5)).data == b"{}"
+            await pool.close()
+
+    run(go)

@@ -198,7 +198,7 @@ def test_lean_stream_yields_lines_of_chunks_split_anyhow_and_errors_as_statuses(
         rest.stream("GET", "/w")
     assert err.value.code == 410
     stream = rest.stream("GET", "/w")
-    seen = []
+    seen: list[bytes] = []
 
     def consume() -> None:
         seen.extend(stream)

@@ -56,6 +56,7 @@ class AsyncClient:
         self.scheme = scheme
         self.field_owner = field_owner
         self._types = Client(client_for, None, scheme=scheme, field_owner=field_owner)  # resolution only
+        self._synced: set[type[Any]] = set()  # models whose informer has synced (it stays synced)
 
     @classmethod
     def for_rest_client(cls, rest: Any, cache: Any = None, *, scheme: Scheme,
@@ -81,8 +82,11 @@ class AsyncClient:
     # -- reading -----------------------------------------------------------------------
 
     async def _from_cache(self, model: type[Any], read: Callable[[], T]) -> T:
-        if self.cache.get_informer(model).has_synced():
+        if model in self._synced:
             return read()  # an in-memory lookup
+        if self.cache.get_informer(model).has_synced():
+            self._synced.add(model)
+            return read()
         return await asyncio.to_thread(read)  # waits for the informer to sync
 
     async def get(self, model: type[T], namespace: str, name: str) -> T:
