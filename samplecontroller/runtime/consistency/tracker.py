@@ -317,8 +317,8 @@ class ObservedWrites:
                 watch.watermark = rv
                 while watch.by_rv and watch.by_rv[0][0] <= rv:
                     self._observed(heapq.heappop(watch.by_rv)[2], released)
-            key = _store_key(meta.get_namespace(obj), meta.get_name(obj))
-            waiting = watch.deletes.get(key)
+            key = _store_key(meta.get_namespace(obj), meta.get_name(obj)) if watch.deletes else ""
+            waiting = watch.deletes.get(key) if key else None  # the key only when some delete waits
             if waiting and (deleted or _delete_observed(obj, "")):
                 for entry in waiting:
                     if deleted or _delete_observed(obj, entry.write.uid):
