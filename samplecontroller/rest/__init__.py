@@ -405,7 +405,7 @@ class _Wire:
         before its first byte is ``RemoteDisconnected`` (a keep-alive connection the server
         closed), within it ``IncompleteRead``; a malformed head ``http11.ProtocolError``."""
         while True:
-            status, version, headers = http11.parse_head(self._until(b"\r\n\r\n"))
+            status, version, headers = http11.parse_head(self._until(b"\r\n\r\n", in_body=False))
             if status >= 200 or status == 101:
                 return status, version, headers
 
@@ -438,14 +438,15 @@ class _Wire:
         self.buffer += piece
         return True
 
-    def _more(self) -> None:
-        """Wait for more bytes; ``IncompleteRead`` (or ``RemoteDisconnected`` before any) at EOF."""
+    def _more(self, in_body: bool = True) -> None:
+        """Wait for more bytes; at EOF ``IncompleteRead``, or ``RemoteDisconnected`` when no byte
+        of the response came (``in_body`` False: waiting for the head)."""
         if not self._fill():
-            if self.pos < len(self.buffer):
+            if in_body or self.pos < len(self.buffer):
                 raise http.client.IncompleteRead(bytes(self.buffer[self.pos:]))
             raise http.client.RemoteDisconnected("Remote end closed connection without response")
 
-    def _until(self, separator: bytes) -> bytes:
+    def _until(self, separator: bytes, in_body: bool = True) -> bytes:
         searched = 0  # bytes of the unread part already searched (relative: _fill may move them)
         while True:
             end = self.buffer.find(separator, self.pos + searched)
@@ -458,7 +459,7 @@ class _Wire:
             if unread > _MAX_HEAD:
                 raise http11.ProtocolError(f"response head or chunk-size line longer than {_MAX_HEAD} bytes")
             searched = max(0, unread - len(separator) + 1)
-            self._more()
+            self._more(in_body)
 
     def _exactly(self, n: int) -> bytes:
         while len(self.buffer) - self.pos < n:

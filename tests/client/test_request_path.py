@@ -190,6 +190,7 @@ def test_lean_stream_yields_lines_of_chunks_split_anyhow_and_errors_as_statuses(
         b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + body,
         b"HTTP/1.1 410 Gone\r\nContent-Length: %d\r\n\r\n%s" % (len(gone), gone),
         b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + _chunk(b'{"type": "ADDED"}\n'),  # then silence
+        b"never asked for: the server keeps the last stream open",
     ])
     rest = RESTClient(Config(host=server.url))
     got = list(rest.stream("GET", "/w"))
@@ -209,7 +210,8 @@ def test_lean_stream_yields_lines_of_chunks_split_anyhow_and_errors_as_statuses(
     while not seen and wait_for_len < 1000:  # the first line arrives, then the server says nothing
         reader.join(0.01)
         wait_for_len += 1
-    stream.close()  # from another thread: the blocked read returns, iteration ends
+    assert reader.is_alive()  # blocked: the server said nothing more and did not close
+    stream.close()  # from another thread: the blocked read returns, iteration ends without an error
     reader.join(10)
     assert not reader.is_alive() and seen == [b'{"type": "ADDED"}']
 
