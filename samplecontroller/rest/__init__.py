@@ -426,7 +426,11 @@ class _Wire:
             data, reusable = self.to_eof(), False
         else:
             data = b""
-        return status, data, headers, reusable and self.pos == len(self.buffer)
+        if self.pos == len(self.buffer):
+            self.buffer.clear()  # the buffer of a big response is not kept while the connection idles
+            self.pos = 0
+            return status, data, headers, reusable
+        return status, data, headers, False
 
     def _fill(self) -> bool:
         piece = self.sock.recv(_READ_SIZE)
