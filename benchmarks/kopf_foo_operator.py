@@ -9,7 +9,7 @@ outcomes ("Handler 'create_deployment' succeeded.") as Events only with
 ``settings.posting.loggers`` on, which kopf 1.45 turned off by default (before, it posted them).
 ``KOPF_POST_EVENTS=1`` (what ``bench_vs_kopf.py``'s ``kopf`` row sets) turns it on, so that kopf
 posts its events as the sample-controller does; unset or ``0`` keeps kopf's default (no Events,
-the ``kopf-quiet`` row).
+the ``kopf-quiet`` row, which also runs kopf with ``--quiet``).
 """
 
 import os
