@@ -60,6 +60,9 @@ def labels_of(request: web.Request) -> RequestLabels:
     return labels
 
 
+_MAX_SEEN_IDS = 65536
+
+
 class RequestCounter:
     """Counts of requests by (User-Agent, verb) and of the connections they came on."""
 
@@ -68,6 +71,26 @@ class RequestCounter:
         self.connections = 0
         """Connections that carried at least one request since the server started."""
         self._seen: weakref.WeakSet[Any] = weakref.WeakSet()
+        self._seen_ids: set[int] = set()
+
+    def _first_request_on(self, transport: Any) -> bool:
+        """Whether ``transport`` carries its first request. Transports that cannot be weakly
+        referenced (uvloop's, which made every request fail with a TypeError here) are remembered
+        by id, in a set started afresh when it grows past ``_MAX_SEEN_IDS`` (a closed transport's
+        id may be reused: the count is a benchmark's figure, not an invariant)."""
+        try:
+            if transport in self._seen:
+                return False
+            self._seen.add(transport)
+            return True
+        except TypeError:
+            key = id(transport)
+            if key in self._seen_ids:
+                return False
+            self._seen_ids.add(key)
+            if len(self._seen_ids) > _MAX_SEEN_IDS:
+                self._seen_ids = {key}
+            return True
 
     def snapshot(self) -> dict[str, dict[str, int]]:
         """``{user_agent: {verb: count}}``, a copy."""
@@ -83,8 +106,7 @@ class RequestCounter:
     def count(self, request: web.Request) -> None:
         """Count ``request`` (what ``middleware`` does before handing it on)."""
         transport = request.transport
-        if transport is not None and transport not in self._seen:
-            self._seen.add(transport)
+        if transport is not None and self._first_request_on(transport):
             self.connections += 1
         verb = _verb(labels_of(request), request.method)
         self.counts[(request.headers.get("User-Agent", ""), verb)] += 1

@@ -27,3 +27,24 @@ from samplecontroller.apiserver.metrics import verb_of
 ])
 def test_verb_of(method: str, path: str, watch: str, verb: str) -> None:
     assert verb_of(method, path, watch) == verb
+
+
+def test_connections_are_counted_for_transports_that_cannot_be_weakly_referenced() -> None:
+    # uvloop's transports refuse weak references: the counter made every request fail with a TypeError
+    from aiohttp.test_utils import make_mocked_request
+
+    from samplecontroller.apiserver.metrics import RequestCounter
+
+    class Transport:
+        __slots__ = ()  # no __weakref__, as uvloop's
+
+        def get_extra_info(self, name: str, default: object = None) -> object:
+            return default
+
+    counter = RequestCounter()
+    plain, other = Transport(), Transport()
+    for transport in (plain, plain, other):
+        counter.count(make_mocked_request("GET", "/api/v1/namespaces/default/pods", headers={"User-Agent": "t"},
+                                          transport=transport))
+    assert counter.connections == 2
+    assert counter.snapshot() == {"t": {"list": 3}}
