@@ -363,8 +363,8 @@ def available(kubectl: Kubectl, ns: str, name: str) -> Any:
 def test_own_writes_do_not_sync_the_foo_again_other_changes_do(
         kubectl: Kubectl, server: Any, namespace: str, start_controller: Callable[..., ControllerProcess], style: str) -> None:
     """Issue 27: two syncs for a new Foo (its Deployment created, then available), each changing
-    something; no third for the events of the controller's own writes (Go has one, which records
-    one more Synced event). A changed spec, an externally written status and a deleted Deployment
+    something (a third when the Deployment's revision annotation and status arrive apart); none
+    for the events of the controller's own writes (Go has them, which record more Synced events). A changed spec, an externally written status and a deleted Deployment
     are reconciled as before."""
     ns = namespace
     controller = start_controller(Path(server.kubeconfig_path), "--controller", style)
@@ -375,7 +375,10 @@ def test_own_writes_do_not_sync_the_foo_again_other_changes_do(
     kubectl.run("apply", "-n", ns, "-f", "-", stdin=foo_manifest("two", "two", 1))
     wait_for(lambda: available(kubectl, ns, "two") == 1 and synced_count(kubectl, ns, "two") >= 2,
              what="Foo two available and synced", timeout=30)
-    assert synced_count(kubectl, ns, "one") == 2
+    # 2 syncs; 3 when the simulated deployment controller's two writes after the create (the
+    # revision annotation, then the status, as kube's writes them) reach the controller as two
+    # events rather than one queued key. Syncing for the controller's own writes made 4-5.
+    assert synced_count(kubectl, ns, "one") in (2, 3)
 
     kubectl.run("patch", "foo", "one", "-n", ns, "--subresource=status", "--type", "merge",
                 "-p", '{"status":{"availableReplicas":7}}')
