@@ -296,6 +296,7 @@ class RESTClient:
                 else:
                     resp = self._urlopen(method, url, body, headers, limits, True)
             except urllib3.exceptions.ProtocolError as err:
+                _drop_idle(self._idle)  # a dropped connection's siblings were likely dropped too: retry on a new one
                 if method != "GET" or attempt > 1:
                     raise TransportError(f"cannot reach the API server at {self.host}: {_reason(err)}") from None
                 continue
@@ -602,6 +603,17 @@ def _idle_conn(idle: list[Any]) -> Any:
     if conn.sock is not None and not conn.is_connected:  # the server closed it while idle (urllib3's check)
         conn.close()
     return conn
+
+
+def _drop_idle(idle: list[Any]) -> None:
+    """Close every idle connection (each taken with an atomic ``pop``: none that another thread
+    took meanwhile): the next request connects anew."""
+    while True:
+        try:
+            conn = idle.pop()
+        except IndexError:
+            return
+        conn.close()
 
 
 def _return_conn(pool: urllib3.HTTPConnectionPool, idle: list[Any], conn: Any) -> None:

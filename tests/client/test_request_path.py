@@ -216,6 +216,56 @@ def test_lean_stream_yields_lines_of_chunks_split_anyhow_and_errors_as_statuses(
     assert not reader.is_alive() and seen == [b'{"type": "ADDED"}']
 
 
+def test_a_get_failing_on_a_dropped_connection_is_retried_on_a_new_one_not_another_idle_one() -> None:
+    import socket
+    import threading
+
+    from samplecontroller.rest.config import Config
+
+    # Connections that have carried a request are kept idle; then the server (say, a proxy being
+    # switched) drops them all without a word, each only once a request arrives on it.
+    listener = socket.create_server(("127.0.0.1", 0))
+    dropping, three = threading.Event(), threading.Event()
+    connections: list[int] = []
+
+    def handle(conn: socket.socket) -> None:
+        with conn:
+            while True:
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    chunk = conn.recv(65536)
+                    if not chunk:
+                        return
+                    data += chunk
+                if dropping.is_set() and connections.index(conn.fileno()) < 3:
+                    return  # closed without a response
+                three.wait(10)  # the first requests are answered once all three are in: three connections
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}")
+
+    def serve() -> None:
+        while True:
+            conn, _ = listener.accept()
+            connections.append(conn.fileno())
+            if len(connections) >= 3:
+                three.set()
+            threading.Thread(target=handle, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=serve, daemon=True).start()
+    rest = RESTClient(Config(host=f"http://127.0.0.1:{listener.getsockname()[1]}"))
+    def first_requests() -> None:
+        rest.request("GET", "/a")
+
+    starters = [threading.Thread(target=first_requests) for _ in range(3)]
+    for t in starters:
+        t.start()
+    for t in starters:
+        t.join(10)
+    assert len(rest._idle) == 3 == len(connections)  # three kept-alive connections, idle
+    dropping.set()
+    assert rest.request("GET", "/b") == b"{}"  # one failed attempt, then a new connection
+    assert len(connections) == 4
+
+
 def test_lean_header_parsing_matches_http_client() -> None:
     import http.client
     import io
