@@ -333,13 +333,8 @@ class RESTClient:
         """
         conn = _idle_conn(idle) or cast(http.client.HTTPConnection, pool._get_conn())
         try:
-            conn.timeout = timeout.connect_timeout  # type: ignore[assignment]  # used by urllib3's connect() if the connection is new
-            pool._validate_conn(conn)  # type: ignore[arg-type]  # connects if needed; warns when unverified
-            if conn.sock is None:
-                conn.connect()
-            sock = conn.sock
-            sock.sendall(_request_bytes(method, target, _host_header(conn), body, headers))
-            sock.settimeout(timeout.read_timeout)
+            sock = _send_request(pool, conn, method, target, body, headers, timeout.connect_timeout,
+                                 timeout.read_timeout)
             wire = _wire_of(conn, sock)
             status, data, response_headers, reusable = wire.read_response(method)
             if not reusable:
@@ -515,6 +510,20 @@ class _Wire:
         return b"".join(iter(self.some, b""))
 
 
+def _send_request(pool: urllib3.HTTPConnectionPool, conn: http.client.HTTPConnection, method: str, target: str,
+                  body: bytes | None, headers: Mapping[str, str], connect_timeout: Any, read_timeout: Any) -> Any:
+    """Write one request on ``conn`` (connected first if it is not: urllib3 connects, verifies TLS
+    and warns when unverified) and return its socket, set to wait ``read_timeout`` for the answer."""
+    conn.timeout = connect_timeout  # used by urllib3's connect() if the connection is new
+    pool._validate_conn(conn)  # type: ignore[arg-type]  # the pool's own connection
+    if conn.sock is None:
+        conn.connect()
+    sock = conn.sock
+    sock.sendall(_request_bytes(method, target, _host_header(conn), body, headers))
+    sock.settimeout(read_timeout)
+    return sock
+
+
 def _open_lean_stream(pool: urllib3.HTTPConnectionPool, method: str, target: str, headers: dict[str, str],
                       timeout: float | None) -> tuple[http11.Headers, int, bytes, _LeanStream | None]:
     """Send a streaming request on a connection of its own from ``pool`` and read the response
@@ -522,14 +531,7 @@ def _open_lean_stream(pool: urllib3.HTTPConnectionPool, method: str, target: str
     back) or the stream of its body. Errors as ``RESTClient._roundtrip``'s."""
     conn = cast(http.client.HTTPConnection, pool._get_conn())
     try:
-        conn.timeout = 10.0  # type: ignore[assignment]  # urllib3's connect timeout
-        pool._validate_conn(conn)  # type: ignore[arg-type]  # connects if needed; warns when unverified
-        if conn.sock is None:
-            conn.connect()
-        sock = conn.sock
-        sock.sendall(_request_bytes(method, target, _host_header(conn), None, headers))
-        sock.settimeout(timeout)
-        wire = _Wire(sock)
+        wire = _Wire(_send_request(pool, conn, method, target, None, headers, 10.0, timeout))
         status, version, response_headers = wire.read_head()
         kind, length, _ = http11.framing(method, status, version, response_headers)
         if status < 400:

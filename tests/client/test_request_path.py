@@ -261,9 +261,12 @@ def test_a_get_failing_on_a_dropped_connection_is_retried_on_a_new_one_not_anoth
     for t in starters:
         t.join(10)
     assert len(rest._idle) == 3 == len(connections)  # three kept-alive connections, idle
+    kept = list(rest._idle)
     dropping.set()
     assert rest.request("GET", "/b") == b"{}"  # one failed attempt, then a new connection
     assert len(connections) == 4
+    # the dropped connection's idle siblings are closed, not kept for later requests to fail on
+    assert all(conn.sock is None for conn in kept) and len(rest._idle) == 1
 
 
 def test_lean_header_parsing_matches_http_client() -> None:
