@@ -29,7 +29,7 @@ import threading
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 from urllib.parse import urlencode, urlsplit
 
 import urllib3
@@ -50,6 +50,7 @@ from samplecontroller.rest.warnings import WarningHandler
 if TYPE_CHECKING:
     from kubernetes import client as k8s_client
 
+T = TypeVar("T")
 __all__ = ["Config", "ConfigError", "RESTClient", "ResponseStream", "TransportError", "load_rest_client"]
 
 DEFAULT_USER_AGENT = "samplecontroller/0.1"
@@ -336,7 +337,7 @@ class RESTClient:
             sock = _send_request(pool, conn, method, target, body, headers, timeout.connect_timeout,
                                  timeout.read_timeout)
             wire = _wire_of(conn, sock)
-            status, data, response_headers, reusable = wire.read_response(method)
+            status, data, response_headers, reusable = wire.run(wire.read_response(method))
             if not reusable:
                 conn.close()  # the server closes it (or framed the body by closing): the pool connects anew
         except BaseException as err:
@@ -380,134 +381,29 @@ class RESTClient:
 
 
 _READ_SIZE = 65536
-_MAX_HEAD = 2**20
-"""Longest response head (status line and headers) accepted, as ``rest.http11``'s limit."""
 
 
-class _Wire:
-    """The socket of one connection with its read buffer: responses are read from it one after
-    another, each to its end (requests are not pipelined, so bytes past a response are the
-    server's error and the connection is not reused). ``pos`` is where the unread bytes start."""
+class _Wire(http11.Wire):
+    """A connection's socket with its ``http11.Wire`` (read buffer and response parser), kept with
+    the connection between requests; ``run`` drives a parsing step with blocking reads."""
 
-    __slots__ = ("buffer", "pos", "sock")
+    __slots__ = ("sock",)
 
     def __init__(self, sock: Any) -> None:
+        super().__init__()
         self.sock = sock
-        self.buffer = bytearray()
-        self.pos = 0
 
-    def read_head(self) -> tuple[int, bytes, http11.Headers]:
-        """Status, version and headers of the next final response (interim 1xx ones skipped). EOF
-        before its first byte is ``RemoteDisconnected`` (a keep-alive connection the server
-        closed), within it ``IncompleteRead``; a malformed head ``http11.ProtocolError``."""
-        while True:
-            status, version, headers = http11.parse_head(self._until(b"\r\n\r\n", in_body=False))
-            if status >= 200 or status == 101:
-                return status, version, headers
-
-    def read_response(self, method: str) -> tuple[int, bytes, http11.Headers, bool]:
-        """Status, body, headers of the next final response, and whether the connection may be
-        reused. EOF within the body is ``IncompleteRead``."""
-        status, version, headers = self.read_head()
-        kind, length, reusable = http11.framing(method, status, version, headers)
-        if kind == "length":
-            data = self._exactly(length)
-        elif kind == "chunked":
-            parts, ended = [], False
-            while not ended:
-                piece, ended = self.chunk_data()
-                parts.append(piece)
-            data = b"".join(parts)
-        elif kind == "eof":
-            data, reusable = self.to_eof(), False
-        else:
-            data = b""
-        if self.pos == len(self.buffer):
-            self.buffer.clear()  # the buffer of a big response is not kept while the connection idles
-            self.pos = 0
-            return status, data, headers, reusable
-        return status, data, headers, False
-
-    def _fill(self) -> bool:
+    def fill(self) -> bool:
+        """Read what the socket has (blocking, within its timeout) into the buffer; False at EOF."""
         piece = self.sock.recv(_READ_SIZE)
         if not piece:
             return False
-        if self.pos:
-            del self.buffer[:self.pos]
-            self.pos = 0
-        self.buffer += piece
+        self.feed(piece)
         return True
 
-    def _more(self, in_body: bool = True) -> None:
-        """Wait for more bytes; at EOF ``IncompleteRead``, or ``RemoteDisconnected`` when no byte
-        of the response came (``in_body`` False: waiting for the head)."""
-        if not self._fill():
-            if in_body or self.pos < len(self.buffer):
-                raise http.client.IncompleteRead(bytes(self.buffer[self.pos:]))
-            raise http.client.RemoteDisconnected("Remote end closed connection without response")
-
-    def _until(self, separator: bytes, in_body: bool = True) -> bytes:
-        searched = 0  # bytes of the unread part already searched (relative: _fill may move them)
-        while True:
-            end = self.buffer.find(separator, self.pos + searched)
-            if end >= 0:
-                end += len(separator)
-                piece = bytes(self.buffer[self.pos:end])
-                self.pos = end
-                return piece
-            unread = len(self.buffer) - self.pos
-            if unread > _MAX_HEAD:
-                raise http11.ProtocolError(f"response head or chunk-size line longer than {_MAX_HEAD} bytes")
-            searched = max(0, unread - len(separator) + 1)
-            self._more(in_body)
-
-    def _exactly(self, n: int) -> bytes:
-        while len(self.buffer) - self.pos < n:
-            self._more()
-        piece = bytes(self.buffer[self.pos:self.pos + n])
-        self.pos += n
-        return piece
-
-    def chunk_data(self) -> tuple[bytes, bool]:
-        """The data of the chunks of a chunked body that are complete in the buffer, at least one
-        (waiting for it), and whether the body ended (its last chunk and trailers read: do not call
-        again for it). One call per read from the socket, however many chunks (watch events) it brought."""
-        parts: list[bytes] = []
-        while True:
-            buffer, pos = self.buffer, self.pos
-            eol = buffer.find(b"\r\n", pos)
-            if eol >= 0:
-                size = http11.chunk_size(buffer[pos:eol + 2])
-                if size == 0:
-                    self.pos = eol + 2
-                    while self._until(b"\r\n") != b"\r\n":
-                        pass  # trailers, up to the empty line
-                    return b"".join(parts), True
-                end = eol + 2 + size + 2
-                if end <= len(buffer):
-                    if buffer[end - 2:end] != b"\r\n":
-                        raise http11.ProtocolError("chunk not terminated by CRLF")
-                    parts.append(bytes(buffer[eol + 2:end - 2]))
-                    self.pos = end
-                    continue
-            elif len(buffer) - pos > _MAX_HEAD:
-                raise http11.ProtocolError(f"chunk-size line longer than {_MAX_HEAD} bytes")
-            if parts:
-                return b"".join(parts), False
-            self._more()
-
-    def some(self, limit: int | None = None) -> bytes:
-        """The unread bytes (at most ``limit``), waiting for some; b"" at EOF."""
-        if self.pos == len(self.buffer) and not self._fill():
-            return b""
-        end = len(self.buffer) if limit is None else min(len(self.buffer), self.pos + limit)
-        piece = bytes(self.buffer[self.pos:end])
-        self.pos = end
-        return piece
-
-    def to_eof(self) -> bytes:
-        """Everything up to EOF."""
-        return b"".join(iter(self.some, b""))
+    def run(self, step: http11.Step[T]) -> T:
+        """``step``'s result, reading the socket whenever it needs more bytes."""
+        return http11.drive(step, self.fill)
 
 
 def _send_request(pool: urllib3.HTTPConnectionPool, conn: http.client.HTTPConnection, method: str, target: str,
@@ -532,11 +428,11 @@ def _open_lean_stream(pool: urllib3.HTTPConnectionPool, method: str, target: str
     conn = cast(http.client.HTTPConnection, pool._get_conn())
     try:
         wire = _Wire(_send_request(pool, conn, method, target, None, headers, 10.0, timeout))
-        status, version, response_headers = wire.read_head()
+        status, version, response_headers = wire.run(wire.read_head())
         kind, length, _ = http11.framing(method, status, version, response_headers)
         if status < 400:
-            return response_headers, status, b"", _LeanStream(pool, conn, wire, kind, length)
-        body = b"".join(iter(_LeanStream(pool, conn, wire, kind, length).read, b""))
+            return response_headers, status, b"", _LeanStream(pool, conn, wire, http11.Body(wire, kind, length))
+        body = wire.run(http11.Body(wire, kind, length).rest())
     except BaseException as err:
         conn.close()
         pool._put_conn(conn)  # type: ignore[arg-type]  # the pool's own connection, closed
@@ -552,30 +448,16 @@ class _LeanStream:
     a chunked one, every chunk complete so far), b"" at its end. ``shutdown`` wakes a read blocked
     in another thread; the connection is closed, never reused."""
 
-    def __init__(self, pool: urllib3.HTTPConnectionPool, conn: http.client.HTTPConnection, wire: _Wire, kind: str,
-                 length: int) -> None:
+    def __init__(self, pool: urllib3.HTTPConnectionPool, conn: http.client.HTTPConnection, wire: _Wire,
+                 body: http11.Body) -> None:
         self._pool: urllib3.HTTPConnectionPool | None = pool
         self._conn = conn
         self._wire = wire
-        self._kind = kind
-        self._left = length
+        self._body = body
 
     def read(self, amt: int = _READ_SIZE) -> bytes:
         """The body's next bytes (waiting for some), b"" at its end."""
-        if self._kind == "chunked":
-            piece, ended = self._wire.chunk_data()
-            if ended:
-                self._kind = "none"
-            return piece or self.read(amt)  # an empty last read: b"" from "none" below
-        if self._kind == "eof":
-            return self._wire.some()
-        if self._kind == "length" and self._left > 0:
-            piece = self._wire.some(min(amt, self._left))
-            if not piece:
-                raise http.client.IncompleteRead(b"", self._left)
-            self._left -= len(piece)
-            return piece
-        return b""
+        return self._wire.run(self._body.next(amt))
 
     def shutdown(self) -> None:
         """Shut the socket down: a read blocked in another thread returns."""

@@ -57,6 +57,7 @@ from samplecontroller.rest.http11 import (  # noqa: E402
     ConnectionDropped,
     ConnectionPool,
     Headers,
+    IncompleteResponse,
     ProtocolError,
     Response,
     encode_headers,
@@ -77,9 +78,9 @@ DEFAULT_READ_TIMEOUT = 60.0
 CONNECT_TIMEOUT = 10.0
 """Seconds for the TCP connection and the TLS handshake (the sync transport's)."""
 
-_BROKEN = (ConnectionError, asyncio.IncompleteReadError)
+_BROKEN = (ConnectionError, IncompleteResponse)
 """A connection that broke: a GET is sent once more (the sync transport's ``ProtocolError``)."""
-_FAILED = (TimeoutError, OSError, ProtocolError, asyncio.IncompleteReadError)
+_FAILED = (TimeoutError, OSError, ProtocolError)
 """Any failed exchange: a ``TransportError`` naming the server."""
 
 

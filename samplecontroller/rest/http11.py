@@ -1,4 +1,5 @@
-"""A lean HTTP/1.1 client on asyncio streams: the async transport's connections to the API server.
+"""A lean HTTP/1.1 client on asyncio: the async transport's connections to the API server, and the
+response parser the sync transport shares with it (``Wire``).
 
 ``AsyncRESTClient`` sends its requests through a ``ConnectionPool`` when no proxy is configured
 (through a proxy it uses aiohttp). Chosen by measurement (``benchmarks/bench_async_http.py``):
@@ -17,10 +18,14 @@ server; this client does only what a Kubernetes client needs:
   skipped) or EOF; no body for HEAD, 1xx, 204 and 304; interim 1xx responses skipped;
 - timeouts: ``connect_timeout`` for the TCP and TLS handshake, ``read_timeout`` (None: none)
   for each wait on the server (the head, then each piece of the body), as a socket timeout;
-- errors: ``ConnectionDropped`` when a reused connection closed before any byte of the
-  response (the caller may resend an idempotent request), ``ProtocolError`` for a malformed
-  response, else the OSError, ``asyncio.IncompleteReadError`` or ``TimeoutError`` raised; the
-  connection of a failed or cancelled exchange is closed, never reused;
+- errors: ``ConnectionDropped`` when the connection closed before any byte of the response
+  (a reused one the server closed meanwhile: the caller may resend an idempotent request),
+  ``IncompleteResponse`` when it closed inside one, ``ProtocolError`` for a malformed
+  response, ``TimeoutError``, else the OSError raised; the connection of a failed or cancelled
+  exchange is closed, never reused;
+- each connection is an ``asyncio.Protocol`` whose ``data_received`` feeds a ``Wire``; the
+  response is parsed as bytes arrive, and the request's task wakes once per read from the
+  socket (no stream reader between, no timer per request: one lazy timer per connection);
 - streams (watches): ``open_stream`` returns a ``StreamingResponse`` whose ``lines()`` yields
   the body's lines as they arrive; its connection is closed (never reused) when it ends.
 
@@ -32,19 +37,22 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import functools
 import re
 import ssl
-from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping
-from types import TracebackType
-from typing import TypeVar, overload
+from collections.abc import AsyncIterator, Callable, Generator, Iterator, Mapping
+from typing import TypeVar, cast, overload
 
-__all__ = ["ConnectionDropped", "ConnectionPool", "Headers", "ProtocolError", "Response", "StreamingResponse",
-           "chunk_size", "encode_headers", "framing", "parse_head", "request_head"]
+__all__ = ["Body", "ConnectionDropped", "ConnectionPool", "Headers", "IncompleteResponse", "ProtocolError", "Response",
+           "Step", "StreamingResponse", "Wire", "chunk_size", "drive", "encode_headers", "framing", "parse_head",
+           "request_head"]
 
 _D = TypeVar("_D")
+T = TypeVar("T")
 
 _READ_LIMIT = 2**20
-"""Longest status line, header line or chunk-size line accepted; also the reader's buffer size."""
+"""Longest response head or chunk-size line accepted; also how many unparsed bytes an async
+connection buffers before it pauses reading."""
 _BODY_PIECE = 2**20
 """A body is read in pieces of at most this size, each within ``read_timeout``."""
 _BAD_TARGET = re.compile(r"[\x00-\x20\x7f]")
@@ -130,83 +138,330 @@ def encode_headers(headers: Mapping[str, str]) -> str:
     return "".join(out)
 
 
-class _Conn:
-    __slots__ = ("reader", "used", "writer")
+Step = Generator[None, bool, T]
+"""A parsing step of ``Wire``: it yields when it needs more bytes than the buffer holds and is then
+sent True once more were fed, False at EOF; it returns its result (``drive`` runs one)."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.reader = reader
-        self.writer = writer
-        self.used = False
+
+class IncompleteResponse(ProtocolError):
+    """The connection ended (EOF) inside a response."""
+
+
+class Wire:
+    """The read side of one connection without its I/O: the bytes received and not yet parsed
+    (``buffer`` from ``pos``), and the HTTP/1.1 response parser over them.
+
+    Each ``read_*``/``chunk_data``/``some`` method is a ``Step``: the sync transport drives it with
+    blocking socket reads (``drive``), the async one with its protocol's ``data_received``
+    (``ConnectionPool``), so both parse responses with this one code. Requests are not pipelined,
+    so bytes past a response are the server's error: the connection is then not reused. EOF before
+    the first byte of a response is ``ConnectionDropped`` (a keep-alive connection the server
+    closed: an idempotent request may be resent), within it ``IncompleteResponse``; a malformed
+    response ``ProtocolError``."""
+
+    __slots__ = ("buffer", "pos")
+
+    def __init__(self) -> None:
+        self.buffer = bytearray()
+        self.pos = 0
+
+    def feed(self, data: bytes) -> None:
+        """Append received bytes (the parsed ones are dropped first)."""
+        if self.pos:
+            del self.buffer[:self.pos]
+            self.pos = 0
+        self.buffer += data
+
+    def unread(self) -> int:
+        """How many received bytes are not parsed yet."""
+        return len(self.buffer) - self.pos
+
+    def read_head(self) -> Step[tuple[int, bytes, Headers]]:
+        """Status, version and headers of the next final response (interim 1xx ones skipped)."""
+        while True:
+            raw = yield from self._until(b"\r\n\r\n", in_body=False)
+            status, version, headers = parse_head(raw)
+            if status >= 200 or status == 101:
+                return status, version, headers
+
+    def read_response(self, method: str) -> Step[tuple[int, bytes, Headers, bool]]:
+        """Status, body and headers of the next final response, and whether the connection may be
+        reused after it."""
+        status, version, headers = yield from self.read_head()
+        kind, length, reusable = framing(method, status, version, headers)
+        if kind == "length":
+            data = yield from self._exactly(length)
+        elif kind == "chunked":
+            parts, ended = [], False
+            while not ended:
+                piece, ended = yield from self.chunk_data()
+                parts.append(piece)
+            data = b"".join(parts)
+        elif kind == "eof":
+            data, reusable = (yield from self.to_eof()), False
+        else:
+            data = b""
+        if self.pos == len(self.buffer):
+            self.buffer.clear()  # the buffer of a big response is not kept while the connection idles
+            self.pos = 0
+            return status, data, headers, reusable
+        return status, data, headers, False
+
+    def _more(self, in_body: bool = True) -> Step[None]:
+        if not (yield):
+            if in_body or self.pos < len(self.buffer):
+                raise IncompleteResponse(f"the connection closed inside the response, {self.unread()} bytes "
+                                         "of it read")
+            raise ConnectionDropped("the server closed the connection without a response")
+
+    def _until(self, separator: bytes, in_body: bool = True) -> Step[bytes]:
+        searched = 0  # bytes of the unread part already searched (relative: feed may move them)
+        while True:
+            end = self.buffer.find(separator, self.pos + searched)
+            if end >= 0:
+                end += len(separator)
+                piece = bytes(self.buffer[self.pos:end])
+                self.pos = end
+                return piece
+            unread = len(self.buffer) - self.pos
+            if unread > _READ_LIMIT:
+                raise ProtocolError(f"response head or chunk-size line longer than {_READ_LIMIT} bytes")
+            searched = max(0, unread - len(separator) + 1)
+            yield from self._more(in_body)
+
+    def _exactly(self, n: int) -> Step[bytes]:
+        while len(self.buffer) - self.pos < n:
+            yield from self._more()
+        piece = bytes(self.buffer[self.pos:self.pos + n])
+        self.pos += n
+        return piece
+
+    def chunk_data(self) -> Step[tuple[bytes, bool]]:
+        """The data of the chunks of a chunked body that are complete in the buffer, at least one
+        (waiting for it), and whether the body ended (its last chunk and trailers read: do not call
+        again for it). One step per read from the socket, however many chunks (watch events) it brought."""
+        parts: list[bytes] = []
+        while True:
+            buffer, pos = self.buffer, self.pos
+            eol = buffer.find(b"\r\n", pos)
+            if eol >= 0:
+                size = chunk_size(buffer[pos:eol + 2])
+                if size == 0:
+                    self.pos = eol + 2
+                    while (yield from self._until(b"\r\n")) != b"\r\n":
+                        pass  # trailers, up to the empty line
+                    return b"".join(parts), True
+                end = eol + 2 + size + 2
+                if end <= len(buffer):
+                    if buffer[end - 2:end] != b"\r\n":
+                        raise ProtocolError("chunk not terminated by CRLF")
+                    parts.append(bytes(buffer[eol + 2:end - 2]))
+                    self.pos = end
+                    continue
+            elif len(buffer) - pos > _READ_LIMIT:
+                raise ProtocolError(f"chunk-size line longer than {_READ_LIMIT} bytes")
+            if parts:
+                return b"".join(parts), False
+            yield from self._more()
+
+    def some(self, limit: int | None = None) -> Step[bytes]:
+        """The unread bytes (at most ``limit``), waiting for some; b"" at EOF."""
+        if self.pos == len(self.buffer) and not (yield):
+            return b""
+        end = len(self.buffer) if limit is None else min(len(self.buffer), self.pos + limit)
+        piece = bytes(self.buffer[self.pos:end])
+        self.pos = end
+        return piece
+
+    def to_eof(self) -> Step[bytes]:
+        """Everything up to EOF."""
+        parts = []
+        while piece := (yield from self.some()):
+            parts.append(piece)
+        return b"".join(parts)
+
+
+class Body:
+    """A streamed response's body read piece by piece off a ``Wire`` (``kind`` and ``length`` from
+    ``framing``): ``next`` is the next bytes (for a chunked body, every chunk complete so far), b""
+    at the body's end; EOF inside a Content-Length body is ``IncompleteResponse``."""
+
+    __slots__ = ("kind", "left", "wire")
+
+    def __init__(self, wire: Wire, kind: str, length: int) -> None:
+        self.wire = wire
+        self.kind = kind
+        self.left = length
+
+    def next(self, limit: int = _BODY_PIECE) -> Step[bytes]:
+        """See the class docstring."""
+        if self.kind == "chunked":
+            piece, ended = yield from self.wire.chunk_data()
+            if ended:
+                self.kind = "none"
+            return piece  # empty only at the end
+        if self.kind == "eof":
+            return (yield from self.wire.some(limit))
+        if self.kind == "length" and self.left > 0:
+            piece = yield from self.wire.some(min(limit, self.left))
+            if not piece:
+                raise IncompleteResponse(f"the connection closed inside the response body, {self.left} bytes "
+                                         "short")
+            self.left -= len(piece)
+            return piece
+        return b""
+
+    def rest(self) -> Step[bytes]:
+        """The rest of the body."""
+        parts = []
+        while piece := (yield from self.next()):
+            parts.append(piece)
+        return b"".join(parts)
+
+
+def drive(step: Step[T], fill: Callable[[], bool]) -> T:
+    """Run ``step`` to its result, calling ``fill`` (blocking: append bytes to the wire and return
+    True, or return False at EOF) whenever it needs more bytes."""
+    try:
+        next(step)
+        while True:
+            step.send(fill())
+    except StopIteration as done:
+        return cast(T, done.value)
+
+
+class _Conn(asyncio.Protocol):
+    """One connection of a ``ConnectionPool``: the protocol feeds what arrives into its ``Wire``;
+    ``drive`` runs a parsing step, waiting on the loop (never blocking it) while the step needs more
+    bytes, each wait bounded by ``timeout``. An idle connection that the server closed, or that
+    received bytes nobody asked for, is not ``alive``. Reading pauses while more than
+    ``_READ_LIMIT`` bytes wait unparsed (a slow watch consumer), and resumes on the next wait."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.wire = Wire()
+        self.transport: asyncio.Transport | None = None
+        self.timeout: float | None = None
+        self._waiter: asyncio.Future[bool] | None = None
+        self._eof = False
+        self._error: BaseException | None = None
+        self._paused = False
+        self._lost: asyncio.Future[None] = loop.create_future()
+        self._due = 0.0
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_at = 0.0
+
+    # -- asyncio.Protocol ------------------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast(asyncio.Transport, transport)
+
+    def data_received(self, data: bytes) -> None:
+        self.wire.feed(data)
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            if not waiter.done():
+                waiter.set_result(True)
+        elif self.wire.unread() > _READ_LIMIT and not self._paused and self.transport is not None:
+            self._paused = True
+            self.transport.pause_reading()
+
+    def eof_received(self) -> bool:
+        self._end(None)
+        return False  # the transport closes itself
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._end(exc)
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if not self._lost.done():
+            self._lost.set_result(None)
+
+    def _end(self, exc: BaseException | None) -> None:
+        self._eof = True
+        if exc is not None and self._error is None:
+            self._error = exc
+        waiter, self._waiter = self._waiter, None
+        if waiter is not None and not waiter.done():
+            if exc is not None:
+                waiter.set_exception(exc)
+            else:
+                waiter.set_result(False)
+
+    # -- use by the pool -------------------------------------------------------------------------
 
     def alive(self) -> bool:
-        return not (self.reader.at_eof() or self.writer.transport.is_closing() or self.reader.exception())
+        """Whether an idle connection may carry the next request."""
+        transport = self.transport
+        return not (self._eof or transport is None or transport.is_closing() or self.wire.unread())
+
+    def send(self, data: bytes) -> None:
+        """Write ``data`` (buffered by the transport, sent as the socket accepts it)."""
+        assert self.transport is not None
+        self.transport.write(data)
+
+    async def drive(self, step: Step[T]) -> T:
+        """Run ``step`` to its result, waiting for bytes whenever it needs more."""
+        try:
+            next(step)
+            while True:
+                step.send(await self._more())
+        except StopIteration as done:
+            return cast(T, done.value)
+
+    async def _more(self) -> bool:
+        if self._eof:
+            if self._error is not None:
+                raise self._error
+            return False
+        waiter: asyncio.Future[bool] = self.loop.create_future()
+        self._waiter = waiter
+        if self._paused and self.transport is not None:
+            self._paused = False
+            self.transport.resume_reading()
+        if self.timeout is not None:
+            self._arm(self.timeout)
+        return await waiter
+
+    def _arm(self, seconds: float) -> None:
+        """The wait now starting fails with TimeoutError past ``seconds``. Lazy: one loop timer per
+        connection, moved only when it fires early or a shorter deadline comes (almost every
+        response arrives before its deadline, so most waits schedule nothing)."""
+        self._due = due = self.loop.time() + seconds
+        if self._timer is None or due < self._timer_at:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer_at = due
+            self._timer = self.loop.call_at(due, self._fire)
+
+    def _fire(self) -> None:
+        self._timer = None
+        waiter = self._waiter
+        if waiter is None or waiter.done():
+            return  # idle: no deadline runs
+        if self.loop.time() < self._due - _TIMER_SLACK:  # a later wait moved the deadline
+            self._timer_at = self._due
+            self._timer = self.loop.call_at(self._due, self._fire)
+            return
+        self._waiter = None
+        waiter.set_exception(TimeoutError(f"no response within {self.timeout} s"))
 
     def close(self) -> None:
         """Close an idle connection (TLS: with close_notify)."""
-        self.writer.close()
+        if self.transport is not None:
+            self.transport.close()
 
     def abort(self) -> None:
-        """Drop a connection in the middle of an exchange at once (a read in progress ends)."""
-        self.writer.transport.abort()
+        """Drop a connection in the middle of an exchange at once (a wait in progress ends)."""
+        if self.transport is not None:
+            self.transport.abort()
+        self._end(ConnectionAbortedError("the connection was closed"))
 
-
-class _Timer:
-    """``read_timeout`` for each wait on the server: inside ``async with timer``, ``arm()`` before a read
-    gives it ``seconds``; past them the task is cancelled and the scope raises TimeoutError (as
-    ``asyncio.timeout``: a cancellation from elsewhere stays a cancellation). Reusable: each
-    ``async with`` is a new scope, so nothing is armed between scopes.
-
-    Lazy: ``arm`` only moves the deadline; one loop timer per scope, scheduled at the first deadline,
-    moves itself to the current one when it fires early. A response read in full before its first
-    deadline (almost every one) costs one timer, not one per read."""
-
-    __slots__ = ("_cancelling", "_due", "_expired", "_handle", "_loop", "_seconds", "_task")
-
-    def __init__(self, seconds: float | None) -> None:
-        self._seconds = seconds
-        self._loop = asyncio.get_running_loop()
-        self._task: asyncio.Task[object] | None = None
-        self._handle: asyncio.TimerHandle | None = None
-        self._due = 0.0
-        self._expired = False
-        self._cancelling = 0
-
-    async def __aenter__(self) -> _Timer:
-        task = asyncio.current_task()
-        if task is None:
-            raise RuntimeError("the HTTP read timeout needs a task")
-        self._task = task
-        self._expired = False
-        self._cancelling = task.cancelling()
-        return self
-
-    async def __aexit__(self, kind: type[BaseException] | None, err: BaseException | None,
-                        tb: TracebackType | None) -> None:
-        handle, self._handle = self._handle, None
-        task, self._task = self._task, None
-        if handle is not None:
-            handle.cancel()
-        if self._expired and task is not None:
-            self._expired = False
-            if task.uncancel() <= self._cancelling and kind is asyncio.CancelledError:
-                raise TimeoutError from err
-
-    def arm(self) -> None:
-        if self._seconds is None or self._task is None:
-            return
-        self._due = self._loop.time() + self._seconds
-        if self._handle is None:
-            self._handle = self._loop.call_at(self._due, self._fire)
-
-    def _fire(self) -> None:
-        self._handle = None
-        if self._task is None:
-            return
-        if self._loop.time() < self._due - _TIMER_SLACK:  # re-armed since it was scheduled
-            self._handle = self._loop.call_at(self._due, self._fire)
-            return
-        self._expired = True
-        self._task.cancel()
+    async def wait_closed(self) -> None:
+        """Until the connection is closed."""
+        await asyncio.shield(self._lost)
 
 
 _TIMER_SLACK = 0.001
@@ -240,11 +495,10 @@ class ConnectionPool:
             await self._wait_for_slot()
         try:
             conn = await self._connection()
+            conn.timeout = read_timeout
             try:
-                async with _Timer(read_timeout) as timer:
-                    _send(conn, head, body, method)
-                    status, version, headers = await _read_head(conn, timer)
-                    data, reusable = await _read_body(conn, method, status, version, headers, timer)
+                conn.send(_request_bytes(head, body, method))
+                status, data, headers, reusable = await conn.drive(conn.wire.read_response(method))
             except BaseException:
                 conn.abort()
                 raise
@@ -284,14 +538,14 @@ class ConnectionPool:
         the returned response's ``lines()``. A stream has a connection of its own for its whole life
         (an idle one or a new one), not counted in ``limit``: long watches never starve requests."""
         conn = await self._connection()
+        conn.timeout = read_timeout
         try:
-            async with _Timer(read_timeout) as timer:
-                _send(conn, head, None, "GET")
-                status, version, headers = await _read_head(conn, timer)
+            conn.send(_request_bytes(head, None, "GET"))
+            status, version, headers = await conn.drive(conn.wire.read_head())
         except BaseException:
             conn.abort()
             raise
-        return StreamingResponse(conn, status, version, headers, read_timeout)
+        return StreamingResponse(conn, status, version, headers)
 
     async def _connection(self) -> _Conn:
         idle = self._idle
@@ -302,11 +556,13 @@ class ConnectionPool:
             conn.close()
         if self._closed:
             raise ConnectionError("the connection pool is closed")
+        loop = asyncio.get_running_loop()
         async with asyncio.timeout(self.connect_timeout):
-            reader, writer = await asyncio.open_connection(
-                self.host, self.port, ssl=self.ssl, server_hostname=self.server_hostname, limit=_READ_LIMIT,
+            _, conn = await loop.create_connection(
+                functools.partial(_Conn, loop), self.host, self.port, ssl=self.ssl,
+                server_hostname=self.server_hostname,
                 ssl_handshake_timeout=self.connect_timeout if self.ssl is not None else None)
-        return _Conn(reader, writer)
+        return conn
 
     async def close(self) -> None:
         """Close the idle connections (waiting at most a second for their TLS goodbyes); those in
@@ -315,15 +571,13 @@ class ConnectionPool:
         idle, self._idle = self._idle, []
         for conn in idle:
             conn.close()
-        waits = [asyncio.ensure_future(conn.writer.wait_closed()) for conn in idle]
+        waits = [asyncio.ensure_future(conn.wait_closed()) for conn in idle]
         if waits:
             await asyncio.wait(waits, timeout=1.0)
         for conn, wait in zip(idle, waits, strict=True):
             if not wait.done():
                 wait.cancel()
                 conn.abort()
-            elif not wait.cancelled():
-                wait.exception()  # a reset during the goodbye does not matter
 
 
 def request_head(method: str, target: str, host_header: str, headers: str) -> str:
@@ -334,33 +588,12 @@ def request_head(method: str, target: str, host_header: str, headers: str) -> st
     return f"{method} {target} HTTP/1.1\r\nHost: {host_header}\r\n{headers}"
 
 
-def _send(conn: _Conn, head: str, body: bytes | None, method: str) -> None:
+def _request_bytes(head: str, body: bytes | None, method: str) -> bytes:
     if body is None and method in ("POST", "PUT", "PATCH"):
         body = b""  # as http.client: these methods always state their (empty) body's length
     if body is not None:
-        conn.writer.write(f"{head}Content-Length: {len(body)}\r\n\r\n".encode("latin-1") + body)
-    else:
-        conn.writer.write(f"{head}\r\n".encode("latin-1"))
-
-
-async def _read_head(conn: _Conn, timer: _Timer) -> tuple[int, bytes, Headers]:
-    """Status, version and headers of the next final (non-1xx) response on ``conn``."""
-    reused, conn.used = conn.used, True
-    reader = conn.reader
-    while True:
-        timer.arm()
-        try:
-            raw = await reader.readuntil(b"\r\n\r\n")
-        except asyncio.IncompleteReadError as err:
-            if not err.partial and reused:
-                raise ConnectionDropped("the server closed the keep-alive connection") from None
-            raise
-        except asyncio.LimitOverrunError:
-            raise ProtocolError(f"response head longer than {_READ_LIMIT} bytes") from None
-        status, version, headers = parse_head(raw)
-        if status >= 200 or status == 101:
-            return status, version, headers
-        # an interim response (100 Continue, 103 Early Hints): the final one follows
+        return f"{head}Content-Length: {len(body)}\r\n\r\n".encode("latin-1") + body
+    return f"{head}\r\n".encode("latin-1")
 
 
 def parse_head(raw: bytes) -> tuple[int, bytes, Headers]:
@@ -423,80 +656,24 @@ def framing(method: str, status: int, version: bytes, headers: Headers) -> tuple
     return "eof", 0, False
 
 
-async def _read_body(conn: _Conn, method: str, status: int, version: bytes, headers: Headers,
-                     timer: _Timer) -> tuple[bytes, bool]:
-    kind, length, reusable = framing(method, status, version, headers)
-    reader = conn.reader
-    if kind == "length":
-        return await _read_exactly(reader, length, timer), reusable
-    if kind == "chunked":
-        parts = [chunk async for chunk in _chunks(reader, timer)]
-        return b"".join(parts), reusable
-    if kind == "eof":
-        parts = []
-        while True:
-            timer.arm()
-            piece = await reader.read(_BODY_PIECE)
-            if not piece:
-                return b"".join(parts), False
-            parts.append(piece)
-    return b"", reusable
-
-
-async def _read_exactly(reader: asyncio.StreamReader, n: int, timer: _Timer) -> bytes:
-    if n <= _BODY_PIECE:
-        timer.arm()
-        return await reader.readexactly(n)
-    parts = []
-    while n > 0:
-        timer.arm()
-        piece = await reader.readexactly(min(n, _BODY_PIECE))
-        parts.append(piece)
-        n -= len(piece)
-    return b"".join(parts)
-
-
-async def _chunks(reader: asyncio.StreamReader, timer: _Timer) -> AsyncIterator[bytes]:
-    """The data of each chunk of a chunked body, then its trailers are skipped."""
-    while True:
-        timer.arm()
-        try:
-            size_line = await reader.readuntil(b"\r\n")
-        except asyncio.LimitOverrunError:
-            raise ProtocolError("chunk-size line too long") from None
-        size = chunk_size(size_line)
-        if size == 0:
-            while True:  # trailers, up to the empty line
-                timer.arm()
-                if await reader.readuntil(b"\r\n") == b"\r\n":
-                    return
-        data = await _read_exactly(reader, size + 2, timer)
-        if data[-2:] != b"\r\n":
-            raise ProtocolError("chunk not terminated by CRLF")
-        yield data[:-2]
-
-
 class StreamingResponse:
     """A response whose body is read as it arrives: ``status``, ``headers``; ``read()`` (the whole
     body, for an error response), ``lines()`` (an async iterator of the body's lines, without the
     line ending), ``close()`` (ends a ``lines()`` in progress: it raises the read's error, which its
     caller ignores once closed). The connection closes when the body ends, fails or ``close()``."""
 
-    def __init__(self, conn: _Conn, status: int, version: bytes, headers: Headers,
-                 read_timeout: float | None) -> None:
+    def __init__(self, conn: _Conn, status: int, version: bytes, headers: Headers) -> None:
         self.status = status
-        self._version = version
         self.headers = headers
         self._conn = conn
-        self._read_timeout = read_timeout
+        kind, length, _ = framing("GET", status, version, headers)
+        self._body = Body(conn.wire, kind, length)
         self.closed = False
 
     async def read(self) -> bytes:
         """The rest of the body (then the response is closed)."""
         try:
-            async with _Timer(self._read_timeout) as timer:
-                data, _ = await _read_body(self._conn, "GET", self.status, self._version, self.headers, timer)
-            return data
+            return await self._conn.drive(self._body.rest())
         finally:
             self.close()
 
@@ -504,16 +681,10 @@ class StreamingResponse:
         """The body's lines as they arrive (bytes without ``\\n``/``\\r\\n``; a last line without
         a newline too). The read timeout applies to each wait on the server, never while the
         caller holds a line."""
-        kind, length, _ = framing("GET", self.status, self._version, self.headers)
-        timer = _Timer(self._read_timeout)
-        pieces = self._pieces(kind, length, timer)
+        conn, body = self._conn, self._body
         buffer = b""
         try:
-            while True:
-                async with timer:
-                    piece = await anext(pieces, None)
-                if piece is None:
-                    break
+            while piece := await conn.drive(body.next()):
                 buffer += piece
                 if b"\n" not in piece:
                     continue
@@ -524,28 +695,6 @@ class StreamingResponse:
                 yield buffer[:-1] if buffer.endswith(b"\r") else buffer
         finally:
             self.close()
-            await pieces.aclose()
-
-    async def _pieces(self, kind: str, length: int, timer: _Timer) -> AsyncGenerator[bytes, None]:
-        reader = self._conn.reader
-        if kind == "chunked":
-            async for chunk in _chunks(reader, timer):
-                yield chunk
-        elif kind == "length":
-            while length > 0:
-                timer.arm()
-                piece = await reader.read(min(length, _BODY_PIECE))
-                if not piece:
-                    raise asyncio.IncompleteReadError(b"", length)
-                length -= len(piece)
-                yield piece
-        elif kind == "eof":
-            while True:
-                timer.arm()
-                piece = await reader.read(_BODY_PIECE)
-                if not piece:
-                    return
-                yield piece
 
     def close(self) -> None:
         """Close the connection (a read in progress ends with an error); safe to call twice."""
