@@ -17,7 +17,14 @@ import pytest
 from samplecontroller.rest import RESTClient, TransportError
 from samplecontroller.rest.aio import AsyncRESTClient
 from samplecontroller.rest.config import Config
-from samplecontroller.rest.http11 import ConnectionPool, Headers, ProtocolError, encode_headers, request_head
+from samplecontroller.rest.http11 import (
+    ConnectionPool,
+    Headers,
+    IncompleteResponse,
+    ProtocolError,
+    encode_headers,
+    request_head,
+)
 
 R = TypeVar("R")
 
@@ -492,3 +499,73 @@ def test_a_request_cancelled_while_waiting_for_a_slot_does_not_keep_it() -> None
             await pool.close()
 
     run(go)
+
+
+def test_a_shorter_read_timeout_after_a_longer_one_on_the_same_connection_still_fires() -> None:
+    """One lazy timer per connection: after a request with a long read timeout, the next one on the
+    same connection with a short timeout fails after the short one, not at the long one's deadline."""
+    async def answer(head: bytes, peer: Peer) -> None:
+        if b"/slow" not in head:
+            await peer.send(ok(b"{}"))
+
+    async def go() -> None:
+        async with Scripted(answer).running() as srv:
+            pool = srv.pool(limit=1)
+            assert (await pool.request(srv.head(), None, method="GET", read_timeout=600)).data == b"{}"
+            slow = asyncio.ensure_future(pool.request(srv.head(target="/slow"), None, method="GET", read_timeout=0.2))
+            done, _ = await asyncio.wait({slow}, timeout=30)  # far below the first request's 600 s
+            assert slow in done, "the short read timeout did not fire"
+            assert isinstance(slow.exception(), TimeoutError)
+            assert srv.connections == 1  # the same kept-alive connection carried both
+            assert (await pool.request(srv.head(), None, method="GET", read_timeout=5)).data == b"{}"
+            await pool.close()
+
+    run(go)
+
+
+def test_eof_inside_a_body_is_an_incomplete_response_and_the_get_is_not_mistaken_for_success() -> None:
+    async def answer(head: bytes, peer: Peer) -> None:
+        await peer.send(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n12345", close=True)
+
+    async def go() -> None:
+        async with Scripted(answer).running() as srv:
+            pool = srv.pool()
+            with pytest.raises(IncompleteResponse):
+                await pool.request(srv.head(), None, method="GET", read_timeout=5)
+            client = AsyncRESTClient(RESTClient(Config(host=f"http://127.0.0.1:{srv.port}")))
+            with pytest.raises(TransportError, match="cannot reach the API server"):
+                await client.request("GET", "/x")
+            await pool.close()
+            await client.close()
+
+    run(go)
+
+
+def test_a_slow_stream_consumer_pauses_reading_and_loses_nothing() -> None:
+    """A watch whose consumer holds a line while the server sends more than the read limit: the
+    connection stops reading (its buffer stays bounded) and every line still arrives, in order."""
+    lines = [b'{"n":%d,"pad":"%s"}' % (i, b"x" * 1000) for i in range(3000)]  # about 3 MB
+
+    async def answer(head: bytes, peer: Peer) -> None:
+        await peer.send(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+        for line in lines:
+            peer.writer.write(b"%x\r\n%s\n\r\n" % (len(line) + 1, line))
+        await peer.send(b"0\r\n\r\n")
+
+    async def go() -> tuple[list[bytes], int]:
+        async with Scripted(answer).running() as srv:
+            pool = srv.pool()
+            resp = await pool.open_stream(srv.head(), read_timeout=10)
+            got: list[bytes] = []
+            most = 0
+            async for line in resp.lines():
+                got.append(line)
+                if len(got) == 1:
+                    await asyncio.sleep(0.3)  # the server goes on sending meanwhile
+                most = max(most, resp._conn.wire.unread())
+            await pool.close()
+            return got, most
+
+    got, most = run(go)
+    assert got == lines
+    assert most < 2 * 2**20 + 65536  # paused at the limit (plus what was in flight), not the whole 3 MB
