@@ -134,7 +134,7 @@ class AsyncRESTClient:
         self._pool: ConnectionPool | None = None
         self._session: aiohttp.ClientSession | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._fixed: tuple[dict[str, str], str] = ({}, "")
+        self._fixed: tuple[dict[str, str] | None, str] = (None, "")
 
     # -- constructors (the sync client's, then this layer over it) ------------------------------
 
@@ -225,9 +225,9 @@ class AsyncRESTClient:
         """The request head (without its empty line) for the lean path: User-Agent and credentials
         encoded once per credentials, Accept and Content-Type once per pair."""
         fixed, text = self._fixed
-        if fixed != credentials:
+        if fixed is not credentials:  # computed anew (the credentials' dict is kept while they hold)
             text = encode_headers({"User-Agent": self.rest.user_agent, **credentials})
-            self._fixed = (dict(credentials), text)
+            self._fixed = (credentials, text)
         return request_head(method, target, self._netloc, text + _content_headers(accept, content_type))
 
     async def _throttle(self) -> None:
@@ -260,7 +260,9 @@ class AsyncRESTClient:
                     timeout: float | None) -> Response:
         """One round trip, as ``RESTClient._send``: a GET on a dropped keep-alive connection is
         sent once more; a 401 with refreshable credentials once more with fresh ones."""
-        await self._throttle()
+        rest = self.rest
+        if rest.throttle is not None:
+            await self._throttle()
         if self._proxy is not None:
             return await self._send_via_proxy(method, url, body, accept, content_type, timeout)
         pool = self._pool_here()
@@ -269,7 +271,11 @@ class AsyncRESTClient:
         refresh = False
         resp = Response(0, _NO_HEADERS, b"")
         for attempt in (1, 2, 3):
-            head = self._head(method, target, await self._credentials(refresh), accept, content_type)
+            if not refresh and time.monotonic() < rest._auth_until:
+                credentials = rest._auth  # cached: no await (see _credentials)
+            else:
+                credentials = await self._credentials(refresh)
+            head = self._head(method, target, credentials, accept, content_type)
             try:
                 resp = await pool.request(head, body, method=method, read_timeout=read_timeout)
             except _BROKEN as err:

@@ -20,9 +20,8 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import functools
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
 from samplecontroller.logs import get_logger
@@ -42,32 +41,44 @@ __all__ = ["AsyncGetter", "run_tasks"]
 class AsyncGetter:
     """An awaitable ``get`` on a thread-safe ``Queue``, on the running loop: an item waiting is
     taken at once; otherwise the queue calls back (``Queue.get_or_notify``) from the thread that
-    adds the next one, which wakes this loop. No thread of its own, the loop never blocks."""
+    adds the next one, which wakes this loop. No thread of its own, the loop never blocks. One
+    getter serves one task at a time (the dispatcher)."""
 
     def __init__(self, queue: Queue[Any]) -> None:
         self.queue = queue
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._woken: asyncio.Future[None] | None = None
 
     async def get(self) -> Got[Any]:
         """The next ``(item, shutdown)`` of the queue, as ``Queue.get`` but awaited: an item waiting is
         taken at once, else the loop waits (unblocked) until one is added or the queue shuts down."""
-        loop = asyncio.get_running_loop()
+        loop = self._loop = asyncio.get_running_loop()  # before the queue may call _notify
         while True:
-            woken = loop.create_future()
-            got = self.queue.get_or_notify(functools.partial(_wake_threadsafe, loop, woken))
+            got = self.queue.get_or_notify(self._notify)
             if got is not None:
                 return got
-            await woken
+            # _notify (another thread) only schedules _wake on this loop, which runs it after this
+            # task awaits the future made here: a wake-up is never lost, at worst one is spurious.
+            woken = self._woken = loop.create_future()
+            try:
+                await woken
+            finally:
+                self._woken = None
 
+    def _notify(self) -> None:
+        """Called by the thread that adds an item (queue lock held): only hands over to the loop."""
+        loop = self._loop
+        if loop is None:
+            return  # never waited: nobody to wake
+        try:
+            loop.call_soon_threadsafe(self._wake)
+        except RuntimeError:  # the loop closed meanwhile: nobody waits any more
+            pass
 
-def _wake_threadsafe(loop: asyncio.AbstractEventLoop, woken: asyncio.Future[None]) -> None:
-    def wake() -> None:
-        if not woken.done():
+    def _wake(self) -> None:
+        woken = self._woken
+        if woken is not None and not woken.done():
             woken.set_result(None)
-
-    try:
-        loop.call_soon_threadsafe(wake)
-    except RuntimeError:  # the loop closed meanwhile: nobody waits any more
-        pass
 
 
 def run_tasks(ctrl: Controller, stop: Any) -> None:
@@ -133,6 +144,12 @@ class _TaskPool:
         """Start a task per request, at most ``max_concurrent_reconciles`` at once, until the
         queue shuts down; then wait for the tasks in flight."""
         slots = asyncio.Semaphore(self.ctrl.options.max_concurrent_reconciles)
+        tasks = self.tasks
+
+        def finished(task: asyncio.Task[None]) -> None:
+            tasks.discard(task)
+            slots.release()
+
         try:
             while True:
                 await slots.acquire()
@@ -141,19 +158,12 @@ class _TaskPool:
                     break
                 task = asyncio.create_task(self.process(got[0]))
                 self.tasks.add(task)
-                task.add_done_callback(self._finished(slots))
+                task.add_done_callback(finished)
             if self.tasks:
                 await asyncio.wait(list(self.tasks))
         except asyncio.CancelledError:
             await self.cancel_all()
             raise
-
-    def _finished(self, slots: asyncio.Semaphore) -> Callable[[asyncio.Task[None]], None]:
-        def done(task: asyncio.Task[None]) -> None:
-            self.tasks.discard(task)
-            slots.release()
-
-        return done
 
     async def cancel_all(self) -> None:
         tasks = list(self.tasks)
