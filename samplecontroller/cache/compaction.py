@@ -132,15 +132,93 @@ def _plan(cls: type[Any]) -> tuple[tuple[str, ...], bool]:
     return _plans[cls]
 
 
-def compact(obj: Any) -> Any:
+def _exact_type(t: mi.Type, seen: set[type[Any]]) -> bool:
+    """Whether two values of ``t`` that compare equal may stand for each other, as for sharing
+    (``_value_type``): no ``Any`` or custom type, and no union of bool with a number (``True == 1``).
+    A number union (a quantity's ``str | int | float``) counts, as in hash-consing; a dict equal to
+    another may order its keys otherwise, which nothing reads."""
+    members = _members(t)
+    kinds = {type(m) for m in members}
+    if mi.BoolType in kinds and (mi.IntType in kinds or mi.FloatType in kinds):
+        return False
+    for m in members:
+        if isinstance(m, (mi.StrType, mi.IntType, mi.BoolType, mi.FloatType, mi.NoneType, mi.LiteralType,
+                          mi.RawType)):
+            continue
+        if isinstance(m, (mi.VarTupleType, mi.ListType)):
+            if not _exact_type(m.item_type, seen):
+                return False
+        elif isinstance(m, mi.DictType):
+            if not (_exact_type(m.key_type, seen) and _exact_type(m.value_type, seen)):
+                return False
+        elif isinstance(m, mi.StructType):
+            if m.cls not in seen and not all(_exact_type(f.type, seen | {m.cls}) for f in m.fields):
+                return False
+        else:
+            return False
+    return True
+
+
+_exact: dict[type[Any], frozenset[str]] = {}  # cls -> the fields whose equal values are the same value
+
+
+def _exact_fields(cls: type[Any]) -> frozenset[str]:
+    names = _exact.get(cls)
+    if names is None:
+        info = mi.type_info(cls)
+        assert isinstance(info, mi.StructType)
+        names = _exact[cls] = frozenset(f.name for f in info.fields if _exact_type(f.type, {cls}))
+    return names
+
+
+def compact(obj: Any, like: Any = None) -> Any:
     """Share ``obj``'s strings and equal immutable sub-objects with other cached objects (in place;
-    returns ``obj``). Anything but a msgspec Struct is returned unchanged."""
+    returns ``obj``). Anything but a msgspec Struct is returned unchanged.
+
+    ``like``: a cached object of the same type (the version ``obj`` replaces): each part of ``obj``
+    equal to ``like``'s is replaced by ``like``'s, already compacted, instead of being walked (an
+    update usually changes a few fields: its spec, template and labels are taken as they were).
+    Only parts whose equal values are the same value are taken (see ``_exact_type``)."""
     if isinstance(obj, _Struct):
-        _compact_fields(obj)
+        if like is not None and type(like) is type(obj):
+            _compact_like(obj, like)
+        else:
+            _compact_fields(obj)
     return obj
 
 
-def _compact_struct(obj: Any) -> Any:
+def _compact_like(obj: Any, old: Any) -> None:
+    cls = type(obj)
+    names = (_plans.get(cls) or _plan(cls))[0]
+    exact = _exact.get(cls) or _exact_fields(cls)
+    for name in names:
+        v = getattr(obj, name)
+        if type(v) is str:
+            w = _intern(v)
+        elif v is _UNSET or v is None:
+            continue
+        else:
+            w = _like(v, getattr(old, name), name in exact)
+        if w is not v:
+            _force_setattr(obj, name, w)
+
+
+def _like(v: Any, o: Any, exact: bool) -> Any:
+    """``v`` compacted, taking the parts equal to ``o``'s from ``o`` (``exact``: equal is the same)."""
+    t = type(v)
+    if t is not type(o):
+        return _compact_value(v)
+    if exact and v == o:
+        return o
+    if (t is list or t is tuple) and len(v) == len(o):
+        items = [_like(x, y, exact) for x, y in zip(v, o, strict=True)]
+        return items if t is list else tuple(items)
+    if isinstance(v, _Struct):
+        return _compact_struct(v, o)
+    return _compact_value(v)
+
+
+def _compact_struct(obj: Any, like: Any = None) -> Any:
     names, shareable = _plans.get(type(obj)) or _plan(type(obj))
     if shareable:
         try:
@@ -150,7 +228,10 @@ def _compact_struct(obj: Any) -> Any:
         else:
             if same is not None:
                 return same
-    _compact_fields(obj, names)
+    if like is None:
+        _compact_fields(obj, names)
+    else:
+        _compact_like(obj, like)
     if shareable:
         if len(_shared) >= MAX_SHARED:
             _shared.clear()

@@ -29,8 +29,10 @@ Guarantees:
   equal immutable sub-objects shared between cached objects, ``managedFields`` copied out of the
   list page or watch event they were decoded from) before the transform; the cached objects
   compare equal to the decoded ones. Listed objects are compacted page by page, so the list's
-  buffers do not pile up before the first object is cached. ``compact_objects=False`` (a
-  constructor argument) turns it off.
+  buffers do not pile up before the first object is cached. An object already cached in an
+  earlier version is compacted against it (``compact(obj, like=cached)``): the parts an update
+  left equal are taken from the cached version instead of being walked again.
+  ``compact_objects=False`` (a constructor argument) turns it off.
 - ``run(stop)`` blocks until ``stop`` is set; then listeners stop and ``is_stopped()`` is true.
   An informer runs once. Threads: the caller's (processing and resync), the reflector's and
   one per handler; ``stop`` (a ``wait.Context``; a plain Event is adapted with
@@ -51,6 +53,7 @@ from samplecontroller.cache.compaction import compact
 from samplecontroller.cache.delta_fifo import DELETED, Delta, DeltaFIFO, FIFOClosedError
 from samplecontroller.cache.handlers import ResourceEventHandler
 from samplecontroller.cache.index import NAMESPACE_INDEX, IndexFunc, meta_namespace_index_func
+from samplecontroller.cache.keys import KeyFuncError
 from samplecontroller.cache.processor import ADD, DELETE, SYNCED, UPDATE, Listener
 from samplecontroller.cache.reflector import Reflector, WatchErrorHandler
 from samplecontroller.cache.thread_safe_store import ThreadSafeStore
@@ -116,7 +119,7 @@ class SharedIndexInformer(Generic[T]):
         self._indexer: ThreadSafeStore[T] = ThreadSafeStore(indexers=all_indexers)
         self._fifo = DeltaFIFO(known_objects=self._indexer)
         self._reflector = Reflector(lister_watcher, _Feed(self), name=self.name, backoff=backoff,
-                                    compact=compact if compact_objects else None)
+                                    compact=self._compact if compact_objects else None)
         self._lock = threading.Lock()
         self._block_deltas = threading.Lock()
         self._listeners: list[Listener] = []
@@ -219,6 +222,14 @@ class SharedIndexInformer(Generic[T]):
             for listener in listeners:
                 listener.stop()
             reflector.join(5.0)
+
+    def _compact(self, obj: Any) -> Any:
+        """``obj`` compacted, against its cached version when there is one (see the module docstring)."""
+        try:
+            cached = self._indexer.get(obj)
+        except KeyFuncError:  # no name: compacted on its own
+            cached = None
+        return compact(obj, cached)
 
     def _process_loop(self) -> None:
         """Pop and handle deltas until the queue closes; resync due handlers in between."""

@@ -209,3 +209,44 @@ def test_listed_pages_are_compacted_as_they_arrive() -> None:
     finally:
         stop.set()
         runner.join(10)
+
+
+def updated(i: int) -> dict[str, Any]:
+    """``deployment(i)`` after an update: a new resourceVersion and status, the spec as it was."""
+    obj = deployment(i)
+    obj["metadata"]["resourceVersion"] = str(5000 + i)
+    obj["status"] = {**obj["status"], "readyReplicas": 1, "updatedReplicas": 1}
+    return obj
+
+
+def test_compacting_against_the_cached_version_takes_its_equal_parts() -> None:
+    """An update compacted ``like`` the cached version takes the parts it left equal from that
+    version (no walk) and stays equal, field for field and byte for byte, to what was decoded."""
+    cached = compact(msgspec.json.decode(json.dumps(deployment(1)).encode(), type=Deployment))
+    body = json.dumps(updated(1)).encode()
+    new = msgspec.json.decode(body, type=Deployment)
+    assert compact(new, cached) is new
+    fresh = msgspec.json.decode(body, type=Deployment)
+    assert new == fresh and msgspec.json.encode(new) == msgspec.json.encode(fresh)
+    assert new.spec is cached.spec  # equal: the cached one, already compacted
+    assert new.metadata.owner_references is cached.metadata.owner_references
+    assert new.metadata.annotations is cached.metadata.annotations
+    assert new.metadata.resource_version == str(5001) and new.status is not cached.status
+    assert new.status.conditions is cached.status.conditions  # equal inside a changed part
+    # a different type, or no cached version, is compacted on its own
+    assert compact(msgspec.json.decode(body, type=Deployment), _Top(_Holder(_AnyValue(1)))) == fresh
+
+
+def test_compacting_against_a_cached_version_never_swaps_loosely_equal_values() -> None:
+    # 1 == True == 1.0: a field typed Any keeps its own value though the cached one compares equal.
+    for value, cached_value in ((True, 1), (1, True), (1.0, True), (0, False)):
+        cached = compact(_Top(_Holder(_AnyValue(cached_value))))
+        new = compact(_Top(_Holder(_AnyValue(value))), cached)
+        assert type(new.holder.inner.value) is type(value)
+    # a union of bool with a number is as loose
+    cached_flag = compact(_Flag(1))
+    assert type(compact(_Flag(True), cached_flag).flag) is bool
+
+
+class _Flag(msgspec.Struct, gc=False):
+    flag: bool | int
