@@ -7,7 +7,7 @@ reports wall time and this process's CPU per request:
 - ``sync RESTClient``: the sync transport (urllib3 pool, http.client), one thread per request
   in flight;
 - ``AsyncRESTClient``: ``samplecontroller.rest.aio`` as shipped (``rest.http11``, the lean
-  HTTP/1.1 client on asyncio streams);
+  HTTP/1.1 client on asyncio protocols);
 - ``aiohttp raw`` / ``httpx raw``: the bare libraries (same TLS context and headers, body read,
   nothing decoded), so the transport's own overhead shows beside a library's. aiohttp is what
   the async transport used before ``rest.http11`` (it still does through a proxy).
