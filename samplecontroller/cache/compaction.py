@@ -180,27 +180,8 @@ def compact(obj: Any, like: Any = None) -> Any:
     update usually changes a few fields: its spec, template and labels are taken as they were).
     Only parts whose equal values are the same value are taken (see ``_exact_type``)."""
     if isinstance(obj, _Struct):
-        if like is not None and type(like) is type(obj):
-            _compact_like(obj, like)
-        else:
-            _compact_fields(obj)
+        _compact_fields(obj, None, like if type(like) is type(obj) else None)
     return obj
-
-
-def _compact_like(obj: Any, old: Any) -> None:
-    cls = type(obj)
-    names = (_plans.get(cls) or _plan(cls))[0]
-    exact = _exact.get(cls) or _exact_fields(cls)
-    for name in names:
-        v = getattr(obj, name)
-        if type(v) is str:
-            w = _intern(v)
-        elif v is _UNSET or v is None:
-            continue
-        else:
-            w = _like(v, getattr(old, name), name in exact)
-        if w is not v:
-            _force_setattr(obj, name, w)
 
 
 def _like(v: Any, o: Any, exact: bool) -> Any:
@@ -228,10 +209,7 @@ def _compact_struct(obj: Any, like: Any = None) -> Any:
         else:
             if same is not None:
                 return same
-    if like is None:
-        _compact_fields(obj, names)
-    else:
-        _compact_like(obj, like)
+    _compact_fields(obj, names, like)
     if shareable:
         if len(_shared) >= MAX_SHARED:
             _shared.clear()
@@ -239,17 +217,22 @@ def _compact_struct(obj: Any, like: Any = None) -> Any:
     return obj
 
 
-def _compact_fields(obj: Any, names: tuple[str, ...] | None = None) -> None:
+def _compact_fields(obj: Any, names: tuple[str, ...] | None = None, old: Any = None) -> None:
+    """Compact ``obj``'s fields in place; with ``old`` (a compacted instance of its type), against it."""
+    cls = type(obj)
     if names is None:
-        names = (_plans.get(type(obj)) or _plan(type(obj)))[0]
+        names = (_plans.get(cls) or _plan(cls))[0]
+    exact = (_exact.get(cls) or _exact_fields(cls)) if old is not None else frozenset()
     for name in names:
         v = getattr(obj, name)
         if type(v) is str:
             w = _intern(v)
         elif v is _UNSET or v is None:
             continue
-        else:
+        elif old is None:
             w = _compact_value(v)
+        else:
+            w = _like(v, getattr(old, name), name in exact)
         if w is not v:
             _force_setattr(obj, name, w)
 
