@@ -41,6 +41,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from statistics import mean
+from typing import Any
 
 import psutil
 import urllib3
@@ -71,16 +73,26 @@ def foo_table(n: int, workers: int | None, repeat: int = 1, baseline: Path | Non
     rows: tuple[tuple[str, str], ...] = (("async", "async reconciler"), ("runtime", "sync reconciler"))
     if baseline is not None:
         rows += (("async@base", "async (baseline)"),)
+    done: dict[str, list[Any]] = {label: [] for _, label in rows}
     for round_ in range(repeat):
         for controller, label in rows if round_ % 2 == 0 else rows[::-1]:
             r = run_foo(controller, n, workers, baseline)
             if r.deployed < n or r.synced < n:
                 print(f"{label:>16} | incomplete: {r.deployed} deployed, {r.synced} synced")
                 continue
+            done[label].append(r)
             print(f"{label:>16} | {r.deployed_s:>17.2f} | {r.synced_s:>12.2f} | {r.cpu_s / n * 1000:>10.2f} | "
                   f"{r.settled_cpu_s / n * 1000:>22.2f} | {(r.synced_events + r.events_dropped) / n:>9.2f} | {r.events_dropped / n:>18.2f} | "
                   f"{r.idle_rss_mb:>7.1f} / {r.rss_mb:>6.1f} | {r.peak_threads:>12} | "
                   + " ".join(f"{v} {k:.2f}" for v, k in sorted(r.per_foo.items()) if k), flush=True)
+    if repeat > 1:
+        print(f"means over the rounds (load average now {' '.join(f'{x:.1f}' for x in os.getloadavg())}):")
+        for label, runs in done.items():
+            if runs:
+                print(f"{label:>16} | {mean(r.deployed_s for r in runs):>17.2f} | "
+                      f"{mean(r.synced_s for r in runs):>12.2f} | {mean(r.cpu_s for r in runs) / n * 1000:>10.2f} | "
+                      f"{mean(r.settled_cpu_s for r in runs) / n * 1000:>22.2f} | "
+                      f"{'':>9} | {mean(r.events_dropped for r in runs) / n:>18.2f} | ({len(runs)} rounds)")
 
 
 # -- table 2: reconciles awaiting a 1-second external call -----------------------------------
