@@ -39,6 +39,7 @@ import asyncio
 import collections
 import functools
 import re
+import socket
 import ssl
 from collections.abc import AsyncIterator, Callable, Generator, Iterator, Mapping
 from typing import TypeVar, cast, overload
@@ -330,17 +331,17 @@ def drive(step: Step[T], fill: Callable[[], bool]) -> T:
         return cast(T, done.value)
 
 
-class _Conn(asyncio.Protocol):
-    """One connection of a ``ConnectionPool``: the protocol feeds what arrives into its ``Wire``;
-    ``drive`` runs a parsing step, waiting on the loop (never blocking it) while the step needs more
-    bytes, each wait bounded by ``timeout``. An idle connection that the server closed, or that
-    received bytes nobody asked for, is not ``alive``. Reading pauses while more than
-    ``_READ_LIMIT`` bytes wait unparsed (a slow watch consumer), and resumes on the next wait."""
+class _Conn:
+    """One connection of a ``ConnectionPool``: what arrives is fed into its ``Wire``; ``drive`` runs
+    a parsing step, waiting on the loop (never blocking it) while the step needs more bytes, each
+    wait bounded by ``timeout``. An idle connection that the server closed, or that received bytes
+    nobody asked for, is not ``alive``. Reading pauses while more than ``_READ_LIMIT`` bytes wait
+    unparsed (a slow watch consumer), and resumes on the next wait. The I/O is a subclass's:
+    ``_SocketConn`` (the socket watched by the loop) or ``_ProtocolConn`` (an asyncio transport)."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
         self.wire = Wire()
-        self.transport: asyncio.Transport | None = None
         self.timeout: float | None = None
         self._waiter: asyncio.Future[bool] | None = None
         self._eof = False
@@ -351,35 +352,44 @@ class _Conn(asyncio.Protocol):
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at = 0.0
 
-    # -- asyncio.Protocol ------------------------------------------------------------------------
+    # -- the I/O, by the subclass ----------------------------------------------------------------
 
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = cast(asyncio.Transport, transport)
+    def send(self, data: bytes) -> None:
+        """Write ``data`` (buffered, sent as the socket accepts it)."""
+        raise NotImplementedError
 
-    def data_received(self, data: bytes) -> None:
+    def close(self) -> None:
+        """Close an idle connection."""
+        raise NotImplementedError
+
+    def abort(self) -> None:
+        """Drop a connection in the middle of an exchange at once (a wait in progress ends)."""
+        raise NotImplementedError
+
+    def _closing(self) -> bool:
+        raise NotImplementedError
+
+    def _pause(self) -> None:
+        raise NotImplementedError
+
+    def _resume(self) -> None:
+        raise NotImplementedError
+
+    # -- events from the I/O ---------------------------------------------------------------------
+
+    def _received(self, data: bytes) -> None:
         self.wire.feed(data)
         waiter = self._waiter
         if waiter is not None:
             self._waiter = None
             if not waiter.done():
                 waiter.set_result(True)
-        elif self.wire.unread() > _READ_LIMIT and not self._paused and self.transport is not None:
+        elif self.wire.unread() > _READ_LIMIT and not self._paused:
             self._paused = True
-            self.transport.pause_reading()
-
-    def eof_received(self) -> bool:
-        self._end(None)
-        return False  # the transport closes itself
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._end(exc)
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        if not self._lost.done():
-            self._lost.set_result(None)
+            self._pause()
 
     def _end(self, exc: BaseException | None) -> None:
+        """No more bytes will come (EOF, ``exc`` a failure): a wait in progress ends."""
         self._eof = True
         if exc is not None and self._error is None:
             self._error = exc
@@ -390,17 +400,19 @@ class _Conn(asyncio.Protocol):
             else:
                 waiter.set_result(False)
 
+    def _gone(self) -> None:
+        """The connection is closed."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if not self._lost.done():
+            self._lost.set_result(None)
+
     # -- use by the pool -------------------------------------------------------------------------
 
     def alive(self) -> bool:
         """Whether an idle connection may carry the next request."""
-        transport = self.transport
-        return not (self._eof or transport is None or transport.is_closing() or self.wire.unread())
-
-    def send(self, data: bytes) -> None:
-        """Write ``data`` (buffered by the transport, sent as the socket accepts it)."""
-        assert self.transport is not None
-        self.transport.write(data)
+        return not (self._eof or self._closing() or self.wire.unread())
 
     async def drive(self, step: Step[T]) -> T:
         """Run ``step`` to its result, waiting for bytes whenever it needs more."""
@@ -418,9 +430,9 @@ class _Conn(asyncio.Protocol):
             return False
         waiter: asyncio.Future[bool] = self.loop.create_future()
         self._waiter = waiter
-        if self._paused and self.transport is not None:
+        if self._paused:
             self._paused = False
-            self.transport.resume_reading()
+            self._resume()
         if self.timeout is not None:
             self._arm(self.timeout)
         return await waiter
@@ -448,20 +460,250 @@ class _Conn(asyncio.Protocol):
         self._waiter = None
         waiter.set_exception(TimeoutError(f"no response within {self.timeout} s"))
 
+    async def wait_closed(self) -> None:
+        """Until the connection is closed."""
+        await asyncio.shield(self._lost)
+
+
+class _SocketConn(_Conn):
+    """A connection over a non-blocking socket (TLS: an ``ssl.SSLSocket``) that the loop watches
+    (``add_reader``): each readiness reads everything the socket (and TLS) has, in C, with no
+    transport or TLS protocol objects between. Writes go out at once, the rest when the socket is
+    writable. Closing does not wait for a TLS close_notify. Needs a loop with ``add_reader``
+    (selector loops, uvloop); elsewhere the pool uses ``_ProtocolConn``."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, sock: socket.socket) -> None:
+        super().__init__(loop)
+        self.sock = sock
+        self._tls = sock if isinstance(sock, ssl.SSLSocket) else None
+        self._fd = sock.fileno()
+        self._out = b""
+        self._closed = False
+        self._reading = False
+        self._writing = False
+        self._read_waits_write = False
+        self._resume()
+
+    def _readable(self) -> None:
+        """Read what the socket has: one read, then what TLS already decrypted (the loop's readiness
+        is level-triggered: bytes still in the socket make it call again)."""
+        sock, tls = self.sock, self._tls
+        try:
+            while True:
+                data = sock.recv(_RECV_SIZE)
+                if not data:
+                    self._stop_reading()
+                    self._end(None)
+                    return
+                self._received(data)
+                if self._paused or tls is None or not tls.pending():
+                    return
+        except (BlockingIOError, InterruptedError, ssl.SSLWantReadError):
+            return  # nothing more yet
+        except ssl.SSLWantWriteError:  # TLS must write before it reads on: read again once it could
+            self._read_waits_write = True
+            self._want_write()
+        except OSError as err:
+            self._stop_reading()
+            self._end(err)
+
+    def _pause(self) -> None:
+        self._stop_reading()
+
+    def _resume(self) -> None:
+        if not self._reading and not self._closed:
+            self._reading = True
+            self.loop.add_reader(self._fd, self._readable)
+            if self._tls is not None and self._tls.pending():
+                self.loop.call_soon(self._readable)  # decrypted bytes wait in TLS: no readiness will say so
+
+    def _stop_reading(self) -> None:
+        if self._reading:
+            self._reading = False
+            self.loop.remove_reader(self._fd)
+
+    def send(self, data: bytes) -> None:
+        """Write ``data`` now; what the socket does not take is sent when it is writable."""
+        if self._closed:
+            return  # the exchange fails on its read (EOF)
+        self._out += data
+        if not self._writing:
+            self._flush()
+
+    def _flush(self) -> None:
+        try:
+            while self._out:
+                self._out = self._out[self.sock.send(self._out):]
+        except (BlockingIOError, InterruptedError, ssl.SSLWantWriteError, ssl.SSLWantReadError):
+            self._want_write()
+            return
+        except OSError as err:
+            self._shut()
+            self._end(err)
+
+    def _want_write(self) -> None:
+        if not self._writing:
+            self._writing = True
+            self.loop.add_writer(self._fd, self._writable)
+
+    def _writable(self) -> None:
+        self._writing = False
+        self.loop.remove_writer(self._fd)
+        self._flush()
+        if self._read_waits_write and not self._closed:
+            self._read_waits_write = False
+            self._readable()
+
     def close(self) -> None:
-        """Close an idle connection (TLS: with close_notify)."""
+        """Close the connection (no TLS close_notify: the server sees the TCP close)."""
+        self._shut()
+        self._end(None)
+
+    def abort(self) -> None:
+        """Close the connection; a wait in progress ends with ConnectionAbortedError."""
+        self._shut()
+        self._end(ConnectionAbortedError("the connection was closed"))
+
+    def _shut(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._stop_reading()
+        if self._writing:
+            self._writing = False
+            self.loop.remove_writer(self._fd)
+        self.sock.close()
+        self._gone()
+
+    def _closing(self) -> bool:
+        return self._closed
+
+
+class _ProtocolConn(_Conn, asyncio.Protocol):
+    """A connection over an asyncio transport (TLS: asyncio's), for loops without ``add_reader``
+    (the proactor loop on Windows)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(loop)
+        self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast(asyncio.Transport, transport)
+
+    def data_received(self, data: bytes) -> None:
+        self._received(data)
+
+    def eof_received(self) -> bool:
+        self._end(None)
+        return False  # the transport closes itself
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._end(exc)
+        self._gone()
+
+    def send(self, data: bytes) -> None:
+        """Write ``data`` (buffered by the transport)."""
+        assert self.transport is not None
+        self.transport.write(data)
+
+    def close(self) -> None:
+        """Close the connection (TLS: with close_notify)."""
         if self.transport is not None:
             self.transport.close()
 
     def abort(self) -> None:
-        """Drop a connection in the middle of an exchange at once (a wait in progress ends)."""
+        """Drop the connection at once; a wait in progress ends with ConnectionAbortedError."""
         if self.transport is not None:
             self.transport.abort()
         self._end(ConnectionAbortedError("the connection was closed"))
 
-    async def wait_closed(self) -> None:
-        """Until the connection is closed."""
-        await asyncio.shield(self._lost)
+    def _closing(self) -> bool:
+        return self.transport is None or self.transport.is_closing()
+
+    def _pause(self) -> None:
+        if self.transport is not None:
+            self.transport.pause_reading()
+
+    def _resume(self) -> None:
+        if self.transport is not None:
+            self.transport.resume_reading()
+
+
+def _watches_sockets(loop: asyncio.AbstractEventLoop) -> bool:
+    """Whether ``loop`` has ``add_reader`` (selector loops, uvloop; not the proactor loop)."""
+    a, b = socket.socketpair()
+    try:
+        loop.add_reader(a.fileno(), _nothing)
+    except NotImplementedError:
+        return False
+    else:
+        loop.remove_reader(a.fileno())
+        return True
+    finally:
+        a.close()
+        b.close()
+
+
+def _nothing() -> None:
+    pass
+
+
+async def _open_socket(loop: asyncio.AbstractEventLoop, host: str, port: int, context: ssl.SSLContext | None,
+                       server_hostname: str | None) -> socket.socket:
+    """A connected non-blocking socket to ``host``:``port`` (each address in turn), TCP_NODELAY set,
+    TLS-wrapped and handshaken when ``context`` is given."""
+    last: OSError | None = None
+    for family, kind, proto, _, address in await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM):
+        sock = socket.socket(family, kind, proto)
+        try:
+            sock.setblocking(False)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            await loop.sock_connect(sock, address)
+        except OSError as err:
+            sock.close()
+            last = err
+            continue
+        except BaseException:
+            sock.close()
+            raise
+        return sock if context is None else await _handshake(loop, sock, context, server_hostname)
+    raise last or OSError(f"cannot resolve {host}")
+
+
+async def _handshake(loop: asyncio.AbstractEventLoop, sock: socket.socket, context: ssl.SSLContext,
+                     server_hostname: str | None) -> ssl.SSLSocket:
+    tls = context.wrap_socket(sock, server_hostname=server_hostname, do_handshake_on_connect=False)
+    try:
+        while True:
+            try:
+                tls.do_handshake()
+                return tls
+            except ssl.SSLWantReadError:
+                await _ready(loop, tls, loop.add_reader, loop.remove_reader)
+            except ssl.SSLWantWriteError:
+                await _ready(loop, tls, loop.add_writer, loop.remove_writer)
+    except BaseException:
+        tls.close()
+        raise
+
+
+async def _ready(loop: asyncio.AbstractEventLoop, sock: socket.socket, add: Callable[..., None],
+                 remove: Callable[[int], object]) -> None:
+    ready: asyncio.Future[None] = loop.create_future()
+
+    def wake() -> None:
+        if not ready.done():
+            ready.set_result(None)
+
+    add(sock.fileno(), wake)
+    try:
+        await ready
+    finally:
+        remove(sock.fileno())
+
+
+_RECV_SIZE = 262144
+"""Bytes asked of the socket per read (TLS gives at most a record, 16 KiB, per read)."""
 
 
 _TIMER_SLACK = 0.001
@@ -485,6 +727,7 @@ class ConnectionPool:
         self._in_use = 0  # requests holding one of the ``limit`` slots
         self._waiting: collections.deque[asyncio.Future[None]] = collections.deque()
         self._closed = False
+        self._sockets: bool | None = None  # whether the loop watches sockets (add_reader), once known
 
     async def request(self, head: str, body: bytes | None, *, method: str, read_timeout: float | None) -> Response:
         """Send ``head`` (request line and headers, from ``request_head``) and ``body``; the response
@@ -557,9 +800,14 @@ class ConnectionPool:
         if self._closed:
             raise ConnectionError("the connection pool is closed")
         loop = asyncio.get_running_loop()
+        if self._sockets is None:
+            self._sockets = _watches_sockets(loop)
         async with asyncio.timeout(self.connect_timeout):
+            if self._sockets:
+                return _SocketConn(loop, await _open_socket(loop, self.host, self.port, self.ssl,
+                                                            self.server_hostname))
             _, conn = await loop.create_connection(
-                functools.partial(_Conn, loop), self.host, self.port, ssl=self.ssl,
+                functools.partial(_ProtocolConn, loop), self.host, self.port, ssl=self.ssl,
                 server_hostname=self.server_hostname,
                 ssl_handshake_timeout=self.connect_timeout if self.ssl is not None else None)
         return conn

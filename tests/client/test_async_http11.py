@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import ssl
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -84,11 +85,34 @@ class Scripted:
         return request_head(method, target, f"127.0.0.1:{self.port}", encode_headers({"Accept": "application/json"}))
 
 
+class _NoReaderLoop(asyncio.SelectorEventLoop):
+    """A loop without ``add_reader``, as the proactor loop on Windows: the pool then goes over
+    asyncio transports (``_ProtocolConn``) instead of watching its sockets."""
+
+    def add_reader(self, fd: Any, callback: Callable[..., object], *args: Any) -> None:  # type: ignore[override]
+        raise NotImplementedError
+
+
+_loop_factory: Callable[[], asyncio.AbstractEventLoop] = asyncio.new_event_loop
+
+
+@pytest.fixture(autouse=True, params=["sockets", "transports"])
+def connection_kind(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Every test runs on both kinds of connection: sockets the loop watches, and transports."""
+    global _loop_factory
+    _loop_factory = asyncio.new_event_loop if request.param == "sockets" else _NoReaderLoop
+    try:
+        yield request.param
+    finally:
+        _loop_factory = asyncio.new_event_loop
+
+
 def run(fn: Callable[[], Awaitable[R]]) -> R:
     async def main() -> R:
         return await fn()
 
-    return asyncio.run(main())
+    with asyncio.Runner(loop_factory=_loop_factory) as runner:
+        return runner.run(main())
 
 
 def ok(body: bytes, *extra: str) -> bytes:
@@ -569,3 +593,46 @@ def test_a_slow_stream_consumer_pauses_reading_and_loses_nothing() -> None:
     got, most = run(go)
     assert got == lines
     assert most < 2 * 2**20 + 65536  # paused at the limit (plus what was in flight), not the whole 3 MB
+
+
+def test_a_body_larger_than_the_socket_buffers_is_sent_whole(connection_kind: str) -> None:
+    """An 8 MB body does not fit the socket buffers: the rest goes out as the socket drains."""
+    body = bytes(range(256)) * (8 * 2**20 // 256)
+
+    async def answer(head: bytes, peer: Peer) -> None:
+        await peer.send(ok(b"%d" % len(srv.bodies[-1])))
+
+    srv = Scripted(answer)
+
+    async def go() -> bytes:
+        async with srv.running():
+            pool = srv.pool()
+            resp = await pool.request(srv.head("PUT"), body, method="PUT", read_timeout=30)
+            kind = type(pool._idle[0]).__name__  # the connection kind this variant is about
+            assert kind == {"sockets": "_SocketConn", "transports": "_ProtocolConn"}[connection_kind], kind
+            await pool.close()
+            return resp.data
+
+    assert run(go) == b"%d" % len(body)
+    assert srv.bodies[-1] == body
+
+
+def test_a_large_object_over_tls_goes_and_comes_back_whole(apiserver: Any, connection_kind: str) -> None:
+    """Over TLS a write bigger than the socket buffers waits for the socket (TLS wants to write),
+    and a body of many TLS records is read whole."""
+    rest = RESTClient.from_kubeconfig(str(apiserver.kubeconfig_path))
+    value = "x" * (900 * 1024)
+    name = f"big-{connection_kind}"
+    body = json.dumps({"metadata": {"name": name}, "data": {"v": value}}).encode()
+
+    async def go() -> dict[str, Any]:
+        client = AsyncRESTClient(rest)
+        try:
+            await client.request("POST", "/api/v1/namespaces/default/configmaps", body=body)
+            got: dict[str, Any] = json.loads(await client.request("GET", f"/api/v1/namespaces/default/configmaps/{name}"))
+            await client.request("DELETE", f"/api/v1/namespaces/default/configmaps/{name}")
+            return got
+        finally:
+            await client.close()
+
+    assert run(go)["data"]["v"] == value
