@@ -23,9 +23,11 @@ server; this client does only what a Kubernetes client needs:
   ``IncompleteResponse`` when it closed inside one, ``ProtocolError`` for a malformed
   response, ``TimeoutError``, else the OSError raised; the connection of a failed or cancelled
   exchange is closed, never reused;
-- each connection is an ``asyncio.Protocol`` whose ``data_received`` feeds a ``Wire``; the
-  response is parsed as bytes arrive, and the request's task wakes once per read from the
-  socket (no stream reader between, no timer per request: one lazy timer per connection);
+- a connection's socket is watched by the loop (``add_reader``) and read in C (TLS through
+  ``ssl.SSLSocket``) into a ``Wire``; the response is parsed as bytes arrive, and the request's
+  task wakes once per read (no asyncio transport, TLS protocol or stream reader between, no
+  timer per request: one lazy timer per connection). On a loop without ``add_reader`` (the
+  proactor loop) connections are asyncio transports feeding the same ``Wire``;
 - streams (watches): ``open_stream`` returns a ``StreamingResponse`` whose ``lines()`` yields
   the body's lines as they arrive; its connection is closed (never reused) when it ends.
 
