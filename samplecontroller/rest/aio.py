@@ -13,9 +13,10 @@ of a GET whose keep-alive connection was dropped, and the errors (``TransportErr
 are computed on a worker thread (``asyncio.to_thread``), cached ones are used at once.
 
 The I/O, like the sync transport's (its own socket reads, urllib3 only through a proxy):
-without a proxy, requests and watches go over ``rest.http11``, a lean HTTP/1.1 client on sockets the
-loop watches, parsing responses with the sync transport's parser (keep-alive pool of ``pool_size`` connections, TLS with the configuration's context,
-Content-Length, chunked and EOF bodies, read timeouts per wait); through an http(s) proxy they
+without a proxy, requests and watches go over ``rest.http11``, a lean HTTP/1.1 client on
+sockets the loop watches, parsing responses with the sync transport's parser (keep-alive pool
+of ``pool_size`` connections, TLS with the configuration's context, Content-Length, chunked and
+EOF bodies, read timeouts per wait); through an http(s) proxy they
 go over aiohttp (imported only then). Chosen by measurement (``benchmarks/bench_async_http.py``,
 PATCH and GET on the embedded API server over TLS): aiohttp's per-request machinery cost
 about 290-360 us of CPU per request where the exchange itself costs about 90-130 us, so the
