@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import gc
 import math
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -276,8 +277,7 @@ class SharedIndexInformer(Generic[T]):
                     indexer.delete(obj)
                     self._distribute((DELETE, obj), False)
                     continue
-                old = indexer.get(obj)
-                indexer.update(obj)
+                old = indexer.add_by_key(sys.intern(indexer.key_func(obj)), obj)  # one key, one lock
                 if old is None:
                     self._distribute((ADD, obj, is_in_initial_list), False)
                 else:

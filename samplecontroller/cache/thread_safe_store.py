@@ -103,12 +103,13 @@ class ThreadSafeStore(Generic[T]):
         key = sys.intern(self.key_func(obj))  # the same "ns/name" in every store and index is one string
         self.add_by_key(key, obj)
 
-    def add_by_key(self, key: str, obj: T) -> None:
-        """Insert or replace ``obj`` under an explicit key."""
+    def add_by_key(self, key: str, obj: T) -> T | None:
+        """Insert or replace ``obj`` under an explicit key; returns the object it replaced (None: new)."""
         with self._lock:
             old = self._items.get(key)
             self._items[key] = obj
             self._update_indices(old, obj, key)
+        return old
 
     def delete(self, obj: Any) -> None:
         """Remove the object's key (a tombstone removes its own key); absent keys are ignored."""
