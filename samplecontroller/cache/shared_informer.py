@@ -124,6 +124,7 @@ class SharedIndexInformer(Generic[T]):
         self._lock = threading.Lock()
         self._block_deltas = threading.Lock()
         self._listeners: list[Listener] = []
+        self._next_resync = 0.0  # no resync is due before this (monotonic clock; inf: none at all)
         self._syncing: list[Listener] = []
         self._started = False
         self._stopped = False
@@ -166,6 +167,7 @@ class SharedIndexInformer(Generic[T]):
                 raise RuntimeError(f"informer {self.name} has stopped; handler not added")
             listener = Listener(handler, period, self.name)
             self._listeners.append(listener)
+            self._next_resync = 0.0  # the processing thread looks at every handler again
             if period:
                 self._fifo.wake()  # the processing thread re-computes its next resync time
             if self._started:
@@ -244,8 +246,13 @@ class SharedIndexInformer(Generic[T]):
                 self._mark_synced()
 
     def _resync_due(self) -> float | None:
-        """Queue a resync if a handler is due; return the seconds until the next one is (None: none)."""
+        """Queue a resync if a handler is due; return the seconds until the next one is (None: none).
+        Until the earliest next resync computed last time, nothing can be due (a handler added
+        meanwhile clears it): one clock read per delta, not a look at every handler."""
         now = time.monotonic()
+        cached = self._next_resync
+        if now < cached:
+            return None if cached == math.inf else cached - now
         with self._lock:
             if not self._synced.is_set():
                 return None
@@ -253,6 +260,7 @@ class SharedIndexInformer(Generic[T]):
             if syncing:
                 self._syncing = syncing
             next_at = min((lst.next_resync for lst in self._listeners), default=math.inf)
+            self._next_resync = next_at  # inf: none until a handler is added
         if syncing:
             self._fifo.resync()
         return None if next_at == math.inf else max(0.0, next_at - time.monotonic())
