@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import time
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
@@ -285,6 +286,13 @@ def _list_keys(schema: Mapping[str, Any], items: list[Any]) -> tuple[str, list[s
 def _element_key(item: Any, keys: list[str]) -> str | None:
     if not isinstance(item, dict) or any(k not in item for k in keys):
         return None
+    if len(keys) == 1:  # the common case (a name, a containerPort): no dict, no JSON encoder
+        key, value = keys[0], item[keys[0]]
+        if type(value) is int:
+            if _PLAIN(key):
+                return f'k:{{"{key}":{value}}}'
+        elif type(value) is str and _PLAIN(key) and _PLAIN(value):
+            return f'k:{{"{key}":"{value}"}}'
     return "k:" + _KEY_JSON({k: item[k] for k in sorted(keys)})
 
 
@@ -294,6 +302,8 @@ def _value_key(value: Any) -> str:
 
 _KEY_JSON = json.JSONEncoder(separators=(",", ":"), sort_keys=True).encode
 """``json.dumps(value, separators=(",", ":"), sort_keys=True)`` without building an encoder per call."""
+_PLAIN = re.compile(r'[ !#-\[\]-~]*').fullmatch
+"""Whether a string is printable ASCII without ``"`` or ``\\``: ``_KEY_JSON`` writes it as it is, in quotes."""
 
 
 # ---------------------------------------------------------------------------- field sets
@@ -398,7 +408,16 @@ def _grow(value: Any, node: _Node, parent: dict[str, Any], element: str, name: s
 
 
 def _sorted_tree(tree: dict[str, Any]) -> dict[str, Any]:
-    return {key: _sorted_tree(tree[key]) if tree[key] else {} for key in sorted(tree)}
+    """``tree`` (``fields_v1``'s own, shared with nothing) with its keys sorted at every level: a
+    level already in order is kept and sorted below in place, another one rebuilt in order."""
+    keys = sorted(tree)
+    out = tree if keys == list(tree) else {key: tree[key] for key in keys}
+    for key, value in out.items():
+        if value:
+            ordered = _sorted_tree(value)
+            if ordered is not value:
+                out[key] = ordered  # a value replaced, no key added: iterating stays valid
+    return out
 
 
 class _Node:
