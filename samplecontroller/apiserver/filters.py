@@ -1,6 +1,7 @@
 """The filter chain in front of the handlers (kube-apiserver's DefaultBuildHandlerChain), as one
-aiohttp request handler wrapping the API server's (``chain``: one coroutine layer per request
-instead of one per filter, and no aiohttp middleware layers), whose filters run outermost first: request counting and metrics (``metrics.RequestMetrics`` and its
+aiohttp middleware (``chain``: one coroutine layer per request instead of one per filter; a
+middleware, not a wrapper of the one route's handler, so that requests aiohttp's router cannot
+route, such as CONNECT, are answered by it too), whose filters run outermost first: request counting and metrics (``metrics.RequestMetrics`` and its
 ``RequestCounter``), commit-before-ack (``_committed``), the request deadline (``_deadline``), Status
 errors (``_error_response``), authentication (``authenticate``: the user on the request,
 ``authentication.user_of``), the max-in-flight limits (``MaxInFlight``), impersonation
@@ -20,7 +21,7 @@ from typing import Any, Protocol
 
 import msgspec
 from aiohttp import web
-from aiohttp.typedefs import Handler
+from aiohttp.typedefs import Handler, Middleware
 
 from samplecontroller.apimachinery.durations import parse_duration
 from samplecontroller.apiserver import authentication, bodies, transport
@@ -65,9 +66,8 @@ def _internal_error(message: str) -> web.Response:
 
 
 def chain(metrics: RequestMetrics, store: Store, credentials: Credentials, authorizer: Authorizer,
-          request_timeout: float, max_requests_inflight: int, max_mutating_requests_inflight: int,
-          handler: Handler) -> Handler:
-    """The filter chain (see the module docstring) around ``handler``, as one request handler:
+          request_timeout: float, max_requests_inflight: int, max_mutating_requests_inflight: int) -> Middleware:
+    """The filter chain (see the module docstring) as one middleware:
 
     - metrics: every request counted and observed with its final code (``RequestMetrics.begin``/``finish``);
     - commit before ack: the response leaves only once every write made so far is committed
@@ -81,7 +81,7 @@ def chain(metrics: RequestMetrics, store: Store, credentials: Credentials, autho
     inflight = MaxInFlight(max_requests_inflight, max_mutating_requests_inflight)
     deadlines = Deadlines()
 
-    async def guarded(request: web.Request, waits: bool) -> web.StreamResponse:
+    async def guarded(request: web.Request, handler: Handler, waits: bool) -> web.StreamResponse:
         try:
             unauthorized = authenticate(credentials, request)
             if unauthorized is not None:
@@ -98,7 +98,8 @@ def chain(metrics: RequestMetrics, store: Store, credentials: Credentials, autho
         except Exception as err:  # CancelledError is no Exception: it passes
             return _error_response(request, err)
 
-    async def serve(request: web.Request) -> web.StreamResponse:
+    @web.middleware
+    async def serve(request: web.Request, handler: Handler) -> web.StreamResponse:
         observation = metrics.begin(request)
         code = 500
         try:
@@ -118,13 +119,13 @@ def chain(metrics: RequestMetrics, store: Store, credentials: Credentials, autho
                         async with deadline:
                             slot = deadlines.file(deadline, limit)
                             try:
-                                response = await guarded(request, waits)
+                                response = await guarded(request, handler, waits)
                             finally:
                                 deadlines.unfile(slot, deadline)
                     except TimeoutError:
                         response = _timed_out(request)
                 else:
-                    response = await guarded(request, waits)
+                    response = await guarded(request, handler, waits)
             waiting = store.durable()
             if waiting is not None:
                 response = await _committed(request, response, waiting)

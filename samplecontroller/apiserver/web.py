@@ -98,13 +98,12 @@ class APIServerApp:
         self.openapi = OpenAPIHandler(core)
         mapper.on_change.append(self.discovery.invalidate)
         mapper.on_change.append(self.openapi.invalidate)
-        self.app = web.Application(client_max_size=bodies.MAX_BODY_BYTES)
+        self.app = web.Application(client_max_size=bodies.MAX_BODY_BYTES, middlewares=[filters.chain(
+            self.metrics, store, self, self.authorizer, request_timeout, max_requests_inflight,
+            max_mutating_requests_inflight)])
         self.app.on_cleanup.append(self._close_admitter)
         self.app.on_shutdown.append(self._shutting_down)
-        # the filter chain wraps the one route's handler: no aiohttp middleware layers per request
-        self.app.router.add_route("*", "/{tail:.*}", filters.chain(
-            self.metrics, store, self, self.authorizer, request_timeout, max_requests_inflight,
-            max_mutating_requests_inflight, self._dispatch))
+        self.app.router.add_route("*", "/{tail:.*}", self._dispatch)
 
     async def _close_admitter(self, _app: web.Application) -> None:
         await self.admitter.close()
