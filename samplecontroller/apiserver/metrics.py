@@ -25,7 +25,6 @@ from typing import Any, NamedTuple
 from aiohttp import web
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
-from prometheus_client.utils import floatToGoString
 
 __all__ = ["Observation", "RequestCounter", "RequestLabels", "RequestMetrics", "request_labels", "verb_of"]
 
@@ -254,7 +253,7 @@ class RequestMetrics:
             self.finish(observation, code)
 
 
-_BUCKET_NAMES = [*(floatToGoString(b) for b in _DURATION_BUCKETS), "+Inf"]
+_BUCKET_NAMES = [*(repr(float(b)) for b in _DURATION_BUCKETS), "+Inf"]  # 0.005, 1.0, 60.0: as Go prints them
 
 
 class _Histogram:
