@@ -387,11 +387,17 @@ def _grow(value: Any, node: _Node, parent: dict[str, Any], element: str, name: s
         if fresh and (here or not children):
             parent[element] = here
     elif isinstance(value, list):
-        kind, keys = _list_keys(node.merged, value)
+        kind, keys = node.list_kind
+        element_keys: list[str | None] = []
+        if kind == "map":  # as _list_keys, each element's key worked out once
+            element_keys = [_element_key(i, keys) for i in value]
+            if not all(element_keys):
+                kind, keys = _list_keys(node.merged, value)  # the merge key or atomic
+                element_keys = [_element_key(i, keys) for i in value] if kind == "map" else []
         if kind == "map":
             item_node = node.item()
-            for item in value:
-                member = parent.setdefault(element, {}).setdefault(str(_element_key(item, keys)), {})
+            for item, item_key in zip(value, element_keys, strict=True):
+                member = parent.setdefault(element, {}).setdefault(str(item_key), {})
                 member["."] = {}
                 for key, child in item.items():
                     if isinstance(child, (dict, list)):
@@ -424,11 +430,12 @@ class _Node:
     """A schema as ``_collect`` walks it, worked out once: its ``$ref``/``allOf`` resolved, whether
     it is an atomic map, and its children's nodes (built on first use)."""
 
-    __slots__ = ("atomic", "children", "items", "merged")
+    __slots__ = ("atomic", "children", "items", "list_kind", "merged")
 
     def __init__(self, schema: Mapping[str, Any]) -> None:
         self.merged = _concrete(schema)
         self.atomic = _Schema.atomic_map(self.merged)
+        self.list_kind = _Schema.list_kind(self.merged)
         self.children: dict[str, _Node] = {}
         self.items: _Node | None = None
 
