@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import time
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
@@ -285,6 +286,13 @@ def _list_keys(schema: Mapping[str, Any], items: list[Any]) -> tuple[str, list[s
 def _element_key(item: Any, keys: list[str]) -> str | None:
     if not isinstance(item, dict) or any(k not in item for k in keys):
         return None
+    if len(keys) == 1:  # the common case (a name, a containerPort): no dict, no JSON encoder
+        key, value = keys[0], item[keys[0]]
+        if type(value) is int:
+            if _PLAIN(key):
+                return f'k:{{"{key}":{value}}}'
+        elif type(value) is str and _PLAIN(key) and _PLAIN(value):
+            return f'k:{{"{key}":"{value}"}}'
     return "k:" + _KEY_JSON({k: item[k] for k in sorted(keys)})
 
 
@@ -294,6 +302,8 @@ def _value_key(value: Any) -> str:
 
 _KEY_JSON = json.JSONEncoder(separators=(",", ":"), sort_keys=True).encode
 """``json.dumps(value, separators=(",", ":"), sort_keys=True)`` without building an encoder per call."""
+_PLAIN = re.compile(r'[ !#-\[\]-~]*').fullmatch
+"""Whether a string is printable ASCII without ``"`` or ``\\``: ``_KEY_JSON`` writes it as it is, in quotes."""
 
 
 # ---------------------------------------------------------------------------- field sets
@@ -377,11 +387,17 @@ def _grow(value: Any, node: _Node, parent: dict[str, Any], element: str, name: s
         if fresh and (here or not children):
             parent[element] = here
     elif isinstance(value, list):
-        kind, keys = _list_keys(node.merged, value)
+        kind, keys = node.list_kind
+        element_keys: list[str | None] = []
+        if kind == "map":  # as _list_keys, each element's key worked out once
+            element_keys = [_element_key(i, keys) for i in value]
+            if not all(element_keys):
+                kind, keys = _list_keys(node.merged, value)  # the merge key or atomic
+                element_keys = [_element_key(i, keys) for i in value] if kind == "map" else []
         if kind == "map":
             item_node = node.item()
-            for item in value:
-                member = parent.setdefault(element, {}).setdefault(str(_element_key(item, keys)), {})
+            for item, item_key in zip(value, element_keys, strict=True):
+                member = parent.setdefault(element, {}).setdefault(str(item_key), {})
                 member["."] = {}
                 for key, child in item.items():
                     if isinstance(child, (dict, list)):
@@ -398,18 +414,28 @@ def _grow(value: Any, node: _Node, parent: dict[str, Any], element: str, name: s
 
 
 def _sorted_tree(tree: dict[str, Any]) -> dict[str, Any]:
-    return {key: _sorted_tree(tree[key]) if tree[key] else {} for key in sorted(tree)}
+    """``tree`` (``fields_v1``'s own, shared with nothing) with its keys sorted at every level: a
+    level already in order is kept and sorted below in place, another one rebuilt in order."""
+    keys = sorted(tree)
+    out = tree if keys == list(tree) else {key: tree[key] for key in keys}
+    for key, value in out.items():
+        if value:
+            ordered = _sorted_tree(value)
+            if ordered is not value:
+                out[key] = ordered  # a value replaced, no key added: iterating stays valid
+    return out
 
 
 class _Node:
     """A schema as ``_collect`` walks it, worked out once: its ``$ref``/``allOf`` resolved, whether
     it is an atomic map, and its children's nodes (built on first use)."""
 
-    __slots__ = ("atomic", "children", "items", "merged")
+    __slots__ = ("atomic", "children", "items", "list_kind", "merged")
 
     def __init__(self, schema: Mapping[str, Any]) -> None:
         self.merged = _concrete(schema)
         self.atomic = _Schema.atomic_map(self.merged)
+        self.list_kind = _Schema.list_kind(self.merged)
         self.children: dict[str, _Node] = {}
         self.items: _Node | None = None
 

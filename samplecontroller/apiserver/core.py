@@ -27,6 +27,8 @@ import uuid
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+import msgspec
+
 from samplecontroller.apimachinery import openapi_schemas
 from samplecontroller.apiserver import (
     bodies,
@@ -70,6 +72,7 @@ from samplecontroller.apiserver.warning import go_quote
 __all__ = ["CRD_KEY", "NS_KEY", "Core"]
 
 log = logging.getLogger(__name__)
+_decode = msgspec.json.Decoder().decode
 
 CRD_KEY = "apiextensions.k8s.io/customresourcedefinitions"
 NS_KEY = "/namespaces"
@@ -361,7 +364,7 @@ class Core:
                                                          "must be specified for an update")])
         elif str(rv) != old["metadata"]["resourceVersion"]:
             raise conflict(res, name, STALE)
-        new = self._replacement(res, old, obj, subresource, managed_done)
+        new = self._replacement(res, old, obj, subresource, managed_done, entry.raw if old is entry.obj else None)
         new_meta = new["metadata"]
         strategy = strategies.for_resource(res)
         strategy.prepare_for_update(new, old, subresource)
@@ -389,20 +392,21 @@ class Core:
 
     @staticmethod
     def _replacement(res: Resource, old: dict[str, Any], obj: dict[str, Any], subresource: str,
-                     managed_done: bool) -> dict[str, Any]:
+                     managed_done: bool, old_raw: bytes | None = None) -> dict[str, Any]:
         """The object an update would store before validation: the request's object (or, for the
         status subresource, the stored object with the request's status), with the fields the
         server owns (uid, creationTimestamp, deletion fields, generation; status unless it is the
-        status subresource) taken from the stored object."""
+        status subresource) taken from the stored object. ``old_raw``: ``old``'s stored JSON when
+        ``old`` is the stored object, decoded for the copy instead of encoding ``old`` again."""
         meta = obj["metadata"]
         new: dict[str, Any]
         if subresource == "ephemeralcontainers":
-            new = copy_json(old)
+            new = copy_json(old) if old_raw is None else _decode(old_raw)
             new.setdefault("spec", {})["ephemeralContainers"] = deep_get(obj, "spec", "ephemeralContainers")
             if new["spec"]["ephemeralContainers"] is None:
                 del new["spec"]["ephemeralContainers"]
         elif subresource in ("status", "approval"):  # approval: a CSR's conditions, in its status
-            new = copy_json(old)
+            new = copy_json(old) if old_raw is None else _decode(old_raw)
             if "status" in obj:
                 new["status"] = obj["status"]
             else:

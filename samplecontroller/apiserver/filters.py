@@ -1,6 +1,7 @@
 """The filter chain in front of the handlers (kube-apiserver's DefaultBuildHandlerChain), as one
-aiohttp middleware (``chain``: one coroutine layer per request instead of one per filter), whose
-filters run outermost first: request counting and metrics (``metrics.RequestMetrics`` and its
+aiohttp middleware (``chain``: one coroutine layer per request instead of one per filter; a
+middleware, not a wrapper of the one route's handler, so that requests aiohttp's router cannot
+route, such as CONNECT, are answered by it too), whose filters run outermost first: request counting and metrics (``metrics.RequestMetrics`` and its
 ``RequestCounter``), commit-before-ack (``_committed``), the request deadline (``_deadline``), Status
 errors (``_error_response``), authentication (``authenticate``: the user on the request,
 ``authentication.user_of``), the max-in-flight limits (``MaxInFlight``), impersonation
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import re
 from collections import deque
 from typing import Any, Protocol
@@ -32,7 +34,7 @@ from samplecontroller.apiserver.requestinfo import RequestRecord
 from samplecontroller.apiserver.storage import Store
 from samplecontroller.apiserver.warning import go_quote
 
-__all__ = ["PUBLIC_PATHS", "Credentials", "MaxInFlight", "authenticate", "authorize", "chain", "impersonate",
+__all__ = ["PUBLIC_PATHS", "Credentials", "Deadlines", "MaxInFlight", "authenticate", "authorize", "chain", "impersonate",
            "json_response", "long_running"]
 
 log = logging.getLogger(__name__)
@@ -72,10 +74,12 @@ def chain(metrics: RequestMetrics, store: Store, credentials: Credentials, autho
       (``Store.durable``); a failed commit turns it into a 500 InternalError;
     - deadline: a request that is not long-running and not answered within ``request_timeout`` or
       the shorter ``?timeout=`` it gives (a bad one is a 400) gets kube's 504 and its connection
-      is closed (a write already made still waits for its commit);
+      is closed (a write already made still waits for its commit); deadlines are kept in
+      ``Deadlines`` (one timer per slot of ``Deadlines.SLOT`` seconds, not one per request);
     - errors: every failure below as a Status (``_error_response``);
     - ``authenticate`` (401), ``MaxInFlight`` (429), ``impersonate`` and ``authorize`` (403)."""
     inflight = MaxInFlight(max_requests_inflight, max_mutating_requests_inflight)
+    deadlines = Deadlines()
 
     async def guarded(request: web.Request, handler: Handler, waits: bool) -> web.StreamResponse:
         try:
@@ -110,9 +114,14 @@ def chain(metrics: RequestMetrics, store: Store, credentials: Credentials, autho
                                              400)
             if response is None:
                 if limit > 0:
+                    deadline = asyncio.timeout(None)  # no task of its own, unlike wait_for
                     try:
-                        async with asyncio.timeout(limit):  # no task of its own, unlike wait_for
-                            response = await guarded(request, handler, waits)
+                        async with deadline:
+                            slot = deadlines.file(deadline, limit)
+                            try:
+                                response = await guarded(request, handler, waits)
+                            finally:
+                                deadlines.unfile(slot, deadline)
                     except TimeoutError:
                         response = _timed_out(request)
                 else:
@@ -128,6 +137,44 @@ def chain(metrics: RequestMetrics, store: Store, credentials: Credentials, autho
         finally:
             metrics.finish(observation, code)
     return serve
+
+
+class Deadlines:
+    """The deadlines of the requests in flight, without a timer per request (a cancelled timer
+    stays in the event loop's heap until it is rebuilt, so one per request grows the heap by
+    every request of the last ``request_timeout`` and costs a Python comparison per heap level on
+    each push): a request's ``asyncio.Timeout`` is entered without a deadline and filed under the
+    slot of ``SLOT`` seconds its deadline falls in; one timer per slot, at the slot's end,
+    reschedules every Timeout still filed there to now, so the request gets its TimeoutError as
+    from its own timer, at most ``SLOT`` seconds late."""
+
+    SLOT = 0.1
+
+    def __init__(self) -> None:
+        self._slots: dict[int, set[asyncio.Timeout]] = {}
+
+    def file(self, timeout: asyncio.Timeout, limit: float) -> int:
+        """File the entered ``timeout`` to expire ``limit`` seconds from now; returns its slot
+        (give it to ``unfile`` once the request is answered)."""
+        loop = asyncio.get_running_loop()
+        slot = math.ceil((loop.time() + limit) / self.SLOT)
+        members = self._slots.get(slot)
+        if members is None:
+            members = self._slots[slot] = set()
+            loop.call_at(slot * self.SLOT, self._expire, slot)
+        members.add(timeout)
+        return slot
+
+    def unfile(self, slot: int, timeout: asyncio.Timeout) -> None:
+        """``timeout``'s request is over: its slot no longer expires it."""
+        members = self._slots.get(slot)
+        if members is not None:
+            members.discard(timeout)
+
+    def _expire(self, slot: int) -> None:
+        now = asyncio.get_running_loop().time()
+        for timeout in self._slots.pop(slot, ()):
+            timeout.reschedule(now)
 
 
 async def _committed(request: web.Request, response: web.StreamResponse,

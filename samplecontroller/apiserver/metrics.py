@@ -15,6 +15,7 @@ Memory is bounded by the number of distinct (User-Agent, verb) pairs plus the op
 
 from __future__ import annotations
 
+import bisect
 import time
 import weakref
 from collections import Counter as Tally
@@ -22,8 +23,8 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 from aiohttp import web
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 
 __all__ = ["Observation", "RequestCounter", "RequestLabels", "RequestMetrics", "request_labels", "verb_of"]
 
@@ -171,28 +172,21 @@ class RequestMetrics:
     ``apiserver_request_duration_seconds``, ``apiserver_current_inflight_requests`` and, read at
     scrape time from ``object_counts`` (``{"pods": n, "deployments.apps": m}``),
     ``apiserver_storage_objects``. ``render()`` is the Prometheus text exposition. ``counter``: a
-    ``RequestCounter`` that ``middleware`` also counts every request in (one filter for both)."""
+    ``RequestCounter`` that ``middleware`` also counts every request in (one filter for both).
+
+    A request costs a few integer additions: the counts, the histograms' buckets and sums and the
+    requests in flight are plain numbers (the server runs on one event loop thread), turned into
+    metric families only when ``/metrics`` is scraped (prometheus_client's own metrics take a lock
+    and make several calls per update)."""
 
     def __init__(self, object_counts: Callable[[], Mapping[str, int]], counter: RequestCounter | None = None) -> None:
         self.counter = counter
         self.registry = CollectorRegistry(auto_describe=True)
-        self.total = Counter("apiserver_request_total",
-                             "Counter of apiserver requests broken out for each verb, dry run value, group, version, "
-                             "resource, scope, component, and HTTP response code.",
-                             [*_REQUEST_LABELS, "code"], registry=self.registry)
-        self.duration = Histogram("apiserver_request_duration_seconds",
-                                  "Response latency distribution in seconds for each verb, dry run value, group, "
-                                  "version, resource, subresource, scope and component.",
-                                  list(_REQUEST_LABELS), buckets=_DURATION_BUCKETS, registry=self.registry)
-        self.inflight = Gauge("apiserver_current_inflight_requests",
-                              "Maximal number of currently used inflight request limit of this apiserver per request "
-                              "kind in last second.", ["request_kind"], registry=self.registry)
+        self._totals: dict[tuple[str, ...], int] = {}
+        self._durations: dict[RequestLabels, _Histogram] = {}
+        self._inflight = {"readOnly": 0, "mutating": 0}
+        self.registry.register(_RequestFamilies(self))
         self.registry.register(_StorageObjects(object_counts))
-        # the labelled children, looked up once per label set (prometheus_client's labels() validates
-        # and hashes its arguments on every call; the children are the same objects every time)
-        self._inflight: dict[str, Any] = {}
-        self._totals: dict[tuple[str, ...], Any] = {}
-        self._durations: dict[RequestLabels, Any] = {}
 
     def render(self) -> bytes:
         """Every metric in the Prometheus text format (version 0.0.4)."""
@@ -204,25 +198,42 @@ class RequestMetrics:
             self.counter.count(request)
         labels = labels_of(request)
         kind = "readOnly" if labels.verb in _READ_ONLY else "mutating"
-        inflight = self._inflight.get(kind)
-        if inflight is None:
-            inflight = self._inflight[kind] = self.inflight.labels(kind)
-        inflight.inc()
-        return Observation(labels, inflight, time.monotonic())
+        self._inflight[kind] += 1
+        return Observation(labels, kind, time.monotonic())
 
     def finish(self, observation: Observation, code: int) -> None:
         """The request ``begin`` saw is answered with ``code``: out of flight, counted, its duration observed."""
         labels = observation.labels
-        observation.inflight.dec()
+        self._inflight[observation.inflight] -= 1
         key = (*labels, str(code))
-        total = self._totals.get(key)
-        if total is None:
-            total = self._totals[key] = self.total.labels(*key)
-        total.inc()
-        duration = self._durations.get(labels)
-        if duration is None:
-            duration = self._durations[labels] = self.duration.labels(*labels)
-        duration.observe(time.monotonic() - observation.started)
+        self._totals[key] = self._totals.get(key, 0) + 1
+        histogram = self._durations.get(labels)
+        if histogram is None:
+            histogram = self._durations[labels] = _Histogram()
+        histogram.observe(time.monotonic() - observation.started)
+
+    def families(self) -> Iterator[CounterMetricFamily | HistogramMetricFamily | GaugeMetricFamily]:
+        """The request metrics as Prometheus metric families, as counted so far."""
+        total = CounterMetricFamily("apiserver_request_total",
+                                    "Counter of apiserver requests broken out for each verb, dry run value, group, "
+                                    "version, resource, scope, component, and HTTP response code.",
+                                    labels=[*_REQUEST_LABELS, "code"])
+        for key, count in list(self._totals.items()):
+            total.add_metric(list(key), count)
+        yield total
+        duration = HistogramMetricFamily("apiserver_request_duration_seconds",
+                                         "Response latency distribution in seconds for each verb, dry run value, "
+                                         "group, version, resource, subresource, scope and component.",
+                                         labels=list(_REQUEST_LABELS))
+        for labels, histogram in list(self._durations.items()):
+            duration.add_metric(list(labels), histogram.cumulative(), histogram.sum)
+        yield duration
+        inflight = GaugeMetricFamily("apiserver_current_inflight_requests",
+                                     "Maximal number of currently used inflight request limit of this apiserver per "
+                                     "request kind in last second.", labels=["request_kind"])
+        for kind, count in self._inflight.items():
+            inflight.add_metric([kind], count)
+        yield inflight
 
     @web.middleware
     async def middleware(self, request: web.Request,
@@ -242,11 +253,52 @@ class RequestMetrics:
             self.finish(observation, code)
 
 
+_BUCKET_NAMES = [*(repr(float(b)) for b in _DURATION_BUCKETS), "+Inf"]  # 0.005, 1.0, 60.0: as Go prints them
+
+
+class _Histogram:
+    """One label set's ``apiserver_request_duration_seconds``: observations per bucket (the last
+    one is +Inf) and their sum."""
+
+    __slots__ = ("counts", "sum")
+
+    def __init__(self) -> None:
+        self.counts = [0] * (len(_DURATION_BUCKETS) + 1)
+        self.sum = 0.0
+
+    def observe(self, seconds: float) -> None:
+        self.counts[bisect.bisect_left(_DURATION_BUCKETS, seconds)] += 1  # the first bound >= seconds
+        self.sum += seconds
+
+    def cumulative(self) -> list[tuple[str, float]]:
+        """The buckets as Prometheus exposes them: (le, observations at or below it)."""
+        out: list[tuple[str, float]] = []
+        running = 0
+        for name, count in zip(_BUCKET_NAMES, self.counts, strict=True):
+            running += count
+            out.append((name, running))
+        return out
+
+
+class _RequestFamilies:
+    """The collector of a ``RequestMetrics``' families (read when scraped)."""
+
+    def __init__(self, metrics: RequestMetrics) -> None:
+        self.metrics = metrics
+
+    def describe(self) -> list[GaugeMetricFamily]:
+        return []
+
+    def collect(self) -> Iterator[CounterMetricFamily | HistogramMetricFamily | GaugeMetricFamily]:
+        yield from self.metrics.families()
+
+
 class Observation(NamedTuple):
     """A request in flight, as ``RequestMetrics.begin`` saw it."""
 
     labels: RequestLabels
-    inflight: Any
+    inflight: str
+    """The request kind it is in flight as: ``readOnly`` or ``mutating``."""
     started: float
 
 

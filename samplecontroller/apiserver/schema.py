@@ -281,16 +281,27 @@ def validate(obj: Any, schema: dict[str, Any], path: str = "") -> list[FieldErro
     return errors
 
 
+_EXACT_TYPES: dict[str, type] = {"object": dict, "string": str, "array": list, "boolean": bool}
+"""The schema types whose values decoded JSON holds as exactly one Python type (the fast path of
+``_validate``; integers and numbers, and anything else, go through ``_check_type``)."""
+
+
 def _validate(value: Any, schema: dict[str, Any], path: str, errors: list[FieldError], root: bool = False) -> None:
     if value is None:
         if schema.get("nullable") or (not schema.get("type") and not schema.get("x-kubernetes-int-or-string")):
             return
         errors.append(FieldError(ERROR_TYPE_INVALID, path, "null", f"{path} in body must be of type {schema.get('type')}: \"null\""))
         return
-    if not _check_type(value, schema, path, errors):
+    kind = type(value)
+    typ = schema.get("type")
+    if (type(typ) is not str or _EXACT_TYPES.get(typ) is not kind or "x-kubernetes-int-or-string" in schema) \
+            and not _check_type(value, schema, path, errors):
         return
-    _check_enum(value, schema, path, errors)
-    if isinstance(value, str):
+    if "enum" in schema:
+        _check_enum(value, schema, path, errors)
+    if kind is dict:
+        _check_object(value, schema, path, errors, root)
+    elif isinstance(value, str):
         _check_string(value, schema, path, errors)
     elif isinstance(value, (int, float)) and not isinstance(value, bool):
         _check_number(value, schema, path, errors)
@@ -298,9 +309,10 @@ def _validate(value: Any, schema: dict[str, Any], path: str, errors: list[FieldE
         _check_array(value, schema, path, errors)
     elif isinstance(value, dict):
         _check_object(value, schema, path, errors, root)
-    for sub in schema.get("allOf") or ():
-        if isinstance(sub, dict):
-            _validate(value, sub, path, errors)
+    if "allOf" in schema:
+        for sub in schema["allOf"] or ():
+            if isinstance(sub, dict):
+                _validate(value, sub, path, errors)
 
 
 def _check_type(value: Any, schema: dict[str, Any], path: str, errors: list[FieldError]) -> bool:
@@ -479,7 +491,7 @@ def _check_object(value: dict[str, Any], schema: dict[str, Any], path: str, erro
             continue
         sub = props.get(key)
         if isinstance(sub, dict):
-            _validate(item, sub, _child(path, key), errors)
+            _validate(item, sub, f"{path}.{key}" if path else key, errors)  # _child, inlined
         elif isinstance(additional, dict):
             _validate(item, additional, _key_path(path, key), errors)
 
@@ -535,20 +547,23 @@ def _prune_object(value: dict[str, Any], schema: dict[str, Any], path: str, remo
     embedded = root or bool(schema.get("x-kubernetes-embedded-resource"))
     for key in list(value):
         sub = props.get(key)
-        child = _child(path, key)
         if embedded and key in ("apiVersion", "kind") and sub is None:
             continue
         if embedded and key == "metadata" and isinstance(value[key], dict):
-            _prune_metadata(value[key], child, removed)
+            _prune_metadata(value[key], _child(path, key), removed)
             continue
         if isinstance(sub, dict):
-            _prune(value[key], sub, child, removed)
+            item = value[key]
+            if isinstance(item, (dict, list)):  # a scalar has nothing to prune: no path built for it
+                _prune(item, sub, _child(path, key), removed)
         elif isinstance(additional, dict):
-            _prune(value[key], additional, _key_path(path, key), removed)
+            item = value[key]
+            if isinstance(item, (dict, list)):
+                _prune(item, additional, _key_path(path, key), removed)
         elif additional is True or preserve:
             continue
         else:
-            removed.append(child)
+            removed.append(_child(path, key))
             del value[key]
 
 

@@ -11,8 +11,8 @@ the revision counter survive a restart.
 Group commit: ``put`` and ``delete`` change the in-memory state at once (internal controllers see
 it through ``listeners``) and queue their row; the rows queued during one event-loop turn are
 committed in one transaction on the next turn (``commit``), together with the revision counter
-(``meta.rev``), so a revision is never handed out twice, even after a crash and a compaction of
-the newest tombstone. ``durable()`` gives the future a request handler awaits before it answers:
+(``meta.rev``, on disk only: an in-memory table never outlives its process), so a revision is
+never handed out twice, even after a crash and a compaction of the newest tombstone. ``durable()`` gives the future a request handler awaits before it answers:
 nothing is acknowledged before it is committed. Watchers and the history (``events_since``) get
 an event only once it is committed, as etcd's do. A failed commit fails the waiting futures and
 keeps the rows queued for the next commit. With ``data_dir`` the directory is made 0700 and the
@@ -220,6 +220,8 @@ class Store:
     def __init__(self, data_dir: str | Path | None = None, history: int = 100_000,
                  history_window: float = 75.0) -> None:
         self._lock_fd: int | None = None
+        # the revision counter row outlives only a database on disk: in memory nothing restarts
+        self._persist_rev = data_dir is not None
         if data_dir is None:
             self._db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
             self._db.execute("PRAGMA journal_mode=MEMORY")
@@ -528,7 +530,8 @@ class Store:
                     self._db.executemany(
                         "INSERT INTO kine (id, name, created, deleted, prev_revision, value) VALUES (?,?,?,?,?,?)",
                         rows)
-                    self._db.execute("INSERT OR REPLACE INTO meta (k, v) VALUES ('rev', ?)", (rows[-1][0],))
+                    if self._persist_rev:
+                        self._db.execute("INSERT OR REPLACE INTO meta (k, v) VALUES ('rev', ?)", (rows[-1][0],))
             except sqlite3.Error as err:
                 self._fail_waiters(err)
                 raise

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from aiohttp.test_utils import make_mocked_request
 
-from samplecontroller.apiserver.metrics import verb_of
+from samplecontroller.apiserver.metrics import RequestMetrics, verb_of
 
 
 @pytest.mark.parametrize(("method", "path", "watch", "verb"), [
@@ -48,3 +49,34 @@ def test_connections_are_counted_for_transports_that_cannot_be_weakly_referenced
                                           transport=transport))
     assert counter.connections == 2
     assert counter.snapshot() == {"t": {"list": 3}}
+
+
+def test_request_metrics_count_in_flight_totals_and_duration_buckets_as_prometheus_exposes_them(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    metrics = RequestMetrics(lambda: {})
+    clock = iter([0.0, 0.0, 0.025, 0.0, 60.0])  # begin, begin, finish (0.025 s), begin, finish (60 s)
+    monkeypatch.setattr("samplecontroller.apiserver.metrics.time.monotonic", lambda: next(clock))
+    path = "/api/v1/namespaces/ns/configmaps"
+    first = metrics.begin(make_mocked_request("POST", path))
+    second = metrics.begin(make_mocked_request("GET", path))
+    text = metrics.render().decode()
+    assert 'apiserver_current_inflight_requests{request_kind="mutating"} 1.0' in text
+    assert 'apiserver_current_inflight_requests{request_kind="readOnly"} 1.0' in text
+    metrics.finish(first, 201)
+    metrics.finish(metrics.begin(make_mocked_request("POST", path)), 201)
+    text = metrics.render().decode()
+    labels = ('component="apiserver",dry_run="",group="",resource="configmaps",scope="namespace",subresource="",'
+              'verb="POST",version="v1"')
+    assert f'apiserver_request_total{{code="201",{labels}}} 2.0' in text
+    assert 'apiserver_current_inflight_requests{request_kind="mutating"} 0.0' in text
+    assert 'apiserver_current_inflight_requests{request_kind="readOnly"} 1.0' in text  # second is not finished
+    bucket = 'apiserver_request_duration_seconds_bucket{{component="apiserver",dry_run="",group="",le="{}",' \
+             'resource="configmaps",scope="namespace",subresource="",verb="POST",version="v1"}} {}'
+    assert bucket.format("0.005", "0.0") in text
+    assert bucket.format("0.025", "1.0") in text  # a bound is inclusive (le)
+    assert bucket.format("45.0", "1.0") in text
+    assert bucket.format("60.0", "2.0") in text
+    assert bucket.format("+Inf", "2.0") in text
+    assert f"apiserver_request_duration_seconds_count{{{labels}}} 2.0" in text
+    assert f"apiserver_request_duration_seconds_sum{{{labels}}} 60.025" in text
+    del second
