@@ -186,7 +186,12 @@ def _measure(server: CountingServer, controller: str, n: int, workers: int | Non
                             cwd=Path(cmd[1]).parent if cmd[1].endswith("main.py") else ROOT)
     try:
         ps = psutil.Process(proc.pid)
-        _wait_for_watches(server, proc)
+        try:
+            _wait_for_watches(server, proc)
+        except RuntimeError as err:
+            log.flush()
+            tail = (tmp / "controller.log").read_text(errors="replace")[-2000:]
+            raise RuntimeError(f"{controller}: {err}; the end of its log:\n{tail}") from None
         before = controller_requests(server.counts())
         server_ps = psutil.Process(server.proc.pid)
         cpu0, server_cpu0 = sum(ps.cpu_times()[:2]), sum(server_ps.cpu_times()[:2])
