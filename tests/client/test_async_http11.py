@@ -636,3 +636,39 @@ def test_a_large_object_over_tls_goes_and_comes_back_whole(apiserver: Any, conne
             await client.close()
 
     assert run(go)["data"]["v"] == value
+
+
+def test_a_slow_watch_consumer_over_tls_loses_nothing(apiserver: Any, connection_kind: str) -> None:
+    """The TLS case of the pause: while the consumer holds the first event, about 2.4 MB of events
+    (one chunk each) arrive; the connection stops reading past the read limit, resumes on the next
+    read, and every event arrives in order."""
+    rest = RESTClient.from_kubeconfig(str(apiserver.kubeconfig_path))
+    label = f"slow-tls-{connection_kind}"
+    names = [f"{label}-{i}" for i in range(301)]
+    path = "/api/v1/namespaces/default/configmaps"
+
+    async def create(client: AsyncRESTClient, name: str) -> None:
+        body = {"metadata": {"name": name, "labels": {"test": label}}, "data": {"v": "x" * 8000}}
+        await client.request("POST", path, body=json.dumps(body).encode())
+
+    async def go() -> list[str]:
+        client, writer = AsyncRESTClient(rest), AsyncRESTClient(rest)
+        try:
+            stream = await client.stream("GET", path, query={"watch": "1", "labelSelector": f"test={label}"})
+            await create(writer, names[0])
+            seen: list[str] = []
+            async for line in stream:
+                seen.append(json.loads(line)["object"]["metadata"]["name"])
+                if len(seen) == 1:  # held while the other 300 are created and their events sent
+                    for name in names[1:]:
+                        await create(writer, name)
+                    await asyncio.sleep(0.2)
+                if len(seen) == len(names):
+                    stream.close()
+            await writer.request("DELETE", path, query={"labelSelector": f"test={label}"})
+            return seen
+        finally:
+            await client.close()
+            await writer.close()
+
+    assert run(go) == names

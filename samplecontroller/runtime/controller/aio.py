@@ -68,8 +68,7 @@ class AsyncGetter:
     def _notify(self) -> None:
         """Called by the thread that adds an item (queue lock held): only hands over to the loop."""
         loop = self._loop
-        if loop is None:
-            return  # never waited: nobody to wake
+        assert loop is not None  # set by get before it hands this callback to the queue
         try:
             loop.call_soon_threadsafe(self._wake)
         except RuntimeError:  # the loop closed meanwhile: nobody waits any more
