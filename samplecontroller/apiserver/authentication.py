@@ -23,9 +23,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from aiohttp import web
-
 from samplecontroller.apiserver import tokens
+from samplecontroller.apiserver.httpmessages import Request
 from samplecontroller.apiserver.storage import Store
 
 __all__ = ["ADMIN", "ALL_AUTHENTICATED", "ALL_UNAUTHENTICATED", "ANONYMOUS", "ANONYMOUS_NAME", "SYSTEM_MASTERS",
@@ -65,8 +64,8 @@ class UserInfo:
         return SYSTEM_MASTERS in self.groups
 
 
-USER_KEY: Any = web.RequestKey("user", UserInfo) if hasattr(web, "RequestKey") else "user"
-"""Where the filters store the request's ``UserInfo`` (an aiohttp RequestKey from aiohttp 3.13 on)."""
+USER_KEY = "user"
+"""Where the filters store the request's ``UserInfo`` (``request[USER_KEY]``)."""
 
 ADMIN = UserInfo("admin", groups=(SYSTEM_MASTERS, ALL_AUTHENTICATED))
 ANONYMOUS = UserInfo(ANONYMOUS_NAME, groups=(ALL_UNAUTHENTICATED,))
@@ -202,7 +201,7 @@ SERVICE_ACCOUNTS_KEY = "/serviceaccounts"
 _BOUND_KEYS = {"pod": "/pods", "secret": "/secrets"}
 
 
-def user_of(request: web.Request) -> UserInfo:
+def user_of(request: Request) -> UserInfo:
     """The user the request runs as (set by the authentication and impersonation filters);
     ``ADMIN`` when the server runs without authentication."""
     user = request.get(USER_KEY)

@@ -8,10 +8,10 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
-from aiohttp import web
 
 from samplecontroller.apiserver.errors import not_found_path
 from samplecontroller.apiserver.filters import json_response
+from samplecontroller.apiserver.httpmessages import Response
 from samplecontroller.apiserver.negotiation import Accept
 from samplecontroller.apiserver.restmapper import Resource, RESTMapper
 
@@ -38,7 +38,7 @@ class Discovery:
         """Drop the cached documents (the served resources changed)."""
         self._cache.clear()
 
-    def root(self, which: str, accept: Accept) -> web.Response:
+    def root(self, which: str, accept: Accept) -> Response:
         """``/api`` or ``/apis`` (``which``): APIVersions/APIGroupList, or the aggregated discovery document."""
         if accept.kind in ("agg-v2", "agg-v2beta1"):
             key = f"{which}:{accept.kind}"
@@ -47,7 +47,7 @@ class Discovery:
                 body = _encode(self._aggregated(which, accept.version))
                 self._cache[key] = body
             ctype = AGG_V2 if accept.kind == "agg-v2" else AGG_V2BETA1
-            return web.Response(body=body, headers={"Content-Type": ctype})
+            return Response(body=body, headers={"Content-Type": ctype})
         if which == "api":
             return json_response({"kind": "APIVersions", "versions": ["v1"],
                           "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1:6443"}]})
@@ -59,12 +59,12 @@ class Discovery:
         entries = [{"groupVersion": f"{group}/{v}", "version": v} for v in versions]
         return {"name": group, "versions": entries, "preferredVersion": entries[0] if entries else {}}
 
-    def group(self, group: str) -> web.Response:
+    def group(self, group: str) -> Response:
         if group not in self.mapper.groups() or not group:
             raise not_found_path()
         return json_response({"kind": "APIGroup", "apiVersion": "v1", **self._group_doc(group)})
 
-    def group_version(self, group: str, version: str) -> web.Response:
+    def group_version(self, group: str, version: str) -> Response:
         resources = self.mapper.in_group_version(group, version)
         if not resources:
             raise not_found_path()

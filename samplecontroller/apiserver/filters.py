@@ -1,12 +1,11 @@
 """The filter chain in front of the handlers (kube-apiserver's DefaultBuildHandlerChain), as one
-aiohttp middleware (``chain``: one coroutine layer per request instead of one per filter; a
-middleware, not a wrapper of the one route's handler, so that requests aiohttp's router cannot
-route, such as CONNECT, are answered by it too), whose filters run outermost first: request counting and metrics (``metrics.RequestMetrics`` and its
+handler wrapping the router (``chain``: one coroutine layer per request instead of one per
+filter), whose filters run outermost first: request counting and metrics (``metrics.RequestMetrics`` and its
 ``RequestCounter``), commit-before-ack (``_committed``), the request deadline (``_deadline``), Status
 errors (``_error_response``), authentication (``authenticate``: the user on the request,
 ``authentication.user_of``), the max-in-flight limits (``MaxInFlight``), impersonation
 (``impersonate``) and authorization (``authorize``), both through ``authorization.Authorizer``.
-The body limit is aiohttp's ``client_max_size`` (``bodies.MAX_BODY_BYTES``, answered as 413 by
+The body limit is the HTTP server's (``bodies.MAX_BODY_BYTES``, answered as 413 by
 ``requestinfo.read_body``).
 """
 
@@ -20,15 +19,14 @@ from collections import deque
 from typing import Any, Protocol
 
 import msgspec
-from aiohttp import web
-from aiohttp.typedefs import Handler, Middleware
 
 from samplecontroller.apimachinery.durations import parse_duration
-from samplecontroller.apiserver import authentication, bodies, transport
+from samplecontroller.apiserver import authentication, bodies
 from samplecontroller.apiserver.authorization import impersonation
 from samplecontroller.apiserver.authorization.attributes import forbidden, from_request
 from samplecontroller.apiserver.authorization.rbac import Authorizer
 from samplecontroller.apiserver.errors import APIError, bad_request
+from samplecontroller.apiserver.httpmessages import AnyResponse, Handler, Request, Response
 from samplecontroller.apiserver.metrics import RequestMetrics
 from samplecontroller.apiserver.requestinfo import RequestRecord
 from samplecontroller.apiserver.storage import Store
@@ -54,20 +52,20 @@ class Credentials(Protocol):
     store: Store
 
 
-def json_response(obj: Any, code: int = 200, headers: dict[str, str] | None = None) -> web.Response:
+def json_response(obj: Any, code: int = 200, headers: dict[str, str] | None = None) -> Response:
     """``obj`` as a JSON response."""
-    return web.Response(body=_encode(obj), status=code, content_type="application/json", headers=headers)
+    return Response(body=_encode(obj), status=code, content_type="application/json", headers=headers)
 
 
-def _internal_error(message: str) -> web.Response:
+def _internal_error(message: str) -> Response:
     return json_response({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
                           "message": f"Internal error occurred: {message}", "reason": "InternalError", "code": 500},
                          500)
 
 
-def chain(metrics: RequestMetrics, store: Store, credentials: Credentials, authorizer: Authorizer,
-          request_timeout: float, max_requests_inflight: int, max_mutating_requests_inflight: int) -> Middleware:
-    """The filter chain (see the module docstring) as one middleware:
+def chain(handler: Handler, metrics: RequestMetrics, store: Store, credentials: Credentials, authorizer: Authorizer,
+          request_timeout: float, max_requests_inflight: int, max_mutating_requests_inflight: int) -> Handler:
+    """The filter chain (see the module docstring) in front of ``handler``:
 
     - metrics: every request counted and observed with its final code (``RequestMetrics.begin``/``finish``);
     - commit before ack: the response leaves only once every write made so far is committed
@@ -81,7 +79,7 @@ def chain(metrics: RequestMetrics, store: Store, credentials: Credentials, autho
     inflight = MaxInFlight(max_requests_inflight, max_mutating_requests_inflight)
     deadlines = Deadlines()
 
-    async def guarded(request: web.Request, handler: Handler, waits: bool) -> web.StreamResponse:
+    async def guarded(request: Request, waits: bool) -> AnyResponse:
         try:
             unauthorized = authenticate(credentials, request)
             if unauthorized is not None:
@@ -98,13 +96,12 @@ def chain(metrics: RequestMetrics, store: Store, credentials: Credentials, autho
         except Exception as err:  # CancelledError is no Exception: it passes
             return _error_response(request, err)
 
-    @web.middleware
-    async def serve(request: web.Request, handler: Handler) -> web.StreamResponse:
+    async def serve(request: Request) -> AnyResponse:
         observation = metrics.begin(request)
         code = 500
         try:
             waits = long_running(request)
-            response: web.StreamResponse | None = None
+            response: AnyResponse | None = None
             limit = 0.0
             if not waits:
                 try:
@@ -119,21 +116,18 @@ def chain(metrics: RequestMetrics, store: Store, credentials: Credentials, autho
                         async with deadline:
                             slot = deadlines.file(deadline, limit)
                             try:
-                                response = await guarded(request, handler, waits)
+                                response = await guarded(request, waits)
                             finally:
                                 deadlines.unfile(slot, deadline)
                     except TimeoutError:
                         response = _timed_out(request)
                 else:
-                    response = await guarded(request, handler, waits)
+                    response = await guarded(request, waits)
             waiting = store.durable()
             if waiting is not None:
                 response = await _committed(request, response, waiting)
             code = response.status
             return response
-        except web.HTTPException as exc:
-            code = exc.status
-            raise
         finally:
             metrics.finish(observation, code)
     return serve
@@ -177,8 +171,8 @@ class Deadlines:
             timeout.reschedule(now)
 
 
-async def _committed(request: web.Request, response: web.StreamResponse,
-                     waiting: asyncio.Future[None]) -> web.StreamResponse:
+async def _committed(request: Request, response: AnyResponse,
+                     waiting: asyncio.Future[None]) -> AnyResponse:
     """``response`` once the writes ``waiting`` (``Store.durable``) stands for are committed, or a
     500 if the commit failed."""
     try:
@@ -191,19 +185,13 @@ async def _committed(request: web.Request, response: web.StreamResponse,
     return response
 
 
-def _error_response(request: web.Request, err: Exception) -> web.StreamResponse:
-    """The Status answer to ``err``: an ``APIError`` with its code, an HTTP error as a Status,
-    anything unexpected as a logged 500 InternalError (a bug); re-raises HTTP redirects and a
-    reset connection."""
+def _error_response(request: Request, err: Exception) -> Response:
+    """The Status answer to ``err``: an ``APIError`` with its code, anything unexpected as a
+    logged 500 InternalError (a bug); re-raises a reset connection."""
     if isinstance(err, APIError):
         if err.encoded is not None:
-            return web.Response(body=err.encoded, status=err.code, content_type="application/json")
+            return Response(body=err.encoded, status=err.code, content_type="application/json")
         return json_response(err.status, err.code)
-    if isinstance(err, web.HTTPException):
-        if err.status < 400:
-            raise err
-        return web.Response(body=transport.status_body(err.status, err.text or err.reason), status=err.status,
-                            content_type="application/json")
     if isinstance(err, ConnectionResetError):
         raise err
     if isinstance(err, RecursionError):  # a backstop: bodies.MAX_DEPTH keeps client input from getting here
@@ -214,10 +202,10 @@ def _error_response(request: web.Request, err: Exception) -> web.StreamResponse:
     return _internal_error(f"{type(err).__name__}: {err}")
 
 
-def _timed_out(request: web.Request) -> web.Response:
+def _timed_out(request: Request) -> Response:
     """kube's 504 for a request past its deadline (its connection closed); a ConnectionError when
     the response had already begun."""
-    if request.writer.output_size > 0:
+    if request.started:
         raise ConnectionError("the request timed out after its response began") from None
     response = json_response({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
                               "message": "Timeout: request did not complete within requested timeout - "
@@ -227,7 +215,7 @@ def _timed_out(request: web.Request) -> web.Response:
     return response
 
 
-def authenticate(credentials: Credentials, request: web.Request) -> web.Response | None:
+def authenticate(credentials: Credentials, request: Request) -> Response | None:
     """A 401 Unauthorized (logged as verb ``unauthorized``) unless the request bears the server's
     token or a service account token it issued, else None with the user stored as
     ``request[authentication.USER_KEY]`` (``authentication.user_of``); ``PUBLIC_PATHS`` need none
@@ -250,7 +238,7 @@ def authenticate(credentials: Credentials, request: web.Request) -> web.Response
     return None
 
 
-def impersonate(authorizer: Authorizer, request: web.Request) -> None:
+def impersonate(authorizer: Authorizer, request: Request) -> None:
     """``Impersonate-User``/``-Group``/``-Uid``/``-Extra-*`` (``authorization.impersonation``):
     each impersonated attribute must be allowed (verb ``impersonate``; else an ``APIError``),
     then the request runs as the impersonated user."""
@@ -261,7 +249,7 @@ def impersonate(authorizer: Authorizer, request: web.Request) -> None:
             return
 
 
-def authorize(authorizer: Authorizer, request: web.Request) -> None:
+def authorize(authorizer: Authorizer, request: Request) -> None:
     """Raise 403 Forbidden (kube's message and details) unless the authorizer allows the
     request's attributes (``authorization.attributes.from_request``)."""
     user = authentication.user_of(request)
@@ -282,7 +270,7 @@ _LONG_RUNNING = ("exec", "attach", "portforward", "log", "proxy")
 _MUTATING = ("POST", "PUT", "PATCH", "DELETE")
 
 
-def long_running(request: web.Request) -> bool:
+def long_running(request: Request) -> bool:
     """Whether ``request`` is long-running as kube-apiserver's LongRunningFunc says: a watch
     (``?watch=true`` or a ``/watch/`` path) or a pod connect verb / proxy."""
     path = request.path
@@ -321,7 +309,7 @@ class MaxInFlight:
         self.counts = [0, 0, 0]
         self.limits = [0, readonly, mutating]
 
-    def enter(self, request: web.Request, long_running: bool) -> int:
+    def enter(self, request: Request, long_running: bool) -> int:
         """Take a seat for ``request``: the seat to give back with ``exit`` (``EXEMPT``: none
         needed), or ``REFUSED`` when the limit is reached (answer ``_too_many()``)."""
         if long_running or authentication.user_of(request).is_master:
@@ -338,6 +326,6 @@ class MaxInFlight:
             self.counts[seat] -= 1
 
 
-def _too_many() -> web.Response:
-    return web.Response(status=429, text="Too many requests, please try again later.\n",
+def _too_many() -> Response:
+    return Response(status=429, text="Too many requests, please try again later.\n",
                         headers={"Retry-After": "1", "X-Content-Type-Options": "nosniff"})

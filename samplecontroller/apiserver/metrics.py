@@ -5,7 +5,7 @@
 ``apiserver_storage_objects``; Prometheus text format). ``RequestCounter`` is the cheap
 always-on counter for benchmarks and connection-reuse tests:
 
-``RequestCounter.middleware`` counts every request by (User-Agent, verb) and counts the
+``RequestCounter.count`` (called by ``RequestMetrics.begin`` in the filter chain) counts every request by (User-Agent, verb) and counts the
 connections requests arrive on. The verb is derived from the method, the path shape and the
 ``watch`` query parameter alone (no registry lookup), so it is Kubernetes' verb for every
 well-formed resource request (get, list, watch, create, update, patch, delete,
@@ -19,12 +19,13 @@ import bisect
 import time
 import weakref
 from collections import Counter as Tally
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
-from aiohttp import web
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
+
+from samplecontroller.apiserver.httpmessages import Request
 
 __all__ = ["Observation", "RequestCounter", "RequestLabels", "RequestMetrics", "request_labels", "verb_of"]
 
@@ -49,10 +50,10 @@ def _verb(labels: RequestLabels, method: str) -> str:
     return _VERBS.get(labels.verb, method.lower())
 
 
-_LABELS_KEY: Any = web.RequestKey("request_labels", object) if hasattr(web, "RequestKey") else "request_labels"
+_LABELS_KEY = "request_labels"
 
 
-def labels_of(request: web.Request) -> RequestLabels:
+def labels_of(request: Request) -> RequestLabels:
     """``request_labels`` of ``request``, worked out once per request (both middlewares read it)."""
     labels = request.get(_LABELS_KEY)
     if not isinstance(labels, RequestLabels):
@@ -104,19 +105,14 @@ class RequestCounter:
         self.counts.clear()
         self.connections = 0
 
-    def count(self, request: web.Request) -> None:
-        """Count ``request`` (what ``middleware`` does before handing it on)."""
+    def count(self, request: Request) -> None:
+        """Count ``request``."""
         transport = request.transport
         if transport is not None and self._first_request_on(transport):
             self.connections += 1
         verb = _verb(labels_of(request), request.method)
         self.counts[(request.headers.get("User-Agent", ""), verb)] += 1
 
-    @web.middleware
-    async def middleware(self, request: web.Request,
-                         handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
-        self.count(request)
-        return await handler(request)
 
 
 # ---------------------------------------------------------------------------- /metrics
@@ -192,7 +188,7 @@ class RequestMetrics:
         """Every metric in the Prometheus text format (version 0.0.4)."""
         return generate_latest(self.registry)
 
-    def begin(self, request: web.Request) -> Observation:
+    def begin(self, request: Request) -> Observation:
         """Count ``request`` (and in ``counter``) as in flight; hand the result to ``finish``."""
         if self.counter is not None:
             self.counter.count(request)
@@ -235,22 +231,6 @@ class RequestMetrics:
             inflight.add_metric([kind], count)
         yield inflight
 
-    @web.middleware
-    async def middleware(self, request: web.Request,
-                         handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
-        """``begin`` and ``finish`` around ``handler`` as a middleware of its own (the API server
-        runs them in its ``filters.chain``)."""
-        observation = self.begin(request)
-        code = 500
-        try:
-            response = await handler(request)
-            code = response.status
-            return response
-        except web.HTTPException as exc:
-            code = exc.status
-            raise
-        finally:
-            self.finish(observation, code)
 
 
 _BUCKET_NAMES = [*(repr(float(b)) for b in _DURATION_BUCKETS), "+Inf"]  # 0.005, 1.0, 60.0: as Go prints them

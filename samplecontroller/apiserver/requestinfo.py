@@ -11,11 +11,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from aiohttp import web
-from aiohttp.web_protocol import RequestPayloadError
-
 from samplecontroller.apiserver import bodies, schema
 from samplecontroller.apiserver.errors import APIError, bad_request, not_allowed, not_found_path
+from samplecontroller.apiserver.httpmessages import BadContentEncoding, PayloadTooLarge, Request
 from samplecontroller.apiserver.negotiation import PATCH_APPLY, parse_bool
 from samplecontroller.apiserver.restmapper import Resource, RESTMapper
 from samplecontroller.apiserver.schema import FieldError
@@ -73,7 +71,7 @@ def resolve(mapper: RESTMapper, group: str, version: str, rest: list[str]) -> Re
     return RequestInfo(res, namespace, name, sub)
 
 
-def verb_of(method: str, info: RequestInfo, request: web.Request) -> str:
+def verb_of(method: str, info: RequestInfo, request: Request) -> str:
     """The Kubernetes verb of ``method`` on ``info``; 405 when there is none."""
     collection = not info.name
     if info.subresource in CONNECT and not collection and method in ("GET", "POST"):
@@ -94,24 +92,21 @@ def verb_of(method: str, info: RequestInfo, request: web.Request) -> str:
     raise not_allowed()
 
 
-async def read_body(request: web.Request) -> bytes:
+async def read_body(request: Request) -> bytes:
     """The request body (Content-Encoding undone); 413 beyond ``bodies.MAX_BODY_BYTES``, 400 when
     it is not in its Content-Encoding (a body that says gzip but is not)."""
     try:
         return await request.read()
-    except web.HTTPRequestEntityTooLarge:
+    except PayloadTooLarge:
         raise APIError(413, "RequestEntityTooLarge",
                        f"Request entity too large: limit is {bodies.MAX_BODY_BYTES}") from None
-    except RequestPayloadError as err:
-        detail, cause = str(err), err.__cause__ or err.__context__
-        while cause is not None:  # down to the decompressor's own error
-            detail, cause = str(cause), cause.__cause__ or cause.__context__
+    except BadContentEncoding as err:
         encoding = request.headers.get("Content-Encoding", "")
         raise bad_request(f'the request body is not in its Content-Encoding "{encoding}": '
-                          + " ".join(detail.split())) from None
+                          + " ".join(str(err).split())) from None
 
 
-def field_manager(request: web.Request) -> str:
+def field_manager(request: Request) -> str:
     """``fieldManager`` (checked by ``check_write_options``), else the User-Agent's first word."""
     manager = request.query.get("fieldManager", "")
     if manager:
@@ -135,7 +130,7 @@ def _field_manager_errors(manager: str) -> list[FieldError]:
 _OPTIONS_KIND = {"POST": "CreateOptions", "PUT": "UpdateOptions", "PATCH": "PatchOptions", "DELETE": "DeleteOptions"}
 
 
-def _options_invalid(request: web.Request, errors: list[FieldError]) -> APIError:
+def _options_invalid(request: Request, errors: list[FieldError]) -> APIError:
     """422 naming the request's options kind (``PatchOptions.meta.k8s.io "" is invalid: ...``),
     as the handlers answer a failed ValidateXOptions."""
     kind = _OPTIONS_KIND.get(request.method, "UpdateOptions")
@@ -143,7 +138,7 @@ def _options_invalid(request: web.Request, errors: list[FieldError]) -> APIError
                     {"group": "meta.k8s.io", "kind": kind, "causes": schema.status_details_causes(errors)})
 
 
-def _dry_run_errors(request: web.Request) -> list[FieldError]:
+def _dry_run_errors(request: Request) -> list[FieldError]:
     values = request.query.getall("dryRun", [])
     if all(value == "All" for value in values):
         return []
@@ -151,14 +146,14 @@ def _dry_run_errors(request: web.Request) -> list[FieldError]:
     return [schema.not_supported("dryRun", shown, ["All"])]
 
 
-def _field_validation_errors(request: web.Request) -> list[FieldError]:
+def _field_validation_errors(request: Request) -> list[FieldError]:
     value = request.query.get("fieldValidation", "")
     if value in ("", "Strict", "Warn", "Ignore"):
         return []
     return [schema.not_supported("fieldValidation", schema.GoRaw(go_quote(value)), ["", "Ignore", "Strict", "Warn"])]
 
 
-def field_validation(request: web.Request) -> str:
+def field_validation(request: Request) -> str:
     """``fieldValidation``: Strict, Warn (the default) or Ignore; any other value is a 422 as
     kube-apiserver's ValidateFieldValidation answers (before the body is read)."""
     errors = _field_validation_errors(request)
@@ -167,7 +162,7 @@ def field_validation(request: web.Request) -> str:
     return request.query.get("fieldValidation", "") or "Warn"
 
 
-def check_write_options(request: web.Request, patch_type: str | None = None) -> None:
+def check_write_options(request: Request, patch_type: str | None = None) -> None:
     """Validate a write's query options as kube-apiserver's ValidateCreate/Update/PatchOptions do,
     before the object is looked up: fieldManager (at most 128 printable bytes; required for an
     apply patch), ``force`` (only on an apply patch), dryRun, fieldValidation. All problems are
@@ -186,7 +181,7 @@ def check_write_options(request: web.Request, patch_type: str | None = None) -> 
         raise _options_invalid(request, errors)
 
 
-def dry_run(request: web.Request) -> bool:
+def dry_run(request: Request) -> bool:
     """Whether ``dryRun=All`` is given; any other value is a 422 as kube-apiserver's
     ValidateDryRun answers (``CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value:
     []string{"x"}: supported values: "All"``)."""

@@ -43,10 +43,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
-from aiohttp import web
 
-from samplecontroller import webserving
-from samplecontroller.apiserver import cluster
+from samplecontroller.apiserver import bodies, cluster
 from samplecontroller.apiserver.controllers import Controllers
 from samplecontroller.apiserver.controllers.eventttl import EventExpiry
 from samplecontroller.apiserver.core import Core
@@ -61,8 +59,7 @@ from samplecontroller.apiserver.tokens import ISSUER
 from samplecontroller.apiserver.transport import (
     HEADER_TIMEOUT,
     IDLE_TIMEOUT,
-    LINGERING_TIME,
-    HeaderTimeoutSite,
+    HTTPServer,
 )
 from samplecontroller.apiserver.web import APIServerApp, RequestRecord
 from samplecontroller.tls import load_or_create, private_file, serving_material, write_private
@@ -174,7 +171,7 @@ class LocalAPIServer:
         self.controllers: Controllers | None = None
         self.store: Store | None = None
         self.app: APIServerApp | None = None
-        self._runner: web.AppRunner | None = None
+        self._http: HTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
         self._stop: asyncio.Event | None = None
@@ -271,13 +268,9 @@ class LocalAPIServer:
         sock.listen(1024)
         sock.setblocking(False)
         self.port = sock.getsockname()[1]
-        self._runner = web.AppRunner(self.app.app, access_log=None, handler_cancellation=True, shutdown_timeout=1.0,
-                                     keepalive_timeout=self.idle_timeout)
-        await self._runner.setup()
-        site = HeaderTimeoutSite(self._runner, sock, ssl_context=ssl_ctx, header_timeout=self.header_timeout,
-                                 idle_timeout=self.idle_timeout,
-                                 handler_kwargs={"access_log": None, "lingering_time": LINGERING_TIME})
-        await site.start()
+        self._http = HTTPServer(self.app.handler, sock, ssl_context=ssl_ctx, max_body=bodies.MAX_BODY_BYTES,
+                                header_timeout=self.header_timeout, idle_timeout=self.idle_timeout)
+        await self._http.start()
         host = "127.0.0.1" if self.bind in ("0.0.0.0", "") else ("[::1]" if self.bind == "::" else self.bind)
         if ":" in host and not host.startswith("["):
             host = f"[{host}]"
@@ -299,8 +292,12 @@ class LocalAPIServer:
             for group in list(self.store.watchers.values()):
                 for watcher in list(group):
                     watcher.close()
-        if self._runner is not None:
-            await webserving.cleanup(self._runner)  # no connection left to the garbage collector
+        if self.app is not None:
+            self.app.stopping = True
+        if self._http is not None:
+            await self._http.close()
+        if self.app is not None:
+            await self.app.close()
         if self.store is not None:
             self.store.close()
 

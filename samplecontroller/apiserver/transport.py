@@ -1,16 +1,34 @@
-"""The embedded API server's connections: header-read deadline and protocol errors as Status.
+"""The embedded API server's connections: its own HTTP/1.1 server, deadlines as Go's net/http
+keeps them, and protocol errors as Status.
+
+Chosen by measurement (``benchmarks/bench_apiserver.py``): aiohttp's server, over asyncio's TLS
+protocol (pure Python), spent about as much CPU per write as the API server's own work. Here a
+connection is a socket the event loop watches (``rest.http11.SocketConnection``, TLS in C through
+``ssl.SSLSocket``), read into the same ``Wire`` the client parses responses from; one task per
+connection reads a request head, runs the handler in that task and writes its response.
 
 - ``HEADER_TIMEOUT`` (32 s, kube-apiserver's ``ReadHeaderTimeout``): a request header must be
-  complete within that time of a new connection, or of the first bytes of a later request on a
-  kept-alive connection; a TLS handshake gets as long. Slow clients ("slowloris") therefore
+  complete within that time of a new connection (its TLS handshake included), or of the first
+  byte of a later request on a kept-alive connection. Slow clients ("slowloris") therefore
   cannot hold connections open.
 - ``IDLE_TIMEOUT`` (90 s, kube-apiserver's ``IdleTimeout``, http.DefaultTransport's keep-alive):
-  how long a kept-alive connection may wait, idle, for its next request (Go's ``Peek`` before
-  the header deadline starts), so clients that reuse a connection after a pause find it open.
-  Both deadlines run on aiohttp's keep-alive timer.
-- Errors aiohttp's HTTP parser raises before the application sees a request (bad method,
-  header line too long, malformed request line) are answered with a ``Status`` object, not
-  aiohttp's plain text, and the connection is closed.
+  how long a kept-alive connection may wait, idle, for its next request.
+- Keep-alive as HTTP/1.1 says: a request with ``Connection: close``, an HTTP/1.0 one without
+  ``Connection: keep-alive``, a response that forces a close, a streamed response without chunked
+  encoding, or a request body left unread beyond ``DISCARD_LIMIT`` closes the connection after the
+  response. An unread body within that limit is read and dropped (within ``LINGERING_TIME``) so
+  that the connection can carry the next request.
+- A client that closes its connection while its request is served cancels the handler (as the
+  request context of Go's server is cancelled), watches included.
+- A malformed request head (bad request line, method, target or header line, conflicting
+  framing) is answered with a 400 ``Status`` object and the connection is closed; a head over
+  1 MiB with a 431 (Go's ``DefaultMaxHeaderBytes``); an HTTP version other than 1.0 and 1.1
+  with a 505. An exception escaping the handler (a bug) is logged and answered with a 500 Status.
+- ``HTTPServer.close``: no new connections; idle ones are closed, requests in progress get
+  ``shutdown_timeout`` seconds to finish and are then cancelled.
+
+Needs an event loop with ``add_reader`` (selector loops, uvloop); ``HTTPServer.start`` refuses
+any other loop with a message that says so.
 """
 
 from __future__ import annotations
@@ -19,25 +37,41 @@ import asyncio
 import logging
 import socket
 import ssl
-from collections.abc import Callable
 from http import HTTPStatus
 from typing import Any
 
 import msgspec
-from aiohttp import web
-from aiohttp.web_protocol import RequestHandler
-from aiohttp.web_request import BaseRequest
 
-__all__ = ["HEADER_TIMEOUT", "IDLE_TIMEOUT", "LINGERING_TIME", "HeaderTimeoutSite", "StatusRequestHandler", "status_reason"]
+from samplecontroller.apiserver.httpmessages import (
+    BadRequest,
+    Handler,
+    Request,
+    Response,
+    StreamResponse,
+    framing,
+    parse_request_head,
+)
+from samplecontroller.rest.http11 import (
+    ConnectionDropped,
+    IncompleteResponse,
+    ProtocolError,
+    SocketConnection,
+    handshake,
+)
+
+__all__ = ["DISCARD_LIMIT", "HEADER_TIMEOUT", "IDLE_TIMEOUT", "LINGERING_TIME", "HTTPServer", "status_body",
+           "status_reason"]
 
 log = logging.getLogger(__name__)
 
 HEADER_TIMEOUT = 32.0
 IDLE_TIMEOUT = 90.0
 LINGERING_TIME = 0.5
-"""How long the rest of an unread request body is read and dropped after the response before
-the connection closes (Go's rstAvoidanceDelay; aiohttp's default of 10 s would hold slow-body
-connections that long)."""
+"""How long the rest of an unread request body is read and dropped after the response (Go's
+rstAvoidanceDelay), before the connection closes or carries the next request."""
+DISCARD_LIMIT = 256 * 1024
+"""The most of an unread request body that is read and dropped to keep the connection (Go's
+``maxPostHandlerReadBytes``); a longer rest closes it."""
 
 _REASONS = {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound", 405: "MethodNotAllowed",
             406: "NotAcceptable", 408: "Timeout", 409: "Conflict", 410: "Expired", 413: "RequestEntityTooLarge",
@@ -60,99 +94,220 @@ def status_body(code: int, message: str) -> bytes:
     return msgspec.json.encode(status)
 
 
-class StatusRequestHandler(RequestHandler):
-    """aiohttp's connection handler, answering errors raised outside the application
-    (the HTTP parser's, or an exception escaping it) with a ``Status`` and closing; its
-    keep-alive timer enforces Go's deadlines: ``header_timeout`` for the first request's header
-    and for a later one's from its first byte, the keep-alive timeout (``IDLE_TIMEOUT``) while
-    idle between requests."""
-
-    __slots__ = ("_header_timeout", "_partial_header")
-
-    def __init__(self, *args: Any, header_timeout: float = HEADER_TIMEOUT, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._header_timeout = header_timeout
-        self._partial_header = False
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        super().connection_made(transport)
-        self._close_at(self._loop.time() + self._header_timeout)
-
-    def data_received(self, data: bytes) -> None:
-        idle = self._waiter is not None and not self._waiter.done() and not self._messages
-        super().data_received(data)
-        if self._messages:
-            self._partial_header = False
-        elif idle and not self._partial_header and data:
-            self._partial_header = True  # the next request began: its header has header_timeout
-            self._close_at(self._loop.time() + self._header_timeout)
-
-    def _close_at(self, when: float) -> None:
-        """Move the keep-alive timer's deadline to ``when``. A timer already due by then is kept:
-        firing early, it re-arms itself for the deadline (aiohttp's ``_process_keepalive``), so a
-        busy connection does not replace its timer on every request."""
-        if self._keepalive_timeout <= 0:
-            return
-        self._next_keepalive_close_time = when
-        handle = self._keepalive_handle
-        if handle is not None:
-            if isinstance(handle, asyncio.TimerHandle) and not handle.cancelled() and handle.when() <= when:
-                return
-            handle.cancel()
-        self._keepalive_handle = self._loop.call_at(when, self._process_keepalive)
-
-    def handle_error(self, request: BaseRequest, status: int = 500, exc: BaseException | None = None,
-                     message: str | None = None) -> web.StreamResponse:
-        if status >= 500:
-            log.error("error handling request", exc_info=exc)
-        else:
-            log.debug("bad request from %s: %s", request.remote, message or exc)
-        if request.writer.output_size > 0:
-            raise ConnectionError("the response was already started; cannot send the error")
-        if status >= 500:
-            text = "Internal error occurred: the server could not handle the request"
-        else:
-            detail = (message or HTTPStatus(status).phrase).strip().splitlines()[0] if (message or "").strip() \
-                else HTTPStatus(status).phrase
-            text = f"the server could not parse the request: {detail}"[:1000]
-        response = web.Response(status=status, body=status_body(status, text), content_type="application/json")
-        response.force_close()
-        return response
+def _status_response(code: int, message: str) -> Response:
+    response = Response(body=status_body(code, message), status=code, content_type="application/json")
+    response.force_close()
+    return response
 
 
-class HeaderTimeoutSite(web.BaseSite):
-    """Serve ``runner``'s application on a bound socket with ``StatusRequestHandler``
-    connections; TLS handshakes get ``header_timeout`` too (Go's http.Server derives its
-    handshake deadline from the read-header timeout)."""
+def _keep_alive(version: tuple[int, int], connection: str) -> bool:
+    tokens = connection.lower()
+    return "close" not in tokens if version >= (1, 1) else "keep-alive" in tokens
 
-    __slots__ = ("_factory", "_handshake_timeout", "_name", "_sock")
 
-    def __init__(self, runner: web.BaseRunner, sock: socket.socket, *, ssl_context: ssl.SSLContext | None,
-                 header_timeout: float, handler_kwargs: dict[str, Any], backlog: int = 1024,
-                 idle_timeout: float = IDLE_TIMEOUT) -> None:
-        super().__init__(runner, ssl_context=ssl_context, backlog=backlog)
+async def _linger(conn: SocketConnection) -> None:
+    """Before closing: send what is buffered, then read and drop what the client still sends,
+    until it closes or ``LINGERING_TIME`` passes (closing with unread bytes would reset the
+    connection, and the client could lose the response)."""
+    conn.deadline = conn.loop.time() + LINGERING_TIME
+    try:
+        await conn.drain()
+        while await conn.drive(conn.wire.some()):
+            pass
+    except (TimeoutError, OSError, ProtocolError):
+        pass
+
+
+class HTTPServer:
+    """Serve ``handler`` on ``sock`` (bound, listening, non-blocking; see the module docstring).
+    ``ssl_context``: TLS (None: plain HTTP); ``max_body``: the longest request body read."""
+
+    def __init__(self, handler: Handler, sock: socket.socket, *, ssl_context: ssl.SSLContext | None,
+                 max_body: int, header_timeout: float = HEADER_TIMEOUT, idle_timeout: float = IDLE_TIMEOUT,
+                 shutdown_timeout: float = 1.0) -> None:
+        self._handler = handler
         self._sock = sock
-        self._handshake_timeout = header_timeout
-        host, port = sock.getsockname()[:2]
-        self._name = f"{'https' if ssl_context else 'http'}://{host}:{port}"
-        server = runner.server
-        assert server is not None
-
-        def factory() -> StatusRequestHandler:
-            return StatusRequestHandler(server, loop=asyncio.get_running_loop(), keepalive_timeout=idle_timeout,
-                                        header_timeout=header_timeout, **handler_kwargs)
-        self._factory: Callable[[], StatusRequestHandler] = factory
-
-    @property
-    def name(self) -> str:
-        return self._name
+        self._ssl = ssl_context
+        self._scheme = "https" if ssl_context is not None else "http"
+        self._max_body = max_body
+        self._header_timeout = header_timeout
+        self._idle_timeout = idle_timeout
+        self._shutdown_timeout = shutdown_timeout
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._tasks: dict[asyncio.Task[None], SocketConnection | None] = {}
+        self._busy: set[asyncio.Task[None]] = set()
+        self._closing = False
 
     async def start(self) -> None:
-        await super().start()
+        """Start accepting connections on the running loop."""
+        loop = self._loop = asyncio.get_running_loop()
+        try:
+            loop.add_reader(self._sock.fileno(), self._accept)
+        except NotImplementedError:
+            raise RuntimeError("the embedded API server needs an event loop that watches sockets (add_reader): "
+                               "a selector event loop or uvloop, not the proactor loop") from None
+
+    def _accept(self) -> None:
+        assert self._loop is not None
+        for _ in range(64):
+            try:
+                sock, address = self._sock.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as err:  # out of file descriptors, for one: the next readiness tries again
+                log.warning("accepting a connection failed: %s", err)
+                return
+            sock.setblocking(False)
+            if sock.family in (socket.AF_INET, socket.AF_INET6):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            remote = str(address[0]) if isinstance(address, tuple) else None
+            task = self._loop.create_task(self._connection(sock, remote))
+            self._tasks[task] = None
+            task.add_done_callback(self._forget)
+
+    def _forget(self, task: asyncio.Task[None]) -> None:
+        self._tasks.pop(task, None)
+        self._busy.discard(task)
+
+    async def _connection(self, sock: socket.socket, remote: str | None) -> None:
         loop = asyncio.get_running_loop()
-        if self._ssl_context is not None:
-            self._server = await loop.create_server(self._factory, sock=self._sock, ssl=self._ssl_context,
-                                                    backlog=self._backlog,
-                                                    ssl_handshake_timeout=self._handshake_timeout)
-        else:
-            self._server = await loop.create_server(self._factory, sock=self._sock, backlog=self._backlog)
+        deadline = loop.time() + self._header_timeout
+        if self._ssl is not None:
+            try:
+                async with asyncio.timeout_at(deadline):
+                    sock = await handshake(loop, self._ssl.wrap_socket(sock, server_side=True,
+                                                                        do_handshake_on_connect=False))
+            except (OSError, TimeoutError) as err:
+                log.debug("TLS handshake with %s failed: %s", remote, err)
+                sock.close()
+                return
+        conn = SocketConnection(loop, sock)
+        task = asyncio.current_task()
+        assert task is not None
+        self._tasks[task] = conn
+        try:
+            await self._serve(conn, remote, deadline, task)
+        except (OSError, TimeoutError, ProtocolError):
+            pass  # the connection failed or a deadline passed: it closes
+        finally:
+            conn.abort()
+
+    async def _serve(self, conn: SocketConnection, remote: str | None, deadline: float,
+                     task: asyncio.Task[None]) -> None:
+        """Serve the requests of ``conn`` until it closes (the first one's head due by ``deadline``)."""
+        loop = conn.loop
+        wire = conn.wire
+        while not self._closing:
+            conn.deadline = deadline
+            try:
+                method, target, version, headers = parse_request_head(await conn.drive(wire.head()))
+                body = framing(method, headers)
+            except (ConnectionDropped, IncompleteResponse):
+                return  # closed before or inside a head: nobody to answer
+            except BadRequest as err:
+                return await self._refuse(conn, err.code, str(err))
+            except ProtocolError as err:  # the head is over 1 MiB
+                return await self._refuse(conn, 431, f"request header fields too large: {err}")
+            conn.deadline = None
+            request = Request(conn, method, target, version, headers, body, scheme=self._scheme, remote=remote,
+                              max_body=self._max_body)
+            self._busy.add(task)
+            try:
+                response = await self._respond(conn, request, task)
+            finally:
+                self._busy.discard(task)
+            if response is None:
+                return  # the client went away
+            keep = _keep_alive(version, headers.get("Connection", "")) and response.keep_alive
+            if isinstance(response, Response):
+                if not body.done and (body.kind != "length" or body.length - wire.unread() > DISCARD_LIMIT):
+                    keep = False
+                conn.send(response.encode(method == "HEAD", not keep))
+            else:
+                keep = await self._finish(response, request) and keep
+            if not body.done:
+                keep = await self._discard(conn, request, keep)
+            if not keep or self._closing:
+                await conn.drain()
+                return
+            if not wire.unread():  # idle until the next request's first byte
+                conn.deadline = loop.time() + self._idle_timeout
+                try:
+                    await conn.drive(wire.arrival())
+                except ConnectionDropped:
+                    return
+            deadline = loop.time() + self._header_timeout
+
+    async def _respond(self, conn: SocketConnection, request: Request,
+                       task: asyncio.Task[None]) -> Response | StreamResponse | None:
+        """The handler's response; None when the client closed the connection meanwhile (the
+        handler is cancelled then)."""
+        gone = False
+
+        def client_gone() -> None:
+            nonlocal gone
+            gone = True
+            task.cancel()
+
+        conn.on_end = client_gone
+        try:
+            return await self._handler(request)
+        except asyncio.CancelledError:
+            if gone and not self._closing:
+                task.uncancel()
+                return None
+            raise
+        except (ConnectionError, ssl.SSLError):
+            return None  # writing a streamed response failed: the client is gone
+        except Exception:
+            log.exception("error handling %s %s", request.method, request.path_qs)
+            if request.started:
+                return None  # a streamed response began: the connection just closes
+            return _status_response(500, "Internal error occurred: the server could not handle the request")
+        finally:
+            conn.on_end = None
+
+    async def _finish(self, response: StreamResponse, request: Request) -> bool:
+        """End a streamed response the handler left open; whether the connection may be kept."""
+        if not response.prepared:
+            await response.prepare(request)
+        if not response.finished:
+            await response.write_eof()
+        return response.keep_alive
+
+    async def _discard(self, conn: SocketConnection, request: Request, keep: bool) -> bool:
+        """Read and drop what is left of ``request``'s body (within ``LINGERING_TIME``); whether the
+        connection may carry the next request."""
+        if not keep:
+            await _linger(conn)
+            return False
+        conn.deadline = conn.loop.time() + LINGERING_TIME
+        try:
+            return bool(await conn.drive(request.body.discard(conn.wire, DISCARD_LIMIT)))
+        except (TimeoutError, OSError, ProtocolError):
+            return False
+
+    async def _refuse(self, conn: SocketConnection, code: int, message: str) -> None:
+        """Answer a request that cannot be read with a Status and close the connection."""
+        log.debug("bad request: %s", message)
+        detail = " ".join(message.split()) or HTTPStatus(code).phrase
+        text = f"the server could not parse the request: {detail}"[:1000]
+        conn.send(_status_response(code, text).encode(False, True))
+        await _linger(conn)
+
+    async def close(self) -> None:
+        """Stop serving (see the module docstring)."""
+        self._closing = True
+        if self._loop is not None:
+            self._loop.remove_reader(self._sock.fileno())
+        self._sock.close()
+        for task in list(self._tasks):
+            if task not in self._busy:
+                task.cancel()
+        if self._busy:
+            await asyncio.wait(list(self._busy), timeout=self._shutdown_timeout)
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks)

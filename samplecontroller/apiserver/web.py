@@ -1,4 +1,4 @@
-"""The HTTP face of the embedded API server (aiohttp): the filter chain, then routing of every
+"""The HTTP face of the embedded API server: the filter chain, then routing of every
 path to discovery, OpenAPI, the non-resource endpoints or a resource handler.
 
 The request path, as in kube-apiserver: filters (``filters``: request counting, commit before
@@ -34,9 +34,7 @@ import secrets
 from collections import deque
 from collections.abc import Awaitable, Callable
 
-from aiohttp import web
-
-from samplecontroller.apiserver import bodies, filters, requestinfo, tokens
+from samplecontroller.apiserver import filters, requestinfo, tokens
 from samplecontroller.apiserver.admission import Admitter
 from samplecontroller.apiserver.authorization.rbac import Authorizer
 from samplecontroller.apiserver.core import Core
@@ -49,6 +47,7 @@ from samplecontroller.apiserver.handlers import watch as watch_
 from samplecontroller.apiserver.handlers.common import Scope
 from samplecontroller.apiserver.handlers.openapi import OpenAPIHandler
 from samplecontroller.apiserver.healthz import HealthChecks
+from samplecontroller.apiserver.httpmessages import AnyResponse, Handler, Request, Response
 from samplecontroller.apiserver.metrics import RequestCounter, RequestMetrics
 from samplecontroller.apiserver.negotiation import Accept, parse_accept
 from samplecontroller.apiserver.requestinfo import CONNECT, RequestInfo, RequestRecord
@@ -62,7 +61,7 @@ VERSION_INFO = {
     "gitTreeState": "clean", "buildDate": "2024-12-11T00:00:00Z", "goVersion": "go1.23.3", "compiler": "gc",
     "platform": "linux/amd64",
 }
-ResourceHandler = Callable[[Scope, web.Request, RequestInfo, Accept], Awaitable[web.StreamResponse]]
+ResourceHandler = Callable[[Scope, Request, RequestInfo, Accept], Awaitable[AnyResponse]]
 _HANDLERS: dict[str, ResourceHandler] = {
     "get": crud.get, "list": list_.list_, "watch": watch_.watch, "create": crud.create, "update": crud.update,
     "patch": crud.patch, "delete": crud.delete, "deletecollection": crud.delete_collection,
@@ -70,7 +69,7 @@ _HANDLERS: dict[str, ResourceHandler] = {
 
 
 class APIServerApp:
-    """The aiohttp application over a ``Core`` (see the module docstring). ``token`` is read on
+    """The API server's handler over a ``Core`` (see the module docstring). ``token`` is read on
     every request (it may be replaced while serving)."""
 
     def __init__(self, store: Store, mapper: RESTMapper, core: Core, token: str | None,
@@ -98,18 +97,13 @@ class APIServerApp:
         self.openapi = OpenAPIHandler(core)
         mapper.on_change.append(self.discovery.invalidate)
         mapper.on_change.append(self.openapi.invalidate)
-        self.app = web.Application(client_max_size=bodies.MAX_BODY_BYTES, middlewares=[filters.chain(
-            self.metrics, store, self, self.authorizer, request_timeout, max_requests_inflight,
-            max_mutating_requests_inflight)])
-        self.app.on_cleanup.append(self._close_admitter)
-        self.app.on_shutdown.append(self._shutting_down)
-        self.app.router.add_route("*", "/{tail:.*}", self._dispatch)
+        self.handler: Handler = filters.chain(self._dispatch, self.metrics, store, self, self.authorizer,
+                                              request_timeout, max_requests_inflight, max_mutating_requests_inflight)
+        """The filter chain and the router: what ``transport.HTTPServer`` serves."""
 
-    async def _close_admitter(self, _app: web.Application) -> None:
+    async def close(self) -> None:
+        """Close the admission webhooks' client (once the server has stopped serving)."""
         await self.admitter.close()
-
-    async def _shutting_down(self, _app: web.Application) -> None:
-        self.stopping = True
 
     def _object_counts(self) -> dict[str, int]:
         """Stored objects per resource (``pods``, ``deployments.apps``) for ``apiserver_storage_objects``."""
@@ -135,7 +129,7 @@ class APIServerApp:
                  ("shutdown", serving)]
         return HealthChecks({"healthz": common, "livez": common, "readyz": ready})
 
-    async def _dispatch(self, request: web.Request) -> web.StreamResponse:
+    async def _dispatch(self, request: Request) -> AnyResponse:
         path = request.path
         method = request.method
         parts = [p for p in path.split("/") if p]
@@ -172,7 +166,7 @@ class APIServerApp:
                            "only the following media types are accepted: application/json, application/yaml")
         return await self._resource(request, verb, info, accept)
 
-    def _non_resource(self, request: web.Request, parts: list[str]) -> web.StreamResponse:
+    def _non_resource(self, request: Request, parts: list[str]) -> AnyResponse:
         path = "/" + "/".join(parts)
         if request.method not in ("GET", "HEAD"):
             raise not_allowed()
@@ -182,9 +176,9 @@ class APIServerApp:
             return self._issuer_discovery(request, path)
         if self.health.serves(parts):
             result = self.health.answer(parts, "verbose" in request.query, request.query.getall("exclude", []))
-            return web.Response(text=result.text, status=result.code, content_type="text/plain")
+            return Response(text=result.text, status=result.code, content_type="text/plain")
         if path == "/metrics":
-            return web.Response(body=self.metrics.render(), content_type="text/plain",
+            return Response(body=self.metrics.render(), content_type="text/plain",
                                 headers={"X-Content-Type-Options": "nosniff"})
         if path == "/openapi/v3":
             return self.openapi.index()
@@ -199,18 +193,18 @@ class APIServerApp:
             return json_response({"paths": paths})
         raise not_found_path()
 
-    def _issuer_discovery(self, request: web.Request, path: str) -> web.Response:
+    def _issuer_discovery(self, request: Request, path: str) -> Response:
         """The service account issuer's OpenID provider configuration and JWK set (kube's
         ``serviceaccount.NewOpenIDMetadata``): ``jwks_uri`` is this server's own address."""
         headers = {"Cache-Control": "public, max-age=3600"}
         if path == "/openid/v1/jwks":
-            return web.Response(body=json.dumps(self.signer.jwks()).encode(), headers=headers,
+            return Response(body=json.dumps(self.signer.jwks()).encode(), headers=headers,
                                 content_type="application/jwk-set+json")
         jwks_uri = f"{request.scheme}://{request.host}/openid/v1/jwks"
         return json_response(self.signer.openid_configuration(jwks_uri), headers=headers)
 
-    async def _resource(self, request: web.Request, verb: str, info: RequestInfo,
-                        accept: Accept) -> web.StreamResponse:
+    async def _resource(self, request: Request, verb: str, info: RequestInfo,
+                        accept: Accept) -> AnyResponse:
         if not info.subresource and verb not in info.res.verbs:
             raise not_allowed()
         if info.subresource in CONNECT:

@@ -46,9 +46,9 @@ import ssl
 from collections.abc import AsyncIterator, Callable, Generator, Iterator, Mapping
 from typing import TypeVar, cast, overload
 
-__all__ = ["Body", "ConnectionDropped", "ConnectionPool", "Headers", "IncompleteResponse", "ProtocolError", "Response",
-           "Step", "StreamingResponse", "Wire", "chunk_size", "drive", "encode_headers", "framing", "parse_head",
-           "request_head"]
+__all__ = ["Body", "Connection", "ConnectionDropped", "ConnectionPool", "Headers", "IncompleteResponse",
+           "ProtocolConnection", "ProtocolError", "Response", "SocketConnection", "Step", "StreamingResponse", "Wire",
+           "chunk_size", "drive", "encode_headers", "framing", "handshake", "parse_head", "request_head"]
 
 _D = TypeVar("_D")
 T = TypeVar("T")
@@ -210,6 +210,21 @@ class Wire:
             return status, data, headers, reusable
         return status, data, headers, False
 
+    def head(self) -> Step[bytes]:
+        """The bytes of the next message head, up to and including its empty line (a request's, for
+        a server); ``ProtocolError`` past ``_READ_LIMIT`` bytes, ``ConnectionDropped`` at EOF
+        before its first byte, ``IncompleteResponse`` inside it."""
+        return (yield from self._until(b"\r\n\r\n", in_body=False))
+
+    def exactly(self, n: int) -> Step[bytes]:
+        """The next ``n`` bytes (``IncompleteResponse`` at EOF before them)."""
+        return (yield from self._exactly(n))
+
+    def arrival(self) -> Step[None]:
+        """Until at least one unread byte is buffered; ``ConnectionDropped`` at EOF before one."""
+        while self.pos == len(self.buffer):
+            yield from self._more(in_body=False)
+
     def _more(self, in_body: bool = True) -> Step[None]:
         if not (yield):
             if in_body or self.pos < len(self.buffer):
@@ -333,18 +348,25 @@ def drive(step: Step[T], fill: Callable[[], bool]) -> T:
         return cast(T, done.value)
 
 
-class _Conn:
-    """One connection of a ``ConnectionPool``: what arrives is fed into its ``Wire``; ``drive`` runs
-    a parsing step, waiting on the loop (never blocking it) while the step needs more bytes, each
-    wait bounded by ``timeout``. An idle connection that the server closed, or that received bytes
+class Connection:
+    """One HTTP/1.1 connection (a ``ConnectionPool``'s, or one the embedded API server accepted):
+    what arrives is fed into its ``Wire``; ``drive`` runs a parsing step, waiting on the loop (never
+    blocking it) while the step needs more bytes, each wait bounded by ``timeout`` (seconds per
+    wait) or, when set, ``deadline`` (a loop time for every wait until it is unset); a wait past
+    it fails with TimeoutError. An idle connection that the peer closed, or that received bytes
     nobody asked for, is not ``alive``. Reading pauses while more than ``_READ_LIMIT`` bytes wait
-    unparsed (a slow watch consumer), and resumes on the next wait. The I/O is a subclass's:
-    ``_SocketConn`` (the socket watched by the loop) or ``_ProtocolConn`` (an asyncio transport)."""
+    unparsed (a slow watch consumer, a client pipelining while its request is served), and resumes
+    on the next wait. ``on_end``, when set, is called when the peer closes the connection (or it
+    fails) while nothing waits on it (a server's request being handled). The I/O is a
+    subclass's: ``SocketConnection`` (the socket watched by the loop) or ``ProtocolConnection``
+    (an asyncio transport)."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
         self.wire = Wire()
         self.timeout: float | None = None
+        self.deadline: float | None = None
+        self.on_end: Callable[[], None] | None = None
         self._waiter: asyncio.Future[bool] | None = None
         self._eof = False
         self._error: BaseException | None = None
@@ -359,6 +381,12 @@ class _Conn:
     def send(self, data: bytes) -> None:
         """Write ``data`` (buffered, sent as the socket accepts it)."""
         raise NotImplementedError
+
+    async def drain(self) -> None:
+        """Until the bytes buffered for sending are few enough to write more (at once if they are);
+        ConnectionResetError if the connection closed."""
+        if self._closing():
+            raise ConnectionResetError("the connection is closed")
 
     def close(self) -> None:
         """Close an idle connection."""
@@ -401,6 +429,8 @@ class _Conn:
                 waiter.set_exception(exc)
             else:
                 waiter.set_result(False)
+        elif self.on_end is not None:
+            self.on_end()
 
     def _gone(self) -> None:
         """The connection is closed."""
@@ -435,15 +465,17 @@ class _Conn:
         if self._paused:
             self._paused = False
             self._resume()
-        if self.timeout is not None:
-            self._arm(self.timeout)
+        if self.deadline is not None:
+            self._arm(self.deadline)
+        elif self.timeout is not None:
+            self._arm(self.loop.time() + self.timeout)
         return await waiter
 
-    def _arm(self, seconds: float) -> None:
-        """The wait now starting fails with TimeoutError past ``seconds``. Lazy: one loop timer per
-        connection, moved only when it fires early or a shorter deadline comes (almost every
-        response arrives before its deadline, so most waits schedule nothing)."""
-        self._due = due = self.loop.time() + seconds
+    def _arm(self, due: float) -> None:
+        """The wait now starting fails with TimeoutError past the loop time ``due``. Lazy: one loop
+        timer per connection, moved only when it fires early or a shorter deadline comes (almost
+        every response arrives before its deadline, so most waits schedule nothing)."""
+        self._due = due
         if self._timer is None or due < self._timer_at:
             if self._timer is not None:
                 self._timer.cancel()
@@ -460,26 +492,28 @@ class _Conn:
             self._timer = self.loop.call_at(self._due, self._fire)
             return
         self._waiter = None
-        waiter.set_exception(TimeoutError(f"no response within {self.timeout} s"))
+        waiter.set_exception(TimeoutError(f"no response within {self.timeout} s" if self.deadline is None
+                                          else "the deadline passed"))
 
     async def wait_closed(self) -> None:
         """Until the connection is closed."""
         await asyncio.shield(self._lost)
 
 
-class _SocketConn(_Conn):
+class SocketConnection(Connection):
     """A connection over a non-blocking socket (TLS: an ``ssl.SSLSocket``) that the loop watches
     (``add_reader``): each readiness reads everything the socket (and TLS) has, in C, with no
     transport or TLS protocol objects between. Writes go out at once, the rest when the socket is
     writable. Closing does not wait for a TLS close_notify. Needs a loop with ``add_reader``
-    (selector loops, uvloop); elsewhere the pool uses ``_ProtocolConn``."""
+    (selector loops, uvloop); elsewhere the pool uses ``ProtocolConnection``."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop, sock: socket.socket) -> None:
         super().__init__(loop)
         self.sock = sock
         self._tls = sock if isinstance(sock, ssl.SSLSocket) else None
         self._fd = sock.fileno()
-        self._out = b""
+        self._out = bytearray()
+        self._drained: asyncio.Future[None] | None = None
         self._closed = False
         self._reading = False
         self._writing = False
@@ -528,20 +562,48 @@ class _SocketConn(_Conn):
         """Write ``data`` now; what the socket does not take is sent when it is writable."""
         if self._closed:
             return  # the exchange fails on its read (EOF)
-        self._out += data
-        if not self._writing:
-            self._flush()
-
-    def _flush(self) -> None:
-        try:
-            while self._out:
-                self._out = self._out[self.sock.send(self._out):]
-        except (BlockingIOError, InterruptedError, ssl.SSLWantWriteError, ssl.SSLWantReadError):
-            self._want_write()
+        if self._out or self._writing:
+            self._out += data
             return
+        try:
+            sent = self.sock.send(data)
+        except (BlockingIOError, InterruptedError, ssl.SSLWantWriteError, ssl.SSLWantReadError):
+            sent = 0
         except OSError as err:
             self._shut()
             self._end(err)
+            return
+        if sent < len(data):
+            self._out += memoryview(data)[sent:]
+            self._want_write()
+
+    async def drain(self) -> None:
+        """Until at most ``_WRITE_LOW`` bytes wait to be sent (at once when no more than
+        ``_WRITE_HIGH`` do); ConnectionResetError if the connection closes first."""
+        if len(self._out) > _WRITE_HIGH and not self._closed:
+            if self._drained is None:
+                self._drained = self.loop.create_future()
+            await asyncio.shield(self._drained)
+        if self._closed:
+            raise ConnectionResetError("the connection is closed")
+
+    def _flush(self) -> None:
+        out = self._out
+        try:
+            while out:
+                del out[:self.sock.send(out)]  # a bytearray drops its head without copying the rest
+        except (BlockingIOError, InterruptedError, ssl.SSLWantWriteError, ssl.SSLWantReadError):
+            self._want_write()
+        except OSError as err:
+            self._shut()
+            self._end(err)
+        if len(out) <= _WRITE_LOW:
+            self._wake_drained()
+
+    def _wake_drained(self) -> None:
+        drained, self._drained = self._drained, None
+        if drained is not None and not drained.done():
+            drained.set_result(None)
 
     def _want_write(self) -> None:
         if not self._writing:
@@ -575,13 +637,14 @@ class _SocketConn(_Conn):
             self._writing = False
             self.loop.remove_writer(self._fd)
         self.sock.close()
+        self._wake_drained()
         self._gone()
 
     def _closing(self) -> bool:
         return self._closed
 
 
-class _ProtocolConn(_Conn, asyncio.Protocol):
+class ProtocolConnection(Connection, asyncio.Protocol):
     """A connection over an asyncio transport (TLS: asyncio's), for loops without ``add_reader``
     (the proactor loop on Windows)."""
 
@@ -674,7 +737,14 @@ async def _open_socket(loop: asyncio.AbstractEventLoop, host: str, port: int, co
 
 async def _handshake(loop: asyncio.AbstractEventLoop, sock: socket.socket, context: ssl.SSLContext,
                      server_hostname: str | None) -> ssl.SSLSocket:
-    tls = context.wrap_socket(sock, server_hostname=server_hostname, do_handshake_on_connect=False)
+    return await handshake(loop, context.wrap_socket(sock, server_hostname=server_hostname,
+                                                     do_handshake_on_connect=False))
+
+
+async def handshake(loop: asyncio.AbstractEventLoop, tls: ssl.SSLSocket) -> ssl.SSLSocket:
+    """``tls`` (a non-blocking ``SSLSocket`` wrapped with ``do_handshake_on_connect=False``, client
+    or server side) once its handshake is done, waiting on the loop for the socket; closed on
+    failure or cancellation."""
     try:
         while True:
             try:
@@ -707,6 +777,10 @@ async def _ready(loop: asyncio.AbstractEventLoop, sock: socket.socket, add: Call
 _RECV_SIZE = 262144
 """Bytes asked of the socket per read (TLS gives at most a record, 16 KiB, per read)."""
 
+_WRITE_HIGH = 2**18
+_WRITE_LOW = 2**16
+"""``drain`` waits while more than ``_WRITE_HIGH`` bytes are buffered, until no more than ``_WRITE_LOW`` are."""
+
 
 _TIMER_SLACK = 0.001
 """A timer firing this close (s) before its deadline counts as expired (the loop runs a timer up to
@@ -725,7 +799,7 @@ class ConnectionPool:
         self.server_hostname = (server_hostname or host) if ssl_context is not None else None
         self.limit = limit
         self.connect_timeout = connect_timeout
-        self._idle: list[_Conn] = []
+        self._idle: list[Connection] = []
         self._in_use = 0  # requests holding one of the ``limit`` slots
         self._waiting: collections.deque[asyncio.Future[None]] = collections.deque()
         self._closed = False
@@ -792,7 +866,7 @@ class ConnectionPool:
             raise
         return StreamingResponse(conn, status, version, headers)
 
-    async def _connection(self) -> _Conn:
+    async def _connection(self) -> Connection:
         idle = self._idle
         while idle:
             conn = idle.pop()
@@ -806,10 +880,10 @@ class ConnectionPool:
             self._sockets = _watches_sockets(loop)
         async with asyncio.timeout(self.connect_timeout):
             if self._sockets:
-                return _SocketConn(loop, await _open_socket(loop, self.host, self.port, self.ssl,
+                return SocketConnection(loop, await _open_socket(loop, self.host, self.port, self.ssl,
                                                             self.server_hostname))
             _, conn = await loop.create_connection(
-                functools.partial(_ProtocolConn, loop), self.host, self.port, ssl=self.ssl,
+                functools.partial(ProtocolConnection, loop), self.host, self.port, ssl=self.ssl,
                 server_hostname=self.server_hostname,
                 ssl_handshake_timeout=self.connect_timeout if self.ssl is not None else None)
         return conn
@@ -912,7 +986,7 @@ class StreamingResponse:
     line ending), ``close()`` (ends a ``lines()`` in progress: it raises the read's error, which its
     caller ignores once closed). The connection closes when the body ends, fails or ``close()``."""
 
-    def __init__(self, conn: _Conn, status: int, version: bytes, headers: Headers) -> None:
+    def __init__(self, conn: Connection, status: int, version: bytes, headers: Headers) -> None:
         self.status = status
         self.headers = headers
         self._conn = conn

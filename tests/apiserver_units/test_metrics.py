@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
-import pytest
-from aiohttp.test_utils import make_mocked_request
+from typing import cast
 
+import pytest
+from multidict import CIMultiDict, CIMultiDictProxy
+
+from samplecontroller.apiserver.httpmessages import BodyReader, Request, Writer
 from samplecontroller.apiserver.metrics import RequestMetrics, verb_of
+
+
+def make_request(method: str, target: str, headers: dict[str, str] | None = None,
+                 transport: object | None = None) -> Request:
+    """A request as the server's connection makes it (no body)."""
+    return Request(cast(Writer, transport if transport is not None else object()), method, target, (1, 1),
+                   CIMultiDictProxy(CIMultiDict(headers or {})), BodyReader("none", 0, False), scheme="https",
+                   remote="127.0.0.1", max_body=0)
 
 
 @pytest.mark.parametrize(("method", "path", "watch", "verb"), [
@@ -31,9 +42,7 @@ def test_verb_of(method: str, path: str, watch: str, verb: str) -> None:
 
 
 def test_connections_are_counted_for_transports_that_cannot_be_weakly_referenced() -> None:
-    # uvloop's transports refuse weak references: the counter made every request fail with a TypeError
-    from aiohttp.test_utils import make_mocked_request
-
+    # uvloop's transports refused weak references: the counter made every request fail with a TypeError
     from samplecontroller.apiserver.metrics import RequestCounter
 
     class Transport:
@@ -45,7 +54,7 @@ def test_connections_are_counted_for_transports_that_cannot_be_weakly_referenced
     counter = RequestCounter()
     plain, other = Transport(), Transport()
     for transport in (plain, plain, other):
-        counter.count(make_mocked_request("GET", "/api/v1/namespaces/default/pods", headers={"User-Agent": "t"},
+        counter.count(make_request("GET", "/api/v1/namespaces/default/pods", headers={"User-Agent": "t"},
                                           transport=transport))
     assert counter.connections == 2
     assert counter.snapshot() == {"t": {"list": 3}}
@@ -57,13 +66,13 @@ def test_request_metrics_count_in_flight_totals_and_duration_buckets_as_promethe
     clock = iter([0.0, 0.0, 0.025, 0.0, 60.0])  # begin, begin, finish (0.025 s), begin, finish (60 s)
     monkeypatch.setattr("samplecontroller.apiserver.metrics.time.monotonic", lambda: next(clock))
     path = "/api/v1/namespaces/ns/configmaps"
-    first = metrics.begin(make_mocked_request("POST", path))
-    second = metrics.begin(make_mocked_request("GET", path))
+    first = metrics.begin(make_request("POST", path))
+    second = metrics.begin(make_request("GET", path))
     text = metrics.render().decode()
     assert 'apiserver_current_inflight_requests{request_kind="mutating"} 1.0' in text
     assert 'apiserver_current_inflight_requests{request_kind="readOnly"} 1.0' in text
     metrics.finish(first, 201)
-    metrics.finish(metrics.begin(make_mocked_request("POST", path)), 201)
+    metrics.finish(metrics.begin(make_request("POST", path)), 201)
     text = metrics.render().decode()
     labels = ('component="apiserver",dry_run="",group="",resource="configmaps",scope="namespace",subresource="",'
               'verb="POST",version="v1"')

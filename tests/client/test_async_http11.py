@@ -87,7 +87,7 @@ class Scripted:
 
 class _NoReaderLoop(asyncio.SelectorEventLoop):
     """A loop without ``add_reader``, as the proactor loop on Windows: the pool then goes over
-    asyncio transports (``_ProtocolConn``) instead of watching its sockets."""
+    asyncio transports (``ProtocolConnection``) instead of watching its sockets."""
 
     def add_reader(self, fd: Any, callback: Callable[..., object], *args: Any) -> None:  # type: ignore[override]
         raise NotImplementedError
@@ -609,7 +609,7 @@ def test_a_body_larger_than_the_socket_buffers_is_sent_whole(connection_kind: st
             pool = srv.pool()
             resp = await pool.request(srv.head("PUT"), body, method="PUT", read_timeout=30)
             kind = type(pool._idle[0]).__name__  # the connection kind this variant is about
-            assert kind == {"sockets": "_SocketConn", "transports": "_ProtocolConn"}[connection_kind], kind
+            assert kind == {"sockets": "SocketConnection", "transports": "ProtocolConnection"}[connection_kind], kind
             await pool.close()
             return resp.data
 

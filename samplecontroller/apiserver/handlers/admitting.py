@@ -5,14 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from aiohttp import web
-
 from samplecontroller.apiserver import requestinfo as ri
 from samplecontroller.apiserver.admission import AdmissionRequest
 from samplecontroller.apiserver.authentication import user_of
 from samplecontroller.apiserver.errors import APIError
 from samplecontroller.apiserver.handlers import converting
 from samplecontroller.apiserver.handlers.common import Scope, versioned
+from samplecontroller.apiserver.httpmessages import Request
 from samplecontroller.apiserver.objects import copy_json, name_of
 from samplecontroller.apiserver.requestinfo import RequestInfo
 from samplecontroller.apiserver.restmapper import Resource
@@ -25,7 +24,7 @@ def _rv(entry: Entry | None) -> str:
     return str(entry.obj["metadata"].get("resourceVersion", "")) if entry is not None else ""
 
 
-async def admit_create(scope: Scope, request: web.Request, admission: AdmissionRequest) -> Any:
+async def admit_create(scope: Scope, request: Request, admission: AdmissionRequest) -> Any:
     """Mutating webhooks on the request body, then validating webhooks on the object as it
     would be stored (a dry run); returns the body to create."""
     body = await scope.admitter.mutate(admission)
@@ -39,7 +38,7 @@ async def admit_create(scope: Scope, request: web.Request, admission: AdmissionR
     return body
 
 
-async def admit_update(scope: Scope, request: web.Request, admission: AdmissionRequest,
+async def admit_update(scope: Scope, request: Request, admission: AdmissionRequest,
                        old_view: dict[str, Any] | None = None) -> Any:
     """As ``admit_create`` for a replace (PUT); returns the body to store. ``old_view``: the
     stored object converted to the request's version (``converting.stored_view``)."""
@@ -53,7 +52,7 @@ async def admit_update(scope: Scope, request: web.Request, admission: AdmissionR
     return body
 
 
-async def admitted_patch(scope: Scope, request: web.Request, t: RequestInfo, ctype: str, raw: bytes, manager: str,
+async def admitted_patch(scope: Scope, request: Request, t: RequestInfo, ctype: str, raw: bytes, manager: str,
                           force: bool, served: Resource | None = None) -> tuple[dict[str, Any], bool, list[str]]:
     """A patch through admission: patch in a dry run, call the webhooks on the result, then
     store exactly the admitted object (guarded by the resourceVersion the patch was applied

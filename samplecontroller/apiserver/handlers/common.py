@@ -6,14 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from aiohttp import web
-
 from samplecontroller.apiserver import authentication, conversion, strategies, tables, tokens, warning
 from samplecontroller.apiserver.admission import Admitter
 from samplecontroller.apiserver.authorization.rbac import Authorizer
 from samplecontroller.apiserver.core import Core
 from samplecontroller.apiserver.crdconversion import Converter
 from samplecontroller.apiserver.filters import json_response
+from samplecontroller.apiserver.httpmessages import Request, Response
 from samplecontroller.apiserver.negotiation import Accept
 from samplecontroller.apiserver.restmapper import Resource
 from samplecontroller.apiserver.storage import Store
@@ -43,7 +42,7 @@ class Scope:
             self.converter = self.admitter.converter
 
 
-def requester(scope: Scope, request: web.Request) -> dict[str, Any]:
+def requester(scope: Scope, request: Request) -> dict[str, Any]:
     """Who sent ``request`` (``username``, ``uid``, ``groups``, ``extra``): the one place handlers
     read the authenticated identity, as the authentication and impersonation filters left it
     (``authentication.user_of``)."""
@@ -72,7 +71,7 @@ def versioned(res: Resource, obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def render(scope: Scope, res: Resource, obj: dict[str, Any], accept: Accept, code: int = 200,
-           headers: dict[str, str] | None = None) -> web.Response:
+           headers: dict[str, str] | None = None) -> Response:
     """The response with object ``obj`` of ``res`` (or a Status) as ``accept`` asks."""
     if obj.get("kind") == res.kind:
         obj = versioned(res, obj)
@@ -86,7 +85,7 @@ def render(scope: Scope, res: Resource, obj: dict[str, Any], accept: Accept, cod
                               "metadata": obj.get("metadata") or {}}, code, headers)
     stored = _stored_bytes(scope, res, obj)
     if stored is not None:
-        return web.Response(body=stored, status=code, content_type="application/json", headers=headers)
+        return Response(body=stored, status=code, content_type="application/json", headers=headers)
     return json_response(obj, code, headers)
 
 

@@ -22,12 +22,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from aiohttp import web
-
 from samplecontroller.apiserver import crdconversion
 from samplecontroller.apiserver.errors import APIError
 from samplecontroller.apiserver.handlers import scale as scale_
 from samplecontroller.apiserver.handlers.common import Scope, render, versioned
+from samplecontroller.apiserver.httpmessages import Response
 from samplecontroller.apiserver.negotiation import Accept
 from samplecontroller.apiserver.restmapper import Resource
 from samplecontroller.apiserver.storage import Entry
@@ -104,7 +103,7 @@ async def store(scope: Scope, res: Resource, prepared: dict[str, Any], expected:
 
 
 async def respond(scope: Scope, res: Resource, obj: dict[str, Any], accept: Accept, code: int = 200,
-                  headers: dict[str, str] | None = None) -> web.Response:
+                  headers: dict[str, str] | None = None) -> Response:
     """``common.render`` of ``obj`` converted to ``res``'s version first."""
     return render(scope, res, (await to_version(scope, res, [obj]))[0], accept, code, headers)
 

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from aiohttp import web
-
 from samplecontroller.apiserver import conversion, strategies, tokens
 from samplecontroller.apiserver import requestinfo as ri
 from samplecontroller.apiserver.admission import AdmissionRequest
@@ -21,6 +19,7 @@ from samplecontroller.apiserver.handlers.admitting import admit_create, admit_up
 from samplecontroller.apiserver.handlers.common import Scope, requester, warn
 from samplecontroller.apiserver.handlers.converting import respond
 from samplecontroller.apiserver.handlers.preflight import preflight
+from samplecontroller.apiserver.httpmessages import AnyResponse, Request
 from samplecontroller.apiserver.negotiation import (
     PATCH_APPLY,
     PATCH_JSON,
@@ -36,7 +35,7 @@ from samplecontroller.apiserver.requestinfo import RequestInfo
 __all__ = ["create", "delete", "delete_collection", "delete_options", "get", "patch", "update"]
 
 
-async def get(scope: Scope, request: web.Request, t: RequestInfo, accept: Accept) -> web.StreamResponse:
+async def get(scope: Scope, request: Request, t: RequestInfo, accept: Accept) -> AnyResponse:
     res, ns, name = t.res, t.namespace or "", t.name
     if request.query.get("resourceVersion"):
         ri.parse_rv(request.query["resourceVersion"])
@@ -53,7 +52,7 @@ def _stored_as(scope: Scope, t: RequestInfo) -> RequestInfo:
     stored = scope.core.mapper.get(t.res.group, version, t.res.plural) if version else None
     return t._replace(res=stored) if stored is not None else t
 
-async def create(scope: Scope, request: web.Request, t: RequestInfo, accept: Accept) -> web.StreamResponse:
+async def create(scope: Scope, request: Request, t: RequestInfo, accept: Accept) -> AnyResponse:
     served, t = t.res, _stored_as(scope, t)
     res, ns = t.res, t.namespace or ""
     if t.namespace is None and res.namespaced:
@@ -92,7 +91,7 @@ async def create(scope: Scope, request: web.Request, t: RequestInfo, accept: Acc
     return await respond(scope, served, obj, accept, 201, headers)
 
 
-async def update(scope: Scope, request: web.Request, t: RequestInfo, accept: Accept) -> web.StreamResponse:
+async def update(scope: Scope, request: Request, t: RequestInfo, accept: Accept) -> AnyResponse:
     served, t = t.res, _stored_as(scope, t)
     res, ns, name = t.res, t.namespace or "", t.name
     ri.check_write_options(request)
@@ -134,7 +133,7 @@ async def update(scope: Scope, request: web.Request, t: RequestInfo, accept: Acc
     return await respond(scope, served, obj, accept, 201 if created else 200, headers)
 
 
-async def patch(scope: Scope, request: web.Request, t: RequestInfo, accept: Accept) -> web.StreamResponse:
+async def patch(scope: Scope, request: Request, t: RequestInfo, accept: Accept) -> AnyResponse:
     served, t = t.res, _stored_as(scope, t)
     res, ns, name = t.res, t.namespace or "", t.name
     view = served if served is not res else None  # objects stored in another version (conversion)
@@ -179,7 +178,7 @@ async def patch(scope: Scope, request: web.Request, t: RequestInfo, accept: Acce
     return await respond(scope, served, obj, accept, 201 if created else 200, headers)
 
 
-async def delete(scope: Scope, request: web.Request, t: RequestInfo, accept: Accept) -> web.StreamResponse:
+async def delete(scope: Scope, request: Request, t: RequestInfo, accept: Accept) -> AnyResponse:
     res, ns, name = t.res, t.namespace or "", t.name
     options = await delete_options(request)
     dry_run = ri.dry_run(request) or bool(options.get("dryRun"))
@@ -195,14 +194,14 @@ async def delete(scope: Scope, request: web.Request, t: RequestInfo, accept: Acc
     return await respond(scope, res, obj, accept, code)
 
 
-async def delete_collection(scope: Scope, request: web.Request, t: RequestInfo, accept: Accept) -> web.StreamResponse:
+async def delete_collection(scope: Scope, request: Request, t: RequestInfo, accept: Accept) -> AnyResponse:
     options = await delete_options(request)
     entries = await list_.select_converted(scope, request, t.res, t.namespace)
     scope.core.delete_collection(t.res, t.namespace, [name_of(e.obj) for e in entries],
                                 options, dry_run=ri.dry_run(request))
     return json_response({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"})
 
-async def delete_options(request: web.Request) -> dict[str, Any]:
+async def delete_options(request: Request) -> dict[str, Any]:
     raw = await ri.read_body(request) if request.can_read_body else b""
     options: dict[str, Any] = {}
     if raw.strip():

@@ -11,7 +11,6 @@ from collections.abc import Callable
 from typing import Any
 
 import msgspec
-from aiohttp import web
 
 from samplecontroller.apimachinery import fields as fieldsel
 from samplecontroller.apimachinery import labels as labelsel
@@ -21,6 +20,7 @@ from samplecontroller.apiserver.errors import APIError, bad_request, too_large_r
 from samplecontroller.apiserver.filters import json_response
 from samplecontroller.apiserver.handlers import converting
 from samplecontroller.apiserver.handlers.common import Scope, columns, versioned
+from samplecontroller.apiserver.httpmessages import AnyResponse, Request, Response
 from samplecontroller.apiserver.negotiation import Accept
 from samplecontroller.apiserver.requestinfo import RequestInfo
 from samplecontroller.apiserver.restmapper import Resource
@@ -32,7 +32,7 @@ _encode = msgspec.json.Encoder().encode
 _decode = msgspec.json.Decoder().decode
 
 
-def matcher(scope: Scope, request: web.Request, res: Resource) -> Callable[[dict[str, Any]], bool] | None:
+def matcher(scope: Scope, request: Request, res: Resource) -> Callable[[dict[str, Any]], bool] | None:
     q = request.query
     label_text, field_text = q.get("labelSelector", ""), q.get("fieldSelector", "")
     try:
@@ -61,11 +61,11 @@ def matcher(scope: Scope, request: web.Request, res: Resource) -> Callable[[dict
     return match
 
 
-def select(scope: Scope, request: web.Request, res: Resource, ns: str | None) -> list[Entry]:
+def select(scope: Scope, request: Request, res: Resource, ns: str | None) -> list[Entry]:
     match = matcher(scope, request, res)
     entries = [e for _, e in scope.core.list_entries(res, ns)]
     return entries if match is None else [e for e in entries if match(e.obj)]
-async def select_converted(scope: Scope, request: web.Request, res: Resource, ns: str | None) -> list[Entry]:
+async def select_converted(scope: Scope, request: Request, res: Resource, ns: str | None) -> list[Entry]:
     """As ``select``, the selectors seeing the objects in ``res``'s version when the CRD converts
     through a webhook (the entries are then the converted objects)."""
     if converting.webhook_crd(scope, res) is None:
@@ -78,7 +78,7 @@ async def select_converted(scope: Scope, request: web.Request, res: Resource, ns
 # ------------------------------------------------------------------ list
 
 
-async def list_(scope: Scope, request: web.Request, t: RequestInfo, accept: Accept) -> web.StreamResponse:
+async def list_(scope: Scope, request: Request, t: RequestInfo, accept: Accept) -> AnyResponse:
     res = t.res
     q = request.query
     rv, rvm, cont = q.get("resourceVersion", ""), q.get("resourceVersionMatch", ""), q.get("continue", "")
@@ -170,7 +170,7 @@ def _continue_key(start: str) -> tuple[str, str]:
 
 
 def _page(scope: Scope, res: Resource, page: Page, rev: int, limit: int,
-          match: Callable[[dict[str, Any]], bool] | None, accept: Accept, request: web.Request) -> web.Response:
+          match: Callable[[dict[str, Any]], bool] | None, accept: Accept, request: Request) -> Response:
     """One page of a paginated list: the first ``limit`` objects of ``page`` that ``match``
     selects, and a continue token (the revision and the last key) when more may follow."""
     entries: list[Entry] = []
@@ -231,7 +231,7 @@ def _decode_continue(token: str) -> tuple[int, str]:
 
 
 def _list_response(scope: Scope, res: Resource, entries: list[Entry], rv: str, cont: str, remaining: int,
-                   accept: Accept, request: web.Request) -> web.Response:
+                   accept: Accept, request: Request) -> Response:
     if accept.kind == "table":
         table = tables.to_table([versioned(res, e.obj) for e in entries], columns(scope, res),
                                 resource_version=rv, continue_=cont,
@@ -252,7 +252,7 @@ def _list_response(scope: Scope, res: Resource, entries: list[Entry], rv: str, c
     head = _encode({"kind": res.the_list_kind, "apiVersion": gv, "metadata": meta})
     items = [e.raw if e.obj.get("apiVersion") == gv else _encode(versioned(res, e.obj)) for e in entries]
     body = head[:-1] + b',"items":[' + b",".join(items) + b"]}"
-    return web.Response(body=body, content_type="application/json")
+    return Response(body=body, content_type="application/json")
 
 
 # Selectable fields whose Go value is a zero that JSON omits.

@@ -9,12 +9,12 @@ import logging
 from typing import Any
 
 import msgspec
-from aiohttp import web
 
 from samplecontroller.apiserver import openapi, protobuf
 from samplecontroller.apiserver.core import Core
 from samplecontroller.apiserver.errors import not_found_path
 from samplecontroller.apiserver.filters import json_response
+from samplecontroller.apiserver.httpmessages import Response
 
 __all__ = ["OpenAPIHandler"]
 
@@ -82,7 +82,7 @@ class OpenAPIHandler:
             out["components"]["schemas"].update((doc.get("components") or {}).get("schemas") or {})
         return out
 
-    def index(self) -> web.Response:
+    def index(self) -> Response:
         hashes = {}
         gvs = []
         for gv in self._group_versions():
@@ -95,7 +95,7 @@ class OpenAPIHandler:
                 hashes[gv] = digest
         return json_response(openapi.build_index(gvs, hashes))
 
-    def v2(self, accept: str) -> web.Response:
+    def v2(self, accept: str) -> Response:
         """The swagger 2.0 document of every served group/version: gnostic protobuf when the
         client asks for it (client-go's ``OpenAPISchema``), JSON otherwise."""
         pb = "proto-openapi.spec.v2" in accept
@@ -107,9 +107,9 @@ class OpenAPIHandler:
             body = protobuf.encode_openapi_v2(doc) if pb else _encode(doc)
             self._v2_cache[key] = body
         ctype = protobuf.OPENAPI_V2_PROTOBUF if pb else "application/json"
-        return web.Response(body=body, headers={"Content-Type": ctype, "Cache-Control": "no-cache, private"})
+        return Response(body=body, headers={"Content-Type": ctype, "Cache-Control": "no-cache, private"})
 
-    def v3(self, parts: list[str]) -> web.Response:
+    def v3(self, parts: list[str]) -> Response:
         if parts[0] == "api" and len(parts) == 2:
             gv = parts[1]
         elif parts[0] == "apis" and len(parts) == 3:

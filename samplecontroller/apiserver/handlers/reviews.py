@@ -8,14 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from aiohttp import web
-
 from samplecontroller.apiserver import tokens
 from samplecontroller.apiserver.authentication import ADMIN, UserInfo, authenticate_token, user_of
 from samplecontroller.apiserver.authorization.attributes import Attributes
 from samplecontroller.apiserver.authorization.rbac import Authorizer, Decision, mapping
 from samplecontroller.apiserver.errors import APIError, bad_request
 from samplecontroller.apiserver.handlers.common import Scope
+from samplecontroller.apiserver.httpmessages import Request
 from samplecontroller.apiserver.restmapper import Resource
 
 __all__ = ["answer"]
@@ -74,7 +73,7 @@ def _rules_status(authorizer: Authorizer, user: UserInfo, namespace: str) -> dic
     return status
 
 
-def answer(scope: Scope, request: web.Request, res: Resource, namespace: str, body: Any) -> dict[str, Any]:
+def answer(scope: Scope, request: Request, res: Resource, namespace: str, body: Any) -> dict[str, Any]:
     """The review ``body`` of ``res`` answered (spec echoed, status filled)."""
     if not isinstance(body, dict):
         raise bad_request("the request body must be a JSON object")

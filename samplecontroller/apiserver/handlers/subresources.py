@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from aiohttp import web
-
 from samplecontroller.apiserver.errors import APIError, bad_request, not_allowed
 from samplecontroller.apiserver.filters import json_response
 from samplecontroller.apiserver.handlers.common import Scope
+from samplecontroller.apiserver.httpmessages import AnyResponse, Request, Response
 from samplecontroller.apiserver.objects import deep_get
 from samplecontroller.apiserver.requestinfo import RequestInfo
 from samplecontroller.apiserver.restmapper import Resource
@@ -18,7 +17,7 @@ from samplecontroller.apiserver.restmapper import Resource
 __all__ = ["connect", "finalize", "pod_container"]
 
 
-def connect(scope: Scope, request: web.Request, t: RequestInfo) -> web.StreamResponse:
+def connect(scope: Scope, request: Request, t: RequestInfo) -> AnyResponse:
     """Pod log/exec/attach/portforward as kube-apiserver answers them before it would proxy to
     the kubelet: the container must be valid; an unscheduled pod has empty logs and cannot be
     exec'd into. There is no kubelet, so a scheduled pod's logs are empty too and streams fail."""
@@ -27,13 +26,13 @@ def connect(scope: Scope, request: web.Request, t: RequestInfo) -> web.StreamRes
     pod = scope.core.get(t.res, t.namespace or "", t.name)
     pod_container(pod, request.query.get("container", ""))
     if t.subresource == "log":
-        return web.Response(body=b"", content_type="text/plain")
+        return Response(body=b"", content_type="text/plain")
     if not deep_get(pod, "spec", "nodeName"):
         raise bad_request(f"pod {t.name} does not have a host assigned")
     raise APIError(503, "ServiceUnavailable",
                    f"the embedded API server runs no kubelet: cannot {t.subresource} pod {t.name}")
 
-def finalize(scope: Scope, res: Resource, name: str, body: Any) -> web.Response:
+def finalize(scope: Scope, res: Resource, name: str, body: Any) -> Response:
     """PUT of a namespace's finalize subresource: only ``spec.finalizers`` changes."""
     return json_response(scope.core.finalize(res, name, body))
 

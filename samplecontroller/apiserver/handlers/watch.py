@@ -9,7 +9,6 @@ from collections.abc import Callable
 from typing import Any
 
 import msgspec
-from aiohttp import web
 
 from samplecontroller.apiserver import requestinfo as ri
 from samplecontroller.apiserver import tables
@@ -18,6 +17,7 @@ from samplecontroller.apiserver.errors import APIError
 from samplecontroller.apiserver.handlers import converting
 from samplecontroller.apiserver.handlers import list as list_
 from samplecontroller.apiserver.handlers.common import Scope, columns, versioned
+from samplecontroller.apiserver.httpmessages import Request, StreamResponse
 from samplecontroller.apiserver.negotiation import Accept, parse_bool
 from samplecontroller.apiserver.objects import name_of
 from samplecontroller.apiserver.requestinfo import RequestInfo
@@ -29,7 +29,7 @@ __all__ = ["watch"]
 _encode = msgspec.json.Encoder().encode
 
 
-async def watch(scope: Scope, request: web.Request, t: RequestInfo, accept: Accept) -> web.StreamResponse:
+async def watch(scope: Scope, request: Request, t: RequestInfo, accept: Accept) -> StreamResponse:
     res = t.res
     q = request.query
     rv, rvm = q.get("resourceVersion", ""), q.get("resourceVersionMatch", "")
@@ -54,7 +54,7 @@ async def watch(scope: Scope, request: web.Request, t: RequestInfo, accept: Acce
         match = list_.matcher(scope, request, res)
     start_rev = ri.parse_rv(rv) if rv not in ("", "0") else None
     ns = t.namespace if res.namespaced else None
-    response = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
+    response = StreamResponse(status=200, headers={"Content-Type": "application/json"})
     if request.version >= (1, 1):
         response.enable_chunked_encoding()  # HTTP/1.0: the stream ends when the connection closes
     if start_rev is not None and not send_initial:
@@ -114,8 +114,8 @@ async def watch(scope: Scope, request: web.Request, t: RequestInfo, accept: Acce
     return response
 
 
-async def _watch_error(request: web.Request, response: web.StreamResponse,
-                       status: dict[str, Any]) -> web.StreamResponse:
+async def _watch_error(request: Request, response: StreamResponse,
+                       status: dict[str, Any]) -> StreamResponse:
     """End a watch with one ERROR event (a watch that passed validation fails this way)."""
     await response.prepare(request)
     await response.write(_encode({"type": "ERROR", "object": status}) + b"\n")
@@ -143,8 +143,8 @@ def next_bookmark_time(now: float, deadline: float, interval: float) -> float:
     return when if when >= now else float("inf")
 
 
-async def _stream(scope: Scope, response: web.StreamResponse, watcher: Any, res: Resource,
-                  match: Callable[[dict[str, Any]], bool] | None, accept: Accept, request: web.Request,
+async def _stream(scope: Scope, response: StreamResponse, watcher: Any, res: Resource,
+                  match: Callable[[dict[str, Any]], bool] | None, accept: Accept, request: Request,
                   timeout: int | None, bookmarks: bool) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + (timeout if timeout is not None else 1800)
@@ -176,7 +176,7 @@ async def _stream(scope: Scope, response: web.StreamResponse, watcher: Any, res:
 
 async def _initial_converted(scope: Scope, res: Resource, entries: list[Entry],
                              match: Callable[[dict[str, Any]], bool] | None, accept: Accept,
-                             request: web.Request) -> list[bytes]:
+                             request: Request) -> list[bytes]:
     """The ADDED lines of a watch's initial state, converted in one review (conversion webhook)."""
     objs = await converting.to_version(scope, res, [e.obj for e in entries], listed=True)
     return [_line(scope, "ADDED", res, obj, _encode(obj), accept, request)
@@ -184,7 +184,7 @@ async def _initial_converted(scope: Scope, res: Resource, entries: list[Entry],
 
 
 async def _lines(scope: Scope, events: list[Event], res: Resource, match: Callable[[dict[str, Any]], bool] | None,
-                 accept: Accept, request: web.Request) -> bytes:
+                 accept: Accept, request: Request) -> bytes:
     """The lines of ``events``; each event's objects (and the previous object, for a selector)
     through the CRD's conversion webhook where there is one (a review per event, as kube-apiserver
     converts each event)."""
@@ -205,7 +205,7 @@ async def _lines(scope: Scope, events: list[Event], res: Resource, match: Callab
 
 
 def _plain_lines(scope: Scope, events: list[Event], res: Resource, match: Callable[[dict[str, Any]], bool] | None,
-                 accept: Accept, request: web.Request) -> bytes:
+                 accept: Accept, request: Request) -> bytes:
     plain = accept.kind == "json"
     gv = res.group_version
     out: list[bytes] = []
@@ -237,7 +237,7 @@ def _selected_type(etype: str, obj: dict[str, Any], prev: dict[str, Any] | None,
 
 
 def _line(scope: Scope, etype: str, res: Resource, obj: dict[str, Any], raw: bytes, accept: Accept,
-          request: web.Request) -> bytes:
+          request: Request) -> bytes:
     if accept.kind == "table":
         table = tables.to_table([versioned(res, obj)], columns(scope, res),
                                 resource_version=str((obj.get("metadata") or {}).get("resourceVersion", "")),
