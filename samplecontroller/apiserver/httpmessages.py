@@ -8,7 +8,8 @@
   read-only multidict), ``headers`` (case-insensitive, read-only), ``version``, ``scheme``,
   ``host``, ``remote``; ``await read()`` for the body (``Content-Length`` or chunked, gzip or
   deflate ``Content-Encoding`` undone), at most ``max_body`` bytes before and after decoding
-  (``PayloadTooLarge``); a body not in its encoding is ``BadContentEncoding``; a client that sends
+  (``PayloadTooLarge``); a body not in its encoding is ``BadContentEncoding``, malformed chunks
+  ``MalformedBody``, and a client that closes inside the body ``ConnectionResetError``; a client that sends
   ``Expect: 100-continue`` gets its ``100 Continue`` when the body is first read (as Go's server
   does). ``request[key] = value`` keeps per-request values for the filters.
 - ``Response``: a whole response (``body`` or ``text``); ``StreamResponse``: a streamed one
@@ -30,9 +31,10 @@ from typing import Any, Protocol
 from multidict import CIMultiDict, CIMultiDictProxy, MultiDictProxy
 from yarl import URL
 
-from samplecontroller.rest.http11 import Step, Wire
+from samplecontroller.rest.http11 import IncompleteResponse, ProtocolError, Step, Wire
 
-__all__ = ["AnyResponse", "BadContentEncoding", "BadRequest", "BodyReader", "PayloadTooLarge", "Request", "Response",
+__all__ = ["AnyResponse", "BadContentEncoding", "BadRequest", "BodyReader", "MalformedBody", "PayloadTooLarge",
+           "Request", "Response",
            "StreamResponse", "Writer", "framing", "parse_request_head", "serialize_head"]
 
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
@@ -56,6 +58,10 @@ class PayloadTooLarge(Exception):
 
 class BadContentEncoding(Exception):
     """The body is not in the Content-Encoding it names."""
+
+
+class MalformedBody(Exception):
+    """The body's chunked framing is malformed."""
 
 
 def parse_request_head(raw: bytes) -> tuple[str, str, tuple[int, int], CIMultiDictProxy[str]]:
@@ -267,7 +273,12 @@ class Request:
                 body.continue_sent = True
                 if body.kind != "length" or body.length <= self._limit:
                     self._conn.send(b"HTTP/1.1 100 Continue\r\n\r\n")
-            data = await self._conn.drive(body.read(self._conn.wire, self._limit))
+            try:
+                data = await self._conn.drive(body.read(self._conn.wire, self._limit))
+            except IncompleteResponse:
+                raise ConnectionResetError("the client closed the connection inside the request body") from None
+            except ProtocolError as err:
+                raise MalformedBody(str(err)) from None
         self._body = _decoded(data, self.headers.get("Content-Encoding", ""), self._limit)
         return self._body
 

@@ -13,7 +13,12 @@ from typing import NamedTuple
 
 from samplecontroller.apiserver import bodies, schema
 from samplecontroller.apiserver.errors import APIError, bad_request, not_allowed, not_found_path
-from samplecontroller.apiserver.httpmessages import BadContentEncoding, PayloadTooLarge, Request
+from samplecontroller.apiserver.httpmessages import (
+    BadContentEncoding,
+    MalformedBody,
+    PayloadTooLarge,
+    Request,
+)
 from samplecontroller.apiserver.negotiation import PATCH_APPLY, parse_bool
 from samplecontroller.apiserver.restmapper import Resource, RESTMapper
 from samplecontroller.apiserver.schema import FieldError
@@ -100,6 +105,8 @@ async def read_body(request: Request) -> bytes:
     except PayloadTooLarge:
         raise APIError(413, "RequestEntityTooLarge",
                        f"Request entity too large: limit is {bodies.MAX_BODY_BYTES}") from None
+    except MalformedBody as err:
+        raise bad_request(f"the request body is malformed: {err}") from None
     except BadContentEncoding as err:
         encoding = request.headers.get("Content-Encoding", "")
         raise bad_request(f'the request body is not in its Content-Encoding "{encoding}": '

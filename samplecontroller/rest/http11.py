@@ -653,16 +653,20 @@ class ProtocolConnection(Connection, asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        """asyncio: the connection is open."""
         self.transport = cast(asyncio.Transport, transport)
 
     def data_received(self, data: bytes) -> None:
+        """asyncio: bytes arrived."""
         self._received(data)
 
     def eof_received(self) -> bool:
+        """asyncio: the peer closed its side."""
         self._end(None)
         return False  # the transport closes itself
 
     def connection_lost(self, exc: Exception | None) -> None:
+        """asyncio: the connection closed (``exc``: why, if it failed)."""
         self._end(exc)
         self._gone()
 
