@@ -163,3 +163,36 @@ def test_replica_sets_resume_after_restart(tmp_path: Path) -> None:
                         kubeconfig_path=tmp_path / "kc") as server:
         raw = Raw(server)
         eventually(lambda: settled(raw, "late", 1), "revision 1 after the restart")
+
+
+def test_a_change_is_synced_once_not_once_per_event_of_the_simulators_own_writes(tmp_path: Path) -> None:
+    # a new Deployment: the simulator writes its ReplicaSet, the revision annotation and the status;
+    # the events of its own Deployment writes are not synced again (a work queue keeps one key once)
+    with LocalAPIServer(simulate_deployments=True, simulate_delay=0.05, kubeconfig_path=tmp_path / "kc") as server:
+        assert server.controllers is not None and server.controllers.deployments is not None
+        simulator = server.controllers.deployments
+        syncs: list[str] = []
+        real_sync = simulator._sync
+
+        def counted(obj: dict[str, Any]) -> None:
+            syncs.append(obj["metadata"]["name"])
+            real_sync(obj)
+
+        simulator._sync = counted  # type: ignore[method-assign]
+        raw = Raw(server)
+        marks = iter(range(100))
+
+        def committed() -> None:  # a write is answered once every write before it is committed
+            assert raw.call("POST", f"/api/v1/namespaces/{NS}/configmaps", {"metadata": {"name": f"mark-{next(marks)}"}})[0] == 201
+
+        assert raw.call("POST", DEPLOYMENTS, deployment("once", "img:1"))[0] == 201
+        eventually(lambda: settled(raw, "once", 1), "revision 1")
+        committed()  # the events of the simulator's writes are out: any sync they ask for is queued
+        eventually(lambda: server.call(lambda _core: not simulator._queued), "no sync queued")
+        assert syncs == ["once"]
+        assert raw.call("PATCH", f"{DEPLOYMENTS}/once", {"spec": {"replicas": 3}},
+                        ctype="application/merge-patch+json")[0] == 200
+        eventually(lambda: (s := settled(raw, "once", 1)) and s[1]["spec"]["replicas"] == 3, "scaled to 3")
+        committed()
+        eventually(lambda: server.call(lambda _core: not simulator._queued), "no sync queued")
+        assert syncs == ["once", "once"]

@@ -76,8 +76,9 @@ class Controllers:
         if self.jobs is not None:
             self.jobs.resume()
         if self.deployments is not None:
-            for ns, name in self.deployments.behind():
-                self.schedule(self.deployments.simulate, ns, name, delay=self.deployments.delay)
+            for ns, name, revision in self.deployments.behind():
+                if self.deployments.queue(ns, name, revision):
+                    self.schedule(self.deployments.simulate, ns, name, delay=self.deployments.delay)
 
     def schedule(self, fn: Callable[..., None], *args: Any, delay: float = 0.0) -> None:
         """Run ``fn(*args)`` on the loop (after ``delay`` s); its failures are logged."""
@@ -111,13 +112,16 @@ class Controllers:
         if self.jobs is not None and event.skey in (JOBS, PODS):
             self.jobs.observe(event.skey, obj)
         if event.type == "DELETED":
+            if self.deployments is not None and event.skey == DEPLOYMENTS:
+                self.deployments.forget(event.namespace, event.name)
             self._on_deleted(event, meta)
             return
         if meta.get("deletionTimestamp") or meta.get("ownerReferences"):
             self.schedule(self.reconcile, event.skey, event.namespace, event.name)
         if event.skey == PODS and meta.get("deletionTimestamp"):
             self.node.observe(obj)
-        if self.deployments is not None and event.skey == DEPLOYMENTS:
+        if (self.deployments is not None and event.skey == DEPLOYMENTS
+                and self.deployments.queue(event.namespace, event.name, event.rev)):
             self.schedule(self.deployments.simulate, event.namespace, event.name, delay=self.deployments.delay)
 
     def _on_deleted(self, event: Event, meta: dict[str, Any]) -> None:

@@ -17,7 +17,10 @@ For every Deployment (not paused, not being deleted):
   the generation observed, Available and Progressing conditions naming the new ReplicaSet).
 
 Writes go through ``Core`` as ``kube-controller-manager``; a state that already holds is not
-written again, so the simulator settles.
+written again, so the simulator settles. Syncs are queued as a controller's work queue queues
+keys (``queue``): a Deployment already queued is not queued twice (the sync reads the store when
+it runs), and one still at the revision its last sync left it at (the events of the simulator's
+own writes, which arrive after it) is not synced again.
 """
 
 from __future__ import annotations
@@ -83,10 +86,25 @@ class DeploymentSimulator:
         self.core = core
         self.store = core.store
         self.delay = delay
+        self._queued: set[tuple[str, str]] = set()
+        self._settled: dict[tuple[str, str], int] = {}  # the revision each Deployment's last sync left
 
-    def behind(self) -> list[tuple[str, str]]:
-        """The (namespace, name) of every Deployment (the simulator settles those already done)."""
-        return list((self.store.data.get(DEPLOYMENTS) or {}).keys())
+    def queue(self, ns: str, name: str, revision: int) -> bool:
+        """Whether a sync of Deployment ``ns``/``name``, changed at ``revision``, must be scheduled
+        (see the module docstring); True marks it queued until ``simulate`` runs."""
+        key = (ns, name)
+        if key in self._queued or revision <= self._settled.get(key, 0):
+            return False  # queued already, or its last sync saw this revision or a later one
+        self._queued.add(key)
+        return True
+
+    def forget(self, ns: str, name: str) -> None:
+        """Deployment ``ns``/``name`` is deleted."""
+        self._settled.pop((ns, name), None)
+
+    def behind(self) -> list[tuple[str, str, int]]:
+        """The namespace, name and revision of every Deployment (the simulator settles those already done)."""
+        return [(ns, name, entry.rev) for (ns, name), entry in (self.store.data.get(DEPLOYMENTS) or {}).items()]
 
     def owned(self, ns: str, uid: str) -> list[dict[str, Any]]:
         """The ReplicaSets in ``ns`` whose controlling owner has ``uid`` (through the store's
@@ -105,10 +123,21 @@ class DeploymentSimulator:
 
     def simulate(self, ns: str, name: str) -> None:
         """Bring Deployment ``ns``/``name``'s ReplicaSets and status to a finished rollout."""
+        key = (ns, name)
+        self._queued.discard(key)
         entry = self.store.get(DEPLOYMENTS, ns, name)
         if entry is None or deep_get(entry.obj, "metadata", "deletionTimestamp"):
+            self._settled.pop(key, None)
             return
-        deployment = entry.obj
+        if self._settled.get(key) == entry.rev:
+            return  # unchanged since this simulator left it
+        self._sync(entry.obj)
+        done = self.store.get(DEPLOYMENTS, ns, name)
+        if done is not None:
+            self._settled[key] = done.rev
+
+    def _sync(self, deployment: dict[str, Any]) -> None:
+        ns, name = deployment["metadata"]["namespace"], deployment["metadata"]["name"]
         uid = str(deep_get(deployment, "metadata", "uid") or "")
         owned = self.owned(ns, uid)
         template = _without_hash(deep_get(deployment, "spec", "template"))
