@@ -178,7 +178,7 @@ def test_a_change_is_synced_once_not_once_per_event_of_the_simulators_own_writes
             syncs.append(obj["metadata"]["name"])
             real_sync(obj)
 
-        simulator._sync = counted  # type: ignore[method-assign]
+        simulator._sync = counted  # type: ignore[method-assign,assignment]
         raw = Raw(server)
         marks = iter(range(100))
 
