@@ -172,24 +172,34 @@ class Core:
     # ------------------------------------------------------------------ preparation
 
     def _validate(self, res: Resource, obj: dict[str, Any], old: dict[str, Any] | None,
-                  field_validation: str, patching: bool = False) -> list[str]:
+                  field_validation: str, patching: bool = False, stored_but: str = "") -> list[str]:
         """Prune/default/validate ``obj`` in place; returns warnings; raises 400/422.
 
         Decoding errors of a create or update body say which kind could not be decoded (``Foo in
         version "v1" cannot be handled as a Foo: ...``); those of a patched object (``patching``)
-        do not, as in kube-apiserver's patch handler."""
+        do not, as in kube-apiserver's patch handler. ``stored_but``: every top-level field of
+        ``obj`` except this one and ``metadata`` is the stored object's (a status update), already
+        decoded and defaulted when it was stored: only ``metadata`` and that field are again."""
         prefix = "" if patching else f'{res.kind} in version "{res.version}" cannot be handled as a {res.kind}: '
         warnings: list[str] = []
         name = str(meta_of(obj).get("name") or meta_of(obj).get("generateName") or "")
         errors: list[FieldError] = []
         sch = self.version_schema(res)
         strategy = strategies.for_resource(res)
+        fresh = obj if not stored_but else {k: v for k, v in obj.items()
+                                            if k in ("apiVersion", "kind", "metadata", stored_but)}
         try:
-            removed = strategy.decode(res, obj, sch)
+            removed = strategy.decode(res, fresh, sch)
         except decoding.DecodeError as err:
             raise bad_request(prefix + str(err)) from None
         warnings += self._unknown_fields(removed, field_validation, prefix)
-        strategy.default(res, obj, old is None, sch)
+        strategy.default(res, fresh, old is None, sch)
+        if fresh is not obj:  # what defaulting added beside them (a spec the view lacks) is dropped
+            obj["metadata"] = fresh["metadata"]
+            if stored_but in fresh:
+                obj[stored_but] = fresh[stored_but]
+            else:
+                obj.pop(stored_but, None)
         errors += strategy.validate(res, obj, sch)
         errors = validation.validate_object_meta(obj, res.namespaced) + errors
         warnings += validation.finalizer_warnings(obj, old)
@@ -368,7 +378,8 @@ class Core:
         new_meta = new["metadata"]
         strategy = strategies.for_resource(res)
         strategy.prepare_for_update(new, old, subresource)
-        warnings = self._validate(res, new, old, field_validation, patching)
+        warnings = self._validate(res, new, old, field_validation, patching,
+                                  stored_but="status" if subresource == "status" and old_view is None else "")
         if not subresource:
             self._allocate(res, strategy, new, old)
         if res.is_custom:

@@ -259,3 +259,31 @@ def test_writes_through_a_non_storage_version_pass_admission(tmp_path: Path) -> 
         assert code == 200 and body["metadata"]["generation"] == 2, body
         code, _, body = raw.call("PATCH", f"{v2}/g", raw=json.dumps({"spec": {"size": 20}}).encode(), ctype=MERGE)
         assert code == 422 and "ValidatingAdmissionPolicy" in body["message"], body
+
+
+@pytest.mark.parametrize("how", ("update", "merge"))
+def test_a_status_write_decodes_the_status_it_brings(raw: Raw, ns: str, how: str) -> None:
+    # a status write decodes and defaults only the status (the rest is the stored object's):
+    # what it brings is still checked: unknown fields warned about (or refused under Strict),
+    # values of the wrong type refused
+    path = f"/apis/apps/v1/namespaces/{ns}/deployments"
+    code, _, created = raw.call("POST", path, _deployment("s"))
+    assert code == 201, created
+    conn = raw.conn()
+    body = {**created, "status": {"replicas": 1, "bogus": True}} if how == "update" else {
+        "status": {"replicas": 1, "bogus": True}}
+    conn.request("PUT" if how == "update" else "PATCH", f"{path}/s/status", body=json.dumps(body),
+                 headers={"Authorization": f"Bearer {raw.server.token}",
+                          "Content-Type": "application/json" if how == "update" else MERGE})
+    response = conn.getresponse()
+    out = json.loads(response.read())
+    assert response.status == 200, out
+    assert "bogus" not in out["status"] and out["status"]["replicas"] == 1
+    assert 'unknown field \\"status.bogus\\"' in (response.getheader("Warning") or ""), response.getheaders()
+    code, _, strict = raw.call("PATCH", f"{path}/s/status?fieldValidation=Strict", {"status": {"bogus": 1}},
+                               ctype=MERGE)
+    assert code == 400 and 'unknown field "status.bogus"' in strict["message"], strict
+    code, _, typed = raw.call("PATCH", f"{path}/s/status", {"status": {"replicas": "two"}}, ctype=MERGE)
+    assert code in (400, 422) and "replicas" in typed["message"], typed
+    code, _, stored = raw.call("GET", f"{path}/s")
+    assert stored["spec"] == created["spec"] and stored["status"]["replicas"] == 1
