@@ -238,9 +238,8 @@ class DeploymentSimulator:
         status = {k: v for k, v in counts.items() if v or k == "replicas"}
         status["observedGeneration"] = int(deep_get(rs, "metadata", "generation") or 1)
         if rs.get("status") != status:
-            new = copy_json(rs)
-            new["status"] = status
-            rs, _, _ = self.core.update(res, ns, name, new, subresource="status", manager=MANAGER)
+            rs, _, _ = self.core.update(res, ns, name, _status_write(rs, status), subresource="status",
+                                        manager=MANAGER)
         return rs
 
     def _cleanup(self, deployment: dict[str, Any], old: list[dict[str, Any]]) -> None:
@@ -274,11 +273,18 @@ class DeploymentSimulator:
             {"type": "Progressing", "status": "True", "lastUpdateTime": now, "lastTransitionTime": now,
              "reason": "NewReplicaSetAvailable", "message": f'ReplicaSet "{rs_name}" has successfully progressed.'},
         ]
-        new = copy_json(deployment)
-        new["status"] = status
-        meta = new["metadata"]
-        self.core.update(self._resource("deployments"), meta["namespace"], meta["name"], new, subresource="status",
-                         manager=MANAGER)
+        meta = deployment["metadata"]
+        self.core.update(self._resource("deployments"), meta["namespace"], meta["name"],
+                         _status_write(deployment, status), subresource="status", manager=MANAGER)
+
+
+def _status_write(obj: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]:
+    """The body of a status write of ``obj``: what the status subresource reads of it (the rest
+    is the stored object's), not a copy of the whole object."""
+    meta = obj["metadata"]
+    return {"apiVersion": obj["apiVersion"], "kind": obj["kind"],
+            "metadata": {"name": meta["name"], "namespace": meta["namespace"],
+                         "resourceVersion": meta["resourceVersion"]}, "status": status}
 
 
 def _initial_replicas(deployment: dict[str, Any], replicas: int, owned: list[dict[str, Any]]) -> int:
