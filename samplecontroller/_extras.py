@@ -14,7 +14,7 @@ __all__ = ["EXTRAS", "MissingExtraError", "missing", "require"]
 
 # Extra -> the top-level modules it provides (kept in step with pyproject.toml).
 EXTRAS: dict[str, tuple[str, ...]] = {
-    "apiserver": ("aiohttp", "cryptography", "cel_expr_python"),
+    "apiserver": ("aiohttp", "multidict", "yarl", "cryptography", "cel_expr_python"),
     "webhook": ("aiohttp", "cryptography"),
     "codegen": ("jinja2", "datamodel_code_generator"),
     "async": ("aiohttp",),
