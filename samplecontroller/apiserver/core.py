@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import logging
 import time
-import uuid
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -57,6 +56,7 @@ from samplecontroller.apiserver.objects import (
     copy_json,
     deep_get,
     meta_of,
+    new_uid,
     now_rfc3339,
     parse_rfc3339,
     random_suffix,
@@ -315,7 +315,7 @@ class Core:
             meta["name"] = meta["generateName"] + random_suffix()
         for key in ("deletionTimestamp", "deletionGracePeriodSeconds", "resourceVersion"):
             meta.pop(key, None)
-        meta["uid"] = str(uuid.uuid4())
+        meta["uid"] = new_uid()
         meta["creationTimestamp"] = now_rfc3339()
         strategy = strategies.for_resource(res)
         if strategy.tracks_generation:

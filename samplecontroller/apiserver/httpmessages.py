@@ -184,12 +184,12 @@ class Request:
     """One request (see the module docstring). The connection reads its body; the filters keep
     per-request values in it (``request[key]``)."""
 
-    __slots__ = ("_body", "_conn", "_limit", "_query", "_state", "_url", "body", "headers", "method", "remote",
-                 "scheme", "started", "target", "version")
+    __slots__ = ("_body", "_conn", "_limit", "_query", "_state", "_url", "body", "first", "headers", "method",
+                 "remote", "scheme", "started", "target", "version")
 
     def __init__(self, conn: Writer, method: str, target: str, version: tuple[int, int],
                  headers: CIMultiDictProxy[str], body: BodyReader, *, scheme: str, remote: str | None,
-                 max_body: int) -> None:
+                 max_body: int, first: bool = True) -> None:
         self._conn = conn
         self.method = method
         self.target = target
@@ -204,6 +204,7 @@ class Request:
         self._query: MultiDictProxy[str] | None = None
         self._state: dict[Any, Any] = {}
         self.started = False  # whether the response's head was sent (a streamed response began)
+        self.first = first  # whether it is the first request on its connection
 
     # -- the target -------------------------------------------------------------------------------
 

@@ -17,10 +17,9 @@ from __future__ import annotations
 
 import bisect
 import time
-import weakref
 from collections import Counter as Tally
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
@@ -72,27 +71,6 @@ class RequestCounter:
         self.counts: Tally[tuple[str, str]] = Tally()
         self.connections = 0
         """Connections that carried at least one request since the server started."""
-        self._seen: weakref.WeakSet[Any] = weakref.WeakSet()
-        self._seen_ids: set[int] = set()
-
-    def _first_request_on(self, transport: Any) -> bool:
-        """Whether ``transport`` carries its first request. Transports that cannot be weakly
-        referenced (uvloop's, which made every request fail with a TypeError here) are remembered
-        by id, in a set started afresh when it grows past ``_MAX_SEEN_IDS`` (a closed transport's
-        id may be reused: the count is a benchmark's figure, not an invariant)."""
-        try:
-            if transport in self._seen:
-                return False
-            self._seen.add(transport)
-            return True
-        except TypeError:
-            key = id(transport)
-            if key in self._seen_ids:
-                return False
-            self._seen_ids.add(key)
-            if len(self._seen_ids) > _MAX_SEEN_IDS:
-                self._seen_ids = {key}
-            return True
 
     def snapshot(self) -> dict[str, dict[str, int]]:
         """``{user_agent: {verb: count}}``, a copy."""
@@ -106,9 +84,8 @@ class RequestCounter:
         self.connections = 0
 
     def count(self, request: Request) -> None:
-        """Count ``request``."""
-        transport = request.transport
-        if transport is not None and self._first_request_on(transport):
+        """Count ``request`` (and its connection, when it is the connection's first request)."""
+        if request.first:
             self.connections += 1
         verb = _verb(labels_of(request), request.method)
         self.counts[(request.headers.get("User-Agent", ""), verb)] += 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import random
 import time
 from collections.abc import Mapping
@@ -11,8 +12,8 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["copy_json", "deep_get", "json_path_parts", "meta_of", "name_of", "now_rfc3339", "parse_rfc3339",
-           "random_suffix", "rfc3339", "same_time", "set_condition"]
+__all__ = ["copy_json", "deep_get", "json_path_parts", "meta_of", "name_of", "new_uid", "now_rfc3339",
+           "parse_rfc3339", "random_suffix", "rfc3339", "same_time", "set_condition"]
 
 _encode = msgspec.json.Encoder().encode
 _decode = msgspec.json.Decoder().decode
@@ -27,6 +28,16 @@ def now_rfc3339() -> str:
         _clock[0] = now
         _clock[1] = datetime.fromtimestamp(now, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     return str(_clock[1])
+
+
+def new_uid() -> str:
+    """A random (version 4) UUID as text, as ``str(uuid.uuid4())`` gives it without building a
+    ``UUID`` object (a create's uid)."""
+    raw = bytearray(os.urandom(16))
+    raw[6] = (raw[6] & 0x0F) | 0x40  # version 4
+    raw[8] = (raw[8] & 0x3F) | 0x80  # RFC 4122 variant
+    h = raw.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def rfc3339(epoch: float) -> str:

@@ -197,6 +197,7 @@ class HTTPServer:
         """Serve the requests of ``conn`` until it closes (the first one's head due by ``deadline``)."""
         loop = conn.loop
         wire = conn.wire
+        first = True
         while not self._closing:
             conn.deadline = deadline
             try:
@@ -210,7 +211,8 @@ class HTTPServer:
                 return await self._refuse(conn, 431, f"request header fields too large: {err}")
             conn.deadline = None
             request = Request(conn, method, target, version, headers, body, scheme=self._scheme, remote=remote,
-                              max_body=self._max_body)
+                              max_body=self._max_body, first=first)
+            first = False
             self._busy.add(task)
             try:
                 response = await self._respond(conn, request, task)

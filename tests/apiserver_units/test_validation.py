@@ -147,3 +147,15 @@ def test_update_immutables(foo_crd: dict[str, Any]) -> None:
     cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "immutable": True, "data": {"a": "1"}}
     cm2 = {**cm, "data": {"a": "2"}}
     assert _strs(validate_update(cm, cm2)) == ["data: Forbidden: field is immutable when `immutable` is set"]
+
+
+def test_new_uids_are_random_version_4_uuids() -> None:
+    import uuid
+
+    from samplecontroller.apiserver.objects import new_uid
+
+    uids = {new_uid() for _ in range(1000)}
+    assert len(uids) == 1000
+    for text in list(uids)[:50]:
+        parsed = uuid.UUID(text)
+        assert str(parsed) == text and parsed.version == 4 and parsed.variant == uuid.RFC_4122
