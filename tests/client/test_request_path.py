@@ -226,7 +226,7 @@ def test_a_get_failing_on_a_dropped_connection_is_retried_on_a_new_one_not_anoth
     # switched) drops them all without a word, each only once a request arrives on it.
     listener = socket.create_server(("127.0.0.1", 0))
     dropping, three = threading.Event(), threading.Event()
-    connections: list[int] = []
+    connections: list[socket.socket] = []  # the sockets themselves: a closed one's fd number is reused
 
     def handle(conn: socket.socket) -> None:
         with conn:
@@ -237,7 +237,7 @@ def test_a_get_failing_on_a_dropped_connection_is_retried_on_a_new_one_not_anoth
                     if not chunk:
                         return
                     data += chunk
-                if dropping.is_set() and connections.index(conn.fileno()) < 3:
+                if dropping.is_set() and any(conn is c for c in connections[:3]):
                     return  # closed without a response
                 three.wait(10)  # the first requests are answered once all three are in: three connections
                 conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}")
@@ -245,7 +245,7 @@ def test_a_get_failing_on_a_dropped_connection_is_retried_on_a_new_one_not_anoth
     def serve() -> None:
         while True:
             conn, _ = listener.accept()
-            connections.append(conn.fileno())
+            connections.append(conn)
             if len(connections) >= 3:
                 three.set()
             threading.Thread(target=handle, args=(conn,), daemon=True).start()
