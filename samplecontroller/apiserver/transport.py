@@ -16,8 +16,9 @@ connection reads a request head, runs the handler in that task and writes its re
 - Keep-alive as HTTP/1.1 says: a request with ``Connection: close``, an HTTP/1.0 one without
   ``Connection: keep-alive``, a response that forces a close, a streamed response without chunked
   encoding, or a request body left unread beyond ``DISCARD_LIMIT`` closes the connection after the
-  response. An unread body within that limit is read and dropped (within ``LINGERING_TIME``) so
-  that the connection can carry the next request.
+  response, as does one whose client still waits for its ``100 Continue``. An unread body within
+  that limit is read and dropped (within ``LINGERING_TIME``) so that the connection can carry the
+  next request.
 - A client that closes its connection while its request is served cancels the handler (as the
   request context of Go's server is cancelled), watches included.
 - A malformed request head (bad request line, method, target or header line, conflicting
@@ -222,8 +223,9 @@ class HTTPServer:
                 return  # the client went away
             keep = _keep_alive(version, headers.get("Connection", "")) and response.keep_alive
             if isinstance(response, Response):
-                if not body.done and (body.kind != "length" or body.length - wire.unread() > DISCARD_LIMIT):
-                    keep = False
+                if not body.done and (body.kind != "length" or body.length - wire.unread() > DISCARD_LIMIT
+                                      or (body.expect_continue and not body.continue_sent)):
+                    keep = False  # as Go's server: a client still waiting for 100 Continue may never send it
                 conn.send(response.encode(method == "HEAD", not keep))
             else:
                 keep = await self._finish(response, request) and keep

@@ -206,3 +206,15 @@ def test_a_client_that_goes_away_ends_its_watch(server: LocalAPIServer, ns: str)
     while open_watches(server, "/configmaps") > before and time.monotonic() < deadline:
         time.sleep(0.02)
     assert open_watches(server, "/configmaps") == before  # the handler was cancelled
+
+
+def test_a_request_refused_before_its_expected_body_closes_the_connection(server: LocalAPIServer, ns: str) -> None:
+    # as Go's server: no 100 Continue was sent, so the client may never send the body; the
+    # connection is not kept waiting for it
+    with tls(server) as sock:
+        sock.sendall((f"POST /api/v1/namespaces/{ns}/configmaps HTTP/1.1\r\nHost: x\r\n"
+                      "Content-Type: application/json\r\nContent-Length: 100\r\nExpect: 100-continue\r\n\r\n").encode())
+        reader = Reader(sock)
+        code, headers, _ = reader.response()  # 401: no token; the body is never read
+        assert code == 401 and headers.get("connection") == "close"
+        assert reader.closed()
