@@ -261,9 +261,9 @@ class HTTPServer:
                 task.uncancel()
                 return None
             raise
-        except (ConnectionError, ssl.SSLError):
-            return None  # writing a streamed response failed: the client is gone
-        except Exception:
+        except Exception as err:
+            if isinstance(err, (ConnectionError, ssl.SSLError)) and conn.gone():
+                return None  # reading the body or writing the response failed: the client is gone
             log.exception("error handling %s %s", request.method, request.path_qs)
             if request.started:
                 return None  # a streamed response began: the connection just closes

@@ -442,6 +442,10 @@ class Connection:
 
     # -- use by the pool -------------------------------------------------------------------------
 
+    def gone(self) -> bool:
+        """Whether the peer closed the connection, it failed, or it was closed here."""
+        return self._eof or self._closing()
+
     def alive(self) -> bool:
         """Whether an idle connection may carry the next request."""
         return not (self._eof or self._closing() or self.wire.unread())
