@@ -1,12 +1,13 @@
 """Revisioned object storage, the way k3s's kine keeps etcd's data model in SQL.
 
-One SQLite table of revisions (``kine``): ``id`` is the revision (and every object's
+One table of revisions (``revisions.RevisionTable``): ``id`` is the revision (and every object's
 resourceVersion), ``name`` the key (``/<group>/<plural>/<namespace>/<name>``), ``created`` and
 ``deleted`` flags, ``prev_revision`` and the JSON ``value``. Every write appends a row; nothing
 is updated in place. A deletion's row (tombstone) keeps no value: its object is the previous
-revision's with the deletion's resourceVersion, rebuilt when a watch replays it. ``:memory:``
-by default (no fsync); a file in WAL mode with ``data_dir``, in which case the current state and
-the revision counter survive a restart.
+revision's with the deletion's resourceVersion, rebuilt when a watch replays it. In memory by
+default (``revisions.MemoryTable``: no SQL, no copy of a row's bytes); SQLite in a file in WAL
+mode with ``data_dir`` (``revisions.SQLiteTable``), in which case the current state and the
+revision counter survive a restart.
 
 Group commit: ``put`` and ``delete`` change the in-memory state at once (internal controllers see
 it through ``listeners``) and queue their row; the rows queued during one event-loop turn are
@@ -48,6 +49,7 @@ from typing import Any
 
 import msgspec
 
+from samplecontroller.apiserver.revisions import MemoryTable, RevisionTable, Row, SQLiteTable
 from samplecontroller.tls import private_dir
 
 __all__ = ["Entry", "Event", "Expired", "Page", "Store", "TooLarge", "Watcher"]
@@ -220,26 +222,16 @@ class Store:
     def __init__(self, data_dir: str | Path | None = None, history: int = 100_000,
                  history_window: float = 75.0) -> None:
         self._lock_fd: int | None = None
-        # the revision counter row outlives only a database on disk: in memory nothing restarts
-        self._persist_rev = data_dir is not None
+        self.table: RevisionTable
         if data_dir is None:
-            self._db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
-            self._db.execute("PRAGMA journal_mode=MEMORY")
-            self._db.execute("PRAGMA synchronous=OFF")
+            self.table = MemoryTable()
         else:
             path = Path(data_dir)
             private_dir(path)
             self._lock_fd = _lock_data_dir(path)
             for name in ("state.db", "state.db-wal", "state.db-shm"):
                 _private_file(path / name, create=name == "state.db")
-            self._db = sqlite3.connect(str(path / "state.db"), isolation_level=None, check_same_thread=False)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS kine (id INTEGER PRIMARY KEY, name TEXT NOT NULL, created INTEGER NOT NULL,"
-            " deleted INTEGER NOT NULL, prev_revision INTEGER NOT NULL, value BLOB)")
-        self._db.execute("CREATE INDEX IF NOT EXISTS kine_name ON kine (name, id)")
-        self._db.execute("CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v INTEGER NOT NULL)")
+            self.table = SQLiteTable(path / "state.db")
         self.data: dict[str, dict[Key, Entry]] = {}
         self.uids: dict[str, tuple[str, str, str]] = {}
         self.dependents: dict[str, set[tuple[str, str, str]]] = {}
@@ -257,7 +249,7 @@ class Store:
         self.rev = 0
         self.committed_rev = 0
         self.compacted = 0
-        self._pending: list[tuple[int, str, int, int, int, bytes]] = []
+        self._pending: list[Row] = []
         self._unpublished: list[Event] = []
         self._waiters: list[asyncio.Future[None]] = []
         self._commit_handle: asyncio.Handle | None = None
@@ -267,20 +259,11 @@ class Store:
 
     # ------------------------------------------------------------------ persistence
 
-    def _meta(self, key: str) -> int:
-        row = self._db.execute("SELECT v FROM meta WHERE k = ?", (key,)).fetchone()
-        return int(row[0]) if row else 0
-
     def _load(self) -> None:
-        max_id = self._db.execute("SELECT COALESCE(MAX(id), 0) FROM kine").fetchone()[0]
-        self.rev = max(int(max_id), self._meta("rev"))
-        rows = self._db.execute(
-            "SELECT k.id, k.name, k.value FROM kine k JOIN (SELECT name, MAX(id) AS id FROM kine GROUP BY name) m"
-            " ON k.id = m.id WHERE k.deleted = 0")
-        for rev, name, value in rows:
+        self.rev = self.table.counter()
+        for rev, name, value in self.table.current():
             skey, ns, obj_name = self._split(name)
-            obj = _decode(value)
-            self._index(skey, (ns, obj_name), Entry(int(rev), obj, bytes(value)), None)
+            self._index(skey, (ns, obj_name), Entry(rev, _decode(value), value), None)
         # history does not survive a restart: older revisions are "compacted"
         self.compacted = self.committed_rev = self.rev
 
@@ -295,12 +278,8 @@ class Store:
         return f"{group}/{plural}", ns, name
 
     def ping(self) -> str | None:
-        """None when the database answers a query (the ``etcd`` health check), else why not."""
-        try:
-            self._db.execute("SELECT 1").fetchone()
-        except sqlite3.Error as err:
-            return str(err)
-        return None
+        """None when the revision table answers (the ``etcd`` health check), else why not."""
+        return self.table.ping()
 
     def close(self) -> None:
         if self._commit_handle is not None:
@@ -308,7 +287,7 @@ class Store:
             self._commit_handle = None
         try:
             self.flush()
-            self._db.close()
+            self.table.close()
         except sqlite3.Error:
             log.exception("storage: the last commit failed")
         self._fail_waiters(RuntimeError("the storage is closed"))
@@ -353,20 +332,16 @@ class Store:
             return self.list(skey, ns)
         prefix = f"/{skey}/" + (f"{ns}/" if ns is not None else "")
         self.flush()
-        rows = self._db.execute(
-            "SELECT k.id, k.name, k.value FROM kine k JOIN (SELECT name, MAX(id) AS id FROM kine"
-            " WHERE id <= ? AND name >= ? AND name < ? GROUP BY name) m ON k.id = m.id WHERE k.deleted = 0",
-            (rev, prefix, prefix + "\uffff"))
         live = self.data.get(skey) or {}
         out: EntryList = []
-        for row_rev, name, value in rows:
+        for row_rev, name, value in self.table.at(rev, prefix):
             _, row_ns, row_name = self._split(name)
             key = (row_ns, row_name)
             current = live.get(key)
             if current is not None and current.rev == row_rev:
                 out.append((key, current))  # unchanged since: share the live entry, decode nothing
             else:
-                out.append((key, Entry(int(row_rev), _decode(value), bytes(value))))
+                out.append((key, Entry(row_rev, _decode(value), value)))
         out.sort(key=lambda item: item[0])
         return out
 
@@ -390,10 +365,7 @@ class Store:
         scanned, changed = self._changes.pop(cache_key, (rev, {}))
         if scanned < self.committed_rev:
             prefix = f"/{skey}/" + (f"{ns}/" if ns is not None else "")
-            rows = self._db.execute(
-                "SELECT name, created, prev_revision FROM kine WHERE id > ? AND id <= ? AND name >= ? AND name < ?"
-                " ORDER BY id", (scanned, self.committed_rev, prefix, prefix + "\uffff"))
-            for name, created, prev_rev in rows:
+            for name, created, prev_rev in self.table.changes(scanned, self.committed_rev, prefix):
                 _, row_ns, row_name = self._split(name)
                 # the first write after rev tells what the key was at rev: created anew (absent
                 # then) or an update/deletion of the revision it names
@@ -411,14 +383,9 @@ class Store:
             raise Expired(rev, self.compacted)
         if rev >= self.committed_rev:
             return []
-        prefix = f"/{skey}/"
-        # NOT INDEXED: walk the revisions after ``rev`` (by rowid), not every revision of skey
-        rows = self._db.execute(
-            "SELECT id, name, created, deleted, prev_revision, value FROM kine NOT INDEXED"
-            " WHERE id > ? AND id <= ? AND name >= ? AND name < ? ORDER BY id",
-            (rev, self.committed_rev, prefix, prefix + "\uffff")).fetchall()
         out: EventList = []
-        for row_rev, key, created, deleted, prev_rev, value in rows:
+        for row_rev, key, created, deleted, prev_rev, value in self.table.between(rev, self.committed_rev,
+                                                                                   f"/{skey}/"):
             _, ns, name = self._split(key)
             prev = self.entry_at(skey, ns, name, int(prev_rev)) if prev_rev else None
             if deleted:
@@ -429,7 +396,7 @@ class Store:
             else:
                 type_ = "ADDED" if created else "MODIFIED"
                 live = self.get(skey, ns, name)
-                entry = live if live is not None and live.rev == row_rev else Entry(int(row_rev), None, bytes(value))
+                entry = live if live is not None and live.rev == row_rev else Entry(row_rev, None, value)
             out.append(Event(type_, skey, ns, name, entry, prev))
         return out
 
@@ -440,13 +407,13 @@ class Store:
         live = self.get(skey, ns, name)
         if live is not None and live.rev == rev:
             return live
-        row = self._db.execute("SELECT value, deleted, prev_revision FROM kine WHERE id = ?", (rev,)).fetchone()
+        row = self.table.row(rev)
         if row is None:
             raise LookupError(f"revision {rev} of {self._key(skey, ns, name)} is compacted")
         value, deleted, prev_rev = row
         if deleted and not value:
             return Entry(rev, None, _tombstone(self.entry_at(skey, ns, name, int(prev_rev)).raw, rev))
-        return Entry(rev, None, bytes(value))
+        return Entry(rev, None, value)
 
     # ------------------------------------------------------------------ writes
 
@@ -525,13 +492,7 @@ class Store:
         if self._pending:
             rows = self._pending
             try:
-                with self._db:
-                    self._db.execute("BEGIN")
-                    self._db.executemany(
-                        "INSERT INTO kine (id, name, created, deleted, prev_revision, value) VALUES (?,?,?,?,?,?)",
-                        rows)
-                    if self._persist_rev:
-                        self._db.execute("INSERT OR REPLACE INTO meta (k, v) VALUES ('rev', ?)", (rows[-1][0],))
+                self.table.insert(rows, rows[-1][0])
             except sqlite3.Error as err:
                 self._fail_waiters(err)
                 raise
@@ -651,13 +612,7 @@ class Store:
         start, end = self._rows_compacted, self.compacted
         if end <= start:
             return
-        # like kine: a row is garbage once a newer revision of its key is at or below the
-        # compacted revision (its prev_revision), and tombstones at or below it go too
-        with self._db:
-            self._db.execute("BEGIN")
-            self._db.execute("DELETE FROM kine WHERE id IN (SELECT prev_revision FROM kine WHERE id > ? AND id <= ?"
-                             " AND prev_revision > 0)", (start, end))
-            self._db.execute("DELETE FROM kine WHERE deleted = 1 AND id > ? AND id <= ?", (start, end))
+        self.table.compact(start, end)  # like kine: superseded rows and tombstones up to ``end``
         self._rows_compacted = end
 
     # ------------------------------------------------------------------ watches

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from samplecontroller.apiserver.revisions import SQLiteTable
 from samplecontroller.apiserver.storage import Event, Expired, Store
 
 
@@ -39,8 +40,7 @@ def test_revisions_snapshots_and_compaction(tmp_path: Path) -> None:
     with pytest.raises(Expired):
         store.snapshot("g/r", "ns", rev_a1)
     assert [(k[1], e.obj["v"]) for k, e in store.snapshot("g/r", "ns", rev_mid)] == [("a", 2)]
-    rows = store._db.execute("SELECT COUNT(*) FROM kine").fetchone()[0]
-    assert rows == 2  # a@2 and c@1 survive compaction
+    assert store.table.count() == 2  # a@2 and c@1 survive compaction
     last = store.rev
     store.close()
     again = Store(tmp_path)
@@ -194,10 +194,11 @@ def test_a_failed_commit_fails_the_waiting_writes_and_is_retried(tmp_path: Path)
         store = Store(tmp_path)
         try:
             store.put("g/r", obj("a", 1))
-            store._db.execute("PRAGMA query_only=1")  # every write now fails
+            assert isinstance(store.table, SQLiteTable)
+            store.table.db.execute("PRAGMA query_only=1")  # every write now fails
             with pytest.raises(sqlite3.Error):
                 await store.durable()  # type: ignore[misc]
-            store._db.execute("PRAGMA query_only=0")
+            store.table.db.execute("PRAGMA query_only=0")
             store.put("g/r", obj("b", 1))
             await store.durable()  # type: ignore[misc]
             assert _rows(tmp_path) == 2
@@ -257,7 +258,7 @@ def test_tombstones_keep_no_value_and_replay_the_same_bytes() -> None:
     sent = deleted.line()
     store.put("g/r", obj("b", 1))
     store.flush()
-    assert store._db.execute("SELECT length(value) FROM kine WHERE deleted = 1").fetchall() == [(0,)]
+    assert [store.table.row(deleted.rev)] == [(b"", 1, deleted.rev - 1)]
     [replayed] = [ev for ev in store.events_since(0, "g/r") if ev.type == "DELETED"]
     assert replayed.line() == sent and replayed is not deleted
     assert replayed.entry.obj["metadata"]["resourceVersion"] == str(deleted.rev)
@@ -265,7 +266,7 @@ def test_tombstones_keep_no_value_and_replay_the_same_bytes() -> None:
                                           "resourceVersion": str(deleted.rev - 1)}, "spec": {"v": 1}}
     held = watcher.buffer[1]
     store.compact()
-    assert store._db.execute("SELECT COUNT(*) FROM kine WHERE id <= 2").fetchone()[0] == 0
+    assert store.table.count(upto=2) == 0
     assert held.type == "DELETED" and held.line() == sent and held.prev == replayed.prev
     store.close()
 
@@ -291,3 +292,55 @@ def test_watch_selector_sees_every_transition_of_stored_events() -> None:
     store.flush()
     replayed = [_selected_type(ev.type, ev.entry.obj, ev.prev, match) for ev in store.events_since(0, "g/r")]
     assert replayed == seen
+
+
+_op: st.SearchStrategy[tuple[str, str, str, str, int]] = st.tuples(
+    st.sampled_from(["put", "put", "put", "delete", "flush", "compact"]), st.sampled_from(["g/r", "g/other"]),
+    st.sampled_from(["ns", "ns2"]), st.sampled_from(["a", "b", "c", "d"]), st.integers(0, 3))
+_ops = st.lists(_op, max_size=60)
+
+
+def _answers(store: Store, rev: int) -> list[object]:
+    """Everything the store answers from its revision table about revision ``rev`` (an error's type)."""
+    out: list[object] = []
+    for query in (lambda: [(k, e.rev, e.raw) for k, e in store.snapshot("g/r", "ns", rev)],
+                  lambda: [(k, e.rev, e.raw) for k, e in store.snapshot("g/r", None, rev)],
+                  lambda: [(k, e.rev, e.raw) for k, e in store.seek("g/r", None, rev)],
+                  lambda: [(k, e.rev, e.raw) for k, e in store.seek("g/r", "ns2", rev, ("ns2", "a"))],
+                  lambda: _view(store.events_since(rev, "g/r")),
+                  lambda: _view(store.events_since(rev, "g/other"))):
+        try:
+            out.append(query())
+        except (Expired, LookupError) as err:
+            out.append(type(err).__name__)
+    return out
+
+
+@given(_ops)
+def test_the_memory_table_answers_as_the_sqlite_table(ops: list[tuple[str, str, str, str, int]]) -> None:
+    """A store without a data directory keeps its revision table in memory; every query the store
+    makes of it (snapshots, pages, replayed events, compaction) answers as SQLite's table does."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        memory, disk = Store(None), Store(Path(tmp))
+        try:
+            for op, skey, ns, name, value in ops:
+                for store in (memory, disk):
+                    if op == "put":
+                        store.put(skey, {"metadata": {"name": name, "namespace": ns}, "v": value})
+                    elif op == "delete":
+                        store.delete(skey, ns, name)
+                    elif op == "flush":
+                        store.flush()
+                    else:
+                        store.compact(max(store.rev - value, 0))
+            memory.flush()
+            disk.flush()
+            assert memory.table.count() == disk.table.count()
+            for rev in range(memory.rev + 1):
+                assert _answers(memory, rev) == _answers(disk, rev), rev
+                assert memory.table.row(rev) == disk.table.row(rev)
+        finally:
+            memory.close()
+            disk.close()
