@@ -297,7 +297,7 @@ def test_watch_selector_sees_every_transition_of_stored_events() -> None:
 _op: st.SearchStrategy[tuple[str, str, str, str, int]] = st.tuples(
     st.sampled_from(["put", "put", "put", "delete", "flush", "compact"]), st.sampled_from(["g/r", "g/other"]),
     st.sampled_from(["ns", "ns2"]), st.sampled_from(["a", "b", "c", "d"]), st.integers(0, 3))
-_ops = st.lists(_op, max_size=60)
+_table_ops = st.lists(_op, max_size=60)
 
 
 def _answers(store: Store, rev: int) -> list[object]:
@@ -316,7 +316,7 @@ def _answers(store: Store, rev: int) -> list[object]:
     return out
 
 
-@given(_ops)
+@given(_table_ops)
 def test_the_memory_table_answers_as_the_sqlite_table(ops: list[tuple[str, str, str, str, int]]) -> None:
     """A store without a data directory keeps its revision table in memory; every query the store
     makes of it (snapshots, pages, replayed events, compaction) answers as SQLite's table does."""
