@@ -323,12 +323,10 @@ def field_set(obj: Mapping[str, Any], definition_name: str | None = None, schema
     operations own them when they add them (Kubernetes' ``.: {}`` entries); built-in
     value structs (``_VALUE_STRUCTS``) and ``metadata`` itself are never added that way.
     """
-    found = schema if schema is not None else (definitions().get(definition_name) if definition_name else None)
-    root = _node(found if isinstance(found, Mapping) else _EMPTY)
-    meta = _node(_metadata_schema(root.merged))
+    root, meta = _roots(definition_name, schema)
     out: set[Path] = set()
     skip = {"apiVersion", "kind", *ignore}
-    mode = ("custom" if schema is not None else "builtin") if nodes else ""
+    mode = _mode(schema, nodes)
     for key, value in obj.items():
         if key in skip or value is None:
             continue
@@ -339,6 +337,18 @@ def field_set(obj: Mapping[str, Any], definition_name: str | None = None, schema
             continue
         _collect(value, root.child(key), (f"f:{key}",), out, mode)
     return out
+
+
+def _roots(definition_name: str | None, schema: Mapping[str, Any] | None) -> tuple[_Node, _Node]:
+    """The nodes ``field_set`` walks an object's top-level fields and its ``metadata`` fields by."""
+    found = schema if schema is not None else (definitions().get(definition_name) if definition_name else None)
+    root = _node(found if isinstance(found, Mapping) else _EMPTY)
+    return root, _node(_metadata_schema(root.merged))
+
+
+def _mode(schema: Mapping[str, Any] | None, nodes: bool) -> str:
+    """``_collect``'s mode: "" (no ``.`` nodes), "builtin" (not under ``_VALUE_STRUCTS``) or "custom"."""
+    return ("custom" if schema is not None else "builtin") if nodes else ""
 
 
 def fields_v1(obj: Mapping[str, Any], definition_name: str | None = None,
@@ -688,9 +698,9 @@ def _print_manager(entry: Mapping[str, Any]) -> str:
     return text
 
 
-def _make_entry(manager: str, operation: str, api_version: str, paths: set[Path], subresource: str) -> dict[str, Any]:
+def _make_entry(manager: str, operation: str, api_version: str, fields: dict[str, Any], subresource: str) -> dict[str, Any]:
     entry: dict[str, Any] = {"manager": manager, "operation": operation, "apiVersion": api_version, "time": _now(),
-                             "fieldsType": "FieldsV1", "fieldsV1": paths_to_fields_v1(paths)}
+                             "fieldsType": "FieldsV1", "fieldsV1": fields}
     if subresource:
         entry["subresource"] = subresource
     return entry
@@ -759,7 +769,7 @@ def apply(live: Mapping[str, Any] | None, applied: Mapping[str, Any], manager: s
         _remove(merged, path)
         _prune_empty_parents(merged, path, others | applied_paths)
     api_version = str(applied.get("apiVersion") or (live or {}).get("apiVersion") or "")
-    new_entry = _make_entry(manager, "Apply", api_version, applied_paths, subresource)
+    new_entry = _make_entry(manager, "Apply", api_version, paths_to_fields_v1(applied_paths), subresource)
     return _store(merged, _replace_entry(entries, new_entry, manager, "Apply", subresource))
 
 
@@ -886,6 +896,11 @@ def update_managed_fields(old: Mapping[str, Any] | None, new: Mapping[str, Any],
     ignored (clients cannot rewrite them here), except that an explicitly empty list resets
     them as in Kubernetes. ``in_place``: ``new`` is a dict the caller owns and gives up: it is
     updated and returned instead of a deep copy (the API server's write path).
+
+    Cost: an update walks only the top-level fields (and ``metadata`` fields) whose values
+    differ between ``old`` and ``new``, and the fields each entry owns under the others (to
+    check that they are still fields of ``new``); an entry that loses nothing keeps its
+    ``fieldsV1`` as it is, a rebuilt one shares the unchanged parts of its old tree.
     """
     result = new if in_place and isinstance(new, dict) else copy.deepcopy(dict(new))
     requested = (new.get("metadata") or {}).get("managedFields", _MISSING)
@@ -893,20 +908,206 @@ def update_managed_fields(old: Mapping[str, Any] | None, new: Mapping[str, Any],
         result.setdefault("metadata", {}).pop("managedFields", None)
         return result
     entries = _entries(old)
-    new_paths = field_set(result, definition_name, schema, nodes=operation == "Update")
-    old_obj: Mapping[str, Any] = old or {}
-    changed = _changed_paths(old_obj, result, new_paths) if old is not None else new_paths
+    root, meta = _roots(definition_name, schema)
+    mode = _mode(schema, operation == "Update")
+    regions = _regions(old, result, root, meta) if old is not None else None
+    if regions is None:  # a create (or a metadata that is not an object): every field is compared
+        regions = _all_regions(result, root, meta)
+    values, differing = regions
+    new_paths: set[Path] = set()
+    for region in differing:
+        if region in values:
+            value, node = values[region]
+            _collect(value, node, region, new_paths, mode)
+    changed = _changed_paths(old, result, new_paths) if old is not None else new_paths
+    owned = _Owned(values, differing, new_paths, mode)
     updated: list[dict[str, Any]] = []
+    mine: tuple[dict[Path, dict[str, Any]], set[Path]] | None = None
     for entry in entries:
-        before = _entry_paths(entry)
-        paths = before & new_paths
-        if not _same_manager(entry, manager, operation, subresource):
+        same = _same_manager(entry, manager, operation, subresource)
+        kept, before = owned.split(entry.get("fieldsV1") or {})
+        paths = before & owned.known
+        if not same:
             paths -= changed
-        updated.append(entry if paths == before else {**entry, "fieldsV1": paths_to_fields_v1(paths)})
-    mine = next((e for e in updated if _same_manager(e, manager, operation, subresource)), None)
-    owned = (_entry_paths(mine) if mine else set()) | changed
-    if not owned and mine is None:
+        updated.append(entry if paths == before else {**entry, "fieldsV1": _assemble(kept, paths)})
+        if same and mine is None:
+            mine = (kept, paths)
+    if mine is None and not changed:
         return _store(result, updated)
+    kept, paths = mine if mine is not None else ({}, set())
     api_version = str(result.get("apiVersion") or "")
-    entry = _make_entry(manager, operation, api_version, owned, subresource)
+    entry = _make_entry(manager, operation, api_version, _assemble(kept, paths | changed), subresource)
     return _store(result, _replace_entry(updated, entry, manager, operation, subresource))
+
+
+# A region: a top-level field (``("f:spec",)``) or a field of ``metadata`` (``("f:metadata", "f:labels")``);
+# every path of ``field_set`` is under exactly one region.
+_Regions = tuple[dict[Path, tuple[Any, _Node]], set[Path]]
+
+
+def _regions(old: Mapping[str, Any], new: Mapping[str, Any], root: _Node, meta: _Node) -> _Regions | None:
+    """The regions ``new`` sets (their values and schema nodes) and the regions whose values differ
+    between ``old`` and ``new`` (as JSON: ``_same_json``; a None value is no value, as for
+    ``field_set``). None when either ``metadata`` is not an object."""
+    old_meta, new_meta = old.get("metadata"), new.get("metadata")
+    if not isinstance(old_meta, dict) or not isinstance(new_meta, dict):
+        return None
+    values: dict[Path, tuple[Any, _Node]] = {}
+    differing: set[Path] = set()
+    for key in {*old, *new}:
+        if key not in ("apiVersion", "kind", "metadata"):
+            _compare((f"f:{key}",), old.get(key), new.get(key), root, key, values, differing)
+    for key in {*old_meta, *new_meta}:
+        if key not in _UNTRACKED_META:
+            _compare(("f:metadata", f"f:{key}"), old_meta.get(key), new_meta.get(key), meta, key, values, differing)
+    return values, differing
+
+
+def _compare(region: Path, before: Any, after: Any, parent: _Node, key: str,
+             values: dict[Path, tuple[Any, _Node]], differing: set[Path]) -> None:
+    if after is not None:
+        values[region] = (after, parent.child(key))
+    if before is None and after is None:
+        return
+    if before is None or after is None or not (before == after and _same_json(before, after)):
+        differing.add(region)
+
+
+def _all_regions(obj: Mapping[str, Any], root: _Node, meta: _Node) -> _Regions:
+    """Every region of ``obj``, all of them differing (a create, or a ``metadata`` that is not an
+    object: then ``metadata`` itself is one region, as ``field_set`` walks it)."""
+    values: dict[Path, tuple[Any, _Node]] = {}
+    for key, value in obj.items():
+        if key in ("apiVersion", "kind") or value is None:
+            continue
+        if key == "metadata" and isinstance(value, dict):
+            for mkey, mvalue in value.items():
+                if mkey not in _UNTRACKED_META and mvalue is not None:
+                    values[("f:metadata", f"f:{mkey}")] = (mvalue, meta.child(mkey))
+            continue
+        values[(f"f:{key}",)] = (value, root.child(key))
+    return values, set(values)
+
+
+class _Owned:
+    """Splits entries' FieldsV1 trees for ``update_managed_fields``: the subtree of a region whose
+    value did not change is kept as it is when it holds only fields of the new object
+    (``_tree_within``); every other path is listed, to be intersected with ``known``: the new
+    object's paths under the differing regions (``new_paths``, which it extends) and under any
+    unchanged region whose subtree one entry could not keep (worked out then, once)."""
+
+    def __init__(self, values: dict[Path, tuple[Any, _Node]], differing: set[Path], new_paths: set[Path],
+                 mode: str) -> None:
+        self.values = values
+        self.differing = differing
+        self.known = new_paths
+        self.mode = mode
+        self.collected: set[Path] = set()
+
+    def split(self, tree: Any) -> tuple[dict[Path, dict[str, Any]], set[Path]]:
+        """(the kept subtrees by region, the paths of the rest of ``tree``)."""
+        kept: dict[Path, dict[str, Any]] = {}
+        listed: set[Path] = set()
+        if not isinstance(tree, dict):
+            return kept, listed
+        for top, sub in tree.items():
+            if top == "f:metadata" and isinstance(sub, dict) and sub:
+                for member, msub in sub.items():
+                    self._place(("f:metadata", str(member)), msub, kept, listed)
+            else:
+                self._place((str(top),), sub, kept, listed)
+        return kept, listed
+
+    def _place(self, region: Path, sub: Any, kept: dict[Path, dict[str, Any]], listed: set[Path]) -> None:
+        found = self.values.get(region)
+        if found is not None and region not in self.differing:
+            value, node = found
+            if _tree_within(sub, value, node, region[-1][2:], self.mode):
+                kept[region] = sub
+                return
+            if region not in self.collected:  # an unchanged region: its paths are new's, none changed
+                self.collected.add(region)
+                _collect(value, node, region, self.known, self.mode)
+        _walk_tree(sub, region, listed)
+
+
+def _tree_within(tree: Any, value: Any, node: _Node, name: str, mode: str) -> bool:
+    """Whether every leaf path of the FieldsV1 ``tree`` is one that ``_collect`` yields for ``value``
+    at a field named ``name``, and ``tree`` is as ``paths_to_fields_v1`` builds it (keys sorted,
+    leaves ``{}``), so that it can be kept as it is. False is always safe (the caller then lists
+    the tree's paths): lists with repeated keys answer False."""
+    if type(tree) is not dict:
+        return False
+    if isinstance(value, dict) and not node.atomic:
+        if all(v is None for v in value.values()):
+            return not tree  # an empty map: its own path
+        if not tree:
+            return False
+        dot = bool(mode) and not (mode == "builtin" and name in _VALUE_STRUCTS)
+        return _fields_within(tree, value, node, mode, dot)
+    if isinstance(value, list):
+        kind, keys = _list_keys(node.merged, value)
+        if kind == "map":
+            items: dict[str, Any] = {}
+            for item in value:
+                key = str(_element_key(item, keys))
+                if key in items:
+                    return False
+                items[key] = item
+            item_node = node.item()
+            previous = ""
+            for element, sub in tree.items():
+                item = items.get(element)
+                if element <= previous or item is None or type(sub) is not dict or not sub:
+                    return False
+                if not _fields_within(sub, item, item_node, mode, True):
+                    return False
+                previous = element
+            return bool(tree)
+        if kind == "set" and all(not isinstance(i, (dict, list)) for i in value):
+            members = {_value_key(i) for i in value}
+            previous = ""
+            for element, sub in tree.items():
+                if element <= previous or element not in members or type(sub) is not dict or sub:
+                    return False
+                previous = element
+            return bool(tree)
+    return not tree
+
+
+def _fields_within(tree: dict[str, Any], value: Mapping[str, Any], node: _Node, mode: str, dot: bool) -> bool:
+    """``_tree_within`` for the members of a granular map or list item: ``.`` (when ``dot``) and
+    ``f:<field>`` of the fields ``value`` sets, in order."""
+    previous = ""
+    for element, sub in tree.items():
+        if element <= previous:
+            return False
+        previous = element
+        if element == ".":
+            if not dot or type(sub) is not dict or sub:
+                return False
+        elif element.startswith("f:"):
+            child = value.get(element[2:])
+            if child is None or not _tree_within(sub, child, node.child(element[2:]), element[2:], mode):
+                return False
+        else:
+            return False
+    return True
+
+
+def _assemble(kept: Mapping[Path, dict[str, Any]], paths: Iterable[Path]) -> dict[str, Any]:
+    """``paths_to_fields_v1`` of ``paths`` and of the paths of the ``kept`` subtrees (each at its
+    region, already as ``paths_to_fields_v1`` builds it: shared, not copied)."""
+    tree = paths_to_fields_v1(paths)
+    if not kept:
+        return tree
+    for region, sub in kept.items():
+        parent = tree
+        for element in region[:-1]:
+            parent = parent.setdefault(element, {})
+        parent[region[-1]] = sub
+    out = {key: tree[key] for key in sorted(tree)}
+    members = out.get("f:metadata")
+    if members:
+        out["f:metadata"] = {key: members[key] for key in sorted(members)}
+    return out
