@@ -1035,7 +1035,7 @@ def _tree_within(tree: Any, value: Any, node: _Node, name: str, mode: str) -> bo
     """Whether every leaf path of the FieldsV1 ``tree`` is one that ``_collect`` yields for ``value``
     at a field named ``name``, and ``tree`` is as ``paths_to_fields_v1`` builds it (keys sorted,
     leaves ``{}``), so that it can be kept as it is. False is always safe (the caller then lists
-    the tree's paths): lists with repeated keys answer False."""
+    the tree's paths): of items with the same key, only the last is looked at."""
     if type(tree) is not dict:
         return False
     if isinstance(value, dict) and not node.atomic:
@@ -1048,12 +1048,7 @@ def _tree_within(tree: Any, value: Any, node: _Node, name: str, mode: str) -> bo
     if isinstance(value, list):
         kind, keys = _list_keys(node.merged, value)
         if kind == "map":
-            items: dict[str, Any] = {}
-            for item in value:
-                key = str(_element_key(item, keys))
-                if key in items:
-                    return False
-                items[key] = item
+            items = {str(_element_key(item, keys)): item for item in value}  # of repeated keys, the last
             item_node = node.item()
             previous = ""
             for element, sub in tree.items():

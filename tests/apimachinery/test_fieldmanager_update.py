@@ -166,6 +166,44 @@ def test_stale_or_odd_entries_are_cut_as_before(fields: Any) -> None:
             _check(stale, new, manager, subresource="status", definition_name=DEPLOYMENT)
 
 
+@pytest.mark.parametrize("fields", [
+    {"f:spec": {"f:tags": {'v:"x"': {}, 'v:"y"': {}}}},
+    {"f:spec": {"f:tags": {'v:"y"': {}, 'v:"x"': {}}}},  # order
+    {"f:spec": {"f:tags": {'v:"x"': {"f:y": {}}}}},  # below a member
+    {"f:spec": {"f:tags": {'v:"x"': None}}},
+    {"f:spec": {"f:tags": {'v:"q"': {}}}},
+    {"f:spec": {"f:tags": {}}},
+    {"f:spec": {"f:items": {'k:{"name":"a"}': {".": {}, "f:tags": {'v:"x"': {}}}}}},
+    {"f:spec": {"f:items": {'k:{"name":"a"}': {"f:sub": {'k:{"k":"a","p":1}': {".": {}}}}}}},
+    {"f:spec": {"f:items": {'k:{"name":"a"}': {"f:sub": {'k:{"k":"a"}': {".": {}}}}}}},
+    {"f:spec": {"f:fixed": {"f:a": {}}}},
+    {"f:spec": {"f:fixed": {}, "f:atomic": {}}},
+    {"f:spec": {"f:atomic": {"i:0": {}}}},
+    {"f:spec": {".": {}, "f:spec": {".": {}, "f:a": {}}}},
+    {"f:spec": {".": {}, "f:spec": {"f:a": {".": {}}}}},
+])
+def test_stale_or_odd_entries_of_a_custom_resource(fields: Any) -> None:
+    obj = {"apiVersion": "v1", "kind": "K", "metadata": {"name": "o", "finalizers": ["f1"]},
+           "spec": {"tags": ["x", "y"], "items": [{"name": "a", "tags": ["x"], "sub": [{"k": "a", "p": 1}]},
+                                                  {"name": "a", "tags": ["y"]}],
+                    "fixed": {"a": 1}, "atomic": [{"a": 1}], "spec": {"a": {}}},
+           "status": {"conditions": [{"type": "Ready"}]}}
+    created = _check(None, obj, "creator", schema=CRD_SCHEMA)
+    created["metadata"]["managedFields"].insert(0, {"manager": "odd", "operation": "Update", "apiVersion": "v1",
+                                                    "fieldsType": "FieldsV1", "fieldsV1": fields})
+    for edit in ("status", "finalizers", "spec"):
+        new = copy.deepcopy(created)
+        if edit == "status":
+            new["status"]["conditions"][0]["status"] = "True"
+        elif edit == "finalizers":
+            new["metadata"]["finalizers"].append("f2")
+        else:
+            new["spec"]["tags"].reverse()
+        for manager in ("odd", "other"):
+            _check(created, new, manager, schema=CRD_SCHEMA)
+            _check(created, new, manager, subresource="status", schema=CRD_SCHEMA)
+
+
 def test_entries_made_under_another_schema_or_by_apply() -> None:
     # made without a schema (lists atomic, no "." nodes), updated with the Deployment's
     created = _check(None, _deployment(), "creator", "Apply")
