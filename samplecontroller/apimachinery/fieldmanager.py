@@ -26,6 +26,7 @@ version conversion of managed sets (all entries are compared as if in one versio
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import re
 import time
@@ -552,12 +553,17 @@ def format_path(path: Path) -> str:
 # ---------------------------------------------------------------------------- values at paths
 
 
+_item_keys = functools.lru_cache(maxsize=4096)(json.loads)
+"""``json.loads`` of the text of a ``k:`` element (elements repeat from write to write): ``_child``
+reads the parsed keys, never hands them out."""
+
+
 def _child(value: Any, element: str) -> Any:
     if element.startswith("f:"):
         return value.get(element[2:], _MISSING) if isinstance(value, dict) else _MISSING
     if element.startswith("k:") and isinstance(value, list):
         try:
-            wanted = json.loads(element[2:])
+            wanted = _item_keys(element[2:])
         except ValueError:
             return _MISSING
         for item in value:
@@ -844,10 +850,16 @@ def _strict_equal(a: Any, b: Any) -> bool:
 _encode = msgspec.json.Encoder().encode
 
 
+_ONE_SPELLING = frozenset({str, int, bool, type(None)})
+
+
 def _same_json(a: Any, b: Any) -> bool:
     """``_strict_equal`` for values already ``==``: equal JSON encodings answer at C speed (same
     keys in the same order, ``1``, ``1.0`` and ``true`` spelled apart); other encodings (keys in
-    another order, a value msgspec does not encode) are compared value by value."""
+    another order, a value msgspec does not encode) are compared value by value. Equal strings,
+    integers and booleans of one type are spelled alike: no encoding (floats are not: ``-0.0``)."""
+    if type(a) is type(b) and type(a) in _ONE_SPELLING:
+        return True
     try:
         if _encode(a) == _encode(b):
             return True
@@ -856,33 +868,85 @@ def _same_json(a: Any, b: Any) -> bool:
     return _strict_equal(a, b)
 
 
-def _changed_paths(old: Mapping[str, Any], new: Mapping[str, Any], paths: set[Path]) -> set[Path]:
-    """The paths of ``paths`` whose value ``new`` changed or added (``_same_value``). Each path is
-    looked up one element at a time, the values at every prefix remembered (a prefix shared by
-    many paths is looked up once): under a prefix whose old and new values are equal as JSON
-    (``_same_json``) nothing changed, so a status write does not compare the spec field by field."""
-    memo: dict[Path, tuple[Any, Any, bool]] = {}
-    out: set[Path] = set()
-    for path in paths:
-        before: Any = old
-        after: Any = new
-        unchanged = False
-        for n in range(1, len(path) + 1):
-            prefix = path[:n]
-            hit = memo.get(prefix)
-            if hit is None:
-                b, a = _child(before, path[n - 1]), _child(after, path[n - 1])
-                hit = memo[prefix] = (b, a, b is not _MISSING and a is not _MISSING and b == a and _same_json(b, a))
-            before, after, unchanged = hit
-            if unchanged:
-                break
-        if unchanged or before is _MISSING:
-            if not unchanged:
+def _unchanged(before: Any, after: Any) -> bool:
+    """Nothing changed under a path whose old and new values are equal as JSON (``_same_json``)."""
+    return before is not _MISSING and after is not _MISSING and before == after and _same_json(before, after)
+
+
+def _leaf_changed(path: Path, before: Any, after: Any) -> bool:
+    """Whether a path of ``field_set`` is changed or added, its values (not ``_unchanged``) known:
+    missing from the old object, or (a value, not a ``.`` node) of another value or type."""
+    return before is _MISSING or (path[-1] != "." and not (type(before) is type(after) and before == after))
+
+
+def _collect_changes(value: Any, node: _Node, prefix: Path, out: set[Path], changed: set[Path], mode: str,
+                     before: Any, after: Any) -> None:
+    """``_collect(value, node, prefix, out, mode)``, adding to ``changed`` the paths whose value the
+    update changed or added. ``before``/``after``: the old and new objects' values at ``prefix`` as
+    ``_child`` finds them element by element (by a list item's keys, the first match: not always
+    ``value``'s item); under a prefix where they are ``_unchanged``, nothing is."""
+    if _unchanged(before, after):
+        _collect(value, node, prefix, out, mode)
+        return
+    if isinstance(value, dict) and not node.atomic:
+        children = [(k, v) for k, v in value.items() if v is not None]
+        if not children:
+            _add_leaf(prefix, before, after, out, changed)
+        elif mode and not (mode == "builtin" and prefix[-1][2:] in _VALUE_STRUCTS):
+            _add_leaf((*prefix, "."), before, after, out, changed)
+        _fields_changes(children, node, prefix, out, changed, mode, before, after)
+    elif isinstance(value, list):
+        kind, keys = _list_keys(node.merged, value)
+        if kind == "map":
+            item_node = node.item()
+            for item in value:
+                element = str(_element_key(item, keys))
+                path = (*prefix, element)
+                item_before, item_after = _child(before, element), _child(after, element)
+                if _unchanged(item_before, item_after):
+                    out.add((*path, "."))
+                    for key, child in item.items():
+                        if child is not None:
+                            _collect(child, item_node.child(key), (*path, f"f:{key}"), out, mode)
+                    continue
+                _add_leaf((*path, "."), item_before, item_after, out, changed)
+                _fields_changes([(k, v) for k, v in item.items() if v is not None], item_node, path, out, changed,
+                                mode, item_before, item_after)
+        elif kind == "set" and all(not isinstance(i, (dict, list)) for i in value):
+            for i in value:
+                element = _value_key(i)
+                member_before, member_after = _child(before, element), _child(after, element)
+                path = (*prefix, element)
                 out.add(path)
+                if _leaf_changed(path, member_before, member_after) and not _unchanged(member_before, member_after):
+                    changed.add(path)
+        else:
+            _add_leaf(prefix, before, after, out, changed)
+    else:
+        _add_leaf(prefix, before, after, out, changed)
+
+
+def _fields_changes(fields: list[tuple[str, Any]], node: _Node, prefix: Path, out: set[Path], changed: set[Path],
+                    mode: str, before: Any, after: Any) -> None:
+    """``_collect_changes`` of the (not None) ``fields`` of a map or list item at ``prefix`` whose
+    values are ``before``/``after`` (not ``_unchanged``); a scalar field is a leaf, whatever its schema."""
+    old_fields = before if isinstance(before, dict) else _EMPTY
+    new_fields = after if isinstance(after, dict) else _EMPTY
+    for key, child in fields:
+        path = (*prefix, f"f:{key}")
+        field_before, field_after = old_fields.get(key, _MISSING), new_fields.get(key, _MISSING)
+        if isinstance(child, (dict, list)):
+            _collect_changes(child, node.child(key), path, out, changed, mode, field_before, field_after)
             continue
-        if path[-1] != "." and not (type(before) is type(after) and before == after):
-            out.add(path)
-    return out
+        out.add(path)
+        if _leaf_changed(path, field_before, field_after) and not _unchanged(field_before, field_after):
+            changed.add(path)
+
+
+def _add_leaf(path: Path, before: Any, after: Any, out: set[Path], changed: set[Path]) -> None:
+    out.add(path)
+    if _leaf_changed(path, before, after):
+        changed.add(path)
 
 
 def update_managed_fields(old: Mapping[str, Any] | None, new: Mapping[str, Any], manager: str, operation: str = "Update",
@@ -915,11 +979,14 @@ def update_managed_fields(old: Mapping[str, Any] | None, new: Mapping[str, Any],
         regions = _all_regions(result, root, meta)
     values, differing = regions
     new_paths: set[Path] = set()
-    for region in differing:
-        if region in values:
+    changed: set[Path] = set()
+    if old is None:
+        for region in differing:
             value, node = values[region]
             _collect(value, node, region, new_paths, mode)
-    changed = _changed_paths(old, result, new_paths) if old is not None else new_paths
+        changed = new_paths
+    else:
+        _collect_regions(old, result, values, differing, new_paths, changed, mode)
     owned = _Owned(values, differing, new_paths, mode)
     updated: list[dict[str, Any]] = []
     mine: tuple[dict[Path, dict[str, Any]], set[Path]] | None = None
@@ -940,6 +1007,25 @@ def update_managed_fields(old: Mapping[str, Any] | None, new: Mapping[str, Any],
     return _store(result, _replace_entry(updated, entry, manager, operation, subresource))
 
 
+def _collect_regions(old: Mapping[str, Any], new: Mapping[str, Any], values: dict[Path, tuple[Any, _Node]],
+                     differing: set[Path], out: set[Path], changed: set[Path], mode: str) -> None:
+    """``_collect_changes`` of every differing region that ``new`` sets, from the objects' roots."""
+    meta_before, meta_after = _child(old, "f:metadata"), _child(new, "f:metadata")
+    meta_same = _unchanged(meta_before, meta_after)
+    for region in differing:
+        found = values.get(region)
+        if found is None:
+            continue
+        value, node = found
+        if len(region) == 1:
+            _collect_changes(value, node, region, out, changed, mode, _child(old, region[0]), _child(new, region[0]))
+        elif meta_same:
+            _collect(value, node, region, out, mode)
+        else:
+            _collect_changes(value, node, region, out, changed, mode,
+                             _child(meta_before, region[1]), _child(meta_after, region[1]))
+
+
 # A region: a top-level field (``("f:spec",)``) or a field of ``metadata`` (``("f:metadata", "f:labels")``);
 # every path of ``field_set`` is under exactly one region.
 _Regions = tuple[dict[Path, tuple[Any, _Node]], set[Path]]
@@ -948,9 +1034,10 @@ _Regions = tuple[dict[Path, tuple[Any, _Node]], set[Path]]
 def _regions(old: Mapping[str, Any], new: Mapping[str, Any], root: _Node, meta: _Node) -> _Regions | None:
     """The regions ``new`` sets (their values and schema nodes) and the regions whose values differ
     between ``old`` and ``new`` (as JSON: ``_same_json``; a None value is no value, as for
-    ``field_set``). None when either ``metadata`` is not an object."""
+    ``field_set``). None when either ``metadata`` is not an object, or ``old`` is not a dict
+    (``_child`` finds nothing in another mapping: every field of ``new`` counts as added)."""
     old_meta, new_meta = old.get("metadata"), new.get("metadata")
-    if not isinstance(old_meta, dict) or not isinstance(new_meta, dict):
+    if not isinstance(old, dict) or not isinstance(old_meta, dict) or not isinstance(new_meta, dict):
         return None
     values: dict[Path, tuple[Any, _Node]] = {}
     differing: set[Path] = set()
@@ -1039,7 +1126,7 @@ def _tree_within(tree: Any, value: Any, node: _Node, name: str, mode: str) -> bo
     if type(tree) is not dict:
         return False
     if isinstance(value, dict) and not node.atomic:
-        if all(v is None for v in value.values()):
+        if len(tree) < 2 and all(v is None for v in value.values()):  # (two members: one is a field)
             return not tree  # an empty map: its own path
         if not tree:
             return False
@@ -1081,9 +1168,13 @@ def _fields_within(tree: dict[str, Any], value: Mapping[str, Any], node: _Node, 
         if element == ".":
             if not dot or type(sub) is not dict or sub:
                 return False
-        elif element.startswith("f:"):
+        elif element[:2] == "f:":
             child = value.get(element[2:])
-            if child is None or not _tree_within(sub, child, node.child(element[2:]), element[2:], mode):
+            if child is None:
+                return False
+            if type(sub) is dict and not sub and not isinstance(child, (dict, list)):
+                continue  # a scalar: its own path, whatever its schema
+            if not _tree_within(sub, child, node.child(element[2:]), element[2:], mode):
                 return False
         else:
             return False

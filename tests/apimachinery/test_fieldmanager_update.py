@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import copy
 import json
+import types
 from collections.abc import Mapping
 from typing import Any
 from unittest import mock
 
+import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -29,6 +31,72 @@ DEPLOYMENT = "io.k8s.api.apps.v1.Deployment"
 NOW = "2030-01-01T00:00:00Z"
 
 
+_MISSING: Any = object()
+_encode = msgspec.json.Encoder().encode
+
+
+def _child(value: Any, element: str) -> Any:
+    if element.startswith("f:"):
+        return value.get(element[2:], _MISSING) if isinstance(value, dict) else _MISSING
+    if element.startswith("k:") and isinstance(value, list):
+        try:
+            wanted = json.loads(element[2:])
+        except ValueError:
+            return _MISSING
+        for item in value:
+            if isinstance(item, dict) and all(item.get(k) == v for k, v in wanted.items()):
+                return item
+        return _MISSING
+    if element.startswith("v:") and isinstance(value, list):
+        try:
+            member = json.loads(element[2:])
+        except ValueError:
+            return _MISSING
+        return member if member in value else _MISSING
+    if element == ".":
+        return value
+    return _MISSING
+
+
+def _strict_equal(a: Any, b: Any) -> bool:
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_strict_equal(v, b[k]) for k, v in a.items())
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_strict_equal(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    try:
+        if _encode(a) == _encode(b):
+            return True
+    except (TypeError, ValueError):
+        pass
+    return _strict_equal(a, b)
+
+
+def _changed_paths(old: Mapping[str, Any], new: Mapping[str, Any], paths: set[Any]) -> set[Any]:
+    """Each path looked up in both objects, prefix by prefix: unchanged under a prefix whose values
+    are equal as JSON; changed when missing from ``old`` or (not a ``.``) of another value."""
+    out = set()
+    for path in paths:
+        before: Any = old
+        after: Any = new
+        unchanged = False
+        for element in path:
+            before, after = _child(before, element), _child(after, element)
+            unchanged = before is not _MISSING and after is not _MISSING and before == after and _same_json(before, after)
+            if unchanged:
+                break
+        if unchanged:
+            continue
+        if before is _MISSING or (path[-1] != "." and not (type(before) is type(after) and before == after)):
+            out.add(path)
+    return out
+
+
 def _reference(old: Mapping[str, Any] | None, new: Mapping[str, Any], manager: str, operation: str = "Update",
                subresource: str = "", definition_name: str | None = None,
                schema: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -42,7 +110,7 @@ def _reference(old: Mapping[str, Any] | None, new: Mapping[str, Any], manager: s
     raw = ((old or {}).get("metadata") or {}).get("managedFields") or []
     entries = [dict(e) for e in raw if isinstance(e, dict)]
     new_paths = field_set(result, definition_name, schema, nodes=operation == "Update")
-    changed = fieldmanager._changed_paths(old or {}, result, new_paths) if old is not None else new_paths
+    changed = _changed_paths(old or {}, result, new_paths) if old is not None else new_paths
 
     def same(entry: Mapping[str, Any]) -> bool:
         return (entry.get("manager") == manager and entry.get("operation") == operation
@@ -236,6 +304,16 @@ def test_an_object_without_metadata() -> None:
     del new["metadata"]
     _check(created, new, "x", definition_name=DEPLOYMENT)
     _check({**new, "metadata": None}, created, "z", definition_name=DEPLOYMENT)
+
+
+def test_an_old_object_that_is_another_mapping() -> None:
+    created = _check(None, _deployment(), "creator", definition_name=DEPLOYMENT)
+    new = copy.deepcopy(created)
+    new["status"]["replicas"] = 4
+    with mock.patch.object(fieldmanager, "_now", lambda: NOW):
+        out = update_managed_fields(types.MappingProxyType(created), new, "x", definition_name=DEPLOYMENT)
+    assert json.dumps(out) == json.dumps(_reference(types.MappingProxyType(created), new, "x",
+                                                    definition_name=DEPLOYMENT))
 
 
 # ---------------------------------------------------------------------------- generated cases
