@@ -284,6 +284,19 @@ def _list_keys(schema: Mapping[str, Any], items: list[Any]) -> tuple[str, list[s
     return "atomic", []
 
 
+def _keyed(node: _Node, items: list[Any]) -> tuple[str, list[str]]:
+    """``_list_keys`` of ``items`` under ``node`` with, for a keyed list, each item's ``k:`` element
+    (worked out once; the kind as ``node`` has it worked out when every item has its keys)."""
+    kind, keys = node.list_kind
+    if kind != "map":
+        return kind, []
+    elements = [_element_key(i, keys) for i in items]
+    if not all(elements):
+        kind, keys = _list_keys(node.merged, items)  # the merge key or atomic
+        elements = [_element_key(i, keys) for i in items] if kind == "map" else []
+    return kind, [str(e) for e in elements]
+
+
 def _element_key(item: Any, keys: list[str]) -> str | None:
     if not isinstance(item, dict) or any(k not in item for k in keys):
         return None
@@ -490,11 +503,11 @@ def _collect(value: Any, node: _Node, prefix: Path, out: set[Path], mode: str = 
         for key, child in children:
             _collect(child, node.child(key), (*prefix, f"f:{key}"), out, mode)
     elif isinstance(value, list):
-        kind, keys = _list_keys(node.merged, value)
+        kind, elements = _keyed(node, value)
         if kind == "map":
             item_node = node.item()
-            for item in value:
-                element = (*prefix, str(_element_key(item, keys)))
+            for item, key_element in zip(value, elements, strict=True):
+                element = (*prefix, key_element)
                 out.add((*element, "."))
                 for key, child in item.items():
                     if child is not None:
@@ -896,11 +909,10 @@ def _collect_changes(value: Any, node: _Node, prefix: Path, out: set[Path], chan
             _add_leaf((*prefix, "."), before, after, out, changed)
         _fields_changes(children, node, prefix, out, changed, mode, before, after)
     elif isinstance(value, list):
-        kind, keys = _list_keys(node.merged, value)
+        kind, elements = _keyed(node, value)
         if kind == "map":
             item_node = node.item()
-            for item in value:
-                element = str(_element_key(item, keys))
+            for item, element in zip(value, elements, strict=True):
                 path = (*prefix, element)
                 item_before, item_after = _child(before, element), _child(after, element)
                 if _unchanged(item_before, item_after):
@@ -1133,9 +1145,9 @@ def _tree_within(tree: Any, value: Any, node: _Node, name: str, mode: str) -> bo
         dot = bool(mode) and not (mode == "builtin" and name in _VALUE_STRUCTS)
         return _fields_within(tree, value, node, mode, dot)
     if isinstance(value, list):
-        kind, keys = _list_keys(node.merged, value)
+        kind, elements = _keyed(node, value)
         if kind == "map":
-            items = {str(_element_key(item, keys)): item for item in value}  # of repeated keys, the last
+            items = dict(zip(elements, value, strict=True))  # of repeated keys, the last
             item_node = node.item()
             previous = ""
             for element, sub in tree.items():
