@@ -1023,7 +1023,7 @@ def _collect_regions(old: Mapping[str, Any], new: Mapping[str, Any], values: dic
                      differing: set[Path], out: set[Path], changed: set[Path], mode: str) -> None:
     """``_collect_changes`` of every differing region that ``new`` sets, from the objects' roots."""
     meta_before, meta_after = _child(old, "f:metadata"), _child(new, "f:metadata")
-    meta_same = _unchanged(meta_before, meta_after)
+    meta_same: bool | None = None  # worked out for the first differing metadata field
     for region in differing:
         found = values.get(region)
         if found is None:
@@ -1031,7 +1031,10 @@ def _collect_regions(old: Mapping[str, Any], new: Mapping[str, Any], values: dic
         value, node = found
         if len(region) == 1:
             _collect_changes(value, node, region, out, changed, mode, _child(old, region[0]), _child(new, region[0]))
-        elif meta_same:
+            continue
+        if meta_same is None:
+            meta_same = _unchanged(meta_before, meta_after)
+        if meta_same:
             _collect(value, node, region, out, mode)
         else:
             _collect_changes(value, node, region, out, changed, mode,
