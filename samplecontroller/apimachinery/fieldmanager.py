@@ -1124,7 +1124,11 @@ class _Owned:
         found = self.values.get(region)
         if found is not None and region not in self.differing:
             value, node = found
-            if _tree_within(sub, value, node, region[-1][2:], self.mode):
+            try:
+                within = _tree_within(sub, value, node, region[-1][2:], self.mode)
+            except TypeError:  # a tree with keys that are not strings (an in-process caller's): listed
+                within = False
+            if within:
                 kept[region] = sub
                 return
             if region not in self.collected:  # an unchanged region: its paths are new's, none changed

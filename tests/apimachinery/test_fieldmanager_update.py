@@ -213,6 +213,7 @@ def test_an_entry_losing_fields_shares_its_unchanged_parts() -> None:
     {"f:spec": {"f:replicas": None, "f:paused": "x"}},  # leaves that are not {}
     {"f:spec": {"f:template": {"f:spec": {"f:containers": {'k:{"name":"web"}': {"f:image": {}, ".": {}}}}}}},  # order
     {"f:status": {"f:replicas": {}, "f:conditions": {'k:{"type":"Available"}': {"f:status": {}}}}},
+    {"f:spec": {"f:replicas": {}, 5: {}}, 7: {}},  # keys that are not strings (an in-process caller's)
     "not a tree",
     {},
 ])
