@@ -26,6 +26,7 @@ version conversion of managed sets (all entries are compared as if in one versio
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import re
 import time
@@ -283,6 +284,19 @@ def _list_keys(schema: Mapping[str, Any], items: list[Any]) -> tuple[str, list[s
     return "atomic", []
 
 
+def _keyed(node: _Node, items: list[Any]) -> tuple[str, list[str]]:
+    """``_list_keys`` of ``items`` under ``node`` with, for a keyed list, each item's ``k:`` element
+    (worked out once; the kind as ``node`` has it worked out when every item has its keys)."""
+    kind, keys = node.list_kind
+    if kind != "map":
+        return kind, []
+    elements = [_element_key(i, keys) for i in items]
+    if not all(elements):
+        kind, keys = _list_keys(node.merged, items)  # the merge key or atomic
+        elements = [_element_key(i, keys) for i in items] if kind == "map" else []
+    return kind, [str(e) for e in elements]
+
+
 def _element_key(item: Any, keys: list[str]) -> str | None:
     if not isinstance(item, dict) or any(k not in item for k in keys):
         return None
@@ -323,12 +337,10 @@ def field_set(obj: Mapping[str, Any], definition_name: str | None = None, schema
     operations own them when they add them (Kubernetes' ``.: {}`` entries); built-in
     value structs (``_VALUE_STRUCTS``) and ``metadata`` itself are never added that way.
     """
-    found = schema if schema is not None else (definitions().get(definition_name) if definition_name else None)
-    root = _node(found if isinstance(found, Mapping) else _EMPTY)
-    meta = _node(_metadata_schema(root.merged))
+    root, meta = _roots(definition_name, schema)
     out: set[Path] = set()
     skip = {"apiVersion", "kind", *ignore}
-    mode = ("custom" if schema is not None else "builtin") if nodes else ""
+    mode = _mode(schema, nodes)
     for key, value in obj.items():
         if key in skip or value is None:
             continue
@@ -339,6 +351,18 @@ def field_set(obj: Mapping[str, Any], definition_name: str | None = None, schema
             continue
         _collect(value, root.child(key), (f"f:{key}",), out, mode)
     return out
+
+
+def _roots(definition_name: str | None, schema: Mapping[str, Any] | None) -> tuple[_Node, _Node]:
+    """The nodes ``field_set`` walks an object's top-level fields and its ``metadata`` fields by."""
+    found = schema if schema is not None else (definitions().get(definition_name) if definition_name else None)
+    root = _node(found if isinstance(found, Mapping) else _EMPTY)
+    return root, _node(_metadata_schema(root.merged))
+
+
+def _mode(schema: Mapping[str, Any] | None, nodes: bool) -> str:
+    """``_collect``'s mode: "" (no ``.`` nodes), "builtin" (not under ``_VALUE_STRUCTS``) or "custom"."""
+    return ("custom" if schema is not None else "builtin") if nodes else ""
 
 
 def fields_v1(obj: Mapping[str, Any], definition_name: str | None = None,
@@ -479,11 +503,11 @@ def _collect(value: Any, node: _Node, prefix: Path, out: set[Path], mode: str = 
         for key, child in children:
             _collect(child, node.child(key), (*prefix, f"f:{key}"), out, mode)
     elif isinstance(value, list):
-        kind, keys = _list_keys(node.merged, value)
+        kind, elements = _keyed(node, value)
         if kind == "map":
             item_node = node.item()
-            for item in value:
-                element = (*prefix, str(_element_key(item, keys)))
+            for item, key_element in zip(value, elements, strict=True):
+                element = (*prefix, key_element)
                 out.add((*element, "."))
                 for key, child in item.items():
                     if child is not None:
@@ -542,12 +566,17 @@ def format_path(path: Path) -> str:
 # ---------------------------------------------------------------------------- values at paths
 
 
+_item_keys = functools.lru_cache(maxsize=4096)(json.loads)
+"""``json.loads`` of the text of a ``k:`` element (elements repeat from write to write): ``_child``
+reads the parsed keys, never hands them out."""
+
+
 def _child(value: Any, element: str) -> Any:
     if element.startswith("f:"):
         return value.get(element[2:], _MISSING) if isinstance(value, dict) else _MISSING
     if element.startswith("k:") and isinstance(value, list):
         try:
-            wanted = json.loads(element[2:])
+            wanted = _item_keys(element[2:])
         except ValueError:
             return _MISSING
         for item in value:
@@ -688,9 +717,9 @@ def _print_manager(entry: Mapping[str, Any]) -> str:
     return text
 
 
-def _make_entry(manager: str, operation: str, api_version: str, paths: set[Path], subresource: str) -> dict[str, Any]:
+def _make_entry(manager: str, operation: str, api_version: str, fields: dict[str, Any], subresource: str) -> dict[str, Any]:
     entry: dict[str, Any] = {"manager": manager, "operation": operation, "apiVersion": api_version, "time": _now(),
-                             "fieldsType": "FieldsV1", "fieldsV1": paths_to_fields_v1(paths)}
+                             "fieldsType": "FieldsV1", "fieldsV1": fields}
     if subresource:
         entry["subresource"] = subresource
     return entry
@@ -759,7 +788,7 @@ def apply(live: Mapping[str, Any] | None, applied: Mapping[str, Any], manager: s
         _remove(merged, path)
         _prune_empty_parents(merged, path, others | applied_paths)
     api_version = str(applied.get("apiVersion") or (live or {}).get("apiVersion") or "")
-    new_entry = _make_entry(manager, "Apply", api_version, applied_paths, subresource)
+    new_entry = _make_entry(manager, "Apply", api_version, paths_to_fields_v1(applied_paths), subresource)
     return _store(merged, _replace_entry(entries, new_entry, manager, "Apply", subresource))
 
 
@@ -834,10 +863,16 @@ def _strict_equal(a: Any, b: Any) -> bool:
 _encode = msgspec.json.Encoder().encode
 
 
+_ONE_SPELLING = frozenset({str, int, bool, type(None)})
+
+
 def _same_json(a: Any, b: Any) -> bool:
     """``_strict_equal`` for values already ``==``: equal JSON encodings answer at C speed (same
     keys in the same order, ``1``, ``1.0`` and ``true`` spelled apart); other encodings (keys in
-    another order, a value msgspec does not encode) are compared value by value."""
+    another order, a value msgspec does not encode) are compared value by value. Equal strings,
+    integers and booleans of one type are spelled alike: no encoding (floats are not: ``-0.0``)."""
+    if type(a) is type(b) and type(a) in _ONE_SPELLING:
+        return True
     try:
         if _encode(a) == _encode(b):
             return True
@@ -846,33 +881,84 @@ def _same_json(a: Any, b: Any) -> bool:
     return _strict_equal(a, b)
 
 
-def _changed_paths(old: Mapping[str, Any], new: Mapping[str, Any], paths: set[Path]) -> set[Path]:
-    """The paths of ``paths`` whose value ``new`` changed or added (``_same_value``). Each path is
-    looked up one element at a time, the values at every prefix remembered (a prefix shared by
-    many paths is looked up once): under a prefix whose old and new values are equal as JSON
-    (``_same_json``) nothing changed, so a status write does not compare the spec field by field."""
-    memo: dict[Path, tuple[Any, Any, bool]] = {}
-    out: set[Path] = set()
-    for path in paths:
-        before: Any = old
-        after: Any = new
-        unchanged = False
-        for n in range(1, len(path) + 1):
-            prefix = path[:n]
-            hit = memo.get(prefix)
-            if hit is None:
-                b, a = _child(before, path[n - 1]), _child(after, path[n - 1])
-                hit = memo[prefix] = (b, a, b is not _MISSING and a is not _MISSING and b == a and _same_json(b, a))
-            before, after, unchanged = hit
-            if unchanged:
-                break
-        if unchanged or before is _MISSING:
-            if not unchanged:
+def _unchanged(before: Any, after: Any) -> bool:
+    """Nothing changed under a path whose old and new values are equal as JSON (``_same_json``)."""
+    return before is not _MISSING and after is not _MISSING and before == after and _same_json(before, after)
+
+
+def _leaf_changed(path: Path, before: Any, after: Any) -> bool:
+    """Whether a path of ``field_set`` is changed or added, its values (not ``_unchanged``) known:
+    missing from the old object, or (a value, not a ``.`` node) of another value or type."""
+    return before is _MISSING or (path[-1] != "." and not (type(before) is type(after) and before == after))
+
+
+def _collect_changes(value: Any, node: _Node, prefix: Path, out: set[Path], changed: set[Path], mode: str,
+                     before: Any, after: Any) -> None:
+    """``_collect(value, node, prefix, out, mode)``, adding to ``changed`` the paths whose value the
+    update changed or added. ``before``/``after``: the old and new objects' values at ``prefix`` as
+    ``_child`` finds them element by element (by a list item's keys, the first match: not always
+    ``value``'s item); under a prefix where they are ``_unchanged``, nothing is."""
+    if _unchanged(before, after):
+        _collect(value, node, prefix, out, mode)
+        return
+    if isinstance(value, dict) and not node.atomic:
+        children = [(k, v) for k, v in value.items() if v is not None]
+        if not children:
+            _add_leaf(prefix, before, after, out, changed)
+        elif mode and not (mode == "builtin" and prefix[-1][2:] in _VALUE_STRUCTS):
+            _add_leaf((*prefix, "."), before, after, out, changed)
+        _fields_changes(children, node, prefix, out, changed, mode, before, after)
+    elif isinstance(value, list):
+        kind, elements = _keyed(node, value)
+        if kind == "map":
+            item_node = node.item()
+            for item, element in zip(value, elements, strict=True):
+                path = (*prefix, element)
+                item_before, item_after = _child(before, element), _child(after, element)
+                if _unchanged(item_before, item_after):
+                    out.add((*path, "."))
+                    for key, child in item.items():
+                        if child is not None:
+                            _collect(child, item_node.child(key), (*path, f"f:{key}"), out, mode)
+                    continue
+                _add_leaf((*path, "."), item_before, item_after, out, changed)
+                _fields_changes([(k, v) for k, v in item.items() if v is not None], item_node, path, out, changed,
+                                mode, item_before, item_after)
+        elif kind == "set" and all(not isinstance(i, (dict, list)) for i in value):
+            for i in value:
+                element = _value_key(i)
+                member_before, member_after = _child(before, element), _child(after, element)
+                path = (*prefix, element)
                 out.add(path)
+                if _leaf_changed(path, member_before, member_after) and not _unchanged(member_before, member_after):
+                    changed.add(path)
+        else:
+            _add_leaf(prefix, before, after, out, changed)
+    else:
+        _add_leaf(prefix, before, after, out, changed)
+
+
+def _fields_changes(fields: list[tuple[str, Any]], node: _Node, prefix: Path, out: set[Path], changed: set[Path],
+                    mode: str, before: Any, after: Any) -> None:
+    """``_collect_changes`` of the (not None) ``fields`` of a map or list item at ``prefix`` whose
+    values are ``before``/``after`` (not ``_unchanged``); a scalar field is a leaf, whatever its schema."""
+    old_fields = before if isinstance(before, dict) else _EMPTY
+    new_fields = after if isinstance(after, dict) else _EMPTY
+    for key, child in fields:
+        path = (*prefix, f"f:{key}")
+        field_before, field_after = old_fields.get(key, _MISSING), new_fields.get(key, _MISSING)
+        if isinstance(child, (dict, list)):
+            _collect_changes(child, node.child(key), path, out, changed, mode, field_before, field_after)
             continue
-        if path[-1] != "." and not (type(before) is type(after) and before == after):
-            out.add(path)
-    return out
+        out.add(path)
+        if _leaf_changed(path, field_before, field_after) and not _unchanged(field_before, field_after):
+            changed.add(path)
+
+
+def _add_leaf(path: Path, before: Any, after: Any, out: set[Path], changed: set[Path]) -> None:
+    out.add(path)
+    if _leaf_changed(path, before, after):
+        changed.add(path)
 
 
 def update_managed_fields(old: Mapping[str, Any] | None, new: Mapping[str, Any], manager: str, operation: str = "Update",
@@ -886,6 +972,11 @@ def update_managed_fields(old: Mapping[str, Any] | None, new: Mapping[str, Any],
     ignored (clients cannot rewrite them here), except that an explicitly empty list resets
     them as in Kubernetes. ``in_place``: ``new`` is a dict the caller owns and gives up: it is
     updated and returned instead of a deep copy (the API server's write path).
+
+    Cost: an update walks only the top-level fields (and ``metadata`` fields) whose values
+    differ between ``old`` and ``new``, and the fields each entry owns under the others (to
+    check that they are still fields of ``new``); an entry that loses nothing keeps its
+    ``fieldsV1`` as it is, a rebuilt one shares the unchanged parts of its old tree.
     """
     result = new if in_place and isinstance(new, dict) else copy.deepcopy(dict(new))
     requested = (new.get("metadata") or {}).get("managedFields", _MISSING)
@@ -893,20 +984,235 @@ def update_managed_fields(old: Mapping[str, Any] | None, new: Mapping[str, Any],
         result.setdefault("metadata", {}).pop("managedFields", None)
         return result
     entries = _entries(old)
-    new_paths = field_set(result, definition_name, schema, nodes=operation == "Update")
-    old_obj: Mapping[str, Any] = old or {}
-    changed = _changed_paths(old_obj, result, new_paths) if old is not None else new_paths
+    root, meta = _roots(definition_name, schema)
+    mode = _mode(schema, operation == "Update")
+    regions = _regions(old, result, root, meta) if old is not None else None
+    if regions is None:  # a create (or a metadata that is not an object): every field is compared
+        regions = _all_regions(result, root, meta)
+    values, differing = regions
+    new_paths: set[Path] = set()
+    changed: set[Path] = set()
+    if old is None:
+        for region in differing:
+            value, node = values[region]
+            _collect(value, node, region, new_paths, mode)
+        changed = new_paths
+    else:
+        _collect_regions(old, result, values, differing, new_paths, changed, mode)
+    owned = _Owned(values, differing, new_paths, mode)
     updated: list[dict[str, Any]] = []
+    mine: tuple[dict[Path, dict[str, Any]], set[Path]] | None = None
     for entry in entries:
-        before = _entry_paths(entry)
-        paths = before & new_paths
-        if not _same_manager(entry, manager, operation, subresource):
+        same = _same_manager(entry, manager, operation, subresource)
+        kept, before = owned.split(entry.get("fieldsV1") or {})
+        paths = before & owned.known
+        if not same:
             paths -= changed
-        updated.append(entry if paths == before else {**entry, "fieldsV1": paths_to_fields_v1(paths)})
-    mine = next((e for e in updated if _same_manager(e, manager, operation, subresource)), None)
-    owned = (_entry_paths(mine) if mine else set()) | changed
-    if not owned and mine is None:
+        updated.append(entry if paths == before else {**entry, "fieldsV1": _assemble(kept, paths)})
+        if same and mine is None:
+            mine = (kept, paths)
+    if mine is None and not changed:
         return _store(result, updated)
+    kept, paths = mine if mine is not None else ({}, set())
     api_version = str(result.get("apiVersion") or "")
-    entry = _make_entry(manager, operation, api_version, owned, subresource)
+    entry = _make_entry(manager, operation, api_version, _assemble(kept, paths | changed), subresource)
     return _store(result, _replace_entry(updated, entry, manager, operation, subresource))
+
+
+def _collect_regions(old: Mapping[str, Any], new: Mapping[str, Any], values: dict[Path, tuple[Any, _Node]],
+                     differing: set[Path], out: set[Path], changed: set[Path], mode: str) -> None:
+    """``_collect_changes`` of every differing region that ``new`` sets, from the objects' roots."""
+    meta_before, meta_after = _child(old, "f:metadata"), _child(new, "f:metadata")
+    meta_same: bool | None = None  # worked out for the first differing metadata field
+    for region in differing:
+        found = values.get(region)
+        if found is None:
+            continue
+        value, node = found
+        if len(region) == 1:
+            _collect_changes(value, node, region, out, changed, mode, _child(old, region[0]), _child(new, region[0]))
+            continue
+        if meta_same is None:
+            meta_same = _unchanged(meta_before, meta_after)
+        if meta_same:
+            _collect(value, node, region, out, mode)
+        else:
+            _collect_changes(value, node, region, out, changed, mode,
+                             _child(meta_before, region[1]), _child(meta_after, region[1]))
+
+
+# A region: a top-level field (``("f:spec",)``) or a field of ``metadata`` (``("f:metadata", "f:labels")``);
+# every path of ``field_set`` is under exactly one region.
+_Regions = tuple[dict[Path, tuple[Any, _Node]], set[Path]]
+
+
+def _regions(old: Mapping[str, Any], new: Mapping[str, Any], root: _Node, meta: _Node) -> _Regions | None:
+    """The regions ``new`` sets (their values and schema nodes) and the regions whose values differ
+    between ``old`` and ``new`` (as JSON: ``_same_json``; a None value is no value, as for
+    ``field_set``). None when either ``metadata`` is not an object, or ``old`` is not a dict
+    (``_child`` finds nothing in another mapping: every field of ``new`` counts as added)."""
+    old_meta, new_meta = old.get("metadata"), new.get("metadata")
+    if not isinstance(old, dict) or not isinstance(old_meta, dict) or not isinstance(new_meta, dict):
+        return None
+    values: dict[Path, tuple[Any, _Node]] = {}
+    differing: set[Path] = set()
+    for key in {*old, *new}:
+        if key not in ("apiVersion", "kind", "metadata"):
+            _compare((f"f:{key}",), old.get(key), new.get(key), root, key, values, differing)
+    for key in {*old_meta, *new_meta}:
+        if key not in _UNTRACKED_META:
+            _compare(("f:metadata", f"f:{key}"), old_meta.get(key), new_meta.get(key), meta, key, values, differing)
+    return values, differing
+
+
+def _compare(region: Path, before: Any, after: Any, parent: _Node, key: str,
+             values: dict[Path, tuple[Any, _Node]], differing: set[Path]) -> None:
+    if after is not None:
+        values[region] = (after, parent.child(key))
+    if before is None and after is None:
+        return
+    if before is None or after is None or not (before == after and _same_json(before, after)):
+        differing.add(region)
+
+
+def _all_regions(obj: Mapping[str, Any], root: _Node, meta: _Node) -> _Regions:
+    """Every region of ``obj``, all of them differing (a create, or a ``metadata`` that is not an
+    object: then ``metadata`` itself is one region, as ``field_set`` walks it)."""
+    values: dict[Path, tuple[Any, _Node]] = {}
+    for key, value in obj.items():
+        if key in ("apiVersion", "kind") or value is None:
+            continue
+        if key == "metadata" and isinstance(value, dict):
+            for mkey, mvalue in value.items():
+                if mkey not in _UNTRACKED_META and mvalue is not None:
+                    values[("f:metadata", f"f:{mkey}")] = (mvalue, meta.child(mkey))
+            continue
+        values[(f"f:{key}",)] = (value, root.child(key))
+    return values, set(values)
+
+
+class _Owned:
+    """Splits entries' FieldsV1 trees for ``update_managed_fields``: the subtree of a region whose
+    value did not change is kept as it is when it holds only fields of the new object
+    (``_tree_within``); every other path is listed, to be intersected with ``known``: the new
+    object's paths under the differing regions (``new_paths``, which it extends) and under any
+    unchanged region whose subtree one entry could not keep (worked out then, once)."""
+
+    def __init__(self, values: dict[Path, tuple[Any, _Node]], differing: set[Path], new_paths: set[Path],
+                 mode: str) -> None:
+        self.values = values
+        self.differing = differing
+        self.known = new_paths
+        self.mode = mode
+        self.collected: set[Path] = set()
+
+    def split(self, tree: Any) -> tuple[dict[Path, dict[str, Any]], set[Path]]:
+        """(the kept subtrees by region, the paths of the rest of ``tree``)."""
+        kept: dict[Path, dict[str, Any]] = {}
+        listed: set[Path] = set()
+        if not isinstance(tree, dict):
+            return kept, listed
+        for top, sub in tree.items():
+            if top == "f:metadata" and isinstance(sub, dict) and sub:
+                for member, msub in sub.items():
+                    self._place(("f:metadata", str(member)), msub, kept, listed)
+            else:
+                self._place((str(top),), sub, kept, listed)
+        return kept, listed
+
+    def _place(self, region: Path, sub: Any, kept: dict[Path, dict[str, Any]], listed: set[Path]) -> None:
+        found = self.values.get(region)
+        if found is not None and region not in self.differing:
+            value, node = found
+            try:
+                within = _tree_within(sub, value, node, region[-1][2:], self.mode)
+            except TypeError:  # a tree with keys that are not strings (an in-process caller's): listed
+                within = False
+            if within:
+                kept[region] = sub
+                return
+            if region not in self.collected:  # an unchanged region: its paths are new's, none changed
+                self.collected.add(region)
+                _collect(value, node, region, self.known, self.mode)
+        _walk_tree(sub, region, listed)
+
+
+def _tree_within(tree: Any, value: Any, node: _Node, name: str, mode: str) -> bool:
+    """Whether every leaf path of the FieldsV1 ``tree`` is one that ``_collect`` yields for ``value``
+    at a field named ``name``, and ``tree`` is as ``paths_to_fields_v1`` builds it (keys sorted,
+    leaves ``{}``), so that it can be kept as it is. False is always safe (the caller then lists
+    the tree's paths): of items with the same key, only the last is looked at."""
+    if type(tree) is not dict:
+        return False
+    if isinstance(value, dict) and not node.atomic:
+        if len(tree) < 2 and all(v is None for v in value.values()):  # (two members: one is a field)
+            return not tree  # an empty map: its own path
+        if not tree:
+            return False
+        dot = bool(mode) and not (mode == "builtin" and name in _VALUE_STRUCTS)
+        return _fields_within(tree, value, node, mode, dot)
+    if isinstance(value, list):
+        kind, elements = _keyed(node, value)
+        if kind == "map":
+            items = dict(zip(elements, value, strict=True))  # of repeated keys, the last
+            item_node = node.item()
+            previous = ""
+            for element, sub in tree.items():
+                item = items.get(element)
+                if element <= previous or item is None or type(sub) is not dict or not sub:
+                    return False
+                if not _fields_within(sub, item, item_node, mode, True):
+                    return False
+                previous = element
+            return bool(tree)
+        if kind == "set" and all(not isinstance(i, (dict, list)) for i in value):
+            members = {_value_key(i) for i in value}
+            previous = ""
+            for element, sub in tree.items():
+                if element <= previous or element not in members or type(sub) is not dict or sub:
+                    return False
+                previous = element
+            return bool(tree)
+    return not tree
+
+
+def _fields_within(tree: dict[str, Any], value: Mapping[str, Any], node: _Node, mode: str, dot: bool) -> bool:
+    """``_tree_within`` for the members of a granular map or list item: ``.`` (when ``dot``) and
+    ``f:<field>`` of the fields ``value`` sets, in order."""
+    previous = ""
+    for element, sub in tree.items():
+        if element <= previous:
+            return False
+        previous = element
+        if element == ".":
+            if not dot or type(sub) is not dict or sub:
+                return False
+        elif element[:2] == "f:":
+            child = value.get(element[2:])
+            if child is None:
+                return False
+            if type(sub) is dict and not sub and not isinstance(child, (dict, list)):
+                continue  # a scalar: its own path, whatever its schema
+            if not _tree_within(sub, child, node.child(element[2:]), element[2:], mode):
+                return False
+        else:
+            return False
+    return True
+
+
+def _assemble(kept: Mapping[Path, dict[str, Any]], paths: Iterable[Path]) -> dict[str, Any]:
+    """``paths_to_fields_v1`` of ``paths`` and of the paths of the ``kept`` subtrees (each at its
+    region, already as ``paths_to_fields_v1`` builds it: shared, not copied)."""
+    tree = paths_to_fields_v1(paths)
+    if not kept:
+        return tree
+    for region, sub in kept.items():
+        parent = tree
+        for element in region[:-1]:
+            parent = parent.setdefault(element, {})
+        parent[region[-1]] = sub
+    out = {key: tree[key] for key in sorted(tree)}
+    members = out.get("f:metadata")
+    if members:
+        out["f:metadata"] = {key: members[key] for key in sorted(members)}
+    return out

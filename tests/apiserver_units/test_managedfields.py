@@ -186,15 +186,28 @@ _objects = st.fixed_dictionaries({"metadata": st.fixed_dictionaries({"name": st.
     "spec": _json, "status": _json})
 
 
+def _changed_paths(old: dict[str, Any], new: dict[str, Any], paths: set[Any], definition: str | None = None) -> set[Any]:
+    """The changed paths ``update_managed_fields`` works out (``_collect_regions`` over every region of
+    ``new``), its walk yielding ``paths`` (``field_set(new, definition, nodes=True)``) as it goes."""
+    root, meta = fieldmanager._roots(definition, None)
+    values, regions = fieldmanager._all_regions(new, root, meta)
+    found: set[Any] = set()
+    changed: set[Any] = set()
+    fieldmanager._collect_regions(old, new, values, regions, found, changed, fieldmanager._mode(None, True))
+    assert found == paths
+    return changed
+
+
 @given(old=_objects, new=_objects)
 @example(old={"metadata": {"name": "x"}, "spec": {"a": 1}, "status": {"b": [1]}},
          new={"metadata": {"name": "x"}, "spec": {"a": True}, "status": {"b": [1.0]}})
 def test_changed_paths_agree_with_comparing_every_path(old: dict[str, Any], new: dict[str, Any]) -> None:
-    """Only the top-level (metadata) fields that differ are compared path by path; the result is
-    what comparing every path gives, types included (1, 1.0 and true are different values)."""
+    """The fields are compared in the walk that collects them, not below a prefix whose values are
+    equal as JSON; the result is what comparing every path gives, types included (1, 1.0 and true
+    are different values)."""
     paths = fieldmanager.field_set(new, nodes=True)
     expected = {p for p in paths if not fieldmanager._same_value(old, new, p)}
-    assert fieldmanager._changed_paths(old, new, paths) == expected
+    assert _changed_paths(old, new, paths) == expected
 
 
 @pytest.mark.parametrize("seed", range(8))
@@ -268,4 +281,4 @@ def test_changed_paths_of_keyed_lists_agree_with_comparing_every_path(extra: Any
     new["spec"]["template"]["spec"]["containers"][1]["ports"][0]["containerPort"] = port
     paths = fieldmanager.field_set(new, DEPLOYMENT, nodes=True)
     expected = {p for p in paths if not fieldmanager._same_value(old, new, p)}
-    assert fieldmanager._changed_paths(old, new, paths) == expected
+    assert _changed_paths(old, new, paths, DEPLOYMENT) == expected
