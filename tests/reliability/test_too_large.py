@@ -50,6 +50,10 @@ def test_a_reflector_ahead_of_a_restored_server_relists(tmp_path: Path) -> None:
                 foos.create(foo(name))
             wait_until(lambda: sorted(store.list_keys()) == ["default/kept", "default/lost-1", "default/lost-2"], 10,
                        "the reflector syncs")
+            # the store can be synced by the list alone: the switch must not cut the watch while its
+            # connection is still being opened (a TLS handshake cut short is no watch to resume)
+            wait_until(lambda: newer.call(lambda core: len(core.store.watchers.get("samplecontroller.k8s.io/foos", ())))
+                       == 1, 10, "the reflector watches")
             ahead = int(reflector.last_sync_resource_version())
             assert restored.call(lambda core: core.store.rev) < ahead
             proxy.switch(restored.port)  # the watch is cut and re-opened, at once, on the restored server
