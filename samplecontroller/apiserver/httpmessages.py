@@ -4,7 +4,7 @@
   token, target without spaces or control characters, HTTP/1.0 or 1.1, header names tokens, no
   space before the colon); a malformed head is ``BadRequest``. Header values are UTF-8 with
   undecodable bytes kept as surrogates.
-- ``Request``: ``method``, ``path`` (percent-decoded), ``raw_path``, ``path_qs``, ``query`` (a
+- ``Request``: ``method``, ``path`` (percent-decoded), ``path_qs``, ``query`` (a
   read-only multidict), ``headers`` (case-insensitive, read-only), ``version``, ``scheme``,
   ``host``, ``remote``; ``await read()`` for the body (``Content-Length`` or chunked, gzip or
   deflate ``Content-Encoding`` undone), at most ``max_body`` bytes before and after decoding
@@ -224,11 +224,6 @@ class Request:
         return self.url.path
 
     @property
-    def raw_path(self) -> str:
-        """The path as sent (percent-encoded)."""
-        return self.target.partition("?")[0]
-
-    @property
     def path_qs(self) -> str:
         """The path and query as sent (for logs)."""
         return self.target
@@ -256,11 +251,6 @@ class Request:
     def can_read_body(self) -> bool:
         """Whether the request has a body not read yet."""
         return not self.body.done
-
-    @property
-    def body_exists(self) -> bool:
-        """Whether the request has a body (framed by Content-Length above 0 or chunked)."""
-        return self.body.kind == "chunked" or self.body.length > 0
 
     async def read(self) -> bytes:
         """The body, its Content-Encoding undone (see the module docstring)."""

@@ -61,9 +61,6 @@ def labels_of(request: Request) -> RequestLabels:
     return labels
 
 
-_MAX_SEEN_IDS = 65536
-
-
 class RequestCounter:
     """Counts of requests by (User-Agent, verb) and of the connections they came on."""
 

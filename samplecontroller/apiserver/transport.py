@@ -135,7 +135,7 @@ class HTTPServer:
         self._idle_timeout = idle_timeout
         self._shutdown_timeout = shutdown_timeout
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._tasks: dict[asyncio.Task[None], SocketConnection | None] = {}
+        self._tasks: set[asyncio.Task[None]] = set()  # one per connection, from its accept to its close
         self._busy: set[asyncio.Task[None]] = set()
         self._closing = False
 
@@ -163,11 +163,11 @@ class HTTPServer:
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             remote = str(address[0]) if isinstance(address, tuple) else None
             task = self._loop.create_task(self._connection(sock, remote))
-            self._tasks[task] = None
+            self._tasks.add(task)
             task.add_done_callback(self._forget)
 
     def _forget(self, task: asyncio.Task[None]) -> None:
-        self._tasks.pop(task, None)
+        self._tasks.discard(task)
         self._busy.discard(task)
 
     async def _connection(self, sock: socket.socket, remote: str | None) -> None:
@@ -185,7 +185,6 @@ class HTTPServer:
         conn = SocketConnection(loop, sock)
         task = asyncio.current_task()
         assert task is not None
-        self._tasks[task] = conn
         try:
             await self._serve(conn, remote, deadline, task)
         except (OSError, TimeoutError, ProtocolError):
