@@ -199,19 +199,23 @@ class Controller:
 
         log.info("Setting up event handlers")
         foo_informer.informer().add_indexers({DEPLOYMENT_NAME_FIELD: _deployment_key_index})
+        # The handlers only read the caches and put keys on the work queue: they run inline, on
+        # the informers' threads, saving a thread hand-off per event.
         foo_informer.informer().add_event_handler(
             ResourceEventHandlerFuncs(
                 add_func=self._on_foo_add,
                 update_func=self._on_foo_update,
                 delete_func=self._on_foo_delete,
-            )
+            ),
+            inline=True,
         )
         deployment_informer.informer().add_event_handler(
             ResourceEventHandlerFuncs(
                 add_func=self._on_deployment_add,
                 update_func=self._on_deployment_update,
                 delete_func=self.handle_object,
-            )
+            ),
+            inline=True,
         )
 
     # -- running ---------------------------------------------------------------------------

@@ -178,7 +178,10 @@ def setup_foo_controller(mgr: Manager, reconciler: Reconciler | AsyncReconciler,
             .watches(Deployment, EnqueueRequestsFromMapFunc(lambda obj: uncontrolled_foos_naming(reader, obj)),
                      ResourceVersionChanged())
             .with_options(rt_controller.Options(max_concurrent_reconciles=workers,
-                                                rate_limiter=domain.rate_limiter()))
+                                                rate_limiter=domain.rate_limiter(),
+                                                # predicates, handlers and the map function read
+                                                # only the cache: no thread per handler
+                                                inline_event_handlers=True))
             .named(name)
             .complete(reconciler))
 

@@ -14,7 +14,8 @@ Contracts:
 - ``has_synced`` is true once everything from the first ``replace`` (or any earlier add) has
   been popped. ``pop`` tells its function whether the key belongs to that initial population.
 - A producer wakes a blocked ``pop`` only when it queues a new key and a ``pop`` is waiting
-  (more deltas for a queued key, or a queue nobody waits on, need no wakeup).
+  (more deltas for a queued key, or a queue nobody waits on, need no wakeup). ``pop_nowait``
+  never waits: a consumer may drain the queue on the producer's own thread.
 - A transform (``transformer``) maps each incoming object (not tombstones, not Sync objects,
   which come from the already transformed store) before it is queued.
 """
@@ -73,7 +74,8 @@ def _dedup(deltas: list[Delta]) -> None:
 
 
 class DeltaFIFO:
-    """Producer: a Reflector (add/update/delete/replace/resync). Consumer: one thread calling ``pop``."""
+    """Producer: a Reflector (add/update/delete/replace/resync). Consumer: one thread calling ``pop``,
+    or callers of ``pop_nowait`` serialized by the consumer (one at a time, so keys stay in order)."""
 
     def __init__(self, key_func: KeyFunc = meta_namespace_key_func, known_objects: KnownObjects | None = None,
                  transformer: Callable[[Any], Any] | None = None) -> None:
@@ -210,15 +212,36 @@ class DeltaFIFO:
                     self._waiting -= 1
                 if not woken:
                     return False
-            if self._closed:
-                raise FIFOClosedError()
-            key = self._queue.popleft()
-            deltas = self._items.pop(key)
-            in_initial = self._initial_population_count > 0
-            if in_initial:
-                self._initial_population_count -= 1
+            deltas, in_initial = self._take()
         process(deltas, in_initial)
         return True
+
+    def pop_nowait(self, process: Callable[[list[Delta], bool], None]) -> bool:
+        """Like ``pop`` but never blocks: False at once when no key is queued.
+
+        For a consumer that handles the deltas on the producer's thread, right after queueing
+        them (the informer does: no thread hand-off per change). Raises FIFOClosedError once
+        closed.
+        """
+        with self._cond:
+            if not self._queue:
+                if self._closed:
+                    raise FIFOClosedError()
+                return False
+            deltas, in_initial = self._take()
+        process(deltas, in_initial)
+        return True
+
+    def _take(self) -> tuple[list[Delta], bool]:
+        """The first key's deltas and whether it belongs to the initial population. Lock held, queue not empty."""
+        if self._closed:
+            raise FIFOClosedError()
+        key = self._queue.popleft()
+        deltas = self._items.pop(key)
+        in_initial = self._initial_population_count > 0
+        if in_initial:
+            self._initial_population_count -= 1
+        return deltas, in_initial
 
     # -- reads ---------------------------------------------------------------------------------
 

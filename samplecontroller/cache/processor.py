@@ -3,6 +3,11 @@
 Each registered handler gets a ``Listener``: an unbounded buffer and its own thread, so a slow
 handler never stalls the informer or the other handlers. Notifications are delivered one at a
 time in the order they were added. An exception from a handler is logged and delivery goes on.
+
+An inline listener (``inline=True``) has no buffer and no thread: ``add`` calls the handler on the
+caller's thread, the informer's (Python threads cost a context switch per hand-off, which for a
+handler that only puts a key on a work queue costs more than the handler). Its handler must be
+quick and must never block: it holds up the informer and every other handler while it runs.
 """
 
 from __future__ import annotations
@@ -33,19 +38,28 @@ class Listener:
     informer after the initial list's notifications) has been reached.
     """
 
-    def __init__(self, handler: ResourceEventHandler[Any], resync_period: float, name: str = "") -> None:
+    def __init__(self, handler: ResourceEventHandler[Any], resync_period: float, name: str = "", *,
+                 inline: bool = False) -> None:
         self.handler = handler
         self.resync_period = resync_period
         self.next_resync = time.monotonic() + resync_period if resync_period else float("inf")
         self.synced = threading.Event()
+        self.inline = inline
         self._cond = threading.Condition(threading.Lock())
         self._buffer: deque[Notification] = deque()
         self._stopped = False
-        self._thread = threading.Thread(target=self._run, name=f"informer-listener-{name}", daemon=True)
-        self._thread.start()
+        self._thread: threading.Thread | None = None
+        if not inline:
+            self._thread = threading.Thread(target=self._run, name=f"informer-listener-{name}", daemon=True)
+            self._thread.start()
 
     def add(self, notification: Notification) -> None:
-        """Buffer ``notification`` for delivery on the listener's thread (never blocks)."""
+        """Buffer ``notification`` for delivery on the listener's thread (never blocks); an inline
+        listener delivers it now, on the caller's thread (nothing once stopped)."""
+        if self.inline:
+            if not self._stopped:
+                self._deliver_logged(notification)
+            return
         with self._cond:
             self._buffer.append(notification)
             if len(self._buffer) == 1:
@@ -71,7 +85,8 @@ class Listener:
 
     def join(self, timeout: float | None = None) -> None:
         """Wait for the listener's thread to end (after ``stop``), at most ``timeout`` seconds."""
-        self._thread.join(timeout)
+        if self._thread is not None:
+            self._thread.join(timeout)
 
     def _next(self) -> Notification | None:
         with self._cond:
@@ -86,10 +101,13 @@ class Listener:
             n = self._next()
             if n is None:
                 return
-            try:
-                self._deliver(n)
-            except Exception as err:
-                log.error("Event handler failed", error=f"{type(err).__name__}: {err}")
+            self._deliver_logged(n)
+
+    def _deliver_logged(self, n: Notification) -> None:
+        try:
+            self._deliver(n)
+        except Exception as err:
+            log.error("Event handler failed", error=f"{type(err).__name__}: {err}")
 
     def _deliver(self, n: Notification) -> None:
         kind = n[0]

@@ -1,7 +1,8 @@
 """SharedIndexInformer, like client-go's tools/cache/shared_informer.go.
 
-One Reflector fills a DeltaFIFO; one thread pops it, updates the Indexer, and fans the change
-out to every registered handler (each on its own thread with an unbounded buffer).
+One Reflector fills a DeltaFIFO; the deltas it queues are handled on its own thread right after
+(the Indexer updated, the change fanned out to every registered handler, each on its own thread
+with an unbounded buffer), so a watch event costs no thread hand-off before its handlers' own.
 
 Guarantees:
 - ``has_synced()`` is true once the first list is in the Indexer.
@@ -10,8 +11,9 @@ Guarantees:
   it is added); its registration's ``has_synced()`` is true once the informer has synced and
   the handler has been given every object of the initial list.
 - Resync: once synced, a handler whose resync period has passed since its last resync (or its
-  registration) gets ``on_update(obj, obj)`` for every cached object; the processing thread
-  waits for the earliest due time (no periodic check, no extra thread). Updates that do not
+  registration) gets ``on_update(obj, obj)`` for every cached object; the thread that called
+  ``run`` waits for the earliest due time (no periodic check, no extra thread) and handles the
+  resync's deltas itself. Updates that do not
   change the resourceVersion (resyncs, unchanged objects of a re-list) go only to handlers
   being resynced, as in Go.
 - ``set_transform(fn)`` (before start) maps each incoming object before it is cached and
@@ -34,8 +36,9 @@ Guarantees:
   left equal are taken from the cached version instead of being walked again.
   ``compact_objects=False`` (a constructor argument) turns it off.
 - ``run(stop)`` blocks until ``stop`` is set; then listeners stop and ``is_stopped()`` is true.
-  An informer runs once. Threads: the caller's (processing and resync), the reflector's and
-  one per handler; ``stop`` (a ``wait.Context``; a plain Event is adapted with
+  An informer runs once. Threads: the reflector's (list, watch, and handling what they
+  queue), the caller's (resyncs) and one per handler; deltas are handled by one thread at a
+  time, in queue order. ``stop`` (a ``wait.Context``; a plain Event is adapted with
   ``wait.as_context``) closes the queue and the watch through done-callbacks.
 """
 
@@ -81,26 +84,28 @@ class ResourceEventHandlerRegistration:
 
 
 class _Feed:
-    """The store the Reflector writes to: the DeltaFIFO, noticing an empty first list."""
+    """The store the Reflector writes to: the DeltaFIFO, whose deltas the informer then handles
+    on the reflector's thread."""
 
     def __init__(self, informer: SharedIndexInformer[Any]) -> None:
-        self._informer = informer
+        self._handle_queued = informer._handle_queued
         self._fifo = informer._fifo
 
     def add(self, obj: Any) -> None:
         self._fifo.add(obj)
+        self._handle_queued()
 
     def update(self, obj: Any) -> None:
         self._fifo.update(obj)
+        self._handle_queued()
 
     def delete(self, obj: Any) -> None:
         self._fifo.delete(obj)
+        self._handle_queued()
 
     def replace(self, objects: Iterable[Any], resource_version: str = "") -> None:
-        items = objects if isinstance(objects, list) else list(objects)
-        self._fifo.replace(items, resource_version)
-        if not items and self._fifo.has_synced():
-            self._informer._mark_synced()
+        self._fifo.replace(objects if isinstance(objects, list) else list(objects), resource_version)
+        self._handle_queued()
 
 
 class SharedIndexInformer(Generic[T]):
@@ -122,7 +127,8 @@ class SharedIndexInformer(Generic[T]):
         self._reflector = Reflector(lister_watcher, _Feed(self), name=self.name, backoff=backoff,
                                     compact=self._compact if compact_objects else None)
         self._lock = threading.Lock()
-        self._block_deltas = threading.Lock()
+        self._block_deltas = threading.Lock()  # held while deltas are handled (one thread at a time)
+        self._wakeup = threading.Event()  # the resync wait looks again: handlers changed, synced, stopped
         self._listeners: list[Listener] = []
         self._next_resync = 0.0  # no resync is due before this (monotonic clock; inf: none at all)
         self._syncing: list[Listener] = []
@@ -155,21 +161,30 @@ class SharedIndexInformer(Generic[T]):
         """The informer's cache, as a Store (the same object as ``get_indexer``)."""
         return self._indexer
 
-    def add_event_handler(self, handler: ResourceEventHandler[T],
-                          resync_period: float | None = None) -> ResourceEventHandlerRegistration:
+    def add_event_handler(self, handler: ResourceEventHandler[T], resync_period: float | None = None, *,
+                          inline: bool = False) -> ResourceEventHandlerRegistration:
         """Register ``handler``. ``resync_period`` defaults to the informer's; 0 = no resync;
-        shorter than 1 s is raised to 1 s. RuntimeError on a stopped informer."""
+        shorter than 1 s is raised to 1 s. RuntimeError on a stopped informer.
+
+        ``inline=True``: the handler is called on the thread handling the informer's deltas
+        (the reflector's; for the initial objects of a late registration, the caller's), with
+        the informer's locks held, instead of on a thread of its own. For handlers that only
+        look at the object and put keys on a work queue: it saves a thread hand-off per event.
+        Such a handler must return quickly, must never block (no API calls, no waiting) and
+        must not add or remove handlers; while it runs, the informer and its other handlers
+        wait.
+        """
         period = self.default_resync_period if resync_period is None else resync_period
         if period and period < MINIMUM_RESYNC_PERIOD:
             period = MINIMUM_RESYNC_PERIOD
         with self._block_deltas, self._lock:
             if self._stopped:
                 raise RuntimeError(f"informer {self.name} has stopped; handler not added")
-            listener = Listener(handler, period, self.name)
+            listener = Listener(handler, period, self.name, inline=inline)
             self._listeners.append(listener)
             self._next_resync = 0.0  # the processing thread looks at every handler again
             if period:
-                self._fifo.wake()  # the processing thread re-computes its next resync time
+                self._wakeup.set()  # the resync wait re-computes its next resync time
             if self._started:
                 for obj in self._indexer.list():
                     listener.add((ADD, obj, True))
@@ -214,9 +229,9 @@ class SharedIndexInformer(Generic[T]):
         reflector = threading.Thread(target=self._reflector.run, args=(ctx,), name=f"reflector-{self.name}",
                                      daemon=True)
         reflector.start()
-        handle = ctx.add_done_callback(self._fifo.close)
+        handle = ctx.add_done_callback(self._close)
         try:
-            self._process_loop()
+            self._resync_loop()
         finally:
             ctx.remove_done_callback(handle)
             with self._lock:
@@ -234,21 +249,37 @@ class SharedIndexInformer(Generic[T]):
             cached = None
         return compact(obj, cached)
 
-    def _process_loop(self) -> None:
-        """Pop and handle deltas until the queue closes; resync due handlers in between."""
+    def _close(self) -> None:
+        self._fifo.close()
+        self._wakeup.set()
+
+    def _resync_loop(self) -> None:
+        """Until the queue closes: wait for the next due resync, queue it and handle it."""
         fifo = self._fifo
-        while True:
+        while not fifo.is_closed():
+            self._wakeup.clear()  # before looking: a wakeup from now on ends the wait below at once
+            wait_for = self._resync_due()
+            if len(fifo):  # a resync was queued
+                self._handle_queued()
+            self._wakeup.wait(wait_for)
+
+    def _handle_queued(self) -> None:
+        """Handle every queued delta, in queue order, on the calling thread; mark the informer
+        synced once the initial population has been handled. Nothing once the queue is closed."""
+        fifo = self._fifo
+        with self._block_deltas:
             try:
-                fifo.pop(self._handle_deltas, self._resync_due())
+                while fifo.pop_nowait(self._handle_deltas):
+                    pass
             except FIFOClosedError:
                 return
-            if not self._synced.is_set() and fifo.has_synced():
-                self._mark_synced()
+        if not self._synced.is_set() and fifo.has_synced():
+            self._mark_synced()
 
     def _resync_due(self) -> float | None:
         """Queue a resync if a handler is due; return the seconds until the next one is (None: none).
         Until the earliest next resync computed last time, nothing can be due (a handler added
-        meanwhile clears it): one clock read per delta, not a look at every handler."""
+        meanwhile clears it): one clock read per wakeup, not a look at every handler."""
         now = time.monotonic()
         cached = self._next_resync
         if now < cached:
@@ -274,23 +305,23 @@ class SharedIndexInformer(Generic[T]):
             self._synced.set()
             for listener in self._listeners:
                 listener.add((SYNCED,))
-        self._fifo.wake()  # the processing thread checks for due resyncs now
+        self._wakeup.set()  # the resync wait checks for due resyncs now
 
     def _handle_deltas(self, deltas: list[Delta], is_in_initial_list: bool) -> None:
-        with self._block_deltas:
-            indexer = self._indexer
-            for delta in deltas:
-                obj = delta.object
-                if delta.type == DELETED:
-                    indexer.delete(obj)
-                    self._distribute((DELETE, obj), False)
-                    continue
-                old = indexer.add_by_key(sys.intern(indexer.key_func(obj)), obj)  # one key, one lock
-                if old is None:
-                    self._distribute((ADD, obj, is_in_initial_list), False)
-                else:
-                    is_sync = meta.get_resource_version(old) == meta.get_resource_version(obj)
-                    self._distribute((UPDATE, old, obj), is_sync)
+        """One key's deltas into the indexer and out to the handlers. ``_block_deltas`` held."""
+        indexer = self._indexer
+        for delta in deltas:
+            obj = delta.object
+            if delta.type == DELETED:
+                indexer.delete(obj)
+                self._distribute((DELETE, obj), False)
+                continue
+            old = indexer.add_by_key(sys.intern(indexer.key_func(obj)), obj)  # one key, one lock
+            if old is None:
+                self._distribute((ADD, obj, is_in_initial_list), False)
+            else:
+                is_sync = meta.get_resource_version(old) == meta.get_resource_version(obj)
+                self._distribute((UPDATE, old, obj), is_sync)
 
     def _distribute(self, notification: tuple[Any, ...], sync: bool) -> None:
         with self._lock:

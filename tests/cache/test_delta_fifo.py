@@ -131,6 +131,27 @@ def test_pop_timeout_and_close() -> None:
         f.pop(lambda d, i: None)
 
 
+def test_pop_nowait_hands_out_what_is_queued_in_order_and_never_waits() -> None:
+    f = DeltaFIFO()
+    seen: list[tuple[str, bool]] = []
+
+    def process(deltas: list[Delta], initial: bool) -> None:
+        seen.append((deltas[-1].object.metadata.name, initial))
+
+    assert f.pop_nowait(process) is False  # empty: at once, nothing called
+    f.replace([obj("a"), obj("b")])
+    f.add(obj("c"))
+    while f.pop_nowait(process):
+        pass
+    assert seen == [("a", True), ("b", True), ("c", False)]
+    assert f.has_synced()
+    f.add(obj("d"))
+    f.close()
+    with pytest.raises(FIFOClosedError):
+        f.pop_nowait(process)  # closed: pending items are dropped, as with pop
+    assert [name for name, _ in seen] == ["a", "b", "c"]
+
+
 def test_wake_ends_a_waiting_pop_without_an_item() -> None:
     f = DeltaFIFO()
     results: list[bool] = []

@@ -120,6 +120,73 @@ def test_slow_handler_does_not_stall_others(server: ScriptedServer, make: Factor
     assert slow_reg.has_synced()
 
 
+class ThreadRecorder(Recorder):
+    """A Recorder noting the thread each notification was delivered on."""
+
+    def __init__(self, fail_on: str = "") -> None:
+        super().__init__()
+        self.threads: list[str] = []
+        self.fail_on = fail_on
+
+    def _record(self, item: tuple[Any, ...]) -> None:
+        self.threads.append(threading.current_thread().name)
+        super()._record(item)
+        if self.fail_on and item[0] != "update" and getattr(item[1], "metadata", None) is not None \
+                and item[1].metadata.name == self.fail_on:
+            raise RuntimeError("handler bug")
+
+
+def test_inline_handlers_run_on_the_reflectors_thread_in_order(server: ScriptedServer, make: Factory) -> None:
+    server.put("a")
+    inf = make(start=False)
+    inline, threaded = ThreadRecorder(fail_on="boom"), ThreadRecorder()
+    inline_reg = inf.add_event_handler(inline, inline=True)
+    inf.add_event_handler(threaded)
+    make.run(inf)  # type: ignore[attr-defined]
+    assert wait_for_cache_sync(inf, inline_reg, timeout=30)
+    server.put("boom")  # its handler raises: logged, delivery goes on
+    server.put("b")
+    server.put("a", v=2)
+    server.remove("b")
+    assert eventually(lambda: len(threaded.snapshot()) == 5)
+    assert inline.kinds() == threaded.kinds() == ["add", "add", "add", "update", "delete"]
+    assert {t.split("-")[0] for t in inline.threads} == {"reflector"}, "no thread of its own"
+    assert {t.rsplit("-", 1)[0] for t in threaded.threads} == {"informer-listener"}
+    assert inline.snapshot()[3][2].spec == {"v": 2}  # the cache was updated before the handler ran
+    cached = inf.get_store().get_by_key("default/a")
+    assert cached is not None and cached.spec == {"v": 2}
+
+
+def test_an_inline_handler_added_late_gets_the_cache_then_nothing_once_removed(
+        server: ScriptedServer, make: Factory) -> None:
+    server.put("a")
+    inf = make()
+    assert wait_for_cache_sync(inf, timeout=30)
+    late = ThreadRecorder()
+    reg = inf.add_event_handler(late, inline=True)
+    assert reg.has_synced() and late.kinds() == ["add"]  # delivered on the caller's thread, at once
+    assert late.threads == [threading.current_thread().name]
+    assert late.snapshot()[0][2] is True
+    other = Recorder()
+    inf.add_event_handler(other)
+    inf.remove_event_handler(reg)
+    server.put("b")
+    assert eventually(lambda: other.kinds() == ["add", "add"])
+    assert late.kinds() == ["add"]
+
+
+def test_inline_handlers_are_resynced_by_the_thread_running_the_informer(
+        server: ScriptedServer, make: Factory, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(shared_informer, "MINIMUM_RESYNC_PERIOD", 0.05)
+    server.put("a")
+    inf = make()
+    runner = make.stops[-1][1]  # type: ignore[attr-defined]
+    rec = ThreadRecorder()
+    inf.add_event_handler(rec, resync_period=0.05, inline=True)
+    assert eventually(lambda: rec.kinds().count("update") >= 2)
+    assert {t for k, t in zip(rec.kinds(), rec.threads, strict=True) if k == "update"} == {runner.name}
+
+
 def test_missed_delete_arrives_as_tombstone_after_410(server: ScriptedServer, make: Factory) -> None:
     server.put("a")
     server.put("b")

@@ -88,12 +88,15 @@ def test_a_daemon_per_matching_object_sees_the_latest_version_and_stops_when_it_
 
 def test_a_finalizer_holds_the_deletion_until_the_daemon_stops(rest: Any, ns: str) -> None:
     release = threading.Event()
+    running: set[str] = set()
 
     def slow(d: daemon.Context) -> None:
+        running.add("slow")
         d.stopped.wait()
         release.wait(10)  # cleanup that takes a while
 
     def stuck(d: daemon.Context) -> None:
+        running.add("stuck")
         while True:  # ignores its stop: abandoned after the timeout
             if release.wait(0.05) and d.request.name == "never":
                 return
@@ -109,6 +112,9 @@ def test_a_finalizer_holds_the_deletion_until_the_daemon_stops(rest: Any, ns: st
         wait_for(lambda: FINALIZER in (cms(rest, ns).get("slow").metadata.finalizers or ()), what="the finalizer")
         wait_for(lambda: FINALIZER + "-2" in (cms(rest, ns).get("stuck").metadata.finalizers or ()),
                  what="the other finalizer")
+        # The finalizer is added before the daemon starts: a deletion seen in between stops a
+        # daemon that never ran, which has no cleanup to wait for.
+        wait_for(lambda: running == {"slow", "stuck"}, what="both daemons running")
         cms(rest, ns).delete("slow")
         cms(rest, ns).delete("stuck")
         wait_for(lambda: gone(rest, ns, "stuck"), what="the stuck daemon abandoned and its object released")
@@ -218,8 +224,10 @@ def test_async_daemons_are_tasks_on_the_loop_cancelled_when_their_object_goes_or
 def test_an_async_daemons_finalizer_holds_the_deletion_until_its_cancellation_cleanup_ends(
         rest: Any, ns: str) -> None:
     release = threading.Event()
+    running: set[str] = set()
 
     async def slow(d: daemon.Context) -> None:
+        running.add("slow")
         try:
             await asyncio.sleep(3600)
         except asyncio.CancelledError:
@@ -228,6 +236,7 @@ def test_an_async_daemons_finalizer_holds_the_deletion_until_its_cancellation_cl
             raise
 
     async def stuck(d: daemon.Context) -> None:
+        running.add("stuck")
         while not release.is_set():  # swallows its cancellation: abandoned after the timeout
             try:
                 await asyncio.sleep(0.05)
@@ -247,6 +256,9 @@ def test_an_async_daemons_finalizer_holds_the_deletion_until_its_cancellation_cl
                      what="the finalizer")
             wait_for(lambda: FINALIZER + "-2" in (cms(rest, ns).get("stuck").metadata.finalizers or ()),
                      what="the other finalizer")
+            # The finalizer is added before the daemon starts: a deletion seen in between stops a
+            # daemon that never ran, which has no cleanup to wait for.
+            wait_for(lambda: running == {"slow", "stuck"}, what="both daemons running")
             cms(rest, ns).delete("slow")
             cms(rest, ns).delete("stuck")
             wait_for(lambda: gone(rest, ns, "stuck"), what="the stuck task abandoned and its object released")

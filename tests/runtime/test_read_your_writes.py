@@ -313,7 +313,7 @@ class FakeInformer:
         self.store: dict[str, Any] = {}
         self.handlers: list[Any] = []
 
-    def add_event_handler(self, handler: Any, resync_period: float | None = None) -> None:
+    def add_event_handler(self, handler: Any, resync_period: float | None = None, *, inline: bool = False) -> None:
         self.handlers.append(handler)
 
     def get_indexer(self) -> FakeIndexer:

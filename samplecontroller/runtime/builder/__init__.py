@@ -140,15 +140,16 @@ class Builder:
         ctrl.contexts = Contexts(name, for_type=self._for[0] if self._for is not None else None, cache=cache,
                                  recorder=self._recorder(name))
         filters = tuple(self._filters)
+        inline = self._options.inline_event_handlers
         if self._for is not None:
             model, preds = self._for
-            ctrl.watch(Kind(cache, model, EnqueueRequestForObject(), *preds, *filters))
+            ctrl.watch(Kind(cache, model, EnqueueRequestForObject(), *preds, *filters, inline=inline))
             for owned, opreds, only_controller in self._owns:
                 owner = model.model if isinstance(model, OnlyMetadata) else model
                 h = EnqueueRequestForOwner(owner, only_controller, scheme=self.mgr.get_scheme())
-                ctrl.watch(Kind(cache, owned, h, *opreds, *filters))
+                ctrl.watch(Kind(cache, owned, h, *opreds, *filters, inline=inline))
         for wmodel, handler, wpreds in self._watches:
-            ctrl.watch(Kind(cache, wmodel, handler, *wpreds, *filters))
+            ctrl.watch(Kind(cache, wmodel, handler, *wpreds, *filters, inline=inline))
         for src in self._raw:
             ctrl.watch(src)
         used.add(name)

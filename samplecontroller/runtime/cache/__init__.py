@@ -137,9 +137,12 @@ class InformerGroup(Generic[T]):
         self.info = info
         self.informers = informers  # namespace ("" = all) -> informer
 
-    def add_event_handler(self, handler: ResourceEventHandler[Any], resync_period: float | None = None) -> _Registration:
-        """Register ``handler`` with every informer of the group; the registration syncs when all of them have."""
-        return _Registration([i.add_event_handler(handler, resync_period) for i in self.informers.values()])
+    def add_event_handler(self, handler: ResourceEventHandler[Any], resync_period: float | None = None, *,
+                          inline: bool = False) -> _Registration:
+        """Register ``handler`` with every informer of the group (``inline``: as
+        ``SharedIndexInformer.add_event_handler``); the registration syncs when all of them have."""
+        return _Registration([i.add_event_handler(handler, resync_period, inline=inline)
+                              for i in self.informers.values()])
 
     def has_synced(self) -> bool:
         """True once every informer of the group has synced."""

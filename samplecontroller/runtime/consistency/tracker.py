@@ -72,7 +72,7 @@ class _Queue(Protocol):
 
 
 class _Informer(Protocol):
-    def add_event_handler(self, handler: Any, resync_period: float | None = None) -> Any: ...
+    def add_event_handler(self, handler: Any, resync_period: float | None = None, *, inline: bool = False) -> Any: ...
     def get_indexer(self) -> Any: ...
 
 
@@ -304,7 +304,7 @@ class ObservedWrites:
                 return watch
             watch = _InformerWatch(informer)
             self._watches[id(informer)] = watch
-        informer.add_event_handler(_Handler(self, watch), 0)
+        informer.add_event_handler(_Handler(self, watch), 0, inline=True)  # it never blocks: no thread of its own
         return watch
 
     # -- observing ----------------------------------------------------------------------------

@@ -87,6 +87,11 @@ class Options:
     shutdown_timeout: float = 30.0
     # None: the manager's (runtime.manager.Options.read_your_writes), applied by the builder
     read_your_writes: ReadYourWrites | None = None
+    # True: the builder's watches call their predicates and event handlers on the informers'
+    # threads instead of a thread per handler (``SharedIndexInformer.add_event_handler(inline=True)``),
+    # saving a thread hand-off per event. Only for handlers, predicates and map functions that
+    # are quick and never block (reads from the cache are fine; API calls are not).
+    inline_event_handlers: bool = False
 
 
 class SourceSyncError(RuntimeError):

@@ -36,7 +36,8 @@ class Source(Protocol):
 
 
 class _InformerLike(Protocol):
-    def add_event_handler(self, handler: ResourceEventHandler[Any], resync_period: float | None = None) -> Any: ...
+    def add_event_handler(self, handler: ResourceEventHandler[Any], resync_period: float | None = None, *,
+                          inline: bool = False) -> Any: ...
     def has_synced(self) -> bool: ...
 
 
@@ -72,12 +73,15 @@ class EventHandlerAdapter:
 
 class Informer:
     """Events of an informer. ``start`` registers the handler; synced once the handler has the
-    informer's initial list."""
+    informer's initial list. ``inline=True``: the predicates and the handler run on the
+    informer's thread (see ``SharedIndexInformer.add_event_handler``); they must never block."""
 
-    def __init__(self, informer: _InformerLike, handler: EventHandler, *predicates: Predicate) -> None:
+    def __init__(self, informer: _InformerLike, handler: EventHandler, *predicates: Predicate,
+                 inline: bool = False) -> None:
         self.informer = informer
         self.handler = handler
         self.predicates = predicates
+        self.inline = inline
         self._registration: Any = None
         self._started = threading.Event()
 
@@ -85,7 +89,11 @@ class Informer:
         """Register the handler with the informer; RuntimeError when started twice."""
         if self._started.is_set():
             raise RuntimeError("a source can be started only once")
-        self._registration = self.informer.add_event_handler(EventHandlerAdapter(self.handler, queue, self.predicates))
+        adapter = EventHandlerAdapter(self.handler, queue, self.predicates)
+        if self.inline:
+            self._registration = self.informer.add_event_handler(adapter, inline=True)
+        else:  # informers of other makes may not know the keyword
+            self._registration = self.informer.add_event_handler(adapter)
         self._started.set()
 
     def has_synced(self) -> bool:
@@ -102,10 +110,11 @@ class Informer:
 class Kind(Informer):
     """Events of one type from the manager's cache: ``Kind(cache, Foo, handler, *predicates)``."""
 
-    def __init__(self, cache: Any, model: type[Any], handler: EventHandler, *predicates: Predicate) -> None:
+    def __init__(self, cache: Any, model: type[Any], handler: EventHandler, *predicates: Predicate,
+                 inline: bool = False) -> None:
         self.cache = cache
         self.model = model
-        super().__init__(cache.get_informer(model), handler, *predicates)
+        super().__init__(cache.get_informer(model), handler, *predicates, inline=inline)
 
     def __repr__(self) -> str:
         return f"Kind({self.model.__name__})"
