@@ -154,9 +154,36 @@ class _Watcher:
                 # A small batch: let the next events gather (recorders then add them without a wakeup).
                 time.sleep(self.linger)
 
+    def put(self, event: dict[str, Any]) -> bool:
+        """Buffer ``event`` for the thread; False when the buffer is full or closed."""
+        return self.buffer.put(event)
+
     def stop(self) -> None:
         """Ask the thread to end after the events already buffered (never blocks)."""
         self.buffer.close()
+
+
+class _InlineWatcher:
+    """A watcher whose function runs on the recording thread, at once: for a function as cheap as
+    a log line, where handing the event to a thread would cost more than the function."""
+
+    def __init__(self, fn: Callable[[dict[str, Any]], None]) -> None:
+        self.fn = fn
+        self.stopped = False
+
+    def put(self, event: dict[str, Any]) -> bool:
+        """Call the function with ``event`` (errors are logged); False once stopped."""
+        if self.stopped:
+            return False
+        try:
+            self.fn(event)
+        except Exception as err:
+            log.error("Event watcher failed", error=f"{type(err).__name__}: {err}")
+        return True
+
+    def stop(self) -> None:
+        """No more calls."""
+        self.stopped = True
 
 
 class EventBroadcaster:
@@ -183,7 +210,7 @@ class EventBroadcaster:
         self._lock = threading.Lock()
         self._dropped = 0
         self.batch_linger = batch_linger
-        self._watchers: tuple[_Watcher, ...] = ()  # replaced, never changed in place: ``action`` reads it unlocked
+        self._watchers: tuple[_Watcher | _InlineWatcher, ...] = ()  # replaced, never changed in place: ``action`` reads it unlocked
 
     @property
     def dropped(self) -> int:
@@ -201,7 +228,7 @@ class EventBroadcaster:
             return False
         refused = 0
         for w in self._watchers:
-            if not w.buffer.put(event):
+            if not w.put(event):
                 refused += 1
         if not refused:
             return True
@@ -214,7 +241,9 @@ class EventBroadcaster:
 
         ``fn`` gets the broadcaster's copy of the event and must not mutate it.
         """
-        w = _Watcher(fn, self.queue_size, "event-watcher", self.batch_linger)
+        return self._add_watcher(_Watcher(fn, self.queue_size, "event-watcher", self.batch_linger))
+
+    def _add_watcher(self, w: _Watcher | _InlineWatcher) -> Callable[[], None]:
         with self._lock:
             self._watchers = (*self._watchers, w)
 
@@ -226,7 +255,11 @@ class EventBroadcaster:
         return stop
 
     def start_structured_logging(self, level: str = "info") -> Callable[[], None]:
-        """Log every event as "Event occurred" with object, kind, apiVersion, type, reason, message."""
+        """Log every event as "Event occurred" with object, kind, apiVersion, type, reason, message.
+
+        The line is logged by the thread recording the event, when it records it (Go logs from a
+        goroutine of its own; a Python thread woken per event would cost more than the line).
+        """
         if level not in ("debug", "info", "warning", "error"):
             raise ValueError(f"unknown log level {level!r} (debug, info, warning or error)")
 
@@ -238,7 +271,7 @@ class EventBroadcaster:
                                 type=event.get("type", ""), reason=event.get("reason", ""),
                                 message=event.get("message", ""))
 
-        return self.start_event_watcher(write)
+        return self._add_watcher(_InlineWatcher(write))
 
     def start_recording_to_sink(self, sink: EventSink) -> Callable[[], None]:
         """Write every event to ``sink`` through a correlator of its own; returns a stop function."""

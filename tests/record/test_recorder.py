@@ -283,6 +283,34 @@ def test_watchers_and_structured_logging(sink: MemorySink, cleanup: Cleanup, cap
     assert len(seen) == 1
 
 
+def test_structured_logging_logs_on_the_recording_thread_as_the_event_is_recorded() -> None:
+    threads: list[str] = []
+
+    class Where(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if record.getMessage() == "Event occurred":
+                threads.append(threading.current_thread().name)
+
+    handler = Where()
+    logger = logging.getLogger("record")
+    logger.addHandler(handler)
+    level = logger.level
+    logger.setLevel(logging.INFO)
+    b = new_broadcaster()
+    try:
+        stop = b.start_structured_logging()
+        rec = b.new_recorder("test")
+        rec.event(foo(), EVENT_TYPE_NORMAL, "Synced", "ok")
+        assert threads == [threading.current_thread().name]  # already logged, no thread hand-off
+        stop()
+        rec.event(foo(), EVENT_TYPE_NORMAL, "Synced", "again")
+        assert len(threads) == 1  # stopped: not logged
+    finally:
+        b.shutdown()
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+
+
 def test_user_mistakes_give_clear_errors() -> None:
     with pytest.raises(ValueError, match="queue_size"):
         new_broadcaster(0)
