@@ -444,7 +444,10 @@ class Store:
         for cache_key in ((skey, None), (skey, key[0])):
             keys = self._sorted.get(cache_key)
             if keys is not None:
-                bisect.insort(keys, key)
+                if not keys or keys[-1] < key:
+                    keys.append(key)  # names created in order (a sequence, a timestamp) go last
+                else:
+                    bisect.insort(keys, key)
 
     def _remove_key(self, skey: str, key: Key) -> None:
         for cache_key in ((skey, None), (skey, key[0])):
