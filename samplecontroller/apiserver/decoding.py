@@ -176,20 +176,22 @@ def _compile_object(schema: dict[str, Any], struct: str) -> Checker:
     plain: set[str] = set()  # the properties whose checker is a plain string's (``_PLAIN_STRINGS``)
 
     def check(obj: Any, path: str, unknown: list[str]) -> None:
-        for key in list(obj):
-            value = obj[key]
+        gone: list[str] = []  # deleted after the walk (a dict's values may change while it is walked, not its keys)
+        for key, value in obj.items():
+            if type(value) is str and key in plain:
+                continue  # what check_string would find: nothing (no path built for it)
             prop = known.get(key)
             if prop is not None:
                 if value is None:
-                    del obj[key]  # a struct field: the zero value, not encoded back
+                    gone.append(key)  # a struct field: the zero value, not encoded back
                     continue
                 fn = checkers.get(key)
                 if fn is None:
                     fn = checkers[key] = _value_checker(prop, struct)
                     if fn in _PLAIN_STRINGS:
                         plain.add(key)
-                if key in plain and type(value) is str:
-                    continue  # what check_string would find: nothing (no path built for it)
+                        if type(value) is str:
+                            continue
                 if fn is not _noop:
                     fn(value, _join(path, key), unknown)
             elif extra_schema is not None:
@@ -202,7 +204,9 @@ def _compile_object(schema: dict[str, Any], struct: str) -> Checker:
                     extra_checker[0](value, _join(path, key), unknown)
             elif closed:
                 unknown.append(_join(path, key))
-                del obj[key]
+                gone.append(key)
+        for key in gone:
+            del obj[key]
     return check
 
 
