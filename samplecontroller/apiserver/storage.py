@@ -14,9 +14,7 @@ it through ``listeners``) and queue their row; the rows queued during one event-
 committed in one transaction on the next turn (``commit``), together with the revision counter
 (``meta.rev``, on disk only: an in-memory table never outlives its process), so a revision is
 never handed out twice, even after a crash and a compaction of the newest tombstone. ``durable()`` gives the future a request handler awaits before it answers:
-nothing is acknowledged before it is committed. In memory a commit does no I/O, so there is
-nothing to batch: ``durable()`` commits what is queued at once (the request answers without
-waiting a loop turn); the loop-turn commit still commits what no request waits for. Watchers and the history (``events_since``) get
+nothing is acknowledged before it is committed. Watchers and the history (``events_since``) get
 an event only once it is committed, as etcd's do. A failed commit fails the waiting futures and
 keeps the rows queued for the next commit. With ``data_dir`` the directory is made 0700 and the
 database files 0600 (SQLite gives -wal and -shm the database file's mode).
@@ -225,7 +223,6 @@ class Store:
                  history_window: float = 75.0) -> None:
         self._lock_fd: int | None = None
         self.table: RevisionTable
-        self._in_memory = data_dir is None
         if data_dir is None:
             self.table = MemoryTable()
         else:
@@ -484,13 +481,9 @@ class Store:
             log.exception("storage: commit failed; the waiting requests fail and the rows stay queued")
 
     def durable(self) -> asyncio.Future[None] | None:
-        """None if every write so far is committed (in memory: once it committed them, now); else
-        a future that resolves once they are (or fails with the commit's error). Call it from the
-        event loop."""
+        """None if every write so far is committed; else a future that resolves once they are (or
+        fails with the commit's error). Call it from the event loop."""
         if not self._pending and not self._unpublished:
-            return None
-        if self._in_memory:  # a commit is no I/O: commit now rather than wait a loop turn for the batch
-            self.flush()
             return None
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._waiters.append(future)

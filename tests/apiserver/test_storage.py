@@ -186,28 +186,6 @@ def test_writes_of_one_loop_turn_are_committed_together_before_watchers_see_them
     asyncio.run(scenario())
 
 
-def test_in_memory_durable_commits_at_once_and_watchers_see_only_committed_events() -> None:
-    """In memory a commit is no I/O: ``durable()`` commits what is queued then and there (no
-    loop turn waited for); before it, as on disk, watchers and the history see nothing."""
-
-    async def scenario() -> None:
-        store = Store(None)
-        try:
-            watcher = store.subscribe("g/r", None)
-            store.put("g/r", obj("a", 1))
-            store.put("g/r", obj("b", 1))
-            assert watcher.buffer == [] and store.events_since(0, "g/r") == []
-            assert store.durable() is None
-            assert [ev.name for ev in watcher.drain()] == ["a", "b"]
-            assert [ev.name for ev in store.events_since(0, "g/r")] == ["a", "b"]
-            await asyncio.sleep(0)  # the loop-turn commit finds nothing left
-            assert store.durable() is None and watcher.buffer == []
-        finally:
-            store.close()
-
-    asyncio.run(scenario())
-
-
 def test_a_failed_commit_fails_the_waiting_writes_and_is_retried(tmp_path: Path) -> None:
     """If SQLite cannot commit (a full disk), the waiting requests get the error (never a success)
     and the rows stay queued: the next commit writes them."""
