@@ -99,13 +99,17 @@ class CRDPlan(NamedTuple):
 
     @staticmethod
     def of(crd: dict[str, Any]) -> CRDPlan:
+        """The plan of the stored CRD object ``crd``."""
         schemas: dict[str, dict[str, Any] | None] = {}
         storage = ""
         for version in (crd.get("spec") or {}).get("versions") or ():
             if not isinstance(version, dict):
                 continue
             found = (version.get("schema") or {}).get("openAPIV3Schema")
-            schemas.setdefault(version.get("name"), found if isinstance(found, dict) else None)  # the first one named so
+            schema: dict[str, Any] | None = found if isinstance(found, dict) else None
+            name = version.get("name")
+            if isinstance(name, str):
+                schemas.setdefault(name, schema)  # the first version of a name counts
             if not storage and version.get("storage") and version.get("name"):
                 storage = str(version["name"])
         return CRDPlan(crd, schemas, storage, crdconversion.strategy(crd) == "Webhook")

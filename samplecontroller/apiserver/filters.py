@@ -138,7 +138,8 @@ def chain(handler: Handler, metrics: RequestMetrics, store: Store, credentials: 
 class Expiring(Protocol):
     """What ``Deadlines`` files: an entered ``asyncio.Timeout`` or a ``RequestExpiry``."""
 
-    def reschedule(self, when: float | None) -> None: ...
+    def reschedule(self, when: float | None) -> None:
+        """Expire at loop time ``when`` (``Deadlines`` passes now: expire at once)."""
 
 
 class RequestExpiry:

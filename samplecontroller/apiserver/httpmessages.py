@@ -337,12 +337,24 @@ def _date() -> bytes:
     return _date_cache[1]
 
 
+_STATUS_LINES = {code: f"HTTP/1.1 {code} {reason}\r\n".encode() for code, reason in _REASONS.items()}
+_HEADER_LINES: dict[tuple[str, str], bytes] = {}
+"""Encoded response header lines by (name, value): most responses repeat a few (Content-Type)."""
+
+
 def serialize_head(status: int, headers: Iterable[tuple[str, str]], framing_line: bytes, close: bool) -> bytes:
     """A response head: the status line, ``headers``, Date, the body's framing line and, when the
     connection closes after it, ``Connection: close``."""
-    lines = [f"HTTP/1.1 {status} {_REASONS.get(status, 'Unknown')}\r\n".encode()]
+    lines = [_STATUS_LINES.get(status) or f"HTTP/1.1 {status} {_REASONS.get(status, 'Unknown')}\r\n".encode()]
     for name, value in headers:
-        lines.append(f"{name}: {value}\r\n".encode("utf-8", "surrogateescape"))
+        line = _HEADER_LINES.get((name, value))
+        if line is None:
+            line = f"{name}: {value}\r\n".encode("utf-8", "surrogateescape")
+            if len(line) <= 256:  # a Content-Type, an Audit-Id is not worth keeping; bounded
+                if len(_HEADER_LINES) >= 512:
+                    _HEADER_LINES.clear()
+                _HEADER_LINES[(name, value)] = line
+        lines.append(line)
     lines.append(_date())
     lines.append(framing_line)
     if close:

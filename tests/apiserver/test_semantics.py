@@ -464,7 +464,9 @@ def test_a_crd_update_applies_to_the_next_write(raw: Raw, server: LocalAPIServer
         code, body = create("c", "green", "v1beta1")
         assert code == 201, body
         def stored_as(name: str) -> str:
-            return str(server.call(lambda core: core.store.get("test.example.com/gadgets", "", name).obj["apiVersion"]))
+            entry = server.call(lambda core: core.store.get("test.example.com/gadgets", "", name))
+            assert entry is not None
+            return str(entry.obj["apiVersion"])
         assert (stored_as("b"), stored_as("c")) == ("test.example.com/v1", "test.example.com/v1beta1")
     finally:
         assert raw.call("DELETE", f"{crds}/gadgets.test.example.com")[0] == 200
