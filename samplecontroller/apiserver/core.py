@@ -124,6 +124,7 @@ class Core:
         self.mapper = mapper
         self.crds: dict[str, dict[str, Any]] = {}
         self._plans: dict[str, CRDPlan] = {}
+        self._stored = _StoredView(store)
 
     # ------------------------------------------------------------------ reads
 
@@ -255,7 +256,7 @@ class Core:
     def _allocate(self, res: Resource, strategy: strategies.Strategy, obj: dict[str, Any],
                   old: dict[str, Any] | None) -> None:
         """The strategy's allocations (``Strategy.allocate``); 422 when a requested value is taken."""
-        errors = strategy.allocate(obj, old, _StoredView(self.store))
+        errors = strategy.allocate(obj, old, self._stored)
         if errors:
             raise invalid(res, str(meta_of(obj).get("name") or ""), errors)
 
