@@ -74,7 +74,7 @@ async def create(scope: Scope, request: Request, t: RequestInfo, accept: Accept)
         admission = AdmissionRequest(res, "CREATE", ns, name_of(body), body, dry_run=ri.dry_run(request),
                                      user_info=user_of(request).to_wire())
         body = await admit_create(scope, request, admission)
-    if isinstance(body, dict):
+    if strategy.records_requester and isinstance(body, dict):
         strategy.set_requester(body, requester(scope, request))
     reused = converting.webhook_crd(scope, res) is not None  # prepared more than once
     manager, validation, dry_run = ri.field_manager(request), ri.field_validation(request), ri.dry_run(request)
