@@ -374,19 +374,23 @@ def fields_v1(obj: Mapping[str, Any], definition_name: str | None = None,
     root = _node(found if isinstance(found, Mapping) else _EMPTY)
     builtin = schema is None
     tree: dict[str, Any] = {}
+    meta: _Node | None = None
     for key, value in obj.items():
-        if key in ("apiVersion", "kind") or value is None:
+        if value is None or key == "apiVersion" or key == "kind":
             continue
-        if key == "metadata" and isinstance(value, dict):
-            meta = _node(_metadata_schema(root.merged))
+        if not isinstance(value, (dict, list)):
+            tree[f"f:{key}"] = {}  # a scalar: a leaf, whatever its schema (as _grow makes it)
+        elif key == "metadata" and isinstance(value, dict):
             fields: dict[str, Any] = {}
             for mkey, mvalue in value.items():
                 if mkey not in _UNTRACKED_META and mvalue is not None:
+                    if meta is None:
+                        meta = _node(_metadata_schema(root.merged))
                     _grow(mvalue, meta.child(mkey), fields, f"f:{mkey}", mkey, builtin)
             if fields:
                 tree["f:metadata"] = fields
-            continue
-        _grow(value, root.child(key), tree, f"f:{key}", key, builtin)
+        else:
+            _grow(value, root.child(key), tree, f"f:{key}", key, builtin)
     return _sorted_tree(tree)
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -69,7 +69,7 @@ from samplecontroller.apiserver.schema import FieldError
 from samplecontroller.apiserver.storage import Entry, Event, Expired, Page, Store, TooLarge
 from samplecontroller.apiserver.warning import go_quote
 
-__all__ = ["CRD_KEY", "NS_KEY", "Core"]
+__all__ = ["CRD_KEY", "NS_KEY", "CRDPlan", "Core"]
 
 log = logging.getLogger(__name__)
 _decode = msgspec.json.Decoder().decode
@@ -87,6 +87,34 @@ def _too_large(err: TooLarge) -> APIError:
                     f"the limit is {err.limit})")
 
 
+class CRDPlan(NamedTuple):
+    """What a CRD object says that every write of its resources reads: each version's
+    ``openAPIV3Schema`` (None when it has none), the storage version's name ("" when none is
+    marked) and whether objects convert through a webhook (``crdconversion.strategy``)."""
+
+    crd: dict[str, Any]
+    schemas: dict[str, dict[str, Any] | None]
+    storage_version: str
+    webhook: bool
+
+    @staticmethod
+    def of(crd: dict[str, Any]) -> CRDPlan:
+        """The plan of the stored CRD object ``crd``."""
+        schemas: dict[str, dict[str, Any] | None] = {}
+        storage = ""
+        for version in (crd.get("spec") or {}).get("versions") or ():
+            if not isinstance(version, dict):
+                continue
+            found = (version.get("schema") or {}).get("openAPIV3Schema")
+            schema: dict[str, Any] | None = found if isinstance(found, dict) else None
+            name = version.get("name")
+            if isinstance(name, str):
+                schemas.setdefault(name, schema)  # the first version of a name counts
+            if not storage and version.get("storage") and version.get("name"):
+                storage = str(version["name"])
+        return CRDPlan(crd, schemas, storage, crdconversion.strategy(crd) == "Webhook")
+
+
 class Core:
     """Object semantics over a ``Store`` and a ``RESTMapper`` (see the module docstring).
     ``crds`` holds the stored CRDs by name (kept by ``controllers.crd``)."""
@@ -95,6 +123,8 @@ class Core:
         self.store = store
         self.mapper = mapper
         self.crds: dict[str, dict[str, Any]] = {}
+        self._plans: dict[str, CRDPlan] = {}
+        self._stored = _StoredView(store)
 
     # ------------------------------------------------------------------ reads
 
@@ -152,15 +182,25 @@ class Core:
     def crd_for(self, res: Resource) -> dict[str, Any] | None:
         return self.crds.get(res.crd_name) if res.crd_name else None
 
-    def version_schema(self, res: Resource) -> dict[str, Any] | None:
-        crd = self.crd_for(res)
-        if crd is None:
+    def crd_plan(self, res: Resource) -> CRDPlan | None:
+        """What the writes of ``res`` read of its CRD, worked out once per stored CRD object (as
+        kube-apiserver's CRD handler keeps a serving info per CRD): None when ``res`` has no CRD."""
+        name = res.crd_name
+        if not name:
             return None
-        for version in (crd.get("spec") or {}).get("versions") or ():
-            if version.get("name") == res.version:
-                found = (version.get("schema") or {}).get("openAPIV3Schema")
-                return found if isinstance(found, dict) else None
-        return None
+        crd = self.crds.get(name)
+        plan = self._plans.get(name)
+        if crd is None:
+            if plan is not None:
+                del self._plans[name]
+            return None
+        if plan is None or plan.crd is not crd:  # a new CRD object: the CRD was written (stored objects are not mutated)
+            plan = self._plans[name] = CRDPlan.of(crd)
+        return plan
+
+    def version_schema(self, res: Resource) -> dict[str, Any] | None:
+        plan = self.crd_plan(res)
+        return plan.schemas.get(res.version) if plan is not None else None
 
     def _put(self, res: Resource, obj: dict[str, Any]) -> Event:
         """Store a validated object (413 when it is larger than etcd would store)."""
@@ -216,7 +256,7 @@ class Core:
     def _allocate(self, res: Resource, strategy: strategies.Strategy, obj: dict[str, Any],
                   old: dict[str, Any] | None) -> None:
         """The strategy's allocations (``Strategy.allocate``); 422 when a requested value is taken."""
-        errors = strategy.allocate(obj, old, _StoredView(self.store))
+        errors = strategy.allocate(obj, old, self._stored)
         if errors:
             raise invalid(res, str(meta_of(obj).get("name") or ""), errors)
 
@@ -264,13 +304,9 @@ class Core:
         (conversion None: versions differ only in apiVersion), so that the version a client
         writes in is not a change of the object. Under conversion Webhook the object stays in
         the request's version: the handlers convert it (``handlers.converting``)."""
-        crd = self.crd_for(res)
-        if crdconversion.strategy(crd) == "Webhook":
-            return
-        for version in ((crd or {}).get("spec") or {}).get("versions") or ():
-            if isinstance(version, dict) and version.get("storage") and version.get("name"):
-                obj["apiVersion"] = f"{res.group}/{version['name']}"
-                return
+        plan = self.crd_plan(res)
+        if plan is not None and not plan.webhook and plan.storage_version:
+            obj["apiVersion"] = f"{res.group}/{plan.storage_version}"
 
     def _definition(self, res: Resource) -> str | None:
         if res.is_custom:

@@ -58,6 +58,8 @@ Checker = Callable[[Any, str, list[str]], None]
 paths of unknown fields to ``unknown``; ``DecodeError`` for a value of the wrong type."""
 
 _CHECKERS: dict[tuple[int, str, str], Checker] = {}
+_PLAIN_STRINGS: set[Checker] = set()
+"""The compiled checkers of strings without a format to check (``format: byte``): a str passes them."""
 
 
 def _join(path: str, key: str) -> str:
@@ -124,6 +126,8 @@ def _compile_value(prop: Any, struct: str) -> Checker:
                     base64.b64decode(value, validate=True)
                 except (binascii.Error, ValueError):
                     raise DecodeError(f"illegal base64 data in {struct}.{path}") from None
+        if not byte:
+            _PLAIN_STRINGS.add(check_string)
         return check_string
     if typ == "array":
         items_schema = schema.get("items")
@@ -169,18 +173,25 @@ def _compile_object(schema: dict[str, Any], struct: str) -> Checker:
     extra_schema = extra if isinstance(extra, dict) else None
     extra_zero = _zero(extra_schema) if extra_schema is not None else None
     extra_checker: list[Checker] = []
+    plain: set[str] = set()  # the properties whose checker is a plain string's (``_PLAIN_STRINGS``)
 
     def check(obj: Any, path: str, unknown: list[str]) -> None:
-        for key in list(obj):
-            value = obj[key]
+        gone: list[str] = []  # deleted after the walk (a dict's values may change while it is walked, not its keys)
+        for key, value in obj.items():
+            if type(value) is str and key in plain:
+                continue  # what check_string would find: nothing (no path built for it)
             prop = known.get(key)
             if prop is not None:
                 if value is None:
-                    del obj[key]  # a struct field: the zero value, not encoded back
+                    gone.append(key)  # a struct field: the zero value, not encoded back
                     continue
                 fn = checkers.get(key)
                 if fn is None:
                     fn = checkers[key] = _value_checker(prop, struct)
+                    if fn in _PLAIN_STRINGS:
+                        plain.add(key)
+                        if type(value) is str:
+                            continue
                 if fn is not _noop:
                     fn(value, _join(path, key), unknown)
             elif extra_schema is not None:
@@ -193,7 +204,9 @@ def _compile_object(schema: dict[str, Any], struct: str) -> Checker:
                     extra_checker[0](value, _join(path, key), unknown)
             elif closed:
                 unknown.append(_join(path, key))
-                del obj[key]
+                gone.append(key)
+        for key in gone:
+            del obj[key]
     return check
 
 

@@ -32,7 +32,7 @@ from samplecontroller.apiserver.requestinfo import RequestRecord
 from samplecontroller.apiserver.storage import Store
 from samplecontroller.apiserver.warning import go_quote
 
-__all__ = ["PUBLIC_PATHS", "Credentials", "Deadlines", "MaxInFlight", "authenticate", "authorize", "chain", "impersonate",
+__all__ = ["PUBLIC_PATHS", "Credentials", "Deadlines", "Expiring", "MaxInFlight", "RequestExpiry", "authenticate", "authorize", "chain", "impersonate",
            "json_response", "long_running"]
 
 log = logging.getLogger(__name__)
@@ -111,16 +111,18 @@ def chain(handler: Handler, metrics: RequestMetrics, store: Store, credentials: 
                                              400)
             if response is None:
                 if limit > 0:
-                    deadline = asyncio.timeout(None)  # no task of its own, unlike wait_for
+                    expiry = RequestExpiry()  # no task of its own, unlike wait_for
+                    slot = deadlines.file(expiry, limit)
                     try:
-                        async with deadline:
-                            slot = deadlines.file(deadline, limit)
-                            try:
-                                response = await guarded(request, waits)
-                            finally:
-                                deadlines.unfile(slot, deadline)
-                    except TimeoutError:
+                        response = await guarded(request, waits)
+                    except asyncio.CancelledError:
+                        if not expiry.settle(cancelled=True):
+                            raise
                         response = _timed_out(request)
+                    else:
+                        expiry.settle(cancelled=False)
+                    finally:
+                        deadlines.unfile(slot, expiry)
                 else:
                     response = await guarded(request, waits)
             waiting = store.durable()
@@ -133,21 +135,60 @@ def chain(handler: Handler, metrics: RequestMetrics, store: Store, credentials: 
     return serve
 
 
+class Expiring(Protocol):
+    """What ``Deadlines`` files: an entered ``asyncio.Timeout`` or a ``RequestExpiry``."""
+
+    def reschedule(self, when: float | None) -> None:
+        """Expire at loop time ``when`` (``Deadlines`` passes now: expire at once)."""
+
+
+class RequestExpiry:
+    """A request's deadline as the filter chain keeps it: ``asyncio.Timeout``'s bookkeeping without
+    its object layers (two coroutines and a timer handle per request). Made in the request's task
+    (it records how many cancellations the task has pending); ``reschedule`` (its slot expired)
+    cancels the task; the chain then calls ``settle`` once the request's coroutine ended, which
+    takes that cancellation back and says whether the request timed out: it did when the
+    coroutine ended in ``CancelledError`` and no other cancellation is pending (as
+    ``asyncio.Timeout.__aexit__`` raises ``TimeoutError``)."""
+
+    __slots__ = ("_cancelling", "_expired", "_task")
+
+    def __init__(self) -> None:
+        task = asyncio.current_task()
+        if task is None:
+            raise RuntimeError("a request deadline must be made inside a task")
+        self._task = task
+        self._cancelling = task.cancelling()
+        self._expired = False
+
+    def reschedule(self, when: float | None) -> None:
+        """The deadline passed (``Deadlines``): cancel the request's task, once."""
+        if not self._expired:
+            self._expired = True
+            self._task.cancel()
+
+    def settle(self, cancelled: bool) -> bool:
+        """The request's coroutine ended (``cancelled``: in ``CancelledError``): whether it timed out."""
+        if not self._expired:
+            return False
+        return self._task.uncancel() <= self._cancelling and cancelled
+
+
 class Deadlines:
     """The deadlines of the requests in flight, without a timer per request (a cancelled timer
     stays in the event loop's heap until it is rebuilt, so one per request grows the heap by
     every request of the last ``request_timeout`` and costs a Python comparison per heap level on
-    each push): a request's ``asyncio.Timeout`` is entered without a deadline and filed under the
-    slot of ``SLOT`` seconds its deadline falls in; one timer per slot, at the slot's end,
-    reschedules every Timeout still filed there to now, so the request gets its TimeoutError as
-    from its own timer, at most ``SLOT`` seconds late."""
+    each push): a request's ``RequestExpiry`` (or an ``asyncio.Timeout`` entered without a
+    deadline) is filed under the slot of ``SLOT`` seconds its deadline falls in; one timer per
+    slot, at the slot's end, reschedules every one still filed there to now, so the request gets
+    its timeout as from its own timer, at most ``SLOT`` seconds late."""
 
     SLOT = 0.1
 
     def __init__(self) -> None:
-        self._slots: dict[int, set[asyncio.Timeout]] = {}
+        self._slots: dict[int, set[Expiring]] = {}
 
-    def file(self, timeout: asyncio.Timeout, limit: float) -> int:
+    def file(self, timeout: Expiring, limit: float) -> int:
         """File the entered ``timeout`` to expire ``limit`` seconds from now; returns its slot
         (give it to ``unfile`` once the request is answered)."""
         loop = asyncio.get_running_loop()
@@ -159,7 +200,7 @@ class Deadlines:
         members.add(timeout)
         return slot
 
-    def unfile(self, slot: int, timeout: asyncio.Timeout) -> None:
+    def unfile(self, slot: int, timeout: Expiring) -> None:
         """``timeout``'s request is over: its slot no longer expires it."""
         members = self._slots.get(slot)
         if members is not None:

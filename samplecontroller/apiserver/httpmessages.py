@@ -40,6 +40,10 @@ __all__ = ["AnyResponse", "BadContentEncoding", "BadRequest", "BodyReader", "Mal
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _BAD_TARGET = re.compile(r"[\x00-\x20\x7f]")
 _BAD_VALUE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+_HEADER_BLOCK = re.compile(rb"(?:[!#$%&'*+\-.^_`|~0-9A-Za-z]+:[^\x00-\x08\x0a-\x1f\x7f]*\r\n)*"
+                           rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+:[^\x00-\x08\x0a-\x1f\x7f]*")
+"""Header lines (``_TOKEN`` names, values without ``_BAD_VALUE`` characters) joined by CRLF: a
+well-formed header block in one match of the raw bytes (the line-by-line check names the bad line)."""
 _VERSIONS = {"HTTP/1.1": (1, 1), "HTTP/1.0": (1, 0)}
 _REASONS = {status.value: status.phrase for status in HTTPStatus}
 
@@ -82,15 +86,17 @@ def parse_request_head(raw: bytes) -> tuple[str, str, tuple[int, int], CIMultiDi
     if not target or _BAD_TARGET.search(target) or (target[0] != "/" and target != "*"
                                                    and "://" not in target):
         raise BadRequest(f"invalid request target {target[:100]!r}")
-    headers: CIMultiDict[str] = CIMultiDict()
-    for line in lines[1:]:
-        name, sep, value = line.partition(":")
-        if not sep or not _TOKEN.fullmatch(name):
-            raise BadRequest(f"malformed header line {line[:100]!r}")
-        value = value.strip(" \t")
-        if _BAD_VALUE.search(value):
-            raise BadRequest(f"invalid header value for {name[:100]!r}")
-        headers.add(name, value)
+    fields = lines[1:]
+    if fields and _HEADER_BLOCK.fullmatch(raw, raw.index(b"\r\n") + 2, len(raw) - 4) is None:
+        for line in fields:  # which line is malformed
+            name, sep, value = line.partition(":")
+            if not sep or not _TOKEN.fullmatch(name):
+                raise BadRequest(f"malformed header line {line[:100]!r}")
+            if _BAD_VALUE.search(value.strip(" \t")):
+                raise BadRequest(f"invalid header value for {name[:100]!r}")
+        raise BadRequest("malformed header block")
+    headers: CIMultiDict[str] = CIMultiDict([(name, value.strip(" \t"))
+                                             for name, _, value in (line.partition(":") for line in fields)])
     return method, target, version, CIMultiDictProxy(headers)
 
 
@@ -331,12 +337,24 @@ def _date() -> bytes:
     return _date_cache[1]
 
 
+_STATUS_LINES = {code: f"HTTP/1.1 {code} {reason}\r\n".encode() for code, reason in _REASONS.items()}
+_HEADER_LINES: dict[tuple[str, str], bytes] = {}
+"""Encoded response header lines by (name, value): most responses repeat a few (Content-Type)."""
+
+
 def serialize_head(status: int, headers: Iterable[tuple[str, str]], framing_line: bytes, close: bool) -> bytes:
     """A response head: the status line, ``headers``, Date, the body's framing line and, when the
     connection closes after it, ``Connection: close``."""
-    lines = [f"HTTP/1.1 {status} {_REASONS.get(status, 'Unknown')}\r\n".encode()]
+    lines = [_STATUS_LINES.get(status) or f"HTTP/1.1 {status} {_REASONS.get(status, 'Unknown')}\r\n".encode()]
     for name, value in headers:
-        lines.append(f"{name}: {value}\r\n".encode("utf-8", "surrogateescape"))
+        line = _HEADER_LINES.get((name, value))
+        if line is None:
+            line = f"{name}: {value}\r\n".encode("utf-8", "surrogateescape")
+            if len(line) <= 256:  # a Content-Type, an Audit-Id is not worth keeping; bounded
+                if len(_HEADER_LINES) >= 512:
+                    _HEADER_LINES.clear()
+                _HEADER_LINES[(name, value)] = line
+        lines.append(line)
     lines.append(_date())
     lines.append(framing_line)
     if close:

@@ -52,12 +52,30 @@ def _verb(labels: RequestLabels, method: str) -> str:
 _LABELS_KEY = "request_labels"
 
 
+_COLLECTION_LABELS: dict[tuple[str, str, str | None, str, str], RequestLabels] = {}
+"""``request_labels`` of collection requests (creates, lists, watches) by what they are worked out
+from: (method, path, ``dryRun``, ``watch``, the Content-Type of a PATCH); at most
+``_COLLECTION_LABELS_LIMIT`` (then emptied). Requests naming an object are not kept (one key each)."""
+_COLLECTION_LABELS_LIMIT = 4096
+
+
 def labels_of(request: Request) -> RequestLabels:
-    """``request_labels`` of ``request``, worked out once per request (both middlewares read it)."""
+    """``request_labels`` of ``request``, worked out once per request (both middlewares read it)
+    and once per collection path (``_COLLECTION_LABELS``)."""
     labels = request.get(_LABELS_KEY)
-    if not isinstance(labels, RequestLabels):
-        labels = request_labels(request.method, request.path, request.query, request.headers.get("Content-Type", ""))
-        request[_LABELS_KEY] = labels
+    if isinstance(labels, RequestLabels):
+        return labels
+    method, query = request.method, request.query
+    content_type = request.headers.get("Content-Type", "") if method == "PATCH" else ""
+    key = (method, request.path, query.get("dryRun"), query.get("watch", ""), content_type)
+    labels = _COLLECTION_LABELS.get(key)
+    if labels is None:
+        labels = request_labels(method, key[1], query, content_type)
+        if labels.scope in ("namespace", "cluster"):
+            if len(_COLLECTION_LABELS) >= _COLLECTION_LABELS_LIMIT:
+                _COLLECTION_LABELS.clear()
+            _COLLECTION_LABELS[key] = labels
+    request[_LABELS_KEY] = labels
     return labels
 
 
@@ -152,7 +170,7 @@ class RequestMetrics:
     def __init__(self, object_counts: Callable[[], Mapping[str, int]], counter: RequestCounter | None = None) -> None:
         self.counter = counter
         self.registry = CollectorRegistry(auto_describe=True)
-        self._totals: dict[tuple[str, ...], int] = {}
+        self._totals: dict[tuple[RequestLabels, int], int] = {}
         self._durations: dict[RequestLabels, _Histogram] = {}
         self._inflight = {"readOnly": 0, "mutating": 0}
         self.registry.register(_RequestFamilies(self))
@@ -175,7 +193,7 @@ class RequestMetrics:
         """The request ``begin`` saw is answered with ``code``: out of flight, counted, its duration observed."""
         labels = observation.labels
         self._inflight[observation.inflight] -= 1
-        key = (*labels, str(code))
+        key = (labels, code)
         self._totals[key] = self._totals.get(key, 0) + 1
         histogram = self._durations.get(labels)
         if histogram is None:
@@ -188,8 +206,8 @@ class RequestMetrics:
                                     "Counter of apiserver requests broken out for each verb, dry run value, group, "
                                     "version, resource, scope, component, and HTTP response code.",
                                     labels=[*_REQUEST_LABELS, "code"])
-        for key, count in list(self._totals.items()):
-            total.add_metric(list(key), count)
+        for (labels, code), count in list(self._totals.items()):
+            total.add_metric([*labels, str(code)], count)
         yield total
         duration = HistogramMetricFamily("apiserver_request_duration_seconds",
                                          "Response latency distribution in seconds for each verb, dry run value, "

@@ -3,6 +3,7 @@ the representation an Accept header asks for, and Kubernetes' boolean query para
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Any, NamedTuple
@@ -114,8 +115,10 @@ class Accept(NamedTuple):
     version: str = "v1"
 
 
+@functools.lru_cache(maxsize=256)
 def parse_accept(header: str) -> Accept:
-    """The first representation we can serve from an Accept header."""
+    """The first representation we can serve from an Accept header (remembered per header value:
+    clients send the same few)."""
     if not header:
         return Accept("json")
     saw_unsupported = False

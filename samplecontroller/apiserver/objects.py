@@ -63,7 +63,7 @@ def deep_get(obj: Any, *path: str, default: Any = None) -> Any:
     """The value at ``path`` (``default`` where it is null, or an object along it is missing or
     is not a mapping); never raises, whatever the shape of ``obj``."""
     for part in path:
-        if not isinstance(obj, Mapping):
+        if type(obj) is not dict and not isinstance(obj, Mapping):  # the ABC check only for other mappings
             return default
         obj = obj.get(part)
     return default if obj is None else obj

@@ -163,6 +163,8 @@ def _field_validation_errors(request: Request) -> list[FieldError]:
 def field_validation(request: Request) -> str:
     """``fieldValidation``: Strict, Warn (the default) or Ignore; any other value is a 422 as
     kube-apiserver's ValidateFieldValidation answers (before the body is read)."""
+    if not request.query:
+        return "Warn"
     errors = _field_validation_errors(request)
     if errors:
         raise _options_invalid(request, errors)
@@ -174,6 +176,8 @@ def check_write_options(request: Request, patch_type: str | None = None) -> None
     before the object is looked up: fieldManager (at most 128 printable bytes; required for an
     apply patch), ``force`` (only on an apply patch), dryRun, fieldValidation. All problems are
     one 422 (``PatchOptions.meta.k8s.io "" is invalid: [...]``)."""
+    if not request.query and patch_type != PATCH_APPLY:
+        return  # no option given: nothing to refuse (an apply patch needs its fieldManager)
     errors: list[FieldError] = []
     if patch_type is not None:
         if patch_type != PATCH_APPLY:
@@ -192,6 +196,8 @@ def dry_run(request: Request) -> bool:
     """Whether ``dryRun=All`` is given; any other value is a 422 as kube-apiserver's
     ValidateDryRun answers (``CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value:
     []string{"x"}: supported values: "All"``)."""
+    if not request.query:
+        return False
     errors = _dry_run_errors(request)
     if errors:
         raise _options_invalid(request, errors)

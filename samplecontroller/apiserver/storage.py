@@ -425,11 +425,13 @@ class Store:
         bucket[key] = entry
         meta = entry.obj.get("metadata") or {}
         uid = meta.get("uid")
+        ref = (skey, key[0], key[1])
         if uid:
-            self.uids[str(uid)] = (skey, key[0], key[1])
+            self.uids[str(uid)] = ref
+        if prev is None and not meta.get("ownerReferences"):
+            return  # no owners before or now: no dependents to index
         old_owners = _owner_uids(prev.obj) if prev is not None else set()
         new_owners = _owner_uids(entry.obj)
-        ref = (skey, key[0], key[1])
         for owner in old_owners - new_owners:
             deps = self.dependents.get(owner)
             if deps is not None:
@@ -444,7 +446,10 @@ class Store:
         for cache_key in ((skey, None), (skey, key[0])):
             keys = self._sorted.get(cache_key)
             if keys is not None:
-                bisect.insort(keys, key)
+                if not keys or keys[-1] < key:
+                    keys.append(key)  # names created in order (a sequence, a timestamp) go last
+                else:
+                    bisect.insort(keys, key)
 
     def _remove_key(self, skey: str, key: Key) -> None:
         for cache_key in ((skey, None), (skey, key[0])):

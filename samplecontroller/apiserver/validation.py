@@ -8,6 +8,7 @@ kind-specific rules are ``strategies.validation``'s.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
@@ -49,8 +50,10 @@ _DNS1035_LABEL = "[a-z]([-a-z0-9]*[a-z0-9])?"
 _QUALIFIED_NAME = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
 _LABEL_VALUE = "(" + _QUALIFIED_NAME + ")?"
 _CONFIG_KEY = "[-._a-zA-Z0-9]+"
-_RE = {p: re.compile("^" + p + "$") for p in (_DNS1123_LABEL, _DNS1123_SUBDOMAIN, _DNS1035_LABEL, _QUALIFIED_NAME, _LABEL_VALUE, _CONFIG_KEY)}
+_RE = {p: re.compile("^" + p + r"\Z") for p in (_DNS1123_LABEL, _DNS1123_SUBDOMAIN, _DNS1035_LABEL, _QUALIFIED_NAME, _LABEL_VALUE, _CONFIG_KEY)}
 _TOTAL_ANNOTATION_SIZE = 256 * 1024
+_PLAIN_QUALIFIED = re.compile(_QUALIFIED_NAME)
+"""A qualified name without prefix, matched whole (``fullmatch``: no trailing newline passes)."""
 CONFIG_KEY_RE = _RE[_CONFIG_KEY]
 """A ConfigMap or Secret key."""
 
@@ -98,6 +101,8 @@ def dns1035_label_errors(value: str) -> list[str]:
 
 def qualified_name_errors(value: str) -> list[str]:
     """Messages for a label/annotation key that is not a qualified name (``prefix/name``)."""
+    if len(value) <= 63 and _PLAIN_QUALIFIED.fullmatch(value):
+        return []  # a name without a prefix, valid (what the checks below would find: nothing)
     parts = value.split("/")
     if len(parts) == 1:
         name = parts[0]
@@ -127,6 +132,8 @@ def qualified_name_errors(value: str) -> list[str]:
 
 
 def _label_value_errors(value: str) -> list[str]:
+    if len(value) <= 63 and _PLAIN_QUALIFIED.fullmatch(value):
+        return []
     errs = [_max_len(63)] if len(value) > 63 else []
     if not _RE[_LABEL_VALUE].match(value):
         errs.append(
@@ -143,6 +150,8 @@ label_value_errors = _label_value_errors
 def _path_segment_errors(name: str) -> list[str]:
     if name in (".", ".."):
         return [f"may not be '{name}'"]
+    if "/" not in name and "%" not in name:
+        return []
     return [f"may not contain '{c}'" for c in ("/", "%") if c in name]
 
 
@@ -150,6 +159,7 @@ def _no_rule(name: str) -> list[str]:
     return []
 
 
+@functools.lru_cache(maxsize=1024)
 def _name_rule(group: str, kind: str) -> Any:
     if group == "rbac.authorization.k8s.io":  # ValidateRBACName: any valid path segment (system:masters)
         return _no_rule
@@ -173,7 +183,7 @@ def validate_name(name: Any, namespaced: bool = True, kind: str = "", group: str
     if not isinstance(name, str):
         return [invalid(field, name, "must be a string")]
     messages = _path_segment_errors(name) + _name_rule(group, kind)(name)
-    return [invalid(field, name, m) for m in messages]
+    return [invalid(field, name, m) for m in messages] if messages else []
 
 
 def _group_kind(obj: Mapping[str, Any]) -> tuple[str, str]:
@@ -190,7 +200,7 @@ def validate_object_meta(obj: Mapping[str, Any], namespaced: bool | None = None)
     meta = obj.get("metadata")
     if meta is None:
         meta = {}
-    if not isinstance(meta, Mapping):
+    if type(meta) is not dict and not isinstance(meta, Mapping):
         return [invalid("metadata", "", "must be an object")]
     group, kind = _group_kind(obj)
     errors: list[FieldError] = []
@@ -221,22 +231,27 @@ def _validate_namespace(namespace: Any, namespaced: bool | None) -> list[FieldEr
     if not namespaced and namespace:
         return [forbidden("metadata.namespace", "not allowed on this type")]
     if namespace and isinstance(namespace, str):
-        return [invalid("metadata.namespace", namespace, m) for m in dns1123_label_errors(namespace)]
+        messages = dns1123_label_errors(namespace)
+        return [invalid("metadata.namespace", namespace, m) for m in messages] if messages else []
     return []
 
 
 def validate_labels(labels: Any, field: str) -> list[FieldError]:
     if labels is None:
         return []
-    if not isinstance(labels, Mapping):
+    if type(labels) is not dict and not isinstance(labels, Mapping):
         return [invalid(field, labels, "must be a map of string keys to string values")]
     errors: list[FieldError] = []
     for key, value in labels.items():
-        errors += [invalid(field, key, m) for m in qualified_name_errors(str(key))]
+        messages = qualified_name_errors(str(key))
+        if messages:
+            errors += [invalid(field, key, m) for m in messages]
         if not isinstance(value, str):
             errors.append(invalid(f"{field}[{key}]", value, "must be a string"))
         else:
-            errors += [invalid(field, value, m) for m in _label_value_errors(value)]
+            messages = _label_value_errors(value)
+            if messages:
+                errors += [invalid(field, value, m) for m in messages]
     return errors
 
 
@@ -244,7 +259,7 @@ def validate_annotations(annotations: Any, field: str = "metadata.annotations") 
     """ValidateAnnotations: qualified-name keys, string values, 256 KiB in all."""
     if annotations is None:
         return []
-    if not isinstance(annotations, Mapping):
+    if type(annotations) is not dict and not isinstance(annotations, Mapping):
         return [invalid(field, annotations, "must be a map of string keys to string values")]
     errors: list[FieldError] = []
     total = 0

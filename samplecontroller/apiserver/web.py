@@ -132,7 +132,8 @@ class APIServerApp:
     async def _dispatch(self, request: Request) -> AnyResponse:
         path = request.path
         method = request.method
-        parts = [p for p in path.split("/") if p]
+        segments = path.split("/")
+        parts = [p for p in segments if p]
         ua = request.headers.get("User-Agent", "")
         if not parts or parts[0] not in ("api", "apis"):
             self.requests.append(RequestRecord(ua, method.lower(), path))
@@ -156,7 +157,7 @@ class APIServerApp:
             if method != "GET":
                 raise not_allowed()
             return self.discovery.group_version(group, version) if version else self.discovery.group(group)
-        if "" in path.split("/")[1:]:  # a trailing slash, "//", or a name that decoded to contain "/"
+        if "" in segments[1:]:  # a trailing slash, "//", or a name that decoded to contain "/"
             raise not_found_path()
         info = requestinfo.resolve(self.mapper, group, version, rest)
         verb = requestinfo.verb_of(method, info, request)

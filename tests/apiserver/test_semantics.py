@@ -430,6 +430,60 @@ def test_crd_lifecycle(raw: Raw) -> None:
     assert raw.call("GET", widgets)[0] == 404
 
 
+def test_a_crd_update_applies_to_the_next_write(raw: Raw, server: LocalAPIServer) -> None:
+    """What writes read of a CRD (its schemas, its storage version) is worked out once per CRD
+    object (``Core.crd_plan``): an update of the CRD, or its deletion and re-creation, applies to
+    the very next write."""
+    crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+    crd = json.loads(json.dumps(WIDGET_CRD))
+    crd["metadata"]["name"] = "gadgets.test.example.com"
+    crd["spec"]["names"] = {"plural": "gadgets", "kind": "Gadget"}
+    code, _, stored = raw.call("POST", crds, crd)
+    assert code == 201, stored
+    gadgets = "/apis/test.example.com/v1/gadgets"
+
+    def create(name: str, color: str, version: str = "v1") -> tuple[int, Any]:
+        code, _, body = raw.call("POST", f"/apis/test.example.com/{version}/gadgets", {
+            "apiVersion": f"test.example.com/{version}", "kind": "Gadget", "metadata": {"name": name},
+            "spec": {"color": color}})
+        return code, body
+
+    try:
+        assert create("a", "green")[0] == 422  # the enum: red, blue
+        schema = stored["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+        schema["color"]["enum"] = ["red", "blue", "green"]
+        schema["size"]["default"] = 5
+        code, _, stored = raw.call("PUT", f"{crds}/gadgets.test.example.com", stored)
+        assert code == 200, stored
+        code, body = create("b", "green")
+        assert code == 201 and body["spec"]["size"] == 5, body  # the new enum and default at once
+        for version in stored["spec"]["versions"]:
+            version["storage"] = version["name"] == "v1beta1"
+        code, _, stored = raw.call("PUT", f"{crds}/gadgets.test.example.com", stored)
+        assert code == 200, stored
+        code, body = create("c", "green", "v1beta1")
+        assert code == 201, body
+        def stored_as(name: str) -> str:
+            entry = server.call(lambda core: core.store.get("test.example.com/gadgets", "", name))
+            assert entry is not None
+            return str(entry.obj["apiVersion"])
+        assert (stored_as("b"), stored_as("c")) == ("test.example.com/v1", "test.example.com/v1beta1")
+    finally:
+        assert raw.call("DELETE", f"{crds}/gadgets.test.example.com")[0] == 200
+        wait_until(lambda: raw.call("GET", f"{crds}/gadgets.test.example.com")[0] == 404)
+    code, _, stored = raw.call("POST", crds, crd)  # the first schema again, in a new CRD object
+    assert code == 201, stored
+    try:
+        wait_until(lambda: raw.call("GET", gadgets)[0] == 200)
+        code, body = create("d", "green")
+        assert code == 422 and "supported values" in body["message"], body
+        code, body = create("e", "red")
+        assert code == 201 and body["spec"]["size"] == 3, body
+    finally:
+        assert raw.call("DELETE", f"{crds}/gadgets.test.example.com")[0] == 200
+        wait_until(lambda: raw.call("GET", f"{crds}/gadgets.test.example.com")[0] == 404)
+
+
 def test_protected_group_needs_approval(raw: Raw) -> None:
     crd = json.loads(json.dumps(WIDGET_CRD))
     crd["metadata"]["name"] = "widgets.test.k8s.io"

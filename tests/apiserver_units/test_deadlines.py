@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 
 import pytest
 
-from samplecontroller.apiserver.filters import Deadlines
+from samplecontroller.apiserver.filters import Deadlines, RequestExpiry
 
 
 async def _sleep_within(deadlines: Deadlines, limit: float, sleep: float) -> float:
@@ -72,3 +73,82 @@ def test_requests_of_one_slot_share_one_timer() -> None:
     added, still_filed = asyncio.run(main())
     assert added <= 2  # 200 requests within one loop turn: one slot (two if the turn straddles a slot's end)
     assert still_filed == 0
+
+
+async def _request_within(deadlines: Deadlines, limit: float, work: Callable[[], Awaitable[str]]) -> str:
+    """``work`` under a deadline ``limit`` seconds away, as the filter chain runs a request."""
+    expiry = RequestExpiry()
+    slot = deadlines.file(expiry, limit)
+    try:
+        result = await work()
+    except asyncio.CancelledError:
+        if not expiry.settle(cancelled=True):
+            raise
+        return "timed out"
+    else:
+        expiry.settle(cancelled=False)
+        return result
+    finally:
+        deadlines.unfile(slot, expiry)
+
+
+def test_a_request_expiry_times_out_the_request_past_its_deadline_only() -> None:
+    async def slow() -> str:
+        await asyncio.sleep(30)
+        return "answered"
+
+    async def quick() -> str:
+        await asyncio.sleep(0)
+        return "answered"
+
+    async def main() -> tuple[str, str, int]:
+        deadlines = Deadlines()
+        late = await _request_within(deadlines, 0.1, slow)
+        in_time = await _request_within(deadlines, 0.1, quick)
+        task = asyncio.current_task()
+        assert task is not None
+        return late, in_time, task.cancelling()
+
+    assert asyncio.run(main()) == ("timed out", "answered", 0)  # the cancellation taken back: none pending
+
+
+def test_a_request_expiry_leaves_another_cancellation_to_its_caller() -> None:
+    """The connection's task cancelled for another reason too (its client went away) while the
+    deadline passed: the request is not answered with a timeout, the cancellation goes on."""
+    async def main() -> None:
+        deadlines = Deadlines()
+        gate = asyncio.Event()
+
+        async def request() -> str:
+            async def work() -> str:
+                gate.set()
+                await asyncio.sleep(30)
+                return "answered"
+            return await _request_within(deadlines, 60, work)
+
+        task = asyncio.create_task(request())
+        await gate.wait()
+        for slot in list(deadlines._slots):
+            deadlines._expire(slot)  # the deadline passes: the task is cancelled once
+        task.cancel()  # and once more, by someone else, before it runs again
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+
+
+def test_a_request_that_swallows_its_expiry_is_answered_and_its_cancellation_taken_back() -> None:
+    async def stubborn() -> str:
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            pass
+        return "answered anyway"
+
+    async def main() -> tuple[str, int]:
+        result = await _request_within(Deadlines(), 0.1, stubborn)
+        task = asyncio.current_task()
+        assert task is not None
+        return result, task.cancelling()
+
+    assert asyncio.run(main()) == ("answered anyway", 0)

@@ -79,3 +79,33 @@ def test_request_metrics_count_in_flight_totals_and_duration_buckets_as_promethe
     assert f"apiserver_request_duration_seconds_count{{{labels}}} 2.0" in text
     assert f"apiserver_request_duration_seconds_sum{{{labels}}} 60.025" in text
     del second
+
+
+def test_request_labels_are_kept_per_collection_request_shape_only() -> None:
+    """``labels_of`` keeps the labels of collection requests (``_COLLECTION_LABELS``): requests on
+    the same path that differ in what the labels are made of (watch, dryRun, an apply patch's
+    Content-Type) get their own labels; requests naming an object are not kept."""
+    from samplecontroller.apiserver import metrics
+
+    metrics._COLLECTION_LABELS.clear()
+    path = "/api/v1/namespaces/ns/configmaps"
+    assert metrics.labels_of(make_request("GET", path)).verb == "LIST"
+    assert metrics.labels_of(make_request("GET", path + "?watch=true")).verb == "WATCH"
+    assert metrics.labels_of(make_request("GET", path)).verb == "LIST"
+    assert metrics.labels_of(make_request("POST", path + "?dryRun=All")).dry_run == "All"
+    assert metrics.labels_of(make_request("POST", path)).dry_run == ""
+    apply = {"Content-Type": "application/apply-patch+yaml"}
+    assert metrics.labels_of(make_request("PATCH", path + "/cm", apply)).verb == "APPLY"
+    assert metrics.labels_of(make_request("PATCH", path + "/cm")).verb == "PATCH"
+    assert all(labels.scope in ("namespace", "cluster") for labels in metrics._COLLECTION_LABELS.values())
+    assert len(metrics._COLLECTION_LABELS) == 4
+
+
+def test_the_collection_labels_stay_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    from samplecontroller.apiserver import metrics
+
+    monkeypatch.setattr(metrics, "_COLLECTION_LABELS_LIMIT", 3)
+    metrics._COLLECTION_LABELS.clear()
+    for i in range(10):
+        assert metrics.labels_of(make_request("POST", f"/api/v1/namespaces/ns-{i}/configmaps")).resource == "configmaps"
+    assert 0 < len(metrics._COLLECTION_LABELS) <= 3

@@ -159,3 +159,16 @@ def test_new_uids_are_random_version_4_uuids() -> None:
     for text in list(uids)[:50]:
         parsed = uuid.UUID(text)
         assert str(parsed) == text and parsed.version == 4 and parsed.variant == uuid.RFC_4122
+
+
+def test_a_trailing_newline_is_no_valid_name_label_or_key() -> None:
+    """Go's ``$`` matches only at the end of the text (Python's also before a final newline)."""
+    assert "RFC 1123 subdomain" in _strs(validate_name("abc\n", True, "Foo"))[0]
+    assert "RFC 1123 label" in _strs(validate_name("abc\n", False, "Namespace"))[0]
+    assert "DNS-1035 label" in _strs(validate_name("abc\n", True, "Service"))[0]
+    assert qualified_name_errors("app\n") != [] and qualified_name_errors("example.com\n/app") != []
+    obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "ok", "namespace": "default",
+                                                                  "labels": {"app": "web\n"}},
+           "data": {"key\n": "v"}}
+    assert any("a valid label must be" in m for m in _strs(validate_object_meta(obj, namespaced=True)))
+    assert any("a valid config key" in m for m in _strs(validate_builtin("", "ConfigMap", obj)))

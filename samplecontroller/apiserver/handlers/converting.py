@@ -44,8 +44,8 @@ def webhook_crd(scope: Scope, res: Resource) -> dict[str, Any] | None:
     """The CRD of ``res`` when its objects convert through a webhook, else None."""
     if not res.is_custom:
         return None
-    crd = scope.core.crd_for(res)
-    return crd if crd is not None and crdconversion.strategy(crd) == "Webhook" else None
+    plan = scope.core.crd_plan(res)
+    return plan.crd if plan is not None and plan.webhook else None
 
 
 async def to_version(scope: Scope, res: Resource, objs: list[dict[str, Any]],

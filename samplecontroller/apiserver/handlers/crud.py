@@ -16,9 +16,9 @@ from samplecontroller.apiserver.filters import json_response
 from samplecontroller.apiserver.handlers import actions, converting, reviews, scale, subresources
 from samplecontroller.apiserver.handlers import list as list_
 from samplecontroller.apiserver.handlers.admitting import admit_create, admit_update, admitted_patch
-from samplecontroller.apiserver.handlers.common import Scope, requester, warn
+from samplecontroller.apiserver.handlers.common import Scope, render, requester, warn
 from samplecontroller.apiserver.handlers.converting import respond
-from samplecontroller.apiserver.handlers.preflight import preflight
+from samplecontroller.apiserver.handlers.preflight import PREFLIGHT_BYTES, preflight
 from samplecontroller.apiserver.httpmessages import AnyResponse, Request
 from samplecontroller.apiserver.negotiation import (
     PATCH_APPLY,
@@ -60,7 +60,8 @@ async def create(scope: Scope, request: Request, t: RequestInfo, accept: Accept)
     ri.check_write_options(request)
     raw = await ri.read_body(request)
     body = conversion.to_storage(decode_body(raw, request.headers.get("Content-Type", "")))
-    action = strategies.for_resource(res).create_action
+    strategy = strategies.for_resource(res)
+    action = strategy.create_action
     if t.subresource or action == "bind":
         return json_response(actions.create(scope.core, res, ns, t.name, t.subresource, body, manager=ri.field_manager(request),
                                     dry_run=ri.dry_run(request),
@@ -73,20 +74,27 @@ async def create(scope: Scope, request: Request, t: RequestInfo, accept: Accept)
         admission = AdmissionRequest(res, "CREATE", ns, name_of(body), body, dry_run=ri.dry_run(request),
                                      user_info=user_of(request).to_wire())
         body = await admit_create(scope, request, admission)
-    if isinstance(body, dict):
-        strategies.for_resource(res).set_requester(body, requester(scope, request))
+    if strategy.records_requester and isinstance(body, dict):
+        strategy.set_requester(body, requester(scope, request))
     reused = converting.webhook_crd(scope, res) is not None  # prepared more than once
-    manager, validation = ri.field_manager(request), ri.field_validation(request)
-    if not reused:
+    manager, validation, dry_run = ri.field_manager(request), ri.field_validation(request), ri.dry_run(request)
+    if not reused and len(raw) >= PREFLIGHT_BYTES:
         await preflight(scope, len(raw), lambda: scope.core.create(res, ns, copy_json(body), manager=manager,
                                                                    dry_run=True, field_validation=validation))
+    headers: dict[str, str] = {}
+    if not reused:  # no conversion webhook: Core writes the object as it is (converting.write's own shortcut)
+        obj, warnings = scope.core.create(res, ns, body, manager=manager, dry_run=dry_run,
+                                          field_validation=validation)
+        warn(headers, warnings + (admission.warnings if admission else []))
+        if served is res or converting.webhook_crd(scope, served) is None:
+            return render(scope, served, obj, accept, 201, headers)  # what respond does without a webhook
+        return await respond(scope, served, obj, accept, 201, headers)
 
     def prepare(_old: dict[str, Any] | None, dry_run: bool) -> tuple[dict[str, Any], bool, list[str]]:
-        obj, warnings = scope.core.create(res, ns, copy_json(body) if reused else body, manager=manager,
+        obj, warnings = scope.core.create(res, ns, copy_json(body), manager=manager,
                                           dry_run=dry_run, field_validation=validation)
         return obj, True, warnings
-    obj, _, warnings = await converting.write(scope, res, ns, "", prepare, ri.dry_run(request))
-    headers: dict[str, str] = {}
+    obj, _, warnings = await converting.write(scope, res, ns, "", prepare, dry_run)
     warn(headers, warnings + (admission.warnings if admission else []))
     return await respond(scope, served, obj, accept, 201, headers)
 

@@ -45,11 +45,14 @@ class Strategy:
     ``deletes_in_phases``: a delete only marks the object terminating (namespaces);
     ``field_labels``: the field selectors the kind supports beyond metadata.name/namespace;
     ``create_action``: "" for kinds whose create stores the object, else what answers a create
-    without storing anything ("review" for access and token reviews, "bind" for Bindings)."""
+    without storing anything ("review" for access and token reviews, "bind" for Bindings);
+    ``records_requester``: ``set_requester`` records who creates an object (the handler reads
+    the requester only then)."""
 
     tracks_generation = False
     returns_deleted = False
     deletes_in_phases = False
+    records_requester = False
 
     def __init__(self, *, tracks_generation: bool | None = None, field_labels: Iterable[str] = (),
                  create_action: str = "") -> None:

@@ -87,6 +87,8 @@ def _signer_name_errors(name: Any) -> list[FieldError]:
 class CertificateSigningRequestStrategy(Strategy):
     """CertificateSigningRequests (see the module docstring)."""
 
+    records_requester = True
+
     def __init__(self) -> None:
         super().__init__(field_labels=["spec.signerName"])
 

@@ -320,11 +320,11 @@ def _data_size(obj: Mapping[str, Any], kind: str) -> int:
 
 def validate_builtin(group: str, kind: str, obj: Mapping[str, Any]) -> list[FieldError]:
     """Kind-specific errors of a built-in object (metadata is ``validate_object_meta``'s job)."""
-    if not isinstance(obj, Mapping):
+    if type(obj) is not dict and not isinstance(obj, Mapping):
         return [invalid("", obj, "must be an object")]
     spec = obj.get("spec")
     if (group, kind) in (("apps", "Deployment"), ("apps", "ReplicaSet")):
-        if not isinstance(spec, Mapping):
+        if type(spec) is not dict and not isinstance(spec, Mapping):
             return [required("spec.selector"), required("spec.template.spec.containers")]
         return _pod_template_owner(spec, "spec")
     if (group, kind) == ("", "Pod"):
@@ -528,7 +528,7 @@ def _validate_event(group: str, obj: Mapping[str, Any]) -> list[FieldError]:
     ref = obj.get(field)
     namespace = get_path(obj, "metadata", "namespace")
     errors: list[FieldError] = []
-    if group == "" and not isinstance(ref, Mapping):
+    if group == "" and type(ref) is not dict and not isinstance(ref, Mapping):
         return [required(field)]
     ref_ns = get_path(ref, "namespace")
     if ref_ns and namespace and ref_ns != namespace:
