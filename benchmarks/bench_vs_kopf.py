@@ -6,7 +6,9 @@ flags, then N Foos created at once by 16 client threads. Two watches record when
 Deployment exists and when every Foo's status shows the simulated availableReplicas.
 
 Printed per run: seconds from the first create to all Deployments and to all statuses synced,
-the controller process's CPU milliseconds per Foo, its RSS once started (idle, caches empty) and
+the controller process's CPU milliseconds per Foo (until the last sync; "settled": until the
+Events still queued then were written too), the Synced Events written (their counts summed) and
+the Events the recorder dropped (its queue full, as Go's drops), its RSS once started (idle, caches empty) and
 its peak, the API server's CPU milliseconds per Foo, and the requests per Foo the controller
 sent by verb (counted by the server, startup requests excluded); then the ratios to kopf.
 kopf is ``benchmarks/kopf_foo_operator.py`` (kopf with the official kubernetes client), run as
@@ -268,14 +270,16 @@ def _create_foos(api: JsonApi, n: int) -> None:
 
 def print_table(results: list[Result]) -> None:
     header = (f"{'controller':>14} | {'N':>5} | {'deployed':>8} | {'all deployments s':>17} | {'all synced s':>12} | "
-              f"{'CPU ms/Foo':>10} | {'RSS MB idle/peak':>16} | {'server CPU ms/Foo':>17} | requests per Foo by verb")
+              f"{'CPU ms/Foo':>10} | {'settled':>7} | {'Synced ev/dropped':>17} | {'RSS MB idle/peak':>16} | "
+              f"{'server CPU ms/Foo':>17} | requests per Foo by verb")
     print(header)
     print("-" * len(header))
     for r in results:
         verbs = " ".join(f"{v} {r.per_foo[v]:.2f}" for v in (*VERBS, *sorted(set(r.per_foo) - set(VERBS)))
                          if r.per_foo.get(v))
         print(f"{r.controller:>14} | {r.n:>5} | {r.deployed:>8} | {r.deployed_s:>17.2f} | {r.synced_s:>12.2f} | "
-              f"{r.cpu_s / r.n * 1000:>10.2f} | {r.idle_rss_mb:>7.1f} / {r.rss_mb:>6.1f} | "
+              f"{r.cpu_s / r.n * 1000:>10.2f} | {r.settled_cpu_s / r.n * 1000:>7.2f} | "
+              f"{r.synced_events:>8} / {r.events_dropped:>6} | {r.idle_rss_mb:>7.1f} / {r.rss_mb:>6.1f} | "
               f"{r.server_cpu_s / r.n * 1000:>17.2f} | {verbs}")
 
 
