@@ -178,21 +178,24 @@ class Core:
         Decoding errors of a create or update body say which kind could not be decoded (``Foo in
         version "v1" cannot be handled as a Foo: ...``); those of a patched object (``patching``)
         do not, as in kube-apiserver's patch handler. ``stored_but``: every top-level field of
-        ``obj`` except this one and ``metadata`` is the stored object's (a status update), already
-        decoded and defaulted when it was stored: only ``metadata`` and that field are again."""
+        ``obj`` except this one is the stored object's (a status update: its metadata too, the
+        managed fields aside, which the server made), already decoded and defaulted when it was
+        stored: only that field is decoded again, that field and ``metadata`` defaulted; the kind's
+        status validation (``Strategy.validate_status``) replaces its whole one."""
         prefix = "" if patching else f'{res.kind} in version "{res.version}" cannot be handled as a {res.kind}: '
         warnings: list[str] = []
         name = str(meta_of(obj).get("name") or meta_of(obj).get("generateName") or "")
         errors: list[FieldError] = []
         sch = self.version_schema(res)
         strategy = strategies.for_resource(res)
-        fresh = obj if not stored_but else {k: v for k, v in obj.items()
-                                            if k in ("apiVersion", "kind", "metadata", stored_but)}
+        fresh = obj if not stored_but else {k: v for k, v in obj.items() if k in ("apiVersion", "kind", stored_but)}
         try:
             removed = strategy.decode(res, fresh, sch)
         except decoding.DecodeError as err:
             raise bad_request(prefix + str(err)) from None
         warnings += self._unknown_fields(removed, field_validation, prefix)
+        if fresh is not obj:
+            fresh["metadata"] = obj["metadata"]
         strategy.default(res, fresh, old is None, sch)
         if fresh is not obj:  # what defaulting added beside them (a spec the view lacks) is dropped
             obj["metadata"] = fresh["metadata"]
@@ -200,7 +203,10 @@ class Core:
                 obj[stored_but] = fresh[stored_but]
             else:
                 obj.pop(stored_but, None)
-        errors += strategy.validate(res, obj, sch)
+        if stored_but == "status" and old is not None:
+            errors += strategy.validate_status(res, obj, old, sch)
+        else:
+            errors += strategy.validate(res, obj, sch)
         errors = validation.validate_object_meta(obj, res.namespaced) + errors
         warnings += validation.finalizer_warnings(obj, old)
         if old is not None:

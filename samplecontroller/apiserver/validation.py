@@ -368,7 +368,9 @@ def validate_update(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Fiel
         errors += _immutable(before or "", after or "", f"metadata.{key}")
     group, kind = _group_kind(new)
     if (group, kind) in (("apps", "Deployment"), ("apps", "ReplicaSet")):
-        errors += _immutable(get_path(old, "spec", "selector"), get_path(new, "spec", "selector"), "spec.selector", go_selector(get_path(new, "spec", "selector")))
+        selector = get_path(new, "spec", "selector")
+        if get_path(old, "spec", "selector") != selector:  # (Go's rendering of it only for the error)
+            errors += _immutable(get_path(old, "spec", "selector"), selector, "spec.selector", go_selector(selector))
     elif (group, kind) == ("apiextensions.k8s.io", "CustomResourceDefinition"):
         for path in (("spec", "group"), ("spec", "names", "plural"), ("spec", "scope")):
             errors += _immutable(get_path(old, *path), get_path(new, *path), ".".join(path))
