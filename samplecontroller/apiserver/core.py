@@ -73,6 +73,19 @@ __all__ = ["CRD_KEY", "NS_KEY", "Core"]
 
 log = logging.getLogger(__name__)
 _decode = msgspec.json.Decoder().decode
+_encode = msgspec.json.Encoder().encode
+
+
+def _same_json(before: Any, after: Any) -> bool:
+    """Whether two JSON values are equal and spelled alike (``1``, ``1.0`` and ``true`` are ``==``
+    in Python, not in JSON): False when in doubt (keys in another order, a value msgspec cannot
+    encode)."""
+    if before is None or before != after:
+        return False
+    try:
+        return _encode(before) == _encode(after)
+    except (TypeError, ValueError):
+        return False
 
 CRD_KEY = "apiextensions.k8s.io/customresourcedefinitions"
 NS_KEY = "/namespaces"
@@ -183,26 +196,21 @@ class Core:
         stored: only that field is decoded again, that field and ``metadata`` defaulted; the kind's
         status validation (``Strategy.validate_status``) replaces its whole one."""
         prefix = "" if patching else f'{res.kind} in version "{res.version}" cannot be handled as a {res.kind}: '
-        warnings: list[str] = []
         name = str(meta_of(obj).get("name") or meta_of(obj).get("generateName") or "")
         errors: list[FieldError] = []
         sch = self.version_schema(res)
         strategy = strategies.for_resource(res)
-        fresh = obj if not stored_but else {k: v for k, v in obj.items() if k in ("apiVersion", "kind", stored_but)}
-        try:
-            removed = strategy.decode(res, fresh, sch)
-        except decoding.DecodeError as err:
-            raise bad_request(prefix + str(err)) from None
-        warnings += self._unknown_fields(removed, field_validation, prefix)
-        if fresh is not obj:
-            fresh["metadata"] = obj["metadata"]
-        strategy.default(res, fresh, old is None, sch)
-        if fresh is not obj:  # what defaulting added beside them (a spec the view lacks) is dropped
+        warnings = self._decode(res, strategy, obj, old, sch, stored_but, field_validation, prefix)
+        if stored_but:  # what defaulting adds beside them (a spec the view lacks) is dropped
+            fresh = {k: v for k, v in obj.items() if k in ("apiVersion", "kind", "metadata", stored_but)}
+            strategy.default(res, fresh, old is None, sch)
             obj["metadata"] = fresh["metadata"]
             if stored_but in fresh:
                 obj[stored_but] = fresh[stored_but]
             else:
                 obj.pop(stored_but, None)
+        else:
+            strategy.default(res, obj, old is None, sch)
         if stored_but == "status" and old is not None:
             errors += strategy.validate_status(res, obj, old, sch)
         else:
@@ -218,6 +226,32 @@ class Core:
         if errors:
             raise invalid(res, name, errors)
         return warnings
+
+    def _decode(self, res: Resource, strategy: strategies.Strategy, obj: dict[str, Any], old: dict[str, Any] | None,
+                sch: dict[str, Any] | None, stored_but: str, field_validation: str, prefix: str) -> list[str]:
+        """``Strategy.decode`` of ``obj`` in place; returns the unknown fields' warnings (400 under
+        Strict, or for a value that cannot be decoded). Of an update, only ``metadata`` and the
+        top-level fields whose values differ from the stored ``old``'s: an equal one was decoded
+        when it was stored, decoding it again changes nothing (a Deployment's revision annotation
+        does not decode its pod template again); of a status update only ``stored_but``."""
+        keys: set[str] | None = None
+        if stored_but:
+            keys = {"apiVersion", "kind", stored_but}
+        elif old is not None:
+            keys = {k for k, v in obj.items()
+                    if k in ("apiVersion", "kind", "metadata") or v is None or not _same_json(old.get(k), v)}
+        part = obj if keys is None else {k: v for k, v in obj.items() if k in keys}
+        try:
+            removed = strategy.decode(res, part, sch)
+        except decoding.DecodeError as err:
+            raise bad_request(prefix + str(err)) from None
+        if part is not obj:
+            for key in keys or ():
+                if key in part:
+                    obj[key] = part[key]
+                else:
+                    obj.pop(key, None)
+        return self._unknown_fields(removed, field_validation, prefix)
 
     def _allocate(self, res: Resource, strategy: strategies.Strategy, obj: dict[str, Any],
                   old: dict[str, Any] | None) -> None:

@@ -8,9 +8,10 @@ kind-specific rules are ``strategies.validation``'s.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from samplecontroller.apiserver.objects import deep_get as get_path
@@ -59,10 +60,33 @@ _LABEL_NAMED = {("", "Namespace")}
 _DNS1035_NAMED = {("", "Service")}
 
 
+_MEMO_LIMIT = 65536
+"""How many valid values each ``_remember_valid`` check keeps (the set starts again when full)."""
+
+
+def _remember_valid(check: Callable[[str], list[str]]) -> Callable[[str], list[str]]:
+    """``check``, answering at once for a value it found valid before: the label keys and values,
+    annotation keys and names of every write are checked again, mostly the same few strings."""
+    valid: set[str] = set()
+
+    @functools.wraps(check)
+    def checked(value: str) -> list[str]:
+        if isinstance(value, str) and value in valid:
+            return []
+        errors = check(value)
+        if not errors and isinstance(value, str):
+            if len(valid) >= _MEMO_LIMIT:
+                valid.clear()
+            valid.add(value)
+        return errors
+    return checked
+
+
 def _max_len(n: int) -> str:
     return f"must be no more than {n} characters"
 
 
+@_remember_valid
 def dns1123_label_errors(value: str) -> list[str]:
     """Messages for a value that is not an RFC 1123 label (names of namespaces)."""
     errs = [_max_len(63)] if len(value) > 63 else []
@@ -74,6 +98,7 @@ def dns1123_label_errors(value: str) -> list[str]:
     return errs
 
 
+@_remember_valid
 def dns1123_subdomain_errors(value: str) -> list[str]:
     """Messages for a value that is not an RFC 1123 subdomain (most object names)."""
     errs = [_max_len(253)] if len(value) > 253 else []
@@ -85,6 +110,7 @@ def dns1123_subdomain_errors(value: str) -> list[str]:
     return errs
 
 
+@_remember_valid
 def dns1035_label_errors(value: str) -> list[str]:
     """Messages for a value that is not an RFC 1035 label (names of services)."""
     errs = [_max_len(63)] if len(value) > 63 else []
@@ -96,6 +122,7 @@ def dns1035_label_errors(value: str) -> list[str]:
     return errs
 
 
+@_remember_valid
 def qualified_name_errors(value: str) -> list[str]:
     """Messages for a label/annotation key that is not a qualified name (``prefix/name``)."""
     parts = value.split("/")
@@ -126,6 +153,7 @@ def qualified_name_errors(value: str) -> list[str]:
     return errs
 
 
+@_remember_valid
 def _label_value_errors(value: str) -> list[str]:
     errs = [_max_len(63)] if len(value) > 63 else []
     if not _RE[_LABEL_VALUE].match(value):

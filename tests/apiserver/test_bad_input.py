@@ -436,3 +436,26 @@ def test_bodies_that_are_not_objects_are_400_on_every_create_path(raw: Raw, ns: 
         code, _, answer = raw.call("POST", path, body)
         assert 400 <= code < 500, (path, code, answer)
     assert raw.call("GET", f"/api/v1/namespaces/{ns}/pods/p")[0] == 200  # not evicted by a non-object body
+
+
+@pytest.mark.parametrize("replicas", [True, 1.0])
+def test_an_update_decodes_a_value_equal_to_the_stored_one_in_python_but_not_in_json(raw: Raw, ns: str,
+                                                                                     replicas: Any) -> None:
+    # an update decodes only the top-level fields that differ from the stored object's: ``true``
+    # and ``1.0`` are ``== 1`` in Python, but not the stored JSON, so the spec is decoded (and refused)
+    path = f"/apis/apps/v1/namespaces/{ns}/deployments"
+    labels = {"app": "d"}
+    body = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+            "spec": {"replicas": 1, "selector": {"matchLabels": labels},
+                     "template": {"metadata": {"labels": labels},
+                                  "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}
+    code, _, created = raw.call("POST", path, body)
+    assert code == 201, created
+    update = {**created, "spec": {**created["spec"], "replicas": replicas}}
+    assert update["spec"] == created["spec"]
+    code, _, out = raw.call("PUT", f"{path}/d", update)
+    assert code == 400 and "spec.replicas" in out["message"], out
+    code, _, out = raw.call("PUT", f"{path}/d", {**created, "spec": {**created["spec"], "bogus": 1}})
+    assert code == 200 and "bogus" not in out["spec"], out
+    code, _, stored = raw.call("GET", f"{path}/d")
+    assert stored["spec"] == created["spec"] and stored["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]
