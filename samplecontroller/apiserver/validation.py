@@ -60,7 +60,7 @@ _LABEL_NAMED = {("", "Namespace")}
 _DNS1035_NAMED = {("", "Service")}
 
 
-_MEMO_LIMIT = 65536
+_MEMO_LIMIT = 8192
 """How many valid values each ``_remember_valid`` check keeps (the set starts again when full)."""
 
 
