@@ -75,18 +75,6 @@ log = logging.getLogger(__name__)
 _decode = msgspec.json.Decoder().decode
 _encode = msgspec.json.Encoder().encode
 
-
-def _same_json(before: Any, after: Any) -> bool:
-    """Whether two JSON values are equal and spelled alike (``1``, ``1.0`` and ``true`` are ``==``
-    in Python, not in JSON): False when in doubt (keys in another order, a value msgspec cannot
-    encode)."""
-    if before is None or before != after:
-        return False
-    try:
-        return _encode(before) == _encode(after)
-    except (TypeError, ValueError):
-        return False
-
 CRD_KEY = "apiextensions.k8s.io/customresourcedefinitions"
 NS_KEY = "/namespaces"
 
@@ -98,6 +86,18 @@ def _too_large(err: TooLarge) -> APIError:
     return APIError(413, "RequestEntityTooLarge",
                     f"Request entity too large: etcdserver: request is too large (the object is {err.size} bytes, "
                     f"the limit is {err.limit})")
+
+
+def _same_json(before: Any, after: Any) -> bool:
+    """Whether two JSON values are equal and spelled alike (``1``, ``1.0`` and ``true`` are ``==``
+    in Python, not in JSON): False when in doubt (keys in another order, a value msgspec cannot
+    encode)."""
+    if before is None or before != after:
+        return False
+    try:
+        return _encode(before) == _encode(after)
+    except (TypeError, ValueError):
+        return False
 
 
 class Core:
@@ -489,6 +489,9 @@ class Core:
         """Whether a write changes nothing: the managed fields' timestamps alone are no change, but
         a manager gaining (or losing) fields is, as kube-apiserver's
         IgnoreManagedFieldsTimestampsTransformer (an apply of values already there shares them)."""
+        if any(old.get(key) != new.get(key) for key in old.keys() | new.keys() if key != "metadata"):
+            return False  # (a status write: no copies of the metadata to compare)
+
         def strip(o: dict[str, Any]) -> dict[str, Any]:
             m = dict(o.get("metadata") or {})
             m["managedFields"] = [{k: v for k, v in e.items() if k != "time"} if isinstance(e, dict) else e
