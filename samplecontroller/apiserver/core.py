@@ -230,14 +230,16 @@ class Core:
     def _decode(self, res: Resource, strategy: strategies.Strategy, obj: dict[str, Any], old: dict[str, Any] | None,
                 sch: dict[str, Any] | None, stored_but: str, field_validation: str, prefix: str) -> list[str]:
         """``Strategy.decode`` of ``obj`` in place; returns the unknown fields' warnings (400 under
-        Strict, or for a value that cannot be decoded). Of an update, only ``metadata`` and the
-        top-level fields whose values differ from the stored ``old``'s: an equal one was decoded
-        when it was stored, decoding it again changes nothing (a Deployment's revision annotation
-        does not decode its pod template again); of a status update only ``stored_but``."""
+        Strict, or for a value that cannot be decoded). Of an update of a built-in kind, only
+        ``metadata`` and the top-level fields whose values differ from the stored ``old``'s: an
+        equal one was decoded by the same definition when it was stored, decoding it again changes
+        nothing (a Deployment's revision annotation does not decode its pod template again; a
+        custom resource's schema differs between versions and changes with its CRD, so its fields
+        are all pruned again); of a status update only ``stored_but``."""
         keys: set[str] | None = None
         if stored_but:
             keys = {"apiVersion", "kind", stored_but}
-        elif old is not None:
+        elif old is not None and not res.is_custom:
             keys = {k for k, v in obj.items()
                     if k in ("apiVersion", "kind", "metadata") or v is None or not _same_json(old.get(k), v)}
         part = obj if keys is None else {k: v for k, v in obj.items() if k in keys}
