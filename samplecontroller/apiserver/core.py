@@ -73,6 +73,7 @@ __all__ = ["CRD_KEY", "NS_KEY", "CRDPlan", "Core"]
 
 log = logging.getLogger(__name__)
 _decode = msgspec.json.Decoder().decode
+_encode = msgspec.json.Encoder().encode
 
 CRD_KEY = "apiextensions.k8s.io/customresourcedefinitions"
 NS_KEY = "/namespaces"
@@ -113,6 +114,18 @@ class CRDPlan(NamedTuple):
             if not storage and version.get("storage") and version.get("name"):
                 storage = str(version["name"])
         return CRDPlan(crd, schemas, storage, crdconversion.strategy(crd) == "Webhook")
+
+
+def _same_json(before: Any, after: Any) -> bool:
+    """Whether two JSON values are equal and spelled alike (``1``, ``1.0`` and ``true`` are ``==``
+    in Python, not in JSON): False when in doubt (keys in another order, a value msgspec cannot
+    encode)."""
+    if before is None or before != after:
+        return False
+    try:
+        return _encode(before) == _encode(after)
+    except (TypeError, ValueError):
+        return False
 
 
 class Core:
@@ -218,29 +231,30 @@ class Core:
         Decoding errors of a create or update body say which kind could not be decoded (``Foo in
         version "v1" cannot be handled as a Foo: ...``); those of a patched object (``patching``)
         do not, as in kube-apiserver's patch handler. ``stored_but``: every top-level field of
-        ``obj`` except this one and ``metadata`` is the stored object's (a status update), already
-        decoded and defaulted when it was stored: only ``metadata`` and that field are again."""
+        ``obj`` except this one is the stored object's (a status update: its metadata too, the
+        managed fields aside, which the server made), already decoded and defaulted when it was
+        stored: only that field is decoded again, that field and ``metadata`` defaulted; the kind's
+        status validation (``Strategy.validate_status``) replaces its whole one."""
         prefix = "" if patching else f'{res.kind} in version "{res.version}" cannot be handled as a {res.kind}: '
-        warnings: list[str] = []
         name = str(meta_of(obj).get("name") or meta_of(obj).get("generateName") or "")
         errors: list[FieldError] = []
         sch = self.version_schema(res)
         strategy = strategies.for_resource(res)
-        fresh = obj if not stored_but else {k: v for k, v in obj.items()
-                                            if k in ("apiVersion", "kind", "metadata", stored_but)}
-        try:
-            removed = strategy.decode(res, fresh, sch)
-        except decoding.DecodeError as err:
-            raise bad_request(prefix + str(err)) from None
-        warnings += self._unknown_fields(removed, field_validation, prefix)
-        strategy.default(res, fresh, old is None, sch)
-        if fresh is not obj:  # what defaulting added beside them (a spec the view lacks) is dropped
+        warnings = self._decode(res, strategy, obj, old, sch, stored_but, field_validation, prefix)
+        if stored_but:  # what defaulting adds beside them (a spec the view lacks) is dropped
+            fresh = {k: v for k, v in obj.items() if k in ("apiVersion", "kind", "metadata", stored_but)}
+            strategy.default(res, fresh, old is None, sch)
             obj["metadata"] = fresh["metadata"]
             if stored_but in fresh:
                 obj[stored_but] = fresh[stored_but]
             else:
                 obj.pop(stored_but, None)
-        errors += strategy.validate(res, obj, sch)
+        else:
+            strategy.default(res, obj, old is None, sch)
+        if stored_but == "status" and old is not None:
+            errors += strategy.validate_status(res, obj, old, sch)
+        else:
+            errors += strategy.validate(res, obj, sch)
         errors = validation.validate_object_meta(obj, res.namespaced) + errors
         warnings += validation.finalizer_warnings(obj, old)
         if old is not None:
@@ -252,6 +266,34 @@ class Core:
         if errors:
             raise invalid(res, name, errors)
         return warnings
+
+    def _decode(self, res: Resource, strategy: strategies.Strategy, obj: dict[str, Any], old: dict[str, Any] | None,
+                sch: dict[str, Any] | None, stored_but: str, field_validation: str, prefix: str) -> list[str]:
+        """``Strategy.decode`` of ``obj`` in place; returns the unknown fields' warnings (400 under
+        Strict, or for a value that cannot be decoded). Of an update of a built-in kind, only
+        ``metadata`` and the top-level fields whose values differ from the stored ``old``'s: an
+        equal one was decoded by the same definition when it was stored, decoding it again changes
+        nothing (a Deployment's revision annotation does not decode its pod template again; a
+        custom resource's schema differs between versions and changes with its CRD, so its fields
+        are all pruned again); of a status update only ``stored_but``."""
+        keys: set[str] | None = None
+        if stored_but:
+            keys = {"apiVersion", "kind", stored_but}
+        elif old is not None and not res.is_custom:
+            keys = {k for k, v in obj.items()
+                    if k in ("apiVersion", "kind", "metadata") or v is None or not _same_json(old.get(k), v)}
+        part = obj if keys is None else {k: v for k, v in obj.items() if k in keys}
+        try:
+            removed = strategy.decode(res, part, sch)
+        except decoding.DecodeError as err:
+            raise bad_request(prefix + str(err)) from None
+        if part is not obj:
+            for key in keys or ():
+                if key in part:
+                    obj[key] = part[key]
+                else:
+                    obj.pop(key, None)
+        return self._unknown_fields(removed, field_validation, prefix)
 
     def _allocate(self, res: Resource, strategy: strategies.Strategy, obj: dict[str, Any],
                   old: dict[str, Any] | None) -> None:
@@ -485,6 +527,9 @@ class Core:
         """Whether a write changes nothing: the managed fields' timestamps alone are no change, but
         a manager gaining (or losing) fields is, as kube-apiserver's
         IgnoreManagedFieldsTimestampsTransformer (an apply of values already there shares them)."""
+        if any(old.get(key) != new.get(key) for key in old.keys() | new.keys() if key != "metadata"):
+            return False  # (a status write: no copies of the metadata to compare)
+
         def strip(o: dict[str, Any]) -> dict[str, Any]:
             m = dict(o.get("metadata") or {})
             m["managedFields"] = [{k: v for k, v in e.items() if k != "time"} if isinstance(e, dict) else e

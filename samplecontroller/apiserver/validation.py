@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from samplecontroller.apiserver.objects import deep_get as get_path
@@ -62,10 +62,33 @@ _LABEL_NAMED = {("", "Namespace")}
 _DNS1035_NAMED = {("", "Service")}
 
 
+_MEMO_LIMIT = 8192
+"""How many valid values each ``_remember_valid`` check keeps (the set starts again when full)."""
+
+
+def _remember_valid(check: Callable[[str], list[str]]) -> Callable[[str], list[str]]:
+    """``check``, answering at once for a value it found valid before: the label keys and values,
+    annotation keys and names of every write are checked again, mostly the same few strings."""
+    valid: set[str] = set()
+
+    @functools.wraps(check)
+    def checked(value: str) -> list[str]:
+        if isinstance(value, str) and value in valid:
+            return []
+        errors = check(value)
+        if not errors and isinstance(value, str):
+            if len(valid) >= _MEMO_LIMIT:
+                valid.clear()
+            valid.add(value)
+        return errors
+    return checked
+
+
 def _max_len(n: int) -> str:
     return f"must be no more than {n} characters"
 
 
+@_remember_valid
 def dns1123_label_errors(value: str) -> list[str]:
     """Messages for a value that is not an RFC 1123 label (names of namespaces)."""
     errs = [_max_len(63)] if len(value) > 63 else []
@@ -77,6 +100,7 @@ def dns1123_label_errors(value: str) -> list[str]:
     return errs
 
 
+@_remember_valid
 def dns1123_subdomain_errors(value: str) -> list[str]:
     """Messages for a value that is not an RFC 1123 subdomain (most object names)."""
     errs = [_max_len(253)] if len(value) > 253 else []
@@ -88,6 +112,7 @@ def dns1123_subdomain_errors(value: str) -> list[str]:
     return errs
 
 
+@_remember_valid
 def dns1035_label_errors(value: str) -> list[str]:
     """Messages for a value that is not an RFC 1035 label (names of services)."""
     errs = [_max_len(63)] if len(value) > 63 else []
@@ -99,6 +124,7 @@ def dns1035_label_errors(value: str) -> list[str]:
     return errs
 
 
+@_remember_valid
 def qualified_name_errors(value: str) -> list[str]:
     """Messages for a label/annotation key that is not a qualified name (``prefix/name``)."""
     if len(value) <= 63 and _PLAIN_QUALIFIED.fullmatch(value):
@@ -131,6 +157,7 @@ def qualified_name_errors(value: str) -> list[str]:
     return errs
 
 
+@_remember_valid
 def _label_value_errors(value: str) -> list[str]:
     if len(value) <= 63 and _PLAIN_QUALIFIED.fullmatch(value):
         return []
@@ -383,7 +410,9 @@ def validate_update(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Fiel
         errors += _immutable(before or "", after or "", f"metadata.{key}")
     group, kind = _group_kind(new)
     if (group, kind) in (("apps", "Deployment"), ("apps", "ReplicaSet")):
-        errors += _immutable(get_path(old, "spec", "selector"), get_path(new, "spec", "selector"), "spec.selector", go_selector(get_path(new, "spec", "selector")))
+        selector = get_path(new, "spec", "selector")
+        if get_path(old, "spec", "selector") != selector:  # (Go's rendering of it only for the error)
+            errors += _immutable(get_path(old, "spec", "selector"), selector, "spec.selector", go_selector(selector))
     elif (group, kind) == ("apiextensions.k8s.io", "CustomResourceDefinition"):
         for path in (("spec", "group"), ("spec", "names", "plural"), ("spec", "scope")):
             errors += _immutable(get_path(old, *path), get_path(new, *path), ".".join(path))

@@ -20,6 +20,7 @@ import pytest
 
 from samplecontroller.apiserver import LocalAPIServer
 from tests.apiserver.conftest import FOOS, Raw, foo
+from tests.live import wait_for
 
 _ns = itertools.count()
 DEEP = 100_000
@@ -436,3 +437,56 @@ def test_bodies_that_are_not_objects_are_400_on_every_create_path(raw: Raw, ns: 
         code, _, answer = raw.call("POST", path, body)
         assert 400 <= code < 500, (path, code, answer)
     assert raw.call("GET", f"/api/v1/namespaces/{ns}/pods/p")[0] == 200  # not evicted by a non-object body
+
+
+@pytest.mark.parametrize("replicas", [True, 1.0])
+def test_an_update_decodes_a_value_equal_to_the_stored_one_in_python_but_not_in_json(raw: Raw, ns: str,
+                                                                                     replicas: Any) -> None:
+    # an update decodes only the top-level fields that differ from the stored object's: ``true``
+    # and ``1.0`` are ``== 1`` in Python, but not the stored JSON, so the spec is decoded (and refused)
+    path = f"/apis/apps/v1/namespaces/{ns}/deployments"
+    labels = {"app": "d"}
+    body = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+            "spec": {"replicas": 1, "selector": {"matchLabels": labels},
+                     "template": {"metadata": {"labels": labels},
+                                  "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}
+    code, _, created = raw.call("POST", path, body)
+    assert code == 201, created
+    update = {**created, "spec": {**created["spec"], "replicas": replicas}}
+    assert update["spec"] == created["spec"]
+    code, _, out = raw.call("PUT", f"{path}/d", update)
+    assert code == 400 and "spec.replicas" in out["message"], out
+    code, _, out = raw.call("PUT", f"{path}/d", {**created, "spec": {**created["spec"], "bogus": 1}})
+    assert code == 200 and "bogus" not in out["spec"], out
+    code, _, stored = raw.call("GET", f"{path}/d")
+    assert stored["spec"] == created["spec"] and stored["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]
+
+
+def test_an_update_of_a_custom_resource_prunes_every_field_by_the_versions_schema(raw: Raw, ns: str) -> None:
+    # a custom resource's schema differs between versions (and changes with its CRD): a field
+    # equal to the stored one may be unknown to the version written in, so it is pruned again
+    def version(name: str, fields: list[str]) -> dict[str, Any]:
+        spec = {"type": "object", "properties": {f: {"type": "integer"} for f in fields}}
+        return {"name": name, "served": True, "storage": name == "v1",
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": spec}}}}
+
+    crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+           "metadata": {"name": "prunes.decode.example.com"},
+           "spec": {"group": "decode.example.com", "scope": "Namespaced",
+                    "names": {"plural": "prunes", "kind": "Prune"},
+                    "versions": [version("v1", ["size", "extra"]), version("v2", ["size"])]}}
+    code, _, body = raw.call("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
+    assert code == 201, body
+    v1, v2 = (f"/apis/decode.example.com/{v}/namespaces/{ns}/prunes" for v in ("v1", "v2"))
+    obj = {"apiVersion": "decode.example.com/v1", "kind": "Prune", "metadata": {"name": "p"},
+           "spec": {"size": 1, "extra": 2}}
+    created = wait_for(lambda: (r := raw.call("POST", v1, obj))[0] == 201 and r[2], what="the CRD served")
+    assert created["spec"] == {"size": 1, "extra": 2}
+    update = {**created, "apiVersion": "decode.example.com/v2"}
+    conn = raw.conn()
+    conn.request("PUT", f"{v2}/p", body=json.dumps(update),
+                 headers={"Authorization": f"Bearer {raw.server.token}", "Content-Type": "application/json"})
+    response = conn.getresponse()
+    out = json.loads(response.read())
+    assert response.status == 200 and out["spec"] == {"size": 1}, out
+    assert 'unknown field \\"spec.extra\\"' in (response.getheader("Warning") or ""), response.getheaders()

@@ -70,7 +70,9 @@ def test_apps_v1_crud(api: client.ApiClient, ns: str) -> None:
     assert created.spec.replicas == 2 and created.metadata.generation == 1
     patched = apps.patch_namespaced_deployment("d", ns, {"spec": {"replicas": 3}})
     assert patched.spec.replicas == 3 and patched.metadata.generation == 2
-    status = apps.patch_namespaced_deployment_status("d", ns, {"status": {"replicas": 3, "availableReplicas": 3}})
+    # (a valid status: kube-apiserver refuses more available replicas than ready ones)
+    status = apps.patch_namespaced_deployment_status("d", ns, {"status": {"replicas": 3, "readyReplicas": 3,
+                                                                          "availableReplicas": 3}})
     assert status.status.available_replicas == 3 and status.metadata.generation == 2
     scale = apps.read_namespaced_deployment_scale("d", ns)
     assert scale.spec.replicas == 3

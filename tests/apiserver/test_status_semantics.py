@@ -287,3 +287,117 @@ def test_a_status_write_decodes_the_status_it_brings(raw: Raw, ns: str, how: str
     assert code in (400, 422) and "replicas" in typed["message"], typed
     code, _, stored = raw.call("GET", f"{path}/s")
     assert stored["spec"] == created["spec"] and stored["status"]["replicas"] == 1
+
+
+def _status_causes(body: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(c["field"], c["message"]) for c in body["details"]["causes"]]
+
+
+@pytest.mark.parametrize(("status", "causes"), [
+    ({"replicas": -1}, [("status.replicas", "Invalid value: -1: must be greater than or equal to 0")]
+     + [(f"status.{k}", "Invalid value: 0: cannot be greater than status.replicas")  # as Go compares them
+        for k in ("updatedReplicas", "readyReplicas", "availableReplicas")]),
+    ({"replicas": 1, "observedGeneration": -2, "unavailableReplicas": -1},
+     [("status.observedGeneration", "Invalid value: -2: must be greater than or equal to 0"),
+      ("status.unavailableReplicas", "Invalid value: -1: must be greater than or equal to 0")]),
+    ({"replicas": 1, "readyReplicas": 2, "availableReplicas": 2, "updatedReplicas": 3},
+     [("status.updatedReplicas", "Invalid value: 3: cannot be greater than status.replicas"),
+      ("status.readyReplicas", "Invalid value: 2: cannot be greater than status.replicas"),
+      ("status.availableReplicas", "Invalid value: 2: cannot be greater than status.replicas")]),
+    ({"replicas": 2, "readyReplicas": 1, "availableReplicas": 2},
+     [("status.availableReplicas", "Invalid value: 2: cannot be greater than readyReplicas")]),
+    ({"collisionCount": -1}, [("status.collisionCount", "Invalid value: -1: must be greater than or equal to 0")]),
+])
+def test_a_deployment_status_write_validates_the_status(raw: Raw, ns: str, status: dict[str, Any],
+                                                        causes: list[tuple[str, str]]) -> None:
+    # ValidateDeploymentStatusUpdate: the status counts, as kube-apiserver's status strategy checks them
+    path = f"/apis/apps/v1/namespaces/{ns}/deployments"
+    assert raw.call("POST", path, _deployment("v"))[0] == 201
+    code, _, body = raw.call("PATCH", f"{path}/v/status", {"status": status}, ctype=MERGE)
+    assert code == 422 and body["reason"] == "Invalid", body
+    assert _status_causes(body) == causes, body
+    assert body["message"].startswith('Deployment.apps "v" is invalid: '), body
+
+
+def test_a_deployment_collision_count_is_never_decremented(raw: Raw, ns: str) -> None:
+    path = f"/apis/apps/v1/namespaces/{ns}/deployments"
+    assert raw.call("POST", path, _deployment("c"))[0] == 201
+    code, _, body = raw.call("PATCH", f"{path}/c/status", {"status": {"collisionCount": 2}}, ctype=MERGE)
+    assert code == 200 and body["status"]["collisionCount"] == 2, body
+    code, _, body = raw.call("PATCH", f"{path}/c/status", {"status": {"collisionCount": 1}}, ctype=MERGE)
+    assert code == 422 and _status_causes(body) == [("status.collisionCount", "Invalid value: 1: cannot be decremented")]
+    code, _, body = raw.call("PATCH", f"{path}/c/status", {"status": {"collisionCount": None}}, ctype=MERGE)
+    assert code == 422 and _status_causes(body) == [("status.collisionCount", "Invalid value: 0: cannot be decremented")]
+
+
+@pytest.mark.parametrize(("group", "plural"), [("apps/v1", "replicasets"), ("v1", "replicationcontrollers")])
+def test_a_replica_set_status_write_validates_the_status(raw: Raw, ns: str, group: str, plural: str) -> None:
+    # ValidateReplicaSetStatusUpdate (ValidateReplicationControllerStatusUpdate alike)
+    obj = _deployment("r")
+    obj["apiVersion"], obj["kind"] = group, "ReplicaSet" if plural == "replicasets" else "ReplicationController"
+    if plural == "replicationcontrollers":
+        obj["spec"]["selector"] = obj["spec"]["selector"]["matchLabels"]
+    path = f"/api{'s' if '/' in group else ''}/{group}/namespaces/{ns}/{plural}"
+    code, _, created = raw.call("POST", path, obj)
+    assert code == 201, created
+    code, _, body = raw.call("PATCH", f"{path}/r/status", {"status": {"replicas": 1, "fullyLabeledReplicas": 2,
+                                                                     "observedGeneration": -1}}, ctype=MERGE)
+    assert code == 422, body
+    assert _status_causes(body) == [
+        ("status.observedGeneration", "Invalid value: -1: must be greater than or equal to 0"),
+        ("status.fullyLabeledReplicas", "Invalid value: 2: cannot be greater than status.replicas")], body
+    code, _, body = raw.call("PATCH", f"{path}/r/status", {"status": {"replicas": 2, "readyReplicas": 1,
+                                                                     "availableReplicas": 2}}, ctype=MERGE)
+    assert code == 422 and _status_causes(body) == [
+        ("status.availableReplicas", "Invalid value: 2: cannot be greater than readyReplicas")], body
+    code, _, body = raw.call("PATCH", f"{path}/r/status", {"status": {"replicas": 1, "fullyLabeledReplicas": 1,
+                                                                     "readyReplicas": 1, "availableReplicas": 1,
+                                                                     "observedGeneration": 1}}, ctype=MERGE)
+    assert code == 200 and body["status"]["availableReplicas"] == 1, body
+
+
+def test_a_status_write_does_not_validate_the_stored_spec_again(server: LocalAPIServer, raw: Raw, ns: str) -> None:
+    # a Deployment stored with a spec today's validation refuses (as one stored by an older
+    # server): its status strategy validates the status alone, so a status write is accepted (and
+    # keeps the stored spec, whatever spec the write brings); a write of the main resource is not
+    path = f"/apis/apps/v1/namespaces/{ns}/deployments"
+    code, _, created = raw.call("POST", path, _deployment("old"))
+    assert code == 201, created
+
+    def corrupt(core: Any) -> None:
+        entry = core.store.get("apps/deployments", ns, "old")
+        obj = entry.copy()
+        obj["spec"]["template"]["spec"]["containers"] = []
+        core.store.put("apps/deployments", obj)
+
+    server.call(corrupt)
+    code, _, current = raw.call("GET", f"{path}/old")
+    assert code == 200 and current["spec"]["template"]["spec"]["containers"] == [], current
+    code, _, body = raw.call("PUT", f"{path}/old", current)
+    assert code == 422 and ("spec.template.spec.containers", "Required value") in _status_causes(body), body
+    update = {**current, "status": {"replicas": 1, "readyReplicas": 1}, "spec": {**current["spec"], "replicas": 3}}
+    code, _, body = raw.call("PUT", f"{path}/old/status", update)
+    assert code == 200 and body["status"]["readyReplicas"] == 1, body
+    assert body["spec"] == current["spec"], body
+    code, _, body = raw.call("PATCH", f"{path}/old/status", {"status": {"observedGeneration": -1}}, ctype=MERGE)
+    assert code == 422 and _status_causes(body) == [
+        ("status.observedGeneration", "Invalid value: -1: must be greater than or equal to 0")], body
+
+
+def test_status_writes_of_kinds_without_status_rules_validate_the_whole_object(server: LocalAPIServer, raw: Raw,
+                                                                              ns: str) -> None:
+    # a kind whose status rules this server does not know (a Pod) keeps the whole validation on
+    # a status write: stricter than kube-apiserver's status strategy, never weaker
+    path = f"/api/v1/namespaces/{ns}/pods"
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+           "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
+    assert raw.call("POST", path, pod)[0] == 201
+
+    def corrupt(core: Any) -> None:
+        obj = core.store.get("/pods", ns, "p").copy()
+        obj["spec"]["containers"] = []
+        core.store.put("/pods", obj)
+
+    server.call(corrupt)
+    code, _, body = raw.call("PATCH", f"{path}/p/status", {"status": {"phase": "Running"}}, ctype=MERGE)
+    assert code == 422 and ("spec.containers", "Required value") in _status_causes(body), body

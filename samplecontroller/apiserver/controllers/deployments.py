@@ -61,7 +61,11 @@ def pod_template_hash(template: Any, collision_count: int = 0) -> str:
 
 
 def _without_hash(template: Any) -> Any:
-    """``template`` without the ``pod-template-hash`` label (deploymentutil.EqualIgnoreHash)."""
+    """``template`` without the ``pod-template-hash`` label (deploymentutil.EqualIgnoreHash), to
+    compare, not to change: ``template`` itself when it has no such label (nor empty labels)."""
+    labels = deep_get(template, "metadata", "labels")
+    if isinstance(template, dict) and not (isinstance(labels, dict) and (HASH_LABEL in labels or not labels)):
+        return template
     copy = copy_json(template) if isinstance(template, dict) else {}
     labels = deep_get(copy, "metadata", "labels")
     if isinstance(labels, dict):

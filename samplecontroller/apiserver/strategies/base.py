@@ -17,7 +17,7 @@ from samplecontroller.apiserver.objects import deep_get, json_path_parts
 from samplecontroller.apiserver.restmapper import Resource
 from samplecontroller.apiserver.schema import FieldError
 from samplecontroller.apiserver.strategies.defaults import apply_defaults
-from samplecontroller.apiserver.strategies.validation import validate_builtin
+from samplecontroller.apiserver.strategies.validation import validate_builtin, validate_builtin_status
 
 __all__ = ["BASE_FIELD_LABELS", "CustomResourceStrategy", "Strategy"]
 
@@ -80,6 +80,15 @@ class Strategy:
     def validate(self, res: Resource, obj: Obj, sch: Schema) -> list[FieldError]:
         """The kind's field validation (before the object-meta and update rules)."""
         return validate_builtin(res.group, res.kind, obj)
+
+    def validate_status(self, res: Resource, obj: Obj, old: Obj, sch: Schema) -> list[FieldError]:
+        """The kind's validation of a status write (``obj``, whose spec is the stored ``old``'s),
+        in place of ``validate``: what its status strategy's ValidateUpdate checks beyond the
+        object meta (a Deployment's or ReplicaSet's status alone, not its spec again); the whole
+        ``validate`` for a kind without known status rules (stricter than kube-apiserver, never
+        weaker)."""
+        found = validate_builtin_status(res.group, res.kind, obj, old)
+        return self.validate(res, obj, sch) if found is None else found
 
     def validate_extra(self, obj: Obj, old: Obj | None) -> list[FieldError]:
         """Kind-specific rules checked after every generic one (``old`` is None on create)."""
@@ -158,6 +167,10 @@ class CustomResourceStrategy(Strategy):
 
     def validate(self, res: Resource, obj: Obj, sch: Schema) -> list[FieldError]:
         return schema.validate(obj, sch) if sch is not None else []
+
+    def validate_status(self, res: Resource, obj: Obj, old: Obj, sch: Schema) -> list[FieldError]:
+        """The whole object against the schema, as the custom resource status strategy validates."""
+        return self.validate(res, obj, sch)
 
     def validate_rules(self, res: Resource, obj: Obj, old: Obj | None, sch: Schema,
                        found: list[FieldError]) -> tuple[list[FieldError], list[str]]:

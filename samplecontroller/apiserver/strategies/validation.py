@@ -40,7 +40,7 @@ from samplecontroller.apiserver.validation import (
     validate_labels,
 )
 
-__all__ = ["MAX_SECRET_SIZE", "validate_builtin", "webhook_url_errors"]
+__all__ = ["MAX_SECRET_SIZE", "validate_builtin", "validate_builtin_status", "webhook_url_errors"]
 
 
 def _selector_matches(selector: Mapping[str, Any], labels: Mapping[str, Any]) -> bool:
@@ -357,6 +357,67 @@ def validate_builtin(group: str, kind: str, obj: Mapping[str, Any]) -> list[Fiel
                                                              "ValidatingWebhookConfiguration"):
         return _validate_webhooks(obj.get("webhooks"))
     return _validate_by_schema(group, kind, obj)
+
+
+# The status counts of the kinds whose status strategy validates the status alone, in the order
+# their Validate*Status checks them (pkg/apis/apps/validation ValidateDeploymentStatus and
+# ValidateReplicaSetStatus, pkg/apis/core/validation ValidateReplicationControllerStatus), and the
+# counts that may not exceed another one: (count, bound, message).
+_DEPLOYMENT_COUNTS = ("observedGeneration", "replicas", "updatedReplicas", "readyReplicas", "availableReplicas",
+                      "unavailableReplicas")
+_REPLICA_SET_COUNTS = ("replicas", "fullyLabeledReplicas", "readyReplicas", "availableReplicas", "observedGeneration")
+_BEYOND_REPLICAS = "cannot be greater than status.replicas"
+_DEPLOYMENT_BOUNDS = (("updatedReplicas", "replicas", _BEYOND_REPLICAS), ("readyReplicas", "replicas", _BEYOND_REPLICAS),
+                      ("availableReplicas", "replicas", _BEYOND_REPLICAS),
+                      ("availableReplicas", "readyReplicas", "cannot be greater than readyReplicas"))
+_REPLICA_SET_BOUNDS = (("fullyLabeledReplicas", "replicas", _BEYOND_REPLICAS),
+                       ("readyReplicas", "replicas", _BEYOND_REPLICAS),
+                       ("availableReplicas", "replicas", _BEYOND_REPLICAS),
+                       ("availableReplicas", "readyReplicas", "cannot be greater than readyReplicas"))
+_STATUS_RULES: dict[tuple[str, str], tuple[tuple[str, ...], tuple[tuple[str, str, str], ...]]] = {
+    ("apps", "Deployment"): (_DEPLOYMENT_COUNTS, _DEPLOYMENT_BOUNDS),
+    ("apps", "ReplicaSet"): (_REPLICA_SET_COUNTS, _REPLICA_SET_BOUNDS),
+    ("", "ReplicationController"): (_REPLICA_SET_COUNTS, _REPLICA_SET_BOUNDS),
+}
+
+
+def _count(status: Mapping[str, Any], key: str) -> int:
+    """A status count as Go holds it: an absent (or undecodable) one is 0."""
+    value = status.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def validate_builtin_status(group: str, kind: str, obj: Mapping[str, Any],
+                            old: Mapping[str, Any]) -> list[FieldError] | None:
+    """The errors of a status write of a built-in object (``obj``, replacing ``old``) as the
+    kind's status strategy finds them beyond the object-meta rules, or None for a kind this
+    module knows no status rules of (its caller validates the whole object, which is stricter).
+
+    Deployment (ValidateDeploymentStatusUpdate), ReplicaSet (ValidateReplicaSetStatusUpdate) and
+    ReplicationController (ValidateReplicationControllerStatusUpdate): the counts are not
+    negative, none exceeds ``status.replicas`` (nor ``availableReplicas`` ``readyReplicas``), a
+    Deployment's ``collisionCount`` is not negative and never decremented. The spec is not
+    validated: the status strategy keeps the stored one."""
+    rules = _STATUS_RULES.get((group, kind))
+    if rules is None:
+        return None
+    raw_status = obj.get("status")
+    status: Mapping[str, Any] = raw_status if isinstance(raw_status, Mapping) else {}
+    counts, bounds = rules
+    errors: list[FieldError] = []
+    for key in counts:
+        errors += _non_negative(status.get(key), f"status.{key}")
+    if kind == "Deployment":
+        errors += _non_negative(status.get("collisionCount"), "status.collisionCount")
+    for key, bound, message in bounds:
+        if _count(status, key) > _count(status, bound):
+            errors.append(invalid(f"status.{key}", _count(status, key), message))
+    if kind == "Deployment":
+        before, after = get_path(old, "status", "collisionCount"), status.get("collisionCount")
+        if isinstance(before, int) and (not isinstance(after, int) or after < before):
+            errors.append(invalid("status.collisionCount", after if isinstance(after, int) else 0,
+                                  "cannot be decremented"))
+    return errors
 
 
 _REDACTED = "<secret contents redacted>"
