@@ -256,8 +256,10 @@ class SharedIndexInformer(Generic[T]):
     def _resync_loop(self) -> None:
         """Until the queue closes: wait for the next due resync, queue it and handle it."""
         fifo = self._fifo
-        while not fifo.is_closed():
+        while True:
             self._wakeup.clear()  # before looking: a wakeup from now on ends the wait below at once
+            if fifo.is_closed():
+                return
             wait_for = self._resync_due()
             if len(fifo):  # a resync was queued
                 self._handle_queued()
