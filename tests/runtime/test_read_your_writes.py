@@ -346,6 +346,22 @@ class FakeCache:
         return None, None
 
 
+class StoppedInformer(FakeInformer):
+    def add_event_handler(self, handler: Any, resync_period: float | None = None, *, inline: bool = False) -> None:
+        raise RuntimeError("informer ConfigMap has stopped; handler not added")
+
+
+def test_a_write_to_a_type_whose_informer_has_stopped_is_not_waited_for() -> None:
+    """A reconcile that ends while the manager stops: the informer that would show its first write
+    of a type refuses handlers. The write is not waited for, and the reconcile does not fail."""
+    writes = ObservedWrites("ryow-unit-stopped", FakeCache(StoppedInformer()), 30)
+    stop = threading.Event()
+    writes.start(ListQueue(), stop)
+    writes.expect(Request("ns", "a"), [write("a", "5")])
+    assert writes.pending(Request("ns", "a")) == [] and not writes.hold(Request("ns", "a"))
+    stop.set()
+
+
 # -- per key, bounded: a controller over a fake client whose Secrets reach the cache late ----------
 
 

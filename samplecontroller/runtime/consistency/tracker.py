@@ -304,7 +304,13 @@ class ObservedWrites:
                 return watch
             watch = _InformerWatch(informer)
             self._watches[id(informer)] = watch
-        informer.add_event_handler(_Handler(self, watch), 0, inline=True)  # it never blocks: no thread of its own
+        try:
+            informer.add_event_handler(_Handler(self, watch), 0, inline=True)  # it never blocks: no thread of its own
+        except RuntimeError:  # the informer has stopped (the manager is stopping): it will show no write
+            with self._lock:
+                if self._watches.get(id(informer)) is watch:
+                    del self._watches[id(informer)]
+            return None
         return watch
 
     # -- observing ----------------------------------------------------------------------------
