@@ -210,7 +210,7 @@ def validate_name(name: Any, namespaced: bool = True, kind: str = "", group: str
     if not isinstance(name, str):
         return [invalid(field, name, "must be a string")]
     messages = _path_segment_errors(name) + _name_rule(group, kind)(name)
-    return [invalid(field, name, m) for m in messages] if messages else []
+    return [invalid(field, name, m) for m in messages]
 
 
 def _group_kind(obj: Mapping[str, Any]) -> tuple[str, str]:

@@ -16,9 +16,9 @@ from samplecontroller.apiserver.filters import json_response
 from samplecontroller.apiserver.handlers import actions, converting, reviews, scale, subresources
 from samplecontroller.apiserver.handlers import list as list_
 from samplecontroller.apiserver.handlers.admitting import admit_create, admit_update, admitted_patch
-from samplecontroller.apiserver.handlers.common import Scope, render, requester, warn
+from samplecontroller.apiserver.handlers.common import Scope, requester, warn
 from samplecontroller.apiserver.handlers.converting import respond
-from samplecontroller.apiserver.handlers.preflight import PREFLIGHT_BYTES, preflight
+from samplecontroller.apiserver.handlers.preflight import preflight
 from samplecontroller.apiserver.httpmessages import AnyResponse, Request
 from samplecontroller.apiserver.negotiation import (
     PATCH_APPLY,
@@ -77,24 +77,17 @@ async def create(scope: Scope, request: Request, t: RequestInfo, accept: Accept)
     if strategy.records_requester and isinstance(body, dict):
         strategy.set_requester(body, requester(scope, request))
     reused = converting.webhook_crd(scope, res) is not None  # prepared more than once
-    manager, validation, dry_run = ri.field_manager(request), ri.field_validation(request), ri.dry_run(request)
-    if not reused and len(raw) >= PREFLIGHT_BYTES:
+    manager, validation = ri.field_manager(request), ri.field_validation(request)
+    if not reused:
         await preflight(scope, len(raw), lambda: scope.core.create(res, ns, copy_json(body), manager=manager,
                                                                    dry_run=True, field_validation=validation))
-    headers: dict[str, str] = {}
-    if not reused:  # no conversion webhook: Core writes the object as it is (converting.write's own shortcut)
-        obj, warnings = scope.core.create(res, ns, body, manager=manager, dry_run=dry_run,
-                                          field_validation=validation)
-        warn(headers, warnings + (admission.warnings if admission else []))
-        if served is res or converting.webhook_crd(scope, served) is None:
-            return render(scope, served, obj, accept, 201, headers)  # what respond does without a webhook
-        return await respond(scope, served, obj, accept, 201, headers)
 
     def prepare(_old: dict[str, Any] | None, dry_run: bool) -> tuple[dict[str, Any], bool, list[str]]:
-        obj, warnings = scope.core.create(res, ns, copy_json(body), manager=manager,
+        obj, warnings = scope.core.create(res, ns, copy_json(body) if reused else body, manager=manager,
                                           dry_run=dry_run, field_validation=validation)
         return obj, True, warnings
-    obj, _, warnings = await converting.write(scope, res, ns, "", prepare, dry_run)
+    obj, _, warnings = await converting.write(scope, res, ns, "", prepare, ri.dry_run(request))
+    headers: dict[str, str] = {}
     warn(headers, warnings + (admission.warnings if admission else []))
     return await respond(scope, served, obj, accept, 201, headers)
 
