@@ -290,6 +290,36 @@ def test_builder_errors_and_naming() -> None:
         builder.controller_managed_by(mgr).for_(Foo).complete(Func(lambda r: None))
 
 
+class _RecordingInformer:
+    """Remembers how each handler was registered."""
+
+    def __init__(self) -> None:
+        self.inline: list[bool] = []
+
+    def add_event_handler(self, handler: Any, resync_period: float | None = None, *, inline: bool = False) -> Any:
+        self.inline.append(inline)
+        return None
+
+    def has_synced(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("inline", [False, True])
+def test_inline_event_handlers_reach_every_watch_of_the_builder(inline: bool) -> None:
+    mgr = _FakeMgr()
+    informer = _RecordingInformer()
+    mgr.cache.get_informer = lambda model: informer  # type: ignore[method-assign]
+    from samplecontroller.kubernetes.apis.apps.v1 import Deployment
+
+    c = (builder.controller_managed_by(mgr).for_(Foo).owns(Deployment)
+         .watches(Deployment, handler.EnqueueRequestsFromMapFunc(lambda obj: []))
+         .with_options(controller.Options(inline_event_handlers=inline))
+         .named(f"inline-{inline}").build(Func(lambda r: None)))
+    for src in c._sources:
+        src.start(stdqueue.Queue())  # type: ignore[arg-type]
+    assert informer.inline == [inline] * 3
+
+
 class _Held:
     """A started controller whose every reconcile blocks until ``release`` is set."""
 
