@@ -416,7 +416,8 @@ def _send_request(pool: urllib3.HTTPConnectionPool, conn: http.client.HTTPConnec
         conn.connect()
     sock = conn.sock
     sock.sendall(_request_bytes(method, target, _host_header(conn), body, headers))
-    sock.settimeout(read_timeout)
+    if sock.gettimeout() != read_timeout:  # settimeout is a system call each time
+        sock.settimeout(read_timeout)
     return sock
 
 

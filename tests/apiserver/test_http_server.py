@@ -14,6 +14,7 @@ from contextlib import contextmanager
 import pytest
 
 from samplecontroller.apiserver import LocalAPIServer
+from samplecontroller.apiserver.core import Core
 from tests.apiserver.conftest import Raw, open_watches
 
 _n = itertools.count()
@@ -218,3 +219,27 @@ def test_a_request_refused_before_its_expected_body_closes_the_connection(server
         code, headers, _ = reader.response()  # 401: no token; the body is never read
         assert code == 401 and headers.get("connection") == "close"
         assert reader.closed()
+
+
+def test_watch_events_queued_together_go_out_in_one_write(server: LocalAPIServer, ns: str) -> None:
+    # kube-apiserver flushes a watch only once no further event is queued for it: an event another
+    # writer adds right after the watch was woken for the first goes out in the same write (one
+    # TLS record), not in a write of its own
+    before = open_watches(server, "/configmaps")
+    with tls(server) as sock:
+        sock.sendall(_request(server, "GET", f"/api/v1/namespaces/{ns}/configmaps?watch=1&labelSelector=burst"))
+        reader = Reader(sock)
+        assert reader.head()[0] == 200 and not reader.buf
+        deadline = time.monotonic() + 10
+        while open_watches(server, "/configmaps") == before and time.monotonic() < deadline:
+            time.sleep(0.02)
+
+        def burst(core: Core) -> None:
+            res = core.mapper.get("", "v1", "configmaps")
+            assert res is not None and server.loop is not None
+            core.create(res, ns, {"metadata": {"name": "first", "labels": {"burst": "1"}}})
+            server.loop.call_soon(core.create, res, ns, {"metadata": {"name": "second", "labels": {"burst": "1"}}})
+
+        server.call(burst)
+        data = sock.recv(65536)
+    assert b'"name":"first"' in data and b'"name":"second"' in data

@@ -162,6 +162,10 @@ async def _stream(scope: Scope, response: StreamResponse, watcher: Any, res: Res
                     await watcher.wake.wait()
             except TimeoutError:
                 pass
+            else:
+                # As kube-apiserver flushes a watch only once no further event is queued for it:
+                # the writers already scheduled run first, and their events go out in this write.
+                await asyncio.sleep(0)
         events = watcher.drain()
         if events:
             chunk = await _lines(scope, events, res, match, accept, request)
