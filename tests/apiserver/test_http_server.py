@@ -221,10 +221,10 @@ def test_a_request_refused_before_its_expected_body_closes_the_connection(server
         assert reader.closed()
 
 
-def test_watch_events_queued_together_go_out_in_one_write(server: LocalAPIServer, ns: str) -> None:
-    # kube-apiserver flushes a watch only once no further event is queued for it: an event another
-    # writer adds right after the watch was woken for the first goes out in the same write (one
-    # TLS record), not in a write of its own
+def test_watch_events_queued_together_in_a_burst_go_out_in_one_write(server: LocalAPIServer, ns: str) -> None:
+    # kube-apiserver flushes a watch only once no further event is queued for it: in a burst (the
+    # watch woken again within BURST_GAP), an event another writer adds right after the watch was
+    # woken goes out in the same write (one TLS record) as the event that woke it
     before = open_watches(server, "/configmaps")
     with tls(server) as sock:
         sock.sendall(_request(server, "GET", f"/api/v1/namespaces/{ns}/configmaps?watch=1&labelSelector=burst"))
@@ -236,10 +236,20 @@ def test_watch_events_queued_together_go_out_in_one_write(server: LocalAPIServer
 
         def burst(core: Core) -> None:
             res = core.mapper.get("", "v1", "configmaps")
-            assert res is not None and server.loop is not None
-            core.create(res, ns, {"metadata": {"name": "first", "labels": {"burst": "1"}}})
-            server.loop.call_soon(core.create, res, ns, {"metadata": {"name": "second", "labels": {"burst": "1"}}})
+            loop = server.loop
+            assert res is not None and loop is not None
+
+            def create(name: str) -> None:
+                core.create(res, ns, {"metadata": {"name": name, "labels": {"burst": "1"}}})
+
+            def two_more() -> None:  # runs right after the watch wrote "zero"
+                create("first")
+                loop.call_soon(create, "second")
+
+            create("zero")  # not in a burst: written at once
+            loop.call_soon(two_more)
 
         server.call(burst)
-        data = sock.recv(65536)
-    assert b'"name":"first"' in data and b'"name":"second"' in data
+        alone, together = sock.recv(65536), sock.recv(65536)
+    assert b'"name":"zero"' in alone and b'"name":"first"' not in alone
+    assert b'"name":"first"' in together and b'"name":"second"' in together
