@@ -202,11 +202,10 @@ class Core:
         if not name:
             return None
         crd = self.crds.get(name)
-        plan = self._plans.get(name)
         if crd is None:
-            if plan is not None:
-                del self._plans[name]
+            self._plans.pop(name, None)
             return None
+        plan = self._plans.get(name)
         if plan is None or plan.crd is not crd:  # a new CRD object: the CRD was written (stored objects are not mutated)
             plan = self._plans[name] = CRDPlan.of(crd)
         return plan

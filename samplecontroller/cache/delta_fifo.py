@@ -88,7 +88,6 @@ class DeltaFIFO:
         self._populated = False
         self._initial_population_count = 0
         self._closed = False
-        self._wakes = 0
         self._waiting = 0  # pops blocked in _cond.wait: a new key wakes one only then
 
     def key_of(self, obj: Any) -> str:
@@ -194,17 +193,13 @@ class DeltaFIFO:
     def pop(self, process: Callable[[list[Delta], bool], None], timeout: float | None = None) -> bool:
         """Block for the next key; call ``process(deltas, is_in_initial_list)`` outside the lock.
 
-        Returns False on timeout or when ``wake()`` is called while it waits; raises
-        FIFOClosedError once closed (pending items are dropped). An exception from ``process``
-        propagates (the key is not re-queued).
+        Returns False on timeout; raises FIFOClosedError once closed (pending items are
+        dropped). An exception from ``process`` propagates (the key is not re-queued).
         """
         with self._cond:
-            wakes = self._wakes
             while not self._queue:
                 if self._closed:
                     raise FIFOClosedError()
-                if self._wakes != wakes:
-                    return False
                 self._waiting += 1
                 try:
                     woken = self._cond.wait(timeout)
@@ -269,12 +264,6 @@ class DeltaFIFO:
         """True after ``close``."""
         with self._cond:
             return self._closed
-
-    def wake(self) -> None:
-        """Make every waiting ``pop`` return False now (its owner has something else to do)."""
-        with self._cond:
-            self._wakes += 1
-            self._cond.notify_all()
 
     def close(self) -> None:
         """Wake every ``pop``; they raise FIFOClosedError."""

@@ -135,6 +135,14 @@ class _Buffer:
             self._cond.notify_all()
 
 
+def _call_logged(fn: Callable[[dict[str, Any]], None], event: dict[str, Any]) -> None:
+    """``fn(event)``; an exception from it is logged, not raised (a watcher never stops on one)."""
+    try:
+        fn(event)
+    except Exception as err:
+        log.error("Event watcher failed", error=f"{type(err).__name__}: {err}")
+
+
 class _Watcher:
     def __init__(self, fn: Callable[[dict[str, Any]], None], size: int, name: str, linger: float) -> None:
         self.fn = fn
@@ -146,10 +154,7 @@ class _Watcher:
     def _run(self) -> None:
         while (events := self.buffer.take()) is not None:
             for event in events:
-                try:
-                    self.fn(event)
-                except Exception as err:
-                    log.error("Event watcher failed", error=f"{type(err).__name__}: {err}")
+                _call_logged(self.fn, event)
             if self.linger and len(events) < LINGER_BELOW:
                 # A small batch: let the next events gather (recorders then add them without a wakeup).
                 time.sleep(self.linger)
@@ -175,10 +180,7 @@ class _InlineWatcher:
         """Call the function with ``event`` (errors are logged); False once stopped."""
         if self.stopped:
             return False
-        try:
-            self.fn(event)
-        except Exception as err:
-            log.error("Event watcher failed", error=f"{type(err).__name__}: {err}")
+        _call_logged(self.fn, event)
         return True
 
     def stop(self) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 import pytest
@@ -150,16 +149,3 @@ def test_pop_nowait_hands_out_what_is_queued_in_order_and_never_waits() -> None:
     with pytest.raises(FIFOClosedError):
         f.pop_nowait(process)  # closed: pending items are dropped, as with pop
     assert [name for name, _ in seen] == ["a", "b", "c"]
-
-
-def test_wake_ends_a_waiting_pop_without_an_item() -> None:
-    f = DeltaFIFO()
-    results: list[bool] = []
-    t = threading.Thread(target=lambda: results.append(f.pop(lambda d, i: None)))  # no timeout
-    t.start()
-    while not results and t.is_alive():
-        f.wake()  # the pop may not be waiting yet: a wake before it waits does not count
-        t.join(0.01)
-    assert results == [False]
-    f.add(obj("a"))
-    assert f.pop(lambda d, i: None) is True  # an earlier wake does not cut a later pop short

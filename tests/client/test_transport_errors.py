@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import socket
 import threading
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -22,8 +23,9 @@ class RawServer:
     """Accepts connections; answers each one's first request with ``OK`` (keep-alive), then closes
     it without answering more, or (``silent``) never answers at all."""
 
-    def __init__(self, silent: bool = False) -> None:
+    def __init__(self, silent: bool = False, hold: bool = False) -> None:
         self.silent = silent
+        self.hold = hold  # after the first answer, keep the connection open without answering
         self.connections = 0
         self.sock = socket.create_server(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
@@ -52,7 +54,8 @@ class RawServer:
                 return
             conn.sendall(OK)
             conn.recv(65536)  # the next request on this connection (or its close): not answered
-            conn.close()
+            if not self.hold:
+                conn.close()
         except OSError:  # close() (the fixture's teardown) closed the connection under us
             return
 
@@ -91,6 +94,22 @@ def test_a_read_timeout_is_a_transport_error() -> None:
         with pytest.raises(TransportError, match="timed out") as info:
             client.request("GET", "/api", timeout=0.2)
         assert "\n" not in str(info.value)
+    finally:
+        server.close()
+
+
+def test_a_kept_alive_connection_reads_with_the_timeout_of_each_request() -> None:
+    # the socket's read timeout is set only when it changes: a request with another timeout than
+    # the one before it on the same connection still gets its own
+    server = RawServer(hold=True)
+    try:
+        client = RESTClient(Config(host=server.url))
+        assert client.request("GET", "/api") == b"{}"  # the default read timeout, 60 s
+        started = time.monotonic()
+        with pytest.raises(TransportError, match="timed out"):
+            client.request("GET", "/api", timeout=0.2)  # same connection, held unanswered
+        assert time.monotonic() - started < 5  # not the connect timeout (10 s) or the default (60 s)
+        assert server.connections == 1
     finally:
         server.close()
 
