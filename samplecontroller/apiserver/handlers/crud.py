@@ -183,12 +183,15 @@ async def delete(scope: Scope, request: Request, t: RequestInfo, accept: Accept)
     res, ns, name = t.res, t.namespace or "", t.name
     options = await delete_options(request)
     dry_run = ri.dry_run(request) or bool(options.get("dryRun"))
+    # the object is read in the request's version first, as kube's store reads it through its
+    # codec: a conversion webhook that fails makes the delete a 500 that deletes nothing
+    current = scope.core.get_entry(res, ns, name)
+    old_view = await converting.stored_view(scope, res, current)
     if scope.admitter.active():
-        current = scope.core.get_entry(res, ns, name)
         if current is None:
             raise not_found(res, name)
-        admission = AdmissionRequest(res, "DELETE", ns, name, None, current.obj, dry_run=dry_run,
-                                     user_info=user_of(request).to_wire())
+        admission = AdmissionRequest(res, "DELETE", ns, name, None, old_view if old_view is not None else current.obj,
+                                     dry_run=dry_run, user_info=user_of(request).to_wire())
         await scope.admitter.mutate(admission)
         await scope.admitter.validate(admission)
     code, obj = scope.core.delete(res, ns, name, options, dry_run=dry_run)
