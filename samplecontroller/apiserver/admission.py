@@ -18,7 +18,15 @@ Contract (as kube-apiserver, within the limits below):
   500 InternalError. ``matchConditions`` see the converted objects. ``Exact``: only the request's
   own group/version/resource matches.
 - Mutating webhooks run first, in configuration-name then list order; each answer's JSONPatch is
-  applied before the next call. Validating webhooks then see the final object.
+  applied before the next call. Validating webhooks then see the final object. As kube's
+  mutating dispatcher: an empty patch changes nothing; a patch that is not a JSONPatch or cannot
+  be decoded is a failed call; a non-empty patch on DELETE (no object) is a 500 InternalError
+  ``admission webhook "<name>" attempted to modify the object, which is not supported for this
+  operation`` and one that cannot be applied a 500 ``Internal error occurred: <why>``, whatever
+  the ``failurePolicy`` (neither is a call failure).
+- No webhook is called for the admission configuration kinds (Mutating- and
+  ValidatingWebhookConfiguration, Validating- and MutatingAdmissionPolicy and their bindings:
+  kube's ``IsExemptAdmissionConfigurationResource``); no policy applies to the policy kinds.
 - A denial becomes the webhook's Status (code at least 400, default 400) with the message
   ``admission webhook "<name>" denied the request: <message>``. Warnings become Warning headers.
 - A call that fails (unreachable, timeout after ``timeoutSeconds`` (default 10), a bad answer)
@@ -33,8 +41,7 @@ conversion webhooks); equivalent resources are only the versions of one CRD (the
 served in two versions, HorizontalPodAutoscaler autoscaling/v1 and v2, has differently shaped
 versions and is matched exactly; kube's cross-group equivalents such as deployments in
 apps/extensions are not served here); ``authorizer`` is not bound in ``matchConditions``;
-``reinvocationPolicy`` is not honoured; mutating webhooks answering DELETE cannot
-change anything (as in Kubernetes). Calls are made from the server's event loop with aiohttp,
+``reinvocationPolicy`` is not honoured. Calls are made from the server's event loop with aiohttp,
 so a webhook may call back into this API server.
 """
 
