@@ -304,12 +304,24 @@ class Admitter:
         mutating dispatcher applies it: a patch that is not a JSONPatch or cannot be decoded is a
         failed call (``failurePolicy`` decides); an empty one changes nothing; a non-empty one on
         an operation without an object (DELETE) and one that cannot be applied are 500s whatever
-        the policy (they are not call failures: ignoring them would admit an unmutated object)."""
-        patch = response.get("patch")
+        the policy (they are not call failures: ignoring them would admit an unmutated object).
+        ``patch`` and ``patchType`` come together or not at all (kube's VerifyAdmissionResponse:
+        else a failed call)."""
+        patch, patch_type = response.get("patch"), response.get("patchType")
+        invalid = ""
+        if patch and patch_type is None:
+            invalid = "webhook returned response.patch but not response.patchType"
+        elif not patch and patch_type is not None:
+            invalid = "webhook returned response.patchType but not response.patch"
+        elif patch_type == "":
+            invalid = 'webhook returned invalid response.patchType of ""'
+        if invalid:
+            self._fail(hook, f"received invalid webhook response: {invalid}")
+            return view
         if not patch:
             return view
-        if response.get("patchType", "JSONPatch") != "JSONPatch":
-            self._fail(hook, f"unsupported patch type {response.get('patchType')!r}")
+        if patch_type != "JSONPatch":
+            self._fail(hook, f"unsupported patch type {json.dumps(patch_type)}")
             return view
         try:
             ops = json.loads(base64.b64decode(patch, validate=True))

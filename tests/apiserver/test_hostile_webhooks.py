@@ -169,6 +169,28 @@ def test_a_patch_that_cannot_be_applied_is_a_500_whatever_the_failure_policy(raw
         raw.call("DELETE", f"{MUTATING}/{config}")
 
 
+def test_a_patch_without_its_patch_type_is_a_failed_call(raw: Raw, hook: Scripted) -> None:
+    """kube's VerifyAdmissionResponse: ``patch`` and ``patchType`` come together; a lone one is
+    an invalid answer, a failed call that ``failurePolicy`` decides about."""
+    patch = base64.b64encode(json.dumps([{"op": "add", "path": "/data/x", "value": "y"}]).encode()).decode()
+    hook.answers["untyped"] = lambda _request: {"allowed": True, "patch": patch}
+    config = fresh("untyped")
+    register(raw, MUTATING, configuration(
+        "MutatingWebhookConfiguration", config,
+        webhook("untyped.example.com", hook.config("untyped"), ["CREATE"], label="untyped"),
+        webhook("untyped-ignored.example.com", hook.config("untyped"), ["CREATE"], label="untyped-ignored",
+                policy="Ignore")))
+    try:
+        code, _, status = raw.call("POST", CONFIGMAPS, configmap(fresh("cm"), "untyped"))
+        assert code == 500 and status["message"] == (
+            'Internal error occurred: failed calling webhook "untyped.example.com": received invalid webhook '
+            "response: webhook returned response.patch but not response.patchType"), status
+        code, _, body = raw.call("POST", CONFIGMAPS, configmap(fresh("cm"), "untyped-ignored"))
+        assert code == 201 and body["data"] == {}, body
+    finally:
+        raw.call("DELETE", f"{MUTATING}/{config}")
+
+
 # ---------------------------------------------------------------------------- item 2
 
 
