@@ -305,7 +305,8 @@ def test_one_slow_webhook_never_makes_a_call_to_another_wait(hook: Scripted) -> 
 def test_a_delete_whose_object_cannot_be_converted_is_a_500_and_keeps_the_object(
         raw: Raw, server: LocalAPIServer, tmp_path_factory: pytest.TempPathFactory) -> None:
     """kube reads the object in the request's version before deleting it: a broken conversion
-    webhook makes a DELETE in a non-storage version a 500 that deletes nothing."""
+    webhook makes a DELETE (or a deletecollection) in a non-storage version a 500 that deletes
+    nothing."""
     with ConversionWebhook(tmp_path_factory.mktemp("conversion")) as converter:
         crd = widget_crd(converter.url, converter.ca_bundle, group="hostile.example.com")
         code, _, body = raw.call("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
@@ -318,6 +319,9 @@ def test_a_delete_whose_object_cannot_be_converted_is_a_500_and_keeps_the_object
         assert code == 201, body
         converter.mode = "http500"
         code, _, status = raw.call("DELETE", f"{widgets.format('v2')}/{name}")
+        assert code == 500 and "conversion webhook" in status["message"], status
+        assert server.call(lambda core: core.store.get("hostile.example.com/widgets", "default", name)) is not None
+        code, _, status = raw.call("DELETE", widgets.format("v2"))  # deletecollection lists (converts) first
         assert code == 500 and "conversion webhook" in status["message"], status
         assert server.call(lambda core: core.store.get("hostile.example.com/widgets", "default", name)) is not None
         converter.mode = "ok"

@@ -201,6 +201,9 @@ async def delete(scope: Scope, request: Request, t: RequestInfo, accept: Accept)
 async def delete_collection(scope: Scope, request: Request, t: RequestInfo, accept: Accept) -> AnyResponse:
     options = await delete_options(request)
     entries = await list_.select_converted(scope, request, t.res, t.namespace)
+    if converting.webhook_crd(scope, t.res) is not None:
+        # kube lists through its codec before deleting: a conversion that fails deletes nothing
+        await converting.to_version(scope, t.res, [e.obj for e in entries], listed=True)
     scope.core.delete_collection(t.res, t.namespace, [name_of(e.obj) for e in entries],
                                 options, dry_run=ri.dry_run(request))
     return json_response({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"})
