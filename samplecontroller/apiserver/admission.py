@@ -333,14 +333,14 @@ class Admitter:
         if not ops:
             return view
         if view.obj is None or req.operation == "DELETE":
-            raise APIError(500, "InternalError", f'Internal error occurred: admission webhook "{hook.get("name", "")}" '
-                           "attempted to modify the object, which is not supported for this operation")
+            raise internal_error(f'admission webhook "{hook.get("name", "")}" attempted to modify the object, '
+                                 "which is not supported for this operation")
         try:
             patched = apply_patch(view.obj, ops)
         except PatchError as err:
-            raise APIError(500, "InternalError", f"Internal error occurred: {err}") from None
+            raise internal_error(str(err)) from None
         if not isinstance(patched, dict):
-            raise APIError(500, "InternalError", "Internal error occurred: the patched object is not a JSON object")
+            raise internal_error("the patched object is not a JSON object")
         view.obj, view.dirty = patched, True
         return view
 
@@ -348,8 +348,13 @@ class Admitter:
     def _fail(hook: Mapping[str, Any], reason: str) -> None:
         if hook.get("failurePolicy", "Fail") == "Ignore":
             return
-        raise APIError(500, "InternalError",
-                       f'Internal error occurred: failed calling webhook "{hook.get("name", "")}": {reason}')
+        raise internal_error(f'failed calling webhook "{hook.get("name", "")}": {reason}')
+
+
+def internal_error(why: str) -> APIError:
+    """kube's ``NewInternalError``: 500 InternalError ``Internal error occurred: <why>``, the
+    error also the one cause in ``details``."""
+    return APIError(500, "InternalError", f"Internal error occurred: {why}", {"causes": [{"message": why}]})
 
 
 def _review(req: AdmissionRequest, view: _View) -> dict[str, Any]:

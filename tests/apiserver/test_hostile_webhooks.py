@@ -359,8 +359,10 @@ def test_a_mutating_webhook_cannot_patch_a_delete(raw: Raw, hook: Scripted) -> N
         assert raw.call("POST", CONFIGMAPS, configmap(gone, "delete-empty"))[0] == 201
         code, _, status = raw.call("DELETE", f"{CONFIGMAPS}/{kept}")
         assert code == 500 and status["reason"] == "InternalError", status
-        assert status["message"] == ('Internal error occurred: admission webhook "patches.example.com" attempted '
-                                     "to modify the object, which is not supported for this operation")
+        why = ('admission webhook "patches.example.com" attempted to modify the object, which is not supported '
+               "for this operation")
+        assert status["message"] == f"Internal error occurred: {why}", status
+        assert status["details"] == {"causes": [{"message": why}]}, status  # kube's NewInternalError
         assert raw.call("GET", f"{CONFIGMAPS}/{kept}")[0] == 200
         assert raw.call("DELETE", f"{CONFIGMAPS}/{gone}")[0] == 200
     finally:
