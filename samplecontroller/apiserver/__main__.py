@@ -24,7 +24,7 @@ from typing import Any
 
 from samplecontroller.apimachinery.durations import parse_duration
 from samplecontroller.apiserver.preload import CRDError, create_crds, load_crds
-from samplecontroller.apiserver.server import LocalAPIServer, tune_gc
+from samplecontroller.apiserver.server import LocalAPIServer, is_https_url, tune_gc
 
 
 def _positive_duration(text: str) -> float:
@@ -68,7 +68,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="install the CustomResourceDefinitions of every *.yaml file in DIR before serving "
                              "(repeatable)")
     args = parser.parse_args(argv)
-    if args.service_account_jwks_uri and not args.service_account_jwks_uri.startswith("https://"):
+    if args.service_account_jwks_uri and not is_https_url(args.service_account_jwks_uri):
         parser.error(f"--service-account-jwks-uri requires an https URL, got {args.service_account_jwks_uri!r}")
     if not 0 <= args.port <= 65535:
         parser.error(f"--port must be between 0 and 65535, got {args.port}")

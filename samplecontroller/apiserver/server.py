@@ -67,7 +67,7 @@ from samplecontroller.apiserver.transport import (
 from samplecontroller.apiserver.web import APIServerApp, RequestRecord
 from samplecontroller.tls import load_or_create, private_file, serving_material, write_private
 
-__all__ = ["GC_THRESHOLD", "LocalAPIServer", "tune_gc", "write_kubeconfig"]
+__all__ = ["GC_THRESHOLD", "LocalAPIServer", "is_https_url", "tune_gc", "write_kubeconfig"]
 
 T = TypeVar("T")
 
@@ -126,7 +126,7 @@ def _endpoint_address(host: str) -> str:
         return "127.0.0.1"
 
 
-def _is_https_url(text: str) -> bool:
+def is_https_url(text: str) -> bool:
     """True for an absolute https URL (kube's check of ``--service-account-jwks-uri``)."""
     parsed = urllib.parse.urlsplit(text)
     return parsed.scheme == "https" and bool(parsed.netloc)
@@ -169,7 +169,7 @@ class LocalAPIServer:
         self.max_requests_inflight = max_requests_inflight
         self.max_mutating_requests_inflight = max_mutating_requests_inflight
         self.api_audiences = tuple(api_audiences) or (ISSUER,)
-        if service_account_jwks_uri and not _is_https_url(service_account_jwks_uri):
+        if service_account_jwks_uri and not is_https_url(service_account_jwks_uri):
             raise ValueError(f"service_account_jwks_uri requires an https URL, got {service_account_jwks_uri!r}")
         self.service_account_jwks_uri = service_account_jwks_uri
         if event_ttl <= 0:

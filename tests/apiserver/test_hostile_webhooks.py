@@ -214,8 +214,9 @@ def test_issuer_discovery_ignores_the_host_header(raw: Raw, server: LocalAPIServ
 def test_the_jwks_uri_can_be_set_and_must_be_https(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="requires an https URL"):
         LocalAPIServer(service_account_jwks_uri="http://keys.example.com/jwks")
-    with pytest.raises(SystemExit):
-        parse_args(["--service-account-jwks-uri", "keys.example.com"])
+    for wrong in ("keys.example.com", "https://"):
+        with pytest.raises(SystemExit):
+            parse_args(["--service-account-jwks-uri", wrong])
     assert parse_args(["--service-account-jwks-uri", "https://keys.example.com/jwks"]
                       ).service_account_jwks_uri == "https://keys.example.com/jwks"
     with LocalAPIServer(kubeconfig_path=tmp_path / "kubeconfig", insecure_http=True,
