@@ -24,7 +24,7 @@ from typing import Any
 
 from samplecontroller.apimachinery.durations import parse_duration
 from samplecontroller.apiserver.preload import CRDError, create_crds, load_crds
-from samplecontroller.apiserver.server import LocalAPIServer, tune_gc
+from samplecontroller.apiserver.server import LocalAPIServer, is_https_url, tune_gc
 
 
 def _positive_duration(text: str) -> float:
@@ -61,10 +61,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--api-audiences", default="", metavar="AUDIENCES",
                         help="comma-separated audiences a service account token must name one of to authenticate "
                              "(default: the issuer, as kube-apiserver's --api-audiences)")
+    parser.add_argument("--service-account-jwks-uri", default="", metavar="URI",
+                        help="the jwks_uri of /.well-known/openid-configuration (default: this server's "
+                             "own address + /openid/v1/jwks, as kube-apiserver's --service-account-jwks-uri)")
     parser.add_argument("--crds", nargs="+", action="extend", default=[], metavar="DIR", type=Path,
                         help="install the CustomResourceDefinitions of every *.yaml file in DIR before serving "
                              "(repeatable)")
     args = parser.parse_args(argv)
+    if args.service_account_jwks_uri and not is_https_url(args.service_account_jwks_uri):
+        parser.error(f"--service-account-jwks-uri requires an https URL, got {args.service_account_jwks_uri!r}")
     if not 0 <= args.port <= 65535:
         parser.error(f"--port must be between 0 and 65535, got {args.port}")
     return args
@@ -76,7 +81,8 @@ async def _serve(args: argparse.Namespace, crds: list[dict[str, Any]]) -> None:
                             kubeconfig_path=Path(args.kubeconfig), port=args.port, bind=args.bind,
                             insecure_http=args.insecure_http, event_ttl=args.event_ttl,
                             history_window=args.history_window, bookmark_interval=args.bookmark_interval,
-                            api_audiences=tuple(a for a in args.api_audiences.split(",") if a))
+                            api_audiences=tuple(a for a in args.api_audiences.split(",") if a),
+                            service_account_jwks_uri=args.service_account_jwks_uri)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -18,7 +18,15 @@ Contract (as kube-apiserver, within the limits below):
   500 InternalError. ``matchConditions`` see the converted objects. ``Exact``: only the request's
   own group/version/resource matches.
 - Mutating webhooks run first, in configuration-name then list order; each answer's JSONPatch is
-  applied before the next call. Validating webhooks then see the final object.
+  applied before the next call. Validating webhooks then see the final object. As kube's
+  mutating dispatcher: an empty patch changes nothing; a patch that is not a JSONPatch or cannot
+  be decoded is a failed call; a non-empty patch on DELETE (no object) is a 500 InternalError
+  ``admission webhook "<name>" attempted to modify the object, which is not supported for this
+  operation`` and one that cannot be applied a 500 ``Internal error occurred: <why>``, whatever
+  the ``failurePolicy`` (neither is a call failure).
+- No webhook is called for the admission configuration kinds (Mutating- and
+  ValidatingWebhookConfiguration, Validating- and MutatingAdmissionPolicy and their bindings:
+  kube's ``IsExemptAdmissionConfigurationResource``); no policy applies to the policy kinds.
 - A denial becomes the webhook's Status (code at least 400, default 400) with the message
   ``admission webhook "<name>" denied the request: <message>``. Warnings become Warning headers.
 - A call that fails (unreachable, timeout after ``timeoutSeconds`` (default 10), a bad answer)
@@ -33,8 +41,7 @@ conversion webhooks); equivalent resources are only the versions of one CRD (the
 served in two versions, HorizontalPodAutoscaler autoscaling/v1 and v2, has differently shaped
 versions and is matched exactly; kube's cross-group equivalents such as deployments in
 apps/extensions are not served here); ``authorizer`` is not bound in ``matchConditions``;
-``reinvocationPolicy`` is not honoured; mutating webhooks answering DELETE cannot
-change anything (as in Kubernetes). Calls are made from the server's event loop with aiohttp,
+``reinvocationPolicy`` is not honoured. Calls are made from the server's event loop with aiohttp,
 so a webhook may call back into this API server.
 """
 
@@ -75,6 +82,27 @@ NAMESPACES_KEY = "/namespaces"
 CRD_KEY = "apiextensions.k8s.io/customresourcedefinitions"
 DEFAULT_TIMEOUT = 10.0
 USER_INFO = {"username": "admin", "groups": ["system:masters", "system:authenticated"]}
+
+
+ADMISSION_GROUP = "admissionregistration.k8s.io"
+POLICY_KINDS = frozenset({"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
+                          "MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding"})
+"""The policy configuration kinds, which admission policies are not applied to (kube's policy
+plugin's ``admissionResources``)."""
+WEBHOOK_EXEMPT_KINDS = POLICY_KINDS | {"ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"}
+"""The admission configuration kinds, which admission webhooks are not called for (kube's
+``IsExemptAdmissionConfigurationResource``): a webhook that is down cannot lock its own
+configuration (or a policy's) against a fix."""
+
+
+def exempt_from_webhooks(res: Resource) -> bool:
+    """True for the admission configuration resources no webhook is called for."""
+    return res.group == ADMISSION_GROUP and res.kind in WEBHOOK_EXEMPT_KINDS
+
+
+def exempt_from_policies(res: Resource) -> bool:
+    """True for the policy configuration resources no admission policy applies to."""
+    return res.group == ADMISSION_GROUP and res.kind in POLICY_KINDS
 
 
 @dataclass
@@ -129,29 +157,16 @@ class Admitter:
     async def mutate(self, req: AdmissionRequest) -> dict[str, Any] | None:
         """Run the matching mutating webhooks; return the (possibly patched) object, in the
         request's version."""
+        if exempt_from_webhooks(req.res):
+            return req.obj
         view = _View(req.res, req.obj, req.old)
         for hook, matched in self._matching(MUTATING_KEY, req):
             view = await self._in_version(view, matched)
             if not self._conditions_match(hook, req, view):
                 continue
             response = await self._call(hook, req, view)
-            if response is None or view.obj is None or req.operation == "DELETE":
-                continue
-            patch = response.get("patch")
-            if patch:
-                if response.get("patchType", "JSONPatch") != "JSONPatch":
-                    self._fail(hook, f"unsupported patchType {response.get('patchType')!r}")
-                    continue
-                try:
-                    ops = json.loads(base64.b64decode(patch))
-                    patched = apply_patch(view.obj, ops)
-                except (ValueError, TypeError, PatchError) as err:
-                    self._fail(hook, f"the patch could not be applied: {err}")
-                    continue
-                if not isinstance(patched, dict):
-                    self._fail(hook, "the patch did not produce an object")
-                    continue
-                view.obj, view.dirty = patched, True
+            if response is not None:
+                view = self._patched(hook, req, view, response)
         if view.dirty:
             # the mutated object back in the request's version (kube converts the versioned
             # object into the request's attributes once, after the last webhook)
@@ -162,10 +177,12 @@ class Admitter:
         """Run the ValidatingAdmissionPolicies (``admission_policy``), then the matching validating
         webhooks concurrently (the object converted once per matched version); raise the first
         denial."""
-        if self.policies.active():
+        if self.policies.active() and not exempt_from_policies(req.res):
             req.warnings += await self.policies.validate(PolicyRequest(
                 req.res, req.operation, req.namespace, req.name, req.obj, req.old, req.subresource, req.dry_run,
                 req.user_info or USER_INFO), self._converted)
+        if exempt_from_webhooks(req.res):
+            return
         views = {req.res.version: _View(req.res, req.obj, req.old)}
         calls = []
         for hook, matched in self._matching(VALIDATING_KEY, req):
@@ -281,12 +298,63 @@ class Admitter:
             raise _denied(name, response.get("status"))
         return response
 
+    def _patched(self, hook: Mapping[str, Any], req: AdmissionRequest, view: _View,
+                 response: Mapping[str, Any]) -> _View:
+        """``view`` with the JSONPatch of a mutating webhook's ``response`` applied, as kube's
+        mutating dispatcher applies it: a patch that is not a JSONPatch or cannot be decoded is a
+        failed call (``failurePolicy`` decides); an empty one changes nothing; a non-empty one on
+        an operation without an object (DELETE) and one that cannot be applied are 500s whatever
+        the policy (they are not call failures: ignoring them would admit an unmutated object).
+        ``patch`` and ``patchType`` come together or not at all (kube's VerifyAdmissionResponse:
+        else a failed call)."""
+        patch, patch_type = response.get("patch"), response.get("patchType")
+        invalid = ""
+        if patch and patch_type is None:
+            invalid = "webhook returned response.patch but not response.patchType"
+        elif not patch and patch_type is not None:
+            invalid = "webhook returned response.patchType but not response.patch"
+        elif patch_type == "":
+            invalid = 'webhook returned invalid response.patchType of ""'
+        if invalid:
+            self._fail(hook, f"received invalid webhook response: {invalid}")
+            return view
+        if not patch:
+            return view
+        if patch_type != "JSONPatch":
+            self._fail(hook, f"unsupported patch type {json.dumps(patch_type)}")
+            return view
+        try:
+            ops = json.loads(base64.b64decode(patch, validate=True))
+            if not isinstance(ops, list) or not all(isinstance(op, dict) for op in ops):
+                raise ValueError("a JSON patch must be a list of operation objects")
+        except (ValueError, TypeError) as err:
+            self._fail(hook, f"received undecodable patch in webhook response: {err}")
+            return view
+        if not ops:
+            return view
+        if view.obj is None or req.operation == "DELETE":
+            raise internal_error(f'admission webhook "{hook.get("name", "")}" attempted to modify the object, '
+                                 "which is not supported for this operation")
+        try:
+            patched = apply_patch(view.obj, ops)
+        except PatchError as err:
+            raise internal_error(str(err)) from None
+        if not isinstance(patched, dict):
+            raise internal_error("the patched object is not a JSON object")
+        view.obj, view.dirty = patched, True
+        return view
+
     @staticmethod
     def _fail(hook: Mapping[str, Any], reason: str) -> None:
         if hook.get("failurePolicy", "Fail") == "Ignore":
             return
-        raise APIError(500, "InternalError",
-                       f'Internal error occurred: failed calling webhook "{hook.get("name", "")}": {reason}')
+        raise internal_error(f'failed calling webhook "{hook.get("name", "")}": {reason}')
+
+
+def internal_error(why: str) -> APIError:
+    """kube's ``NewInternalError``: 500 InternalError ``Internal error occurred: <why>``, the
+    error also the one cause in ``details``."""
+    return APIError(500, "InternalError", f"Internal error occurred: {why}", {"causes": [{"message": why}]})
 
 
 def _review(req: AdmissionRequest, view: _View) -> dict[str, Any]:

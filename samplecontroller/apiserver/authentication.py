@@ -115,7 +115,7 @@ def _verified(signer: tokens.Signer, secret: str, bearer: str) -> Verified | Non
     key = (secret, signer.api_audiences, bearer)
     known = _VERIFIED.get(key)
     if known is not None:
-        if known.expiry >= time.time():
+        if known.expiry + tokens.LEEWAY >= time.time():  # as verify: a minute past exp
             return known
         del _VERIFIED[key]
     claims = signer.verify(bearer)

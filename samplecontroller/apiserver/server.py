@@ -17,6 +17,8 @@ is not long-running and not done by then (a body that never arrives) with 504 an
 connection; ``max_requests_inflight``/``max_mutating_requests_inflight`` (400/200) answer 429 to
 requests beyond them, system:masters exempt (see ``filters``). ``api_audiences`` (default the
 issuer) are the audiences service account tokens must name one of (see ``tokens``);
+``service_account_jwks_uri`` (kube's ``--service-account-jwks-uri``; default this server's own
+``url`` + ``/openid/v1/jwks``) is the ``jwks_uri`` of the issuer's OpenID configuration;
 ``bookmark_interval`` (60 s) how often a watch gets a bookmark. ``simulate_deployments`` and
 ``simulate_jobs`` turn on the Deployment and Job simulators (``controllers``; ``job_backoff`` is
 the Job controller's first Pod failure backoff, 10 s).
@@ -38,6 +40,7 @@ import socket
 import ssl
 import tempfile
 import threading
+import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -64,7 +67,7 @@ from samplecontroller.apiserver.transport import (
 from samplecontroller.apiserver.web import APIServerApp, RequestRecord
 from samplecontroller.tls import load_or_create, private_file, serving_material, write_private
 
-__all__ = ["GC_THRESHOLD", "LocalAPIServer", "tune_gc", "write_kubeconfig"]
+__all__ = ["GC_THRESHOLD", "LocalAPIServer", "is_https_url", "tune_gc", "write_kubeconfig"]
 
 T = TypeVar("T")
 
@@ -123,6 +126,12 @@ def _endpoint_address(host: str) -> str:
         return "127.0.0.1"
 
 
+def is_https_url(text: str) -> bool:
+    """True for an absolute https URL (kube's check of ``--service-account-jwks-uri``)."""
+    parsed = urllib.parse.urlsplit(text)
+    return parsed.scheme == "https" and bool(parsed.netloc)
+
+
 class LocalAPIServer:
     """The embedded API server on a background thread with its own event loop."""
 
@@ -135,7 +144,7 @@ class LocalAPIServer:
                  idle_timeout: float = IDLE_TIMEOUT, request_timeout: float = REQUEST_TIMEOUT,
                  max_requests_inflight: int = MAX_REQUESTS_INFLIGHT,
                  max_mutating_requests_inflight: int = MAX_MUTATING_REQUESTS_INFLIGHT, simulate_jobs: bool = False,
-                 job_backoff: float = 10.0) -> None:
+                 job_backoff: float = 10.0, service_account_jwks_uri: str = "") -> None:
         self.data_dir = Path(data_dir) if data_dir is not None else None
         self.simulate_deployments = simulate_deployments
         self.simulate_jobs = simulate_jobs
@@ -160,6 +169,9 @@ class LocalAPIServer:
         self.max_requests_inflight = max_requests_inflight
         self.max_mutating_requests_inflight = max_mutating_requests_inflight
         self.api_audiences = tuple(api_audiences) or (ISSUER,)
+        if service_account_jwks_uri and not is_https_url(service_account_jwks_uri):
+            raise ValueError(f"service_account_jwks_uri requires an https URL, got {service_account_jwks_uri!r}")
+        self.service_account_jwks_uri = service_account_jwks_uri
         if event_ttl <= 0:
             raise ValueError(f"event_ttl must be positive, got {event_ttl}")
         self.record_requests = record_requests
@@ -277,6 +289,7 @@ class LocalAPIServer:
         scheme = "http" if self.insecure_http else "https"
         cluster.publish_endpoints(self.core, _endpoint_address(host), self.port)
         self.url = f"{scheme}://{host}:{self.port}"
+        self.app.jwks_uri = self.service_account_jwks_uri or f"{self.url}/openid/v1/jwks"
         if ca_pem is not None:
             ca_file = self.kubeconfig_path.with_name(self.kubeconfig_path.name + ".ca.crt")
             ca_file.parent.mkdir(parents=True, exist_ok=True)

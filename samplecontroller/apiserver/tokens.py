@@ -9,8 +9,9 @@ the tokens of its last run). Its public key is served as a JWK set (``/openid/v1
 named in the OpenID provider configuration (``/.well-known/openid-configuration``), so other
 parties verify the tokens as they verify a cluster's.
 
-``Signer.verify`` is the JWT authenticator: the signature, the issuer, ``exp``/``nbf`` (with
-kube's 60 s leeway on ``nbf``) and the audiences, which must intersect the ones requested (the
+``Signer.verify`` is the JWT authenticator: the signature, the issuer, ``exp``/``nbf``/``iat``
+(with kube's 60 s leeway on each: a token is still accepted a minute after it expired) and the
+audiences, which must intersect the ones requested (the
 server's API audiences, ``--api-audiences``, by default the issuer): a token meant for another
 party is refused. What the claims bind to (the service account, a Pod, a Secret) is checked
 against the store by ``authentication.token_user``.
@@ -33,11 +34,13 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature, encode_dss_signature
 
-__all__ = ["ISSUER", "NBF_LEEWAY", "BoundObject", "Signer", "TokenError", "bound_objects", "claims_of", "signer", "user_info"]
+__all__ = ["ISSUER", "LEEWAY", "NBF_LEEWAY", "BoundObject", "Signer", "TokenError", "bound_objects", "claims_of", "signer", "user_info"]
 
 ISSUER = "https://kubernetes.default.svc.cluster.local"
-NBF_LEEWAY = 60
-"""Seconds a token's ``nbf`` may lie in the future (kube's JWT validation leeway)."""
+LEEWAY = 60
+"""Seconds of clock skew kube's JWT validation allows (go-jose's ``DefaultLeeway``): a token is
+accepted until 60 s after its ``exp``, and from 60 s before its ``nbf`` and ``iat``."""
+NBF_LEEWAY = LEEWAY
 ALGORITHM = "ES256"
 _P256_ORDER = 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551
 
@@ -63,6 +66,11 @@ def _b64(data: bytes) -> str:
 
 def _unb64(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def _number(value: Any) -> float:
+    """A NumericDate claim's seconds (0 when absent or not a number)."""
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
 
 
 def _go_quote_list(values: Sequence[str]) -> str:
@@ -122,8 +130,8 @@ class Signer:
             return None
         moment = now if now is not None else time.time()
         if (not isinstance(claims, dict) or claims.get("iss") != self.issuer
-                or not isinstance(claims.get("exp"), int) or claims["exp"] < moment
-                or int(claims.get("nbf") or 0) > moment + NBF_LEEWAY):
+                or not isinstance(claims.get("exp"), int) or moment - LEEWAY > claims["exp"]
+                or moment + LEEWAY < _number(claims.get("nbf")) or moment + LEEWAY < _number(claims.get("iat"))):
             return None
         token_audiences = [str(a) for a in claims.get("aud") or ()] or list(self.api_audiences)
         wanted = list(audiences) if audiences else list(self.api_audiences)

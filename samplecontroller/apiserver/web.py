@@ -85,6 +85,10 @@ class APIServerApp:
         self.api_audiences = tuple(api_audiences) or (tokens.ISSUER,)
         signing_secret = token if token is not None else secrets.token_urlsafe(32)
         self.signer = tokens.signer(signing_secret, self.api_audiences)
+        self.jwks_uri = ""
+        """The ``jwks_uri`` of the issuer's OpenID configuration, fixed at start-up (the server's
+        own address, or ``--service-account-jwks-uri``); until set the discovery documents are
+        not served (404), as kube installs them only with a URI."""
         self.authorizer = Authorizer(store)
         self.scope = Scope(core, store, self.admitter, signing_secret, bookmark_interval, self.authorizer,
                            self.api_audiences)
@@ -173,8 +177,8 @@ class APIServerApp:
             raise not_allowed()
         if path == "/version":
             return json_response(VERSION_INFO)
-        if path in ("/.well-known/openid-configuration", "/openid/v1/jwks"):
-            return self._issuer_discovery(request, path)
+        if path in ("/.well-known/openid-configuration", "/openid/v1/jwks") and self.jwks_uri:
+            return self._issuer_discovery(path)
         if self.health.serves(parts):
             result = self.health.answer(parts, "verbose" in request.query, request.query.getall("exclude", []))
             return Response(text=result.text, status=result.code, content_type="text/plain")
@@ -194,15 +198,16 @@ class APIServerApp:
             return json_response({"paths": paths})
         raise not_found_path()
 
-    def _issuer_discovery(self, request: Request, path: str) -> Response:
+    def _issuer_discovery(self, path: str) -> Response:
         """The service account issuer's OpenID provider configuration and JWK set (kube's
-        ``serviceaccount.NewOpenIDMetadata``): ``jwks_uri`` is this server's own address."""
+        ``serviceaccount.NewOpenIDMetadataProvider``): ``jwks_uri`` is ``self.jwks_uri``, fixed at
+        start-up, never taken from a request (its Host header would let any client poison a
+        document served with ``Cache-Control: public``)."""
         headers = {"Cache-Control": "public, max-age=3600"}
         if path == "/openid/v1/jwks":
             return Response(body=json.dumps(self.signer.jwks()).encode(), headers=headers,
                                 content_type="application/jwk-set+json")
-        jwks_uri = f"{request.scheme}://{request.host}/openid/v1/jwks"
-        return json_response(self.signer.openid_configuration(jwks_uri), headers=headers)
+        return json_response(self.signer.openid_configuration(self.jwks_uri), headers=headers)
 
     async def _resource(self, request: Request, verb: str, info: RequestInfo,
                         accept: Accept) -> AnyResponse:

@@ -12,6 +12,8 @@ Contract:
 - Transport failures raise ``WebhookCallError`` whose text is Go's for the same failure
   (``Post "<url>": dial tcp <addr>: connect: connection refused``, ``context deadline exceeded``).
 - One aiohttp session (kept-alive connections), made on the server's loop; ``close`` ends it.
+  Its connections are not capped, in total or per webhook (as Go's transport, which kube's
+  webhook clients use): one slow webhook holding many calls never delays a call to another.
   Calls run on the server's event loop, so a webhook may call back into this API server.
 """
 
@@ -73,7 +75,10 @@ class WebhookClient:
     def session(self) -> aiohttp.ClientSession:
         """One HTTP session (kept-alive connections to the webhooks), made on the server's loop."""
         if self._session is None or self._session.closed:
-            self._session = aiohttp.ClientSession()
+            # no cap on connections, in total or per host (aiohttp's default is 100 in total): as
+            # Go's transport (MaxConnsPerHost 0), a webhook that holds its calls never makes a
+            # call to another one wait for a free connection
+            self._session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0, limit_per_host=0))
         return self._session
 
     async def close(self) -> None:

@@ -6,9 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from samplecontroller.apiserver import requestinfo as ri
+from samplecontroller.apiserver import schema
 from samplecontroller.apiserver.admission import AdmissionRequest
 from samplecontroller.apiserver.authentication import user_of
-from samplecontroller.apiserver.errors import APIError
+from samplecontroller.apiserver.errors import APIError, invalid
 from samplecontroller.apiserver.handlers import converting
 from samplecontroller.apiserver.handlers.common import Scope, versioned
 from samplecontroller.apiserver.httpmessages import Request
@@ -18,6 +19,23 @@ from samplecontroller.apiserver.restmapper import Resource
 from samplecontroller.apiserver.storage import Entry
 
 __all__ = ["admit_create", "admit_update", "admitted_patch"]
+
+
+def _name_in(obj: Any) -> Any:
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    return meta.get("name") if isinstance(meta, dict) else None
+
+
+def _check_renamed(admission: AdmissionRequest, sent: Any, mutated: Any) -> None:
+    """A mutating webhook that renamed an existing object (``sent``: the object before the
+    webhooks): kube's ValidateObjectMetaUpdate answers 422 ``metadata.name: field is
+    immutable``. A request whose own body names another object is left to the storage layer's
+    400 (kube checks the body against the URL before admission)."""
+    if admission.operation != "UPDATE" or _name_in(sent) not in (None, "", admission.name):
+        return
+    renamed = _name_in(mutated)
+    if renamed not in (None, "", admission.name):
+        raise invalid(admission.res, str(renamed), [schema.invalid("metadata.name", renamed, "field is immutable")])
 
 
 def _rv(entry: Entry | None) -> str:
@@ -42,7 +60,9 @@ async def admit_update(scope: Scope, request: Request, admission: AdmissionReque
                        old_view: dict[str, Any] | None = None) -> Any:
     """As ``admit_create`` for a replace (PUT); returns the body to store. ``old_view``: the
     stored object converted to the request's version (``converting.stored_view``)."""
+    sent = admission.obj
     body = await scope.admitter.mutate(admission)
+    _check_renamed(admission, sent, body)
     prepared, _, _ = scope.core.update(admission.res, admission.namespace, admission.name, copy_json(body),
                                       subresource=admission.subresource, manager=ri.field_manager(request),
                                       dry_run=True, field_validation=ri.field_validation(request),
@@ -77,6 +97,7 @@ async def admitted_patch(scope: Scope, request: Request, t: RequestInfo, ctype: 
         admission = AdmissionRequest(res, "CREATE" if created else "UPDATE", ns, name, patched, old,
                                      t.subresource, dry_run, user_info=user_of(request).to_wire())
         mutated = await scope.admitter.mutate(admission)
+        _check_renamed(admission, patched, mutated)
         if mutated != patched:
             patched, _, _ = scope.core.update(res, ns, name, copy_json(mutated), subresource=t.subresource,
                                              manager=manager, dry_run=True, field_validation=validation,

@@ -13,7 +13,10 @@ Contract:
   decodes from etcd. Dry runs convert both ways too and store nothing. When neither the request
   nor the stored object is in another version than the storage version no webhook is called and
   ``Core`` writes directly.
-- A conversion failure is ``crdconversion.ConversionError`` (500) and nothing is stored.
+- Deletes (``crud.delete``) read the object in the request's version first (``stored_view``),
+  as kube's store reads it through its codec.
+- A conversion failure is ``crdconversion.ConversionError`` (500) and nothing is stored or
+  deleted.
 - Under ``strategy: None`` (and for built-in kinds) ``to_version`` is ``common.versioned``.
 """
 

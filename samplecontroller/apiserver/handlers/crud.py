@@ -183,12 +183,15 @@ async def delete(scope: Scope, request: Request, t: RequestInfo, accept: Accept)
     res, ns, name = t.res, t.namespace or "", t.name
     options = await delete_options(request)
     dry_run = ri.dry_run(request) or bool(options.get("dryRun"))
+    # the object is read in the request's version first, as kube's store reads it through its
+    # codec: a conversion webhook that fails makes the delete a 500 that deletes nothing
+    current = scope.core.get_entry(res, ns, name)
+    old_view = await converting.stored_view(scope, res, current)
     if scope.admitter.active():
-        current = scope.core.get_entry(res, ns, name)
         if current is None:
             raise not_found(res, name)
-        admission = AdmissionRequest(res, "DELETE", ns, name, None, current.obj, dry_run=dry_run,
-                                     user_info=user_of(request).to_wire())
+        admission = AdmissionRequest(res, "DELETE", ns, name, None, old_view if old_view is not None else current.obj,
+                                     dry_run=dry_run, user_info=user_of(request).to_wire())
         await scope.admitter.mutate(admission)
         await scope.admitter.validate(admission)
     code, obj = scope.core.delete(res, ns, name, options, dry_run=dry_run)
@@ -198,6 +201,9 @@ async def delete(scope: Scope, request: Request, t: RequestInfo, accept: Accept)
 async def delete_collection(scope: Scope, request: Request, t: RequestInfo, accept: Accept) -> AnyResponse:
     options = await delete_options(request)
     entries = await list_.select_converted(scope, request, t.res, t.namespace)
+    if converting.webhook_crd(scope, t.res) is not None:
+        # kube lists through its codec before deleting: a conversion that fails deletes nothing
+        await converting.to_version(scope, t.res, [e.obj for e in entries], listed=True)
     scope.core.delete_collection(t.res, t.namespace, [name_of(e.obj) for e in entries],
                                 options, dry_run=ri.dry_run(request))
     return json_response({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success"})
