@@ -23,12 +23,19 @@ fewest properties the schema lacks win, and they must all be the same shape (the
 two versions of a group); the schema must have ``MIN_COVERAGE`` of the winner's properties and
 weigh ``MIN_WEIGHT`` leaf values or more, or carry the definition's description or that of a
 field of its type in the upstream definitions (controller-gen copies a field's doc comment, or the
-type's on an array's items) and have ``MIN_DOCUMENTED_COVERAGE`` of its properties. (A schema
-written against an older Kubernetes lacks a few newer fields; ``{group, kind, name}`` is not
-``StatusDetails``.) Of several types of one shape (``SecretKeySelector`` and
+type's on an array's items; compared by their first sentence, which a newer Kubernetes keeps
+when it extends a doc comment) and have ``MIN_DOCUMENTED_COVERAGE`` of its properties. (A schema
+written against an older Kubernetes lacks a few newer fields, so a CRD generated from any
+Kubernetes version up to the built-ins' matches; ``{group, kind, name}`` is not
+``StatusDetails``.) ``match_why`` also says why a close built-in type did not match (what
+``--explain`` prints). Of several types of one shape (``SecretKeySelector`` and
 ``ConfigMapKeySelector``), the one sharing most words with the field's name is taken. A schema
 object under a matched one is not matched again: it is part of the built-in; the kind's own
 ``spec`` and ``status`` are never matched (they are the CRD's own types, as in Go).
+
+A built-in *kind* found inside a CRD (``BuiltinIndex.is_kind``: a PersistentVolumeClaim template)
+is not the library's model of the kind, which always encodes its own apiVersion and kind: the
+normalizer gives it a class of its own over the kind's field types (``Normalizer.embedded_kind``).
 
 What matching cannot decide is declared: ``--builtin-type Kind.path=pkg/version.Type`` (``none``
 keeps the path generated), and a declared mapping that would lose or mistype a field is an error.

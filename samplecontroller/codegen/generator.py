@@ -22,7 +22,9 @@ Pipeline (deterministic; no network, no cache on disk):
    resources ``dict[str, Any]``, ``nullable`` ``X | None``, a metav1.Condition array item the
    shared meta/v1 ``Condition``; descriptions, ``required`` and enums are kept for rendering;
    defaults, formats and validation constraints are left to the server (a newer server's enum
-   value must still decode).
+   value must still decode). Built-in types are matched (``builtin_types``; ``--explain`` prints
+   what matched); a nested class identical in two versions of one CRD is defined in the version
+   of the highest priority and imported by the others.
 3. datamodel-code-generator (no formatter) turns the normalized schemas into msgspec Structs, one
    run per CRD package. Its output is read back as a syntax tree, never edited as text, and
    written again in the project's shape (``models``): frozen, kw_only Structs untracked by the

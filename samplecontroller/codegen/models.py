@@ -26,7 +26,11 @@ definition again in the project's shape:
 - kinds get ``api_version``/``kind`` (defaulting to their own) and ``metadata`` first, a List's
   ``items`` defaults to ``()``, ``ObjectMeta.managed_fields`` stays ``msgspec.Raw``;
 - an array item that is exactly metav1.Condition's schema (as kubebuilder emits it) is the shared
-  meta/v1 ``Condition`` (imported from ``meta_v1_module(root)``), not a copy.
+  meta/v1 ``Condition`` (imported from ``meta_v1_module(root)``), not a copy;
+- a nested class identical to one another version of the same CRD defines (``Normalizer.crd_shared``)
+  is imported from that version's module and re-exported under this module's name (``A as A``, or
+  ``B = _B``), its enum constants classes rendered here too; the apply configurations import the
+  other version's apply configuration.
 """
 
 from __future__ import annotations
