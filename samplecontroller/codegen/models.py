@@ -239,7 +239,8 @@ class Normalizer:
         return {"$ref": f"#/$defs/{local}"}
 
     def builtin_of(self, schema: dict[str, Any], path: str, field_doc: str = "") -> str | None:
-        """The upstream definition this schema object is (declared, else matched), or None."""
+        """The upstream definition this schema object is (a field of an embedded kind, declared, else
+        matched), or None."""
         if path in self.implied:
             return self.implied[path]
         if path in self.declared:
@@ -284,7 +285,8 @@ class Normalizer:
             ref, _ = self.builtins.resolve(upstream.get(prop) or {})
             if ref is not None and builtin_type(ref) is not None:
                 self.implied[f"{path}.{prop}"] = ref
-        self.explained[-1] += ": an embedded kind, its own class of the built-in's field types"
+        if self.explained and self.explained[-1].startswith(f"{self.kind}.{path}: "):
+            self.explained[-1] += ": an embedded kind, its own class of the built-in's field types"
         return self.object_def(name, schema, path=path)
 
     def node(self, name: str, schema: dict[str, Any], path: str = "", field_doc: str = "") -> dict[str, Any]:
