@@ -23,12 +23,19 @@ fewest properties the schema lacks win, and they must all be the same shape (the
 two versions of a group); the schema must have ``MIN_COVERAGE`` of the winner's properties and
 weigh ``MIN_WEIGHT`` leaf values or more, or carry the definition's description or that of a
 field of its type in the upstream definitions (controller-gen copies a field's doc comment, or the
-type's on an array's items) and have ``MIN_DOCUMENTED_COVERAGE`` of its properties. (A schema
-written against an older Kubernetes lacks a few newer fields; ``{group, kind, name}`` is not
-``StatusDetails``.) Of several types of one shape (``SecretKeySelector`` and
+type's on an array's items; compared by their first sentence, which a newer Kubernetes keeps
+when it extends a doc comment) and have ``MIN_DOCUMENTED_COVERAGE`` of its properties. (A schema
+written against an older Kubernetes lacks a few newer fields, so a CRD generated from any
+Kubernetes version up to the built-ins' matches; ``{group, kind, name}`` is not
+``StatusDetails``.) ``match_why`` also says why a close built-in type did not match (what
+``--explain`` prints). Of several types of one shape (``SecretKeySelector`` and
 ``ConfigMapKeySelector``), the one sharing most words with the field's name is taken. A schema
 object under a matched one is not matched again: it is part of the built-in; the kind's own
 ``spec`` and ``status`` are never matched (they are the CRD's own types, as in Go).
+
+A built-in *kind* found inside a CRD (``BuiltinIndex.is_kind``: a PersistentVolumeClaim template)
+is not the library's model of the kind, which always encodes its own apiVersion and kind: the
+normalizer gives it a class of its own over the kind's field types (``Normalizer.embedded_kind``).
 
 What matching cannot decide is declared: ``--builtin-type Kind.path=pkg/version.Type`` (``none``
 keeps the path generated), and a declared mapping that would lose or mistype a field is an error.
@@ -108,6 +115,13 @@ def _text(value: Any) -> str:
     return " ".join(value.split()) if isinstance(value, str) else ""
 
 
+def _sentence(value: Any) -> str:
+    """A description's first sentence, whitespace normalized: what stays when a newer Kubernetes
+    extends a type's doc comment (``ConfigMapEnvSource ... environment variables.`` gained a
+    sentence in 1.37), so a schema written from any version carries its type's."""
+    return re.split(r"(?<=[.:])\s", _text(value), maxsplit=1)[0]
+
+
 class BuiltinIndex:
     """The upstream definitions, indexed by property name for matching."""
 
@@ -120,13 +134,13 @@ class BuiltinIndex:
         # The descriptions a schema of a definition may carry: its own and those of the fields of its type.
         self.docs: dict[str, set[str]] = {}
         for name, schema in defs.items():
-            self.docs.setdefault(name, set()).add(_text(schema.get("description")))
+            self.docs.setdefault(name, set()).add(_sentence(schema.get("description")))
             for sub in (schema.get("properties") or {}).values():
                 if isinstance(sub, dict):
                     target = sub.get("items") if isinstance(sub.get("items"), dict) else sub
                     ref = target.get("$ref") if isinstance(target, dict) else None
                     if isinstance(ref, str) and ref.startswith(_REF) and _text(sub.get("description")):
-                        self.docs.setdefault(ref[len(_REF):], set()).add(_text(sub.get("description")))
+                        self.docs.setdefault(ref[len(_REF):], set()).add(_sentence(sub.get("description")))
         for name, schema in defs.items():
             where = builtin_type(name)
             if where is None:
@@ -251,29 +265,50 @@ class BuiltinIndex:
         """The upstream definition that ``schema`` (an object with properties; the value of
         ``field_name``) is, or None. Of types of one shape (``SecretKeySelector`` and
         ``ConfigMapKeySelector``), the one sharing most words with ``field_name`` wins."""
+        return self.match_why(schema, field_name, field_doc)[0]
+
+    def match_why(self, schema: Mapping[str, Any], field_name: str = "",
+                  field_doc: str = "") -> tuple[str | None, str]:
+        """``match``, and why not where a built-in type came close ("" when none did): of the
+        definitions that have every property of the schema (and ``MIN_COVERAGE`` of theirs), the
+        one it departs from deepest, and where (a schema from a newer Kubernetes than the
+        built-ins' has a field they lack). Small schemas that several types, or a coincidence,
+        would fit as well are no near miss: they stay generated silently."""
         props = schema.get("properties")
         if not isinstance(props, dict) or not props or schema.get("type") != "object":
-            return None
+            return None, ""
         if schema.get("x-kubernetes-embedded-resource") is True:
-            return None  # any kind's object: not one built-in type
+            return None, ""  # any kind's object: not one built-in type
         keys = frozenset(props)
-        fitting = [d for d in self.candidates(keys) if not self.incompatibility(schema, {"$ref": _REF + d})]
+        candidates = sorted(self.candidates(keys), key=lambda d: (len(self.props[d] - keys), _preference(d)))
+        reasons = {d: self.incompatibility(schema, {"$ref": _REF + d}) for d in candidates}
+        fitting = [d for d in candidates if reasons[d] is None]
         if not fitting:
-            return None
+            close = [d for d in candidates if len(keys) / len(self.props[d]) >= MIN_COVERAGE]
+            if close and weight(schema) >= MIN_WEIGHT:
+                nearest = max(close, key=lambda d: len(re.findall(r"[.\[]", str(reasons[d]).split(" ")[0])))
+                return None, f"not {_label(nearest)}: {reasons[nearest]}"
+            return None, ""
         least = min(len(self.props[d] - keys) for d in fitting)
         best = sorted((d for d in fitting if len(self.props[d] - keys) == least), key=_preference)
         if len({self.shape(d) for d in best}) != 1:
-            return None  # two different types fit as well: not this generator's guess
+            return None, ""  # two different types fit as well: not this generator's guess
         words = _words(field_name)
         chosen = max(best, key=lambda d: len(words & _words(d.rsplit(".", 1)[-1])))
-        docs = {_text(schema.get("description")), _text(field_doc)} - {""}
+        docs = {_sentence(schema.get("description")), _sentence(field_doc)} - {""}
         documented = bool(docs & self.docs.get(chosen, set()))
         covered = len(keys) / len(self.props[chosen])
         if documented and covered >= MIN_DOCUMENTED_COVERAGE:
-            return chosen
+            return chosen, ""
         if weight(schema) >= MIN_WEIGHT and covered >= MIN_COVERAGE:
-            return chosen
-        return None
+            return chosen, ""
+        return None, ""  # too little to tell it from a coincidence (--builtin-type declares it)
+
+    def is_kind(self, name: str) -> bool:
+        """Is the definition a kind (``apiVersion``, ``kind``, ``metadata`` and a GVK), not a part of one?"""
+        d = self.defs.get(name) or {}
+        props = d.get("properties") or {}
+        return bool(d.get("x-kubernetes-group-version-kind")) and "apiVersion" in props and "kind" in props
 
     def shape(self, name: str) -> str:
         """What the definition's model is: its structure without descriptions, validations and list or
@@ -299,6 +334,11 @@ def _strip_docs(node: Any, defs: Mapping[str, Any], seen: set[str]) -> Any:
         kept = [t for t in out["type"] if t != "null"]
         out["type"] = kept[0] if len(kept) == 1 else kept
     return out
+
+
+def _label(name: str) -> str:
+    where = builtin_type(name)
+    return where.label if where else name
 
 
 def _words(name: str) -> set[str]:

@@ -1,7 +1,8 @@
 """Generate a Python package of models, clientsets, listers, informers and a Scheme from CRDs.
 
     samplecontroller-codegen [--crds DIR] [--output DIR] [--package IMPORT.PATH]
-                             [--group-package GROUP=NAME ...] [--verify]
+                             [--group-package GROUP=NAME ...]
+                             [--builtin-type KIND.PATH=PKG/VERSION.TYPE ...] [--explain] [--verify]
 
 ``--package`` is the import path the output directory will have (default ``generated``, as
 this repository's ``generated/``); every generated module imports its siblings through it and
@@ -21,7 +22,9 @@ Pipeline (deterministic; no network, no cache on disk):
    resources ``dict[str, Any]``, ``nullable`` ``X | None``, a metav1.Condition array item the
    shared meta/v1 ``Condition``; descriptions, ``required`` and enums are kept for rendering;
    defaults, formats and validation constraints are left to the server (a newer server's enum
-   value must still decode).
+   value must still decode). Built-in types are matched (``builtin_types``; ``--explain`` prints
+   what matched); a nested class identical in two versions of one CRD is defined in the version
+   of the highest priority and imported by the others.
 3. datamodel-code-generator (no formatter) turns the normalized schemas into msgspec Structs, one
    run per CRD package. Its output is read back as a syntax tree, never edited as text, and
    written again in the project's shape (``models``): frozen, kw_only Structs untracked by the
@@ -66,6 +69,7 @@ from samplecontroller.codegen.builtin_types import default_index, parse_builtin_
 from samplecontroller.codegen.errors import CodegenError
 from samplecontroller.codegen.models import (
     IMPORTED,
+    IMPORTED_NAME,
     NUMBER,
     Normalizer,
     camel,
@@ -406,11 +410,29 @@ def upstream_closure(defs: dict[str, Any], roots: Iterable[str]) -> set[str]:
     return seen
 
 
+def version_priority(version: str) -> tuple[int, int, int, str]:
+    """Kubernetes' version priority as a sort key (smallest first): GA before beta before alpha,
+    higher major then higher minor first (``v2``, ``v1``, ``v2beta1``, ``v1beta2``, ``v1alpha1``),
+    then other names alphabetically."""
+    m = re.fullmatch(r"v(\d+)(?:(alpha|beta)(\d+))?", version)
+    if not m:
+        return 3, 0, 0, version
+    stage = {None: 0, "beta": 1, "alpha": 2}[m.group(2)]
+    return stage, -int(m.group(1)), -int(m.group(3) or 0), version
+
+
 def collect_crds(crds_dir: Path, overrides: Mapping[str, str] | None = None,
-                 builtin_types: Iterable[tuple[str, str]] = ()) -> list[tuple[Path, str, Kind, dict[str, Any]]]:
+                 builtin_types: Iterable[tuple[str, str]] = (), root: str = DEFAULT_PACKAGE,
+                 explain: list[str] | None = None) -> list[tuple[Path, str, Kind, dict[str, Any]]]:
     """Every served version of every CRD, checked, with its package name (``naming``; ``overrides``:
     group -> name) and its normalized schema definitions, built-in types referenced
     (``builtin_types``: ``--builtin-type`` declarations, (Kind.path, pkg/version.Type or none)).
+
+    A nested class identical in two versions of one CRD is defined once, in the version of the
+    highest priority (``version_priority``: so imports between version modules never go both ways),
+    and imported by the others under their own names (``root``: the generated package's import
+    path). ``explain`` (a list) receives what ``--explain`` prints: each schema object that is a
+    built-in type, and each that nearly was and why not.
 
     Raises CodegenError (naming the file and the field) for any bad input; runs before any
     expensive work so that a mistake is reported at once.
@@ -419,7 +441,10 @@ def collect_crds(crds_dir: Path, overrides: Mapping[str, str] | None = None,
     seen_kinds: dict[tuple[str, str, str], Path] = {}
     seen_plurals: dict[tuple[str, str, str], Path] = {}
     classes: dict[tuple[str, str], dict[str, tuple[Path, Any]]] = {}
-    loaded = [(path, kind, schema) for path, crd in load_crds(crds_dir) for kind, schema in kinds_from_crd(path, crd)]
+    loaded: list[tuple[Path, Kind, dict[str, Any]]] = []
+    for path, crd in load_crds(crds_dir):
+        versions = sorted(kinds_from_crd(path, crd), key=lambda v: version_priority(v[0].version))
+        loaded += [(path, kind, schema) for kind, schema in versions]
     group_files: dict[str, Path] = {}
     for path, kind, _ in loaded:
         group_files.setdefault(kind.group, path)
@@ -433,6 +458,7 @@ def collect_crds(crds_dir: Path, overrides: Mapping[str, str] | None = None,
     used_declarations: set[str] = set()
     package_kinds: dict[tuple[str, str], list[str]] = {}
     shared_bodies: dict[tuple[str, str], dict[str, str]] = {}
+    crd_bodies: dict[tuple[str, str], dict[str, tuple[str, str]]] = {}
     for _, kind, _ in loaded:
         package_kinds.setdefault((kind.group, kind.version), []).append(kind.kind)
     for path, kind, schema in loaded:
@@ -452,11 +478,15 @@ def collect_crds(crds_dir: Path, overrides: Mapping[str, str] | None = None,
         norm = Normalizer(builtins=index, declared=declared, prefixes=package_kinds[(kind.group, kind.version)])
         norm.kind = kind.kind
         norm.shared = shared_bodies.setdefault((kind.group, kind.version), {})
+        norm.crd_shared = crd_bodies.setdefault((kind.group, kind.kind), {})
+        norm.module = f"{root}.apis.{pkg}.{kind.version}"
         try:
             norm.object_def(kind.kind, schema, drop=("apiVersion", "kind", "metadata"))
         except CodegenError as err:
             raise _err(path, "spec.versions.schema.openAPIV3Schema", str(err)) from None
         used_declarations |= {f"{kind.kind}.{p}" for p in norm.used_declarations}
+        if explain is not None:
+            explain += [f"{kind.api_version} {line}" for line in norm.explained]
         norm.defs[kind.list_kind] = {"type": "object", "properties": {
             "items": {"type": "array", "items": {"$ref": f"#/$defs/{kind.kind}"}}}}
         names = classes.setdefault((pkg, kind.version), {})
@@ -465,7 +495,8 @@ def collect_crds(crds_dir: Path, overrides: Mapping[str, str] | None = None,
                 raise _err(path, "spec.versions.schema.openAPIV3Schema", f"the schema object class name {name} "
                            "is a name the generated module needs for itself; rename the property")
             if name in names and not (is_imported(definition) and is_imported(names[name][1])
-                                      and definition[IMPORTED] == names[name][1][IMPORTED]):
+                                      and definition[IMPORTED] == names[name][1][IMPORTED]
+                                      and definition.get(IMPORTED_NAME) == names[name][1].get(IMPORTED_NAME)):
                 raise _err(path, "spec.names.kind", f"class name {name} of {kind.kind} clashes with one "
                            f"generated from {names[name][0].name} in {kind.api_version}")
             names[name] = (path, definition)
@@ -478,11 +509,11 @@ def collect_crds(crds_dir: Path, overrides: Mapping[str, str] | None = None,
 
 
 def build_packages(crds_dir: Path, root: str = DEFAULT_PACKAGE, group_packages: Mapping[str, str] | None = None,
-                   builtin_types: Iterable[tuple[str, str]] = ()) -> list[Package]:
+                   builtin_types: Iterable[tuple[str, str]] = (), explain: list[str] | None = None) -> list[Package]:
     """Check the CRDs, then build every package's model source for a generated package imported
     as ``root`` (``group_packages``: group -> package name overrides; meta/v1 is imported from
-    ``META_MODULE``)."""
-    crds = collect_crds(crds_dir, group_packages, builtin_types)
+    ``META_MODULE``; ``explain``: see ``collect_crds``)."""
+    crds = collect_crds(crds_dir, group_packages, builtin_types, root, explain)
     packages: dict[tuple[str, str], Package] = {}
     for path, pkg, kind, kind_defs in crds:
         package = packages.setdefault((pkg, kind.version), Package(pkg, kind.group, kind.version, root=root))
@@ -736,12 +767,12 @@ def diff_trees(expected: Path, actual: Path) -> list[str]:
     return stale
 
 
-def generate(crds_dir: Path, target: Target = Target()) -> dict[str, str]:
+def generate(crds_dir: Path, target: Target = Target(), explain: list[str] | None = None) -> dict[str, str]:
     """Every file generated from the CRDs in ``crds_dir`` (raises CodegenError for bad input,
-    ``MissingExtraError`` without the ``codegen`` extra)."""
+    ``MissingExtraError`` without the ``codegen`` extra; ``explain``: see ``collect_crds``)."""
     _extras.require("codegen", "samplecontroller.codegen")
-    return render_all(build_packages(crds_dir, target.package, dict(target.group_packages), target.builtin_types),
-                      target)
+    return render_all(build_packages(crds_dir, target.package, dict(target.group_packages), target.builtin_types,
+                                     explain), target)
 
 
 @dataclass(frozen=True)
@@ -796,6 +827,8 @@ def parse_args(argv: list[str] | None, defaults: Defaults) -> argparse.Namespace
                         help="the schema object at a path of a kind is that built-in type (like CronJob.spec.jobTemplate="
                         "batch/v1.JobTemplateSpec; =none keeps it generated); for what matching cannot decide; "
                         "repeatable")
+    parser.add_argument("--explain", action="store_true",
+                        help="print which schema objects are built-in types (and which nearly were, and why not)")
     parser.add_argument("--verify", action="store_true", help="check that the output directory is up to date")
     return parser.parse_args(argv)
 
@@ -810,13 +843,20 @@ def main(argv: list[str] | None = None, defaults: Defaults = Defaults()) -> int:
         check_package(args.package)
         if not args.verify:
             check_output_dir(args.output)
-        files = generate(args.crds, target)
+        explained: list[str] | None = [] if args.explain else None
+        files = generate(args.crds, target, explained)
     except (CodegenError, _extras.MissingExtraError) as err:
         print(f"{defaults.prog}: error: {err}", file=sys.stderr)
         return 2
     except RecursionError:
         print(f"{defaults.prog}: error: input nested too deeply to generate models", file=sys.stderr)
         return 2
+    if explained is not None:
+        from samplecontroller.apimachinery.openapi_schemas import SCHEMA_VERSION
+
+        print(f"built-in types: samplecontroller.kubernetes (Kubernetes {SCHEMA_VERSION.split('-')[0]})")
+        for line in explained:
+            print(line)
     return write_or_verify(files, args.output, args.verify, defaults.regenerate, started)
 
 

@@ -26,7 +26,11 @@ definition again in the project's shape:
 - kinds get ``api_version``/``kind`` (defaulting to their own) and ``metadata`` first, a List's
   ``items`` defaults to ``()``, ``ObjectMeta.managed_fields`` stays ``msgspec.Raw``;
 - an array item that is exactly metav1.Condition's schema (as kubebuilder emits it) is the shared
-  meta/v1 ``Condition`` (imported from ``meta_v1_module(root)``), not a copy.
+  meta/v1 ``Condition`` (imported from ``meta_v1_module(root)``), not a copy;
+- a nested class identical to one another version of the same CRD defines (``Normalizer.crd_shared``)
+  is imported from that version's module and re-exported under this module's name (``A as A``, or
+  ``B = _B``), its enum constants classes rendered here too; the apply configurations import the
+  other version's apply configuration.
 """
 
 from __future__ import annotations
@@ -49,6 +53,8 @@ NUMBER: dict[str, Any] = {"anyOf": [{"type": "integer"}, {"type": "number"}]}
 # and the name it has there when the module imports it under another.
 IMPORTED = "x-samplecontroller-imported"
 IMPORTED_NAME = "x-samplecontroller-imported-name"
+# The body of a class imported from another version of the CRD (its enum constants are rendered locally).
+SHARED_BODY = "x-samplecontroller-shared-body"
 # The keys of a normalized definition that only the rendering reads (datamodel-code-generator never sees them).
 DOC_KEYS = ("description", "required", "enum", "x-samplecontroller-constants")
 # metav1.Condition's properties and their types, as controller-gen emits them.
@@ -133,8 +139,17 @@ class Normalizer:
         self.used_declarations: set[str] = set()
         self.prefixes = tuple(prefixes)
         self.kind = ""  # the kind whose schema this is (named in errors)
+        # What ``--explain`` prints: one line per schema object that is (or nearly is) a built-in type.
+        self.explained: list[str] = []
+        # The fields of an embedded built-in kind: schema path -> the upstream definition of its type.
+        self.implied: dict[str, str] = {}
         # Class bodies already defined in the package (JSON -> class name), shared by its kinds' normalizers.
         self.shared: dict[str, str] | None = None
+        # Across the versions of one CRD (shared by their normalizers): class bodies already defined in
+        # another version's module (JSON -> (module, class name)), imported from there instead of copied;
+        # ``module`` is this version's models module.
+        self.crd_shared: dict[str, tuple[str, str]] | None = None
+        self.module = ""
 
     def object_def(self, name: str, schema: dict[str, Any], drop: Iterable[str] = (), path: str = "") -> dict[str, Any]:
         """Define the object ``schema`` as the class ``name`` in ``defs`` and return a ``$ref`` node to it.
@@ -173,16 +188,39 @@ class Normalizer:
         if path and self.shared is not None:
             # The same schema object twice in a package (a Container's in containers and initContainers,
             # one WorkflowSpec in four kinds): one class, named after the first.
-            key = json.dumps(body, sort_keys=True, default=str)
-            key = re.sub(r'"x-samplecontroller-constants": "[^"]*"', "", key)
+            key = self.body_key(body)
             if key in self.shared:
                 return {"$ref": f"#/$defs/{self.shared[key]}"}
         if name in self.defs:
             raise CodegenError(f"two schema objects map to the class name {name}")
-        self.defs[name] = body
+        owner = self.crd_shared.get(key) if key is not None and self.crd_shared is not None else None
+        if owner is not None and owner[0] != self.module:
+            # The same schema object in another version of the CRD: that version's class, imported under
+            # this version's name (so a conversion assigns it across versions, and the name stays).
+            self.defs[name] = {"type": "object", "additionalProperties": True, IMPORTED: owner[0],
+                               IMPORTED_NAME: owner[1], SHARED_BODY: body}
+        else:
+            self.defs[name] = body
+            if key is not None and self.crd_shared is not None:
+                self.crd_shared.setdefault(key, (self.module, name))
         if key is not None and self.shared is not None:
             self.shared[key] = name
         return {"$ref": f"#/$defs/{name}"}
+
+    def body_key(self, body: dict[str, Any]) -> str:
+        """What identifies a class body: its JSON, constants class names left out and each class it
+        refers to named by (module, class) wherever it is defined (so a body referring to a class
+        another version defines, imported here under another name, equals that version's)."""
+        def ident(match: re.Match[str]) -> str:
+            local = match.group(1)
+            d = self.defs.get(local)
+            if isinstance(d, dict) and is_imported(d):
+                return f'"$ref": "{d[IMPORTED]}:{d.get(IMPORTED_NAME) or local}"'
+            return f'"$ref": "{self.module}:{local}"'
+
+        key = json.dumps(body, sort_keys=True, default=str)
+        key = re.sub(r'"x-samplecontroller-constants": "[^"]*"', "", key)
+        return re.sub(r'"\$ref": "#/\$defs/([^"]+)"', ident, key)
 
     def builtin_ref(self, definition: str) -> dict[str, Any]:
         """A reference to the library's model of an upstream definition, imported into the module."""
@@ -201,7 +239,10 @@ class Normalizer:
         return {"$ref": f"#/$defs/{local}"}
 
     def builtin_of(self, schema: dict[str, Any], path: str, field_doc: str = "") -> str | None:
-        """The upstream definition this schema object is (declared, else matched), or None."""
+        """The upstream definition this schema object is (a field of an embedded kind, declared, else
+        matched), or None."""
+        if path in self.implied:
+            return self.implied[path]
         if path in self.declared:
             self.used_declarations.add(path)
             definition = self.declared[path]
@@ -211,6 +252,7 @@ class Normalizer:
                     label = builtin_type(definition)
                     raise CodegenError(f"--builtin-type {self.kind}.{path}={label.label if label else definition}: "
                                        f"the built-in type would lose or mistype what the schema accepts ({why})")
+            self._explain(path, definition, "declared" if definition else "declared none: generated")
             return definition
         if self.builtins is None or schema.get("type") != "object" or not schema.get("properties"):
             return None
@@ -219,18 +261,47 @@ class Normalizer:
         if schema.get("x-kubernetes-preserve-unknown-fields") is True:
             return None
         field_name = re.sub(r"(\[\]|\[\*\])+$", "", path).rsplit(".", 1)[-1]
-        return self.builtins.match(schema, field_name, field_doc)
+        found, why = self.builtins.match_why(schema, field_name, field_doc)
+        self._explain(path, found, "matched" if found else f"generated: {why}" if why else "")
+        return found
+
+    def _explain(self, path: str, definition: str | None, how: str) -> None:
+        if not how:
+            return
+        where = builtin_type(definition) if definition else None
+        target = f"{where.label} ({how})" if where else how
+        self.explained.append(f"{self.kind}.{path}: {target}")
+
+    def embedded_kind(self, name: str, schema: dict[str, Any], path: str, definition: str) -> dict[str, Any]:
+        """A built-in kind inside a CRD (Argo's ``volumeClaimTemplates``, a PersistentVolumeClaim):
+        a class of its own whose fields are the built-in kind's types (its ``spec`` the library's
+        ``PersistentVolumeClaimSpec``...), as Go's struct is, but with ``apiVersion``, ``kind`` and
+        ``metadata`` optional like Go's ``omitempty`` TypeMeta: the library's model of the kind
+        always encodes its own apiVersion and kind (right for an object sent on its own), which
+        an embedded one was not given."""
+        assert self.builtins is not None
+        upstream = self.builtins.defs[definition].get("properties") or {}
+        for prop in schema.get("properties") or {}:
+            ref, _ = self.builtins.resolve(upstream.get(prop) or {})
+            if ref is not None and builtin_type(ref) is not None:
+                self.implied[f"{path}.{prop}"] = ref
+        if self.explained and self.explained[-1].startswith(f"{self.kind}.{path}: "):
+            self.explained[-1] += ": an embedded kind, its own class of the built-in's field types"
+        return self.object_def(name, schema, path=path)
 
     def node(self, name: str, schema: dict[str, Any], path: str = "", field_doc: str = "") -> dict[str, Any]:
         """The normalized node of ``schema`` (at ``path``; an array's items get the array's
         description as ``field_doc``, the field's doc comment that matching compares)."""
         definition = self.builtin_of(schema, path, field_doc) if isinstance(schema, dict) else None
-        if definition is not None:
+        if definition is not None and self.builtins is not None and self.builtins.is_kind(definition):
+            out = self.embedded_kind(name, schema, path, definition)
+        elif definition is not None:
             out = self.builtin_ref(definition)
             if schema.get("nullable") is True:
                 out = {"anyOf": [out, {"type": "null"}]}
             return out
-        out = self._node(name, schema, path)
+        else:
+            out = self._node(name, schema, path)
         values = [v for v in schema.get("enum") or [] if isinstance(v, str | int | float | bool)]
         if values and "$ref" not in out and out.get("type") not in ("object", "array"):
             out = {**out, "enum": values, "x-samplecontroller-constants": name}
@@ -287,7 +358,7 @@ def for_datamodel(schema: Any) -> Any:
         return schema
     out: dict[str, Any] = {}
     for key, value in schema.items():
-        if key in DOC_KEYS or key in (IMPORTED, IMPORTED_NAME):
+        if key in DOC_KEYS or key in (IMPORTED, IMPORTED_NAME, SHARED_BODY):
             continue
         if key in ("properties", "$defs") and isinstance(value, dict):
             out[key] = {name: for_datamodel(sub) for name, sub in value.items()}
@@ -722,7 +793,7 @@ def enum_constants(cls_name: str, schema: Mapping[str, Any]) -> list[Constants]:
 
 def render_models(parsed: Mapping[str, Definition], own: list[str], imports: dict[str, list[str]],
                   kinds: Mapping[str, KindLike], schema_defs: Mapping[str, Any] | None = None,
-                  with_resource_info: bool = False) -> str:
+                  with_resource_info: bool = False, with_constants: bool = True) -> str:
     """The module source (after its docstring) of the definitions named in ``own``; the others it
     uses are imported from ``imports`` (module -> names). ``schema_defs`` are the normalized
     definitions, read for descriptions, ``required`` and enums."""
@@ -762,6 +833,25 @@ def render_models(parsed: Mapping[str, Definition], own: list[str], imports: dic
             chunks.append(constants.source())
             used.add("Final")
 
+    aliases: list[str] = []
+    for name, definition in sorted(defs.items()):
+        # A class imported from another version of the CRD: its enum constants classes are this
+        # module's too (under this module's names, which they had when the class was defined here).
+        body = definition.get(SHARED_BODY) if isinstance(definition, dict) else None
+        if isinstance(body, dict):
+            if (definition.get(IMPORTED_NAME) or name) == name:
+                used.add(name)
+            else:
+                used.add("_" + name)
+                aliases.append(f"{name} = _{name}")
+        for constants in enum_constants(name, body) if isinstance(body, dict) and with_constants else []:
+            base = constants.name
+            while constants.name in taken:
+                constants.name += "Values" if constants.name == base else "_"
+            taken.add(constants.name)
+            chunks.append(constants.source())
+            used.add("Final")
+
     def pick(names: Iterable[str]) -> list[str]:
         return sorted((n for n in names if n.split(" as ")[-1] in used), key=_import_order)
 
@@ -781,7 +871,9 @@ def render_models(parsed: Mapping[str, Definition], own: list[str], imports: dic
                 lines.append(from_import(module, plain))
             lines += [from_import(module, [n]) for n in sorted(n for n in names if " as " in n)]
         lines.append("")
-    return "\n".join(lines).rstrip("\n") + "\n\n\n" + "\n\n\n".join(chunks) + "\n"
+    # Aliases first (a class's default_factory may name one), one blank line after the imports (isort's).
+    head = "\n".join(lines).rstrip("\n") + ("\n\n" + "\n".join(aliases) if aliases else "")
+    return head + "\n\n\n" + "\n\n\n".join(chunks) + "\n"
 
 
 def package_models(schema_defs: dict[str, Any], kinds: Mapping[str, KindLike], root: str,
@@ -806,6 +898,10 @@ def package_model_sources(schema_defs: dict[str, Any], kinds: Mapping[str, KindL
         if is_imported(d):
             original = d.get(IMPORTED_NAME) or name
             entry = name if original == name else f"{original} as {name}"
+            if SHARED_BODY in d:
+                # Another version's class: re-exported (``A as A``, or ``B = _B`` under another name),
+                # so that every class name the module had stays importable from it (mypy --strict too).
+                entry = f"{original} as {name}" if original == name else f"{original} as _{name}"
             if entry not in imports.setdefault(d[IMPORTED], []):
                 imports[d[IMPORTED]].append(entry)
     parsed = model_blocks(schema_defs, schema_defs)
@@ -814,7 +910,11 @@ def package_model_sources(schema_defs: dict[str, Any], kinds: Mapping[str, KindL
     optional = {name: _all_optional(d) for name, d in schema_defs.items()}
     apply_own = [n for n in own if n not in lists]
     apply_kinds = {name: k for name, k in kinds.items() if name in apply_own}
-    return models, render_models(parsed, apply_own, imports, apply_kinds, optional, False)
+    # A class another version of the CRD defines: its apply configuration is that version's.
+    models_prefix, apply_prefix = f"{root}.apis.", f"{root}.applyconfigurations."
+    apply_imports = {(apply_prefix + m.removeprefix(models_prefix) if m.startswith(models_prefix) else m): names
+                     for m, names in imports.items()}
+    return models, render_models(parsed, apply_own, apply_imports, apply_kinds, optional, False, with_constants=False)
 
 
 def _all_optional(definition: Any) -> Any:

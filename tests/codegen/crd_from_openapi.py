@@ -10,6 +10,7 @@ for one upstream definition, with or without descriptions (``crd:maxDescLen=0``)
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from samplecontroller.apimachinery.openapi_schemas import definitions
@@ -27,19 +28,21 @@ SPECIAL: dict[str, dict[str, Any]] = {
 KEPT = ("format", "enum", "required", "x-kubernetes-list-type", "x-kubernetes-list-map-keys", "x-kubernetes-map-type")
 
 
-def schema_of(definition: str, descriptions: bool = True) -> dict[str, Any]:
-    """The structural schema controller-gen writes for a field of the type ``definition``."""
-    return _convert(definitions()[definition], descriptions, 0)
+def schema_of(definition: str, descriptions: bool = True, defs: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The structural schema controller-gen writes for a field of the type ``definition`` (from ``defs``,
+    another Kubernetes version's definitions; default: the vendored ones)."""
+    defs = definitions() if defs is None else defs
+    return _convert(defs[definition], descriptions, 0, defs)
 
 
-def _convert(node: Any, descriptions: bool, depth: int) -> dict[str, Any]:
+def _convert(node: Any, descriptions: bool, depth: int, defs: Mapping[str, Any]) -> dict[str, Any]:
     if depth > 40:
         raise ValueError("recursive definition")
     ref = node.get("$ref")
     if isinstance(ref, str):
         name = ref.removeprefix("#/$defs/")
         special = SPECIAL.get(name)
-        found = dict(special) if special is not None else _convert(definitions()[name], descriptions, depth + 1)
+        found = dict(special) if special is not None else _convert(defs[name], descriptions, depth + 1, defs)
         if descriptions and node.get("description"):
             found["description"] = node["description"]
         return found
@@ -55,11 +58,11 @@ def _convert(node: Any, descriptions: bool, depth: int) -> dict[str, Any]:
         if key in node:
             out[key] = node[key]
     if isinstance(node.get("properties"), dict):
-        out["properties"] = {k: _convert(v, descriptions, depth + 1) for k, v in node["properties"].items()}
+        out["properties"] = {k: _convert(v, descriptions, depth + 1, defs) for k, v in node["properties"].items()}
     if isinstance(node.get("items"), dict):
-        out["items"] = _convert(node["items"], descriptions, depth + 1)
+        out["items"] = _convert(node["items"], descriptions, depth + 1, defs)
     if isinstance(node.get("additionalProperties"), dict):
-        out["additionalProperties"] = _convert(node["additionalProperties"], descriptions, depth + 1)
+        out["additionalProperties"] = _convert(node["additionalProperties"], descriptions, depth + 1, defs)
     return out
 
 

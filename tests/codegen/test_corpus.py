@@ -91,7 +91,11 @@ from __future__ import annotations
 
 from typing import Literal
 
+from msgspec import UnsetType
+
 from corpus_conditions.apis.db.v1 import DatabaseStatus
+from corpus_embedded_kinds.apis.ci import v1 as ci_v1
+from corpus_embedded_kinds.apis.ci import v1beta1 as ci_v1beta1
 from corpus_typed_fields.apis.ops.v1 import Schedule, ScheduleSpecPolicy
 
 from samplecontroller.kubernetes.apis.meta.v1 import Condition
@@ -112,6 +116,12 @@ def forbids(s: Schedule) -> bool:
 
 def first(status: DatabaseStatus) -> Condition | None:
     return status.conditions[0] if status.conditions else None
+
+
+def convert(src: ci_v1beta1.PipelineSpec) -> ci_v1.PipelineSpec:
+    # What a conversion does: the nested types two versions share are one class (cache is v1's storage).
+    cache: ci_v1beta1.PipelineSpecCache | None = None if isinstance(src.cache, UnsetType) else src.cache
+    return ci_v1.PipelineSpec(storage=cache or src.storage, volume_claim_templates=src.volume_claim_templates)
 """
 
 
@@ -300,3 +310,30 @@ def test_every_served_version_has_its_own_models_and_client(corpus: Path) -> Non
     assert not (corpus / "corpus_multi_version" / "apis" / "storage" / "v0").exists()  # not served
     clientset = importlib.import_module("corpus_multi_version.clientset").Clientset
     assert {"storage_v1alpha1", "storage_v1beta1", "storage_v1"} <= set(dir(clientset))
+
+
+def test_an_embedded_kind_encodes_what_it_was_given_and_versions_share_classes(corpus: Path) -> None:
+    """A PersistentVolumeClaim template holds the library's PersistentVolumeClaimSpec but encodes
+    apiVersion/kind (and metadata) only when given, as Go's omitempty TypeMeta; the kind itself always
+    encodes its own. The nested classes of two versions are one class, importable from both."""
+    from samplecontroller.kubernetes.apis.core.v1 import PersistentVolumeClaimSpec
+
+    v1, v1beta1 = module("embedded-kinds", "ci", "v1"), module("embedded-kinds", "ci", "v1beta1")
+    wire = b'{"spec":{"volumeClaimTemplates":[{"spec":{"volumeName":"pv"}}]}}'
+    obj = msgspec.json.decode(wire, type=v1.Pipeline)
+    template = obj.spec.volume_claim_templates[0]
+    assert isinstance(template.spec, PersistentVolumeClaimSpec)
+    assert template.api_version is msgspec.UNSET and template.kind is msgspec.UNSET
+    assert objects.encode(obj) == (b'{"apiVersion":"ci.example.com/v1","kind":"Pipeline","metadata":{},'
+                                   b'"spec":{"volumeClaimTemplates":[{"spec":{"volumeName":"pv"}}]}}')
+    # v1beta1's names (its storage is named after its cache, the first of that schema in it) are v1's classes
+    for name, owner in [("PipelineSpecCache", "PipelineSpecStorage"),
+                        ("PipelineSpecCacheVolumeClaimTemplate", "PipelineSpecStorageVolumeClaimTemplate"),
+                        ("PipelineSpecVolumeClaimTemplatesItem", "PipelineSpecVolumeClaimTemplatesItem"),
+                        ("PipelineStatus", "PipelineStatus")]:
+        assert getattr(v1beta1, name) is getattr(v1, owner), name
+    assert v1beta1.PipelineSpec is not v1.PipelineSpec  # the specs differ: a class per version
+    assert v1beta1.PipelineSpecCacheVolumeClaimTemplateKind.PERSISTENT_VOLUME_CLAIM == "PersistentVolumeClaim"
+    apply_v1beta1 = importlib.import_module("corpus_embedded_kinds.applyconfigurations.ci.v1beta1")
+    apply_v1 = importlib.import_module("corpus_embedded_kinds.applyconfigurations.ci.v1")
+    assert apply_v1beta1.PipelineSpecCache is apply_v1.PipelineSpecStorage
