@@ -49,6 +49,7 @@ from typing import Any
 import yaml
 
 from samplecontroller import _extras
+from samplecontroller._version import __version__
 from samplecontroller.scaffold.toolkit import Toolkit, current
 
 __all__ = ["PROG", "Project", "Resource", "ScaffoldError", "cli", "create_api", "create_webhook", "init", "main"]
@@ -746,6 +747,7 @@ class _Parser(argparse.ArgumentParser):
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = _Parser(prog=PROG, description="Scaffold Kubernetes operator projects built on samplecontroller.")
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     p_init = commands.add_parser("init", help="make a new operator project in DIR")
     p_init.add_argument("directory", type=Path, metavar="DIR", help="where (absent or empty)")
