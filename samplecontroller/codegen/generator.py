@@ -435,7 +435,9 @@ def upstream_closure(defs: dict[str, Any], roots: Iterable[str]) -> set[str]:
 
 
 def collect_crds(crds_dir: Path, overrides: Mapping[str, str] | None = None,
-                 builtin_types: Iterable[tuple[str, str]] = ()) -> list[tuple[Path, str, Kind, dict[str, Any]]]:
+                 builtin_types: Iterable[tuple[str, str]] = (),
+                 renamed: dict[tuple[str, str], dict[str, tuple[str, str]]] | None = None,
+                 ) -> list[tuple[Path, str, Kind, dict[str, Any]]]:
     """Every served version of every CRD, checked, with its package name (``naming``; ``overrides``:
     group -> name) and its normalized schema definitions, built-in types referenced
     (``builtin_types``: ``--builtin-type`` declarations, (Kind.path, pkg/version.Type or none)).
@@ -485,6 +487,8 @@ def collect_crds(crds_dir: Path, overrides: Mapping[str, str] | None = None,
         except CodegenError as err:
             raise _err(path, "spec.versions.schema.openAPIV3Schema", str(err)) from None
         used_declarations |= {f"{kind.kind}.{p}" for p in norm.used_declarations}
+        if renamed is not None:  # (package, version) -> the deprecated aliases of its models (codegen.compat)
+            renamed.setdefault((pkg, kind.version), {}).update(norm.renamed)
         norm.defs[kind.list_kind] = {"type": "object", "properties": {
             "items": {"type": "array", "items": {"$ref": f"#/$defs/{kind.kind}"}}}}
         names = classes.setdefault((pkg, kind.version), {})
@@ -510,7 +514,8 @@ def build_packages(crds_dir: Path, root: str = DEFAULT_PACKAGE, group_packages: 
     """Check the CRDs, then build every package's model source for a generated package imported
     as ``root`` (``group_packages``: group -> package name overrides; meta/v1 is imported from
     ``META_MODULE``)."""
-    crds = collect_crds(crds_dir, group_packages, builtin_types)
+    renamed: dict[tuple[str, str], dict[str, tuple[str, str]]] = {}
+    crds = collect_crds(crds_dir, group_packages, builtin_types, renamed)
     packages: dict[tuple[str, str], Package] = {}
     for path, pkg, kind, kind_defs in crds:
         package = packages.setdefault((pkg, kind.version), Package(pkg, kind.group, kind.version, root=root))
@@ -521,8 +526,8 @@ def build_packages(crds_dir: Path, root: str = DEFAULT_PACKAGE, group_packages: 
         crd_defs = package.crd_defs
         if not crd_defs:
             continue
-        package.models, package.apply_models = package_model_sources(crd_defs, {k.kind: k for k in package.kinds},
-                                                                     root)
+        package.models, package.apply_models = package_model_sources(
+            crd_defs, {k.kind: k for k in package.kinds}, root, renamed=renamed.get((package.pkg, package.version)))
     for package in packages.values():
         package.kinds.sort(key=lambda k: k.kind)
     return sorted(packages.values(), key=lambda p: (p.pkg, p.version))
