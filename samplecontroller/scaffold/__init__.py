@@ -5,12 +5,18 @@
                                 [--style runtime|async|client-go] [--storage]
     samplecontroller create webhook --group G --version V --kind K [--defaulting]
                                 [--programmatic-validation] [--conversion --spoke V2 [--spoke V3 ...]]
+    samplecontroller upgrade
+    samplecontroller --version
 
 ``init`` writes a project (pyproject, Makefile with ``make run``/``make test``, README, PROJECT,
 ``hack/update_codegen.py``, ``config/`` kustomize manifests, Dockerfile, the package with its
 ``__main__`` and ``controllers``, tests) and generates ``NAME/generated``. It records where this
 toolkit was installed from (``toolkit.current()``: a wheel, a checkout or the index) in PROJECT
-and the Makefile's ``TOOLKIT``, so the project installs the same one.
+and the Makefile's ``TOOLKIT``, so the project installs the same one; a wheel is copied into the
+project's ``.toolkit/``, so nothing in the project refers to a path outside it. PROJECT records
+the scaffold's layout (``LAYOUT``): ``create`` on a project of another layout stops, changing
+nothing, and ``upgrade`` moves a project made by an earlier release to this one (the scaffold's
+own files; the user's code is kept).
 
 ``create api`` (run in the project's directory) adds a kind: its CRD in ``config/crd/bases``
 (``G.<domain>`` unless G has a dot; spec, a status subresource with ``observedGeneration`` and
@@ -1032,6 +1038,9 @@ def main(argv: Sequence[str] | None = None, *, cwd: Path | None = None) -> int:
         if args.command == "init":
             directory = root / args.directory
             project = init(directory, domain=args.domain, package=args.package, project_name=args.project_name)
+            if project.toolkit.kind == "wheel" and not Path(project.toolkit.location).is_file():
+                print(f"{PROG}: warning: the toolkit's wheel was not found; put samplecontroller's wheel at "
+                      f"{project.toolkit_path} in the project", file=sys.stderr)
             print(f"Scaffolded {project.project} in {directory} (toolkit: {project.toolkit.describe()}).\n"
                   f"Next: cd {args.directory} && {PROG} create api --group GROUP --version v1 --kind KIND"
                   f"; then make test, make run")
