@@ -19,7 +19,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-__all__ = ["BUILTIN_MATCH", "RENAMES", "Rename", "alias_block", "live"]
+__all__ = ["BUILTIN_MATCH", "RENAMES", "Rename", "alias_block", "live", "release"]
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ RENAMES: dict[str, Rename] = {
 """The renames whose old names are still aliased, by rule."""
 
 
-def _release(version: str) -> tuple[int, ...]:
+def release(version: str) -> tuple[int, ...]:
     """``"0.2.0"`` -> ``(0, 2, 0)`` (the leading digits of each of the first three parts)."""
     parts = []
     for part in version.split(".")[:3]:
@@ -56,7 +56,7 @@ def _release(version: str) -> tuple[int, ...]:
 def live(rule: str, version: str) -> bool:
     """Whether ``rule``'s aliases are still generated at the toolkit ``version``."""
     rename = RENAMES.get(rule)
-    return rename is not None and _release(version) < _release(rename.until)
+    return rename is not None and release(version) < release(rename.until)
 
 
 def alias_block(renamed: Mapping[str, tuple[str, str]], defined: set[str], version: str) -> str:

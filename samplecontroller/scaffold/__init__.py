@@ -948,8 +948,22 @@ def upgrade(root: Path, toolkit: Toolkit | None = None) -> list[str]:
             recorded.kind, project.toolkit_path, recorded.version).describe())
     pyproject = root / "pyproject.toml"
     if pyproject.is_file() and recorded.version and recorded.version[:1].isdigit():
-        files["pyproject.toml"] = _PINNED_TOOLKIT.sub(lambda m: m.group(1) + recorded.version, pyproject.read_text())
+        from samplecontroller.codegen.compat import release
+
+        files["pyproject.toml"] = _PINNED_TOOLKIT.sub(  # raised, never lowered
+            lambda m: m.group(1) + max(m.group(2), recorded.version, key=release), pyproject.read_text())
     files[PROJECT_FILE] = project.dump()
+    out = root / project.package / "generated"
+    from samplecontroller.codegen.errors import CodegenError
+    from samplecontroller.codegen.generator import check_output_dir, diff_trees, write_tree
+
+    try:
+        check_output_dir(out)
+    except CodegenError as err:
+        raise ScaffoldError(str(err)) from None
+    with tempfile.TemporaryDirectory(prefix="upgrade-") as tmp:
+        write_tree(generated, Path(tmp))
+        stale = diff_trees(Path(tmp), out)
     changed = []
     for rel, text in files.items():
         path = root / rel
@@ -966,12 +980,6 @@ def upgrade(root: Path, toolkit: Toolkit | None = None) -> list[str]:
         if others or not kept.is_file() or kept.read_bytes() != wheel.read_bytes():
             _copy_toolkit(root, wheel, recorded)
             changed.append(f"{TOOLKIT_DIR}/{wheel.name}")
-    out = root / project.package / "generated"
-    from samplecontroller.codegen.generator import diff_trees, write_tree
-
-    with tempfile.TemporaryDirectory(prefix="upgrade-") as tmp:
-        write_tree(generated, Path(tmp))
-        stale = diff_trees(Path(tmp), out)
     if stale:
         _write_generated(root, project, generated)
         changed.append(f"{project.package}/generated/ ({len(stale)} files)")
