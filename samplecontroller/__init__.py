@@ -1,3 +1,5 @@
 """samplecontroller: client-go and controller-runtime machinery for Python, and the sample-controller."""
 
-__version__ = "0.1.0"
+from samplecontroller._version import __version__
+
+__all__ = ["__version__"]

@@ -34,7 +34,10 @@ def page_uri(module: str) -> str:
 
 
 def on_config(config: MkDocsConfig) -> MkDocsConfig:
-    """Check the docstrings and put the reference pages into the navigation."""
+    """Check the docstrings, put the reference pages into the navigation and the version into the title."""
+    from samplecontroller._version import version
+
+    config.site_name = f"samplecontroller {version()}"
     package = public_api.load()
     problems = check(package)
     if problems:

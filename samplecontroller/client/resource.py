@@ -19,6 +19,7 @@ trip. Patches and server-side apply send only what the caller gives and need nei
 from __future__ import annotations
 
 import builtins
+import re
 import threading
 from collections.abc import Iterator, Mapping
 from typing import Any, Generic, NamedTuple, TypeVar
@@ -54,6 +55,42 @@ _dict_decoder = msgspec.json.Decoder(dict[str, Any])
 
 
 _decoders: dict[type[Any], msgspec.json.Decoder[Any]] = {}
+_AT = re.compile(r"^(?P<what>.*) - at `\$(?P<path>[^`]*)`$", re.DOTALL)
+_ITEM = re.compile(r"^\.items\[(?P<index>\d+)\](?P<rest>.*)$")
+
+
+class ObjectDecodeError(msgspec.ValidationError):
+    """An object the model cannot decode (a ``msgspec.ValidationError``); ``str()`` is one line naming
+    the kind, the object (namespace/name), its apiVersion, the field and the likely cause."""
+
+
+def describe_decode_error(data: bytes, err: msgspec.ValidationError, model: type[Any]) -> ObjectDecodeError:
+    """``err`` (decoding ``data``, an object or a list, into ``model``) as an ``ObjectDecodeError``
+    that names the object the field belongs to: msgspec's own message says only
+    ``$.items[0].spec.schedule``, which names no object. Only called on failure."""
+    found = _AT.match(str(err))
+    what, path = (found.group("what"), found.group("path")) if found else (str(err), "")
+    kind = getattr(model, "__name__", str(model))
+    try:
+        doc: Any = _dict_decoder.decode(data)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        doc = None
+    where = "an object"
+    item = _ITEM.match(path)
+    if item is not None:
+        index, path, kind = int(item.group("index")), item.group("rest"), kind.removesuffix("List")
+        items = doc.get("items") if isinstance(doc, dict) else None
+        doc = items[index] if isinstance(items, builtins.list) and index < len(items) else None
+        where = f"item {index} of a list"
+    if isinstance(doc, dict):
+        md = doc.get("metadata")
+        md = md if isinstance(md, dict) else {}
+        name = f"{md['namespace']}/{md.get('name')}" if md.get("namespace") else str(md.get("name"))
+        where = f"{doc.get('kind') or kind} {name} ({doc.get('apiVersion')})"
+    return ObjectDecodeError(
+        f"cannot decode {where} into {kind}: {path.lstrip('.') or 'the object'}: {what}; likely cause: it was "
+        "written in another version of its CRD whose schema differs and the CRD converts none (strategy None: add "
+        "a conversion webhook), or the generated models are stale (make codegen)")
 
 
 def decoder_for(model: type[Any]) -> msgspec.json.Decoder[Any]:
@@ -84,7 +121,10 @@ def decode_event(line: bytes, decoder: msgspec.json.Decoder[Any]) -> tuple[Watch
             return WatchEvent("ERROR", None, _dict_decoder.decode(raw.object)), False
         if raw.type not in _EVENT_TYPES:
             raise msgspec.ValidationError(f"unknown watch event type {raw.type!r}")
-        return WatchEvent(raw.type, decoder.decode(raw.object)), False  # type: ignore[arg-type]
+        try:
+            return WatchEvent(raw.type, decoder.decode(raw.object)), False  # type: ignore[arg-type]
+        except msgspec.ValidationError as err:
+            raise describe_decode_error(raw.object, err, decoder.type) from None
     except (msgspec.DecodeError, msgspec.ValidationError) as err:
         message = f"unable to decode an event from the watch stream: {err}"
         return WatchEvent("ERROR", None, errors.new_status(500, errors.REASON_INTERNAL_ERROR, message)), True
@@ -155,10 +195,16 @@ class ResourceRequests(Generic[T, L]):
         return self.info.path(namespace if namespace is not None else self.namespace, name, subresource)
 
     def _decode(self, data: bytes) -> T:
-        return self._decoder.decode(data)  # type: ignore[no-any-return]
+        try:
+            return self._decoder.decode(data)  # type: ignore[no-any-return]
+        except msgspec.ValidationError as err:
+            raise describe_decode_error(data, err, self.info.model) from None
 
     def _decode_list(self, data: bytes) -> L:
-        return self._list_decoder.decode(data)  # type: ignore[no-any-return]
+        try:
+            return self._list_decoder.decode(data)  # type: ignore[no-any-return]
+        except msgspec.ValidationError as err:
+            raise describe_decode_error(data, err, self.info.list_model) from None
 
     @staticmethod
     def _write_query(dry_run: bool, field_manager: str | None, field_validation: str | None = None) -> dict[str, str]:

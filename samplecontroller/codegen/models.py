@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from samplecontroller.codegen.builtin_types import BUILTIN_PACKAGE, OBJECT_META, BuiltinIndex, builtin_type
+from samplecontroller.codegen.compat import BUILTIN_MATCH, alias_block
 from samplecontroller.codegen.errors import CodegenError
 
 # JSON numbers: an integral value stays an int, so decoding then encoding gives the same JSON.
@@ -61,7 +62,7 @@ DOC_KEYS = ("description", "required", "enum", "x-samplecontroller-constants")
 CONDITION_PROPERTIES = {"type": "string", "status": "string", "lastTransitionTime": "string", "reason": "string",
                         "message": "string", "observedGeneration": "integer"}
 CONDITION_REQUIRED = {"type", "status", "lastTransitionTime", "reason", "message"}
-TYPING_NAMES = ("Any", "Final", "TypeAlias")
+TYPING_NAMES = ("TYPE_CHECKING", "Any", "Final", "TypeAlias")
 MSGSPEC_NAMES = ("UNSET", "Raw", "Struct", "UnsetType", "field")
 # Names every models module uses for itself: an imported built-in type never takes one.
 RESERVED_NAMES = frozenset({*TYPING_NAMES, *MSGSPEC_NAMES, "ObjectMeta", "ListMeta", "ResourceInfo"})
@@ -137,6 +138,8 @@ class Normalizer:
         self.builtins = builtins
         self.declared = dict(declared or {})
         self.used_declarations: set[str] = set()
+        # Generated names a generator change replaced: old -> (new, rule) (codegen.compat: deprecated aliases)
+        self.renamed: dict[str, tuple[str, str]] = {}
         self.prefixes = tuple(prefixes)
         self.kind = ""  # the kind whose schema this is (named in errors)
         # What ``--explain`` prints: one line per schema object that is (or nearly is) a built-in type.
@@ -297,6 +300,8 @@ class Normalizer:
             out = self.embedded_kind(name, schema, path, definition)
         elif definition is not None:
             out = self.builtin_ref(definition)
+            if path not in self.declared and name:  # matched: builds before 0.1.0 generated a class ``name``
+                self.renamed[name] = (out["$ref"].rsplit("/", 1)[-1], BUILTIN_MATCH)
             if schema.get("nullable") is True:
                 out = {"anyOf": [out, {"type": "null"}]}
             return out
@@ -793,10 +798,12 @@ def enum_constants(cls_name: str, schema: Mapping[str, Any]) -> list[Constants]:
 
 def render_models(parsed: Mapping[str, Definition], own: list[str], imports: dict[str, list[str]],
                   kinds: Mapping[str, KindLike], schema_defs: Mapping[str, Any] | None = None,
-                  with_resource_info: bool = False, with_constants: bool = True) -> str:
+                  with_resource_info: bool = False, with_constants: bool = True,
+                  renamed: Mapping[str, tuple[str, str]] | None = None) -> str:
     """The module source (after its docstring) of the definitions named in ``own``; the others it
     uses are imported from ``imports`` (module -> names). ``schema_defs`` are the normalized
-    definitions, read for descriptions, ``required`` and enums."""
+    definitions, read for descriptions, ``required`` and enums; ``renamed`` (old -> (new, rule))
+    the deprecated aliases to define (``codegen.compat``)."""
     defs = schema_defs or {}
     list_kinds = {k.list_kind: k for k in kinds.values()}
     missing = set(own) - set(parsed)
@@ -852,6 +859,13 @@ def render_models(parsed: Mapping[str, Definition], own: list[str], imports: dic
             chunks.append(constants.source())
             used.add("Final")
 
+    from samplecontroller._version import __version__
+
+    deprecated = alias_block(renamed or {}, own_set | {n.split(" as ")[-1] for names in imports.values() for n in names},
+                             __version__)
+    if deprecated:
+        used |= {"TYPE_CHECKING", "TypeAlias", "Any"}
+
     def pick(names: Iterable[str]) -> list[str]:
         return sorted((n for n in names if n.split(" as ")[-1] in used), key=_import_order)
 
@@ -863,6 +877,8 @@ def render_models(parsed: Mapping[str, Definition], own: list[str], imports: dic
     first_party = {module: pick(names) for module, names in imports.items() if pick(names)}
     if with_resource_info:
         first_party["samplecontroller.client.types"] = ["ResourceInfo"]
+    if deprecated:
+        first_party["samplecontroller.apimachinery"] = ["deprecation"]
     if first_party:
         for module, names in sorted(first_party.items()):
             # isort (ruff) without combine-as-imports: each ``X as Y`` is a statement of its own, after the others
@@ -873,7 +889,7 @@ def render_models(parsed: Mapping[str, Definition], own: list[str], imports: dic
         lines.append("")
     # Aliases first (a class's default_factory may name one), one blank line after the imports (isort's).
     head = "\n".join(lines).rstrip("\n") + ("\n\n" + "\n".join(aliases) if aliases else "")
-    return head + "\n\n\n" + "\n\n\n".join(chunks) + "\n"
+    return head + "\n\n\n" + "\n\n\n".join(chunks) + "\n" + deprecated
 
 
 def package_models(schema_defs: dict[str, Any], kinds: Mapping[str, KindLike], root: str,
@@ -884,7 +900,8 @@ def package_models(schema_defs: dict[str, Any], kinds: Mapping[str, KindLike], r
 
 
 def package_model_sources(schema_defs: dict[str, Any], kinds: Mapping[str, KindLike], root: str,
-                          with_resource_info: bool = True) -> tuple[str, str]:
+                          with_resource_info: bool = True,
+                          renamed: Mapping[str, tuple[str, str]] | None = None) -> tuple[str, str]:
     """(the models module source, the apply configurations module source) of one CRD package/version,
     from one datamodel-code-generator run.
 
@@ -905,7 +922,7 @@ def package_model_sources(schema_defs: dict[str, Any], kinds: Mapping[str, KindL
             if entry not in imports.setdefault(d[IMPORTED], []):
                 imports[d[IMPORTED]].append(entry)
     parsed = model_blocks(schema_defs, schema_defs)
-    models = render_models(parsed, own, imports, kinds, schema_defs, with_resource_info)
+    models = render_models(parsed, own, imports, kinds, schema_defs, with_resource_info, renamed=renamed)
     lists = {k.list_kind for k in kinds.values()}
     optional = {name: _all_optional(d) for name, d in schema_defs.items()}
     apply_own = [n for n in own if n not in lists]

@@ -5,12 +5,18 @@
                                 [--style runtime|async|client-go] [--storage]
     samplecontroller create webhook --group G --version V --kind K [--defaulting]
                                 [--programmatic-validation] [--conversion --spoke V2 [--spoke V3 ...]]
+    samplecontroller upgrade
+    samplecontroller --version
 
 ``init`` writes a project (pyproject, Makefile with ``make run``/``make test``, README, PROJECT,
 ``hack/update_codegen.py``, ``config/`` kustomize manifests, Dockerfile, the package with its
 ``__main__`` and ``controllers``, tests) and generates ``NAME/generated``. It records where this
 toolkit was installed from (``toolkit.current()``: a wheel, a checkout or the index) in PROJECT
-and the Makefile's ``TOOLKIT``, so the project installs the same one.
+and the Makefile's ``TOOLKIT``, so the project installs the same one; a wheel is copied into the
+project's ``.toolkit/``, so nothing in the project refers to a path outside it. PROJECT records
+the scaffold's layout (``LAYOUT``): ``create`` on a project of another layout stops, changing
+nothing, and ``upgrade`` moves a project made by an earlier release to this one (the scaffold's
+own files; the user's code is kept).
 
 ``create api`` (run in the project's directory) adds a kind: its CRD in ``config/crd/bases``
 (``G.<domain>`` unless G has a dot; spec, a status subresource with ``observedGeneration`` and
@@ -31,9 +37,7 @@ command line: exit 2).
 from __future__ import annotations
 
 import argparse
-import copy
 import dataclasses
-import itertools
 import json
 import keyword
 import os
@@ -49,6 +53,7 @@ from typing import Any
 import yaml
 
 from samplecontroller import _extras
+from samplecontroller._version import __version__
 from samplecontroller.scaffold.toolkit import Toolkit, current
 
 __all__ = ["PROG", "Project", "Resource", "ScaffoldError", "cli", "create_api", "create_webhook", "init", "main"]
@@ -78,6 +83,17 @@ RESERVED_MODULES = {"annotations", "argparse", "setup", "Manager"}
 WEBHOOK_DIRS = ("config/webhook", "config/crd/patches")
 WEBHOOKS_INI = "samplecontroller_webhooks"
 MARKER = "# +samplecontroller:scaffold:{region}:{edge}"
+LAYOUT = "samplecontroller/v2"
+"""The scaffold's layout, recorded in PROJECT (kubebuilder's ``layout``): v1 is what 0.1.0 wrote (its
+PROJECT has no ``layout``), v2 this release's (the toolkit's wheel inside the project, no path out of
+it). ``samplecontroller upgrade`` moves a project to it; ``create`` refuses another."""
+FIRST_LAYOUT = "samplecontroller/v1"
+TOOLKIT_DIR = ".toolkit"
+"""Where a project keeps the toolkit's wheel (``init`` and ``upgrade`` copy it there): inside the
+project, so a moved, copied or cloned project installs the same toolkit."""
+
+
+_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's when there: CRDs run to 4000 lines
 
 
 class ScaffoldError(Exception):
@@ -183,6 +199,7 @@ class Project:
     toolkit: Toolkit
     resources: list[Resource] = field(default_factory=list)
     root: str = ""  # the project's directory (not recorded): the toolkit's path is recorded relative to it
+    layout: str = LAYOUT
 
     @property
     def toolkit_path(self) -> str:
@@ -208,8 +225,9 @@ class Project:
     def dump(self) -> str:
         """``PROJECT``'s text for this project."""
         entries = [{**asdict(r), "spokes": list(r.spokes)} for r in self.resources]
-        doc = {"version": "1", "projectName": self.project, "domain": self.domain, "package": self.package,
-               "toolkit": {**asdict(self.toolkit), "location": self.toolkit_path}, "resources": entries}
+        doc = {"version": "1", "layout": self.layout, "projectName": self.project, "domain": self.domain,
+               "package": self.package, "toolkit": {**asdict(self.toolkit), "location": self.toolkit_path},
+               "resources": entries}
         return ("# Written by samplecontroller init, create api and create webhook: the project's kinds, their webhooks\n"
                 "# and where the toolkit comes from. Read by samplecontroller create.\n" + yaml.safe_dump(doc, sort_keys=False))
 
@@ -229,7 +247,7 @@ class Project:
                        toolkit=recorded,
                        resources=[Resource(**{**r, "spokes": tuple(r.get("spokes") or ())})
                                   for r in doc.get("resources") or []],
-                       root=str(root.resolve()))
+                       root=str(root.resolve()), layout=str(doc.get("layout") or FIRST_LAYOUT))
         except (yaml.YAMLError, KeyError, TypeError, AttributeError) as err:
             raise ScaffoldError(f"{path}: not a valid {PROJECT_FILE} file ({type(err).__name__}: {err})") from None
 
@@ -368,6 +386,66 @@ def _write_generated(root: Path, project: Project, files: dict[str, str]) -> Non
     write_tree(files, out)
 
 
+# -- layouts --------------------------------------------------------------------------------------
+
+
+def _layout_number(layout: str) -> int:
+    found = re.fullmatch(r"samplecontroller/v([0-9]+)", layout)
+    return int(found.group(1)) if found else 0
+
+
+def check_layout(root: Path, project: Project, command: str) -> None:
+    """ScaffoldError (nothing changed, the steps to take) unless ``project`` has this toolkit's layout."""
+    if project.layout == LAYOUT:
+        return
+    if _layout_number(project.layout) > _layout_number(LAYOUT):
+        raise ScaffoldError(f"{root / PROJECT_FILE}: the layout {project.layout} is newer than this toolkit's "
+                            f"({LAYOUT}, {PROG} {__version__}); install samplecontroller {project.toolkit.version} or "
+                            "later. Nothing was changed")
+    raise ScaffoldError(f"this project has the scaffold layout {project.layout} (made by {PROG} "
+                        f"{project.toolkit.version}); this toolkit ({__version__}) writes {LAYOUT}. Nothing was "
+                        f"changed: run `{PROG} upgrade` (it keeps your code), then `{PROG} {command}` again")
+
+
+def _check_webhooks_served(root: Path, project: Project) -> None:
+    """ScaffoldError (nothing changed, the steps) unless ``__main__.py`` serves ``webhooks.setup`` and the
+    Makefile passes ``--webhook-port``: else a webhook would be written that nothing serves."""
+    main_path = root / project.package / "__main__.py"
+    makefile = root / "Makefile"
+    main_text = main_path.read_text() if main_path.is_file() else ""
+    make_text = makefile.read_text() if makefile.is_file() else ""
+    missing = [what for what, ok in (
+        (f"{main_path.relative_to(root)} calling webhooks.setup(mgr) and passing webhooks=[...] to cmd.main",
+         "webhooks.setup(mgr)" in main_text and "webhooks=" in main_text),
+        ("the Makefile's run target passing --webhook-port", "--webhook-port" in make_text)) if not ok]
+    if missing:
+        raise ScaffoldError(f"the webhooks would not be served: missing {' and '.join(missing)}. Nothing was changed: "
+                            f"run `{PROG} upgrade` (it rewires them), or add them as a new `{PROG} init` writes "
+                            "them, then run this command again")
+
+
+def _project_toolkit(directory: Path, toolkit: Toolkit) -> tuple[Toolkit, Path | None]:
+    """The toolkit as the project records it, and the wheel to copy into the project: a wheel goes to
+    ``.toolkit/`` (its location there), so the project never refers to a path outside itself."""
+    if toolkit.kind != "wheel":
+        return toolkit, None
+    source = Path(toolkit.location)
+    inside = directory.resolve() / TOOLKIT_DIR / source.name
+    return Toolkit("wheel", str(inside), toolkit.version), (source if source.resolve() != inside else None)
+
+
+def _copy_toolkit(directory: Path, source: Path | None, toolkit: Toolkit) -> None:
+    """Put the toolkit's wheel into ``directory/.toolkit`` (the only one there)."""
+    if source is None or not source.is_file():
+        return
+    target = directory / TOOLKIT_DIR
+    target.mkdir(parents=True, exist_ok=True)
+    for old in target.glob("samplecontroller-*.whl"):
+        if old.name != source.name:
+            old.unlink()
+    shutil.copyfile(source, target / source.name)
+
+
 # -- init -----------------------------------------------------------------------------------------
 
 
@@ -417,7 +495,8 @@ def init(directory: Path, *, domain: str, package: str, project_name: str | None
     _extras.require("codegen", f"{PROG} init")
     name = project_name or directory.resolve().name.lower().replace("_", "-")
     _check_init(directory, domain, package, name)
-    project = Project(project=name, domain=domain, package=package, toolkit=toolkit or current(),
+    recorded, wheel = _project_toolkit(directory, toolkit or current())
+    project = Project(project=name, domain=domain, package=package, toolkit=recorded,
                       root=str(directory.resolve()))
     generated = _generate(directory, project)
     files = {path.format(package=package): _render(template, project) for path, template in INIT_FILES.items()}
@@ -432,6 +511,7 @@ def init(directory: Path, *, domain: str, package: str, project_name: str | None
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
     (directory / "hack" / "update_codegen.py").chmod(0o755)
+    _copy_toolkit(directory, wheel, recorded)
     _write_generated(directory, project, generated)
     return project
 
@@ -502,23 +582,92 @@ def _context(project: Project, r: Resource) -> dict[str, Any]:
         "mutate_path": r.webhook_path("mutate"), "validate_path": r.webhook_path("validate")}
 
 
+def has_example_fields(crd_text: str, version: str, status: bool = False) -> bool:
+    """Whether ``version`` of the CRD has the scaffold's example fields, which the example webhook,
+    sample and conversion code use: a string ``spec.message`` (and with ``status``,
+    ``status.observedGeneration`` and ``status.conditions``). A kind the user brought (the
+    kubebuilder CronJob) has not: its stubs then name no field (TODOs instead)."""
+    try:
+        doc = yaml.load(crd_text, Loader=_LOADER)
+        entry = next(v for v in doc["spec"]["versions"] if v.get("name") == version)
+        props = entry["schema"]["openAPIV3Schema"]["properties"]
+        ok = props["spec"]["properties"]["message"].get("type") == "string"
+        if status:
+            status_props = props["status"]["properties"]
+            ok = ok and "observedGeneration" in status_props and "conditions" in status_props
+        return bool(ok)
+    except (yaml.YAMLError, KeyError, TypeError, AttributeError, StopIteration):
+        return False
+
+
 def _crd_with_version(path: Path, version: str, storage: bool) -> str:
     """The CRD file at ``path`` with ``version`` added: a copy of the storage version's entry,
-    served; the storage version moves to it when ``storage``."""
+    served; the storage version moves to it when ``storage``. A text edit: the rest of the file
+    (comments, ``---``, quoting, indentation) stays as it is."""
     text = path.read_text()
+    refused = ScaffoldError(f"{path}: not a CRD with a storage version in a block list; add the version by hand")
     try:
-        doc = yaml.safe_load(text)
-        versions = doc["spec"]["versions"]
-        template = next(v for v in versions if v.get("storage"))
-    except (yaml.YAMLError, KeyError, TypeError, StopIteration):
-        raise ScaffoldError(f"{path}: not a CRD with a storage version; add the version by hand") from None
-    added = {**copy.deepcopy(template), "name": version, "served": True, "storage": storage}
+        node = yaml.compose(text, Loader=_LOADER)
+        spec = _mapping_value(node, "spec")
+        versions = _mapping_value(spec, "versions")
+        if not isinstance(versions, yaml.SequenceNode) or versions.flow_style or not versions.value:
+            raise refused
+        entries = [v for v in versions.value if isinstance(v, yaml.MappingNode) and not v.flow_style]
+        template = next(v for v in entries if _scalar(_mapping_value(v, "storage")) == "true")
+    except (yaml.YAMLError, StopIteration, KeyError):
+        raise refused from None
+    lines = text.splitlines(keepends=True)
+    first = template.start_mark.line  # the line of "- name: v1"
+    if not lines[first][:template.start_mark.column].rstrip().endswith("-"):
+        raise refused
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line))
+    block_start = offsets[first]
+    block = text[block_start:offsets[_block_end(lines, template)]]
+    if re.search(r"(?:^|[\s:\-\[,])&[^\s,\[\]{}]+", block, re.MULTILINE):
+        raise ScaffoldError(f"{path}: the storage version's entry defines YAML anchors, which a copy would repeat; "
+                            "add the version by hand")
+    edits: list[tuple[int, int, str]] = []
+    for key, value in (("name", version), ("served", "true"), ("storage", "true" if storage else "false")):
+        try:
+            node = _mapping_value(template, key)
+            edits.append((node.start_mark.index - block_start, node.end_mark.index - block_start, value))
+        except KeyError:
+            at = block.index("\n") + 1  # after the "- name: ..." line
+            edits.append((at, at, " " * template.start_mark.column + f"{key}: {value}\n"))
+    for begin, stop, value in sorted(edits, reverse=True):
+        block = block[:begin] + value + block[stop:]
+    if not text.endswith("\n"):
+        text += "\n"
+    insert_at = offsets[_block_end(lines, versions.value[-1])] if versions.value else len(text)
+    out = text[:insert_at] + block + text[insert_at:]
     if storage:
-        for v in versions:
-            v["storage"] = False
-    versions.append(added)
-    header = "".join(line + "\n" for line in itertools.takewhile(lambda x: x.startswith("#"), text.splitlines()))
-    return header + yaml.safe_dump(doc, sort_keys=False, width=1000)
+        old = _mapping_value(template, "storage")
+        out = out[:old.start_mark.index] + "false" + out[old.end_mark.index:]
+    return out
+
+
+def _mapping_value(node: Any, key: str) -> Any:
+    if not isinstance(node, yaml.MappingNode):
+        raise KeyError(key)
+    for k, v in node.value:
+        if isinstance(k, yaml.ScalarNode) and k.value == key:
+            return v
+    raise KeyError(key)
+
+
+def _scalar(node: Any) -> str:
+    return str(node.value).lower() if isinstance(node, yaml.ScalarNode) else ""
+
+
+def _block_end(lines: list[str], entry: Any) -> int:
+    """The line after the last of a block-list entry (its following comment lines excluded)."""
+    mark = entry.end_mark  # where the next token starts: the next entry's "-", or the end of a line
+    end: int = mark.line if mark.line >= len(lines) or not lines[mark.line][:mark.column].strip() else mark.line + 1
+    while end > entry.start_mark.line + 1 and not lines[end - 1].strip():
+        end -= 1
+    return end
 
 
 def shadowed_builtin(resource: Resource) -> str | None:
@@ -559,13 +708,14 @@ def create_api(root: Path, *, group: str, version: str, kind: str, plural: str |
     """Add a kind, or a version of one, to the project in ``root``; see the module docstring."""
     _extras.require("codegen", f"{PROG} create api")
     project = Project.load(root)
+    check_layout(root, project, "create api ...")
     r = _resource(project, group, version, kind, plural, namespaced, style)
     if not r.controller:
         return _create_version(root, project, r, storage)
     if storage:
         raise ScaffoldError("--storage applies to a new version of a kind the project has; a new kind's only "
                             "version is its storage version")
-    ctx: dict[str, Any] = {"r": _context(project, r)}
+    ctx: dict[str, Any] = {"r": _context(project, r), "example": True}
     crd = _render("crd.yaml.j2", project, **ctx)
     style_suffix = _STYLE_SUFFIX[style]
     new_files = {
@@ -609,7 +759,8 @@ def _create_version(root: Path, project: Project, r: Resource, storage: bool) ->
         raise ScaffoldError(f"{root / sample} exists already; remove it")
     generated = _generate(root, project, (r.crd_file, crd))
     project.resources.append(r)
-    files = {f"{CRD_DIR}/{r.crd_file}": crd, sample: _render("sample.yaml.j2", project, r=_context(project, r)),
+    files = {f"{CRD_DIR}/{r.crd_file}": crd, sample: _render("sample.yaml.j2", project, r=_context(project, r),
+                                                                   example=has_example_fields(crd, r.version)),
              PROJECT_FILE: project.dump()}
     for rel, text in files.items():
         (root / rel).write_text(text)
@@ -663,10 +814,14 @@ def _check_spokes(project: Project, hub: Resource, spokes: Sequence[str]) -> Non
                             + " ".join(f"--spoke {v}" for v in missing))
 
 
-def _webhook_files(project: Project, r: Resource, defaulting: bool, validation: bool,
+def _webhook_files(root: Path, project: Project, r: Resource, defaulting: bool, validation: bool,
                    conversion: bool) -> dict[str, str]:
-    """The new handler and test files."""
-    ctx: dict[str, Any] = {"r": _context(project, r), "with_defaulting": r.defaulting, "with_validation": r.validation}
+    """The new handler and test files: the example rules when the kind has the example fields, else
+    stubs with TODOs that name no field (``has_example_fields``)."""
+    crd_path = root / CRD_DIR / r.crd_file
+    crd = crd_path.read_text() if crd_path.is_file() else ""
+    ctx: dict[str, Any] = {"r": _context(project, r), "with_defaulting": r.defaulting, "with_validation": r.validation,
+                           "example": has_example_fields(crd, r.version)}
     files = {}
     if defaulting or validation:
         if r.defaulting != defaulting or r.validation != validation:
@@ -675,6 +830,7 @@ def _webhook_files(project: Project, r: Resource, defaulting: bool, validation: 
         files[f"{project.package}/webhooks/{r.webhook_module}.py"] = _render("webhook.py.j2", project, **ctx)
         files[f"tests/test_{r.webhook_module}_webhook.py"] = _render("test_webhook.py.j2", project, **ctx)
     if conversion:
+        ctx["example"] = all(has_example_fields(crd, v, status=True) for v in (r.version, *r.spokes))
         ctx["spokes"] = [{**_context(project, next(o for o in project.versions(r) if o.version == v)),
                           "conversion_class": f"{r.kind}{v.capitalize()}Conversion"} for v in r.spokes]
         files[f"{project.package}/webhooks/{r.conversion_module}.py"] = _render("conversion.py.j2", project, **ctx)
@@ -703,11 +859,13 @@ def create_webhook(root: Path, *, group: str, version: str, kind: str, defaultin
     """Add webhooks for a kind's version to the project in ``root``; see the module docstring."""
     _extras.require("codegen", f"{PROG} create webhook")
     project = Project.load(root)
+    check_layout(root, project, "create webhook ...")
+    _check_webhooks_served(root, project)
     r = _webhook_resource(project, group, version, kind, defaulting, validation, conversion, spokes)
     init_path = root / project.package / "webhooks" / "__init__.py"
     project.resources = [r if (o.group, o.version, o.kind) == (r.group, r.version, r.kind) else o
                          for o in project.resources]
-    new_files = _webhook_files(project, r, defaulting, validation, conversion)
+    new_files = _webhook_files(root, project, r, defaulting, validation, conversion)
     for rel in new_files:
         if (root / rel).exists():
             raise ScaffoldError(f"{root / rel} exists already; remove it first")
@@ -736,6 +894,98 @@ def create_webhook(root: Path, *, group: str, version: str, kind: str, defaultin
     return r
 
 
+# -- upgrade --------------------------------------------------------------------------------------
+
+UPGRADED_FILES = ("Makefile", "hack/update_codegen.py")
+"""The scaffold's own files ``upgrade`` rewrites from the current templates (the rest is the user's)."""
+_PINNED_TOOLKIT = re.compile(r'("samplecontroller(?:\[[a-z,]*\])?>=)([0-9][^",;\s]*)')
+
+
+def _gitignore(existing: str, project: Project) -> str:
+    """``.gitignore`` with the current template's lines that it lacks appended (the user's kept)."""
+    have = {line.strip() for line in existing.splitlines()}
+    missing = [line for line in _render("gitignore.j2", project).splitlines() if line.strip() not in have]
+    if not missing:
+        return existing
+    lead = "" if not existing or existing.endswith("\n") else "\n"
+    return existing + lead + "# added by samplecontroller upgrade\n" + "".join(f"{line}\n" for line in missing)
+
+
+def _main_module(existing: str, project: Project) -> str:
+    """``__main__.py``: the current template's when it does not serve the webhooks (a layout before
+    0.1.0 wrote it so), else the user's as it is."""
+    if "webhooks.setup(mgr)" in existing and "webhooks=" in existing:
+        return existing
+    return _render("main.py.j2", project)
+
+
+def upgrade(root: Path, toolkit: Toolkit | None = None) -> list[str]:
+    """Bring the project in ``root`` to this toolkit's layout and version (kubebuilder's ``alpha update``);
+    the relative paths of the files changed, sorted. Rewrites the scaffold's own files
+    (``UPGRADED_FILES``), adds missing ``.gitignore`` lines, rewires ``__main__.py`` when it does not
+    serve the webhooks, raises the ``samplecontroller>=`` requirements of pyproject.toml to this
+    version, puts the toolkit's wheel into ``.toolkit/``, regenerates the generated package and
+    records the layout and toolkit in PROJECT. Controllers, webhooks, tests, CRDs and samples are the
+    user's: never touched. Everything is computed (and the CRDs generated) before anything is written."""
+    _extras.require("codegen", f"{PROG} upgrade")
+    project = Project.load(root)
+    if _layout_number(project.layout) > _layout_number(LAYOUT):
+        check_layout(root, project, "upgrade")
+    old_description = Toolkit(project.toolkit.kind, project.toolkit_path, project.toolkit.version).describe()
+    recorded, wheel = _project_toolkit(root, toolkit or current())
+    project.toolkit, project.layout = recorded, LAYOUT
+    generated = _generate(root, project)
+    files: dict[str, str] = {rel: _render(template, project) for rel, template in INIT_FILES.items()
+                             if rel in UPGRADED_FILES}
+    ignore = root / ".gitignore"
+    files[".gitignore"] = _gitignore(ignore.read_text() if ignore.is_file() else "", project)
+    main_rel = f"{project.package}/__main__.py"
+    if (root / main_rel).is_file():
+        files[main_rel] = _main_module((root / main_rel).read_text(), project)
+    readme = root / "README.md"
+    if readme.is_file():  # the sentence saying where the toolkit comes from (the rest is the user's)
+        files["README.md"] = readme.read_text().replace(old_description, Toolkit(
+            recorded.kind, project.toolkit_path, recorded.version).describe())
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file() and recorded.version and recorded.version[:1].isdigit():
+        from samplecontroller.codegen.compat import release
+
+        files["pyproject.toml"] = _PINNED_TOOLKIT.sub(  # raised, never lowered
+            lambda m: m.group(1) + max(m.group(2), recorded.version, key=release), pyproject.read_text())
+    files[PROJECT_FILE] = project.dump()
+    out = root / project.package / "generated"
+    from samplecontroller.codegen.errors import CodegenError
+    from samplecontroller.codegen.generator import check_output_dir, diff_trees, write_tree
+
+    try:
+        check_output_dir(out)
+    except CodegenError as err:
+        raise ScaffoldError(str(err)) from None
+    with tempfile.TemporaryDirectory(prefix="upgrade-") as tmp:
+        write_tree(generated, Path(tmp))
+        stale = diff_trees(Path(tmp), out)
+    changed = []
+    for rel, text in files.items():
+        path = root / rel
+        if path.is_file() and path.read_text() == text:
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        changed.append(rel)
+    if (root / GENERATOR).is_file():
+        (root / GENERATOR).chmod(0o755)
+    if wheel is not None and wheel.is_file():
+        kept = root / TOOLKIT_DIR / wheel.name
+        others = [p for p in (root / TOOLKIT_DIR).glob("samplecontroller-*.whl") if p.name != wheel.name]
+        if others or not kept.is_file() or kept.read_bytes() != wheel.read_bytes():
+            _copy_toolkit(root, wheel, recorded)
+            changed.append(f"{TOOLKIT_DIR}/{wheel.name}")
+    if stale:
+        _write_generated(root, project, generated)
+        changed.append(f"{project.package}/generated/ ({len(stale)} files)")
+    return sorted(changed)
+
+
 # -- the command line -----------------------------------------------------------------------------
 
 
@@ -746,6 +996,7 @@ class _Parser(argparse.ArgumentParser):
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = _Parser(prog=PROG, description="Scaffold Kubernetes operator projects built on samplecontroller.")
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     p_init = commands.add_parser("init", help="make a new operator project in DIR")
     p_init.add_argument("directory", type=Path, metavar="DIR", help="where (absent or empty)")
@@ -770,6 +1021,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                             "and workers)")
     p_api.add_argument("--storage", action="store_true",
                        help="for a new version of a kind the project has: make it the storage version")
+    commands.add_parser("upgrade", help="bring the project in the current directory to this toolkit's layout and "
+                        "version (keeps your code)")
     p_hook = things.add_parser("webhook", help="defaulting, validating and conversion webhooks for a kind's version")
     p_hook.add_argument("--group", required=True, help="the kind's API group (as given to create api)")
     p_hook.add_argument("--version", required=True, help="the version the webhooks are for (with --conversion: the hub)")
@@ -793,9 +1046,23 @@ def main(argv: Sequence[str] | None = None, *, cwd: Path | None = None) -> int:
         if args.command == "init":
             directory = root / args.directory
             project = init(directory, domain=args.domain, package=args.package, project_name=args.project_name)
+            if project.toolkit.kind == "wheel" and not Path(project.toolkit.location).is_file():
+                print(f"{PROG}: warning: the toolkit's wheel was not found; put samplecontroller's wheel at "
+                      f"{project.toolkit_path} in the project", file=sys.stderr)
             print(f"Scaffolded {project.project} in {directory} (toolkit: {project.toolkit.describe()}).\n"
                   f"Next: cd {args.directory} && {PROG} create api --group GROUP --version v1 --kind KIND"
                   f"; then make test, make run")
+        elif args.command == "upgrade":
+            before = Project.load(root)
+            changed = upgrade(root)
+            if not changed:
+                print(f"{before.project} is up to date: layout {LAYOUT}, samplecontroller {__version__}")
+            else:
+                print(f"Upgraded {before.project} from layout {before.layout} (samplecontroller {before.toolkit.version}) "
+                      f"to {LAYOUT} ({__version__}). Changed: {', '.join(changed)}.\n"
+                      "Your controllers, webhooks, tests and CRDs are unchanged; if you had edited the Makefile or "
+                      "hack/update_codegen.py, compare with your version control.\n"
+                      "Next: make test (the CHANGELOG says what else changed)")
         elif args.thing == "webhook":
             r = create_webhook(root, group=args.group, version=args.version, kind=args.kind,
                                defaulting=args.defaulting, validation=args.validation, conversion=args.conversion,

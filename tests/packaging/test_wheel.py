@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 import yaml
 
+from samplecontroller import __version__
 from tests.wheelenv import ROOT, WheelEnv, run
 
 CRD = """\
@@ -77,6 +78,11 @@ def test_the_wheel_carries_the_package_data_and_not_the_repository(built_wheel: 
     metadata = next(n for n in names if n.endswith(".dist-info/METADATA"))
     text = zipfile.ZipFile(built_wheel).read(metadata).decode()
     assert "License-Expression: Apache-2.0" in text
+    # the license text travels with the wheel (issue 38: the repository declared Apache-2.0 without one)
+    assert "License-File: LICENSE" in text
+    license_file = next(n for n in names if n.endswith(".dist-info/licenses/LICENSE"))
+    assert b"Apache License" in zipfile.ZipFile(built_wheel).read(license_file)
+    assert f"Version: {__version__}\n" in text
 
 
 def test_installed_wheel_is_used_not_the_checkout(wheel_env: WheelEnv, tmp_path: Path) -> None:

@@ -114,9 +114,10 @@ def test_scaffold_build_test_run_apply(tmp_path: Path, toolkit: WheelEnv, built_
     run([scaffold, "create", "api", "--group", "ops", "--version", "v1", "--kind", "Schedule", "--style", "async"],
         cwd=project, env=env)
     makefile = (project / "Makefile").read_text()
-    # the toolkit is the wheel, recorded relative to the project (no absolute path in the project's files)
-    assert f"TOOLKIT_SOURCE ?= $(abspath {Path(os.path.relpath(built_wheel, project)).as_posix()})" in makefile
-    assert str(built_wheel) not in makefile and str(built_wheel) not in (project / "PROJECT").read_text()
+    # the toolkit is the wheel, kept inside the project (no path out of it in the project's files)
+    assert f"TOOLKIT_SOURCE ?= $(abspath .toolkit/{built_wheel.name})" in makefile
+    assert (project / ".toolkit" / built_wheel.name).read_bytes() == built_wheel.read_bytes()
+    assert str(built_wheel.parent) not in makefile and str(built_wheel.parent) not in (project / "PROJECT").read_text()
     scaffolded = time.monotonic()
     make_test = run(["make", "test"], cwd=project, env=env, timeout=600)
     done = time.monotonic()

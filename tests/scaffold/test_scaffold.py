@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import yaml
 
-from samplecontroller import _extras
+from samplecontroller import __version__, _extras
 from samplecontroller.scaffold import Project, main, pluralize
 from samplecontroller.scaffold import toolkit as toolkit_mod
 from samplecontroller.scaffold.toolkit import Toolkit
@@ -71,7 +71,7 @@ def test_init_writes_the_project_and_records_the_toolkit(tmp_path: Path, capsys:
     # the image's toolkit wheel, built from the recorded checkout
     dist = run(["make", "toolkit-dist", f"UV={uv_binary()}"], project)
     assert dist.returncode == 0, dist.stdout + dist.stderr
-    assert [p.name for p in (project / "dist").glob("*.whl")] == ["samplecontroller-0.1.0-py3-none-any.whl"]
+    assert [p.name for p in (project / "dist").glob("*.whl")] == [f"samplecontroller-{__version__}-py3-none-any.whl"]
 
 
 def test_the_manager_image_is_not_pulled_when_the_node_has_it(tmp_path: Path) -> None:

@@ -18,8 +18,6 @@ from samplecontroller.scaffold import Project, main
 from samplecontroller.scaffold.toolkit import Toolkit
 from tests.scaffold.test_scaffold import scaffold
 
-WHEEL_DIR = "/opt/dist"
-
 
 def test_the_scaffolded_scheme_has_the_builtin_kinds(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     project = scaffold(tmp_path, capsys, ["--group", "batch", "--version", "v1", "--kind", "Backup"])
@@ -45,21 +43,26 @@ def test_an_unregistered_type_names_the_fix() -> None:
         client.get(Job, "x", "default")
 
 
-def test_the_toolkit_is_recorded_relative_to_the_project(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_toolkit_wheel_is_kept_inside_the_project(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     wheel = tmp_path / "dist" / "samplecontroller-0.1.0-py3-none-any.whl"
     wheel.parent.mkdir()
-    wheel.write_bytes(b"")
+    wheel.write_bytes(b"the wheel")
     project = scaffold(tmp_path, capsys, toolkit=Toolkit("wheel", str(wheel), "0.1.0"))
     recorded = (project / "PROJECT").read_text()
-    assert "location: ../dist/samplecontroller-0.1.0-py3-none-any.whl" in recorded
-    assert str(tmp_path) not in recorded and str(tmp_path) not in (project / "Makefile").read_text()
-    # moved together with its toolkit, the project still finds it
-    moved = tmp_path / "elsewhere"
-    moved.mkdir()
-    shutil.move(str(project), moved / "backup-operator")
-    shutil.move(str(wheel.parent), moved / "dist")
-    loaded = Project.load(moved / "backup-operator").toolkit
-    assert loaded.location == os.path.normpath(moved / "dist" / wheel.name)
+    assert "location: .toolkit/samplecontroller-0.1.0-py3-none-any.whl" in recorded
+    assert "layout: samplecontroller/v2" in recorded
+    assert (project / ".toolkit" / wheel.name).read_bytes() == b"the wheel"
+    for path in project.rglob("*"):  # no path out of the project, absolute or relative
+        if path.is_file() and path.suffix != ".whl":
+            text = path.read_text()
+            assert str(tmp_path) not in text and "../dist" not in text, path
+    # moved (or copied) without the wheel it was made from, the project still has it
+    moved = tmp_path / "elsewhere" / "backup-operator"
+    shutil.copytree(project, moved)
+    shutil.rmtree(wheel.parent)
+    loaded = Project.load(moved).toolkit
+    assert loaded.location == os.path.normpath(moved.resolve() / ".toolkit" / wheel.name)
+    assert Path(loaded.location).read_bytes() == b"the wheel"
 
 
 @pytest.mark.parametrize(("kind", "plural", "shadowed"), [

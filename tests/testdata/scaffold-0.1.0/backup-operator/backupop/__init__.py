@@ -1,0 +1,1 @@
+"""The backup-operator operator (``python -m backupop``); its controllers are in ``backupop.controllers``."""
