@@ -52,7 +52,7 @@ import msgspec
 from samplecontroller.apiserver.revisions import MemoryTable, RevisionTable, Row, SQLiteTable
 from samplecontroller.tls import private_dir
 
-__all__ = ["Entry", "Event", "Expired", "Page", "Store", "TooLarge", "Watcher"]
+__all__ = ["WATCH_BUFFER", "Entry", "Event", "Expired", "Page", "Store", "TooLarge", "Watcher"]
 
 log = logging.getLogger(__name__)
 
@@ -141,10 +141,22 @@ class Event:
         return self._line
 
 
-class Watcher:
-    """A subscription to one storage key (optionally one namespace); events are buffered."""
+WATCH_BUFFER = 1000
+"""The most events a watcher keeps for a watch that is busy (writing to a slow client, or waiting
+on a conversion) before it is closed as unresponsive (kube's cacheWatcher: a channel of at most
+1000 events, the watcher terminated when it stays full)."""
 
-    def __init__(self, skey: str, namespace: str | None, limit: int = 200_000, after: int = 0) -> None:
+
+class Watcher:
+    """A subscription to one storage key (optionally one namespace); events are buffered.
+
+    ``busy`` is set by the watch while it is not waiting for events (it writes to its client, or
+    converts): a watcher whose buffer reaches ``limit`` events while busy is a slow watcher and is
+    closed (``overflowed``), its buffer dropped, so a client that reads slowly or never holds no
+    more than ``limit`` references, as kube-apiserver's cacher terminates a watcher whose channel
+    stays full. An idle watch (waiting to be scheduled) keeps everything a burst gives it."""
+
+    def __init__(self, skey: str, namespace: str | None, limit: int = WATCH_BUFFER, after: int = 0) -> None:
         self.skey = skey
         self.namespace = namespace
         self.after = after  # events at or below this revision are not offered (the watch has them)
@@ -152,13 +164,15 @@ class Watcher:
         self.wake = asyncio.Event()
         self.overflowed = False
         self.closed = False
+        self.busy = True  # until the watch first waits for events
         self._limit = limit
 
     def offer(self, event: Event) -> None:
         if self.closed or event.rev <= self.after or (self.namespace is not None and event.namespace != self.namespace):
             return  # a closed watcher takes nothing more: its stream ends after what it already has
-        if len(self.buffer) >= self._limit:
-            self.overflowed = True
+        if self.busy and len(self.buffer) >= self._limit:
+            self.overflowed = self.closed = True  # too slow: the watch ends, the client watches again
+            self.buffer = []
         else:
             self.buffer.append(event)
         self.wake.set()
