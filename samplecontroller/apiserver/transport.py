@@ -89,11 +89,12 @@ def status_reason(code: int) -> str:
 def status_body(code: int, message: str) -> bytes:
     """A Failure ``Status`` object for ``code`` as JSON."""
     status: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-                              "message": message, "code": code}
+                              "message": message}
     reason = status_reason(code)
     if reason:
         status["reason"] = reason
-    return msgspec.json.encode(status)
+    status["code"] = code
+    return msgspec.json.encode(status) + b"\n"
 
 
 def _status_response(code: int, message: str) -> Response:

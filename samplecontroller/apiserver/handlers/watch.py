@@ -13,7 +13,7 @@ import msgspec
 from samplecontroller.apiserver import requestinfo as ri
 from samplecontroller.apiserver import tables
 from samplecontroller.apiserver.crdconversion import ConversionError
-from samplecontroller.apiserver.errors import APIError
+from samplecontroller.apiserver.errors import APIError, laid_out
 from samplecontroller.apiserver.handlers import converting
 from samplecontroller.apiserver.handlers import list as list_
 from samplecontroller.apiserver.handlers.common import Scope, columns, versioned
@@ -124,7 +124,7 @@ async def watch(scope: Scope, request: Request, t: RequestInfo, accept: Accept) 
     except ConversionError as err:
         if not response.prepared:
             raise
-        await response.write(_encode({"type": "ERROR", "object": err.status}) + b"\n")
+        await response.write(_encode({"type": "ERROR", "object": laid_out(err.status)}) + b"\n")
         await response.write_eof()
     except (ConnectionResetError, asyncio.CancelledError):
         pass
@@ -137,7 +137,7 @@ async def _watch_error(request: Request, response: StreamResponse,
                        status: dict[str, Any]) -> StreamResponse:
     """End a watch with one ERROR event (a watch that passed validation fails this way)."""
     await response.prepare(request)
-    await response.write(_encode({"type": "ERROR", "object": status}) + b"\n")
+    await response.write(_encode({"type": "ERROR", "object": laid_out(status)}) + b"\n")
     await response.write_eof()
     return response
 
