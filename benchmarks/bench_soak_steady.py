@@ -8,7 +8,7 @@ ConfigMaps reads every event, as an informer would. The server's RSS (psutil) is
 ``--every`` seconds for ``--minutes`` minutes, then its growth in MiB per minute over the second
 half of the run (a flat soak: close to 0).
 
-    python benchmarks/bench_soak_steady.py [--minutes 10] [--rate 30] [--object-kib 8] [--root DIR]
+    python benchmarks/bench_soak_steady.py [--minutes 10] [--rate 5] [--object-kib 8] [--root DIR]
 
 ``--root``: the checkout whose ``samplecontroller`` the server runs (default this one; e.g. an
 unpacked ``git archive`` of an older commit, to measure before and after on one machine).
@@ -39,7 +39,7 @@ CMS = f"/api/v1/namespaces/{NS}/configmaps"
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--minutes", type=float, default=10.0)
-    parser.add_argument("--rate", type=float, default=30.0, help="create-patch-delete cycles a second (default 30)")
+    parser.add_argument("--rate", type=float, default=5.0, help="create-patch-delete cycles a second (default 5)")
     parser.add_argument("--object-kib", type=int, default=8, help="data in each ConfigMap, KiB (default 8)")
     parser.add_argument("--every", type=float, default=30.0, help="seconds between RSS samples (default 30)")
     parser.add_argument("--root", type=Path, default=ROOT, help="the checkout the server runs")
