@@ -201,3 +201,28 @@ def test_a_body_arriving_after_the_header_timeout_is_read(tmp_path: Path) -> Non
                 break
             reply += chunk
         assert reply.startswith(b"HTTP/1.1 201"), reply[:300]
+
+
+def test_a_body_still_arriving_at_the_request_timeout_is_a_504_not_a_500(tmp_path: Path) -> None:
+    """A body that keeps arriving, slowly, past the header timeout and up to the request timeout
+    gets kube's 504 (the header timer used to end it first with a 500)."""
+    with LocalAPIServer(kubeconfig_path=tmp_path / "kc", header_timeout=0.3, request_timeout=1.5) as server:
+        sock = _tls(server)
+        sock.sendall(b"POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: x\r\n"
+                     b"Authorization: Bearer " + server.token.encode() + b"\r\n"
+                     b"Content-Type: application/json\r\nContent-Length: 3000000\r\n\r\n{")
+        sock.settimeout(0.2)
+        reply = b""
+        deadline = time.monotonic() + 30
+        while b"\r\n\r\n" not in reply and time.monotonic() < deadline:
+            try:
+                sock.sendall(b" ")  # a byte of the body every 0.2 s: never idle, never done
+                chunk = sock.recv(65536)
+            except TimeoutError:
+                continue
+            except (ConnectionError, ssl.SSLError):
+                break
+            if not chunk:
+                break
+            reply += chunk
+        assert reply.startswith(b"HTTP/1.1 504"), reply[:300]
