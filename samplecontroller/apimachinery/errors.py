@@ -148,10 +148,10 @@ def new_status(code: int, reason: str, message: str, details: dict[str, Any] | N
         "status": "Failure",
         "message": message,
         "reason": reason,
-        "code": code,
     }
     if details:
         status["details"] = details
+    status["code"] = code  # the Go struct's order: details before code
     return status
 
 

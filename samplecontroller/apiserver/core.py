@@ -688,12 +688,13 @@ class Core:
             code = 202 if options.get("orphanDependents") is False else 200
             return code, event.entry.obj
         if dry_run:
-            return 200, obj
-        deleted = self.store.delete(res.storage_key, store_ns, name)
-        assert deleted is not None
-        event = deleted
-        if strategy.returns_deleted:
-            return 200, event.entry.obj
+            gone = obj
+        else:
+            deleted = self.store.delete(res.storage_key, store_ns, name)
+            assert deleted is not None
+            gone = deleted.entry.obj
+        if strategy.returns_deleted:  # the registry's ReturnDeletedObject, dry run or not
+            return 200, gone
         details = details_for(res, name)
         details["uid"] = meta.get("uid")
         return 200, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}

@@ -44,7 +44,7 @@ class Discovery:
             key = f"{which}:{accept.kind}"
             body = self._cache.get(key)
             if body is None:
-                body = _encode(self._aggregated(which, accept.version))
+                body = _encode(self._aggregated(which, accept.version)) + b"\n"
                 self._cache[key] = body
             ctype = AGG_V2 if accept.kind == "agg-v2" else AGG_V2BETA1
             return Response(body=body, headers={"Content-Type": ctype})

@@ -14,10 +14,38 @@ from samplecontroller.apiserver.restmapper import Resource
 from samplecontroller.apiserver.schema import FieldError
 
 __all__ = ["STALE", "APIError", "GoRawZero", "already_exists", "bad_request", "conflict", "details_for", "invalid",
-           "not_allowed", "not_found", "not_found_path", "too_large_rv"]
+           "laid_out", "not_allowed", "not_found", "not_found_path", "too_large_rv"]
 
 _encode = msgspec.json.Encoder().encode
 STALE = "the object has been modified; please apply your changes to the latest version and try again"
+
+
+_STATUS_FIELDS = ("kind", "apiVersion", "metadata", "status", "message", "reason", "details", "code")
+_DETAILS_FIELDS = ("name", "group", "kind", "uid", "causes", "retryAfterSeconds")
+_CAUSE_FIELDS = ("reason", "message", "field")
+
+
+def _ordered(obj: dict[str, Any], fields: tuple[str, ...]) -> dict[str, Any]:
+    out = {key: obj[key] for key in fields if key in obj}
+    if len(out) < len(obj):
+        out.update((key, value) for key, value in obj.items() if key not in out)
+    return out
+
+
+def laid_out(obj: Any) -> Any:
+    """``obj`` with a ``Status``'s fields in the order kube-apiserver's encoder writes them (the Go
+    struct's: kind, apiVersion, metadata, status, message, reason, details {name, group, kind,
+    uid, causes [{reason, message, field}], retryAfterSeconds}, code); anything else as it is."""
+    if type(obj) is not dict or obj.get("kind") != "Status":
+        return obj
+    out = _ordered(obj, _STATUS_FIELDS)
+    details = out.get("details")
+    if type(details) is dict:
+        details = out["details"] = _ordered(details, _DETAILS_FIELDS)
+        causes = details.get("causes")
+        if type(causes) is list:
+            details["causes"] = [_ordered(c, _CAUSE_FIELDS) if type(c) is dict else c for c in causes]
+    return out
 
 
 class APIError(Exception):
@@ -35,15 +63,16 @@ class APIError(Exception):
         """The Status as JSON, kept in ``encoded`` (rendered once, where it is convenient: a worker
         thread for a huge error list)."""
         if self.encoded is None:
-            self.encoded = _encode(self.status)
+            self.encoded = _encode(laid_out(self.status)) + b"\n"  # as kube's JSON encoder ends a body
         return self.encoded
 
 
 def details_for(res: Resource, name: str, kind: str | None = None) -> dict[str, Any]:
     """A Status' details naming object ``name`` of ``res`` (``kind`` defaults to the plural)."""
-    out: dict[str, Any] = {"name": name, "kind": kind or res.plural}
+    out: dict[str, Any] = {"name": name}
     if res.group:
         out["group"] = res.group
+    out["kind"] = kind or res.plural
     return out
 
 

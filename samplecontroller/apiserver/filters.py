@@ -25,7 +25,7 @@ from samplecontroller.apiserver import authentication, bodies
 from samplecontroller.apiserver.authorization import impersonation
 from samplecontroller.apiserver.authorization.attributes import forbidden, from_request
 from samplecontroller.apiserver.authorization.rbac import Authorizer
-from samplecontroller.apiserver.errors import APIError, bad_request
+from samplecontroller.apiserver.errors import APIError, bad_request, laid_out
 from samplecontroller.apiserver.httpmessages import AnyResponse, Handler, Request, Response
 from samplecontroller.apiserver.metrics import RequestMetrics
 from samplecontroller.apiserver.requestinfo import RequestRecord
@@ -53,8 +53,10 @@ class Credentials(Protocol):
 
 
 def json_response(obj: Any, code: int = 200, headers: dict[str, str] | None = None) -> Response:
-    """``obj`` as a JSON response."""
-    return Response(body=_encode(obj), status=code, content_type="application/json", headers=headers)
+    """``obj`` as a JSON response, laid out as kube-apiserver's encoder writes it: a ``Status`` in
+    its struct's field order (``errors.laid_out``), the body ended by a newline."""
+    return Response(body=_encode(laid_out(obj)) + b"\n", status=code, content_type="application/json",
+                    headers=headers)
 
 
 def _internal_error(message: str) -> Response:

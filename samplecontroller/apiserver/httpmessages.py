@@ -77,6 +77,8 @@ def parse_request_head(raw: bytes) -> tuple[str, str, tuple[int, int], CIMultiDi
         raise BadRequest(f"malformed HTTP request {lines[0][:100]!r}")
     method, target, version_text = parts
     version = _VERSIONS.get(version_text)
+    if version is None and version_text == "HTTP/2.0" and method == "PRI" and target == "*":
+        version = (2, 0)  # the HTTP/2 preface: for the handlers, as Go's http1ServerSupportsRequest
     if version is None:
         if version_text.startswith("HTTP/"):
             raise BadRequest(f"unsupported HTTP version {version_text[:20]!r}", 505)

@@ -26,8 +26,10 @@ collector), and the bounds of the history of recent events that feeds watches: a
 kube-apiserver's watch-cache freshness). The history is the table itself: every revision above
 ``compacted`` is one event, and ``events_since`` reads them back from their rows; memory holds
 one (commit time, revision) pair per commit, not the events, so it does not grow with churn.
-Revisions older than the history are *compacted*: their superseded rows are deleted, and a
-watch or an exact list from such a revision must answer 410 Expired (``Expired`` is raised).
+Revisions older than the history are *compacted*: their superseded rows are deleted (once
+``ROWS_COMPACT_BATCH`` revisions have left the history, so a steady churn keeps a flat number of
+rows), and a watch or an exact list from such a revision must answer 410 Expired (``Expired`` is
+raised).
 
 Contract: the store is not thread-safe. The API server calls it only from its event loop thread.
 Stored objects are treated as immutable; callers build a new dict for every write.
@@ -52,7 +54,7 @@ import msgspec
 from samplecontroller.apiserver.revisions import MemoryTable, RevisionTable, Row, SQLiteTable
 from samplecontroller.tls import private_dir
 
-__all__ = ["Entry", "Event", "Expired", "Page", "Store", "TooLarge", "Watcher"]
+__all__ = ["ROWS_COMPACT_BATCH", "WATCH_BUFFER", "Entry", "Event", "Expired", "Page", "Store", "TooLarge", "Watcher"]
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +64,10 @@ _decode = msgspec.json.Decoder().decode
 Key = tuple[str, str]  # (namespace, name)
 EntryList = list[tuple[Key, "Entry"]]
 EventList = list["Event"]
+ROWS_COMPACT_BATCH = 1000
+"""The superseded rows of revisions that left the history are deleted once this many revisions
+have left it since the last compaction (they were kept until 10,000 writes had been made, however
+large the objects: a soak's memory grew by the rows of thousands of deleted objects)."""
 _CHANGES_CACHED = 16  # (skey, namespace, revision) walks whose changes since their revision are remembered
 
 
@@ -141,10 +147,22 @@ class Event:
         return self._line
 
 
-class Watcher:
-    """A subscription to one storage key (optionally one namespace); events are buffered."""
+WATCH_BUFFER = 1000
+"""The most events a watcher keeps for a watch that is busy (writing to a slow client, or waiting
+on a conversion) before it is closed as unresponsive (kube's cacheWatcher: a channel of at most
+1000 events, the watcher terminated when it stays full)."""
 
-    def __init__(self, skey: str, namespace: str | None, limit: int = 200_000, after: int = 0) -> None:
+
+class Watcher:
+    """A subscription to one storage key (optionally one namespace); events are buffered.
+
+    ``busy`` is set by the watch while it is not waiting for events (it writes to its client, or
+    converts): a watcher whose buffer reaches ``limit`` events while busy is a slow watcher and is
+    closed (``overflowed``), its buffer dropped, so a client that reads slowly or never holds no
+    more than ``limit`` references, as kube-apiserver's cacher terminates a watcher whose channel
+    stays full. An idle watch (waiting to be scheduled) keeps everything a burst gives it."""
+
+    def __init__(self, skey: str, namespace: str | None, limit: int = WATCH_BUFFER, after: int = 0) -> None:
         self.skey = skey
         self.namespace = namespace
         self.after = after  # events at or below this revision are not offered (the watch has them)
@@ -152,13 +170,15 @@ class Watcher:
         self.wake = asyncio.Event()
         self.overflowed = False
         self.closed = False
+        self.busy = True  # until the watch first waits for events
         self._limit = limit
 
     def offer(self, event: Event) -> None:
         if self.closed or event.rev <= self.after or (self.namespace is not None and event.namespace != self.namespace):
             return  # a closed watcher takes nothing more: its stream ends after what it already has
-        if len(self.buffer) >= self._limit:
-            self.overflowed = True
+        if self.busy and len(self.buffer) >= self._limit:
+            self.overflowed = self.closed = True  # too slow: the watch ends, the client watches again
+            self.buffer = []
         else:
             self.buffer.append(event)
         self.wake.set()
@@ -514,8 +534,8 @@ class Store:
         for future in waiters:
             if not future.done():
                 future.set_result(None)
-        if self._writes_since_compact >= 10_000:
-            self._compact_rows()
+        if self.compacted - self._rows_compacted >= ROWS_COMPACT_BATCH or self._writes_since_compact >= 10_000:
+            self._compact_table()  # the rows the history left behind go as it moves: memory stays flat
 
     def _fail_waiters(self, err: BaseException) -> None:
         waiters, self._waiters = self._waiters, []
@@ -612,8 +632,12 @@ class Store:
         return self.compacted
 
     def _compact_rows(self) -> None:
-        self._writes_since_compact = 0
         self.flush()
+        self._compact_table()
+
+    def _compact_table(self) -> None:
+        """Delete the rows up to ``compacted`` (every write is committed)."""
+        self._writes_since_compact = 0
         start, end = self._rows_compacted, self.compacted
         if end <= start:
             return

@@ -24,7 +24,8 @@ connection reads a request head, runs the handler in that task and writes its re
 - A malformed request head (bad request line, method, target or header line, conflicting
   framing) is answered with a 400 ``Status`` object and the connection is closed; a head over
   1 MiB with a 431 (Go's ``DefaultMaxHeaderBytes``); an HTTP version other than 1.0 and 1.1
-  with a 505. An exception escaping the handler (a bug) is logged and answered with a 500 Status.
+  with a 505, except the HTTP/2 connection preface (``PRI * HTTP/2.0``), which Go's server hands
+  to its handlers (answered, here as there, with a 4xx) and then closes the connection. An exception escaping the handler (a bug) is logged and answered with a 500 Status.
 - ``HTTPServer.close``: no new connections; idle ones are closed, requests in progress get
   ``shutdown_timeout`` seconds to finish and are then cancelled.
 
@@ -88,11 +89,12 @@ def status_reason(code: int) -> str:
 def status_body(code: int, message: str) -> bytes:
     """A Failure ``Status`` object for ``code`` as JSON."""
     status: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-                              "message": message, "code": code}
+                              "message": message}
     reason = status_reason(code)
     if reason:
         status["reason"] = reason
-    return msgspec.json.encode(status)
+    status["code"] = code
+    return msgspec.json.encode(status) + b"\n"
 
 
 def _status_response(code: int, message: str) -> Response:
@@ -102,6 +104,8 @@ def _status_response(code: int, message: str) -> Response:
 
 
 def _keep_alive(version: tuple[int, int], connection: str) -> bool:
+    if version == (2, 0):
+        return False  # the HTTP/2 preface (PRI *): closed after its answer, as Go sets its req.Close
     tokens = connection.lower()
     return "close" not in tokens if version >= (1, 1) else "keep-alive" in tokens
 

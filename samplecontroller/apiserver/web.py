@@ -61,6 +61,8 @@ VERSION_INFO = {
     "gitTreeState": "clean", "buildDate": "2024-12-11T00:00:00Z", "goVersion": "go1.23.3", "compiler": "gc",
     "platform": "linux/amd64",
 }
+_VERSION_BODY = json.dumps(VERSION_INFO, indent=2).encode()
+"""``/version`` as kube-apiserver writes it (``responsewriters.WriteRawJSON``: indented, no newline)."""
 ResourceHandler = Callable[[Scope, Request, RequestInfo, Accept], Awaitable[AnyResponse]]
 _HANDLERS: dict[str, ResourceHandler] = {
     "get": crud.get, "list": list_.list_, "watch": watch_.watch, "create": crud.create, "update": crud.update,
@@ -176,7 +178,7 @@ class APIServerApp:
         if request.method not in ("GET", "HEAD"):
             raise not_allowed()
         if path == "/version":
-            return json_response(VERSION_INFO)
+            return Response(body=_VERSION_BODY, content_type="application/json")
         if path in ("/.well-known/openid-configuration", "/openid/v1/jwks") and self.jwks_uri:
             return self._issuer_discovery(path)
         if self.health.serves(parts):

@@ -40,6 +40,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import functools
+import math
 import re
 import socket
 import ssl
@@ -473,6 +474,8 @@ class Connection:
             self._arm(self.deadline)
         elif self.timeout is not None:
             self._arm(self.loop.time() + self.timeout)
+        else:
+            self._due = math.inf  # no bound on this wait: a timer left by an earlier one must not end it
         return await waiter
 
     def _arm(self, due: float) -> None:
@@ -491,6 +494,8 @@ class Connection:
         waiter = self._waiter
         if waiter is None or waiter.done():
             return  # idle: no deadline runs
+        if self._due == math.inf:
+            return  # the wait in progress has no deadline
         if self.loop.time() < self._due - _TIMER_SLACK:  # a later wait moved the deadline
             self._timer_at = self._due
             self._timer = self.loop.call_at(self._due, self._fire)

@@ -294,6 +294,26 @@ def test_parser_errors_are_status_objects(server: LocalAPIServer, request_bytes:
     assert status["kind"] == "Status" and status["code"] == code and status["message"], status
 
 
+
+def test_the_http2_preface_reaches_the_handlers_and_closes_the_connection(server: LocalAPIServer) -> None:
+    """``PRI * HTTP/2.0`` (the HTTP/2 connection preface, sent by a client with prior knowledge)
+    is handed to the handlers as Go's server does (``http1ServerSupportsRequest``), which answer it
+    with a 4xx (here 401: it carries no credentials), not a 505; the connection then closes
+    (Go sets ``req.Close``), so the rest of the preface is never read as a request."""
+    data = raw_exchange(server, b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+    code, headers, body = split_response(data)
+    assert code == 401 and headers["connection"] == "close", data
+    status = json.loads(body)
+    assert status["reason"] == "Unauthorized", status
+    assert data.count(b"HTTP/1.1 ") == 1, data  # one answer: "SM" was not read as a request
+    # with credentials the preface goes through authorization to the router: a method it does not serve
+    code, _, body = split_response(raw_exchange(
+        server, b"PRI * HTTP/2.0\r\nAuthorization: Bearer " + server.token.encode() + b"\r\n\r\nSM\r\n\r\n"))
+    assert code == 405, body
+    # any other HTTP/2.0 request is still Go's 505
+    code, _, body = split_response(raw_exchange(server, b"GET / HTTP/2.0\r\nHost: x\r\n\r\n"))
+    assert code == 505, body
+
 def test_long_header_lines_and_paths_are_read_as_go_reads_them(server: LocalAPIServer) -> None:
     # aiohttp refused lines over 8,190 bytes; Go (and so kube-apiserver) takes up to 1 MB of headers
     code, _, body = split_response(raw_exchange(

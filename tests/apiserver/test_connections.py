@@ -180,3 +180,49 @@ def test_a_shorter_timeout_parameter_is_honoured_and_a_bad_one_is_a_400(raw: Raw
     sock.settimeout(30)
     assert sock.recv(65536).startswith(b"HTTP/1.1 504")
     sock.close()
+
+
+def test_a_body_arriving_after_the_header_timeout_is_read(tmp_path: Path) -> None:
+    """The header timer is not armed while the body is read (issue 43 item 7): Go's server has
+    no body read timeout; only the request timeout (504) bounds a slow body."""
+    with LocalAPIServer(kubeconfig_path=tmp_path / "kc", header_timeout=0.3, request_timeout=30.0) as server:
+        sock = _tls(server)
+        body = json.dumps({"metadata": {"name": "late-body"}}).encode()
+        sock.sendall(b"POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: x\r\n"
+                     b"Authorization: Bearer " + server.token.encode() + b"\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body[:5])
+        time.sleep(1.0)  # over three header timeouts while the body is read: the point of the test
+        sock.sendall(body[5:])
+        sock.settimeout(30)
+        reply = b""
+        while b"\r\n\r\n" not in reply:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            reply += chunk
+        assert reply.startswith(b"HTTP/1.1 201"), reply[:300]
+
+
+def test_a_body_still_arriving_at_the_request_timeout_is_a_504_not_a_500(tmp_path: Path) -> None:
+    """A body that keeps arriving, slowly, past the header timeout and up to the request timeout
+    gets kube's 504 (the header timer used to end it first with a 500)."""
+    with LocalAPIServer(kubeconfig_path=tmp_path / "kc", header_timeout=0.3, request_timeout=1.5) as server:
+        sock = _tls(server)
+        sock.sendall(b"POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: x\r\n"
+                     b"Authorization: Bearer " + server.token.encode() + b"\r\n"
+                     b"Content-Type: application/json\r\nContent-Length: 3000000\r\n\r\n{")
+        sock.settimeout(0.2)
+        reply = b""
+        deadline = time.monotonic() + 30
+        while b"\r\n\r\n" not in reply and time.monotonic() < deadline:
+            try:
+                sock.sendall(b" ")  # a byte of the body every 0.2 s: never idle, never done
+                chunk = sock.recv(65536)
+            except TimeoutError:
+                continue
+            except (ConnectionError, ssl.SSLError):
+                break
+            if not chunk:
+                break
+            reply += chunk
+        assert reply.startswith(b"HTTP/1.1 504"), reply[:300]

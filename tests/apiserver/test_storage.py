@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from samplecontroller.apiserver.revisions import SQLiteTable
-from samplecontroller.apiserver.storage import Event, Expired, Store
+from samplecontroller.apiserver.storage import ROWS_COMPACT_BATCH, Event, Expired, Store
 
 
 def obj(name: str, value: int) -> dict[str, object]:
@@ -344,3 +344,22 @@ def test_the_memory_table_answers_as_the_sqlite_table(ops: list[tuple[str, str, 
         finally:
             memory.close()
             disk.close()
+
+
+@pytest.mark.parametrize("on_disk", [False, True])
+def test_rows_that_left_the_history_are_compacted_as_it_moves(tmp_path: Path, on_disk: bool) -> None:
+    """A steady churn keeps a bounded number of rows (issue 43 item 6): the superseded rows and
+    tombstones of revisions older than the history go once ``ROWS_COMPACT_BATCH`` revisions have
+    left it, not after 10,000 writes whatever the objects' size."""
+    store = Store(tmp_path if on_disk else None, history_window=0.0)  # every commit leaves the history
+    try:
+        peak = 0
+        for i in range(2000):  # 6,000 writes: below the old 10,000-write trigger
+            store.put("g/r", obj(f"o{i}", 1))
+            store.put("g/r", obj(f"o{i}", 2))
+            store.delete("g/r", "ns", f"o{i}")
+            store.flush()
+            peak = max(peak, store.table.count())
+        assert peak <= 2 * ROWS_COMPACT_BATCH, peak
+    finally:
+        store.close()

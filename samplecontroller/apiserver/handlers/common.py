@@ -85,7 +85,7 @@ def render(scope: Scope, res: Resource, obj: dict[str, Any], accept: Accept, cod
                               "metadata": obj.get("metadata") or {}}, code, headers)
     stored = _stored_bytes(scope, res, obj)
     if stored is not None:
-        return Response(body=stored, status=code, content_type="application/json", headers=headers)
+        return Response(body=stored + b"\n", status=code, content_type="application/json", headers=headers)
     return json_response(obj, code, headers)
 
 

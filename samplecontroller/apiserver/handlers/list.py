@@ -251,7 +251,7 @@ def _list_response(scope: Scope, res: Resource, entries: list[Entry], rv: str, c
     gv = res.group_version
     head = _encode({"kind": res.the_list_kind, "apiVersion": gv, "metadata": meta})
     items = [e.raw if e.obj.get("apiVersion") == gv else _encode(versioned(res, e.obj)) for e in entries]
-    body = head[:-1] + b',"items":[' + b",".join(items) + b"]}"
+    body = head[:-1] + b',"items":[' + b",".join(items) + b"]}\n"
     return Response(body=body, content_type="application/json")
 
 

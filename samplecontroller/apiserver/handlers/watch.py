@@ -13,7 +13,7 @@ import msgspec
 from samplecontroller.apiserver import requestinfo as ri
 from samplecontroller.apiserver import tables
 from samplecontroller.apiserver.crdconversion import ConversionError
-from samplecontroller.apiserver.errors import APIError
+from samplecontroller.apiserver.errors import APIError, laid_out
 from samplecontroller.apiserver.handlers import converting
 from samplecontroller.apiserver.handlers import list as list_
 from samplecontroller.apiserver.handlers.common import Scope, columns, versioned
@@ -64,18 +64,13 @@ async def watch(scope: Scope, request: Request, t: RequestInfo, accept: Accept) 
             return await _watch_error(request, response, err.status)
     converted = converting.webhook_crd(scope, res) is not None
     # no await from here to the subscription: the sent state and the watched events join exactly
-    initial_lines: list[bytes] = []
-    initial_entries: list[Entry] = []  # to convert once subscribed (conversion webhook)
+    initial_entries: list[Entry] = []  # the state sent first: references, encoded batch by batch
     send_end_bookmark = False
     pending: list[Event] = []
     if start_rev is None or send_initial:
         after = scope.store.rev
         if send_initial is not False:
-            for _, entry in scope.core.list_entries(res, ns):
-                if converted:
-                    initial_entries.append(entry)
-                elif match is None or match(entry.obj):
-                    initial_lines.append(_line(scope, "ADDED", res, entry.obj, entry.raw, accept, request))
+            initial_entries = [entry for _, entry in scope.core.list_entries(res, ns)]
             send_end_bookmark = bool(send_initial)
     else:
         after = start_rev
@@ -92,20 +87,44 @@ async def watch(scope: Scope, request: Request, t: RequestInfo, accept: Accept) 
         waiting = scope.store.durable()  # the initial state may hold writes not yet committed
         if waiting is not None:
             await waiting
-        if initial_entries:
+        initial_lines: list[bytes] = []
+        if initial_entries and converted:
             initial_lines = await _initial_converted(scope, res, initial_entries, match, accept, request)
+            initial_entries = []
         await response.prepare(request)
         if initial_lines:
             await response.write(b"".join(initial_lines))
-        if send_end_bookmark:
+        del initial_lines
+        # the state and the history in batches, each written once the client took most of the one
+        # before: a client that reads slowly or never holds at most a batch here, never the collection
+        batch: list[bytes] = []
+        size = 0
+        for entry in initial_entries:
+            if match is None or match(entry.obj):
+                line = _line(scope, "ADDED", res, entry.obj, entry.raw, accept, request)
+                batch.append(line)
+                size += len(line)
+                if size >= WRITE_BATCH:
+                    await response.write(b"".join(batch))
+                    batch, size = [], 0
+                    if watcher.overflowed:
+                        break
+        if batch and not watcher.overflowed:
+            await response.write(b"".join(batch))
+        del initial_entries, batch
+        if send_end_bookmark and not watcher.overflowed:
             await response.write(_bookmark(res, after, initial_end=True))
-        if pending:
-            await response.write(await _lines(scope, pending, res, match, accept, request))
+        for start in range(0, len(pending), PENDING_BATCH):
+            if watcher.overflowed:
+                break
+            await response.write(await _lines(scope, pending[start:start + PENDING_BATCH], res, match, accept,
+                                              request))
+        del pending
         await _stream(scope, response, watcher, res, match, accept, request, timeout, bookmarks)
     except ConversionError as err:
         if not response.prepared:
             raise
-        await response.write(_encode({"type": "ERROR", "object": err.status}) + b"\n")
+        await response.write(_encode({"type": "ERROR", "object": laid_out(err.status)}) + b"\n")
         await response.write_eof()
     except (ConnectionResetError, asyncio.CancelledError):
         pass
@@ -118,7 +137,7 @@ async def _watch_error(request: Request, response: StreamResponse,
                        status: dict[str, Any]) -> StreamResponse:
     """End a watch with one ERROR event (a watch that passed validation fails this way)."""
     await response.prepare(request)
-    await response.write(_encode({"type": "ERROR", "object": status}) + b"\n")
+    await response.write(_encode({"type": "ERROR", "object": laid_out(status)}) + b"\n")
     await response.write_eof()
     return response
 
@@ -131,6 +150,11 @@ def _bookmark(res: Resource, rev: int, initial_end: bool = False) -> bytes:
                                                    "metadata": meta}}) + b"\n"
 
 
+WRITE_BATCH = 64 * 1024
+"""Bytes of a watch's initial state encoded and written at a time: its memory is a batch, whatever
+the collection's size."""
+PENDING_BATCH = 64
+"""Events of the history a watch resumes from encoded and written at a time."""
 PRE_TIMEOUT_BOOKMARK = 2.0
 """Seconds before a watch's deadline when the cacher sends its last bookmark."""
 BURST_GAP = 0.002
@@ -161,6 +185,7 @@ async def _stream(scope: Scope, response: StreamResponse, watcher: Any, res: Res
         if bookmarks:
             wait = min(wait, max(next_bookmark - now, 0.0))
         if not watcher.buffer:
+            watcher.busy = False  # only while it waits: a watch busy writing is held to its buffer's bound
             try:
                 async with asyncio.timeout(wait):  # no task of its own per wake-up, unlike wait_for
                     await watcher.wake.wait()
@@ -173,6 +198,7 @@ async def _stream(scope: Scope, response: StreamResponse, watcher: Any, res: Res
                     # queued for it: the writers already scheduled run first, and their events go
                     # out in this write. Outside one, an event is written at once.
                     await asyncio.sleep(0)
+            watcher.busy = True
         events = watcher.drain()
         if events:
             chunk = await _lines(scope, events, res, match, accept, request)

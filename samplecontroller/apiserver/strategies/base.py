@@ -41,7 +41,10 @@ BASE_FIELD_LABELS = frozenset({"metadata.name", "metadata.namespace"})
 
 class Strategy:
     """The generic strategy of a built-in kind. ``tracks_generation``: spec changes bump
-    metadata.generation; ``returns_deleted``: a delete answers with the object, not a Status;
+    metadata.generation; ``returns_deleted``: a delete answers with the object, not a Status
+    (the kinds whose registry sets ``ReturnDeletedObject``: namespaces, pods, pod templates,
+    services, service accounts, persistent volumes and claims, resource quotas, storage classes,
+    CSI drivers and nodes, volume attachments; custom resources do not);
     ``deletes_in_phases``: a delete only marks the object terminating (namespaces);
     ``field_labels``: the field selectors the kind supports beyond metadata.name/namespace;
     ``create_action``: "" for kinds whose create stores the object, else what answers a create
@@ -55,9 +58,11 @@ class Strategy:
     records_requester = False
 
     def __init__(self, *, tracks_generation: bool | None = None, field_labels: Iterable[str] = (),
-                 create_action: str = "") -> None:
+                 create_action: str = "", returns_deleted: bool | None = None) -> None:
         if tracks_generation is not None:
             self.tracks_generation = tracks_generation
+        if returns_deleted is not None:
+            self.returns_deleted = returns_deleted
         self.field_labels = BASE_FIELD_LABELS | frozenset(field_labels)
         self.create_action = create_action
 
@@ -153,7 +158,6 @@ class CustomResourceStrategy(Strategy):
     the status is dropped on create; scale paths from the CRD's scale subresource."""
 
     tracks_generation = True
-    returns_deleted = True
 
     def reset_status(self, group: str, version: str, kind: str, obj: Obj) -> None:
         obj.pop("status", None)

@@ -71,7 +71,10 @@ def _needs_health_check(spec: dict[str, Any]) -> bool:
 
 
 class ServiceStrategy(Strategy):
-    """Services (see the module docstring); the status has a non-omitempty ``loadBalancer``."""
+    """Services (see the module docstring); the status has a non-omitempty ``loadBalancer``; a
+    delete answers with the deleted Service (its registry's ``ReturnDeletedObject``)."""
+
+    returns_deleted = True
 
     def __init__(self, cidr: str | None = None, node_ports: tuple[int, int] | None = None) -> None:
         super().__init__()
