@@ -1,0 +1,166 @@
+"""Handled state (kopf's "last handled" annotation): what changed since a reconcile last
+finished, with ``old``, ``new`` and ``diff``, on top of a reconcile (never instead of it).
+
+    from samplecontroller.runtime import handled
+
+    LAST = handled.LastHandled("example.com/last-handled")
+
+    def reconcile(self, request):
+        obj = self.client.get(Tank, request.namespace, request.name)
+        change = LAST.change(obj)                  # or LAST.change(obj, field="spec.size")
+        if change.reason == handled.CREATE:        # never handled: kopf's on.create
+            ...
+        elif change.reason == handled.UPDATE:      # kopf's on.update / on.field
+            for op, path, old, new in change.diff:  # ("change", ("spec", "size"), 1, 2)
+                ...
+        elif change.reason == handled.RESUME:      # handled before this process started: on.resume
+            ...
+        LAST.mark(self.client, obj)                # after the work succeeded
+        return Result()
+
+- The *essence* of an object (``essence(obj)``) is what kopf compares: everything but
+  ``status`` and ``metadata``, plus ``metadata.labels`` and ``metadata.annotations`` (without
+  this annotation and ``kubectl.kubernetes.io/last-applied-configuration``).
+- ``change(obj, field=None)``: ``old`` is the essence recorded by the last ``mark`` (None when
+  never marked), ``new`` the current one, ``diff`` kopf's tuple of ``(op, path, old, new)``
+  with ``op`` in ``add``/``change``/``remove``. ``reason``: ``CREATE`` (never marked),
+  ``UPDATE`` (the essence differs), ``RESUME`` (unchanged, and the first time this process
+  sees the object: kopf's on.resume), ``None`` (nothing to do). With ``field="spec.size"``
+  (a dotted path) ``old``/``new`` are that field's values (None when absent), ``diff`` is
+  relative to it and ``UPDATE`` means that field changed.
+- ``mark(client, obj)`` writes the essence into the annotation (one merge patch); call it
+  once the reconcile's work for this change is done, so a failure retries the same change.
+  Nothing is marked for a deleted object: the reconcile's deletion branch (finalizer) handles it.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from samplecontroller.apimachinery import meta
+from samplecontroller.apimachinery.objects import to_dict
+
+__all__ = ["CREATE", "RESUME", "UPDATE", "Change", "DiffItem", "LastHandled", "diff", "essence", "resolve"]
+
+CREATE = "create"
+UPDATE = "update"
+RESUME = "resume"
+
+DiffItem = tuple[str, tuple[str, ...], Any, Any]
+"""``(op, path, old, new)``: ``op`` is ``add``, ``change`` or ``remove`` (kopf's diff)."""
+
+_SKIPPED_ANNOTATIONS = ("kubectl.kubernetes.io/last-applied-configuration",)
+
+
+def essence(obj: Any, *, annotation: str = "") -> dict[str, Any]:
+    """What is compared: the object without ``status`` and without ``metadata`` other than its
+    labels and annotations (``annotation`` and kubectl's last-applied one left out)."""
+    body = to_dict(obj) if not isinstance(obj, Mapping) else dict(obj)
+    out = {k: v for k, v in body.items() if k not in ("status", "metadata", "apiVersion", "kind")}
+    md = body.get("metadata") or {}
+    labels = dict(md.get("labels") or {})
+    annotations = {k: v for k, v in (md.get("annotations") or {}).items()
+                   if k != annotation and k not in _SKIPPED_ANNOTATIONS}
+    if labels or annotations:
+        out["metadata"] = {k: v for k, v in (("labels", labels), ("annotations", annotations)) if v}
+    return out
+
+
+def resolve(body: Any, path: tuple[str, ...]) -> Any:
+    """The value at ``path`` in nested dicts, None when any part is absent."""
+    for key in path:
+        if not isinstance(body, Mapping) or key not in body:
+            return None
+        body = body[key]
+    return body
+
+
+def diff(old: Any, new: Any, path: tuple[str, ...] = ()) -> tuple[DiffItem, ...]:
+    """kopf's diff of two JSON-like values: dicts are compared key by key (sorted), anything
+    else as a whole."""
+    if old == new:
+        return ()
+    if old is None:
+        return (("add", path, None, new),)
+    if new is None:
+        return (("remove", path, old, None),)
+    if isinstance(old, Mapping) and isinstance(new, Mapping):
+        out: list[DiffItem] = []
+        for key in sorted(set(old) | set(new)):
+            out.extend(diff(old.get(key), new.get(key), (*path, key)))
+        return tuple(out)
+    return (("change", path, old, new),)
+
+
+@dataclass(frozen=True)
+class Change:
+    """What changed since the last ``mark`` (see the module docstring). True when ``reason`` is set."""
+
+    reason: str | None
+    old: Any
+    new: Any
+    diff: tuple[DiffItem, ...] = ()
+
+    def __bool__(self) -> bool:
+        return self.reason is not None
+
+
+@dataclass
+class LastHandled:
+    """The handled state kept in annotation ``annotation`` of each object (kopf's
+    ``kopf.zalando.org/last-handled-configuration``)."""
+
+    annotation: str = "samplecontroller.io/last-handled-configuration"
+    _seen: set[str] = field(default_factory=set, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def recorded(self, obj: Any) -> dict[str, Any] | None:
+        """The essence the last ``mark`` wrote, or None (never marked, or unreadable)."""
+        raw = (meta.get_annotations(obj) or {}).get(self.annotation)
+        if not raw:
+            return None
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            return None
+        return value if isinstance(value, dict) else None
+
+    def change(self, obj: Any, *, field: str | None = None) -> Change:
+        """What changed in ``obj`` since the last ``mark`` (see the module docstring)."""
+        old = self.recorded(obj)
+        new = essence(obj, annotation=self.annotation)
+        uid = meta.get_uid(obj) or f"{meta.get_namespace(obj)}/{meta.get_name(obj)}"
+        with self._lock:
+            first_seen = uid not in self._seen
+            self._seen.add(uid)
+        if field:
+            path = tuple(field.split("."))
+            old_value = resolve(old, path) if old is not None else None
+            new_value = resolve(new, path)
+            if old is None:
+                return Change(CREATE, None, new_value, diff(None, new_value))
+            changes = diff(old_value, new_value)
+            if changes:
+                return Change(UPDATE, old_value, new_value, changes)
+            return Change(RESUME if first_seen else None, old_value, new_value)
+        if old is None:
+            return Change(CREATE, None, new, diff(None, new))
+        changes = diff(old, new)
+        if changes:
+            return Change(UPDATE, old, new, changes)
+        return Change(RESUME if first_seen else None, old, new)
+
+    def mark(self, client: Any, obj: Any) -> Any:
+        """Record ``obj``'s essence as handled (a merge patch of the annotation, without a
+        resourceVersion: it records what this reconcile saw); returns the patched object."""
+        from samplecontroller.client.types import MERGE_PATCH
+        from samplecontroller.runtime.client import RawPatch
+
+        value = json.dumps(essence(obj, annotation=self.annotation), sort_keys=True, separators=(",", ":"))
+        if (meta.get_annotations(obj) or {}).get(self.annotation) == value:
+            return obj
+        return client.patch(obj, RawPatch(MERGE_PATCH, {"metadata": {"annotations": {self.annotation: value}}}))
