@@ -320,8 +320,10 @@ class Controller:
             self.metrics.reconcile_panics.labels(self.name).inc()
             if not self.options.recover_panic:
                 raise err
-            # one record per failure (controller-runtime's "Reconciler error"); where it came from
-            # is part of it, not a second line
+        if _is_panic(err) or (err.__cause__ is not None and _is_panic(err.__cause__)):
+            # one record per failure (controller-runtime's "Reconciler error"); where an unexpected
+            # exception came from (also one a TemporaryError/TerminalError was raised from) is part
+            # of it, not a second line
             extra["traceback"] = "".join(traceback.format_exception(err))
         self._errors.inc()
         self._totals["error"].inc()
@@ -330,7 +332,7 @@ class Controller:
             self.metrics.terminal_errors.labels(self.name).inc()
             self.queue.forget(item)
             log.error("Reconciler error (terminal, not requeued)", controller=self.name, request=str(item),
-                      error=error)
+                      error=error, **extra)
             return
         if isinstance(err, TemporaryError) and err.delay is not None:
             self.queue.rate_limiter.when(item)  # counted as a retry (context.current().retries) ...

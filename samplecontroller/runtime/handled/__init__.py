@@ -31,20 +31,30 @@ finished, with ``old``, ``new`` and ``diff``, on top of a reconcile (never inste
 - ``mark(client, obj)`` writes the essence into the annotation (one merge patch); call it
   once the reconcile's work for this change is done, so a failure retries the same change.
   Nothing is marked for a deleted object: the reconcile's deletion branch (finalizer) handles it.
+
+``Handler(client, Model, fn, ...)`` is that pattern as a ``Reconciler`` (kopf's ``on.create``,
+``on.update``, ``on.resume``, ``on.field``, ``on.delete`` with ``retries``/``errors``/``backoff``):
+``fn(obj, change)`` is called only when something changed (see ``Handler``).
 """
 
 from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from samplecontroller.apimachinery import meta
+from samplecontroller.apimachinery.errors import NotFoundError
+from samplecontroller.apimachinery.finalizers import add_finalizer, contains_finalizer, remove_finalizer
 from samplecontroller.apimachinery.objects import to_dict
+from samplecontroller.client.types import MERGE_PATCH
+from samplecontroller.runtime.client import MergeFrom, RawPatch
+from samplecontroller.runtime.reconcile import Request, Result, TemporaryError, TerminalError, context
 
-__all__ = ["CREATE", "RESUME", "UPDATE", "Change", "DiffItem", "LastHandled", "diff", "essence", "resolve"]
+__all__ = ["CREATE", "DELETE", "RESUME", "UPDATE", "Change", "DiffItem", "Handler", "LastHandled", "add_handler",
+           "diff", "essence", "resolve"]
 
 CREATE = "create"
 UPDATE = "update"
@@ -157,10 +167,104 @@ class LastHandled:
     def mark(self, client: Any, obj: Any) -> Any:
         """Record ``obj``'s essence as handled (a merge patch of the annotation, without a
         resourceVersion: it records what this reconcile saw); returns the patched object."""
-        from samplecontroller.client.types import MERGE_PATCH
-        from samplecontroller.runtime.client import RawPatch
-
         value = json.dumps(essence(obj, annotation=self.annotation), sort_keys=True, separators=(",", ":"))
         if (meta.get_annotations(obj) or {}).get(self.annotation) == value:
             return obj
         return client.patch(obj, RawPatch(MERGE_PATCH, {"metadata": {"annotations": {self.annotation: value}}}))
+
+
+DELETE = "delete"
+
+HandlerFunc = Callable[[Any, Change], "Result | None"]
+
+
+class Handler:
+    """kopf's per-event handler model on top of a reconcile: a ``Reconciler`` that reads the
+    object a request names (nothing when it is gone), asks ``last`` what changed and calls
+    ``fn(obj, change)`` only when something did (``CREATE``, ``UPDATE``, ``RESUME``, and
+    ``DELETE`` with a ``finalizer``), then marks the object handled. ``fn`` raising leaves it
+    unmarked, so the same change is retried; ``fn`` may return a ``Result``.
+
+    - ``on=CREATE`` (or a tuple of reasons): kopf's ``on.create``/``on.update``/``on.resume``/
+      ``on.delete``: ``fn`` is called for those only (other changes are just marked);
+    - ``field="spec.size"``: kopf's ``field=`` (``on.field``): only that field's changes;
+    - ``finalizer``: kopf's ``on.delete``: added while the object lives; on deletion
+      ``fn(obj, Change(DELETE, ...))`` runs, then the finalizer is removed;
+    - ``retries=N``: the Nth failure in a row is final (a ``TerminalError`` from the error);
+    - ``errors="permanent"``: kopf's ``ErrorsMode.PERMANENT``: any error other than a
+      ``TemporaryError`` is final at once;
+    - ``backoff=s``: retry an ordinary error after ``s`` seconds (a ``TemporaryError`` from
+      it, still logged with its traceback) instead of the rate limiter's backoff.
+    Give each handler of one kind its own ``last`` annotation (kopf records each handler).
+    """
+
+    def __init__(self, client: Any, model: type[Any], fn: HandlerFunc, *, last: LastHandled | None = None,
+                 on: str | tuple[str, ...] = (), field: str | None = None, finalizer: str | None = None,
+                 retries: int | None = None, errors: str = "temporary", backoff: float | None = None) -> None:
+        if errors not in ("temporary", "permanent"):
+            raise ValueError(f"errors must be 'temporary' or 'permanent', not {errors!r}")
+        if retries is not None and retries < 1:
+            raise ValueError("retries must be at least 1 (the number of attempts), or None for no limit")
+        self.client, self.model, self.fn = client, model, fn
+        self.on = (on,) if isinstance(on, str) else tuple(on)
+        unknown = set(self.on) - {CREATE, UPDATE, RESUME, DELETE}
+        if unknown:
+            raise ValueError(f"unknown handler reasons {sorted(unknown)}: use handled.CREATE, UPDATE, RESUME, DELETE")
+        if DELETE in self.on and not finalizer:
+            raise ValueError("a DELETE handler needs finalizer= (kopf's on.delete adds one the same way)")
+        self.last = last or LastHandled()
+        self.field, self.finalizer, self.retries, self.errors, self.backoff = field, finalizer, retries, errors, backoff
+
+    def reconcile(self, request: Request) -> Result:
+        """Read, compare, call ``fn`` (see the class docstring)."""
+        try:
+            obj = self.client.get(self.model, request.namespace, request.name)
+        except NotFoundError:
+            return Result()
+        if meta.get_deletion_timestamp(obj):
+            if not self.finalizer or not contains_finalizer(obj, self.finalizer):
+                return Result()
+            result = self._call(obj, Change(DELETE, self.last.recorded(obj), None)) if self._wants(DELETE) else Result()
+            self.client.patch(remove_finalizer(obj, self.finalizer)[0], MergeFrom(obj, optimistic_lock=True))
+            return result
+        if self.finalizer and not contains_finalizer(obj, self.finalizer):
+            obj = self.client.patch(add_finalizer(obj, self.finalizer)[0], MergeFrom(obj, optimistic_lock=True))
+        change = self.last.change(obj, field=self.field)
+        if not change:
+            return Result()
+        result = self._call(obj, change) if self._wants(change.reason) else Result()
+        self.last.mark(self.client, obj)
+        return result
+
+    def _wants(self, reason: str | None) -> bool:
+        return not self.on or reason in self.on
+
+    def _call(self, obj: Any, change: Change) -> Result:
+        try:
+            return self.fn(obj, change) or Result()
+        except (TemporaryError, TerminalError):
+            raise
+        except Exception as err:
+            attempt = context.current().retries + 1
+            if self.errors == "permanent":
+                raise TerminalError(f"{type(err).__name__}: {err}") from err
+            if self.retries is not None and attempt >= self.retries:
+                raise TerminalError(f"gave up after {attempt} attempts: {type(err).__name__}: {err}") from err
+            if self.backoff is not None:
+                raise TemporaryError(f"{type(err).__name__}: {err}", delay=self.backoff) from err
+            raise
+
+
+def add_handler(mgr: Any, model: type[Any], fn: HandlerFunc, *, on: str | tuple[str, ...] = (),
+                name: str | None = None, predicates: tuple[Any, ...] = (), **options: Any) -> Any:
+    """kopf's ``@kopf.on.create(...)`` (and update/resume/delete/field) as one call: a controller
+    named ``name`` (default: ``fn``'s name) for ``model`` whose reconciler is a ``Handler`` with
+    its own last-handled annotation (``<prefix>/last-handled.<name>``). ``options`` are
+    ``Handler``'s (``field``, ``finalizer``, ``retries``, ``errors``, ``backoff``, ``last``);
+    ``predicates`` filter the events (kopf's ``labels=``/``annotations=``/``when=``)."""
+    from samplecontroller.runtime import builder
+
+    name = name or str(getattr(fn, "__name__", "handler")).replace("_", "-")
+    options.setdefault("last", LastHandled(f"samplecontroller.io/last-handled.{name}"))
+    return (builder.controller_managed_by(mgr).named(name).for_(model, *predicates)
+            .complete(Handler(mgr.get_client(), model, fn, on=on, **options)))
