@@ -39,6 +39,6 @@ def setup(mgr: Manager) -> None:
             d.logger.info(f"=> Ping from an async daemon: field={d.object['spec']['field']!r}")
             await asyncio.sleep(5.0 * SCALE)
 
-    daemon.add_daemon(mgr, KEX, background_sync, backoff=3, cancellation_timeout=5)
+    daemon.add_daemon(mgr, KEX, background_sync, backoff=3, cancellation_timeout=5, finalizer="kopf.dev/daemons")
     daemon.add_daemon(mgr, KEX, background_async, backoff=3, cancellation_timeout=0.5,
                       when=lambda b: b["metadata"].get("annotations", {}).get("someannotation") == "somevalue")

@@ -27,12 +27,10 @@ def said(line: str) -> None:
         _said.wait_for(lambda: line in printed, timeout=30)
 
 
-def create_fn(body: dict[str, Any], change: handled.Change) -> None:
-    say(MEMO["create_tpl"].format(**body["metadata"]))
-
-
-def delete_fn(body: dict[str, Any], change: handled.Change) -> None:
-    say(MEMO["delete_tpl"].format(**body["metadata"]))
+def create_or_delete_fn(body: dict[str, Any], change: handled.Change) -> None:
+    # kopf adds its finalizer before the create handlers: one handler with both keeps that order
+    template = MEMO["create_tpl"] if change.reason == handled.CREATE else MEMO["delete_tpl"]
+    say(template.format(**body["metadata"]))
 
 
 def operator(rest: RESTClient, namespace: str) -> Manager:
@@ -40,8 +38,8 @@ def operator(rest: RESTClient, namespace: str) -> Manager:
     add_to_scheme(scheme)
     Unstructured("kopf.dev/v1", "KopfExample").add_to_scheme(scheme)  # to write KopfExamples as dicts
     mgr = Manager(rest, Options(namespaces=(namespace,)), scheme=scheme)
-    handled.add_handler(mgr, KEX, create_fn, on=handled.CREATE)
-    handled.add_handler(mgr, KEX, delete_fn, on=handled.DELETE, finalizer="kopf.dev/embedded")
+    handled.add_handler(mgr, KEX, create_or_delete_fn, on=(handled.CREATE, handled.DELETE),
+                        finalizer="kopf.dev/embedded")
     return mgr
 
 

@@ -43,5 +43,5 @@ def field_fn(body: Any, change: Change) -> None:
 def setup(mgr: Manager) -> None:
     for fn, on in ((resume_fn_1, RESUME), (create_fn_1, CREATE), (resume_fn_2, RESUME), (create_fn_2, CREATE),
                    (update_fn, UPDATE), (delete_fn_1, DELETE), (delete_fn_2, DELETE)):
-        add_handler(mgr, KEX, fn, on=on, finalizer="kopf.dev/handlers" if on == DELETE else None)
-    add_handler(mgr, KEX, field_fn, on=UPDATE, field="spec.field")
+        add_handler(mgr, KEX, fn, on=on, finalizer=f"kopf.dev/{fn.__name__}" if on == DELETE else None)
+    add_handler(mgr, KEX, field_fn, on=(CREATE, UPDATE), field="spec.field")

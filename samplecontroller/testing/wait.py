@@ -50,7 +50,7 @@ def _timed_out(what: str | None, timeout: float, last: Any, error: BaseException
     return AssertionError(f"timed out after {timeout:g}s waiting for {what or 'the condition'} ({tail})")
 
 
-def wait_for(fn: Callable[[], T], *, timeout: float = 10.0, what: str | None = None, interval: float = 0.02,
+def wait_for(fn: Callable[[], T | None], *, timeout: float = 10.0, what: str | None = None, interval: float = 0.02,
              ignore: tuple[type[BaseException], ...] = (NotFoundError,)) -> T:
     """Poll ``fn`` until it returns a set, truthy value and return it (see the module docstring)."""
     if inspect.iscoroutinefunction(fn):
@@ -62,7 +62,7 @@ def wait_for(fn: Callable[[], T], *, timeout: float = 10.0, what: str | None = N
         try:
             value = fn()
             last, error = value, None
-            if _done(value):
+            if value is not None and _done(value):
                 return value
         except ignore as err:
             error = err

@@ -20,7 +20,8 @@ finished, with ``old``, ``new`` and ``diff``, on top of a reconcile (never inste
 
 - The *essence* of an object (``essence(obj)``) is what kopf compares: everything but
   ``status`` and ``metadata``, plus ``metadata.labels`` and ``metadata.annotations`` (without
-  this annotation and ``kubectl.kubernetes.io/last-applied-configuration``).
+  handled-state annotations, whose name starts with ``last-handled``, and
+  ``kubectl.kubernetes.io/last-applied-configuration``).
 - ``change(obj, field=None)``: ``old`` is the essence recorded by the last ``mark`` (None when
   never marked), ``new`` the current one, ``diff`` kopf's tuple of ``(op, path, old, new)``
   with ``op`` in ``add``/``change``/``remove``. ``reason``: ``CREATE`` (never marked),
@@ -74,10 +75,15 @@ def essence(obj: Any, *, annotation: str = "") -> dict[str, Any]:
     md = body.get("metadata") or {}
     labels = dict(md.get("labels") or {})
     annotations = {k: v for k, v in (md.get("annotations") or {}).items()
-                   if k != annotation and k not in _SKIPPED_ANNOTATIONS}
+                   if k != annotation and k not in _SKIPPED_ANNOTATIONS and not _is_handled_state(k)}
     if labels or annotations:
         out["metadata"] = {k: v for k, v in (("labels", labels), ("annotations", annotations)) if v}
     return out
+
+
+def _is_handled_state(key: str) -> bool:
+    """A handled-state annotation of any handler (its name starts with ``last-handled``)."""
+    return key.rpartition("/")[2].startswith("last-handled")
 
 
 def resolve(body: Any, path: tuple[str, ...]) -> Any:
@@ -183,7 +189,9 @@ class Handler:
     object a request names (nothing when it is gone), asks ``last`` what changed and calls
     ``fn(obj, change)`` only when something did (``CREATE``, ``UPDATE``, ``RESUME``, and
     ``DELETE`` with a ``finalizer``), then marks the object handled. ``fn`` raising leaves it
-    unmarked, so the same change is retried; ``fn`` may return a ``Result``.
+    unmarked, so the same change is retried, except a ``PermanentError``/``TerminalError``
+    (or the last of ``retries``), which marks it (kopf: that change has been handled, failing);
+    ``fn`` may return a ``Result``.
 
     - ``on=CREATE`` (or a tuple of reasons): kopf's ``on.create``/``on.update``/``on.resume``/
       ``on.delete``: ``fn`` is called for those only (other changes are just marked);
@@ -232,7 +240,11 @@ class Handler:
         change = self.last.change(obj, field=self.field)
         if not change:
             return Result()
-        result = self._call(obj, change) if self._wants(change.reason) else Result()
+        try:
+            result = self._call(obj, change) if self._wants(change.reason) else Result()
+        except TerminalError:
+            self.last.mark(self.client, obj)  # kopf: a permanent failure is handled, not retried
+            raise
         self.last.mark(self.client, obj)
         return result
 
@@ -256,15 +268,20 @@ class Handler:
 
 
 def add_handler(mgr: Any, model: type[Any], fn: HandlerFunc, *, on: str | tuple[str, ...] = (),
-                name: str | None = None, predicates: tuple[Any, ...] = (), **options: Any) -> Any:
+                name: str | None = None, predicates: tuple[Any, ...] = (), controller_options: Any = None,
+                **options: Any) -> Any:
     """kopf's ``@kopf.on.create(...)`` (and update/resume/delete/field) as one call: a controller
     named ``name`` (default: ``fn``'s name) for ``model`` whose reconciler is a ``Handler`` with
     its own last-handled annotation (``<prefix>/last-handled.<name>``). ``options`` are
     ``Handler``'s (``field``, ``finalizer``, ``retries``, ``errors``, ``backoff``, ``last``);
-    ``predicates`` filter the events (kopf's ``labels=``/``annotations=``/``when=``)."""
+    ``predicates`` filter the events (kopf's ``labels=``/``annotations=``/``when=``).
+    ``controller_options`` (a ``controller.Options``) defaults to kopf's behaviour:
+    ``keep_requested_delay=True`` (a delay asked for is kept; events coalesce into it)."""
     from samplecontroller.runtime import builder
+    from samplecontroller.runtime.controller import Options
 
     name = name or str(getattr(fn, "__name__", "handler")).replace("_", "-")
     options.setdefault("last", LastHandled(f"samplecontroller.io/last-handled.{name}"))
     return (builder.controller_managed_by(mgr).named(name).for_(model, *predicates)
+            .with_options(controller_options or Options(keep_requested_delay=True))
             .complete(Handler(mgr.get_client(), model, fn, on=on, **options)))
