@@ -10,7 +10,8 @@ from samplecontroller.runtime.reconcile import context
 def create_fn(body: Any, change: handled.Change) -> None:
     logger = context.current().logger.bind(body)
 
-    # The all-purpose function for the event creation (kopf.event).
+    # The all-purpose function for the event creation (kopf.event): Kubernetes' recorders post
+    # Normal and Warning Events only; another type is refused with an "Unsupported event type" line.
     logger.event("SomeType", "SomeReason", "Some message")
 
     # The shortcuts for the conventional events and common cases (kopf.info, kopf.warn).

@@ -167,7 +167,7 @@ def test_04_events(rest: RESTClient, ns: str, api: Client) -> None:
     mgr = manager(rest, ns)
     load("events").setup(mgr)
     events = Clientset(rest).core_v1().events(ns)
-    with OperatorRunner(mgr):
+    with OperatorRunner(mgr) as runner:
         kex(api, ns)
 
         def about_the_object() -> list[tuple[Any, ...]] | None:
@@ -178,6 +178,7 @@ def test_04_events(rest: RESTClient, ns: str, api: Client) -> None:
     assert ("Normal", "SomeReason", "Some message") in posted
     assert ("Warning", "SomeReason", "Some message") in posted
     assert ("Warning", "SomeReason", "Some exception: Exception text.") in posted
+    assert 'msg="Unsupported event type" type=SomeType' in runner.output, "refused loudly, as Go's recorder"
 
 
 def test_05_handlers(rest: RESTClient, ns: str, api: Client, printed: Any) -> None:
@@ -322,9 +323,10 @@ def test_16_indexing(rest: RESTClient, ns: str, api: Client) -> None:
         wait_for(lambda: get(api, ns).get("status", {}).get("running-pods") == [f"{ns}::a"])
         port = mgr.server_addresses()[0][1]
         probes = wait_for(lambda: json.loads(http_get(port, "/healthz?format=json")[1]))
-        assert probes == {"pod_count": 2, "pod_names": ["a", "b"]} or probes["pod_count"] == 2
-        assert mgr.get_cache().index(Pod, "label") == {"app=x": mgr.get_cache().list(Pod, namespace=ns)} or \
-            sorted(str(p.metadata.name) for p in mgr.get_cache().index(Pod, "label")["app=x"]) == ["a", "b"]
+        assert (probes["pod_count"], sorted(probes["pod_names"])) == (2, ["a", "b"])
+        whole = mgr.get_cache().index(Pod, "label")  # kopf's Index read whole
+        assert {k: sorted(str(p.metadata.name) for p in v) for k, v in whole.items()} == {"app=x": ["a", "b"]}
+        assert set(mgr.get_cache().index(Pod, "running")) == {"True", "False"}
 
 
 def test_99_all_at_once(rest: RESTClient, ns: str, api: Client, printed: Any) -> None:
