@@ -1,5 +1,5 @@
-"""kopf's 10-builtins: a pod killer per Pod (outside kube-*), cancelled when the pod goes; its
-body deletes its own object (the daemon's finalizer holds the pod until it has stopped)."""
+"""kopf's 10-builtins: a pod killer per Pod (outside kube-*), cancelled when the pod
+goes; it deletes its own object (its finalizer holds the pod until it has stopped)."""
 import asyncio
 
 from samplecontroller.kubernetes.apis.core.v1 import Pod
@@ -20,5 +20,6 @@ def setup(mgr: Manager) -> None:
             d.logger.info("=== Pod killing is cancelled!")
             raise
 
-    daemon.add_daemon(mgr, Pod, pod_killer, when=lambda pod: not pod.metadata.namespace.startswith("kube-"),
-                      finalizer="kopf.dev/pod-killer", cancellation_timeout=5)
+    daemon.add_daemon(mgr, Pod, pod_killer, finalizer="kopf.dev/pod-killer",
+                      when=lambda pod: not pod.metadata.namespace.startswith("kube-"),
+                      cancellation_timeout=5)

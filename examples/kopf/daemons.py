@@ -16,29 +16,35 @@ SCALE = 1.0  # the test shortens the delays
 
 def setup(mgr: Manager) -> None:
     def patch_status(d: daemon.Context, **status: Any) -> None:
-        mgr.get_client().status().patch(d.object, RawPatch(MERGE_PATCH, {"status": status}))
+        patch = RawPatch(MERGE_PATCH, {"status": status})
+        mgr.get_client().status().patch(d.object, patch)
 
     # Sync daemons in threads are non-interruptable, they must check ``stopped``.
-    # This daemon exits after 3 attempts and then 30 seconds of running (unless stopped).
+    # This daemon exits after 3 attempts and then 30 s of running (unless stopped).
     def background_sync(d: daemon.Context) -> None:
         if d.retries < 3:
             patch_status(d, message=f"Failed {d.retries + 1} times.")
             raise TemporaryError("Simulated failure.", delay=SCALE)
         started = time.time()
         while not d.stopped.is_set() and time.time() - started <= 30 * SCALE:
-            d.logger.info(f"=> Ping from a sync daemon: field={d.object['spec']['field']!r}, retry={d.retries}")
+            field = d.object["spec"]["field"]
+            d.logger.info(f"=> Ping from a sync daemon: field={field!r}, "
+                          f"retry={d.retries}")
             d.sleep(5.0 * SCALE)
         patch_status(d, message="Accompanying is finished.")
 
     # Async daemons are cancelled (asyncio.CancelledError) to stop them.
-    # This daemon runs forever (until stopped, i.e. cancelled). Yet fails to start for 3 first times.
+    # This daemon runs until stopped (cancelled). Yet fails to start for 3 first times.
     async def background_async(d: daemon.Context) -> None:
         if d.retries < 3:
             raise TemporaryError("Simulated failure.", delay=SCALE)
         while True:
-            d.logger.info(f"=> Ping from an async daemon: field={d.object['spec']['field']!r}")
+            field = d.object["spec"]["field"]
+            d.logger.info(f"=> Ping from an async daemon: field={field!r}")
             await asyncio.sleep(5.0 * SCALE)
 
-    daemon.add_daemon(mgr, KEX, background_sync, backoff=3, cancellation_timeout=5, finalizer="kopf.dev/daemons")
+    daemon.add_daemon(mgr, KEX, background_sync, backoff=3, cancellation_timeout=5,
+                      finalizer="kopf.dev/daemons")
     daemon.add_daemon(mgr, KEX, background_async, backoff=3, cancellation_timeout=0.5,
-                      when=lambda b: b["metadata"].get("annotations", {}).get("someannotation") == "somevalue")
+                      when=lambda b: b["metadata"].get("annotations", {})
+                      .get("someannotation") == "somevalue")

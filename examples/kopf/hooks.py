@@ -1,6 +1,6 @@
-"""kopf's 13-hooks: startup hooks (one retried), cleanup, probes and a background task per pod.
-kopf's on.login has no equivalent to write: kubeconfig (exec plugins, tokens, certificates) and
-the in-cluster service account are read by ``rest.config`` (see the migration guide)."""
+"""kopf's 13-hooks: startup hooks (one retried), cleanup, probes and a task per pod.
+kopf's on.login has no equivalent to write: kubeconfig (exec plugins, tokens,
+certificates) and the in-cluster service account are read by ``rest.config``."""
 import asyncio
 import itertools
 import random
@@ -49,7 +49,8 @@ def monitored_objects() -> dict[str, list[str]]:
 
 async def pod_task(d: daemon.Context) -> None:  # a task per pod, cancelled when it goes
     async with LOCK:
-        shouldstop = STOPPERS.setdefault(d.request.namespace, {}).setdefault(d.request.name, asyncio.Event())
+        flags = STOPPERS.setdefault(d.request.namespace, {})
+        shouldstop = flags.setdefault(d.request.name, asyncio.Event())
     try:
         while not shouldstop.is_set():
             await asyncio.sleep(random.randint(1, 10) * SCALE)

@@ -21,7 +21,7 @@ from tests.examples.test_examples import load
 ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "docs" / "guides" / "migrating-from-kopf.md"
 SOURCES = [ROOT / "examples" / "kopf_migration.py", Path(__file__)]
-WHOLE = [ROOT / "examples" / "kopf" / f"{name}.py" for name in ("exceptions", "timers", "hooks", "handlers")]
+WHOLE = [ROOT / "examples" / "kopf" / f"{name}.py" for name in ("exceptions", "daemons", "builtins", "hooks")]
 
 
 def test_the_operator_does_what_the_kopf_one_did(rest: Any, ns: str) -> None:
