@@ -460,6 +460,10 @@ def test_daemons_and_timers_log_each_step_count_retries_and_honour_temporary_and
     def parked(d: daemon.Context) -> None:
         d.stopped.wait()
 
+    def hopeless(d: daemon.Context) -> None:
+        seen["hopeless"].append((d.retries, time.monotonic()))
+        raise RuntimeError("broken")
+
     mgr = manager(rest, ns)
     def only(n: str) -> Callable[[ConfigMap], bool]:
         return lambda c: c.metadata.name == n
@@ -467,10 +471,12 @@ def test_daemons_and_timers_log_each_step_count_retries_and_honour_temporary_and
     daemon.add_daemon(mgr, ConfigMap, flaky, name=f"flaky-{ns}", backoff=0.01, when=only("d"))
     daemon.add_timer(mgr, ConfigMap, ticking, name=f"tick-{ns}", interval=0.05, when=only("d"))
     daemon.add_daemon(mgr, ConfigMap, parked, name=f"parked-{ns}", when=is_watched, cancellation_timeout=5)
+    daemon.add_daemon(mgr, ConfigMap, hopeless, name=f"hopeless-{ns}", when=only("d"), backoff=0.01, retries=2)
     with OperatorRunner(mgr) as runner:
         create(rest, ns, "d", watched=False)
         create(rest, ns, "p")
-        wait_for(lambda: len(seen["daemon"]) == 3 and len(seen["timer"]) >= 3, what="the retries")
+        wait_for(lambda: len(seen["daemon"]) == 3 and len(seen["timer"]) >= 3 and len(seen["hopeless"]) == 2,
+                 what="the retries")
         cms(rest, ns).patch("p", {"metadata": {"labels": {"watched": "no"}}})
         wait_for(lambda: f'msg="[{ns}/p] Daemon stopped"' in runner.output, what="the stop")
     assert [r for r, _ in seen["daemon"]] == [0, 1, 2]
@@ -487,5 +493,7 @@ def test_daemons_and_timers_log_each_step_count_retries_and_honour_temporary_and
                  f'msg="[{ns}/p] Daemon stopping" daemon=parked-{ns} reason="the object no longer matches `when`"',
                  f'msg="[{ns}/p] Daemon stopped" daemon=parked-{ns}'):
         assert out.count(line) == 1, line
-    assert out.count("Traceback") == 1, "only the unexpected exception has a traceback"
+    assert f'msg="[{ns}/d] Daemon failed; giving up after 2 attempts" daemon=hopeless-{ns}' in out
+    assert [r for r, _ in seen["hopeless"]] == [0, 1], "retries=2: two attempts"
+    assert out.count("Traceback") == 2, "only the unexpected exceptions have a traceback (not the last one)"
     assert f'msg="[{ns}/d] Daemon returned' not in out, "a permanent failure is not a return"
