@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from samplecontroller.client import ResourceClient
 from samplecontroller.foo_reconciler import SCHEME
 from samplecontroller.kubernetes.apis.core.v1 import ConfigMap
@@ -39,3 +41,30 @@ def test_create_update_resume_and_field_changes(rest: Any, ns: str) -> None:
     assert not last.change(cm) and last.recorded(cm) == {"data": {"extra": "x", "size": "2"},
                                                          "metadata": {"labels": {"a": "1"}}}
     assert last.mark(client, cm) is cm, "nothing to write"
+
+
+def test_a_handler_marks_a_permanent_failure_and_releases_a_deletion(rest: Any, ns: str) -> None:
+    from samplecontroller.runtime.reconcile import PermanentError, Request, TerminalError
+    from samplecontroller.runtime.reconcile.context import Contexts
+
+    cms = Clientset(rest).core_v1().configmaps(ns)
+    client = Client(lambda info, n: ResourceClient(rest, info, n), None, scheme=SCHEME)
+    calls: list[str | None] = []
+
+    def fn(obj: ConfigMap, change: handled.Change) -> None:
+        calls.append(change.reason)
+        raise PermanentError("no")
+
+    h = handled.Handler(client, ConfigMap, fn, on=(handled.CREATE, handled.DELETE), finalizer="example.com/h")
+    cms.create(ConfigMap(metadata=ObjectMeta(name="p", namespace=ns)))
+    request = Request(ns, "p")
+    for _ in range(2):
+        with Contexts("h").entered(request, 0), pytest.raises(TerminalError):
+            h.reconcile(request)
+        if calls == [handled.CREATE]:
+            assert h.reconcile(request).is_zero(), "marked: the same change is not handled again"
+            cms.delete("p")
+    assert calls == [handled.CREATE, handled.DELETE]
+    assert "p" not in [c.metadata.name for c in cms.list().items], "the finalizer released after a permanent failure"
+    with pytest.raises(ValueError, match="needs finalizer"):
+        handled.Handler(client, ConfigMap, fn, on=handled.DELETE)

@@ -197,7 +197,8 @@ class Handler:
       ``on.delete``: ``fn`` is called for those only (other changes are just marked);
     - ``field="spec.size"``: kopf's ``field=`` (``on.field``): only that field's changes;
     - ``finalizer``: kopf's ``on.delete``: added while the object lives; on deletion
-      ``fn(obj, Change(DELETE, ...))`` runs, then the finalizer is removed;
+      ``fn(obj, Change(DELETE, ...))`` runs, then the finalizer is removed (also after a
+      permanent failure; an ordinary error keeps it, and the deletion is retried);
     - ``retries=N``: the Nth failure in a row is final (a ``TerminalError`` from the error);
     - ``errors="permanent"``: kopf's ``ErrorsMode.PERMANENT``: any error other than a
       ``TemporaryError`` is final at once;
@@ -232,8 +233,14 @@ class Handler:
         if meta.get_deletion_timestamp(obj):
             if not self.finalizer or not contains_finalizer(obj, self.finalizer):
                 return Result()
-            result = self._call(obj, Change(DELETE, self.last.recorded(obj), None)) if self._wants(DELETE) else Result()
-            self.client.patch(remove_finalizer(obj, self.finalizer)[0], MergeFrom(obj, optimistic_lock=True))
+            release = MergeFrom(obj, optimistic_lock=True)
+            try:
+                result = self._call(obj, Change(DELETE, self.last.recorded(obj), None)) if self._wants(DELETE) \
+                    else Result()
+            except TerminalError:  # kopf: a permanent failure ends the handling: the object goes
+                self.client.patch(remove_finalizer(obj, self.finalizer)[0], release)
+                raise
+            self.client.patch(remove_finalizer(obj, self.finalizer)[0], release)
             return result
         if self.finalizer and not contains_finalizer(obj, self.finalizer):
             obj = self.client.patch(add_finalizer(obj, self.finalizer)[0], MergeFrom(obj, optimistic_lock=True))
