@@ -441,7 +441,7 @@ def test_a_write_of_an_unstructured_kind_is_waited_for_too(fake: Any) -> None:
     writing its own object ran again before the cache had that write."""
     from samplecontroller.client.unstructured import Unstructured
 
-    c, cache, stop = fake
+    _, cache, stop = fake
     key = Unstructured("v1", "ConfigMap")
     cache.get_informer(key)  # type: ignore[arg-type]
     assert cache.wait_for_cache_sync(timeout=10)
