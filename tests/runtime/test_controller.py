@@ -462,5 +462,8 @@ def test_keep_requested_delay_coalesces_events_into_the_pending_retry(run: Any, 
         assert gap >= 0.4, "the events coalesced into the pending retry"
         time.sleep(0.1)
         assert len(script.calls) == 2
+        c.queue.add_after(Request("ns", "a"), 5)  # a delay not kept (requeue_after, backoff) ...
+        c.queue.add(Request("ns", "a"))  # ... does not hold an event back
+        script.wait_calls(3)
     else:
         assert gap < 0.4, "controller-runtime's default: an event reconciles at once"

@@ -25,8 +25,9 @@ the controller. Every failure is logged once: one "Reconciler error" record (``e
 ``traceback=`` for a panic; ``retry_after=`` for a TemporaryError's delay).
 
 ``Options.keep_requested_delay`` (opt-in, kopf's behaviour): events for a request waiting for
-a delay it asked for coalesce into that retry (``DelayKeepingQueue``) instead of reconciling
-it at once, as controller-runtime does by default.
+the delay of a ``TemporaryError(delay=s)`` coalesce into that retry (``DelayKeepingQueue``)
+instead of reconciling it at once, as controller-runtime does by default. Other delays
+(``Result(requeue_after=)``, the rate limiter's backoff) are unchanged: events still reconcile.
 A request is never reconciled by two workers at once (the queue guarantees it).
 
 Read your own writes (``runtime.consistency``, on by default through the builder): a request whose
@@ -100,11 +101,11 @@ class Options:
     # saving a thread hand-off per event. Only for handlers, predicates and map functions that
     # are quick and never block (reads from the cache are fine; API calls are not).
     inline_event_handlers: bool = False
-    # True (opt-in, kopf's behaviour): a delay a reconcile asked for (``Result(requeue_after=)``,
-    # ``TemporaryError(delay=)``, an error's backoff) is kept. An event for a request waiting
-    # for its delay coalesces into that pending retry instead of reconciling it at once, and an
-    # event seen while it is being reconciled is dropped once that reconcile asked for a delay.
-    # False (controller-runtime's): any event reconciles the request at once.
+    # True (opt-in, kopf's behaviour): the delay of a ``TemporaryError(delay=s)`` is kept. An
+    # event for a request waiting for it coalesces into that pending retry instead of
+    # reconciling it at once, and an event seen while it was being reconciled is dropped once
+    # that reconcile raised it. ``Result(requeue_after=)`` and the rate limiter's backoff are
+    # not kept. False (controller-runtime's): any event reconciles the request at once.
     keep_requested_delay: bool = False
 
 
@@ -336,7 +337,10 @@ class Controller:
             return
         if isinstance(err, TemporaryError) and err.delay is not None:
             self.queue.rate_limiter.when(item)  # counted as a retry (context.current().retries) ...
-            self.queue.add_after(item, err.delay)  # ... but after the delay it asked for
+            if isinstance(self.queue, DelayKeepingQueue):
+                self.queue.keep_after(item, err.delay)  # ... after the delay, events coalescing into it
+            else:
+                self.queue.add_after(item, err.delay)  # ... but after the delay it asked for
             extra["retry_after"] = err.delay
         else:
             self.queue.add_rate_limited(item)
@@ -345,17 +349,31 @@ class Controller:
 
 class DelayKeepingQueue(RateLimitingQueue[Hashable]):
     """The queue of a controller with ``keep_requested_delay``: an ``add`` (an event) for an item
-    waiting for its delay is dropped (the pending retry covers it); one for an item being
-    processed is remembered and added at ``done`` unless that reconcile asked for a delay."""
+    waiting for a kept delay (``keep_after``) is dropped (the pending retry covers it); one for
+    an item being processed is remembered and added at ``done`` unless that reconcile asked for
+    a kept delay. Delays from ``add_after`` (requeue_after, backoff) are not kept."""
 
     def __init__(self, rate_limiter: RateLimiter[Any], name: str = "") -> None:
         super().__init__(rate_limiter, name)
         self._seen_while_processing: set[Hashable] = set()
+        self._kept: set[Hashable] = set()  # items whose pending delay is kept (under _timer_cond)
+
+    def keep_after(self, item: Hashable, seconds: float) -> None:
+        """``add_after``, and until then events for ``item`` coalesce into it."""
+        with self._timer_cond:
+            self._kept.add(item)
+        self.add_after(item, seconds)
+
+    def _waiting_kept(self, item: Hashable) -> bool:
+        with self._timer_cond:
+            if item in self._kept and item in self._ready_at:
+                return True
+            self._kept.discard(item)  # its delay is over (or it was never kept)
+            return False
 
     def add(self, item: Hashable) -> None:
-        with self._timer_cond:
-            if item in self._ready_at:
-                return
+        if self._waiting_kept(item):
+            return
         with self._lock:
             if item in self._processing and not self._shutting_down:
                 self._seen_while_processing.add(item)
@@ -367,11 +385,8 @@ class DelayKeepingQueue(RateLimitingQueue[Hashable]):
             seen = item in self._seen_while_processing
             self._seen_while_processing.discard(item)
         super().done(item)
-        if seen:
-            with self._timer_cond:
-                waiting = item in self._ready_at
-            if not waiting:
-                super().add(item)
+        if seen and not self._waiting_kept(item):
+            super().add(item)
 
 
 __all__ = ["DEFAULT_CACHE_SYNC_TIMEOUT", "Controller", "DelayKeepingQueue", "Options", "SourceSyncError"]

@@ -283,7 +283,7 @@ def add_handler(mgr: Any, model: type[Any], fn: HandlerFunc, *, on: str | tuple[
     ``Handler``'s (``field``, ``finalizer``, ``retries``, ``errors``, ``backoff``, ``last``);
     ``predicates`` filter the events (kopf's ``labels=``/``annotations=``/``when=``).
     ``controller_options`` (a ``controller.Options``) defaults to kopf's behaviour:
-    ``keep_requested_delay=True`` (a delay asked for is kept; events coalesce into it)."""
+    ``keep_requested_delay=True`` (a ``TemporaryError``'s delay is kept; events coalesce into it)."""
     from samplecontroller.runtime import builder
     from samplecontroller.runtime.controller import Options
 
