@@ -17,9 +17,9 @@ from typing import Any
 import msgspec
 
 from samplecontroller.apimachinery import errors
-from samplecontroller.foo_reconciler import SCHEME
 from samplecontroller.kubernetes.apis.core.v1 import ConfigMap
 from samplecontroller.kubernetes.apis.meta.v1 import ObjectMeta
+from samplecontroller.kubernetes.scheme import SCHEME
 from samplecontroller.runtime import builder, daemon, predicate
 from samplecontroller.runtime.client import (
     Client,

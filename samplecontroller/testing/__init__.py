@@ -4,6 +4,7 @@ from samplecontroller.testing.actions import Action, FakeClientsetBase, Reactor,
 from samplecontroller.testing.fake_client import FakeListerWatcher, FakeResourceClient, FakeWatch, FakeWatcher
 from samplecontroller.testing.fieldmanaged import DEFAULT_FIELD_MANAGER, FieldManagedObjectTracker
 from samplecontroller.testing.tracker import GroupVersionResource, ObjectTracker, TrackerWatch
+from samplecontroller.testing.wait import present, wait_for, wait_for_async
 
 __all__ = [
     "DEFAULT_FIELD_MANAGER",
@@ -19,4 +20,7 @@ __all__ = [
     "Reactor",
     "TrackerWatch",
     "WatchReactor",
+    "present",
+    "wait_for",
+    "wait_for_async",
 ]

@@ -9,18 +9,19 @@ from pathlib import Path
 from typing import Any
 
 from samplecontroller.apimachinery import errors
-from samplecontroller.foo_reconciler import SCHEME
 from samplecontroller.kubernetes.apis.core.v1 import ConfigMap
 from samplecontroller.kubernetes.apis.meta.v1 import ObjectMeta
 from samplecontroller.kubernetes.clientset import Clientset
+from samplecontroller.kubernetes.scheme import SCHEME
 from samplecontroller.runtime.manager import Manager, Options
 from samplecontroller.runtime.webhook.admission import ValidatingHandler
+from samplecontroller.testing import wait_for
 from tests.examples.test_examples import load
-from tests.live import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "docs" / "guides" / "migrating-from-kopf.md"
 SOURCES = [ROOT / "examples" / "kopf_migration.py", Path(__file__)]
+WHOLE = [ROOT / "examples" / "kopf" / f"{name}.py" for name in ("exceptions", "daemons", "builtins", "hooks")]
 
 
 def test_the_operator_does_what_the_kopf_one_did(rest: Any, ns: str) -> None:
@@ -34,6 +35,8 @@ def test_the_operator_does_what_the_kopf_one_did(rest: Any, ns: str) -> None:
             return None
 
     # [start:runner]
+    from samplecontroller.kubernetes.scheme import SCHEME  # the built-in kinds (ConfigMap here)
+    from samplecontroller.testing import wait_for  # None, msgspec.UNSET and NotFound mean "not yet"
     from samplecontroller.testing.runner import OperatorRunner  # kopf.testing.KopfRunner
 
     mgr = Manager(rest, scheme=SCHEME, options=Options(namespaces=(ns,)))
@@ -94,7 +97,7 @@ def test_the_validator_denies_and_warns(rest: Any) -> None:
 
 # -- the guide shows exactly these files' regions -------------------------------------------------
 
-MARK = re.compile(r"<!-- snippet: (?P<file>[\w/.]+)#(?P<name>[\w-]+) -->\n```python\n(?P<code>.*?)```", re.S)
+MARK = re.compile(r"<!-- snippet: (?P<file>[\w/.]+)(#(?P<name>[\w-]+))? -->\n```python\n(?P<code>.*?)```", re.S)
 
 
 def regions(path: Path) -> dict[str, str]:
@@ -107,9 +110,11 @@ def regions(path: Path) -> dict[str, str]:
 
 def test_every_snippet_in_the_guide_is_a_tested_region() -> None:
     guide = GUIDE.read_text()
-    shown = {(m["file"], m["name"]): m["code"] for m in MARK.finditer(guide)}
+    shown = {(m["file"], m["name"] or ""): m["code"] for m in MARK.finditer(guide)}
     assert guide.count("```python") == len(shown), "a python block without a <!-- snippet: --> marker"
     expected = {(str(src.relative_to(ROOT)), name): code for src in SOURCES for name, code in regions(src).items()}
+    # whole files (the kopf example ports, tested by tests/examples/test_kopf_examples.py)
+    expected.update({(str(src.relative_to(ROOT)), ""): src.read_text() for src in WHOLE})
     assert set(shown) == set(expected), "the guide and the regions differ"
     for key, code in expected.items():
         assert shown[key] == code, f"{key[0]}#{key[1]} differs from the guide"

@@ -18,7 +18,16 @@ from samplecontroller.foo_reconciler import new_manager
 from samplecontroller.runtime import builder, controller
 from samplecontroller.runtime.eventloop import EventLoop
 from samplecontroller.runtime.manager import Manager
-from samplecontroller.runtime.reconcile import AsyncFunc, Func, Request, Result, TerminalError
+from samplecontroller.runtime.reconcile import (
+    AsyncFunc,
+    Func,
+    PermanentError,
+    Request,
+    Result,
+    TemporaryError,
+    TerminalError,
+    context,
+)
 from tests.live import wait_for
 from tests.runtime.test_controller import fast_options, seed, value
 from tests.runtime.test_integration import new_foo
@@ -382,3 +391,33 @@ def test_async_foo_reconciler_under_a_manager_end_to_end(rest: Any, ns: str) -> 
         stop.set()
         t.join(15)
     assert not t.is_alive()
+
+
+def test_temporary_and_permanent_errors_in_an_async_reconciler(run: Any) -> None:
+    """Issue 39: kopf's pair, as in a sync reconciler (the same handling, awaited)."""
+    name = f"a{next(_counter)}"
+    times: list[float] = []
+    retries: list[int] = []
+
+    async def fn(r: Request, n: int) -> Result:
+        times.append(time.monotonic())
+        retries.append(context.current().retries)
+        if r.name == "perm":
+            raise PermanentError("never")
+        if n == 1:
+            raise TemporaryError("later", delay=0.2)
+        return Result()
+
+    script = AsyncScript(fn)
+    c = controller.Controller(name, script, fast_options(keep_requested_delay=True))
+    c.watch(seed(Request("ns", "a")))
+    run(c)
+    script.wait_calls(1)
+    c.queue.add(Request("ns", "a"))  # an event: coalesces into the pending retry
+    script.wait_calls(2)
+    assert times[1] - times[0] >= 0.2 and retries[:2] == [0, 1]
+    c.queue.add(Request("ns", "perm"))
+    script.wait_calls(3)
+    time.sleep(0.1)
+    assert len(script.calls) == 3
+    assert value("controller_runtime_terminal_reconcile_errors_total", {"controller": name}) == 1

@@ -17,7 +17,15 @@ from generated.apis.samplecontroller.v1alpha1 import Foo
 from samplecontroller.apimachinery import errors
 from samplecontroller.runtime import builder, controller, handler, source
 from samplecontroller.runtime.event import GenericEvent
-from samplecontroller.runtime.reconcile import Func, Request, Result, TerminalError
+from samplecontroller.runtime.reconcile import (
+    Func,
+    PermanentError,
+    Request,
+    Result,
+    TemporaryError,
+    TerminalError,
+    context,
+)
 from samplecontroller.workqueue import ItemExponentialFailureRateLimiter
 from tests.runtime.objects import foo
 
@@ -378,3 +386,84 @@ def test_shutdown_timeout_bounds_the_whole_stop() -> None:
         run.stop.set()
         run.t.join(4.0)  # generous: 16 x the timeout, below the old 5.25 s
         assert not run.t.is_alive()
+
+
+# -- issue 39: kopf's errors, one line per failure, and a kept delay ---------------------------------
+
+
+def test_an_unexpected_exception_is_one_reconciler_error_line_with_its_traceback(
+        run: Any, caplog: pytest.LogCaptureFixture) -> None:
+    name = f"c{next(_counter)}"
+    script = Script(lambda r, n: (_ for _ in ()).throw(KeyError("bug")) if n < 3 else Result())
+    c = controller.Controller(name, script, fast_options())
+    c.watch(seed(Request("ns", "a")))
+    with caplog.at_level(logging.DEBUG, logger="samplecontroller.runtime.controller"):
+        run(c)
+        script.wait_calls(3)
+        time.sleep(0.05)
+    failures = [r for r in caplog.records if getattr(r, "kv", {}).get("controller") == name
+                and r.levelno >= logging.ERROR]
+    assert [r.getMessage() for r in failures] == ["Reconciler error", "Reconciler error"], "once per failure"
+    assert all("KeyError: 'bug'" in r.kv["traceback"] for r in failures)  # type: ignore[attr-defined]
+    assert value("controller_runtime_reconcile_errors_total", {"controller": name}) == 2
+
+
+def test_temporary_and_permanent_errors_in_a_reconciler(run: Any) -> None:
+    name = f"c{next(_counter)}"
+    retries: list[int] = []
+
+    def fn(r: Request, n: int) -> Result:
+        retries.append(context.current().retries)
+        if r.name == "perm":
+            raise PermanentError("never")
+        if n <= 2:
+            raise TemporaryError("not yet", delay=0.2)
+        return Result()
+
+    script = Script(fn)
+    c = controller.Controller(name, script, fast_options())
+    c.watch(seed(Request("ns", "a")))
+    run(c)
+    script.wait_calls(3)
+    (_, t1), (_, t2), (_, t3) = script.calls
+    assert t2 - t1 >= 0.2 and t3 - t2 >= 0.2, "the delay asked for, not the rate limiter's 10 ms"
+    assert retries == [0, 1, 2], "each TemporaryError counts as a retry"
+    c.queue.add(Request("ns", "perm"))
+    script.wait_calls(4)
+    time.sleep(0.1)
+    assert len(script.calls) == 4, "a PermanentError is terminal: not requeued"
+    assert value("controller_runtime_terminal_reconcile_errors_total", {"controller": name}) == 1
+
+
+@pytest.mark.parametrize("keep", [True, False])
+def test_keep_requested_delay_coalesces_events_into_the_pending_retry(run: Any, keep: bool) -> None:
+    name = f"c{next(_counter)}"
+    first = threading.Event()
+
+    def fn(r: Request, n: int) -> Result:
+        if n == 1:
+            first.set()
+            time.sleep(0.05)  # an event arrives while it runs
+            raise TemporaryError("retry in a while", delay=0.4)
+        return Result()
+
+    script = Script(fn)
+    c = controller.Controller(name, script, fast_options(keep_requested_delay=keep))
+    c.watch(seed(Request("ns", "a")))
+    run(c)
+    first.wait(10)
+    c.queue.add(Request("ns", "a"))  # during the reconcile
+    time.sleep(0.1)
+    for _ in range(3):  # while it waits for its delay
+        c.queue.add(Request("ns", "a"))
+    script.wait_calls(2)
+    gap = script.calls[1][1] - script.calls[0][1]
+    if keep:
+        assert gap >= 0.4, "the events coalesced into the pending retry"
+        time.sleep(0.1)
+        assert len(script.calls) == 2
+        c.queue.add_after(Request("ns", "a"), 5)  # a delay not kept (requeue_after, backoff) ...
+        c.queue.add(Request("ns", "a"))  # ... does not hold an event back
+        script.wait_calls(3)
+    else:
+        assert gap < 0.4, "controller-runtime's default: an event reconciles at once"

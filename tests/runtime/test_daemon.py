@@ -6,6 +6,7 @@ import asyncio
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Any
 
 from prometheus_client import REGISTRY
@@ -15,7 +16,7 @@ from samplecontroller.foo_reconciler import SCHEME
 from samplecontroller.kubernetes.apis.core.v1 import ConfigMap
 from samplecontroller.kubernetes.apis.meta.v1 import ObjectMeta
 from samplecontroller.kubernetes.clientset import Clientset
-from samplecontroller.runtime import daemon
+from samplecontroller.runtime import daemon, reconcile
 from samplecontroller.runtime.manager import Manager, Options
 from samplecontroller.testing.runner import OperatorRunner
 from tests.live import ns, rest, wait_for
@@ -148,7 +149,7 @@ def test_a_failing_daemon_is_restarted_after_the_backoff_and_a_returning_one_is_
         time.sleep(0.3)  # events that must not start it again
         assert calls["once-f"] == 1 and calls["f"] == 3
     assert metric("controller_runtime_daemon_runs_total", daemon=f"flaky-{ns}", result="error") == 2
-    assert runner.output.count(f'msg="[{ns}/f] Daemon failed; restarting after the backoff"') == 2
+    assert runner.output.count(f'msg="[{ns}/f] Daemon failed; retrying in 0.05s"') == 2
 
 
 def test_timers_tick_per_object_after_the_initial_delay_and_only_when_idle(rest: Any, ns: str) -> None:
@@ -296,7 +297,7 @@ def test_a_failing_async_daemon_is_restarted_after_the_backoff_and_a_returning_o
         assert calls["once-f"] == 1 and calls["f"] == 3
     assert metric("controller_runtime_daemon_runs_total", daemon=f"aflaky-{ns}", result="error") == 2
     assert metric("controller_runtime_daemon_runs_total", daemon=f"aonce-{ns}", result="returned") == 1
-    assert runner.output.count(f'msg="[{ns}/f] Daemon failed; restarting after the backoff"') == 2
+    assert runner.output.count(f'msg="[{ns}/f] Daemon failed; retrying in 0.05s"') == 2
 
 
 def test_async_timers_tick_after_the_initial_delay_and_only_when_idle(rest: Any, ns: str) -> None:
@@ -382,3 +383,117 @@ def test_many_async_daemons_do_not_grow_the_thread_count(rest: Any, ns: str) -> 
         grown = threading.active_count() - before
         assert grown < 20, f"{n} async daemons grew the process by {grown} threads"
     assert metric("controller_runtime_daemons_running", daemon=name) == 0
+
+
+# -- issue 39: a daemon that deletes its own object never strands it ---------------------------------
+
+
+def test_a_daemon_deleting_its_own_object_never_strands_it(rest: Any, ns: str, monkeypatch: Any) -> None:
+    """kopf's built-ins example: the daemon's own body deletes its object. The daemon returning
+    races the stop its deletion causes; the finalizer must still be released every time (before
+    the fix a KeyError in ``_stop_worker`` left some objects Terminating with the finalizer)."""
+    client = cms(rest, ns)
+    failures: list[str] = []
+
+    def hook(args: Any) -> None:
+        failures.append(repr(args.exc_value))
+
+    monkeypatch.setattr(threading, "excepthook", hook)
+
+    async def kill_own_object(d: daemon.Context) -> None:
+        await asyncio.to_thread(client.delete, d.request.name)
+
+    def kill_own_object_sync(d: daemon.Context) -> None:
+        client.delete(d.request.name)
+
+    mgr = manager(rest, ns)
+    daemon.add_daemon(mgr, ConfigMap, kill_own_object, name=f"kill-{ns}", finalizer=FINALIZER,
+                      cancellation_timeout=5, when=lambda c: (c.metadata.name or "").startswith("cm-"))
+    daemons = daemon.add_daemon(mgr, ConfigMap, kill_own_object_sync, name=f"skill-{ns}", cancellation_timeout=5,
+                                when=lambda c: (c.metadata.name or "").startswith("sync-"))
+    with OperatorRunner(mgr):
+        for i in range(20):
+            create(rest, ns, f"cm-{i}")
+            create(rest, ns, f"sync-{i}")
+        wait_for(lambda: not [c for c in client.list().items if c.metadata.name != "kube-root-ca.crt"],
+                 timeout=15, what="every object deleted by its own daemon")
+        wait_for(lambda: not daemons._stopping, what="no stop left pending")
+    assert failures == []
+
+
+def test_a_daemon_raising_while_it_stops_is_not_said_to_restart(rest: Any, ns: str) -> None:
+    def raise_on_stop(d: daemon.Context) -> None:
+        d.stopped.wait()
+        raise RuntimeError("cleanup failed")
+
+    mgr = manager(rest, ns)
+    daemon.add_daemon(mgr, ConfigMap, raise_on_stop, name=f"rstop-{ns}", backoff=0.01, cancellation_timeout=5,
+                      when=lambda c: c.metadata.name == "r")
+    with OperatorRunner(mgr) as runner:
+        create(rest, ns, "r")
+        wait_for(lambda: f'msg="[{ns}/r] Daemon started"' in runner.output, what="the daemon started")
+        cms(rest, ns).delete("r")
+        wait_for(lambda: "failed while stopping" in runner.output, what="the failure logged")
+    assert f'msg="[{ns}/r] Daemon failed while stopping; not restarted"' in runner.output
+    assert "retrying" not in runner.output
+
+
+def test_daemons_and_timers_log_each_step_count_retries_and_honour_temporary_and_permanent_errors(
+        rest: Any, ns: str) -> None:
+    """kopf's per-object lines, ``retry`` and ``TemporaryError(delay)``/``PermanentError``."""
+    seen: dict[str, list[tuple[int, float]]] = defaultdict(list)
+
+    def flaky(d: daemon.Context) -> None:
+        seen["daemon"].append((d.retries, time.monotonic()))
+        if d.retries == 0:
+            raise reconcile.TemporaryError("not ready", delay=0.3)
+        if d.retries == 1:
+            raise ValueError("a bug")  # the backoff (0.01 s), logged with its traceback
+        if d.retries == 2:
+            raise reconcile.PermanentError("cannot ever work")
+
+    async def ticking(d: daemon.Context) -> None:
+        seen["timer"].append((d.retries, time.monotonic()))
+        if len(seen["timer"]) == 1:
+            raise reconcile.TemporaryError("later", delay=0.2)
+
+    def parked(d: daemon.Context) -> None:
+        d.stopped.wait()
+
+    def hopeless(d: daemon.Context) -> None:
+        seen["hopeless"].append((d.retries, time.monotonic()))
+        raise RuntimeError("broken")
+
+    mgr = manager(rest, ns)
+    def only(n: str) -> Callable[[ConfigMap], bool]:
+        return lambda c: c.metadata.name == n
+
+    daemon.add_daemon(mgr, ConfigMap, flaky, name=f"flaky-{ns}", backoff=0.01, when=only("d"))
+    daemon.add_timer(mgr, ConfigMap, ticking, name=f"tick-{ns}", interval=0.05, when=only("d"))
+    daemon.add_daemon(mgr, ConfigMap, parked, name=f"parked-{ns}", when=is_watched, cancellation_timeout=5)
+    daemon.add_daemon(mgr, ConfigMap, hopeless, name=f"hopeless-{ns}", when=only("d"), backoff=0.01, retries=2)
+    with OperatorRunner(mgr) as runner:
+        create(rest, ns, "d", watched=False)
+        create(rest, ns, "p")
+        wait_for(lambda: len(seen["daemon"]) == 3 and len(seen["timer"]) >= 3 and len(seen["hopeless"]) == 2,
+                 what="the retries")
+        cms(rest, ns).patch("p", {"metadata": {"labels": {"watched": "no"}}})
+        wait_for(lambda: f'msg="[{ns}/p] Daemon stopped"' in runner.output, what="the stop")
+    assert [r for r, _ in seen["daemon"]] == [0, 1, 2]
+    assert seen["daemon"][1][1] - seen["daemon"][0][1] >= 0.3, "the TemporaryError's delay"
+    assert [r for r, _ in seen["timer"][:3]] == [0, 1, 0], "a success resets the retry count"
+    assert seen["timer"][1][1] - seen["timer"][0][1] >= 0.2
+    out = runner.output
+    for line in (f'msg="[{ns}/d] Daemon started" daemon=flaky-{ns}',
+                 f'msg="[{ns}/d] Daemon failed temporarily; retrying in 0.3s" daemon=flaky-{ns} '
+                 'error="TemporaryError: not ready" retry=1',
+                 f'msg="[{ns}/d] Daemon failed; retrying in 0.01s" daemon=flaky-{ns} error="ValueError: a bug" retry=2',
+                 f'msg="[{ns}/d] Daemon failed permanently" daemon=flaky-{ns} error="PermanentError: cannot ever work"',
+                 f'msg="[{ns}/d] Timer failed temporarily; retrying in 0.2s"',
+                 f'msg="[{ns}/p] Daemon stopping" daemon=parked-{ns} reason="the object no longer matches `when`"',
+                 f'msg="[{ns}/p] Daemon stopped" daemon=parked-{ns}'):
+        assert out.count(line) == 1, line
+    assert f'msg="[{ns}/d] Daemon failed; giving up after 2 attempts" daemon=hopeless-{ns}' in out
+    assert [r for r, _ in seen["hopeless"]] == [0, 1], "retries=2: two attempts"
+    assert out.count("Traceback") == 2, "only the unexpected exceptions have a traceback (not the last one)"
+    assert f'msg="[{ns}/d] Daemon returned' not in out, "a permanent failure is not a return"

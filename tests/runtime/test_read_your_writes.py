@@ -433,3 +433,21 @@ def test_past_the_bound_the_key_is_reconciled_anyway(caplog: pytest.LogCaptureFi
         assert warnings[0]["request"] == "ns/a" and warnings[0]["controller"] == "ryow-bound"
     finally:
         stop.set()
+
+
+def test_a_write_of_an_unstructured_kind_is_waited_for_too(fake: Any) -> None:
+    """Issue 39: writes of dicts (an ``Unstructured`` kind, ResourceInfo.model ``dict``) were
+    not tracked (their informer is keyed by the Unstructured, not by ``dict``), so a handler
+    writing its own object ran again before the cache had that write."""
+    from samplecontroller.client.unstructured import Unstructured
+
+    _, cache, stop = fake
+    key = Unstructured("v1", "ConfigMap")
+    cache.get_informer(key)  # type: ignore[arg-type]
+    assert cache.wait_for_cache_sync(timeout=10)
+    writes = ObservedWrites("ryow-unit-unstructured", cache, 30)
+    writes.start(ListQueue(), stop)
+    req = Request("ns", "later")
+    w = Write(key.info, "ns", "later", "", "999999999")  # a version the cache has not shown yet
+    writes.expect(req, [w])
+    assert writes.pending(req) == [w]

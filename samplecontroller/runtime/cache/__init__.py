@@ -23,6 +23,7 @@ Guarantees and limits:
 
 from __future__ import annotations
 
+import builtins
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -327,6 +328,31 @@ class Cache:
             out.extend(_read(inf, namespace, matching_fields))
         if selector is not None:
             out = [o for o in out if selector.matches(meta.get_labels(o))]
+        return out
+
+    def index(self, model: type[T], field_name: str, *,
+              namespace: str | None = None) -> dict[str, builtins.list[T]]:
+        """A whole field index (kopf's ``kopf.Index`` read as a mapping): every value that
+        ``index_field(model, field_name, ...)`` extracted, with the cached objects that have it
+        (in ``namespace`` only when given). A fresh dict: reading it again sees later changes.
+        ValueError when no such index was registered."""
+        group = self._synced_group(model)
+        index = field_index_name(field_name)
+        if namespace and group.info.namespaced:
+            informers = [group.informer_for_namespace(namespace)]
+        else:
+            informers, namespace = list(group.informers.values()), None
+        prefix = f"{namespace or ALL_NAMESPACES}/"
+        out: dict[str, builtins.list[T]] = {}
+        for inf in informers:
+            indexer = inf.get_indexer()
+            if index not in indexer.get_indexers():
+                raise ValueError(f"no index for field {field_name!r}: register it with index_field first")
+            for value in indexer.list_index_func_values(index):
+                if value.startswith(prefix):
+                    objects = indexer.by_index(index, value)
+                    if objects:
+                        out.setdefault(value[len(prefix):], []).extend(objects)
         return out
 
 

@@ -289,9 +289,15 @@ class ObservedWrites:
     def _watch_for(self, w: Write) -> _InformerWatch | None:
         """The informer that would show ``w``, watched (None: the cache cannot show it)."""
         existing = getattr(self.cache, "existing_informer", None)
-        group = existing(w.info.model) if existing is not None else None
+        model: Any = w.info.model
+        if model is dict:  # a write of an unstructured kind: its informer is keyed by Unstructured
+            from samplecontroller.client.unstructured import Unstructured
+
+            api_version = f"{w.info.group}/{w.info.version}" if w.info.group else w.info.version
+            model = Unstructured(api_version, w.info.kind, w.info.resource, w.info.namespaced)
+        group = existing(model) if existing is not None else None
         if group is None and existing is not None:  # a metadata-only informer shows the write as well
-            group = existing(OnlyMetadata(w.info.model))
+            group = existing(OnlyMetadata(model))
         if group is None or not _visible(self.cache, w):
             return None
         try:

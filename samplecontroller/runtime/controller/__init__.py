@@ -11,15 +11,23 @@ Result handling, exactly as Go's ``reconcileHandler``:
   create the lagging cache did not know was done, lost a race): not an error here,
   unlike Go: ``add_rate_limited`` (backoff), counted in reconcile_conflicts_total and as a
   "requeue" result, logged at debug level only (it is expected and retried from a fresher cache);
+- raised ``TemporaryError(delay=s)`` (kopf's): counted as an error and as a retry (the rate
+  limiter's count grows), ``add_after(s)``; ``delay=None``: ``add_rate_limited``;
 - raised anything else: counted as an error, ``add_rate_limited`` (backoff);
 - ``Result(requeue_after=s)``: ``forget`` then ``add_after(s)``;
 - ``Result(requeue=True)``: ``add_rate_limited``;
 - otherwise ``forget``.
 API errors (``StatusError``), transport errors (``OSError``/``TransportError``) and
-``TerminalError`` are ordinary errors. Any other exception is a *panic* (a bug): with
-``recover_panic`` it is logged with its traceback, counted in reconcile_panics_total and handled
-as an error, and the worker lives on; without it the worker dies and ``start`` re-raises it
-after stopping the controller.
+``TerminalError``/``TemporaryError`` are ordinary errors. Any other exception is a *panic* (a
+bug): with ``recover_panic`` it is counted in reconcile_panics_total and handled as an error,
+and the worker lives on; without it the worker dies and ``start`` re-raises it after stopping
+the controller. Every failure is logged once: one "Reconciler error" record (``error=``, and
+``traceback=`` for a panic; ``retry_after=`` for a TemporaryError's delay).
+
+``Options.keep_requested_delay`` (opt-in, kopf's behaviour): events for a request waiting for
+the delay of a ``TemporaryError(delay=s)`` coalesce into that retry (``DelayKeepingQueue``)
+instead of reconciling it at once, as controller-runtime does by default. Other delays
+(``Result(requeue_after=)``, the rate limiter's backoff) are unchanged: events still reconcile.
 A request is never reconciled by two workers at once (the queue guarantees it).
 
 Read your own writes (``runtime.consistency``, on by default through the builder): a request whose
@@ -56,6 +64,7 @@ from samplecontroller.runtime.reconcile import (
     Reconciler,
     Request,
     Result,
+    TemporaryError,
     check_result,
     is_async,
     is_terminal,
@@ -92,6 +101,12 @@ class Options:
     # saving a thread hand-off per event. Only for handlers, predicates and map functions that
     # are quick and never block (reads from the cache are fine; API calls are not).
     inline_event_handlers: bool = False
+    # True (opt-in, kopf's behaviour): the delay of a ``TemporaryError(delay=s)`` is kept. An
+    # event for a request waiting for it coalesces into that pending retry instead of
+    # reconciling it at once, and an event seen while it was being reconciled is dropped once
+    # that reconcile raised it. ``Result(requeue_after=)`` and the rate limiter's backoff are
+    # not kept. False (controller-runtime's): any event reconciles the request at once.
+    keep_requested_delay: bool = False
 
 
 class SourceSyncError(RuntimeError):
@@ -99,7 +114,9 @@ class SourceSyncError(RuntimeError):
 
 
 def _is_panic(err: BaseException) -> bool:
-    return not (isinstance(err, (StatusError, TransportError, OSError)) or is_terminal(err))
+    """An unexpected exception (a bug, as a Go panic): counted in reconcile_panics_total and,
+    without ``recover_panic``, fatal. Still logged once, as any reconcile error."""
+    return not (isinstance(err, (StatusError, TransportError, OSError, TemporaryError)) or is_terminal(err))
 
 
 class Controller:
@@ -117,8 +134,10 @@ class Controller:
         if self.options.max_concurrent_reconciles < 1:
             raise ValueError("max_concurrent_reconciles must be at least 1")
         self.metrics = runtime_metrics.install()
-        self.queue: RateLimitingQueue[Hashable] = RateLimitingQueue(
-            self.options.rate_limiter or default_controller_rate_limiter(), name=name)
+        limiter = self.options.rate_limiter or default_controller_rate_limiter()
+        self.queue: RateLimitingQueue[Hashable] = (
+            DelayKeepingQueue(limiter, name=name) if self.options.keep_requested_delay
+            else RateLimitingQueue(limiter, name=name))
         self._lock = threading.Lock()
         self._sources: list[Source] = []
         self._stop: threading.Event | None = None
@@ -297,22 +316,77 @@ class Controller:
             self.queue.add_rate_limited(item)
             log.debug("Reconciler conflict, requeuing", controller=self.name, request=str(item), error=str(err))
             return
+        extra: dict[str, Any] = {}
         if _is_panic(err):
             self.metrics.reconcile_panics.labels(self.name).inc()
             if not self.options.recover_panic:
                 raise err
-            log.error("Observed a panic in reconciler", controller=self.name, request=str(item),
-                      error=f"{type(err).__name__}: {err}", traceback="".join(traceback.format_exception(err)))
+        if _is_panic(err) or (err.__cause__ is not None and _is_panic(err.__cause__)):
+            # one record per failure (controller-runtime's "Reconciler error"); where an unexpected
+            # exception came from (also one a TemporaryError/TerminalError was raised from) is part
+            # of it, not a second line
+            extra["traceback"] = "".join(traceback.format_exception(err))
         self._errors.inc()
         self._totals["error"].inc()
+        error = f"{type(err).__name__}: {err}"
         if is_terminal(err):
             self.metrics.terminal_errors.labels(self.name).inc()
             self.queue.forget(item)
             log.error("Reconciler error (terminal, not requeued)", controller=self.name, request=str(item),
-                      error=str(err))
+                      error=error, **extra)
             return
-        self.queue.add_rate_limited(item)
-        log.error("Reconciler error", controller=self.name, request=str(item), error=f"{type(err).__name__}: {err}")
+        if isinstance(err, TemporaryError) and err.delay is not None:
+            self.queue.rate_limiter.when(item)  # counted as a retry (context.current().retries) ...
+            if isinstance(self.queue, DelayKeepingQueue):
+                self.queue.keep_after(item, err.delay)  # ... after the delay, events coalescing into it
+            else:
+                self.queue.add_after(item, err.delay)  # ... but after the delay it asked for
+            extra["retry_after"] = err.delay
+        else:
+            self.queue.add_rate_limited(item)
+        log.error("Reconciler error", controller=self.name, request=str(item), error=error, **extra)
 
 
-__all__ = ["DEFAULT_CACHE_SYNC_TIMEOUT", "Controller", "Options", "SourceSyncError"]
+class DelayKeepingQueue(RateLimitingQueue[Hashable]):
+    """The queue of a controller with ``keep_requested_delay``: an ``add`` (an event) for an item
+    waiting for a kept delay (``keep_after``) is dropped (the pending retry covers it); one for
+    an item being processed is remembered and added at ``done`` unless that reconcile asked for
+    a kept delay. Delays from ``add_after`` (requeue_after, backoff) are not kept."""
+
+    def __init__(self, rate_limiter: RateLimiter[Any], name: str = "") -> None:
+        super().__init__(rate_limiter, name)
+        self._seen_while_processing: set[Hashable] = set()
+        self._kept: set[Hashable] = set()  # items whose pending delay is kept (under _timer_cond)
+
+    def keep_after(self, item: Hashable, seconds: float) -> None:
+        """``add_after``, and until then events for ``item`` coalesce into it."""
+        with self._timer_cond:
+            self._kept.add(item)
+        self.add_after(item, seconds)
+
+    def _waiting_kept(self, item: Hashable) -> bool:
+        with self._timer_cond:
+            if item in self._kept and item in self._ready_at:
+                return True
+            self._kept.discard(item)  # its delay is over (or it was never kept)
+            return False
+
+    def add(self, item: Hashable) -> None:
+        if self._waiting_kept(item):
+            return
+        with self._lock:
+            if item in self._processing and not self._shutting_down:
+                self._seen_while_processing.add(item)
+                return
+        super().add(item)
+
+    def done(self, item: Hashable) -> None:
+        with self._lock:
+            seen = item in self._seen_while_processing
+            self._seen_while_processing.discard(item)
+        super().done(item)
+        if seen and not self._waiting_kept(item):
+            super().add(item)
+
+
+__all__ = ["DEFAULT_CACHE_SYNC_TIMEOUT", "Controller", "DelayKeepingQueue", "Options", "SourceSyncError"]

@@ -31,18 +31,30 @@ Contract (both run on the leader only, from when the Manager's cache has synced)
   function that returns a coroutine is an error (logged, naming the fix: ``async def``); that
   object's daemon or timer then ends, as if it had returned.
 - ``fn(ctx)`` returning ends that object's daemon (it is not started again for that object
-  until the Manager restarts, as kopf). ``fn`` raising is logged with the traceback and
-  ``fn`` is called again after ``backoff`` seconds, unless it was asked to stop.
+  until the Manager restarts, as kopf). ``fn`` raising is logged once and retried, as kopf:
+  ``reconcile.TemporaryError(msg, delay=s)`` after ``s`` seconds (no traceback); any other
+  exception after ``backoff`` seconds (with its traceback); ``reconcile.PermanentError`` (or
+  ``TerminalError``) is not retried: that object's daemon ends. With ``retries=N`` the Nth
+  failure in a row ends it too. ``ctx.retries`` counts the failures since the last success
+  (kopf's ``retry``). An exception raised once it was asked to stop is logged and ends it.
 - A timer calls ``fn(ctx)`` every ``interval`` seconds (never two calls at once for one object,
   the interval counted from the end of the previous call), first after ``initial_delay``; with
-  ``idle``, only once the object has not changed for ``idle`` seconds. An exception is logged and
-  the next tick comes as usual. Timers stop as daemons do (their ``cancellation_timeout`` bounds
+  ``idle``, only once the object has not changed for ``idle`` seconds. A failure is retried
+  after its ``TemporaryError`` delay, else after ``backoff`` (default: the interval); a
+  ``PermanentError`` (or running out of ``retries``) waits for the next tick as usual; a success
+  resets ``ctx.retries``. Timers stop as daemons do (their ``cancellation_timeout`` bounds
   the wait for a call in progress).
+- One line per object and step (logger ``runtime.daemon``, ``[ns/name] Daemon ...`` or
+  ``Timer ...`` with ``daemon=``): ``started``, ``stopping`` (``reason=``: the object is being
+  deleted, was deleted, no longer matches ``when``, or the manager is stopping), ``stopped``,
+  ``cancelled`` (an async one), ``returned; not restarted for this object``, ``failed ...;
+  retrying in Ns`` (``retry=``), ``failed permanently``, ``failed while stopping``, and the
+  abandonment warning.
 - ``finalizer`` (optional, daemons and timers): added to the object when its daemon starts, removed once
   the daemon has stopped (or been abandoned), so a deletion waits for the daemon. Objects that are
   deleted while no daemon runs (the operator was down) have the finalizer removed at once.
 - ``Context``: ``object`` (the latest version the cache has delivered), ``request``
-  (namespace/name), ``stopped`` (an Event), ``sleep(seconds)`` (returns True early once stopped),
+  (namespace/name), ``retries``, ``stop_reason``, ``stopped`` (an Event), ``sleep(seconds)`` (returns True early once stopped),
   ``logger`` (a ``reconcile.context.ObjectLogger``: ``[ns/name]`` lines, ``event=`` posts an Event).
 - Metrics (label ``daemon``, the name): ``controller_runtime_daemons_running`` (gauge),
   ``controller_runtime_daemon_runs_total{result}`` (daemon: ``returned``/``error``; timer:
@@ -75,7 +87,7 @@ from samplecontroller.cache import DeletedFinalStateUnknown
 from samplecontroller.logs import get_logger
 from samplecontroller.runtime.client import MergeFrom
 from samplecontroller.runtime.eventloop import EventLoop, until_set
-from samplecontroller.runtime.reconcile import Request
+from samplecontroller.runtime.reconcile import Request, TemporaryError, is_terminal
 from samplecontroller.runtime.reconcile.context import ObjectLogger
 from samplecontroller.wait import Context as StopContext
 
@@ -123,6 +135,8 @@ class Context:
         self._object = obj
         self._lock = threading.Lock()
         self.changed_at = time.monotonic()
+        self.retries = 0  # failed calls since the last success (kopf's ``retry``)
+        self.stop_reason = ""  # why it was asked to stop, once it was
 
     @property
     def object(self) -> Any:
@@ -159,10 +173,15 @@ class _Spec:
     initial_delay: float
     cancellation_timeout: float
     finalizer: str | None
-    backoff: float
+    backoff: float | None  # a timer's None: its interval
     interval: float | None = None  # a timer
     idle: float = 0.0
     is_async: bool = False
+    retries: int | None = None
+
+    @property
+    def kind(self) -> str:
+        return "Timer" if self.interval is not None else "Daemon"
 
 
 def _is_async(fn: Any) -> bool:
@@ -237,6 +256,7 @@ class ObjectDaemons:
             workers = [(r, w) for r, w in self._workers.items() if r not in self._stopping]
             self._stopping.update(r for r, _ in workers)
         for _, worker in workers:
+            self._stopping_line(worker, "the manager is stopping")
             worker.signal_stop()
         deadline = time.monotonic() + self.spec.cancellation_timeout
         for request, worker in workers:
@@ -261,7 +281,7 @@ class ObjectDaemons:
         request = Request(meta.get_namespace(obj), meta.get_name(obj))
         with self._lock:
             self._ended.discard(request)
-        self._stop_async(request, release=False)
+        self._stop_async(request, release=False, reason="the object was deleted")
 
     def _sync(self, obj: Any) -> None:
         if self._stop is not None and self._stop.is_set():
@@ -279,7 +299,8 @@ class ObjectDaemons:
         if start and worker is not None:
             self._launch(worker)
         elif not wanted and worker is not None:
-            self._stop_async(request, release=True)
+            self._stop_async(request, release=True, reason="the object is being deleted" if deleting
+                             else "the object no longer matches `when`")
         elif not wanted and self.spec.finalizer and contains_finalizer(obj, self.spec.finalizer):
             with self._lock:
                 busy = request in self._stopping
@@ -325,8 +346,10 @@ class ObjectDaemons:
         try:
             if self.spec.finalizer and not self._ensure_finalizer(worker.ctx):
                 return
+            self._line(worker.ctx, "info", "started")
             if not worker.ctx.sleep(self.spec.initial_delay):
                 target(worker)
+            self._ended_line(worker.ctx)
         finally:
             self._finish(worker)
 
@@ -336,8 +359,14 @@ class ObjectDaemons:
         try:
             if self.spec.finalizer and not await self._ensure_finalizer_async(worker.ctx):
                 return
-            if not await worker.ctx.sleep_async(self.spec.initial_delay):
-                await target(worker)
+            self._line(worker.ctx, "info", "started")
+            try:
+                if not await worker.ctx.sleep_async(self.spec.initial_delay):
+                    await target(worker)
+            except asyncio.CancelledError:
+                self._line(worker.ctx, "info", "cancelled", reason=worker.ctx.stop_reason or "cancelled")
+                raise
+            self._ended_line(worker.ctx)
         finally:
             self._finish(worker)
 
@@ -359,11 +388,11 @@ class ObjectDaemons:
                 self._misdeclared(ctx, err)
                 return
             except Exception as err:
-                self._daemon_failed(ctx, err)
-                if ctx.sleep(self.spec.backoff):
+                delay = self._failed(ctx, err)
+                if delay is None or ctx.sleep(delay):
                     return
                 continue
-            self._runs["returned"].inc()
+            self._returned(ctx)
             return
 
     async def _run_daemon_async(self, worker: _Worker) -> None:
@@ -372,11 +401,11 @@ class ObjectDaemons:
             try:
                 await self.spec.fn(ctx)
             except Exception as err:  # not CancelledError: that is the stop, it ends the task
-                self._daemon_failed(ctx, err)
-                if await ctx.sleep_async(self.spec.backoff):
+                delay = self._failed(ctx, err)
+                if delay is None or await ctx.sleep_async(delay):
                     return
                 continue
-            self._runs["returned"].inc()
+            self._returned(ctx)
             return
 
     def _run_timer(self, worker: _Worker) -> None:
@@ -390,13 +419,16 @@ class ObjectDaemons:
                 continue
             try:
                 self._not_awaitable(spec.fn(ctx))
-                self._runs["success"].inc()
+                wait = self._ticked(ctx)
             except NotAwaitedError as err:
                 self._misdeclared(ctx, err)
                 return
             except Exception as err:
-                self._timer_failed(ctx, err)
-            if ctx.sleep(spec.interval):
+                retry = self._timer_failed(ctx, err)
+                if retry is None:
+                    return
+                wait = retry
+            if ctx.sleep(wait):
                 return
 
     async def _run_timer_async(self, worker: _Worker) -> None:
@@ -410,10 +442,13 @@ class ObjectDaemons:
                 continue
             try:
                 await spec.fn(ctx)
-                self._runs["success"].inc()
+                wait = self._ticked(ctx)
             except Exception as err:
-                self._timer_failed(ctx, err)
-            if await ctx.sleep_async(spec.interval):
+                retry = self._timer_failed(ctx, err)
+                if retry is None:
+                    return
+                wait = retry
+            if await ctx.sleep_async(wait):
                 return
 
     # -- what both kinds decide alike ----------------------------------------------------------------
@@ -424,16 +459,71 @@ class ObjectDaemons:
             return 0.0
         return max(0.0, self.spec.idle - (time.monotonic() - ctx.changed_at))
 
-    def _daemon_failed(self, ctx: Context, err: Exception) -> None:
-        self._runs["error"].inc()
-        log.error(f"[{ctx.request}] Daemon failed; restarting after the backoff", daemon=self.spec.name,
-                  backoff=self.spec.backoff, error=f"{type(err).__name__}: {err}",
-                  traceback="".join(traceback.format_exception(err)))
+    def _line(self, ctx: Context, level: str, what: str, **kv: Any) -> None:
+        """One per-object line: ``[ns/name] Daemon <what>`` (or ``Timer``), with ``daemon=``."""
+        getattr(log, level)(f"[{ctx.request}] {self.spec.kind} {what}", daemon=self.spec.name, **kv)
 
-    def _timer_failed(self, ctx: Context, err: Exception) -> None:
+    def _stopping_line(self, worker: _Worker, reason: str) -> None:
+        if not worker.ctx.stopped.is_set():
+            worker.ctx.stop_reason = reason
+            self._line(worker.ctx, "info", "stopping", reason=reason)
+
+    def _ended_line(self, ctx: Context) -> None:
+        """After the function ended: on request (a stop) or on its own (already logged)."""
+        if ctx.stopped.is_set():
+            self._line(ctx, "info", "stopped", reason=ctx.stop_reason or "stopped")
+
+    def _returned(self, ctx: Context) -> None:
+        self._runs["returned"].inc()
+        if not ctx.stopped.is_set():
+            self._line(ctx, "info", "returned; not restarted for this object")
+
+    def _ticked(self, ctx: Context) -> float:
+        self._runs["success"].inc()
+        ctx.retries = 0
+        assert self.spec.interval is not None
+        return self.spec.interval
+
+    def _failed(self, ctx: Context, err: Exception) -> float | None:
+        """Log a failed call (once) and count it; the seconds until the next attempt, or None
+        when there is none: it was asked to stop, raised a ``PermanentError``/``TerminalError``,
+        or ran out of ``retries``. A ``TemporaryError`` gives its own ``delay``."""
         self._runs["error"].inc()
-        log.error(f"[{ctx.request}] Timer failed", daemon=self.spec.name, error=f"{type(err).__name__}: {err}",
-                  traceback="".join(traceback.format_exception(err)))
+        spec, error = self.spec, f"{type(err).__name__}: {err}"
+        if ctx.stopped.is_set():
+            self._line(ctx, "error", "failed while stopping; not restarted", error=error,
+                       traceback="".join(traceback.format_exception(err)))
+            return None
+        if is_terminal(err):
+            self._line(ctx, "error", "failed permanently", error=error)
+            return None
+        if spec.retries is not None and ctx.retries + 1 >= spec.retries:
+            self._line(ctx, "error", f"failed; giving up after {ctx.retries + 1} attempts", error=error,
+                       retries=spec.retries)
+            return None
+        backoff = spec.backoff if spec.backoff is not None else spec.interval or 0.0
+        if isinstance(err, TemporaryError):
+            delay = backoff if err.delay is None else err.delay
+            self._line(ctx, "error", f"failed temporarily; retrying in {delay:g}s", error=error,
+                       retry=ctx.retries + 1)
+        else:
+            delay = backoff
+            self._line(ctx, "error", f"failed; retrying in {delay:g}s", error=error, retry=ctx.retries + 1,
+                       traceback="".join(traceback.format_exception(err)))
+        ctx.retries += 1
+        return delay
+
+    def _timer_failed(self, ctx: Context, err: Exception) -> float | None:
+        """A timer's next wait after a failure: the retry delay, else (permanent, out of
+        retries) the interval with the retry count reset; None once it should stop."""
+        delay = self._failed(ctx, err)
+        if delay is not None:
+            return delay
+        if ctx.stopped.is_set():
+            return None
+        ctx.retries = 0
+        assert self.spec.interval is not None
+        return self.spec.interval
 
     def _not_awaitable(self, result: Any) -> None:
         """A sync ``fn``'s result: a coroutine means it should have been ``async def`` (closed, so
@@ -456,21 +546,20 @@ class ObjectDaemons:
 
     # -- stopping ---------------------------------------------------------------------------------
 
-    def _stop_async(self, request: Request, *, release: bool) -> None:
-        with self._lock:
-            if request not in self._workers or request in self._stopping:
-                return
-            self._stopping.add(request)
-        threading.Thread(target=self._stop_worker, args=(request, release), daemon=True).start()
-
-    def _stop_worker(self, request: Request, release: bool) -> None:
-        """Ask the daemon to stop, wait ``cancellation_timeout``, then release its finalizer."""
+    def _stop_async(self, request: Request, *, release: bool, reason: str) -> None:
         with self._lock:
             worker = self._workers.get(request)
-            self._stopping.add(request)
-        try:
-            if worker is None:
+            if worker is None or request in self._stopping:
                 return
+            self._stopping.add(request)
+        # The worker is taken here, under the lock: it may return on its own (and leave
+        # ``_workers``) before the stopper runs, which must still release its finalizer.
+        self._stopping_line(worker, reason)
+        threading.Thread(target=self._stop_worker, args=(request, worker, release), daemon=True).start()
+
+    def _stop_worker(self, request: Request, worker: _Worker, release: bool) -> None:
+        """Ask the daemon to stop, wait ``cancellation_timeout``, then release its finalizer."""
+        try:
             worker.signal_stop()
             self._await_stop(request, worker, self.spec.cancellation_timeout)
             if release and self.spec.finalizer:
@@ -539,8 +628,10 @@ class ObjectDaemons:
 
 
 def _add(mgr: Any, spec: _Spec) -> ObjectDaemons:
-    if spec.cancellation_timeout < 0 or spec.initial_delay < 0 or spec.backoff < 0:
+    if spec.cancellation_timeout < 0 or spec.initial_delay < 0 or (spec.backoff or 0) < 0:
         raise ValueError("initial_delay, cancellation_timeout and backoff must not be negative")
+    if spec.retries is not None and spec.retries < 1:
+        raise ValueError("retries must be at least 1 (the number of attempts), or None for no limit")
     runnable = ObjectDaemons(mgr, spec)
     mgr.add(runnable)
     return runnable
@@ -549,16 +640,17 @@ def _add(mgr: Any, spec: _Spec) -> ObjectDaemons:
 def add_daemon(mgr: Any, model: type[Any], fn: DaemonFunc, *, name: str | None = None,
                when: Callable[[Any], bool] | None = None, initial_delay: float = 0.0,
                cancellation_timeout: float = 60.0, finalizer: str | None = None,
-               backoff: float = 60.0) -> ObjectDaemons:
+               backoff: float = 60.0, retries: int | None = None) -> ObjectDaemons:
     """Run ``fn(ctx)`` per matching object of ``model``: on a thread, or as a task on the Manager's
     event loop when ``fn`` is ``async def`` (see the module docstring)."""
     return _add(mgr, _Spec(name or str(getattr(fn, "__name__", "daemon")), model, fn, when, initial_delay,
-                           cancellation_timeout, finalizer, backoff, is_async=_is_async(fn)))
+                           cancellation_timeout, finalizer, backoff, is_async=_is_async(fn), retries=retries))
 
 
 def add_timer(mgr: Any, model: type[Any], fn: DaemonFunc, *, interval: float, name: str | None = None,
               when: Callable[[Any], bool] | None = None, idle: float = 0.0, initial_delay: float = 0.0,
-              cancellation_timeout: float = 60.0, finalizer: str | None = None) -> ObjectDaemons:
+              cancellation_timeout: float = 60.0, finalizer: str | None = None, backoff: float | None = None,
+              retries: int | None = None) -> ObjectDaemons:
     """Call ``fn(ctx)`` every ``interval`` seconds per matching object of ``model`` (awaited on the
     Manager's event loop when ``fn`` is ``async def``; see the module docstring)."""
     if interval <= 0:
@@ -566,4 +658,5 @@ def add_timer(mgr: Any, model: type[Any], fn: DaemonFunc, *, interval: float, na
     if idle < 0:
         raise ValueError("idle must not be negative")
     return _add(mgr, _Spec(name or str(getattr(fn, "__name__", "timer")), model, fn, when, initial_delay,
-                           cancellation_timeout, finalizer, 0.0, interval, idle, is_async=_is_async(fn)))
+                           cancellation_timeout, finalizer, backoff, interval, idle, is_async=_is_async(fn),
+                           retries=retries))

@@ -23,6 +23,16 @@ Guarantees:
   (``get_event_loop()``, a thread started on first use and closed after every runnable has
   returned); the async client (``get_async_client()``) sends from the same loop. Sync and async
   controllers mix freely.
+- Hooks (kopf's ``on.startup``, ``on.cleanup`` and ``on.probe``): ``add_startup_hook(fn)``
+  runs ``fn()`` (awaited on the manager's loop when ``async def``) once the probe servers
+  listen and before the cache and every runnable start, in the order added; a failure is
+  logged once and retried (after a ``TemporaryError``'s delay, else ``backoff``), a
+  ``PermanentError``/``TerminalError`` or the last of ``retries`` attempts makes ``start`` raise
+  it; the stop while retrying ends ``start``. ``add_cleanup_hook(fn)`` runs ``fn()`` once
+  every runnable has returned (in the reverse order; failures logged, not retried).
+  ``add_probe(name, fn)``: ``fn()`` returns a JSON-able value, served with the others at the
+  liveness endpoint (``/healthz``) as a JSON object when asked for JSON (``Accept:
+  application/json`` or ``?format=json``); raising fails the probe (and ``/healthz``).
 - Defaults: sync period 10 h, leader election 15 s / 10 s / 2 s, metrics and probes off
   ("0"), webhook port 9443.
 """
@@ -30,9 +40,11 @@ Guarantees:
 from __future__ import annotations
 
 import contextlib
+import inspect
 import os
 import socket
 import threading
+import traceback
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -174,6 +186,8 @@ class Manager:
         self.event_loop = EventLoop()
         self._async_client: AsyncClient | None = None
         self._async_rest: Any = None
+        self._startup: list[_Hook] = []
+        self._cleanup: list[_Hook] = []
         runtime_metrics.install()
 
     # -- accessors -----------------------------------------------------------------------
@@ -286,6 +300,77 @@ class Manager:
         """Add a readiness check ``check() -> None`` (raises to fail) served at ``/readyz`` and ``/readyz/<name>``."""
         self.readyz.add(name, check)
 
+    def add_startup_hook(self, fn: Callable[[], Any], *, name: str | None = None, retries: int | None = None,
+                         backoff: float = 1.0) -> None:
+        """kopf's ``on.startup``: ``fn()`` (sync or ``async def``) runs before the cache and the
+        runnables start; retried until it succeeds (see the module docstring). Before ``start``."""
+        if retries is not None and retries < 1:
+            raise ValueError("retries must be at least 1 (the number of attempts), or None for no limit")
+        if backoff < 0:
+            raise ValueError("backoff must not be negative")
+        with self._lock:
+            if self._started:
+                raise RuntimeError("startup hooks are added before the manager starts")
+            self._startup.append(_Hook(fn, _hook_name(fn, name), retries, backoff))
+
+    def add_cleanup_hook(self, fn: Callable[[], Any], *, name: str | None = None) -> None:
+        """kopf's ``on.cleanup``: ``fn()`` (sync or ``async def``) runs once every runnable has
+        stopped, before the event loop closes; a failure is logged."""
+        with self._lock:
+            self._cleanup.append(_Hook(fn, _hook_name(fn, name), 1, 0.0))
+
+    def add_probe(self, name: str, fn: Callable[[], Any]) -> None:
+        """kopf's ``on.probe``: ``fn()``'s value is served as ``name`` in the liveness endpoint's
+        JSON (``/healthz`` with ``Accept: application/json`` or ``?format=json``); ``fn``
+        raising fails the probe and the liveness check."""
+        self.healthz.add_probe(name, fn)
+
+    def _run_startup_hooks(self, stop: threading.Event) -> bool:
+        """Each startup hook until it succeeds; False when ``stop`` came first. Raises a hook's
+        PermanentError/TerminalError, or its last error once out of ``retries``."""
+        from samplecontroller.runtime.reconcile import TemporaryError, is_terminal
+
+        for hook in self._startup:
+            attempt = 0
+            while not stop.is_set():
+                attempt += 1
+                try:
+                    self._call(hook.fn)
+                    log.info("Startup hook succeeded", hook=hook.name, attempt=attempt)
+                    break
+                except Exception as err:
+                    error = f"{type(err).__name__}: {err}"
+                    if is_terminal(err) or (hook.retries is not None and attempt >= hook.retries):
+                        log.error("Startup hook failed; the manager does not start", hook=hook.name,
+                                  attempt=attempt, error=error)
+                        raise
+                    delay = err.delay if isinstance(err, TemporaryError) and err.delay is not None else hook.backoff
+                    extra = {} if isinstance(err, TemporaryError) else {
+                        "traceback": "".join(traceback.format_exception(err))}
+                    log.error(f"Startup hook failed; retrying in {delay:g}s", hook=hook.name, attempt=attempt,
+                              error=error, **extra)
+                    stop.wait(delay)
+        return not stop.is_set()
+
+    def _run_cleanup_hooks(self) -> None:
+        for hook in reversed(self._cleanup):
+            try:
+                self._call(hook.fn)
+                log.info("Cleanup hook succeeded", hook=hook.name)
+            except Exception as err:
+                log.error("Cleanup hook failed", hook=hook.name, error=f"{type(err).__name__}: {err}",
+                          traceback="".join(traceback.format_exception(err)))
+
+    def _call(self, fn: Callable[[], Any]) -> Any:
+        """``fn()``; a coroutine it returns is run to its end on the manager's event loop."""
+        result = fn()
+        if inspect.isawaitable(result):
+            async def wait() -> Any:
+                return await result
+
+            return self.event_loop.run(wait())
+        return result
+
     def cache_synced_check(self) -> None:
         """A readiness checker: fails until the cache has synced."""
         if not self.cache.wait_for_cache_sync(timeout=0):
@@ -303,6 +388,8 @@ class Manager:
         self._stop = internal
         try:
             self._serve_endpoints()
+            if not self._run_startup_hooks(internal):
+                return
             self._run(runnable_func(self.cache.start, need_leader_election=False), internal)
             synced = self.cache.wait_for_cache_sync(stop=internal, timeout=None)
             if not synced and not internal.is_set():
@@ -404,6 +491,7 @@ class Manager:
         joiner.join(timeout)
         if joiner.is_alive():
             log.error("Graceful shutdown timed out; some runnables are still running", timeout=timeout)
+        self._run_cleanup_hooks()
         for s in self._servers:
             s.close()
         self._servers.clear()
@@ -414,6 +502,18 @@ class Manager:
         if self._broadcaster is not None:
             with contextlib.suppress(Exception):
                 self._broadcaster.shutdown()
+
+
+@dataclass
+class _Hook:
+    fn: Callable[[], Any]
+    name: str
+    retries: int | None
+    backoff: float
+
+
+def _hook_name(fn: Any, name: str | None) -> str:
+    return name or str(getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn))
 
 
 def _listen(what: str, address: tuple[str, int], serve: Callable[[tuple[str, int]], ProbeServer]) -> ProbeServer:

@@ -3,8 +3,11 @@
 A ``Reconciler`` gets a ``Request`` (namespace/name, no object: read it from the cache) and
 returns a ``Result`` or raises. The controller then:
 
-- raises ``TerminalError``: logged, counted as an error, never retried;
-- raises anything else: requeued with the rate limiter's backoff;
+- raises ``TerminalError`` (or ``PermanentError``, kopf's name for it): logged, counted as an
+  error, never retried;
+- raises ``TemporaryError(msg, delay=s)`` (kopf's): logged, counted as an error and a retry,
+  requeued after ``s`` seconds (``delay=None``: the rate limiter's backoff);
+- raises anything else: logged once ("Reconciler error"), requeued with the rate limiter's backoff;
 - ``Result(requeue_after=s)`` with s > 0: the backoff is forgotten and the request comes back
   after ``s`` seconds;
 - ``Result(requeue=True)``: requeued with backoff (without counting as an error);
@@ -54,6 +57,28 @@ class TerminalError(Exception):
     def __init__(self, cause: BaseException | str) -> None:
         super().__init__(str(cause))
         self.cause = cause if isinstance(cause, BaseException) else None
+
+
+class PermanentError(TerminalError):
+    """kopf's ``PermanentError``: retrying cannot fix it. A ``TerminalError``: a reconciler's
+    request is not requeued; a daemon ends (not restarted); a timer waits for its next tick."""
+
+    def __init__(self, message: BaseException | str = "") -> None:
+        super().__init__(message)
+
+
+class TemporaryError(Exception):
+    """kopf's ``TemporaryError``: try again after ``delay`` seconds (kopf's default, 60).
+
+    A reconciler's request comes back after ``delay`` (counted as an error and as a retry, so
+    ``context.current().retries`` grows); a daemon or timer is called again after ``delay``.
+    ``delay=None`` uses the usual backoff instead (the rate limiter's, or the daemon's)."""
+
+    def __init__(self, message: str = "", delay: float | None = 60.0) -> None:
+        super().__init__(message)
+        if delay is not None and delay < 0:
+            raise ValueError("a TemporaryError's delay must not be negative")
+        self.delay = delay
 
 
 def is_terminal(err: BaseException) -> bool:
@@ -138,5 +163,5 @@ class AsyncFunc:
         return await self.fn(request) or Result()
 
 
-__all__ = ["AsyncFunc", "AsyncReconciler", "Func", "Reconciler", "Request", "Result", "TerminalError",
-           "check_result", "is_async", "is_terminal"]
+__all__ = ["AsyncFunc", "AsyncReconciler", "Func", "PermanentError", "Reconciler", "Request", "Result",
+           "TemporaryError", "TerminalError", "check_result", "is_async", "is_terminal"]
