@@ -231,8 +231,8 @@ def _error_response(request: Request, err: Exception) -> Response:
     logged 500 InternalError (a bug); re-raises a reset connection."""
     if isinstance(err, APIError):
         if err.encoded is not None:
-            return Response(body=err.encoded, status=err.code, content_type="application/json")
-        return json_response(err.status, err.code)
+            return Response(body=err.encoded, status=err.code, content_type="application/json", headers=err.headers)
+        return json_response(err.status, err.code, err.headers)
     if isinstance(err, ConnectionResetError):
         raise err
     if isinstance(err, RecursionError):  # a backstop: bodies.MAX_DEPTH keeps client input from getting here

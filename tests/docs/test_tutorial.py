@@ -183,8 +183,8 @@ def test_make_run_then_the_kubectl_session(project: Path, tmp_path: Path) -> Non
         assert "Created Deployment memcached-sample" in outputs["describe memcached"]
         # the webhook step's and the versions step's lines
         denied, v1alpha1_of_v1beta1, v1beta1_of_v1alpha1 = (kubectl(line) for line in section("kubectl-webhooks"))
-        assert denied.returncode == 1 and ('denied the request: Memcached.cache.example.com "memcached-sample" is '
-                                           "invalid: spec.port: Invalid value: 11300: field is immutable") in denied.stderr
+        assert denied.returncode == 1 and denied.stderr == ('The Memcached "memcached-sample" is invalid: spec.port: '
+                                                            "Invalid value: 11300: field is immutable\n"), denied.stderr
         assert v1alpha1_of_v1beta1.returncode == 0 and v1alpha1_of_v1beta1.stdout == "11300 memcached:1.6-alpine"
         assert v1beta1_of_v1alpha1.returncode == 0 and v1beta1_of_v1alpha1.stdout == "11211"
     finally:

@@ -39,6 +39,13 @@ class FooValidator:
     def validate_create(self, obj: Foo) -> Sequence[str]:
         if obj.spec is msgspec.UNSET or not obj.spec.deployment_name:
             raise ValueError("spec.deploymentName is required")
+        if obj.spec.deployment_name == "Bad_Name":
+            raise errors.new_invalid("samplecontroller.k8s.io", "Foo", str(obj.metadata.name), [
+                ("spec.deploymentName", 'Invalid value: "Bad_Name": must be a DNS label'),
+                ("spec.replicas", "Required value")])
+        if obj.spec.deployment_name == "busy":
+            raise errors.from_status(errors.new_status(429, "TooManyRequests", "try later",
+                                                       {"retryAfterSeconds": 7}))
         return ["replicas above 5 are expensive"] if (obj.spec.replicas or 0) > 5 else []
 
     def validate_update(self, old: Foo, new: Foo) -> Sequence[str]:
@@ -136,6 +143,22 @@ def test_validator_warnings_and_denials(webhook: Any) -> None:
     assert review["response"]["status"]["code"] == 422 and review["response"]["status"]["reason"] == "Invalid"
     _, review = post(webhook, VALIDATE, admission_review("DELETE", None, foo_json()))
     assert review["response"]["allowed"] is True
+
+
+def test_a_denial_carries_the_whole_status_the_validator_raised(webhook: Any) -> None:
+    """As controller-runtime's validationResponseFromStatus: details (causes, retryAfterSeconds)
+    travel with code, reason and message (they were dropped: issue 40)."""
+    _, review = post(webhook, VALIDATE, admission_review("CREATE", foo_json(deployment_name="Bad_Name")))
+    status = review["response"]["status"]
+    assert status["code"] == 422 and status["reason"] == "Invalid" and status["status"] == "Failure"
+    assert status["message"] == ('Foo.samplecontroller.k8s.io "f" is invalid: [spec.deploymentName: Invalid '
+                                 'value: "Bad_Name": must be a DNS label, spec.replicas: Required value]')
+    assert status["details"] == {"name": "f", "group": "samplecontroller.k8s.io", "kind": "Foo", "causes": [
+        {"field": "spec.deploymentName", "message": 'Invalid value: "Bad_Name": must be a DNS label'},
+        {"field": "spec.replicas", "message": "Required value"}]}
+    assert "kind" not in status and "apiVersion" not in status
+    _, review = post(webhook, VALIDATE, admission_review("CREATE", foo_json(deployment_name="busy")))
+    assert review["response"]["status"]["details"] == {"retryAfterSeconds": 7}
 
 
 def test_bad_requests_are_answered_not_crashed(webhook: Any) -> None:

@@ -9,7 +9,10 @@ A request body is an ``admission.k8s.io/v1`` AdmissionReview; the answer is one 
   not be deleted). DELETE requests are allowed untouched.
 - ``ValidatingHandler(model, validator)``: ``validate_create(obj)``, ``validate_update(old, new)``,
   ``validate_delete(obj)`` return warnings (a list of strings, may be empty); raising denies:
-  a ``StatusError`` answers its own status, anything else 403 Forbidden with the message.
+  a ``StatusError`` answers its whole Status (code, reason, message and ``details``: causes,
+  retryAfterSeconds, as controller-runtime's ``validationResponseFromStatus``), anything else 403
+  Forbidden with the message. kube-apiserver passes that Status to the client with only the
+  message prefixed, so ``kubectl`` names the object and each field of an Invalid one.
 - A body that is not an AdmissionReview, or an object that does not decode, gets
   ``allowed: false`` with code 400 (never a traceback).
 """
@@ -50,7 +53,7 @@ class Defaulter(Protocol[T]):
         different requests may run at the same time. ``obj`` is the request's object decoded
         into the handler's model. The answer is a JSON patch from the request's object to the
         returned one; fields the model does not know are kept. Raising denies the request: a
-        ``StatusError`` with its own code, reason and message, anything else with 500
+        ``StatusError`` with its whole Status (details included), anything else with 500
         InternalError. A defaulter should be idempotent: the API server may call it again (the
         ``reinvocationPolicy`` of the webhook configuration).
         """
@@ -64,8 +67,9 @@ class Validator(Protocol[T_contra]):
     runs on a thread of the webhook server's pool (it may block; calls for different requests may
     run at the same time), returns warnings the API server passes to the client (``kubectl``
     prints them; an empty sequence for none), and refuses the request by raising: a
-    ``StatusError`` (for instance ``apimachinery.errors.new_invalid``) is answered with its own
-    code, reason and message, any other exception with 403 Forbidden and its text. A validator
+    ``StatusError`` (for instance ``apimachinery.errors.new_invalid``) is answered with its whole
+    Status (code, reason, message, details with causes and retryAfterSeconds), any other
+    exception with 403 Forbidden and its text. A validator
     must not change the object; it is called with what the mutating webhooks produced.
     """
 
@@ -122,15 +126,29 @@ def allowed(uid: str, warnings: Sequence[str] = ()) -> dict[str, Any]:
     return resp
 
 
-def denied(uid: str, code: int, reason: str, message: str, warnings: Sequence[str] = ()) -> dict[str, Any]:
+def denied(uid: str, code: int, reason: str, message: str, warnings: Sequence[str] = (),
+           details: dict[str, Any] | None = None) -> dict[str, Any]:
     """An AdmissionResponse refusing the request ``uid``.
 
-    ``code``, ``reason`` and ``message`` become the response's Status, which the API server
-    returns to the client (``kubectl`` prints ``admission webhook ... denied the request:
-    <message>``); ``reason`` is a metav1 StatusReason such as ``Forbidden`` or ``Invalid``.
+    ``code``, ``reason``, ``message`` and ``details`` (a metav1 StatusDetails: ``name``, ``group``,
+    ``kind``, ``causes``, ``retryAfterSeconds``) become the response's Status, which the API
+    server returns to the client with the message prefixed by ``admission webhook "<name>"
+    denied the request: ``; ``reason`` is a metav1 StatusReason such as ``Forbidden`` or
+    ``Invalid``. ``denied_by_status`` answers a whole Status instead.
     """
-    resp: dict[str, Any] = {"uid": uid, "allowed": False,
-                            "status": {"code": code, "reason": reason, "message": message}}
+    status: dict[str, Any] = {"code": code, "reason": reason, "message": message}
+    if details:
+        status["details"] = details
+    return denied_by_status(uid, status, warnings)
+
+
+def denied_by_status(uid: str, status: dict[str, Any], warnings: Sequence[str] = ()) -> dict[str, Any]:
+    """An AdmissionResponse refusing the request ``uid`` with ``status`` (a metav1 Status as a dict,
+    for instance a ``StatusError``'s ``status``) as its result, whole (controller-runtime's
+    ``validationResponseFromStatus``): only ``kind``/``apiVersion`` are left out, as Go's
+    ``metav1.Status`` inside an AdmissionResponse carries no type."""
+    result = {k: v for k, v in status.items() if k not in ("kind", "apiVersion")}
+    resp: dict[str, Any] = {"uid": uid, "allowed": False, "status": result}
     if warnings:
         resp["warnings"] = list(warnings)
     return resp
@@ -193,7 +211,7 @@ class DefaultingHandler:
         except BadRequest as err:
             return denied(uid, 400, "BadRequest", str(err))
         except StatusError as err:
-            return denied(uid, err.code, err.reason, err.message)
+            return denied_by_status(uid, err.status)
         except Exception as err:
             return denied(uid, 500, "InternalError", f"defaulting failed: {type(err).__name__}: {err}")
         ops = create_patch(raw, objects.to_dict(defaulted))
@@ -236,7 +254,7 @@ class ValidatingHandler:
         except BadRequest as err:
             return denied(uid, 400, "BadRequest", str(err))
         except StatusError as err:
-            return denied(uid, err.code, err.reason, err.message)
+            return denied_by_status(uid, err.status)
         except Exception as err:
             return denied(uid, 403, "Forbidden", str(err))
         return allowed(uid, list(warnings or ()))
