@@ -298,7 +298,10 @@ def authorize(authorizer: Authorizer, request: Request) -> None:
         attrs = from_request(user, request.method, request.path, request.query)
         decision = authorizer.authorize(attrs)
         if not decision.allowed:
-            raise forbidden(attrs, decision.reason)
+            err = forbidden(attrs, decision.reason)
+            for listener in authorizer.denial_listeners:
+                listener(attrs, err.status)
+            raise err
 
 
 REQUEST_TIMEOUT = 60.0
