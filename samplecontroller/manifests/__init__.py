@@ -125,7 +125,7 @@ def render_roles(rules: Sequence[rbac.Rule], name: str, comment: str = "") -> st
         out.append(f"  name: {role['metadata']['name']}\n")
         if "namespace" in role["metadata"]:
             out.append(f"  namespace: {role['metadata']['namespace']}\n")
-        out.append("rules:\n")
+        out.append("rules:\n" if role["rules"] else "rules: []\n")
         for r in role["rules"]:
             out.append(f"  # {'; '.join(r.sources)}\n")
             first = True
@@ -169,7 +169,8 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line (see the module docstring); returns the exit status."""
     args = _parser().parse_args(argv)
-    sys.path.insert(0, str(Path.cwd()))
+    cwd = str(Path.cwd())
+    sys.path.insert(0, cwd)  # the project's packages, as `python -m` from its directory sees them
     try:
         scheme = _load(args.scheme, "--scheme") if args.scheme else None
         setups = [_load(s, "--setup") for s in args.setup]
@@ -179,6 +180,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ManifestError, rbac.RuleError) as err:
         print(f"{PROG}: {err}", file=sys.stderr)
         return 1
+    finally:
+        sys.path.remove(cwd)
     stale = write_or_verify(files, args.verify, "make manifests")
     for line in stale:
         print(line, file=sys.stderr)

@@ -262,7 +262,34 @@ def _environment() -> Any:
                              keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True,
                              undefined=jinja2.StrictUndefined)
     env.globals["from_imports"] = from_imports
+    env.globals["scaffold_role"] = scaffold_role
     return env
+
+
+def scaffold_role(project: str, package: str, resources: list[Resource]) -> str:
+    """config/rbac/role.yaml as ``make manifests`` writes it for the scaffolded controllers: the
+    ``rbac.rule`` declarations their templates carry and what their Manager shows (get, list and
+    watch of a runtime or async controller's kind, the Events of the recorder)."""
+    from samplecontroller.manifests import render_roles
+    from samplecontroller.runtime.rbac import Rule
+
+    rules: list[Rule] = []
+    for r in resources:
+        module = f"{package}.controllers.{r.module}"
+        if r.style == "client-go":
+            declared = f"{module}.{r.kind}Controller"
+            rules.append(Rule(groups=(r.group,), resources=(r.plural,), verbs=("get", "list", "watch"),
+                              sources=(declared,)))
+        else:
+            declared = f"{module}.{r.kind}Reconciler"
+            rules.append(Rule(groups=(r.group,), resources=(r.plural,), verbs=("get", "list", "watch"),
+                              sources=(f"controller {r.singular}-controller watches {r.plural}",)))
+        rules.append(Rule(groups=(r.group,), resources=(f"{r.plural}/status",), verbs=("patch",),
+                          sources=(declared,)))
+    if resources:
+        rules.append(Rule(groups=("",), resources=("events",), verbs=("create", "patch"),
+                          sources=("the manager's event recorder",)))
+    return render_roles(rules, f"{project}-manager")
 
 
 def _render(template: str, project: Project, **extra: Any) -> str:

@@ -168,10 +168,12 @@ def declared(packages: Iterable[str]) -> list[Rule]:
 
 
 def import_all(package: str) -> None:
-    """Import ``package`` and every module under it (so their declarations are registered)."""
+    """Import ``package`` and every module under it (so their declarations are registered), but
+    no ``__main__`` (a program, not a module to import)."""
     mod = importlib.import_module(package)
     for info in pkgutil.walk_packages(getattr(mod, "__path__", []), prefix=package + "."):
-        importlib.import_module(info.name)
+        if info.name.rsplit(".", 1)[-1] != "__main__":
+            importlib.import_module(info.name)
 
 
 def _resource_of(scheme: Any, model: Any) -> tuple[str, str]:
@@ -280,15 +282,16 @@ def normalize(rules: Iterable[Rule]) -> list[Rule]:
 
 
 def roles(rules: Iterable[Rule], name: str) -> list[dict[str, Any]]:
-    """The ClusterRole ``name`` (rules without a namespace) and a Role ``name`` per namespace, as
-    controller-gen's GenerateRoles (each as a dict; ``rules`` hold ``Rule`` values, see ``render``)."""
+    """The ClusterRole ``name`` (rules without a namespace; always there, maybe with no rules, so a
+    new project's kustomization has it) and a Role ``name`` per namespace, as controller-gen's GenerateRoles (each as a dict; ``rules`` hold ``Rule`` values, see ``render``)."""
     by_namespace: dict[str, list[Rule]] = {}
     for r in rules:
         by_namespace.setdefault(r.namespace, []).append(r)
+    by_namespace.setdefault("", [])
     out: list[dict[str, Any]] = []
     for namespace in sorted(by_namespace):
         normalized = normalize(by_namespace[namespace])
-        if not normalized:
+        if not normalized and namespace:
             continue
         metadata: dict[str, Any] = {"name": name}
         if namespace:
