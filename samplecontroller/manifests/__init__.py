@@ -135,6 +135,104 @@ def render_roles(rules: Sequence[rbac.Rule], name: str, comment: str = "") -> st
     return "".join(out)
 
 
+def collect_webhooks(setups: Sequence[Callable[..., Any]], *, scheme: Any) -> list[Any]:
+    """The webhooks ``setups`` register on a Manager's webhook server (``WebhookBuilder``'s
+    declarations, with their ``WebhookOptions``)."""
+    from samplecontroller.rest import RESTClient
+    from samplecontroller.rest.config import Config
+    from samplecontroller.runtime import cmd
+
+    flags = cmd.parse_flags([], name="manifests")
+    mgr = cmd.new_manager(RESTClient(Config(host="https://127.0.0.1:1")), flags, name="manifests", scheme=scheme)
+    for setup in setups:
+        try:
+            _call_setup(setup, mgr, flags)
+        except Exception as err:
+            name = f"{getattr(setup, '__module__', '?')}.{getattr(setup, '__qualname__', setup)}"
+            raise ManifestError(f"{name} raised {type(err).__name__}: {err}") from None
+    if "samplecontroller.runtime.webhook.admission" not in sys.modules:
+        return []  # nothing registered a webhook (and the webhook extra may not be installed)
+    from samplecontroller.runtime.webhook.admission import declarations
+
+    return declarations(mgr.get_webhook_server())
+
+
+def _webhook_entry(d: Any, prefix: str, namespace: str) -> list[str]:
+    o = d.options
+    lines = [f"  - name: {o.name}",
+             f"    admissionReviewVersions: {_flow(list(o.admission_review_versions))}".replace('"', ""),
+             "    clientConfig:", "      service:", f"        name: {prefix}-webhook",
+             f"        namespace: {namespace}", f"        path: {d.path}"]
+    if o.failure_policy:
+        lines.append(f"    failurePolicy: {o.failure_policy}")
+    if o.match_policy:
+        lines.append(f"    matchPolicy: {o.match_policy}")
+    if o.namespace_selector is not None:
+        lines.append(f"    namespaceSelector: {json.dumps(o.namespace_selector, sort_keys=True)}")
+    if o.object_selector is not None:
+        lines.append(f"    objectSelector: {json.dumps(o.object_selector, sort_keys=True)}")
+    if o.reinvocation_policy:
+        lines.append(f"    reinvocationPolicy: {o.reinvocation_policy}")
+    operations = ", ".join("*" if v == "*" else v.upper() for v in o.verbs)
+    lines += ["    rules:", f"      - apiGroups: [{d.group}]", f"        apiVersions: [{d.version}]",
+              f"        operations: [{operations}]", f"        resources: [{d.plural}]",
+              f"    sideEffects: {o.side_effects}"]
+    if o.timeout_seconds is not None:
+        lines.append(f"    timeoutSeconds: {o.timeout_seconds}")
+    return lines
+
+
+def render_webhooks(declared: Sequence[Any], prefix: str, namespace: str) -> str:
+    """config/webhook/manifests.yaml for the admission webhooks ``declared``: one Mutating- and one
+    ValidatingWebhookConfiguration (``<prefix>-mutating-webhook-configuration``, ...), webhooks
+    sorted by name, each calling the ``<prefix>-webhook`` Service in ``namespace`` with the CA
+    cert-manager injects (``<namespace>/<prefix>-serving-cert``); "" when there are none."""
+    docs = []
+    for type_, kind in (("mutating", "MutatingWebhookConfiguration"), ("validating", "ValidatingWebhookConfiguration")):
+        hooks = sorted((d for d in declared if d.type == type_), key=lambda d: d.options.name)
+        if not hooks:
+            continue
+        lines = ["apiVersion: admissionregistration.k8s.io/v1", f"kind: {kind}", "metadata:",
+                 f"  name: {prefix}-{type_}-webhook-configuration", "  annotations:",
+                 f"    cert-manager.io/inject-ca-from: {namespace}/{prefix}-serving-cert", "webhooks:"]
+        for d in hooks:
+            lines += _webhook_entry(d, prefix, namespace)
+        docs.append("\n".join(lines) + "\n")
+    if not docs:
+        return ""
+    comment = (f"# The admission webhooks the API server calls, from the WebhookOptions where they are registered.\n"
+               f"# In a cluster they reach the manager through the {prefix}-webhook Service and cert-manager\n"
+               "# injects the serving certificate's CA (config/certmanager); in tests and `make run` the\n"
+               "# samplecontroller toolkit points them at the local webhook server instead.\n")
+    return HEADER + comment + "---\n".join(docs)
+
+
+def render_conversion_patch(group: str, plural: str, prefix: str, namespace: str) -> str:
+    """config/crd/patches/webhook_in_<plural>.yaml: the CRD converts through the manager's /convert."""
+    return (f"{HEADER}# {plural}.{group} converts between its versions through the manager's /convert webhook.\n"
+            "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n"
+            f"  name: {plural}.{group}\nspec:\n  conversion:\n    strategy: Webhook\n    webhook:\n"
+            f"      clientConfig:\n        service:\n          name: {prefix}-webhook\n"
+            f"          namespace: {namespace}\n          path: /convert\n"
+            "      conversionReviewVersions:\n        - v1\n")
+
+
+def webhook_files(declared: Sequence[Any], prefix: str, namespace: str, webhooks: Path,
+                  crd_patches: Path | None) -> dict[Path, str]:
+    """The webhook configuration file (when admission webhooks are declared) and one conversion
+    patch per kind registered with ``with_conversion`` (under ``crd_patches``)."""
+    files: dict[Path, str] = {}
+    text = render_webhooks(declared, prefix, namespace)
+    if text:
+        files[webhooks] = text
+    if crd_patches is not None:
+        for d in declared:
+            if d.type == "conversion":
+                files[crd_patches / f"webhook_in_{d.plural}.yaml"] = render_conversion_patch(
+                    d.group, d.plural, prefix, namespace)
+    return files
+
+
 def write_or_verify(files: dict[Path, str], verify: bool, command: str) -> list[str]:
     """Write ``files`` (path -> text), or with ``verify`` return one line per file that differs."""
     stale = []
@@ -162,6 +260,16 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--leader-election-namespace", default="",
                    help="add leader election's Lease rules in a Role in this namespace")
     p.add_argument("--rbac", type=Path, required=True, help="the file the roles are written to")
+    p.add_argument("--webhook-setup", action="append", default=[],
+                   help="MODULE:NAME of a setup(mgr) registering webhooks (repeatable; needs --webhooks)")
+    p.add_argument("--webhooks", type=Path, help="the webhook configuration file (written when webhooks are "
+                                                 "declared)")
+    p.add_argument("--crd-patches", type=Path, help="the directory of the CRD conversion patches "
+                                                    "(webhook_in_<plural>.yaml)")
+    p.add_argument("--webhook-prefix", default="", help="<prefix>-webhook is the Service, "
+                                                        "<prefix>-mutating-webhook-configuration ... (default: --role-name "
+                                                        "without -manager)")
+    p.add_argument("--namespace", default="system", help="the namespace of the webhook Service")
     p.add_argument("--verify", action="store_true", help="write nothing; exit 1 when a file is stale")
     return p
 
@@ -177,6 +285,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         rules = collect_rules(args.package, setups, scheme=scheme,
                               leader_election_namespace=args.leader_election_namespace)
         files = {args.rbac: render_roles(rules, args.role_name)}
+        if args.webhook_setup:
+            if args.webhooks is None:
+                raise ManifestError("--webhook-setup needs --webhooks (the webhook configuration file)")
+            if scheme is None:
+                raise ManifestError("--webhook-setup needs --scheme (the operator's Scheme)")
+            prefix = args.webhook_prefix or args.role_name.removesuffix("-manager")
+            declared = collect_webhooks([_load(s, "--webhook-setup") for s in args.webhook_setup], scheme=scheme)
+            files.update(webhook_files(declared, prefix, args.namespace, args.webhooks, args.crd_patches))
+    except ValueError as err:  # a WebhookOptions the API server would refuse
+        print(f"{PROG}: {err}", file=sys.stderr)
+        return 1
     except (ManifestError, rbac.RuleError) as err:
         print(f"{PROG}: {err}", file=sys.stderr)
         return 1

@@ -263,7 +263,32 @@ def _environment() -> Any:
                              undefined=jinja2.StrictUndefined)
     env.globals["from_imports"] = from_imports
     env.globals["scaffold_role"] = scaffold_role
+    env.globals["scaffold_webhooks"] = scaffold_webhooks
+    env.globals["scaffold_conversion_patch"] = scaffold_conversion_patch
     return env
+
+
+def scaffold_webhooks(project: str, namespace: str, defaulting: list[Resource], validation: list[Resource]) -> str:
+    """config/webhook/manifests.yaml as ``make manifests`` writes it for the scaffolded webhooks
+    (their ``WebhookOptions`` are kubebuilder's defaults)."""
+    from samplecontroller.manifests import render_webhooks
+    from samplecontroller.runtime.webhook.admission import WebhookDeclaration, WebhookOptions
+
+    declared = [WebhookDeclaration(type_, r.group, r.version, r.kind, r.plural, r.webhook_path(prefix),
+                                   WebhookOptions(name=f"{type_[0]}{r.kind.lower()}-{r.version}.{r.group}"))
+                for type_, prefix, resources in (("mutating", "mutate", defaulting),
+                                                 ("validating", "validate", validation))
+                for r in resources]
+    return render_webhooks(declared, project, namespace) or (
+        "# No admission webhooks yet: `samplecontroller create webhook --defaulting` or\n"
+        "# `--programmatic-validation` adds one, and make manifests rewrites this file from the code.\n")
+
+
+def scaffold_conversion_patch(group: str, plural: str, project: str, namespace: str) -> str:
+    """config/crd/patches/webhook_in_<plural>.yaml as ``make manifests`` writes it."""
+    from samplecontroller.manifests import render_conversion_patch
+
+    return render_conversion_patch(group, plural, project, namespace)
 
 
 def scaffold_role(project: str, package: str, resources: list[Resource]) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import gc
 import json
+import re
 import socket
 import ssl
 import threading
@@ -180,6 +181,40 @@ def test_registration_rules(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match=r"tls\.crt"):
         s.start(threading.Event())
     assert path_for(Foo, "validate") == VALIDATE
+
+
+def test_webhook_options_are_declared_where_the_webhook_is_registered(tmp_path: Path) -> None:
+    """kubebuilder's +kubebuilder:webhook marker in Python: what make manifests writes (issue 40)."""
+    from samplecontroller.manifests import render_webhooks
+    from samplecontroller.runtime.webhook import WebhookOptions, declarations
+
+    server = Server(port=0, cert_dir=tmp_path)
+    exact = WebhookOptions(match_policy="Exact", timeout_seconds=5, failure_policy="Ignore",
+                           verbs=("create", "update", "delete"), object_selector={"matchLabels": {"a": "b"}})
+    webhook_managed_by(WebhookHost(server)).for_(Foo).with_defaulter(FooDefaulter()).with_validator(
+        FooValidator(), options=exact).complete()
+    got = declarations(server)
+    assert [(d.type, d.group, d.version, d.plural, d.path, d.options.name if d.options else "") for d in got] == [
+        ("mutating", "samplecontroller.k8s.io", "v1alpha1", "foos", MUTATE, "mfoo-v1alpha1.samplecontroller.k8s.io"),
+        ("validating", "samplecontroller.k8s.io", "v1alpha1", "foos", VALIDATE,
+         "vfoo-v1alpha1.samplecontroller.k8s.io")]
+    mutating, validating = (doc.split("webhooks:\n", 1)[1] for doc in render_webhooks(got, "op", "op-system")
+                            .split("---\n"))
+    assert "failurePolicy: Fail\n" in mutating and "matchPolicy" not in mutating and "timeoutSeconds" not in mutating
+    assert validating == (
+        "  - name: vfoo-v1alpha1.samplecontroller.k8s.io\n    admissionReviewVersions: [v1]\n"
+        "    clientConfig:\n      service:\n        name: op-webhook\n        namespace: op-system\n"
+        f"        path: {VALIDATE}\n    failurePolicy: Ignore\n    matchPolicy: Exact\n"
+        '    objectSelector: {"matchLabels": {"a": "b"}}\n    rules:\n'
+        "      - apiGroups: [samplecontroller.k8s.io]\n        apiVersions: [v1alpha1]\n"
+        "        operations: [CREATE, UPDATE, DELETE]\n        resources: [foos]\n    sideEffects: None\n"
+        "    timeoutSeconds: 5\n")
+    for bad, message in [(WebhookOptions(match_policy="exact"), "match_policy='exact' is not one of"),
+                         (WebhookOptions(timeout_seconds=31), "timeout_seconds=31 is not between 1 and 30"),
+                         (WebhookOptions(verbs=("get",)), "verbs ['get']"),
+                         (WebhookOptions(reinvocation_policy="IfNeeded"), "reinvocation_policy applies to defaulters")]:
+        with pytest.raises(ValueError, match=re.escape(message)):
+            webhook_managed_by(WebhookHost(server)).for_(Foo).with_validator(FooValidator(), options=bad)
 
 
 def test_create_patch_round_trips() -> None:

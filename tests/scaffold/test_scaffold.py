@@ -257,38 +257,43 @@ def test_plurals_as_kubebuilder(kind: str, plural: str) -> None:
 
 
 
-def check_make_manifests(project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    """The scaffolded controllers' rbac.rule declarations and what their Manager shows are exactly
-    the config/rbac/role.yaml create api wrote (so a new project's make test passes), for every
-    style; removing one declaration (Backup's status patch) makes `make verify` say the role is
-    stale, and `make manifests` drops it."""
+def make_manifests(project: Path, monkeypatch: pytest.MonkeyPatch, *extra: str) -> int:
+    """The project's `make manifests` (its Makefile's MANIFESTS command line), in this process, from
+    a fresh import of its package; returns the exit status."""
     from samplecontroller import manifests
     from samplecontroller.runtime import rbac
 
     makefile = (project / "Makefile").read_text()
     line = makefile.split("MANIFESTS   := $(PY) -m samplecontroller.manifests ", 1)[1].split("\n\n", 1)[0]
-    argv = line.replace("\\\n", " ").split()
     assert "\t$(MANIFESTS) --verify\n" in makefile and "\t$(MANIFESTS)\n" in makefile
+    package = Project.load(project).package
     monkeypatch.chdir(project)
+    monkeypatch.setattr(rbac, "_DECLARED", [])
 
-    def run(*extra: str) -> int:
-        monkeypatch.setattr(rbac, "_DECLARED", [])
-        for name in [m for m in sys.modules if m == "backupop" or m.startswith("backupop.")]:
+    def forget() -> None:
+        for name in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
             del sys.modules[name]
-        return manifests.main([*argv, *extra])
 
+    forget()
     try:
-        capsys.readouterr()
-        assert run("--verify") == 0, capsys.readouterr().err
-        controller = project / "backupop/controllers/backup.py"
-        text = controller.read_text()
-        declaration = '@rbac.rule(groups="ops.example.com", resources="backups/status", verbs="patch")\n'
-        assert declaration in text
-        controller.write_text(text.replace(declaration, ""))
-        assert run("--verify") == 1
-        assert capsys.readouterr().err == "config/rbac/role.yaml is stale: run make manifests\n"
-        assert run() == 0
-        assert "backups/status" not in (project / "config/rbac/role.yaml").read_text()
+        return manifests.main([*line.replace("\\\n", " ").split(), *extra])
     finally:
-        for name in [m for m in sys.modules if m == "backupop" or m.startswith("backupop.")]:
-            del sys.modules[name]
+        forget()
+
+
+def check_make_manifests(project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The scaffolded controllers' rbac.rule declarations and what their Manager shows are exactly
+    the config/rbac/role.yaml create api wrote (so a new project's make test passes), for every
+    style; removing one declaration (Backup's status patch) makes `make verify` say the role is
+    stale, and `make manifests` drops it."""
+    capsys.readouterr()
+    assert make_manifests(project, monkeypatch, "--verify") == 0, capsys.readouterr().err
+    controller = project / "backupop/controllers/backup.py"
+    text = controller.read_text()
+    declaration = '@rbac.rule(groups="ops.example.com", resources="backups/status", verbs="patch")\n'
+    assert declaration in text
+    controller.write_text(text.replace(declaration, ""))
+    assert make_manifests(project, monkeypatch, "--verify") == 1
+    assert capsys.readouterr().err == "config/rbac/role.yaml is stale: run make manifests\n"
+    assert make_manifests(project, monkeypatch) == 0
+    assert "backups/status" not in (project / "config/rbac/role.yaml").read_text()

@@ -40,7 +40,11 @@ from samplecontroller.runtime.webhook.admission import (
     Handler,
     ValidatingHandler,
     WebhookBuilder,
+    WebhookDeclaration,
+    WebhookOptions,
+    declarations,
     denied,
+    denied_by_status,
     parse_review,
     path_for,
     review,
@@ -183,5 +187,5 @@ class Server:
 __all__ = [
     "CONVERT_PATH", "DEFAULT_CERT_DIR", "DEFAULT_PORT", "ConversionWebhook", "DefaultingHandler", "Handler", "Server",
     "ValidatingHandler",
-    "WebhookBuilder", "path_for", "webhook_managed_by", "write_self_signed",
+    "WebhookBuilder", "WebhookDeclaration", "WebhookOptions", "declarations", "denied_by_status", "path_for", "webhook_managed_by", "write_self_signed",
 ]

@@ -20,14 +20,17 @@ A request body is an ``admission.k8s.io/v1`` AdmissionReview; the answer is one 
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 import msgspec
 
 from samplecontroller.apimachinery import objects
 from samplecontroller.apimachinery.errors import StatusError
+from samplecontroller.client.unstructured import guess_plural
 from samplecontroller.runtime._gvk import gvk_for_type
 from samplecontroller.runtime.conversion import ConversionError, Convertible, hub
 from samplecontroller.runtime.webhook.conversion import CONVERT_PATH, conversion_webhook_for
@@ -260,6 +263,75 @@ class ValidatingHandler:
         return allowed(uid, list(warnings or ()))
 
 
+@dataclass(frozen=True)
+class WebhookOptions:
+    """How the API server calls one admission webhook: controller-tools' ``+kubebuilder:webhook``
+    marker, declared where the webhook is registered (``with_defaulter(d, options=...)``,
+    ``with_validator(v, options=...)``) and written by ``python -m samplecontroller.manifests``
+    into the project's webhook configuration. The defaults are kubebuilder's scaffold's.
+
+    - ``name``: the webhook's name (default ``m<kind>-<version>.<group>`` for a defaulter,
+      ``v<kind>-<version>.<group>`` for a validator, kind lower case).
+    - ``failure_policy``: ``Fail`` or ``Ignore`` (an unreachable or failing webhook).
+    - ``match_policy``: ``Equivalent`` or ``Exact``; None leaves it out (the API server's default,
+      ``Equivalent``: a request in another version of the kind is converted and sent too).
+    - ``side_effects``: ``None`` or ``NoneOnDryRun``.
+    - ``timeout_seconds``: 1 to 30; None leaves it out (10).
+    - ``verbs``: the operations (``create``, ``update``, ``delete``, ``connect``).
+    - ``namespace_selector``, ``object_selector``: label selectors (dicts), None for all.
+    - ``reinvocation_policy``: ``Never`` or ``IfNeeded`` (defaulters only); None leaves it out.
+    - ``admission_review_versions``: what the handler reads (``v1``).
+    """
+
+    name: str = ""
+    failure_policy: str = "Fail"
+    match_policy: str | None = None
+    side_effects: str = "None"
+    timeout_seconds: int | None = None
+    verbs: tuple[str, ...] = ("create", "update")
+    namespace_selector: dict[str, Any] | None = field(default=None, hash=False)
+    object_selector: dict[str, Any] | None = field(default=None, hash=False)
+    reinvocation_policy: str | None = None
+    admission_review_versions: tuple[str, ...] = ("v1",)
+
+    def checked(self, what: str) -> WebhookOptions:
+        """Self, or ValueError naming the option that the API server would refuse."""
+        allowed = {"failure_policy": ("Fail", "Ignore"), "match_policy": (None, "Equivalent", "Exact"),
+                   "side_effects": ("None", "NoneOnDryRun"), "reinvocation_policy": (None, "Never", "IfNeeded")}
+        for key, values in allowed.items():
+            if getattr(self, key) not in values:
+                raise ValueError(f"{what}: {key}={getattr(self, key)!r} is not one of "
+                                 f"{[v for v in values if v is not None]}")
+        if self.timeout_seconds is not None and not 1 <= self.timeout_seconds <= 30:
+            raise ValueError(f"{what}: timeout_seconds={self.timeout_seconds} is not between 1 and 30")
+        bad = [v for v in self.verbs if v not in ("create", "update", "delete", "connect", "*")]
+        if bad or not self.verbs:
+            raise ValueError(f"{what}: verbs {list(self.verbs)!r}: use create, update, delete, connect or *")
+        return self
+
+
+@dataclass(frozen=True)
+class WebhookDeclaration:
+    """One webhook ``WebhookBuilder.complete`` registered: what ``samplecontroller.manifests`` writes.
+    ``type`` is ``mutating``, ``validating`` or ``conversion`` (``options`` None for the last)."""
+
+    type: str
+    group: str
+    version: str
+    kind: str
+    plural: str
+    path: str
+    options: WebhookOptions | None
+
+
+_declared_by_server: dict[int, list[WebhookDeclaration]] = {}
+
+
+def declarations(server: Any) -> list[WebhookDeclaration]:
+    """The webhooks registered through ``WebhookBuilder`` on ``server`` (a ``Server``), in order."""
+    return list(_declared_by_server.get(id(server), []))
+
+
 def path_for(model: type[Any], prefix: str, scheme: Any = None) -> str:
     """``/mutate-<group with dashes>-<version>-<kind lowercased>`` (or /validate-...), as Go."""
     group, version, kind = gvk_for_type(model, scheme)
@@ -281,6 +353,8 @@ class WebhookBuilder:
         self._model: type[Any] | None = None
         self._defaulter: Defaulter[Any] | None = None
         self._validator: Validator[Any] | None = None
+        self._defaulter_options = WebhookOptions()
+        self._validator_options = WebhookOptions()
         self._spokes: tuple[Convertible[Any, Any], ...] | None = None
 
     def for_(self, model: type[Any]) -> WebhookBuilder:
@@ -292,14 +366,20 @@ class WebhookBuilder:
         self._model = model
         return self
 
-    def with_defaulter(self, defaulter: Defaulter[Any]) -> WebhookBuilder:
-        """Serve ``defaulter`` as the mutating webhook at ``/mutate-<group>-<version>-<kind>``."""
+    def with_defaulter(self, defaulter: Defaulter[Any], *, options: WebhookOptions | None = None) -> WebhookBuilder:
+        """Serve ``defaulter`` as the mutating webhook at ``/mutate-<group>-<version>-<kind>``;
+        ``options``: how the API server calls it (``WebhookOptions``, kubebuilder's defaults)."""
         self._defaulter = defaulter
+        self._defaulter_options = (options or WebhookOptions()).checked("with_defaulter")
         return self
 
-    def with_validator(self, validator: Validator[Any]) -> WebhookBuilder:
-        """Serve ``validator`` as the validating webhook at ``/validate-<group>-<version>-<kind>``."""
+    def with_validator(self, validator: Validator[Any], *, options: WebhookOptions | None = None) -> WebhookBuilder:
+        """Serve ``validator`` as the validating webhook at ``/validate-<group>-<version>-<kind>``;
+        ``options``: how the API server calls it (``WebhookOptions``, kubebuilder's defaults)."""
         self._validator = validator
+        self._validator_options = (options or WebhookOptions()).checked("with_validator")
+        if options is not None and options.reinvocation_policy is not None:
+            raise ValueError("with_validator: reinvocation_policy applies to defaulters (mutating webhooks) only")
         return self
 
     def with_conversion(self, *spokes: Convertible[Any, Any]) -> WebhookBuilder:
@@ -316,16 +396,28 @@ class WebhookBuilder:
         server = self.mgr.get_webhook_server()
         scheme = self.mgr.get_scheme()
         paths = []
+        declared = _declared_by_server.setdefault(id(server), [])
+        group, version, kind = gvk_for_type(self._model, scheme)
+        plural = _plural(scheme, self._model, kind)
+
+        def declare(type_: str, path: str, options: WebhookOptions | None) -> None:
+            if options is not None and not options.name:
+                options = dataclasses.replace(options, name=f"{type_[0]}{kind.lower()}-{version}.{group}")
+            declared.append(WebhookDeclaration(type_, group, version, kind, plural, path, options))
+
         if self._spokes is not None:
             paths.append(self._register_conversion(server, scheme, self._model, self._spokes))
+            declare("conversion", CONVERT_PATH, None)
         if self._defaulter is not None:
             path = path_for(self._model, "mutate", scheme)
             server.register(path, DefaultingHandler(self._model, self._defaulter))
             paths.append(path)
+            declare("mutating", path, self._defaulter_options)
         if self._validator is not None:
             path = path_for(self._model, "validate", scheme)
             server.register(path, ValidatingHandler(self._model, self._validator))
             paths.append(path)
+            declare("validating", path, self._validator_options)
         return paths
 
 
@@ -340,6 +432,16 @@ class WebhookBuilder:
         except ConversionError as err:
             raise ValueError(f"conversion webhook: {err}") from None
         return CONVERT_PATH
+
+
+def _plural(scheme: Any, model: type[Any], kind: str) -> str:
+    """The model's resource name from the scheme, else the guessed plural of ``kind``."""
+    if scheme is not None:
+        try:
+            return str(scheme.info_for(model).resource)
+        except KeyError:
+            pass
+    return guess_plural(kind)
 
 
 def webhook_managed_by(mgr: Any) -> WebhookBuilder:
