@@ -338,6 +338,7 @@ class Refusals:
         return out
 
     def listener(self, attrs: Any, status: dict[str, Any]) -> None:
+        """The server's denial listener: keeps the message of a refusal of the operator's user."""
         if attrs.user.name != self.user:
             return
         if attrs.resource_request:
