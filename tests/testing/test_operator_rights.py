@@ -88,6 +88,7 @@ def test_a_role_without_one_declaration_fails_naming_the_declaration_to_add(
         request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, operator_rest_client: RESTClient,
         rest_client: RESTClient, namespace: str) -> None:
     update_manifests = hack_update_manifests()
+    update_manifests.files()  # imports every module with declarations before the registry is swapped
     kept = [r for r in rbac._DECLARED if r.sources != ("samplecontroller.foo.new_deployment",)]
     assert len(kept) == len(rbac._DECLARED) - 1
     with monkeypatch.context() as m:
