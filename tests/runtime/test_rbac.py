@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import importlib.util
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -117,28 +116,33 @@ def test_config_rbac_role_is_generated_from_the_code_and_checked_for_staleness(
     assert stale == [f"{update_manifests.ROLE} is stale: run make manifests"]
 
 
-def test_the_command_line_writes_verifies_and_reports_mistakes_in_one_line(tmp_path: Path) -> None:
+def test_the_command_line_writes_verifies_and_reports_mistakes_in_one_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """python -m samplecontroller.manifests (its main, in this process, from the project's directory)."""
     pkg = tmp_path / "myop"
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
     (pkg / "jobs.py").write_text('from samplecontroller.runtime import rbac\n'
                                  'rbac.rule(groups="batch", resources="jobs", verbs="create;get")\n')
+    (pkg / "__main__.py").write_text("raise SystemExit('a program, never imported')\n")
     role = tmp_path / "config" / "role.yaml"
-    base = [sys.executable, "-m", "samplecontroller.manifests", "--package", "myop", "--role-name", "op",
-            "--rbac", str(role)]
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(rbac, "_DECLARED", [])
 
-    def run(*extra: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([*base, *extra], cwd=tmp_path, capture_output=True, text=True, timeout=120,
-                              check=False)
+    def run(*extra: str) -> int:
+        for name in [m for m in sys.modules if m == "myop" or m.startswith("myop.")]:
+            del sys.modules[name]
+        rbac._DECLARED.clear()
+        return manifests.main(["--package", "myop", "--role-name", "op", "--rbac", str(role), *extra])
 
-    assert run("--verify").returncode == 1
-    done = run()
-    assert done.returncode == 0, done.stderr
+    assert run("--verify") == 1
+    assert capsys.readouterr().err == f"{role} is missing: run make manifests\n"
+    assert run() == 0
     assert yaml.safe_load(role.read_text())["rules"] == [
         {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["create", "get"]}]
-    assert run("--verify").returncode == 0
+    assert run("--verify") == 0
     (pkg / "jobs.py").write_text('from samplecontroller.runtime import rbac\nrbac.rule(groups="batch", verbs="get")\n')
-    bad = run()
-    assert bad.returncode == 1
-    assert bad.stderr == ("python -m samplecontroller.manifests: rbac.rule at myop.jobs:2: give resources "
-                          "(with groups) or urls\n")
+    assert run() == 1
+    assert capsys.readouterr().err == ("python -m samplecontroller.manifests: rbac.rule at myop.jobs:2: give "
+                                       "resources (with groups) or urls\n")
+    assert str(tmp_path) not in sys.path
