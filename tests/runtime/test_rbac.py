@@ -90,6 +90,21 @@ def test_the_runtime_controllers_needs_are_inferred_from_its_manager() -> None:
     }
 
 
+def test_a_daemons_kind_and_finalizer_are_inferred() -> None:
+    from generated.apis.samplecontroller.v1alpha1 import Foo
+    from samplecontroller import foo_reconciler
+    from samplecontroller.rest import RESTClient
+    from samplecontroller.rest.config import Config
+    from samplecontroller.runtime import daemon
+
+    mgr = foo_reconciler.new_manager(RESTClient(Config(host="https://127.0.0.1:1")), resync=0)
+    daemon.add_daemon(mgr, Foo, lambda d: None, name="watcher", finalizer="example.com/watcher")
+    got = {(r.resources, r.verbs, r.sources) for r in rbac.inferred(mgr)}
+    assert got == {(("foos",), ("get", "list", "watch"), ("daemon watcher watches foos",)),
+                   (("foos",), ("patch",), ("daemon watcher keeps the finalizer example.com/watcher",)),
+                   (("events",), ("create", "patch"), ("the manager's event recorder",))}
+
+
 def test_config_rbac_role_is_generated_from_the_code_and_checked_for_staleness(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """make verify runs hack/update_manifests.py --verify; dropping one declaration (the Deployment

@@ -27,7 +27,7 @@
   ``update`` on ``<owner plural>/finalizers`` for ``owns`` (blockOwnerDeletion, as kubebuilder's
   scaffold: clusters with the OwnerReferencesPermissionEnforcement plugin ask for it); Events
   ``create;patch`` (core, and ``events.k8s.io`` when that recorder is used) for every controller
-  (its reconcile context can post them) and recorder. What a reconciler reads or writes through its
+  and daemon (their context's logger can post them) and recorder. What a reconciler reads or writes through its
   client is not inferred: declare it.
 - ``leader_election(namespace)``: the Lease rules of leader election (``get;create;update`` on
   ``coordination.k8s.io`` leases) in that namespace.
@@ -220,6 +220,7 @@ def inferred(mgr: Any) -> list[Rule]:
         spec = getattr(runnable, "spec", None)
         model = getattr(spec, "model", None)
         if spec is not None and isinstance(model, type) and hasattr(spec, "finalizer"):  # a daemon or timer
+            events = True  # its context's logger can post Events
             group, plural = _resource_of(scheme, model)
             dname = getattr(spec, "name", "?")
             out.append(Rule(groups=(group,), resources=(plural,), verbs=("get", "list", "watch"),
