@@ -27,8 +27,8 @@
   ``update`` on ``<owner plural>/finalizers`` for ``owns`` (blockOwnerDeletion, as kubebuilder's
   scaffold: clusters with the OwnerReferencesPermissionEnforcement plugin ask for it); Events
   ``create;patch`` (core, and ``events.k8s.io`` when that recorder is used) for every controller
-  and daemon (their context's logger can post them) and recorder. What a reconciler reads or writes through its
-  client is not inferred: declare it.
+  and daemon (their context's logger can post them) and recorder. What a reconciler reads or
+  writes through its client is not inferred: declare it.
 - ``leader_election(namespace)``: the Lease rules of leader election (``get;create;update`` on
   ``coordination.k8s.io`` leases) in that namespace.
 - ``normalize(rules)``: controller-gen's ``NormalizeRules``: one rule per resource, verbs of equal
