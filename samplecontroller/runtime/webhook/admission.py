@@ -22,6 +22,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import json
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
@@ -324,12 +325,12 @@ class WebhookDeclaration:
     options: WebhookOptions | None
 
 
-_declared_by_server: dict[int, list[WebhookDeclaration]] = {}
+_declared_by_server: weakref.WeakKeyDictionary[Any, list[WebhookDeclaration]] = weakref.WeakKeyDictionary()
 
 
 def declarations(server: Any) -> list[WebhookDeclaration]:
     """The webhooks registered through ``WebhookBuilder`` on ``server`` (a ``Server``), in order."""
-    return list(_declared_by_server.get(id(server), []))
+    return list(_declared_by_server.get(server, []))
 
 
 def path_for(model: type[Any], prefix: str, scheme: Any = None) -> str:
@@ -396,7 +397,7 @@ class WebhookBuilder:
         server = self.mgr.get_webhook_server()
         scheme = self.mgr.get_scheme()
         paths = []
-        declared = _declared_by_server.setdefault(id(server), [])
+        declared = _declared_by_server.setdefault(server, [])
         group, version, kind = gvk_for_type(self._model, scheme)
         plural = _plural(scheme, self._model, kind)
 
