@@ -28,6 +28,7 @@ import importlib
 import inspect
 import json
 import sys
+import textwrap
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -115,7 +116,7 @@ def _flow(values: Sequence[str]) -> str:
 
 def render_roles(rules: Sequence[rbac.Rule], name: str, comment: str = "") -> str:
     """The role documents of ``rules`` (``rbac.roles``) as YAML text, each rule under a comment
-    naming its sources; ``comment`` (lines without ``#``) follows the header."""
+    naming its sources (wrapped at 88 columns); ``comment`` (lines without ``#``) follows the header."""
     out = [HEADER]
     out += [f"# {line}\n" if line else "#\n" for line in comment.splitlines()]
     for i, role in enumerate(rbac.roles(rules, name)):
@@ -127,7 +128,9 @@ def render_roles(rules: Sequence[rbac.Rule], name: str, comment: str = "") -> st
             out.append(f"  namespace: {role['metadata']['namespace']}\n")
         out.append("rules:\n" if role["rules"] else "rules: []\n")
         for r in role["rules"]:
-            out.append(f"  # {'; '.join(r.sources)}\n")
+            # the sources, wrapped to 88 columns (the documentation includes these files)
+            for line in textwrap.wrap("; ".join(r.sources), 84, break_long_words=False, break_on_hyphens=False):
+                out.append(f"  # {line}\n")
             first = True
             for key, value in r.policy_rule().items():
                 out.append(f"  {'- ' if first else '  '}{key}: {_flow(value)}\n")
