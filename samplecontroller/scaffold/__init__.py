@@ -272,7 +272,7 @@ def scaffold_webhooks(project: str, namespace: str, defaulting: list[Resource], 
     """config/webhook/manifests.yaml as ``make manifests`` writes it for the scaffolded webhooks
     (their ``WebhookOptions`` are kubebuilder's defaults)."""
     from samplecontroller.manifests import render_webhooks
-    from samplecontroller.runtime.webhook.admission import WebhookDeclaration, WebhookOptions
+    from samplecontroller.runtime.webhook_options import WebhookDeclaration, WebhookOptions
 
     declared = [WebhookDeclaration(type_, r.group, r.version, r.kind, r.plural, r.webhook_path(prefix),
                                    WebhookOptions(name=f"{type_[0]}{r.kind.lower()}-{r.version}.{r.group}"))

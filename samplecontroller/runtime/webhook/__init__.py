@@ -40,8 +40,6 @@ from samplecontroller.runtime.webhook.admission import (
     Handler,
     ValidatingHandler,
     WebhookBuilder,
-    WebhookDeclaration,
-    WebhookOptions,
     declarations,
     denied,
     denied_by_status,
@@ -52,6 +50,7 @@ from samplecontroller.runtime.webhook.admission import (
 )
 from samplecontroller.runtime.webhook.certs import CERT_NAME, KEY_NAME, write_self_signed
 from samplecontroller.runtime.webhook.conversion import CONVERT_PATH, ConversionWebhook
+from samplecontroller.runtime.webhook_options import WebhookDeclaration, WebhookOptions
 
 log = get_logger("runtime.webhook")
 
