@@ -5,6 +5,7 @@
 #             smoke (hack/pythons.py: a few end-to-end tests on every other CPython >= 3.11 on PATH or
 #             under pyenv, each in .venv-3.N from uv.lock)
 #
+# make manifests  : regenerate config/rbac/role.yaml from the code (hack/update_manifests.py; make test checks it)
 # make docs       : build the documentation site (docs/, mkdocs.yml) into site/ in strict mode: a
 #                   warning, a broken link or a public name without a docstring fails it
 # make docs-serve : preview the site on http://127.0.0.1:8000, rebuilt on every change
@@ -32,6 +33,7 @@ PYTEST_ARGS ?= -n 2 --dist loadfile -q
 SMOKE_ARGS  ?= -n 2 --dist loadfile
 
 .PHONY: run test docs docs-serve venv lock check-lock lint typecheck verify verify-codegen verify-schemas codegen \
+        manifests verify-manifests \
         schemas pytest smoke-pythons test-pythons test-latest test-lowest dist bench clean kubectl-newer
 
 $(UV):
@@ -63,7 +65,14 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-verify: verify-codegen verify-schemas
+verify: verify-codegen verify-schemas verify-manifests
+
+# config/rbac/role.yaml from the code's rbac.rule declarations and the runtime controller's Manager
+verify-manifests: $(STAMP)
+	$(PY) hack/update_manifests.py --verify
+
+manifests: $(STAMP)
+	$(PY) hack/update_manifests.py
 
 verify-codegen: $(STAMP)
 	$(PY) hack/update_builtins.py --verify

@@ -81,6 +81,7 @@ from samplecontroller.kubernetes.apis.apps.v1 import Deployment
 from samplecontroller.kubernetes.informers.apps.v1 import DeploymentInformer
 from samplecontroller.logs import get_logger
 from samplecontroller.record import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING, EventRecorder
+from samplecontroller.runtime import rbac
 from samplecontroller.workqueue import RateLimiter, RateLimitingQueue, shut_down_workers
 
 log = get_logger("controller")
@@ -161,6 +162,11 @@ def _deployment_key_index(obj: Any) -> list[str]:
     return [f"{meta.get_namespace(obj)}/{name}" for name in deployment_names(obj)]
 
 
+# Its informers list and watch Foos and Deployments; its recorder posts core Events (the runtime
+# controller's are inferred from its Manager by samplecontroller.manifests).
+@rbac.rule(groups="samplecontroller.k8s.io", resources="foos", verbs="get;list;watch")
+@rbac.rule(groups="apps", resources="deployments", verbs="get;list;watch")
+@rbac.rule(groups="core", resources="events", verbs="create;patch")
 class Controller:
     """The Foo controller. Build it, start the informer factories, then call ``run``.
 

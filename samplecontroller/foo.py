@@ -34,6 +34,7 @@ from samplecontroller.kubernetes.apis.apps.v1 import Deployment, DeploymentSpec
 from samplecontroller.kubernetes.apis.core.v1 import Container, PodSpec, PodTemplateSpec
 from samplecontroller.kubernetes.apis.meta.v1 import LabelSelector, ObjectMeta, OwnerReference
 from samplecontroller.record import EVENT_TYPE_WARNING, EventRecorder
+from samplecontroller.runtime import rbac
 from samplecontroller.workqueue import BucketRateLimiter, ItemExponentialFailureRateLimiter, MaxOfRateLimiter
 
 K = TypeVar("K", bound=Hashable)
@@ -90,6 +91,7 @@ def deployment_replicas(deployment: Deployment) -> int:
     return deployment.spec.replicas
 
 
+@rbac.rule(groups="apps", resources="deployments", verbs="patch")
 def replicas_patch(foo: Foo, deployment: Deployment) -> dict[str, Any] | None:
     """The merge patch that gives ``deployment`` the Foo's replicas, or None when nothing is to
     change (the counts agree, or the Foo leaves replicas unset). Only ``spec.replicas`` is
@@ -100,6 +102,7 @@ def replicas_patch(foo: Foo, deployment: Deployment) -> dict[str, Any] | None:
     return {"spec": {"replicas": desired}}
 
 
+@rbac.rule(groups="samplecontroller.k8s.io", resources="foos/status", verbs="patch")
 def status_patch(foo: Foo, deployment: Deployment) -> dict[str, Any] | None:
     """The JSON merge patch for the Foo's status subresource that sets status.availableReplicas to
     the Deployment's (0 when unset), or None when the Foo's status already says so (no status
@@ -126,6 +129,7 @@ def is_foo_reference(ref: meta.OwnerRef) -> bool:
     return ref.kind == FOO_KIND and ref.group == FOO_GROUP
 
 
+@rbac.rule(groups="apps", resources="deployments", verbs="create")
 def new_deployment(foo: Foo) -> Deployment:
     """The Deployment a Foo asks for: named ``spec.deploymentName`` in the Foo's namespace, nginx,
     labelled and selected by app=nginx,controller=<foo>, controlled by the Foo (blockOwnerDeletion),

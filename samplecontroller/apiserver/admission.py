@@ -28,7 +28,9 @@ Contract (as kube-apiserver, within the limits below):
   ValidatingWebhookConfiguration, Validating- and MutatingAdmissionPolicy and their bindings:
   kube's ``IsExemptAdmissionConfigurationResource``); no policy applies to the policy kinds.
 - A denial becomes the webhook's Status (code at least 400, default 400) with the message
-  ``admission webhook "<name>" denied the request: <message>``. Warnings become Warning headers.
+  ``admission webhook "<name>" denied the request: <message>`` and the rest kept (``details``:
+  causes, retryAfterSeconds, sent as ``Retry-After`` too), as kube's ``webhookerrors.ToStatusErr``.
+  Warnings become Warning headers.
 - A call that fails (unreachable, timeout after ``timeoutSeconds`` (default 10), a bad answer)
   is ignored under ``failurePolicy: Ignore`` and is a 500 InternalError
   ``failed calling webhook "<name>": ...`` under ``Fail`` (the default).
@@ -400,7 +402,11 @@ def _denied(name: str, status: Any) -> APIError:
     denied_by = f'admission webhook "{name}" denied the request'
     message = status.get("message") or status.get("reason")
     text = f"{denied_by}: {message}" if message else f"{denied_by} without explanation"
-    err = APIError(max(int(code), 400), str(status.get("reason") or ""), text, status.get("details"))
+    details = status.get("details")
+    err = APIError(max(int(code), 400), str(status.get("reason") or ""), text, details)
     if not status.get("reason"):
         err.status.pop("reason", None)
+    retry = details.get("retryAfterSeconds") if isinstance(details, dict) else None
+    if isinstance(retry, int) and not isinstance(retry, bool) and retry > 0:
+        err.headers = {"Retry-After": str(retry)}  # as kube's responsewriters.ErrorNegotiated
     return err

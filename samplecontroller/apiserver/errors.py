@@ -58,6 +58,7 @@ class APIError(Exception):
         if code == 404 and "details" not in self.status:
             self.status["details"] = {}  # clients read details.name of every 404 (kubectl debug)
         self.encoded: bytes | None = None
+        self.headers: dict[str, str] | None = None  # sent with the Status (a webhook denial's Retry-After)
 
     def encode(self) -> bytes:
         """The Status as JSON, kept in ``encoded`` (rendered once, where it is convenient: a worker

@@ -233,8 +233,8 @@ def _error_response(request: Request, err: Exception) -> Response:
     logged 500 InternalError (a bug); re-raises a reset connection."""
     if isinstance(err, APIError):
         if err.encoded is not None:
-            return Response(body=err.encoded, status=err.code, content_type="application/json")
-        return json_response(err.status, err.code)
+            return Response(body=err.encoded, status=err.code, content_type="application/json", headers=err.headers)
+        return json_response(err.status, err.code, err.headers)
     if isinstance(err, ConnectionResetError):
         raise err
     if isinstance(err, RecursionError):  # a backstop: bodies.MAX_DEPTH keeps client input from getting here
@@ -300,7 +300,10 @@ def authorize(authorizer: Authorizer, request: Request) -> None:
         attrs = from_request(user, request.method, request.path, request.query)
         decision = authorizer.authorize(attrs)
         if not decision.allowed:
-            raise forbidden(attrs, decision.reason)
+            err = forbidden(attrs, decision.reason)
+            for listener in authorizer.denial_listeners:
+                listener(attrs, err.status)
+            raise err
 
 
 REQUEST_TIMEOUT = 60.0

@@ -280,7 +280,59 @@ def _environment() -> Any:
                              keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True,
                              undefined=jinja2.StrictUndefined)
     env.globals["from_imports"] = from_imports
+    env.globals["scaffold_role"] = scaffold_role
+    env.globals["scaffold_webhooks"] = scaffold_webhooks
+    env.globals["scaffold_conversion_patch"] = scaffold_conversion_patch
     return env
+
+
+def scaffold_webhooks(project: str, namespace: str, defaulting: list[Resource], validation: list[Resource]) -> str:
+    """config/webhook/manifests.yaml as ``make manifests`` writes it for the scaffolded webhooks
+    (their ``WebhookOptions`` are kubebuilder's defaults)."""
+    from samplecontroller.manifests import render_webhooks
+    from samplecontroller.runtime.webhook_options import WebhookDeclaration, WebhookOptions
+
+    declared = [WebhookDeclaration(type_, r.group, r.version, r.kind, r.plural, r.webhook_path(prefix),
+                                   WebhookOptions(name=f"{type_[0]}{r.kind.lower()}-{r.version}.{r.group}"))
+                for type_, prefix, resources in (("mutating", "mutate", defaulting),
+                                                 ("validating", "validate", validation))
+                for r in resources]
+    return render_webhooks(declared, project, namespace) or (
+        "# No admission webhooks yet: `samplecontroller create webhook --defaulting` or\n"
+        "# `--programmatic-validation` adds one, and make manifests rewrites this file from the code.\n")
+
+
+def scaffold_conversion_patch(group: str, plural: str, project: str, namespace: str) -> str:
+    """config/crd/patches/webhook_in_<plural>.yaml as ``make manifests`` writes it."""
+    from samplecontroller.manifests import render_conversion_patch
+
+    return render_conversion_patch(group, plural, project, namespace)
+
+
+def scaffold_role(project: str, package: str, resources: list[Resource]) -> str:
+    """config/rbac/role.yaml as ``make manifests`` writes it for the scaffolded controllers: the
+    ``rbac.rule`` declarations their templates carry and what their Manager shows (get, list and
+    watch of a runtime or async controller's kind, the Events of the recorder)."""
+    from samplecontroller.manifests import render_roles
+    from samplecontroller.runtime.rbac import Rule
+
+    rules: list[Rule] = []
+    for r in resources:
+        module = f"{package}.controllers.{r.module}"
+        if r.style == "client-go":
+            declared = f"{module}.{r.kind}Controller"
+            rules.append(Rule(groups=(r.group,), resources=(r.plural,), verbs=("get", "list", "watch"),
+                              sources=(declared,)))
+        else:
+            declared = f"{module}.{r.kind}Reconciler"
+            rules.append(Rule(groups=(r.group,), resources=(r.plural,), verbs=("get", "list", "watch"),
+                              sources=(f"controller {r.singular}-controller watches {r.plural}",)))
+        rules.append(Rule(groups=(r.group,), resources=(f"{r.plural}/status",), verbs=("patch",),
+                          sources=(declared,)))
+    if resources:
+        rules.append(Rule(groups=("",), resources=("events",), verbs=("create", "patch"),
+                          sources=("the manager's event recorder",)))
+    return render_roles(rules, f"{project}-manager")
 
 
 def _render(template: str, project: Project, **extra: Any) -> str:

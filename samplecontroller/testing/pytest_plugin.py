@@ -19,6 +19,9 @@ Configuration (pyproject.toml ``[tool.pytest.ini_options]``, or pytest.ini / set
   on a cluster whose webhook is down.
 - ``samplecontroller_package = "myoperator.generated"``: the generated package the ``clientset``
   fixture takes its ``clientset.Clientset`` from.
+- ``samplecontroller_rbac = ["config/rbac/role.yaml"]``: the operator's roles (``make manifests``
+  writes them from its ``runtime.rbac.rule`` declarations): ``operator_rest_client`` runs as a
+  ServiceAccount bound to exactly these.
 - ``@pytest.mark.samplecontroller_crds("path/to/dir", ...)``: more CRD directories (relative to
   the rootdir) installed on the shared server before that test.
 
@@ -30,6 +33,14 @@ Fixtures:
   ``cmd.parse_flags(webhook_install_options.manager_flags(), ...)`` whose setup registers the
   webhooks, or ``Server(host=o.local_serving_host, port=o.local_serving_port,
   cert_dir=o.local_serving_cert_dir)``.
+- ``operator_rest_client`` (session): a ``RESTClient`` for the shared server authenticated as the
+  ServiceAccount ``operator`` of namespace ``samplecontroller-operator``, bound to exactly the
+  ClusterRoles and Roles of ``samplecontroller_rbac`` (a ClusterRoleBinding or a RoleBinding each,
+  namespaces created as needed): build the operator under test on it, so a permission its role
+  lacks is refused as on a cluster. Every test after the first use of it fails (at teardown)
+  when the API server refused a request of that ServiceAccount during the test, with kube's
+  Forbidden message (verb, resource, namespace) and the ``rbac.rule(...)`` declaration to add.
+  A test that wants admin rights uses ``rest_client`` instead.
 - ``kubeconfig`` (session): its kubeconfig's path.
 - ``rest_client`` (session): a ``samplecontroller.rest.RESTClient`` for it.
 - ``clientset`` (session): ``<samplecontroller_package>.clientset.Clientset(rest_client)``.
@@ -58,6 +69,7 @@ import asyncio
 import importlib
 import inspect
 import json
+import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -73,11 +85,15 @@ if TYPE_CHECKING:
     from samplecontroller.runtime.webhook.install import WebhookInstallOptions
 
 __all__ = [
-    "CRDS_INI", "MARKER", "PACKAGE_INI", "WEBHOOKS_INI", "apiserver", "async_clientset", "async_rest_client",
-    "clientset", "configured_crd_dirs", "fresh_apiserver", "kubeconfig", "kubectl", "namespace", "rest_client",
-    "webhook_install_options",
+    "CRDS_INI", "MARKER", "OPERATOR_ACCOUNT", "OPERATOR_NAMESPACE", "PACKAGE_INI", "RBAC_INI", "REFUSALS",
+    "WEBHOOKS_INI", "Refusals",
+    "apiserver", "async_clientset", "async_rest_client", "clientset", "configured_crd_dirs", "fresh_apiserver",
+    "kubeconfig", "kubectl", "namespace", "operator_rest_client", "rest_client", "webhook_install_options",
 ]
 
+RBAC_INI = "samplecontroller_rbac"
+OPERATOR_NAMESPACE = "samplecontroller-operator"
+OPERATOR_ACCOUNT = "operator"
 CRDS_INI = "samplecontroller_crds"
 WEBHOOKS_INI = "samplecontroller_webhooks"
 PACKAGE_INI = "samplecontroller_package"
@@ -90,6 +106,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini(WEBHOOKS_INI, type="paths", default=[],
                   help="webhook manifests (webhook configurations, CRD conversion patches) the shared embedded API "
                        "server installs pointing at the test's webhook server (relative to the ini file)")
+    parser.addini(RBAC_INI, type="paths", default=[],
+                  help="the operator's role manifests (ClusterRoles, Roles) operator_rest_client is bound to "
+                       "(relative to the ini file)")
     parser.addini(PACKAGE_INI, default="",
                   help="import path of the generated package whose clientset.Clientset the clientset fixture returns")
 
@@ -299,3 +318,141 @@ def async_rest_client(request: pytest.FixtureRequest, rest_client: RESTClient) -
 def async_clientset(request: pytest.FixtureRequest, async_rest_client: AsyncRESTClient) -> Any:
     """The generated package's ``AsyncClientset`` on the shared server (``samplecontroller_package``)."""
     return _generated_clientset(request).AsyncClientset(async_rest_client)
+
+
+class Refusals:
+    """The requests of the operator's ServiceAccount the shared server refused (see
+    ``operator_rest_client``): ``request.config.stash[REFUSALS].take()`` hands a test the messages
+    so far (and clears them), for a test that expects a refusal."""
+
+    def __init__(self, user: str, role_files: list[Path]) -> None:
+        self.user = user
+        self.role_files = role_files
+        self.lock = threading.Lock()
+        self._messages: list[str] = []
+
+    def take(self) -> list[str]:
+        """The refusals' messages since the last ``take`` (each names the declaration to add)."""
+        with self.lock:
+            out, self._messages = self._messages, []
+        return out
+
+    def listener(self, attrs: Any, status: dict[str, Any]) -> None:
+        """The server's denial listener: keeps the message of a refusal of the operator's user."""
+        if attrs.user.name != self.user:
+            return
+        if attrs.resource_request:
+            resource = f"{attrs.resource}/{attrs.subresource}" if attrs.subresource else attrs.resource
+            from samplecontroller.runtime import rbac
+
+            fix = rbac.suggestion(attrs.verb, attrs.api_group, resource)
+        else:
+            fix = f'rbac.rule(urls="{attrs.path}", verbs="{attrs.verb}")'
+        files = ", ".join(str(p) for p in self.role_files)
+        with self.lock:
+            self._messages.append(f"{status.get('message')}\n  the operator's role ({files}) lacks it: declare it "
+                                 f"beside the code that needs it and run `make manifests`:\n    {fix}")
+
+
+REFUSALS = pytest.StashKey[Refusals]()
+
+
+def _rbac_docs(paths: list[Path]) -> list[dict[str, Any]]:
+    import yaml
+
+    docs: list[dict[str, Any]] = []
+    for path in paths:
+        try:
+            loaded = [d for d in yaml.safe_load_all(path.read_text()) if d]
+        except (OSError, yaml.YAMLError) as err:
+            pytest.fail(f"{RBAC_INI}: cannot read {path}: {err}", pytrace=False)
+        for doc in loaded:
+            if not isinstance(doc, dict) or doc.get("kind") not in ("ClusterRole", "Role"):
+                kind = doc.get("kind") if isinstance(doc, dict) else type(doc).__name__
+                pytest.fail(f"{RBAC_INI}: {path} holds a {kind}, not a ClusterRole or Role", pytrace=False)
+            docs.append(doc)
+    return docs
+
+
+def _apply(rest_client: RESTClient, path: str, name: str, body: dict[str, Any]) -> None:
+    """Create ``body`` at ``path`` (its collection), or replace the object ``name`` there."""
+    from samplecontroller.apimachinery import errors
+
+    data = json.dumps(body).encode()
+    try:
+        rest_client.request("POST", path, body=data, content_type="application/json")
+    except errors.AlreadyExistsError:
+        current = json.loads(rest_client.request("GET", f"{path}/{name}"))
+        body = {**body, "metadata": {**body["metadata"], "resourceVersion": current["metadata"]["resourceVersion"]}}
+        rest_client.request("PUT", f"{path}/{name}", body=json.dumps(body).encode(), content_type="application/json")
+
+
+def _ensure_namespace(rest_client: RESTClient, name: str) -> None:
+    from samplecontroller.apimachinery import errors
+
+    body = json.dumps({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}).encode()
+    try:
+        rest_client.request("POST", "/api/v1/namespaces", body=body, content_type="application/json")
+    except errors.AlreadyExistsError:
+        pass
+
+
+@pytest.fixture(scope="session")
+def operator_rest_client(request: pytest.FixtureRequest, apiserver: LocalAPIServer,
+                         rest_client: RESTClient) -> RESTClient:
+    """A REST client as the operator's ServiceAccount, bound to exactly its roles (see the module docstring)."""
+    from samplecontroller import rest
+    from samplecontroller.rest.config import Config
+
+    paths = [Path(p) for p in request.config.getini(RBAC_INI)]
+    if not paths:
+        raise pytest.UsageError(f"the operator_rest_client fixture needs the {RBAC_INI} ini option (the operator's "
+                                "role manifests, e.g. [\"config/rbac/role.yaml\"], written by `make manifests`)")
+    docs = _rbac_docs(paths)
+    subject = {"kind": "ServiceAccount", "name": OPERATOR_ACCOUNT, "namespace": OPERATOR_NAMESPACE}
+    _ensure_namespace(rest_client, OPERATOR_NAMESPACE)
+    _apply(rest_client, f"/api/v1/namespaces/{OPERATOR_NAMESPACE}/serviceaccounts", OPERATOR_ACCOUNT,
+           {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": OPERATOR_ACCOUNT}})
+    rbac_api = "/apis/rbac.authorization.k8s.io/v1"
+    for doc in docs:
+        name = str(doc["metadata"]["name"])
+        role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": doc["kind"],
+                "metadata": {"name": name}, "rules": doc.get("rules") or []}
+        ref = {"apiGroup": "rbac.authorization.k8s.io", "kind": doc["kind"], "name": name}
+        if doc["kind"] == "ClusterRole":
+            _apply(rest_client, f"{rbac_api}/clusterroles", name, role)
+            _apply(rest_client, f"{rbac_api}/clusterrolebindings", name,
+                   {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                    "metadata": {"name": name}, "roleRef": ref, "subjects": [subject]})
+        else:
+            ns = str(doc["metadata"].get("namespace") or OPERATOR_NAMESPACE)
+            _ensure_namespace(rest_client, ns)
+            _apply(rest_client, f"{rbac_api}/namespaces/{ns}/roles", name, role)
+            _apply(rest_client, f"{rbac_api}/namespaces/{ns}/rolebindings", name,
+                   {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                    "metadata": {"name": name}, "roleRef": ref, "subjects": [subject]})
+    review = json.dumps({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                         "spec": {"expirationSeconds": 86400}}).encode()
+    answer = json.loads(rest_client.request(
+        "POST", f"/api/v1/namespaces/{OPERATOR_NAMESPACE}/serviceaccounts/{OPERATOR_ACCOUNT}/token",
+        body=review, content_type="application/json"))
+    refusals = Refusals(f"system:serviceaccount:{OPERATOR_NAMESPACE}:{OPERATOR_ACCOUNT}", paths)
+    assert apiserver.app is not None
+    apiserver.app.authorizer.denial_listeners.append(refusals.listener)
+    request.config.stash[REFUSALS] = refusals
+    ca = str(apiserver.ca_path) if apiserver.ca_path is not None else None
+    return rest.RESTClient(Config(host=apiserver.url, ca_file=ca, token=str(answer["status"]["token"])))
+
+
+@pytest.fixture(autouse=True)
+def _samplecontroller_operator_rights(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Fail a test during which the operator's ServiceAccount was refused (``operator_rest_client``)."""
+    before = request.config.stash.get(REFUSALS, None)
+    if before is not None:
+        before.take()  # an earlier test's operator, still stopping: checked there
+    yield
+    refusals = request.config.stash.get(REFUSALS, None)
+    new = refusals.take() if refusals is not None else []
+    if new:
+        unique = list(dict.fromkeys(new))
+        pytest.fail("the API server refused the operator under test:\n" + "\n".join(unique), pytrace=False)

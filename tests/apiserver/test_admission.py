@@ -53,6 +53,13 @@ class Validator:
     def validate_create(self, obj: Foo) -> Sequence[str]:
         if obj.spec is msgspec.UNSET or not obj.spec.deployment_name:
             raise ValueError("spec.deploymentName is required")
+        if obj.spec.deployment_name == "Bad_Name":  # the kubebuilder book's validator: one cause per field
+            raise errors.new_invalid("samplecontroller.k8s.io", "Foo", str(obj.metadata.name), [
+                ("spec.deploymentName", 'Invalid value: "Bad_Name": must be a DNS label'),
+                ("spec.replicas", "Required value")])
+        if obj.spec.deployment_name == "busy":
+            raise errors.from_status(errors.new_status(429, "TooManyRequests", "come back later",
+                                                       {"retryAfterSeconds": 3}))
         return ["replicas above 5 are expensive"] if (obj.spec.replicas or 0) > 5 else []
 
     def validate_update(self, old: Foo, new: Foo) -> Sequence[str]:
@@ -248,6 +255,43 @@ def test_kubectl_sees_defaults_denials_and_warnings(server: LocalAPIServer, hook
     proc = kubectl("apply", "-f", "-", stdin=json.dumps(manifest))
     assert proc.returncode != 0
     assert 'admission webhook "vfoo.example.com" denied the request: spec.deploymentName is immutable' in proc.stderr
+
+
+INVALID_MESSAGE = ('admission webhook "vfoo.example.com" denied the request: Foo.samplecontroller.k8s.io "{name}" '
+                   'is invalid: [spec.deploymentName: Invalid value: "Bad_Name": must be a DNS label, '
+                   'spec.replicas: Required value]')
+
+
+def test_a_webhook_denial_keeps_its_whole_status(raw: Raw, hooks: str) -> None:
+    """As kube-apiserver's webhookerrors.ToStatusErr: the webhook's Status goes to the client with
+    only the message prefixed (details, causes, retryAfterSeconds kept; a Retry-After header as
+    kube's responsewriters write for a Status with retryAfterSeconds)."""
+    name = _name()
+    code, _, status = raw.call("POST", FOOS.format(ns=hooks), {**foo(name), "spec": {"deploymentName": "Bad_Name"}})
+    assert code == 422, status
+    assert status["reason"] == "Invalid" and status["message"] == INVALID_MESSAGE.format(name=name)
+    assert status["details"] == {"name": name, "group": "samplecontroller.k8s.io", "kind": "Foo", "causes": [
+        {"field": "spec.deploymentName", "message": 'Invalid value: "Bad_Name": must be a DNS label'},
+        {"field": "spec.replicas", "message": "Required value"}]}
+    code, headers, status = raw.call("POST", FOOS.format(ns=hooks), {**foo(_name()), "spec": {"deploymentName": "busy"}})
+    assert code == 429 and status["details"] == {"retryAfterSeconds": 3}
+    assert status["message"] == 'admission webhook "vfoo.example.com" denied the request: come back later'
+    assert {k.lower(): v for k, v in headers.items()}.get("retry-after") == "3"
+
+
+@pytest.mark.kubectl
+def test_kubectl_prints_an_invalid_denial_as_against_kube_apiserver(
+        server: LocalAPIServer, hooks: str, tmp_path: Path) -> None:
+    """kubectl's checkErr names the object and each field of an Invalid Status with details (it
+    printed "The request is invalid: admission webhook ..." when the webhook dropped them)."""
+    kubectl = make_kubectl(tmp_path, server)
+    manifest = {"apiVersion": "samplecontroller.k8s.io/v1alpha1", "kind": "Foo",
+                "metadata": {"name": "invalid-foo", "namespace": hooks}, "spec": {"deploymentName": "Bad_Name"}}
+    proc = kubectl("create", "-f", "-", stdin=json.dumps(manifest))
+    assert proc.returncode == 1
+    assert proc.stderr == ('The Foo "invalid-foo" is invalid: \n'
+                           '* spec.deploymentName: Invalid value: "Bad_Name": must be a DNS label\n'
+                           '* spec.replicas: Required value\n')
 
 
 def test_match_conditions_choose_whether_a_webhook_is_called(raw: Raw, hooks: str) -> None:

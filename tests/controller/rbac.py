@@ -11,9 +11,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def cluster_role_rules() -> list[dict[str, Any]]:
-    role = yaml.safe_load((ROOT / "config" / "rbac" / "role.yaml").read_text())
-    assert role["kind"] == "ClusterRole"
-    return list(role["rules"])
+    """The rules of the generated ClusterRole and of its namespaced Roles (leader election's Lease)."""
+    docs = list(yaml.safe_load_all((ROOT / "config" / "rbac" / "role.yaml").read_text()))
+    assert docs[0]["kind"] == "ClusterRole"
+    return [rule for d in docs for rule in d["rules"]]
 
 
 def allows(rules: list[dict[str, Any]], verb: str, group: str, resource: str, subresource: str = "") -> bool:

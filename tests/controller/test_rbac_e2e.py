@@ -71,7 +71,7 @@ def test_the_controller_works_under_config_rbac_and_a_missing_rule_is_forbidden(
         assert "forbidden" not in controller.output().lower(), controller.output()
 
         # Remove one permission the controller needs (creating Deployments): the next Foo is Forbidden.
-        role = yaml.safe_load((ROOT / "config" / "rbac" / "role.yaml").read_text())
+        role = next(yaml.safe_load_all((ROOT / "config" / "rbac" / "role.yaml").read_text()))  # the ClusterRole
         for rule in role["rules"]:
             if rule["apiGroups"] == ["apps"] and "deployments" in rule["resources"]:
                 rule["verbs"] = [v for v in rule["verbs"] if v != "create"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import gc
 import json
+import re
 import socket
 import ssl
 import threading
@@ -39,6 +40,13 @@ class FooValidator:
     def validate_create(self, obj: Foo) -> Sequence[str]:
         if obj.spec is msgspec.UNSET or not obj.spec.deployment_name:
             raise ValueError("spec.deploymentName is required")
+        if obj.spec.deployment_name == "Bad_Name":
+            raise errors.new_invalid("samplecontroller.k8s.io", "Foo", str(obj.metadata.name), [
+                ("spec.deploymentName", 'Invalid value: "Bad_Name": must be a DNS label'),
+                ("spec.replicas", "Required value")])
+        if obj.spec.deployment_name == "busy":
+            raise errors.from_status(errors.new_status(429, "TooManyRequests", "try later",
+                                                       {"retryAfterSeconds": 7}))
         return ["replicas above 5 are expensive"] if (obj.spec.replicas or 0) > 5 else []
 
     def validate_update(self, old: Foo, new: Foo) -> Sequence[str]:
@@ -138,6 +146,22 @@ def test_validator_warnings_and_denials(webhook: Any) -> None:
     assert review["response"]["allowed"] is True
 
 
+def test_a_denial_carries_the_whole_status_the_validator_raised(webhook: Any) -> None:
+    """As controller-runtime's validationResponseFromStatus: details (causes, retryAfterSeconds)
+    travel with code, reason and message (they were dropped: issue 40)."""
+    _, review = post(webhook, VALIDATE, admission_review("CREATE", foo_json(deployment_name="Bad_Name")))
+    status = review["response"]["status"]
+    assert status["code"] == 422 and status["reason"] == "Invalid" and status["status"] == "Failure"
+    assert status["message"] == ('Foo.samplecontroller.k8s.io "f" is invalid: [spec.deploymentName: Invalid '
+                                 'value: "Bad_Name": must be a DNS label, spec.replicas: Required value]')
+    assert status["details"] == {"name": "f", "group": "samplecontroller.k8s.io", "kind": "Foo", "causes": [
+        {"field": "spec.deploymentName", "message": 'Invalid value: "Bad_Name": must be a DNS label'},
+        {"field": "spec.replicas", "message": "Required value"}]}
+    assert "kind" not in status and "apiVersion" not in status
+    _, review = post(webhook, VALIDATE, admission_review("CREATE", foo_json(deployment_name="busy")))
+    assert review["response"]["status"]["details"] == {"retryAfterSeconds": 7}
+
+
 def test_bad_requests_are_answered_not_crashed(webhook: Any) -> None:
     _, review = post(webhook, VALIDATE, {"kind": "Pod"})
     assert review["response"]["allowed"] is False and review["response"]["status"]["code"] == 400
@@ -157,6 +181,40 @@ def test_registration_rules(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match=r"tls\.crt"):
         s.start(threading.Event())
     assert path_for(Foo, "validate") == VALIDATE
+
+
+def test_webhook_options_are_declared_where_the_webhook_is_registered(tmp_path: Path) -> None:
+    """kubebuilder's +kubebuilder:webhook marker in Python: what make manifests writes (issue 40)."""
+    from samplecontroller.manifests import render_webhooks
+    from samplecontroller.runtime.webhook import WebhookOptions, declarations
+
+    server = Server(port=0, cert_dir=tmp_path)
+    exact = WebhookOptions(match_policy="Exact", timeout_seconds=5, failure_policy="Ignore",
+                           verbs=("create", "update", "delete"), object_selector={"matchLabels": {"a": "b"}})
+    webhook_managed_by(WebhookHost(server)).for_(Foo).with_defaulter(FooDefaulter()).with_validator(
+        FooValidator(), options=exact).complete()
+    got = declarations(server)
+    assert [(d.type, d.group, d.version, d.plural, d.path, d.options.name if d.options else "") for d in got] == [
+        ("mutating", "samplecontroller.k8s.io", "v1alpha1", "foos", MUTATE, "mfoo-v1alpha1.samplecontroller.k8s.io"),
+        ("validating", "samplecontroller.k8s.io", "v1alpha1", "foos", VALIDATE,
+         "vfoo-v1alpha1.samplecontroller.k8s.io")]
+    mutating, validating = (doc.split("webhooks:\n", 1)[1] for doc in render_webhooks(got, "op", "op-system")
+                            .split("---\n"))
+    assert "failurePolicy: Fail\n" in mutating and "matchPolicy" not in mutating and "timeoutSeconds" not in mutating
+    assert validating == (
+        "  - name: vfoo-v1alpha1.samplecontroller.k8s.io\n    admissionReviewVersions: [v1]\n"
+        "    clientConfig:\n      service:\n        name: op-webhook\n        namespace: op-system\n"
+        f"        path: {VALIDATE}\n    failurePolicy: Ignore\n    matchPolicy: Exact\n"
+        '    objectSelector: {"matchLabels": {"a": "b"}}\n    rules:\n'
+        "      - apiGroups: [samplecontroller.k8s.io]\n        apiVersions: [v1alpha1]\n"
+        "        operations: [CREATE, UPDATE, DELETE]\n        resources: [foos]\n    sideEffects: None\n"
+        "    timeoutSeconds: 5\n")
+    for bad, message in [(WebhookOptions(match_policy="exact"), "match_policy='exact' is not one of"),
+                         (WebhookOptions(timeout_seconds=31), "timeout_seconds=31 is not between 1 and 30"),
+                         (WebhookOptions(verbs=("get",)), "verbs ['get']"),
+                         (WebhookOptions(reinvocation_policy="IfNeeded"), "reinvocation_policy applies to defaulters")]:
+        with pytest.raises(ValueError, match=re.escape(message)):
+            webhook_managed_by(WebhookHost(server)).for_(Foo).with_validator(FooValidator(), options=bad)
 
 
 def test_create_patch_round_trips() -> None:

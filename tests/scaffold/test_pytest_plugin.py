@@ -76,11 +76,6 @@ def run_pytest(root: Path) -> subprocess.CompletedProcess[str]:
                            "tests"], cwd=root, env=env, capture_output=True, text=True, timeout=120, check=False)
 
 
-def test_the_plugin_installs_the_projects_crds_from_the_ini_option(tmp_path: Path) -> None:
-    root = project(tmp_path / "proj", 'samplecontroller_crds = ["config/crd/bases"]', USES_BACKUPS)
-    result = run_pytest(root)
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "2 passed" in result.stdout
 
 
 def test_the_marker_installs_more_crds_for_one_test(tmp_path: Path) -> None:
@@ -349,3 +344,52 @@ def test_conversion_settings_for_a_missing_crd_fail_with_one_line(tmp_path: Path
     assert result.returncode == 1, result.stdout + result.stderr
     assert ("cannot install the CRDs: conversion settings for widgets.ops.example.com, but no such CRD is installed"
             in result.stdout) and "Traceback" not in result.stdout
+
+
+ROLE = """\
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: backup-operator
+rules:
+  - apiGroups: ["ops.example.com"]
+    resources: ["backups"]
+    verbs: ["get", "list", "watch"]
+"""
+
+
+def test_the_plugin_installs_the_projects_crds_and_runs_the_operator_with_exactly_its_role(tmp_path: Path) -> None:
+    """The CRDs of the ini option are installed; operator_rest_client is bound to
+    samplecontroller_rbac's roles only, and a request they do not allow fails the test even when
+    the operator swallows the error (a reconciler retrying), with kube's Forbidden message and the
+    declaration to add (one pytest run for both: each costs seconds)."""
+    tests = USES_BACKUPS + '''
+
+from samplecontroller.apimachinery import errors
+
+
+def test_reads_are_allowed(operator_rest_client, namespace):
+    path = f"/apis/ops.example.com/v1/namespaces/{namespace}/backups"
+    assert json.loads(operator_rest_client.request("GET", path))["items"] == []
+
+
+def test_a_swallowed_refusal(operator_rest_client, namespace):
+    body = {"apiVersion": "ops.example.com/v1", "kind": "Backup", "metadata": {"name": "b"}}
+    try:
+        operator_rest_client.request("POST", f"/apis/ops.example.com/v1/namespaces/{namespace}/backups",
+                                     body=json.dumps(body).encode(), content_type="application/json")
+    except errors.ForbiddenError:
+        pass
+'''
+    root = project(tmp_path / "proj", 'samplecontroller_crds = ["config/crd/bases"]\n'
+                                      'samplecontroller_rbac = ["config/rbac/role.yaml"]', tests)
+    (root / "config/rbac").mkdir(parents=True)
+    (root / "config/rbac/role.yaml").write_text(ROLE)
+    result = run_pytest(root)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "4 passed, 1 error" in result.stdout, result.stdout
+    assert "ERROR at teardown of test_a_swallowed_refusal" in result.stdout, result.stdout
+    assert ('backups.ops.example.com is forbidden: User "system:serviceaccount:samplecontroller-operator:operator" '
+            'cannot create resource "backups" in API group "ops.example.com" in the namespace "test-') in result.stdout
+    assert "the operator's role (" in result.stdout
+    assert 'rbac.rule(groups="ops.example.com", resources="backups", verbs="create")' in result.stdout

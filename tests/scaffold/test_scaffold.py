@@ -126,10 +126,10 @@ def test_create_api_adds_the_kind_everywhere(tmp_path: Path, capsys: pytest.Capt
     assert status["conditions"]["x-kubernetes-list-map-keys"] == ["type"]
     assert yaml.safe_load((project / "config/samples/ops_v1_backup.yaml").read_text())["kind"] == "Backup"
     role = yaml.safe_load((project / "config/rbac/role.yaml").read_text())
-    assert role["rules"] == [
+    assert role["rules"] == [  # sorted as controller-gen sorts (make manifests writes the same)
+        {"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch"]},
         {"apiGroups": ["ops.example.com"], "resources": ["backups"], "verbs": ["get", "list", "watch"]},
         {"apiGroups": ["ops.example.com"], "resources": ["backups/status"], "verbs": ["patch"]},
-        {"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch"]},
     ]
     assert yaml.safe_load((project / "config/crd/kustomization.yaml").read_text())["resources"] == [
         "bases/ops.example.com_backups.yaml"]
@@ -141,8 +141,11 @@ def test_create_api_adds_the_kind_everywhere(tmp_path: Path, capsys: pytest.Capt
     assert verify.returncode == 0, verify.stderr
 
 
-def test_every_style_and_scope_passes_ruff_and_its_own_tests(tmp_path: Path,
-                                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_every_style_and_scope_passes_ruff_and_its_own_tests(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every style and scope passes ruff and its own tests, the integration tests under the
+    generated role (operator_rest_client), which is what make manifests writes from the code
+    (check_make_manifests)."""
     project = scaffold(tmp_path, capsys,
                        ["--group", "ops", "--version", "v1", "--kind", "Backup"],
                        ["--group", "ops", "--version", "v1alpha1", "--kind", "BackupPolicy", "--style", "client-go"],
@@ -158,6 +161,7 @@ def test_every_style_and_scope_passes_ruff_and_its_own_tests(tmp_path: Path,
     tests = run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly"], project)
     assert tests.returncode == 0, tests.stdout + tests.stderr
     assert "26 passed" in tests.stdout  # 4 per kind (3 unit, 1 integration) and test_main.py's 2
+    check_make_manifests(project, capsys, monkeypatch)
 
 
 def test_create_api_keeps_edits_outside_the_markers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -250,3 +254,46 @@ def test_without_the_codegen_extra_it_says_so_in_one_line(tmp_path: Path, monkey
                                               ("Index", "indexes"), ("Mesh", "meshes"), ("Status", "statuses")])
 def test_plurals_as_kubebuilder(kind: str, plural: str) -> None:
     assert pluralize(kind) == plural
+
+
+
+def make_manifests(project: Path, monkeypatch: pytest.MonkeyPatch, *extra: str) -> int:
+    """The project's `make manifests` (its Makefile's MANIFESTS command line), in this process, from
+    a fresh import of its package; returns the exit status."""
+    from samplecontroller import manifests
+    from samplecontroller.runtime import rbac
+
+    makefile = (project / "Makefile").read_text()
+    line = makefile.split("MANIFESTS   := $(PY) -m samplecontroller.manifests ", 1)[1].split("\n\n", 1)[0]
+    assert "\t$(MANIFESTS) --verify\n" in makefile and "\t$(MANIFESTS)\n" in makefile
+    package = Project.load(project).package
+    monkeypatch.chdir(project)
+    monkeypatch.setattr(rbac, "_DECLARED", [])
+
+    def forget() -> None:
+        for name in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
+            del sys.modules[name]
+
+    forget()
+    try:
+        return manifests.main([*line.replace("\\\n", " ").split(), *extra])
+    finally:
+        forget()
+
+
+def check_make_manifests(project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The scaffolded controllers' rbac.rule declarations and what their Manager shows are exactly
+    the config/rbac/role.yaml create api wrote (so a new project's make test passes), for every
+    style; removing one declaration (Backup's status patch) makes `make verify` say the role is
+    stale, and `make manifests` drops it."""
+    capsys.readouterr()
+    assert make_manifests(project, monkeypatch, "--verify") == 0, capsys.readouterr().err
+    controller = project / "backupop/controllers/backup.py"
+    text = controller.read_text()
+    declaration = '@rbac.rule(groups="ops.example.com", resources="backups/status", verbs="patch")\n'
+    assert declaration in text
+    controller.write_text(text.replace(declaration, ""))
+    assert make_manifests(project, monkeypatch, "--verify") == 1
+    assert capsys.readouterr().err == "config/rbac/role.yaml is stale: run make manifests\n"
+    assert make_manifests(project, monkeypatch) == 0
+    assert "backups/status" not in (project / "config/rbac/role.yaml").read_text()

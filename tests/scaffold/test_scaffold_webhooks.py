@@ -19,7 +19,7 @@ import yaml
 
 from samplecontroller.apiserver.testing import require_kubectl
 from samplecontroller.scaffold import Project, main
-from tests.scaffold.test_scaffold import WHEEL, listing, run, scaffold
+from tests.scaffold.test_scaffold import WHEEL, listing, make_manifests, run, scaffold
 
 BACKUP = ["--group", "ops", "--kind", "Backup"]
 
@@ -87,11 +87,44 @@ def test_create_webhook_writes_handlers_tests_and_manifests(with_webhooks: Path)
     assert lint.returncode == 0, lint.stdout + lint.stderr
 
 
-def test_the_projects_tests_exercise_the_webhooks_through_the_api_server(with_webhooks: Path) -> None:
-    tests = run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly"], with_webhooks)
+INSTALLED = """
+import json
+
+
+def test_the_installed_webhooks_are_the_generated_ones(rest_client):
+    path = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
+    hooks = [w for c in json.loads(rest_client.request("GET", path))["items"] for w in c["webhooks"]]
+    assert [(w["name"], w["matchPolicy"], w["timeoutSeconds"]) for w in hooks] == [
+        ("vbackup-v1.ops.example.com", "Exact", 5)]
+"""
+
+
+def test_the_projects_tests_exercise_the_webhooks_through_the_api_server(
+        with_webhooks: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The webhook configuration and the conversion patch create webhook wrote are what make
+    manifests writes from the WebhookOptions; options changed where the webhooks are registered
+    (matchPolicy Exact, a 5 s timeout) make them stale, make manifests writes them, and the test
+    kit installs exactly those."""
+    project = with_webhooks
+    capsys.readouterr()
+    assert make_manifests(project, monkeypatch, "--verify") == 0, capsys.readouterr().err
+    module = project / "backupop/webhooks/backup_v1.py"
+    scaffolded = 'OPTIONS = WebhookOptions(failure_policy="Fail", side_effects="None", verbs=("create", "update"))\n'
+    assert scaffolded in module.read_text()
+    module.write_text(module.read_text().replace(scaffolded, scaffolded + "VALIDATION = dataclasses.replace(OPTIONS, "
+                                                 'match_policy="Exact", timeout_seconds=5)\n').replace(
+        "options=OPTIONS)\n    builder.complete", "options=VALIDATION)\n    builder.complete").replace(
+        "from __future__ import annotations\n", "from __future__ import annotations\n\nimport dataclasses\n", 1))
+    assert make_manifests(project, monkeypatch, "--verify") == 1
+    assert capsys.readouterr().err == "config/webhook/manifests.yaml is stale: run make manifests\n"
+    assert make_manifests(project, monkeypatch) == 0
+    validating = list(yaml.safe_load_all((project / "config/webhook/manifests.yaml").read_text()))[1]
+    assert validating["webhooks"][0]["matchPolicy"] == "Exact" and validating["webhooks"][0]["timeoutSeconds"] == 5
+    (project / "tests/test_installed.py").write_text(INSTALLED)
+    tests = run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly"], project)
     assert tests.returncode == 0, tests.stdout + tests.stderr
-    # 4 for the kind, 2 of test_main.py, 3 webhook and 2 conversion tests
-    assert "11 passed" in tests.stdout
+    # 4 for the kind, 2 of test_main.py, 3 webhook and 2 conversion tests, the installed configuration
+    assert "12 passed" in tests.stdout
 
 
 def test_kustomize_builds_the_webhook_wiring(with_webhooks: Path, tmp_path: Path) -> None:

@@ -19,6 +19,9 @@ samplecontroller create webhook --group cache --version v1alpha1 --kind Memcache
 # --8<-- [start:codegen]
 make codegen
 # --8<-- [end:codegen]
+# --8<-- [start:manifests]
+make manifests
+# --8<-- [end:manifests]
 # --8<-- [start:test]
 make test
 # --8<-- [end:test]

@@ -12,7 +12,7 @@ costs one dict lookup; an RBAC change applies to the very next request).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -112,6 +112,9 @@ class Authorizer:
         self._index: _Index | None = None
         self._cache: dict[tuple[str, tuple[str, ...], str], RuleSet] = {}
         self._decisions: dict[tuple[Any, ...], Decision] = {}
+        self.denial_listeners: list[Callable[[Attributes, dict[str, Any]], None]] = []
+        """Called (on the server's loop: keep them short) with the attributes and the 403 Status of
+        every request the authorization filter refuses (the test kit's operator rights check)."""
         store.listeners.append(self._on_event)
 
     def _on_event(self, event: Event) -> None:

@@ -40,7 +40,9 @@ from samplecontroller.runtime.webhook.admission import (
     Handler,
     ValidatingHandler,
     WebhookBuilder,
+    declarations,
     denied,
+    denied_by_status,
     parse_review,
     path_for,
     review,
@@ -48,6 +50,7 @@ from samplecontroller.runtime.webhook.admission import (
 )
 from samplecontroller.runtime.webhook.certs import CERT_NAME, KEY_NAME, write_self_signed
 from samplecontroller.runtime.webhook.conversion import CONVERT_PATH, ConversionWebhook
+from samplecontroller.runtime.webhook_options import WebhookDeclaration, WebhookOptions
 
 log = get_logger("runtime.webhook")
 
@@ -183,5 +186,5 @@ class Server:
 __all__ = [
     "CONVERT_PATH", "DEFAULT_CERT_DIR", "DEFAULT_PORT", "ConversionWebhook", "DefaultingHandler", "Handler", "Server",
     "ValidatingHandler",
-    "WebhookBuilder", "path_for", "webhook_managed_by", "write_self_signed",
+    "WebhookBuilder", "WebhookDeclaration", "WebhookOptions", "declarations", "denied_by_status", "path_for", "webhook_managed_by", "write_self_signed",
 ]

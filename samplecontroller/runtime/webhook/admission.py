@@ -9,7 +9,10 @@ A request body is an ``admission.k8s.io/v1`` AdmissionReview; the answer is one 
   not be deleted). DELETE requests are allowed untouched.
 - ``ValidatingHandler(model, validator)``: ``validate_create(obj)``, ``validate_update(old, new)``,
   ``validate_delete(obj)`` return warnings (a list of strings, may be empty); raising denies:
-  a ``StatusError`` answers its own status, anything else 403 Forbidden with the message.
+  a ``StatusError`` answers its whole Status (code, reason, message and ``details``: causes,
+  retryAfterSeconds, as controller-runtime's ``validationResponseFromStatus``), anything else 403
+  Forbidden with the message. kube-apiserver passes that Status to the client with only the
+  message prefixed, so ``kubectl`` names the object and each field of an Invalid one.
 - A body that is not an AdmissionReview, or an object that does not decode, gets
   ``allowed: false`` with code 400 (never a traceback).
 """
@@ -17,7 +20,9 @@ A request body is an ``admission.k8s.io/v1`` AdmissionReview; the answer is one 
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
+import weakref
 from collections.abc import Sequence
 from typing import Any, Protocol, TypeVar
 
@@ -25,10 +30,12 @@ import msgspec
 
 from samplecontroller.apimachinery import objects
 from samplecontroller.apimachinery.errors import StatusError
+from samplecontroller.client.unstructured import guess_plural
 from samplecontroller.runtime._gvk import gvk_for_type
 from samplecontroller.runtime.conversion import ConversionError, Convertible, hub
 from samplecontroller.runtime.webhook.conversion import CONVERT_PATH, conversion_webhook_for
 from samplecontroller.runtime.webhook.jsonpatch import create_patch
+from samplecontroller.runtime.webhook_options import WebhookDeclaration, WebhookOptions
 
 T = TypeVar("T")
 T_contra = TypeVar("T_contra", contravariant=True)
@@ -50,7 +57,7 @@ class Defaulter(Protocol[T]):
         different requests may run at the same time. ``obj`` is the request's object decoded
         into the handler's model. The answer is a JSON patch from the request's object to the
         returned one; fields the model does not know are kept. Raising denies the request: a
-        ``StatusError`` with its own code, reason and message, anything else with 500
+        ``StatusError`` with its whole Status (details included), anything else with 500
         InternalError. A defaulter should be idempotent: the API server may call it again (the
         ``reinvocationPolicy`` of the webhook configuration).
         """
@@ -64,8 +71,9 @@ class Validator(Protocol[T_contra]):
     runs on a thread of the webhook server's pool (it may block; calls for different requests may
     run at the same time), returns warnings the API server passes to the client (``kubectl``
     prints them; an empty sequence for none), and refuses the request by raising: a
-    ``StatusError`` (for instance ``apimachinery.errors.new_invalid``) is answered with its own
-    code, reason and message, any other exception with 403 Forbidden and its text. A validator
+    ``StatusError`` (for instance ``apimachinery.errors.new_invalid``) is answered with its whole
+    Status (code, reason, message, details with causes and retryAfterSeconds), any other
+    exception with 403 Forbidden and its text. A validator
     must not change the object; it is called with what the mutating webhooks produced.
     """
 
@@ -122,15 +130,29 @@ def allowed(uid: str, warnings: Sequence[str] = ()) -> dict[str, Any]:
     return resp
 
 
-def denied(uid: str, code: int, reason: str, message: str, warnings: Sequence[str] = ()) -> dict[str, Any]:
+def denied(uid: str, code: int, reason: str, message: str, warnings: Sequence[str] = (),
+           details: dict[str, Any] | None = None) -> dict[str, Any]:
     """An AdmissionResponse refusing the request ``uid``.
 
-    ``code``, ``reason`` and ``message`` become the response's Status, which the API server
-    returns to the client (``kubectl`` prints ``admission webhook ... denied the request:
-    <message>``); ``reason`` is a metav1 StatusReason such as ``Forbidden`` or ``Invalid``.
+    ``code``, ``reason``, ``message`` and ``details`` (a metav1 StatusDetails: ``name``, ``group``,
+    ``kind``, ``causes``, ``retryAfterSeconds``) become the response's Status, which the API
+    server returns to the client with the message prefixed by ``admission webhook "<name>"
+    denied the request: ``; ``reason`` is a metav1 StatusReason such as ``Forbidden`` or
+    ``Invalid``. ``denied_by_status`` answers a whole Status instead.
     """
-    resp: dict[str, Any] = {"uid": uid, "allowed": False,
-                            "status": {"code": code, "reason": reason, "message": message}}
+    status: dict[str, Any] = {"code": code, "reason": reason, "message": message}
+    if details:
+        status["details"] = details
+    return denied_by_status(uid, status, warnings)
+
+
+def denied_by_status(uid: str, status: dict[str, Any], warnings: Sequence[str] = ()) -> dict[str, Any]:
+    """An AdmissionResponse refusing the request ``uid`` with ``status`` (a metav1 Status as a dict,
+    for instance a ``StatusError``'s ``status``) as its result, whole (controller-runtime's
+    ``validationResponseFromStatus``): only ``kind``/``apiVersion`` are left out, as Go's
+    ``metav1.Status`` inside an AdmissionResponse carries no type."""
+    result = {k: v for k, v in status.items() if k not in ("kind", "apiVersion")}
+    resp: dict[str, Any] = {"uid": uid, "allowed": False, "status": result}
     if warnings:
         resp["warnings"] = list(warnings)
     return resp
@@ -193,7 +215,7 @@ class DefaultingHandler:
         except BadRequest as err:
             return denied(uid, 400, "BadRequest", str(err))
         except StatusError as err:
-            return denied(uid, err.code, err.reason, err.message)
+            return denied_by_status(uid, err.status)
         except Exception as err:
             return denied(uid, 500, "InternalError", f"defaulting failed: {type(err).__name__}: {err}")
         ops = create_patch(raw, objects.to_dict(defaulted))
@@ -236,10 +258,18 @@ class ValidatingHandler:
         except BadRequest as err:
             return denied(uid, 400, "BadRequest", str(err))
         except StatusError as err:
-            return denied(uid, err.code, err.reason, err.message)
+            return denied_by_status(uid, err.status)
         except Exception as err:
             return denied(uid, 403, "Forbidden", str(err))
         return allowed(uid, list(warnings or ()))
+
+
+_declared_by_server: weakref.WeakKeyDictionary[Any, list[WebhookDeclaration]] = weakref.WeakKeyDictionary()
+
+
+def declarations(server: Any) -> list[WebhookDeclaration]:
+    """The webhooks registered through ``WebhookBuilder`` on ``server`` (a ``Server``), in order."""
+    return list(_declared_by_server.get(server, []))
 
 
 def path_for(model: type[Any], prefix: str, scheme: Any = None) -> str:
@@ -263,6 +293,8 @@ class WebhookBuilder:
         self._model: type[Any] | None = None
         self._defaulter: Defaulter[Any] | None = None
         self._validator: Validator[Any] | None = None
+        self._defaulter_options = WebhookOptions()
+        self._validator_options = WebhookOptions()
         self._spokes: tuple[Convertible[Any, Any], ...] | None = None
 
     def for_(self, model: type[Any]) -> WebhookBuilder:
@@ -274,14 +306,20 @@ class WebhookBuilder:
         self._model = model
         return self
 
-    def with_defaulter(self, defaulter: Defaulter[Any]) -> WebhookBuilder:
-        """Serve ``defaulter`` as the mutating webhook at ``/mutate-<group>-<version>-<kind>``."""
+    def with_defaulter(self, defaulter: Defaulter[Any], *, options: WebhookOptions | None = None) -> WebhookBuilder:
+        """Serve ``defaulter`` as the mutating webhook at ``/mutate-<group>-<version>-<kind>``;
+        ``options``: how the API server calls it (``WebhookOptions``, kubebuilder's defaults)."""
         self._defaulter = defaulter
+        self._defaulter_options = (options or WebhookOptions()).checked("with_defaulter")
         return self
 
-    def with_validator(self, validator: Validator[Any]) -> WebhookBuilder:
-        """Serve ``validator`` as the validating webhook at ``/validate-<group>-<version>-<kind>``."""
+    def with_validator(self, validator: Validator[Any], *, options: WebhookOptions | None = None) -> WebhookBuilder:
+        """Serve ``validator`` as the validating webhook at ``/validate-<group>-<version>-<kind>``;
+        ``options``: how the API server calls it (``WebhookOptions``, kubebuilder's defaults)."""
         self._validator = validator
+        self._validator_options = (options or WebhookOptions()).checked("with_validator")
+        if options is not None and options.reinvocation_policy is not None:
+            raise ValueError("with_validator: reinvocation_policy applies to defaulters (mutating webhooks) only")
         return self
 
     def with_conversion(self, *spokes: Convertible[Any, Any]) -> WebhookBuilder:
@@ -298,16 +336,28 @@ class WebhookBuilder:
         server = self.mgr.get_webhook_server()
         scheme = self.mgr.get_scheme()
         paths = []
+        declared = _declared_by_server.setdefault(server, [])
+        group, version, kind = gvk_for_type(self._model, scheme)
+        plural = _plural(scheme, self._model, kind)
+
+        def declare(type_: str, path: str, options: WebhookOptions | None) -> None:
+            if options is not None and not options.name:
+                options = dataclasses.replace(options, name=f"{type_[0]}{kind.lower()}-{version}.{group}")
+            declared.append(WebhookDeclaration(type_, group, version, kind, plural, path, options))
+
         if self._spokes is not None:
             paths.append(self._register_conversion(server, scheme, self._model, self._spokes))
+            declare("conversion", CONVERT_PATH, None)
         if self._defaulter is not None:
             path = path_for(self._model, "mutate", scheme)
             server.register(path, DefaultingHandler(self._model, self._defaulter))
             paths.append(path)
+            declare("mutating", path, self._defaulter_options)
         if self._validator is not None:
             path = path_for(self._model, "validate", scheme)
             server.register(path, ValidatingHandler(self._model, self._validator))
             paths.append(path)
+            declare("validating", path, self._validator_options)
         return paths
 
 
@@ -322,6 +372,16 @@ class WebhookBuilder:
         except ConversionError as err:
             raise ValueError(f"conversion webhook: {err}") from None
         return CONVERT_PATH
+
+
+def _plural(scheme: Any, model: type[Any], kind: str) -> str:
+    """The model's resource name from the scheme, else the guessed plural of ``kind``."""
+    if scheme is not None:
+        try:
+            return str(scheme.info_for(model).resource)
+        except KeyError:
+            pass
+    return guess_plural(kind)
 
 
 def webhook_managed_by(mgr: Any) -> WebhookBuilder:

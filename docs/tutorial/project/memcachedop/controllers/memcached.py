@@ -24,6 +24,7 @@ from samplecontroller.kubernetes.apis.core.v1 import Container, ContainerPort, P
 from samplecontroller.kubernetes.apis.meta.v1 import Condition, LabelSelector, ObjectMeta
 from samplecontroller.record import EVENT_TYPE_NORMAL, EVENT_TYPE_WARNING, EventRecorder
 from samplecontroller.runtime import controller as rt_controller
+from samplecontroller.runtime import rbac
 from samplecontroller.runtime.builder import controller_managed_by
 from samplecontroller.runtime.client import Client, MergeFrom, set_controller_reference
 from samplecontroller.runtime.manager import Manager
@@ -82,6 +83,12 @@ def next_status(memcached: Memcached, available: int, *, not_owned: bool = False
 # --8<-- [end:status]
 
 
+# --8<-- [start:rbac]
+# What reconcile writes; make manifests adds what the Manager shows (get, list and watch of
+# Memcacheds and of the Deployments it owns, Events) and writes config/rbac/role.yaml.
+@rbac.rule(groups="cache.example.com", resources="memcacheds/status", verbs="patch")
+@rbac.rule(groups="apps", resources="deployments", verbs="create;patch")
+# --8<-- [end:rbac]
 class MemcachedReconciler:
     """Reconciles one Memcached per call (see the module docstring)."""
 
