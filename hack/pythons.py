@@ -53,7 +53,7 @@ SMOKE = (
     "tests/apiserver/test_python_client.py",
     "tests/controller/test_e2e.py::test_foo_lifecycle",
     "tests/controller/test_e2e.py::test_make_run_path_local_server_end_to_end",
-    "tests/scaffold/test_pytest_plugin.py::test_the_plugin_installs_the_projects_crds_from_the_ini_option",
+    "tests/scaffold/test_pytest_plugin.py::test_the_plugin_installs_the_projects_crds_and_runs_the_operator_with_exactly_its_role",
     "tests/scaffold/test_pytest_plugin.py::test_cli_preloads_the_crds_of_every_directory",
 )
 # and the wheel outside the checkout: on the newest interpreter a project scaffolded from it, its

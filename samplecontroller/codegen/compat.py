@@ -19,7 +19,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-__all__ = ["BUILTIN_MATCH", "RENAMES", "Rename", "alias_block", "live", "release"]
+__all__ = ["BUILTIN_MATCH", "RENAMES", "Rename", "alias_block", "live", "live_aliases", "release"]
 
 
 @dataclass(frozen=True)
@@ -59,12 +59,19 @@ def live(rule: str, version: str) -> bool:
     return rename is not None and release(version) < release(rename.until)
 
 
+def live_aliases(renamed: Mapping[str, tuple[str, str]], defined: set[str],
+                 version: str) -> dict[str, tuple[str, Rename]]:
+    """The aliases ``alias_block`` writes: old -> (new, its rule), for each live rule whose ``old`` the
+    module does not define itself and whose ``new`` it defines or imports (``defined``)."""
+    return {old: (new, RENAMES[rule]) for old, (new, rule) in sorted(renamed.items())
+            if live(rule, version) and old not in defined and new in defined}
+
+
 def alias_block(renamed: Mapping[str, tuple[str, str]], defined: set[str], version: str) -> str:
     """The source appended to a models module: a deprecated alias per ``old -> (new, rule)`` of a live
     rule whose ``old`` the module does not define itself and whose ``new`` it does (``defined``);
     "" when there is none."""
-    aliases = {old: (new, RENAMES[rule]) for old, (new, rule) in sorted(renamed.items())
-               if live(rule, version) and old not in defined and new in defined}
+    aliases = live_aliases(renamed, defined, version)
     if not aliases:
         return ""
     typed = "".join(f"    {old}: TypeAlias = {new}\n" for old, (new, _) in aliases.items())

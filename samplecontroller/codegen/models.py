@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from samplecontroller.codegen.builtin_types import BUILTIN_PACKAGE, OBJECT_META, BuiltinIndex, builtin_type
-from samplecontroller.codegen.compat import BUILTIN_MATCH, alias_block
+from samplecontroller.codegen.compat import BUILTIN_MATCH, alias_block, live_aliases
 from samplecontroller.codegen.errors import CodegenError
 
 # JSON numbers: an integral value stays an int, so decoding then encoding gives the same JSON.
@@ -861,10 +861,13 @@ def render_models(parsed: Mapping[str, Definition], own: list[str], imports: dic
 
     from samplecontroller._version import __version__
 
-    deprecated = alias_block(renamed or {}, own_set | {n.split(" as ")[-1] for names in imports.values() for n in names},
-                             __version__)
+    defined = own_set | {n.split(" as ")[-1] for names in imports.values() for n in names}
+    deprecated = alias_block(renamed or {}, defined, __version__)
     if deprecated:
+        # the new names the aliases name are imported even where no class of this module uses them
+        # (a class shared with another version of the CRD is imported from there)
         used |= {"TYPE_CHECKING", "TypeAlias", "Any"}
+        used |= {new for new, _ in live_aliases(renamed or {}, defined, __version__).values()}
 
     def pick(names: Iterable[str]) -> list[str]:
         return sorted((n for n in names if n.split(" as ")[-1] in used), key=_import_order)

@@ -1090,6 +1090,28 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def _write_manifests(root: Path) -> bool:
+    """Run the upgraded project's ``make manifests`` (its RBAC and webhook manifests come from its code
+    since layout v2, and ``make test`` checks them); False, having said why and what to run, when it
+    fails."""
+    import shutil
+    import subprocess
+
+    make = shutil.which("make")
+    if make is None:
+        print(f"{PROG}: error: upgraded, but `make` is not on PATH: run `make manifests` in the project, "
+              "then make test", file=sys.stderr)
+        return False
+    print("Writing config/rbac and config/webhook from the code: make manifests", flush=True)
+    done = subprocess.run([make, "manifests"], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if done.returncode != 0:
+        tail = "\n".join(done.stdout.splitlines()[-15:])
+        print(f"{tail}\n{PROG}: error: upgraded, but `make manifests` failed (exit {done.returncode}): fix what it "
+              "says and run `make manifests`, then make test", file=sys.stderr)
+        return False
+    return True
+
+
 def main(argv: Sequence[str] | None = None, *, cwd: Path | None = None) -> int:
     """The command line: 0 done, 1 a user mistake (one line), 2 a bad command line."""
     args = parse_args(argv)
@@ -1113,8 +1135,10 @@ def main(argv: Sequence[str] | None = None, *, cwd: Path | None = None) -> int:
                 print(f"Upgraded {before.project} from layout {before.layout} (samplecontroller {before.toolkit.version}) "
                       f"to {LAYOUT} ({__version__}). Changed: {', '.join(changed)}.\n"
                       "Your controllers, webhooks, tests and CRDs are unchanged; if you had edited the Makefile or "
-                      "hack/update_codegen.py, compare with your version control.\n"
-                      "Next: make test (the CHANGELOG says what else changed)")
+                      "hack/update_codegen.py, compare with your version control.")
+                if not _write_manifests(root):
+                    return 1
+                print("Next: make test (the CHANGELOG says what else changed)")
         elif args.thing == "webhook":
             r = create_webhook(root, group=args.group, version=args.version, kind=args.kind,
                                defaulting=args.defaulting, validation=args.validation, conversion=args.conversion,

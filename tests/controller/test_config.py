@@ -35,7 +35,7 @@ def test_kustomize_builds_all_objects(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     kinds = sorted(d["kind"] for d in yaml.safe_load_all(out.stdout) if d)
     assert kinds == sorted(["ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "Deployment",
-                            "Namespace", "ServiceAccount"]), kinds
+                            "Namespace", "Role", "RoleBinding", "ServiceAccount"]), kinds
 
 
 def test_config_crd_is_the_crds_copy() -> None:

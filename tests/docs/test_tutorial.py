@@ -237,7 +237,7 @@ def test_config_is_accepted_by_an_api_server(project: Path, tmp_path: Path) -> N
         assert applied.returncode == 0, applied.stderr
         for created in ("namespace/memcached-operator-system", "customresourcedefinition.apiextensions.k8s.io/"
                         "memcacheds.cache.example.com", "clusterrole.rbac.authorization.k8s.io/"
-                        "memcached-operator-deployments", "deployment.apps/memcached-operator",
+                        "memcached-operator-manager", "deployment.apps/memcached-operator",
                         "service/memcached-operator-webhook", "mutatingwebhookconfiguration.admissionregistration.k8s.io/"
                         "memcached-operator-mutating-webhook-configuration", "validatingwebhookconfiguration."
                         "admissionregistration.k8s.io/memcached-operator-validating-webhook-configuration",

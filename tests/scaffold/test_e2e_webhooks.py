@@ -40,8 +40,15 @@ USER_CODE = ("backupop/controllers/backup.py", "backupop/webhooks/backup_v1.py",
              "config/crd/bases/ops.example.com_backups.yaml", "config/samples/ops_v2_backup.yaml")
 
 
+# what a build leaves (the project's .gitignore covers them): upgrade's `make manifests` sets up .venv
+_BUILD_DROPPINGS = (".venv", "__pycache__", ".mypy_cache", ".ruff_cache", ".pytest_cache")
+
+
 def files_of(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    """The project's own files (not what a build leaves), by relative path."""
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and not any(part in _BUILD_DROPPINGS or part.endswith(".egg-info")
+                                       for part in p.relative_to(root).parts)}
 
 
 def rename_v2_field(project: Path) -> None:
