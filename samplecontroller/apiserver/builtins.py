@@ -33,7 +33,8 @@ _GROUP_ORDER = (
     "", "apiregistration.k8s.io", "apps", "events.k8s.io", "authentication.k8s.io", "authorization.k8s.io",
     "autoscaling", "batch", "certificates.k8s.io", "networking.k8s.io", "policy", "rbac.authorization.k8s.io",
     "storage.k8s.io", "admissionregistration.k8s.io", "apiextensions.k8s.io", "scheduling.k8s.io",
-    "coordination.k8s.io", "node.k8s.io", "discovery.k8s.io", "flowcontrol.apiserver.k8s.io",
+    "coordination.k8s.io", "node.k8s.io", "discovery.k8s.io", "flowcontrol.apiserver.k8s.io", "resource.k8s.io",
+    "storagemigration.k8s.io",
 )
 
 _CLUSTER_SCOPED = {
@@ -42,15 +43,22 @@ _CLUSTER_SCOPED = {
     ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"),
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"),
+    ("admissionregistration.k8s.io", "MutatingAdmissionPolicy"),
+    ("admissionregistration.k8s.io", "MutatingAdmissionPolicyBinding"),
     ("apiextensions.k8s.io", "CustomResourceDefinition"), ("apiregistration.k8s.io", "APIService"),
     ("authentication.k8s.io", "TokenReview"), ("authentication.k8s.io", "SelfSubjectReview"),
     ("authorization.k8s.io", "SelfSubjectAccessReview"), ("authorization.k8s.io", "SelfSubjectRulesReview"),
     ("authorization.k8s.io", "SubjectAccessReview"), ("certificates.k8s.io", "CertificateSigningRequest"),
+    ("certificates.k8s.io", "ClusterTrustBundle"),
     ("flowcontrol.apiserver.k8s.io", "FlowSchema"), ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"),
-    ("networking.k8s.io", "IngressClass"), ("node.k8s.io", "RuntimeClass"),
+    ("networking.k8s.io", "IngressClass"), ("networking.k8s.io", "IPAddress"), ("networking.k8s.io", "ServiceCIDR"),
+    ("node.k8s.io", "RuntimeClass"),
     ("rbac.authorization.k8s.io", "ClusterRole"), ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
     ("scheduling.k8s.io", "PriorityClass"), ("storage.k8s.io", "CSIDriver"), ("storage.k8s.io", "CSINode"),
     ("storage.k8s.io", "StorageClass"), ("storage.k8s.io", "VolumeAttachment"),
+    ("storage.k8s.io", "VolumeAttributesClass"), ("resource.k8s.io", "DeviceClass"),
+    ("resource.k8s.io", "DeviceTaintRule"), ("resource.k8s.io", "ResourceSlice"),
+    ("storagemigration.k8s.io", "StorageVersionMigration"),
 }
 _SHORT_NAMES = {
     ("", "ComponentStatus"): ("cs",), ("", "ConfigMap"): ("cm",), ("", "Endpoints"): ("ep",),
@@ -64,6 +72,7 @@ _SHORT_NAMES = {
     ("events.k8s.io", "Event"): ("ev",), ("networking.k8s.io", "Ingress"): ("ing",),
     ("networking.k8s.io", "NetworkPolicy"): ("netpol",), ("policy", "PodDisruptionBudget"): ("pdb",),
     ("scheduling.k8s.io", "PriorityClass"): ("pc",), ("storage.k8s.io", "StorageClass"): ("sc",),
+    ("storage.k8s.io", "VolumeAttributesClass"): ("vac",),
 }
 _CATEGORIES = {
     ("", "Pod"): ("all",), ("", "Service"): ("all",), ("", "ReplicationController"): ("all",),
@@ -74,6 +83,8 @@ _CATEGORIES = {
     ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): ("api-extensions",),
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"): ("api-extensions",),
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"): ("api-extensions",),
+    ("admissionregistration.k8s.io", "MutatingAdmissionPolicy"): ("api-extensions",),
+    ("admissionregistration.k8s.io", "MutatingAdmissionPolicyBinding"): ("api-extensions",),
     ("apiextensions.k8s.io", "CustomResourceDefinition"): ("api-extensions",),
     ("apiregistration.k8s.io", "APIService"): ("api-extensions",),
 }
