@@ -25,6 +25,7 @@ from typing import Any
 from samplecontroller.apimachinery.durations import parse_duration
 from samplecontroller.apiserver.preload import CRDError, create_crds, load_crds
 from samplecontroller.apiserver.server import LocalAPIServer, tune_gc
+from samplecontroller.apiserver.version import EmulationVersionError, parse_emulated_version
 
 
 def _positive_duration(text: str) -> float:
@@ -35,6 +36,13 @@ def _positive_duration(text: str) -> float:
     if seconds <= 0:
         raise argparse.ArgumentTypeError(f"must be positive, got {text!r}")
     return seconds
+
+
+def _emulated_version(text: str) -> int:
+    try:
+        return parse_emulated_version(text)
+    except EmulationVersionError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -64,6 +72,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--crds", nargs="+", action="extend", default=[], metavar="DIR", type=Path,
                         help="install the CustomResourceDefinitions of every *.yaml file in DIR before serving "
                              "(repeatable)")
+    parser.add_argument("--emulated-version", type=_emulated_version, default=None, metavar="1.MINOR",
+                        help="serve the API of an older Kubernetes minor version (1.33 to 1.36), as "
+                             "kube-apiserver's --emulated-version: /version, discovery and the served "
+                             "group/versions follow it (default: 1.37, this server's)")
     args = parser.parse_args(argv)
     if not 0 <= args.port <= 65535:
         parser.error(f"--port must be between 0 and 65535, got {args.port}")
@@ -76,7 +88,8 @@ async def _serve(args: argparse.Namespace, crds: list[dict[str, Any]]) -> None:
                             kubeconfig_path=Path(args.kubeconfig), port=args.port, bind=args.bind,
                             insecure_http=args.insecure_http, event_ttl=args.event_ttl,
                             history_window=args.history_window, bookmark_interval=args.bookmark_interval,
-                            api_audiences=tuple(a for a in args.api_audiences.split(",") if a))
+                            api_audiences=tuple(a for a in args.api_audiences.split(",") if a),
+                            emulated_version=args.emulated_version)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -21,6 +21,7 @@ import re
 from typing import Any
 
 from samplecontroller.apimachinery import openapi_schemas
+from samplecontroller.apiserver.version import BINARY_MINOR, served_since
 
 __all__ = ["ResourceMeta", "builtin_resources", "empty_status", "guess_plural", "required_errors"]
 
@@ -150,11 +151,15 @@ def _subresources(group: str, version: str, kind: str) -> tuple[str, ...]:
 
 
 @functools.cache
-def builtin_resources() -> tuple[ResourceMeta, ...]:
-    """Every built-in resource kube-apiserver of the pinned version serves by default."""
+def builtin_resources(emulated_minor: int = BINARY_MINOR) -> tuple[ResourceMeta, ...]:
+    """Every built-in resource kube-apiserver of the pinned version serves by default, or, with
+    ``emulated_minor``, kube-apiserver with ``--emulated-version 1.<emulated_minor>`` (the kinds GA
+    after it are left out: ``version.GA_SINCE``)."""
     out: list[ResourceMeta] = []
     for group, version, kind in _served_kinds():
         key = (group, kind)
+        if served_since(group, kind) > emulated_minor:
+            continue
         verbs = _CREATE_ONLY if key in CREATE_ONLY_KINDS else _VERBS.get(key, ALL_VERBS)
         out.append((group, version, _PLURALS.get(key) or guess_plural(kind), kind, key not in _CLUSTER_SCOPED,
                     _SHORT_NAMES.get(key, ()), _CATEGORIES.get(key, ()), _subresources(group, version, kind), verbs))

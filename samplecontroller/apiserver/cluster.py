@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from samplecontroller.apiserver.objects import now_rfc3339
 from samplecontroller.apiserver.storage import Event
 from samplecontroller.apiserver.strategies.kinds import SYSTEM_PRIORITY_CLASSES
+from samplecontroller.apiserver.version import KUBERNETES_VERSION
 
 if TYPE_CHECKING:
     from samplecontroller.apiserver.core import Core
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
 __all__ = ["NODE_NAME", "ROOT_CA_CONFIGMAP", "install", "publish_endpoints"]
 
 NODE_NAME = "local-node"
-KUBERNETES_VERSION = "v1.32.0"
 _MANAGER = "kube-apiserver"
 
 

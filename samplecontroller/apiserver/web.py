@@ -53,14 +53,10 @@ from samplecontroller.apiserver.negotiation import Accept, parse_accept
 from samplecontroller.apiserver.requestinfo import CONNECT, RequestInfo, RequestRecord
 from samplecontroller.apiserver.restmapper import RESTMapper
 from samplecontroller.apiserver.storage import Store
+from samplecontroller.apiserver.version import version_info
 
 __all__ = ["APIServerApp", "RequestRecord"]
 
-VERSION_INFO = {
-    "major": "1", "minor": "32", "gitVersion": "v1.32.0", "gitCommit": "0000000000000000000000000000000000000000",
-    "gitTreeState": "clean", "buildDate": "2024-12-11T00:00:00Z", "goVersion": "go1.23.3", "compiler": "gc",
-    "platform": "linux/amd64",
-}
 ResourceHandler = Callable[[Scope, Request, RequestInfo, Accept], Awaitable[AnyResponse]]
 _HANDLERS: dict[str, ResourceHandler] = {
     "get": crud.get, "list": list_.list_, "watch": watch_.watch, "create": crud.create, "update": crud.update,
@@ -172,7 +168,7 @@ class APIServerApp:
         if request.method not in ("GET", "HEAD"):
             raise not_allowed()
         if path == "/version":
-            return json_response(VERSION_INFO)
+            return json_response(version_info(self.mapper.emulated_minor))
         if path in ("/.well-known/openid-configuration", "/openid/v1/jwks"):
             return self._issuer_discovery(request, path)
         if self.health.serves(parts):

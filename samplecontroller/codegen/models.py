@@ -781,7 +781,9 @@ def render_models(parsed: Mapping[str, Definition], own: list[str], imports: dic
                 lines.append(from_import(module, plain))
             lines += [from_import(module, [n]) for n in sorted(n for n in names if " as " in n)]
         lines.append("")
-    return "\n".join(lines).rstrip("\n") + "\n\n\n" + "\n\n\n".join(chunks) + "\n"
+    # isort (ruff): two blank lines after the imports before a class, one before a statement (a TypeAlias)
+    after_imports = "\n\n\n" if chunks and chunks[0].startswith(("class ", "@")) else "\n\n"
+    return "\n".join(lines).rstrip("\n") + after_imports + "\n\n\n".join(chunks) + "\n"
 
 
 def package_models(schema_defs: dict[str, Any], kinds: Mapping[str, KindLike], root: str,

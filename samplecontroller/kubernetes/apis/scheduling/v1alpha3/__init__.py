@@ -14,7 +14,6 @@ from msgspec import UNSET, Struct, UnsetType, field
 from samplecontroller.client.types import ResourceInfo
 from samplecontroller.kubernetes.apis.meta.v1 import Condition, ListMeta, ObjectMeta
 
-
 AllCompositeDisruptionMode: TypeAlias = dict[str, Any]
 
 
