@@ -176,6 +176,13 @@ def _zero(schema: Any) -> Any:
     return {"string": "", "integer": 0, "number": 0, "boolean": False}.get(str(typ))
 
 
+# Status fields Go always encodes (no omitempty) that the definitions do not mark required (1.37's
+# PodDisruptionBudgetStatus lost its required list with declarative validation; the JSON did not change).
+_NON_OMITEMPTY_STATUS = {
+    ("policy", "PodDisruptionBudget"): ("disruptionsAllowed", "currentHealthy", "desiredHealthy", "expectedPods"),
+}
+
+
 def empty_status(group: str, version: str, kind: str) -> dict[str, Any]:
     """The JSON of the kind's zero status as Go encodes it: the required (non-omitempty)
     scalar fields with their zero values (ReplicaSet: ``{"replicas": 0}``), else ``{}``."""
@@ -185,7 +192,7 @@ def empty_status(group: str, version: str, kind: str) -> dict[str, Any]:
     status = openapi_schemas.resolve_static((openapi_schemas.definition(name).get("properties") or {}).get("status"))
     props = status.get("properties") or {}
     out: dict[str, Any] = {}
-    for field in status.get("required") or ():
+    for field in (*(status.get("required") or ()), *_NON_OMITEMPTY_STATUS.get((group, kind), ())):
         zero = _zero(props.get(field))
         if zero is not None:
             out[str(field)] = zero

@@ -132,3 +132,83 @@ def test_the_cli_accepts_the_supported_versions() -> None:
     assert [cli.parse_args(["--emulated-version", v]).emulated_version for v in ("1.33", "v1.36", "1.37.0")] == \
         [33, 36, 37]
     assert cli.parse_args([]).emulated_version is None
+
+
+# -- defaulting and validation of fields added in 1.33-1.37 ----------------------------------
+
+
+def test_pod_generation(server: LocalAPIServer) -> None:
+    """1.33's pod generation: 1 on create, bumped by a spec change and by the graceful deletion."""
+    raw = Raw(server)
+    pods = "/api/v1/namespaces/default/pods"
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "gen"},
+           "spec": {"nodeName": "local-node", "containers": [{"name": "c", "image": "busybox:1"}]}}
+    code, _, created = raw.call("POST", pods, pod)
+    assert code == 201 and created["metadata"]["generation"] == 1
+    patch = {"spec": {"containers": [{"name": "c", "image": "busybox:2"}]}}
+    _, _, patched = raw.call("PATCH", f"{pods}/gen", patch, ctype="application/strategic-merge-patch+json")
+    assert patched["metadata"]["generation"] == 2
+    labelled = raw.call("PATCH", f"{pods}/gen", {"metadata": {"labels": {"a": "b"}}},
+                        ctype="application/merge-patch+json")[2]
+    assert labelled["metadata"]["generation"] == 2  # metadata is no spec change
+    code, _, deleting = raw.call("DELETE", f"{pods}/gen", {"gracePeriodSeconds": 30})
+    assert code == 200 and deleting["metadata"]["deletionTimestamp"] and deleting["metadata"]["generation"] == 3
+    raw.call("DELETE", f"{pods}/gen", {"gracePeriodSeconds": 0})
+
+
+def test_service_traffic_distribution(server: LocalAPIServer) -> None:
+    """PreferSameZone and PreferSameNode (1.33) besides PreferClose; anything else is refused."""
+    raw = Raw(server)
+    services = "/api/v1/namespaces/default/services"
+
+    def service(name: str, distribution: str) -> dict[str, object]:
+        return {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name},
+                "spec": {"ports": [{"port": 80}], "trafficDistribution": distribution}}
+
+    code, _, created = raw.call("POST", services, service("same-node", "PreferSameNode"))
+    assert code == 201 and created["spec"]["trafficDistribution"] == "PreferSameNode"
+    code, _, status = raw.call("POST", services, service("nearest", "Nearest"))
+    assert code == 422
+    assert status["message"] == ('Service "nearest" is invalid: spec.trafficDistribution: Unsupported value: '
+                                 '"Nearest": supported values: "PreferClose", "PreferSameNode", "PreferSameZone"')
+
+
+def test_deployment_status_terminating_replicas(server: LocalAPIServer) -> None:
+    """status.terminatingReplicas (1.33) is a count: never negative."""
+    raw = Raw(server)
+    deployments = "/apis/apps/v1/namespaces/default/deployments"
+    template = {"metadata": {"labels": {"app": "t"}}, "spec": {"containers": [{"name": "c", "image": "busybox"}]}}
+    raw.call("POST", deployments, {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "term"},
+                                   "spec": {"selector": {"matchLabels": {"app": "t"}}, "template": template}})
+    ok = raw.call("PATCH", f"{deployments}/term/status", {"status": {"terminatingReplicas": 0}},
+                  ctype="application/merge-patch+json")
+    assert ok[0] == 200 and ok[2]["status"]["terminatingReplicas"] == 0
+    code, _, status = raw.call("PATCH", f"{deployments}/term/status", {"status": {"terminatingReplicas": -1}},
+                               ctype="application/merge-patch+json")
+    assert code == 422 and "status.terminatingReplicas: Invalid value: -1: must be greater than or equal to 0" \
+        in status["message"]
+
+
+def test_dra_defaults(server: LocalAPIServer) -> None:
+    """resource.k8s.io/v1 defaulting: a request's allocationMode and count, a taint's timeAdded."""
+    raw = Raw(server)
+    claims = "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims"
+    code, _, claim = raw.call("POST", claims, {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "defaulted"},
+        "spec": {"devices": {"requests": [
+            {"name": "one", "exactly": {"deviceClassName": "gpu"}},
+            {"name": "all", "exactly": {"deviceClassName": "gpu", "allocationMode": "All"}},
+            {"name": "either", "firstAvailable": [{"name": "big", "deviceClassName": "gpu"},
+                                                  {"name": "none", "deviceClassName": "gpu"}]}]}}})
+    assert code == 201, claim
+    one, every, either = claim["spec"]["devices"]["requests"]
+    assert one["exactly"] == {"deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 1}
+    assert every["exactly"] == {"deviceClassName": "gpu", "allocationMode": "All"}
+    assert either["firstAvailable"] == [
+        {"name": "big", "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 1},
+        {"name": "none", "deviceClassName": "gpu", "allocationMode": "ExactCount"}]
+    code, _, rule = raw.call("POST", "/apis/resource.k8s.io/v1/devicetaintrules", {
+        "apiVersion": "resource.k8s.io/v1", "kind": "DeviceTaintRule", "metadata": {"name": "drain"},
+        "spec": {"deviceSelector": {"driver": "gpu.example.com"}, "taint": {"key": "k", "effect": "NoSchedule"}}})
+    assert code == 201, rule
+    assert rule["spec"]["taint"]["timeAdded"].endswith("Z")
