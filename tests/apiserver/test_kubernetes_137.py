@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import cast
 
 import pytest
 
@@ -14,6 +15,7 @@ from samplecontroller.apimachinery import errors, objects
 from samplecontroller.apiserver import __main__ as cli
 from samplecontroller.apiserver.local import LocalServerError, serve_local
 from samplecontroller.apiserver.server import LocalAPIServer
+from samplecontroller.apiserver.testing import make_kubectl
 from samplecontroller.apiserver.version import EmulationVersionError
 from samplecontroller.kubernetes.apis.resource.v1 import DeviceClass, ResourceClaim
 from samplecontroller.kubernetes.clientset import Clientset
@@ -212,3 +214,58 @@ def test_dra_defaults(server: LocalAPIServer) -> None:
         "spec": {"deviceSelector": {"driver": "gpu.example.com"}, "taint": {"key": "k", "effect": "NoSchedule"}}})
     assert code == 201, rule
     assert rule["spec"]["taint"]["timeAdded"].endswith("Z")
+
+
+def test_emulated_version_of_main_and_the_pytest_plugin(tmp_path: Path) -> None:
+    """main.py --local's server and the pytest plugin's servers take the emulated version too."""
+    from samplecontroller import app
+    from samplecontroller.testing import pytest_plugin
+
+    with pytest.raises(app.UserError, match=r"^--emulated-version: unsupported emulated version '1\.2'"), \
+            app._local_server(tmp_path / "local", tmp_path, 0, "1.2"):
+        pass  # pragma: no cover - never started
+
+    class Config:
+        def __init__(self, value: str) -> None:
+            self.value = value
+
+        def getini(self, name: str) -> str:
+            assert name == pytest_plugin.EMULATED_VERSION_INI
+            return self.value
+
+    def new(value: str) -> LocalAPIServer:
+        return pytest_plugin._new_server(cast(pytest.Config, Config(value)), tmp_path / "kubeconfig")
+
+    assert (new("1.35").emulated_minor, new("").emulated_minor) == (35, 37)
+    with pytest.raises(pytest.fail.Exception, match=r"^samplecontroller_emulated_version: unsupported emulated "
+                                                    r"version '1\.20': .* emulates 1\.33 to 1\.37$"):
+        new("1.20")
+
+
+@pytest.mark.kubectl
+def test_kubectl_get_prints_the_new_kinds_as_kube_does(server: LocalAPIServer, tmp_path: Path) -> None:
+    """printers.go's columns of the DRA and networking kinds (Name + Created At before)."""
+    raw = Raw(server)
+    raw.call("POST", "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims", {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "printed"},
+        "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "gpu"}}]}}})
+    raw.call("POST", "/apis/resource.k8s.io/v1/resourceslices", {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "slice"},
+        "spec": {"driver": "gpu.example.com", "nodeName": "local-node",
+                 "pool": {"name": "pool-a", "generation": 1, "resourceSliceCount": 1}}})
+    raw.call("POST", "/apis/networking.k8s.io/v1/ipaddresses", {
+        "apiVersion": "networking.k8s.io/v1", "kind": "IPAddress", "metadata": {"name": "10.96.0.99"},
+        "spec": {"parentRef": {"resource": "services", "namespace": "default", "name": "web"}}})
+    kubectl = make_kubectl(tmp_path, server)
+
+    def rows(*args: str) -> list[list[str]]:
+        proc = kubectl("get", *args)
+        assert proc.returncode == 0, proc.stderr
+        return [line.split() for line in proc.stdout.splitlines()]
+
+    claims = rows("resourceclaims", "printed")
+    assert claims[0] == ["NAME", "STATE", "AGE"] and claims[1][:2] == ["printed", "pending"]
+    slices = rows("resourceslices", "slice")
+    assert slices[0] == ["NAME", "NODE", "DRIVER", "POOL", "AGE"]
+    assert slices[1][:4] == ["slice", "local-node", "gpu.example.com", "pool-a"]
+    assert rows("ipaddresses", "10.96.0.99") == [["NAME", "PARENTREF"], ["10.96.0.99", "services/default/web"]]
