@@ -3,6 +3,9 @@
 - the bootstrap PriorityClasses ``system-node-critical`` and ``system-cluster-critical``;
 - one Ready Node (``local-node``, what the kubelet registers) and its Lease in
   ``kube-node-lease``, so ``kubectl get nodes`` and ``kubectl describe node`` work;
+- the default ServiceCIDR ``kubernetes`` (the service CIDR, 10.96.0.0/12; Ready), as
+  kube-apiserver's default-servicecidr controller creates it since 1.33 (when the server serves
+  ServiceCIDRs: not when emulating 1.32's API);
 - the ``default/kubernetes`` Service (``component=apiserver``, cluster IP 10.96.0.1, the first
   address of the service CIDR, port 443) and, once the server listens (``publish_endpoints``), its
   Endpoints and EndpointSlice pointing at the server's address and port (the apiserver's
@@ -21,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from samplecontroller.apiserver.ipallocator import DEFAULT_SERVICE_CIDR
 from samplecontroller.apiserver.objects import now_rfc3339
 from samplecontroller.apiserver.storage import Event
 from samplecontroller.apiserver.strategies.kinds import SYSTEM_PRIORITY_CLASSES
@@ -148,6 +152,29 @@ def publish_endpoints(core: Core, address: str, port: int) -> None:
             core.update(res, "default", "kubernetes", obj, manager=_MANAGER)
 
 
+def _default_service_cidr(core: Core) -> None:
+    """defaultservicecidr's sync: the ``kubernetes`` ServiceCIDR with the service CIDR, its status
+    condition Ready True set once (by server-side apply upstream) when it has none."""
+    res = core.mapper.get("networking.k8s.io", "v1", "servicecidrs")
+    if res is None:
+        return
+    _ensure(core, "networking.k8s.io", "servicecidrs", "", {
+        "apiVersion": "networking.k8s.io/v1", "kind": "ServiceCIDR", "metadata": {"name": "kubernetes"},
+        "spec": {"cidrs": [DEFAULT_SERVICE_CIDR]}})
+    entry = core.store.get(res.storage_key, "", "kubernetes")
+    if entry is None or (entry.obj.get("metadata") or {}).get("deletionTimestamp"):
+        return
+    if (entry.obj.get("spec") or {}).get("cidrs") != [DEFAULT_SERVICE_CIDR]:
+        return
+    conditions = (entry.obj.get("status") or {}).get("conditions") or []
+    if any(c.get("type") == "Ready" and c.get("status") in ("True", "False") for c in conditions):
+        return
+    updated = entry.copy()
+    updated["status"] = {"conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": now_rfc3339(),
+                                         "reason": "", "message": "Kubernetes default Service CIDR is ready"}]}
+    core.update(res, "", "kubernetes", updated, subresource="status", manager="default-servicecidr-controller")
+
+
 def install(core: Core, schedule: Callable[..., None], root_ca: bytes | None = None) -> None:
     """Create the node, the kubernetes Service and every namespace's defaults (``default``
     ServiceAccount; ``kube-root-ca.crt`` when ``root_ca``, the serving CA in PEM, is given) if
@@ -160,6 +187,7 @@ def install(core: Core, schedule: Callable[..., None], root_ca: bytes | None = N
         "spec": {"holderIdentity": NODE_NAME, "leaseDurationSeconds": 40,
                  "renewTime": now_rfc3339().replace("Z", ".000000Z")}})
     _ensure(core, "", "services", "default", _KUBERNETES_SERVICE)
+    _default_service_cidr(core)
     for name, (value, description) in SYSTEM_PRIORITY_CLASSES.items():
         _ensure(core, "scheduling.k8s.io", "priorityclasses", "", {
             "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},

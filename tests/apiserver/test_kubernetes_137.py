@@ -269,3 +269,8 @@ def test_kubectl_get_prints_the_new_kinds_as_kube_does(server: LocalAPIServer, t
     assert slices[0] == ["NAME", "NODE", "DRIVER", "POOL", "AGE"]
     assert slices[1][:4] == ["slice", "local-node", "gpu.example.com", "pool-a"]
     assert rows("ipaddresses", "10.96.0.99") == [["NAME", "PARENTREF"], ["10.96.0.99", "services/default/web"]]
+    # the default ServiceCIDR kube-apiserver creates since 1.33
+    cidrs = rows("servicecidrs")
+    assert cidrs[0] == ["NAME", "CIDRS", "AGE"] and [r[:2] for r in cidrs[1:]] == [["kubernetes", "10.96.0.0/12"]]
+    _, _, default = raw.call("GET", "/apis/networking.k8s.io/v1/servicecidrs/kubernetes")
+    assert [(c["type"], c["status"]) for c in default["status"]["conditions"]] == [("Ready", "True")]
