@@ -5,7 +5,8 @@ one is one clear line)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import cast
 
@@ -274,3 +275,28 @@ def test_kubectl_get_prints_the_new_kinds_as_kube_does(server: LocalAPIServer, t
     assert cidrs[0] == ["NAME", "CIDRS", "AGE"] and [r[:2] for r in cidrs[1:]] == [["kubernetes", "10.96.0.0/12"]]
     _, _, default = raw.call("GET", "/apis/networking.k8s.io/v1/servicecidrs/kubernetes")
     assert [(c["type"], c["status"]) for c in default["status"]["conditions"]] == [("Ready", "True")]
+
+
+def _eventually(check: Callable[[], bool], timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "condition not reached"
+        time.sleep(0.01)
+
+
+def test_a_service_cluster_ip_has_its_ip_address(server: LocalAPIServer) -> None:
+    """Since 1.33 the allocator keeps an IPAddress per cluster IP, parentRef the Service."""
+    raw = Raw(server)
+    ips = "/apis/networking.k8s.io/v1/ipaddresses"
+    _, _, kubernetes = raw.call("GET", f"{ips}/10.96.0.1")
+    assert kubernetes["spec"]["parentRef"] == {"resource": "services", "namespace": "default", "name": "kubernetes"}
+    assert kubernetes["metadata"]["labels"] == {"ipaddress.kubernetes.io/ip-family": "IPv4",
+                                                "ipaddress.kubernetes.io/managed-by": "ipallocator.k8s.io"}
+    code, _, service = raw.call("POST", "/api/v1/namespaces/default/services", {
+        "apiVersion": "v1", "kind": "Service", "metadata": {"name": "addressed"}, "spec": {"ports": [{"port": 80}]}})
+    assert code == 201
+    ip = service["spec"]["clusterIP"]
+    _eventually(lambda: raw.call("GET", f"{ips}/{ip}")[0] == 200)
+    assert raw.call("GET", f"{ips}/{ip}")[2]["spec"]["parentRef"]["name"] == "addressed"
+    raw.call("DELETE", "/api/v1/namespaces/default/services/addressed")
+    _eventually(lambda: raw.call("GET", f"{ips}/{ip}")[0] == 404)
