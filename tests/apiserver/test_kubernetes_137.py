@@ -16,7 +16,7 @@ from samplecontroller.apimachinery import errors, objects
 from samplecontroller.apiserver import __main__ as cli
 from samplecontroller.apiserver.local import LocalServerError, serve_local
 from samplecontroller.apiserver.server import LocalAPIServer
-from samplecontroller.apiserver.testing import make_kubectl
+from samplecontroller.apiserver.testing import finish_pod, make_kubectl
 from samplecontroller.apiserver.version import EmulationVersionError
 from samplecontroller.kubernetes.apis.resource.v1 import DeviceClass, ResourceClaim
 from samplecontroller.kubernetes.clientset import Clientset
@@ -157,6 +157,9 @@ def test_pod_generation(server: LocalAPIServer) -> None:
     code, _, deleting = raw.call("DELETE", f"{pods}/gen", {"gracePeriodSeconds": 30})
     assert code == 200 and deleting["metadata"]["deletionTimestamp"] and deleting["metadata"]["generation"] == 3
     raw.call("DELETE", f"{pods}/gen", {"gracePeriodSeconds": 0})
+    # what a kubelet reports once the containers end: the generation it observed
+    assert raw.call("POST", pods, {**pod, "metadata": {"name": "observed"}})[0] == 201
+    assert finish_pod(server, "default", "observed")["status"]["observedGeneration"] == 1
 
 
 def test_service_traffic_distribution(server: LocalAPIServer) -> None:
