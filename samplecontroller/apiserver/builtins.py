@@ -9,9 +9,12 @@ the small tables below, as upstream's per-resource REST storage declares them. A
 subresource is served when the kind's schema has a ``status`` property. A kind in several GA
 versions (HorizontalPodAutoscaler) is stored in one (see ``conversion``).
 
-Contract: ``builtin_resources()`` is computed once (it reads the definitions, ~40 ms) and
-returns the same tuple afterwards; callers must not rely on more than the order: core first,
-then groups in kube-apiserver's order.
+``builtin_resources(emulated_minor)`` leaves out the kinds that became GA after that minor
+version (``version.GA_SINCE``: kube-apiserver's ``--emulated-version``).
+
+Contract: ``builtin_resources()`` is computed once per emulated version (it reads the
+definitions, ~40 ms) and returns the same tuple afterwards; callers must not rely on more than the
+order: core first, then groups in kube-apiserver's order.
 """
 
 from __future__ import annotations

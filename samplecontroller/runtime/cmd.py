@@ -13,7 +13,8 @@ reconcilers through ``runtime.builder``, client-go style controllers as runnable
 
 Flags (``add_flags``): ``--kubeconfig``, ``--master``; ``--local`` (start the embedded API server
 with the CRDs of ``--crds DIR...`` (default: ``crds``) installed, data and ``kubeconfig`` under
-``--local-dir``, on ``--port``); ``--namespace``, ``--workers``, ``--resync``, ``--leader-elect``,
+``--local-dir``, on ``--port``, serving the API of ``--emulated-version``); ``--namespace``, ``--workers``,
+``--resync``, ``--leader-elect``,
 ``--leader-election-id`` (default ``<name>-lock``), ``--leader-election-namespace``,
 ``--metrics-bind-address``, ``--health-probe-bind-address``, ``--shutdown-timeout``, ``-v``;
 ``--webhook-host``, ``--webhook-port`` (default 9443), ``--webhook-cert-dir`` (default
