@@ -5,7 +5,7 @@
   ``kube-node-lease``, so ``kubectl get nodes`` and ``kubectl describe node`` work;
 - the default ServiceCIDR ``kubernetes`` (the service CIDR, 10.96.0.0/12; Ready), as
   kube-apiserver's default-servicecidr controller creates it since 1.33 (when the server serves
-  ServiceCIDRs: not when emulating 1.32's API);
+  ServiceCIDRs, as every supported emulated version does);
 - an IPAddress per Service cluster IP (named by the address, ``spec.parentRef`` the Service,
   labelled ``ipaddress.kubernetes.io/managed-by: ipallocator.k8s.io``), as kube-apiserver's
   allocator keeps them since 1.33; here a Service's write is followed by its IPAddresses' (they
