@@ -2,9 +2,11 @@
 
 The server is a kube-apiserver 1.37 (``KUBERNETES_VERSION``): ``/version``, the OpenAPI
 documents' ``info.version`` and the served built-in resources (``builtins``) are 1.37's. Like
-kube-apiserver's ``--emulated-version``, ``emulated_minor`` (1.33 to 1.37, ``EMULATABLE_MINORS``)
-makes it serve the API of an older minor version: the group/version/kinds GA since a later
-version (``GA_SINCE``) are not served nor discovered, and ``/version`` carries
+kube-apiserver's ``--emulated-version``, ``emulated_minor`` (1.33 to 1.37, ``EMULATABLE_MINORS``;
+kube-apiserver 1.37 itself emulates no further back than 1.34, its binary minor version minus 3:
+1.33 is this server's extra, for clusters still on it) makes it serve the API of an older minor
+version: the group/version/kinds GA since a later version (``GA_SINCE``) are not served nor
+discovered, and ``/version`` carries
 ``emulationMajor``/``emulationMinor`` (the binary's ``major``/``minor``/``gitVersion`` stay, as
 in component-base's ``effectiveVersion.Info``) and ``minCompatibilityMajor``/``Minor`` (the
 emulated version minus one, kube's default).
