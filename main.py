@@ -69,6 +69,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--port", type=port, default=None,
                    help=f"With --local: the embedded API server's HTTPS port (default {LOCAL_PORT}, the usual "
                         "Kubernetes API port, so .local/kubeconfig stays valid across runs; 0 picks a free port).")
+    p.add_argument("--emulated-version", default="", metavar="1.MINOR",
+                   help="With --local: serve the API of Kubernetes 1.MINOR (1.33 to 1.36) as kube-apiserver's "
+                        "--emulated-version does (default: 1.37).")
     p.add_argument("--workers", type=positive_int, default=DEFAULT_WORKERS,
                    help=f"Number of concurrent workers (default {DEFAULT_WORKERS}).")
     p.add_argument("--resync", type=_duration, default=30.0, help="Informer resync period (default 30s).")
@@ -100,6 +103,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args = p.parse_args(argv)
     if args.port is not None and not args.local:
         p.error("--port applies only with --local (the embedded API server)")
+    if args.emulated_version and not args.local:
+        p.error("--emulated-version applies only with --local (the embedded API server)")
     if args.port is None:
         args.port = LOCAL_PORT
     return args

@@ -67,7 +67,8 @@ def _run(args: argparse.Namespace, stop: threading.Event, local_dir: Path, crds_
         with contextlib.ExitStack() as stack:
             kubeconfig, master = args.kubeconfig, args.master
             if args.local:
-                kubeconfig = stack.enter_context(_local_server(local_dir, crds_dir, args.port))
+                kubeconfig = stack.enter_context(_local_server(local_dir, crds_dir, args.port,
+                                                               getattr(args, "emulated_version", "") or None))
                 master = ""
             rest = _connect(kubeconfig, master, args.kube_api_qps, args.kube_api_burst, args.workers,
                             getattr(args, "exec_plugin_timeout", None))
@@ -134,16 +135,22 @@ def _preflight(rest_client: Any) -> None:
 
 
 @contextlib.contextmanager
-def _local_server(local_dir: Path, crds_dir: Path, port: int = 0) -> Iterator[str]:
-    """Start the embedded API server on ``port`` (0: any free port), install the CRDs, print what
-    to do; yield the kubeconfig. A port in use is a ``UserError`` naming ``--port``; so is a
-    missing ``apiserver`` extra."""
+def _local_server(local_dir: Path, crds_dir: Path, port: int = 0, emulated_version: str | None = None) -> Iterator[str]:
+    """Start the embedded API server on ``port`` (0: any free port), emulating ``emulated_version``
+    (kube-apiserver's ``--emulated-version``), install the CRDs, print what to do; yield the
+    kubeconfig. A port in use is a ``UserError`` naming ``--port``; an unsupported emulated version
+    one naming ``--emulated-version``; so is a missing ``apiserver`` extra."""
     from samplecontroller._extras import MissingExtraError
 
     try:
         from samplecontroller.apiserver import LocalAPIServer
+        from samplecontroller.apiserver.version import EmulationVersionError, parse_emulated_version
     except MissingExtraError as err:  # one line naming the pip command
         raise UserError(f"--local: {err}") from None
+    try:
+        parse_emulated_version(emulated_version)
+    except EmulationVersionError as err:
+        raise UserError(f"--emulated-version: {err}") from None
 
     try:
         local_dir.mkdir(parents=True, exist_ok=True)
@@ -155,8 +162,8 @@ def _local_server(local_dir: Path, crds_dir: Path, port: int = 0) -> Iterator[st
     kubeconfig = local_dir / "kubeconfig"
     try:
         server = LocalAPIServer(
-            data_dir=local_dir / "data", simulate_deployments=True, kubeconfig_path=kubeconfig, port=port
-        )
+            data_dir=local_dir / "data", simulate_deployments=True, kubeconfig_path=kubeconfig, port=port,
+            emulated_version=emulated_version)
         server.__enter__()
     except OSError as err:
         if err.errno == errno.EADDRINUSE:

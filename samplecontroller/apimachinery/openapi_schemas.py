@@ -1,4 +1,4 @@
-"""The upstream Kubernetes OpenAPI definitions (v1.32), vendored as package data.
+"""The upstream Kubernetes OpenAPI definitions (v1.37), vendored as package data.
 
 ``openapi_definitions.json.xz`` beside this module is the ``_definitions.json`` of the pinned
 ``kubernetes-validate`` package (``SCHEMA_VERSION``), byte for byte, xz-compressed; only
@@ -33,7 +33,7 @@ __all__ = [
 ]
 
 # The kubernetes-validate directory the vendored file comes from (its Kubernetes version).
-SCHEMA_VERSION = "v1.32.0-local"
+SCHEMA_VERSION = "v1.37.0-local"
 # The vendored file, package data of this package.
 VENDORED_FILE = "openapi_definitions.json.xz"
 _REF_PREFIXES = ("#/$defs/", "#/definitions/", "#/components/schemas/")

@@ -25,6 +25,7 @@ from typing import Any
 from samplecontroller.apimachinery.durations import parse_duration
 from samplecontroller.apiserver.preload import CRDError, create_crds, load_crds
 from samplecontroller.apiserver.server import LocalAPIServer, is_https_url, tune_gc
+from samplecontroller.apiserver.version import EmulationVersionError, parse_emulated_version
 
 
 def _positive_duration(text: str) -> float:
@@ -35,6 +36,13 @@ def _positive_duration(text: str) -> float:
     if seconds <= 0:
         raise argparse.ArgumentTypeError(f"must be positive, got {text!r}")
     return seconds
+
+
+def _emulated_version(text: str) -> int:
+    try:
+        return parse_emulated_version(text)
+    except EmulationVersionError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -67,6 +75,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--crds", nargs="+", action="extend", default=[], metavar="DIR", type=Path,
                         help="install the CustomResourceDefinitions of every *.yaml file in DIR before serving "
                              "(repeatable)")
+    parser.add_argument("--emulated-version", type=_emulated_version, default=None, metavar="1.MINOR",
+                        help="serve the API of an older Kubernetes minor version (1.33 to 1.36), as "
+                             "kube-apiserver's --emulated-version: /version, discovery and the served "
+                             "group/versions follow it (default: 1.37, this server's)")
     args = parser.parse_args(argv)
     if args.service_account_jwks_uri and not is_https_url(args.service_account_jwks_uri):
         parser.error(f"--service-account-jwks-uri requires an https URL, got {args.service_account_jwks_uri!r}")
@@ -82,7 +94,8 @@ async def _serve(args: argparse.Namespace, crds: list[dict[str, Any]]) -> None:
                             insecure_http=args.insecure_http, event_ttl=args.event_ttl,
                             history_window=args.history_window, bookmark_interval=args.bookmark_interval,
                             api_audiences=tuple(a for a in args.api_audiences.split(",") if a),
-                            service_account_jwks_uri=args.service_account_jwks_uri)
+                            service_account_jwks_uri=args.service_account_jwks_uri,
+                            emulated_version=args.emulated_version)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -9,9 +9,12 @@ the small tables below, as upstream's per-resource REST storage declares them. A
 subresource is served when the kind's schema has a ``status`` property. A kind in several GA
 versions (HorizontalPodAutoscaler) is stored in one (see ``conversion``).
 
-Contract: ``builtin_resources()`` is computed once (it reads the definitions, ~40 ms) and
-returns the same tuple afterwards; callers must not rely on more than the order: core first,
-then groups in kube-apiserver's order.
+``builtin_resources(emulated_minor)`` leaves out the kinds that became GA after that minor
+version (``version.GA_SINCE``: kube-apiserver's ``--emulated-version``).
+
+Contract: ``builtin_resources()`` is computed once per emulated version (it reads the
+definitions, ~40 ms) and returns the same tuple afterwards; callers must not rely on more than the
+order: core first, then groups in kube-apiserver's order.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import re
 from typing import Any
 
 from samplecontroller.apimachinery import openapi_schemas
+from samplecontroller.apiserver.version import BINARY_MINOR, served_since
 
 __all__ = ["ResourceMeta", "builtin_resources", "empty_status", "guess_plural", "required_errors"]
 
@@ -33,7 +37,8 @@ _GROUP_ORDER = (
     "", "apiregistration.k8s.io", "apps", "events.k8s.io", "authentication.k8s.io", "authorization.k8s.io",
     "autoscaling", "batch", "certificates.k8s.io", "networking.k8s.io", "policy", "rbac.authorization.k8s.io",
     "storage.k8s.io", "admissionregistration.k8s.io", "apiextensions.k8s.io", "scheduling.k8s.io",
-    "coordination.k8s.io", "node.k8s.io", "discovery.k8s.io", "flowcontrol.apiserver.k8s.io",
+    "coordination.k8s.io", "node.k8s.io", "discovery.k8s.io", "flowcontrol.apiserver.k8s.io", "resource.k8s.io",
+    "storagemigration.k8s.io",
 )
 
 _CLUSTER_SCOPED = {
@@ -42,15 +47,22 @@ _CLUSTER_SCOPED = {
     ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"),
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"),
+    ("admissionregistration.k8s.io", "MutatingAdmissionPolicy"),
+    ("admissionregistration.k8s.io", "MutatingAdmissionPolicyBinding"),
     ("apiextensions.k8s.io", "CustomResourceDefinition"), ("apiregistration.k8s.io", "APIService"),
     ("authentication.k8s.io", "TokenReview"), ("authentication.k8s.io", "SelfSubjectReview"),
     ("authorization.k8s.io", "SelfSubjectAccessReview"), ("authorization.k8s.io", "SelfSubjectRulesReview"),
     ("authorization.k8s.io", "SubjectAccessReview"), ("certificates.k8s.io", "CertificateSigningRequest"),
+    ("certificates.k8s.io", "ClusterTrustBundle"),
     ("flowcontrol.apiserver.k8s.io", "FlowSchema"), ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"),
-    ("networking.k8s.io", "IngressClass"), ("node.k8s.io", "RuntimeClass"),
+    ("networking.k8s.io", "IngressClass"), ("networking.k8s.io", "IPAddress"), ("networking.k8s.io", "ServiceCIDR"),
+    ("node.k8s.io", "RuntimeClass"),
     ("rbac.authorization.k8s.io", "ClusterRole"), ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
     ("scheduling.k8s.io", "PriorityClass"), ("storage.k8s.io", "CSIDriver"), ("storage.k8s.io", "CSINode"),
     ("storage.k8s.io", "StorageClass"), ("storage.k8s.io", "VolumeAttachment"),
+    ("storage.k8s.io", "VolumeAttributesClass"), ("resource.k8s.io", "DeviceClass"),
+    ("resource.k8s.io", "DeviceTaintRule"), ("resource.k8s.io", "ResourceSlice"),
+    ("storagemigration.k8s.io", "StorageVersionMigration"),
 }
 _SHORT_NAMES = {
     ("", "ComponentStatus"): ("cs",), ("", "ConfigMap"): ("cm",), ("", "Endpoints"): ("ep",),
@@ -64,6 +76,7 @@ _SHORT_NAMES = {
     ("events.k8s.io", "Event"): ("ev",), ("networking.k8s.io", "Ingress"): ("ing",),
     ("networking.k8s.io", "NetworkPolicy"): ("netpol",), ("policy", "PodDisruptionBudget"): ("pdb",),
     ("scheduling.k8s.io", "PriorityClass"): ("pc",), ("storage.k8s.io", "StorageClass"): ("sc",),
+    ("storage.k8s.io", "VolumeAttributesClass"): ("vac",),
 }
 _CATEGORIES = {
     ("", "Pod"): ("all",), ("", "Service"): ("all",), ("", "ReplicationController"): ("all",),
@@ -74,6 +87,8 @@ _CATEGORIES = {
     ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): ("api-extensions",),
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"): ("api-extensions",),
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"): ("api-extensions",),
+    ("admissionregistration.k8s.io", "MutatingAdmissionPolicy"): ("api-extensions",),
+    ("admissionregistration.k8s.io", "MutatingAdmissionPolicyBinding"): ("api-extensions",),
     ("apiextensions.k8s.io", "CustomResourceDefinition"): ("api-extensions",),
     ("apiregistration.k8s.io", "APIService"): ("api-extensions",),
 }
@@ -139,11 +154,15 @@ def _subresources(group: str, version: str, kind: str) -> tuple[str, ...]:
 
 
 @functools.cache
-def builtin_resources() -> tuple[ResourceMeta, ...]:
-    """Every built-in resource kube-apiserver of the pinned version serves by default."""
+def builtin_resources(emulated_minor: int = BINARY_MINOR) -> tuple[ResourceMeta, ...]:
+    """Every built-in resource kube-apiserver of the pinned version serves by default, or, with
+    ``emulated_minor``, kube-apiserver with ``--emulated-version 1.<emulated_minor>`` (the kinds GA
+    after it are left out: ``version.GA_SINCE``)."""
     out: list[ResourceMeta] = []
     for group, version, kind in _served_kinds():
         key = (group, kind)
+        if served_since(group, kind) > emulated_minor:
+            continue
         verbs = _CREATE_ONLY if key in CREATE_ONLY_KINDS else _VERBS.get(key, ALL_VERBS)
         out.append((group, version, _PLURALS.get(key) or guess_plural(kind), kind, key not in _CLUSTER_SCOPED,
                     _SHORT_NAMES.get(key, ()), _CATEGORIES.get(key, ()), _subresources(group, version, kind), verbs))
@@ -160,6 +179,13 @@ def _zero(schema: Any) -> Any:
     return {"string": "", "integer": 0, "number": 0, "boolean": False}.get(str(typ))
 
 
+# Status fields Go always encodes (no omitempty) that the definitions do not mark required (1.37's
+# PodDisruptionBudgetStatus lost its required list with declarative validation; the JSON did not change).
+_NON_OMITEMPTY_STATUS = {
+    ("policy", "PodDisruptionBudget"): ("disruptionsAllowed", "currentHealthy", "desiredHealthy", "expectedPods"),
+}
+
+
 def empty_status(group: str, version: str, kind: str) -> dict[str, Any]:
     """The JSON of the kind's zero status as Go encodes it: the required (non-omitempty)
     scalar fields with their zero values (ReplicaSet: ``{"replicas": 0}``), else ``{}``."""
@@ -169,7 +195,7 @@ def empty_status(group: str, version: str, kind: str) -> dict[str, Any]:
     status = openapi_schemas.resolve_static((openapi_schemas.definition(name).get("properties") or {}).get("status"))
     props = status.get("properties") or {}
     out: dict[str, Any] = {}
-    for field in status.get("required") or ():
+    for field in (*(status.get("required") or ()), *_NON_OMITEMPTY_STATUS.get((group, kind), ())):
         zero = _zero(props.get(field))
         if zero is not None:
             out[str(field)] = zero

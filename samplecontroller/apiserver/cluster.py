@@ -3,6 +3,13 @@
 - the bootstrap PriorityClasses ``system-node-critical`` and ``system-cluster-critical``;
 - one Ready Node (``local-node``, what the kubelet registers) and its Lease in
   ``kube-node-lease``, so ``kubectl get nodes`` and ``kubectl describe node`` work;
+- the default ServiceCIDR ``kubernetes`` (the service CIDR, 10.96.0.0/12; Ready), as
+  kube-apiserver's default-servicecidr controller creates it since 1.33 (when the server serves
+  ServiceCIDRs, as every supported emulated version does);
+- an IPAddress per Service cluster IP (named by the address, ``spec.parentRef`` the Service,
+  labelled ``ipaddress.kubernetes.io/managed-by: ipallocator.k8s.io``), as kube-apiserver's
+  allocator keeps them since 1.33; here a Service's write is followed by its IPAddresses' (they
+  appear a moment later, and go with the Service or the address);
 - the ``default/kubernetes`` Service (``component=apiserver``, cluster IP 10.96.0.1, the first
   address of the service CIDR, port 443) and, once the server listens (``publish_endpoints``), its
   Endpoints and EndpointSlice pointing at the server's address and port (the apiserver's
@@ -18,20 +25,21 @@ watches for new namespaces. It must run on the server's event loop, like ``Core`
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Any
 
+from samplecontroller.apiserver.ipallocator import DEFAULT_SERVICE_CIDR
 from samplecontroller.apiserver.objects import now_rfc3339
 from samplecontroller.apiserver.storage import Event
 from samplecontroller.apiserver.strategies.kinds import SYSTEM_PRIORITY_CLASSES
+from samplecontroller.apiserver.version import KUBERNETES_VERSION
 
 if TYPE_CHECKING:
     from samplecontroller.apiserver.core import Core
 
-__all__ = ["NODE_NAME", "ROOT_CA_CONFIGMAP", "install", "publish_endpoints"]
+__all__ = ["NODE_NAME", "ROOT_CA_CONFIGMAP", "install", "publish_endpoints", "sync_ip_addresses"]
 
 NODE_NAME = "local-node"
-KUBERNETES_VERSION = "v1.32.0"
 _MANAGER = "kube-apiserver"
 
 
@@ -148,6 +156,90 @@ def publish_endpoints(core: Core, address: str, port: int) -> None:
             core.update(res, "default", "kubernetes", obj, manager=_MANAGER)
 
 
+def _default_service_cidr(core: Core) -> None:
+    """defaultservicecidr's sync: the ``kubernetes`` ServiceCIDR with the service CIDR, its status
+    condition Ready True set once (by server-side apply upstream) when it has none."""
+    res = core.mapper.get("networking.k8s.io", "v1", "servicecidrs")
+    if res is None:
+        return
+    _ensure(core, "networking.k8s.io", "servicecidrs", "", {
+        "apiVersion": "networking.k8s.io/v1", "kind": "ServiceCIDR", "metadata": {"name": "kubernetes"},
+        "spec": {"cidrs": [DEFAULT_SERVICE_CIDR]}})
+    entry = core.store.get(res.storage_key, "", "kubernetes")
+    if entry is None or (entry.obj.get("metadata") or {}).get("deletionTimestamp"):
+        return
+    if (entry.obj.get("spec") or {}).get("cidrs") != [DEFAULT_SERVICE_CIDR]:
+        return
+    conditions = (entry.obj.get("status") or {}).get("conditions") or []
+    if any(c.get("type") == "Ready" and c.get("status") in ("True", "False") for c in conditions):
+        return
+    updated = entry.copy()
+    updated["status"] = {"conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": now_rfc3339(),
+                                         "reason": "", "message": "Kubernetes default Service CIDR is ready"}]}
+    core.update(res, "", "kubernetes", updated, subresource="status", manager="default-servicecidr-controller")
+
+
+_IP_FAMILY = "ipaddress.kubernetes.io/ip-family"
+_MANAGED_BY = "ipaddress.kubernetes.io/managed-by"
+_IP_ALLOCATOR = "ipallocator.k8s.io"
+_SERVICES_KEY = "/services"
+
+
+def _cluster_ips(service: dict[str, Any] | None) -> set[str]:
+    """The allocated cluster IPs of a Service object (none for headless and ExternalName ones)."""
+    if not service or (service.get("metadata") or {}).get("deletionTimestamp"):
+        return set()
+    spec = service.get("spec") or {}
+    ips = spec.get("clusterIPs") or ([spec["clusterIP"]] if spec.get("clusterIP") else [])
+    return {ip for ip in ips if isinstance(ip, str) and ip and ip != "None"}
+
+
+def _owned_by(ip: dict[str, Any], ns: str, name: str) -> bool:
+    labels = (ip.get("metadata") or {}).get("labels") or {}
+    ref = (ip.get("spec") or {}).get("parentRef") or {}
+    return (labels.get(_MANAGED_BY) == _IP_ALLOCATOR and ref.get("resource") == "services"
+            and not ref.get("group") and ref.get("namespace") == ns and ref.get("name") == name)
+
+
+def sync_ip_addresses(core: Core, ns: str, name: str, before: Collection[str] = ()) -> None:
+    """The allocator's IPAddresses of Service ``ns/name``: one per cluster IP it holds now, none
+    for the addresses in ``before`` (what it held) it no longer holds."""
+    res = core.mapper.get("networking.k8s.io", "v1", "ipaddresses")
+    if res is None:
+        return
+    entry = core.store.get(_SERVICES_KEY, ns, name)
+    now = _cluster_ips(entry.obj if entry is not None else None)
+    for ip in sorted(set(before) - now):
+        held = core.store.get(res.storage_key, "", ip)
+        if held is not None and _owned_by(held.obj, ns, name):
+            core.delete(res, "", ip, {})
+    for ip in sorted(now):
+        if core.store.get(res.storage_key, "", ip) is None:
+            family = "IPv6" if ":" in ip else "IPv4"
+            core.create(res, "", {
+                "apiVersion": "networking.k8s.io/v1", "kind": "IPAddress",
+                "metadata": {"name": ip, "labels": {_IP_FAMILY: family, _MANAGED_BY: _IP_ALLOCATOR}},
+                "spec": {"parentRef": {"resource": "services", "namespace": ns, "name": name}}},
+                manager="kube-apiserver")
+
+
+def _repair_ip_addresses(core: Core) -> None:
+    """At start (the allocator's repair loop): every Service's IPAddresses, and none left over from
+    a Service that is gone or no longer holds the address."""
+    res = core.mapper.get("networking.k8s.io", "v1", "ipaddresses")
+    if res is None:
+        return
+    for (_, name), entry in core.store.list(res.storage_key, None):
+        ref = (entry.obj.get("spec") or {}).get("parentRef") or {}
+        ns, owner = str(ref.get("namespace") or ""), str(ref.get("name") or "")
+        if _owned_by(entry.obj, ns, owner):
+            service = core.store.get(_SERVICES_KEY, ns, owner)
+            if name not in _cluster_ips(service.obj if service is not None else None):
+                core.delete(res, "", name, {})
+    for (ns, name), _entry in core.store.list(_SERVICES_KEY, None):
+        sync_ip_addresses(core, ns, name)
+
+
 def install(core: Core, schedule: Callable[..., None], root_ca: bytes | None = None) -> None:
     """Create the node, the kubernetes Service and every namespace's defaults (``default``
     ServiceAccount; ``kube-root-ca.crt`` when ``root_ca``, the serving CA in PEM, is given) if
@@ -160,15 +252,23 @@ def install(core: Core, schedule: Callable[..., None], root_ca: bytes | None = N
         "spec": {"holderIdentity": NODE_NAME, "leaseDurationSeconds": 40,
                  "renewTime": now_rfc3339().replace("Z", ".000000Z")}})
     _ensure(core, "", "services", "default", _KUBERNETES_SERVICE)
+    _default_service_cidr(core)
     for name, (value, description) in SYSTEM_PRIORITY_CLASSES.items():
         _ensure(core, "scheduling.k8s.io", "priorityclasses", "", {
             "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
             "value": value, "description": description})
     for (_, name), _entry in core.store.list("/namespaces", None):
         _namespace_defaults(core, name, root_ca)
+    _repair_ip_addresses(core)
 
     def on_event(event: Event) -> None:
         if event.skey == "/namespaces" and event.type == "ADDED":
             schedule(_namespace_defaults, core, event.name, root_ca)
+        elif event.skey == _SERVICES_KEY:
+            before, after = _cluster_ips(event.prev), _cluster_ips(event.entry.obj)
+            if event.type == "DELETED":
+                schedule(sync_ip_addresses, core, event.namespace, event.name, before | after)
+            elif before != after:
+                schedule(sync_ip_addresses, core, event.namespace, event.name, before)
 
     core.store.listeners.append(on_event)

@@ -717,6 +717,8 @@ class Core:
             return None
         else:
             expires = time.time() + grace
+            if isinstance(meta.get("generation"), int) and meta["generation"] > 0:
+                meta["generation"] += 1  # rest.BeforeDelete: the first graceful deletion bumps it
         meta["deletionTimestamp"] = rfc3339(expires)
         meta["deletionGracePeriodSeconds"] = grace
         if finalizers:

@@ -18,6 +18,7 @@ from typing import Any
 
 from samplecontroller.apiserver.preload import CRDError, create_crds, load_crds
 from samplecontroller.apiserver.server import LocalAPIServer
+from samplecontroller.apiserver.version import EmulationVersionError
 
 __all__ = ["LocalServerError", "serve_local"]
 
@@ -30,9 +31,10 @@ class LocalServerError(Exception):
 def serve_local(directory: str | Path, crds: Sequence[str | Path] = (), *, port: int = 0,
                 simulate_deployments: bool = True,
                 patch_crds: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] | None = None,
-                ) -> Iterator[LocalAPIServer]:
+                emulated_version: str | None = None) -> Iterator[LocalAPIServer]:
     """The running server, its CRDs served; ``server.kubeconfig_path`` is ``directory/kubeconfig``.
-    ``patch_crds`` changes the CRD documents before they are installed (conversion webhooks)."""
+    ``patch_crds`` changes the CRD documents before they are installed (conversion webhooks);
+    ``emulated_version`` (``"1.34"``) is kube-apiserver's ``--emulated-version``."""
     try:
         docs = load_crds(crds)
         if patch_crds is not None:
@@ -40,9 +42,12 @@ def serve_local(directory: str | Path, crds: Sequence[str | Path] = (), *, port:
     except CRDError as err:
         raise LocalServerError(str(err)) from None
     root = Path(directory)
+    try:
+        server = LocalAPIServer(data_dir=root / "data", simulate_deployments=simulate_deployments,
+                                kubeconfig_path=root / "kubeconfig", port=port, emulated_version=emulated_version)
+    except EmulationVersionError as err:
+        raise LocalServerError(f"--emulated-version: {err}") from None
     root.mkdir(parents=True, exist_ok=True)
-    server = LocalAPIServer(data_dir=root / "data", simulate_deployments=simulate_deployments,
-                            kubeconfig_path=root / "kubeconfig", port=port)
     try:
         server.start()
     except OSError as err:

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from samplecontroller.apimachinery import openapi_schemas
+from samplecontroller.apiserver.version import KUBERNETES_VERSION
 
 __all__ = [
     "KindSpec",
@@ -249,7 +250,7 @@ def _kind_spec(kind: KindSpec) -> dict[str, Any]:
 def _document(paths: dict[str, Any], schemas: dict[str, Any]) -> dict[str, Any]:
     return {
         "openapi": "3.0.0",
-        "info": {"title": "Kubernetes", "version": "v1.32.0"},
+        "info": {"title": "Kubernetes", "version": KUBERNETES_VERSION},
         "paths": dict(sorted(paths.items())),
         "components": {"schemas": dict(sorted(schemas.items()))},
     }
@@ -449,7 +450,7 @@ def v2_document(v3_docs: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
             definitions[name] = _v2_schema(schema)
     return {
         "swagger": "2.0",
-        "info": {"title": "Kubernetes", "version": "v1.32.0"},
+        "info": {"title": "Kubernetes", "version": KUBERNETES_VERSION},
         "paths": dict(sorted(paths.items())),
         "definitions": dict(sorted(definitions.items())),
     }

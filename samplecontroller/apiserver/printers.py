@@ -1,5 +1,5 @@
 """Table cells of built-in kinds beyond the core set in ``tables``, ported from kubernetes
-pkg/printers/internalversion/printers.go (v1.32): each entry is the kind's columns between Name
+pkg/printers/internalversion/printers.go (v1.37): each entry is the kind's columns between Name
 and Age (``COLUMNS``) and its ``-o wide`` (priority 1) columns after Age (``WIDE``); kinds with
 ``CREATED_AT`` print Name and Created At only. Cells never raise (``tables.Column.cell``
 catches lookup errors); ``<none>`` and ``N/A`` are printed as upstream does.
@@ -13,7 +13,7 @@ from typing import Any
 
 from samplecontroller.apiserver.objects import deep_get as _get
 
-__all__ = ["AFTER_AGE", "AGE_FIRST", "COLUMNS", "CREATED_AT", "NAME_CELLS", "WIDE", "ColumnSpec"]
+__all__ = ["AFTER_AGE", "AGE_FIRST", "COLUMNS", "CREATED_AT", "NAME_CELLS", "NO_AGE", "WIDE", "ColumnSpec"]
 
 Getter = Callable[[Mapping[str, Any]], Any]
 ColumnSpec = tuple[str, str, str, Getter]
@@ -295,6 +295,28 @@ def _pod_labels(o: Mapping[str, Any]) -> str:
     return _map_selector(_get(o, "template", "metadata", "labels"))
 
 
+def _claim_state(o: Mapping[str, Any]) -> str:
+    """resourceClaimState: deleted, pending, allocated, reserved (comma-separated)."""
+    states = ["deleted"] if _get(o, "metadata", "deletionTimestamp") else []
+    if not _get(o, "status", "allocation"):
+        states += [] if states else ["pending"]
+    else:
+        states += ["allocated"] + (["reserved"] if _list(o, "status", "reservedFor") else [])
+    return ",".join(states)
+
+
+def _parent_ref(o: Mapping[str, Any]) -> str:
+    """printIPAddress: ``resource[.group][/namespace]/name`` of spec.parentRef, lower case."""
+    ref = _get(o, "spec", "parentRef")
+    if not isinstance(ref, Mapping):
+        return "<none>"
+    group, resource = str(ref.get("group") or ""), str(ref.get("resource") or "")
+    text = (f"{resource}.{group}" if group else resource).lower()
+    if ref.get("namespace"):
+        text += f"/{ref['namespace']}"
+    return f"{text}/{ref.get('name') or ''}"
+
+
 def _ready_of(*path: str) -> Getter:
     return lambda o: f"{_get(o, 'status', 'readyReplicas', default=0)}/{_get(o, *path, default=1)}"
 
@@ -381,6 +403,16 @@ COLUMNS: dict[tuple[str, str], list[ColumnSpec]] = {
          or "<unset>"),
         ("RequiresRepublish", "boolean", "", lambda o: _get(o, "spec", "requiresRepublish") is True),
         ("Modes", _T, "", lambda o: ",".join(str(m) for m in _list(o, "spec", "volumeLifecycleModes")) or "<none>")],
+    ("resource.k8s.io", "DeviceClass"): [],
+    ("resource.k8s.io", "ResourceClaimTemplate"): [],
+    ("resource.k8s.io", "ResourceClaim"): [
+        ("State", _T, "A summary of the current state (allocated, pending, reserved, etc.).", _claim_state)],
+    ("resource.k8s.io", "ResourceSlice"): [("Node", _T, "", _text("spec", "nodeName", default="")),
+                                           ("Driver", _T, "", _text("spec", "driver", default="")),
+                                           ("Pool", _T, "", _text("spec", "pool", "name", default=""))],
+    ("networking.k8s.io", "ServiceCIDR"): [("CIDRs", _T, "", lambda o: ",".join(str(c) for c in _list(o, "spec", "cidrs")))],
+    ("networking.k8s.io", "IPAddress"): [("ParentRef", _T, "", _parent_ref)],
+    ("storage.k8s.io", "VolumeAttributesClass"): [("DriverName", _T, "", _text("driverName", default=""))],
     ("storage.k8s.io", "VolumeAttachment"): [
         ("Attacher", _T, "", _text("spec", "attacher", default="")),
         ("PV", _T, "", _text("spec", "source", "persistentVolumeName", default="")),
@@ -426,5 +458,7 @@ WIDE: dict[tuple[str, str], list[ColumnSpec]] = {
 NAME_CELLS: dict[tuple[str, str], Getter] = {("storage.k8s.io", "StorageClass"): _storage_class_name}
 # Kinds whose printer is Name + Created At (and kinds without a printer: the default convertor).
 CREATED_AT = {("rbac.authorization.k8s.io", "Role"), ("rbac.authorization.k8s.io", "ClusterRole"), ("", "LimitRange")}
+# Kinds printed without an Age column (their printers' column definitions have none).
+NO_AGE = {("networking.k8s.io", "IPAddress")}
 # CertificateSigningRequest prints Age right after Name; its other columns come after it.
 AGE_FIRST = {("certificates.k8s.io", "CertificateSigningRequest"), ("", "ResourceQuota")}

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from samplecontroller.apiserver import builtins
+from samplecontroller.apiserver.version import BINARY_MINOR
 
 __all__ = ["RESTMapper", "Resource", "builtin_resources", "resources_from_crd"]
 
@@ -71,10 +72,11 @@ class Resource:
         return self.singular or self.kind.lower()
 
 
-def builtin_resources() -> tuple[Resource, ...]:
-    """Every built-in resource of the pinned Kubernetes version (see ``builtins``)."""
+def builtin_resources(emulated_minor: int = BINARY_MINOR) -> tuple[Resource, ...]:
+    """Every built-in resource of the pinned Kubernetes version, or of the emulated one (see ``builtins``)."""
     return tuple(Resource(group, version, plural, kind, namespaced, kind.lower(), short, cats, subs, verbs=verbs)
-                 for group, version, plural, kind, namespaced, short, cats, subs, verbs in builtins.builtin_resources())
+                 for group, version, plural, kind, namespaced, short, cats, subs, verbs
+                 in builtins.builtin_resources(emulated_minor))
 
 
 def _served_versions(crd: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -109,12 +111,14 @@ def resources_from_crd(crd: Mapping[str, Any]) -> list[Resource]:
 class RESTMapper:
     """Lookup of served resources by group/version/plural, and by storage key."""
 
-    def __init__(self) -> None:
+    def __init__(self, emulated_minor: int = BINARY_MINOR) -> None:
+        self.emulated_minor = emulated_minor
+        """The Kubernetes minor version whose built-in resources are served (``version``)."""
         self._by_gvr: dict[tuple[str, str, str], Resource] = {}
         self._group_order: list[str] = []
         self.on_change: list[Callable[[], None]] = []
         """Called after the served resources changed (discovery and OpenAPI caches drop)."""
-        for res in builtin_resources():
+        for res in builtin_resources(emulated_minor):
             self.add(res)
 
     def add(self, res: Resource) -> None:

@@ -64,6 +64,7 @@ from samplecontroller.apiserver.transport import (
     IDLE_TIMEOUT,
     HTTPServer,
 )
+from samplecontroller.apiserver.version import parse_emulated_version
 from samplecontroller.apiserver.web import APIServerApp, RequestRecord
 from samplecontroller.tls import load_or_create, private_file, serving_material, write_private
 
@@ -133,7 +134,9 @@ def is_https_url(text: str) -> bool:
 
 
 class LocalAPIServer:
-    """The embedded API server on a background thread with its own event loop."""
+    """The embedded API server on a background thread with its own event loop. ``emulated_version``
+    (``"1.34"``) serves the API of an older Kubernetes minor version, as kube-apiserver's
+    ``--emulated-version`` (see ``version``); an unsupported one raises ``EmulationVersionError``."""
 
     def __init__(self, data_dir: str | Path | None = None, simulate_deployments: bool = False, *,
                  kubeconfig_path: str | Path | None = None, port: int = 0, bind: str = "127.0.0.1",
@@ -144,7 +147,10 @@ class LocalAPIServer:
                  idle_timeout: float = IDLE_TIMEOUT, request_timeout: float = REQUEST_TIMEOUT,
                  max_requests_inflight: int = MAX_REQUESTS_INFLIGHT,
                  max_mutating_requests_inflight: int = MAX_MUTATING_REQUESTS_INFLIGHT, simulate_jobs: bool = False,
-                 job_backoff: float = 10.0, service_account_jwks_uri: str = "") -> None:
+                 job_backoff: float = 10.0, service_account_jwks_uri: str = "",
+                 emulated_version: str | int | None = None) -> None:
+        self.emulated_minor = parse_emulated_version(emulated_version)
+        """The Kubernetes minor version served (kube-apiserver's ``--emulated-version``; 37 by default)."""
         self.data_dir = Path(data_dir) if data_dir is not None else None
         self.simulate_deployments = simulate_deployments
         self.simulate_jobs = simulate_jobs
@@ -262,7 +268,7 @@ class LocalAPIServer:
                         else serving_material(extra))
             ca_pem = material.ca_pem
             ssl_ctx = self._ssl_context(material.cert_pem, material.key_pem)
-        mapper = RESTMapper()
+        mapper = RESTMapper(self.emulated_minor)
         self.core = Core(self.store, mapper)
         self.controllers = Controllers(self.core, simulate_deployments=self.simulate_deployments,
                                        simulate_delay=self.simulate_delay, root_ca=ca_pem,

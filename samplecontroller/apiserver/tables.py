@@ -428,6 +428,8 @@ def builtin_columns(group: str, kind: str) -> list[Column]:
         return [NAME_COLUMN, _created_at()]
     if key in printers.AGE_FIRST:
         return [NAME_COLUMN, _age_column(), *_specs(printers.COLUMNS[key], 0), *_specs(printers.AFTER_AGE.get(key, []), 0)]
+    if key in printers.NO_AGE:
+        return [NAME_COLUMN, *_specs(printers.COLUMNS[key], 0)]
     name = NAME_COLUMN
     if key in printers.NAME_CELLS:
         name = Column("Name", "string", "name", NAME_COLUMN.description, 0, printers.NAME_CELLS[key])

@@ -10,7 +10,8 @@ where the package is installed.
 - ``install_crds(server, crds_dir)``: create every CRD in ``crds_dir`` on ``server``.
 - ``finish_pod(server, namespace, name, succeeded=True, exit_code=None)``: what a kubelet reports
   when a Pod's containers end: phase Succeeded or Failed, each container terminated (exit code 0,
-  or ``exit_code``/1). The Job simulator (``simulate_jobs=True``) counts it.
+  or ``exit_code``/1), ``status.observedGeneration`` the Pod's generation (a 1.35 kubelet's). The
+  Job simulator (``simulate_jobs=True``) counts it.
 - ``make_kubectl(home, server, cwd=None)``: ``kubectl(*args, binary=None, stdin=None, check=False,
   server=None)`` runs kubectl (default ``/usr/bin/kubectl``) with a private HOME and cache dir
   against ``server`` (or the one given) and returns the ``subprocess.CompletedProcess[str]``.
@@ -84,6 +85,9 @@ def finish_pod(server: LocalAPIServer, namespace: str, name: str, succeeded: boo
         containers = (pod.get("spec") or {}).get("containers") or ()
         status = pod.setdefault("status", {})
         status["phase"] = "Succeeded" if succeeded else "Failed"
+        generation = (pod.get("metadata") or {}).get("generation")
+        if isinstance(generation, int):
+            status["observedGeneration"] = generation
         status["containerStatuses"] = [
             {"name": c.get("name", ""), "image": c.get("image", ""), "imageID": "", "ready": False, "restartCount": 0,
              "started": False, "state": {"terminated": {

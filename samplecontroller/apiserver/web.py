@@ -53,16 +53,10 @@ from samplecontroller.apiserver.negotiation import Accept, parse_accept
 from samplecontroller.apiserver.requestinfo import CONNECT, RequestInfo, RequestRecord
 from samplecontroller.apiserver.restmapper import RESTMapper
 from samplecontroller.apiserver.storage import Store
+from samplecontroller.apiserver.version import version_info
 
 __all__ = ["APIServerApp", "RequestRecord"]
 
-VERSION_INFO = {
-    "major": "1", "minor": "32", "gitVersion": "v1.32.0", "gitCommit": "0000000000000000000000000000000000000000",
-    "gitTreeState": "clean", "buildDate": "2024-12-11T00:00:00Z", "goVersion": "go1.23.3", "compiler": "gc",
-    "platform": "linux/amd64",
-}
-_VERSION_BODY = json.dumps(VERSION_INFO, indent=2).encode()
-"""``/version`` as kube-apiserver writes it (``responsewriters.WriteRawJSON``: indented, no newline)."""
 ResourceHandler = Callable[[Scope, Request, RequestInfo, Accept], Awaitable[AnyResponse]]
 _HANDLERS: dict[str, ResourceHandler] = {
     "get": crud.get, "list": list_.list_, "watch": watch_.watch, "create": crud.create, "update": crud.update,
@@ -178,7 +172,9 @@ class APIServerApp:
         if request.method not in ("GET", "HEAD"):
             raise not_allowed()
         if path == "/version":
-            return Response(body=_VERSION_BODY, content_type="application/json")
+            # as kube-apiserver writes it (responsewriters.WriteRawJSON: indented, no final newline)
+            return Response(body=json.dumps(version_info(self.mapper.emulated_minor), indent=2).encode(),
+                            content_type="application/json")
         if path in ("/.well-known/openid-configuration", "/openid/v1/jwks") and self.jwks_uri:
             return self._issuer_discovery(path)
         if self.health.serves(parts):

@@ -347,11 +347,12 @@ def _words(name: str) -> set[str]:
 
 
 def _preference(name: str) -> tuple[int, int, str]:
-    """GA versions first, then the core group, then by name."""
+    """GA versions first, then meta/v1 and the core group, then by name (1.37's
+    HorizontalPodAutoscalerCondition has metav1.Condition's shape: a condition is metav1's)."""
     where = builtin_type(name)
     version = where.version if where else ""
     stable = 0 if re.fullmatch(r"v\d+", version) else 1
-    return stable, 0 if where and where.pkg == "core" else 1, name
+    return stable, 0 if where and where.pkg in ("core", "meta") else 1, name
 
 
 def weight(schema: Any, depth: int = 0) -> int:

@@ -79,7 +79,8 @@ CLUSTER_SCOPED = frozenset({
     ("networking.k8s.io", "IPAddress"), ("networking.k8s.io", "IngressClass"), ("networking.k8s.io", "ServiceCIDR"),
     ("node.k8s.io", "RuntimeClass"),
     ("rbac.authorization.k8s.io", "ClusterRole"), ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
-    ("resource.k8s.io", "DeviceClass"), ("resource.k8s.io", "ResourceSlice"),
+    ("resource.k8s.io", "DeviceClass"), ("resource.k8s.io", "DeviceTaintRule"),
+    ("resource.k8s.io", "ResourcePoolStatusRequest"), ("resource.k8s.io", "ResourceSlice"),
     ("scheduling.k8s.io", "PriorityClass"),
     ("storage.k8s.io", "CSIDriver"), ("storage.k8s.io", "CSINode"), ("storage.k8s.io", "StorageClass"),
     ("storage.k8s.io", "VolumeAttachment"), ("storage.k8s.io", "VolumeAttributesClass"),
@@ -104,6 +105,7 @@ SHORT_NAMES = {
     ("events.k8s.io", "Event"): ["ev"], ("networking.k8s.io", "Ingress"): ["ing"],
     ("networking.k8s.io", "NetworkPolicy"): ["netpol"], ("policy", "PodDisruptionBudget"): ["pdb"],
     ("scheduling.k8s.io", "PriorityClass"): ["pc"], ("storage.k8s.io", "StorageClass"): ["sc"],
+    ("storage.k8s.io", "VolumeAttributesClass"): ["vac"],
 }
 SCALE = frozenset({("", "ReplicationController"), ("apps", "Deployment"), ("apps", "ReplicaSet"),
                    ("apps", "StatefulSet")})

@@ -890,9 +890,11 @@ def render_models(parsed: Mapping[str, Definition], own: list[str], imports: dic
                 lines.append(from_import(module, plain))
             lines += [from_import(module, [n]) for n in sorted(n for n in names if " as " in n)]
         lines.append("")
-    # Aliases first (a class's default_factory may name one), one blank line after the imports (isort's).
+    # Aliases first (a class's default_factory may name one), one blank line after the imports (isort's);
+    # isort (ruff): two blank lines after the imports before a class, one before a statement (a TypeAlias)
     head = "\n".join(lines).rstrip("\n") + ("\n\n" + "\n".join(aliases) if aliases else "")
-    return head + "\n\n\n" + "\n\n\n".join(chunks) + "\n" + deprecated
+    after_head = "\n\n\n" if aliases or (chunks and chunks[0].startswith(("class ", "@"))) else "\n\n"
+    return head + after_head + "\n\n\n".join(chunks) + "\n" + deprecated
 
 
 def package_models(schema_defs: dict[str, Any], kinds: Mapping[str, KindLike], root: str,

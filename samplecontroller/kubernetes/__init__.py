@@ -10,12 +10,12 @@ group). Each group/version is imported on first use.
 
 API versions: admissionregistration.k8s.io/v1, admissionregistration.k8s.io/v1alpha1,
 admissionregistration.k8s.io/v1beta1, apiextensions.k8s.io/v1, apiregistration.k8s.io/v1,
-internal.apiserver.k8s.io/v1alpha1, apps/v1, authentication.k8s.io/v1,
-authentication.k8s.io/v1beta1, authorization.k8s.io/v1, autoscaling/v1, autoscaling/v2, batch/v1,
-certificates.k8s.io/v1, certificates.k8s.io/v1alpha1, coordination.k8s.io/v1,
-coordination.k8s.io/v1alpha2, core/v1, discovery.k8s.io/v1, events.k8s.io/v1,
-flowcontrol.apiserver.k8s.io/v1, networking.k8s.io/v1, networking.k8s.io/v1beta1, node.k8s.io/v1,
-policy/v1, rbac.authorization.k8s.io/v1, resource.k8s.io/v1alpha3, resource.k8s.io/v1beta1,
-scheduling.k8s.io/v1, storage.k8s.io/v1, storage.k8s.io/v1alpha1, storage.k8s.io/v1beta1,
-storagemigration.k8s.io/v1alpha1.
+internal.apiserver.k8s.io/v1alpha1, apps/v1, authentication.k8s.io/v1, authorization.k8s.io/v1,
+autoscaling/v1, autoscaling/v2, batch/v1, certificates.k8s.io/v1, certificates.k8s.io/v1beta1,
+coordination.k8s.io/v1, coordination.k8s.io/v1alpha2, coordination.k8s.io/v1beta1, core/v1,
+discovery.k8s.io/v1, events.k8s.io/v1, flowcontrol.apiserver.k8s.io/v1, lifecycle.k8s.io/v1alpha1,
+networking.k8s.io/v1, node.k8s.io/v1, policy/v1, rbac.authorization.k8s.io/v1, resource.k8s.io/v1,
+resource.k8s.io/v1alpha3, resource.k8s.io/v1beta1, resource.k8s.io/v1beta2, scheduling.k8s.io/v1,
+scheduling.k8s.io/v1alpha3, scheduling.k8s.io/v1beta1, storage.k8s.io/v1,
+storagemigration.k8s.io/v1, storagemigration.k8s.io/v1beta1.
 """

@@ -15,44 +15,49 @@ import samplecontroller.kubernetes.apis.apiregistration.v1 as apiregistration_v1
 import samplecontroller.kubernetes.apis.apiserverinternal.v1alpha1 as apiserverinternal_v1alpha1
 import samplecontroller.kubernetes.apis.apps.v1 as apps_v1
 import samplecontroller.kubernetes.apis.authentication.v1 as authentication_v1
-import samplecontroller.kubernetes.apis.authentication.v1beta1 as authentication_v1beta1
 import samplecontroller.kubernetes.apis.authorization.v1 as authorization_v1
 import samplecontroller.kubernetes.apis.autoscaling.v1 as autoscaling_v1
 import samplecontroller.kubernetes.apis.autoscaling.v2 as autoscaling_v2
 import samplecontroller.kubernetes.apis.batch.v1 as batch_v1
 import samplecontroller.kubernetes.apis.certificates.v1 as certificates_v1
-import samplecontroller.kubernetes.apis.certificates.v1alpha1 as certificates_v1alpha1
+import samplecontroller.kubernetes.apis.certificates.v1beta1 as certificates_v1beta1
 import samplecontroller.kubernetes.apis.coordination.v1 as coordination_v1
 import samplecontroller.kubernetes.apis.coordination.v1alpha2 as coordination_v1alpha2
+import samplecontroller.kubernetes.apis.coordination.v1beta1 as coordination_v1beta1
 import samplecontroller.kubernetes.apis.core.v1 as core_v1
 import samplecontroller.kubernetes.apis.discovery.v1 as discovery_v1
 import samplecontroller.kubernetes.apis.events.v1 as events_v1
 import samplecontroller.kubernetes.apis.flowcontrol.v1 as flowcontrol_v1
+import samplecontroller.kubernetes.apis.lifecycle.v1alpha1 as lifecycle_v1alpha1
 import samplecontroller.kubernetes.apis.networking.v1 as networking_v1
-import samplecontroller.kubernetes.apis.networking.v1beta1 as networking_v1beta1
 import samplecontroller.kubernetes.apis.node.v1 as node_v1
 import samplecontroller.kubernetes.apis.policy.v1 as policy_v1
 import samplecontroller.kubernetes.apis.rbac.v1 as rbac_v1
+import samplecontroller.kubernetes.apis.resource.v1 as resource_v1
 import samplecontroller.kubernetes.apis.resource.v1alpha3 as resource_v1alpha3
 import samplecontroller.kubernetes.apis.resource.v1beta1 as resource_v1beta1
+import samplecontroller.kubernetes.apis.resource.v1beta2 as resource_v1beta2
 import samplecontroller.kubernetes.apis.scheduling.v1 as scheduling_v1
+import samplecontroller.kubernetes.apis.scheduling.v1alpha3 as scheduling_v1alpha3
+import samplecontroller.kubernetes.apis.scheduling.v1beta1 as scheduling_v1beta1
 import samplecontroller.kubernetes.apis.storage.v1 as storage_v1
-import samplecontroller.kubernetes.apis.storage.v1alpha1 as storage_v1alpha1
-import samplecontroller.kubernetes.apis.storage.v1beta1 as storage_v1beta1
-import samplecontroller.kubernetes.apis.storagemigration.v1alpha1 as storagemigration_v1alpha1
+import samplecontroller.kubernetes.apis.storagemigration.v1 as storagemigration_v1
+import samplecontroller.kubernetes.apis.storagemigration.v1beta1 as storagemigration_v1beta1
 from samplecontroller.client.scheme import Scheme
 
 
 def add_to_scheme(scheme: Scheme) -> None:
     """Register every resource of samplecontroller.kubernetes in ``scheme``."""
+    scheme.add(admissionregistration_v1.MUTATINGADMISSIONPOLICIES)
+    scheme.add(admissionregistration_v1.MUTATINGADMISSIONPOLICYBINDINGS)
     scheme.add(admissionregistration_v1.MUTATINGWEBHOOKCONFIGURATIONS)
     scheme.add(admissionregistration_v1.VALIDATINGADMISSIONPOLICIES)
     scheme.add(admissionregistration_v1.VALIDATINGADMISSIONPOLICYBINDINGS)
     scheme.add(admissionregistration_v1.VALIDATINGWEBHOOKCONFIGURATIONS)
     scheme.add(admissionregistration_v1alpha1.MUTATINGADMISSIONPOLICIES)
     scheme.add(admissionregistration_v1alpha1.MUTATINGADMISSIONPOLICYBINDINGS)
-    scheme.add(admissionregistration_v1beta1.VALIDATINGADMISSIONPOLICIES)
-    scheme.add(admissionregistration_v1beta1.VALIDATINGADMISSIONPOLICYBINDINGS)
+    scheme.add(admissionregistration_v1beta1.MUTATINGADMISSIONPOLICIES)
+    scheme.add(admissionregistration_v1beta1.MUTATINGADMISSIONPOLICYBINDINGS)
     scheme.add(apiextensions_v1.CUSTOMRESOURCEDEFINITIONS)
     scheme.add(apiregistration_v1.APISERVICES)
     scheme.add(apiserverinternal_v1alpha1.STORAGEVERSIONS)
@@ -63,7 +68,6 @@ def add_to_scheme(scheme: Scheme) -> None:
     scheme.add(apps_v1.STATEFULSETS)
     scheme.add(authentication_v1.SELFSUBJECTREVIEWS)
     scheme.add(authentication_v1.TOKENREVIEWS)
-    scheme.add(authentication_v1beta1.SELFSUBJECTREVIEWS)
     scheme.add(authorization_v1.LOCALSUBJECTACCESSREVIEWS)
     scheme.add(authorization_v1.SELFSUBJECTACCESSREVIEWS)
     scheme.add(authorization_v1.SELFSUBJECTRULESREVIEWS)
@@ -73,9 +77,13 @@ def add_to_scheme(scheme: Scheme) -> None:
     scheme.add(batch_v1.CRONJOBS)
     scheme.add(batch_v1.JOBS)
     scheme.add(certificates_v1.CERTIFICATESIGNINGREQUESTS)
-    scheme.add(certificates_v1alpha1.CLUSTERTRUSTBUNDLES)
+    scheme.add(certificates_v1.CLUSTERTRUSTBUNDLES)
+    scheme.add(certificates_v1.PODCERTIFICATEREQUESTS)
+    scheme.add(certificates_v1beta1.CLUSTERTRUSTBUNDLES)
+    scheme.add(certificates_v1beta1.PODCERTIFICATEREQUESTS)
     scheme.add(coordination_v1.LEASES)
     scheme.add(coordination_v1alpha2.LEASECANDIDATES)
+    scheme.add(coordination_v1beta1.LEASECANDIDATES)
     scheme.add(core_v1.COMPONENTSTATUSES)
     scheme.add(core_v1.CONFIGMAPS)
     scheme.add(core_v1.ENDPOINTS)
@@ -96,34 +104,49 @@ def add_to_scheme(scheme: Scheme) -> None:
     scheme.add(events_v1.EVENTS)
     scheme.add(flowcontrol_v1.FLOWSCHEMAS)
     scheme.add(flowcontrol_v1.PRIORITYLEVELCONFIGURATIONS)
+    scheme.add(lifecycle_v1alpha1.EVICTIONS)
+    scheme.add(lifecycle_v1alpha1.EVICTIONREQUESTS)
+    scheme.add(networking_v1.IPADDRESSES)
     scheme.add(networking_v1.INGRESSES)
     scheme.add(networking_v1.INGRESSCLASSES)
     scheme.add(networking_v1.NETWORKPOLICIES)
-    scheme.add(networking_v1beta1.IPADDRESSES)
-    scheme.add(networking_v1beta1.SERVICECIDRS)
+    scheme.add(networking_v1.SERVICECIDRS)
     scheme.add(node_v1.RUNTIMECLASSES)
     scheme.add(policy_v1.PODDISRUPTIONBUDGETS)
     scheme.add(rbac_v1.CLUSTERROLES)
     scheme.add(rbac_v1.CLUSTERROLEBINDINGS)
     scheme.add(rbac_v1.ROLES)
     scheme.add(rbac_v1.ROLEBINDINGS)
-    scheme.add(resource_v1alpha3.DEVICECLASSES)
-    scheme.add(resource_v1alpha3.RESOURCECLAIMS)
-    scheme.add(resource_v1alpha3.RESOURCECLAIMTEMPLATES)
-    scheme.add(resource_v1alpha3.RESOURCESLICES)
+    scheme.add(resource_v1.DEVICECLASSES)
+    scheme.add(resource_v1.DEVICETAINTRULES)
+    scheme.add(resource_v1.RESOURCECLAIMS)
+    scheme.add(resource_v1.RESOURCECLAIMTEMPLATES)
+    scheme.add(resource_v1.RESOURCESLICES)
+    scheme.add(resource_v1alpha3.DEVICETAINTRULES)
+    scheme.add(resource_v1alpha3.RESOURCEPOOLSTATUSREQUESTS)
     scheme.add(resource_v1beta1.DEVICECLASSES)
     scheme.add(resource_v1beta1.RESOURCECLAIMS)
     scheme.add(resource_v1beta1.RESOURCECLAIMTEMPLATES)
     scheme.add(resource_v1beta1.RESOURCESLICES)
+    scheme.add(resource_v1beta2.DEVICECLASSES)
+    scheme.add(resource_v1beta2.DEVICETAINTRULES)
+    scheme.add(resource_v1beta2.RESOURCECLAIMS)
+    scheme.add(resource_v1beta2.RESOURCECLAIMTEMPLATES)
+    scheme.add(resource_v1beta2.RESOURCESLICES)
     scheme.add(scheduling_v1.PRIORITYCLASSES)
+    scheme.add(scheduling_v1alpha3.COMPOSITEPODGROUPS)
+    scheme.add(scheduling_v1alpha3.PODGROUPS)
+    scheme.add(scheduling_v1alpha3.WORKLOADS)
+    scheme.add(scheduling_v1beta1.PODGROUPS)
+    scheme.add(scheduling_v1beta1.WORKLOADS)
     scheme.add(storage_v1.CSIDRIVERS)
     scheme.add(storage_v1.CSINODES)
     scheme.add(storage_v1.CSISTORAGECAPACITIES)
     scheme.add(storage_v1.STORAGECLASSES)
     scheme.add(storage_v1.VOLUMEATTACHMENTS)
-    scheme.add(storage_v1alpha1.VOLUMEATTRIBUTESCLASSES)
-    scheme.add(storage_v1beta1.VOLUMEATTRIBUTESCLASSES)
-    scheme.add(storagemigration_v1alpha1.STORAGEVERSIONMIGRATIONS)
+    scheme.add(storage_v1.VOLUMEATTRIBUTESCLASSES)
+    scheme.add(storagemigration_v1.STORAGEVERSIONMIGRATIONS)
+    scheme.add(storagemigration_v1beta1.STORAGEVERSIONMIGRATIONS)
 
 
 SCHEME = Scheme()

@@ -13,7 +13,8 @@ reconcilers through ``runtime.builder``, client-go style controllers as runnable
 
 Flags (``add_flags``): ``--kubeconfig``, ``--master``; ``--local`` (start the embedded API server
 with the CRDs of ``--crds DIR...`` (default: ``crds``) installed, data and ``kubeconfig`` under
-``--local-dir``, on ``--port``); ``--namespace``, ``--workers``, ``--resync``, ``--leader-elect``,
+``--local-dir``, on ``--port``, serving the API of ``--emulated-version``); ``--namespace``, ``--workers``,
+``--resync``, ``--leader-elect``,
 ``--leader-election-id`` (default ``<name>-lock``), ``--leader-election-namespace``,
 ``--metrics-bind-address``, ``--health-probe-bind-address``, ``--shutdown-timeout``, ``-v``;
 ``--webhook-host``, ``--webhook-port`` (default 9443), ``--webhook-cert-dir`` (default
@@ -117,6 +118,9 @@ def add_flags(parser: argparse.ArgumentParser, *, name: str, local_dir: Path = P
     parser.set_defaults(default_crds=list(crds), webhook_manifests=list(webhooks))
     parser.add_argument("--port", type=port, default=LOCAL_PORT,
                         help=f"With --local: its HTTPS port (default {LOCAL_PORT}; 0 picks a free port).")
+    parser.add_argument("--emulated-version", default="", metavar="1.MINOR",
+                        help="With --local: serve the API of Kubernetes 1.MINOR (1.33 to 1.36) as kube-apiserver's "
+                             "--emulated-version does (default: 1.37).")
     parser.add_argument("--namespace", default="", help="Only watch this namespace (default: all).")
     parser.add_argument("--workers", type=positive_int, default=2, help="Concurrent reconciles per controller.")
     parser.add_argument("--resync", type=_seconds, default=36000.0,
@@ -189,7 +193,8 @@ def _local(args: argparse.Namespace, crds: Sequence[Path]) -> Iterator[str]:
     webhooks = _local_webhooks(args)
     try:
         with serve_local(args.local_dir, crds, port=args.port,
-                         patch_crds=functools.partial(_patch_crds, webhooks) if webhooks else None) as server:
+                         patch_crds=functools.partial(_patch_crds, webhooks) if webhooks else None,
+                         emulated_version=getattr(args, "emulated_version", "") or None) as server:
             if webhooks is not None:
                 _install_webhooks(webhooks, server.kubeconfig_path)
             print(f"Embedded API server ready at {server.url}; in another shell:\n"

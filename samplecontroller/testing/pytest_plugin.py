@@ -22,6 +22,10 @@ Configuration (pyproject.toml ``[tool.pytest.ini_options]``, or pytest.ini / set
 - ``samplecontroller_rbac = ["config/rbac/role.yaml"]``: the operator's roles (``make manifests``
   writes them from its ``runtime.rbac.rule`` declarations): ``operator_rest_client`` runs as a
   ServiceAccount bound to exactly these.
+- ``samplecontroller_emulated_version = "1.34"``: the shared and the fresh servers serve the API of
+  that Kubernetes version (kube-apiserver's ``--emulated-version``, 1.33 to 1.36; default 1.37):
+  test against the version your cluster runs. An unsupported value fails the tests that use a
+  server, with one line naming the supported ones.
 - ``@pytest.mark.samplecontroller_crds("path/to/dir", ...)``: more CRD directories (relative to
   the rootdir) installed on the shared server before that test.
 
@@ -85,8 +89,8 @@ if TYPE_CHECKING:
     from samplecontroller.runtime.webhook.install import WebhookInstallOptions
 
 __all__ = [
-    "CRDS_INI", "MARKER", "OPERATOR_ACCOUNT", "OPERATOR_NAMESPACE", "PACKAGE_INI", "RBAC_INI", "REFUSALS",
-    "WEBHOOKS_INI", "Refusals",
+    "CRDS_INI", "EMULATED_VERSION_INI", "MARKER", "OPERATOR_ACCOUNT", "OPERATOR_NAMESPACE", "PACKAGE_INI",
+    "RBAC_INI", "REFUSALS", "WEBHOOKS_INI", "Refusals",
     "apiserver", "async_clientset", "async_rest_client", "clientset", "configured_crd_dirs", "fresh_apiserver",
     "kubeconfig", "kubectl", "namespace", "operator_rest_client", "rest_client", "webhook_install_options",
 ]
@@ -97,6 +101,7 @@ OPERATOR_ACCOUNT = "operator"
 CRDS_INI = "samplecontroller_crds"
 WEBHOOKS_INI = "samplecontroller_webhooks"
 PACKAGE_INI = "samplecontroller_package"
+EMULATED_VERSION_INI = "samplecontroller_emulated_version"
 MARKER = "samplecontroller_crds"
 
 
@@ -111,6 +116,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                        "(relative to the ini file)")
     parser.addini(PACKAGE_INI, default="",
                   help="import path of the generated package whose clientset.Clientset the clientset fixture returns")
+    parser.addini(EMULATED_VERSION_INI, default="",
+                  help="the Kubernetes version (1.33 to 1.36) the embedded API servers emulate, as kube-apiserver's "
+                       "--emulated-version (default: 1.37)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -162,6 +170,18 @@ def _server_class() -> type[LocalAPIServer]:
     except MissingExtraError as err:
         pytest.fail(f"the samplecontroller test kit: {err}", pytrace=False)
     return LocalAPIServer
+
+
+def _new_server(config: pytest.Config, kubeconfig_path: Path) -> LocalAPIServer:
+    """A ``LocalAPIServer`` (not started) emulating the ``samplecontroller_emulated_version`` ini option."""
+    server_class = _server_class()
+    from samplecontroller.apiserver.version import EmulationVersionError
+
+    emulated = str(config.getini(EMULATED_VERSION_INI) or "").strip() or None
+    try:
+        return server_class(kubeconfig_path=kubeconfig_path, emulated_version=emulated)
+    except EmulationVersionError as err:
+        pytest.fail(f"{EMULATED_VERSION_INI}: {err}", pytrace=False)
 
 
 def _install(server: LocalAPIServer, dirs: list[Path], webhooks: WebhookInstallOptions | None = None) -> None:
@@ -221,7 +241,7 @@ def apiserver(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
     if request.config.getini(WEBHOOKS_INI):
         webhooks = request.getfixturevalue("webhook_install_options")
     tmp = tmp_path_factory.mktemp("shared-apiserver")
-    with _server_class()(kubeconfig_path=tmp / "kubeconfig") as server:
+    with _new_server(request.config, tmp / "kubeconfig") as server:
         _install(server, dirs, webhooks)
         if webhooks is not None:
             _install_webhooks(server, webhooks)
@@ -237,9 +257,9 @@ def _samplecontroller_crds_marker(request: pytest.FixtureRequest) -> None:
 
 
 @pytest.fixture
-def fresh_apiserver(tmp_path: Path) -> Iterator[LocalAPIServer]:
+def fresh_apiserver(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[LocalAPIServer]:
     """A new, empty embedded API server for this test alone (no CRDs installed)."""
-    with _server_class()(kubeconfig_path=tmp_path / "kubeconfig") as server:
+    with _new_server(request.config, tmp_path / "kubeconfig") as server:
         yield server
 
 

@@ -399,7 +399,7 @@ def test_one_ready_node_and_the_kubernetes_service(k: Run, api: client.ApiClient
     out = k("get", "nodes").stdout
     assert _cols(out) == ["NAME", "STATUS", "ROLES", "AGE", "VERSION"]
     rows = out.splitlines()[1:]
-    assert len(rows) == 1 and rows[0].split()[1] == "Ready" and rows[0].split()[-1] == "v1.32.0"
+    assert len(rows) == 1 and rows[0].split()[1] == "Ready" and rows[0].split()[-1] == "v1.37.0"
     svc = client.CoreV1Api(api).read_namespaced_service("kubernetes", "default")
     assert svc.spec.cluster_ip == "10.96.0.1" and svc.spec.ports[0].port == 443
     assert svc.metadata.labels == {"component": "apiserver", "provider": "kubernetes"}

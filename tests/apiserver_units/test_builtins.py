@@ -97,10 +97,10 @@ def test_printers_of_job_cronjob_and_node() -> None:
     cells = to_table([job], builtin_columns("batch", "Job"), resource_version="1", now=NOW)["rows"][0]["cells"]
     assert cells == ["j", "Complete", "3/3", "42s", "60m", "c", "busybox", "a=b"]
     node = {"metadata": {"name": "n", "labels": {"node-role.kubernetes.io/control-plane": ""}},
-            "status": {"conditions": [{"type": "Ready", "status": "False"}], "nodeInfo": {"kubeletVersion": "v1.32.0"}},
+            "status": {"conditions": [{"type": "Ready", "status": "False"}], "nodeInfo": {"kubeletVersion": "v1.37.0"}},
             "spec": {"unschedulable": True}}
     cells = to_table([node], builtin_columns("", "Node"), resource_version="1", now=NOW)["rows"][0]["cells"]
-    assert cells[:3] == ["n", "NotReady,SchedulingDisabled", "control-plane"] and cells[4] == "v1.32.0"
+    assert cells[:3] == ["n", "NotReady,SchedulingDisabled", "control-plane"] and cells[4] == "v1.37.0"
     assert [c["name"] for c in to_table([], builtin_columns("storage.k8s.io", "CSIStorageCapacity"),
                                         resource_version="1")["columnDefinitions"]] == ["Name", "Created At"]
 

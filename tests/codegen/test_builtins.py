@@ -120,7 +120,9 @@ def test_importing_one_group_version_or_the_clientset_loads_no_other_group() -> 
     # apps/v1 and what its models refer to (core/v1, meta/v1); nothing else
     assert first == ["samplecontroller.kubernetes.apis.apps.v1", "samplecontroller.kubernetes.apis.core.v1",
                      "samplecontroller.kubernetes.apis.meta.v1"]
+    # batch/v1 and what its models refer to: 1.37's JobSpec.scheduling holds scheduling/v1alpha3 types
     assert set(second) - set(first) == {"samplecontroller.kubernetes.apis.batch.v1",
+                                        "samplecontroller.kubernetes.apis.scheduling.v1alpha3",
                                         "samplecontroller.kubernetes.clientset.typed.batch",
                                         "samplecontroller.kubernetes.clientset.typed.batch.v1"}
 

@@ -139,9 +139,14 @@ _CONNECTION_REFUSED = (r'Error from server: conversion webhook for gone\.example
 _TEMPLATE = "  template:\n    metadata: {labels: {app: a}}\n    spec: {containers: [{name: c, image: nginx}]}\n"
 
 ROWS: tuple[Row, ...] = (
-    Row(("version", "-o", "yaml"), out=(r"clientVersion:", r'serverVersion:(.|\n)*minor: "32"'), item="smoke"),
+    Row(("version", "-o", "yaml"), out=(r"clientVersion:", r'serverVersion:(.|\n)*minor: "37"'), item="smoke"),
     Row(("create", "namespace", "{ns}"), out=(r"^namespace/{ns} created",), item="smoke"),
-    Row(("api-resources",), out=(r"(?m)^foos\s", r"(?m)^deployments\s+deploy\s+apps/v1"), item="smoke"),
+    # with the group/versions a 1.37 server serves by default (resource.k8s.io/v1 GA since 1.34,
+    # storagemigration.k8s.io/v1 since 1.37)
+    Row(("api-resources",), out=(r"(?m)^foos\s", r"(?m)^deployments\s+deploy\s+apps/v1",
+                                 r"(?m)^resourceclaims\s+resource\.k8s\.io/v1\s+true\s+ResourceClaim$",
+                                 r"(?m)^storageversionmigrations\s+storagemigration\.k8s\.io/v1\s+false\s+"
+                                 r"StorageVersionMigration$"), item="smoke"),
     Row(("auth", "can-i", "create", "deployments"), out=("^yes",), item="smoke"),
     # issue 19 item 1: CRD validation rules (CEL) as kube-apiserver enforces them
     Row(("apply", "-f", "-"), stdin=GADGET_CRD, out=(r"gadgets\.cel\.example\.com (created|unchanged)",), item="19.1"),

@@ -12,7 +12,7 @@ import base64
 from collections.abc import Callable
 from typing import Any
 
-from samplecontroller.apiserver.objects import random_suffix
+from samplecontroller.apiserver.objects import now_rfc3339, random_suffix
 
 __all__ = ["apply_defaults", "default_pod_spec", "default_pod_template"]
 
@@ -432,6 +432,49 @@ def _hpa(spec: Obj) -> None:
             "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}}]
 
 
+def _device_requests(devices: Obj | None) -> None:
+    """resource.k8s.io/v1's SetDefaults_ExactDeviceRequest and SetDefaults_DeviceRequest: a
+    request's allocationMode ExactCount and, with it, count 1; in ``firstAvailable`` the count is
+    left at 0 in the last of several subrequests."""
+    for request in _dicts(devices, "requests"):
+        exactly = _dict(request, "exactly")
+        if exactly is not None:
+            _exact_count(exactly, True)
+        subrequests = _dicts(request, "firstAvailable")
+        for i, subrequest in enumerate(subrequests):
+            _exact_count(subrequest, len(subrequests) == 1 or i < len(subrequests) - 1)
+
+
+def _exact_count(request: Obj, count: bool) -> None:
+    request.setdefault("allocationMode", "ExactCount")
+    if count and request["allocationMode"] == "ExactCount" and not request.get("count"):
+        request["count"] = 1
+
+
+def _resource_claim(obj: Obj, creating: bool) -> None:
+    _device_requests(_dict(_dict(obj, "spec"), "devices"))
+
+
+def _resource_claim_template(obj: Obj, creating: bool) -> None:
+    _device_requests(_dict(_dict(_dict(obj, "spec"), "spec"), "devices"))
+
+
+def _taint_time(taint: Obj | None) -> None:
+    """SetDefaults_DeviceTaint: ``timeAdded`` now (whole seconds) when unset."""
+    if taint is not None and taint.get("timeAdded") is None:
+        taint["timeAdded"] = now_rfc3339()
+
+
+def _device_taint_rule(obj: Obj, creating: bool) -> None:
+    _taint_time(_dict(_dict(obj, "spec"), "taint"))
+
+
+def _resource_slice(obj: Obj, creating: bool) -> None:
+    for device in _dicts(_dict(obj, "spec"), "devices"):
+        for taint in _dicts(device, "taints"):
+            _taint_time(taint)
+
+
 def _pod_template(obj: Obj, creating: bool) -> None:
     default_pod_template(obj.get("template"))
 
@@ -459,6 +502,10 @@ _DEFAULTERS: dict[tuple[str, str], Callable[[Obj, bool], None]] = {
     ("storage.k8s.io", "StorageClass"): _storage_class,
     ("storage.k8s.io", "CSIDriver"): _csi_driver,
     ("autoscaling", "HorizontalPodAutoscaler"): _hpa,
+    ("resource.k8s.io", "ResourceClaim"): _resource_claim,
+    ("resource.k8s.io", "ResourceClaimTemplate"): _resource_claim_template,
+    ("resource.k8s.io", "DeviceTaintRule"): _device_taint_rule,
+    ("resource.k8s.io", "ResourceSlice"): _resource_slice,
 }
 
 

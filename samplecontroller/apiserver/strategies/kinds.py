@@ -54,9 +54,11 @@ class NamespaceStrategy(KeepsStatusStrategy):
 class PodStrategy(KeepsStatusStrategy):
     """Pods: a delete answers with the pod and is graceful for a pod bound to a node (it stays
     Terminating until the node simulator, ``controllers.pods``, removes it); updates keep
-    ephemeral containers append-only."""
+    ephemeral containers append-only. Since 1.33 a pod has ``metadata.generation`` (1 on create,
+    bumped by a spec change, ephemeral containers included, and by its graceful deletion)."""
 
     returns_deleted = True
+    tracks_generation = True
 
     def validate_extra(self, obj: Obj, old: Obj | None) -> list[FieldError]:
         return validation.validate_ephemeral_update(old, obj) if old is not None else []

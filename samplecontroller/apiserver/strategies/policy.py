@@ -65,9 +65,16 @@ class BindingStrategy(Strategy):
         if isinstance(spec, dict):
             _default_match(spec.get("matchResources"))
 
+    def validate(self, res: Resource, obj: Obj, sch: Schema) -> list[FieldError]:
+        # 1.37's definitions mark policyName and validationActions required: _binding_errors reports them
+        return [e for e in super().validate(res, obj, sch) if e.field not in _BINDING_CHECKED]
+
     def validate_extra(self, obj: Obj, old: Obj | None) -> list[FieldError]:
         spec = obj.get("spec")
         return _binding_errors(spec if isinstance(spec, dict) else {})
+
+
+_BINDING_CHECKED = frozenset({"spec.policyName", "spec.validationActions"})
 
 
 def _policy_errors(spec: dict[str, Any]) -> list[FieldError]:

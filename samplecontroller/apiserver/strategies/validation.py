@@ -318,6 +318,11 @@ def _data_size(obj: Mapping[str, Any], kind: str) -> int:
     return total
 
 
+# A Service's spec.trafficDistribution (supportedTrafficDistribution, sorted as sets.List sorts it):
+# PreferClose since 1.30, PreferSameZone and PreferSameNode since 1.33 (GA in 1.35).
+TRAFFIC_DISTRIBUTIONS = ("PreferClose", "PreferSameNode", "PreferSameZone")
+
+
 def validate_builtin(group: str, kind: str, obj: Mapping[str, Any]) -> list[FieldError]:
     """Kind-specific errors of a built-in object (metadata is ``validate_object_meta``'s job)."""
     if type(obj) is not dict and not isinstance(obj, Mapping):
@@ -330,10 +335,14 @@ def validate_builtin(group: str, kind: str, obj: Mapping[str, Any]) -> list[Fiel
     if (group, kind) == ("", "Pod"):
         return _containers(get_path(spec, "containers"), "spec.containers")
     if (group, kind) == ("", "Service"):
+        found: list[FieldError] = []
         if get_path(spec, "type") != "ExternalName" and get_path(spec, "clusterIP") != "None" \
                 and not get_path(spec, "ports"):
-            return [required("spec.ports")]
-        return []
+            found.append(required("spec.ports"))
+        distribution = get_path(spec, "trafficDistribution")
+        if distribution is not None and distribution not in TRAFFIC_DISTRIBUTIONS:
+            found.append(not_supported("spec.trafficDistribution", distribution, TRAFFIC_DISTRIBUTIONS))
+        return found
     if (group, kind) in (("", "ConfigMap"), ("", "Secret")):
         errors: list[FieldError] = []
         for field in ("data", "binaryData", "stringData"):
@@ -364,8 +373,10 @@ def validate_builtin(group: str, kind: str, obj: Mapping[str, Any]) -> list[Fiel
 # ValidateReplicaSetStatus, pkg/apis/core/validation ValidateReplicationControllerStatus), and the
 # counts that may not exceed another one: (count, bound, message).
 _DEPLOYMENT_COUNTS = ("observedGeneration", "replicas", "updatedReplicas", "readyReplicas", "availableReplicas",
-                      "unavailableReplicas")
-_REPLICA_SET_COUNTS = ("replicas", "fullyLabeledReplicas", "readyReplicas", "availableReplicas", "observedGeneration")
+                      "unavailableReplicas", "terminatingReplicas")
+_REPLICA_SET_COUNTS = ("replicas", "fullyLabeledReplicas", "readyReplicas", "availableReplicas", "observedGeneration",
+                       "terminatingReplicas")
+_RC_COUNTS = ("replicas", "fullyLabeledReplicas", "readyReplicas", "availableReplicas", "observedGeneration")
 _BEYOND_REPLICAS = "cannot be greater than status.replicas"
 _DEPLOYMENT_BOUNDS = (("updatedReplicas", "replicas", _BEYOND_REPLICAS), ("readyReplicas", "replicas", _BEYOND_REPLICAS),
                       ("availableReplicas", "replicas", _BEYOND_REPLICAS),
@@ -377,7 +388,7 @@ _REPLICA_SET_BOUNDS = (("fullyLabeledReplicas", "replicas", _BEYOND_REPLICAS),
 _STATUS_RULES: dict[tuple[str, str], tuple[tuple[str, ...], tuple[tuple[str, str, str], ...]]] = {
     ("apps", "Deployment"): (_DEPLOYMENT_COUNTS, _DEPLOYMENT_BOUNDS),
     ("apps", "ReplicaSet"): (_REPLICA_SET_COUNTS, _REPLICA_SET_BOUNDS),
-    ("", "ReplicationController"): (_REPLICA_SET_COUNTS, _REPLICA_SET_BOUNDS),
+    ("", "ReplicationController"): (_RC_COUNTS, _REPLICA_SET_BOUNDS),
 }
 
 

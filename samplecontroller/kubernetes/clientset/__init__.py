@@ -64,11 +64,6 @@ if TYPE_CHECKING:
         AuthenticationV1Client,
         AuthenticationV1Interface,
     )
-    from samplecontroller.kubernetes.clientset.typed.authentication.v1beta1 import (
-        AsyncAuthenticationV1beta1Client,
-        AuthenticationV1beta1Client,
-        AuthenticationV1beta1Interface,
-    )
     from samplecontroller.kubernetes.clientset.typed.authorization.v1 import (
         AsyncAuthorizationV1Client,
         AuthorizationV1Client,
@@ -94,10 +89,10 @@ if TYPE_CHECKING:
         CertificatesV1Client,
         CertificatesV1Interface,
     )
-    from samplecontroller.kubernetes.clientset.typed.certificates.v1alpha1 import (
-        AsyncCertificatesV1alpha1Client,
-        CertificatesV1alpha1Client,
-        CertificatesV1alpha1Interface,
+    from samplecontroller.kubernetes.clientset.typed.certificates.v1beta1 import (
+        AsyncCertificatesV1beta1Client,
+        CertificatesV1beta1Client,
+        CertificatesV1beta1Interface,
     )
     from samplecontroller.kubernetes.clientset.typed.coordination.v1 import (
         AsyncCoordinationV1Client,
@@ -108,6 +103,11 @@ if TYPE_CHECKING:
         AsyncCoordinationV1alpha2Client,
         CoordinationV1alpha2Client,
         CoordinationV1alpha2Interface,
+    )
+    from samplecontroller.kubernetes.clientset.typed.coordination.v1beta1 import (
+        AsyncCoordinationV1beta1Client,
+        CoordinationV1beta1Client,
+        CoordinationV1beta1Interface,
     )
     from samplecontroller.kubernetes.clientset.typed.core.v1 import (
         AsyncCoreV1Client,
@@ -129,15 +129,15 @@ if TYPE_CHECKING:
         FlowcontrolV1Client,
         FlowcontrolV1Interface,
     )
+    from samplecontroller.kubernetes.clientset.typed.lifecycle.v1alpha1 import (
+        AsyncLifecycleV1alpha1Client,
+        LifecycleV1alpha1Client,
+        LifecycleV1alpha1Interface,
+    )
     from samplecontroller.kubernetes.clientset.typed.networking.v1 import (
         AsyncNetworkingV1Client,
         NetworkingV1Client,
         NetworkingV1Interface,
-    )
-    from samplecontroller.kubernetes.clientset.typed.networking.v1beta1 import (
-        AsyncNetworkingV1beta1Client,
-        NetworkingV1beta1Client,
-        NetworkingV1beta1Interface,
     )
     from samplecontroller.kubernetes.clientset.typed.node.v1 import (
         AsyncNodeV1Client,
@@ -154,6 +154,11 @@ if TYPE_CHECKING:
         RbacV1Client,
         RbacV1Interface,
     )
+    from samplecontroller.kubernetes.clientset.typed.resource.v1 import (
+        AsyncResourceV1Client,
+        ResourceV1Client,
+        ResourceV1Interface,
+    )
     from samplecontroller.kubernetes.clientset.typed.resource.v1alpha3 import (
         AsyncResourceV1alpha3Client,
         ResourceV1alpha3Client,
@@ -164,30 +169,40 @@ if TYPE_CHECKING:
         ResourceV1beta1Client,
         ResourceV1beta1Interface,
     )
+    from samplecontroller.kubernetes.clientset.typed.resource.v1beta2 import (
+        AsyncResourceV1beta2Client,
+        ResourceV1beta2Client,
+        ResourceV1beta2Interface,
+    )
     from samplecontroller.kubernetes.clientset.typed.scheduling.v1 import (
         AsyncSchedulingV1Client,
         SchedulingV1Client,
         SchedulingV1Interface,
+    )
+    from samplecontroller.kubernetes.clientset.typed.scheduling.v1alpha3 import (
+        AsyncSchedulingV1alpha3Client,
+        SchedulingV1alpha3Client,
+        SchedulingV1alpha3Interface,
+    )
+    from samplecontroller.kubernetes.clientset.typed.scheduling.v1beta1 import (
+        AsyncSchedulingV1beta1Client,
+        SchedulingV1beta1Client,
+        SchedulingV1beta1Interface,
     )
     from samplecontroller.kubernetes.clientset.typed.storage.v1 import (
         AsyncStorageV1Client,
         StorageV1Client,
         StorageV1Interface,
     )
-    from samplecontroller.kubernetes.clientset.typed.storage.v1alpha1 import (
-        AsyncStorageV1alpha1Client,
-        StorageV1alpha1Client,
-        StorageV1alpha1Interface,
+    from samplecontroller.kubernetes.clientset.typed.storagemigration.v1 import (
+        AsyncStoragemigrationV1Client,
+        StoragemigrationV1Client,
+        StoragemigrationV1Interface,
     )
-    from samplecontroller.kubernetes.clientset.typed.storage.v1beta1 import (
-        AsyncStorageV1beta1Client,
-        StorageV1beta1Client,
-        StorageV1beta1Interface,
-    )
-    from samplecontroller.kubernetes.clientset.typed.storagemigration.v1alpha1 import (
-        AsyncStoragemigrationV1alpha1Client,
-        StoragemigrationV1alpha1Client,
-        StoragemigrationV1alpha1Interface,
+    from samplecontroller.kubernetes.clientset.typed.storagemigration.v1beta1 import (
+        AsyncStoragemigrationV1beta1Client,
+        StoragemigrationV1beta1Client,
+        StoragemigrationV1beta1Interface,
     )
     from samplecontroller.rest.aio import AsyncRESTClient
 
@@ -211,8 +226,6 @@ class Interface(Protocol):
 
     def authentication_v1(self) -> AuthenticationV1Interface: ...
 
-    def authentication_v1beta1(self) -> AuthenticationV1beta1Interface: ...
-
     def authorization_v1(self) -> AuthorizationV1Interface: ...
 
     def autoscaling_v1(self) -> AutoscalingV1Interface: ...
@@ -223,11 +236,13 @@ class Interface(Protocol):
 
     def certificates_v1(self) -> CertificatesV1Interface: ...
 
-    def certificates_v1alpha1(self) -> CertificatesV1alpha1Interface: ...
+    def certificates_v1beta1(self) -> CertificatesV1beta1Interface: ...
 
     def coordination_v1(self) -> CoordinationV1Interface: ...
 
     def coordination_v1alpha2(self) -> CoordinationV1alpha2Interface: ...
+
+    def coordination_v1beta1(self) -> CoordinationV1beta1Interface: ...
 
     def core_v1(self) -> CoreV1Interface: ...
 
@@ -237,9 +252,9 @@ class Interface(Protocol):
 
     def flowcontrol_v1(self) -> FlowcontrolV1Interface: ...
 
-    def networking_v1(self) -> NetworkingV1Interface: ...
+    def lifecycle_v1alpha1(self) -> LifecycleV1alpha1Interface: ...
 
-    def networking_v1beta1(self) -> NetworkingV1beta1Interface: ...
+    def networking_v1(self) -> NetworkingV1Interface: ...
 
     def node_v1(self) -> NodeV1Interface: ...
 
@@ -247,19 +262,25 @@ class Interface(Protocol):
 
     def rbac_v1(self) -> RbacV1Interface: ...
 
+    def resource_v1(self) -> ResourceV1Interface: ...
+
     def resource_v1alpha3(self) -> ResourceV1alpha3Interface: ...
 
     def resource_v1beta1(self) -> ResourceV1beta1Interface: ...
 
+    def resource_v1beta2(self) -> ResourceV1beta2Interface: ...
+
     def scheduling_v1(self) -> SchedulingV1Interface: ...
+
+    def scheduling_v1alpha3(self) -> SchedulingV1alpha3Interface: ...
+
+    def scheduling_v1beta1(self) -> SchedulingV1beta1Interface: ...
 
     def storage_v1(self) -> StorageV1Interface: ...
 
-    def storage_v1alpha1(self) -> StorageV1alpha1Interface: ...
+    def storagemigration_v1(self) -> StoragemigrationV1Interface: ...
 
-    def storage_v1beta1(self) -> StorageV1beta1Interface: ...
-
-    def storagemigration_v1alpha1(self) -> StoragemigrationV1alpha1Interface: ...
+    def storagemigration_v1beta1(self) -> StoragemigrationV1beta1Interface: ...
 
 
 class Clientset:
@@ -316,12 +337,6 @@ class Clientset:
 
         return typed.AuthenticationV1Client(self.rest)
 
-    def authentication_v1beta1(self) -> AuthenticationV1beta1Client:
-        """authentication.k8s.io/v1beta1."""
-        from samplecontroller.kubernetes.clientset.typed.authentication import v1beta1 as typed
-
-        return typed.AuthenticationV1beta1Client(self.rest)
-
     def authorization_v1(self) -> AuthorizationV1Client:
         """authorization.k8s.io/v1."""
         from samplecontroller.kubernetes.clientset.typed.authorization import v1 as typed
@@ -352,11 +367,11 @@ class Clientset:
 
         return typed.CertificatesV1Client(self.rest)
 
-    def certificates_v1alpha1(self) -> CertificatesV1alpha1Client:
-        """certificates.k8s.io/v1alpha1."""
-        from samplecontroller.kubernetes.clientset.typed.certificates import v1alpha1 as typed
+    def certificates_v1beta1(self) -> CertificatesV1beta1Client:
+        """certificates.k8s.io/v1beta1."""
+        from samplecontroller.kubernetes.clientset.typed.certificates import v1beta1 as typed
 
-        return typed.CertificatesV1alpha1Client(self.rest)
+        return typed.CertificatesV1beta1Client(self.rest)
 
     def coordination_v1(self) -> CoordinationV1Client:
         """coordination.k8s.io/v1."""
@@ -369,6 +384,12 @@ class Clientset:
         from samplecontroller.kubernetes.clientset.typed.coordination import v1alpha2 as typed
 
         return typed.CoordinationV1alpha2Client(self.rest)
+
+    def coordination_v1beta1(self) -> CoordinationV1beta1Client:
+        """coordination.k8s.io/v1beta1."""
+        from samplecontroller.kubernetes.clientset.typed.coordination import v1beta1 as typed
+
+        return typed.CoordinationV1beta1Client(self.rest)
 
     def core_v1(self) -> CoreV1Client:
         """core/v1."""
@@ -394,17 +415,17 @@ class Clientset:
 
         return typed.FlowcontrolV1Client(self.rest)
 
+    def lifecycle_v1alpha1(self) -> LifecycleV1alpha1Client:
+        """lifecycle.k8s.io/v1alpha1."""
+        from samplecontroller.kubernetes.clientset.typed.lifecycle import v1alpha1 as typed
+
+        return typed.LifecycleV1alpha1Client(self.rest)
+
     def networking_v1(self) -> NetworkingV1Client:
         """networking.k8s.io/v1."""
         from samplecontroller.kubernetes.clientset.typed.networking import v1 as typed
 
         return typed.NetworkingV1Client(self.rest)
-
-    def networking_v1beta1(self) -> NetworkingV1beta1Client:
-        """networking.k8s.io/v1beta1."""
-        from samplecontroller.kubernetes.clientset.typed.networking import v1beta1 as typed
-
-        return typed.NetworkingV1beta1Client(self.rest)
 
     def node_v1(self) -> NodeV1Client:
         """node.k8s.io/v1."""
@@ -424,6 +445,12 @@ class Clientset:
 
         return typed.RbacV1Client(self.rest)
 
+    def resource_v1(self) -> ResourceV1Client:
+        """resource.k8s.io/v1."""
+        from samplecontroller.kubernetes.clientset.typed.resource import v1 as typed
+
+        return typed.ResourceV1Client(self.rest)
+
     def resource_v1alpha3(self) -> ResourceV1alpha3Client:
         """resource.k8s.io/v1alpha3."""
         from samplecontroller.kubernetes.clientset.typed.resource import v1alpha3 as typed
@@ -436,11 +463,29 @@ class Clientset:
 
         return typed.ResourceV1beta1Client(self.rest)
 
+    def resource_v1beta2(self) -> ResourceV1beta2Client:
+        """resource.k8s.io/v1beta2."""
+        from samplecontroller.kubernetes.clientset.typed.resource import v1beta2 as typed
+
+        return typed.ResourceV1beta2Client(self.rest)
+
     def scheduling_v1(self) -> SchedulingV1Client:
         """scheduling.k8s.io/v1."""
         from samplecontroller.kubernetes.clientset.typed.scheduling import v1 as typed
 
         return typed.SchedulingV1Client(self.rest)
+
+    def scheduling_v1alpha3(self) -> SchedulingV1alpha3Client:
+        """scheduling.k8s.io/v1alpha3."""
+        from samplecontroller.kubernetes.clientset.typed.scheduling import v1alpha3 as typed
+
+        return typed.SchedulingV1alpha3Client(self.rest)
+
+    def scheduling_v1beta1(self) -> SchedulingV1beta1Client:
+        """scheduling.k8s.io/v1beta1."""
+        from samplecontroller.kubernetes.clientset.typed.scheduling import v1beta1 as typed
+
+        return typed.SchedulingV1beta1Client(self.rest)
 
     def storage_v1(self) -> StorageV1Client:
         """storage.k8s.io/v1."""
@@ -448,23 +493,17 @@ class Clientset:
 
         return typed.StorageV1Client(self.rest)
 
-    def storage_v1alpha1(self) -> StorageV1alpha1Client:
-        """storage.k8s.io/v1alpha1."""
-        from samplecontroller.kubernetes.clientset.typed.storage import v1alpha1 as typed
+    def storagemigration_v1(self) -> StoragemigrationV1Client:
+        """storagemigration.k8s.io/v1."""
+        from samplecontroller.kubernetes.clientset.typed.storagemigration import v1 as typed
 
-        return typed.StorageV1alpha1Client(self.rest)
+        return typed.StoragemigrationV1Client(self.rest)
 
-    def storage_v1beta1(self) -> StorageV1beta1Client:
-        """storage.k8s.io/v1beta1."""
-        from samplecontroller.kubernetes.clientset.typed.storage import v1beta1 as typed
+    def storagemigration_v1beta1(self) -> StoragemigrationV1beta1Client:
+        """storagemigration.k8s.io/v1beta1."""
+        from samplecontroller.kubernetes.clientset.typed.storagemigration import v1beta1 as typed
 
-        return typed.StorageV1beta1Client(self.rest)
-
-    def storagemigration_v1alpha1(self) -> StoragemigrationV1alpha1Client:
-        """storagemigration.k8s.io/v1alpha1."""
-        from samplecontroller.kubernetes.clientset.typed.storagemigration import v1alpha1 as typed
-
-        return typed.StoragemigrationV1alpha1Client(self.rest)
+        return typed.StoragemigrationV1beta1Client(self.rest)
 
     @classmethod
     def from_kubeconfig(cls, path: str | os.PathLike[str] | None = None, context: str | None = None,
@@ -542,12 +581,6 @@ class AsyncClientset:
 
         return typed.AsyncAuthenticationV1Client(self.rest)
 
-    def authentication_v1beta1(self) -> AsyncAuthenticationV1beta1Client:
-        """authentication.k8s.io/v1beta1."""
-        from samplecontroller.kubernetes.clientset.typed.authentication import v1beta1 as typed
-
-        return typed.AsyncAuthenticationV1beta1Client(self.rest)
-
     def authorization_v1(self) -> AsyncAuthorizationV1Client:
         """authorization.k8s.io/v1."""
         from samplecontroller.kubernetes.clientset.typed.authorization import v1 as typed
@@ -578,11 +611,11 @@ class AsyncClientset:
 
         return typed.AsyncCertificatesV1Client(self.rest)
 
-    def certificates_v1alpha1(self) -> AsyncCertificatesV1alpha1Client:
-        """certificates.k8s.io/v1alpha1."""
-        from samplecontroller.kubernetes.clientset.typed.certificates import v1alpha1 as typed
+    def certificates_v1beta1(self) -> AsyncCertificatesV1beta1Client:
+        """certificates.k8s.io/v1beta1."""
+        from samplecontroller.kubernetes.clientset.typed.certificates import v1beta1 as typed
 
-        return typed.AsyncCertificatesV1alpha1Client(self.rest)
+        return typed.AsyncCertificatesV1beta1Client(self.rest)
 
     def coordination_v1(self) -> AsyncCoordinationV1Client:
         """coordination.k8s.io/v1."""
@@ -595,6 +628,12 @@ class AsyncClientset:
         from samplecontroller.kubernetes.clientset.typed.coordination import v1alpha2 as typed
 
         return typed.AsyncCoordinationV1alpha2Client(self.rest)
+
+    def coordination_v1beta1(self) -> AsyncCoordinationV1beta1Client:
+        """coordination.k8s.io/v1beta1."""
+        from samplecontroller.kubernetes.clientset.typed.coordination import v1beta1 as typed
+
+        return typed.AsyncCoordinationV1beta1Client(self.rest)
 
     def core_v1(self) -> AsyncCoreV1Client:
         """core/v1."""
@@ -620,17 +659,17 @@ class AsyncClientset:
 
         return typed.AsyncFlowcontrolV1Client(self.rest)
 
+    def lifecycle_v1alpha1(self) -> AsyncLifecycleV1alpha1Client:
+        """lifecycle.k8s.io/v1alpha1."""
+        from samplecontroller.kubernetes.clientset.typed.lifecycle import v1alpha1 as typed
+
+        return typed.AsyncLifecycleV1alpha1Client(self.rest)
+
     def networking_v1(self) -> AsyncNetworkingV1Client:
         """networking.k8s.io/v1."""
         from samplecontroller.kubernetes.clientset.typed.networking import v1 as typed
 
         return typed.AsyncNetworkingV1Client(self.rest)
-
-    def networking_v1beta1(self) -> AsyncNetworkingV1beta1Client:
-        """networking.k8s.io/v1beta1."""
-        from samplecontroller.kubernetes.clientset.typed.networking import v1beta1 as typed
-
-        return typed.AsyncNetworkingV1beta1Client(self.rest)
 
     def node_v1(self) -> AsyncNodeV1Client:
         """node.k8s.io/v1."""
@@ -650,6 +689,12 @@ class AsyncClientset:
 
         return typed.AsyncRbacV1Client(self.rest)
 
+    def resource_v1(self) -> AsyncResourceV1Client:
+        """resource.k8s.io/v1."""
+        from samplecontroller.kubernetes.clientset.typed.resource import v1 as typed
+
+        return typed.AsyncResourceV1Client(self.rest)
+
     def resource_v1alpha3(self) -> AsyncResourceV1alpha3Client:
         """resource.k8s.io/v1alpha3."""
         from samplecontroller.kubernetes.clientset.typed.resource import v1alpha3 as typed
@@ -662,11 +707,29 @@ class AsyncClientset:
 
         return typed.AsyncResourceV1beta1Client(self.rest)
 
+    def resource_v1beta2(self) -> AsyncResourceV1beta2Client:
+        """resource.k8s.io/v1beta2."""
+        from samplecontroller.kubernetes.clientset.typed.resource import v1beta2 as typed
+
+        return typed.AsyncResourceV1beta2Client(self.rest)
+
     def scheduling_v1(self) -> AsyncSchedulingV1Client:
         """scheduling.k8s.io/v1."""
         from samplecontroller.kubernetes.clientset.typed.scheduling import v1 as typed
 
         return typed.AsyncSchedulingV1Client(self.rest)
+
+    def scheduling_v1alpha3(self) -> AsyncSchedulingV1alpha3Client:
+        """scheduling.k8s.io/v1alpha3."""
+        from samplecontroller.kubernetes.clientset.typed.scheduling import v1alpha3 as typed
+
+        return typed.AsyncSchedulingV1alpha3Client(self.rest)
+
+    def scheduling_v1beta1(self) -> AsyncSchedulingV1beta1Client:
+        """scheduling.k8s.io/v1beta1."""
+        from samplecontroller.kubernetes.clientset.typed.scheduling import v1beta1 as typed
+
+        return typed.AsyncSchedulingV1beta1Client(self.rest)
 
     def storage_v1(self) -> AsyncStorageV1Client:
         """storage.k8s.io/v1."""
@@ -674,23 +737,17 @@ class AsyncClientset:
 
         return typed.AsyncStorageV1Client(self.rest)
 
-    def storage_v1alpha1(self) -> AsyncStorageV1alpha1Client:
-        """storage.k8s.io/v1alpha1."""
-        from samplecontroller.kubernetes.clientset.typed.storage import v1alpha1 as typed
+    def storagemigration_v1(self) -> AsyncStoragemigrationV1Client:
+        """storagemigration.k8s.io/v1."""
+        from samplecontroller.kubernetes.clientset.typed.storagemigration import v1 as typed
 
-        return typed.AsyncStorageV1alpha1Client(self.rest)
+        return typed.AsyncStoragemigrationV1Client(self.rest)
 
-    def storage_v1beta1(self) -> AsyncStorageV1beta1Client:
-        """storage.k8s.io/v1beta1."""
-        from samplecontroller.kubernetes.clientset.typed.storage import v1beta1 as typed
+    def storagemigration_v1beta1(self) -> AsyncStoragemigrationV1beta1Client:
+        """storagemigration.k8s.io/v1beta1."""
+        from samplecontroller.kubernetes.clientset.typed.storagemigration import v1beta1 as typed
 
-        return typed.AsyncStorageV1beta1Client(self.rest)
-
-    def storagemigration_v1alpha1(self) -> AsyncStoragemigrationV1alpha1Client:
-        """storagemigration.k8s.io/v1alpha1."""
-        from samplecontroller.kubernetes.clientset.typed.storagemigration import v1alpha1 as typed
-
-        return typed.AsyncStoragemigrationV1alpha1Client(self.rest)
+        return typed.AsyncStoragemigrationV1beta1Client(self.rest)
 
     @classmethod
     def from_kubeconfig(cls, path: str | os.PathLike[str] | None = None, context: str | None = None,

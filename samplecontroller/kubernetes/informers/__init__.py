@@ -40,32 +40,44 @@ if TYPE_CHECKING:
     from samplecontroller.kubernetes.informers.autoscaling.v2 import Interface as AutoscalingV2Interface
     from samplecontroller.kubernetes.informers.batch.v1 import Interface as BatchV1Interface
     from samplecontroller.kubernetes.informers.certificates.v1 import Interface as CertificatesV1Interface
-    from samplecontroller.kubernetes.informers.certificates.v1alpha1 import (
-        Interface as CertificatesV1alpha1Interface,
+    from samplecontroller.kubernetes.informers.certificates.v1beta1 import (
+        Interface as CertificatesV1beta1Interface,
     )
     from samplecontroller.kubernetes.informers.coordination.v1 import Interface as CoordinationV1Interface
     from samplecontroller.kubernetes.informers.coordination.v1alpha2 import (
         Interface as CoordinationV1alpha2Interface,
     )
+    from samplecontroller.kubernetes.informers.coordination.v1beta1 import (
+        Interface as CoordinationV1beta1Interface,
+    )
     from samplecontroller.kubernetes.informers.core.v1 import Interface as CoreV1Interface
     from samplecontroller.kubernetes.informers.discovery.v1 import Interface as DiscoveryV1Interface
     from samplecontroller.kubernetes.informers.events.v1 import Interface as EventsV1Interface
     from samplecontroller.kubernetes.informers.flowcontrol.v1 import Interface as FlowcontrolV1Interface
-    from samplecontroller.kubernetes.informers.networking.v1 import Interface as NetworkingV1Interface
-    from samplecontroller.kubernetes.informers.networking.v1beta1 import (
-        Interface as NetworkingV1beta1Interface,
+    from samplecontroller.kubernetes.informers.lifecycle.v1alpha1 import (
+        Interface as LifecycleV1alpha1Interface,
     )
+    from samplecontroller.kubernetes.informers.networking.v1 import Interface as NetworkingV1Interface
     from samplecontroller.kubernetes.informers.node.v1 import Interface as NodeV1Interface
     from samplecontroller.kubernetes.informers.policy.v1 import Interface as PolicyV1Interface
     from samplecontroller.kubernetes.informers.rbac.v1 import Interface as RbacV1Interface
+    from samplecontroller.kubernetes.informers.resource.v1 import Interface as ResourceV1Interface
     from samplecontroller.kubernetes.informers.resource.v1alpha3 import Interface as ResourceV1alpha3Interface
     from samplecontroller.kubernetes.informers.resource.v1beta1 import Interface as ResourceV1beta1Interface
+    from samplecontroller.kubernetes.informers.resource.v1beta2 import Interface as ResourceV1beta2Interface
     from samplecontroller.kubernetes.informers.scheduling.v1 import Interface as SchedulingV1Interface
+    from samplecontroller.kubernetes.informers.scheduling.v1alpha3 import (
+        Interface as SchedulingV1alpha3Interface,
+    )
+    from samplecontroller.kubernetes.informers.scheduling.v1beta1 import (
+        Interface as SchedulingV1beta1Interface,
+    )
     from samplecontroller.kubernetes.informers.storage.v1 import Interface as StorageV1Interface
-    from samplecontroller.kubernetes.informers.storage.v1alpha1 import Interface as StorageV1alpha1Interface
-    from samplecontroller.kubernetes.informers.storage.v1beta1 import Interface as StorageV1beta1Interface
-    from samplecontroller.kubernetes.informers.storagemigration.v1alpha1 import (
-        Interface as StoragemigrationV1alpha1Interface,
+    from samplecontroller.kubernetes.informers.storagemigration.v1 import (
+        Interface as StoragemigrationV1Interface,
+    )
+    from samplecontroller.kubernetes.informers.storagemigration.v1beta1 import (
+        Interface as StoragemigrationV1beta1Interface,
     )
 
 
@@ -175,8 +187,8 @@ class CertificatesGroup:
         return informers.Interface(self._factory)
 
     @property
-    def v1alpha1(self) -> CertificatesV1alpha1Interface:
-        from samplecontroller.kubernetes.informers.certificates import v1alpha1 as informers
+    def v1beta1(self) -> CertificatesV1beta1Interface:
+        from samplecontroller.kubernetes.informers.certificates import v1beta1 as informers
 
         return informers.Interface(self._factory)
 
@@ -194,6 +206,12 @@ class CoordinationGroup:
     @property
     def v1alpha2(self) -> CoordinationV1alpha2Interface:
         from samplecontroller.kubernetes.informers.coordination import v1alpha2 as informers
+
+        return informers.Interface(self._factory)
+
+    @property
+    def v1beta1(self) -> CoordinationV1beta1Interface:
+        from samplecontroller.kubernetes.informers.coordination import v1beta1 as informers
 
         return informers.Interface(self._factory)
 
@@ -242,6 +260,17 @@ class FlowcontrolGroup:
         return informers.Interface(self._factory)
 
 
+class LifecycleGroup:
+    def __init__(self, factory: SharedInformerFactory) -> None:
+        self._factory = factory
+
+    @property
+    def v1alpha1(self) -> LifecycleV1alpha1Interface:
+        from samplecontroller.kubernetes.informers.lifecycle import v1alpha1 as informers
+
+        return informers.Interface(self._factory)
+
+
 class NetworkingGroup:
     def __init__(self, factory: SharedInformerFactory) -> None:
         self._factory = factory
@@ -249,12 +278,6 @@ class NetworkingGroup:
     @property
     def v1(self) -> NetworkingV1Interface:
         from samplecontroller.kubernetes.informers.networking import v1 as informers
-
-        return informers.Interface(self._factory)
-
-    @property
-    def v1beta1(self) -> NetworkingV1beta1Interface:
-        from samplecontroller.kubernetes.informers.networking import v1beta1 as informers
 
         return informers.Interface(self._factory)
 
@@ -297,6 +320,12 @@ class ResourceGroup:
         self._factory = factory
 
     @property
+    def v1(self) -> ResourceV1Interface:
+        from samplecontroller.kubernetes.informers.resource import v1 as informers
+
+        return informers.Interface(self._factory)
+
+    @property
     def v1alpha3(self) -> ResourceV1alpha3Interface:
         from samplecontroller.kubernetes.informers.resource import v1alpha3 as informers
 
@@ -305,6 +334,12 @@ class ResourceGroup:
     @property
     def v1beta1(self) -> ResourceV1beta1Interface:
         from samplecontroller.kubernetes.informers.resource import v1beta1 as informers
+
+        return informers.Interface(self._factory)
+
+    @property
+    def v1beta2(self) -> ResourceV1beta2Interface:
+        from samplecontroller.kubernetes.informers.resource import v1beta2 as informers
 
         return informers.Interface(self._factory)
 
@@ -319,6 +354,18 @@ class SchedulingGroup:
 
         return informers.Interface(self._factory)
 
+    @property
+    def v1alpha3(self) -> SchedulingV1alpha3Interface:
+        from samplecontroller.kubernetes.informers.scheduling import v1alpha3 as informers
+
+        return informers.Interface(self._factory)
+
+    @property
+    def v1beta1(self) -> SchedulingV1beta1Interface:
+        from samplecontroller.kubernetes.informers.scheduling import v1beta1 as informers
+
+        return informers.Interface(self._factory)
+
 
 class StorageGroup:
     def __init__(self, factory: SharedInformerFactory) -> None:
@@ -330,26 +377,20 @@ class StorageGroup:
 
         return informers.Interface(self._factory)
 
-    @property
-    def v1alpha1(self) -> StorageV1alpha1Interface:
-        from samplecontroller.kubernetes.informers.storage import v1alpha1 as informers
-
-        return informers.Interface(self._factory)
-
-    @property
-    def v1beta1(self) -> StorageV1beta1Interface:
-        from samplecontroller.kubernetes.informers.storage import v1beta1 as informers
-
-        return informers.Interface(self._factory)
-
 
 class StoragemigrationGroup:
     def __init__(self, factory: SharedInformerFactory) -> None:
         self._factory = factory
 
     @property
-    def v1alpha1(self) -> StoragemigrationV1alpha1Interface:
-        from samplecontroller.kubernetes.informers.storagemigration import v1alpha1 as informers
+    def v1(self) -> StoragemigrationV1Interface:
+        from samplecontroller.kubernetes.informers.storagemigration import v1 as informers
+
+        return informers.Interface(self._factory)
+
+    @property
+    def v1beta1(self) -> StoragemigrationV1beta1Interface:
+        from samplecontroller.kubernetes.informers.storagemigration import v1beta1 as informers
 
         return informers.Interface(self._factory)
 
@@ -414,6 +455,10 @@ class SharedInformerFactory(SharedInformerFactoryBase):
     @property
     def flowcontrol(self) -> FlowcontrolGroup:
         return FlowcontrolGroup(self)
+
+    @property
+    def lifecycle(self) -> LifecycleGroup:
+        return LifecycleGroup(self)
 
     @property
     def networking(self) -> NetworkingGroup:

@@ -54,40 +54,49 @@ if TYPE_CHECKING:
     )
     from samplecontroller.kubernetes.clientset.typed.apps.v1.fake import FakeAppsV1Client
     from samplecontroller.kubernetes.clientset.typed.authentication.v1.fake import FakeAuthenticationV1Client
-    from samplecontroller.kubernetes.clientset.typed.authentication.v1beta1.fake import (
-        FakeAuthenticationV1beta1Client,
-    )
     from samplecontroller.kubernetes.clientset.typed.authorization.v1.fake import FakeAuthorizationV1Client
     from samplecontroller.kubernetes.clientset.typed.autoscaling.v1.fake import FakeAutoscalingV1Client
     from samplecontroller.kubernetes.clientset.typed.autoscaling.v2.fake import FakeAutoscalingV2Client
     from samplecontroller.kubernetes.clientset.typed.batch.v1.fake import FakeBatchV1Client
     from samplecontroller.kubernetes.clientset.typed.certificates.v1.fake import FakeCertificatesV1Client
-    from samplecontroller.kubernetes.clientset.typed.certificates.v1alpha1.fake import (
-        FakeCertificatesV1alpha1Client,
+    from samplecontroller.kubernetes.clientset.typed.certificates.v1beta1.fake import (
+        FakeCertificatesV1beta1Client,
     )
     from samplecontroller.kubernetes.clientset.typed.coordination.v1.fake import FakeCoordinationV1Client
     from samplecontroller.kubernetes.clientset.typed.coordination.v1alpha2.fake import (
         FakeCoordinationV1alpha2Client,
     )
+    from samplecontroller.kubernetes.clientset.typed.coordination.v1beta1.fake import (
+        FakeCoordinationV1beta1Client,
+    )
     from samplecontroller.kubernetes.clientset.typed.core.v1.fake import FakeCoreV1Client
     from samplecontroller.kubernetes.clientset.typed.discovery.v1.fake import FakeDiscoveryV1Client
     from samplecontroller.kubernetes.clientset.typed.events.v1.fake import FakeEventsV1Client
     from samplecontroller.kubernetes.clientset.typed.flowcontrol.v1.fake import FakeFlowcontrolV1Client
-    from samplecontroller.kubernetes.clientset.typed.networking.v1.fake import FakeNetworkingV1Client
-    from samplecontroller.kubernetes.clientset.typed.networking.v1beta1.fake import (
-        FakeNetworkingV1beta1Client,
+    from samplecontroller.kubernetes.clientset.typed.lifecycle.v1alpha1.fake import (
+        FakeLifecycleV1alpha1Client,
     )
+    from samplecontroller.kubernetes.clientset.typed.networking.v1.fake import FakeNetworkingV1Client
     from samplecontroller.kubernetes.clientset.typed.node.v1.fake import FakeNodeV1Client
     from samplecontroller.kubernetes.clientset.typed.policy.v1.fake import FakePolicyV1Client
     from samplecontroller.kubernetes.clientset.typed.rbac.v1.fake import FakeRbacV1Client
+    from samplecontroller.kubernetes.clientset.typed.resource.v1.fake import FakeResourceV1Client
     from samplecontroller.kubernetes.clientset.typed.resource.v1alpha3.fake import FakeResourceV1alpha3Client
     from samplecontroller.kubernetes.clientset.typed.resource.v1beta1.fake import FakeResourceV1beta1Client
+    from samplecontroller.kubernetes.clientset.typed.resource.v1beta2.fake import FakeResourceV1beta2Client
     from samplecontroller.kubernetes.clientset.typed.scheduling.v1.fake import FakeSchedulingV1Client
+    from samplecontroller.kubernetes.clientset.typed.scheduling.v1alpha3.fake import (
+        FakeSchedulingV1alpha3Client,
+    )
+    from samplecontroller.kubernetes.clientset.typed.scheduling.v1beta1.fake import (
+        FakeSchedulingV1beta1Client,
+    )
     from samplecontroller.kubernetes.clientset.typed.storage.v1.fake import FakeStorageV1Client
-    from samplecontroller.kubernetes.clientset.typed.storage.v1alpha1.fake import FakeStorageV1alpha1Client
-    from samplecontroller.kubernetes.clientset.typed.storage.v1beta1.fake import FakeStorageV1beta1Client
-    from samplecontroller.kubernetes.clientset.typed.storagemigration.v1alpha1.fake import (
-        FakeStoragemigrationV1alpha1Client,
+    from samplecontroller.kubernetes.clientset.typed.storagemigration.v1.fake import (
+        FakeStoragemigrationV1Client,
+    )
+    from samplecontroller.kubernetes.clientset.typed.storagemigration.v1beta1.fake import (
+        FakeStoragemigrationV1beta1Client,
     )
 
 
@@ -149,12 +158,6 @@ class Clientset(FakeClientsetBase):
 
         return fake.FakeAuthenticationV1Client(self)
 
-    def authentication_v1beta1(self) -> FakeAuthenticationV1beta1Client:
-        """authentication.k8s.io/v1beta1."""
-        from samplecontroller.kubernetes.clientset.typed.authentication.v1beta1 import fake
-
-        return fake.FakeAuthenticationV1beta1Client(self)
-
     def authorization_v1(self) -> FakeAuthorizationV1Client:
         """authorization.k8s.io/v1."""
         from samplecontroller.kubernetes.clientset.typed.authorization.v1 import fake
@@ -185,11 +188,11 @@ class Clientset(FakeClientsetBase):
 
         return fake.FakeCertificatesV1Client(self)
 
-    def certificates_v1alpha1(self) -> FakeCertificatesV1alpha1Client:
-        """certificates.k8s.io/v1alpha1."""
-        from samplecontroller.kubernetes.clientset.typed.certificates.v1alpha1 import fake
+    def certificates_v1beta1(self) -> FakeCertificatesV1beta1Client:
+        """certificates.k8s.io/v1beta1."""
+        from samplecontroller.kubernetes.clientset.typed.certificates.v1beta1 import fake
 
-        return fake.FakeCertificatesV1alpha1Client(self)
+        return fake.FakeCertificatesV1beta1Client(self)
 
     def coordination_v1(self) -> FakeCoordinationV1Client:
         """coordination.k8s.io/v1."""
@@ -202,6 +205,12 @@ class Clientset(FakeClientsetBase):
         from samplecontroller.kubernetes.clientset.typed.coordination.v1alpha2 import fake
 
         return fake.FakeCoordinationV1alpha2Client(self)
+
+    def coordination_v1beta1(self) -> FakeCoordinationV1beta1Client:
+        """coordination.k8s.io/v1beta1."""
+        from samplecontroller.kubernetes.clientset.typed.coordination.v1beta1 import fake
+
+        return fake.FakeCoordinationV1beta1Client(self)
 
     def core_v1(self) -> FakeCoreV1Client:
         """core/v1."""
@@ -227,17 +236,17 @@ class Clientset(FakeClientsetBase):
 
         return fake.FakeFlowcontrolV1Client(self)
 
+    def lifecycle_v1alpha1(self) -> FakeLifecycleV1alpha1Client:
+        """lifecycle.k8s.io/v1alpha1."""
+        from samplecontroller.kubernetes.clientset.typed.lifecycle.v1alpha1 import fake
+
+        return fake.FakeLifecycleV1alpha1Client(self)
+
     def networking_v1(self) -> FakeNetworkingV1Client:
         """networking.k8s.io/v1."""
         from samplecontroller.kubernetes.clientset.typed.networking.v1 import fake
 
         return fake.FakeNetworkingV1Client(self)
-
-    def networking_v1beta1(self) -> FakeNetworkingV1beta1Client:
-        """networking.k8s.io/v1beta1."""
-        from samplecontroller.kubernetes.clientset.typed.networking.v1beta1 import fake
-
-        return fake.FakeNetworkingV1beta1Client(self)
 
     def node_v1(self) -> FakeNodeV1Client:
         """node.k8s.io/v1."""
@@ -257,6 +266,12 @@ class Clientset(FakeClientsetBase):
 
         return fake.FakeRbacV1Client(self)
 
+    def resource_v1(self) -> FakeResourceV1Client:
+        """resource.k8s.io/v1."""
+        from samplecontroller.kubernetes.clientset.typed.resource.v1 import fake
+
+        return fake.FakeResourceV1Client(self)
+
     def resource_v1alpha3(self) -> FakeResourceV1alpha3Client:
         """resource.k8s.io/v1alpha3."""
         from samplecontroller.kubernetes.clientset.typed.resource.v1alpha3 import fake
@@ -269,11 +284,29 @@ class Clientset(FakeClientsetBase):
 
         return fake.FakeResourceV1beta1Client(self)
 
+    def resource_v1beta2(self) -> FakeResourceV1beta2Client:
+        """resource.k8s.io/v1beta2."""
+        from samplecontroller.kubernetes.clientset.typed.resource.v1beta2 import fake
+
+        return fake.FakeResourceV1beta2Client(self)
+
     def scheduling_v1(self) -> FakeSchedulingV1Client:
         """scheduling.k8s.io/v1."""
         from samplecontroller.kubernetes.clientset.typed.scheduling.v1 import fake
 
         return fake.FakeSchedulingV1Client(self)
+
+    def scheduling_v1alpha3(self) -> FakeSchedulingV1alpha3Client:
+        """scheduling.k8s.io/v1alpha3."""
+        from samplecontroller.kubernetes.clientset.typed.scheduling.v1alpha3 import fake
+
+        return fake.FakeSchedulingV1alpha3Client(self)
+
+    def scheduling_v1beta1(self) -> FakeSchedulingV1beta1Client:
+        """scheduling.k8s.io/v1beta1."""
+        from samplecontroller.kubernetes.clientset.typed.scheduling.v1beta1 import fake
+
+        return fake.FakeSchedulingV1beta1Client(self)
 
     def storage_v1(self) -> FakeStorageV1Client:
         """storage.k8s.io/v1."""
@@ -281,23 +314,17 @@ class Clientset(FakeClientsetBase):
 
         return fake.FakeStorageV1Client(self)
 
-    def storage_v1alpha1(self) -> FakeStorageV1alpha1Client:
-        """storage.k8s.io/v1alpha1."""
-        from samplecontroller.kubernetes.clientset.typed.storage.v1alpha1 import fake
+    def storagemigration_v1(self) -> FakeStoragemigrationV1Client:
+        """storagemigration.k8s.io/v1."""
+        from samplecontroller.kubernetes.clientset.typed.storagemigration.v1 import fake
 
-        return fake.FakeStorageV1alpha1Client(self)
+        return fake.FakeStoragemigrationV1Client(self)
 
-    def storage_v1beta1(self) -> FakeStorageV1beta1Client:
-        """storage.k8s.io/v1beta1."""
-        from samplecontroller.kubernetes.clientset.typed.storage.v1beta1 import fake
+    def storagemigration_v1beta1(self) -> FakeStoragemigrationV1beta1Client:
+        """storagemigration.k8s.io/v1beta1."""
+        from samplecontroller.kubernetes.clientset.typed.storagemigration.v1beta1 import fake
 
-        return fake.FakeStorageV1beta1Client(self)
-
-    def storagemigration_v1alpha1(self) -> FakeStoragemigrationV1alpha1Client:
-        """storagemigration.k8s.io/v1alpha1."""
-        from samplecontroller.kubernetes.clientset.typed.storagemigration.v1alpha1 import fake
-
-        return fake.FakeStoragemigrationV1alpha1Client(self)
+        return fake.FakeStoragemigrationV1beta1Client(self)
 
     def add_object(self, obj: Any) -> None:
         """Put ``obj`` (a struct or a dict of one of this clientset's kinds) into the tracker as-is
@@ -329,6 +356,8 @@ def _admissionregistration_v1() -> dict[str, ResourceInfo[Any]]:
     from samplecontroller.kubernetes.apis.admissionregistration import v1 as api
 
     return {
+        "MutatingAdmissionPolicy": api.MUTATINGADMISSIONPOLICIES,
+        "MutatingAdmissionPolicyBinding": api.MUTATINGADMISSIONPOLICYBINDINGS,
         "MutatingWebhookConfiguration": api.MUTATINGWEBHOOKCONFIGURATIONS,
         "ValidatingAdmissionPolicy": api.VALIDATINGADMISSIONPOLICIES,
         "ValidatingAdmissionPolicyBinding": api.VALIDATINGADMISSIONPOLICYBINDINGS,
@@ -349,8 +378,8 @@ def _admissionregistration_v1beta1() -> dict[str, ResourceInfo[Any]]:
     from samplecontroller.kubernetes.apis.admissionregistration import v1beta1 as api
 
     return {
-        "ValidatingAdmissionPolicy": api.VALIDATINGADMISSIONPOLICIES,
-        "ValidatingAdmissionPolicyBinding": api.VALIDATINGADMISSIONPOLICYBINDINGS,
+        "MutatingAdmissionPolicy": api.MUTATINGADMISSIONPOLICIES,
+        "MutatingAdmissionPolicyBinding": api.MUTATINGADMISSIONPOLICYBINDINGS,
     }
 
 
@@ -399,14 +428,6 @@ def _authentication_v1() -> dict[str, ResourceInfo[Any]]:
     }
 
 
-def _authentication_v1beta1() -> dict[str, ResourceInfo[Any]]:
-    from samplecontroller.kubernetes.apis.authentication import v1beta1 as api
-
-    return {
-        "SelfSubjectReview": api.SELFSUBJECTREVIEWS,
-    }
-
-
 def _authorization_v1() -> dict[str, ResourceInfo[Any]]:
     from samplecontroller.kubernetes.apis.authorization import v1 as api
 
@@ -448,14 +469,17 @@ def _certificates_v1() -> dict[str, ResourceInfo[Any]]:
 
     return {
         "CertificateSigningRequest": api.CERTIFICATESIGNINGREQUESTS,
+        "ClusterTrustBundle": api.CLUSTERTRUSTBUNDLES,
+        "PodCertificateRequest": api.PODCERTIFICATEREQUESTS,
     }
 
 
-def _certificates_v1alpha1() -> dict[str, ResourceInfo[Any]]:
-    from samplecontroller.kubernetes.apis.certificates import v1alpha1 as api
+def _certificates_v1beta1() -> dict[str, ResourceInfo[Any]]:
+    from samplecontroller.kubernetes.apis.certificates import v1beta1 as api
 
     return {
         "ClusterTrustBundle": api.CLUSTERTRUSTBUNDLES,
+        "PodCertificateRequest": api.PODCERTIFICATEREQUESTS,
     }
 
 
@@ -469,6 +493,14 @@ def _coordination_v1() -> dict[str, ResourceInfo[Any]]:
 
 def _coordination_v1alpha2() -> dict[str, ResourceInfo[Any]]:
     from samplecontroller.kubernetes.apis.coordination import v1alpha2 as api
+
+    return {
+        "LeaseCandidate": api.LEASECANDIDATES,
+    }
+
+
+def _coordination_v1beta1() -> dict[str, ResourceInfo[Any]]:
+    from samplecontroller.kubernetes.apis.coordination import v1beta1 as api
 
     return {
         "LeaseCandidate": api.LEASECANDIDATES,
@@ -523,21 +555,23 @@ def _flowcontrol_v1() -> dict[str, ResourceInfo[Any]]:
     }
 
 
+def _lifecycle_v1alpha1() -> dict[str, ResourceInfo[Any]]:
+    from samplecontroller.kubernetes.apis.lifecycle import v1alpha1 as api
+
+    return {
+        "Eviction": api.EVICTIONS,
+        "EvictionRequest": api.EVICTIONREQUESTS,
+    }
+
+
 def _networking_v1() -> dict[str, ResourceInfo[Any]]:
     from samplecontroller.kubernetes.apis.networking import v1 as api
 
     return {
+        "IPAddress": api.IPADDRESSES,
         "Ingress": api.INGRESSES,
         "IngressClass": api.INGRESSCLASSES,
         "NetworkPolicy": api.NETWORKPOLICIES,
-    }
-
-
-def _networking_v1beta1() -> dict[str, ResourceInfo[Any]]:
-    from samplecontroller.kubernetes.apis.networking import v1beta1 as api
-
-    return {
-        "IPAddress": api.IPADDRESSES,
         "ServiceCIDR": api.SERVICECIDRS,
     }
 
@@ -569,14 +603,24 @@ def _rbac_v1() -> dict[str, ResourceInfo[Any]]:
     }
 
 
+def _resource_v1() -> dict[str, ResourceInfo[Any]]:
+    from samplecontroller.kubernetes.apis.resource import v1 as api
+
+    return {
+        "DeviceClass": api.DEVICECLASSES,
+        "DeviceTaintRule": api.DEVICETAINTRULES,
+        "ResourceClaim": api.RESOURCECLAIMS,
+        "ResourceClaimTemplate": api.RESOURCECLAIMTEMPLATES,
+        "ResourceSlice": api.RESOURCESLICES,
+    }
+
+
 def _resource_v1alpha3() -> dict[str, ResourceInfo[Any]]:
     from samplecontroller.kubernetes.apis.resource import v1alpha3 as api
 
     return {
-        "DeviceClass": api.DEVICECLASSES,
-        "ResourceClaim": api.RESOURCECLAIMS,
-        "ResourceClaimTemplate": api.RESOURCECLAIMTEMPLATES,
-        "ResourceSlice": api.RESOURCESLICES,
+        "DeviceTaintRule": api.DEVICETAINTRULES,
+        "ResourcePoolStatusRequest": api.RESOURCEPOOLSTATUSREQUESTS,
     }
 
 
@@ -591,11 +635,42 @@ def _resource_v1beta1() -> dict[str, ResourceInfo[Any]]:
     }
 
 
+def _resource_v1beta2() -> dict[str, ResourceInfo[Any]]:
+    from samplecontroller.kubernetes.apis.resource import v1beta2 as api
+
+    return {
+        "DeviceClass": api.DEVICECLASSES,
+        "DeviceTaintRule": api.DEVICETAINTRULES,
+        "ResourceClaim": api.RESOURCECLAIMS,
+        "ResourceClaimTemplate": api.RESOURCECLAIMTEMPLATES,
+        "ResourceSlice": api.RESOURCESLICES,
+    }
+
+
 def _scheduling_v1() -> dict[str, ResourceInfo[Any]]:
     from samplecontroller.kubernetes.apis.scheduling import v1 as api
 
     return {
         "PriorityClass": api.PRIORITYCLASSES,
+    }
+
+
+def _scheduling_v1alpha3() -> dict[str, ResourceInfo[Any]]:
+    from samplecontroller.kubernetes.apis.scheduling import v1alpha3 as api
+
+    return {
+        "CompositePodGroup": api.COMPOSITEPODGROUPS,
+        "PodGroup": api.PODGROUPS,
+        "Workload": api.WORKLOADS,
+    }
+
+
+def _scheduling_v1beta1() -> dict[str, ResourceInfo[Any]]:
+    from samplecontroller.kubernetes.apis.scheduling import v1beta1 as api
+
+    return {
+        "PodGroup": api.PODGROUPS,
+        "Workload": api.WORKLOADS,
     }
 
 
@@ -608,27 +683,20 @@ def _storage_v1() -> dict[str, ResourceInfo[Any]]:
         "CSIStorageCapacity": api.CSISTORAGECAPACITIES,
         "StorageClass": api.STORAGECLASSES,
         "VolumeAttachment": api.VOLUMEATTACHMENTS,
-    }
-
-
-def _storage_v1alpha1() -> dict[str, ResourceInfo[Any]]:
-    from samplecontroller.kubernetes.apis.storage import v1alpha1 as api
-
-    return {
         "VolumeAttributesClass": api.VOLUMEATTRIBUTESCLASSES,
     }
 
 
-def _storage_v1beta1() -> dict[str, ResourceInfo[Any]]:
-    from samplecontroller.kubernetes.apis.storage import v1beta1 as api
+def _storagemigration_v1() -> dict[str, ResourceInfo[Any]]:
+    from samplecontroller.kubernetes.apis.storagemigration import v1 as api
 
     return {
-        "VolumeAttributesClass": api.VOLUMEATTRIBUTESCLASSES,
+        "StorageVersionMigration": api.STORAGEVERSIONMIGRATIONS,
     }
 
 
-def _storagemigration_v1alpha1() -> dict[str, ResourceInfo[Any]]:
-    from samplecontroller.kubernetes.apis.storagemigration import v1alpha1 as api
+def _storagemigration_v1beta1() -> dict[str, ResourceInfo[Any]]:
+    from samplecontroller.kubernetes.apis.storagemigration import v1beta1 as api
 
     return {
         "StorageVersionMigration": api.STORAGEVERSIONMIGRATIONS,
@@ -645,31 +713,34 @@ _KINDS: dict[tuple[str, str], Callable[[], dict[str, ResourceInfo[Any]]]] = {
     ("internal.apiserver.k8s.io", "v1alpha1"): _apiserverinternal_v1alpha1,
     ("apps", "v1"): _apps_v1,
     ("authentication.k8s.io", "v1"): _authentication_v1,
-    ("authentication.k8s.io", "v1beta1"): _authentication_v1beta1,
     ("authorization.k8s.io", "v1"): _authorization_v1,
     ("autoscaling", "v1"): _autoscaling_v1,
     ("autoscaling", "v2"): _autoscaling_v2,
     ("batch", "v1"): _batch_v1,
     ("certificates.k8s.io", "v1"): _certificates_v1,
-    ("certificates.k8s.io", "v1alpha1"): _certificates_v1alpha1,
+    ("certificates.k8s.io", "v1beta1"): _certificates_v1beta1,
     ("coordination.k8s.io", "v1"): _coordination_v1,
     ("coordination.k8s.io", "v1alpha2"): _coordination_v1alpha2,
+    ("coordination.k8s.io", "v1beta1"): _coordination_v1beta1,
     ("", "v1"): _core_v1,
     ("discovery.k8s.io", "v1"): _discovery_v1,
     ("events.k8s.io", "v1"): _events_v1,
     ("flowcontrol.apiserver.k8s.io", "v1"): _flowcontrol_v1,
+    ("lifecycle.k8s.io", "v1alpha1"): _lifecycle_v1alpha1,
     ("networking.k8s.io", "v1"): _networking_v1,
-    ("networking.k8s.io", "v1beta1"): _networking_v1beta1,
     ("node.k8s.io", "v1"): _node_v1,
     ("policy", "v1"): _policy_v1,
     ("rbac.authorization.k8s.io", "v1"): _rbac_v1,
+    ("resource.k8s.io", "v1"): _resource_v1,
     ("resource.k8s.io", "v1alpha3"): _resource_v1alpha3,
     ("resource.k8s.io", "v1beta1"): _resource_v1beta1,
+    ("resource.k8s.io", "v1beta2"): _resource_v1beta2,
     ("scheduling.k8s.io", "v1"): _scheduling_v1,
+    ("scheduling.k8s.io", "v1alpha3"): _scheduling_v1alpha3,
+    ("scheduling.k8s.io", "v1beta1"): _scheduling_v1beta1,
     ("storage.k8s.io", "v1"): _storage_v1,
-    ("storage.k8s.io", "v1alpha1"): _storage_v1alpha1,
-    ("storage.k8s.io", "v1beta1"): _storage_v1beta1,
-    ("storagemigration.k8s.io", "v1alpha1"): _storagemigration_v1alpha1,
+    ("storagemigration.k8s.io", "v1"): _storagemigration_v1,
+    ("storagemigration.k8s.io", "v1beta1"): _storagemigration_v1beta1,
 }
 
 

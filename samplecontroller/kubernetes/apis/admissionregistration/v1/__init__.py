@@ -13,6 +13,10 @@ from samplecontroller.client.types import ResourceInfo
 from samplecontroller.kubernetes.apis.meta.v1 import Condition, LabelSelector, ListMeta, ObjectMeta
 
 
+class ApplyConfiguration(Struct, frozen=True, kw_only=True, gc=False):
+    expression: str | UnsetType = UNSET
+
+
 class AuditAnnotation(Struct, frozen=True, kw_only=True, gc=False):
     key: str | UnsetType = UNSET
     value_expression: str | UnsetType = field(name='valueExpression', default=UNSET)
@@ -23,9 +27,19 @@ class ExpressionWarning(Struct, frozen=True, kw_only=True, gc=False):
     warning: str | UnsetType = UNSET
 
 
+class JSONPatch(Struct, frozen=True, kw_only=True, gc=False):
+    expression: str | UnsetType = UNSET
+
+
 class MatchCondition(Struct, frozen=True, kw_only=True, gc=False):
     expression: str | UnsetType = UNSET
     name: str | UnsetType = UNSET
+
+
+class Mutation(Struct, frozen=True, kw_only=True, gc=False):
+    apply_configuration: ApplyConfiguration | UnsetType = field(name='applyConfiguration', default=UNSET)
+    json_patch: JSONPatch | UnsetType = field(name='jsonPatch', default=UNSET)
+    patch_type: str | UnsetType = field(name='patchType', default=UNSET)
 
 
 class NamedRuleWithOperations(Struct, frozen=True, kw_only=True, gc=False):
@@ -85,6 +99,16 @@ class MatchResources(Struct, frozen=True, kw_only=True, gc=False):
     namespace_selector: LabelSelector | UnsetType = field(name='namespaceSelector', default=UNSET)
     object_selector: LabelSelector | UnsetType = field(name='objectSelector', default=UNSET)
     resource_rules: tuple[NamedRuleWithOperations, ...] | UnsetType = field(name='resourceRules', default=UNSET)
+
+
+class MutatingAdmissionPolicySpec(Struct, frozen=True, kw_only=True, gc=False):
+    failure_policy: str | UnsetType = field(name='failurePolicy', default=UNSET)
+    match_conditions: tuple[MatchCondition, ...] | UnsetType = field(name='matchConditions', default=UNSET)
+    match_constraints: MatchResources | UnsetType = field(name='matchConstraints', default=UNSET)
+    mutations: tuple[Mutation, ...] | UnsetType = UNSET
+    param_kind: ParamKind | UnsetType = field(name='paramKind', default=UNSET)
+    reinvocation_policy: str | UnsetType = field(name='reinvocationPolicy', default=UNSET)
+    variables: tuple[Variable, ...] | UnsetType = UNSET
 
 
 class MutatingWebhook(Struct, frozen=True, kw_only=True, gc=False):
@@ -160,6 +184,26 @@ class ValidatingWebhookConfigurationList(Struct, frozen=True, kw_only=True, gc=F
     items: tuple[ValidatingWebhookConfiguration, ...] = ()
 
 
+class MutatingAdmissionPolicy(Struct, frozen=True, kw_only=True, gc=False):
+    api_version: str = field(name='apiVersion', default='admissionregistration.k8s.io/v1')
+    kind: str = 'MutatingAdmissionPolicy'
+    metadata: ObjectMeta = field(default_factory=ObjectMeta)
+    spec: MutatingAdmissionPolicySpec | UnsetType = UNSET
+
+
+class MutatingAdmissionPolicyBindingSpec(Struct, frozen=True, kw_only=True, gc=False):
+    match_resources: MatchResources | UnsetType = field(name='matchResources', default=UNSET)
+    param_ref: ParamRef | UnsetType = field(name='paramRef', default=UNSET)
+    policy_name: str | UnsetType = field(name='policyName', default=UNSET)
+
+
+class MutatingAdmissionPolicyList(Struct, frozen=True, kw_only=True, gc=False):
+    api_version: str = field(name='apiVersion', default='admissionregistration.k8s.io/v1')
+    kind: str = 'MutatingAdmissionPolicyList'
+    metadata: ListMeta = field(default_factory=ListMeta)
+    items: tuple[MutatingAdmissionPolicy, ...] = ()
+
+
 class MutatingWebhookConfiguration(Struct, frozen=True, kw_only=True, gc=False):
     api_version: str = field(name='apiVersion', default='admissionregistration.k8s.io/v1')
     kind: str = 'MutatingWebhookConfiguration'
@@ -202,6 +246,50 @@ class ValidatingAdmissionPolicyList(Struct, frozen=True, kw_only=True, gc=False)
     metadata: ListMeta = field(default_factory=ListMeta)
     items: tuple[ValidatingAdmissionPolicy, ...] = ()
 
+
+class MutatingAdmissionPolicyBinding(Struct, frozen=True, kw_only=True, gc=False):
+    api_version: str = field(name='apiVersion', default='admissionregistration.k8s.io/v1')
+    kind: str = 'MutatingAdmissionPolicyBinding'
+    metadata: ObjectMeta = field(default_factory=ObjectMeta)
+    spec: MutatingAdmissionPolicyBindingSpec | UnsetType = UNSET
+
+
+class MutatingAdmissionPolicyBindingList(Struct, frozen=True, kw_only=True, gc=False):
+    api_version: str = field(name='apiVersion', default='admissionregistration.k8s.io/v1')
+    kind: str = 'MutatingAdmissionPolicyBindingList'
+    metadata: ListMeta = field(default_factory=ListMeta)
+    items: tuple[MutatingAdmissionPolicyBinding, ...] = ()
+
+
+MUTATINGADMISSIONPOLICIES: ResourceInfo[MutatingAdmissionPolicy] = ResourceInfo(
+    group="admissionregistration.k8s.io",
+    version="v1",
+    resource="mutatingadmissionpolicies",
+    kind="MutatingAdmissionPolicy",
+    namespaced=False,
+    model=MutatingAdmissionPolicy,
+    list_model=MutatingAdmissionPolicyList,
+    list_kind="MutatingAdmissionPolicyList",
+    singular="mutatingadmissionpolicy",
+    short_names=(),
+    subresources=(),
+    strategic_merge=True,
+)
+
+MUTATINGADMISSIONPOLICYBINDINGS: ResourceInfo[MutatingAdmissionPolicyBinding] = ResourceInfo(
+    group="admissionregistration.k8s.io",
+    version="v1",
+    resource="mutatingadmissionpolicybindings",
+    kind="MutatingAdmissionPolicyBinding",
+    namespaced=False,
+    model=MutatingAdmissionPolicyBinding,
+    list_model=MutatingAdmissionPolicyBindingList,
+    list_kind="MutatingAdmissionPolicyBindingList",
+    singular="mutatingadmissionpolicybinding",
+    short_names=(),
+    subresources=(),
+    strategic_merge=True,
+)
 
 MUTATINGWEBHOOKCONFIGURATIONS: ResourceInfo[MutatingWebhookConfiguration] = ResourceInfo(
     group="admissionregistration.k8s.io",

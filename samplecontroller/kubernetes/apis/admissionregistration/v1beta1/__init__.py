@@ -10,22 +10,26 @@ from __future__ import annotations
 from msgspec import UNSET, Struct, UnsetType, field
 
 from samplecontroller.client.types import ResourceInfo
-from samplecontroller.kubernetes.apis.meta.v1 import Condition, LabelSelector, ListMeta, ObjectMeta
+from samplecontroller.kubernetes.apis.meta.v1 import LabelSelector, ListMeta, ObjectMeta
 
 
-class AuditAnnotation(Struct, frozen=True, kw_only=True, gc=False):
-    key: str | UnsetType = UNSET
-    value_expression: str | UnsetType = field(name='valueExpression', default=UNSET)
+class ApplyConfiguration(Struct, frozen=True, kw_only=True, gc=False):
+    expression: str | UnsetType = UNSET
 
 
-class ExpressionWarning(Struct, frozen=True, kw_only=True, gc=False):
-    field_ref: str | UnsetType = field(name='fieldRef', default=UNSET)
-    warning: str | UnsetType = UNSET
+class JSONPatch(Struct, frozen=True, kw_only=True, gc=False):
+    expression: str | UnsetType = UNSET
 
 
 class MatchCondition(Struct, frozen=True, kw_only=True, gc=False):
     expression: str | UnsetType = UNSET
     name: str | UnsetType = UNSET
+
+
+class Mutation(Struct, frozen=True, kw_only=True, gc=False):
+    apply_configuration: ApplyConfiguration | UnsetType = field(name='applyConfiguration', default=UNSET)
+    json_patch: JSONPatch | UnsetType = field(name='jsonPatch', default=UNSET)
+    patch_type: str | UnsetType = field(name='patchType', default=UNSET)
 
 
 class NamedRuleWithOperations(Struct, frozen=True, kw_only=True, gc=False):
@@ -42,17 +46,6 @@ class ParamKind(Struct, frozen=True, kw_only=True, gc=False):
     kind: str | UnsetType = UNSET
 
 
-class TypeChecking(Struct, frozen=True, kw_only=True, gc=False):
-    expression_warnings: tuple[ExpressionWarning, ...] | UnsetType = field(name='expressionWarnings', default=UNSET)
-
-
-class Validation(Struct, frozen=True, kw_only=True, gc=False):
-    expression: str | UnsetType = UNSET
-    message: str | UnsetType = UNSET
-    message_expression: str | UnsetType = field(name='messageExpression', default=UNSET)
-    reason: str | UnsetType = UNSET
-
-
 class Variable(Struct, frozen=True, kw_only=True, gc=False):
     expression: str | UnsetType = UNSET
     name: str | UnsetType = UNSET
@@ -66,6 +59,16 @@ class MatchResources(Struct, frozen=True, kw_only=True, gc=False):
     resource_rules: tuple[NamedRuleWithOperations, ...] | UnsetType = field(name='resourceRules', default=UNSET)
 
 
+class MutatingAdmissionPolicySpec(Struct, frozen=True, kw_only=True, gc=False):
+    failure_policy: str | UnsetType = field(name='failurePolicy', default=UNSET)
+    match_conditions: tuple[MatchCondition, ...] | UnsetType = field(name='matchConditions', default=UNSET)
+    match_constraints: MatchResources | UnsetType = field(name='matchConstraints', default=UNSET)
+    mutations: tuple[Mutation, ...] | UnsetType = UNSET
+    param_kind: ParamKind | UnsetType = field(name='paramKind', default=UNSET)
+    reinvocation_policy: str | UnsetType = field(name='reinvocationPolicy', default=UNSET)
+    variables: tuple[Variable, ...] | UnsetType = UNSET
+
+
 class ParamRef(Struct, frozen=True, kw_only=True, gc=False):
     name: str | UnsetType = UNSET
     namespace: str | UnsetType = UNSET
@@ -73,83 +76,65 @@ class ParamRef(Struct, frozen=True, kw_only=True, gc=False):
     selector: LabelSelector | UnsetType = UNSET
 
 
-class ValidatingAdmissionPolicyBindingSpec(Struct, frozen=True, kw_only=True, gc=False):
+class MutatingAdmissionPolicy(Struct, frozen=True, kw_only=True, gc=False):
+    api_version: str = field(name='apiVersion', default='admissionregistration.k8s.io/v1beta1')
+    kind: str = 'MutatingAdmissionPolicy'
+    metadata: ObjectMeta = field(default_factory=ObjectMeta)
+    spec: MutatingAdmissionPolicySpec | UnsetType = UNSET
+
+
+class MutatingAdmissionPolicyBindingSpec(Struct, frozen=True, kw_only=True, gc=False):
     match_resources: MatchResources | UnsetType = field(name='matchResources', default=UNSET)
     param_ref: ParamRef | UnsetType = field(name='paramRef', default=UNSET)
     policy_name: str | UnsetType = field(name='policyName', default=UNSET)
-    validation_actions: tuple[str, ...] | UnsetType = field(name='validationActions', default=UNSET)
 
 
-class ValidatingAdmissionPolicySpec(Struct, frozen=True, kw_only=True, gc=False):
-    audit_annotations: tuple[AuditAnnotation, ...] | UnsetType = field(name='auditAnnotations', default=UNSET)
-    failure_policy: str | UnsetType = field(name='failurePolicy', default=UNSET)
-    match_conditions: tuple[MatchCondition, ...] | UnsetType = field(name='matchConditions', default=UNSET)
-    match_constraints: MatchResources | UnsetType = field(name='matchConstraints', default=UNSET)
-    param_kind: ParamKind | UnsetType = field(name='paramKind', default=UNSET)
-    validations: tuple[Validation, ...] | UnsetType = UNSET
-    variables: tuple[Variable, ...] | UnsetType = UNSET
-
-
-class ValidatingAdmissionPolicyStatus(Struct, frozen=True, kw_only=True, gc=False):
-    conditions: tuple[Condition, ...] | UnsetType = UNSET
-    observed_generation: int | UnsetType = field(name='observedGeneration', default=UNSET)
-    type_checking: TypeChecking | UnsetType = field(name='typeChecking', default=UNSET)
-
-
-class ValidatingAdmissionPolicy(Struct, frozen=True, kw_only=True, gc=False):
+class MutatingAdmissionPolicyList(Struct, frozen=True, kw_only=True, gc=False):
     api_version: str = field(name='apiVersion', default='admissionregistration.k8s.io/v1beta1')
-    kind: str = 'ValidatingAdmissionPolicy'
-    metadata: ObjectMeta = field(default_factory=ObjectMeta)
-    spec: ValidatingAdmissionPolicySpec | UnsetType = UNSET
-    status: ValidatingAdmissionPolicyStatus | UnsetType = UNSET
-
-
-class ValidatingAdmissionPolicyBinding(Struct, frozen=True, kw_only=True, gc=False):
-    api_version: str = field(name='apiVersion', default='admissionregistration.k8s.io/v1beta1')
-    kind: str = 'ValidatingAdmissionPolicyBinding'
-    metadata: ObjectMeta = field(default_factory=ObjectMeta)
-    spec: ValidatingAdmissionPolicyBindingSpec | UnsetType = UNSET
-
-
-class ValidatingAdmissionPolicyBindingList(Struct, frozen=True, kw_only=True, gc=False):
-    api_version: str = field(name='apiVersion', default='admissionregistration.k8s.io/v1beta1')
-    kind: str = 'ValidatingAdmissionPolicyBindingList'
+    kind: str = 'MutatingAdmissionPolicyList'
     metadata: ListMeta = field(default_factory=ListMeta)
-    items: tuple[ValidatingAdmissionPolicyBinding, ...] = ()
+    items: tuple[MutatingAdmissionPolicy, ...] = ()
 
 
-class ValidatingAdmissionPolicyList(Struct, frozen=True, kw_only=True, gc=False):
+class MutatingAdmissionPolicyBinding(Struct, frozen=True, kw_only=True, gc=False):
     api_version: str = field(name='apiVersion', default='admissionregistration.k8s.io/v1beta1')
-    kind: str = 'ValidatingAdmissionPolicyList'
+    kind: str = 'MutatingAdmissionPolicyBinding'
+    metadata: ObjectMeta = field(default_factory=ObjectMeta)
+    spec: MutatingAdmissionPolicyBindingSpec | UnsetType = UNSET
+
+
+class MutatingAdmissionPolicyBindingList(Struct, frozen=True, kw_only=True, gc=False):
+    api_version: str = field(name='apiVersion', default='admissionregistration.k8s.io/v1beta1')
+    kind: str = 'MutatingAdmissionPolicyBindingList'
     metadata: ListMeta = field(default_factory=ListMeta)
-    items: tuple[ValidatingAdmissionPolicy, ...] = ()
+    items: tuple[MutatingAdmissionPolicyBinding, ...] = ()
 
 
-VALIDATINGADMISSIONPOLICIES: ResourceInfo[ValidatingAdmissionPolicy] = ResourceInfo(
+MUTATINGADMISSIONPOLICIES: ResourceInfo[MutatingAdmissionPolicy] = ResourceInfo(
     group="admissionregistration.k8s.io",
     version="v1beta1",
-    resource="validatingadmissionpolicies",
-    kind="ValidatingAdmissionPolicy",
+    resource="mutatingadmissionpolicies",
+    kind="MutatingAdmissionPolicy",
     namespaced=False,
-    model=ValidatingAdmissionPolicy,
-    list_model=ValidatingAdmissionPolicyList,
-    list_kind="ValidatingAdmissionPolicyList",
-    singular="validatingadmissionpolicy",
+    model=MutatingAdmissionPolicy,
+    list_model=MutatingAdmissionPolicyList,
+    list_kind="MutatingAdmissionPolicyList",
+    singular="mutatingadmissionpolicy",
     short_names=(),
-    subresources=("status",),
+    subresources=(),
     strategic_merge=True,
 )
 
-VALIDATINGADMISSIONPOLICYBINDINGS: ResourceInfo[ValidatingAdmissionPolicyBinding] = ResourceInfo(
+MUTATINGADMISSIONPOLICYBINDINGS: ResourceInfo[MutatingAdmissionPolicyBinding] = ResourceInfo(
     group="admissionregistration.k8s.io",
     version="v1beta1",
-    resource="validatingadmissionpolicybindings",
-    kind="ValidatingAdmissionPolicyBinding",
+    resource="mutatingadmissionpolicybindings",
+    kind="MutatingAdmissionPolicyBinding",
     namespaced=False,
-    model=ValidatingAdmissionPolicyBinding,
-    list_model=ValidatingAdmissionPolicyBindingList,
-    list_kind="ValidatingAdmissionPolicyBindingList",
-    singular="validatingadmissionpolicybinding",
+    model=MutatingAdmissionPolicyBinding,
+    list_model=MutatingAdmissionPolicyBindingList,
+    list_kind="MutatingAdmissionPolicyBindingList",
+    singular="mutatingadmissionpolicybinding",
     short_names=(),
     subresources=(),
     strategic_merge=True,

@@ -100,6 +100,7 @@ class CustomResourceConversion(Struct, frozen=True, kw_only=True, gc=False):
 class CustomResourceDefinitionCondition(Struct, frozen=True, kw_only=True, gc=False):
     last_transition_time: Time | UnsetType = field(name='lastTransitionTime', default=UNSET)
     message: str | UnsetType = UNSET
+    observed_generation: int | UnsetType = field(name='observedGeneration', default=UNSET)
     reason: str | UnsetType = UNSET
     status: str | UnsetType = UNSET
     type: str | UnsetType = UNSET
@@ -108,6 +109,7 @@ class CustomResourceDefinitionCondition(Struct, frozen=True, kw_only=True, gc=Fa
 class CustomResourceDefinitionStatus(Struct, frozen=True, kw_only=True, gc=False):
     accepted_names: CustomResourceDefinitionNames | UnsetType = field(name='acceptedNames', default=UNSET)
     conditions: tuple[CustomResourceDefinitionCondition, ...] | UnsetType = UNSET
+    observed_generation: int | UnsetType = field(name='observedGeneration', default=UNSET)
     stored_versions: tuple[str, ...] | UnsetType = field(name='storedVersions', default=UNSET)
 
 

@@ -92,6 +92,7 @@ class DeploymentStatus(Struct, frozen=True, kw_only=True, gc=False):
     observed_generation: int | UnsetType = field(name='observedGeneration', default=UNSET)
     ready_replicas: int | UnsetType = field(name='readyReplicas', default=UNSET)
     replicas: int | UnsetType = UNSET
+    terminating_replicas: int | UnsetType = field(name='terminatingReplicas', default=UNSET)
     unavailable_replicas: int | UnsetType = field(name='unavailableReplicas', default=UNSET)
     updated_replicas: int | UnsetType = field(name='updatedReplicas', default=UNSET)
 
@@ -116,6 +117,7 @@ class ReplicaSetStatus(Struct, frozen=True, kw_only=True, gc=False):
     observed_generation: int | UnsetType = field(name='observedGeneration', default=UNSET)
     ready_replicas: int | UnsetType = field(name='readyReplicas', default=UNSET)
     replicas: int | UnsetType = UNSET
+    terminating_replicas: int | UnsetType = field(name='terminatingReplicas', default=UNSET)
 
 
 class StatefulSetCondition(Struct, frozen=True, kw_only=True, gc=False):

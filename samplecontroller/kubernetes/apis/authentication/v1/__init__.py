@@ -21,6 +21,7 @@ class BoundObjectReference(Struct, frozen=True, kw_only=True, gc=False):
 
 
 class TokenRequestSpec(Struct, frozen=True, kw_only=True, gc=False):
+    attestations: dict[str, tuple[str, ...]] | UnsetType = UNSET
     audiences: tuple[str, ...] | UnsetType = UNSET
     bound_object_ref: BoundObjectReference | UnsetType = field(name='boundObjectRef', default=UNSET)
     expiration_seconds: int | UnsetType = field(name='expirationSeconds', default=UNSET)

@@ -29,6 +29,7 @@ class HPAScalingRules(Struct, frozen=True, kw_only=True, gc=False):
     policies: tuple[HPAScalingPolicy, ...] | UnsetType = UNSET
     select_policy: str | UnsetType = field(name='selectPolicy', default=UNSET)
     stabilization_window_seconds: int | UnsetType = field(name='stabilizationWindowSeconds', default=UNSET)
+    tolerance: Quantity | UnsetType = UNSET
 
 
 class HorizontalPodAutoscalerBehavior(Struct, frozen=True, kw_only=True, gc=False):
@@ -39,6 +40,7 @@ class HorizontalPodAutoscalerBehavior(Struct, frozen=True, kw_only=True, gc=Fals
 class HorizontalPodAutoscalerCondition(Struct, frozen=True, kw_only=True, gc=False):
     last_transition_time: Time | UnsetType = field(name='lastTransitionTime', default=UNSET)
     message: str | UnsetType = UNSET
+    observed_generation: int | UnsetType = field(name='observedGeneration', default=UNSET)
     reason: str | UnsetType = UNSET
     status: str | UnsetType = UNSET
     type: str | UnsetType = UNSET

@@ -12,6 +12,12 @@ from msgspec import UNSET, Struct, UnsetType, field
 from samplecontroller.client.types import ResourceInfo
 from samplecontroller.kubernetes.apis.core.v1 import ObjectReference, PodTemplateSpec
 from samplecontroller.kubernetes.apis.meta.v1 import LabelSelector, ListMeta, ObjectMeta, Time
+from samplecontroller.kubernetes.apis.scheduling.v1alpha3 import (
+    WorkloadPodGroupDisruptionMode,
+    WorkloadPodGroupResourceClaim,
+    WorkloadPodGroupSchedulingConstraints,
+    WorkloadPodGroupSchedulingPolicy,
+)
 
 
 class PodFailurePolicyOnExitCodesRequirement(Struct, frozen=True, kw_only=True, gc=False):
@@ -78,6 +84,13 @@ class SuccessPolicy(Struct, frozen=True, kw_only=True, gc=False):
     rules: tuple[SuccessPolicyRule, ...] | UnsetType = UNSET
 
 
+class JobSchedulingConfiguration(Struct, frozen=True, kw_only=True, gc=False):
+    disruption_mode: WorkloadPodGroupDisruptionMode | UnsetType = field(name='disruptionMode', default=UNSET)
+    resource_claims: tuple[WorkloadPodGroupResourceClaim, ...] | UnsetType = field(name='resourceClaims', default=UNSET)
+    scheduling_constraints: WorkloadPodGroupSchedulingConstraints | UnsetType = field(name='schedulingConstraints', default=UNSET)
+    scheduling_policy: WorkloadPodGroupSchedulingPolicy | UnsetType = field(name='schedulingPolicy', default=UNSET)
+
+
 class JobSpec(Struct, frozen=True, kw_only=True, gc=False):
     active_deadline_seconds: int | UnsetType = field(name='activeDeadlineSeconds', default=UNSET)
     backoff_limit: int | UnsetType = field(name='backoffLimit', default=UNSET)
@@ -90,6 +103,7 @@ class JobSpec(Struct, frozen=True, kw_only=True, gc=False):
     parallelism: int | UnsetType = UNSET
     pod_failure_policy: PodFailurePolicy | UnsetType = field(name='podFailurePolicy', default=UNSET)
     pod_replacement_policy: str | UnsetType = field(name='podReplacementPolicy', default=UNSET)
+    scheduling: JobSchedulingConfiguration | UnsetType = UNSET
     selector: LabelSelector | UnsetType = UNSET
     success_policy: SuccessPolicy | UnsetType = field(name='successPolicy', default=UNSET)
     suspend: bool | UnsetType = UNSET

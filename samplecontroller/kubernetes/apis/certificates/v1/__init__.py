@@ -10,7 +10,7 @@ from __future__ import annotations
 from msgspec import UNSET, Struct, UnsetType, field
 
 from samplecontroller.client.types import ResourceInfo
-from samplecontroller.kubernetes.apis.meta.v1 import ListMeta, ObjectMeta, Time
+from samplecontroller.kubernetes.apis.meta.v1 import Condition, ListMeta, ObjectMeta, Time
 
 
 class CertificateSigningRequestSpec(Struct, frozen=True, kw_only=True, gc=False):
@@ -22,6 +22,24 @@ class CertificateSigningRequestSpec(Struct, frozen=True, kw_only=True, gc=False)
     uid: str | UnsetType = UNSET
     usages: tuple[str, ...] | UnsetType = UNSET
     username: str | UnsetType = UNSET
+
+
+class ClusterTrustBundleSpec(Struct, frozen=True, kw_only=True, gc=False):
+    signer_name: str | UnsetType = field(name='signerName', default=UNSET)
+    trust_bundle: str | UnsetType = field(name='trustBundle', default=UNSET)
+
+
+class PodCertificateRequestSpec(Struct, frozen=True, kw_only=True, gc=False):
+    max_expiration_seconds: int | UnsetType = field(name='maxExpirationSeconds', default=UNSET)
+    node_name: str | UnsetType = field(name='nodeName', default=UNSET)
+    node_uid: str | UnsetType = field(name='nodeUID', default=UNSET)
+    pod_name: str | UnsetType = field(name='podName', default=UNSET)
+    pod_uid: str | UnsetType = field(name='podUID', default=UNSET)
+    service_account_name: str | UnsetType = field(name='serviceAccountName', default=UNSET)
+    service_account_uid: str | UnsetType = field(name='serviceAccountUID', default=UNSET)
+    signer_name: str | UnsetType = field(name='signerName', default=UNSET)
+    stub_pkcs10_request: str | UnsetType = field(name='stubPKCS10Request', default=UNSET)
+    unverified_user_annotations: dict[str, str] | UnsetType = field(name='unverifiedUserAnnotations', default=UNSET)
 
 
 class CertificateSigningRequestCondition(Struct, frozen=True, kw_only=True, gc=False):
@@ -36,6 +54,14 @@ class CertificateSigningRequestCondition(Struct, frozen=True, kw_only=True, gc=F
 class CertificateSigningRequestStatus(Struct, frozen=True, kw_only=True, gc=False):
     certificate: str | UnsetType = UNSET
     conditions: tuple[CertificateSigningRequestCondition, ...] | UnsetType = UNSET
+
+
+class PodCertificateRequestStatus(Struct, frozen=True, kw_only=True, gc=False):
+    begin_refresh_at: Time | UnsetType = field(name='beginRefreshAt', default=UNSET)
+    certificate_chain: str | UnsetType = field(name='certificateChain', default=UNSET)
+    conditions: tuple[Condition, ...] | UnsetType = UNSET
+    not_after: Time | UnsetType = field(name='notAfter', default=UNSET)
+    not_before: Time | UnsetType = field(name='notBefore', default=UNSET)
 
 
 class CertificateSigningRequest(Struct, frozen=True, kw_only=True, gc=False):
@@ -53,6 +79,35 @@ class CertificateSigningRequestList(Struct, frozen=True, kw_only=True, gc=False)
     items: tuple[CertificateSigningRequest, ...] = ()
 
 
+class ClusterTrustBundle(Struct, frozen=True, kw_only=True, gc=False):
+    api_version: str = field(name='apiVersion', default='certificates.k8s.io/v1')
+    kind: str = 'ClusterTrustBundle'
+    metadata: ObjectMeta = field(default_factory=ObjectMeta)
+    spec: ClusterTrustBundleSpec | UnsetType = UNSET
+
+
+class ClusterTrustBundleList(Struct, frozen=True, kw_only=True, gc=False):
+    api_version: str = field(name='apiVersion', default='certificates.k8s.io/v1')
+    kind: str = 'ClusterTrustBundleList'
+    metadata: ListMeta = field(default_factory=ListMeta)
+    items: tuple[ClusterTrustBundle, ...] = ()
+
+
+class PodCertificateRequest(Struct, frozen=True, kw_only=True, gc=False):
+    api_version: str = field(name='apiVersion', default='certificates.k8s.io/v1')
+    kind: str = 'PodCertificateRequest'
+    metadata: ObjectMeta = field(default_factory=ObjectMeta)
+    spec: PodCertificateRequestSpec | UnsetType = UNSET
+    status: PodCertificateRequestStatus | UnsetType = UNSET
+
+
+class PodCertificateRequestList(Struct, frozen=True, kw_only=True, gc=False):
+    api_version: str = field(name='apiVersion', default='certificates.k8s.io/v1')
+    kind: str = 'PodCertificateRequestList'
+    metadata: ListMeta = field(default_factory=ListMeta)
+    items: tuple[PodCertificateRequest, ...] = ()
+
+
 CERTIFICATESIGNINGREQUESTS: ResourceInfo[CertificateSigningRequest] = ResourceInfo(
     group="certificates.k8s.io",
     version="v1",
@@ -64,6 +119,36 @@ CERTIFICATESIGNINGREQUESTS: ResourceInfo[CertificateSigningRequest] = ResourceIn
     list_kind="CertificateSigningRequestList",
     singular="certificatesigningrequest",
     short_names=("csr",),
+    subresources=("status",),
+    strategic_merge=True,
+)
+
+CLUSTERTRUSTBUNDLES: ResourceInfo[ClusterTrustBundle] = ResourceInfo(
+    group="certificates.k8s.io",
+    version="v1",
+    resource="clustertrustbundles",
+    kind="ClusterTrustBundle",
+    namespaced=False,
+    model=ClusterTrustBundle,
+    list_model=ClusterTrustBundleList,
+    list_kind="ClusterTrustBundleList",
+    singular="clustertrustbundle",
+    short_names=(),
+    subresources=(),
+    strategic_merge=True,
+)
+
+PODCERTIFICATEREQUESTS: ResourceInfo[PodCertificateRequest] = ResourceInfo(
+    group="certificates.k8s.io",
+    version="v1",
+    resource="podcertificaterequests",
+    kind="PodCertificateRequest",
+    namespaced=True,
+    model=PodCertificateRequest,
+    list_model=PodCertificateRequestList,
+    list_kind="PodCertificateRequestList",
+    singular="podcertificaterequest",
+    short_names=(),
     subresources=("status",),
     strategic_merge=True,
 )

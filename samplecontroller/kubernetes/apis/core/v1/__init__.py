@@ -98,6 +98,12 @@ class ConfigMapNodeConfigSource(Struct, frozen=True, kw_only=True, gc=False):
     uid: str | UnsetType = UNSET
 
 
+class ContainerExtendedResourceRequest(Struct, frozen=True, kw_only=True, gc=False):
+    container_name: str | UnsetType = field(name='containerName', default=UNSET)
+    request_name: str | UnsetType = field(name='requestName', default=UNSET)
+    resource_name: str | UnsetType = field(name='resourceName', default=UNSET)
+
+
 class ContainerImage(Struct, frozen=True, kw_only=True, gc=False):
     names: tuple[str, ...] | UnsetType = UNSET
     size_bytes: int | UnsetType = field(name='sizeBytes', default=UNSET)
@@ -114,6 +120,11 @@ class ContainerPort(Struct, frozen=True, kw_only=True, gc=False):
 class ContainerResizePolicy(Struct, frozen=True, kw_only=True, gc=False):
     resource_name: str | UnsetType = field(name='resourceName', default=UNSET)
     restart_policy: str | UnsetType = field(name='restartPolicy', default=UNSET)
+
+
+class ContainerRestartRuleOnExitCodes(Struct, frozen=True, kw_only=True, gc=False):
+    operator: str | UnsetType = UNSET
+    values: tuple[int, ...] | UnsetType = UNSET
 
 
 class ContainerStateWaiting(Struct, frozen=True, kw_only=True, gc=False):
@@ -137,6 +148,11 @@ class EventSource(Struct, frozen=True, kw_only=True, gc=False):
     host: str | UnsetType = UNSET
 
 
+class EvictionResponder(Struct, frozen=True, kw_only=True, gc=False):
+    name: str | UnsetType = UNSET
+    priority: int | UnsetType = UNSET
+
+
 class ExecAction(Struct, frozen=True, kw_only=True, gc=False):
     command: tuple[str, ...] | UnsetType = UNSET
 
@@ -147,6 +163,13 @@ class FCVolumeSource(Struct, frozen=True, kw_only=True, gc=False):
     read_only: bool | UnsetType = field(name='readOnly', default=UNSET)
     target_ww_ns: tuple[str, ...] | UnsetType = field(name='targetWWNs', default=UNSET)
     wwids: tuple[str, ...] | UnsetType = UNSET
+
+
+class FileKeySelector(Struct, frozen=True, kw_only=True, gc=False):
+    key: str | UnsetType = UNSET
+    optional: bool | UnsetType = UNSET
+    path: str | UnsetType = UNSET
+    volume_name: str | UnsetType = field(name='volumeName', default=UNSET)
 
 
 class FlockerVolumeSource(Struct, frozen=True, kw_only=True, gc=False):
@@ -162,6 +185,7 @@ class GCEPersistentDiskVolumeSource(Struct, frozen=True, kw_only=True, gc=False)
 
 
 class GRPCAction(Struct, frozen=True, kw_only=True, gc=False):
+    mode: str | UnsetType = UNSET
     port: int | UnsetType = UNSET
     service: str | UnsetType = UNSET
 
@@ -209,10 +233,15 @@ class ImageVolumeSource(Struct, frozen=True, kw_only=True, gc=False):
     reference: str | UnsetType = UNSET
 
 
+class ImageVolumeStatus(Struct, frozen=True, kw_only=True, gc=False):
+    image_ref: str | UnsetType = field(name='imageRef', default=UNSET)
+
+
 class KeyToPath(Struct, frozen=True, kw_only=True, gc=False):
     key: str | UnsetType = UNSET
     mode: int | UnsetType = UNSET
     path: str | UnsetType = UNSET
+    user: int | UnsetType = UNSET
 
 
 class LinuxContainerUser(Struct, frozen=True, kw_only=True, gc=False):
@@ -269,6 +298,10 @@ class NodeFeatures(Struct, frozen=True, kw_only=True, gc=False):
     supplemental_groups_policy: bool | UnsetType = field(name='supplementalGroupsPolicy', default=UNSET)
 
 
+class NodePodPreemptionPolicy(Struct, frozen=True, kw_only=True, gc=False):
+    disable_resize_preemption: tuple[str, ...] | UnsetType = field(name='disableResizePreemption', default=UNSET)
+
+
 class NodeRuntimeHandlerFeatures(Struct, frozen=True, kw_only=True, gc=False):
     recursive_read_only_mounts: bool | UnsetType = field(name='recursiveReadOnlyMounts', default=UNSET)
     user_namespaces: bool | UnsetType = field(name='userNamespaces', default=UNSET)
@@ -285,6 +318,10 @@ class NodeSelectorTerm(Struct, frozen=True, kw_only=True, gc=False):
     match_fields: tuple[NodeSelectorRequirement, ...] | UnsetType = field(name='matchFields', default=UNSET)
 
 
+class NodeSwapStatus(Struct, frozen=True, kw_only=True, gc=False):
+    capacity: int | UnsetType = UNSET
+
+
 class NodeSystemInfo(Struct, frozen=True, kw_only=True, gc=False):
     architecture: str | UnsetType = UNSET
     boot_id: str | UnsetType = field(name='bootID', default=UNSET)
@@ -295,6 +332,8 @@ class NodeSystemInfo(Struct, frozen=True, kw_only=True, gc=False):
     machine_id: str | UnsetType = field(name='machineID', default=UNSET)
     operating_system: str | UnsetType = field(name='operatingSystem', default=UNSET)
     os_image: str | UnsetType = field(name='osImage', default=UNSET)
+    running_in_user_namespace: bool | UnsetType = field(name='runningInUserNamespace', default=UNSET)
+    swap: NodeSwapStatus | UnsetType = UNSET
     system_uuid: str | UnsetType = field(name='systemUUID', default=UNSET)
 
 
@@ -323,9 +362,25 @@ class PhotonPersistentDiskVolumeSource(Struct, frozen=True, kw_only=True, gc=Fal
     pd_id: str | UnsetType = field(name='pdID', default=UNSET)
 
 
+class PodCertificateProjection(Struct, frozen=True, kw_only=True, gc=False):
+    certificate_chain_path: str | UnsetType = field(name='certificateChainPath', default=UNSET)
+    credential_bundle_path: str | UnsetType = field(name='credentialBundlePath', default=UNSET)
+    key_path: str | UnsetType = field(name='keyPath', default=UNSET)
+    key_type: str | UnsetType = field(name='keyType', default=UNSET)
+    max_expiration_seconds: int | UnsetType = field(name='maxExpirationSeconds', default=UNSET)
+    signer_name: str | UnsetType = field(name='signerName', default=UNSET)
+    user: int | UnsetType = UNSET
+    user_annotations: dict[str, str] | UnsetType = field(name='userAnnotations', default=UNSET)
+
+
 class PodDNSConfigOption(Struct, frozen=True, kw_only=True, gc=False):
     name: str | UnsetType = UNSET
     value: str | UnsetType = UNSET
+
+
+class PodExtendedResourceClaimStatus(Struct, frozen=True, kw_only=True, gc=False):
+    request_mappings: tuple[ContainerExtendedResourceRequest, ...] | UnsetType = field(name='requestMappings', default=UNSET)
+    resource_claim_name: str | UnsetType = field(name='resourceClaimName', default=UNSET)
 
 
 class PodIP(Struct, frozen=True, kw_only=True, gc=False):
@@ -353,6 +408,10 @@ class PodResourceClaimStatus(Struct, frozen=True, kw_only=True, gc=False):
 
 class PodSchedulingGate(Struct, frozen=True, kw_only=True, gc=False):
     name: str | UnsetType = UNSET
+
+
+class PodSchedulingGroup(Struct, frozen=True, kw_only=True, gc=False):
+    pod_group_name: str | UnsetType = field(name='podGroupName', default=UNSET)
 
 
 class PortStatus(Struct, frozen=True, kw_only=True, gc=False):
@@ -405,6 +464,7 @@ class ResourceFieldSelector(Struct, frozen=True, kw_only=True, gc=False):
 
 class ResourceHealth(Struct, frozen=True, kw_only=True, gc=False):
     health: str | UnsetType = UNSET
+    message: str | UnsetType = UNSET
     resource_id: str | UnsetType = field(name='resourceID', default=UNSET)
 
 
@@ -479,6 +539,7 @@ class SecretReference(Struct, frozen=True, kw_only=True, gc=False):
 
 class SecretVolumeSource(Struct, frozen=True, kw_only=True, gc=False):
     default_mode: int | UnsetType = field(name='defaultMode', default=UNSET)
+    default_user: int | UnsetType = field(name='defaultUser', default=UNSET)
     items: tuple[KeyToPath, ...] | UnsetType = UNSET
     optional: bool | UnsetType = UNSET
     secret_name: str | UnsetType = field(name='secretName', default=UNSET)
@@ -488,6 +549,7 @@ class ServiceAccountTokenProjection(Struct, frozen=True, kw_only=True, gc=False)
     audience: str | UnsetType = UNSET
     expiration_seconds: int | UnsetType = field(name='expirationSeconds', default=UNSET)
     path: str | UnsetType = UNSET
+    user: int | UnsetType = UNSET
 
 
 class ServicePort(Struct, frozen=True, kw_only=True, gc=False):
@@ -568,7 +630,19 @@ class VolumeDevice(Struct, frozen=True, kw_only=True, gc=False):
     name: str | UnsetType = UNSET
 
 
+class VolumeHealthCondition(Struct, frozen=True, kw_only=True, gc=False):
+    message: str | UnsetType = UNSET
+    reason: str | UnsetType = UNSET
+    status: str | UnsetType = UNSET
+
+
+class VolumeHealthStatus(Struct, frozen=True, kw_only=True, gc=False):
+    health_conditions: tuple[VolumeHealthCondition, ...] | UnsetType = field(name='healthConditions', default=UNSET)
+    last_transition_time: Time | UnsetType = field(name='lastTransitionTime', default=UNSET)
+
+
 class VolumeMount(Struct, frozen=True, kw_only=True, gc=False):
+    bind_mount_options: tuple[str, ...] | UnsetType = field(name='bindMountOptions', default=UNSET)
     mount_path: str | UnsetType = field(name='mountPath', default=UNSET)
     mount_propagation: str | UnsetType = field(name='mountPropagation', default=UNSET)
     name: str | UnsetType = UNSET
@@ -578,19 +652,16 @@ class VolumeMount(Struct, frozen=True, kw_only=True, gc=False):
     sub_path_expr: str | UnsetType = field(name='subPathExpr', default=UNSET)
 
 
-class VolumeMountStatus(Struct, frozen=True, kw_only=True, gc=False):
-    mount_path: str | UnsetType = field(name='mountPath', default=UNSET)
-    name: str | UnsetType = UNSET
-    read_only: bool | UnsetType = field(name='readOnly', default=UNSET)
-    recursive_read_only: str | UnsetType = field(name='recursiveReadOnly', default=UNSET)
-
-
 VolumeNodeAffinity: TypeAlias = dict[str, Any]
 
 
 class VolumeResourceRequirements(Struct, frozen=True, kw_only=True, gc=False):
     limits: dict[str, Quantity] | UnsetType = UNSET
     requests: dict[str, Quantity] | UnsetType = UNSET
+
+
+class VolumeStatus(Struct, frozen=True, kw_only=True, gc=False):
+    image: ImageVolumeStatus | UnsetType = UNSET
 
 
 class VsphereVirtualDiskVolumeSource(Struct, frozen=True, kw_only=True, gc=False):
@@ -668,9 +739,15 @@ class ConfigMapProjection(Struct, frozen=True, kw_only=True, gc=False):
 
 class ConfigMapVolumeSource(Struct, frozen=True, kw_only=True, gc=False):
     default_mode: int | UnsetType = field(name='defaultMode', default=UNSET)
+    default_user: int | UnsetType = field(name='defaultUser', default=UNSET)
     items: tuple[KeyToPath, ...] | UnsetType = UNSET
     name: str | UnsetType = UNSET
     optional: bool | UnsetType = UNSET
+
+
+class ContainerRestartRule(Struct, frozen=True, kw_only=True, gc=False):
+    action: str | UnsetType = UNSET
+    exit_codes: ContainerRestartRuleOnExitCodes | UnsetType = field(name='exitCodes', default=UNSET)
 
 
 class ContainerStateRunning(Struct, frozen=True, kw_only=True, gc=False):
@@ -696,15 +773,18 @@ class DownwardAPIVolumeFile(Struct, frozen=True, kw_only=True, gc=False):
     mode: int | UnsetType = UNSET
     path: str | UnsetType = UNSET
     resource_field_ref: ResourceFieldSelector | UnsetType = field(name='resourceFieldRef', default=UNSET)
+    user: int | UnsetType = UNSET
 
 
 class DownwardAPIVolumeSource(Struct, frozen=True, kw_only=True, gc=False):
     default_mode: int | UnsetType = field(name='defaultMode', default=UNSET)
+    default_user: int | UnsetType = field(name='defaultUser', default=UNSET)
     items: tuple[DownwardAPIVolumeFile, ...] | UnsetType = UNSET
 
 
 class EmptyDirVolumeSource(Struct, frozen=True, kw_only=True, gc=False):
     medium: str | UnsetType = UNSET
+    mode: int | UnsetType = UNSET
     size_limit: Quantity | UnsetType = field(name='sizeLimit', default=UNSET)
 
 
@@ -730,6 +810,7 @@ class EnvFromSource(Struct, frozen=True, kw_only=True, gc=False):
 class EnvVarSource(Struct, frozen=True, kw_only=True, gc=False):
     config_map_key_ref: ConfigMapKeySelector | UnsetType = field(name='configMapKeyRef', default=UNSET)
     field_ref: ObjectFieldSelector | UnsetType = field(name='fieldRef', default=UNSET)
+    file_key_ref: FileKeySelector | UnsetType = field(name='fileKeyRef', default=UNSET)
     resource_field_ref: ResourceFieldSelector | UnsetType = field(name='resourceFieldRef', default=UNSET)
     secret_key_ref: SecretKeySelector | UnsetType = field(name='secretKeyRef', default=UNSET)
 
@@ -760,6 +841,7 @@ class HTTPGetAction(Struct, frozen=True, kw_only=True, gc=False):
     http_headers: tuple[HTTPHeader, ...] | UnsetType = field(name='httpHeaders', default=UNSET)
     path: str | UnsetType = UNSET
     port: IntOrString | UnsetType = UNSET
+    protocol: str | UnsetType = UNSET
     scheme: str | UnsetType = UNSET
 
 
@@ -834,6 +916,24 @@ class NamespaceStatus(Struct, frozen=True, kw_only=True, gc=False):
     phase: str | UnsetType = UNSET
 
 
+class NodeAllocatableMappedResources(Struct, frozen=True, kw_only=True, gc=False):
+    name: str | UnsetType = UNSET
+    quantity: Quantity | UnsetType = UNSET
+
+
+class NodeAllocatableOverheadResources(Struct, frozen=True, kw_only=True, gc=False):
+    name: str | UnsetType = UNSET
+    per_container: Quantity | UnsetType = field(name='perContainer', default=UNSET)
+    per_pod: Quantity | UnsetType = field(name='perPod', default=UNSET)
+
+
+class NodeAllocatableResourceClaimStatus(Struct, frozen=True, kw_only=True, gc=False):
+    containers: tuple[str, ...] | UnsetType = UNSET
+    mapping: tuple[NodeAllocatableMappedResources, ...] | UnsetType = UNSET
+    overhead: tuple[NodeAllocatableOverheadResources, ...] | UnsetType = UNSET
+    resource_claim_name: str | UnsetType = field(name='resourceClaimName', default=UNSET)
+
+
 class NodeCondition(Struct, frozen=True, kw_only=True, gc=False):
     last_heartbeat_time: Time | UnsetType = field(name='lastHeartbeatTime', default=UNSET)
     last_transition_time: Time | UnsetType = field(name='lastTransitionTime', default=UNSET)
@@ -859,6 +959,7 @@ class NodeStatus(Struct, frozen=True, kw_only=True, gc=False):
     conditions: tuple[NodeCondition, ...] | UnsetType = UNSET
     config: NodeConfigStatus | UnsetType = UNSET
     daemon_endpoints: NodeDaemonEndpoints | UnsetType = field(name='daemonEndpoints', default=UNSET)
+    declared_features: tuple[str, ...] | UnsetType = field(name='declaredFeatures', default=UNSET)
     features: NodeFeatures | UnsetType = UNSET
     images: tuple[ContainerImage, ...] | UnsetType = UNSET
     node_info: NodeSystemInfo | UnsetType = field(name='nodeInfo', default=UNSET)
@@ -896,6 +997,7 @@ class PersistentVolumeClaimStatus(Struct, frozen=True, kw_only=True, gc=False):
     capacity: dict[str, Quantity] | UnsetType = UNSET
     conditions: tuple[PersistentVolumeClaimCondition, ...] | UnsetType = UNSET
     current_volume_attributes_class_name: str | UnsetType = field(name='currentVolumeAttributesClassName', default=UNSET)
+    health_status: VolumeHealthStatus | UnsetType = field(name='healthStatus', default=UNSET)
     modify_volume_status: ModifyVolumeStatus | UnsetType = field(name='modifyVolumeStatus', default=UNSET)
     phase: str | UnsetType = UNSET
 
@@ -925,6 +1027,7 @@ class PodCondition(Struct, frozen=True, kw_only=True, gc=False):
     last_probe_time: Time | UnsetType = field(name='lastProbeTime', default=UNSET)
     last_transition_time: Time | UnsetType = field(name='lastTransitionTime', default=UNSET)
     message: str | UnsetType = UNSET
+    observed_generation: int | UnsetType = field(name='observedGeneration', default=UNSET)
     reason: str | UnsetType = UNSET
     status: str | UnsetType = UNSET
     type: str | UnsetType = UNSET
@@ -950,6 +1053,12 @@ class PodSecurityContext(Struct, frozen=True, kw_only=True, gc=False):
     supplemental_groups_policy: str | UnsetType = field(name='supplementalGroupsPolicy', default=UNSET)
     sysctls: tuple[Sysctl, ...] | UnsetType = UNSET
     windows_options: WindowsSecurityContextOptions | UnsetType = field(name='windowsOptions', default=UNSET)
+
+
+class PodVolumeHealth(Struct, frozen=True, kw_only=True, gc=False):
+    health_conditions: tuple[VolumeHealthCondition, ...] | UnsetType = field(name='healthConditions', default=UNSET)
+    last_transition_time: Time | UnsetType = field(name='lastTransitionTime', default=UNSET)
+    name: str | UnsetType = UNSET
 
 
 class Probe(Struct, frozen=True, kw_only=True, gc=False):
@@ -1104,6 +1213,14 @@ class TopologySpreadConstraint(Struct, frozen=True, kw_only=True, gc=False):
     when_unsatisfiable: str | UnsetType = field(name='whenUnsatisfiable', default=UNSET)
 
 
+class VolumeMountStatus(Struct, frozen=True, kw_only=True, gc=False):
+    mount_path: str | UnsetType = field(name='mountPath', default=UNSET)
+    name: str | UnsetType = UNSET
+    read_only: bool | UnsetType = field(name='readOnly', default=UNSET)
+    recursive_read_only: str | UnsetType = field(name='recursiveReadOnly', default=UNSET)
+    volume_status: VolumeStatus | UnsetType = field(name='volumeStatus', default=UNSET)
+
+
 class WeightedPodAffinityTerm(Struct, frozen=True, kw_only=True, gc=False):
     pod_affinity_term: PodAffinityTerm | UnsetType = field(name='podAffinityTerm', default=UNSET)
     weight: int | UnsetType = UNSET
@@ -1122,6 +1239,7 @@ class ClusterTrustBundleProjection(Struct, frozen=True, kw_only=True, gc=False):
     optional: bool | UnsetType = UNSET
     path: str | UnsetType = UNSET
     signer_name: str | UnsetType = field(name='signerName', default=UNSET)
+    user: int | UnsetType = UNSET
 
 
 class ComponentStatus(Struct, frozen=True, kw_only=True, gc=False):
@@ -1173,6 +1291,7 @@ class ContainerStatus(Struct, frozen=True, kw_only=True, gc=False):
     restart_count: int | UnsetType = field(name='restartCount', default=UNSET)
     started: bool | UnsetType = UNSET
     state: ContainerState | UnsetType = UNSET
+    stop_signal: str | UnsetType = field(name='stopSignal', default=UNSET)
     user: ContainerUser | UnsetType = UNSET
     volume_mounts: tuple[VolumeMountStatus, ...] | UnsetType = field(name='volumeMounts', default=UNSET)
 
@@ -1235,6 +1354,7 @@ class EventList(Struct, frozen=True, kw_only=True, gc=False):
 class Lifecycle(Struct, frozen=True, kw_only=True, gc=False):
     post_start: LifecycleHandler | UnsetType = field(name='postStart', default=UNSET)
     pre_stop: LifecycleHandler | UnsetType = field(name='preStop', default=UNSET)
+    stop_signal: str | UnsetType = field(name='stopSignal', default=UNSET)
 
 
 class LimitRange(Struct, frozen=True, kw_only=True, gc=False):
@@ -1276,6 +1396,7 @@ class NodeSpec(Struct, frozen=True, kw_only=True, gc=False):
     external_id: str | UnsetType = field(name='externalID', default=UNSET)
     pod_cidr: str | UnsetType = field(name='podCIDR', default=UNSET)
     pod_cid_rs: tuple[str, ...] | UnsetType = field(name='podCIDRs', default=UNSET)
+    pod_preemption_policy: NodePodPreemptionPolicy | UnsetType = field(name='podPreemptionPolicy', default=UNSET)
     provider_id: str | UnsetType = field(name='providerID', default=UNSET)
     taints: tuple[Taint, ...] | UnsetType = UNSET
     unschedulable: bool | UnsetType = UNSET
@@ -1341,14 +1462,18 @@ class PodAntiAffinity(Struct, frozen=True, kw_only=True, gc=False):
 
 
 class PodStatus(Struct, frozen=True, kw_only=True, gc=False):
+    allocated_resources: dict[str, Quantity] | UnsetType = field(name='allocatedResources', default=UNSET)
     conditions: tuple[PodCondition, ...] | UnsetType = UNSET
     container_statuses: tuple[ContainerStatus, ...] | UnsetType = field(name='containerStatuses', default=UNSET)
     ephemeral_container_statuses: tuple[ContainerStatus, ...] | UnsetType = field(name='ephemeralContainerStatuses', default=UNSET)
+    extended_resource_claim_status: PodExtendedResourceClaimStatus | UnsetType = field(name='extendedResourceClaimStatus', default=UNSET)
     host_ip: str | UnsetType = field(name='hostIP', default=UNSET)
     host_i_ps: tuple[HostIP, ...] | UnsetType = field(name='hostIPs', default=UNSET)
     init_container_statuses: tuple[ContainerStatus, ...] | UnsetType = field(name='initContainerStatuses', default=UNSET)
     message: str | UnsetType = UNSET
+    node_allocatable_resource_claim_statuses: tuple[NodeAllocatableResourceClaimStatus, ...] | UnsetType = field(name='nodeAllocatableResourceClaimStatuses', default=UNSET)
     nominated_node_name: str | UnsetType = field(name='nominatedNodeName', default=UNSET)
+    observed_generation: int | UnsetType = field(name='observedGeneration', default=UNSET)
     phase: str | UnsetType = UNSET
     pod_ip: str | UnsetType = field(name='podIP', default=UNSET)
     pod_i_ps: tuple[PodIP, ...] | UnsetType = field(name='podIPs', default=UNSET)
@@ -1356,7 +1481,9 @@ class PodStatus(Struct, frozen=True, kw_only=True, gc=False):
     reason: str | UnsetType = UNSET
     resize: str | UnsetType = UNSET
     resource_claim_statuses: tuple[PodResourceClaimStatus, ...] | UnsetType = field(name='resourceClaimStatuses', default=UNSET)
+    resources: ResourceRequirements | UnsetType = UNSET
     start_time: Time | UnsetType = field(name='startTime', default=UNSET)
+    volume_health: tuple[PodVolumeHealth, ...] | UnsetType = field(name='volumeHealth', default=UNSET)
 
 
 class ResourceQuotaSpec(Struct, frozen=True, kw_only=True, gc=False):
@@ -1384,6 +1511,7 @@ class VolumeProjection(Struct, frozen=True, kw_only=True, gc=False):
     cluster_trust_bundle: ClusterTrustBundleProjection | UnsetType = field(name='clusterTrustBundle', default=UNSET)
     config_map: ConfigMapProjection | UnsetType = field(name='configMap', default=UNSET)
     downward_api: DownwardAPIProjection | UnsetType = field(name='downwardAPI', default=UNSET)
+    pod_certificate: PodCertificateProjection | UnsetType = field(name='podCertificate', default=UNSET)
     secret: SecretProjection | UnsetType = UNSET
     service_account_token: ServiceAccountTokenProjection | UnsetType = field(name='serviceAccountToken', default=UNSET)
 
@@ -1409,6 +1537,7 @@ class Container(Struct, frozen=True, kw_only=True, gc=False):
     resize_policy: tuple[ContainerResizePolicy, ...] | UnsetType = field(name='resizePolicy', default=UNSET)
     resources: ResourceRequirements | UnsetType = UNSET
     restart_policy: str | UnsetType = field(name='restartPolicy', default=UNSET)
+    restart_policy_rules: tuple[ContainerRestartRule, ...] | UnsetType = field(name='restartPolicyRules', default=UNSET)
     security_context: SecurityContext | UnsetType = field(name='securityContext', default=UNSET)
     startup_probe: Probe | UnsetType = field(name='startupProbe', default=UNSET)
     stdin: bool | UnsetType = UNSET
@@ -1436,6 +1565,7 @@ class EphemeralContainer(Struct, frozen=True, kw_only=True, gc=False):
     resize_policy: tuple[ContainerResizePolicy, ...] | UnsetType = field(name='resizePolicy', default=UNSET)
     resources: ResourceRequirements | UnsetType = UNSET
     restart_policy: str | UnsetType = field(name='restartPolicy', default=UNSET)
+    restart_policy_rules: tuple[ContainerRestartRule, ...] | UnsetType = field(name='restartPolicyRules', default=UNSET)
     security_context: SecurityContext | UnsetType = field(name='securityContext', default=UNSET)
     startup_probe: Probe | UnsetType = field(name='startupProbe', default=UNSET)
     stdin: bool | UnsetType = UNSET
@@ -1481,6 +1611,7 @@ class PersistentVolumeList(Struct, frozen=True, kw_only=True, gc=False):
 
 class ProjectedVolumeSource(Struct, frozen=True, kw_only=True, gc=False):
     default_mode: int | UnsetType = field(name='defaultMode', default=UNSET)
+    default_user: int | UnsetType = field(name='defaultUser', default=UNSET)
     sources: tuple[VolumeProjection, ...] | UnsetType = UNSET
 
 
@@ -1542,12 +1673,14 @@ class PodSpec(Struct, frozen=True, kw_only=True, gc=False):
     dns_policy: str | UnsetType = field(name='dnsPolicy', default=UNSET)
     enable_service_links: bool | UnsetType = field(name='enableServiceLinks', default=UNSET)
     ephemeral_containers: tuple[EphemeralContainer, ...] | UnsetType = field(name='ephemeralContainers', default=UNSET)
+    eviction_responders: tuple[EvictionResponder, ...] | UnsetType = field(name='evictionResponders', default=UNSET)
     host_aliases: tuple[HostAlias, ...] | UnsetType = field(name='hostAliases', default=UNSET)
     host_ipc: bool | UnsetType = field(name='hostIPC', default=UNSET)
     host_network: bool | UnsetType = field(name='hostNetwork', default=UNSET)
     host_pid: bool | UnsetType = field(name='hostPID', default=UNSET)
     host_users: bool | UnsetType = field(name='hostUsers', default=UNSET)
     hostname: str | UnsetType = UNSET
+    hostname_override: str | UnsetType = field(name='hostnameOverride', default=UNSET)
     image_pull_secrets: tuple[LocalObjectReference, ...] | UnsetType = field(name='imagePullSecrets', default=UNSET)
     init_containers: tuple[Container, ...] | UnsetType = field(name='initContainers', default=UNSET)
     node_name: str | UnsetType = field(name='nodeName', default=UNSET)
@@ -1564,6 +1697,7 @@ class PodSpec(Struct, frozen=True, kw_only=True, gc=False):
     runtime_class_name: str | UnsetType = field(name='runtimeClassName', default=UNSET)
     scheduler_name: str | UnsetType = field(name='schedulerName', default=UNSET)
     scheduling_gates: tuple[PodSchedulingGate, ...] | UnsetType = field(name='schedulingGates', default=UNSET)
+    scheduling_group: PodSchedulingGroup | UnsetType = field(name='schedulingGroup', default=UNSET)
     security_context: PodSecurityContext | UnsetType = field(name='securityContext', default=UNSET)
     service_account: str | UnsetType = field(name='serviceAccount', default=UNSET)
     service_account_name: str | UnsetType = field(name='serviceAccountName', default=UNSET)

@@ -27,11 +27,16 @@ class EndpointPort(Struct, frozen=True, kw_only=True, gc=False):
     protocol: str | UnsetType = UNSET
 
 
+class ForNode(Struct, frozen=True, kw_only=True, gc=False):
+    name: str | UnsetType = UNSET
+
+
 class ForZone(Struct, frozen=True, kw_only=True, gc=False):
     name: str | UnsetType = UNSET
 
 
 class EndpointHints(Struct, frozen=True, kw_only=True, gc=False):
+    for_nodes: tuple[ForNode, ...] | UnsetType = field(name='forNodes', default=UNSET)
     for_zones: tuple[ForZone, ...] | UnsetType = field(name='forZones', default=UNSET)
 
 

@@ -41,6 +41,11 @@ class FieldSelectorRequirement(Struct, frozen=True, kw_only=True, gc=False):
 FieldsV1: TypeAlias = dict[str, Any]
 
 
+class GroupResource(Struct, frozen=True, kw_only=True, gc=False):
+    group: str | UnsetType = UNSET
+    resource: str | UnsetType = UNSET
+
+
 class GroupVersionForDiscovery(Struct, frozen=True, kw_only=True, gc=False):
     group_version: str | UnsetType = field(name='groupVersion', default=UNSET)
     version: str | UnsetType = UNSET
@@ -49,11 +54,15 @@ class GroupVersionForDiscovery(Struct, frozen=True, kw_only=True, gc=False):
 class Info(Struct, frozen=True, kw_only=True, gc=False):
     build_date: str | UnsetType = field(name='buildDate', default=UNSET)
     compiler: str | UnsetType = UNSET
+    emulation_major: str | UnsetType = field(name='emulationMajor', default=UNSET)
+    emulation_minor: str | UnsetType = field(name='emulationMinor', default=UNSET)
     git_commit: str | UnsetType = field(name='gitCommit', default=UNSET)
     git_tree_state: str | UnsetType = field(name='gitTreeState', default=UNSET)
     git_version: str | UnsetType = field(name='gitVersion', default=UNSET)
     go_version: str | UnsetType = field(name='goVersion', default=UNSET)
     major: str | UnsetType = UNSET
+    min_compatibility_major: str | UnsetType = field(name='minCompatibilityMajor', default=UNSET)
+    min_compatibility_minor: str | UnsetType = field(name='minCompatibilityMinor', default=UNSET)
     minor: str | UnsetType = UNSET
     platform: str | UnsetType = UNSET
 
@@ -65,13 +74,6 @@ class LabelSelectorRequirement(Struct, frozen=True, kw_only=True, gc=False):
     key: str | UnsetType = UNSET
     operator: str | UnsetType = UNSET
     values: tuple[str, ...] | UnsetType = UNSET
-
-
-class ListMeta(Struct, frozen=True, kw_only=True, gc=False):
-    continue_: str | UnsetType = field(name='continue', default=UNSET)
-    remaining_item_count: int | UnsetType = field(name='remainingItemCount', default=UNSET)
-    resource_version: str | UnsetType = field(name='resourceVersion', default=UNSET)
-    self_link: str | UnsetType = field(name='selfLink', default=UNSET)
 
 
 MicroTime: TypeAlias = str | None
@@ -103,6 +105,10 @@ RawExtension: TypeAlias = dict[str, Any]
 class ServerAddressByClientCIDR(Struct, frozen=True, kw_only=True, gc=False):
     client_cidr: str | UnsetType = field(name='clientCIDR', default=UNSET)
     server_address: str | UnsetType = field(name='serverAddress', default=UNSET)
+
+
+class ShardInfo(Struct, frozen=True, kw_only=True, gc=False):
+    selector: str | UnsetType = UNSET
 
 
 class StatusCause(Struct, frozen=True, kw_only=True, gc=False):
@@ -173,6 +179,14 @@ class DeleteOptions(Struct, frozen=True, kw_only=True, gc=False):
 class LabelSelector(Struct, frozen=True, kw_only=True, gc=False):
     match_expressions: tuple[LabelSelectorRequirement, ...] | UnsetType = field(name='matchExpressions', default=UNSET)
     match_labels: dict[str, str] | UnsetType = field(name='matchLabels', default=UNSET)
+
+
+class ListMeta(Struct, frozen=True, kw_only=True, gc=False):
+    continue_: str | UnsetType = field(name='continue', default=UNSET)
+    remaining_item_count: int | UnsetType = field(name='remainingItemCount', default=UNSET)
+    resource_version: str | UnsetType = field(name='resourceVersion', default=UNSET)
+    self_link: str | UnsetType = field(name='selfLink', default=UNSET)
+    shard_info: ShardInfo | UnsetType = field(name='shardInfo', default=UNSET)
 
 
 class ManagedFieldsEntry(Struct, frozen=True, kw_only=True, gc=False):

@@ -11,7 +11,13 @@ from msgspec import UNSET, Struct, UnsetType, field
 
 from samplecontroller.client.types import ResourceInfo
 from samplecontroller.kubernetes.apis.core.v1 import TypedLocalObjectReference
-from samplecontroller.kubernetes.apis.meta.v1 import IntOrString, LabelSelector, ListMeta, ObjectMeta
+from samplecontroller.kubernetes.apis.meta.v1 import (
+    Condition,
+    IntOrString,
+    LabelSelector,
+    ListMeta,
+    ObjectMeta,
+)
 
 
 class IPBlock(Struct, frozen=True, kw_only=True, gc=False):
@@ -49,9 +55,24 @@ class NetworkPolicyPort(Struct, frozen=True, kw_only=True, gc=False):
     protocol: str | UnsetType = UNSET
 
 
+class ParentReference(Struct, frozen=True, kw_only=True, gc=False):
+    group: str | UnsetType = UNSET
+    name: str | UnsetType = UNSET
+    namespace: str | UnsetType = UNSET
+    resource: str | UnsetType = UNSET
+
+
 class ServiceBackendPort(Struct, frozen=True, kw_only=True, gc=False):
     name: str | UnsetType = UNSET
     number: int | UnsetType = UNSET
+
+
+class ServiceCIDRSpec(Struct, frozen=True, kw_only=True, gc=False):
+    cidrs: tuple[str, ...] | UnsetType = UNSET
+
+
+class IPAddressSpec(Struct, frozen=True, kw_only=True, gc=False):
+    parent_ref: ParentReference | UnsetType = field(name='parentRef', default=UNSET)
 
 
 class IngressLoadBalancerIngress(Struct, frozen=True, kw_only=True, gc=False):
@@ -77,6 +98,24 @@ class NetworkPolicyPeer(Struct, frozen=True, kw_only=True, gc=False):
     ip_block: IPBlock | UnsetType = field(name='ipBlock', default=UNSET)
     namespace_selector: LabelSelector | UnsetType = field(name='namespaceSelector', default=UNSET)
     pod_selector: LabelSelector | UnsetType = field(name='podSelector', default=UNSET)
+
+
+class ServiceCIDRStatus(Struct, frozen=True, kw_only=True, gc=False):
+    conditions: tuple[Condition, ...] | UnsetType = UNSET
+
+
+class IPAddress(Struct, frozen=True, kw_only=True, gc=False):
+    api_version: str = field(name='apiVersion', default='networking.k8s.io/v1')
+    kind: str = 'IPAddress'
+    metadata: ObjectMeta = field(default_factory=ObjectMeta)
+    spec: IPAddressSpec | UnsetType = UNSET
+
+
+class IPAddressList(Struct, frozen=True, kw_only=True, gc=False):
+    api_version: str = field(name='apiVersion', default='networking.k8s.io/v1')
+    kind: str = 'IPAddressList'
+    metadata: ListMeta = field(default_factory=ListMeta)
+    items: tuple[IPAddress, ...] = ()
 
 
 class IngressBackend(Struct, frozen=True, kw_only=True, gc=False):
@@ -113,6 +152,21 @@ class NetworkPolicySpec(Struct, frozen=True, kw_only=True, gc=False):
     ingress: tuple[NetworkPolicyIngressRule, ...] | UnsetType = UNSET
     pod_selector: LabelSelector | UnsetType = field(name='podSelector', default=UNSET)
     policy_types: tuple[str, ...] | UnsetType = field(name='policyTypes', default=UNSET)
+
+
+class ServiceCIDR(Struct, frozen=True, kw_only=True, gc=False):
+    api_version: str = field(name='apiVersion', default='networking.k8s.io/v1')
+    kind: str = 'ServiceCIDR'
+    metadata: ObjectMeta = field(default_factory=ObjectMeta)
+    spec: ServiceCIDRSpec | UnsetType = UNSET
+    status: ServiceCIDRStatus | UnsetType = UNSET
+
+
+class ServiceCIDRList(Struct, frozen=True, kw_only=True, gc=False):
+    api_version: str = field(name='apiVersion', default='networking.k8s.io/v1')
+    kind: str = 'ServiceCIDRList'
+    metadata: ListMeta = field(default_factory=ListMeta)
+    items: tuple[ServiceCIDR, ...] = ()
 
 
 class HTTPIngressPath(Struct, frozen=True, kw_only=True, gc=False):
@@ -166,6 +220,21 @@ class IngressList(Struct, frozen=True, kw_only=True, gc=False):
     items: tuple[Ingress, ...] = ()
 
 
+IPADDRESSES: ResourceInfo[IPAddress] = ResourceInfo(
+    group="networking.k8s.io",
+    version="v1",
+    resource="ipaddresses",
+    kind="IPAddress",
+    namespaced=False,
+    model=IPAddress,
+    list_model=IPAddressList,
+    list_kind="IPAddressList",
+    singular="ipaddress",
+    short_names=(),
+    subresources=(),
+    strategic_merge=True,
+)
+
 INGRESSES: ResourceInfo[Ingress] = ResourceInfo(
     group="networking.k8s.io",
     version="v1",
@@ -208,5 +277,20 @@ NETWORKPOLICIES: ResourceInfo[NetworkPolicy] = ResourceInfo(
     singular="networkpolicy",
     short_names=("netpol",),
     subresources=(),
+    strategic_merge=True,
+)
+
+SERVICECIDRS: ResourceInfo[ServiceCIDR] = ResourceInfo(
+    group="networking.k8s.io",
+    version="v1",
+    resource="servicecidrs",
+    kind="ServiceCIDR",
+    namespaced=False,
+    model=ServiceCIDR,
+    list_model=ServiceCIDRList,
+    list_kind="ServiceCIDRList",
+    singular="servicecidr",
+    short_names=(),
+    subresources=("status",),
     strategic_merge=True,
 )

@@ -10,263 +10,135 @@ from __future__ import annotations
 from msgspec import UNSET, Struct, UnsetType, field
 
 from samplecontroller.client.types import ResourceInfo
-from samplecontroller.kubernetes.apis.core.v1 import NodeSelector
-from samplecontroller.kubernetes.apis.meta.v1 import Condition, ListMeta, ObjectMeta, Quantity, RawExtension
+from samplecontroller.kubernetes.apis.meta.v1 import Condition, ListMeta, ObjectMeta, Quantity, Time
 
 
-class CELDeviceSelector(Struct, frozen=True, kw_only=True, gc=False):
-    expression: str | UnsetType = UNSET
-
-
-class DeviceAttribute(Struct, frozen=True, kw_only=True, gc=False):
-    bool_: bool | UnsetType = field(name='bool', default=UNSET)
-    int_: int | UnsetType = field(name='int', default=UNSET)
-    string: str | UnsetType = UNSET
-    version: str | UnsetType = UNSET
-
-
-class DeviceConstraint(Struct, frozen=True, kw_only=True, gc=False):
-    match_attribute: str | UnsetType = field(name='matchAttribute', default=UNSET)
-    requests: tuple[str, ...] | UnsetType = UNSET
-
-
-class DeviceRequestAllocationResult(Struct, frozen=True, kw_only=True, gc=False):
-    admin_access: bool | UnsetType = field(name='adminAccess', default=UNSET)
+class DeviceTaintSelector(Struct, frozen=True, kw_only=True, gc=False):
     device: str | UnsetType = UNSET
     driver: str | UnsetType = UNSET
     pool: str | UnsetType = UNSET
-    request: str | UnsetType = UNSET
 
 
-class DeviceSelector(Struct, frozen=True, kw_only=True, gc=False):
-    cel: CELDeviceSelector | UnsetType = UNSET
+class PartitionTypeStatus(Struct, frozen=True, kw_only=True, gc=False):
+    allocatable: int | UnsetType = UNSET
+    attribute: str | UnsetType = UNSET
+    total: int | UnsetType = UNSET
+    type: str | UnsetType = UNSET
 
 
-class NetworkDeviceData(Struct, frozen=True, kw_only=True, gc=False):
-    hardware_address: str | UnsetType = field(name='hardwareAddress', default=UNSET)
-    interface_name: str | UnsetType = field(name='interfaceName', default=UNSET)
-    ips: tuple[str, ...] | UnsetType = UNSET
-
-
-class ResourceClaimConsumerReference(Struct, frozen=True, kw_only=True, gc=False):
-    api_group: str | UnsetType = field(name='apiGroup', default=UNSET)
-    name: str | UnsetType = UNSET
-    resource: str | UnsetType = UNSET
-    uid: str | UnsetType = UNSET
-
-
-class ResourcePool(Struct, frozen=True, kw_only=True, gc=False):
-    generation: int | UnsetType = UNSET
-    name: str | UnsetType = UNSET
-    resource_slice_count: int | UnsetType = field(name='resourceSliceCount', default=UNSET)
-
-
-class BasicDevice(Struct, frozen=True, kw_only=True, gc=False):
-    attributes: dict[str, DeviceAttribute] | UnsetType = UNSET
-    capacity: dict[str, Quantity] | UnsetType = UNSET
-
-
-class Device(Struct, frozen=True, kw_only=True, gc=False):
-    basic: BasicDevice | UnsetType = UNSET
-    name: str | UnsetType = UNSET
-
-
-class DeviceRequest(Struct, frozen=True, kw_only=True, gc=False):
-    admin_access: bool | UnsetType = field(name='adminAccess', default=UNSET)
-    allocation_mode: str | UnsetType = field(name='allocationMode', default=UNSET)
-    count: int | UnsetType = UNSET
-    device_class_name: str | UnsetType = field(name='deviceClassName', default=UNSET)
-    name: str | UnsetType = UNSET
-    selectors: tuple[DeviceSelector, ...] | UnsetType = UNSET
-
-
-class OpaqueDeviceConfiguration(Struct, frozen=True, kw_only=True, gc=False):
+class ResourcePoolStatusRequestSpec(Struct, frozen=True, kw_only=True, gc=False):
+    default_partition_type_attribute: str | UnsetType = field(name='defaultPartitionTypeAttribute', default=UNSET)
     driver: str | UnsetType = UNSET
-    parameters: RawExtension | UnsetType = UNSET
+    limit: int | UnsetType = UNSET
+    pool_name: str | UnsetType = field(name='poolName', default=UNSET)
 
 
-class ResourceSliceSpec(Struct, frozen=True, kw_only=True, gc=False):
-    all_nodes: bool | UnsetType = field(name='allNodes', default=UNSET)
-    devices: tuple[Device, ...] | UnsetType = UNSET
-    driver: str | UnsetType = UNSET
-    node_name: str | UnsetType = field(name='nodeName', default=UNSET)
-    node_selector: NodeSelector | UnsetType = field(name='nodeSelector', default=UNSET)
-    pool: ResourcePool | UnsetType = UNSET
+class ShareableCapacityStatus(Struct, frozen=True, kw_only=True, gc=False):
+    available: Quantity | UnsetType = UNSET
+    consumed: Quantity | UnsetType = UNSET
+    name: str | UnsetType = UNSET
+    total: Quantity | UnsetType = UNSET
 
 
-class AllocatedDeviceStatus(Struct, frozen=True, kw_only=True, gc=False):
+class ShareableSummaryStatus(Struct, frozen=True, kw_only=True, gc=False):
+    capacity: tuple[ShareableCapacityStatus, ...] | UnsetType = UNSET
+    fully_available_devices: int | UnsetType = field(name='fullyAvailableDevices', default=UNSET)
+    partially_available_devices: int | UnsetType = field(name='partiallyAvailableDevices', default=UNSET)
+
+
+class DeviceTaint(Struct, frozen=True, kw_only=True, gc=False):
+    effect: str | UnsetType = UNSET
+    key: str | UnsetType = UNSET
+    time_added: Time | UnsetType = field(name='timeAdded', default=UNSET)
+    value: str | UnsetType = UNSET
+
+
+class DeviceTaintRuleSpec(Struct, frozen=True, kw_only=True, gc=False):
+    device_selector: DeviceTaintSelector | UnsetType = field(name='deviceSelector', default=UNSET)
+    taint: DeviceTaint | UnsetType = UNSET
+
+
+class DeviceTaintRuleStatus(Struct, frozen=True, kw_only=True, gc=False):
     conditions: tuple[Condition, ...] | UnsetType = UNSET
-    data: RawExtension | UnsetType = UNSET
-    device: str | UnsetType = UNSET
+
+
+class PoolStatus(Struct, frozen=True, kw_only=True, gc=False):
+    allocated_devices: int | UnsetType = field(name='allocatedDevices', default=UNSET)
+    available_devices: int | UnsetType = field(name='availableDevices', default=UNSET)
     driver: str | UnsetType = UNSET
-    network_data: NetworkDeviceData | UnsetType = field(name='networkData', default=UNSET)
-    pool: str | UnsetType = UNSET
+    generation: int | UnsetType = UNSET
+    node_name: str | UnsetType = field(name='nodeName', default=UNSET)
+    partition_summary: tuple[PartitionTypeStatus, ...] | UnsetType = field(name='partitionSummary', default=UNSET)
+    pool_name: str | UnsetType = field(name='poolName', default=UNSET)
+    resource_slice_count: int | UnsetType = field(name='resourceSliceCount', default=UNSET)
+    shareable_summary: ShareableSummaryStatus | UnsetType = field(name='shareableSummary', default=UNSET)
+    total_devices: int | UnsetType = field(name='totalDevices', default=UNSET)
+    unavailable_devices: int | UnsetType = field(name='unavailableDevices', default=UNSET)
+    validation_error: str | UnsetType = field(name='validationError', default=UNSET)
 
 
-class DeviceAllocationConfiguration(Struct, frozen=True, kw_only=True, gc=False):
-    opaque: OpaqueDeviceConfiguration | UnsetType = UNSET
-    requests: tuple[str, ...] | UnsetType = UNSET
-    source: str | UnsetType = UNSET
+class ResourcePoolStatusRequestStatus(Struct, frozen=True, kw_only=True, gc=False):
+    conditions: tuple[Condition, ...] | UnsetType = UNSET
+    pool_count: int | UnsetType = field(name='poolCount', default=UNSET)
+    pools: tuple[PoolStatus, ...] | UnsetType = UNSET
 
 
-class DeviceAllocationResult(Struct, frozen=True, kw_only=True, gc=False):
-    config: tuple[DeviceAllocationConfiguration, ...] | UnsetType = UNSET
-    results: tuple[DeviceRequestAllocationResult, ...] | UnsetType = UNSET
-
-
-class DeviceClaimConfiguration(Struct, frozen=True, kw_only=True, gc=False):
-    opaque: OpaqueDeviceConfiguration | UnsetType = UNSET
-    requests: tuple[str, ...] | UnsetType = UNSET
-
-
-class DeviceClassConfiguration(Struct, frozen=True, kw_only=True, gc=False):
-    opaque: OpaqueDeviceConfiguration | UnsetType = UNSET
-
-
-class DeviceClassSpec(Struct, frozen=True, kw_only=True, gc=False):
-    config: tuple[DeviceClassConfiguration, ...] | UnsetType = UNSET
-    selectors: tuple[DeviceSelector, ...] | UnsetType = UNSET
-
-
-class ResourceSlice(Struct, frozen=True, kw_only=True, gc=False):
+class DeviceTaintRule(Struct, frozen=True, kw_only=True, gc=False):
     api_version: str = field(name='apiVersion', default='resource.k8s.io/v1alpha3')
-    kind: str = 'ResourceSlice'
+    kind: str = 'DeviceTaintRule'
     metadata: ObjectMeta = field(default_factory=ObjectMeta)
-    spec: ResourceSliceSpec | UnsetType = UNSET
+    spec: DeviceTaintRuleSpec | UnsetType = UNSET
+    status: DeviceTaintRuleStatus | UnsetType = UNSET
 
 
-class ResourceSliceList(Struct, frozen=True, kw_only=True, gc=False):
+class DeviceTaintRuleList(Struct, frozen=True, kw_only=True, gc=False):
     api_version: str = field(name='apiVersion', default='resource.k8s.io/v1alpha3')
-    kind: str = 'ResourceSliceList'
+    kind: str = 'DeviceTaintRuleList'
     metadata: ListMeta = field(default_factory=ListMeta)
-    items: tuple[ResourceSlice, ...] = ()
+    items: tuple[DeviceTaintRule, ...] = ()
 
 
-class AllocationResult(Struct, frozen=True, kw_only=True, gc=False):
-    devices: DeviceAllocationResult | UnsetType = UNSET
-    node_selector: NodeSelector | UnsetType = field(name='nodeSelector', default=UNSET)
-
-
-class DeviceClaim(Struct, frozen=True, kw_only=True, gc=False):
-    config: tuple[DeviceClaimConfiguration, ...] | UnsetType = UNSET
-    constraints: tuple[DeviceConstraint, ...] | UnsetType = UNSET
-    requests: tuple[DeviceRequest, ...] | UnsetType = UNSET
-
-
-class DeviceClass(Struct, frozen=True, kw_only=True, gc=False):
+class ResourcePoolStatusRequest(Struct, frozen=True, kw_only=True, gc=False):
     api_version: str = field(name='apiVersion', default='resource.k8s.io/v1alpha3')
-    kind: str = 'DeviceClass'
+    kind: str = 'ResourcePoolStatusRequest'
     metadata: ObjectMeta = field(default_factory=ObjectMeta)
-    spec: DeviceClassSpec | UnsetType = UNSET
+    spec: ResourcePoolStatusRequestSpec | UnsetType = UNSET
+    status: ResourcePoolStatusRequestStatus | UnsetType = UNSET
 
 
-class DeviceClassList(Struct, frozen=True, kw_only=True, gc=False):
+class ResourcePoolStatusRequestList(Struct, frozen=True, kw_only=True, gc=False):
     api_version: str = field(name='apiVersion', default='resource.k8s.io/v1alpha3')
-    kind: str = 'DeviceClassList'
+    kind: str = 'ResourcePoolStatusRequestList'
     metadata: ListMeta = field(default_factory=ListMeta)
-    items: tuple[DeviceClass, ...] = ()
+    items: tuple[ResourcePoolStatusRequest, ...] = ()
 
 
-class ResourceClaimSpec(Struct, frozen=True, kw_only=True, gc=False):
-    devices: DeviceClaim | UnsetType = UNSET
-
-
-class ResourceClaimStatus(Struct, frozen=True, kw_only=True, gc=False):
-    allocation: AllocationResult | UnsetType = UNSET
-    devices: tuple[AllocatedDeviceStatus, ...] | UnsetType = UNSET
-    reserved_for: tuple[ResourceClaimConsumerReference, ...] | UnsetType = field(name='reservedFor', default=UNSET)
-
-
-class ResourceClaimTemplateSpec(Struct, frozen=True, kw_only=True, gc=False):
-    metadata: ObjectMeta | UnsetType = UNSET
-    spec: ResourceClaimSpec | UnsetType = UNSET
-
-
-class ResourceClaim(Struct, frozen=True, kw_only=True, gc=False):
-    api_version: str = field(name='apiVersion', default='resource.k8s.io/v1alpha3')
-    kind: str = 'ResourceClaim'
-    metadata: ObjectMeta = field(default_factory=ObjectMeta)
-    spec: ResourceClaimSpec | UnsetType = UNSET
-    status: ResourceClaimStatus | UnsetType = UNSET
-
-
-class ResourceClaimList(Struct, frozen=True, kw_only=True, gc=False):
-    api_version: str = field(name='apiVersion', default='resource.k8s.io/v1alpha3')
-    kind: str = 'ResourceClaimList'
-    metadata: ListMeta = field(default_factory=ListMeta)
-    items: tuple[ResourceClaim, ...] = ()
-
-
-class ResourceClaimTemplate(Struct, frozen=True, kw_only=True, gc=False):
-    api_version: str = field(name='apiVersion', default='resource.k8s.io/v1alpha3')
-    kind: str = 'ResourceClaimTemplate'
-    metadata: ObjectMeta = field(default_factory=ObjectMeta)
-    spec: ResourceClaimTemplateSpec | UnsetType = UNSET
-
-
-class ResourceClaimTemplateList(Struct, frozen=True, kw_only=True, gc=False):
-    api_version: str = field(name='apiVersion', default='resource.k8s.io/v1alpha3')
-    kind: str = 'ResourceClaimTemplateList'
-    metadata: ListMeta = field(default_factory=ListMeta)
-    items: tuple[ResourceClaimTemplate, ...] = ()
-
-
-DEVICECLASSES: ResourceInfo[DeviceClass] = ResourceInfo(
+DEVICETAINTRULES: ResourceInfo[DeviceTaintRule] = ResourceInfo(
     group="resource.k8s.io",
     version="v1alpha3",
-    resource="deviceclasses",
-    kind="DeviceClass",
+    resource="devicetaintrules",
+    kind="DeviceTaintRule",
     namespaced=False,
-    model=DeviceClass,
-    list_model=DeviceClassList,
-    list_kind="DeviceClassList",
-    singular="deviceclass",
-    short_names=(),
-    subresources=(),
-    strategic_merge=True,
-)
-
-RESOURCECLAIMS: ResourceInfo[ResourceClaim] = ResourceInfo(
-    group="resource.k8s.io",
-    version="v1alpha3",
-    resource="resourceclaims",
-    kind="ResourceClaim",
-    namespaced=True,
-    model=ResourceClaim,
-    list_model=ResourceClaimList,
-    list_kind="ResourceClaimList",
-    singular="resourceclaim",
+    model=DeviceTaintRule,
+    list_model=DeviceTaintRuleList,
+    list_kind="DeviceTaintRuleList",
+    singular="devicetaintrule",
     short_names=(),
     subresources=("status",),
     strategic_merge=True,
 )
 
-RESOURCECLAIMTEMPLATES: ResourceInfo[ResourceClaimTemplate] = ResourceInfo(
+RESOURCEPOOLSTATUSREQUESTS: ResourceInfo[ResourcePoolStatusRequest] = ResourceInfo(
     group="resource.k8s.io",
     version="v1alpha3",
-    resource="resourceclaimtemplates",
-    kind="ResourceClaimTemplate",
-    namespaced=True,
-    model=ResourceClaimTemplate,
-    list_model=ResourceClaimTemplateList,
-    list_kind="ResourceClaimTemplateList",
-    singular="resourceclaimtemplate",
-    short_names=(),
-    subresources=(),
-    strategic_merge=True,
-)
-
-RESOURCESLICES: ResourceInfo[ResourceSlice] = ResourceInfo(
-    group="resource.k8s.io",
-    version="v1alpha3",
-    resource="resourceslices",
-    kind="ResourceSlice",
+    resource="resourcepoolstatusrequests",
+    kind="ResourcePoolStatusRequest",
     namespaced=False,
-    model=ResourceSlice,
-    list_model=ResourceSliceList,
-    list_kind="ResourceSliceList",
-    singular="resourceslice",
+    model=ResourcePoolStatusRequest,
+    list_model=ResourcePoolStatusRequestList,
+    list_kind="ResourcePoolStatusRequestList",
+    singular="resourcepoolstatusrequest",
     short_names=(),
-    subresources=(),
+    subresources=("status",),
     strategic_merge=True,
 )

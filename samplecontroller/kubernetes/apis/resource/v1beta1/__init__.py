@@ -11,7 +11,14 @@ from msgspec import UNSET, Struct, UnsetType, field
 
 from samplecontroller.client.types import ResourceInfo
 from samplecontroller.kubernetes.apis.core.v1 import NodeSelector
-from samplecontroller.kubernetes.apis.meta.v1 import Condition, ListMeta, ObjectMeta, Quantity, RawExtension
+from samplecontroller.kubernetes.apis.meta.v1 import (
+    Condition,
+    ListMeta,
+    ObjectMeta,
+    Quantity,
+    RawExtension,
+    Time,
+)
 
 
 class CELDeviceSelector(Struct, frozen=True, kw_only=True, gc=False):
@@ -20,26 +27,36 @@ class CELDeviceSelector(Struct, frozen=True, kw_only=True, gc=False):
 
 class DeviceAttribute(Struct, frozen=True, kw_only=True, gc=False):
     bool_: bool | UnsetType = field(name='bool', default=UNSET)
+    bools: tuple[bool, ...] | UnsetType = UNSET
     int_: int | UnsetType = field(name='int', default=UNSET)
+    ints: tuple[int, ...] | UnsetType = UNSET
     string: str | UnsetType = UNSET
+    strings: tuple[str, ...] | UnsetType = UNSET
     version: str | UnsetType = UNSET
+    versions: tuple[str, ...] | UnsetType = UNSET
 
 
 class DeviceConstraint(Struct, frozen=True, kw_only=True, gc=False):
+    distinct_attribute: str | UnsetType = field(name='distinctAttribute', default=UNSET)
     match_attribute: str | UnsetType = field(name='matchAttribute', default=UNSET)
     requests: tuple[str, ...] | UnsetType = UNSET
 
 
-class DeviceRequestAllocationResult(Struct, frozen=True, kw_only=True, gc=False):
-    admin_access: bool | UnsetType = field(name='adminAccess', default=UNSET)
-    device: str | UnsetType = UNSET
-    driver: str | UnsetType = UNSET
-    pool: str | UnsetType = UNSET
-    request: str | UnsetType = UNSET
+class DeviceDerivedAttribute(Struct, frozen=True, kw_only=True, gc=False):
+    expression: str | UnsetType = UNSET
+    name: str | UnsetType = UNSET
 
 
 class DeviceSelector(Struct, frozen=True, kw_only=True, gc=False):
     cel: CELDeviceSelector | UnsetType = UNSET
+
+
+class DeviceToleration(Struct, frozen=True, kw_only=True, gc=False):
+    effect: str | UnsetType = UNSET
+    key: str | UnsetType = UNSET
+    operator: str | UnsetType = UNSET
+    toleration_seconds: int | UnsetType = field(name='tolerationSeconds', default=UNSET)
+    value: str | UnsetType = UNSET
 
 
 class NetworkDeviceData(Struct, frozen=True, kw_only=True, gc=False):
@@ -61,17 +78,77 @@ class ResourcePool(Struct, frozen=True, kw_only=True, gc=False):
     resource_slice_count: int | UnsetType = field(name='resourceSliceCount', default=UNSET)
 
 
-class DeviceCapacity(Struct, frozen=True, kw_only=True, gc=False):
+class CapacityRequestPolicyRange(Struct, frozen=True, kw_only=True, gc=False):
+    max: Quantity | UnsetType = UNSET
+    min: Quantity | UnsetType = UNSET
+    step: Quantity | UnsetType = UNSET
+
+
+class CapacityRequirements(Struct, frozen=True, kw_only=True, gc=False):
+    requests: dict[str, Quantity] | UnsetType = UNSET
+
+
+class Counter(Struct, frozen=True, kw_only=True, gc=False):
     value: Quantity | UnsetType = UNSET
 
 
-class DeviceRequest(Struct, frozen=True, kw_only=True, gc=False):
+class CounterSet(Struct, frozen=True, kw_only=True, gc=False):
+    counters: dict[str, Counter] | UnsetType = UNSET
+    name: str | UnsetType = UNSET
+
+
+class DeviceCounterConsumption(Struct, frozen=True, kw_only=True, gc=False):
+    compatibility_groups: tuple[str, ...] | UnsetType = field(name='compatibilityGroups', default=UNSET)
+    counter_set: str | UnsetType = field(name='counterSet', default=UNSET)
+    counters: dict[str, Counter] | UnsetType = UNSET
+
+
+class DeviceRequestAllocationResult(Struct, frozen=True, kw_only=True, gc=False):
     admin_access: bool | UnsetType = field(name='adminAccess', default=UNSET)
+    binding_conditions: tuple[str, ...] | UnsetType = field(name='bindingConditions', default=UNSET)
+    binding_failure_conditions: tuple[str, ...] | UnsetType = field(name='bindingFailureConditions', default=UNSET)
+    consumed_capacity: dict[str, Quantity] | UnsetType = field(name='consumedCapacity', default=UNSET)
+    device: str | UnsetType = UNSET
+    driver: str | UnsetType = UNSET
+    pool: str | UnsetType = UNSET
+    request: str | UnsetType = UNSET
+    share_id: str | UnsetType = field(name='shareID', default=UNSET)
+    skip_node_operations: tuple[str, ...] | UnsetType = field(name='skipNodeOperations', default=UNSET)
+    tolerations: tuple[DeviceToleration, ...] | UnsetType = UNSET
+
+
+class DeviceSubRequest(Struct, frozen=True, kw_only=True, gc=False):
     allocation_mode: str | UnsetType = field(name='allocationMode', default=UNSET)
+    capacity: CapacityRequirements | UnsetType = UNSET
     count: int | UnsetType = UNSET
+    derived_attributes: tuple[DeviceDerivedAttribute, ...] | UnsetType = field(name='derivedAttributes', default=UNSET)
     device_class_name: str | UnsetType = field(name='deviceClassName', default=UNSET)
     name: str | UnsetType = UNSET
     selectors: tuple[DeviceSelector, ...] | UnsetType = UNSET
+    tolerations: tuple[DeviceToleration, ...] | UnsetType = UNSET
+
+
+class DeviceTaint(Struct, frozen=True, kw_only=True, gc=False):
+    effect: str | UnsetType = UNSET
+    key: str | UnsetType = UNSET
+    time_added: Time | UnsetType = field(name='timeAdded', default=UNSET)
+    value: str | UnsetType = UNSET
+
+
+class NodeAllocatableMapping(Struct, frozen=True, kw_only=True, gc=False):
+    capacity_key: str | UnsetType = field(name='capacityKey', default=UNSET)
+    capacity_multiplier: Quantity | UnsetType = field(name='capacityMultiplier', default=UNSET)
+    device_multiplier: Quantity | UnsetType = field(name='deviceMultiplier', default=UNSET)
+
+
+class NodeAllocatableOverhead(Struct, frozen=True, kw_only=True, gc=False):
+    per_container: Quantity | UnsetType = field(name='perContainer', default=UNSET)
+    per_pod: Quantity | UnsetType = field(name='perPod', default=UNSET)
+
+
+class NodeAllocatableResource(Struct, frozen=True, kw_only=True, gc=False):
+    mapping: NodeAllocatableMapping | UnsetType = UNSET
+    overhead: NodeAllocatableOverhead | UnsetType = UNSET
 
 
 class OpaqueDeviceConfiguration(Struct, frozen=True, kw_only=True, gc=False):
@@ -86,16 +163,12 @@ class AllocatedDeviceStatus(Struct, frozen=True, kw_only=True, gc=False):
     driver: str | UnsetType = UNSET
     network_data: NetworkDeviceData | UnsetType = field(name='networkData', default=UNSET)
     pool: str | UnsetType = UNSET
+    share_id: str | UnsetType = field(name='shareID', default=UNSET)
 
 
-class BasicDevice(Struct, frozen=True, kw_only=True, gc=False):
-    attributes: dict[str, DeviceAttribute] | UnsetType = UNSET
-    capacity: dict[str, DeviceCapacity] | UnsetType = UNSET
-
-
-class Device(Struct, frozen=True, kw_only=True, gc=False):
-    basic: BasicDevice | UnsetType = UNSET
-    name: str | UnsetType = UNSET
+class CapacityRequestPolicy(Struct, frozen=True, kw_only=True, gc=False):
+    valid_range: CapacityRequestPolicyRange | UnsetType = field(name='validRange', default=UNSET)
+    valid_values: tuple[Quantity, ...] | UnsetType = field(name='validValues', default=UNSET)
 
 
 class DeviceAllocationConfiguration(Struct, frozen=True, kw_only=True, gc=False):
@@ -109,6 +182,11 @@ class DeviceAllocationResult(Struct, frozen=True, kw_only=True, gc=False):
     results: tuple[DeviceRequestAllocationResult, ...] | UnsetType = UNSET
 
 
+class DeviceCapacity(Struct, frozen=True, kw_only=True, gc=False):
+    request_policy: CapacityRequestPolicy | UnsetType = field(name='requestPolicy', default=UNSET)
+    value: Quantity | UnsetType = UNSET
+
+
 class DeviceClaimConfiguration(Struct, frozen=True, kw_only=True, gc=False):
     opaque: OpaqueDeviceConfiguration | UnsetType = UNSET
     requests: tuple[str, ...] | UnsetType = UNSET
@@ -120,21 +198,47 @@ class DeviceClassConfiguration(Struct, frozen=True, kw_only=True, gc=False):
 
 class DeviceClassSpec(Struct, frozen=True, kw_only=True, gc=False):
     config: tuple[DeviceClassConfiguration, ...] | UnsetType = UNSET
+    extended_resource_name: str | UnsetType = field(name='extendedResourceName', default=UNSET)
     selectors: tuple[DeviceSelector, ...] | UnsetType = UNSET
 
 
-class ResourceSliceSpec(Struct, frozen=True, kw_only=True, gc=False):
-    all_nodes: bool | UnsetType = field(name='allNodes', default=UNSET)
-    devices: tuple[Device, ...] | UnsetType = UNSET
-    driver: str | UnsetType = UNSET
-    node_name: str | UnsetType = field(name='nodeName', default=UNSET)
-    node_selector: NodeSelector | UnsetType = field(name='nodeSelector', default=UNSET)
-    pool: ResourcePool | UnsetType = UNSET
+class DeviceRequest(Struct, frozen=True, kw_only=True, gc=False):
+    admin_access: bool | UnsetType = field(name='adminAccess', default=UNSET)
+    allocation_mode: str | UnsetType = field(name='allocationMode', default=UNSET)
+    capacity: CapacityRequirements | UnsetType = UNSET
+    count: int | UnsetType = UNSET
+    derived_attributes: tuple[DeviceDerivedAttribute, ...] | UnsetType = field(name='derivedAttributes', default=UNSET)
+    device_class_name: str | UnsetType = field(name='deviceClassName', default=UNSET)
+    first_available: tuple[DeviceSubRequest, ...] | UnsetType = field(name='firstAvailable', default=UNSET)
+    name: str | UnsetType = UNSET
+    selectors: tuple[DeviceSelector, ...] | UnsetType = UNSET
+    tolerations: tuple[DeviceToleration, ...] | UnsetType = UNSET
 
 
 class AllocationResult(Struct, frozen=True, kw_only=True, gc=False):
+    allocation_timestamp: Time | UnsetType = field(name='allocationTimestamp', default=UNSET)
     devices: DeviceAllocationResult | UnsetType = UNSET
     node_selector: NodeSelector | UnsetType = field(name='nodeSelector', default=UNSET)
+
+
+class BasicDevice(Struct, frozen=True, kw_only=True, gc=False):
+    all_nodes: bool | UnsetType = field(name='allNodes', default=UNSET)
+    allow_multiple_allocations: bool | UnsetType = field(name='allowMultipleAllocations', default=UNSET)
+    attributes: dict[str, DeviceAttribute] | UnsetType = UNSET
+    binding_conditions: tuple[str, ...] | UnsetType = field(name='bindingConditions', default=UNSET)
+    binding_failure_conditions: tuple[str, ...] | UnsetType = field(name='bindingFailureConditions', default=UNSET)
+    binds_to_node: bool | UnsetType = field(name='bindsToNode', default=UNSET)
+    capacity: dict[str, DeviceCapacity] | UnsetType = UNSET
+    consumes_counters: tuple[DeviceCounterConsumption, ...] | UnsetType = field(name='consumesCounters', default=UNSET)
+    node_allocatable_resources: dict[str, NodeAllocatableResource] | UnsetType = field(name='nodeAllocatableResources', default=UNSET)
+    node_name: str | UnsetType = field(name='nodeName', default=UNSET)
+    node_selector: NodeSelector | UnsetType = field(name='nodeSelector', default=UNSET)
+    taints: tuple[DeviceTaint, ...] | UnsetType = UNSET
+
+
+class Device(Struct, frozen=True, kw_only=True, gc=False):
+    basic: BasicDevice | UnsetType = UNSET
+    name: str | UnsetType = UNSET
 
 
 class DeviceClaim(Struct, frozen=True, kw_only=True, gc=False):
@@ -172,18 +276,17 @@ class ResourceClaimTemplateSpec(Struct, frozen=True, kw_only=True, gc=False):
     spec: ResourceClaimSpec | UnsetType = UNSET
 
 
-class ResourceSlice(Struct, frozen=True, kw_only=True, gc=False):
-    api_version: str = field(name='apiVersion', default='resource.k8s.io/v1beta1')
-    kind: str = 'ResourceSlice'
-    metadata: ObjectMeta = field(default_factory=ObjectMeta)
-    spec: ResourceSliceSpec | UnsetType = UNSET
-
-
-class ResourceSliceList(Struct, frozen=True, kw_only=True, gc=False):
-    api_version: str = field(name='apiVersion', default='resource.k8s.io/v1beta1')
-    kind: str = 'ResourceSliceList'
-    metadata: ListMeta = field(default_factory=ListMeta)
-    items: tuple[ResourceSlice, ...] = ()
+class ResourceSliceSpec(Struct, frozen=True, kw_only=True, gc=False):
+    all_nodes: bool | UnsetType = field(name='allNodes', default=UNSET)
+    devices: tuple[Device, ...] | UnsetType = UNSET
+    driver: str | UnsetType = UNSET
+    node_name: str | UnsetType = field(name='nodeName', default=UNSET)
+    node_selector: NodeSelector | UnsetType = field(name='nodeSelector', default=UNSET)
+    partition_type_attribute: str | UnsetType = field(name='partitionTypeAttribute', default=UNSET)
+    per_device_node_selection: bool | UnsetType = field(name='perDeviceNodeSelection', default=UNSET)
+    pool: ResourcePool | UnsetType = UNSET
+    shared_counters: tuple[CounterSet, ...] | UnsetType = field(name='sharedCounters', default=UNSET)
+    skip_node_operations: tuple[str, ...] | UnsetType = field(name='skipNodeOperations', default=UNSET)
 
 
 class ResourceClaim(Struct, frozen=True, kw_only=True, gc=False):
@@ -213,6 +316,20 @@ class ResourceClaimTemplateList(Struct, frozen=True, kw_only=True, gc=False):
     kind: str = 'ResourceClaimTemplateList'
     metadata: ListMeta = field(default_factory=ListMeta)
     items: tuple[ResourceClaimTemplate, ...] = ()
+
+
+class ResourceSlice(Struct, frozen=True, kw_only=True, gc=False):
+    api_version: str = field(name='apiVersion', default='resource.k8s.io/v1beta1')
+    kind: str = 'ResourceSlice'
+    metadata: ObjectMeta = field(default_factory=ObjectMeta)
+    spec: ResourceSliceSpec | UnsetType = UNSET
+
+
+class ResourceSliceList(Struct, frozen=True, kw_only=True, gc=False):
+    api_version: str = field(name='apiVersion', default='resource.k8s.io/v1beta1')
+    kind: str = 'ResourceSliceList'
+    metadata: ListMeta = field(default_factory=ListMeta)
+    items: tuple[ResourceSlice, ...] = ()
 
 
 DEVICECLASSES: ResourceInfo[DeviceClass] = ResourceInfo(

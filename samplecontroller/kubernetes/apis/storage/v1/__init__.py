@@ -20,6 +20,7 @@ class TokenRequest(Struct, frozen=True, kw_only=True, gc=False):
 
 
 class VolumeError(Struct, frozen=True, kw_only=True, gc=False):
+    error_code: int | UnsetType = field(name='errorCode', default=UNSET)
     message: str | UnsetType = UNSET
     time: Time | UnsetType = UNSET
 
@@ -31,9 +32,12 @@ class VolumeNodeResources(Struct, frozen=True, kw_only=True, gc=False):
 class CSIDriverSpec(Struct, frozen=True, kw_only=True, gc=False):
     attach_required: bool | UnsetType = field(name='attachRequired', default=UNSET)
     fs_group_policy: str | UnsetType = field(name='fsGroupPolicy', default=UNSET)
+    node_allocatable_update_period_seconds: int | UnsetType = field(name='nodeAllocatableUpdatePeriodSeconds', default=UNSET)
     pod_info_on_mount: bool | UnsetType = field(name='podInfoOnMount', default=UNSET)
+    prevent_pod_scheduling_if_missing: bool | UnsetType = field(name='preventPodSchedulingIfMissing', default=UNSET)
     requires_republish: bool | UnsetType = field(name='requiresRepublish', default=UNSET)
     se_linux_mount: bool | UnsetType = field(name='seLinuxMount', default=UNSET)
+    service_account_token_in_secrets: bool | UnsetType = field(name='serviceAccountTokenInSecrets', default=UNSET)
     storage_capacity: bool | UnsetType = field(name='storageCapacity', default=UNSET)
     token_requests: tuple[TokenRequest, ...] | UnsetType = field(name='tokenRequests', default=UNSET)
     volume_lifecycle_modes: tuple[str, ...] | UnsetType = field(name='volumeLifecycleModes', default=UNSET)
@@ -70,11 +74,35 @@ class StorageClassList(Struct, frozen=True, kw_only=True, gc=False):
     items: tuple[StorageClass, ...] = ()
 
 
+class StorageHealthCondition(Struct, frozen=True, kw_only=True, gc=False):
+    access_mode: str | UnsetType = field(name='accessMode', default=UNSET)
+    last_transition_time: Time | UnsetType = field(name='lastTransitionTime', default=UNSET)
+    message: str | UnsetType = UNSET
+    reason: str | UnsetType = UNSET
+    status: str | UnsetType = UNSET
+    volume_mode: str | UnsetType = field(name='volumeMode', default=UNSET)
+
+
 class VolumeAttachmentStatus(Struct, frozen=True, kw_only=True, gc=False):
     attach_error: VolumeError | UnsetType = field(name='attachError', default=UNSET)
     attached: bool | UnsetType = UNSET
     attachment_metadata: dict[str, str] | UnsetType = field(name='attachmentMetadata', default=UNSET)
     detach_error: VolumeError | UnsetType = field(name='detachError', default=UNSET)
+
+
+class VolumeAttributesClass(Struct, frozen=True, kw_only=True, gc=False):
+    api_version: str = field(name='apiVersion', default='storage.k8s.io/v1')
+    kind: str = 'VolumeAttributesClass'
+    metadata: ObjectMeta = field(default_factory=ObjectMeta)
+    driver_name: str | UnsetType = field(name='driverName', default=UNSET)
+    parameters: dict[str, str] | UnsetType = UNSET
+
+
+class VolumeAttributesClassList(Struct, frozen=True, kw_only=True, gc=False):
+    api_version: str = field(name='apiVersion', default='storage.k8s.io/v1')
+    kind: str = 'VolumeAttributesClassList'
+    metadata: ListMeta = field(default_factory=ListMeta)
+    items: tuple[VolumeAttributesClass, ...] = ()
 
 
 class CSIDriver(Struct, frozen=True, kw_only=True, gc=False):
@@ -89,20 +117,6 @@ class CSIDriverList(Struct, frozen=True, kw_only=True, gc=False):
     kind: str = 'CSIDriverList'
     metadata: ListMeta = field(default_factory=ListMeta)
     items: tuple[CSIDriver, ...] = ()
-
-
-class CSINode(Struct, frozen=True, kw_only=True, gc=False):
-    api_version: str = field(name='apiVersion', default='storage.k8s.io/v1')
-    kind: str = 'CSINode'
-    metadata: ObjectMeta = field(default_factory=ObjectMeta)
-    spec: CSINodeSpec | UnsetType = UNSET
-
-
-class CSINodeList(Struct, frozen=True, kw_only=True, gc=False):
-    api_version: str = field(name='apiVersion', default='storage.k8s.io/v1')
-    kind: str = 'CSINodeList'
-    metadata: ListMeta = field(default_factory=ListMeta)
-    items: tuple[CSINode, ...] = ()
 
 
 class CSIStorageCapacity(Struct, frozen=True, kw_only=True, gc=False):
@@ -122,6 +136,11 @@ class CSIStorageCapacityList(Struct, frozen=True, kw_only=True, gc=False):
     items: tuple[CSIStorageCapacity, ...] = ()
 
 
+class StorageHealth(Struct, frozen=True, kw_only=True, gc=False):
+    health_conditions: tuple[StorageHealthCondition, ...] | UnsetType = field(name='healthConditions', default=UNSET)
+    name: str | UnsetType = UNSET
+
+
 class VolumeAttachmentSource(Struct, frozen=True, kw_only=True, gc=False):
     inline_volume_spec: PersistentVolumeSpec | UnsetType = field(name='inlineVolumeSpec', default=UNSET)
     persistent_volume_name: str | UnsetType = field(name='persistentVolumeName', default=UNSET)
@@ -131,6 +150,10 @@ class VolumeAttachmentSpec(Struct, frozen=True, kw_only=True, gc=False):
     attacher: str | UnsetType = UNSET
     node_name: str | UnsetType = field(name='nodeName', default=UNSET)
     source: VolumeAttachmentSource | UnsetType = UNSET
+
+
+class CSINodeStatus(Struct, frozen=True, kw_only=True, gc=False):
+    storage_health: tuple[StorageHealth, ...] | UnsetType = field(name='storageHealth', default=UNSET)
 
 
 class VolumeAttachment(Struct, frozen=True, kw_only=True, gc=False):
@@ -146,6 +169,21 @@ class VolumeAttachmentList(Struct, frozen=True, kw_only=True, gc=False):
     kind: str = 'VolumeAttachmentList'
     metadata: ListMeta = field(default_factory=ListMeta)
     items: tuple[VolumeAttachment, ...] = ()
+
+
+class CSINode(Struct, frozen=True, kw_only=True, gc=False):
+    api_version: str = field(name='apiVersion', default='storage.k8s.io/v1')
+    kind: str = 'CSINode'
+    metadata: ObjectMeta = field(default_factory=ObjectMeta)
+    spec: CSINodeSpec | UnsetType = UNSET
+    status: CSINodeStatus | UnsetType = UNSET
+
+
+class CSINodeList(Struct, frozen=True, kw_only=True, gc=False):
+    api_version: str = field(name='apiVersion', default='storage.k8s.io/v1')
+    kind: str = 'CSINodeList'
+    metadata: ListMeta = field(default_factory=ListMeta)
+    items: tuple[CSINode, ...] = ()
 
 
 CSIDRIVERS: ResourceInfo[CSIDriver] = ResourceInfo(
@@ -174,7 +212,7 @@ CSINODES: ResourceInfo[CSINode] = ResourceInfo(
     list_kind="CSINodeList",
     singular="csinode",
     short_names=(),
-    subresources=(),
+    subresources=("status",),
     strategic_merge=True,
 )
 
@@ -220,5 +258,20 @@ VOLUMEATTACHMENTS: ResourceInfo[VolumeAttachment] = ResourceInfo(
     singular="volumeattachment",
     short_names=(),
     subresources=("status",),
+    strategic_merge=True,
+)
+
+VOLUMEATTRIBUTESCLASSES: ResourceInfo[VolumeAttributesClass] = ResourceInfo(
+    group="storage.k8s.io",
+    version="v1",
+    resource="volumeattributesclasses",
+    kind="VolumeAttributesClass",
+    namespaced=False,
+    model=VolumeAttributesClass,
+    list_model=VolumeAttributesClassList,
+    list_kind="VolumeAttributesClassList",
+    singular="volumeattributesclass",
+    short_names=("vac",),
+    subresources=(),
     strategic_merge=True,
 )

@@ -8,12 +8,16 @@ from typing import TYPE_CHECKING
 from samplecontroller.cache import SharedIndexInformer
 from samplecontroller.informers import tweaked
 from samplecontroller.kubernetes.apis.admissionregistration.v1 import (
+    MutatingAdmissionPolicy,
+    MutatingAdmissionPolicyBinding,
     MutatingWebhookConfiguration,
     ValidatingAdmissionPolicy,
     ValidatingAdmissionPolicyBinding,
     ValidatingWebhookConfiguration,
 )
 from samplecontroller.kubernetes.listers.admissionregistration.v1 import (
+    MutatingAdmissionPolicyBindingLister,
+    MutatingAdmissionPolicyLister,
     MutatingWebhookConfigurationLister,
     ValidatingAdmissionPolicyBindingLister,
     ValidatingAdmissionPolicyLister,
@@ -22,6 +26,42 @@ from samplecontroller.kubernetes.listers.admissionregistration.v1 import (
 
 if TYPE_CHECKING:
     from samplecontroller.kubernetes.informers import SharedInformerFactory
+
+
+class MutatingAdmissionPolicyInformer:
+    """The shared informer and lister of mutatingadmissionpolicies."""
+
+    def __init__(self, factory: SharedInformerFactory) -> None:
+        self._factory = factory
+
+    def informer(self) -> SharedIndexInformer[MutatingAdmissionPolicy]:
+        return self._factory.informer_for(MutatingAdmissionPolicy, self._new)
+
+    def lister(self) -> MutatingAdmissionPolicyLister:
+        return MutatingAdmissionPolicyLister(self.informer().get_indexer())
+
+    def _new(self) -> SharedIndexInformer[MutatingAdmissionPolicy]:
+        f = self._factory
+        client = f.clientset.admissionregistration_v1().mutatingadmissionpolicies()
+        return SharedIndexInformer(tweaked(client.lister_watcher(), f.tweak_list_options), MutatingAdmissionPolicy, f.default_resync)
+
+
+class MutatingAdmissionPolicyBindingInformer:
+    """The shared informer and lister of mutatingadmissionpolicybindings."""
+
+    def __init__(self, factory: SharedInformerFactory) -> None:
+        self._factory = factory
+
+    def informer(self) -> SharedIndexInformer[MutatingAdmissionPolicyBinding]:
+        return self._factory.informer_for(MutatingAdmissionPolicyBinding, self._new)
+
+    def lister(self) -> MutatingAdmissionPolicyBindingLister:
+        return MutatingAdmissionPolicyBindingLister(self.informer().get_indexer())
+
+    def _new(self) -> SharedIndexInformer[MutatingAdmissionPolicyBinding]:
+        f = self._factory
+        client = f.clientset.admissionregistration_v1().mutatingadmissionpolicybindings()
+        return SharedIndexInformer(tweaked(client.lister_watcher(), f.tweak_list_options), MutatingAdmissionPolicyBinding, f.default_resync)
 
 
 class MutatingWebhookConfigurationInformer:
@@ -101,6 +141,14 @@ class Interface:
 
     def __init__(self, factory: SharedInformerFactory) -> None:
         self._factory = factory
+
+    @property
+    def mutatingadmissionpolicies(self) -> MutatingAdmissionPolicyInformer:
+        return MutatingAdmissionPolicyInformer(self._factory)
+
+    @property
+    def mutatingadmissionpolicybindings(self) -> MutatingAdmissionPolicyBindingInformer:
+        return MutatingAdmissionPolicyBindingInformer(self._factory)
 
     @property
     def mutatingwebhookconfigurations(self) -> MutatingWebhookConfigurationInformer:

@@ -8,52 +8,52 @@ from typing import TYPE_CHECKING
 from samplecontroller.cache import SharedIndexInformer
 from samplecontroller.informers import tweaked
 from samplecontroller.kubernetes.apis.admissionregistration.v1beta1 import (
-    ValidatingAdmissionPolicy,
-    ValidatingAdmissionPolicyBinding,
+    MutatingAdmissionPolicy,
+    MutatingAdmissionPolicyBinding,
 )
 from samplecontroller.kubernetes.listers.admissionregistration.v1beta1 import (
-    ValidatingAdmissionPolicyBindingLister,
-    ValidatingAdmissionPolicyLister,
+    MutatingAdmissionPolicyBindingLister,
+    MutatingAdmissionPolicyLister,
 )
 
 if TYPE_CHECKING:
     from samplecontroller.kubernetes.informers import SharedInformerFactory
 
 
-class ValidatingAdmissionPolicyInformer:
-    """The shared informer and lister of validatingadmissionpolicies."""
+class MutatingAdmissionPolicyInformer:
+    """The shared informer and lister of mutatingadmissionpolicies."""
 
     def __init__(self, factory: SharedInformerFactory) -> None:
         self._factory = factory
 
-    def informer(self) -> SharedIndexInformer[ValidatingAdmissionPolicy]:
-        return self._factory.informer_for(ValidatingAdmissionPolicy, self._new)
+    def informer(self) -> SharedIndexInformer[MutatingAdmissionPolicy]:
+        return self._factory.informer_for(MutatingAdmissionPolicy, self._new)
 
-    def lister(self) -> ValidatingAdmissionPolicyLister:
-        return ValidatingAdmissionPolicyLister(self.informer().get_indexer())
+    def lister(self) -> MutatingAdmissionPolicyLister:
+        return MutatingAdmissionPolicyLister(self.informer().get_indexer())
 
-    def _new(self) -> SharedIndexInformer[ValidatingAdmissionPolicy]:
+    def _new(self) -> SharedIndexInformer[MutatingAdmissionPolicy]:
         f = self._factory
-        client = f.clientset.admissionregistration_v1beta1().validatingadmissionpolicies()
-        return SharedIndexInformer(tweaked(client.lister_watcher(), f.tweak_list_options), ValidatingAdmissionPolicy, f.default_resync)
+        client = f.clientset.admissionregistration_v1beta1().mutatingadmissionpolicies()
+        return SharedIndexInformer(tweaked(client.lister_watcher(), f.tweak_list_options), MutatingAdmissionPolicy, f.default_resync)
 
 
-class ValidatingAdmissionPolicyBindingInformer:
-    """The shared informer and lister of validatingadmissionpolicybindings."""
+class MutatingAdmissionPolicyBindingInformer:
+    """The shared informer and lister of mutatingadmissionpolicybindings."""
 
     def __init__(self, factory: SharedInformerFactory) -> None:
         self._factory = factory
 
-    def informer(self) -> SharedIndexInformer[ValidatingAdmissionPolicyBinding]:
-        return self._factory.informer_for(ValidatingAdmissionPolicyBinding, self._new)
+    def informer(self) -> SharedIndexInformer[MutatingAdmissionPolicyBinding]:
+        return self._factory.informer_for(MutatingAdmissionPolicyBinding, self._new)
 
-    def lister(self) -> ValidatingAdmissionPolicyBindingLister:
-        return ValidatingAdmissionPolicyBindingLister(self.informer().get_indexer())
+    def lister(self) -> MutatingAdmissionPolicyBindingLister:
+        return MutatingAdmissionPolicyBindingLister(self.informer().get_indexer())
 
-    def _new(self) -> SharedIndexInformer[ValidatingAdmissionPolicyBinding]:
+    def _new(self) -> SharedIndexInformer[MutatingAdmissionPolicyBinding]:
         f = self._factory
-        client = f.clientset.admissionregistration_v1beta1().validatingadmissionpolicybindings()
-        return SharedIndexInformer(tweaked(client.lister_watcher(), f.tweak_list_options), ValidatingAdmissionPolicyBinding, f.default_resync)
+        client = f.clientset.admissionregistration_v1beta1().mutatingadmissionpolicybindings()
+        return SharedIndexInformer(tweaked(client.lister_watcher(), f.tweak_list_options), MutatingAdmissionPolicyBinding, f.default_resync)
 
 
 class Interface:
@@ -63,9 +63,9 @@ class Interface:
         self._factory = factory
 
     @property
-    def validatingadmissionpolicies(self) -> ValidatingAdmissionPolicyInformer:
-        return ValidatingAdmissionPolicyInformer(self._factory)
+    def mutatingadmissionpolicies(self) -> MutatingAdmissionPolicyInformer:
+        return MutatingAdmissionPolicyInformer(self._factory)
 
     @property
-    def validatingadmissionpolicybindings(self) -> ValidatingAdmissionPolicyBindingInformer:
-        return ValidatingAdmissionPolicyBindingInformer(self._factory)
+    def mutatingadmissionpolicybindings(self) -> MutatingAdmissionPolicyBindingInformer:
+        return MutatingAdmissionPolicyBindingInformer(self._factory)

@@ -7,8 +7,16 @@ from typing import TYPE_CHECKING
 
 from samplecontroller.cache import SharedIndexInformer
 from samplecontroller.informers import tweaked
-from samplecontroller.kubernetes.apis.certificates.v1 import CertificateSigningRequest
-from samplecontroller.kubernetes.listers.certificates.v1 import CertificateSigningRequestLister
+from samplecontroller.kubernetes.apis.certificates.v1 import (
+    CertificateSigningRequest,
+    ClusterTrustBundle,
+    PodCertificateRequest,
+)
+from samplecontroller.kubernetes.listers.certificates.v1 import (
+    CertificateSigningRequestLister,
+    ClusterTrustBundleLister,
+    PodCertificateRequestLister,
+)
 
 if TYPE_CHECKING:
     from samplecontroller.kubernetes.informers import SharedInformerFactory
@@ -32,6 +40,42 @@ class CertificateSigningRequestInformer:
         return SharedIndexInformer(tweaked(client.lister_watcher(), f.tweak_list_options), CertificateSigningRequest, f.default_resync)
 
 
+class ClusterTrustBundleInformer:
+    """The shared informer and lister of clustertrustbundles."""
+
+    def __init__(self, factory: SharedInformerFactory) -> None:
+        self._factory = factory
+
+    def informer(self) -> SharedIndexInformer[ClusterTrustBundle]:
+        return self._factory.informer_for(ClusterTrustBundle, self._new)
+
+    def lister(self) -> ClusterTrustBundleLister:
+        return ClusterTrustBundleLister(self.informer().get_indexer())
+
+    def _new(self) -> SharedIndexInformer[ClusterTrustBundle]:
+        f = self._factory
+        client = f.clientset.certificates_v1().clustertrustbundles()
+        return SharedIndexInformer(tweaked(client.lister_watcher(), f.tweak_list_options), ClusterTrustBundle, f.default_resync)
+
+
+class PodCertificateRequestInformer:
+    """The shared informer and lister of podcertificaterequests."""
+
+    def __init__(self, factory: SharedInformerFactory) -> None:
+        self._factory = factory
+
+    def informer(self) -> SharedIndexInformer[PodCertificateRequest]:
+        return self._factory.informer_for(PodCertificateRequest, self._new)
+
+    def lister(self) -> PodCertificateRequestLister:
+        return PodCertificateRequestLister(self.informer().get_indexer())
+
+    def _new(self) -> SharedIndexInformer[PodCertificateRequest]:
+        f = self._factory
+        client = f.clientset.certificates_v1().podcertificaterequests(f.namespace)
+        return SharedIndexInformer(tweaked(client.lister_watcher(), f.tweak_list_options), PodCertificateRequest, f.default_resync)
+
+
 class Interface:
     """certificates.k8s.io/v1 informers."""
 
@@ -41,3 +85,11 @@ class Interface:
     @property
     def certificatesigningrequests(self) -> CertificateSigningRequestInformer:
         return CertificateSigningRequestInformer(self._factory)
+
+    @property
+    def clustertrustbundles(self) -> ClusterTrustBundleInformer:
+        return ClusterTrustBundleInformer(self._factory)
+
+    @property
+    def podcertificaterequests(self) -> PodCertificateRequestInformer:
+        return PodCertificateRequestInformer(self._factory)

@@ -7,15 +7,41 @@ from typing import TYPE_CHECKING
 
 from samplecontroller.cache import SharedIndexInformer
 from samplecontroller.informers import tweaked
-from samplecontroller.kubernetes.apis.networking.v1 import Ingress, IngressClass, NetworkPolicy
+from samplecontroller.kubernetes.apis.networking.v1 import (
+    Ingress,
+    IngressClass,
+    IPAddress,
+    NetworkPolicy,
+    ServiceCIDR,
+)
 from samplecontroller.kubernetes.listers.networking.v1 import (
     IngressClassLister,
     IngressLister,
+    IPAddressLister,
     NetworkPolicyLister,
+    ServiceCIDRLister,
 )
 
 if TYPE_CHECKING:
     from samplecontroller.kubernetes.informers import SharedInformerFactory
+
+
+class IPAddressInformer:
+    """The shared informer and lister of ipaddresses."""
+
+    def __init__(self, factory: SharedInformerFactory) -> None:
+        self._factory = factory
+
+    def informer(self) -> SharedIndexInformer[IPAddress]:
+        return self._factory.informer_for(IPAddress, self._new)
+
+    def lister(self) -> IPAddressLister:
+        return IPAddressLister(self.informer().get_indexer())
+
+    def _new(self) -> SharedIndexInformer[IPAddress]:
+        f = self._factory
+        client = f.clientset.networking_v1().ipaddresses()
+        return SharedIndexInformer(tweaked(client.lister_watcher(), f.tweak_list_options), IPAddress, f.default_resync)
 
 
 class IngressInformer:
@@ -72,11 +98,33 @@ class NetworkPolicyInformer:
         return SharedIndexInformer(tweaked(client.lister_watcher(), f.tweak_list_options), NetworkPolicy, f.default_resync)
 
 
+class ServiceCIDRInformer:
+    """The shared informer and lister of servicecidrs."""
+
+    def __init__(self, factory: SharedInformerFactory) -> None:
+        self._factory = factory
+
+    def informer(self) -> SharedIndexInformer[ServiceCIDR]:
+        return self._factory.informer_for(ServiceCIDR, self._new)
+
+    def lister(self) -> ServiceCIDRLister:
+        return ServiceCIDRLister(self.informer().get_indexer())
+
+    def _new(self) -> SharedIndexInformer[ServiceCIDR]:
+        f = self._factory
+        client = f.clientset.networking_v1().servicecidrs()
+        return SharedIndexInformer(tweaked(client.lister_watcher(), f.tweak_list_options), ServiceCIDR, f.default_resync)
+
+
 class Interface:
     """networking.k8s.io/v1 informers."""
 
     def __init__(self, factory: SharedInformerFactory) -> None:
         self._factory = factory
+
+    @property
+    def ipaddresses(self) -> IPAddressInformer:
+        return IPAddressInformer(self._factory)
 
     @property
     def ingresses(self) -> IngressInformer:
@@ -89,3 +137,7 @@ class Interface:
     @property
     def networkpolicies(self) -> NetworkPolicyInformer:
         return NetworkPolicyInformer(self._factory)
+
+    @property
+    def servicecidrs(self) -> ServiceCIDRInformer:
+        return ServiceCIDRInformer(self._factory)

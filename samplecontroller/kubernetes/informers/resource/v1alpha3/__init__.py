@@ -7,93 +7,50 @@ from typing import TYPE_CHECKING
 
 from samplecontroller.cache import SharedIndexInformer
 from samplecontroller.informers import tweaked
-from samplecontroller.kubernetes.apis.resource.v1alpha3 import (
-    DeviceClass,
-    ResourceClaim,
-    ResourceClaimTemplate,
-    ResourceSlice,
-)
+from samplecontroller.kubernetes.apis.resource.v1alpha3 import DeviceTaintRule, ResourcePoolStatusRequest
 from samplecontroller.kubernetes.listers.resource.v1alpha3 import (
-    DeviceClassLister,
-    ResourceClaimLister,
-    ResourceClaimTemplateLister,
-    ResourceSliceLister,
+    DeviceTaintRuleLister,
+    ResourcePoolStatusRequestLister,
 )
 
 if TYPE_CHECKING:
     from samplecontroller.kubernetes.informers import SharedInformerFactory
 
 
-class DeviceClassInformer:
-    """The shared informer and lister of deviceclasses."""
+class DeviceTaintRuleInformer:
+    """The shared informer and lister of devicetaintrules."""
 
     def __init__(self, factory: SharedInformerFactory) -> None:
         self._factory = factory
 
-    def informer(self) -> SharedIndexInformer[DeviceClass]:
-        return self._factory.informer_for(DeviceClass, self._new)
+    def informer(self) -> SharedIndexInformer[DeviceTaintRule]:
+        return self._factory.informer_for(DeviceTaintRule, self._new)
 
-    def lister(self) -> DeviceClassLister:
-        return DeviceClassLister(self.informer().get_indexer())
+    def lister(self) -> DeviceTaintRuleLister:
+        return DeviceTaintRuleLister(self.informer().get_indexer())
 
-    def _new(self) -> SharedIndexInformer[DeviceClass]:
+    def _new(self) -> SharedIndexInformer[DeviceTaintRule]:
         f = self._factory
-        client = f.clientset.resource_v1alpha3().deviceclasses()
-        return SharedIndexInformer(tweaked(client.lister_watcher(), f.tweak_list_options), DeviceClass, f.default_resync)
+        client = f.clientset.resource_v1alpha3().devicetaintrules()
+        return SharedIndexInformer(tweaked(client.lister_watcher(), f.tweak_list_options), DeviceTaintRule, f.default_resync)
 
 
-class ResourceClaimInformer:
-    """The shared informer and lister of resourceclaims."""
+class ResourcePoolStatusRequestInformer:
+    """The shared informer and lister of resourcepoolstatusrequests."""
 
     def __init__(self, factory: SharedInformerFactory) -> None:
         self._factory = factory
 
-    def informer(self) -> SharedIndexInformer[ResourceClaim]:
-        return self._factory.informer_for(ResourceClaim, self._new)
+    def informer(self) -> SharedIndexInformer[ResourcePoolStatusRequest]:
+        return self._factory.informer_for(ResourcePoolStatusRequest, self._new)
 
-    def lister(self) -> ResourceClaimLister:
-        return ResourceClaimLister(self.informer().get_indexer())
+    def lister(self) -> ResourcePoolStatusRequestLister:
+        return ResourcePoolStatusRequestLister(self.informer().get_indexer())
 
-    def _new(self) -> SharedIndexInformer[ResourceClaim]:
+    def _new(self) -> SharedIndexInformer[ResourcePoolStatusRequest]:
         f = self._factory
-        client = f.clientset.resource_v1alpha3().resourceclaims(f.namespace)
-        return SharedIndexInformer(tweaked(client.lister_watcher(), f.tweak_list_options), ResourceClaim, f.default_resync)
-
-
-class ResourceClaimTemplateInformer:
-    """The shared informer and lister of resourceclaimtemplates."""
-
-    def __init__(self, factory: SharedInformerFactory) -> None:
-        self._factory = factory
-
-    def informer(self) -> SharedIndexInformer[ResourceClaimTemplate]:
-        return self._factory.informer_for(ResourceClaimTemplate, self._new)
-
-    def lister(self) -> ResourceClaimTemplateLister:
-        return ResourceClaimTemplateLister(self.informer().get_indexer())
-
-    def _new(self) -> SharedIndexInformer[ResourceClaimTemplate]:
-        f = self._factory
-        client = f.clientset.resource_v1alpha3().resourceclaimtemplates(f.namespace)
-        return SharedIndexInformer(tweaked(client.lister_watcher(), f.tweak_list_options), ResourceClaimTemplate, f.default_resync)
-
-
-class ResourceSliceInformer:
-    """The shared informer and lister of resourceslices."""
-
-    def __init__(self, factory: SharedInformerFactory) -> None:
-        self._factory = factory
-
-    def informer(self) -> SharedIndexInformer[ResourceSlice]:
-        return self._factory.informer_for(ResourceSlice, self._new)
-
-    def lister(self) -> ResourceSliceLister:
-        return ResourceSliceLister(self.informer().get_indexer())
-
-    def _new(self) -> SharedIndexInformer[ResourceSlice]:
-        f = self._factory
-        client = f.clientset.resource_v1alpha3().resourceslices()
-        return SharedIndexInformer(tweaked(client.lister_watcher(), f.tweak_list_options), ResourceSlice, f.default_resync)
+        client = f.clientset.resource_v1alpha3().resourcepoolstatusrequests()
+        return SharedIndexInformer(tweaked(client.lister_watcher(), f.tweak_list_options), ResourcePoolStatusRequest, f.default_resync)
 
 
 class Interface:
@@ -103,17 +60,9 @@ class Interface:
         self._factory = factory
 
     @property
-    def deviceclasses(self) -> DeviceClassInformer:
-        return DeviceClassInformer(self._factory)
+    def devicetaintrules(self) -> DeviceTaintRuleInformer:
+        return DeviceTaintRuleInformer(self._factory)
 
     @property
-    def resourceclaims(self) -> ResourceClaimInformer:
-        return ResourceClaimInformer(self._factory)
-
-    @property
-    def resourceclaimtemplates(self) -> ResourceClaimTemplateInformer:
-        return ResourceClaimTemplateInformer(self._factory)
-
-    @property
-    def resourceslices(self) -> ResourceSliceInformer:
-        return ResourceSliceInformer(self._factory)
+    def resourcepoolstatusrequests(self) -> ResourcePoolStatusRequestInformer:
+        return ResourcePoolStatusRequestInformer(self._factory)

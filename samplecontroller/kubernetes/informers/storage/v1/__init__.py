@@ -13,6 +13,7 @@ from samplecontroller.kubernetes.apis.storage.v1 import (
     CSIStorageCapacity,
     StorageClass,
     VolumeAttachment,
+    VolumeAttributesClass,
 )
 from samplecontroller.kubernetes.listers.storage.v1 import (
     CSIDriverLister,
@@ -20,6 +21,7 @@ from samplecontroller.kubernetes.listers.storage.v1 import (
     CSIStorageCapacityLister,
     StorageClassLister,
     VolumeAttachmentLister,
+    VolumeAttributesClassLister,
 )
 
 if TYPE_CHECKING:
@@ -116,6 +118,24 @@ class VolumeAttachmentInformer:
         return SharedIndexInformer(tweaked(client.lister_watcher(), f.tweak_list_options), VolumeAttachment, f.default_resync)
 
 
+class VolumeAttributesClassInformer:
+    """The shared informer and lister of volumeattributesclasses."""
+
+    def __init__(self, factory: SharedInformerFactory) -> None:
+        self._factory = factory
+
+    def informer(self) -> SharedIndexInformer[VolumeAttributesClass]:
+        return self._factory.informer_for(VolumeAttributesClass, self._new)
+
+    def lister(self) -> VolumeAttributesClassLister:
+        return VolumeAttributesClassLister(self.informer().get_indexer())
+
+    def _new(self) -> SharedIndexInformer[VolumeAttributesClass]:
+        f = self._factory
+        client = f.clientset.storage_v1().volumeattributesclasses()
+        return SharedIndexInformer(tweaked(client.lister_watcher(), f.tweak_list_options), VolumeAttributesClass, f.default_resync)
+
+
 class Interface:
     """storage.k8s.io/v1 informers."""
 
@@ -141,3 +161,7 @@ class Interface:
     @property
     def volumeattachments(self) -> VolumeAttachmentInformer:
         return VolumeAttachmentInformer(self._factory)
+
+    @property
+    def volumeattributesclasses(self) -> VolumeAttributesClassInformer:
+        return VolumeAttributesClassInformer(self._factory)

@@ -9,11 +9,27 @@ from __future__ import annotations
 
 from samplecontroller.cache import GenericLister, Indexer
 from samplecontroller.kubernetes.apis.admissionregistration.v1 import (
+    MutatingAdmissionPolicy,
+    MutatingAdmissionPolicyBinding,
     MutatingWebhookConfiguration,
     ValidatingAdmissionPolicy,
     ValidatingAdmissionPolicyBinding,
     ValidatingWebhookConfiguration,
 )
+
+
+class MutatingAdmissionPolicyLister(GenericLister[MutatingAdmissionPolicy]):
+    """Lists mutatingadmissionpolicies."""
+
+    def __init__(self, indexer: Indexer[MutatingAdmissionPolicy]) -> None:
+        super().__init__(indexer, "admissionregistration.k8s.io", "mutatingadmissionpolicies")
+
+
+class MutatingAdmissionPolicyBindingLister(GenericLister[MutatingAdmissionPolicyBinding]):
+    """Lists mutatingadmissionpolicybindings."""
+
+    def __init__(self, indexer: Indexer[MutatingAdmissionPolicyBinding]) -> None:
+        super().__init__(indexer, "admissionregistration.k8s.io", "mutatingadmissionpolicybindings")
 
 
 class MutatingWebhookConfigurationLister(GenericLister[MutatingWebhookConfiguration]):

@@ -9,20 +9,20 @@ from __future__ import annotations
 
 from samplecontroller.cache import GenericLister, Indexer
 from samplecontroller.kubernetes.apis.admissionregistration.v1beta1 import (
-    ValidatingAdmissionPolicy,
-    ValidatingAdmissionPolicyBinding,
+    MutatingAdmissionPolicy,
+    MutatingAdmissionPolicyBinding,
 )
 
 
-class ValidatingAdmissionPolicyLister(GenericLister[ValidatingAdmissionPolicy]):
-    """Lists validatingadmissionpolicies."""
+class MutatingAdmissionPolicyLister(GenericLister[MutatingAdmissionPolicy]):
+    """Lists mutatingadmissionpolicies."""
 
-    def __init__(self, indexer: Indexer[ValidatingAdmissionPolicy]) -> None:
-        super().__init__(indexer, "admissionregistration.k8s.io", "validatingadmissionpolicies")
+    def __init__(self, indexer: Indexer[MutatingAdmissionPolicy]) -> None:
+        super().__init__(indexer, "admissionregistration.k8s.io", "mutatingadmissionpolicies")
 
 
-class ValidatingAdmissionPolicyBindingLister(GenericLister[ValidatingAdmissionPolicyBinding]):
-    """Lists validatingadmissionpolicybindings."""
+class MutatingAdmissionPolicyBindingLister(GenericLister[MutatingAdmissionPolicyBinding]):
+    """Lists mutatingadmissionpolicybindings."""
 
-    def __init__(self, indexer: Indexer[ValidatingAdmissionPolicyBinding]) -> None:
-        super().__init__(indexer, "admissionregistration.k8s.io", "validatingadmissionpolicybindings")
+    def __init__(self, indexer: Indexer[MutatingAdmissionPolicyBinding]) -> None:
+        super().__init__(indexer, "admissionregistration.k8s.io", "mutatingadmissionpolicybindings")

@@ -7,8 +7,12 @@ shared, frozen objects.
 
 from __future__ import annotations
 
-from samplecontroller.cache import GenericLister, Indexer
-from samplecontroller.kubernetes.apis.certificates.v1 import CertificateSigningRequest
+from samplecontroller.cache import GenericLister, GenericNamespaceLister, Indexer
+from samplecontroller.kubernetes.apis.certificates.v1 import (
+    CertificateSigningRequest,
+    ClusterTrustBundle,
+    PodCertificateRequest,
+)
 
 
 class CertificateSigningRequestLister(GenericLister[CertificateSigningRequest]):
@@ -16,3 +20,26 @@ class CertificateSigningRequestLister(GenericLister[CertificateSigningRequest]):
 
     def __init__(self, indexer: Indexer[CertificateSigningRequest]) -> None:
         super().__init__(indexer, "certificates.k8s.io", "certificatesigningrequests")
+
+
+class ClusterTrustBundleLister(GenericLister[ClusterTrustBundle]):
+    """Lists clustertrustbundles."""
+
+    def __init__(self, indexer: Indexer[ClusterTrustBundle]) -> None:
+        super().__init__(indexer, "certificates.k8s.io", "clustertrustbundles")
+
+
+class PodCertificateRequestLister(GenericLister[PodCertificateRequest]):
+    """Lists podcertificaterequests in every namespace."""
+
+    def __init__(self, indexer: Indexer[PodCertificateRequest]) -> None:
+        super().__init__(indexer, "certificates.k8s.io", "podcertificaterequests")
+
+    def podcertificaterequests(self, namespace: str) -> PodCertificateRequestNamespaceLister:
+        """The podcertificaterequests of one namespace."""
+        return PodCertificateRequestNamespaceLister(self.indexer, namespace)
+
+
+class PodCertificateRequestNamespaceLister(GenericNamespaceLister[PodCertificateRequest]):
+    def __init__(self, indexer: Indexer[PodCertificateRequest], namespace: str) -> None:
+        super().__init__(indexer, namespace, "certificates.k8s.io", "podcertificaterequests")

@@ -8,7 +8,20 @@ shared, frozen objects.
 from __future__ import annotations
 
 from samplecontroller.cache import GenericLister, GenericNamespaceLister, Indexer
-from samplecontroller.kubernetes.apis.networking.v1 import Ingress, IngressClass, NetworkPolicy
+from samplecontroller.kubernetes.apis.networking.v1 import (
+    Ingress,
+    IngressClass,
+    IPAddress,
+    NetworkPolicy,
+    ServiceCIDR,
+)
+
+
+class IPAddressLister(GenericLister[IPAddress]):
+    """Lists ipaddresses."""
+
+    def __init__(self, indexer: Indexer[IPAddress]) -> None:
+        super().__init__(indexer, "networking.k8s.io", "ipaddresses")
 
 
 class IngressLister(GenericLister[Ingress]):
@@ -48,3 +61,10 @@ class NetworkPolicyLister(GenericLister[NetworkPolicy]):
 class NetworkPolicyNamespaceLister(GenericNamespaceLister[NetworkPolicy]):
     def __init__(self, indexer: Indexer[NetworkPolicy], namespace: str) -> None:
         super().__init__(indexer, namespace, "networking.k8s.io", "networkpolicies")
+
+
+class ServiceCIDRLister(GenericLister[ServiceCIDR]):
+    """Lists servicecidrs."""
+
+    def __init__(self, indexer: Indexer[ServiceCIDR]) -> None:
+        super().__init__(indexer, "networking.k8s.io", "servicecidrs")

@@ -7,56 +7,19 @@ shared, frozen objects.
 
 from __future__ import annotations
 
-from samplecontroller.cache import GenericLister, GenericNamespaceLister, Indexer
-from samplecontroller.kubernetes.apis.resource.v1alpha3 import (
-    DeviceClass,
-    ResourceClaim,
-    ResourceClaimTemplate,
-    ResourceSlice,
-)
+from samplecontroller.cache import GenericLister, Indexer
+from samplecontroller.kubernetes.apis.resource.v1alpha3 import DeviceTaintRule, ResourcePoolStatusRequest
 
 
-class DeviceClassLister(GenericLister[DeviceClass]):
-    """Lists deviceclasses."""
+class DeviceTaintRuleLister(GenericLister[DeviceTaintRule]):
+    """Lists devicetaintrules."""
 
-    def __init__(self, indexer: Indexer[DeviceClass]) -> None:
-        super().__init__(indexer, "resource.k8s.io", "deviceclasses")
-
-
-class ResourceClaimLister(GenericLister[ResourceClaim]):
-    """Lists resourceclaims in every namespace."""
-
-    def __init__(self, indexer: Indexer[ResourceClaim]) -> None:
-        super().__init__(indexer, "resource.k8s.io", "resourceclaims")
-
-    def resourceclaims(self, namespace: str) -> ResourceClaimNamespaceLister:
-        """The resourceclaims of one namespace."""
-        return ResourceClaimNamespaceLister(self.indexer, namespace)
+    def __init__(self, indexer: Indexer[DeviceTaintRule]) -> None:
+        super().__init__(indexer, "resource.k8s.io", "devicetaintrules")
 
 
-class ResourceClaimNamespaceLister(GenericNamespaceLister[ResourceClaim]):
-    def __init__(self, indexer: Indexer[ResourceClaim], namespace: str) -> None:
-        super().__init__(indexer, namespace, "resource.k8s.io", "resourceclaims")
+class ResourcePoolStatusRequestLister(GenericLister[ResourcePoolStatusRequest]):
+    """Lists resourcepoolstatusrequests."""
 
-
-class ResourceClaimTemplateLister(GenericLister[ResourceClaimTemplate]):
-    """Lists resourceclaimtemplates in every namespace."""
-
-    def __init__(self, indexer: Indexer[ResourceClaimTemplate]) -> None:
-        super().__init__(indexer, "resource.k8s.io", "resourceclaimtemplates")
-
-    def resourceclaimtemplates(self, namespace: str) -> ResourceClaimTemplateNamespaceLister:
-        """The resourceclaimtemplates of one namespace."""
-        return ResourceClaimTemplateNamespaceLister(self.indexer, namespace)
-
-
-class ResourceClaimTemplateNamespaceLister(GenericNamespaceLister[ResourceClaimTemplate]):
-    def __init__(self, indexer: Indexer[ResourceClaimTemplate], namespace: str) -> None:
-        super().__init__(indexer, namespace, "resource.k8s.io", "resourceclaimtemplates")
-
-
-class ResourceSliceLister(GenericLister[ResourceSlice]):
-    """Lists resourceslices."""
-
-    def __init__(self, indexer: Indexer[ResourceSlice]) -> None:
-        super().__init__(indexer, "resource.k8s.io", "resourceslices")
+    def __init__(self, indexer: Indexer[ResourcePoolStatusRequest]) -> None:
+        super().__init__(indexer, "resource.k8s.io", "resourcepoolstatusrequests")

@@ -14,6 +14,7 @@ from samplecontroller.kubernetes.apis.storage.v1 import (
     CSIStorageCapacity,
     StorageClass,
     VolumeAttachment,
+    VolumeAttributesClass,
 )
 
 
@@ -59,3 +60,10 @@ class VolumeAttachmentLister(GenericLister[VolumeAttachment]):
 
     def __init__(self, indexer: Indexer[VolumeAttachment]) -> None:
         super().__init__(indexer, "storage.k8s.io", "volumeattachments")
+
+
+class VolumeAttributesClassLister(GenericLister[VolumeAttributesClass]):
+    """Lists volumeattributesclasses."""
+
+    def __init__(self, indexer: Indexer[VolumeAttributesClass]) -> None:
+        super().__init__(indexer, "storage.k8s.io", "volumeattributesclasses")

@@ -23,6 +23,10 @@ if TYPE_CHECKING:
 class AdmissionregistrationV1Interface(Protocol):
     """admissionregistration.k8s.io/v1."""
 
+    def mutatingadmissionpolicies(self) -> ResourceInterface[admissionregistration_v1.MutatingAdmissionPolicy, admissionregistration_v1.MutatingAdmissionPolicyList]: ...
+
+    def mutatingadmissionpolicybindings(self) -> ResourceInterface[admissionregistration_v1.MutatingAdmissionPolicyBinding, admissionregistration_v1.MutatingAdmissionPolicyBindingList]: ...
+
     def mutatingwebhookconfigurations(self) -> ResourceInterface[admissionregistration_v1.MutatingWebhookConfiguration, admissionregistration_v1.MutatingWebhookConfigurationList]: ...
 
     def validatingadmissionpolicies(self) -> ResourceInterface[admissionregistration_v1.ValidatingAdmissionPolicy, admissionregistration_v1.ValidatingAdmissionPolicyList]: ...
@@ -37,6 +41,12 @@ class AdmissionregistrationV1Client:
 
     def __init__(self, rest: RESTClient) -> None:
         self.rest = rest
+
+    def mutatingadmissionpolicies(self) -> ResourceClient[admissionregistration_v1.MutatingAdmissionPolicy, admissionregistration_v1.MutatingAdmissionPolicyList]:
+        return ResourceClient(self.rest, admissionregistration_v1.MUTATINGADMISSIONPOLICIES)
+
+    def mutatingadmissionpolicybindings(self) -> ResourceClient[admissionregistration_v1.MutatingAdmissionPolicyBinding, admissionregistration_v1.MutatingAdmissionPolicyBindingList]:
+        return ResourceClient(self.rest, admissionregistration_v1.MUTATINGADMISSIONPOLICYBINDINGS)
 
     def mutatingwebhookconfigurations(self) -> ResourceClient[admissionregistration_v1.MutatingWebhookConfiguration, admissionregistration_v1.MutatingWebhookConfigurationList]:
         return ResourceClient(self.rest, admissionregistration_v1.MUTATINGWEBHOOKCONFIGURATIONS)
@@ -56,6 +66,16 @@ class AsyncAdmissionregistrationV1Client:
 
     def __init__(self, rest: AsyncRESTClient) -> None:
         self.rest = rest
+
+    def mutatingadmissionpolicies(self) -> AsyncResourceClient[admissionregistration_v1.MutatingAdmissionPolicy, admissionregistration_v1.MutatingAdmissionPolicyList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, admissionregistration_v1.MUTATINGADMISSIONPOLICIES)
+
+    def mutatingadmissionpolicybindings(self) -> AsyncResourceClient[admissionregistration_v1.MutatingAdmissionPolicyBinding, admissionregistration_v1.MutatingAdmissionPolicyBindingList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, admissionregistration_v1.MUTATINGADMISSIONPOLICYBINDINGS)
 
     def mutatingwebhookconfigurations(self) -> AsyncResourceClient[admissionregistration_v1.MutatingWebhookConfiguration, admissionregistration_v1.MutatingWebhookConfigurationList]:
         from samplecontroller.client.aio import AsyncResourceClient

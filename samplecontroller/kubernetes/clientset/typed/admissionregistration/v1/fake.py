@@ -13,6 +13,12 @@ class FakeAdmissionregistrationV1Client:
     def __init__(self, fake: FakeClientsetBase) -> None:
         self.fake = fake
 
+    def mutatingadmissionpolicies(self) -> FakeResourceClient[admissionregistration_v1.MutatingAdmissionPolicy, admissionregistration_v1.MutatingAdmissionPolicyList]:
+        return FakeResourceClient(self.fake, admissionregistration_v1.MUTATINGADMISSIONPOLICIES)
+
+    def mutatingadmissionpolicybindings(self) -> FakeResourceClient[admissionregistration_v1.MutatingAdmissionPolicyBinding, admissionregistration_v1.MutatingAdmissionPolicyBindingList]:
+        return FakeResourceClient(self.fake, admissionregistration_v1.MUTATINGADMISSIONPOLICYBINDINGS)
+
     def mutatingwebhookconfigurations(self) -> FakeResourceClient[admissionregistration_v1.MutatingWebhookConfiguration, admissionregistration_v1.MutatingWebhookConfigurationList]:
         return FakeResourceClient(self.fake, admissionregistration_v1.MUTATINGWEBHOOKCONFIGURATIONS)
 

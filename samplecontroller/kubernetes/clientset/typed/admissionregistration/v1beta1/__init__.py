@@ -23,9 +23,9 @@ if TYPE_CHECKING:
 class AdmissionregistrationV1beta1Interface(Protocol):
     """admissionregistration.k8s.io/v1beta1."""
 
-    def validatingadmissionpolicies(self) -> ResourceInterface[admissionregistration_v1beta1.ValidatingAdmissionPolicy, admissionregistration_v1beta1.ValidatingAdmissionPolicyList]: ...
+    def mutatingadmissionpolicies(self) -> ResourceInterface[admissionregistration_v1beta1.MutatingAdmissionPolicy, admissionregistration_v1beta1.MutatingAdmissionPolicyList]: ...
 
-    def validatingadmissionpolicybindings(self) -> ResourceInterface[admissionregistration_v1beta1.ValidatingAdmissionPolicyBinding, admissionregistration_v1beta1.ValidatingAdmissionPolicyBindingList]: ...
+    def mutatingadmissionpolicybindings(self) -> ResourceInterface[admissionregistration_v1beta1.MutatingAdmissionPolicyBinding, admissionregistration_v1beta1.MutatingAdmissionPolicyBindingList]: ...
 
 
 class AdmissionregistrationV1beta1Client:
@@ -34,11 +34,11 @@ class AdmissionregistrationV1beta1Client:
     def __init__(self, rest: RESTClient) -> None:
         self.rest = rest
 
-    def validatingadmissionpolicies(self) -> ResourceClient[admissionregistration_v1beta1.ValidatingAdmissionPolicy, admissionregistration_v1beta1.ValidatingAdmissionPolicyList]:
-        return ResourceClient(self.rest, admissionregistration_v1beta1.VALIDATINGADMISSIONPOLICIES)
+    def mutatingadmissionpolicies(self) -> ResourceClient[admissionregistration_v1beta1.MutatingAdmissionPolicy, admissionregistration_v1beta1.MutatingAdmissionPolicyList]:
+        return ResourceClient(self.rest, admissionregistration_v1beta1.MUTATINGADMISSIONPOLICIES)
 
-    def validatingadmissionpolicybindings(self) -> ResourceClient[admissionregistration_v1beta1.ValidatingAdmissionPolicyBinding, admissionregistration_v1beta1.ValidatingAdmissionPolicyBindingList]:
-        return ResourceClient(self.rest, admissionregistration_v1beta1.VALIDATINGADMISSIONPOLICYBINDINGS)
+    def mutatingadmissionpolicybindings(self) -> ResourceClient[admissionregistration_v1beta1.MutatingAdmissionPolicyBinding, admissionregistration_v1beta1.MutatingAdmissionPolicyBindingList]:
+        return ResourceClient(self.rest, admissionregistration_v1beta1.MUTATINGADMISSIONPOLICYBINDINGS)
 
 
 class AsyncAdmissionregistrationV1beta1Client:
@@ -47,12 +47,12 @@ class AsyncAdmissionregistrationV1beta1Client:
     def __init__(self, rest: AsyncRESTClient) -> None:
         self.rest = rest
 
-    def validatingadmissionpolicies(self) -> AsyncResourceClient[admissionregistration_v1beta1.ValidatingAdmissionPolicy, admissionregistration_v1beta1.ValidatingAdmissionPolicyList]:
+    def mutatingadmissionpolicies(self) -> AsyncResourceClient[admissionregistration_v1beta1.MutatingAdmissionPolicy, admissionregistration_v1beta1.MutatingAdmissionPolicyList]:
         from samplecontroller.client.aio import AsyncResourceClient
 
-        return AsyncResourceClient(self.rest, admissionregistration_v1beta1.VALIDATINGADMISSIONPOLICIES)
+        return AsyncResourceClient(self.rest, admissionregistration_v1beta1.MUTATINGADMISSIONPOLICIES)
 
-    def validatingadmissionpolicybindings(self) -> AsyncResourceClient[admissionregistration_v1beta1.ValidatingAdmissionPolicyBinding, admissionregistration_v1beta1.ValidatingAdmissionPolicyBindingList]:
+    def mutatingadmissionpolicybindings(self) -> AsyncResourceClient[admissionregistration_v1beta1.MutatingAdmissionPolicyBinding, admissionregistration_v1beta1.MutatingAdmissionPolicyBindingList]:
         from samplecontroller.client.aio import AsyncResourceClient
 
-        return AsyncResourceClient(self.rest, admissionregistration_v1beta1.VALIDATINGADMISSIONPOLICYBINDINGS)
+        return AsyncResourceClient(self.rest, admissionregistration_v1beta1.MUTATINGADMISSIONPOLICYBINDINGS)

@@ -13,8 +13,8 @@ class FakeAdmissionregistrationV1beta1Client:
     def __init__(self, fake: FakeClientsetBase) -> None:
         self.fake = fake
 
-    def validatingadmissionpolicies(self) -> FakeResourceClient[admissionregistration_v1beta1.ValidatingAdmissionPolicy, admissionregistration_v1beta1.ValidatingAdmissionPolicyList]:
-        return FakeResourceClient(self.fake, admissionregistration_v1beta1.VALIDATINGADMISSIONPOLICIES)
+    def mutatingadmissionpolicies(self) -> FakeResourceClient[admissionregistration_v1beta1.MutatingAdmissionPolicy, admissionregistration_v1beta1.MutatingAdmissionPolicyList]:
+        return FakeResourceClient(self.fake, admissionregistration_v1beta1.MUTATINGADMISSIONPOLICIES)
 
-    def validatingadmissionpolicybindings(self) -> FakeResourceClient[admissionregistration_v1beta1.ValidatingAdmissionPolicyBinding, admissionregistration_v1beta1.ValidatingAdmissionPolicyBindingList]:
-        return FakeResourceClient(self.fake, admissionregistration_v1beta1.VALIDATINGADMISSIONPOLICYBINDINGS)
+    def mutatingadmissionpolicybindings(self) -> FakeResourceClient[admissionregistration_v1beta1.MutatingAdmissionPolicyBinding, admissionregistration_v1beta1.MutatingAdmissionPolicyBindingList]:
+        return FakeResourceClient(self.fake, admissionregistration_v1beta1.MUTATINGADMISSIONPOLICYBINDINGS)

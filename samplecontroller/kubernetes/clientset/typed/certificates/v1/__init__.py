@@ -25,6 +25,10 @@ class CertificatesV1Interface(Protocol):
 
     def certificatesigningrequests(self) -> ResourceInterface[certificates_v1.CertificateSigningRequest, certificates_v1.CertificateSigningRequestList]: ...
 
+    def clustertrustbundles(self) -> ResourceInterface[certificates_v1.ClusterTrustBundle, certificates_v1.ClusterTrustBundleList]: ...
+
+    def podcertificaterequests(self, namespace: str | None = None) -> ResourceInterface[certificates_v1.PodCertificateRequest, certificates_v1.PodCertificateRequestList]: ...
+
 
 class CertificatesV1Client:
     """certificates.k8s.io/v1 over a ``RESTClient``."""
@@ -34,6 +38,12 @@ class CertificatesV1Client:
 
     def certificatesigningrequests(self) -> ResourceClient[certificates_v1.CertificateSigningRequest, certificates_v1.CertificateSigningRequestList]:
         return ResourceClient(self.rest, certificates_v1.CERTIFICATESIGNINGREQUESTS)
+
+    def clustertrustbundles(self) -> ResourceClient[certificates_v1.ClusterTrustBundle, certificates_v1.ClusterTrustBundleList]:
+        return ResourceClient(self.rest, certificates_v1.CLUSTERTRUSTBUNDLES)
+
+    def podcertificaterequests(self, namespace: str | None = None) -> ResourceClient[certificates_v1.PodCertificateRequest, certificates_v1.PodCertificateRequestList]:
+        return ResourceClient(self.rest, certificates_v1.PODCERTIFICATEREQUESTS, namespace)
 
 
 class AsyncCertificatesV1Client:
@@ -46,3 +56,13 @@ class AsyncCertificatesV1Client:
         from samplecontroller.client.aio import AsyncResourceClient
 
         return AsyncResourceClient(self.rest, certificates_v1.CERTIFICATESIGNINGREQUESTS)
+
+    def clustertrustbundles(self) -> AsyncResourceClient[certificates_v1.ClusterTrustBundle, certificates_v1.ClusterTrustBundleList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, certificates_v1.CLUSTERTRUSTBUNDLES)
+
+    def podcertificaterequests(self, namespace: str | None = None) -> AsyncResourceClient[certificates_v1.PodCertificateRequest, certificates_v1.PodCertificateRequestList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, certificates_v1.PODCERTIFICATEREQUESTS, namespace)

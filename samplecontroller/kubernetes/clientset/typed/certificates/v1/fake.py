@@ -15,3 +15,9 @@ class FakeCertificatesV1Client:
 
     def certificatesigningrequests(self) -> FakeResourceClient[certificates_v1.CertificateSigningRequest, certificates_v1.CertificateSigningRequestList]:
         return FakeResourceClient(self.fake, certificates_v1.CERTIFICATESIGNINGREQUESTS)
+
+    def clustertrustbundles(self) -> FakeResourceClient[certificates_v1.ClusterTrustBundle, certificates_v1.ClusterTrustBundleList]:
+        return FakeResourceClient(self.fake, certificates_v1.CLUSTERTRUSTBUNDLES)
+
+    def podcertificaterequests(self, namespace: str | None = None) -> FakeResourceClient[certificates_v1.PodCertificateRequest, certificates_v1.PodCertificateRequestList]:
+        return FakeResourceClient(self.fake, certificates_v1.PODCERTIFICATEREQUESTS, namespace)

@@ -23,11 +23,15 @@ if TYPE_CHECKING:
 class NetworkingV1Interface(Protocol):
     """networking.k8s.io/v1."""
 
+    def ipaddresses(self) -> ResourceInterface[networking_v1.IPAddress, networking_v1.IPAddressList]: ...
+
     def ingresses(self, namespace: str | None = None) -> ResourceInterface[networking_v1.Ingress, networking_v1.IngressList]: ...
 
     def ingressclasses(self) -> ResourceInterface[networking_v1.IngressClass, networking_v1.IngressClassList]: ...
 
     def networkpolicies(self, namespace: str | None = None) -> ResourceInterface[networking_v1.NetworkPolicy, networking_v1.NetworkPolicyList]: ...
+
+    def servicecidrs(self) -> ResourceInterface[networking_v1.ServiceCIDR, networking_v1.ServiceCIDRList]: ...
 
 
 class NetworkingV1Client:
@@ -35,6 +39,9 @@ class NetworkingV1Client:
 
     def __init__(self, rest: RESTClient) -> None:
         self.rest = rest
+
+    def ipaddresses(self) -> ResourceClient[networking_v1.IPAddress, networking_v1.IPAddressList]:
+        return ResourceClient(self.rest, networking_v1.IPADDRESSES)
 
     def ingresses(self, namespace: str | None = None) -> ResourceClient[networking_v1.Ingress, networking_v1.IngressList]:
         return ResourceClient(self.rest, networking_v1.INGRESSES, namespace)
@@ -45,12 +52,20 @@ class NetworkingV1Client:
     def networkpolicies(self, namespace: str | None = None) -> ResourceClient[networking_v1.NetworkPolicy, networking_v1.NetworkPolicyList]:
         return ResourceClient(self.rest, networking_v1.NETWORKPOLICIES, namespace)
 
+    def servicecidrs(self) -> ResourceClient[networking_v1.ServiceCIDR, networking_v1.ServiceCIDRList]:
+        return ResourceClient(self.rest, networking_v1.SERVICECIDRS)
+
 
 class AsyncNetworkingV1Client:
     """networking.k8s.io/v1 over an ``AsyncRESTClient`` (the async extra)."""
 
     def __init__(self, rest: AsyncRESTClient) -> None:
         self.rest = rest
+
+    def ipaddresses(self) -> AsyncResourceClient[networking_v1.IPAddress, networking_v1.IPAddressList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, networking_v1.IPADDRESSES)
 
     def ingresses(self, namespace: str | None = None) -> AsyncResourceClient[networking_v1.Ingress, networking_v1.IngressList]:
         from samplecontroller.client.aio import AsyncResourceClient
@@ -66,3 +81,8 @@ class AsyncNetworkingV1Client:
         from samplecontroller.client.aio import AsyncResourceClient
 
         return AsyncResourceClient(self.rest, networking_v1.NETWORKPOLICIES, namespace)
+
+    def servicecidrs(self) -> AsyncResourceClient[networking_v1.ServiceCIDR, networking_v1.ServiceCIDRList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, networking_v1.SERVICECIDRS)

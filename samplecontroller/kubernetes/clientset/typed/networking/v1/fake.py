@@ -13,6 +13,9 @@ class FakeNetworkingV1Client:
     def __init__(self, fake: FakeClientsetBase) -> None:
         self.fake = fake
 
+    def ipaddresses(self) -> FakeResourceClient[networking_v1.IPAddress, networking_v1.IPAddressList]:
+        return FakeResourceClient(self.fake, networking_v1.IPADDRESSES)
+
     def ingresses(self, namespace: str | None = None) -> FakeResourceClient[networking_v1.Ingress, networking_v1.IngressList]:
         return FakeResourceClient(self.fake, networking_v1.INGRESSES, namespace)
 
@@ -21,3 +24,6 @@ class FakeNetworkingV1Client:
 
     def networkpolicies(self, namespace: str | None = None) -> FakeResourceClient[networking_v1.NetworkPolicy, networking_v1.NetworkPolicyList]:
         return FakeResourceClient(self.fake, networking_v1.NETWORKPOLICIES, namespace)
+
+    def servicecidrs(self) -> FakeResourceClient[networking_v1.ServiceCIDR, networking_v1.ServiceCIDRList]:
+        return FakeResourceClient(self.fake, networking_v1.SERVICECIDRS)

@@ -23,13 +23,9 @@ if TYPE_CHECKING:
 class ResourceV1alpha3Interface(Protocol):
     """resource.k8s.io/v1alpha3."""
 
-    def deviceclasses(self) -> ResourceInterface[resource_v1alpha3.DeviceClass, resource_v1alpha3.DeviceClassList]: ...
+    def devicetaintrules(self) -> ResourceInterface[resource_v1alpha3.DeviceTaintRule, resource_v1alpha3.DeviceTaintRuleList]: ...
 
-    def resourceclaims(self, namespace: str | None = None) -> ResourceInterface[resource_v1alpha3.ResourceClaim, resource_v1alpha3.ResourceClaimList]: ...
-
-    def resourceclaimtemplates(self, namespace: str | None = None) -> ResourceInterface[resource_v1alpha3.ResourceClaimTemplate, resource_v1alpha3.ResourceClaimTemplateList]: ...
-
-    def resourceslices(self) -> ResourceInterface[resource_v1alpha3.ResourceSlice, resource_v1alpha3.ResourceSliceList]: ...
+    def resourcepoolstatusrequests(self) -> ResourceInterface[resource_v1alpha3.ResourcePoolStatusRequest, resource_v1alpha3.ResourcePoolStatusRequestList]: ...
 
 
 class ResourceV1alpha3Client:
@@ -38,17 +34,11 @@ class ResourceV1alpha3Client:
     def __init__(self, rest: RESTClient) -> None:
         self.rest = rest
 
-    def deviceclasses(self) -> ResourceClient[resource_v1alpha3.DeviceClass, resource_v1alpha3.DeviceClassList]:
-        return ResourceClient(self.rest, resource_v1alpha3.DEVICECLASSES)
+    def devicetaintrules(self) -> ResourceClient[resource_v1alpha3.DeviceTaintRule, resource_v1alpha3.DeviceTaintRuleList]:
+        return ResourceClient(self.rest, resource_v1alpha3.DEVICETAINTRULES)
 
-    def resourceclaims(self, namespace: str | None = None) -> ResourceClient[resource_v1alpha3.ResourceClaim, resource_v1alpha3.ResourceClaimList]:
-        return ResourceClient(self.rest, resource_v1alpha3.RESOURCECLAIMS, namespace)
-
-    def resourceclaimtemplates(self, namespace: str | None = None) -> ResourceClient[resource_v1alpha3.ResourceClaimTemplate, resource_v1alpha3.ResourceClaimTemplateList]:
-        return ResourceClient(self.rest, resource_v1alpha3.RESOURCECLAIMTEMPLATES, namespace)
-
-    def resourceslices(self) -> ResourceClient[resource_v1alpha3.ResourceSlice, resource_v1alpha3.ResourceSliceList]:
-        return ResourceClient(self.rest, resource_v1alpha3.RESOURCESLICES)
+    def resourcepoolstatusrequests(self) -> ResourceClient[resource_v1alpha3.ResourcePoolStatusRequest, resource_v1alpha3.ResourcePoolStatusRequestList]:
+        return ResourceClient(self.rest, resource_v1alpha3.RESOURCEPOOLSTATUSREQUESTS)
 
 
 class AsyncResourceV1alpha3Client:
@@ -57,22 +47,12 @@ class AsyncResourceV1alpha3Client:
     def __init__(self, rest: AsyncRESTClient) -> None:
         self.rest = rest
 
-    def deviceclasses(self) -> AsyncResourceClient[resource_v1alpha3.DeviceClass, resource_v1alpha3.DeviceClassList]:
+    def devicetaintrules(self) -> AsyncResourceClient[resource_v1alpha3.DeviceTaintRule, resource_v1alpha3.DeviceTaintRuleList]:
         from samplecontroller.client.aio import AsyncResourceClient
 
-        return AsyncResourceClient(self.rest, resource_v1alpha3.DEVICECLASSES)
+        return AsyncResourceClient(self.rest, resource_v1alpha3.DEVICETAINTRULES)
 
-    def resourceclaims(self, namespace: str | None = None) -> AsyncResourceClient[resource_v1alpha3.ResourceClaim, resource_v1alpha3.ResourceClaimList]:
+    def resourcepoolstatusrequests(self) -> AsyncResourceClient[resource_v1alpha3.ResourcePoolStatusRequest, resource_v1alpha3.ResourcePoolStatusRequestList]:
         from samplecontroller.client.aio import AsyncResourceClient
 
-        return AsyncResourceClient(self.rest, resource_v1alpha3.RESOURCECLAIMS, namespace)
-
-    def resourceclaimtemplates(self, namespace: str | None = None) -> AsyncResourceClient[resource_v1alpha3.ResourceClaimTemplate, resource_v1alpha3.ResourceClaimTemplateList]:
-        from samplecontroller.client.aio import AsyncResourceClient
-
-        return AsyncResourceClient(self.rest, resource_v1alpha3.RESOURCECLAIMTEMPLATES, namespace)
-
-    def resourceslices(self) -> AsyncResourceClient[resource_v1alpha3.ResourceSlice, resource_v1alpha3.ResourceSliceList]:
-        from samplecontroller.client.aio import AsyncResourceClient
-
-        return AsyncResourceClient(self.rest, resource_v1alpha3.RESOURCESLICES)
+        return AsyncResourceClient(self.rest, resource_v1alpha3.RESOURCEPOOLSTATUSREQUESTS)

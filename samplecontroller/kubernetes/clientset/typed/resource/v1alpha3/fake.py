@@ -13,14 +13,8 @@ class FakeResourceV1alpha3Client:
     def __init__(self, fake: FakeClientsetBase) -> None:
         self.fake = fake
 
-    def deviceclasses(self) -> FakeResourceClient[resource_v1alpha3.DeviceClass, resource_v1alpha3.DeviceClassList]:
-        return FakeResourceClient(self.fake, resource_v1alpha3.DEVICECLASSES)
+    def devicetaintrules(self) -> FakeResourceClient[resource_v1alpha3.DeviceTaintRule, resource_v1alpha3.DeviceTaintRuleList]:
+        return FakeResourceClient(self.fake, resource_v1alpha3.DEVICETAINTRULES)
 
-    def resourceclaims(self, namespace: str | None = None) -> FakeResourceClient[resource_v1alpha3.ResourceClaim, resource_v1alpha3.ResourceClaimList]:
-        return FakeResourceClient(self.fake, resource_v1alpha3.RESOURCECLAIMS, namespace)
-
-    def resourceclaimtemplates(self, namespace: str | None = None) -> FakeResourceClient[resource_v1alpha3.ResourceClaimTemplate, resource_v1alpha3.ResourceClaimTemplateList]:
-        return FakeResourceClient(self.fake, resource_v1alpha3.RESOURCECLAIMTEMPLATES, namespace)
-
-    def resourceslices(self) -> FakeResourceClient[resource_v1alpha3.ResourceSlice, resource_v1alpha3.ResourceSliceList]:
-        return FakeResourceClient(self.fake, resource_v1alpha3.RESOURCESLICES)
+    def resourcepoolstatusrequests(self) -> FakeResourceClient[resource_v1alpha3.ResourcePoolStatusRequest, resource_v1alpha3.ResourcePoolStatusRequestList]:
+        return FakeResourceClient(self.fake, resource_v1alpha3.RESOURCEPOOLSTATUSREQUESTS)

@@ -33,6 +33,8 @@ class StorageV1Interface(Protocol):
 
     def volumeattachments(self) -> ResourceInterface[storage_v1.VolumeAttachment, storage_v1.VolumeAttachmentList]: ...
 
+    def volumeattributesclasses(self) -> ResourceInterface[storage_v1.VolumeAttributesClass, storage_v1.VolumeAttributesClassList]: ...
+
 
 class StorageV1Client:
     """storage.k8s.io/v1 over a ``RESTClient``."""
@@ -54,6 +56,9 @@ class StorageV1Client:
 
     def volumeattachments(self) -> ResourceClient[storage_v1.VolumeAttachment, storage_v1.VolumeAttachmentList]:
         return ResourceClient(self.rest, storage_v1.VOLUMEATTACHMENTS)
+
+    def volumeattributesclasses(self) -> ResourceClient[storage_v1.VolumeAttributesClass, storage_v1.VolumeAttributesClassList]:
+        return ResourceClient(self.rest, storage_v1.VOLUMEATTRIBUTESCLASSES)
 
 
 class AsyncStorageV1Client:
@@ -86,3 +91,8 @@ class AsyncStorageV1Client:
         from samplecontroller.client.aio import AsyncResourceClient
 
         return AsyncResourceClient(self.rest, storage_v1.VOLUMEATTACHMENTS)
+
+    def volumeattributesclasses(self) -> AsyncResourceClient[storage_v1.VolumeAttributesClass, storage_v1.VolumeAttributesClassList]:
+        from samplecontroller.client.aio import AsyncResourceClient
+
+        return AsyncResourceClient(self.rest, storage_v1.VOLUMEATTRIBUTESCLASSES)

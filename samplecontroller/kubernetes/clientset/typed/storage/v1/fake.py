@@ -27,3 +27,6 @@ class FakeStorageV1Client:
 
     def volumeattachments(self) -> FakeResourceClient[storage_v1.VolumeAttachment, storage_v1.VolumeAttachmentList]:
         return FakeResourceClient(self.fake, storage_v1.VOLUMEATTACHMENTS)
+
+    def volumeattributesclasses(self) -> FakeResourceClient[storage_v1.VolumeAttributesClass, storage_v1.VolumeAttributesClassList]:
+        return FakeResourceClient(self.fake, storage_v1.VOLUMEATTRIBUTESCLASSES)

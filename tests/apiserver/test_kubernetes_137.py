@@ -1,0 +1,305 @@
+"""The embedded server is a kube-apiserver 1.37: /version, OpenAPI, discovery and the group/versions
+1.37 serves by default (resource.k8s.io/v1 through the typed 1.37 client), and
+``--emulated-version`` 1.33-1.36 (version, discovery and served groups follow it; an unsupported
+one is one clear line)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import cast
+
+import pytest
+
+from samplecontroller.apimachinery import errors, objects
+from samplecontroller.apiserver import __main__ as cli
+from samplecontroller.apiserver.local import LocalServerError, serve_local
+from samplecontroller.apiserver.server import LocalAPIServer
+from samplecontroller.apiserver.testing import finish_pod, make_kubectl
+from samplecontroller.apiserver.version import EmulationVersionError
+from samplecontroller.kubernetes.apis.resource.v1 import DeviceClass, ResourceClaim
+from samplecontroller.kubernetes.clientset import Clientset
+from samplecontroller.rest import RESTClient
+from tests.apiserver.conftest import Raw
+
+NEW_IN = {  # group/version/plural of kinds GA after 1.32, by the minor version that first serves them
+    ("networking.k8s.io", "v1", "ipaddresses"): 33, ("networking.k8s.io", "v1", "servicecidrs"): 33,
+    ("resource.k8s.io", "v1", "resourceclaims"): 34, ("storage.k8s.io", "v1", "volumeattributesclasses"): 34,
+    ("admissionregistration.k8s.io", "v1", "mutatingadmissionpolicies"): 36,
+    ("certificates.k8s.io", "v1", "clustertrustbundles"): 37,
+    ("storagemigration.k8s.io", "v1", "storageversionmigrations"): 37,
+}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalAPIServer]:
+    with LocalAPIServer(kubeconfig_path=tmp_path_factory.mktemp("k137") / "kubeconfig") as s:
+        yield s
+
+
+@pytest.fixture(scope="module")
+def emulated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalAPIServer]:
+    with LocalAPIServer(kubeconfig_path=tmp_path_factory.mktemp("k134") / "kubeconfig",
+                        emulated_version="1.34") as s:
+        yield s
+
+
+def _served(raw: Raw) -> set[tuple[str, str, str]]:
+    """Every group/version/plural of the server's aggregated discovery."""
+    _, _, doc = raw.call("GET", "/apis", accept="application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList")
+    found = set()
+    for group in doc["items"]:
+        for version in group["versions"]:
+            for res in version["resources"]:
+                found.add((group["metadata"].get("name", ""), version["version"], res["resource"]))
+    return found
+
+
+def test_version_and_openapi_are_1_37(server: LocalAPIServer) -> None:
+    raw = Raw(server)
+    code, _, info = raw.call("GET", "/version")
+    assert code == 200
+    assert (info["major"], info["minor"], info["gitVersion"]) == ("1", "37", "v1.37.0")
+    assert (info["emulationMajor"], info["emulationMinor"], info["minCompatibilityMinor"]) == ("1", "37", "36")
+    assert raw.call("GET", "/openapi/v3/apis/resource.k8s.io/v1")[2]["info"]["version"] == "v1.37.0"
+    assert raw.call("GET", "/openapi/v2")[2]["info"]["version"] == "v1.37.0"
+
+
+def test_discovery_serves_the_1_37_default_group_versions(server: LocalAPIServer) -> None:
+    raw = Raw(server)
+    served = _served(raw)
+    assert set(NEW_IN) <= served
+    # beta and alpha versions stay off, as in kube-apiserver 1.37 without --runtime-config
+    assert not {gvr for gvr in served if gvr[0] == "resource.k8s.io" and gvr[1] != "v1"}
+    code, _, group = raw.call("GET", "/apis/resource.k8s.io")
+    assert code == 200 and group["preferredVersion"]["groupVersion"] == "resource.k8s.io/v1"
+    _, _, resources = raw.call("GET", "/apis/storage.k8s.io/v1")
+    vac = next(r for r in resources["resources"] if r["name"] == "volumeattributesclasses")
+    assert (vac["namespaced"], vac["shortNames"]) == (False, ["vac"])
+
+
+def test_a_resource_claim_through_the_typed_1_37_client(server: LocalAPIServer) -> None:
+    kube = Clientset(RESTClient.from_kubeconfig(server.kubeconfig_path))
+    kube.resource_v1().deviceclasses().create(objects.from_dict(DeviceClass, {
+        "metadata": {"name": "gpu"},
+        "spec": {"selectors": [{"cel": {"expression": "device.driver == 'gpu.example.com'"}}]}}))
+    claim = objects.from_dict(ResourceClaim, {"metadata": {"name": "claim"}, "spec": {"devices": {"requests": [
+        {"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}}})
+    created = kube.resource_v1().resourceclaims("default").create(claim)
+    assert isinstance(created, ResourceClaim) and created.api_version == "resource.k8s.io/v1"
+    assert [c.metadata.name for c in kube.resource_v1().resourceclaims("default").list().items] == ["claim"]
+    # the schema's validation: a request names its device class
+    bad = objects.from_dict(ResourceClaim, {"metadata": {"name": "bad"}, "spec": {"devices": {"requests": [
+        {"name": "gpu", "exactly": {}}]}}})
+    with pytest.raises(errors.InvalidError, match="deviceClassName: Required value"):
+        kube.resource_v1().resourceclaims("default").create(bad)
+
+
+def test_emulated_version_1_34(emulated: LocalAPIServer) -> None:
+    raw = Raw(emulated)
+    _, _, info = raw.call("GET", "/version")
+    assert (info["minor"], info["gitVersion"]) == ("37", "v1.37.0")
+    assert (info["emulationMajor"], info["emulationMinor"], info["minCompatibilityMinor"]) == ("1", "34", "33")
+    served = _served(raw)
+    for gvr, since in NEW_IN.items():
+        assert (gvr in served) == (since <= 34), gvr
+    # what 1.34 does not serve is not there at all: no group, no resource, no OpenAPI
+    assert raw.call("GET", "/apis/storagemigration.k8s.io")[0] == 404
+    assert raw.call("GET", "/apis/storagemigration.k8s.io/v1/storageversionmigrations")[0] == 404
+    _, _, group_list = raw.call("GET", "/apis")
+    assert "storagemigration.k8s.io" not in [g["name"] for g in group_list["groups"]]
+    _, _, certificates = raw.call("GET", "/apis/certificates.k8s.io/v1")
+    assert [r["name"] for r in certificates["resources"] if "/" not in r["name"]] == ["certificatesigningrequests"]
+    paths = raw.call("GET", "/openapi/v3")[2]["paths"]
+    assert "apis/resource.k8s.io/v1" in paths and "apis/storagemigration.k8s.io/v1" not in paths
+
+
+@pytest.mark.parametrize("value", ["1.32", "1.38", "2.0", "latest"])
+def test_an_unsupported_emulated_version_is_one_clear_error(value: str, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(EmulationVersionError, match=r"1\.33 to 1\.37|want MAJOR\.MINOR"):
+        LocalAPIServer(kubeconfig_path=tmp_path / "kubeconfig", emulated_version=value)
+    with pytest.raises(SystemExit) as exit_info:
+        cli.parse_args(["--emulated-version", value])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("python -m samplecontroller.apiserver: error: argument --emulated-version:")
+    assert value in err and "Traceback" not in err
+    with pytest.raises(LocalServerError, match=r"--emulated-version: .*(1\.33 to 1\.37|MAJOR\.MINOR)"), \
+            serve_local(tmp_path / "local", emulated_version=value):
+        pass  # pragma: no cover - never started
+
+
+def test_the_cli_accepts_the_supported_versions() -> None:
+    assert [cli.parse_args(["--emulated-version", v]).emulated_version for v in ("1.33", "v1.36", "1.37.0")] == \
+        [33, 36, 37]
+    assert cli.parse_args([]).emulated_version is None
+
+
+# -- defaulting and validation of fields added in 1.33-1.37 ----------------------------------
+
+
+def test_pod_generation(server: LocalAPIServer) -> None:
+    """1.33's pod generation: 1 on create, bumped by a spec change and by the graceful deletion."""
+    raw = Raw(server)
+    pods = "/api/v1/namespaces/default/pods"
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "gen"},
+           "spec": {"nodeName": "local-node", "containers": [{"name": "c", "image": "busybox:1"}]}}
+    code, _, created = raw.call("POST", pods, pod)
+    assert code == 201 and created["metadata"]["generation"] == 1
+    patch = {"spec": {"containers": [{"name": "c", "image": "busybox:2"}]}}
+    _, _, patched = raw.call("PATCH", f"{pods}/gen", patch, ctype="application/strategic-merge-patch+json")
+    assert patched["metadata"]["generation"] == 2
+    labelled = raw.call("PATCH", f"{pods}/gen", {"metadata": {"labels": {"a": "b"}}},
+                        ctype="application/merge-patch+json")[2]
+    assert labelled["metadata"]["generation"] == 2  # metadata is no spec change
+    code, _, deleting = raw.call("DELETE", f"{pods}/gen", {"gracePeriodSeconds": 30})
+    assert code == 200 and deleting["metadata"]["deletionTimestamp"] and deleting["metadata"]["generation"] == 3
+    raw.call("DELETE", f"{pods}/gen", {"gracePeriodSeconds": 0})
+    # what a kubelet reports once the containers end: the generation it observed
+    assert raw.call("POST", pods, {**pod, "metadata": {"name": "observed"}})[0] == 201
+    assert finish_pod(server, "default", "observed")["status"]["observedGeneration"] == 1
+
+
+def test_service_traffic_distribution(server: LocalAPIServer) -> None:
+    """PreferSameZone and PreferSameNode (1.33) besides PreferClose; anything else is refused."""
+    raw = Raw(server)
+    services = "/api/v1/namespaces/default/services"
+
+    def service(name: str, distribution: str) -> dict[str, object]:
+        return {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name},
+                "spec": {"ports": [{"port": 80}], "trafficDistribution": distribution}}
+
+    code, _, created = raw.call("POST", services, service("same-node", "PreferSameNode"))
+    assert code == 201 and created["spec"]["trafficDistribution"] == "PreferSameNode"
+    code, _, status = raw.call("POST", services, service("nearest", "Nearest"))
+    assert code == 422
+    assert status["message"] == ('Service "nearest" is invalid: spec.trafficDistribution: Unsupported value: '
+                                 '"Nearest": supported values: "PreferClose", "PreferSameNode", "PreferSameZone"')
+
+
+def test_deployment_status_terminating_replicas(server: LocalAPIServer) -> None:
+    """status.terminatingReplicas (1.33) is a count: never negative."""
+    raw = Raw(server)
+    deployments = "/apis/apps/v1/namespaces/default/deployments"
+    template = {"metadata": {"labels": {"app": "t"}}, "spec": {"containers": [{"name": "c", "image": "busybox"}]}}
+    raw.call("POST", deployments, {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "term"},
+                                   "spec": {"selector": {"matchLabels": {"app": "t"}}, "template": template}})
+    ok = raw.call("PATCH", f"{deployments}/term/status", {"status": {"terminatingReplicas": 0}},
+                  ctype="application/merge-patch+json")
+    assert ok[0] == 200 and ok[2]["status"]["terminatingReplicas"] == 0
+    code, _, status = raw.call("PATCH", f"{deployments}/term/status", {"status": {"terminatingReplicas": -1}},
+                               ctype="application/merge-patch+json")
+    assert code == 422 and "status.terminatingReplicas: Invalid value: -1: must be greater than or equal to 0" \
+        in status["message"]
+
+
+def test_dra_defaults(server: LocalAPIServer) -> None:
+    """resource.k8s.io/v1 defaulting: a request's allocationMode and count, a taint's timeAdded."""
+    raw = Raw(server)
+    claims = "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims"
+    code, _, claim = raw.call("POST", claims, {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "defaulted"},
+        "spec": {"devices": {"requests": [
+            {"name": "one", "exactly": {"deviceClassName": "gpu"}},
+            {"name": "all", "exactly": {"deviceClassName": "gpu", "allocationMode": "All"}},
+            {"name": "either", "firstAvailable": [{"name": "big", "deviceClassName": "gpu"},
+                                                  {"name": "none", "deviceClassName": "gpu"}]}]}}})
+    assert code == 201, claim
+    one, every, either = claim["spec"]["devices"]["requests"]
+    assert one["exactly"] == {"deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 1}
+    assert every["exactly"] == {"deviceClassName": "gpu", "allocationMode": "All"}
+    assert either["firstAvailable"] == [
+        {"name": "big", "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 1},
+        {"name": "none", "deviceClassName": "gpu", "allocationMode": "ExactCount"}]
+    code, _, rule = raw.call("POST", "/apis/resource.k8s.io/v1/devicetaintrules", {
+        "apiVersion": "resource.k8s.io/v1", "kind": "DeviceTaintRule", "metadata": {"name": "drain"},
+        "spec": {"deviceSelector": {"driver": "gpu.example.com"}, "taint": {"key": "k", "effect": "NoSchedule"}}})
+    assert code == 201, rule
+    assert rule["spec"]["taint"]["timeAdded"].endswith("Z")
+
+
+def test_emulated_version_of_main_and_the_pytest_plugin(tmp_path: Path) -> None:
+    """main.py --local's server and the pytest plugin's servers take the emulated version too."""
+    from samplecontroller import app
+    from samplecontroller.testing import pytest_plugin
+
+    with pytest.raises(app.UserError, match=r"^--emulated-version: unsupported emulated version '1\.2'"), \
+            app._local_server(tmp_path / "local", tmp_path, 0, "1.2"):
+        pass  # pragma: no cover - never started
+
+    class Config:
+        def __init__(self, value: str) -> None:
+            self.value = value
+
+        def getini(self, name: str) -> str:
+            assert name == pytest_plugin.EMULATED_VERSION_INI
+            return self.value
+
+    def new(value: str) -> LocalAPIServer:
+        return pytest_plugin._new_server(cast(pytest.Config, Config(value)), tmp_path / "kubeconfig")
+
+    assert (new("1.35").emulated_minor, new("").emulated_minor) == (35, 37)
+    with pytest.raises(pytest.fail.Exception, match=r"^samplecontroller_emulated_version: unsupported emulated "
+                                                    r"version '1\.20': .* emulates 1\.33 to 1\.37$"):
+        new("1.20")
+
+
+@pytest.mark.kubectl
+def test_kubectl_get_prints_the_new_kinds_as_kube_does(server: LocalAPIServer, tmp_path: Path) -> None:
+    """printers.go's columns of the DRA and networking kinds (Name + Created At before)."""
+    raw = Raw(server)
+    raw.call("POST", "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims", {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "printed"},
+        "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "gpu"}}]}}})
+    raw.call("POST", "/apis/resource.k8s.io/v1/resourceslices", {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "slice"},
+        "spec": {"driver": "gpu.example.com", "nodeName": "local-node",
+                 "pool": {"name": "pool-a", "generation": 1, "resourceSliceCount": 1}}})
+    raw.call("POST", "/apis/networking.k8s.io/v1/ipaddresses", {
+        "apiVersion": "networking.k8s.io/v1", "kind": "IPAddress", "metadata": {"name": "10.96.0.99"},
+        "spec": {"parentRef": {"resource": "services", "namespace": "default", "name": "web"}}})
+    kubectl = make_kubectl(tmp_path, server)
+
+    def rows(*args: str) -> list[list[str]]:
+        proc = kubectl("get", *args)
+        assert proc.returncode == 0, proc.stderr
+        return [line.split() for line in proc.stdout.splitlines()]
+
+    claims = rows("resourceclaims", "printed")
+    assert claims[0] == ["NAME", "STATE", "AGE"] and claims[1][:2] == ["printed", "pending"]
+    slices = rows("resourceslices", "slice")
+    assert slices[0] == ["NAME", "NODE", "DRIVER", "POOL", "AGE"]
+    assert slices[1][:4] == ["slice", "local-node", "gpu.example.com", "pool-a"]
+    assert rows("ipaddresses", "10.96.0.99") == [["NAME", "PARENTREF"], ["10.96.0.99", "services/default/web"]]
+    # the default ServiceCIDR kube-apiserver creates since 1.33
+    cidrs = rows("servicecidrs")
+    assert cidrs[0] == ["NAME", "CIDRS", "AGE"] and [r[:2] for r in cidrs[1:]] == [["kubernetes", "10.96.0.0/12"]]
+    _, _, default = raw.call("GET", "/apis/networking.k8s.io/v1/servicecidrs/kubernetes")
+    assert [(c["type"], c["status"]) for c in default["status"]["conditions"]] == [("Ready", "True")]
+
+
+def _eventually(check: Callable[[], bool], timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "condition not reached"
+        time.sleep(0.01)
+
+
+def test_a_service_cluster_ip_has_its_ip_address(server: LocalAPIServer) -> None:
+    """Since 1.33 the allocator keeps an IPAddress per cluster IP, parentRef the Service."""
+    raw = Raw(server)
+    ips = "/apis/networking.k8s.io/v1/ipaddresses"
+    _, _, kubernetes = raw.call("GET", f"{ips}/10.96.0.1")
+    assert kubernetes["spec"]["parentRef"] == {"resource": "services", "namespace": "default", "name": "kubernetes"}
+    assert kubernetes["metadata"]["labels"] == {"ipaddress.kubernetes.io/ip-family": "IPv4",
+                                                "ipaddress.kubernetes.io/managed-by": "ipallocator.k8s.io"}
+    code, _, service = raw.call("POST", "/api/v1/namespaces/default/services", {
+        "apiVersion": "v1", "kind": "Service", "metadata": {"name": "addressed"}, "spec": {"ports": [{"port": 80}]}})
+    assert code == 201
+    ip = service["spec"]["clusterIP"]
+    _eventually(lambda: raw.call("GET", f"{ips}/{ip}")[0] == 200)
+    assert raw.call("GET", f"{ips}/{ip}")[2]["spec"]["parentRef"]["name"] == "addressed"
+    raw.call("DELETE", "/api/v1/namespaces/default/services/addressed")
+    _eventually(lambda: raw.call("GET", f"{ips}/{ip}")[0] == 404)
