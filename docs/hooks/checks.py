@@ -39,6 +39,10 @@ WIDTH_ALLOW_LIST: frozenset[str] = frozenset({
     "tutorial/webhooks.md",
     "tutorial/deploy.md",
     "reference/scaffold.md",
+    # API reference pages from docstrings of modules the kopf work is changing (the daemon
+    # timers, the test kit's runner): their examples are wrapped after that lands
+    "reference/samplecontroller.runtime.daemon.md",
+    "reference/samplecontroller.testing.runner.md",
 })
 
 _CODE = re.compile(r"<pre(?P<attrs>[^>]*)>(?P<body>.*?)</pre>", re.S)
@@ -114,7 +118,6 @@ def offline_problems(site: Path) -> list[str]:
     return problems
 
 
-_ENFORCED = False  # until the pages are fixed (this branch)
 _width: list[str] = []  # this build's code problems, reported together after the last page
 
 
@@ -138,8 +141,7 @@ def on_page_content(html_text: str, page: Page, config: MkDocsConfig, files: Fil
 
 def on_post_build(config: MkDocsConfig, **kwargs: Any) -> None:
     """Fail the build on code that does not fit, or on a page that loads something from outside."""
-    if _ENFORCED:
-        _fail(f"code that does not fit ({MAX_COLUMNS} columns, dedented)", _width)
+    _fail(f"code that does not fit ({MAX_COLUMNS} columns, dedented)", _width)
     _fail("the site is not readable offline", offline_problems(Path(config.site_dir)))
 
 
