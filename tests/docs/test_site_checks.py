@@ -101,6 +101,8 @@ def test_the_site_ships_what_it_would_otherwise_fetch() -> None:
     assert "material/offline" in config.plugins and "navigation.footer" in config.theme["features"]
     assert config.extra["polyfills"] == ["assets/vendor/iframe-worker/shim.js"]
     assert [str(s) for s in config.extra_javascript] == ["assets/vendor/mermaid/mermaid.min.js"]
+    assert config.extra_css == ["assets/extra.css"]  # 88 columns fit the content column
+    assert "1.8cqi" in (ROOT / "docs" / "assets" / "extra.css").read_text()
     for shipped in ("iframe-worker/shim.js", "iframe-worker/LICENSE", "mermaid/mermaid.min.js", "mermaid/LICENSE"):
         assert (ROOT / "docs" / "assets" / "vendor" / shipped).stat().st_size > 0
     assert config.site_url
