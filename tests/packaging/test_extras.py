@@ -95,7 +95,7 @@ def test_extras_match_the_runtime_checks() -> None:
     assert "samplecontroller[apiserver,webhook,codegen,schemas,async,docs]" in extras["dev"]
     # the documentation site builds with the docs extra alone (mkdocs.yml's theme and plugins)
     assert {_name(r) for r in extras["docs"]} == {"mkdocs", "mkdocs-material", "mkdocstrings",
-                                                  "pymdown-extensions"}
+                                                  "pymdown-extensions", "black"}
 
 
 def test_vendored_definitions_are_package_data() -> None:
