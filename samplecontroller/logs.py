@@ -4,7 +4,8 @@
 
     log = get_logger("controller")
     log.info("Starting workers", count=2)
-    # time=2026-11-22T20:40:01.123Z level=info logger=controller msg="Starting workers" count=2
+    # time=2026-11-22T20:40:01.123Z level=info logger=controller \\
+    #   msg="Starting workers" count=2
 
 Values are quoted when they contain spaces, quotes or '='. ``setup(level)`` installs the
 formatter on the root logger once; calling it again only changes the level.

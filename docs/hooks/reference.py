@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # mkdocs loads hoo
 from docs.hooks import public_api
 
 _modules: list[public_api.Module] = []
+_package: list[Any] = []  # the loaded library, for the summaries of re-exported names
 
 
 def check(package: Any) -> list[str]:
@@ -43,6 +44,7 @@ def on_config(config: MkDocsConfig) -> MkDocsConfig:
     if problems:
         raise PluginError("API reference: " + "; ".join(problems))
     _modules[:] = public_api.modules(package)
+    _package[:] = [package]
     sections: dict[str, list[Any]] = {}
     for module in _modules:
         title = module.path.removeprefix(public_api.PACKAGE + ".")
@@ -62,8 +64,24 @@ def _render(module: public_api.Module) -> str:
     if module.reexported:
         lines += ["", "## Re-exported here", "",
                   "Defined in another module and importable from this one:", ""]
-        lines += [f"- [`{name}`][{target}]" for name, target in sorted(module.reexported.items())]
+        lines += [f"- [`{name}`][{target}]{summary(target)}"
+                  for name, target in sorted(module.reexported.items())]
     return "\n".join(lines) + "\n"
+
+
+def summary(path: str) -> str:
+    """``: `` and the first sentence of the docstring of the object at ``path`` ("" without one)."""
+    if not _package:
+        return ""
+    try:
+        obj = _package[0][path.removeprefix(public_api.PACKAGE + ".")]
+    except (KeyError, ValueError):
+        return ""
+    docstring = getattr(obj, "docstring", None)
+    if docstring is None or not docstring.value.strip():
+        return ""
+    first = str(docstring.value).strip().split("\n\n")[0].replace("\n", " ")
+    return ": " + first.split(". ")[0].rstrip(".") + "."
 
 
 def on_files(files: Files, config: MkDocsConfig) -> Files:

@@ -7,9 +7,9 @@ Structs), or a plain dict in the wire form (``observedGeneration``, ``lastTransi
 Arrays of generated objects are tuples and the objects are frozen, so where Go changes a slice in
 place these functions return a new tuple and whether anything changed::
 
-    conditions, changed = set_status_condition(
-        foo.status.conditions, Condition(type="Ready", status="True", reason="Synced",
-                                         message="...", observed_generation=foo.metadata.generation))
+    ready = Condition(type="Ready", status="True", reason="Synced", message="...",
+                      observed_generation=foo.metadata.generation)
+    conditions, changed = set_status_condition(foo.status.conditions, ready)
     if changed:
         ...write the status...
 

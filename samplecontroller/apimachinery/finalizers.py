@@ -7,7 +7,8 @@ a write is due::
 
     foo, changed = add_finalizer(foo, FINALIZER)
     if changed:
-        foo = clientset.samplecontroller_v1alpha1().foos(ns).update(foo)   # or client.update(foo)
+        # or client.update(foo)
+        foo = clientset.samplecontroller_v1alpha1().foos(ns).update(foo)
 
 An empty finalizer list is written as absent (the API server does the same).
 """

@@ -2,11 +2,12 @@
 
 Typical use::
 
-    lock = LeaseLock.for_rest_client(rest_client, "kube-system", "sample-controller", identity)
-    config = LeaderElectionConfig(lock, callbacks=LeaderCallbacks(on_started_leading=run_controllers,
-                                                                  on_stopped_leading=exit_process),
-                                  release_on_cancel=True)
-    LeaderElector(config).run(stop)     # returns when leadership is lost or ``stop`` is set
+    lock = LeaseLock.for_rest_client(rest_client, "kube-system", "sample-controller",
+                                     identity)
+    callbacks = LeaderCallbacks(on_started_leading=run_controllers,
+                                on_stopped_leading=exit_process)
+    config = LeaderElectionConfig(lock, callbacks=callbacks, release_on_cancel=True)
+    LeaderElector(config).run(stop)  # returns when leadership is lost or ``stop`` is set
 """
 
 from samplecontroller.leaderelection.elector import (

@@ -2,7 +2,7 @@
 
 Typical use::
 
-    broadcaster = new_broadcaster()                      # bounded queue of 1000, drops when full
+    broadcaster = new_broadcaster()  # bounded queue of 1000, drops when full
     broadcaster.start_structured_logging()
     broadcaster.start_recording_to_sink(ResourceEventSink(rest_client))
     recorder = broadcaster.new_recorder("sample-controller")

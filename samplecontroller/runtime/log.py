@@ -8,7 +8,8 @@ binds more key/values, as ``logr.Logger.WithValues``.
 
     def reconcile(self, request):
         log = runtime_log.from_context()
-        log.info("reconciling")   # ... controller="cronjob" namespace="default" name="x" reconcileID="..."
+        # ... controller="cronjob" namespace="default" name="x" reconcileID="..."
+        log.info("reconciling")
 """
 
 from __future__ import annotations

@@ -1,10 +1,12 @@
 """``samplecontroller init`` and ``samplecontroller create api``: new operator projects (kubebuilder's).
 
     samplecontroller init DIR --domain example.com --package NAME [--project-name NAME]
-    samplecontroller create api --group G --version V --kind K [--plural P] [--namespaced|--cluster]
+    samplecontroller create api --group G --version V --kind K [--plural P]
+                                [--namespaced|--cluster]
                                 [--style runtime|async|client-go] [--storage]
     samplecontroller create webhook --group G --version V --kind K [--defaulting]
-                                [--programmatic-validation] [--conversion --spoke V2 [--spoke V3 ...]]
+                                [--programmatic-validation]
+                                [--conversion --spoke V2 [--spoke V3 ...]]
     samplecontroller upgrade
     samplecontroller --version
 

@@ -57,3 +57,12 @@ def test_every_public_module_has_a_reference_page(package: griffe.Module) -> Non
                      "samplecontroller.apiserver", "samplecontroller.apiserver.testing"):
         assert expected in paths
     assert not [p for p in paths if p.startswith(("samplecontroller.kubernetes", "samplecontroller.apiserver.handlers"))]
+
+
+def test_a_package_page_gives_each_reexported_name_its_summary(package: griffe.Module,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(reference, "_package", [package])
+    (consistency,) = [m for m in public_api.modules(package) if m.path == "samplecontroller.runtime.consistency"]
+    page = reference._render(consistency)
+    assert ("- [`Recording`][samplecontroller.runtime.consistency.recorder.Recording]: "
+            "The writes of one reconcile, in order.\n") in page

@@ -45,9 +45,23 @@ def run(args: list[str], cwd: Path, timeout: float = 600) -> subprocess.Complete
     return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False)
 
 
+def command_lines(lines: list[str]) -> list[str]:
+    """Shell lines with their backslash continuations joined (the docs wrap at 88 columns)."""
+    joined: list[str] = []
+    pending = ""
+    for line in lines:
+        if line.endswith("\\"):
+            pending += line[:-1].rstrip() + " "
+            continue
+        joined.append(pending + line.strip() if pending else line)
+        pending = ""
+    assert not pending, f"a continuation line ends the file or section: {pending!r}"
+    return joined
+
+
 def scaffold_commands() -> list[list[str]]:
     """The tutorial's ``samplecontroller`` and ``cd`` commands, in order."""
-    lines = [line.strip() for line in COMMANDS.read_text().splitlines()]
+    lines = [line.strip() for line in command_lines(COMMANDS.read_text().splitlines())]
     return [shlex.split(line) for line in lines if line.startswith(("samplecontroller ", "cd "))]
 
 
@@ -126,7 +140,7 @@ def section(name: str) -> list[str]:
     """The command lines of one ``--8<-- [start:name]`` section of commands.sh."""
     lines = COMMANDS.read_text().splitlines()
     start, end = lines.index(f"# --8<-- [start:{name}]"), lines.index(f"# --8<-- [end:{name}]")
-    return lines[start + 1:end]
+    return command_lines(lines[start + 1:end])
 
 
 def free_port() -> int:

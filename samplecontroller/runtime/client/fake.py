@@ -4,12 +4,12 @@
     from samplecontroller.runtime.client.interceptor import Funcs
 
     client = (ClientBuilder()
-              .with_scheme(SCHEME)                      # required: the library knows no kinds
-              .with_objects(foo, deployment)            # seeded as they are (status included)
-              .with_status_subresource(Foo)             # optional, see below
+              .with_scheme(SCHEME)            # required: the library knows no kinds
+              .with_objects(foo, deployment)  # seeded as they are (status included)
+              .with_status_subresource(Foo)   # optional, see below
               .with_interceptor_funcs(Funcs(update=...))
-              .with_watch_delay(0.05, Foo)              # optional: caches over it lag 50 ms
-              .with_crds("config/crd/bases")            # optional: apply merges by these CRD schemas
+              .with_watch_delay(0.05, Foo)    # optional: caches over it lag 50 ms
+              .with_crds("config/crd/bases")  # optional: apply merges by CRD schemas
               .build())
     FooReconciler(client, FakeRecorder()).reconcile(Request("ns", "foo"))
     assert client.get(Foo, "ns", "foo").status.available_replicas == 1

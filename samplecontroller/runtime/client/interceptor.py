@@ -11,7 +11,8 @@ as keywords), and returns what the method would, or raises. Methods without a fu
         nonlocal calls
         calls += 1
         if calls == 1:
-            raise errors.new_conflict("samplecontroller.k8s.io", "foos", meta.get_name(obj), "stale")
+            name = meta.get_name(obj)
+            raise errors.new_conflict("samplecontroller.k8s.io", "foos", name, "stale")
         return client.status().update(obj, **options)
 
     c = new_client(fake_client, Funcs(sub_resource_update=status_update))

@@ -7,7 +7,7 @@ converts through the hub (spoke -> hub -> spoke), so N versions need N - 1 conve
 The generated models are the generator's (frozen msgspec Structs, never edited by hand), so the
 conversions live beside them, one object per spoke, typed on the models of both versions::
 
-    class BackupV1Alpha1Conversion:                 # a Convertible[v1alpha1.Backup, v1.Backup]
+    class BackupV1Alpha1Conversion:  # a Convertible[v1alpha1.Backup, v1.Backup]
         spoke = v1alpha1.Backup
         hub = v1.Backup
 

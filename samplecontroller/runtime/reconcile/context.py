@@ -9,8 +9,10 @@ threads)::
     def reconcile(self, request):
         ctx = context.current()
         if ctx.retries >= 5:
-            raise TerminalError("gave up after 5 retries")       # kopf: PermanentError / retries=
-        ctx.logger.info("Creating the child", event="Creating")  # one line, and a Normal Event
+            # kopf: PermanentError / retries=
+            raise TerminalError("gave up after 5 retries")
+        # one line, and a Normal Event
+        ctx.logger.info("Creating the child", event="Creating")
         ...
 
 - ``retries``: how many times this request has been put back with backoff since it last

@@ -1,6 +1,7 @@
-"""Fixtures of the operator's tests: the controller running under a Manager against the embedded
-API server (the samplecontroller pytest plugin's ``apiserver``, ``rest_client`` and ``namespace``),
-and the operator's webhooks served where that API server calls them."""
+"""Fixtures of the operator's tests: the controller running under a Manager against the
+embedded API server (the samplecontroller pytest plugin's ``apiserver``, ``rest_client``
+and ``namespace``), and the operator's webhooks served where that API server calls
+them."""
 
 from __future__ import annotations
 
@@ -22,8 +23,11 @@ from memcachedop.scheme import SCHEME
 # --8<-- [start:controller-client]
 @pytest.fixture
 def controller_client(rest_client: RESTClient) -> RESTClient:
-    """Whom the controller talks to the server as: the server's admin (tests/test_rbac.py overrides it)."""
+    """Whom the controller talks to the server as: the server's admin
+    (tests/test_rbac.py overrides it)."""
     return rest_client
+
+
 # --8<-- [end:controller-client]
 
 
@@ -40,12 +44,16 @@ def running(controller_client: RESTClient, namespace: str) -> Iterator[None]:
     yield
     stop.set()
     thread.join(30)
+
+
 # --8<-- [end:running]
 
 
 # --8<-- [start:webhooks]
 @pytest.fixture(scope="session", autouse=True)
-def webhook_manager(rest_client: RESTClient, webhook_install_options: WebhookInstallOptions) -> Iterator[Manager]:
+def webhook_manager(
+    rest_client: RESTClient, webhook_install_options: WebhookInstallOptions
+) -> Iterator[Manager]:
     """A Manager serving the operator's webhooks for the whole test session."""
     args = cmd.parse_flags(webhook_install_options.manager_flags(), name=NAME)
     mgr = cmd.new_manager(rest_client, args, name=NAME, scheme=SCHEME)
@@ -58,4 +66,6 @@ def webhook_manager(rest_client: RESTClient, webhook_install_options: WebhookIns
     yield mgr
     stop.set()
     thread.join(30)
+
+
 # --8<-- [end:webhooks]

@@ -1,4 +1,5 @@
-"""The operator's main program: flags and the wiring of every controller into a Manager."""
+"""The operator's main program: flags and the wiring of every controller into a
+Manager."""
 
 from __future__ import annotations
 
@@ -23,5 +24,9 @@ def test_a_bad_flag_is_one_line_and_exit_1(capsys: pytest.CaptureFixture[str]) -
 
 def test_every_controller_registers_with_a_manager() -> None:
     fake = Clientset()
-    mgr = Manager(None, scheme=SCHEME, client_for=lambda info, ns: FakeResourceClient(fake, info, ns))
+    mgr = Manager(
+        None,
+        scheme=SCHEME,
+        client_for=lambda info, ns: FakeResourceClient(fake, info, ns),
+    )
     controllers.setup(mgr, cmd.parse_flags([], name=NAME))
