@@ -2,7 +2,8 @@
 
     samplecontroller-codegen [--crds DIR] [--output DIR] [--package IMPORT.PATH]
                              [--group-package GROUP=NAME ...]
-                             [--builtin-type KIND.PATH=PKG/VERSION.TYPE ...] [--explain] [--verify]
+                             [--builtin-type KIND.PATH=PKG/VERSION.TYPE ...]
+                             [--explain] [--verify]
 
 ``--package`` is the import path the output directory will have (default ``generated``, as
 this repository's ``generated/``); every generated module imports its siblings through it and

@@ -2,9 +2,11 @@
 
     from samplecontroller.testing import present, wait_for
 
-    foo = wait_for(lambda: foos.get("example"))                        # until it exists
-    wait_for(lambda: foos.get("example").status.available_replicas)    # until set and non-zero
-    wait_for(lambda: present(foos.get("example").status.available_replicas))  # set, even to 0
+    foo = wait_for(lambda: foos.get("example"))  # until it exists
+    # until set and non-zero
+    wait_for(lambda: foos.get("example").status.available_replicas)
+    # until set, even to 0
+    wait_for(lambda: present(foos.get("example").status.available_replicas))
 
 ``fn`` is polled until it returns a *set, truthy* value, which ``wait_for`` returns: ``None``,
 ``msgspec.UNSET`` (the generated models' "absent"), ``False``, ``0`` and empty collections

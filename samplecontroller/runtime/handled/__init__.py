@@ -7,15 +7,15 @@ finished, with ``old``, ``new`` and ``diff``, on top of a reconcile (never inste
 
     def reconcile(self, request):
         obj = self.client.get(Tank, request.namespace, request.name)
-        change = LAST.change(obj)                  # or LAST.change(obj, field="spec.size")
-        if change.reason == handled.CREATE:        # never handled: kopf's on.create
+        change = LAST.change(obj)  # or LAST.change(obj, field="spec.size")
+        if change.reason == handled.CREATE:  # never handled: kopf's on.create
             ...
-        elif change.reason == handled.UPDATE:      # kopf's on.update / on.field
+        elif change.reason == handled.UPDATE:  # kopf's on.update / on.field
             for op, path, old, new in change.diff:  # ("change", ("spec", "size"), 1, 2)
                 ...
-        elif change.reason == handled.RESUME:      # handled before this process started: on.resume
+        elif change.reason == handled.RESUME:  # handled before this process: on.resume
             ...
-        LAST.mark(self.client, obj)                # after the work succeeded
+        LAST.mark(self.client, obj)  # after the work succeeded
         return Result()
 
 - The *essence* of an object (``essence(obj)``) is what kopf compares: everything but

@@ -2,9 +2,11 @@
 
     from samplecontroller.runtime import rbac
 
-    rbac.rule(groups="batch", resources="jobs", verbs="get;list;watch;create;update;patch;delete")
+    rbac.rule(groups="batch", resources="jobs",
+              verbs="get;list;watch;create;update;patch;delete")
 
-    @rbac.rule(groups="batch.tutorial.kubebuilder.io", resources="cronjobs/status", verbs="get;update;patch")
+    @rbac.rule(groups="batch.tutorial.kubebuilder.io", resources="cronjobs/status",
+               verbs="get;update;patch")
     class CronJobReconciler: ...
 
 - ``rule(...)`` registers one declaration when it is called (at import of its module) and returns

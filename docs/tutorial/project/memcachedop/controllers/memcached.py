@@ -144,8 +144,9 @@ def next_status(
 
 
 # --8<-- [start:rbac]
-# What reconcile writes; make manifests adds what the Manager shows (get, list and watch of
-# Memcacheds and of the Deployments it owns, Events) and writes config/rbac/role.yaml.
+# What reconcile writes; make manifests adds what the Manager shows (get, list and
+# watch of Memcacheds and of the Deployments it owns, Events) and writes
+# config/rbac/role.yaml.
 @rbac.rule(groups="cache.example.com", resources="memcacheds/status", verbs="patch")
 @rbac.rule(groups="apps", resources="deployments", verbs="create;patch")
 # --8<-- [end:rbac]
