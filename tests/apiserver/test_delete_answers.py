@@ -22,7 +22,10 @@ NS = "deletes"
 RETURNS_DELETED = {("", "Namespace"), ("", "Pod"), ("", "PodTemplate"), ("", "Service"), ("", "ServiceAccount"),
                    ("", "PersistentVolume"), ("", "PersistentVolumeClaim"), ("", "ResourceQuota"),
                    ("storage.k8s.io", "StorageClass"), ("storage.k8s.io", "CSIDriver"),
-                   ("storage.k8s.io", "CSINode"), ("storage.k8s.io", "VolumeAttachment")}
+                   ("storage.k8s.io", "CSINode"), ("storage.k8s.io", "VolumeAttachment"),
+                   ("storage.k8s.io", "VolumeAttributesClass"), ("resource.k8s.io", "DeviceClass"),
+                   ("resource.k8s.io", "ResourceClaim"), ("resource.k8s.io", "ResourceClaimTemplate"),
+                   ("resource.k8s.io", "ResourceSlice")}
 """kube-apiserver's registries with ``ReturnDeletedObject: true`` among the served kinds
 (pkg/registry/**/storage/storage.go; its OpenAPI, which the official client is generated from,
 gives their delete the kind's type, every other one ``Status``; Namespace's own Delete always
@@ -61,7 +64,7 @@ BODIES: dict[tuple[str, str], dict[str, Any]] = {
         "spec": {"policyName": "none", "validationActions": ["Deny"]}},
     ("apiextensions.k8s.io", "CustomResourceDefinition"): {},  # filled in by _crd
     ("apiregistration.k8s.io", "APIService"): {},  # filled in by _apiservice
-    ("apps", "ControllerRevision"): {"revision": 1},
+    ("apps", "ControllerRevision"): {"revision": 1, "data": {}},
     ("apps", "DaemonSet"): _WORKLOAD,
     ("apps", "Deployment"): _WORKLOAD,
     ("apps", "ReplicaSet"): _WORKLOAD,
@@ -98,6 +101,33 @@ BODIES: dict[tuple[str, str], dict[str, Any]] = {
     ("storage.k8s.io", "CSINode"): {"spec": {"drivers": []}},
     ("storage.k8s.io", "CSIStorageCapacity"): {"storageClassName": "x"},
     ("storage.k8s.io", "StorageClass"): {"provisioner": "example.com/x"},
+    ("storage.k8s.io", "VolumeAttributesClass"): {"driverName": "example.com/x"},
+    ("admissionregistration.k8s.io", "MutatingAdmissionPolicy"): {
+        "spec": {"matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                                                         "operations": ["CREATE"], "resources": ["nothings"]}]},
+                 "mutations": [{"patchType": "ApplyConfiguration",
+                                "applyConfiguration": {"expression": "Object{}"}}],
+                 "reinvocationPolicy": "Never"}},
+    ("admissionregistration.k8s.io", "MutatingAdmissionPolicyBinding"): {"spec": {"policyName": "none"}},
+    ("certificates.k8s.io", "ClusterTrustBundle"): {"spec": {"trustBundle": "x"}},
+    ("certificates.k8s.io", "PodCertificateRequest"): {
+        "spec": {"signerName": "example.com/x", "podName": "p", "podUID": "u", "serviceAccountName": "s",
+                 "serviceAccountUID": "su", "nodeName": "n", "nodeUID": "nu", "pkixPublicKey": "",
+                 "proofOfPossession": "", "stubPKCS10Request": ""}},
+    ("networking.k8s.io", "IPAddress"): {"spec": {"parentRef": {"resource": "services", "name": "x",
+                                                                "namespace": NS}}},
+    ("networking.k8s.io", "ServiceCIDR"): {"spec": {"cidrs": ["10.200.0.0/16"]}},
+    ("resource.k8s.io", "DeviceClass"): {"spec": {}},
+    ("resource.k8s.io", "DeviceTaintRule"): {"spec": {"taint": {"key": "example.com/x", "effect": "NoSchedule"}}},
+    ("resource.k8s.io", "ResourceClaim"): {
+        "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "x"}}]}}},
+    ("resource.k8s.io", "ResourceClaimTemplate"): {
+        "spec": {"spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "x"}}]}}}},
+    ("resource.k8s.io", "ResourceSlice"): {
+        "spec": {"driver": "example.com", "pool": {"name": "p", "generation": 0, "resourceSliceCount": 1},
+                 "nodeName": "n"}},
+    ("storagemigration.k8s.io", "StorageVersionMigration"): {
+        "spec": {"resource": {"group": "", "resource": "configmaps"}}},
     ("storage.k8s.io", "VolumeAttachment"): {
         "spec": {"attacher": "example.com/x", "nodeName": "n", "source": {"persistentVolumeName": "pv"}}},
 }
@@ -141,6 +171,8 @@ def _body(group: str, kind: str, name: str) -> dict[str, Any]:
     if kind == "CertificateSigningRequest":
         return {"metadata": {"name": name},
                 "spec": {"request": pem_request(), "signerName": "example.com/x", "usages": ["digital signature"]}}
+    if kind == "IPAddress":  # named after its address
+        return {"metadata": {"name": "10.0.0.99"}, **BODIES[(group, kind)]}
     return {"metadata": {"name": name}, **BODIES[(group, kind)]}
 
 

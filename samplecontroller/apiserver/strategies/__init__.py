@@ -80,6 +80,11 @@ _BY_KIND: dict[tuple[str, str], Strategy] = {
     ("storage.k8s.io", "CSINode"): Strategy(returns_deleted=True),
     ("storage.k8s.io", "VolumeAttachment"): Strategy(returns_deleted=True),
     ("storage.k8s.io", "VolumeAttributesClass"): Strategy(returns_deleted=True),
+    # resource.k8s.io's registries (deviceclass, resourceclaim, resourceclaimtemplate, resourceslice)
+    ("resource.k8s.io", "DeviceClass"): Strategy(tracks_generation=True, returns_deleted=True),
+    ("resource.k8s.io", "ResourceClaim"): Strategy(returns_deleted=True),
+    ("resource.k8s.io", "ResourceClaimTemplate"): Strategy(returns_deleted=True),
+    ("resource.k8s.io", "ResourceSlice"): Strategy(tracks_generation=True, returns_deleted=True),
     ("certificates.k8s.io", "CertificateSigningRequest"): CertificateSigningRequestStrategy(),
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"): PolicyStrategy(),
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"): BindingStrategy(),

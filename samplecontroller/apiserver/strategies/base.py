@@ -44,7 +44,8 @@ class Strategy:
     metadata.generation; ``returns_deleted``: a delete answers with the object, not a Status
     (the kinds whose registry sets ``ReturnDeletedObject``: namespaces, pods, pod templates,
     services, service accounts, persistent volumes and claims, resource quotas, storage classes,
-    CSI drivers and nodes, volume attachments; custom resources do not);
+    CSI drivers and nodes, volume attachments and attributes classes, resource.k8s.io's device
+    classes, claims, claim templates and slices; custom resources do not);
     ``deletes_in_phases``: a delete only marks the object terminating (namespaces);
     ``field_labels``: the field selectors the kind supports beyond metadata.name/namespace;
     ``create_action``: "" for kinds whose create stores the object, else what answers a create
