@@ -1,10 +1,11 @@
-"""A small operator written the way a kopf user would, with this toolkit's equivalents: the code
-``docs/guides/migrating-from-kopf.md`` shows (between ``# [start:NAME]`` and ``# [end:NAME]``),
+"""A small operator written the way a kopf user would, with this toolkit's equivalents:
+the code ``docs/guides/migrating-from-kopf.md`` includes (its named snippet sections),
 run by ``tests/examples/test_kopf_migration.py`` against the embedded API server.
 
-Parents are ConfigMaps labelled ``app=demo`` with ``data.size``; each gets one child ConfigMap
-(adopted), a finalizer-guarded cleanup, a daemon (and an async one) and a timer; children are indexed by parent; an
-admission validator refuses a non-numeric size.
+Parents are ConfigMaps labelled ``app=demo`` with ``data.size``; each gets one child
+ConfigMap (adopted), a finalizer-guarded cleanup, a daemon (and an async one) and a
+timer; children are indexed by parent; an admission validator refuses a non-numeric
+size.
 """
 
 from __future__ import annotations
@@ -43,24 +44,26 @@ audits: list[str] = []  # what the timer did
 _lock = threading.Lock()
 
 
-# [start:field-filter]
+# --8<-- [start:field-filter]
 def size_changed() -> predicate.Funcs:
-    """kopf: @kopf.on.update("configmaps", field="data.size"). Creates and deletes pass; an
-    update passes only when data.size changed, or the deletion began (the on-delete part)."""
+    """kopf: @kopf.on.update("configmaps", field="data.size"). Creates and deletes pass;
+    an update passes only when data.size changed, or the deletion began (the on-delete
+    part)."""
 
     def changed(e: Any) -> bool:
         old, new = e.object_old, e.object_new
-        deleting = bool(new.metadata.deletion_timestamp) and not old.metadata.deletion_timestamp
+        deleting = (bool(new.metadata.deletion_timestamp)
+                    and not old.metadata.deletion_timestamp)
         return deleting or (old.data or {}).get("size") != (new.data or {}).get("size")
 
     return predicate.Funcs(update=changed)
-# [end:field-filter]
+# --8<-- [end:field-filter]
 
 
-# [start:reconciler]
+# --8<-- [start:reconciler]
 class DemoReconciler:
-    """kopf: @kopf.on.create / on.update / on.delete, kopf.adopt, TemporaryError, PermanentError,
-    logger and kopf.info, as one level-based reconcile."""
+    """kopf: @kopf.on.create / on.update / on.delete, kopf.adopt, TemporaryError,
+    PermanentError, logger and kopf.info, as one level-based reconcile."""
 
     def __init__(self, client: Client) -> None:
         self.client = client
@@ -71,66 +74,78 @@ class DemoReconciler:
             parent = self.client.get(ConfigMap, request.namespace, request.name)
         except errors.NotFoundError:
             return Result()  # gone: its adopted children are garbage-collected
-        if parent.metadata.deletion_timestamp:  # kopf: @kopf.on.delete (with its finalizer)
+        if parent.metadata.deletion_timestamp:  # kopf: @kopf.on.delete, its finalizer
             return self.on_delete(parent)
         if not contains_finalizer(parent, CLEANUP):
             parent = self.client.update(add_finalizer(parent, CLEANUP)[0])
         size = (parent.data or {}).get("size")
         if size is None:
             if ctx.retries >= 3:
-                raise TerminalError("data.size is missing")  # kopf.PermanentError: no more retries
-            ctx.logger.warning("data.size is not set yet; retrying")  # kopf.TemporaryError:
-            return Result(requeue=True)  # retried with backoff (Result(requeue_after=s) for a fixed delay)
+                # kopf.PermanentError: no more retries
+                raise TerminalError("data.size is missing")
+            # kopf.TemporaryError: retried with backoff (Result(requeue_after=s) for a
+            # fixed delay)
+            ctx.logger.warning("data.size is not set yet; retrying")
+            return Result(requeue=True)
         child = set_controller_reference(parent, ConfigMap(  # kopf.adopt(child)
-            metadata=ObjectMeta(name=f"{request.name}-child", namespace=request.namespace,
+            metadata=ObjectMeta(name=f"{request.name}-child",
+                                namespace=request.namespace,
                                 labels={"parent": request.name})), SCHEME)
-        _, result = create_or_update(self.client, child, lambda c: msgspec.structs.replace(c, data={"size": size}))
-        ctx.logger.info(f"Child {result.value}", event="ChildSynced")  # logger.info + kopf.info
+        _, result = create_or_update(
+            self.client, child,
+            lambda c: msgspec.structs.replace(c, data={"size": size}))
+        # logger.info + kopf.info
+        ctx.logger.info(f"Child {result.value}", event="ChildSynced")
         return Result(requeue_after=300)  # kopf: a periodic re-check (or use a timer)
 
     def on_delete(self, parent: ConfigMap) -> Result:
         if contains_finalizer(parent, CLEANUP):
             with _lock:
-                cleaned_up.append(parent.metadata.name or "")  # the cleanup kopf's on.delete did
+                # the cleanup kopf's on.delete did
+                cleaned_up.append(parent.metadata.name or "")
             self.client.update(remove_finalizer(parent, CLEANUP)[0])
         return Result()
-# [end:reconciler]
+# --8<-- [end:reconciler]
 
 
-# [start:daemon]
+# --8<-- [start:daemon]
 def monitor(d: daemon.Context) -> None:
-    """kopf: @kopf.daemon("configmaps", labels={"app": "demo"}); ``stopped`` as in kopf."""
+    """kopf: @kopf.daemon("configmaps", labels={"app": "demo"}); ``stopped`` as in
+    kopf."""
     while not d.stopped.is_set():
-        with _lock:
-            sizes_seen[d.request.name] = (d.object.data or {}).get("size", "")  # the latest version
+        with _lock:  # d.object: the latest version
+            sizes_seen[d.request.name] = (d.object.data or {}).get("size", "")
         d.sleep(0.05)  # True (early) once the daemon should stop
-# [end:daemon]
+# --8<-- [end:daemon]
 
 
-# [start:async-daemon]
+# --8<-- [start:async-daemon]
 async def watch_size(d: daemon.Context) -> None:
-    """kopf: an ``async def`` @kopf.daemon: a task on the manager's event loop, cancelled to stop."""
+    """kopf: an ``async def`` @kopf.daemon: a task on the manager's event loop,
+    cancelled to stop."""
     try:
         while True:
             async_seen[d.request.name] = (d.object.data or {}).get("size", "")
             await asyncio.sleep(0.05)  # CancelledError here once the daemon should stop
     except asyncio.CancelledError:
-        async_stopped.append(d.request.name)  # cleanup (may await) within cancellation_timeout
+        # cleanup (may await) within cancellation_timeout
+        async_stopped.append(d.request.name)
         raise
-# [end:async-daemon]
+# --8<-- [end:async-daemon]
 
 
-# [start:timer]
+# --8<-- [start:timer]
 def audit(d: daemon.Context) -> None:
     """kopf: @kopf.timer("configmaps", interval=..., idle=..., initial_delay=...)."""
     with _lock:
         audits.append(d.request.name)
-# [end:timer]
+# --8<-- [end:timer]
 
 
-# [start:admission]
+# --8<-- [start:admission]
 class SizeValidator:
-    """kopf: @kopf.on.validate("configmaps"); raising denies, the strings returned are warnings."""
+    """kopf: @kopf.on.validate("configmaps"); raising denies, the strings returned are
+    warnings."""
 
     def validate_create(self, obj: ConfigMap) -> Sequence[str]:
         size = (obj.data or {}).get("size", "0")
@@ -143,33 +158,39 @@ class SizeValidator:
 
     def validate_delete(self, obj: ConfigMap) -> Sequence[str]:
         return []
-# [end:admission]
+# --8<-- [end:admission]
 
 
 def is_demo(obj: Any) -> bool:
     return (obj.metadata.labels or {}).get("app") == "demo"
 
 
-# [start:setup]
+# --8<-- [start:setup]
 def setup(mgr: Manager, *, audit_every: float = 60.0, webhooks: bool = False) -> None:
-    """kopf registers handlers with decorators; here ``setup`` registers them with the Manager."""
+    """kopf registers handlers with decorators; here ``setup`` registers them with the
+    Manager."""
     (builder.controller_managed_by(mgr)
      .for_(ConfigMap, predicate.LabelSelectorPredicate("app=demo"), size_changed())
      .owns(ConfigMap)
      .complete(DemoReconciler(mgr.get_client())))
     daemon.add_daemon(mgr, ConfigMap, monitor, when=is_demo, cancellation_timeout=5)
-    daemon.add_daemon(mgr, ConfigMap, watch_size, when=is_demo, cancellation_timeout=5)  # async: a task
-    daemon.add_timer(mgr, ConfigMap, audit, when=is_demo, interval=audit_every, idle=audit_every / 2,
-                     initial_delay=audit_every / 2)
-    # kopf: @kopf.index("configmaps") -> an index on the cache, queried with matching_fields
-    mgr.get_cache().index_field(ConfigMap, "parent", lambda c: [(c.metadata.labels or {}).get("parent", "")])
+    # async: a task
+    daemon.add_daemon(mgr, ConfigMap, watch_size, when=is_demo, cancellation_timeout=5)
+    daemon.add_timer(mgr, ConfigMap, audit, when=is_demo, interval=audit_every,
+                     idle=audit_every / 2, initial_delay=audit_every / 2)
+    # kopf: @kopf.index("configmaps") -> an index on the cache, queried with
+    # matching_fields
+    mgr.get_cache().index_field(
+        ConfigMap, "parent", lambda c: [(c.metadata.labels or {}).get("parent", "")])
     if webhooks:  # kopf: @kopf.on.validate; served by the Manager's webhook server
-        webhook_managed_by(mgr).for_(ConfigMap).with_validator(SizeValidator()).complete()
-# [end:setup]
+        (webhook_managed_by(mgr).for_(ConfigMap)
+         .with_validator(SizeValidator()).complete())
+# --8<-- [end:setup]
 
 
-# [start:index-query]
+# --8<-- [start:index-query]
 def children_of(client: Client, namespace: str, parent: str) -> list[ConfigMap]:
     """kopf: the index's contents in a handler's ``**kwargs``."""
-    return client.list(ConfigMap, namespace=namespace, matching_fields={"parent": parent})
-# [end:index-query]
+    return client.list(ConfigMap, namespace=namespace,
+                       matching_fields={"parent": parent})
+# --8<-- [end:index-query]

@@ -10,7 +10,8 @@
     assert "Starting workers" in runner.output
 
     # a whole operator's main: any ``main(argv) -> int`` that ends in ``runtime.cmd.main``
-    with OperatorRunner.for_main(myoperator.main, ["--kubeconfig", str(kubeconfig)]) as runner:
+    argv = ["--kubeconfig", str(kubeconfig)]
+    with OperatorRunner.for_main(myoperator.main, argv) as runner:
         runner.manager  # the Manager its main built
         ...
 

@@ -1,10 +1,10 @@
-"""The kopf migration guide (docs/guides/migrating-from-kopf.md): its snippets are regions of
-examples/kopf_migration.py and of this file, and this file runs them against the embedded server."""
+"""The kopf migration guide (docs/guides/migrating-from-kopf.md): its snippets are included from
+regions of examples/kopf_migration.py and of this file, and this file runs them against the
+embedded server."""
 
 from __future__ import annotations
 
 import re
-import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -34,23 +34,25 @@ def test_the_operator_does_what_the_kopf_one_did(rest: Any, ns: str) -> None:
         except errors.NotFoundError:
             return None
 
-    # [start:runner]
-    from samplecontroller.kubernetes.scheme import SCHEME  # the built-in kinds (ConfigMap here)
-    from samplecontroller.testing import wait_for  # None, msgspec.UNSET and NotFound mean "not yet"
+    # --8<-- [start:runner]
+    from samplecontroller.kubernetes.scheme import SCHEME  # built-in kinds (ConfigMap here)
+    from samplecontroller.testing import wait_for  # None, msgspec.UNSET, NotFound: not yet
     from samplecontroller.testing.runner import OperatorRunner  # kopf.testing.KopfRunner
 
     mgr = Manager(rest, scheme=SCHEME, options=Options(namespaces=(ns,)))
     demo.setup(mgr, audit_every=0.1)
     with OperatorRunner(mgr) as runner:
-        cms.create(ConfigMap(metadata=ObjectMeta(name="p", namespace=ns, labels={"app": "demo"})))
-        wait_for(lambda: "data.size is missing" in runner.output, what="the permanent error")
+        meta = ObjectMeta(name="p", namespace=ns, labels={"app": "demo"})
+        cms.create(ConfigMap(metadata=meta))
+        wait_for(lambda: "data.size is missing" in runner.output,
+                 what="the permanent error")
         cms.patch("p", {"data": {"size": "3"}})
         wait_for(lambda: child_size() == "3", what="the adopted child")
         # ... the daemon, the timer, the index and the deletion, below
         check_the_rest(demo, mgr, cms, ns)
     assert runner.exit_code == 0 and runner.exception is None
     assert "Reconciler error (terminal, not requeued)" in runner.output
-    # [end:runner]
+    # --8<-- [end:runner]
     assert runner.output.count("data.size is not set yet; retrying") == 3  # three retries first
     assert f"[{ns}/p] Child created" in runner.output
 
@@ -95,28 +97,27 @@ def test_the_validator_denies_and_warns(rest: Any) -> None:
     assert "/validate-core-v1-configmap" in mgr.get_webhook_server()._handlers
 
 
-# -- the guide shows exactly these files' regions -------------------------------------------------
+# -- the guide includes exactly these files' regions ------------------------------------------
 
-MARK = re.compile(r"<!-- snippet: (?P<file>[\w/.]+)(#(?P<name>[\w-]+))? -->\n```python\n(?P<code>.*?)```", re.S)
+INCLUDE = re.compile(r'^```python\n--8<-- "(?P<file>[\w/.]+)(:(?P<name>[\w-]+))?"\n```$', re.M)
 
 
-def regions(path: Path) -> dict[str, str]:
+def regions(path: Path) -> list[str]:
+    """The names of a file's snippet sections (``# --8<-- [start:NAME]`` to ``[end:NAME]``)."""
     text = path.read_text()
-    found = {}
-    for m in re.finditer(r"# \[start:(?P<name>[\w-]+)\]\n(?P<code>.*?)[ \t]*# \[end:(?P=name)\]", text, re.S):
-        found[m["name"]] = textwrap.dedent(m["code"])
-    return found
+    starts = re.findall(r"^[ \t]*# --8<-- \[start:([\w-]+)\]$", text, re.M)
+    ends = re.findall(r"^[ \t]*# --8<-- \[end:([\w-]+)\]$", text, re.M)
+    assert sorted(starts) == sorted(ends), f"{path}: unbalanced snippet sections"
+    return starts
 
 
 def test_every_snippet_in_the_guide_is_a_tested_region() -> None:
     guide = GUIDE.read_text()
-    shown = {(m["file"], m["name"] or ""): m["code"] for m in MARK.finditer(guide)}
-    assert guide.count("```python") == len(shown), "a python block without a <!-- snippet: --> marker"
-    expected = {(str(src.relative_to(ROOT)), name): code for src in SOURCES for name, code in regions(src).items()}
+    shown = [(m["file"], m["name"] or "") for m in INCLUDE.finditer(guide)]
+    assert guide.count("```python") == len(shown), "a python block that is not an --8<-- include"
+    expected = [(str(src.relative_to(ROOT)), name) for src in SOURCES for name in regions(src)]
     # whole files (the kopf example ports, tested by tests/examples/test_kopf_examples.py)
-    expected.update({(str(src.relative_to(ROOT)), ""): src.read_text() for src in WHOLE})
-    assert set(shown) == set(expected), "the guide and the regions differ"
-    for key, code in expected.items():
-        assert shown[key] == code, f"{key[0]}#{key[1]} differs from the guide"
+    expected += [(str(src.relative_to(ROOT)), "") for src in WHOLE]
+    assert sorted(shown) == sorted(expected), "the guide and the regions differ"
     for link in re.findall(r"\]\((?!https?:)([^)#]+)", guide):
         assert (GUIDE.parent / link).exists(), f"broken relative link {link}"

@@ -2,19 +2,22 @@
 
     from samplecontroller.runtime import daemon
 
-    def watch_pressure(d: daemon.Context) -> None:      # one thread per matching object
+    def watch_pressure(d: daemon.Context) -> None:  # one thread per matching object
         while not d.stopped.is_set():
-            d.logger.info("pressure", value=d.object.spec.pressure)   # the latest cached version
-            d.sleep(10)                                  # True once it should stop
+            # d.object: the latest cached version
+            d.logger.info("pressure", value=d.object.spec.pressure)
+            d.sleep(10)  # True once it should stop
 
-    async def watch_level(d: daemon.Context) -> None:   # one task per object on the manager's loop
+    # one task per matching object, on the manager's event loop
+    async def watch_level(d: daemon.Context) -> None:
         while True:
             d.logger.info("level", value=d.object.spec.level)
-            await asyncio.sleep(10)                      # cancelled (CancelledError) once it should stop
+            await asyncio.sleep(10)  # cancelled (CancelledError) once it should stop
 
     daemon.add_daemon(mgr, Tank, watch_pressure, when=lambda t: t.spec.monitored,
                       cancellation_timeout=5, finalizer="example.com/pressure-daemon")
-    daemon.add_timer(mgr, Tank, lambda d: check(d.object), interval=30, idle=10, initial_delay=5)
+    daemon.add_timer(mgr, Tank, lambda d: check(d.object), interval=30, idle=10,
+                     initial_delay=5)
 
 Contract (both run on the leader only, from when the Manager's cache has synced):
 
