@@ -1,0 +1,168 @@
+"""Sharding (issue 42 item 1): the ring, shard Lease states, and a chaos test of sharded
+sample-controller replicas on the embedded API server: one killed and one added while Foos
+are created; no Foo reconciled by two replicas at once, none left unassigned or unreconciled."""
+
+from __future__ import annotations
+
+import datetime
+import threading
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from generated.apis.samplecontroller.v1alpha1 import Foo
+from generated.clientset import Clientset
+from samplecontroller.foo_reconciler import FooReconciler, new_manager, setup_foo_controller
+from samplecontroller.kubernetes.clientset import Clientset as KubeClientset
+from samplecontroller.record import FakeRecorder
+from samplecontroller.runtime.manager import Manager
+from samplecontroller.runtime.reconcile import Request, Result
+from samplecontroller.runtime.sharding import default_identity, drain_label, shard_label, validate_ring_name
+from samplecontroller.runtime.sharding.ring import Ring
+from samplecontroller.runtime.sharding.sharder import lease_state
+from tests.live import wait_for
+from tests.runtime.test_integration import new_foo
+
+RING = "chaos"
+
+
+def test_the_ring_moves_only_the_keys_of_a_shard_added_or_removed() -> None:
+    keys = [f"samplecontroller.k8s.io/Foo/ns/foo-{i}" for i in range(3000)]
+    three = Ring(["a", "b", "c"])
+    before = {k: three.owner(k) for k in keys}
+    assert set(Counter(before.values())) == {"a", "b", "c"}
+    assert min(Counter(before.values()).values()) > 600  # roughly even
+    four = Ring(["a", "b", "c", "d"])
+    moved = [k for k in keys if four.owner(k) != before[k]]
+    assert all(four.owner(k) == "d" for k in moved)  # only to the new shard
+    assert 0.15 < len(moved) / len(keys) < 0.35
+    two = Ring(["a", "c"])
+    assert all(two.owner(k) == before[k] for k in keys if before[k] != "b")  # only b's keys move
+    assert Ring([]).owner("x") == ""
+    assert Ring(["b", "a", "c"]).owner(keys[0]) == three.owner(keys[0])  # same in every process
+
+
+def test_lease_states() -> None:
+    now = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
+
+    def lease(holder: str, renewed: float) -> dict[str, Any]:
+        stamp = (now - datetime.timedelta(seconds=renewed)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        return {"metadata": {"name": "r1"}, "spec": {"holderIdentity": holder, "renewTime": stamp,
+                                                      "leaseDurationSeconds": 15}}
+
+    assert lease_state(lease("r1", 1), now) == "ready"
+    assert lease_state(lease("r1", 16), now) == "expired"
+    assert lease_state(lease("", 1), now) == "dead"  # released
+    assert lease_state(lease("chaos-sharder-x", 1), now) == "dead"  # taken over
+
+
+def test_names_and_identities() -> None:
+    assert shard_label("ring") == "shard.alpha.sharding.timebertt.dev/ring"
+    assert drain_label("ring") == "drain.alpha.sharding.timebertt.dev/ring"
+    a, b = default_identity(), default_identity()
+    assert a != b and a.rsplit("-", 1)[0] == b.rsplit("-", 1)[0]
+    for bad in ("", "Upper", "x" * 64, "a_b"):
+        with pytest.raises(ValueError, match="DNS label"):
+            validate_ring_name(bad)
+
+
+def test_sharding_refuses_leader_election_too(rest: Any) -> None:
+    with pytest.raises(ValueError, match="exclude each other"):
+        new_manager(rest, resync=3600, shard_ring=RING, leader_election=True, leader_election_id="x")
+
+
+class Recorder:
+    """Who reconciles which Foo right now, across replicas; every overlap is a violation."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.holders: dict[Request, set[str]] = {}
+        self.overlaps: list[tuple[Request, set[str]]] = []
+        self.reconciles: Counter[str] = Counter()
+
+
+class Recording:
+    def __init__(self, inner: FooReconciler, name: str, recorder: Recorder) -> None:
+        self.inner = inner
+        self.name = name
+        self.recorder = recorder
+
+    def reconcile(self, request: Request) -> Result:
+        rec = self.recorder
+        with rec.lock:
+            holders = rec.holders.setdefault(request, set())
+            if holders:
+                rec.overlaps.append((request, {*holders, self.name}))
+            holders.add(self.name)
+            rec.reconciles[self.name] += 1
+        try:
+            return self.inner.reconcile(request)
+        finally:
+            with rec.lock:
+                rec.holders[request].discard(self.name)
+
+
+class Replica:
+    def __init__(self, rest: Any, ns: str, name: str, recorder: Recorder) -> None:
+        self.name = name
+        self.mgr: Manager = new_manager(
+            rest, resync=3600, namespace=ns, shard_ring=RING, shard_identity=name, leader_election_namespace=ns,
+            lease_duration=2.0, renew_deadline=1.5, retry_period=0.25, shutdown_timeout=5.0)
+        self.mgr.sharder.poll_period = 0.25
+        inner = FooReconciler(self.mgr.get_client(), FakeRecorder(10_000))
+        setup_foo_controller(self.mgr, Recording(inner, name, recorder), 2, own_writes=inner.own_writes)
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.mgr.start, args=(self.stop,), daemon=True, name=f"replica-{name}")
+        self.thread.start()
+
+    def kill(self) -> None:
+        """Stop at once without releasing the shard Lease (it expires, as a SIGKILLed process's)."""
+        self.stop.set()
+        self.thread.join(10)
+        assert not self.thread.is_alive()
+
+
+def test_chaos_kill_one_replica_add_one_while_foos_are_created(rest: Any, ns: str) -> None:
+    foos = Clientset(rest).samplecontroller_v1alpha1().foos(ns)
+    deployments = KubeClientset(rest).apps_v1().deployments(ns)
+    recorder = Recorder()
+    replicas = {n: Replica(rest, ns, n, recorder) for n in ("r0", "r1", "r2")}
+    try:
+        for i in range(24):
+            foos.create(new_foo(ns, f"foo-{i}", f"dep-{i}"))
+        wait_for(lambda: all(r.mgr.elected().is_set() for r in replicas.values()), timeout=20)
+        wait_for(lambda: len(deployments.list().items) == 24, timeout=30, what="24 Deployments")
+        label, drain = shard_label(RING), drain_label(RING)
+        before = Counter(dict(f.metadata.labels or {}).get(label) for f in foos.list().items)
+        assert set(before) == {"r0", "r1", "r2"}, before  # the work is divided
+        assert set(recorder.reconciles) == {"r0", "r1", "r2"}
+        replicas.pop("r0").kill()
+        for i in range(24, 36):
+            foos.create(new_foo(ns, f"foo-{i}", f"dep-{i}"))
+        replicas["r3"] = Replica(rest, ns, "r3", recorder)
+        live = set(replicas)
+
+        def converged() -> bool:
+            items: list[Foo] = list(foos.list().items)
+            deps = {d.metadata.name: d for d in deployments.list().items}
+            if len(items) != 36 or len(deps) != 36:
+                return False
+            if not any(dict(f.metadata.labels or {}).get(label) == "r3" for f in items):
+                return False  # the new replica has not taken its share yet
+            for f in items:
+                labels = dict(f.metadata.labels or {})
+                if labels.get(label) not in live or drain in labels:
+                    return False
+                dep = deps[str(f.metadata.name).replace("foo-", "dep-")]
+                if dict(dep.metadata.labels or {}).get(label) != labels[label]:  # owned objects follow
+                    return False
+            return True
+
+        wait_for(converged, timeout=60, what="every Foo and Deployment on a live shard")
+        by_shard = Counter(dict(f.metadata.labels or {})[label] for f in foos.list().items)
+        assert set(by_shard) == live, by_shard
+        assert recorder.overlaps == []
+    finally:
+        for r in replicas.values():
+            r.kill()
