@@ -64,6 +64,8 @@ def _run(args: argparse.Namespace, stop: threading.Event, local_dir: Path, crds_
     try:
         if args.controller == "async":
             _require_async()
+        if getattr(args, "shard_ring", ""):
+            _check_sharding(args)
         with contextlib.ExitStack() as stack:
             kubeconfig, master = args.kubeconfig, args.master
             if args.local:
@@ -240,6 +242,21 @@ def _print_banner(url: str, kubeconfig: str, crds: list[str]) -> None:
 
 
 # -- leader election and the controller ------------------------------------------------------
+
+
+def _check_sharding(args: argparse.Namespace) -> None:
+    """--shard-ring: only with the Manager's controllers, without --leader-elect, a valid name."""
+    from samplecontroller.runtime.sharding import validate_ring_name
+
+    if args.controller == "classic":
+        raise UserError("--shard-ring needs --controller runtime or async (the classic client-go style controller "
+                        "is not sharded)")
+    if args.leader_elect:
+        raise UserError("--shard-ring and --leader-elect exclude each other: each replica holds its own shard Lease")
+    try:
+        validate_ring_name(args.shard_ring)
+    except ValueError as err:
+        raise UserError(f"--shard-ring: {err}") from None
 
 
 def _run_elected(args: argparse.Namespace, rest_client: Any, stop: threading.Event) -> int:

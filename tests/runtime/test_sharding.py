@@ -166,3 +166,21 @@ def test_chaos_kill_one_replica_add_one_while_foos_are_created(rest: Any, ns: st
     finally:
         for r in replicas.values():
             r.kill()
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (["--shard-ring", "ring"], "--shard-ring needs --controller runtime or async"),
+    (["--shard-ring", "ring", "--controller", "runtime", "--leader-elect"], "exclude each other"),
+    (["--shard-ring", "Ring", "--controller", "async"], "must be a DNS label"),
+])
+def test_main_refuses_shard_ring_misuse_in_one_line(flags: list[str], message: str) -> None:
+    import argparse
+
+    from samplecontroller import app
+
+    args = argparse.Namespace(controller="classic", leader_elect=False, shard_ring="")
+    for flag, value in zip(flags[0::2], flags[1::2], strict=False):
+        setattr(args, flag.lstrip("-").replace("-", "_"), value)
+    args.leader_elect = "--leader-elect" in flags
+    with pytest.raises(app.UserError, match=message):
+        app._check_sharding(args)
