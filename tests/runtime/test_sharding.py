@@ -1,6 +1,6 @@
 """Sharding (issue 42 item 1): the ring, shard Lease states, and a chaos test of sharded
-sample-controller replicas on the embedded API server: one killed and one added while Foos
-are created; no Foo reconciled by two replicas at once, none left unassigned or unreconciled."""
+sample-controller replicas on the embedded API server (sync ones, and an async one added): one
+killed and one added while Foos are created; no Foo reconciled by two replicas at once, none left unassigned or unreconciled."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import pytest
 from generated.apis.samplecontroller.v1alpha1 import Foo
 from generated.clientset import Clientset
 from samplecontroller.foo_reconciler import FooReconciler, new_manager, setup_foo_controller
+from samplecontroller.foo_reconciler_async import AsyncFooReconciler
 from samplecontroller.kubernetes.clientset import Clientset as KubeClientset
 from samplecontroller.record import FakeRecorder
 from samplecontroller.runtime.manager import Manager
@@ -88,7 +89,7 @@ class Recording:
         self.name = name
         self.recorder = recorder
 
-    def reconcile(self, request: Request) -> Result:
+    def enter(self, request: Request) -> None:
         rec = self.recorder
         with rec.lock:
             holders = rec.holders.setdefault(request, set())
@@ -96,22 +97,46 @@ class Recording:
                 rec.overlaps.append((request, {*holders, self.name}))
             holders.add(self.name)
             rec.reconciles[self.name] += 1
+
+    def leave(self, request: Request) -> None:
+        with self.recorder.lock:
+            self.recorder.holders[request].discard(self.name)
+
+    def reconcile(self, request: Request) -> Result:
+        self.enter(request)
         try:
             return self.inner.reconcile(request)
         finally:
-            with rec.lock:
-                rec.holders[request].discard(self.name)
+            self.leave(request)
+
+
+class AsyncRecording(Recording):
+    def __init__(self, inner: AsyncFooReconciler, name: str, recorder: Recorder) -> None:
+        self.async_inner = inner
+        self.name = name
+        self.recorder = recorder
+
+    async def reconcile(self, request: Request) -> Result:  # type: ignore[override]
+        self.enter(request)
+        try:
+            return await self.async_inner.reconcile(request)
+        finally:
+            self.leave(request)
 
 
 class Replica:
-    def __init__(self, rest: Any, ns: str, name: str, recorder: Recorder) -> None:
+    def __init__(self, rest: Any, ns: str, name: str, recorder: Recorder, *, style: str = "sync") -> None:
         self.name = name
         self.mgr: Manager = new_manager(
             rest, resync=3600, namespace=ns, shard_ring=RING, shard_identity=name, leader_election_namespace=ns,
             lease_duration=2.0, renew_deadline=1.5, retry_period=0.25, shutdown_timeout=5.0)
         self.mgr.sharder.poll_period = 0.25
-        inner = FooReconciler(self.mgr.get_client(), FakeRecorder(10_000))
-        setup_foo_controller(self.mgr, Recording(inner, name, recorder), 2, own_writes=inner.own_writes)
+        if style == "async":
+            ainner = AsyncFooReconciler(self.mgr.get_async_client(), FakeRecorder(10_000))
+            setup_foo_controller(self.mgr, AsyncRecording(ainner, name, recorder), 2, own_writes=ainner.own_writes)
+        else:
+            inner = FooReconciler(self.mgr.get_client(), FakeRecorder(10_000))
+            setup_foo_controller(self.mgr, Recording(inner, name, recorder), 2, own_writes=inner.own_writes)
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self.mgr.start, args=(self.stop,), daemon=True, name=f"replica-{name}")
         self.thread.start()
@@ -128,40 +153,44 @@ def test_chaos_kill_one_replica_add_one_while_foos_are_created(rest: Any, ns: st
     deployments = KubeClientset(rest).apps_v1().deployments(ns)
     recorder = Recorder()
     replicas = {n: Replica(rest, ns, n, recorder) for n in ("r0", "r1", "r2")}
+    everyone = list(replicas.values())
     try:
         for i in range(24):
             foos.create(new_foo(ns, f"foo-{i}", f"dep-{i}"))
         wait_for(lambda: all(r.mgr.elected().is_set() for r in replicas.values()), timeout=20)
-        wait_for(lambda: len(deployments.list().items) == 24, timeout=30, what="24 Deployments")
         label, drain = shard_label(RING), drain_label(RING)
-        before = Counter(dict(f.metadata.labels or {}).get(label) for f in foos.list().items)
-        assert set(before) == {"r0", "r1", "r2"}, before  # the work is divided
-        assert set(recorder.reconciles) == {"r0", "r1", "r2"}
-        replicas.pop("r0").kill()
-        for i in range(24, 36):
-            foos.create(new_foo(ns, f"foo-{i}", f"dep-{i}"))
-        replicas["r3"] = Replica(rest, ns, "r3", recorder)
-        live = set(replicas)
 
-        def converged() -> bool:
+        def converged(live: set[str], n: int) -> bool:
+            """n Foos, each on a live shard (every one of them holding some), none draining, each
+            with its Deployment on the same shard."""
             items: list[Foo] = list(foos.list().items)
             deps = {d.metadata.name: d for d in deployments.list().items}
-            if len(items) != 36 or len(deps) != 36:
+            if len(items) != n or len(deps) != n:
                 return False
-            if not any(dict(f.metadata.labels or {}).get(label) == "r3" for f in items):
-                return False  # the new replica has not taken its share yet
+            shards = set()
             for f in items:
                 labels = dict(f.metadata.labels or {})
                 if labels.get(label) not in live or drain in labels:
                     return False
+                shards.add(labels[label])
                 dep = deps[str(f.metadata.name).replace("foo-", "dep-")]
                 if dict(dep.metadata.labels or {}).get(label) != labels[label]:  # owned objects follow
                     return False
-            return True
+            return shards == live
 
-        wait_for(converged, timeout=60, what="every Foo and Deployment on a live shard")
+        wait_for(lambda: converged({"r0", "r1", "r2"}, 24), timeout=30, what="24 Foos on r0, r1, r2")
+        assert set(recorder.reconciles) == {"r0", "r1", "r2"}
+        replicas.pop("r0").kill()
+        for i in range(24, 36):
+            foos.create(new_foo(ns, f"foo-{i}", f"dep-{i}"))
+        replicas["r3"] = Replica(rest, ns, "r3", recorder, style="async")  # the styles mix in one ring
+        everyone.append(replicas["r3"])
+        live = set(replicas)
+        wait_for(lambda: converged(live, 36), timeout=60, what="every Foo and Deployment on a live shard")
         by_shard = Counter(dict(f.metadata.labels or {})[label] for f in foos.list().items)
         assert set(by_shard) == live, by_shard
+        assert recorder.reconciles["r3"] > 0
+        assert sum(r.mgr.sharder.drains for r in everyone) > 0  # r3's share came from live shards by drains
         assert recorder.overlaps == []
     finally:
         for r in replicas.values():
