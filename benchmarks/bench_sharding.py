@@ -17,6 +17,12 @@ clock for every process of the machine), then:
    Deployment; must be 0).
 
     python benchmarks/bench_sharding.py [--foos 20000] [--replicas 1,2,4] [--lease 15]
+    python benchmarks/bench_sharding.py --takeover [--foos 20000] [--lease 15]
+
+``--takeover`` measures item 2 (warm standby) instead: leader election without sharding, the
+leader SIGKILLed and one Foo changed at once; seconds until the change reaches its Deployment
+and until the new leader's first reconcile, with a standby running (warm: its cache synced) and
+with the standby started only when the leader dies (cold).
 
 Not a test: machines are noisy, so numbers are printed, never asserted (the zeros are also
 asserted by tests/runtime/test_sharding.py's chaos test, with small numbers).
@@ -55,7 +61,7 @@ DEPLOYMENTS = "/apis/apps/v1/namespaces/default/deployments"
 LEASES = "/apis/coordination.k8s.io/v1/namespaces/default/leases"
 
 
-def replica_main(kubeconfig: str, name: str, record: str, lease: float) -> None:
+def replica_main(kubeconfig: str, name: str, record: str, lease: float, elect: bool = False) -> None:
     """One replica (a child process): the FooReconciler, sharded, with a reconcile recorder."""
     from samplecontroller import foo
     from samplecontroller.foo_reconciler import FooReconciler, new_manager, setup_foo_controller
@@ -76,9 +82,10 @@ def replica_main(kubeconfig: str, name: str, record: str, lease: float) -> None:
                 os.write(fd, f"E {time.monotonic():.6f} {key}\n".encode())
 
     rest = load_rest_client(kubeconfig=kubeconfig)
-    mgr = new_manager(rest, resync=3600, shard_ring=RING, shard_identity=name, leader_election_namespace="default",
-                      leader_election_release_on_cancel=True, lease_duration=lease, renew_deadline=lease * 2 / 3,
-                      retry_period=lease / 7.5)
+    role: dict[str, Any] = ({"leader_election": True, "leader_election_id": "bench-leader"} if elect
+                            else {"shard_ring": RING, "shard_identity": name})
+    mgr = new_manager(rest, resync=3600, leader_election_namespace="default", leader_election_release_on_cancel=True,
+                      lease_duration=lease, renew_deadline=lease * 2 / 3, retry_period=lease / 7.5, **role)
     inner = FooReconciler(mgr.get_client(), mgr.get_event_recorder_for(foo.CONTROLLER_AGENT_NAME))
     setup_foo_controller(mgr, Recording(inner), 2, own_writes=inner.own_writes)
     stop = threading.Event()
@@ -87,12 +94,13 @@ def replica_main(kubeconfig: str, name: str, record: str, lease: float) -> None:
 
 
 class Replica:
-    def __init__(self, server: ServerProcess, name: str, tmp: Path, lease: float) -> None:
+    def __init__(self, server: ServerProcess, name: str, tmp: Path, lease: float, elect: bool = False) -> None:
         self.name = name
         self.record = tmp / f"{name}.rec"
         self.log = open(tmp / f"{name}.log", "w")  # noqa: SIM115 - closed in stop
         self.proc = subprocess.Popen([sys.executable, __file__, "--replica", name, "--kubeconfig",
-                                      str(server.kubeconfig_path), "--record", str(self.record), "--lease", str(lease)],
+                                      str(server.kubeconfig_path), "--record", str(self.record), "--lease", str(lease),
+                                      *(["--elect"] if elect else [])],
                                      stdout=self.log, stderr=subprocess.STDOUT, cwd=ROOT)
         self.ps = psutil.Process(self.proc.pid)
         self.peak = 0
@@ -241,17 +249,75 @@ def run(n_replicas: int, n_foos: int, lease: float) -> dict[str, Any]:
             server.stop()
 
 
+def takeover(n_foos: int, lease: float, warm: bool) -> dict[str, Any]:
+    """Leader election (no sharding): a leader and, with ``warm``, a standby whose cache is synced
+    (the Manager starts its cache before it is elected); without, the standby process starts when
+    the leader dies (a cold take-over: it starts and lists everything then).
+    The leader is SIGKILLed and one Foo changed at once: seconds until that change reaches its
+    Deployment (the Lease's expiry included), and until the new leader's first reconcile."""
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        server = ServerProcess(tmp)
+        started: list[Replica] = []
+        try:
+            install_crds(load_rest_client(kubeconfig=str(server.kubeconfig_path)), ROOT / "crds")
+            http = urllib3.PoolManager(maxsize=32, ca_certs=str(server.ca_path), cert_reqs="CERT_REQUIRED")
+            api = JsonApi(server.url, server.token, http)
+            leader = Replica(server, "leader", tmp, lease, elect=True)
+            started.append(leader)
+            while not any(x["metadata"]["name"] == "bench-leader" for x in api.get(LEASES)["items"]):
+                time.sleep(0.2)
+            create(api, [f"foo-{i:05d}" for i in range(n_foos)])
+            while len(api.get(DEPLOYMENTS)["items"]) < n_foos:
+                time.sleep(0.5)
+            if warm:
+                started.append(Replica(server, "standby", tmp, lease, elect=True))
+                time.sleep(max(5.0, n_foos / 2000))  # its cache syncs meanwhile (a standby has long been up)
+            leader.kill()
+            t0 = time.monotonic()
+            if not warm:
+                started.append(Replica(server, "standby", tmp, lease, elect=True))
+            name = "foo-00000"
+            body = json.dumps({"spec": {"replicas": 3}}).encode()
+            http.request("PATCH", f"{server.url}{FOOS}/{name}", body=body,
+                         headers={"Authorization": f"Bearer {server.token}",
+                                  "Content-Type": "application/merge-patch+json"})
+            while True:
+                dep = api.get(f"{DEPLOYMENTS}/{name}")
+                if dep["spec"]["replicas"] == 3:
+                    break
+                time.sleep(0.05)
+            changed = time.monotonic() - t0
+            record = started[-1].record
+            first = min((float(line.split()[1]) for line in record.read_text().splitlines() if line[0] == "S"),
+                        default=float("nan"))
+            return {"takeover": "warm" if warm else "cold", "foos": n_foos, "lease_seconds": lease,
+                    "seconds_to_user_change": round(changed, 2),
+                    "seconds_to_first_reconcile": round(first - t0, 2)}
+        finally:
+            for r in started:
+                r.stop()
+            server.stop()
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--foos", type=int, default=20_000)
     p.add_argument("--replicas", default="1,2,4")
     p.add_argument("--lease", type=float, default=15.0, help="shard Lease duration in seconds (default 15)")
+    p.add_argument("--takeover", action="store_true",
+                   help="measure a leader-elected take-over, warm standby against cold, instead")
     p.add_argument("--replica", help=argparse.SUPPRESS)
+    p.add_argument("--elect", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--kubeconfig", help=argparse.SUPPRESS)
     p.add_argument("--record", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.replica:
-        replica_main(args.kubeconfig, args.replica, args.record, args.lease)
+        replica_main(args.kubeconfig, args.replica, args.record, args.lease, args.elect)
+        return
+    if args.takeover:
+        for warm in (True, False):
+            print(json.dumps(takeover(args.foos, args.lease, warm)), flush=True)
         return
     for n in (int(x) for x in args.replicas.split(",")):
         print(json.dumps(run(n, args.foos, args.lease)), flush=True)
