@@ -205,7 +205,8 @@ class Manager:
         self.client.on_create = self.sharding.label_created
         self.sharder = Sharder(self.rest, self.sharding, lease_duration=opts.lease_duration,
                                renew_deadline=opts.renew_deadline, retry_period=opts.retry_period,
-                               resync_period=opts.shard_resync_period)
+                               resync_period=opts.shard_resync_period,
+                               namespaces=tuple(self.cache.options.namespaces or ()))
         self._others.append(self.sharder)
 
     # -- accessors -----------------------------------------------------------------------

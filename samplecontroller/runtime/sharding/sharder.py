@@ -72,7 +72,8 @@ class Sharder:
     even without a change of membership (assignments that failed)."""
 
     def __init__(self, rest: Any, shard: Shard, *, lease_duration: float = 15.0, renew_deadline: float = 10.0,
-                 retry_period: float = 2.0, poll_period: float | None = None, resync_period: float = 300.0) -> None:
+                 retry_period: float = 2.0, poll_period: float | None = None, resync_period: float = 300.0,
+                 namespaces: tuple[str, ...] = ()) -> None:
         self.rest = rest
         self.shard = shard
         self.lease_duration = lease_duration
@@ -83,6 +84,7 @@ class Sharder:
         self.leases: ResourceClient[dict[str, Any], dict[str, Any]] = ResourceClient(rest, LEASES, shard.namespace)
         self.metadata = MetadataClient(rest)
         self.identity = shard.identity
+        self.namespaces = namespaces  # the Manager's cache's; empty: all
         self._cond = threading.Condition()
         self._pending: dict[tuple[type[Any], str, str], PartialObjectMetadata] = {}
         self.live: frozenset[str] = frozenset()
@@ -110,7 +112,7 @@ class Sharder:
     def _lead(self, leading: threading.Event) -> None:
         log.info("Sharder leading", ring=self.shard.ring, identity=self.identity)
         self.leading.set()
-        informers = [self._unassigned_informer(p, leading) for p in list(self.shard.partitions.values())]
+        informers = [stop for p in list(self.shard.partitions.values()) for stop in self._unassigned_informer(p, leading)]
         next_resync = 0.0
         try:
             while not leading.is_set():
@@ -134,9 +136,18 @@ class Sharder:
             for stop in informers:
                 stop.set()
 
-    def _unassigned_informer(self, part: Partition, leading: threading.Event) -> threading.Event:
-        """Watch the metadata of ``part``'s objects without the shard label; each is queued for assignment."""
+    def _clients(self, part: Partition) -> list[Any]:
+        """Metadata clients of ``part``'s objects: one per namespace of the Manager's cache, or one for all."""
         client = self.metadata.for_info(part.info)
+        if not self.namespaces or not part.info.namespaced:
+            return [client]
+        return [client.namespace(ns) for ns in self.namespaces]
+
+    def _unassigned_informer(self, part: Partition, leading: threading.Event) -> list[threading.Event]:
+        """Watch the metadata of ``part``'s objects without the shard label; each is queued for assignment."""
+        return [self._watch_unassigned(part, client) for client in self._clients(part)]
+
+    def _watch_unassigned(self, part: Partition, client: Any) -> threading.Event:
         lw = _Selecting(client.lister_watcher(), f"!{self.shard.shard_label}")
         informer: SharedIndexInformer[Any] = SharedIndexInformer(lw, PartialObjectMetadata)
 
@@ -190,16 +201,19 @@ class Sharder:
     def _resync(self) -> None:
         """One pass over every partitioned object: assign, move or drain what the ring places elsewhere."""
         for part in sorted(self.shard.partitions.values(), key=lambda p: p.owner is not None):
-            client = self.metadata.for_info(part.info)
-            cont: str | None = None
-            while True:
-                page = client.list(ListOptions(limit=500, continue_=cont))
-                for obj in page.items:
-                    self._place(part, obj)
-                following = page.metadata.continue_
-                if not isinstance(following, str) or not following:
-                    break
-                cont = following
+            for client in self._clients(part):
+                self._resync_one(part, client)
+
+    def _resync_one(self, part: Partition, client: Any) -> None:
+        cont: str | None = None
+        while True:
+            page = client.list(ListOptions(limit=500, continue_=cont))
+            for obj in page.items:
+                self._place(part, obj)
+            following = page.metadata.continue_
+            if not isinstance(following, str) or not following:
+                break
+            cont = following
 
     def _assign_pending(self) -> None:
         with self._cond:
