@@ -117,6 +117,7 @@ class ShardedReconciler:
         self.client = client
 
     def reconcile(self, request: Request) -> Result:
+        """Reconcile ``request`` with ``inner`` when its object is assigned here and not draining."""
         try:
             obj = self.client.get(self.model, request.namespace, request.name)
         except NotFoundError:  # gone, or no longer assigned here (as the anchor: not reconciled)
@@ -142,6 +143,7 @@ class AsyncShardedReconciler:
         self.client = client
 
     async def reconcile(self, request: Request) -> Result:
+        """Reconcile ``request`` with ``inner`` when its object is assigned here and not draining."""
         try:
             obj = await self.client.get(self.model, request.namespace, request.name)
         except NotFoundError:  # gone, or no longer assigned here (as the anchor: not reconciled)

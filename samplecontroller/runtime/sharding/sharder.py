@@ -94,6 +94,7 @@ class Sharder:
         self.drains = 0  # drains asked of live shards
 
     def need_leader_election(self) -> bool:
+        """False: every Manager runs it; it elects its own leader."""
         return False
 
     def start(self, stop: threading.Event) -> None:
