@@ -290,10 +290,10 @@ class Controller:
 
     def report_timeout(self, request: Request, cancelled: bool) -> None:
         """Count and log a reconcile that ran past ``reconciliation_timeout``."""
-        self._timeouts.inc()
         log.error("Reconcile ran past the reconciliation timeout" + ("; cancelled" if cancelled else
                   " (a sync reconcile cannot be cancelled: it goes on)"), controller=self.name,
                   request=str(request), timeout=self.options.reconciliation_timeout)
+        self._timeouts.inc()
 
     def held(self, request: Request) -> bool:
         """True when the cache has not observed ``request``'s last writes yet (read your own
