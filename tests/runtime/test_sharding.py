@@ -213,3 +213,18 @@ def test_main_refuses_shard_ring_misuse_in_one_line(flags: list[str], message: s
     args.leader_elect = "--leader-elect" in flags
     with pytest.raises(app.UserError, match=message):
         app._check_sharding(args)
+
+
+def test_a_dead_lease_is_orphaned_a_minute_after_it_expired() -> None:
+    from samplecontroller.runtime.sharding.sharder import _orphaned
+
+    now = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
+
+    def lease(renewed: float) -> dict[str, Any]:
+        stamp = (now - datetime.timedelta(seconds=renewed)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        return {"metadata": {"name": "r1"}, "spec": {"holderIdentity": "", "renewTime": stamp,
+                                                      "leaseDurationSeconds": 15}}
+
+    assert not _orphaned(lease(70), now)
+    assert _orphaned(lease(76), now)
+    assert not _orphaned({"metadata": {"name": "r1"}, "spec": {}}, now)

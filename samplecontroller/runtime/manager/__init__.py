@@ -417,7 +417,7 @@ class Manager:
             lock=lock, lease_duration=opts.lease_duration, renew_deadline=opts.renew_deadline,
             retry_period=opts.retry_period,
             callbacks=leaderelection.LeaderCallbacks(on_started_leading=started, on_stopped_leading=stopped),
-            release_on_cancel=release, name=opts.leader_election_id or identity)
+            release_on_cancel=release, name=identity if self.sharding is not None else opts.leader_election_id)
         leaderelection.LeaderElector(config).run(stop)
 
     def _serve_endpoints(self) -> None:

@@ -31,8 +31,8 @@ mutating webhook (no TLS and no webhook configuration; works against any API ser
 selector keeps its cache to the objects not yet assigned, so its memory does not grow with the
 objects); an expired shard is taken over at its expiry, not one lease duration later; no
 ControllerRing resource: the ring is the Manager option and its partitioned kinds are the
-controllers' ``for_``/``owns`` kinds; a dead shard's Lease is left in place (the anchor deletes
-orphaned Leases after a minute).
+controllers' ``for_``/``owns`` kinds. As the anchor, a dead shard's Lease is deleted a minute
+after it expired.
 """
 
 from __future__ import annotations

@@ -52,6 +52,19 @@ def lease_state(lease: dict[str, Any], now: datetime.datetime) -> str:
     return "ready"
 
 
+ORPHAN_TTL = 60.0  # seconds a dead shard Lease is kept (the anchor's leaseTTL)
+
+
+def _orphaned(lease: dict[str, Any], now: datetime.datetime) -> bool:
+    """A dead Lease last renewed (or acquired, or released) over ``ORPHAN_TTL`` plus its duration ago."""
+    spec = lease.get("spec") or {}
+    last = _time(spec.get("renewTime")) or _time(spec.get("acquireTime"))
+    if last is None:
+        return False
+    duration = float(spec.get("leaseDurationSeconds") or 0)
+    return last + datetime.timedelta(seconds=duration + ORPHAN_TTL) < now
+
+
 class _Selecting:
     """A ListerWatcher that adds a label selector."""
 
@@ -174,7 +187,18 @@ class Sharder:
                 live.add(lease["metadata"]["name"])
             elif state == "expired":
                 self._take_over(lease, now)
+            elif _orphaned(lease, now):
+                self._delete(lease)
         return frozenset(live)
+
+    def _delete(self, lease: dict[str, Any]) -> None:
+        """Delete a shard Lease dead for over ``ORPHAN_TTL`` (as the anchor: each process start makes one)."""
+        try:
+            self.leases.delete(lease["metadata"]["name"],
+                               preconditions={"resourceVersion": lease["metadata"].get("resourceVersion", "")})
+            log.info("Deleted an orphaned shard lease", shard=lease["metadata"]["name"])
+        except (ConflictError, NotFoundError):
+            pass  # renewed (a new holder) or gone meanwhile
 
     def _take_over(self, lease: dict[str, Any], now: datetime.datetime) -> None:
         """Hold an expired shard Lease (guarded by its resourceVersion): its shard can no longer
