@@ -228,3 +228,31 @@ def test_a_dead_lease_is_orphaned_a_minute_after_it_expired() -> None:
     assert not _orphaned(lease(70), now)
     assert _orphaned(lease(76), now)
     assert not _orphaned({"metadata": {"name": "r1"}, "spec": {}}, now)
+
+
+def test_the_wrapper_reconciles_only_its_objects_and_acknowledges_a_drain() -> None:
+    """The anchor's shard reconciler: not assigned here, not reconciled; drain label: both labels
+    removed (guarded by the resourceVersion), not reconciled; deleted: not reconciled."""
+    from samplecontroller.foo_reconciler import SCHEME
+    from samplecontroller.runtime.client.fake import ClientBuilder
+    from samplecontroller.runtime.sharding.shard import Shard, ShardedReconciler
+    from tests.runtime.objects import foo
+
+    label, drain = shard_label(RING), drain_label(RING)
+    client = ClientBuilder().with_scheme(SCHEME).with_objects(
+        foo("mine", labels={label: "me"}), foo("other", labels={label: "you"}),
+        foo("draining", labels={label: "me", drain: "true", "keep": "x"})).build()
+    called: list[str] = []
+
+    class Inner:
+        def reconcile(self, request: Request) -> Result:
+            called.append(request.name)
+            return Result(requeue_after=7)
+
+    wrapper = ShardedReconciler(Inner(), Shard(RING, "me", "ns", SCHEME), Foo, client)
+    assert wrapper.reconcile(Request("ns", "mine")) == Result(requeue_after=7)
+    assert wrapper.reconcile(Request("ns", "other")) == Result()
+    assert wrapper.reconcile(Request("ns", "gone")) == Result()
+    assert wrapper.reconcile(Request("ns", "draining")) == Result()
+    assert called == ["mine"]
+    assert dict(client.get(Foo, "ns", "draining").metadata.labels or {}) == {"keep": "x"}
