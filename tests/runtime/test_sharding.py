@@ -68,9 +68,11 @@ def test_names_and_identities() -> None:
             validate_ring_name(bad)
 
 
-def test_sharding_refuses_leader_election_too(rest: Any) -> None:
+def test_sharding_refuses_leader_election_too_and_a_bad_identity(rest: Any) -> None:
     with pytest.raises(ValueError, match="exclude each other"):
         new_manager(rest, resync=3600, shard_ring=RING, leader_election=True, leader_election_id="x")
+    with pytest.raises(ValueError, match="shard identity 'Pod_1' must be a DNS label"):
+        new_manager(rest, resync=3600, shard_ring=RING, shard_identity="Pod_1")
 
 
 class Recorder:

@@ -200,6 +200,7 @@ class Manager:
         if self.rest is None:
             raise ValueError("sharding needs a REST client")
         identity = opts.shard_identity or sharding.default_identity()
+        sharding.validate_identity(identity)
         namespace = opts.leader_election_namespace or _pod_namespace()
         self.sharding = Shard(opts.shard_ring, identity, namespace, self.scheme)
         self.client.on_create = self.sharding.label_created

@@ -67,6 +67,13 @@ def validate_ring_name(ring: str) -> None:
                          "at most 63 characters): it is part of the shard and drain label names")
 
 
+def validate_identity(identity: str) -> None:
+    """ValueError unless ``identity`` can name a Lease and be a label value (a DNS label)."""
+    if not identity or len(identity) > 63 or not _DNS_LABEL.match(identity):
+        raise ValueError(f"shard identity {identity!r} must be a DNS label (lower case letters, digits and '-', "
+                         "at most 63 characters): it names the shard Lease and is the shard label's value")
+
+
 def default_identity() -> str:
     """This process's shard name: $POD_NAME or the host name (as a DNS name), plus a random
     suffix, as client-go's leader election makes identities unique per process."""
@@ -76,4 +83,4 @@ def default_identity() -> str:
 
 
 __all__ = ["DRAIN_LABEL_PREFIX", "RING_LABEL", "SHARD_LABEL_PREFIX", "default_identity", "drain_label",
-           "shard_label", "validate_ring_name"]
+           "shard_label", "validate_identity", "validate_ring_name"]
