@@ -258,3 +258,57 @@ def test_the_wrapper_reconciles_only_its_objects_and_acknowledges_a_drain() -> N
     assert wrapper.reconcile(Request("ns", "draining")) == Result()
     assert called == ["mine"]
     assert dict(client.get(Foo, "ns", "draining").metadata.labels or {}) == {"keep": "x"}
+
+
+def test_a_warm_standby_takes_over_without_listing_again(apiserver: Any, ns: str) -> None:
+    """Item 2: a leader-elected standby keeps its informers synced (the Manager starts its cache
+    before the election); once it leads, its controller reconciles every Foo from that cache,
+    without a new LIST of Foos."""
+    from samplecontroller.rest import load_rest_client
+    from samplecontroller.runtime.builder import controller_managed_by
+
+    def new(name: str) -> tuple[Manager, list[str], list[str], threading.Event]:
+        rest = load_rest_client(kubeconfig=str(apiserver.kubeconfig_path))
+        lists: list[str] = []
+        plain = rest.request
+
+        def request(method: str, path: str, **kw: Any) -> bytes:
+            if method == "GET" and path.endswith("/foos"):
+                lists.append(path)
+            return plain(method, path, **kw)
+
+        rest.request = request  # type: ignore[method-assign]
+        mgr = new_manager(rest, resync=3600, namespace=ns, leader_election=True, leader_election_id="warm",
+                          leader_election_namespace=ns, leader_election_release_on_cancel=True,
+                          lease_duration=2.0, renew_deadline=1.5, retry_period=0.1)
+        seen: list[str] = []
+
+        class Record:
+            def reconcile(self, request: Request) -> Result:
+                seen.append(request.name)
+                return Result()
+
+        controller_managed_by(mgr).for_(Foo).named(f"warm-{name}").complete(Record())
+        stop = threading.Event()
+        threading.Thread(target=mgr.start, args=(stop,), daemon=True, name=f"warm-{name}").start()
+        return mgr, seen, lists, stop
+
+    foos = Clientset(load_rest_client(kubeconfig=str(apiserver.kubeconfig_path))).samplecontroller_v1alpha1().foos(ns)
+    for i in range(5):
+        foos.create(new_foo(ns, f"warm-{i}", f"warm-{i}"))
+    leader, leader_seen, _, leader_stop = new("leader")
+    standby, standby_seen, standby_lists, standby_stop = new("standby")
+    try:
+        assert leader.elected().wait(10)
+        wait_for(lambda: len(set(leader_seen)) == 5, what="the leader's reconciles")
+        assert standby.cache.wait_for_cache_sync(timeout=10)  # warm while it waits
+        assert not standby.elected().is_set() and standby_seen == []
+        listed = len(standby_lists)
+        assert listed >= 1
+        leader_stop.set()
+        assert standby.elected().wait(10)
+        wait_for(lambda: len(set(standby_seen)) == 5, what="the standby's reconciles")
+        assert len(standby_lists) == listed  # reconciled from its warm cache: no LIST of Foos again
+    finally:
+        leader_stop.set()
+        standby_stop.set()
