@@ -131,7 +131,7 @@ class Replica:
         self.name = name
         self.mgr: Manager = new_manager(
             rest, resync=3600, namespace=ns, shard_ring=RING, shard_identity=name, leader_election_namespace=ns,
-            lease_duration=2.0, renew_deadline=1.5, retry_period=0.25, shutdown_timeout=5.0)
+            lease_duration=3.0, renew_deadline=2.5, retry_period=0.25, shutdown_timeout=5.0)
         self.mgr.sharder.poll_period = 0.25
         if style == "async":
             ainner = AsyncFooReconciler(self.mgr.get_async_client(), FakeRecorder(10_000))
