@@ -16,6 +16,11 @@
   Events (through the manager's recorder for this controller) about the ``for_`` object.
 - Read your own writes (``runtime.consistency``): on unless ``controller.Options.read_your_writes``
   or, when that is None, the manager's ``Options.read_your_writes`` turns it off.
+- On a sharded manager (``Options.shard_ring``) the ``for_`` kind and the ``owns`` kinds are
+  partitioned (their informers select this replica's objects) and the reconciler is wrapped
+  (``runtime.sharding.shard.ShardedReconciler``: drains); a controller without ``for_`` is not
+  partitioned and sees every object on every replica. ``for_``/``owns`` with ``only_metadata`` or
+  unstructured kinds are refused there (ValueError).
 - ``complete(reconciler)`` builds the controller and adds it to the manager (``build`` also
   returns it). ValueError when nothing is watched, when no name can be derived (no ``for_`` and no
   ``named``), when ``for_`` is called twice or when the name is already used in this manager.

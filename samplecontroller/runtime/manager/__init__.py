@@ -25,6 +25,9 @@ Guarantees:
   controllers mix freely.
 - Defaults: sync period 10 h, leader election 15 s / 10 s / 2 s, metrics and probes off
   ("0"), webhook port 9443.
+- ``shard_ring``: sharding (``runtime.sharding``) instead of leader election: leader runnables
+  run while this replica holds its own shard Lease; the builder partitions its controllers'
+  ``for_``/``owns`` kinds; a sharder (a non-leader runnable, elected on its own Lease) assigns.
 """
 
 from __future__ import annotations
