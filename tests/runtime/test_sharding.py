@@ -73,6 +73,12 @@ def test_sharding_refuses_leader_election_too_and_a_bad_identity(rest: Any) -> N
         new_manager(rest, resync=3600, shard_ring=RING, leader_election=True, leader_election_id="x")
     with pytest.raises(ValueError, match="shard identity 'Pod_1' must be a DNS label"):
         new_manager(rest, resync=3600, shard_ring=RING, shard_identity="Pod_1")
+    from samplecontroller.runtime.builder import controller_managed_by
+
+    mgr = new_manager(rest, resync=3600, shard_ring=RING)
+    with pytest.raises(ValueError, match="sharding partitions typed kinds only"):
+        controller_managed_by(mgr).for_(Foo, only_metadata=True).complete(FooReconciler(mgr.get_client(),
+                                                                                        FakeRecorder(1)))
 
 
 class Recorder:
