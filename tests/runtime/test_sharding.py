@@ -1,6 +1,6 @@
 """Sharding (issue 42 item 1): the ring, shard Lease states, and a chaos test of sharded
-sample-controller replicas on the embedded API server (sync ones, and an async one added): one
-killed and one added while Foos are created; no Foo reconciled by two replicas at once, none left unassigned or unreconciled."""
+sample-controller replicas on the embedded API server (runtime sync ones, a classic client-go
+style one, and an async one added): one killed and one added while Foos are created; no Foo reconciled by two replicas at once, none left unassigned or unreconciled."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from collections import Counter
 from typing import Any
 
 import pytest
+from prometheus_client import REGISTRY
 
 from generated.apis.samplecontroller.v1alpha1 import Foo
 from generated.clientset import Clientset
@@ -132,6 +133,29 @@ class AsyncRecording(Recording):
             self.leave(request)
 
 
+class ClassicReplica:
+    """main.py --controller classic --shard-ring: the client-go style controller on its shard."""
+
+    def __init__(self, rest: Any, ns: str, name: str) -> None:
+        import argparse
+
+        from samplecontroller import app
+
+        args = argparse.Namespace(shard_ring=RING, leader_election_namespace=ns, namespace=ns, resync=3600.0,
+                                  workers=2, shutdown_timeout=5.0, leader_election_id="unused")
+        self.name = name
+        self.stop = threading.Event()
+        self.thread = threading.Thread(
+            target=app._run_with_leader_election, args=(args, rest, self.stop, lambda ready: None),
+            kwargs={"shard": app._classic_shard(args, name)}, daemon=True, name=f"replica-{name}")
+        self.thread.start()
+
+    def kill(self) -> None:
+        self.stop.set()
+        self.thread.join(10)
+        assert not self.thread.is_alive()
+
+
 class Replica:
     def __init__(self, rest: Any, ns: str, name: str, recorder: Recorder, *, style: str = "sync") -> None:
         self.name = name
@@ -156,16 +180,33 @@ class Replica:
         assert not self.thread.is_alive()
 
 
-def test_chaos_kill_one_replica_add_one_while_foos_are_created(rest: Any, ns: str) -> None:
+def test_chaos_kill_one_replica_add_one_while_foos_are_created(rest: Any, ns: str,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from samplecontroller.controller import Controller as ClassicController
+
     foos = Clientset(rest).samplecontroller_v1alpha1().foos(ns)
     deployments = KubeClientset(rest).apps_v1().deployments(ns)
     recorder = Recorder()
-    replicas = {n: Replica(rest, ns, n, recorder) for n in ("r0", "r1", "r2")}
-    everyone = list(replicas.values())
+    classic_sync = ClassicController.sync_handler
+
+    def recorded_sync(self: ClassicController, key: Any) -> None:  # the classic replica's reconciles
+        recording = Recording(None, "r2", recorder)  # type: ignore[arg-type]
+        request = Request(key.namespace, key.name)
+        recording.enter(request)
+        try:
+            classic_sync(self, key)
+        finally:
+            recording.leave(request)
+
+    monkeypatch.setattr(ClassicController, "sync_handler", recorded_sync)
+    drains_before = REGISTRY.get_sample_value("controller_sharding_drains_total", {"ring": RING}) or 0.0
+    replicas: dict[str, Any] = {n: Replica(rest, ns, n, recorder) for n in ("r0", "r1")}
+    replicas["r2"] = ClassicReplica(rest, ns, "r2")  # the three styles in one ring
+    everyone = [r for r in replicas.values() if isinstance(r, Replica)]
     try:
         for i in range(24):
             foos.create(new_foo(ns, f"foo-{i}", f"dep-{i}"))
-        wait_for(lambda: all(r.mgr.elected().is_set() for r in replicas.values()), timeout=20)
+        wait_for(lambda: all(r.mgr.elected().is_set() for r in everyone), timeout=20)
         label, drain = shard_label(RING), drain_label(RING)
 
         def converged(live: set[str], n: int) -> bool:
@@ -198,7 +239,8 @@ def test_chaos_kill_one_replica_add_one_while_foos_are_created(rest: Any, ns: st
         by_shard = Counter(dict(f.metadata.labels or {})[label] for f in foos.list().items)
         assert set(by_shard) == live, by_shard
         assert recorder.reconciles["r3"] > 0
-        assert sum(r.mgr.sharder.drains for r in everyone) > 0  # r3's share came from live shards by drains
+        drains = REGISTRY.get_sample_value("controller_sharding_drains_total", {"ring": RING}) or 0.0
+        assert drains > drains_before  # r3's share came from live shards by drains
         assert recorder.overlaps == []
     finally:
         for r in replicas.values():
@@ -206,7 +248,6 @@ def test_chaos_kill_one_replica_add_one_while_foos_are_created(rest: Any, ns: st
 
 
 @pytest.mark.parametrize(("flags", "message"), [
-    (["--shard-ring", "ring"], "--shard-ring needs --controller runtime or async"),
     (["--shard-ring", "ring", "--controller", "runtime", "--leader-elect"], "exclude each other"),
     (["--shard-ring", "Ring", "--controller", "async"], "must be a DNS label"),
 ])
@@ -303,9 +344,9 @@ def test_a_warm_standby_takes_over_without_listing_again(apiserver: Any, ns: str
     for i in range(5):
         foos.create(new_foo(ns, f"warm-{i}", f"warm-{i}"))
     leader, leader_seen, _, leader_stop = new("leader")
+    assert leader.elected().wait(10)  # before the standby starts: it cannot win the Lease
     standby, standby_seen, standby_lists, standby_stop = new("standby")
     try:
-        assert leader.elected().wait(10)
         wait_for(lambda: len(set(leader_seen)) == 5, what="the leader's reconciles")
         assert standby.cache.wait_for_cache_sync(timeout=10)  # warm while it waits
         assert not standby.elected().is_set() and standby_seen == []

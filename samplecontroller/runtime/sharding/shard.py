@@ -12,8 +12,8 @@ from typing import Any
 import msgspec
 
 from samplecontroller.apimachinery import meta
-from samplecontroller.apimachinery.errors import NotFoundError
-from samplecontroller.client.types import MERGE_PATCH
+from samplecontroller.apimachinery.errors import ConflictError, InvalidError, NotFoundError
+from samplecontroller.client.types import JSON_PATCH, MERGE_PATCH
 from samplecontroller.logs import get_logger
 from samplecontroller.runtime._gvk import gvk_for_type
 from samplecontroller.runtime.cache import ByObject
@@ -57,6 +57,19 @@ class Shard:
     def partition(self, cache: Any, model: Any, owner: type[Any] | None = None) -> None:
         """Partition ``model`` (``owner``: the main kind it is owned by): its informer selects this
         replica's objects. Before the informer is made (the builder calls it first)."""
+        if not self.register(model, owner):
+            return
+        with self._lock:
+            by_object = dict(cache.options.by_object)
+            current = by_object.get(model, ByObject())
+            selector = self.selector() if not current.label_selector else f"{current.label_selector},{self.selector()}"
+            by_object[model] = replace(current, label_selector=selector)
+            cache.options.by_object = by_object
+
+    def register(self, model: Any, owner: type[Any] | None = None) -> bool:
+        """Record ``model`` as partitioned (``owner``: the main kind it is owned by) for the sharder
+        and ``label_created``; the caller makes its informers select ``selector()`` (``partition``
+        does, for the Manager's cache). False when it was registered already."""
         if not isinstance(model, type) or not hasattr(model, "__struct_fields__"):
             raise ValueError(f"sharding partitions typed kinds only (generated models), not {model!r}")
         info = self.scheme.info_for(model)
@@ -70,13 +83,9 @@ class Shard:
                 if known.owner != owner_gk:
                     raise ValueError(f"{model.__name__} is partitioned twice, as main and owned kind or under two "
                                      "owners: a sharded object has one hash key")
-                return
-            by_object = dict(cache.options.by_object)
-            current = by_object.get(model, ByObject())
-            selector = self.selector() if not current.label_selector else f"{current.label_selector},{self.selector()}"
-            by_object[model] = replace(current, label_selector=selector)
-            cache.options.by_object = by_object
+                return False
             self.partitions[model] = Partition(model, info, owner_gk)
+            return True
 
     def label_created(self, obj: Any) -> Any:
         """``obj`` with this replica's shard label when it is of an owned partitioned kind and its
@@ -96,6 +105,30 @@ class Shard:
         labels = meta.get_labels(obj)
         return labels.get(self.shard_label) == self.identity, self.drain_label in labels
 
+    def owned_by(self, obj: Any, candidates: Any) -> list[Any]:
+        """Of ``candidates``, those of an owned partitioned kind controlled by ``obj`` and assigned here."""
+        uid = meta.get_uid(obj)
+        owned = []
+        for o in candidates:
+            part = self.partitions.get(type(o))
+            if part is None or part.owner is None or meta.get_labels(o).get(self.shard_label) != self.identity:
+                continue
+            if any(r.controller and r.uid == uid for r in meta.get_owner_references(o)):
+                owned.append(o)
+        return owned
+
+    def owned_kinds(self) -> list[type[Any]]:
+        """The owned partitioned kinds."""
+        return [p.model for p in self.partitions.values() if p.owner is not None]
+
+    def unassign_patch(self, obj: Any) -> RawPatch:
+        """An owned object released with its drained owner: its shard label removed if it still names
+        this shard (a JSON patch ``test``, not the resourceVersion: status writes change that
+        often); the sharder then assigns it where its owner goes."""
+        path = "/metadata/labels/" + self.shard_label.replace("~", "~0").replace("/", "~1")
+        return RawPatch(JSON_PATCH, [{"op": "test", "path": path, "value": self.identity},
+                                     {"op": "remove", "path": path}])
+
     def release_patch(self, obj: Any) -> RawPatch:
         """The acknowledgement of a drain: both labels removed, guarded by the object's resourceVersion."""
         return RawPatch(MERGE_PATCH, {"metadata": {"resourceVersion": meta.get_resource_version(obj),
@@ -106,7 +139,8 @@ class ShardedReconciler:
     """Wraps a sync reconciler of a partitioned main kind (the anchor's shard controller
     Reconciler): an object absent from the cache (deleted, or moved to another shard: the two
     look alike here, so a reconciler that cleans up on NotFound must use finalizers) or not
-    assigned here is not reconciled; one
+    assigned here is not reconciled; one with the drain label is released with the owned objects
+    it controls here (their shard label removed: they follow it) and not reconciled; one
     with the drain label is released (both labels removed) and not reconciled; the rest goes to
     ``inner``."""
 
@@ -128,6 +162,9 @@ class ShardedReconciler:
         if draining:
             log.debug("Draining object", request=str(request), shard=self.shard.identity)
             self.client.patch(obj, self.shard.release_patch(obj))
+            for kind in self.shard.owned_kinds():  # its owned objects follow it (created here meanwhile too)
+                for owned in self.shard.owned_by(obj, self.client.list(kind, namespace=request.namespace)):
+                    _ignore_gone(lambda o=owned: self.client.patch(o, self.shard.unassign_patch(o)))
             return Result()
         result: Result = self.inner.reconcile(request)
         return result
@@ -154,8 +191,21 @@ class AsyncShardedReconciler:
         if draining:
             log.debug("Draining object", request=str(request), shard=self.shard.identity)
             await self.client.patch(obj, self.shard.release_patch(obj))
+            for kind in self.shard.owned_kinds():  # its owned objects follow it
+                for owned in self.shard.owned_by(obj, await self.client.list(kind, namespace=request.namespace)):
+                    try:
+                        await self.client.patch(owned, self.shard.unassign_patch(owned))
+                    except (ConflictError, NotFoundError, InvalidError):
+                        pass  # moved or gone meanwhile (a failed test is 422 Invalid or 409)
             return Result()
         return await self.inner.reconcile(request)  # type: ignore[no-any-return]
+
+
+def _ignore_gone(patch: Any) -> None:
+    try:
+        patch()
+    except (ConflictError, NotFoundError, InvalidError):
+        pass  # changed or gone meanwhile: the sharder's next pass places it
 
 
 class _DrainOr:

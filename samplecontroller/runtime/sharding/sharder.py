@@ -4,12 +4,15 @@ docstring). A Manager runnable that runs everywhere and works only while it hold
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import threading
 import time
 from dataclasses import replace
 from typing import Any
+
+from prometheus_client import Counter
 
 from samplecontroller.apimachinery import meta
 from samplecontroller.apimachinery.errors import ConflictError, NotFoundError, StatusError
@@ -25,6 +28,11 @@ from samplecontroller.runtime.sharding.ring import Ring
 from samplecontroller.runtime.sharding.shard import Partition, Shard
 
 log = get_logger("runtime.sharding")
+
+# the anchor's controller_sharding_* counters (one set per process)
+DRAINS = Counter("controller_sharding_drains", "Objects drained from a live shard, per ring", ["ring"])
+MOVEMENTS = Counter("controller_sharding_movements",
+                    "Objects assigned to a shard (new, or moved from a dead one), per ring", ["ring"])
 
 __all__ = ["Sharder", "lease_state"]
 
@@ -246,7 +254,9 @@ class Sharder:
         for (model, _ns, _name), obj in pending.items():
             self._place(self.shard.partitions[model], obj)
 
-    def _place(self, part: Partition, obj: Any) -> None:
+    def _place(self, part: Partition, obj: Any, attempts: int = 3) -> None:
+        """Assign, move or drain ``obj`` as the ring says; on a conflict (the object changed since it
+        was listed: status writes do that often) read it again and retry, ``attempts`` times."""
         desired = self._desired(part, obj)
         if not desired:
             return
@@ -267,7 +277,13 @@ class Sharder:
             client.patch(meta.get_name(obj), json.dumps(patch).encode())
             if drain in body and body[drain] is not None:
                 self.drains += 1
+                DRAINS.labels(self.shard.ring).inc()
             else:
                 self.moves += 1
-        except (ConflictError, NotFoundError):
-            pass  # changed meanwhile: its next event (or the next pass) places it
+                MOVEMENTS.labels(self.shard.ring).inc()
+        except NotFoundError:
+            pass  # deleted meanwhile
+        except ConflictError:
+            if attempts > 1:
+                with contextlib.suppress(NotFoundError):
+                    self._place(part, client.get(meta.get_name(obj)), attempts - 1)
