@@ -19,8 +19,9 @@ design, inside the Manager): ``manager.Options(shard_ring="NAME")``.
   as they appear (a metadata-only watch of the objects without the label), and on every change
   of membership (and every ``resync_period``) lists the objects' metadata and moves what the new
   ring places elsewhere: from a live shard by draining (label ``drain.alpha.sharding.timebertt.dev/
-  NAME``; the shard acknowledges by removing both labels in a reconcile, so it has stopped;
-  then the sharder assigns the object anew), from a dead shard at once. A shard whose Lease
+  NAME``; the shard acknowledges by removing both labels in a reconcile, so it has stopped, and
+  releases the owned objects it controls; then the sharder assigns the object anew), from a dead
+  shard at once. A shard whose Lease
   expired is taken over by the sharder (it becomes the Lease's holder, guarded by its
   resourceVersion) before its objects move: a replica that still runs stopped its controllers
   at its renew deadline, before the expiry. Owned objects move with their controller, directly.
