@@ -83,6 +83,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--leader-election-namespace", default="",
                    help="Namespace of the leader election Lease (default: the pod's namespace, else default).")
     p.add_argument("--leader-election-id", default="sample-controller-lock", help="Name of the leader election Lease.")
+    p.add_argument("--shard-ring", default="",
+                   help="Shard the controller across replicas (any --controller): this replica holds its own "
+                        "shard Lease labelled with this ring (in --leader-election-namespace) and reconciles "
+                        "only the Foos assigned to it; an elected sharder assigns them. Excludes --leader-elect.")
     p.add_argument("--metrics-bind-address", default="0",
                    help='Address for the Prometheus /metrics endpoint, e.g. ":8080"; "0" disables it.')
     p.add_argument("--health-probe-bind-address", default="0",

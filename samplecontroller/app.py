@@ -64,6 +64,8 @@ def _run(args: argparse.Namespace, stop: threading.Event, local_dir: Path, crds_
     try:
         if args.controller == "async":
             _require_async()
+        if getattr(args, "shard_ring", ""):
+            _check_sharding(args)
         with contextlib.ExitStack() as stack:
             kubeconfig, master = args.kubeconfig, args.master
             if args.local:
@@ -249,10 +251,24 @@ def _print_banner(url: str, kubeconfig: str, crds: list[str]) -> None:
 # -- leader election and the controller ------------------------------------------------------
 
 
+def _check_sharding(args: argparse.Namespace) -> None:
+    """--shard-ring: without --leader-elect, a valid name."""
+    from samplecontroller.runtime.sharding import validate_ring_name
+
+    if args.leader_elect:
+        raise UserError("--shard-ring and --leader-elect exclude each other: each replica holds its own shard Lease")
+    try:
+        validate_ring_name(args.shard_ring)
+    except ValueError as err:
+        raise UserError(f"--shard-ring: {err}") from None
+
+
 def _run_elected(args: argparse.Namespace, rest_client: Any, stop: threading.Event) -> int:
     if args.controller in ("runtime", "async"):
         return _run_runtime(args, rest_client, stop)
     with _probe_servers(args) as set_ready:
+        if getattr(args, "shard_ring", ""):
+            return _run_with_leader_election(args, rest_client, stop, set_ready, shard=_classic_shard(args))
         if not args.leader_elect:
             return _run_classic(args, rest_client, stop, set_ready)
         return _run_with_leader_election(args, rest_client, stop, set_ready)
@@ -278,14 +294,46 @@ def _run_runtime(args: argparse.Namespace, rest_client: Any, stop: threading.Eve
         raise UserError(str(err)) from None
 
 
+def _classic_shard(args: argparse.Namespace, identity: str = "") -> Any:
+    """The classic controller's shard of ``--shard-ring`` (``runtime.sharding``): Foos partitioned,
+    the Deployments they control following them."""
+    from generated.apis.samplecontroller.v1alpha1 import Foo
+    from samplecontroller.foo_reconciler import SCHEME
+    from samplecontroller.kubernetes.apis.apps.v1 import Deployment
+    from samplecontroller.runtime.sharding import default_identity
+    from samplecontroller.runtime.sharding.shard import Shard
+
+    shard = Shard(args.shard_ring, identity or default_identity(), args.leader_election_namespace or _pod_namespace(),
+                  SCHEME)
+    shard.register(Foo)
+    shard.register(Deployment, owner=Foo)
+    return shard
+
+
 def _run_with_leader_election(
-    args: argparse.Namespace, rest_client: Any, stop: threading.Event, set_ready: Callable[[bool], None]
+    args: argparse.Namespace, rest_client: Any, stop: threading.Event, set_ready: Callable[[bool], None],
+    shard: Any = None,
 ) -> int:
+    """Run the classic controller while this process holds the leader Lease, or with ``shard``
+    its own shard Lease (``--shard-ring``: every replica works, on its share), beside a sharder."""
     from samplecontroller import leaderelection
 
-    namespace = args.leader_election_namespace or _pod_namespace()
-    identity = f"{socket.gethostname()}_{uuid.uuid4()}"
-    lock = leaderelection.LeaseLock.for_rest_client(rest_client, namespace, args.leader_election_id, identity)
+    if shard is not None:
+        from samplecontroller.client import ResourceClient
+        from samplecontroller.runtime.sharding import RING_LABEL
+        from samplecontroller.runtime.sharding.sharder import Sharder
+
+        namespace, identity, lease_name = shard.namespace, shard.identity, shard.identity
+        lock = leaderelection.LeaseLock(namespace, identity,
+                                        ResourceClient(rest_client, leaderelection.resourcelock.LEASES, namespace),
+                                        identity, labels={RING_LABEL: shard.ring})
+        sharder = Sharder(rest_client, shard, namespaces=(args.namespace,) if args.namespace else ())
+        threading.Thread(target=sharder.start, args=(stop,), name="sharder", daemon=True).start()
+    else:
+        namespace = args.leader_election_namespace or _pod_namespace()
+        identity = f"{socket.gethostname()}_{uuid.uuid4()}"
+        lease_name = args.leader_election_id
+        lock = leaderelection.LeaseLock.for_rest_client(rest_client, namespace, args.leader_election_id, identity)
     result: dict[str, int] = {"code": 0}
     lost = threading.Event()
 
@@ -293,7 +341,7 @@ def _run_with_leader_election(
         both = with_cancel(stop)  # stop, or leadership lost: whichever comes first
         as_context(leading_stop).add_done_callback(both.cancel)
         try:
-            result["code"] = _run_classic(args, rest_client, both, set_ready)
+            result["code"] = _run_classic(args, rest_client, both, set_ready, shard)
         except Exception as err:
             log.error("Controller failed", error=f"{type(err).__name__}: {err}")
             result["code"] = 1
@@ -323,9 +371,9 @@ def _run_with_leader_election(
             on_new_leader=on_new_leader,
         ),
         release_on_cancel=True,
-        name=args.leader_election_id,
+        name=lease_name,
     )
-    log.info("Attempting to acquire leader lease", lease=f"{namespace}/{args.leader_election_id}", identity=identity)
+    log.info("Attempting to acquire leader lease", lease=f"{namespace}/{lease_name}", identity=identity)
     leaderelection.LeaderElector(config).run(stop)
     return result["code"]
 
@@ -339,22 +387,74 @@ def _pod_namespace() -> str:
     return os.environ.get("POD_NAMESPACE", "default")
 
 
+def _shard_classic(controller: Any, shard: Any) -> None:
+    """The anchor's shard reconciler around the classic controller's ``sync_handler``: a Foo not
+    assigned here is not synced; one with the drain label is released (both labels removed,
+    guarded by its resourceVersion) with its Deployments (their shard label removed) and not synced; the Deployments it creates get this shard's
+    label (they follow their Foo)."""
+    import msgspec
+
+    from samplecontroller.apimachinery import errors as api_errors
+    from samplecontroller.apimachinery import meta
+    from samplecontroller.client.types import MERGE_PATCH
+
+    sync = controller.sync_handler
+    create = controller._create_deployment
+
+    def sharded_sync(key: Any) -> None:
+        try:
+            foo = controller.foos_lister.foos(key.namespace).get(key.name)
+        except api_errors.NotFoundError:
+            return  # deleted, or assigned elsewhere: not synced (as the runtime style)
+        mine, draining = shard.assigned(foo)
+        if not mine:
+            return
+        if draining:
+            controller.sampleclientset.samplecontroller_v1alpha1().foos(key.namespace).patch(
+                key.name, msgspec.json.encode(shard.release_patch(foo).body), MERGE_PATCH)
+            deployments = controller.kubeclientset.apps_v1().deployments(key.namespace)
+            for owned in shard.owned_by(foo, controller.deployments_lister.deployments(key.namespace).list()):
+                with contextlib.suppress(api_errors.ConflictError, api_errors.NotFoundError, api_errors.InvalidError):
+                    release = shard.unassign_patch(owned)
+                    deployments.patch(meta.get_name(owned), msgspec.json.encode(release.body), release.patch_type)
+            return
+        sync(key)
+
+    class _Labelling:
+        def __init__(self, deployments: Any) -> None:
+            self.deployments = deployments
+
+        def create(self, obj: Any, **kwargs: Any) -> Any:
+            return self.deployments.create(shard.label_created(obj), **kwargs)
+
+    controller.sync_handler = sharded_sync
+    controller._create_deployment = lambda deployments, foo: create(_Labelling(deployments), foo)
+
+
 def informer_factories(kubeclientset: kubernetes.Interface, sampleclientset: sample.Interface, resync: float,
-                       namespace: str | None) -> tuple[KubeInformerFactory, SampleInformerFactory]:
+                       namespace: str | None,
+                       label_selector: str | None = None) -> tuple[KubeInformerFactory, SampleInformerFactory]:
     """The classic controller's shared informers, as Go's main.go makes them: one factory for the
     built-in kinds (Deployments) and one for the generated ones (Foos), started with one stop.
     They cache no managedFields: the controller never reads them, and a cached field would hold
-    its whole watch event in memory."""
+    its whole watch event in memory. ``label_selector``: only the objects it selects (sharding)."""
     from generated.informers import SharedInformerFactory as SampleInformerFactory
     from samplecontroller.cache import strip_managed_fields
     from samplecontroller.kubernetes.informers import SharedInformerFactory as KubeInformerFactory
 
-    return (KubeInformerFactory(kubeclientset, resync, namespace=namespace, transform=strip_managed_fields),
-            SampleInformerFactory(sampleclientset, resync, namespace=namespace, transform=strip_managed_fields))
+    def tweak(options: Any) -> None:
+        options.label_selector = label_selector
+
+    selecting = tweak if label_selector else None
+    return (KubeInformerFactory(kubeclientset, resync, namespace=namespace, transform=strip_managed_fields,
+                                tweak_list_options=selecting),
+            SampleInformerFactory(sampleclientset, resync, namespace=namespace, transform=strip_managed_fields,
+                                  tweak_list_options=selecting))
 
 
 def _run_classic(
-    args: argparse.Namespace, rest_client: Any, stop: threading.Event, set_ready: Callable[[bool], None]
+    args: argparse.Namespace, rest_client: Any, stop: threading.Event, set_ready: Callable[[bool], None],
+    shard: Any = None,
 ) -> int:
     from generated.clientset import Clientset
     from samplecontroller import record
@@ -365,7 +465,8 @@ def _run_classic(
     kubeclientset = KubeClientset(rest_client)
     sampleclientset = Clientset(rest_client)
     kube_factory, sample_factory = informer_factories(kubeclientset, sampleclientset, args.resync,
-                                                      args.namespace or None)
+                                                      args.namespace or None,
+                                                      shard.selector() if shard is not None else None)
     broadcaster = record.new_broadcaster()
     broadcaster.start_structured_logging()
     broadcaster.start_recording_to_sink(record.ResourceEventSink.for_rest_client(rest_client))
@@ -378,6 +479,8 @@ def _run_classic(
         sample_factory.samplecontroller.v1alpha1.foos,
         recorder,
     )
+    if shard is not None:
+        _shard_classic(controller, shard)
     # one stop for both factories, as Go's kubeInformerFactory.Start(ctx.Done()) and
     # exampleInformerFactory.Start(ctx.Done()); Controller.run waits for both caches
     kube_factory.start(stop)

@@ -207,6 +207,7 @@ def manager_options(args: argparse.Namespace) -> dict[str, Any]:
         "leader_election_id": args.leader_election_id,
         "leader_election_namespace": args.leader_election_namespace,
         "leader_election_release_on_cancel": True,
+        "shard_ring": getattr(args, "shard_ring", ""),  # sharding: this replica's shard Lease, released on stop
         "metrics_bind_address": args.metrics_bind_address,
         "health_probe_bind_address": args.health_probe_bind_address,
     }

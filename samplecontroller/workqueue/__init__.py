@@ -1,7 +1,7 @@
 """Work queues for controllers: de-duplicating, delaying and rate-limited (client-go's util/workqueue).
 
 Modules: ``queue`` (Queue, Interface), ``delaying_queue`` (DelayingQueue), ``rate_limiting_queue``
-(RateLimitingQueue), ``rate_limiters`` (the RateLimiter implementations), ``metrics``
+(RateLimitingQueue), ``priority_queue`` (PriorityQueue: controller-runtime's), ``rate_limiters`` (the RateLimiter implementations), ``metrics``
 (MetricsProvider, set_provider), ``prometheus`` (a Prometheus provider). Clocks for tests:
 ``Clock``/``FakeClock`` (from ``samplecontroller.wait.clock``).
 """
@@ -17,6 +17,7 @@ from samplecontroller.workqueue.metrics import (
     SettableGaugeMetric,
     set_provider,
 )
+from samplecontroller.workqueue.priority_queue import LOW_PRIORITY, PriorityQueue
 from samplecontroller.workqueue.queue import Got, Interface, Queue, shut_down_workers
 from samplecontroller.workqueue.rate_limiters import (
     BucketRateLimiter,
@@ -36,6 +37,7 @@ from samplecontroller.workqueue.rate_limiting_queue import (
 )
 
 __all__ = [
+    "LOW_PRIORITY",
     "REAL_CLOCK",
     "BucketRateLimiter",
     "Clock",
@@ -52,6 +54,7 @@ __all__ = [
     "MaxOfRateLimiter",
     "MetricsProvider",
     "NoopMetricsProvider",
+    "PriorityQueue",
     "Queue",
     "RateLimiter",
     "RateLimitingInterface",

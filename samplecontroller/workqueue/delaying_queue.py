@@ -126,4 +126,8 @@ class DelayingQueue(Queue[T]):
                     if not due:
                         clock.wait(cond, heap[0][0] if heap else None)
             for item in due:
-                self.add(item)
+                self._add_due(item)
+
+    def _add_due(self, item: T) -> None:
+        """Add an item whose time has come (the timer thread); subclasses keep what they noted."""
+        self.add(item)

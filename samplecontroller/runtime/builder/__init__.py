@@ -16,6 +16,11 @@
   Events (through the manager's recorder for this controller) about the ``for_`` object.
 - Read your own writes (``runtime.consistency``): on unless ``controller.Options.read_your_writes``
   or, when that is None, the manager's ``Options.read_your_writes`` turns it off.
+- On a sharded manager (``Options.shard_ring``) the ``for_`` kind and the ``owns`` kinds are
+  partitioned (their informers select this replica's objects) and the reconciler is wrapped
+  (``runtime.sharding.shard.ShardedReconciler``: drains); a controller without ``for_`` is not
+  partitioned and sees every object on every replica. ``for_``/``owns`` with ``only_metadata`` or
+  unstructured kinds are refused there (ValueError).
 - ``complete(reconciler)`` builds the controller and adds it to the manager (``build`` also
   returns it). ValueError when nothing is watched, when no name can be derived (no ``for_`` and no
   ``named``), when ``for_`` is called twice or when the name is already used in this manager.
@@ -134,6 +139,12 @@ class Builder:
             raise ValueError(f"controller with name {name!r} already exists; controller names must be unique "
                              "(use named())")
         cache = self.mgr.get_cache()
+        shard = getattr(self.mgr, "sharding", None)
+        for_preds: tuple[Predicate, ...] = ()
+        if self._for is not None:
+            for_preds = (*self._for[1], *self._filters)
+            if shard is not None:  # runtime.sharding: partition the for_ and owns kinds, wrap the reconciler
+                reconciler, for_preds = self._sharded(shard, cache, reconciler, for_preds)
         loop = getattr(self.mgr, "get_event_loop", None)
         ctrl = Controller(name, reconciler, self._options, event_loop=loop() if loop is not None else None)
         ctrl.observe_writes(cache, self._read_your_writes())
@@ -142,8 +153,8 @@ class Builder:
         filters = tuple(self._filters)
         inline = self._options.inline_event_handlers
         if self._for is not None:
-            model, preds = self._for
-            ctrl.watch(Kind(cache, model, EnqueueRequestForObject(), *preds, *filters, inline=inline))
+            model, _preds = self._for
+            ctrl.watch(Kind(cache, model, EnqueueRequestForObject(), *for_preds, inline=inline))
             for owned, opreds, only_controller in self._owns:
                 owner = model.model if isinstance(model, OnlyMetadata) else model
                 h = EnqueueRequestForOwner(owner, only_controller, scheme=self.mgr.get_scheme())
@@ -154,6 +165,26 @@ class Builder:
             ctrl.watch(src)
         used.add(name)
         return ctrl
+
+    def _sharded(self, shard: Any, cache: Any, reconciler: Any,
+                 preds: tuple[Predicate, ...]) -> tuple[Any, tuple[Predicate, ...]]:
+        from samplecontroller.runtime.reconcile import is_async
+        from samplecontroller.runtime.sharding.shard import (
+            AsyncShardedReconciler,
+            ShardedReconciler,
+            drain_or,
+        )
+
+        assert self._for is not None
+        model = self._for[0]
+        shard.partition(cache, model)
+        for owned, _opreds, _only in self._owns:
+            shard.partition(cache, owned, owner=model)
+        if is_async(reconciler):
+            wrapped: Any = AsyncShardedReconciler(reconciler, shard, model, self.mgr.get_async_client())
+        else:
+            wrapped = ShardedReconciler(reconciler, shard, model, self.mgr.get_client())
+        return wrapped, drain_or(shard, preds)
 
     def _read_your_writes(self) -> ReadYourWrites:
         """The controller's read-your-writes options, else the manager's (default: on)."""

@@ -149,6 +149,8 @@ class Client:
         self.cache = cache
         self.scheme = scheme
         self.field_owner = field_owner
+        # applied to every object before ``create`` (sharding labels the owned objects it creates)
+        self.on_create: Callable[[Any], Any] | None = None
 
     @classmethod
     def for_rest_client(cls, rest: Any, cache: Any = None, *, scheme: Scheme,
@@ -234,6 +236,8 @@ class Client:
 
     def create(self, obj: T, *, dry_run: bool = False, field_owner: str | None = None) -> T:
         """Create ``obj`` on the server and return what the server stored (AlreadyExistsError if it exists)."""
+        if self.on_create is not None:
+            obj = self.on_create(obj)
         created: T = self._resource(obj).create(obj, dry_run=dry_run, field_manager=field_owner or self.field_owner)
         return self._written(obj, created, dry_run)
 

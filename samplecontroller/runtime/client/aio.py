@@ -55,6 +55,8 @@ class AsyncClient:
         self.cache = cache
         self.scheme = scheme
         self.field_owner = field_owner
+        # applied to every object before ``create`` (sharding labels the owned objects it creates)
+        self.on_create: Callable[[Any], Any] | None = None
         self._types = Client(client_for, None, scheme=scheme, field_owner=field_owner)  # resolution only
         self._synced: set[type[Any]] = set()  # models whose informer has synced (it stays synced)
 
@@ -120,6 +122,8 @@ class AsyncClient:
     # -- writing -----------------------------------------------------------------------
 
     async def create(self, obj: T, *, dry_run: bool = False, field_owner: str | None = None) -> T:
+        if self.on_create is not None:
+            obj = self.on_create(obj)
         created: T = await self._resource(obj).create(obj, dry_run=dry_run,
                                                       field_manager=field_owner or self.field_owner)
         return self._written(obj, created, dry_run)

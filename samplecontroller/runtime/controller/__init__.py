@@ -1,9 +1,18 @@
 """A controller: sources feed a rate-limited queue of Requests; workers call the Reconciler
 (pkg/controller and pkg/internal/controller).
 
-Defaults are Go's: ``max_concurrent_reconciles`` 1, ``recover_panic`` on, ``cache_sync_timeout``
-120 s, the default controller rate limiter (per-item exponential 5 ms..1000 s, overall 10 qps
-burst 100).
+Defaults are Go's (controller-runtime 0.23+): ``max_concurrent_reconciles`` 1, ``recover_panic``
+on, ``cache_sync_timeout`` 120 s, ``use_priority_queue`` on (``workqueue.PriorityQueue``: the
+initial list's and resyncs' requests at low priority, so a user's change is answered first; a
+request is requeued at the priority it was handed out with) with its rate limiter (per-item
+exponential 5 ms..1000 s); ``use_priority_queue=False``: the FIFO ``RateLimitingQueue`` with
+the default controller rate limiter (that, plus an overall 10 qps burst 100).
+
+``reconciliation_timeout`` (seconds, 0: none; Go's ``ReconciliationTimeout``): an async reconcile
+still running past it is cancelled (``asyncio.CancelledError`` inside it, as Go's context
+deadline) and handled as an error (requeued with backoff); a sync one cannot be cancelled, so it is
+reported: an error logged while it still runs and counted, and it goes on. Both count in
+controller_runtime_reconcile_timeouts_total.
 
 Result handling, exactly as Go's ``reconcileHandler``:
 - raised ``TerminalError``: counted as an error and a terminal error, never requeued;
@@ -28,6 +37,7 @@ the controller. Every failure is logged once: one "Reconciler error" record (``e
 the delay of a ``TemporaryError(delay=s)`` coalesce into that retry (``DelayKeepingQueue``)
 instead of reconciling it at once, as controller-runtime does by default. Other delays
 (``Result(requeue_after=)``, the rate limiter's backoff) are unchanged: events still reconcile.
+Its queue is FIFO: it takes precedence over ``use_priority_queue``.
 A request is never reconciled by two workers at once (the queue guarantees it).
 
 Read your own writes (``runtime.consistency``, on by default through the builder): a request whose
@@ -73,6 +83,7 @@ from samplecontroller.runtime.reconcile.context import Contexts
 from samplecontroller.runtime.source import Source
 from samplecontroller.wait import Context, with_cancel
 from samplecontroller.workqueue import (
+    PriorityQueue,
     RateLimiter,
     RateLimitingQueue,
     default_controller_rate_limiter,
@@ -107,6 +118,10 @@ class Options:
     # that reconcile raised it. ``Result(requeue_after=)`` and the rate limiter's backoff are
     # not kept. False (controller-runtime's): any event reconciles the request at once.
     keep_requested_delay: bool = False
+    # controller-runtime's UsePriorityQueue (on by default since 0.23): see the module docstring
+    use_priority_queue: bool = True
+    # controller-runtime's ReconciliationTimeout, in seconds (0: none): see the module docstring
+    reconciliation_timeout: float = 0.0
 
 
 class SourceSyncError(RuntimeError):
@@ -133,11 +148,17 @@ class Controller:
         self.options = options or Options()
         if self.options.max_concurrent_reconciles < 1:
             raise ValueError("max_concurrent_reconciles must be at least 1")
+        if self.options.reconciliation_timeout < 0:
+            raise ValueError("reconciliation_timeout must not be negative (0: no timeout)")
         self.metrics = runtime_metrics.install()
-        limiter = self.options.rate_limiter or default_controller_rate_limiter()
-        self.queue: RateLimitingQueue[Hashable] = (
-            DelayKeepingQueue(limiter, name=name) if self.options.keep_requested_delay
-            else RateLimitingQueue(limiter, name=name))
+        self.queue: RateLimitingQueue[Hashable]
+        if self.options.keep_requested_delay:  # opt-in, kopf's: a FIFO queue that keeps a requested delay
+            self.queue = DelayKeepingQueue(self.options.rate_limiter or default_controller_rate_limiter(), name=name)
+        elif self.options.use_priority_queue:
+            self.queue = PriorityQueue(self.options.rate_limiter, name=name)
+        else:
+            self.queue = RateLimitingQueue(self.options.rate_limiter or default_controller_rate_limiter(), name=name)
+        self._timeouts = self.metrics.reconcile_timeouts.labels(name)
         self._lock = threading.Lock()
         self._sources: list[Source] = []
         self._stop: threading.Event | None = None
@@ -263,6 +284,7 @@ class Controller:
         if not self._is_request(item) or self.held(item):
             return
         started = time.monotonic()
+        watchdog = self._watchdog(item)
         try:
             with self.reconciling(item):
                 result = check_result(self.reconciler, self.reconciler.reconcile(item))
@@ -270,8 +292,28 @@ class Controller:
             self._on_error(item, err)
             return
         finally:
+            if watchdog is not None:
+                watchdog.cancel()
             self._reconcile_time.observe(time.monotonic() - started)
         self._on_result(item, result)
+
+    def _watchdog(self, request: Request) -> threading.Timer | None:
+        """For a sync reconcile with ``reconciliation_timeout``: a timer that reports it once it
+        runs past the timeout (a thread cannot be cancelled); None without a timeout."""
+        timeout = self.options.reconciliation_timeout
+        if timeout <= 0:
+            return None
+        timer = threading.Timer(timeout, self.report_timeout, args=(request, False))
+        timer.daemon = True
+        timer.start()
+        return timer
+
+    def report_timeout(self, request: Request, cancelled: bool) -> None:
+        """Count and log a reconcile that ran past ``reconciliation_timeout``."""
+        log.error("Reconcile ran past the reconciliation timeout" + ("; cancelled" if cancelled else
+                  " (a sync reconcile cannot be cancelled: it goes on)"), controller=self.name,
+                  request=str(request), timeout=self.options.reconciliation_timeout)
+        self._timeouts.inc()
 
     def held(self, request: Request) -> bool:
         """True when the cache has not observed ``request``'s last writes yet (read your own
@@ -300,20 +342,31 @@ class Controller:
         """The queue and metrics after a reconcile that returned ``result`` (shared by both styles)."""
         if result.requeue_after > 0:
             self.queue.forget(item)
-            self.queue.add_after(item, result.requeue_after)
+            self._requeue(item, after=result.requeue_after)
             self._totals["requeue_after"].inc()
         elif result.requeue:
-            self.queue.add_rate_limited(item)
+            self._requeue(item)
             self._totals["requeue"].inc()
         else:
             self.queue.forget(item)
             self._totals["success"].inc()
 
+    def _requeue(self, item: Request, after: float = 0.0) -> None:
+        """Add ``item`` back after ``after`` seconds, or rate-limited when 0; with a priority
+        queue at the priority it was handed out with (Go's reconcileHandler)."""
+        queue = self.queue
+        if isinstance(queue, PriorityQueue):
+            queue.add_with_opts(item, priority=queue.priority_of(item), after=after, rate_limited=after <= 0)
+        elif after > 0:
+            queue.add_after(item, after)
+        else:
+            queue.add_rate_limited(item)
+
     def _on_error(self, item: Request, err: Exception) -> None:
         if isinstance(err, ConflictError | AlreadyExistsError):
             self._conflicts.inc()
             self._totals["requeue"].inc()
-            self.queue.add_rate_limited(item)
+            self._requeue(item)
             log.debug("Reconciler conflict, requeuing", controller=self.name, request=str(item), error=str(err))
             return
         extra: dict[str, Any] = {}
@@ -340,10 +393,10 @@ class Controller:
             if isinstance(self.queue, DelayKeepingQueue):
                 self.queue.keep_after(item, err.delay)  # ... after the delay, events coalescing into it
             else:
-                self.queue.add_after(item, err.delay)  # ... but after the delay it asked for
+                self._requeue(item, after=err.delay)  # ... but after the delay it asked for
             extra["retry_after"] = err.delay
         else:
-            self.queue.add_rate_limited(item)
+            self._requeue(item)
         log.error("Reconciler error", controller=self.name, request=str(item), error=error, **extra)
 
 

@@ -35,7 +35,12 @@ if TYPE_CHECKING:
 
 log = get_logger("runtime.controller")
 
-__all__ = ["AsyncGetter", "run_tasks"]
+__all__ = ["AsyncGetter", "ReconciliationTimeoutError", "run_tasks"]
+
+
+class ReconciliationTimeoutError(TimeoutError):
+    """An async reconcile was cancelled at ``reconciliation_timeout``: handled as an error (requeued
+    with backoff), as Go's reconciler returning its context's deadline error."""
 
 
 class AsyncGetter:
@@ -192,9 +197,23 @@ async def reconcile_handler(ctrl: Controller, item: Hashable) -> None:
         return
     request: Request = item
     started = time.monotonic()
+    timeout = ctrl.options.reconciliation_timeout
     try:
         with ctrl.reconciling(request):
-            result = check_result(ctrl.reconciler, await ctrl.reconciler.reconcile(request))  # type: ignore[misc]
+            if timeout > 0:
+                deadline = asyncio.timeout(timeout)
+                try:
+                    async with deadline:
+                        result = check_result(ctrl.reconciler,
+                                              await ctrl.reconciler.reconcile(request))  # type: ignore[misc]
+                except TimeoutError:
+                    if not deadline.expired():  # the reconciler's own TimeoutError
+                        raise
+                    ctrl.report_timeout(request, True)
+                    raise ReconciliationTimeoutError(
+                        f"reconcile cancelled after the reconciliation timeout ({timeout:g}s)") from None
+            else:
+                result = check_result(ctrl.reconciler, await ctrl.reconciler.reconcile(request))  # type: ignore[misc]
     except asyncio.CancelledError:
         raise
     except Exception as err:

@@ -2,6 +2,12 @@
 
 A handler's methods get the event and the controller's queue (anything with ``add``). The queue
 de-duplicates, so many events for one object while it waits give one reconcile.
+
+With a priority queue (``workqueue.PriorityQueue``: a queue with ``add_with_opts``, the
+controller's default) the built-in handlers add the requests of a create event from the
+informer's initial list and of an update whose resourceVersion did not change (a resync) at
+``LOW_PRIORITY``, as controller-runtime's (``WithLowPriorityWhenUnchanged`` is built in);
+everything else at the default priority 0.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from samplecontroller.apimachinery import meta
 from samplecontroller.runtime._gvk import gvk_for_type
 from samplecontroller.runtime.event import CreateEvent, DeleteEvent, GenericEvent, UpdateEvent
 from samplecontroller.runtime.reconcile import Request
+from samplecontroller.workqueue.priority_queue import LOW_PRIORITY
 
 
 class Queue(Protocol):
@@ -35,6 +42,24 @@ class EventHandler(Protocol):
         """An event from outside the cluster (a ``Channel`` source): add the requests it maps to."""
 
 
+def unchanged(e: CreateEvent | UpdateEvent) -> bool:
+    """True for an event that does not stem from a change: a create from the initial list, an
+    update with the same resourceVersion (a resync). Such requests go in at ``LOW_PRIORITY``."""
+    if isinstance(e, CreateEvent):
+        return e.is_in_initial_list
+    old, new = e.object_old, e.object_new
+    return old is not None and new is not None and meta.get_resource_version(old) == meta.get_resource_version(new)
+
+
+def add(q: Queue, item: Hashable, low: bool = False) -> None:
+    """``q.add(item)``, at ``LOW_PRIORITY`` when ``low`` and ``q`` is a priority queue."""
+    add_with_opts = getattr(q, "add_with_opts", None) if low else None
+    if add_with_opts is not None:
+        add_with_opts(item, priority=LOW_PRIORITY)
+    else:
+        q.add(item)
+
+
 def request_for(obj: Any) -> Request:
     """The ``Request`` (namespace, name) of ``obj``."""
     return Request(meta.get_namespace(obj), meta.get_name(obj))
@@ -46,12 +71,12 @@ class EnqueueRequestForObject:
     def create(self, e: CreateEvent, q: Queue) -> None:
         """Enqueue the created object."""
         if e.object is not None:
-            q.add(request_for(e.object))
+            add(q, request_for(e.object), e.is_in_initial_list)
 
     def update(self, e: UpdateEvent, q: Queue) -> None:
         """Enqueue the updated object (the new state; the old one if the new one is missing)."""
         if e.object_new is not None:
-            q.add(request_for(e.object_new))
+            add(q, request_for(e.object_new), unchanged(e))
         elif e.object_old is not None:
             q.add(request_for(e.object_old))
 
@@ -73,7 +98,7 @@ class _MappingHandler:
     def _requests(self, obj: Any) -> Iterable[Hashable]:
         raise NotImplementedError
 
-    def _add(self, q: Queue, objs: Iterable[Any]) -> None:
+    def _add(self, q: Queue, objs: Iterable[Any], low: bool = False) -> None:
         seen: set[Hashable] = set()
         for obj in objs:
             if obj is None:
@@ -81,13 +106,13 @@ class _MappingHandler:
             for req in self._requests(obj):
                 if req not in seen:
                     seen.add(req)
-                    q.add(req)
+                    add(q, req, low)
 
     def create(self, e: CreateEvent, q: Queue) -> None:
-        self._add(q, [e.object])
+        self._add(q, [e.object], e.is_in_initial_list)
 
     def update(self, e: UpdateEvent, q: Queue) -> None:
-        self._add(q, [e.object_old, e.object_new])
+        self._add(q, [e.object_old, e.object_new], unchanged(e))
 
     def delete(self, e: DeleteEvent, q: Queue) -> None:
         self._add(q, [e.object])
@@ -171,5 +196,5 @@ class Funcs:
 
 __all__ = [
     "EnqueueRequestForObject", "EnqueueRequestForOwner", "EnqueueRequestsFromMapFunc", "EventHandler", "Funcs",
-    "MapFunc", "Queue", "request_for",
+    "LOW_PRIORITY", "MapFunc", "Queue", "add", "request_for", "unchanged",
 ]

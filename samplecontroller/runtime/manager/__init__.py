@@ -35,6 +35,9 @@ Guarantees:
   application/json`` or ``?format=json``); raising fails the probe (and ``/healthz``).
 - Defaults: sync period 10 h, leader election 15 s / 10 s / 2 s, metrics and probes off
   ("0"), webhook port 9443.
+- ``shard_ring``: sharding (``runtime.sharding``) instead of leader election: leader runnables
+  run while this replica holds its own shard Lease; the builder partitions its controllers'
+  ``for_``/``owns`` kinds; a sharder (a non-leader runnable, elected on its own Lease) assigns.
 """
 
 from __future__ import annotations
@@ -110,6 +113,13 @@ class Options:
     webhook_cert_dir: str = ""
     # read your own writes for every controller built on this manager (runtime.consistency)
     read_your_writes: ReadYourWrites = field(default_factory=ReadYourWrites)
+    # sharding (runtime.sharding): the ring's name turns it on. This replica then holds its own
+    # shard Lease (named shard_identity, default: host name + random suffix) in
+    # leader_election_namespace instead of electing a leader; controllers built on this manager
+    # partition their for_/owns kinds; an elected sharder assigns objects to the live shards.
+    shard_ring: str = ""
+    shard_identity: str = ""
+    shard_resync_period: float = 300.0
 
 
 def _needs_leader(r: Any) -> bool:
@@ -188,7 +198,34 @@ class Manager:
         self._async_rest: Any = None
         self._startup: list[_Hook] = []
         self._cleanup: list[_Hook] = []
+        self.sharding: Any = None  # runtime.sharding.shard.Shard with Options.shard_ring
+        self.sharder: Any = None
+        if self.options.shard_ring:
+            self._setup_sharding()
         runtime_metrics.install()
+
+    def _setup_sharding(self) -> None:
+        from samplecontroller.runtime import sharding
+        from samplecontroller.runtime.sharding.shard import Shard
+        from samplecontroller.runtime.sharding.sharder import Sharder
+
+        opts = self.options
+        sharding.validate_ring_name(opts.shard_ring)
+        if opts.leader_election:
+            raise ValueError("shard_ring and leader_election exclude each other: a sharded replica holds its own "
+                             "shard Lease instead of electing one leader")
+        if self.rest is None:
+            raise ValueError("sharding needs a REST client")
+        identity = opts.shard_identity or sharding.default_identity()
+        sharding.validate_identity(identity)
+        namespace = opts.leader_election_namespace or _pod_namespace()
+        self.sharding = Shard(opts.shard_ring, identity, namespace, self.scheme)
+        self.client.on_create = self.sharding.label_created
+        self.sharder = Sharder(self.rest, self.sharding, lease_duration=opts.lease_duration,
+                               renew_deadline=opts.renew_deadline, retry_period=opts.retry_period,
+                               resync_period=opts.shard_resync_period,
+                               namespaces=tuple(self.cache.options.namespaces or ()))
+        self._others.append(self.sharder)
 
     # -- accessors -----------------------------------------------------------------------
 
@@ -228,6 +265,8 @@ class Manager:
                     self._async_rest = AsyncRESTClient(self.rest)
                     self._async_client = aio.AsyncClient.for_rest_client(
                         self._async_rest, self.cache, scheme=self.scheme, field_owner=self.options.field_owner)
+                    if self.sharding is not None:
+                        self._async_client.on_create = self.sharding.label_created
             return self._async_client
 
     def get_event_loop(self) -> EventLoop:
@@ -398,7 +437,7 @@ class Manager:
                 others = list(self._others)
             for r in others:
                 self._run(r, internal)
-            if self.options.leader_election:
+            if self.options.leader_election or self.sharding is not None:
                 self._run(runnable_func(self._lead, need_leader_election=False), internal)
             else:
                 self._start_leader_runnables(internal)
@@ -439,11 +478,22 @@ class Manager:
         from samplecontroller import leaderelection
 
         opts = self.options
-        if not opts.leader_election_id:
-            raise ValueError("leader election needs leader_election_id")
-        namespace = opts.leader_election_namespace or _pod_namespace()
-        identity = f"{socket.gethostname()}_{uuid.uuid4()}"
-        lock = leaderelection.LeaseLock.for_rest_client(self.rest, namespace, opts.leader_election_id, identity)
+        release = opts.leader_election_release_on_cancel
+        if self.sharding is not None:  # this replica's own shard Lease, named after it and labelled with its ring
+            from samplecontroller.client import ResourceClient
+            from samplecontroller.runtime.sharding import RING_LABEL
+
+            identity = self.sharding.identity
+            lock = leaderelection.LeaseLock(self.sharding.namespace, identity,
+                                            ResourceClient(self.rest, leaderelection.resourcelock.LEASES,
+                                                           self.sharding.namespace),
+                                            identity, labels={RING_LABEL: self.sharding.ring})
+        else:
+            if not opts.leader_election_id:
+                raise ValueError("leader election needs leader_election_id")
+            namespace = opts.leader_election_namespace or _pod_namespace()
+            identity = f"{socket.gethostname()}_{uuid.uuid4()}"
+            lock = leaderelection.LeaseLock.for_rest_client(self.rest, namespace, opts.leader_election_id, identity)
 
         def started(leading_stop: threading.Event) -> None:
             log.info("Became leader", identity=identity)
@@ -458,7 +508,7 @@ class Manager:
             lock=lock, lease_duration=opts.lease_duration, renew_deadline=opts.renew_deadline,
             retry_period=opts.retry_period,
             callbacks=leaderelection.LeaderCallbacks(on_started_leading=started, on_stopped_leading=stopped),
-            release_on_cancel=opts.leader_election_release_on_cancel, name=opts.leader_election_id)
+            release_on_cancel=release, name=identity if self.sharding is not None else opts.leader_election_id)
         leaderelection.LeaderElector(config).run(stop)
 
     def _serve_endpoints(self) -> None:

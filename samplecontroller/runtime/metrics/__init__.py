@@ -5,6 +5,7 @@ controller_runtime_reconcile_total{controller,result} (result: success, error, r
 requeue_after), controller_runtime_reconcile_errors_total{controller},
 controller_runtime_terminal_reconcile_errors_total{controller},
 controller_runtime_reconcile_panics_total{controller},
+controller_runtime_reconcile_timeouts_total{controller} (``reconciliation_timeout``),
 controller_runtime_reconcile_conflicts_total{controller} (not in Go: 409 Conflicts, requeued without
 counting as errors),
 controller_runtime_reconcile_time_seconds{controller},
@@ -44,6 +45,8 @@ class ControllerMetrics:
                                            "requeued, per controller", ["controller"])
         self.reconcile_panics = Counter("controller_runtime_reconcile_panics",
                                         "Total number of reconciliation panics per controller", ["controller"])
+        self.reconcile_timeouts = Counter("controller_runtime_reconcile_timeouts",
+                                          "Total number of reconciliation timeouts per controller", ["controller"])
         self.reconcile_time = Histogram("controller_runtime_reconcile_time_seconds",
                                         "Length of time per reconciliation per controller", ["controller"],
                                         buckets=RECONCILE_TIME_BUCKETS)

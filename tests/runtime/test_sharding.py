@@ -1,0 +1,361 @@
+"""Sharding (issue 42 item 1): the ring, shard Lease states, and a chaos test of sharded
+sample-controller replicas on the embedded API server (runtime sync ones, a classic client-go
+style one, and an async one added): one killed and one added while Foos are created; no Foo reconciled by two replicas at once, none left unassigned or unreconciled."""
+
+from __future__ import annotations
+
+import datetime
+import threading
+from collections import Counter
+from typing import Any
+
+import pytest
+from prometheus_client import REGISTRY
+
+from generated.apis.samplecontroller.v1alpha1 import Foo
+from generated.clientset import Clientset
+from samplecontroller.foo_reconciler import FooReconciler, new_manager, setup_foo_controller
+from samplecontroller.foo_reconciler_async import AsyncFooReconciler
+from samplecontroller.kubernetes.clientset import Clientset as KubeClientset
+from samplecontroller.record import FakeRecorder
+from samplecontroller.runtime.manager import Manager
+from samplecontroller.runtime.reconcile import Request, Result
+from samplecontroller.runtime.sharding import default_identity, drain_label, shard_label, validate_ring_name
+from samplecontroller.runtime.sharding.ring import Ring
+from samplecontroller.runtime.sharding.sharder import lease_state
+from tests.live import wait_for
+from tests.runtime.test_integration import new_foo
+
+RING = "chaos"
+
+
+def test_the_ring_moves_only_the_keys_of_a_shard_added_or_removed() -> None:
+    keys = [f"samplecontroller.k8s.io/Foo/ns/foo-{i}" for i in range(3000)]
+    three = Ring(["a", "b", "c"])
+    before = {k: three.owner(k) for k in keys}
+    assert set(Counter(before.values())) == {"a", "b", "c"}
+    assert min(Counter(before.values()).values()) > 600  # roughly even
+    four = Ring(["a", "b", "c", "d"])
+    moved = [k for k in keys if four.owner(k) != before[k]]
+    assert all(four.owner(k) == "d" for k in moved)  # only to the new shard
+    assert 0.15 < len(moved) / len(keys) < 0.35
+    two = Ring(["a", "c"])
+    assert all(two.owner(k) == before[k] for k in keys if before[k] != "b")  # only b's keys move
+    assert Ring([]).owner("x") == ""
+    assert Ring(["b", "a", "c"]).owner(keys[0]) == three.owner(keys[0])  # same in every process
+
+
+def test_lease_states() -> None:
+    now = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
+
+    def lease(holder: str, renewed: float) -> dict[str, Any]:
+        stamp = (now - datetime.timedelta(seconds=renewed)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        return {"metadata": {"name": "r1"}, "spec": {"holderIdentity": holder, "renewTime": stamp,
+                                                      "leaseDurationSeconds": 15}}
+
+    assert lease_state(lease("r1", 1), now) == "ready"
+    assert lease_state(lease("r1", 16), now) == "expired"
+    assert lease_state(lease("", 1), now) == "dead"  # released
+    assert lease_state(lease("chaos-sharder-x", 1), now) == "dead"  # taken over
+
+
+def test_names_and_identities() -> None:
+    assert shard_label("ring") == "shard.alpha.sharding.timebertt.dev/ring"
+    assert drain_label("ring") == "drain.alpha.sharding.timebertt.dev/ring"
+    a, b = default_identity(), default_identity()
+    assert a != b and a.rsplit("-", 1)[0] == b.rsplit("-", 1)[0]
+    for bad in ("", "Upper", "x" * 64, "a_b"):
+        with pytest.raises(ValueError, match="DNS label"):
+            validate_ring_name(bad)
+
+
+def test_sharding_refuses_leader_election_too_and_a_bad_identity(rest: Any) -> None:
+    with pytest.raises(ValueError, match="exclude each other"):
+        new_manager(rest, resync=3600, shard_ring=RING, leader_election=True, leader_election_id="x")
+    with pytest.raises(ValueError, match="shard identity 'Pod_1' must be a DNS label"):
+        new_manager(rest, resync=3600, shard_ring=RING, shard_identity="Pod_1")
+    from samplecontroller.runtime.builder import controller_managed_by
+
+    mgr = new_manager(rest, resync=3600, shard_ring=RING)
+    with pytest.raises(ValueError, match="sharding partitions typed kinds only"):
+        controller_managed_by(mgr).for_(Foo, only_metadata=True).complete(FooReconciler(mgr.get_client(),
+                                                                                        FakeRecorder(1)))
+
+
+class Recorder:
+    """Who reconciles which Foo right now, across replicas; every overlap is a violation."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.holders: dict[Request, set[str]] = {}
+        self.overlaps: list[tuple[Request, set[str]]] = []
+        self.reconciles: Counter[str] = Counter()
+
+
+class Recording:
+    def __init__(self, inner: FooReconciler, name: str, recorder: Recorder) -> None:
+        self.inner = inner
+        self.name = name
+        self.recorder = recorder
+
+    def enter(self, request: Request) -> None:
+        rec = self.recorder
+        with rec.lock:
+            holders = rec.holders.setdefault(request, set())
+            if holders:
+                rec.overlaps.append((request, {*holders, self.name}))
+            holders.add(self.name)
+            rec.reconciles[self.name] += 1
+
+    def leave(self, request: Request) -> None:
+        with self.recorder.lock:
+            self.recorder.holders[request].discard(self.name)
+
+    def reconcile(self, request: Request) -> Result:
+        self.enter(request)
+        try:
+            return self.inner.reconcile(request)
+        finally:
+            self.leave(request)
+
+
+class AsyncRecording(Recording):
+    def __init__(self, inner: AsyncFooReconciler, name: str, recorder: Recorder) -> None:
+        self.async_inner = inner
+        self.name = name
+        self.recorder = recorder
+
+    async def reconcile(self, request: Request) -> Result:  # type: ignore[override]
+        self.enter(request)
+        try:
+            return await self.async_inner.reconcile(request)
+        finally:
+            self.leave(request)
+
+
+class ClassicReplica:
+    """main.py --controller classic --shard-ring: the client-go style controller on its shard."""
+
+    def __init__(self, rest: Any, ns: str, name: str) -> None:
+        import argparse
+
+        from samplecontroller import app
+
+        args = argparse.Namespace(shard_ring=RING, leader_election_namespace=ns, namespace=ns, resync=3600.0,
+                                  workers=2, shutdown_timeout=5.0, leader_election_id="unused")
+        self.name = name
+        self.stop = threading.Event()
+        self.thread = threading.Thread(
+            target=app._run_with_leader_election, args=(args, rest, self.stop, lambda ready: None),
+            kwargs={"shard": app._classic_shard(args, name)}, daemon=True, name=f"replica-{name}")
+        self.thread.start()
+
+    def kill(self) -> None:
+        self.stop.set()
+        self.thread.join(10)
+        assert not self.thread.is_alive()
+
+
+class Replica:
+    def __init__(self, rest: Any, ns: str, name: str, recorder: Recorder, *, style: str = "sync") -> None:
+        self.name = name
+        self.mgr: Manager = new_manager(
+            rest, resync=3600, namespace=ns, shard_ring=RING, shard_identity=name, leader_election_namespace=ns,
+            lease_duration=3.0, renew_deadline=2.5, retry_period=0.25, shutdown_timeout=5.0)
+        self.mgr.sharder.poll_period = 0.25
+        if style == "async":
+            ainner = AsyncFooReconciler(self.mgr.get_async_client(), FakeRecorder(10_000))
+            setup_foo_controller(self.mgr, AsyncRecording(ainner, name, recorder), 2, own_writes=ainner.own_writes)
+        else:
+            inner = FooReconciler(self.mgr.get_client(), FakeRecorder(10_000))
+            setup_foo_controller(self.mgr, Recording(inner, name, recorder), 2, own_writes=inner.own_writes)
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.mgr.start, args=(self.stop,), daemon=True, name=f"replica-{name}")
+        self.thread.start()
+
+    def kill(self) -> None:
+        """Stop at once without releasing the shard Lease (it expires, as a SIGKILLed process's)."""
+        self.stop.set()
+        self.thread.join(10)
+        assert not self.thread.is_alive()
+
+
+def test_chaos_kill_one_replica_add_one_while_foos_are_created(rest: Any, ns: str,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from samplecontroller.controller import Controller as ClassicController
+
+    foos = Clientset(rest).samplecontroller_v1alpha1().foos(ns)
+    deployments = KubeClientset(rest).apps_v1().deployments(ns)
+    recorder = Recorder()
+    classic_sync = ClassicController.sync_handler
+
+    def recorded_sync(self: ClassicController, key: Any) -> None:  # the classic replica's reconciles
+        recording = Recording(None, "r2", recorder)  # type: ignore[arg-type]
+        request = Request(key.namespace, key.name)
+        recording.enter(request)
+        try:
+            classic_sync(self, key)
+        finally:
+            recording.leave(request)
+
+    monkeypatch.setattr(ClassicController, "sync_handler", recorded_sync)
+    drains_before = REGISTRY.get_sample_value("controller_sharding_drains_total", {"ring": RING}) or 0.0
+    replicas: dict[str, Any] = {n: Replica(rest, ns, n, recorder) for n in ("r0", "r1")}
+    replicas["r2"] = ClassicReplica(rest, ns, "r2")  # the three styles in one ring
+    everyone = [r for r in replicas.values() if isinstance(r, Replica)]
+    try:
+        for i in range(24):
+            foos.create(new_foo(ns, f"foo-{i}", f"dep-{i}"))
+        wait_for(lambda: all(r.mgr.elected().is_set() for r in everyone), timeout=20)
+        label, drain = shard_label(RING), drain_label(RING)
+
+        def converged(live: set[str], n: int) -> bool:
+            """n Foos, each on a live shard (every one of them holding some), none draining, each
+            with its Deployment on the same shard."""
+            items: list[Foo] = list(foos.list().items)
+            deps = {d.metadata.name: d for d in deployments.list().items}
+            if len(items) != n or len(deps) != n:
+                return False
+            shards = set()
+            for f in items:
+                labels = dict(f.metadata.labels or {})
+                if labels.get(label) not in live or drain in labels:
+                    return False
+                shards.add(labels[label])
+                dep = deps[str(f.metadata.name).replace("foo-", "dep-")]
+                if dict(dep.metadata.labels or {}).get(label) != labels[label]:  # owned objects follow
+                    return False
+            return shards == live
+
+        wait_for(lambda: converged({"r0", "r1", "r2"}, 24), timeout=30, what="24 Foos on r0, r1, r2")
+        assert set(recorder.reconciles) == {"r0", "r1", "r2"}
+        replicas.pop("r0").kill()
+        for i in range(24, 36):
+            foos.create(new_foo(ns, f"foo-{i}", f"dep-{i}"))
+        replicas["r3"] = Replica(rest, ns, "r3", recorder, style="async")  # the styles mix in one ring
+        everyone.append(replicas["r3"])
+        live = set(replicas)
+        wait_for(lambda: converged(live, 36), timeout=60, what="every Foo and Deployment on a live shard")
+        by_shard = Counter(dict(f.metadata.labels or {})[label] for f in foos.list().items)
+        assert set(by_shard) == live, by_shard
+        assert recorder.reconciles["r3"] > 0
+        drains = REGISTRY.get_sample_value("controller_sharding_drains_total", {"ring": RING}) or 0.0
+        assert drains > drains_before  # r3's share came from live shards by drains
+        assert recorder.overlaps == []
+    finally:
+        for r in replicas.values():
+            r.kill()
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (["--shard-ring", "ring", "--controller", "runtime", "--leader-elect"], "exclude each other"),
+    (["--shard-ring", "Ring", "--controller", "async"], "must be a DNS label"),
+])
+def test_main_refuses_shard_ring_misuse_in_one_line(flags: list[str], message: str) -> None:
+    import argparse
+
+    from samplecontroller import app
+
+    args = argparse.Namespace(controller="classic", leader_elect=False, shard_ring="")
+    for flag, value in zip(flags[0::2], flags[1::2], strict=False):
+        setattr(args, flag.lstrip("-").replace("-", "_"), value)
+    args.leader_elect = "--leader-elect" in flags
+    with pytest.raises(app.UserError, match=message):
+        app._check_sharding(args)
+
+
+def test_a_dead_lease_is_orphaned_a_minute_after_it_expired() -> None:
+    from samplecontroller.runtime.sharding.sharder import _orphaned
+
+    now = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
+
+    def lease(renewed: float) -> dict[str, Any]:
+        stamp = (now - datetime.timedelta(seconds=renewed)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        return {"metadata": {"name": "r1"}, "spec": {"holderIdentity": "", "renewTime": stamp,
+                                                      "leaseDurationSeconds": 15}}
+
+    assert not _orphaned(lease(70), now)
+    assert _orphaned(lease(76), now)
+    assert not _orphaned({"metadata": {"name": "r1"}, "spec": {}}, now)
+
+
+def test_the_wrapper_reconciles_only_its_objects_and_acknowledges_a_drain() -> None:
+    """The anchor's shard reconciler: not assigned here, not reconciled; drain label: both labels
+    removed (guarded by the resourceVersion), not reconciled; deleted: not reconciled."""
+    from samplecontroller.foo_reconciler import SCHEME
+    from samplecontroller.runtime.client.fake import ClientBuilder
+    from samplecontroller.runtime.sharding.shard import Shard, ShardedReconciler
+    from tests.runtime.objects import foo
+
+    label, drain = shard_label(RING), drain_label(RING)
+    client = ClientBuilder().with_scheme(SCHEME).with_objects(
+        foo("mine", labels={label: "me"}), foo("other", labels={label: "you"}),
+        foo("draining", labels={label: "me", drain: "true", "keep": "x"})).build()
+    called: list[str] = []
+
+    class Inner:
+        def reconcile(self, request: Request) -> Result:
+            called.append(request.name)
+            return Result(requeue_after=7)
+
+    wrapper = ShardedReconciler(Inner(), Shard(RING, "me", "ns", SCHEME), Foo, client)
+    assert wrapper.reconcile(Request("ns", "mine")) == Result(requeue_after=7)
+    assert wrapper.reconcile(Request("ns", "other")) == Result()
+    assert wrapper.reconcile(Request("ns", "gone")) == Result()
+    assert wrapper.reconcile(Request("ns", "draining")) == Result()
+    assert called == ["mine"]
+    assert dict(client.get(Foo, "ns", "draining").metadata.labels or {}) == {"keep": "x"}
+
+
+def test_a_warm_standby_takes_over_without_listing_again(apiserver: Any, ns: str) -> None:
+    """Item 2: a leader-elected standby keeps its informers synced (the Manager starts its cache
+    before the election); once it leads, its controller reconciles every Foo from that cache,
+    without a new LIST of Foos."""
+    from samplecontroller.rest import load_rest_client
+    from samplecontroller.runtime.builder import controller_managed_by
+
+    def new(name: str) -> tuple[Manager, list[str], list[str], threading.Event]:
+        rest = load_rest_client(kubeconfig=str(apiserver.kubeconfig_path))
+        lists: list[str] = []
+        plain = rest.request
+
+        def request(method: str, path: str, **kw: Any) -> bytes:
+            if method == "GET" and path.endswith("/foos"):
+                lists.append(path)
+            return plain(method, path, **kw)
+
+        rest.request = request  # type: ignore[method-assign]
+        mgr = new_manager(rest, resync=3600, namespace=ns, leader_election=True, leader_election_id="warm",
+                          leader_election_namespace=ns, leader_election_release_on_cancel=True,
+                          lease_duration=2.0, renew_deadline=1.5, retry_period=0.1)
+        seen: list[str] = []
+
+        class Record:
+            def reconcile(self, request: Request) -> Result:
+                seen.append(request.name)
+                return Result()
+
+        controller_managed_by(mgr).for_(Foo).named(f"warm-{name}").complete(Record())
+        stop = threading.Event()
+        threading.Thread(target=mgr.start, args=(stop,), daemon=True, name=f"warm-{name}").start()
+        return mgr, seen, lists, stop
+
+    foos = Clientset(load_rest_client(kubeconfig=str(apiserver.kubeconfig_path))).samplecontroller_v1alpha1().foos(ns)
+    for i in range(5):
+        foos.create(new_foo(ns, f"warm-{i}", f"warm-{i}"))
+    leader, leader_seen, _, leader_stop = new("leader")
+    assert leader.elected().wait(10)  # before the standby starts: it cannot win the Lease
+    standby, standby_seen, standby_lists, standby_stop = new("standby")
+    try:
+        wait_for(lambda: len(set(leader_seen)) == 5, what="the leader's reconciles")
+        assert standby.cache.wait_for_cache_sync(timeout=10)  # warm while it waits
+        assert not standby.elected().is_set() and standby_seen == []
+        listed = len(standby_lists)
+        assert listed >= 1
+        leader_stop.set()
+        assert standby.elected().wait(10)
+        wait_for(lambda: len(set(standby_seen)) == 5, what="the standby's reconciles")
+        assert len(standby_lists) == listed  # reconciled from its warm cache: no LIST of Foos again
+    finally:
+        leader_stop.set()
+        standby_stop.set()
