@@ -796,6 +796,20 @@ def enum_constants(cls_name: str, schema: Mapping[str, Any]) -> list[Constants]:
     return out
 
 
+def _add_constants(chunks: list[str], taken: set[str], found: Iterable[Constants]) -> bool:
+    """Append the source of each enum constants class in ``found`` to ``chunks``, renamed past the
+    names already ``taken`` (``Values``, then ``_`` suffixes); whether there was any."""
+    added = False
+    for constants in found:
+        base = constants.name
+        while constants.name in taken:
+            constants.name += "Values" if constants.name == base else "_"
+        taken.add(constants.name)
+        chunks.append(constants.source())
+        added = True
+    return added
+
+
 def render_models(parsed: Mapping[str, Definition], own: list[str], imports: dict[str, list[str]],
                   kinds: Mapping[str, KindLike], schema_defs: Mapping[str, Any] | None = None,
                   with_resource_info: bool = False, with_constants: bool = True,
@@ -832,12 +846,7 @@ def render_models(parsed: Mapping[str, Definition], own: list[str], imports: dic
                     used.add("field")
         else:
             used |= {"TypeAlias", "Any"}
-        for constants in enum_constants(name, defs.get(name) or {}):
-            base = constants.name
-            while constants.name in taken:
-                constants.name += "Values" if constants.name == base else "_"
-            taken.add(constants.name)
-            chunks.append(constants.source())
+        if _add_constants(chunks, taken, enum_constants(name, defs.get(name) or {})):
             used.add("Final")
 
     aliases: list[str] = []
@@ -851,12 +860,7 @@ def render_models(parsed: Mapping[str, Definition], own: list[str], imports: dic
             else:
                 used.add("_" + name)
                 aliases.append(f"{name} = _{name}")
-        for constants in enum_constants(name, body) if isinstance(body, dict) and with_constants else []:
-            base = constants.name
-            while constants.name in taken:
-                constants.name += "Values" if constants.name == base else "_"
-            taken.add(constants.name)
-            chunks.append(constants.source())
+        if isinstance(body, dict) and with_constants and _add_constants(chunks, taken, enum_constants(name, body)):
             used.add("Final")
 
     from samplecontroller._version import __version__
