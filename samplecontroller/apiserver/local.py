@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import os
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -31,10 +32,14 @@ class LocalServerError(Exception):
 def serve_local(directory: str | Path, crds: Sequence[str | Path] = (), *, port: int = 0,
                 simulate_deployments: bool = True,
                 patch_crds: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] | None = None,
-                emulated_version: str | None = None) -> Iterator[LocalAPIServer]:
+                emulated_version: str | None = None,
+                prepare: Callable[[LocalAPIServer], None] | None = None) -> Iterator[LocalAPIServer]:
     """The running server, its CRDs served; ``server.kubeconfig_path`` is ``directory/kubeconfig``.
     ``patch_crds`` changes the CRD documents before they are installed (conversion webhooks);
-    ``emulated_version`` (``"1.34"``) is kube-apiserver's ``--emulated-version``."""
+    ``emulated_version`` (``"1.34"``) is kube-apiserver's ``--emulated-version``; ``prepare`` runs
+    once the CRDs are served (installing webhook configurations, say). ``directory/kubeconfig``
+    appears only then (written whole, at once): a client that finds it finds the server ready, CRDs
+    and what ``prepare`` did included (one from an earlier run is removed first)."""
     try:
         docs = load_crds(crds)
         if patch_crds is not None:
@@ -42,12 +47,15 @@ def serve_local(directory: str | Path, crds: Sequence[str | Path] = (), *, port:
     except CRDError as err:
         raise LocalServerError(str(err)) from None
     root = Path(directory)
+    published = root / "kubeconfig"
     try:
         server = LocalAPIServer(data_dir=root / "data", simulate_deployments=simulate_deployments,
-                                kubeconfig_path=root / "kubeconfig", port=port, emulated_version=emulated_version)
+                                kubeconfig_path=root / "starting" / "kubeconfig", port=port,
+                                emulated_version=emulated_version)
     except EmulationVersionError as err:
         raise LocalServerError(f"--emulated-version: {err}") from None
     root.mkdir(parents=True, exist_ok=True)
+    published.unlink(missing_ok=True)
     try:
         server.start()
     except OSError as err:
@@ -62,6 +70,13 @@ def serve_local(directory: str | Path, crds: Sequence[str | Path] = (), *, port:
             server.call(lambda core: create_crds(core, docs, replace=True))
         except CRDError as err:
             raise LocalServerError(str(err)) from None
+        if prepare is not None:
+            prepare(server)
+        starting = root / "kubeconfig.starting"
+        starting.write_bytes(server.kubeconfig_path.read_bytes())
+        starting.chmod(0o600)
+        os.replace(starting, published)
+        server.kubeconfig_path = published
         yield server
     finally:
         server.stop()

@@ -194,9 +194,9 @@ def _local(args: argparse.Namespace, crds: Sequence[Path]) -> Iterator[str]:
     try:
         with serve_local(args.local_dir, crds, port=args.port,
                          patch_crds=functools.partial(_patch_crds, webhooks) if webhooks else None,
-                         emulated_version=getattr(args, "emulated_version", "") or None) as server:
-            if webhooks is not None:
-                _install_webhooks(webhooks, server.kubeconfig_path)
+                         emulated_version=getattr(args, "emulated_version", "") or None,
+                         prepare=functools.partial(_install_webhooks, webhooks) if webhooks is not None else None,
+                         ) as server:
             print(f"Embedded API server ready at {server.url}; in another shell:\n"
                   f"  export KUBECONFIG={server.kubeconfig_path.resolve()}\n"
                   f"  kubectl apply -f config/samples/\n"
@@ -216,12 +216,13 @@ def _patch_crds(options: Any, docs: list[dict[str, Any]]) -> list[dict[str, Any]
     return patched
 
 
-def _install_webhooks(options: Any, kubeconfig: Path) -> None:
+def _install_webhooks(options: Any, server: Any) -> None:
+    """Install the webhook manifests on the embedded API server (before its kubeconfig is published)."""
     from samplecontroller import rest
     from samplecontroller.apimachinery import errors
 
     try:
-        installed = options.install(rest.load_rest_client(kubeconfig=str(kubeconfig)))
+        installed = options.install(rest.load_rest_client(kubeconfig=str(server.kubeconfig_path)))
     except errors.StatusError as err:
         raise UserError(f"--local: the embedded API server refused a webhook configuration: {err}") from None
     log.info("Webhooks installed", url=options.url, configurations=", ".join(installed) or "none",
