@@ -135,20 +135,36 @@ class Shard:
                                                    "labels": {self.shard_label: None, self.drain_label: None}}})
 
 
-class ShardedReconciler:
-    """Wraps a sync reconciler of a partitioned main kind (the anchor's shard controller
-    Reconciler): an object absent from the cache (deleted, or moved to another shard: the two
-    look alike here, so a reconciler that cleans up on NotFound must use finalizers) or not
-    assigned here is not reconciled; one with the drain label is released with the owned objects
-    it controls here (their shard label removed: they follow it) and not reconciled; one
-    with the drain label is released (both labels removed) and not reconciled; the rest goes to
-    ``inner``."""
+_GONE = (ConflictError, NotFoundError, InvalidError)
+"""What patching an owned object while draining may meet when it changed or went meanwhile (409,
+404, 422 for a failed resourceVersion test): the sharder's next pass places it."""
 
+
+class _ShardedBase:
     def __init__(self, inner: Any, shard: Shard, model: type[Any], client: Any) -> None:
         self.inner = inner
         self.shard = shard
         self.model = model
         self.client = client
+
+    def _route(self, request: Request, obj: Any) -> bool | None:
+        """None: not assigned here (skipped); True: draining (released, not reconciled); False:
+        reconciled by ``inner``."""
+        mine, draining = self.shard.assigned(obj)
+        if not mine:
+            return None
+        if draining:
+            log.debug("Draining object", request=str(request), shard=self.shard.identity)
+        return draining
+
+
+class ShardedReconciler(_ShardedBase):
+    """Wraps a sync reconciler of a partitioned main kind (the anchor's shard controller
+    Reconciler): an object absent from the cache (deleted, or moved to another shard: the two
+    look alike here, so a reconciler that cleans up on NotFound must use finalizers) or not
+    assigned here is not reconciled; one with the drain label is released (both labels removed)
+    with the owned objects it controls here (their shard label removed: they follow it) and not
+    reconciled; the rest goes to ``inner``."""
 
     def reconcile(self, request: Request) -> Result:
         """Reconcile ``request`` with ``inner`` when its object is assigned here and not draining."""
@@ -156,28 +172,24 @@ class ShardedReconciler:
             obj = self.client.get(self.model, request.namespace, request.name)
         except NotFoundError:  # gone, or no longer assigned here (as the anchor: not reconciled)
             return Result()
-        mine, draining = self.shard.assigned(obj)
-        if not mine:
+        route = self._route(request, obj)
+        if route is None:
             return Result()
-        if draining:
-            log.debug("Draining object", request=str(request), shard=self.shard.identity)
+        if route:
             self.client.patch(obj, self.shard.release_patch(obj))
             for kind in self.shard.owned_kinds():  # its owned objects follow it (created here meanwhile too)
                 for owned in self.shard.owned_by(obj, self.client.list(kind, namespace=request.namespace)):
-                    _ignore_gone(lambda o=owned: self.client.patch(o, self.shard.unassign_patch(o)))
+                    try:
+                        self.client.patch(owned, self.shard.unassign_patch(owned))
+                    except _GONE:
+                        pass
             return Result()
         result: Result = self.inner.reconcile(request)
         return result
 
 
-class AsyncShardedReconciler:
+class AsyncShardedReconciler(_ShardedBase):
     """``ShardedReconciler`` for an async reconciler (``client``: the async client)."""
-
-    def __init__(self, inner: Any, shard: Shard, model: type[Any], client: Any) -> None:
-        self.inner = inner
-        self.shard = shard
-        self.model = model
-        self.client = client
 
     async def reconcile(self, request: Request) -> Result:
         """Reconcile ``request`` with ``inner`` when its object is assigned here and not draining."""
@@ -185,27 +197,19 @@ class AsyncShardedReconciler:
             obj = await self.client.get(self.model, request.namespace, request.name)
         except NotFoundError:  # gone, or no longer assigned here (as the anchor: not reconciled)
             return Result()
-        mine, draining = self.shard.assigned(obj)
-        if not mine:
+        route = self._route(request, obj)
+        if route is None:
             return Result()
-        if draining:
-            log.debug("Draining object", request=str(request), shard=self.shard.identity)
+        if route:
             await self.client.patch(obj, self.shard.release_patch(obj))
             for kind in self.shard.owned_kinds():  # its owned objects follow it
                 for owned in self.shard.owned_by(obj, await self.client.list(kind, namespace=request.namespace)):
                     try:
                         await self.client.patch(owned, self.shard.unassign_patch(owned))
-                    except (ConflictError, NotFoundError, InvalidError):
-                        pass  # moved or gone meanwhile (a failed test is 422 Invalid or 409)
+                    except _GONE:
+                        pass
             return Result()
         return await self.inner.reconcile(request)  # type: ignore[no-any-return]
-
-
-def _ignore_gone(patch: Any) -> None:
-    try:
-        patch()
-    except (ConflictError, NotFoundError, InvalidError):
-        pass  # changed or gone meanwhile: the sharder's next pass places it
 
 
 class _DrainOr:
