@@ -78,10 +78,10 @@ class Block:
     @property
     def kind(self) -> str:
         """``include``, ``fragment``, ``program``, ``data``, ``output`` or ``diagram``."""
+        if self.fragment:  # an included one too (the tutorial's commands for a cluster)
+            return "fragment"
         if self.includes:
             return "include"
-        if self.fragment:
-            return "fragment"
         if self.lang in PROGRAM_LANGS:
             return "program"
         if self.lang in DATA_LANGS:
@@ -134,8 +134,9 @@ COMMANDS_SH = {
     "run": f"{_TUTORIAL} runs make run's command (python -m memcachedop --local --port ...)",
     "kubectl": f"{_TUTORIAL} runs each line against make run (kubectl, a temporary HOME)",
     "kubectl-webhooks": f"{_TUTORIAL} runs each line against make run (kubectl, a temporary HOME)",
-    "cluster": "NOT RUN: needs a cluster of your own (the suite has none)",
-    "deploy": (f"NOT RUN as written (cert-manager from the internet, docker, kind); {_TUTORIAL} "
+    # titled fragments on their pages (a cluster of your own): not run as written
+    "cluster": "not run: needs a cluster of your own (the suite has none)",
+    "deploy": (f"not run as written (cert-manager from the internet, docker, kind); {_TUTORIAL} "
                "applies make deploy's manifests (kubectl apply -k config/) to the embedded server"),
 }
 
@@ -161,7 +162,8 @@ def how_tested(block: Block) -> str:
         return "; ".join(tested_by(path, section) or f"`{path}`: NO TEST RUNS IT"
                          for path, section in block.includes)
     if kind == "fragment":
-        return f"fragment: {block.fragment}"
+        included = " ".join(f"{path}:{section}" if section else path for path, section in block.includes)
+        return f"fragment: {block.fragment}" + (f" (included from {included})" if included else "")
     if kind == "program":
         if block.lang == "python":
             return "tests/docs/test_snippets.py runs it as written"

@@ -57,7 +57,8 @@ def test_every_block_is_run_parsed_a_fragment_or_output() -> None:
     a block of another language (or none) must be output, a diagram or a fragment."""
     for block in snippets.all_blocks():
         if block.kind == "output":
-            assert block.lang in ("text", ""), f"{block.page}:{block.line}: a {block.lang} block no test runs"
+            assert block.lang == "text", (f"{block.page}:{block.line}: a {block.lang or 'plain'} block "
+                                          "no test runs: give it its language (text for output)")
             assert not block.body.lstrip().startswith("$ "), (
                 f"{block.page}:{block.line}: a transcript: make it a console block (run) or a fragment")
 
