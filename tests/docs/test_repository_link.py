@@ -46,13 +46,6 @@ def test_the_configured_url_wins_then_pyproject_then_the_origin_remote(tmp_path:
     assert repository.repository_url("https://mirror.example/x", tmp_path) == "https://mirror.example/x"
 
 
-def test_this_checkout_names_no_invented_address() -> None:
-    """The project has no public address: without REPO_URL the link is whatever pyproject.toml or
-    the origin remote says, and a remote on disk (a worktree of a local clone) says nothing."""
-    found = repository.repository_url(None)
-    assert found is None or found.startswith("https://"), found
-
-
 def page(header: str) -> str:
     return f"<!doctype html><html><body><header>{header}</header></body></html>"
 
