@@ -11,7 +11,7 @@ import pytest
 from hypothesis import settings
 
 from samplecontroller.apiserver.testing import apiserver, fresh_apiserver, kubeconfig, kubectl
-from tests.wheelenv import build_wheel, locked_constraints
+from tests.wheelenv import WheelEnv, build_wheel, locked_constraints
 
 settings.register_profile("samplecontroller", deadline=None)
 settings.load_profile("samplecontroller")
@@ -31,3 +31,11 @@ def built_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def lock_constraints(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """uv.lock's versions as a constraints file, for installs of the wheel."""
     return locked_constraints(tmp_path_factory.mktemp("constraints"))
+
+
+@pytest.fixture(scope="session")
+def wheel_env(built_wheel: Path, lock_constraints: Path, tmp_path_factory: pytest.TempPathFactory) -> WheelEnv:
+    """A virtualenv outside the checkout with the wheel and its apiserver and codegen extras, made once
+    per test process (tests/packaging and the docs' shell snippets share it; treat it as read-only)."""
+    return WheelEnv.create(tmp_path_factory.mktemp("venv"), built_wheel, extras="apiserver,codegen",
+                           constraints=lock_constraints)

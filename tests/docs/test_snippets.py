@@ -1,50 +1,42 @@
-"""Every Python block of the site's hand-written pages runs, or says it is a fragment.
+"""Every code block of the site's hand-written pages runs, is parsed, or says it is a fragment
+(docs/hooks/snippets.py classifies them; the site's "Snippets and their tests" page lists them).
 
-A block is one of: included from a file the tests run (``--8<--`` of the tutorial's project,
-which tests/docs/test_tutorial.py builds and tests, of ``examples/docs/``, which this module
-runs, or of the kopf migration guide's operator, its test and the kopf example ports, which
-tests/examples runs); titled ``Fragment: ...`` (the reader sees the title above the code, so
-it cannot be taken for a program); or a whole program, which this module runs as written."""
+A Python block is one of: included from a file the tests run (``--8<--`` of the tutorial's
+project, which tests/docs/test_tutorial.py builds and tests, of ``examples/docs/``, which this
+module runs, or of the kopf migration guide's operator, its test and the kopf example ports,
+which tests/examples runs); titled ``Fragment: ...`` (the reader sees the title above the code,
+so it cannot be taken for a program); or a whole program, which this module runs as written.
+Shell blocks follow the same rule (tests/docs/test_shell_snippets.py runs the programs); YAML,
+TOML and JSON blocks are parsed here."""
 
 from __future__ import annotations
 
-import re
+import json
 import runpy
+import tomllib
 from pathlib import Path
 
 import pytest
+import yaml
+
+from docs.hooks import snippets
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 EXAMPLES = sorted((ROOT / "examples" / "docs").glob("*.py"))
-BLOCK = re.compile(r"^(?P<indent> *)```python(?P<info>[^\n]*)\n(?P<body>.*?)^(?P=indent)```$", re.S | re.M)
-INCLUDE = re.compile(r'^--8<-- "(?P<path>[^":]+)(?::[\w-]+)?"$')
-
-
-def pages() -> list[Path]:
-    return sorted(p for p in DOCS.rglob("*.md") if "project" not in p.relative_to(DOCS).parts)
 
 
 def python_blocks() -> list[tuple[str, str, str]]:
     """(page, info string, dedented body) of every Python block of the pages checked."""
-    found = []
-    for page in pages():
-        for match in BLOCK.finditer(page.read_text()):
-            indent = len(match.group("indent"))
-            body = "\n".join(line[indent:] for line in match.group("body").splitlines())
-            found.append((page.relative_to(DOCS).as_posix(), match.group("info").strip(), body))
-    return found
+    return [(b.page, b.info, b.body) for b in snippets.all_blocks() if b.lang == "python"]
 
 
 def kind(info: str, body: str) -> str:
     """``include PATH``, ``fragment`` or ``program``."""
-    lines = [line for line in body.strip().splitlines() if line.strip()]
-    includes = [INCLUDE.match(line.strip()) for line in lines]
-    if lines and all(includes):
-        return "include " + " ".join(sorted({m.group("path") for m in includes if m}))
-    if re.search(r'\btitle="Fragment: [^"]+"', info):
-        return "fragment"
-    return "program"
+    block = snippets.Block("", 0, "python", info, body)
+    if block.kind == "include":
+        return "include " + " ".join(sorted({path for path, _ in block.includes}))
+    return block.kind
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
@@ -52,19 +44,34 @@ def test_each_docs_example_runs(example: Path) -> None:
     runpy.run_path(str(example), run_name="__main__")
 
 
-def test_every_python_block_is_tested_or_a_fragment() -> None:
-    blocks = python_blocks()
-    assert len(blocks) >= 20, blocks
-    tested_roots = (DOCS / "tutorial" / "project", ROOT / "examples" / "docs",
-                    # tests/examples/test_kopf_migration.py and test_kopf_examples.py
-                    ROOT / "examples" / "kopf_migration.py", ROOT / "examples" / "kopf",
-                    ROOT / "tests" / "examples" / "test_kopf_migration.py")
-    for page, info, body in blocks:
-        what = kind(info, body)
-        for path in what.removeprefix("include ").split() if what.startswith("include ") else []:
-            candidates = [root / path for root in tested_roots] + [ROOT / path]
-            assert any(c.is_file() and any(c.is_relative_to(r) for r in tested_roots) for c in candidates), (
-                f"{page}: includes {path}, which no test runs")
+def test_every_included_block_comes_from_a_file_a_test_runs() -> None:
+    blocks = [b for b in snippets.all_blocks() if b.kind == "include"]
+    assert len(blocks) >= 50, blocks
+    untested = [f"{b.page}:{b.line}: includes {path}" for b in blocks for path, section in b.includes
+                if not snippets.tested_by(path, section)]
+    assert not untested, untested
+
+
+def test_every_block_is_run_parsed_a_fragment_or_output() -> None:
+    """Python and shell programs run (here and in test_shell_snippets.py), data is parsed below;
+    a block of another language (or none) must be output, a diagram or a fragment."""
+    for block in snippets.all_blocks():
+        if block.kind == "output":
+            assert block.lang == "text", (f"{block.page}:{block.line}: a {block.lang or 'plain'} block "
+                                          "no test runs: give it its language (text for output)")
+            assert not block.body.lstrip().startswith("$ "), (
+                f"{block.page}:{block.line}: a transcript: make it a console block (run) or a fragment")
+
+
+@pytest.mark.parametrize("block", [b for b in snippets.all_blocks() if b.kind == "data"],
+                         ids=lambda b: f"{b.page}:{b.line}")
+def test_each_data_block_parses(block: snippets.Block) -> None:
+    if block.lang == "yaml":
+        assert [doc for doc in yaml.safe_load_all(block.body) if doc is not None]
+    elif block.lang == "toml":
+        assert tomllib.loads(block.body)
+    else:
+        json.loads(block.body)
 
 
 @pytest.mark.parametrize("block", [b for b in python_blocks() if kind(b[1], b[2]) == "program"],

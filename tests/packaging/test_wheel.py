@@ -64,12 +64,6 @@ PACKAGE_DATA = (
 )
 
 
-@pytest.fixture(scope="module")
-def wheel_env(built_wheel: Path, lock_constraints: Path, tmp_path_factory: pytest.TempPathFactory) -> WheelEnv:
-    return WheelEnv.create(tmp_path_factory.mktemp("venv"), built_wheel, extras="apiserver,codegen",
-                           constraints=lock_constraints)
-
-
 def test_the_wheel_carries_the_package_data_and_not_the_repository(built_wheel: Path) -> None:
     names = set(zipfile.ZipFile(built_wheel).namelist())
     missing = [name for name in PACKAGE_DATA if name not in names]
