@@ -250,6 +250,7 @@ class Core:
                 obj.pop(stored_but, None)
         else:
             strategy.default(res, obj, old is None, sch)
+            strategy.drop_disabled(res, obj, old, self.mapper.emulated_minor)
         if stored_but == "status" and old is not None:
             errors += strategy.validate_status(res, obj, old, sch)
         else:
