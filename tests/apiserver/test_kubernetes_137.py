@@ -303,3 +303,64 @@ def test_a_service_cluster_ip_has_its_ip_address(server: LocalAPIServer) -> None
     assert raw.call("GET", f"{ips}/{ip}")[2]["spec"]["parentRef"]["name"] == "addressed"
     raw.call("DELETE", "/api/v1/namespaces/default/services/addressed")
     _eventually(lambda: raw.call("GET", f"{ips}/{ip}")[0] == 404)
+
+
+# -- feature gates follow the emulated version ---------------------------------------------
+
+_GATED_POD = {
+    "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "gated"},
+    "spec": {"hostnameOverride": "app.example", "os": {"name": "linux"},
+             "containers": [{"name": "c", "image": "busybox", "restartPolicy": "Never",
+                             "restartPolicyRules": [{"action": "Restart",
+                                                     "exitCodes": {"operator": "In", "values": [42]}}],
+                             "lifecycle": {"stopSignal": "SIGUSR1"}}]}}
+_FILE_ENV_POD = {
+    "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "file-env"},
+    "spec": {"volumes": [{"name": "cfg", "emptyDir": {}}],
+             "containers": [{"name": "c", "image": "busybox", "env": [{"name": "TOKEN", "valueFrom": {
+                 "fileKeyRef": {"volumeName": "cfg", "path": "app.env", "key": "TOKEN"}}}]}]}}
+_HPA = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "tol"},
+        "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "d"},
+                 "maxReplicas": 3, "behavior": {"scaleUp": {"tolerance": "50m"}}}}
+_PODS, _HPAS = "/api/v1/namespaces/default/pods", "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers"
+
+
+@pytest.fixture(scope="module")
+def emulated_1_33(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalAPIServer]:
+    with LocalAPIServer(kubeconfig_path=tmp_path_factory.mktemp("k133") / "kubeconfig",
+                        emulated_version="1.33") as s:
+        yield s
+
+
+def test_emulated_1_33_drops_the_fields_of_gates_off_at_1_33(emulated_1_33: LocalAPIServer) -> None:
+    """kube-apiserver --emulated-version 1.33 turns the gates to their 1.33 defaults: the pod's
+    hostnameOverride, container restart rules and stop signal, the HPA's tolerance are dropped on
+    create; an env var whose only source was a fileKeyRef is then refused."""
+    raw = Raw(emulated_1_33)
+    code, _, pod = raw.call("POST", _PODS, _GATED_POD)
+    assert code == 201, pod
+    container = pod["spec"]["containers"][0]
+    assert "hostnameOverride" not in pod["spec"]
+    assert not {"restartPolicy", "restartPolicyRules"} & set(container) and "stopSignal" not in container["lifecycle"]
+    code, _, status = raw.call("POST", _PODS, _FILE_ENV_POD)
+    assert code == 422 and "spec.containers[0].env[0].valueFrom: Invalid value: \"\": must specify one of" \
+        in status["message"]
+    code, _, hpa = raw.call("POST", _HPAS, _HPA)
+    assert code == 201 and "tolerance" not in hpa["spec"]["behavior"]["scaleUp"]
+
+
+def test_the_1_37_server_keeps_the_beta_and_ga_fields(server: LocalAPIServer) -> None:
+    """At 1.37 the same objects keep their fields; only the alpha stop signal is dropped."""
+    raw = Raw(server)
+    code, _, pod = raw.call("POST", _PODS, _GATED_POD)
+    assert code == 201, pod
+    container = pod["spec"]["containers"][0]
+    assert pod["spec"]["hostnameOverride"] == "app.example" and container["restartPolicyRules"]
+    assert container["restartPolicy"] == "Never" and "stopSignal" not in container["lifecycle"]
+    code, _, pod = raw.call("POST", _PODS, _FILE_ENV_POD)
+    assert code == 201 and pod["spec"]["containers"][0]["env"][0]["valueFrom"]["fileKeyRef"]["key"] == "TOKEN"
+    code, _, hpa = raw.call("POST", _HPAS, _HPA)
+    assert code == 201 and hpa["spec"]["behavior"]["scaleUp"]["tolerance"] == "50m"
+    bad = {**_GATED_POD, "metadata": {"name": "bad"}, "spec": {**_GATED_POD["spec"], "hostnameOverride": "Bad_Name"}}
+    code, _, status = raw.call("POST", _PODS, bad)
+    assert code == 422 and 'spec.hostnameOverride: Invalid value: "Bad_Name"' in status["message"]
