@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import pytest
 
@@ -307,19 +307,19 @@ def test_a_service_cluster_ip_has_its_ip_address(server: LocalAPIServer) -> None
 
 # -- feature gates follow the emulated version ---------------------------------------------
 
-_GATED_POD = {
+_GATED_POD: dict[str, Any] = {
     "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "gated"},
     "spec": {"hostnameOverride": "app.example", "os": {"name": "linux"},
              "containers": [{"name": "c", "image": "busybox", "restartPolicy": "Never",
                              "restartPolicyRules": [{"action": "Restart",
                                                      "exitCodes": {"operator": "In", "values": [42]}}],
                              "lifecycle": {"stopSignal": "SIGUSR1"}}]}}
-_FILE_ENV_POD = {
+_FILE_ENV_POD: dict[str, Any] = {
     "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "file-env"},
     "spec": {"volumes": [{"name": "cfg", "emptyDir": {}}],
              "containers": [{"name": "c", "image": "busybox", "env": [{"name": "TOKEN", "valueFrom": {
                  "fileKeyRef": {"volumeName": "cfg", "path": "app.env", "key": "TOKEN"}}}]}]}}
-_HPA = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "tol"},
+_HPA: dict[str, Any] = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "tol"},
         "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "d"},
                  "maxReplicas": 3, "behavior": {"scaleUp": {"tolerance": "50m"}}}}
 _PODS, _HPAS = "/api/v1/namespaces/default/pods", "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers"
@@ -364,3 +364,26 @@ def test_the_1_37_server_keeps_the_beta_and_ga_fields(server: LocalAPIServer) ->
     bad = {**_GATED_POD, "metadata": {"name": "bad"}, "spec": {**_GATED_POD["spec"], "hostnameOverride": "Bad_Name"}}
     code, _, status = raw.call("POST", _PODS, bad)
     assert code == 422 and 'spec.hostnameOverride: Invalid value: "Bad_Name"' in status["message"]
+
+
+def test_protobuf_requests_for_1_37_kinds_and_fields(server: LocalAPIServer) -> None:
+    """A protobuf body (what kubectl and client-go send for built-in kinds) of a kind new in the
+    1.37 table (resource.k8s.io/v1 ResourceClaim) and of a field added since 1.32 (a pod's
+    hostnameOverride, field 41) decodes as its JSON would."""
+    from tests.apiserver_units.test_protobuf import _body, _msg
+
+    raw = Raw(server)
+    meta = _msg(1, _msg(1, b"proto-claim"))  # ObjectMeta.name
+    request = _msg(1, b"gpu") + _msg(2, _msg(1, b"gpu"))  # DeviceRequest name, exactly.deviceClassName
+    claim = meta + _msg(2, _msg(1, _msg(1, request)))  # spec.devices.requests[0]
+    code, _, created = raw.call("POST", "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims",
+                                raw=_body("resource.k8s.io/v1", "ResourceClaim", claim),
+                                ctype="application/vnd.kubernetes.protobuf")
+    assert code == 201, created
+    assert created["spec"]["devices"]["requests"] == [{"name": "gpu", "exactly": {
+        "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 1}}]
+    container = _msg(1, b"c") + _msg(2, b"busybox")  # Container name, image
+    spec = _msg(2, container) + _msg(41, b"proto.example")  # PodSpec containers, hostnameOverride
+    code, _, pod = raw.call("POST", _PODS, raw=_body("v1", "Pod", _msg(1, _msg(1, b"proto-pod")) + _msg(2, spec)),
+                            ctype="application/vnd.kubernetes.protobuf")
+    assert code == 201 and pod["spec"]["hostnameOverride"] == "proto.example", pod
