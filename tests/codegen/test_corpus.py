@@ -216,7 +216,9 @@ def test_examples_round_trip_through_the_typed_clientset(corpus: Path, apiserver
         served = json.loads(raw)
         assert served["apiVersion"] == doc["apiVersion"], name
         stored = copy.deepcopy(doc)  # what kube-apiserver stores: the example and its schema's defaults
-        apply_defaults(stored, plans[(info.group, info.kind)].schemas[info.version])
+        structural = plans[(info.group, info.kind)].schemas[info.version]
+        assert structural is not None, name
+        apply_defaults(stored, structural)
         for key in set(doc) - {"metadata"}:
             assert canonical(served[key]) == canonical(stored[key]), (name, key)
 
