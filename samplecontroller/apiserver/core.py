@@ -255,6 +255,7 @@ class Core:
             errors += strategy.validate_status(res, obj, old, sch)
         else:
             errors += strategy.validate(res, obj, sch)
+            errors += strategy.validate_gated(res, obj, old, self.mapper.emulated_minor)
         errors = validation.validate_object_meta(obj, res.namespaced) + errors
         warnings += validation.finalizer_warnings(obj, old)
         if old is not None:

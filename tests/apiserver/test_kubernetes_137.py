@@ -335,7 +335,8 @@ def emulated_1_33(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalAPI
 def test_emulated_1_33_drops_the_fields_of_gates_off_at_1_33(emulated_1_33: LocalAPIServer) -> None:
     """kube-apiserver --emulated-version 1.33 turns the gates to their 1.33 defaults: the pod's
     hostnameOverride, container restart rules and stop signal, the HPA's tolerance are dropped on
-    create; an env var whose only source was a fileKeyRef is then refused."""
+    create; an env var whose only source was a fileKeyRef is then refused, and so is a Service's
+    trafficDistribution PreferSameZone."""
     raw = Raw(emulated_1_33)
     code, _, pod = raw.call("POST", _PODS, _GATED_POD)
     assert code == 201, pod
@@ -347,6 +348,12 @@ def test_emulated_1_33_drops_the_fields_of_gates_off_at_1_33(emulated_1_33: Loca
         in status["message"]
     code, _, hpa = raw.call("POST", _HPAS, _HPA)
     assert code == 201 and "tolerance" not in hpa["spec"]["behavior"]["scaleUp"]
+    # PreferSameTrafficDistribution is alpha (off) in 1.33: only PreferClose is supported
+    service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "same-zone"},
+               "spec": {"ports": [{"port": 80}], "trafficDistribution": "PreferSameZone"}}
+    code, _, status = raw.call("POST", "/api/v1/namespaces/default/services", service)
+    assert code == 422 and status["message"].endswith('spec.trafficDistribution: Unsupported value: '
+                                                      '"PreferSameZone": supported values: "PreferClose"')
 
 
 def test_the_1_37_server_keeps_the_beta_and_ga_fields(server: LocalAPIServer) -> None:

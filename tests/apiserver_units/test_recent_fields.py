@@ -225,3 +225,14 @@ def test_gates_drop_disabled_fields_unless_in_use() -> None:
     csi = _csi(nodeAllocatableUpdatePeriodSeconds=30, serviceAccountTokenInSecrets=True)
     drop_disabled("storage.k8s.io", "CSIDriver", csi, None, 34)
     assert csi["spec"] == {}
+
+
+def test_traffic_distribution_needs_its_gate() -> None:
+    """PreferSameZone/PreferSameNode are refused at 1.33 unless the stored Service uses one."""
+    from samplecontroller.apiserver.strategies.recent import gated_errors
+
+    svc = {"apiVersion": "v1", "kind": "Service", "spec": {"trafficDistribution": "PreferSameNode"}}
+    assert [str(e) for e in gated_errors("", "Service", svc, None, 33)] == [
+        'spec.trafficDistribution: Unsupported value: "PreferSameNode": supported values: "PreferClose"']
+    assert gated_errors("", "Service", svc, svc, 33) == []
+    assert gated_errors("", "Service", svc, None, 34) == []

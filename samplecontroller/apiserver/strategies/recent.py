@@ -26,7 +26,9 @@ pkg/apis/storage/validation, pkg/apis/batch/validation), with their field paths:
 ``drop_disabled(group, kind, obj, old, minor)`` removes, in place, the fields whose feature gate
 is off by default at Kubernetes ``1.<minor>`` (``GATES``), unless ``old`` (the stored object of an
 update) already uses them, as each kind's strategy does in PrepareForCreate/PrepareForUpdate.
-At the server's own 1.37 that drops only the alpha fields (``lifecycle.stopSignal``, a Job's
+``gated_errors`` refuses the values a gate off at ``1.<minor>`` does not allow (a Service's
+``trafficDistribution`` ``PreferSameZone``/``PreferSameNode`` at 1.33). At the server's own 1.37
+``drop_disabled`` drops only the alpha fields (``lifecycle.stopSignal``, a Job's
 ``scheduling``, a pod's ``schedulingGroup`` and ``evictionResponders``).
 """
 
@@ -49,7 +51,7 @@ from samplecontroller.apiserver.schema import (
 )
 from samplecontroller.apiserver.validation import dns1123_subdomain_errors, each_object, get_path
 
-__all__ = ["GATES", "drop_disabled", "gate_enabled", "pod_spec_paths", "validate_recent"]
+__all__ = ["GATES", "drop_disabled", "gate_enabled", "gated_errors", "pod_spec_paths", "validate_recent"]
 
 Obj = dict[str, Any]
 
@@ -515,3 +517,19 @@ def drop_disabled(group: str, kind: str, obj: Obj, old: Obj | None, minor: int) 
         _drop_when("WorkloadWithJob", minor, obj, old, "spec", "scheduling")
     elif (group, kind) == ("batch", "CronJob"):
         _drop_when("WorkloadWithJob", minor, obj, old, "spec", "jobTemplate", "spec", "scheduling")
+
+
+_SAME_DISTRIBUTIONS = ("PreferSameNode", "PreferSameZone")
+
+
+def gated_errors(group: str, kind: str, obj: Mapping[str, Any], old: Mapping[str, Any] | None,
+                 minor: int) -> list[FieldError]:
+    """The values validation refuses while their feature gate is off at Kubernetes ``1.<minor>``
+    and ``old`` (an update's stored object) does not use them: a Service's
+    ``trafficDistribution`` ``PreferSameZone``/``PreferSameNode`` before 1.34."""
+    if (group, kind) != ("", "Service") or gate_enabled("PreferSameTrafficDistribution", minor):
+        return []
+    value = get_path(obj, "spec", "trafficDistribution")
+    if value in _SAME_DISTRIBUTIONS and get_path(old, "spec", "trafficDistribution") not in _SAME_DISTRIBUTIONS:
+        return [not_supported("spec.trafficDistribution", value, ["PreferClose"])]
+    return []
