@@ -5,6 +5,7 @@ one is one clear line)."""
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -333,16 +334,21 @@ def emulated_1_33(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalAPI
 
 
 def test_emulated_1_33_drops_the_fields_of_gates_off_at_1_33(emulated_1_33: LocalAPIServer) -> None:
-    """kube-apiserver --emulated-version 1.33 turns the gates to their 1.33 defaults: the pod's
-    hostnameOverride, container restart rules and stop signal, the HPA's tolerance are dropped on
-    create; an env var whose only source was a fileKeyRef is then refused, and so is a Service's
+    """kube-apiserver --emulated-version 1.33 turns the gates to their 1.33 defaults: a regular
+    container's restartPolicy is refused; the pod's hostnameOverride, container restart rules and
+    stop signal, the HPA's tolerance are dropped on create; an env var whose only source was a fileKeyRef is then refused, and so is a Service's
     trafficDistribution PreferSameZone."""
     raw = Raw(emulated_1_33)
-    code, _, pod = raw.call("POST", _PODS, _GATED_POD)
+    code, _, status = raw.call("POST", _PODS, _GATED_POD)
+    assert code == 422 and status["message"].endswith(
+        "spec.containers[0].restartPolicy: Forbidden: may not be set for non-init containers"), status
+    without_policy = copy.deepcopy(_GATED_POD)
+    del without_policy["spec"]["containers"][0]["restartPolicy"]
+    code, _, pod = raw.call("POST", _PODS, without_policy)
     assert code == 201, pod
     container = pod["spec"]["containers"][0]
     assert "hostnameOverride" not in pod["spec"]
-    assert not {"restartPolicy", "restartPolicyRules"} & set(container) and "stopSignal" not in container["lifecycle"]
+    assert "restartPolicyRules" not in container and "stopSignal" not in container["lifecycle"]
     code, _, status = raw.call("POST", _PODS, _FILE_ENV_POD)
     assert code == 422 and "spec.containers[0].env[0].valueFrom: Invalid value: \"\": must specify one of" \
         in status["message"]

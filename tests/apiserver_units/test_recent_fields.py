@@ -207,7 +207,7 @@ def test_gates_drop_disabled_fields_unless_in_use() -> None:
     drop_disabled("", "Pod", created, None, 33)
     assert "hostnameOverride" not in created["spec"]
     c = created["spec"]["containers"][0]
-    assert "restartPolicy" not in c and "restartPolicyRules" not in c
+    assert "restartPolicyRules" not in c and c["restartPolicy"] == "Never"  # refused by gated_errors instead
     assert c["lifecycle"] == {} and c["env"][0]["valueFrom"] == {}
     updated = copy.deepcopy(pod)
     drop_disabled("", "Pod", updated, pod, 33)
@@ -236,3 +236,15 @@ def test_traffic_distribution_needs_its_gate() -> None:
         'spec.trafficDistribution: Unsupported value: "PreferSameNode": supported values: "PreferClose"']
     assert gated_errors("", "Service", svc, svc, 33) == []
     assert gated_errors("", "Service", svc, None, 34) == []
+
+
+def test_a_regular_containers_restart_policy_needs_its_gate() -> None:
+    """Before 1.35 (ContainerRestartRules off) only init containers have a restartPolicy."""
+    from samplecontroller.apiserver.strategies.recent import gated_errors
+
+    pod = _pod(containers=[_container(restartPolicy="Never")])
+    assert [str(e) for e in gated_errors("", "Pod", pod, None, 34)] == [
+        "spec.containers[0].restartPolicy: Forbidden: may not be set for non-init containers"]
+    assert gated_errors("", "Pod", pod, pod, 34) == [] and gated_errors("", "Pod", pod, None, 35) == []
+    sidecar = _pod(initContainers=[_container(name="side", restartPolicy="Always")])
+    assert gated_errors("", "Pod", sidecar, None, 33) == []

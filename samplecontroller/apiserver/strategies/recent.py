@@ -26,8 +26,9 @@ pkg/apis/storage/validation, pkg/apis/batch/validation), with their field paths:
 ``drop_disabled(group, kind, obj, old, minor)`` removes, in place, the fields whose feature gate
 is off by default at Kubernetes ``1.<minor>`` (``GATES``), unless ``old`` (the stored object of an
 update) already uses them, as each kind's strategy does in PrepareForCreate/PrepareForUpdate.
-``gated_errors`` refuses the values a gate off at ``1.<minor>`` does not allow (a Service's
-``trafficDistribution`` ``PreferSameZone``/``PreferSameNode`` at 1.33). At the server's own 1.37
+``gated_errors`` refuses the values a gate off at ``1.<minor>`` does not allow (a regular
+container's ``restartPolicy`` before 1.35, a Service's ``trafficDistribution``
+``PreferSameZone``/``PreferSameNode`` at 1.33). At the server's own 1.37
 ``drop_disabled`` drops only the alpha fields (``lifecycle.stopSignal``, a Job's
 ``scheduling``, a pod's ``schedulingGroup`` and ``evictionResponders``).
 """
@@ -461,16 +462,13 @@ def _pod_spec_drops(spec: Obj, old: Any, minor: int) -> None:
         spec.pop("schedulingGroup", None)
     if not gate_enabled("EvictionRequestAPI", minor) and old_spec.get("evictionResponders") is None:
         spec.pop("evictionResponders", None)
-    rules_in_use = any(c.get("restartPolicyRules") or (key == "containers" and c.get("restartPolicy") is not None)
-                       for key, c in old_containers)
+    rules_in_use = any(c.get("restartPolicyRules") for _, c in old_containers)
     stop_in_use = any(get_path(c, "lifecycle", "stopSignal") is not None for _, c in old_containers)
     files_in_use = any(get_path(v, "valueFrom", "fileKeyRef") is not None
                        for _, c in old_containers for v in _list(c.get("env")))
-    for key, c in _containers(spec):
+    for _key, c in _containers(spec):
         if not gate_enabled("ContainerRestartRules", minor) and not rules_in_use:
             c.pop("restartPolicyRules", None)
-            if key == "containers":
-                c.pop("restartPolicy", None)
         lifecycle = c.get("lifecycle")
         if isinstance(lifecycle, dict) and not gate_enabled("ContainerStopSignals", minor) and not stop_in_use:
             lifecycle.pop("stopSignal", None)
@@ -527,6 +525,16 @@ def gated_errors(group: str, kind: str, obj: Mapping[str, Any], old: Mapping[str
     """The values validation refuses while their feature gate is off at Kubernetes ``1.<minor>``
     and ``old`` (an update's stored object) does not use them: a Service's
     ``trafficDistribution`` ``PreferSameZone``/``PreferSameNode`` before 1.34."""
+    keys = pod_spec_paths(group, kind)
+    if keys is not None and not gate_enabled("ContainerRestartRules", minor):
+        old_spec = _at(old, keys) if old is not None else None
+        if not any(c.get("restartPolicy") is not None for lst, c in _containers(old_spec) if lst == "containers"):
+            errors: list[FieldError] = []
+            for path, c in each_object(_list(_dict(_at(obj, keys)).get("containers")), ".".join(keys) + ".containers",
+                                       errors):
+                if c.get("restartPolicy") is not None:
+                    errors.append(forbidden(f"{path}.restartPolicy", "may not be set for non-init containers"))
+            return errors
     if (group, kind) != ("", "Service") or gate_enabled("PreferSameTrafficDistribution", minor):
         return []
     value = get_path(obj, "spec", "trafficDistribution")
