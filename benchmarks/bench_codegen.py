@@ -8,7 +8,9 @@ models are recomputed each time, not taken from the in-process memo), best of ``
 
 Printed per row: CRD documents, kinds (served group/version/kind), seconds (wall clock, and the
 process's CPU seconds, which a loaded machine inflates less), files, lines and bytes
-of every generated file, lines and classes (Structs) of the CRDs' own model modules.
+of every generated file, lines, bytes and classes (Structs) of the CRDs' own model modules. The
+corpus holds the real-world sets the tests use (prometheus-operator, Argo Workflows): give
+``--crds`` the same directories to compare two checkouts.
 
     python benchmarks/bench_codegen.py [--repeat 3] [--crds DIR ...]
 
@@ -47,6 +49,7 @@ class Row:
     lines: int
     size: int
     model_lines: int
+    model_size: int
     classes: int
 
 
@@ -70,6 +73,7 @@ def measure(name: str, crds: Path, repeat: int) -> Row:
                sum(text.count("\n") for text in files.values()),
                sum(len(text.encode()) for text in files.values()),
                sum(files[rel].count("\n") for rel in crd_modules),
+               sum(len(files[rel].encode()) for rel in crd_modules),
                sum(len(STRUCT.findall(files[rel])) for rel in crd_modules))
 
 
@@ -90,10 +94,10 @@ def main() -> None:
             rows.append(measure("(whole corpus)", merged, args.repeat))
     rows += [measure(str(d), d, args.repeat) for d in args.crds]
     print(f"{'CRD set':<28} {'CRDs':>5} {'kinds':>6} {'seconds':>8} {'CPU s':>7} {'files':>6} {'lines':>8} {'MB':>7} "
-          f"{'CRD model lines':>16} {'classes':>8}")
+          f"{'CRD model lines':>16} {'model KB':>9} {'classes':>8}")
     for r in rows:
         print(f"{r.name:<28} {r.crds:>5} {r.kinds:>6} {r.seconds:>8.2f} {r.cpu:>7.2f} {r.files:>6} {r.lines:>8} "
-              f"{r.size / 1e6:>7.2f} {r.model_lines:>16} {r.classes:>8}")
+              f"{r.size / 1e6:>7.2f} {r.model_lines:>16} {r.model_size / 1e3:>9.1f} {r.classes:>8}")
 
 
 if __name__ == "__main__":

@@ -250,10 +250,12 @@ class Core:
                 obj.pop(stored_but, None)
         else:
             strategy.default(res, obj, old is None, sch)
+            strategy.drop_disabled(res, obj, old, self.mapper.emulated_minor)
         if stored_but == "status" and old is not None:
             errors += strategy.validate_status(res, obj, old, sch)
         else:
             errors += strategy.validate(res, obj, sch)
+            errors += strategy.validate_gated(res, obj, old, self.mapper.emulated_minor)
         errors = validation.validate_object_meta(obj, res.namespaced) + errors
         warnings += validation.finalizer_warnings(obj, old)
         if old is not None:

@@ -34,7 +34,8 @@ _PACKAGES = {"": "core", "meta.k8s.io": "meta"}
 _API_GROUPS = {"", "apps", "autoscaling", "batch", "policy", "admissionregistration.k8s.io", "authentication.k8s.io",
                "authorization.k8s.io", "certificates.k8s.io", "coordination.k8s.io", "discovery.k8s.io",
                "events.k8s.io", "flowcontrol.apiserver.k8s.io", "networking.k8s.io", "node.k8s.io",
-               "rbac.authorization.k8s.io", "scheduling.k8s.io", "storage.k8s.io"}
+               "rbac.authorization.k8s.io", "resource.k8s.io", "scheduling.k8s.io", "storage.k8s.io",
+               "storagemigration.k8s.io"}
 
 
 def _package(api_version: str) -> str | None:

@@ -11,9 +11,9 @@ discovered, and ``/version`` carries
 in component-base's ``effectiveVersion.Info``) and ``minCompatibilityMajor``/``Minor`` (the
 emulated version minus one, kube's default).
 
-What the emulation does not do: kube-apiserver also turns feature gates to their defaults at the
-emulated version (fields added behind a gate after it are dropped); this server keeps 1.37's
-fields, defaulting and validation under every emulated version.
+Feature gates follow the emulated version as kube-apiserver's do (``strategies.recent.GATES``):
+a field whose gate is off by default at the emulated version is dropped on create, and on an
+update unless the stored object already uses it. Defaulting and validation stay 1.37's.
 """
 
 from __future__ import annotations

@@ -5,10 +5,11 @@ one is one clear line)."""
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import pytest
 
@@ -303,3 +304,99 @@ def test_a_service_cluster_ip_has_its_ip_address(server: LocalAPIServer) -> None
     assert raw.call("GET", f"{ips}/{ip}")[2]["spec"]["parentRef"]["name"] == "addressed"
     raw.call("DELETE", "/api/v1/namespaces/default/services/addressed")
     _eventually(lambda: raw.call("GET", f"{ips}/{ip}")[0] == 404)
+
+
+# -- feature gates follow the emulated version ---------------------------------------------
+
+_GATED_POD: dict[str, Any] = {
+    "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "gated"},
+    "spec": {"hostnameOverride": "app.example", "os": {"name": "linux"},
+             "containers": [{"name": "c", "image": "busybox", "restartPolicy": "Never",
+                             "restartPolicyRules": [{"action": "Restart",
+                                                     "exitCodes": {"operator": "In", "values": [42]}}],
+                             "lifecycle": {"stopSignal": "SIGUSR1"}}]}}
+_FILE_ENV_POD: dict[str, Any] = {
+    "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "file-env"},
+    "spec": {"volumes": [{"name": "cfg", "emptyDir": {}}],
+             "containers": [{"name": "c", "image": "busybox", "env": [{"name": "TOKEN", "valueFrom": {
+                 "fileKeyRef": {"volumeName": "cfg", "path": "app.env", "key": "TOKEN"}}}]}]}}
+_HPA: dict[str, Any] = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "tol"},
+        "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "d"},
+                 "maxReplicas": 3, "behavior": {"scaleUp": {"tolerance": "50m"}}}}
+_PODS, _HPAS = "/api/v1/namespaces/default/pods", "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers"
+
+
+@pytest.fixture(scope="module")
+def emulated_1_33(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalAPIServer]:
+    with LocalAPIServer(kubeconfig_path=tmp_path_factory.mktemp("k133") / "kubeconfig",
+                        emulated_version="1.33") as s:
+        yield s
+
+
+def test_emulated_1_33_drops_the_fields_of_gates_off_at_1_33(emulated_1_33: LocalAPIServer) -> None:
+    """kube-apiserver --emulated-version 1.33 turns the gates to their 1.33 defaults: a regular
+    container's restartPolicy is refused; the pod's hostnameOverride, container restart rules and
+    stop signal, the HPA's tolerance are dropped on create; an env var whose only source was a fileKeyRef is then refused, and so is a Service's
+    trafficDistribution PreferSameZone."""
+    raw = Raw(emulated_1_33)
+    code, _, status = raw.call("POST", _PODS, _GATED_POD)
+    assert code == 422 and status["message"].endswith(
+        "spec.containers[0].restartPolicy: Forbidden: may not be set for non-init containers"), status
+    without_policy = copy.deepcopy(_GATED_POD)
+    del without_policy["spec"]["containers"][0]["restartPolicy"]
+    code, _, pod = raw.call("POST", _PODS, without_policy)
+    assert code == 201, pod
+    container = pod["spec"]["containers"][0]
+    assert "hostnameOverride" not in pod["spec"]
+    assert "restartPolicyRules" not in container and "stopSignal" not in container["lifecycle"]
+    code, _, status = raw.call("POST", _PODS, _FILE_ENV_POD)
+    assert code == 422 and "spec.containers[0].env[0].valueFrom: Invalid value: \"\": must specify one of" \
+        in status["message"]
+    code, _, hpa = raw.call("POST", _HPAS, _HPA)
+    assert code == 201 and "tolerance" not in hpa["spec"]["behavior"]["scaleUp"]
+    # PreferSameTrafficDistribution is alpha (off) in 1.33: only PreferClose is supported
+    service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "same-zone"},
+               "spec": {"ports": [{"port": 80}], "trafficDistribution": "PreferSameZone"}}
+    code, _, status = raw.call("POST", "/api/v1/namespaces/default/services", service)
+    assert code == 422 and status["message"].endswith('spec.trafficDistribution: Unsupported value: '
+                                                      '"PreferSameZone": supported values: "PreferClose"')
+
+
+def test_the_1_37_server_keeps_the_beta_and_ga_fields(server: LocalAPIServer) -> None:
+    """At 1.37 the same objects keep their fields; only the alpha stop signal is dropped."""
+    raw = Raw(server)
+    code, _, pod = raw.call("POST", _PODS, _GATED_POD)
+    assert code == 201, pod
+    container = pod["spec"]["containers"][0]
+    assert pod["spec"]["hostnameOverride"] == "app.example" and container["restartPolicyRules"]
+    assert container["restartPolicy"] == "Never" and "stopSignal" not in container["lifecycle"]
+    code, _, pod = raw.call("POST", _PODS, _FILE_ENV_POD)
+    assert code == 201 and pod["spec"]["containers"][0]["env"][0]["valueFrom"]["fileKeyRef"]["key"] == "TOKEN"
+    code, _, hpa = raw.call("POST", _HPAS, _HPA)
+    assert code == 201 and hpa["spec"]["behavior"]["scaleUp"]["tolerance"] == "50m"
+    bad = {**_GATED_POD, "metadata": {"name": "bad"}, "spec": {**_GATED_POD["spec"], "hostnameOverride": "Bad_Name"}}
+    code, _, status = raw.call("POST", _PODS, bad)
+    assert code == 422 and 'spec.hostnameOverride: Invalid value: "Bad_Name"' in status["message"]
+
+
+def test_protobuf_requests_for_1_37_kinds_and_fields(server: LocalAPIServer) -> None:
+    """A protobuf body (what kubectl and client-go send for built-in kinds) of a kind new in the
+    1.37 table (resource.k8s.io/v1 ResourceClaim) and of a field added since 1.32 (a pod's
+    hostnameOverride, field 41) decodes as its JSON would."""
+    from tests.apiserver_units.test_protobuf import _body, _msg
+
+    raw = Raw(server)
+    meta = _msg(1, _msg(1, b"proto-claim"))  # ObjectMeta.name
+    request = _msg(1, b"gpu") + _msg(2, _msg(1, b"gpu"))  # DeviceRequest name, exactly.deviceClassName
+    claim = meta + _msg(2, _msg(1, _msg(1, request)))  # spec.devices.requests[0]
+    code, _, created = raw.call("POST", "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims",
+                                raw=_body("resource.k8s.io/v1", "ResourceClaim", claim),
+                                ctype="application/vnd.kubernetes.protobuf")
+    assert code == 201, created
+    assert created["spec"]["devices"]["requests"] == [{"name": "gpu", "exactly": {
+        "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 1}}]
+    container = _msg(1, b"c") + _msg(2, b"busybox")  # Container name, image
+    spec = _msg(2, container) + _msg(41, b"proto.example")  # PodSpec containers, hostnameOverride
+    code, _, pod = raw.call("POST", _PODS, raw=_body("v1", "Pod", _msg(1, _msg(1, b"proto-pod")) + _msg(2, spec)),
+                            ctype="application/vnd.kubernetes.protobuf")
+    assert code == 201 and pod["spec"]["hostnameOverride"] == "proto.example", pod

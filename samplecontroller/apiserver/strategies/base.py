@@ -17,6 +17,7 @@ from samplecontroller.apiserver.objects import deep_get, json_path_parts
 from samplecontroller.apiserver.restmapper import Resource
 from samplecontroller.apiserver.schema import FieldError
 from samplecontroller.apiserver.strategies.defaults import apply_defaults
+from samplecontroller.apiserver.strategies.recent import drop_disabled, gated_errors
 from samplecontroller.apiserver.strategies.validation import validate_builtin, validate_builtin_status
 
 __all__ = ["BASE_FIELD_LABELS", "CustomResourceStrategy", "Strategy"]
@@ -86,6 +87,17 @@ class Strategy:
     def validate(self, res: Resource, obj: Obj, sch: Schema) -> list[FieldError]:
         """The kind's field validation (before the object-meta and update rules)."""
         return validate_builtin(res.group, res.kind, obj)
+
+    def drop_disabled(self, res: Resource, obj: Obj, old: Obj | None, minor: int) -> None:
+        """Drop the fields whose feature gate is off by default in Kubernetes ``1.<minor>`` (the
+        emulated version) unless ``old`` (the stored object of an update) uses them: the kind's
+        PrepareForCreate/PrepareForUpdate ``dropDisabledFields`` (``recent.drop_disabled``)."""
+        drop_disabled(res.group, res.kind, obj, old, minor)
+
+    def validate_gated(self, res: Resource, obj: Obj, old: Obj | None, minor: int) -> list[FieldError]:
+        """The values refused while their feature gate is off at Kubernetes ``1.<minor>`` (the
+        emulated version) and ``old`` does not use them (``recent.gated_errors``)."""
+        return gated_errors(res.group, res.kind, obj, old, minor)
 
     def validate_status(self, res: Resource, obj: Obj, old: Obj, sch: Schema) -> list[FieldError]:
         """The kind's validation of a status write (``obj``, whose spec is the stored ``old``'s),
@@ -172,6 +184,12 @@ class CustomResourceStrategy(Strategy):
 
     def validate(self, res: Resource, obj: Obj, sch: Schema) -> list[FieldError]:
         return schema.validate(obj, sch) if sch is not None else []
+
+    def drop_disabled(self, res: Resource, obj: Obj, old: Obj | None, minor: int) -> None:
+        """Custom resources have no feature-gated fields."""
+
+    def validate_gated(self, res: Resource, obj: Obj, old: Obj | None, minor: int) -> list[FieldError]:
+        return []
 
     def validate_status(self, res: Resource, obj: Obj, old: Obj, sch: Schema) -> list[FieldError]:
         """The whole object against the schema, as the custom resource status strategy validates."""

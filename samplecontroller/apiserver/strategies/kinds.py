@@ -248,8 +248,8 @@ _SCHEDULING_DIRECTIVES = ("nodeSelector", "affinity", "tolerations", "scheduling
 
 
 class JobStrategy(Strategy):
-    """Jobs (pkg/apis/batch/validation ValidateJobSpecUpdate): the selector, completion mode
-    and pod template are immutable, except that a suspended Job that never started may change
+    """Jobs (pkg/apis/batch/validation ValidateJobSpecUpdate): the selector, completion mode,
+    ``managedBy`` and pod template are immutable, except that a suspended Job that never started may change
     its template's scheduling directives (node selector, affinity, tolerations, scheduling
     gates) and its labels and annotations."""
 
@@ -257,7 +257,7 @@ class JobStrategy(Strategy):
         if old is None:
             return []
         errors: list[FieldError] = []
-        for key in ("selector", "completionMode"):
+        for key in ("selector", "completionMode", "managedBy"):
             if deep_get(obj, "spec", key) != deep_get(old, "spec", key):
                 errors.append(invalid(f"spec.{key}", deep_get(obj, "spec", key), "field is immutable"))
         before, after = deep_get(old, "spec", "template"), deep_get(obj, "spec", "template")

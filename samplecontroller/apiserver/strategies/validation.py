@@ -27,6 +27,7 @@ from samplecontroller.apiserver.schema import (
     required,
     too_long,
 )
+from samplecontroller.apiserver.strategies.recent import validate_recent
 from samplecontroller.apiserver.validation import (
     CONFIG_KEY_RE,
     dns1035_label_errors,
@@ -324,9 +325,14 @@ TRAFFIC_DISTRIBUTIONS = ("PreferClose", "PreferSameNode", "PreferSameZone")
 
 
 def validate_builtin(group: str, kind: str, obj: Mapping[str, Any]) -> list[FieldError]:
-    """Kind-specific errors of a built-in object (metadata is ``validate_object_meta``'s job)."""
+    """Kind-specific errors of a built-in object (metadata is ``validate_object_meta``'s job),
+    those of the fields added in Kubernetes 1.33-1.37 (``recent``) last."""
     if type(obj) is not dict and not isinstance(obj, Mapping):
         return [invalid("", obj, "must be an object")]
+    return _validate_kind(group, kind, obj) + validate_recent(group, kind, obj)
+
+
+def _validate_kind(group: str, kind: str, obj: Mapping[str, Any]) -> list[FieldError]:
     spec = obj.get("spec")
     if (group, kind) in (("apps", "Deployment"), ("apps", "ReplicaSet")):
         if type(spec) is not dict and not isinstance(spec, Mapping):

@@ -1,0 +1,543 @@
+"""The fields Kubernetes 1.33-1.37 added to the kinds the server serves: their validation, and
+the feature gates that switch them on (kube-apiserver's ``dropDisabledFields``).
+
+``validate_recent(group, kind, obj)`` is what kube-apiserver 1.37's Validate* checks of those
+fields (pkg/apis/core/validation, pkg/apis/autoscaling/validation, pkg/apis/discovery/validation,
+pkg/apis/storage/validation, pkg/apis/batch/validation), with their field paths:
+
+- a pod spec (a Pod's, or the pod template of a PodTemplate, Deployment, ReplicaSet, DaemonSet,
+  StatefulSet, ReplicationController, Job or CronJob): ``hostnameOverride`` (an RFC 1123
+  subdomain of at most 64 characters, not with ``setHostnameAsFQDN`` nor ``hostNetwork``),
+  containers' ``restartPolicy`` and ``restartPolicyRules`` (at most 20 rules, action
+  ``Restart``, ``exitCodes`` with operator ``In``/``NotIn`` and at most 255 distinct values,
+  the container's ``restartPolicy`` set; none on ephemeral containers), ``lifecycle.stopSignal``
+  (only with ``spec.os.name``; a Linux signal, or SIGKILL/SIGTERM on Windows), an env var's
+  ``valueFrom`` (exactly one source) and its ``fileKeyRef`` (a relative ``path``, a ``key`` of
+  printable ASCII without ``=`` and at most 128 characters, ``volumeName`` naming an emptyDir
+  volume of the pod);
+- HorizontalPodAutoscaler ``behavior.scaleUp/scaleDown.tolerance`` (not negative);
+- EndpointSlice ``endpoints[].hints.forNodes`` (at most 8, node names, no duplicates);
+- CSIDriver ``nodeAllocatableUpdatePeriodSeconds`` (at least 10) and
+  ``serviceAccountTokenInSecrets`` (only with ``tokenRequests``);
+- Job ``successPolicy`` (Indexed Jobs; 1-20 rules of ``succeededIndexes``/``succeededCount``),
+  ``managedBy`` (a domain-prefixed path of at most 63 characters, immutable: ``JobStrategy``)
+  and ``podReplacementPolicy`` (``Failed`` only with a ``podFailurePolicy``).
+
+``drop_disabled(group, kind, obj, old, minor)`` removes, in place, the fields whose feature gate
+is off by default at Kubernetes ``1.<minor>`` (``GATES``), unless ``old`` (the stored object of an
+update) already uses them, as each kind's strategy does in PrepareForCreate/PrepareForUpdate.
+``gated_errors`` refuses the values a gate off at ``1.<minor>`` does not allow (a regular
+container's ``restartPolicy`` before 1.35, a Service's ``trafficDistribution``
+``PreferSameZone``/``PreferSameNode`` at 1.33). At the server's own 1.37
+``drop_disabled`` drops only the alpha fields (``lifecycle.stopSignal``, a Job's
+``scheduling``, a pod's ``schedulingGroup`` and ``evictionResponders``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from samplecontroller.apiserver.cel.library import parse_quantity
+from samplecontroller.apiserver.schema import (
+    FieldError,
+    duplicate,
+    forbidden,
+    invalid,
+    not_supported,
+    required,
+    too_long,
+    too_many,
+)
+from samplecontroller.apiserver.validation import dns1123_subdomain_errors, each_object, get_path
+
+__all__ = ["GATES", "drop_disabled", "gate_enabled", "gated_errors", "pod_spec_paths", "validate_recent"]
+
+Obj = dict[str, Any]
+
+# Feature gate -> the first minor version whose kube-apiserver enables it by default (None: off
+# by default through 1.37), from pkg/features/kube_features.go's versioned specs.
+GATES: dict[str, int | None] = {
+    "HostnameOverride": 35,  # alpha 1.34, beta (on) 1.35
+    "ContainerRestartRules": 35,  # alpha 1.34, beta (on) 1.35
+    "ContainerStopSignals": None,  # alpha since 1.33
+    "EnvFiles": 35,  # alpha 1.34, beta (on) 1.35
+    "HPAConfigurableTolerance": 35,  # alpha 1.33, beta (on) 1.35
+    "PreferSameTrafficDistribution": 34,  # alpha 1.33, beta (on) 1.34, GA 1.35
+    "MutableCSINodeAllocatableCount": 35,  # alpha 1.33, beta (off) 1.34, beta (on) 1.35
+    "CSIServiceAccountTokenSecrets": 35,  # beta (on) 1.35
+    "WorkloadWithJob": None,  # alpha (Job spec.scheduling)
+    "GenericWorkload": None,  # alpha (pod spec.schedulingGroup)
+    "EvictionRequestAPI": None,  # alpha (pod spec.evictionResponders)
+}
+
+
+def gate_enabled(gate: str, minor: int) -> bool:
+    """Whether ``gate`` is on by default in Kubernetes ``1.<minor>``."""
+    since = GATES[gate]
+    return since is not None and minor >= since
+
+
+# ------------------------------------------------------------------------------------ paths
+
+
+def pod_spec_paths(group: str, kind: str) -> tuple[str, ...] | None:
+    """The keys leading to the pod spec inside an object of ``group``/``kind`` (None: it has none)."""
+    if (group, kind) == ("", "Pod"):
+        return ("spec",)
+    if (group, kind) == ("", "PodTemplate"):
+        return ("template", "spec")
+    if (group, kind) == ("batch", "CronJob"):
+        return ("spec", "jobTemplate", "spec", "template", "spec")
+    if (group, kind) in (("apps", "Deployment"), ("apps", "ReplicaSet"), ("apps", "DaemonSet"),
+                         ("apps", "StatefulSet"), ("", "ReplicationController"), ("batch", "Job")):
+        return ("spec", "template", "spec")
+    return None
+
+
+def _at(obj: Any, keys: tuple[str, ...]) -> Any:
+    return get_path(obj, *keys) if keys else obj
+
+
+def _dict(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+_CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
+
+
+def _containers(spec: Any) -> Iterator[tuple[str, Any]]:
+    """(list name, container) of every container of a pod spec."""
+    for key in _CONTAINER_LISTS:
+        for c in _list(_dict(spec).get(key)):
+            if isinstance(c, dict):
+                yield key, c
+
+
+# ------------------------------------------------------------------------------------ validation
+
+_CONTAINER_RESTART_POLICIES = ("Always", "Never", "OnFailure")
+_RULE_ACTIONS = ("Restart",)
+_EXIT_CODE_OPERATORS = ("In", "NotIn")
+_MAX_RESTART_RULES = 20
+_MAX_EXIT_CODES = 255
+_MAX_HOSTNAME_OVERRIDE = 64
+_MAX_FILE_KEY = 128
+# pkg/apis/core/validation's supported stop signals (sorted as sets.List sorts them).
+_LINUX_SIGNALS = tuple(sorted(
+    ["SIGABRT", "SIGALRM", "SIGBUS", "SIGCHLD", "SIGCLD", "SIGCONT", "SIGFPE", "SIGHUP", "SIGILL", "SIGINT",
+     "SIGIO", "SIGIOT", "SIGKILL", "SIGPIPE", "SIGPOLL", "SIGPROF", "SIGPWR", "SIGQUIT", "SIGSEGV", "SIGSTKFLT",
+     "SIGSTOP", "SIGSYS", "SIGTERM", "SIGTRAP", "SIGTSTP", "SIGTTIN", "SIGTTOU", "SIGURG", "SIGUSR1", "SIGUSR2",
+     "SIGVTALRM", "SIGWINCH", "SIGXCPU", "SIGXFSZ", "SIGRTMIN", "SIGRTMAX"]
+    + [f"SIGRTMIN+{i}" for i in range(1, 16)] + [f"SIGRTMAX-{i}" for i in range(1, 15)]))
+_WINDOWS_SIGNALS = ("SIGKILL", "SIGTERM")
+_VALUE_SOURCES = ("fieldRef", "resourceFieldRef", "configMapKeyRef", "secretKeyRef", "fileKeyRef")
+
+
+def _restart_rules(c: Mapping[str, Any], path: str) -> list[FieldError]:
+    rules = c.get("restartPolicyRules")
+    if not isinstance(rules, list) or not rules:
+        return []
+    errors: list[FieldError] = []
+    if c.get("restartPolicy") is None:
+        errors.append(required(f"{path}.restartPolicy", "must specify restartPolicy when restart rules are used"))
+    if len(rules) > _MAX_RESTART_RULES:
+        errors.append(too_many(f"{path}.restartPolicyRules", len(rules), _MAX_RESTART_RULES))
+    for rpath, rule in each_object(rules, f"{path}.restartPolicyRules", errors):
+        action = rule.get("action")
+        if not action:
+            errors.append(required(f"{rpath}.action"))
+        elif action not in _RULE_ACTIONS:
+            errors.append(not_supported(f"{rpath}.action", action, _RULE_ACTIONS))
+        codes = rule.get("exitCodes")
+        if not isinstance(codes, Mapping):
+            errors.append(required(f"{rpath}.exitCodes", "must be specified"))
+            continue
+        operator = codes.get("operator")
+        if not operator:
+            errors.append(required(f"{rpath}.exitCodes.operator"))
+        elif operator not in _EXIT_CODE_OPERATORS:
+            errors.append(not_supported(f"{rpath}.exitCodes.operator", operator, _EXIT_CODE_OPERATORS))
+        values = _list(codes.get("values"))
+        if len(values) > _MAX_EXIT_CODES:
+            errors.append(too_many(f"{rpath}.exitCodes.values", len(values), _MAX_EXIT_CODES))
+        seen: set[Any] = set()
+        for j, value in enumerate(values):
+            if value in seen:
+                errors.append(duplicate(f"{rpath}.exitCodes.values[{j}]", value))
+            seen.add(value)
+    return errors
+
+
+def _container_restart(kind: str, c: Mapping[str, Any], path: str) -> list[FieldError]:
+    policy = c.get("restartPolicy")
+    if kind == "ephemeralContainers":
+        errors = [forbidden(f"{path}.{key}", "cannot be set for an Ephemeral Container")
+                  for key in ("restartPolicy", "restartPolicyRules") if c.get(key)]
+        return errors
+    errors = []
+    if policy is not None and policy not in _CONTAINER_RESTART_POLICIES:
+        errors.append(not_supported(f"{path}.restartPolicy", policy, _CONTAINER_RESTART_POLICIES))
+    return errors + _restart_rules(c, path)
+
+
+def _stop_signal(c: Mapping[str, Any], path: str, os_name: Any) -> list[FieldError]:
+    signal = get_path(c, "lifecycle", "stopSignal")
+    if signal is None:
+        return []
+    field = f"{path}.lifecycle.stopSignal"
+    if not os_name:
+        return [forbidden(field, "may not be set for containers with empty `spec.os.name`")]
+    if os_name == "windows" and signal not in _WINDOWS_SIGNALS:
+        return [not_supported(field, signal, _WINDOWS_SIGNALS)]
+    if os_name == "linux" and signal not in _LINUX_SIGNALS:
+        return [not_supported(field, signal, _LINUX_SIGNALS)]
+    return []
+
+
+def _relative_path_errors(value: str, field: str) -> list[FieldError]:
+    """validateLocalDescendingPath: relative, no '..' element."""
+    errors: list[FieldError] = []
+    if value.startswith("/"):
+        errors.append(invalid(field, value, "must be a relative path"))
+    if ".." in value.split("/"):
+        errors.append(invalid(field, value, "must not contain '..'"))
+    return errors
+
+
+def _file_key_ref(ref: Mapping[str, Any], path: str, empty_dirs: set[str]) -> list[FieldError]:
+    errors: list[FieldError] = []
+    volume, file_path, key = ref.get("volumeName"), ref.get("path"), ref.get("key")
+    if not volume:
+        errors.append(required(f"{path}.volumeName"))
+    elif volume not in empty_dirs:
+        errors.append(invalid(f"{path}.volumeName", volume, "must reference an emptyDir volume of the pod"))
+    if not file_path:
+        errors.append(required(f"{path}.path"))
+    else:
+        errors += _relative_path_errors(str(file_path), f"{path}.path")
+    if not key:
+        errors.append(required(f"{path}.key"))
+    else:
+        text = str(key)
+        if len(text) > _MAX_FILE_KEY:
+            errors.append(too_long(f"{path}.key", _MAX_FILE_KEY))
+        if "=" in text or any(not " " <= ch <= "~" for ch in text):
+            errors.append(invalid(f"{path}.key", text, "must consist of printable ASCII characters except '='"))
+    return errors
+
+
+def _env(c: Mapping[str, Any], path: str, empty_dirs: set[str]) -> list[FieldError]:
+    errors: list[FieldError] = []
+    for epath, var in each_object(_list(c.get("env")), f"{path}.env", errors):
+        source = var.get("valueFrom")
+        if not isinstance(source, Mapping):
+            continue
+        given = [key for key in _VALUE_SOURCES if source.get(key) is not None]
+        if not given:
+            errors.append(invalid(f"{epath}.valueFrom", "", "must specify one of: `fieldRef`, `resourceFieldRef`, "
+                                                              "`configMapKeyRef`, `secretKeyRef` or `fileKeyRef`"))
+        elif len(given) > 1:
+            errors.append(invalid(f"{epath}.valueFrom", "", "may not have more than one field specified at a time"))
+        ref = source.get("fileKeyRef")
+        if isinstance(ref, Mapping):
+            errors += _file_key_ref(ref, f"{epath}.valueFrom.fileKeyRef", empty_dirs)
+    return errors
+
+
+def _hostname_override(spec: Mapping[str, Any], field: str) -> list[FieldError]:
+    value = spec.get("hostnameOverride")
+    if value is None:
+        return []
+    text = str(value)
+    errors = [invalid(f"{field}.hostnameOverride", text, m) for m in dns1123_subdomain_errors(text)]
+    if len(text) > _MAX_HOSTNAME_OVERRIDE:
+        errors.append(too_long(f"{field}.hostnameOverride", _MAX_HOSTNAME_OVERRIDE))
+    if spec.get("setHostnameAsFQDN") is True:
+        errors.append(invalid(f"{field}.setHostnameAsFQDN", True, "may not be set to true when hostnameOverride is set"))
+    if spec.get("hostNetwork") is True:
+        errors.append(invalid(f"{field}.hostNetwork", True, "may not be set to true when hostnameOverride is set"))
+    return errors
+
+
+def validate_pod_spec(spec: Any, field: str) -> list[FieldError]:
+    """The 1.33-1.37 fields of a pod spec at ``field``."""
+    if not isinstance(spec, Mapping):
+        return []
+    errors = _hostname_override(spec, field)
+    os_name = get_path(spec, "os", "name")
+    empty_dirs = {str(v.get("name")) for v in _list(spec.get("volumes"))
+                  if isinstance(v, Mapping) and isinstance(v.get("emptyDir"), Mapping)}
+    for key in _CONTAINER_LISTS:
+        for path, c in each_object(_list(spec.get(key)), f"{field}.{key}", errors):
+            errors += _container_restart(key, c, path)
+            errors += _stop_signal(c, path, os_name)
+            errors += _env(c, path, empty_dirs)
+    return errors
+
+
+def _hpa(obj: Mapping[str, Any]) -> list[FieldError]:
+    errors: list[FieldError] = []
+    for direction in ("scaleUp", "scaleDown"):
+        tolerance = get_path(obj, "spec", "behavior", direction, "tolerance")
+        if tolerance is None:
+            continue
+        field = f"spec.behavior.{direction}.tolerance"
+        try:
+            value = parse_quantity(str(tolerance))
+        except ValueError as err:
+            errors.append(invalid(field, tolerance, str(err)))
+            continue
+        if value < 0:
+            errors.append(invalid(field, tolerance, "must be greater than or equal to 0"))
+    return errors
+
+
+_MAX_NODE_HINTS = 8
+
+
+def _endpoint_slice(obj: Mapping[str, Any]) -> list[FieldError]:
+    errors: list[FieldError] = []
+    for path, endpoint in each_object(_list(obj.get("endpoints")), "endpoints", errors):
+        nodes = _list(get_path(endpoint, "hints", "forNodes"))
+        field = f"{path}.hints.forNodes"
+        if len(nodes) > _MAX_NODE_HINTS:
+            errors.append(too_many(field, len(nodes), _MAX_NODE_HINTS))
+            continue
+        seen: set[str] = set()
+        for npath, node in each_object(nodes, field, errors):
+            name = str(node.get("name") or "")
+            if name in seen:
+                errors.append(duplicate(f"{npath}.name", name))
+            seen.add(name)
+            errors += [invalid(f"{npath}.name", name, m) for m in dns1123_subdomain_errors(name)]
+    return errors
+
+
+_MIN_ALLOCATABLE_PERIOD = 10
+
+
+def _csi_driver(obj: Mapping[str, Any]) -> list[FieldError]:
+    errors: list[FieldError] = []
+    period = get_path(obj, "spec", "nodeAllocatableUpdatePeriodSeconds")
+    if isinstance(period, int) and not isinstance(period, bool) and period < _MIN_ALLOCATABLE_PERIOD:
+        errors.append(invalid("spec.nodeAllocatableUpdatePeriodSeconds", period,
+                              f"must be greater than or equal to {_MIN_ALLOCATABLE_PERIOD} seconds"))
+    if get_path(obj, "spec", "serviceAccountTokenInSecrets") is not None \
+            and not get_path(obj, "spec", "tokenRequests"):
+        errors.append(forbidden("spec.serviceAccountTokenInSecrets",
+                                "may only be set when tokenRequests is specified"))
+    return errors
+
+
+_MAX_SUCCESS_RULES = 20
+_MAX_MANAGED_BY = 63
+_REPLACEMENT_POLICIES = ("Failed", "TerminatingOrFailed")
+_INTERVAL = re.compile(r"^(\d+)(?:-(\d+))?$")
+
+
+def _indexes_error(text: str, completions: Any) -> str | None:
+    """What is wrong with a succeededIndexes value ("1,3-5,7"), if anything."""
+    last = -1
+    for part in text.split(","):
+        found = _INTERVAL.match(part)
+        if not found:
+            return f"error parsing succeededIndexes: cannot parse {part!r}"
+        first, end = int(found.group(1)), int(found.group(2) or found.group(1))
+        if end < first:
+            return f"error parsing succeededIndexes: {part}: first {first} is greater than last {end}"
+        if first <= last:
+            return "error parsing succeededIndexes: intervals are not sorted or overlap"
+        if isinstance(completions, int) and end >= completions:
+            return f"error parsing succeededIndexes: too large index: {end}"
+        last = end
+    return None
+
+
+def _success_policy(spec: Mapping[str, Any]) -> list[FieldError]:
+    policy = spec.get("successPolicy")
+    if not isinstance(policy, Mapping):
+        return []
+    errors: list[FieldError] = []
+    if spec.get("completionMode") != "Indexed":
+        errors.append(invalid("spec.successPolicy", "", "requires indexed completion mode"))
+    rules = _list(policy.get("rules"))
+    if not rules:
+        errors.append(required("spec.successPolicy.rules", "at least one rules must be specified when the "
+                                                           "successPolicy is specified"))
+    if len(rules) > _MAX_SUCCESS_RULES:
+        errors.append(too_many("spec.successPolicy.rules", len(rules), _MAX_SUCCESS_RULES))
+    completions = spec.get("completions")
+    for path, rule in each_object(rules, "spec.successPolicy.rules", errors):
+        indexes, count = rule.get("succeededIndexes"), rule.get("succeededCount")
+        if indexes is None and count is None:
+            errors.append(required(path, "at least one of succeededCount or succeededIndexes must be specified"))
+        if isinstance(indexes, str):
+            problem = _indexes_error(indexes, completions)
+            if problem is not None:
+                errors.append(invalid(f"{path}.succeededIndexes", indexes, problem))
+        if isinstance(count, int) and not isinstance(count, bool):
+            if count < 0:
+                errors.append(invalid(f"{path}.succeededCount", count, "must be greater than or equal to 0"))
+            elif isinstance(completions, int) and count > completions:
+                errors.append(invalid(f"{path}.succeededCount", count,
+                                      f"must be less than or equal to {completions} (the number of specified "
+                                      "completions)"))
+    return errors
+
+
+_HTTP_PATH = re.compile(r"^[A-Za-z0-9/\-._~%!$&'()*+,;=:]+$")
+
+
+def _domain_prefixed_path(field: str, value: str) -> list[FieldError]:
+    """apimachinery's IsDomainPrefixedPath."""
+    host, slash, path = value.partition("/")
+    if not slash or not host or not path:
+        return [invalid(field, value, 'must be a domain-prefixed path (such as "acme.io/foo")')]
+    errors = [invalid(field, host, m) for m in dns1123_subdomain_errors(host)]
+    if not _HTTP_PATH.match(path):
+        errors.append(invalid(field, path, "Invalid path (regex used for validation is "
+                                           "'[A-Za-z0-9/\\-._~%!$&\'()*+,;=:]+')"))
+    return errors
+
+
+def _job(obj: Mapping[str, Any]) -> list[FieldError]:
+    spec = _dict(obj.get("spec"))
+    errors = _success_policy(spec)
+    managed_by = spec.get("managedBy")
+    if isinstance(managed_by, str):
+        if len(managed_by) > _MAX_MANAGED_BY:
+            errors.append(too_long("spec.managedBy", _MAX_MANAGED_BY))
+        else:
+            errors += _domain_prefixed_path("spec.managedBy", managed_by)
+    replacement = spec.get("podReplacementPolicy")
+    if replacement is not None:
+        if spec.get("podFailurePolicy") is not None and replacement != "Failed":
+            errors.append(not_supported("spec.podReplacementPolicy", replacement, ["Failed"]))
+        elif replacement not in _REPLACEMENT_POLICIES:
+            errors.append(not_supported("spec.podReplacementPolicy", replacement, _REPLACEMENT_POLICIES))
+    return errors
+
+
+_BY_KIND: dict[tuple[str, str], Callable[[Mapping[str, Any]], list[FieldError]]] = {
+    ("autoscaling", "HorizontalPodAutoscaler"): _hpa,
+    ("discovery.k8s.io", "EndpointSlice"): _endpoint_slice,
+    ("storage.k8s.io", "CSIDriver"): _csi_driver,
+    ("batch", "Job"): _job,
+}
+
+
+def validate_recent(group: str, kind: str, obj: Mapping[str, Any]) -> list[FieldError]:
+    """The errors in the fields Kubernetes 1.33-1.37 added to an object of ``group``/``kind``."""
+    if not isinstance(obj, Mapping):
+        return []
+    errors: list[FieldError] = []
+    keys = pod_spec_paths(group, kind)
+    if keys is not None:
+        errors += validate_pod_spec(_at(obj, keys), ".".join(keys))
+    check = _BY_KIND.get((group, kind))
+    if check is not None:
+        errors += check(obj)
+    if (group, kind) == ("batch", "CronJob"):
+        errors += [FieldError(e.type, "spec.jobTemplate." + e.field, e.value, e.detail)
+                   for e in _job({"spec": get_path(obj, "spec", "jobTemplate", "spec")})]
+    return errors
+
+
+# ------------------------------------------------------------------------------------ gates
+
+
+def _pod_spec_drops(spec: Obj, old: Any, minor: int) -> None:
+    """dropDisabledFields (pkg/api/pod/util.go) of the 1.33-1.37 pod spec fields."""
+    old_spec = _dict(old)
+    old_containers = list(_containers(old_spec))
+    if not gate_enabled("HostnameOverride", minor) and old_spec.get("hostnameOverride") is None:
+        spec.pop("hostnameOverride", None)
+    if not gate_enabled("GenericWorkload", minor) and old_spec.get("schedulingGroup") is None:
+        spec.pop("schedulingGroup", None)
+    if not gate_enabled("EvictionRequestAPI", minor) and old_spec.get("evictionResponders") is None:
+        spec.pop("evictionResponders", None)
+    rules_in_use = any(c.get("restartPolicyRules") for _, c in old_containers)
+    stop_in_use = any(get_path(c, "lifecycle", "stopSignal") is not None for _, c in old_containers)
+    files_in_use = any(get_path(v, "valueFrom", "fileKeyRef") is not None
+                       for _, c in old_containers for v in _list(c.get("env")))
+    for _key, c in _containers(spec):
+        if not gate_enabled("ContainerRestartRules", minor) and not rules_in_use:
+            c.pop("restartPolicyRules", None)
+        lifecycle = c.get("lifecycle")
+        if isinstance(lifecycle, dict) and not gate_enabled("ContainerStopSignals", minor) and not stop_in_use:
+            lifecycle.pop("stopSignal", None)
+        if not gate_enabled("EnvFiles", minor) and not files_in_use:
+            for var in _list(c.get("env")):
+                source = var.get("valueFrom") if isinstance(var, dict) else None
+                if isinstance(source, dict):
+                    source.pop("fileKeyRef", None)
+
+
+def _drop_when(gate: str, minor: int, new: Any, old: Any, *keys: str) -> None:
+    """Remove ``new``'s ``keys`` path when ``gate`` is off and ``old`` does not set it."""
+    *parents, last = keys
+    parent = _at(new, tuple(parents))
+    if isinstance(parent, dict) and not gate_enabled(gate, minor) and get_path(old, *keys) is None:
+        parent.pop(last, None)
+
+
+def drop_disabled(group: str, kind: str, obj: Obj, old: Obj | None, minor: int) -> None:
+    """Drop, in place, the fields of ``obj`` whose feature gate is off by default in Kubernetes
+    ``1.<minor>``, unless the stored ``old`` (an update's; None on create) already uses them."""
+    keys = pod_spec_paths(group, kind)
+    if keys is not None:
+        spec = _at(obj, keys)
+        if isinstance(spec, dict):
+            _pod_spec_drops(spec, _at(old, keys) if old is not None else None, minor)
+    if (group, kind) == ("autoscaling", "HorizontalPodAutoscaler"):
+        in_use = any(get_path(old, "spec", "behavior", d, "tolerance") is not None for d in ("scaleUp", "scaleDown"))
+        if not in_use:
+            for direction in ("scaleUp", "scaleDown"):
+                _drop_when("HPAConfigurableTolerance", minor, obj, None, "spec", "behavior", direction, "tolerance")
+    elif (group, kind) == ("discovery.k8s.io", "EndpointSlice"):
+        in_use = any(get_path(e, "hints", "forNodes") is not None for e in _list(_dict(old).get("endpoints")))
+        if not gate_enabled("PreferSameTrafficDistribution", minor) and not in_use:
+            for endpoint in _list(obj.get("endpoints")):
+                hints = endpoint.get("hints") if isinstance(endpoint, dict) else None
+                if isinstance(hints, dict):
+                    hints.pop("forNodes", None)
+    elif (group, kind) == ("storage.k8s.io", "CSIDriver"):
+        for gate, key in (("MutableCSINodeAllocatableCount", "nodeAllocatableUpdatePeriodSeconds"),
+                          ("CSIServiceAccountTokenSecrets", "serviceAccountTokenInSecrets")):
+            _drop_when(gate, minor, obj, old, "spec", key)
+    elif (group, kind) == ("batch", "Job"):
+        _drop_when("WorkloadWithJob", minor, obj, old, "spec", "scheduling")
+    elif (group, kind) == ("batch", "CronJob"):
+        _drop_when("WorkloadWithJob", minor, obj, old, "spec", "jobTemplate", "spec", "scheduling")
+
+
+_SAME_DISTRIBUTIONS = ("PreferSameNode", "PreferSameZone")
+
+
+def gated_errors(group: str, kind: str, obj: Mapping[str, Any], old: Mapping[str, Any] | None,
+                 minor: int) -> list[FieldError]:
+    """The values validation refuses while their feature gate is off at Kubernetes ``1.<minor>``
+    and ``old`` (an update's stored object) does not use them: a Service's
+    ``trafficDistribution`` ``PreferSameZone``/``PreferSameNode`` before 1.34."""
+    keys = pod_spec_paths(group, kind)
+    if keys is not None and not gate_enabled("ContainerRestartRules", minor):
+        old_spec = _at(old, keys) if old is not None else None
+        if not any(c.get("restartPolicy") is not None for lst, c in _containers(old_spec) if lst == "containers"):
+            errors: list[FieldError] = []
+            for path, c in each_object(_list(_dict(_at(obj, keys)).get("containers")), ".".join(keys) + ".containers",
+                                       errors):
+                if c.get("restartPolicy") is not None:
+                    errors.append(forbidden(f"{path}.restartPolicy", "may not be set for non-init containers"))
+            return errors
+    if (group, kind) != ("", "Service") or gate_enabled("PreferSameTrafficDistribution", minor):
+        return []
+    value = get_path(obj, "spec", "trafficDistribution")
+    if value in _SAME_DISTRIBUTIONS and get_path(old, "spec", "trafficDistribution") not in _SAME_DISTRIBUTIONS:
+        return [not_supported("spec.trafficDistribution", value, ["PreferClose"])]
+    return []
