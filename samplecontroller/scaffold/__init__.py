@@ -15,7 +15,8 @@
 ``__main__`` and ``controllers``, tests) and generates ``NAME/generated``. It records where this
 toolkit was installed from (``toolkit.current()``: a wheel, a checkout or the index) in PROJECT
 and the Makefile's ``TOOLKIT``, so the project installs the same one; a wheel is copied into the
-project's ``.toolkit/``, so nothing in the project refers to a path outside it. PROJECT records
+project's ``.toolkit/`` (a checkout's is built first), so nothing in the project refers to a path
+outside it. PROJECT records
 the scaffold's layout (``LAYOUT``): ``create`` on a project of another layout stops, changing
 nothing, and ``upgrade`` moves a project made by an earlier release to this one (the scaffold's
 own files; the user's code is kept).
@@ -56,7 +57,7 @@ import yaml
 
 from samplecontroller import _extras
 from samplecontroller._version import __version__
-from samplecontroller.scaffold.toolkit import Toolkit, current
+from samplecontroller.scaffold.toolkit import Toolkit, ToolkitBuildError, build_wheel, current
 
 __all__ = ["PROG", "Project", "Resource", "ScaffoldError", "cli", "create_api", "create_webhook", "init", "main"]
 
@@ -480,7 +481,12 @@ def _check_webhooks_served(root: Path, project: Project) -> None:
 
 def _project_toolkit(directory: Path, toolkit: Toolkit) -> tuple[Toolkit, Path | None]:
     """The toolkit as the project records it, and the wheel to copy into the project: a wheel goes to
-    ``.toolkit/`` (its location there), so the project never refers to a path outside itself."""
+    ``.toolkit/`` (its location there), so the project never refers to a path outside itself; a
+    checkout is built into a wheel first (``toolkit.build_wheel``)."""
+    try:
+        toolkit = build_wheel(toolkit)
+    except ToolkitBuildError as err:
+        raise ScaffoldError(f"{err}. Nothing was changed") from None
     if toolkit.kind != "wheel":
         return toolkit, None
     source = Path(toolkit.location)
@@ -1196,11 +1202,14 @@ def main(argv: Sequence[str] | None = None, *, cwd: Path | None = None) -> int:
     try:
         if args.command == "init":
             directory = root / args.directory
-            project = init(directory, domain=args.domain, package=args.package, project_name=args.project_name)
+            source = current()
+            project = init(directory, domain=args.domain, package=args.package, project_name=args.project_name,
+                           toolkit=source)
             if project.toolkit.kind == "wheel" and not Path(project.toolkit.location).is_file():
                 print(f"{PROG}: warning: the toolkit's wheel was not found; put samplecontroller's wheel at "
                       f"{project.toolkit_path} in the project", file=sys.stderr)
-            print(f"Scaffolded {project.project} in {directory} (toolkit: {project.toolkit.describe()}).\n"
+            built = f", built from the checkout {source.location}" if source.kind == "directory" else ""
+            print(f"Scaffolded {project.project} in {directory} (toolkit: {project.toolkit.describe()}{built}).\n"
                   f"Next: cd {args.directory} && {PROG} create api --group GROUP --version v1 --kind KIND"
                   f"; then make test, make run")
         elif args.command == "upgrade":
