@@ -35,10 +35,9 @@ def mypy_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def project_make_env(project_env: WheelEnv, lock_constraints: Path, mypy_cache: Path) -> dict[str, str]:
     """The environment a test runs the scaffold's commands and a project's ``make`` in: ``project_env``
-    first on PATH and as ``VENV``, no outer make, pytest or virtualenv settings. The project's install
-    stamp is removed, so each test's project installs itself (and the toolkit it keeps) again."""
-    for stamp in project_env.root.glob(".*-installed"):
-        stamp.unlink()
+    first on PATH and as ``VENV``, no outer make, pytest or virtualenv settings. (The venv's install
+    stamp records the project's directory: each test's project installs itself, and the toolkit it
+    keeps, into it again.)"""
     drop = ("MAKEFLAGS", "MAKELEVEL", "MFLAGS", "VIRTUAL_ENV", "PYTHONPATH", "UV_PROJECT_ENVIRONMENT")
     env = {k: v for k, v in project_env.env().items() if k not in drop and not k.startswith("PYTEST_")}
     env.update(UV=uv_binary(), PYTHON=sys.executable, UV_CONSTRAINT=str(lock_constraints),
