@@ -81,11 +81,13 @@ class WheelEnv:
         return env
 
     @classmethod
-    def create(cls, root: Path, wheel: Path, extras: str = "", constraints: Path | None = None) -> WheelEnv:
+    def create(cls, root: Path, wheel: Path, extras: str = "", constraints: Path | None = None,
+               requirements: tuple[str, ...] = ()) -> WheelEnv:
+        """The wheel (with ``extras``) and ``requirements`` installed into a new virtualenv at ``root``."""
         uv = uv_binary()
         run([uv, "venv", "--quiet", "--python", sys.executable, str(root)])
         requirement = f"samplecontroller[{extras}] @ {wheel.as_uri()}" if extras else str(wheel)
-        args = [uv, "pip", "install", "--quiet", "--python", str(root / "bin" / "python"), requirement]
+        args = [uv, "pip", "install", "--quiet", "--python", str(root / "bin" / "python"), requirement, *requirements]
         if constraints is not None:
             args += ["--constraint", str(constraints)]
         run(args)

@@ -15,7 +15,8 @@
 ``__main__`` and ``controllers``, tests) and generates ``NAME/generated``. It records where this
 toolkit was installed from (``toolkit.current()``: a wheel, a checkout or the index) in PROJECT
 and the Makefile's ``TOOLKIT``, so the project installs the same one; a wheel is copied into the
-project's ``.toolkit/``, so nothing in the project refers to a path outside it. PROJECT records
+project's ``.toolkit/`` (a checkout's is built first), so nothing in the project refers to a path
+outside it. PROJECT records
 the scaffold's layout (``LAYOUT``): ``create`` on a project of another layout stops, changing
 nothing, and ``upgrade`` moves a project made by an earlier release to this one (the scaffold's
 own files; the user's code is kept).
@@ -56,7 +57,7 @@ import yaml
 
 from samplecontroller import _extras
 from samplecontroller._version import __version__
-from samplecontroller.scaffold.toolkit import Toolkit, current
+from samplecontroller.scaffold.toolkit import Toolkit, ToolkitBuildError, build_wheel, current
 
 __all__ = ["PROG", "Project", "Resource", "ScaffoldError", "cli", "create_api", "create_webhook", "init", "main"]
 
@@ -480,7 +481,12 @@ def _check_webhooks_served(root: Path, project: Project) -> None:
 
 def _project_toolkit(directory: Path, toolkit: Toolkit) -> tuple[Toolkit, Path | None]:
     """The toolkit as the project records it, and the wheel to copy into the project: a wheel goes to
-    ``.toolkit/`` (its location there), so the project never refers to a path outside itself."""
+    ``.toolkit/`` (its location there), so the project never refers to a path outside itself; a
+    checkout is built into a wheel first (``toolkit.build_wheel``)."""
+    try:
+        toolkit = build_wheel(toolkit)
+    except ToolkitBuildError as err:
+        raise ScaffoldError(f"{err}. Nothing was changed") from None
     if toolkit.kind != "wheel":
         return toolkit, None
     source = Path(toolkit.location)
@@ -951,7 +957,78 @@ def create_webhook(root: Path, *, group: str, version: str, kind: str, defaultin
 # -- upgrade --------------------------------------------------------------------------------------
 
 UPGRADED_FILES = ("Makefile", "hack/update_codegen.py")
-"""The scaffold's own files ``upgrade`` rewrites from the current templates (the rest is the user's)."""
+"""The scaffold's own files ``upgrade`` merges: the user's edits (against the scaffold their layout
+wrote) onto the current template's output (kubebuilder ``alpha update``'s three-way merge)."""
+LAYOUT_TEMPLATES = {
+    FIRST_LAYOUT: {"Makefile": "v1/Makefile.j2", "hack/update_codegen.py": "v1/update_codegen.py.j2"},
+}
+"""The templates an older layout wrote ``UPGRADED_FILES`` from (0.1.0's, kept as package data), the
+merge base of ``upgrade``; a layout not named here wrote them from the current templates. A release
+that changes one of these templates keeps the previous ones here under a new layout."""
+CONFLICT_MARKERS = re.compile(r"^(<{7}|>{7})( |$)", re.MULTILINE)
+
+
+class UpgradeConflict(ScaffoldError):
+    """``upgrade`` finished, but the user's edits of ``conflicted`` collided with the new scaffold: the
+    files hold standard conflict markers. ``changed`` is everything the upgrade changed."""
+
+    def __init__(self, changed: list[str], conflicted: list[str]) -> None:
+        self.changed, self.conflicted = changed, conflicted
+        super().__init__(
+            f"upgraded, but your edits collided with the new scaffold in {', '.join(conflicted)}: resolve the "
+            "conflict markers there (<<<<<<< yours, ======= , >>>>>>> the new scaffold; keep what each side "
+            "needs and delete the markers), then run make manifests and make test")
+
+
+def _merge(rel: str, yours: str, base: str, new: str, version: str) -> tuple[str, bool]:
+    """The three-way merge of the user's ``yours`` and the scaffold's ``new`` from their common ``base``
+    (``git merge-file``); the text and whether it conflicted (then with standard markers)."""
+    if yours in (base, new):
+        return new, False
+    if base == new:
+        return yours, False
+    import subprocess
+
+    git = shutil.which("git")
+    if git is None:
+        raise ScaffoldError(f"{rel} was edited since the scaffold wrote it, and merging the edits into the new "
+                            "scaffold needs git (git merge-file), which is not on PATH; install git and run "
+                            f"`{PROG} upgrade` again. Nothing was changed")
+    with tempfile.TemporaryDirectory(prefix="upgrade-merge-") as tmp:
+        paths = [Path(tmp) / name for name in ("yours", "base", "new")]
+        for path, text in zip(paths, (yours, base, new), strict=True):
+            path.write_text(text)
+        done = subprocess.run([git, "merge-file", "-p", "-L", f"{rel} (yours)", "-L", f"{rel} (the old scaffold)",
+                               "-L", f"{rel} (samplecontroller {version})", *map(str, paths)],
+                              capture_output=True, text=True, check=False)
+    if done.returncode < 0 or done.returncode > 127:
+        raise ScaffoldError(f"git merge-file failed on {rel} (exit {done.returncode}): {done.stderr.strip()}; "
+                            "nothing was changed")
+    return done.stdout, done.returncode > 0
+
+
+def _scaffold_files(root: Path, old: Project, new: Project) -> tuple[dict[str, str], list[str]]:
+    """``UPGRADED_FILES`` for ``new``: the user's edits merged into the current templates' output (a
+    missing one is written afresh); and the files that conflicted."""
+    templates = {rel: template for rel, template in INIT_FILES.items() if rel in UPGRADED_FILES}
+    old_templates = LAYOUT_TEMPLATES.get(old.layout, templates)
+    files, conflicted = {}, []
+    for rel, template in templates.items():
+        path = root / rel
+        if not path.is_file():
+            files[rel] = _render(template, new)
+            continue
+        yours = path.read_text()
+        if CONFLICT_MARKERS.search(yours):
+            raise ScaffoldError(f"{rel} holds conflict markers (<<<<<<< or >>>>>>> lines) from an earlier "
+                                f"upgrade: resolve them, then run `{PROG} upgrade` again. Nothing was changed")
+        text, conflict = _merge(rel, yours, _render(old_templates[rel], old), _render(template, new), __version__)
+        files[rel] = text
+        if conflict:
+            conflicted.append(rel)
+    return files, conflicted
+
+
 _PINNED_TOOLKIT = re.compile(r'("samplecontroller(?:\[[a-z,]*\])?>=)([0-9][^",;\s]*)')
 
 
@@ -975,8 +1052,10 @@ def _main_module(existing: str, project: Project) -> str:
 
 def upgrade(root: Path, toolkit: Toolkit | None = None) -> list[str]:
     """Bring the project in ``root`` to this toolkit's layout and version (kubebuilder's ``alpha update``);
-    the relative paths of the files changed, sorted. Rewrites the scaffold's own files
-    (``UPGRADED_FILES``), adds missing ``.gitignore`` lines, rewires ``__main__.py`` when it does not
+    the relative paths of the files changed, sorted. Merges the user's edits of the scaffold's own files
+    (``UPGRADED_FILES``) into the current templates' output (a three-way merge against what the
+    project's layout wrote, ``LAYOUT_TEMPLATES``; edits that collide leave conflict markers and raise
+    ``UpgradeConflict`` once everything else is done), adds missing ``.gitignore`` lines, rewires ``__main__.py`` when it does not
     serve the webhooks, raises the ``samplecontroller>=`` requirements of pyproject.toml to this
     version, puts the toolkit's wheel into ``.toolkit/``, regenerates the generated package and
     records the layout and toolkit in PROJECT. Controllers, webhooks, tests, CRDs and samples are the
@@ -985,12 +1064,12 @@ def upgrade(root: Path, toolkit: Toolkit | None = None) -> list[str]:
     project = Project.load(root)
     if _layout_number(project.layout) > _layout_number(LAYOUT):
         check_layout(root, project, "upgrade")
+    old = dataclasses.replace(project)
     old_description = Toolkit(project.toolkit.kind, project.toolkit_path, project.toolkit.version).describe()
     recorded, wheel = _project_toolkit(root, toolkit or current())
     project.toolkit, project.layout = recorded, LAYOUT
     generated = _generate(root, project)
-    files: dict[str, str] = {rel: _render(template, project) for rel, template in INIT_FILES.items()
-                             if rel in UPGRADED_FILES}
+    files, conflicted = _scaffold_files(root, old, project)
     ignore = root / ".gitignore"
     files[".gitignore"] = _gitignore(ignore.read_text() if ignore.is_file() else "", project)
     main_rel = f"{project.package}/__main__.py"
@@ -1037,6 +1116,8 @@ def upgrade(root: Path, toolkit: Toolkit | None = None) -> list[str]:
     if stale:
         _write_generated(root, project, generated)
         changed.append(f"{project.package}/generated/ ({len(stale)} files)")
+    if conflicted:
+        raise UpgradeConflict(sorted(changed), conflicted)
     return sorted(changed)
 
 
@@ -1121,23 +1202,32 @@ def main(argv: Sequence[str] | None = None, *, cwd: Path | None = None) -> int:
     try:
         if args.command == "init":
             directory = root / args.directory
-            project = init(directory, domain=args.domain, package=args.package, project_name=args.project_name)
+            source = current()
+            project = init(directory, domain=args.domain, package=args.package, project_name=args.project_name,
+                           toolkit=source)
             if project.toolkit.kind == "wheel" and not Path(project.toolkit.location).is_file():
                 print(f"{PROG}: warning: the toolkit's wheel was not found; put samplecontroller's wheel at "
                       f"{project.toolkit_path} in the project", file=sys.stderr)
-            print(f"Scaffolded {project.project} in {directory} (toolkit: {project.toolkit.describe()}).\n"
+            built = f", built from the checkout {source.location}" if source.kind == "directory" else ""
+            print(f"Scaffolded {project.project} in {directory} (toolkit: {project.toolkit.describe()}{built}).\n"
                   f"Next: cd {args.directory} && {PROG} create api --group GROUP --version v1 --kind KIND"
                   f"; then make test, make run")
         elif args.command == "upgrade":
             before = Project.load(root)
-            changed = upgrade(root)
+            try:
+                changed = upgrade(root)
+            except UpgradeConflict as err:
+                print(f"Upgraded {before.project} from layout {before.layout} (samplecontroller "
+                      f"{before.toolkit.version}) to {LAYOUT} ({__version__}). Changed: {', '.join(err.changed)}.")
+                print(f"{PROG}: error: {err}", file=sys.stderr)
+                return 1
             if not changed:
                 print(f"{before.project} is up to date: layout {LAYOUT}, samplecontroller {__version__}")
             else:
                 print(f"Upgraded {before.project} from layout {before.layout} (samplecontroller {before.toolkit.version}) "
                       f"to {LAYOUT} ({__version__}). Changed: {', '.join(changed)}.\n"
-                      "Your controllers, webhooks, tests and CRDs are unchanged; if you had edited the Makefile or "
-                      "hack/update_codegen.py, compare with your version control.")
+                      "Your controllers, webhooks, tests and CRDs are unchanged; your edits of the Makefile and "
+                      "hack/update_codegen.py are merged into the new scaffold's.")
                 if not _write_manifests(root):
                     return 1
                 print("Next: make test (the CHANGELOG says what else changed)")

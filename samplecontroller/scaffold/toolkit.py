@@ -11,17 +11,28 @@ the source it ran from (``current()``):
 
 ``Toolkit.requirement`` is what the project's Makefile passes to pip/uv (a PEP 508 direct
 reference for a file or directory, with the ``apiserver`` and ``codegen`` extras).
+
+A project never refers to a checkout (it would break when moved alone): ``build_wheel`` builds the
+checkout's wheel, which ``init`` and ``upgrade`` keep in the project's ``.toolkit/`` as they keep a
+wheel the toolkit was installed from.
 """
 
 from __future__ import annotations
 
+import atexit
 import importlib.metadata
+import importlib.util
 import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-__all__ = ["EXTRAS", "Toolkit", "current"]
+__all__ = ["EXTRAS", "Toolkit", "ToolkitBuildError", "build_wheel", "current"]
 
 DIST = "samplecontroller"
 EXTRAS = "apiserver,codegen"
@@ -91,3 +102,48 @@ def current() -> Toolkit:
             if path.suffix == ".whl" and path.is_file():
                 return Toolkit("wheel", str(path), version)
     return Toolkit("index", "", version)
+
+
+class ToolkitBuildError(Exception):
+    """The checkout's wheel could not be built; ``str()`` is one line saying why and what to do."""
+
+
+_BUILT: dict[str, Path] = {}
+
+
+def _builder(source: Path, out_dir: Path) -> list[str]:
+    """The command that builds ``source``'s wheel into ``out_dir``: the checkout's pinned uv (``make
+    venv`` puts it in ``.tools/``), else ``uv`` on PATH, else pip."""
+    for uv in (source / ".tools" / "bin" / "uv", shutil.which("uv")):
+        if uv is not None and os.access(uv, os.X_OK):
+            return [str(uv), "build", "--quiet", "--wheel", "--python", sys.executable, "--out-dir", str(out_dir),
+                    str(source)]
+    if importlib.util.find_spec("pip") is not None:
+        return [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(out_dir), str(source)]
+    raise ToolkitBuildError(f"cannot build the wheel of the checkout {source}: neither uv nor pip is installed "
+                            "(install uv, or build it with `make dist` there and install that wheel)")
+
+
+def build_wheel(toolkit: Toolkit) -> Toolkit:
+    """``toolkit`` as a wheel: a checkout (``kind == "directory"``) is built into a temporary directory
+    (once per process and checkout; removed at exit); a wheel or the index as it is."""
+    if toolkit.kind != "directory":
+        return toolkit
+    source = Path(toolkit.location)
+    built = _BUILT.get(str(source))
+    if built is None or not built.is_file():
+        out_dir = Path(tempfile.mkdtemp(prefix="samplecontroller-toolkit-"))
+        atexit.register(shutil.rmtree, out_dir, True)
+        env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "UV_PROJECT_ENVIRONMENT")}
+        try:
+            done = subprocess.run(_builder(source, out_dir), capture_output=True, text=True, env=env, check=False,
+                                  timeout=900)
+        except (OSError, subprocess.TimeoutExpired) as err:
+            raise ToolkitBuildError(f"building the wheel of the checkout {source} failed: {err}") from None
+        wheels = sorted(out_dir.glob(f"{DIST}-*.whl"))
+        if done.returncode != 0 or len(wheels) != 1:
+            last = (done.stderr.strip() or done.stdout.strip() or "no wheel written").splitlines()[-1]
+            raise ToolkitBuildError(f"building the wheel of the checkout {source} failed (exit {done.returncode}): "
+                                    f"{last}")
+        built = _BUILT[str(source)] = wheels[0]
+    return Toolkit("wheel", str(built), toolkit.version)

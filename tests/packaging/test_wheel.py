@@ -61,6 +61,8 @@ PACKAGE_DATA = (
     "samplecontroller/apiserver/protobuf_fields.json",
     "samplecontroller/codegen/templates/models.py.j2",
     "samplecontroller/codegen/templates/clientset.py.j2",
+    "samplecontroller/scaffold/templates/Makefile.j2",
+    "samplecontroller/scaffold/templates/v1/Makefile.j2",  # upgrade's merge base for 0.1.0's projects
 )
 
 

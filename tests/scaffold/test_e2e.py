@@ -4,8 +4,8 @@ Build the wheel, install it into a fresh virtualenv outside the checkout (constr
 uv.lock), ``samplecontroller init`` a project, ``create api`` a namespaced kind with conditions
 (controller-runtime style), a cluster-scoped one (client-go style), the other two
 combinations and an async one (``--style async``, namespaced), run the project's own
-``make test`` (its venv made by uv from the project's files, the toolkit from the recorded wheel,
-uv's cache reused), then ``make run`` it on the embedded API server and apply the samples with
+``make test`` (in the environment the scaffold tests share, tests/scaffold/conftest.py: the project
+installs itself and the toolkit from the wheel it keeps into it; uv's cache reused), then ``make run`` it on the embedded API server and apply the samples with
 the installed kubectl (a temporary HOME): the objects become Ready, with their observedGeneration
 and a Reconciled Event.
 """
@@ -17,7 +17,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -26,9 +25,11 @@ from typing import Any, TypeVar
 import pytest
 
 from samplecontroller.apiserver.testing import require_kubectl
-from tests.wheelenv import WheelEnv, run, uv_binary
+from tests.wheelenv import WheelEnv, run
 
 T = TypeVar("T")
+MAKE_TEST = ["make", "-j4", "--output-sync=target", "test"]
+"""The project's ``make test``, its independent steps (ruff, mypy, the staleness checks, pytest) at once."""
 
 
 def wait_for(what: str, probe: Callable[[], T | None], timeout: float = 60.0) -> T:
@@ -47,17 +48,6 @@ def free_port() -> int:
         s.bind(("127.0.0.1", 0))
         port: int = s.getsockname()[1]
         return port
-
-
-def clean_env(env: dict[str, str]) -> dict[str, str]:
-    """No outer make, pytest or virtualenv settings leak into the project's commands."""
-    drop = ("MAKEFLAGS", "MAKELEVEL", "MFLAGS", "VIRTUAL_ENV", "PYTHONPATH", "UV_PROJECT_ENVIRONMENT")
-    return {k: v for k, v in env.items() if k not in drop and not k.startswith("PYTEST_")}
-
-
-@pytest.fixture
-def toolkit(tmp_path: Path, built_wheel: Path, lock_constraints: Path) -> WheelEnv:
-    return WheelEnv.create(tmp_path / "toolkit-env", built_wheel, extras="codegen", constraints=lock_constraints)
 
 
 @pytest.fixture
@@ -91,14 +81,13 @@ def running(tmp_path: Path) -> Iterator[Callable[[Path, dict[str, str], int], su
 
 @pytest.mark.slow
 @pytest.mark.timeout(600)  # about 80 s idle; steps of its own wait up to 600 s on a loaded machine
-def test_scaffold_build_test_run_apply(tmp_path: Path, toolkit: WheelEnv, built_wheel: Path, lock_constraints: Path,
-                                       kubectl_binary: str,
+def test_scaffold_build_test_run_apply(tmp_path: Path, project_env: WheelEnv, project_make_env: dict[str, str],
+                                       built_wheel: Path, kubectl_binary: str,
                                        running: Callable[[Path, dict[str, str], int], subprocess.Popen[str]]) -> None:
-    env = clean_env(toolkit.env())
-    env.update(UV=uv_binary(), PYTHON=sys.executable, UV_CONSTRAINT=str(lock_constraints))
+    env = project_make_env
     work = tmp_path / "work"
     work.mkdir()
-    scaffold = str(toolkit.bin("samplecontroller"))
+    scaffold = str(project_env.bin("samplecontroller"))
 
     started = time.monotonic()
     run([scaffold, "init", "backup-operator", "--domain", "example.com", "--package", "backupop"], cwd=work, env=env)
@@ -119,7 +108,7 @@ def test_scaffold_build_test_run_apply(tmp_path: Path, toolkit: WheelEnv, built_
     assert (project / ".toolkit" / built_wheel.name).read_bytes() == built_wheel.read_bytes()
     assert str(built_wheel.parent) not in makefile and str(built_wheel.parent) not in (project / "PROJECT").read_text()
     scaffolded = time.monotonic()
-    make_test = run(["make", "test"], cwd=project, env=env, timeout=600)
+    make_test = run(MAKE_TEST, cwd=project, env=env, timeout=600)
     done = time.monotonic()
     print(f"\nsamplecontroller init + 5x create api: {scaffolded - started:.1f}s; make test (venv, ruff, mypy, "
           f"verify, pytest): {done - scaffolded:.1f}s; total {done - started:.1f}s")

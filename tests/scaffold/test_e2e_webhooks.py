@@ -21,7 +21,6 @@ import json
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -30,10 +29,10 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.scaffold.test_e2e import clean_env, free_port, kubectl_binary, ready, running, toolkit, wait_for
-from tests.wheelenv import WheelEnv, run, uv_binary
+from tests.scaffold.test_e2e import MAKE_TEST, free_port, kubectl_binary, ready, running, wait_for
+from tests.wheelenv import WheelEnv, run
 
-__all__ = ["kubectl_binary", "running", "toolkit"]  # fixtures
+__all__ = ["kubectl_binary", "running"]  # fixtures
 FIXTURE = Path(__file__).resolve().parents[1] / "testdata" / "scaffold-0.1.0" / "backup-operator"
 USER_CODE = ("backupop/controllers/backup.py", "backupop/webhooks/backup_v1.py", "backupop/webhooks/backup_conversion.py",
              "tests/test_backup_controller.py", "tests/test_backup_conversion.py", "tests/test_backup_v1_webhook.py",
@@ -76,13 +75,12 @@ def map_renamed_field(project: Path) -> None:
 @pytest.mark.slow
 @pytest.mark.timeout(1800)  # a wheel, a venv, make test and make run on a loaded 2-core machine
 def test_a_project_made_by_0_1_0_upgrades_and_passes_its_tests(
-        tmp_path: Path, toolkit: WheelEnv, built_wheel: Path, lock_constraints: Path, kubectl_binary: str,
-        running: Callable[[Path, dict[str, str], int], subprocess.Popen[str]]) -> None:
-    env = clean_env(toolkit.env())
-    env.update(UV=uv_binary(), PYTHON=sys.executable, UV_CONSTRAINT=str(lock_constraints))
+        tmp_path: Path, project_env: WheelEnv, project_make_env: dict[str, str], built_wheel: Path,
+        kubectl_binary: str, running: Callable[[Path, dict[str, str], int], subprocess.Popen[str]]) -> None:
+    env = project_make_env
     work = tmp_path / "work"
     work.mkdir()
-    scaffold = str(toolkit.bin("samplecontroller"))
+    scaffold = str(project_env.bin("samplecontroller"))
     started = time.monotonic()
     project = work / "backup-operator"
     shutil.copytree(FIXTURE, project)
@@ -102,7 +100,7 @@ def test_a_project_made_by_0_1_0_upgrades_and_passes_its_tests(
             assert str(tmp_path).encode() not in data and b"../" not in data, rel
     assert b"layout: samplecontroller/v2" in after["PROJECT"]
     scaffolded = time.monotonic()
-    make_test = run(["make", "test"], cwd=project, env=env, timeout=900)
+    make_test = run(MAKE_TEST, cwd=project, env=env, timeout=900)
     done = time.monotonic()
     print(f"\ncopy of the 0.1.0 project, upgrade: {scaffolded - started:.1f}s; make test: "
           f"{done - scaffolded:.1f}s (2-core machine shared with other jobs)")

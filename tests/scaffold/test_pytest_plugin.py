@@ -195,14 +195,20 @@ def test_cli_preloads_the_crds_of_every_directory(tmp_path: Path) -> None:
     (BACKUP_CRD.replace("name: backups.ops.example.com", "name: wrong.ops.example.com"), 1,
      "CRD wrong.ops.example.com: "),
 ])
-def test_cli_bad_crds_are_one_line(tmp_path: Path, content: str | None, code: int, message: str) -> None:
+def test_cli_bad_crds_are_one_line(tmp_path: Path, content: str | None, code: int, message: str,
+                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """In-process (the command's ``main``: the exit status and the streams a shell sees); a process of
+    its own per case cost seconds each on a loaded machine, and test_cli_preloads_the_crds_of_every_directory
+    runs the module as a command."""
+    from samplecontroller.apiserver.__main__ import main as apiserver_main
+
     crds = tmp_path / "crds"
     if content is not None:
         crds.mkdir()
         (crds / "bad.yaml").write_text(content)
-    proc = serve(["--kubeconfig", str(tmp_path / "kc"), "--crds", str(crds)], tmp_path)
-    out, err = proc.communicate(timeout=60)
-    assert proc.returncode == code, err
+    returned = apiserver_main(["--port", "0", "--kubeconfig", str(tmp_path / "kc"), "--crds", str(crds)])
+    out, err = capsys.readouterr()
+    assert returned == code, err
     assert out == "" and err.count("\n") == 1 and err.startswith("error: --crds: ") and message in err, err
 
 

@@ -50,36 +50,66 @@ def run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=300, check=False)
 
 
-def test_init_writes_the_project_and_records_the_toolkit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["init", "backup-operator", "--domain", "example.com", "--package", "backupop"], cwd=tmp_path) == 0
-    project = tmp_path / "backup-operator"
+def test_init_from_a_checkout_keeps_its_wheel_and_the_moved_project_installs(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], lock_constraints: Path) -> None:
+    """Issue 38, item 5: a project made from a checkout (this editable install) refers to no path out of
+    itself; moved alone (the checkout where it was) with its .venv, its own ``make`` works there."""
+    made = tmp_path / "made"
+    made.mkdir()
+    assert main(["init", "backup-operator", "--domain", "example.com", "--package", "backupop"], cwd=made) == 0
+    project = made / "backup-operator"
     for rel in ("pyproject.toml", "Makefile", "README.md", "Dockerfile", "PROJECT", "hack/update_codegen.py",
                 "backupop/__main__.py", "backupop/controllers/__init__.py", "backupop/generated/scheme.py",
                 "config/kustomization.yaml", "config/rbac/role.yaml", "config/rbac/service_account.yaml",
                 "config/rbac/role_binding.yaml", "config/manager/deployment.yaml", "tests/test_main.py"):
         assert (project / rel).is_file(), rel
-    # this environment runs from the checkout (an editable install): the project installs from it
-    recorded = Project.load(project).toolkit
-    assert (recorded.kind, recorded.location) == ("directory", str(ROOT))
-    relative = os.path.relpath(ROOT, project.resolve())
-    makefile = (project / "Makefile").read_text()
-    assert f"TOOLKIT_SOURCE ?= $(abspath {relative})" in makefile
-    for text in (makefile, (project / "PROJECT").read_text()):  # no absolute path to the toolkit
-        assert not any(f"{lead}{ROOT}" in text for lead in (" ", "'", "file://", "\n")), text
     out = capsys.readouterr().out
-    assert f"the checkout {ROOT}" in out and "create api" in out
-    # the image's toolkit wheel, built from the recorded checkout
-    dist = run(["make", "toolkit-dist", f"UV={uv_binary()}"], project)
-    assert dist.returncode == 0, dist.stdout + dist.stderr
-    assert [p.name for p in (project / "dist").glob("*.whl")] == [f"samplecontroller-{__version__}-py3-none-any.whl"]
+    wheel = f"samplecontroller-{__version__}-py3-none-any.whl"
+    assert f"toolkit: the wheel {project.resolve()}/.toolkit/{wheel}, built from the checkout {ROOT})" in out
+    # the checkout's wheel, built and kept in the project, as for a wheel install; no path to the checkout
+    assert [p.name for p in (project / ".toolkit").iterdir()] == [wheel]
+    assert "location: .toolkit/" + wheel in (project / "PROJECT").read_text()
+    assert f"TOOLKIT_SOURCE ?= $(abspath .toolkit/{wheel})" in (project / "Makefile").read_text()
+    for rel, text in listing_text(project).items():
+        assert str(ROOT) not in text and str(tmp_path) not in text and "../" not in text, rel
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTHONPATH", "VIRTUAL_ENV",
+                                                            "MAKEFLAGS", "MAKELEVEL", "UV_PROJECT_ENVIRONMENT")}
+    env.update(UV=uv_binary(), PYTHON=sys.executable, UV_CONSTRAINT=str(lock_constraints))
+
+    def make(*targets: str, cwd: Path) -> str:
+        done = subprocess.run(["make", *targets], cwd=cwd, env=env, capture_output=True, text=True, timeout=600,
+                              check=False)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout
+
+    assert "pip install" in make("venv", cwd=project)
+    moved = tmp_path / "elsewhere" / "deeper" / "backup-operator"  # a relative path to the checkout would break
+    moved.parent.mkdir(parents=True)
+    project.rename(moved)  # with its .venv: the project installs itself again, its tools run as python -m
+    assert "pip install" in make("venv", cwd=moved) and "pip install" not in make("venv", cwd=moved)
+    found = subprocess.run([str(moved / ".venv" / "bin" / "python"), "-c",
+                            "import backupop, samplecontroller; print(backupop.__file__, samplecontroller.__version__)"],
+                           cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
+    assert found.stdout == f"{moved / 'backupop' / '__init__.py'} {__version__}\n", found.stdout + found.stderr
+    assert "All checks passed!" in make("lint", cwd=moved)
+    # the image's toolkit wheel (make docker-build): the one kept in the project
+    make("toolkit-dist", cwd=moved)
+    assert (moved / "dist" / wheel).read_bytes() == (moved / ".toolkit" / wheel).read_bytes()
 
 
-def test_the_manager_image_is_not_pulled_when_the_node_has_it(tmp_path: Path) -> None:
+def listing_text(root: Path) -> dict[str, str]:
+    """The project's text files (not the wheel), by relative path."""
+    return {p.relative_to(root).as_posix(): p.read_text() for p in sorted(root.rglob("*"))
+            if p.is_file() and p.suffix != ".whl"}
+
+
+def test_the_manager_image_is_not_pulled_when_the_node_has_it(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
     """The image is tagged :latest, for which Kubernetes' default pull policy is Always: an image loaded
     into the nodes (the tutorial's ``kind load docker-image``) would be pulled from a registry that
     does not have it (ErrImagePull). The scaffold asks for IfNotPresent, as kind's documentation says."""
-    assert main(["init", "backup-operator", "--domain", "example.com", "--package", "backupop"], cwd=tmp_path) == 0
-    deployment = yaml.safe_load((tmp_path / "backup-operator/config/manager/deployment.yaml").read_text())
+    project = scaffold(tmp_path, capsys)
+    deployment = yaml.safe_load((project / "config/manager/deployment.yaml").read_text())
     (manager,) = deployment["spec"]["template"]["spec"]["containers"]
     assert manager["image"].endswith(":latest") and manager["imagePullPolicy"] == "IfNotPresent"
 

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from samplecontroller import __version__
-from samplecontroller.scaffold import LAYOUT, Project, main, upgrade
+from samplecontroller import scaffold as scaffold_mod
+from samplecontroller.scaffold import LAYOUT, Project, _render, main, upgrade
 from samplecontroller.scaffold.toolkit import Toolkit
 from tests.scaffold.test_scaffold import listing, scaffold
 
@@ -110,3 +111,62 @@ def test_the_gitignore_covers_build_droppings(tmp_path: Path, capsys: pytest.Cap
                      ".ruff_cache/", ".local/", "site/", ".coverage"):
         assert dropping in ignored, dropping
     assert ".toolkit/" not in ignored  # committed: a clone installs the same toolkit
+
+
+USER_TARGET = "\nbackup-now: $(STAMP)\n\t$(PY) -m backupop.backup_now\n"
+USER_GENERATOR_LINE = '    print("regenerating backupop/generated", file=sys.stderr)\n'
+
+
+def edit_generator(project: Path) -> str:
+    path = project / "hack" / "update_codegen.py"
+    text = path.read_text().replace('if __name__ == "__main__":\n', 'if __name__ == "__main__":\n' + USER_GENERATOR_LINE)
+    assert USER_GENERATOR_LINE in text
+    path.write_text(text)
+    return text
+
+
+def test_upgrade_merges_the_users_edits_of_the_makefile_and_generator(old_project: Path, tmp_path: Path) -> None:
+    """kubebuilder's alpha update: the user's edits (against what 0.1.0 wrote) merged into the new scaffold."""
+    makefile = old_project / "Makefile"
+    makefile.write_text(makefile.read_text() + USER_TARGET)
+    generator = edit_generator(old_project)
+    wheel = tmp_path / f"samplecontroller-{__version__}-py3-none-any.whl"
+    wheel.write_bytes(b"wheel")
+    changed = upgrade(old_project, Toolkit("wheel", str(wheel), __version__))
+    assert "Makefile" in changed and "hack/update_codegen.py" not in changed
+    new_scaffold = _render("Makefile.j2", Project.load(old_project))
+    assert "\nmanifests: $(STAMP)\n" in new_scaffold  # what 0.2.0 added
+    assert makefile.read_text() == new_scaffold + USER_TARGET
+    assert (old_project / "hack" / "update_codegen.py").read_text() == generator
+
+
+def test_upgrade_leaves_conflict_markers_where_edits_collide(old_project: Path, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    makefile = old_project / "Makefile"
+    text = makefile.read_text()
+    phony = next(line for line in text.splitlines() if line.startswith(".PHONY:"))
+    makefile.write_text(text.replace(phony, phony + " backup-now") + USER_TARGET)  # 0.2.0 changed that line too
+    generator = edit_generator(old_project)
+    wheel = tmp_path / f"samplecontroller-{__version__}-py3-none-any.whl"
+    wheel.write_bytes(b"wheel")
+    monkeypatch.setattr(scaffold_mod, "current", lambda: Toolkit("wheel", str(wheel), __version__))
+    assert main(["upgrade"], cwd=old_project) == 1
+    captured = capsys.readouterr()
+    assert captured.err.count("\n") == 1 and captured.err.startswith(
+        "samplecontroller: error: upgraded, but your edits collided with the new scaffold in Makefile: resolve the "
+        "conflict markers there"), captured.err
+    assert "then run make manifests and make test" in captured.err
+    assert "Upgraded backup-operator from layout samplecontroller/v1" in captured.out
+    merged = makefile.read_text()
+    assert f"<<<<<<< Makefile (yours)\n{phony} backup-now\n=======\n" in merged
+    assert f"\n>>>>>>> Makefile (samplecontroller {__version__})\n" in merged
+    assert merged.endswith(USER_TARGET) and "\nmanifests: $(STAMP)\n" in merged
+    # the rest of the upgrade is done, not left half-way
+    loaded = Project.load(old_project)
+    assert loaded.layout == LAYOUT and (old_project / ".toolkit" / wheel.name).is_file()
+    assert (old_project / "hack" / "update_codegen.py").read_text() == generator
+    # until the markers are resolved, upgrade refuses and changes nothing
+    before = listing(old_project)
+    assert main(["upgrade"], cwd=old_project) == 1
+    assert "Makefile holds conflict markers" in capsys.readouterr().err and listing(old_project) == before
