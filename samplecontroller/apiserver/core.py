@@ -72,8 +72,8 @@ from samplecontroller.apiserver.warning import go_quote
 __all__ = ["CRD_KEY", "NS_KEY", "CRDPlan", "Core"]
 
 log = logging.getLogger(__name__)
-_decode = msgspec.json.Decoder().decode
-_encode = msgspec.json.Encoder().encode
+_decode = bodies.decode
+_encode = bodies.encode
 
 CRD_KEY = "apiextensions.k8s.io/customresourcedefinitions"
 NS_KEY = "/namespaces"

@@ -51,6 +51,7 @@ from typing import Any
 
 import msgspec
 
+from samplecontroller.apiserver import bodies
 from samplecontroller.apiserver.revisions import MemoryTable, RevisionTable, Row, SQLiteTable
 from samplecontroller.tls import private_dir
 
@@ -58,8 +59,8 @@ __all__ = ["ROWS_COMPACT_BATCH", "WATCH_BUFFER", "Entry", "Event", "Expired", "P
 
 log = logging.getLogger(__name__)
 
-_encode = msgspec.json.Encoder().encode
-_decode = msgspec.json.Decoder().decode
+_encode = bodies.encode
+_decode = bodies.decode
 
 Key = tuple[str, str]  # (namespace, name)
 EntryList = list[tuple[Key, "Entry"]]

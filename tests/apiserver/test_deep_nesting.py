@@ -1,0 +1,141 @@
+"""Values nested to kube's 10,000 levels (issue 43 item 12): a custom resource whose
+``x-kubernetes-preserve-unknown-fields`` spec nests 10,000 deep is created (JSON and YAML),
+read (GET, LIST, WATCH, Table), patched (merge, JSON patch, apply) and validated; 10,001
+levels is kube's 400; the server serves on afterwards.
+
+Responses this deep are beyond ``json.loads``: they are read with ``bodies.decode_deep`` (their
+``metadata.managedFields`` repeat the spec's nesting a few levels further down)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from samplecontroller.apiserver.bodies import MAX_DEPTH, decode_deep, depth_of
+from tests.apiserver.conftest import Raw
+from tests.live import wait_for
+
+GROUP = "deep.example.com"
+PATH = f"/apis/{GROUP}/v1/namespaces/default/blobs"
+
+
+def deep_json(levels: int, leaf: bytes = b"1") -> bytes:
+    """JSON nested ``levels`` objects deep."""
+    return b'{"a":' * levels + leaf + b"}" * levels
+
+
+def blob_json(name: str, depth: int) -> bytes:
+    """A Blob whose whole JSON nests ``depth`` levels (the object itself is one)."""
+    return (b'{"apiVersion":"%s/v1","kind":"Blob","metadata":{"name":"%s"},"spec":' % (GROUP.encode(), name.encode())
+            + deep_json(depth - 1) + b"}")
+
+
+def blob_yaml(name: str, depth: int) -> bytes:
+    """The same as block YAML with a flow-style spec."""
+    levels = depth - 1
+    return (b"apiVersion: %s/v1\nkind: Blob\nmetadata:\n  name: %s\nspec: " % (GROUP.encode(), name.encode())
+            + b"{a: " * levels + b"1" + b"}" * levels + b"\n")
+
+
+def call(raw: Raw, method: str, path: str, data: bytes | None = None, ctype: str = "application/json",
+         accept: str = "application/json") -> tuple[int, Any]:
+    conn = raw.conn(60)
+    headers = {"Accept": accept, "Authorization": f"Bearer {raw.server.token}"}
+    if data is not None:
+        headers["Content-Type"] = ctype
+    conn.request(method, path, body=data, headers=headers)
+    resp = conn.getresponse()
+    payload = resp.read()
+    conn.close()
+    return resp.status, decode_deep(payload, 3 * MAX_DEPTH) if payload else None
+
+
+def leaf_path(obj: dict[str, Any], levels: int) -> Any:
+    value = obj["spec"]
+    for _ in range(levels):
+        value = value["a"]
+    return value
+
+
+@pytest.fixture(scope="module")
+def blobs(raw: Raw) -> str:
+    crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+           "metadata": {"name": f"blobs.{GROUP}"},
+           "spec": {"group": GROUP, "scope": "Namespaced",
+                    "names": {"plural": "blobs", "singular": "blob", "kind": "Blob", "listKind": "BlobList"},
+                    "versions": [{"name": "v1", "served": True, "storage": True,
+                                  "additionalPrinterColumns": [{"name": "Leaf", "type": "string",
+                                                                "jsonPath": ".spec.a.a"}],
+                                  "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                                      "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}}}]}}
+    code, _, body = raw.call("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
+    assert code == 201, body
+    wait_for(lambda: raw.call("GET", PATH)[0] == 200, what="blobs served")
+    return PATH
+
+
+def test_ten_thousand_levels_are_stored_read_and_patched(raw: Raw, blobs: str) -> None:
+    code, rv = call(raw, "GET", blobs)
+    assert code == 200, rv
+    code, created = call(raw, "POST", blobs, blob_json("json", MAX_DEPTH))
+    assert code == 201, created
+    assert depth_of(created["spec"]) == MAX_DEPTH - 1 and leaf_path(created, MAX_DEPTH - 1) == 1
+    code, created = call(raw, "POST", blobs, blob_yaml("yaml", MAX_DEPTH), "application/yaml")
+    assert code == 201, created
+    assert depth_of(created["spec"]) == MAX_DEPTH - 1
+
+    code, got = call(raw, "GET", f"{blobs}/json")
+    assert code == 200 and depth_of(got["spec"]) == MAX_DEPTH - 1, got
+    code, listed = call(raw, "GET", blobs)
+    assert code == 200 and {depth_of(item["spec"]) for item in listed["items"]} == {MAX_DEPTH - 1}, listed
+    code, table = call(raw, "GET", blobs, accept="application/json;as=Table;g=meta.k8s.io;v=v1")
+    assert code == 200 and len(table["rows"]) == 2, table
+    conn = raw.conn(60)
+    conn.request("GET", f"{blobs}?watch=true&resourceVersion={rv['metadata']['resourceVersion']}&timeoutSeconds=1",
+                 headers={"Authorization": f"Bearer {raw.server.token}"})
+    resp = conn.getresponse()
+    events = [decode_deep(line, 3 * MAX_DEPTH) for line in resp.read().splitlines() if line]
+    conn.close()
+    assert [(e["type"], depth_of(e["object"]["spec"])) for e in events] == [("ADDED", MAX_DEPTH - 1)] * 2
+
+    # a shallow merge patch walks the stored deep object; a deep one nests a second branch
+    code, patched = call(raw, "PATCH", f"{blobs}/json", b'{"metadata":{"labels":{"x":"y"}}}',
+                         "application/merge-patch+json")
+    assert code == 200 and patched["metadata"]["labels"] == {"x": "y"}, patched
+    code, patched = call(raw, "PATCH", f"{blobs}/json", b'{"spec":{"b":' + deep_json(MAX_DEPTH - 2) + b"}}",
+                         "application/merge-patch+json")
+    assert code == 200 and depth_of(patched["spec"]["b"]) == MAX_DEPTH - 2, patched
+    code, patched = call(raw, "PATCH", f"{blobs}/json",
+                         b'[{"op":"add","path":"/spec/c","value":' + deep_json(MAX_DEPTH - 2) + b"}]",
+                         "application/json-patch+json")
+    assert code == 200 and depth_of(patched["spec"]["c"]) == MAX_DEPTH - 2, patched
+    code, applied = call(raw, "PATCH", f"{blobs}/applied?fieldManager=deep", blob_json("applied", MAX_DEPTH),
+                         "application/apply-patch+yaml")
+    assert code == 201 and depth_of(applied["spec"]) == MAX_DEPTH - 1, applied
+    code, applied = call(raw, "PATCH", f"{blobs}/applied?fieldManager=deep", blob_yaml("applied", MAX_DEPTH),
+                         "application/apply-patch+yaml")
+    assert code == 200 and depth_of(applied["spec"]) == MAX_DEPTH - 1, applied
+    code, deleted = call(raw, "DELETE", f"{blobs}/applied")
+    assert code == 200, deleted
+
+
+@pytest.mark.parametrize("ctype, body", [
+    ("application/json", blob_json("over", MAX_DEPTH + 1)),
+    ("application/yaml", blob_yaml("over", MAX_DEPTH + 1)),
+    ("application/json", b"[" * (MAX_DEPTH + 1) + b"]" * (MAX_DEPTH + 1)),
+])
+def test_ten_thousand_and_one_levels_are_a_400(raw: Raw, blobs: str, ctype: str, body: bytes) -> None:
+    code, status = call(raw, "POST", blobs, body, ctype)
+    assert code == 400 and status["reason"] == "BadRequest", status
+    assert "exceeded max depth" in status["message"], status
+    assert call(raw, "POST", blobs, blob_json("target", 3))[0] in (201, 409)
+    for ptype, patch in [("application/merge-patch+json", b'{"spec":' + deep_json(MAX_DEPTH) + b"}"),
+                         ("application/json-patch+json",
+                          b'[{"op":"add","path":"/spec/x","value":' + deep_json(MAX_DEPTH) + b"}]"),
+                         ("application/apply-patch+yaml", blob_json("target", MAX_DEPTH + 1))]:
+        code, status = call(raw, "PATCH", f"{blobs}/target?fieldManager=deep", patch, ptype)
+        assert code == 400 and "exceeded max depth" in status["message"], status
+    assert raw.call("GET", "/version")[0] == 200
+    assert raw.call("GET", "/api/v1/namespaces/default")[0] == 200
+    assert call(raw, "GET", blobs)[0] == 200
