@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import ctypes
+import json
 import math
 import re
 import sys
@@ -38,7 +39,7 @@ import yaml
 from samplecontroller.apimachinery import k8syaml
 
 __all__ = ["DEEP", "MAX_BODY_BYTES", "MAX_DEPTH", "MAX_OBJECT_BYTES", "SERVER_STACK_SIZE", "BodyError", "check_depth",
-           "decode", "decode_deep", "deep_request", "depth_error", "depth_of", "encode", "encode_deep", "load_yaml",
+           "decode", "decode_deep", "deep_request", "equal", "depth_error", "depth_of", "encode", "encode_deep", "load_yaml",
            "note_deep"]
 
 MAX_BODY_BYTES = 3 * 1024 * 1024
@@ -139,6 +140,30 @@ def _release_deep() -> None:
 
 # ------------------------------------------------------------------ JSON at any depth
 
+
+def equal(a: Any, b: Any) -> bool:
+    """``a == b`` for JSON values, also nested beyond the interpreter's C recursion (3.12 stops
+    ``==`` at 1,500 levels whatever the recursion limit): compared iteratively then."""
+    try:
+        return bool(a == b)
+    except RecursionError:
+        pass
+    pairs = [(a, b)]
+    while pairs:
+        x, y = pairs.pop()
+        if type(x) is dict and type(y) is dict:
+            if x.keys() != y.keys():
+                return False
+            pairs.extend((v, y[k]) for k, v in x.items())
+        elif type(x) in (list, tuple) and type(y) in (list, tuple):
+            if type(x) is not type(y) or len(x) != len(y):
+                return False
+            pairs.extend(zip(x, y, strict=True))
+        elif type(x) in (dict, list, tuple) or type(y) in (dict, list, tuple) or x != y:
+            return False
+    return True
+
+
 _msgspec_encode = msgspec.json.Encoder().encode
 _msgspec_decode = msgspec.json.Decoder().decode
 
@@ -188,7 +213,7 @@ def encode_deep(value: Any, sort_keys: bool = False, scalar: Callable[[Any], byt
     end = object()
     while stack:
         items, is_map = stack[-1]
-        item = next(items, end)
+        item: Any = next(items, end)
         if item is end:
             out.append(b"}" if is_map else b"]")
             stack.pop()
@@ -212,6 +237,12 @@ _SCALAR = re.compile(rb'"(?:[^"\\]|\\.)*"|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE
                      re.DOTALL)
 
 
+def _skip(raw: bytes, pos: int) -> int:
+    """The position after the JSON whitespace at ``pos``."""
+    match = _WS.match(raw, pos)
+    return match.end() if match is not None else pos
+
+
 def _syntax(raw: bytes, pos: int, context: str) -> BodyError:
     char = raw[pos:pos + 1]
     return BodyError(f"invalid character {chr(char[0])!r} {context}" if char else "unexpected end of JSON input")
@@ -220,10 +251,10 @@ def _syntax(raw: bytes, pos: int, context: str) -> BodyError:
 def decode_deep(raw: bytes, max_depth: int = MAX_DEPTH) -> Any:
     """JSON ``raw`` decoded without recursion, to ``max_depth`` levels (deeper: Go's
     "exceeded max depth" syntax error, as a ``BodyError``); scalars decoded by msgspec."""
-    ws, scalar = _WS.match, _SCALAR.match
+    ws, scalar = _skip, _SCALAR.match
     stack: list[Any] = []  # open containers
     keys: list[Any] = []  # per open container: the pending key (objects) or None
-    pos = ws(raw, 0).end()
+    pos = ws(raw, 0)
     while True:
         # a value at pos
         char = raw[pos:pos + 1]
@@ -233,7 +264,7 @@ def decode_deep(raw: bytes, max_depth: int = MAX_DEPTH) -> Any:
             container: Any = {} if char == b"{" else []
             stack.append(container)
             keys.append(None)
-            pos = ws(raw, pos + 1).end()
+            pos = ws(raw, pos + 1)
             close = b"}" if char == b"{" else b"]"
             if raw[pos:pos + 1] == close:
                 stack.pop()
@@ -249,14 +280,11 @@ def decode_deep(raw: bytes, max_depth: int = MAX_DEPTH) -> Any:
             match = scalar(raw, pos)
             if match is None:
                 raise _syntax(raw, pos, "looking for beginning of value")
-            try:
-                value = _msgspec_decode(match.group())
-            except msgspec.DecodeError as err:
-                raise BodyError(str(err)) from None
+            value = _scalar_value(match.group())
             pos = match.end()
         # value complete: attach it, then close whatever ends here
         while True:
-            pos = ws(raw, pos).end()
+            pos = ws(raw, pos)
             if not stack:
                 if pos != len(raw):
                     raise _syntax(raw, pos, "after top-level value")
@@ -268,7 +296,7 @@ def decode_deep(raw: bytes, max_depth: int = MAX_DEPTH) -> Any:
                 top.append(value)
             char = raw[pos:pos + 1]
             if char == b",":
-                pos = ws(raw, pos + 1).end()
+                pos = ws(raw, pos + 1)
                 if type(top) is dict:
                     pos = _object_key(raw, pos, keys)
                 break
@@ -280,19 +308,34 @@ def decode_deep(raw: bytes, max_depth: int = MAX_DEPTH) -> Any:
             raise _syntax(raw, pos, "after object key:value pair" if type(top) is dict else "after array element")
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _scalar_value(token: bytes) -> Any:
+    """A JSON scalar; in a string, invalid UTF-8 and lone surrogate escapes become U+FFFD, as Go's
+    encoding/json decodes them (and ``negotiation`` does for shallow bodies)."""
+    try:
+        return _msgspec_decode(token)
+    except (msgspec.DecodeError, UnicodeDecodeError) as err:
+        if token[:1] != b'"':
+            raise BodyError(str(err)) from None
+        try:
+            text = json.loads(token.decode("utf-8", "replace"))
+        except ValueError:
+            raise BodyError(str(err)) from None
+        return _SURROGATE.sub("\ufffd", text)
+
+
 def _object_key(raw: bytes, pos: int, keys: list[Any]) -> int:
     """Read ``"key" :`` at ``pos`` into ``keys[-1]``; the position of the value after it."""
     match = _SCALAR.match(raw, pos)
     if match is None or raw[pos:pos + 1] != b'"':
         raise _syntax(raw, pos, "looking for beginning of object key string")
-    try:
-        keys[-1] = _msgspec_decode(match.group())
-    except msgspec.DecodeError as err:
-        raise BodyError(str(err)) from None
-    pos = _WS.match(raw, match.end()).end()
+    keys[-1] = _scalar_value(match.group())
+    pos = _skip(raw, match.end())
     if raw[pos:pos + 1] != b":":
         raise _syntax(raw, pos, "after object key")
-    return _WS.match(raw, pos + 1).end()
+    return _skip(raw, pos + 1)
 
 
 def _allowed_alias_ratio(decodes: int) -> float:

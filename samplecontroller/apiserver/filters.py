@@ -18,8 +18,6 @@ import re
 from collections import deque
 from typing import Any, Protocol
 
-import msgspec
-
 from samplecontroller.apimachinery.durations import parse_duration
 from samplecontroller.apiserver import authentication, bodies
 from samplecontroller.apiserver.authorization import impersonation

@@ -10,8 +10,6 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-import msgspec
-
 from samplecontroller.apiserver import bodies
 
 __all__ = ["copy_json", "deep_get", "json_path_parts", "meta_of", "name_of", "new_uid", "now_rfc3339",

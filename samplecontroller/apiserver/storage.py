@@ -49,8 +49,6 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
 from samplecontroller.apiserver import bodies
 from samplecontroller.apiserver.revisions import MemoryTable, RevisionTable, Row, SQLiteTable
 from samplecontroller.tls import private_dir
