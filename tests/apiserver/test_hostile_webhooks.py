@@ -195,6 +195,32 @@ def test_a_patch_without_its_patch_type_is_a_failed_call(raw: Raw, hook: Scripte
         raw.call("DELETE", f"{MUTATING}/{config}")
 
 
+def test_a_validating_webhook_answering_a_patch_is_a_failed_call(raw: Raw, hook: Scripted) -> None:
+    """kube's VerifyAdmissionResponse (mutating false): a validating webhook may return neither
+    ``patch`` nor ``patchType``; either makes the answer invalid, a failed call (``failurePolicy``
+    decides), even when it allows."""
+    hook.answers["validating-patch"] = patching({"op": "add", "path": "/data/x", "value": "y"})
+    hook.answers["validating-type"] = lambda _request: {"allowed": True, "patchType": "JSONPatch"}
+    config = fresh("validating-patch")
+    register(raw, VALIDATING, configuration(
+        "ValidatingWebhookConfiguration", config,
+        webhook("validating-patch.example.com", hook.config("validating-patch"), ["CREATE"], label="v-patch"),
+        webhook("validating-type.example.com", hook.config("validating-type"), ["CREATE"], label="v-type"),
+        webhook("validating-ignored.example.com", hook.config("validating-patch"), ["CREATE"], label="v-ignored",
+                policy="Ignore")))
+    try:
+        for label, name, field in [("v-patch", "validating-patch.example.com", "patch"),
+                                   ("v-type", "validating-type.example.com", "patchType")]:
+            code, _, status = raw.call("POST", CONFIGMAPS, configmap(fresh("cm"), label))
+            assert code == 500 and status["message"] == (
+                f'Internal error occurred: failed calling webhook "{name}": received invalid webhook '
+                f"response: validating webhook may not return response.{field}"), status
+        code, _, body = raw.call("POST", CONFIGMAPS, configmap(fresh("cm"), "v-ignored"))
+        assert code == 201 and body["data"] == {}, body
+    finally:
+        raw.call("DELETE", f"{VALIDATING}/{config}")
+
+
 # ---------------------------------------------------------------------------- item 2
 
 
