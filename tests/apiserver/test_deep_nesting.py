@@ -68,7 +68,9 @@ def blobs(raw: Raw) -> str:
                                   "additionalPrinterColumns": [{"name": "Leaf", "type": "string",
                                                                 "jsonPath": ".spec.a.a"}],
                                   "schema": {"openAPIV3Schema": {"type": "object", "properties": {
-                                      "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}}}]}}
+                                      "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True,
+                                               "x-kubernetes-validations": [
+                                                   {"rule": "has(self.a) || has(self.x)"}]}}}}}]}}
     code, _, body = raw.call("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
     assert code == 201, body
     wait_for(lambda: raw.call("GET", PATH)[0] == 200, what="blobs served")
@@ -84,6 +86,10 @@ def test_ten_thousand_levels_are_stored_read_and_patched(raw: Raw, blobs: str) -
     code, created = call(raw, "POST", blobs, blob_yaml("yaml", MAX_DEPTH), "application/yaml")
     assert code == 201, created
     assert depth_of(created["spec"]) == MAX_DEPTH - 1
+
+    # the CRD's CEL rule holds the deep object to account: 422, not a 500
+    code, status = call(raw, "POST", blobs, blob_json("invalid", MAX_DEPTH).replace(b'"spec":{"a":', b'"spec":{"b":'))
+    assert code == 422 and "failed rule: has(self.a) || has(self.x)" in status["message"], status
 
     code, got = call(raw, "GET", f"{blobs}/json")
     assert code == 200 and depth_of(got["spec"]) == MAX_DEPTH - 1, got
