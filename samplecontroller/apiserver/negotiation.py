@@ -44,8 +44,9 @@ def decode_body(body: bytes, content_type: str) -> Any:
         if body.lstrip()[:1] in (b"{", b"["):
             try:  # JSON is YAML: the fast path for what kubectl sends
                 return _decode_json(body)
-            except APIError:
-                pass
+            except APIError as err:
+                if "exceeded max depth" in str(err):  # as deep as YAML: the parser would say so, slowly
+                    raise bad_request(f"error converting YAML to JSON: yaml: {bodies.depth_error()}") from None
         try:
             return bodies.load_yaml(body)
         except bodies.BodyError as err:
