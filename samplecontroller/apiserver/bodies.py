@@ -39,7 +39,7 @@ import yaml
 from samplecontroller.apimachinery import k8syaml
 
 __all__ = ["DEEP", "MAX_BODY_BYTES", "MAX_DEPTH", "MAX_OBJECT_BYTES", "SERVER_STACK_SIZE", "BodyError", "check_depth",
-           "decode", "decode_deep", "deep_request", "equal", "depth_error", "depth_of", "encode", "encode_deep", "load_yaml",
+           "big_stack", "decode", "decode_deep", "deep_request", "equal", "depth_error", "depth_of", "encode", "encode_deep", "load_yaml",
            "note_deep"]
 
 MAX_BODY_BYTES = 3 * 1024 * 1024
@@ -128,6 +128,26 @@ def note_deep() -> None:
             _saved_limit = sys.getrecursionlimit()
             sys.setrecursionlimit(max(_saved_limit, DEEP_RECURSION_LIMIT))
         _deep_holders += 1
+
+
+_stack_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def big_stack() -> Iterator[None]:
+    """Threads started within get a ``SERVER_STACK_SIZE`` stack (reserved address space: 3.11
+    runs the deep C-level recursion of values nested thousands deep on the thread's stack);
+    the previous size is restored after (``threading.stack_size`` is process-wide)."""
+    with _stack_lock:
+        previous = threading.stack_size()
+        try:
+            threading.stack_size(SERVER_STACK_SIZE)
+        except (ValueError, RuntimeError):  # a platform without it: the default stack
+            pass
+        try:
+            yield
+        finally:
+            threading.stack_size(previous)
 
 
 def _release_deep() -> None:

@@ -133,23 +133,11 @@ def is_https_url(text: str) -> bool:
     return parsed.scheme == "https" and bool(parsed.netloc)
 
 
-_stack_lock = threading.Lock()
-
-
 def big_stack_thread(target: Callable[[], None], name: str) -> threading.Thread:
-    """A daemon thread with a ``bodies.SERVER_STACK_SIZE`` stack (reserved address space, used only
-    by values nested thousands deep: 3.11 runs deep C-level recursion on the thread's stack)."""
-    with _stack_lock:
-        previous = threading.stack_size()
-        try:
-            threading.stack_size(bodies.SERVER_STACK_SIZE)
-        except (ValueError, RuntimeError):  # a platform without it: the default stack
-            pass
-        try:
-            thread = threading.Thread(target=target, name=name, daemon=True)
-            thread.start()
-        finally:
-            threading.stack_size(previous)
+    """A started daemon thread with a ``bodies.SERVER_STACK_SIZE`` stack (``bodies.big_stack``)."""
+    with bodies.big_stack():
+        thread = threading.Thread(target=target, name=name, daemon=True)
+        thread.start()
     return thread
 
 

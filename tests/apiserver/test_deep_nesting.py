@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from samplecontroller.apiserver.bodies import MAX_DEPTH, decode_deep, depth_of
+from samplecontroller.apiserver.handlers.preflight import PREFLIGHT_BYTES
 from tests.apiserver.conftest import Raw
 from tests.live import wait_for
 
@@ -94,7 +95,10 @@ def test_ten_thousand_levels_are_stored_read_and_patched(raw: Raw, blobs: str) -
     code, rv = call(raw, "GET", blobs)
     assert code == 200, rv
     links = MAX_DEPTH - 1  # the spec's; the object itself is the first level
-    code, created = send(raw, "POST", blobs, blob_json("json", MAX_DEPTH))
+    padded = blob_json("json", MAX_DEPTH).replace(b'"name":"json"', b'"name":"json","annotations":{"pad":"'
+                                                   + b"x" * 16384 + b'"}', 1)
+    assert len(padded) >= PREFLIGHT_BYTES  # its dry run runs first on the preflight thread
+    code, created = send(raw, "POST", blobs, padded)
     assert code == 201 and chain(created) == links, created[:300]
     code, created = send(raw, "POST", blobs, blob_yaml("yaml", MAX_DEPTH), "application/yaml")
     assert code == 201 and b'"spec":{"a":' + b"[" * (MAX_DEPTH - 2) + b"1" + b"]" * (MAX_DEPTH - 2) + b"}" in created
