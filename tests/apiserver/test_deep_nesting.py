@@ -114,6 +114,8 @@ def test_ten_thousand_levels_are_stored_read_and_patched(raw: Raw, blobs: str) -
     assert code == 200 and chain(listed) >= links and listed.count(b"[") >= yaml_lists, listed[:300]
     code, table = call(raw, "GET", f"{blobs}?includeObject=None", accept="application/json;as=Table;g=meta.k8s.io;v=v1")
     assert code == 200 and [row["cells"][0] for row in table["rows"]][:2] == ["json", "yaml"], table
+    code, rows = send(raw, "GET", blobs, accept="application/json;as=Table;g=meta.k8s.io;v=v1")
+    assert code == 200 and rows.count(b'"kind":"PartialObjectMetadata"') >= 2, rows[:300]  # deep managedFields
     conn = raw.conn(60)
     conn.request("GET", f"{blobs}?watch=true&resourceVersion={rv['metadata']['resourceVersion']}&timeoutSeconds=1",
                  headers={"Authorization": f"Bearer {raw.server.token}"})
