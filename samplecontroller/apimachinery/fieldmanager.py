@@ -59,9 +59,14 @@ __all__ = [
     "merge_schema",
     "paths_to_fields_v1",
     "update_managed_fields",
+    "MAX_TRACKED_DEPTH",
 ]
 
 Path = tuple[str, ...]
+MAX_TRACKED_DEPTH = 100
+"""A value this many path elements down is owned as a whole (not field by field, as
+structured-merge-diff would): paths are tuples, so deeper tracking would cost quadratic time and
+memory for the rare object nested thousands deep."""
 _EMPTY: Mapping[str, Any] = {}
 _UNTRACKED_META = {"name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp",
                    "deletionTimestamp", "deletionGracePeriodSeconds", "managedFields", "selfLink", "generateName"}
@@ -386,7 +391,7 @@ def fields_v1(obj: Mapping[str, Any], definition_name: str | None = None,
                 if mkey not in _UNTRACKED_META and mvalue is not None:
                     if meta is None:
                         meta = _node(_metadata_schema(root.merged))
-                    _grow(mvalue, meta.child(mkey), fields, f"f:{mkey}", mkey, builtin)
+                    _grow(mvalue, meta.child(mkey), fields, f"f:{mkey}", mkey, builtin, 2)
             if fields:
                 tree["f:metadata"] = fields
         else:
@@ -394,10 +399,14 @@ def fields_v1(obj: Mapping[str, Any], definition_name: str | None = None,
     return _sorted_tree(tree)
 
 
-def _grow(value: Any, node: _Node, parent: dict[str, Any], element: str, name: str, builtin: bool) -> None:
+def _grow(value: Any, node: _Node, parent: dict[str, Any], element: str, name: str, builtin: bool,
+          length: int = 1) -> None:
     """``_collect`` (with nodes) of ``value`` at ``parent[element]``, creating that tree node only
-    when the value sets a field (an empty keyed list or set sets none); ``name``: the field's name."""
-    if isinstance(value, dict) and not node.atomic:
+    when the value sets a field (an empty keyed list or set sets none); ``name``: the field's name,
+    ``length``: the length of ``element``'s path."""
+    if length >= MAX_TRACKED_DEPTH:  # owned as a whole
+        parent.setdefault(element, {})
+    elif isinstance(value, dict) and not node.atomic:
         here = parent.get(element)
         fresh = here is None
         if here is None:
@@ -407,7 +416,7 @@ def _grow(value: Any, node: _Node, parent: dict[str, Any], element: str, name: s
             if child is not None:
                 children = True
                 if isinstance(child, (dict, list)):
-                    _grow(child, node.child(key), here, f"f:{key}", key, builtin)
+                    _grow(child, node.child(key), here, f"f:{key}", key, builtin, length + 1)
                 else:
                     here.setdefault(f"f:{key}", {})  # a scalar: a leaf, whatever its schema
         if children and not (builtin and name in _VALUE_STRUCTS):
@@ -429,7 +438,7 @@ def _grow(value: Any, node: _Node, parent: dict[str, Any], element: str, name: s
                 member["."] = {}
                 for key, child in item.items():
                     if isinstance(child, (dict, list)):
-                        _grow(child, item_node.child(key), member, f"f:{key}", key, builtin)
+                        _grow(child, item_node.child(key), member, f"f:{key}", key, builtin, length + 2)
                     elif child is not None:
                         member.setdefault(f"f:{key}", {})
         elif kind == "set" and all(not isinstance(i, (dict, list)) for i in value):
@@ -498,7 +507,9 @@ def _node(schema: Mapping[str, Any]) -> _Node:
 
 
 def _collect(value: Any, node: _Node, prefix: Path, out: set[Path], mode: str = "") -> None:
-    if isinstance(value, dict) and not node.atomic:
+    if len(prefix) >= MAX_TRACKED_DEPTH:  # owned as a whole
+        out.add(prefix)
+    elif isinstance(value, dict) and not node.atomic:
         children = [(k, v) for k, v in value.items() if v is not None]
         if not children:
             out.add(prefix)
@@ -542,7 +553,7 @@ def fields_v1_to_paths(tree: Any) -> set[Path]:
 
 
 def _walk_tree(node: Any, prefix: Path, out: set[Path]) -> None:
-    if not isinstance(node, dict) or not node:
+    if not isinstance(node, dict) or not node or len(prefix) >= MAX_TRACKED_DEPTH:
         if prefix:
             out.add(prefix)
         return
@@ -854,14 +865,32 @@ def _prune_empty_parents(obj: Any, path: Path, owned: set[Path]) -> None:
 
 
 def _strict_equal(a: Any, b: Any) -> bool:
-    """Equal as JSON: ``==`` with the types compared too (``1`` is not ``1.0`` nor ``true``)."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(_strict_equal(v, b[k]) for k, v in a.items())
-    if isinstance(a, list):
-        return len(a) == len(b) and all(_strict_equal(x, y) for x, y in zip(a, b, strict=True))
-    return bool(a == b)
+    """Equal as JSON: ``==`` with the types compared too (``1`` is not ``1.0`` nor ``true``);
+    iterative (values may nest 10,000 deep)."""
+    pairs = [(a, b)]
+    while pairs:
+        x, y = pairs.pop()
+        if type(x) is not type(y):
+            return False
+        if isinstance(x, dict):
+            if x.keys() != y.keys():
+                return False
+            pairs.extend((v, y[k]) for k, v in x.items())
+        elif isinstance(x, list):
+            if len(x) != len(y):
+                return False
+            pairs.extend(zip(x, y, strict=True))
+        elif x != y:
+            return False
+    return True
+
+
+def _equal(a: Any, b: Any) -> bool:
+    """``a == b``; ``_strict_equal`` for values nested beyond the interpreter's C recursion."""
+    try:
+        return bool(a == b)
+    except RecursionError:
+        return _strict_equal(a, b)
 
 
 _encode = msgspec.json.Encoder().encode
@@ -880,20 +909,20 @@ def _same_json(a: Any, b: Any) -> bool:
     try:
         if _encode(a) == _encode(b):
             return True
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         pass
     return _strict_equal(a, b)
 
 
 def _unchanged(before: Any, after: Any) -> bool:
     """Nothing changed under a path whose old and new values are equal as JSON (``_same_json``)."""
-    return before is not _MISSING and after is not _MISSING and before == after and _same_json(before, after)
+    return before is not _MISSING and after is not _MISSING and _equal(before, after) and _same_json(before, after)
 
 
 def _leaf_changed(path: Path, before: Any, after: Any) -> bool:
     """Whether a path of ``field_set`` is changed or added, its values (not ``_unchanged``) known:
     missing from the old object, or (a value, not a ``.`` node) of another value or type."""
-    return before is _MISSING or (path[-1] != "." and not (type(before) is type(after) and before == after))
+    return before is _MISSING or (path[-1] != "." and not (type(before) is type(after) and _equal(before, after)))
 
 
 def _collect_changes(value: Any, node: _Node, prefix: Path, out: set[Path], changed: set[Path], mode: str,
@@ -902,6 +931,9 @@ def _collect_changes(value: Any, node: _Node, prefix: Path, out: set[Path], chan
     update changed or added. ``before``/``after``: the old and new objects' values at ``prefix`` as
     ``_child`` finds them element by element (by a list item's keys, the first match: not always
     ``value``'s item); under a prefix where they are ``_unchanged``, nothing is."""
+    if len(prefix) >= MAX_TRACKED_DEPTH:  # owned as a whole
+        _add_leaf(prefix, before, after, out, changed)
+        return
     if _unchanged(before, after):
         _collect(value, node, prefix, out, mode)
         return

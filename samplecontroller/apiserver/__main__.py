@@ -19,12 +19,13 @@ import asyncio
 import os
 import signal
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
 from samplecontroller.apimachinery.durations import parse_duration
 from samplecontroller.apiserver.preload import CRDError, create_crds, load_crds
-from samplecontroller.apiserver.server import LocalAPIServer, is_https_url, tune_gc
+from samplecontroller.apiserver.server import LocalAPIServer, big_stack_thread, is_https_url, tune_gc
 from samplecontroller.apiserver.version import EmulationVersionError, parse_emulated_version
 
 
@@ -87,7 +88,33 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
-async def _serve(args: argparse.Namespace, crds: list[dict[str, Any]]) -> None:
+class _Stopper:
+    """SIGINT/SIGTERM, caught on the main thread, set the serving loop's stop event (the loop runs
+    on a thread of its own: ``server.big_stack_thread``)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.requested = False
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.stop: asyncio.Event | None = None
+
+    def attach(self, loop: asyncio.AbstractEventLoop, stop: asyncio.Event) -> None:
+        with self.lock:
+            self.loop, self.stop = loop, stop
+            if self.requested:
+                stop.set()
+
+    def request(self, *_: object) -> None:
+        with self.lock:
+            self.requested = True
+            if self.loop is not None and self.stop is not None:
+                try:
+                    self.loop.call_soon_threadsafe(self.stop.set)
+                except RuntimeError:  # the loop is already closed
+                    pass
+
+
+async def _serve(args: argparse.Namespace, crds: list[dict[str, Any]], stopper: _Stopper) -> None:
     server = LocalAPIServer(data_dir=args.data_dir, simulate_deployments=args.simulate_deployments,
                             simulate_jobs=args.simulate_jobs,
                             kubeconfig_path=Path(args.kubeconfig), port=args.port, bind=args.bind,
@@ -97,9 +124,7 @@ async def _serve(args: argparse.Namespace, crds: list[dict[str, Any]]) -> None:
                             service_account_jwks_uri=args.service_account_jwks_uri,
                             emulated_version=args.emulated_version)
     stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
+    stopper.attach(asyncio.get_running_loop(), stop)
     await server.serve_async()
     try:
         if crds:
@@ -123,8 +148,25 @@ def main(argv: list[str] | None = None) -> int:
     except CRDError as err:
         print(f"error: --crds: {err}", file=sys.stderr)
         return 2
+    stopper = _Stopper()
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            asyncio.run(_serve(args, crds, stopper))
+        except BaseException as err:  # reported by the main thread
+            failed.append(err)
+
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, stopper.request)
+    # the loop runs on a thread with a large stack: values nested 10,000 deep (see bodies)
+    thread = big_stack_thread(run, "apiserver")
+    while thread.is_alive():
+        thread.join(0.5)
     try:
-        asyncio.run(_serve(args, crds))
+        if failed:
+            raise failed[0]
     except CRDError as err:
         print(f"error: --crds: {err}", file=sys.stderr)
         return 1

@@ -192,7 +192,7 @@ class Admitter:
                 views[matched.version] = await self._in_version(views[req.res.version], matched)
             view = views[matched.version]
             if self._conditions_match(hook, req, view):
-                calls.append(self._call(hook, req, view))
+                calls.append(self._call(hook, req, view, mutating=False))
         await asyncio.gather(*calls)
 
     # ------------------------------------------------------------------ matching
@@ -283,8 +283,11 @@ class Admitter:
 
     # ------------------------------------------------------------------ calling
 
-    async def _call(self, hook: Mapping[str, Any], req: AdmissionRequest, view: _View) -> dict[str, Any] | None:
-        """The webhook's ``response`` (allowed); None when a failure is ignored. Raises on denial."""
+    async def _call(self, hook: Mapping[str, Any], req: AdmissionRequest, view: _View,
+                    mutating: bool = True) -> dict[str, Any] | None:
+        """The webhook's ``response`` (allowed); None when a failure is ignored. Raises on denial.
+        A validating webhook's answer with ``patch`` or ``patchType`` is invalid, a failed call
+        whether it allows or not (kube's VerifyAdmissionResponse)."""
         name = str(hook.get("name", ""))
         try:
             response = await _post(self.client, hook, _review(req, view))
@@ -294,6 +297,11 @@ class Admitter:
         except ValueError as err:
             self._fail(hook, str(err) or type(err).__name__)
             return None
+        if not mutating:
+            field = "patch" if response.get("patch") else "patchType" if response.get("patchType") is not None else ""
+            if field:
+                self._fail(hook, f"received invalid webhook response: validating webhook may not return response.{field}")
+                return None
         for warning in response.get("warnings") or ():
             req.warnings.append(str(warning))
         if response.get("allowed") is not True:

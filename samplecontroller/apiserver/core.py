@@ -26,8 +26,6 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
-import msgspec
-
 from samplecontroller.apimachinery import openapi_schemas
 from samplecontroller.apiserver import (
     bodies,
@@ -72,8 +70,8 @@ from samplecontroller.apiserver.warning import go_quote
 __all__ = ["CRD_KEY", "NS_KEY", "CRDPlan", "Core"]
 
 log = logging.getLogger(__name__)
-_decode = msgspec.json.Decoder().decode
-_encode = msgspec.json.Encoder().encode
+_decode = bodies.decode
+_encode = bodies.encode
 
 CRD_KEY = "apiextensions.k8s.io/customresourcedefinitions"
 NS_KEY = "/namespaces"
@@ -120,7 +118,7 @@ def _same_json(before: Any, after: Any) -> bool:
     """Whether two JSON values are equal and spelled alike (``1``, ``1.0`` and ``true`` are ``==``
     in Python, not in JSON): False when in doubt (keys in another order, a value msgspec cannot
     encode)."""
-    if before is None or before != after:
+    if before is None or not bodies.equal(before, after):
         return False
     try:
         return _encode(before) == _encode(after)
@@ -528,7 +526,7 @@ class Core:
         """Whether a write changes nothing: the managed fields' timestamps alone are no change, but
         a manager gaining (or losing) fields is, as kube-apiserver's
         IgnoreManagedFieldsTimestampsTransformer (an apply of values already there shares them)."""
-        if any(old.get(key) != new.get(key) for key in old.keys() | new.keys() if key != "metadata"):
+        if any(not bodies.equal(old.get(key), new.get(key)) for key in old.keys() | new.keys() if key != "metadata"):
             return False  # (a status write: no copies of the metadata to compare)
 
         def strip(o: dict[str, Any]) -> dict[str, Any]:
@@ -537,7 +535,7 @@ class Core:
                                   for e in m.get("managedFields") or []]
             m.pop("resourceVersion", None)
             return {**o, "metadata": m}
-        return strip(old) == strip(new)
+        return bodies.equal(strip(old), strip(new))
 
     def _spec_changed(self, res: Resource, old: dict[str, Any], new: dict[str, Any]) -> bool:
         """Whether an update changes what metadata.generation counts: everything but metadata (and
@@ -546,7 +544,7 @@ class Core:
         ignore = {"metadata", "status"} if ("status" in res.subresources or not res.is_custom) else {"metadata"}
         ignore |= {"apiVersion", "kind"}
         keys = (set(old) | set(new)) - ignore
-        return any(old.get(k) != new.get(k) for k in keys)
+        return any(not bodies.equal(old.get(k), new.get(k)) for k in keys)
 
     # ------------------------------------------------------------------ patch
 

@@ -18,8 +18,6 @@ import re
 from collections import deque
 from typing import Any, Protocol
 
-import msgspec
-
 from samplecontroller.apimachinery.durations import parse_duration
 from samplecontroller.apiserver import authentication, bodies
 from samplecontroller.apiserver.authorization import impersonation
@@ -36,7 +34,7 @@ __all__ = ["PUBLIC_PATHS", "Credentials", "Deadlines", "Expiring", "MaxInFlight"
            "json_response", "long_running"]
 
 log = logging.getLogger(__name__)
-_encode = msgspec.json.Encoder().encode
+_encode = bodies.encode
 
 PUBLIC_PATHS = {"/version", "/version/", "/healthz", "/livez", "/readyz"}
 
@@ -92,7 +90,8 @@ def chain(handler: Handler, metrics: RequestMetrics, store: Store, credentials: 
             try:
                 impersonate(authorizer, request)
                 authorize(authorizer, request)
-                return await handler(request)
+                with bodies.deep_request():  # deeply nested values get the raised recursion limit
+                    return await handler(request)
             finally:
                 inflight.exit(seat)
         except Exception as err:  # CancelledError is no Exception: it passes
@@ -237,8 +236,8 @@ def _error_response(request: Request, err: Exception) -> Response:
         return json_response(err.status, err.code, err.headers)
     if isinstance(err, ConnectionResetError):
         raise err
-    if isinstance(err, RecursionError):  # a backstop: bodies.MAX_DEPTH keeps client input from getting here
-        log.warning("nesting too deep serving %s %s", request.method, request.path_qs)
+    if isinstance(err, RecursionError):  # a backstop: a walk the raised limit did not cover
+        log.warning("nesting too deep serving %s %s", request.method, request.path_qs, exc_info=err)
         too_deep = bad_request(f"the object is nested too deeply: {bodies.depth_error()}")
         return json_response(too_deep.status, too_deep.code)
     log.error("internal error serving %s %s", request.method, request.path_qs, exc_info=err)

@@ -43,11 +43,10 @@ def decode_body(body: bytes, content_type: str) -> Any:
     if ctype in ("application/yaml", "application/x-yaml", "text/yaml", PATCH_APPLY):
         if body.lstrip()[:1] in (b"{", b"["):
             try:  # JSON is YAML: the fast path for what kubectl sends
-                value = _decode(body)
-                bodies.check_depth(value, body)
-                return value
-            except (msgspec.DecodeError, RecursionError, bodies.BodyError):
-                pass
+                return _decode_json(body)
+            except APIError as err:
+                if "exceeded max depth" in str(err):  # as deep as YAML: the parser would say so, slowly
+                    raise bad_request(f"error converting YAML to JSON: yaml: {bodies.depth_error()}") from None
         try:
             return bodies.load_yaml(body)
         except bodies.BodyError as err:
@@ -60,8 +59,11 @@ def decode_body(body: bytes, content_type: str) -> Any:
 def _decode_json(body: bytes) -> Any:
     try:
         value = _decode(body)
-    except RecursionError:
-        raise bad_request(f"error decoding request body: {bodies.depth_error()}") from None
+    except RecursionError:  # nested beyond msgspec (the interpreter's C recursion): decoded iteratively
+        try:
+            value = bodies.decode_deep(body)
+        except bodies.BodyError as err:
+            raise bad_request(f"error decoding request body: {err}") from None
     except (msgspec.DecodeError, UnicodeDecodeError) as err:
         value = _decode_coercing(body)
         if value is _UNDECODABLE:

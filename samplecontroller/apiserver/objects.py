@@ -10,13 +10,13 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-import msgspec
+from samplecontroller.apiserver import bodies
 
 __all__ = ["copy_json", "deep_get", "json_path_parts", "meta_of", "name_of", "new_uid", "now_rfc3339",
            "parse_rfc3339", "random_suffix", "rfc3339", "same_time", "set_condition"]
 
-_encode = msgspec.json.Encoder().encode
-_decode = msgspec.json.Decoder().decode
+_encode = bodies.encode
+_decode = bodies.decode
 _clock: list[Any] = [0, ""]
 _SUFFIX_CHARS = "bcdfghjklmnpqrstvwxz2456789"  # apimachinery's utilrand.String: no vowels, no 0/1/3
 

@@ -133,6 +133,14 @@ def is_https_url(text: str) -> bool:
     return parsed.scheme == "https" and bool(parsed.netloc)
 
 
+def big_stack_thread(target: Callable[[], None], name: str) -> threading.Thread:
+    """A started daemon thread with a ``bodies.SERVER_STACK_SIZE`` stack (``bodies.big_stack``)."""
+    with bodies.big_stack():
+        thread = threading.Thread(target=target, name=name, daemon=True)
+        thread.start()
+    return thread
+
+
 class LocalAPIServer:
     """The embedded API server on a background thread with its own event loop. ``emulated_version``
     (``"1.34"``) serves the API of an older Kubernetes minor version, as kube-apiserver's
@@ -212,8 +220,7 @@ class LocalAPIServer:
 
     def start(self) -> None:
         """Start the server on its own thread and wait until it serves (raises what failed, within 30 s)."""
-        self._thread = threading.Thread(target=self._run, name="apiserver", daemon=True)
-        self._thread.start()
+        self._thread = big_stack_thread(self._run, "apiserver")
         self._ready.wait(30)
         if self._error is not None:
             raise self._error

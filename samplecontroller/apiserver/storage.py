@@ -49,8 +49,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
+from samplecontroller.apiserver import bodies
 from samplecontroller.apiserver.revisions import MemoryTable, RevisionTable, Row, SQLiteTable
 from samplecontroller.tls import private_dir
 
@@ -58,8 +57,8 @@ __all__ = ["ROWS_COMPACT_BATCH", "WATCH_BUFFER", "Entry", "Event", "Expired", "P
 
 log = logging.getLogger(__name__)
 
-_encode = msgspec.json.Encoder().encode
-_decode = msgspec.json.Decoder().decode
+_encode = bodies.encode
+_decode = bodies.decode
 
 Key = tuple[str, str]  # (namespace, name)
 EntryList = list[tuple[Key, "Entry"]]
@@ -96,12 +95,13 @@ class Entry:
     An entry read back from the table (``obj`` None when built) keeps only its bytes: ``obj``
     then decodes them on every access and keeps nothing."""
 
-    __slots__ = ("_obj", "raw", "rev")
+    __slots__ = ("_deep", "_obj", "raw", "rev")
 
     def __init__(self, rev: int, obj: dict[str, Any] | None, raw: bytes) -> None:
         self.rev = rev
         self._obj = obj
         self.raw = raw
+        self._deep: bool | None = None
 
     @property
     def obj(self) -> dict[str, Any]:
@@ -110,6 +110,12 @@ class Entry:
         if obj is None:
             decoded: dict[str, Any] = _decode(self.raw)
             return decoded
+        if self._deep is None:
+            raw = self.raw
+            self._deep = (raw.count(b"{") + raw.count(b"[") >= bodies.DEEP
+                          and bodies.depth_of(obj, bodies.DEEP) >= bodies.DEEP)
+        if self._deep:
+            bodies.note_deep()  # the request's walks over it get the raised recursion limit
         return obj
 
     def copy(self) -> dict[str, Any]:

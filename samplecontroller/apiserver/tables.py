@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from samplecontroller.apiserver import printers
+from samplecontroller.apiserver import bodies, printers
 from samplecontroller.apiserver.objects import deep_get as _get
 
 __all__ = [
@@ -170,7 +170,14 @@ def _as_text(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, (int, float)):
         return str(value)
-    return json.dumps(value, separators=(",", ":"), sort_keys=True)
+    try:
+        return json.dumps(value, separators=(",", ":"), sort_keys=True)
+    except RecursionError:  # nested thousands deep: the same text, built iteratively
+        return bodies.encode_deep(value, sort_keys=True, scalar=_json_scalar).decode()
+
+
+def _json_scalar(value: Any) -> bytes:
+    return json.dumps(value).encode()
 
 
 def _typed_cell(typ: str, value: Any, now: datetime) -> Any:

@@ -33,6 +33,7 @@ import json
 import secrets
 from collections import deque
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from samplecontroller.apiserver import filters, requestinfo, tokens
 from samplecontroller.apiserver.admission import Admitter
@@ -62,6 +63,17 @@ _HANDLERS: dict[str, ResourceHandler] = {
     "get": crud.get, "list": list_.list_, "watch": watch_.watch, "create": crud.create, "update": crud.update,
     "patch": crud.patch, "delete": crud.delete, "deletecollection": crud.delete_collection,
 }
+
+
+_GO_ESCAPES = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028",
+                             "\u2029": "\\u2029"})
+
+
+def go_json(value: Any) -> bytes:
+    """``value`` as Go's ``json.Marshal`` writes it (kube's issuer discovery documents are those
+    bytes, written as they are): compact, no final newline, ``<``, ``>``, ``&``, U+2028 and
+    U+2029 escaped."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).translate(_GO_ESCAPES).encode()
 
 
 class APIServerApp:
@@ -203,9 +215,9 @@ class APIServerApp:
         document served with ``Cache-Control: public``)."""
         headers = {"Cache-Control": "public, max-age=3600"}
         if path == "/openid/v1/jwks":
-            return Response(body=json.dumps(self.signer.jwks()).encode(), headers=headers,
-                                content_type="application/jwk-set+json")
-        return json_response(self.signer.openid_configuration(self.jwks_uri), headers=headers)
+            return Response(body=go_json(self.signer.jwks()), headers=headers, content_type="application/jwk-set+json")
+        return Response(body=go_json(self.signer.openid_configuration(self.jwks_uri)), headers=headers,
+                        content_type="application/json")
 
     async def _resource(self, request: Request, verb: str, info: RequestInfo,
                         accept: Accept) -> AnyResponse:

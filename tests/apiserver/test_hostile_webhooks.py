@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from samplecontroller.apiserver import LocalAPIServer
+from samplecontroller.apiserver import LocalAPIServer, tokens, web
 from samplecontroller.apiserver.__main__ import parse_args
 from samplecontroller.apiserver.webhookclient import WebhookCallError, WebhookClient
 from samplecontroller.runtime.webhook import write_self_signed
@@ -195,6 +195,32 @@ def test_a_patch_without_its_patch_type_is_a_failed_call(raw: Raw, hook: Scripte
         raw.call("DELETE", f"{MUTATING}/{config}")
 
 
+def test_a_validating_webhook_answering_a_patch_is_a_failed_call(raw: Raw, hook: Scripted) -> None:
+    """kube's VerifyAdmissionResponse (mutating false): a validating webhook may return neither
+    ``patch`` nor ``patchType``; either makes the answer invalid, a failed call (``failurePolicy``
+    decides), even when it allows."""
+    hook.answers["validating-patch"] = patching({"op": "add", "path": "/data/x", "value": "y"})
+    hook.answers["validating-type"] = lambda _request: {"allowed": True, "patchType": "JSONPatch"}
+    config = fresh("validating-patch")
+    register(raw, VALIDATING, configuration(
+        "ValidatingWebhookConfiguration", config,
+        webhook("validating-patch.example.com", hook.config("validating-patch"), ["CREATE"], label="v-patch"),
+        webhook("validating-type.example.com", hook.config("validating-type"), ["CREATE"], label="v-type"),
+        webhook("validating-ignored.example.com", hook.config("validating-patch"), ["CREATE"], label="v-ignored",
+                policy="Ignore")))
+    try:
+        for label, name, field in [("v-patch", "validating-patch.example.com", "patch"),
+                                   ("v-type", "validating-type.example.com", "patchType")]:
+            code, _, status = raw.call("POST", CONFIGMAPS, configmap(fresh("cm"), label))
+            assert code == 500 and status["message"] == (
+                f'Internal error occurred: failed calling webhook "{name}": received invalid webhook '
+                f"response: validating webhook may not return response.{field}"), status
+        code, _, body = raw.call("POST", CONFIGMAPS, configmap(fresh("cm"), "v-ignored"))
+        assert code == 201 and body["data"] == {}, body
+    finally:
+        raw.call("DELETE", f"{VALIDATING}/{config}")
+
+
 # ---------------------------------------------------------------------------- item 2
 
 
@@ -209,6 +235,25 @@ def test_issuer_discovery_ignores_the_host_header(raw: Raw, server: LocalAPIServ
     conn.close()
     assert resp.status == 200 and resp.getheader("Cache-Control") == "public, max-age=3600"
     assert document["jwks_uri"] == f"{server.url}/openid/v1/jwks", document
+
+
+def test_issuer_discovery_is_written_as_kubes_json_marshal(raw: Raw, server: LocalAPIServer) -> None:
+    """kube's openIDConfigJSON/openIDKeysetJSON are Go's json.Marshal: compact, no final newline
+    (routes.OpenIDMetadataServer writes those bytes as they are), HTML characters escaped."""
+    for path, ctype in [("/.well-known/openid-configuration", "application/json"),
+                        ("/openid/v1/jwks", "application/jwk-set+json")]:
+        conn = raw.conn()
+        conn.request("GET", path, headers={"Authorization": f"Bearer {server.token}"})
+        resp = conn.getresponse()
+        body = resp.read()
+        conn.close()
+        assert resp.status == 200 and resp.getheader("Content-Type") == ctype, body
+        assert not body.endswith(b"\n") and b": " not in body and b", " not in body, body
+        assert body == json.dumps(json.loads(body), separators=(",", ":")).encode(), body
+    config = tokens.signer("x").openid_configuration("https://keys.example.com/jwks?a=1&b=<2>")
+    assert web.go_json(config).endswith(b'"jwks_uri":"https://keys.example.com/jwks?a=1\\u0026b=\\u003c2\\u003e",'
+                                        b'"response_types_supported":["id_token"],"subject_types_supported":["public"],'
+                                        b'"id_token_signing_alg_values_supported":["ES256"]}')
 
 
 def test_the_jwks_uri_can_be_set_and_must_be_https(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -10,7 +11,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from samplecontroller.apimachinery.k8syaml import STR, resolve_plain
-from samplecontroller.apiserver.bodies import MAX_DEPTH, BodyError, check_depth, load_yaml
+from samplecontroller.apiserver.bodies import (
+    MAX_DEPTH,
+    BodyError,
+    check_depth,
+    decode_deep,
+    depth_of,
+    encode,
+    encode_deep,
+    equal,
+    load_yaml,
+)
 
 json_values = st.recursive(
     st.one_of(st.none(), st.booleans(), st.integers(-(2**63), 2**63), st.text(max_size=10),
@@ -73,19 +84,41 @@ DEPTH_MESSAGE = r"(?i)\bdepth\b"
 
 
 def test_depth_bound_is_the_same_for_json_values_and_yaml() -> None:
+    """Go's 10,000 levels (encoding/json's maxNestingDepth, go-yaml's max_flow_level), past
+    libyaml's own bound of 1,000 and msgspec's recursion; one more is a 400's BodyError (YAML
+    this deep: tests/apiserver/test_deep_nesting.py)."""
     ok = b"[" * MAX_DEPTH + b"]" * MAX_DEPTH
     too_deep = b"[" * (MAX_DEPTH + 1) + b"]" * (MAX_DEPTH + 1)
     check_depth(nested_lists(MAX_DEPTH))
-    assert load_yaml(ok) == nested_lists(MAX_DEPTH)
+    assert equal(load_yaml(b"[" * 1500 + b"]" * 1500), nested_lists(1500))  # past libyaml's 1,000
+    assert equal(decode_deep(ok), nested_lists(MAX_DEPTH))
     with pytest.raises(BodyError, match=DEPTH_MESSAGE):
         check_depth(nested_lists(MAX_DEPTH + 1))
     with pytest.raises(BodyError, match=DEPTH_MESSAGE):
-        load_yaml(too_deep)
+        decode_deep(too_deep)
     with pytest.raises(BodyError, match=DEPTH_MESSAGE):
         load_yaml(b"[" * 100_000)
-    block = b"x:\n" + b"".join(b" " * i + b"- \n" for i in range(MAX_DEPTH + 5))
-    with pytest.raises(BodyError, match=DEPTH_MESSAGE):
-        load_yaml(block)
+    # block style: a body of at most 3 MiB indents at most ~2,400 levels
+    block = b"x:\n" + b"".join(b" " * i + b"- \n" for i in range(2000))
+    assert depth_of(load_yaml(block)) == 2001
+
+
+def test_deep_json_decodes_and_encodes_as_msgspec_does() -> None:
+    value = {"a": [1, -2.5e-7, "x\u00e9\n\"", {"b": None, "c": True, "d": []}, {}], "e": False, "": 0}
+    raw = encode(value)
+    assert decode_deep(raw) == value and encode_deep(value) == raw
+    assert decode_deep(b' \n{ "a" : [ 1 , 2 ] }\t') == {"a": [1, 2]}
+    deep = nested_lists(MAX_DEPTH)
+    assert encode(deep) == b"[" * MAX_DEPTH + b"]" * MAX_DEPTH
+    for bad, message in [(b"[1,]", "invalid character ']' looking for beginning of value"),
+                         (b'{"a" 1}', "invalid character '1' after object key"),
+                         (b"[1 2]", "invalid character '2' after array element"),
+                         (b"{}x", "invalid character 'x' after top-level value"),
+                         (b"[", "unexpected end of JSON input"),
+                         (b'["\\q"]', "invalid escape character")]:
+        with pytest.raises(BodyError, match=re.escape(message)):
+            decode_deep(bad)
+    assert decode_deep(b'["\xff", "\\ud800"]') == ["\ufffd", "\ufffd"]  # as Go's encoding/json
 
 
 @pytest.mark.parametrize("text, expected", [

@@ -24,6 +24,7 @@ from generated.apis.samplecontroller.v1alpha1 import Foo, FooSpec
 from samplecontroller.apimachinery import errors
 from samplecontroller.apimachinery.jsonpatch import apply_patch
 from samplecontroller.runtime.webhook import Server, path_for, webhook_managed_by, write_self_signed
+from samplecontroller.runtime.webhook.admission import DefaultingHandler
 from samplecontroller.runtime.webhook.jsonpatch import create_patch
 from tests.live import WebhookHost
 
@@ -125,6 +126,27 @@ def test_defaulter_answers_a_json_patch(webhook: Any) -> None:
     patched = apply_patch(original, ops)
     assert patched["spec"]["replicas"] == 1
     assert patched["futureField"] == {"keep": True}
+
+
+class RaisingDefaulter:
+    def __init__(self, err: Exception) -> None:
+        self.err = err
+
+    def default(self, obj: Foo) -> Foo:
+        raise self.err
+
+
+def test_a_defaulter_raising_denies_with_403_or_its_status() -> None:
+    """controller-runtime's defaulterForType: ``Denied(err.Error())`` (403 Forbidden, the error's
+    text) for any error, an APIStatus error's own Status (``validationResponseFromStatus``)."""
+    request = admission_review("CREATE", foo_json())["request"]
+    response = DefaultingHandler(Foo, RaisingDefaulter(ValueError("no defaults today"))).handle(request)
+    assert response == {"uid": "1234-abcd", "allowed": False,
+                        "status": {"code": 403, "reason": "Forbidden", "message": "no defaults today"}}
+    conflict = errors.from_status(errors.new_status(409, "Conflict", "try again"))
+    response = DefaultingHandler(Foo, RaisingDefaulter(conflict)).handle(request)
+    assert response["allowed"] is False and response["status"]["code"] == 409, response
+    assert response["status"]["reason"] == "Conflict" and response["status"]["message"] == "try again", response
 
 
 def test_defaulter_no_change_means_no_patch(webhook: Any) -> None:

@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from samplecontroller.apiserver import bodies
 from samplecontroller.apiserver import schema as structural
 from samplecontroller.apiserver.cel import checked, cost, formats
 from samplecontroller.apiserver.cel.checked import Checked
@@ -531,7 +532,7 @@ def _validate(walk: _Walk, value: Any, old: Any, node: dict[str, Any], path: str
 
 
 def _equal(a: Any, b: Any) -> bool:
-    return b is not _MISSING and a == b and type(a) is type(b)
+    return b is not _MISSING and type(a) is type(b) and bodies.equal(a, b)  # values may nest 10,000 deep
 
 
 def _key_of(item: Any, keys: list[str] | None) -> Any:

@@ -18,9 +18,11 @@ it is validated, as in kube-apiserver.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
+from samplecontroller.apiserver import bodies
 from samplecontroller.apiserver.errors import APIError
 from samplecontroller.apiserver.handlers.common import Scope
 
@@ -38,9 +40,25 @@ async def preflight(scope: Scope, size: int, dry_run: Callable[[], object]) -> N
     the Status already encoded), ignore any other outcome."""
     if size < PREFLIGHT_BYTES or scope.admitter.active():
         return
-    failure = await asyncio.get_running_loop().run_in_executor(_EXECUTOR, _attempt, dry_run)
+    if not _started:
+        _start_worker()
+    # in the request's context: a deep value found there raises the request's recursion limit
+    failure = await asyncio.get_running_loop().run_in_executor(_EXECUTOR, contextvars.copy_context().run,
+                                                               _attempt, dry_run)
     if failure is not None:
         raise failure
+
+
+_started = False
+
+
+def _start_worker() -> None:
+    """Start the executor's one thread with a large stack (values nested 10,000 deep, see
+    ``bodies``); it lives as long as the executor."""
+    global _started
+    with bodies.big_stack():
+        _EXECUTOR.submit(int).result()
+    _started = True
 
 
 def _attempt(dry_run: Callable[[], object]) -> APIError | None:

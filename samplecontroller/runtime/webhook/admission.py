@@ -6,7 +6,8 @@ A request body is an ``admission.k8s.io/v1`` AdmissionReview; the answer is one 
 - ``DefaultingHandler(model, defaulter)``: decodes ``request.object`` into ``model``, calls
   ``defaulter.default(obj) -> obj`` and answers a JSONPatch from the original JSON to the result.
   As in Go's default, ``remove`` operations are dropped (fields the model does not know must
-  not be deleted). DELETE requests are allowed untouched.
+  not be deleted). DELETE requests are allowed untouched. Raising denies, as a validator's
+  exceptions do.
 - ``ValidatingHandler(model, validator)``: ``validate_create(obj)``, ``validate_update(old, new)``,
   ``validate_delete(obj)`` return warnings (a list of strings, may be empty); raising denies:
   a ``StatusError`` answers its whole Status (code, reason, message and ``details``: causes,
@@ -57,8 +58,8 @@ class Defaulter(Protocol[T]):
         different requests may run at the same time. ``obj`` is the request's object decoded
         into the handler's model. The answer is a JSON patch from the request's object to the
         returned one; fields the model does not know are kept. Raising denies the request: a
-        ``StatusError`` with its whole Status (details included), anything else with 500
-        InternalError. A defaulter should be idempotent: the API server may call it again (the
+        ``StatusError`` with its whole Status (details included), anything else with 403
+        Forbidden and its text (controller-runtime's ``Denied``). A defaulter should be idempotent: the API server may call it again (the
         ``reinvocationPolicy`` of the webhook configuration).
         """
         ...
@@ -217,7 +218,7 @@ class DefaultingHandler:
         except StatusError as err:
             return denied_by_status(uid, err.status)
         except Exception as err:
-            return denied(uid, 500, "InternalError", f"defaulting failed: {type(err).__name__}: {err}")
+            return denied(uid, 403, "Forbidden", str(err))  # controller-runtime's Denied(err.Error())
         ops = create_patch(raw, objects.to_dict(defaulted))
         if not self.remove_unknown_fields:
             ops = [op for op in ops if op["op"] != "remove"]
