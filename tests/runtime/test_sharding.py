@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime
 import threading
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -359,3 +360,119 @@ def test_a_warm_standby_takes_over_without_listing_again(apiserver: Any, ns: str
     finally:
         leader_stop.set()
         standby_stop.set()
+
+
+def test_the_sharder_webhook_assigns_on_create_and_a_create_survives_the_sharder_down(
+        rest: Any, ns: str, tmp_path: Any) -> None:
+    """Assignment on create (the anchor's sharder webhook): a Foo created while the sharder leads
+    comes back from its create already labelled (no label PATCH by the sharder); with the sharder
+    down (its server gone, the configuration left), the create still succeeds unassigned
+    (``failurePolicy: Ignore``, as the anchor) and the next sharder's controller path assigns it."""
+    from samplecontroller.runtime.sharding import webhook
+    from samplecontroller.runtime.webhook import write_self_signed
+
+    cert_dir = tmp_path / "certs"
+    (cert_dir / webhook.CA_NAME).parent.mkdir()
+    (cert_dir / webhook.CA_NAME).write_bytes(write_self_signed(cert_dir, ("127.0.0.1",)))
+    foos = Clientset(rest).samplecontroller_v1alpha1().foos(ns)
+    ring = "hook"
+    label = shard_label(ring)
+
+    def replica(name: str) -> tuple[Manager, threading.Event]:
+        mgr = new_manager(rest, resync=3600, namespace=ns, shard_ring=ring, shard_identity=name,
+                          leader_election_namespace=ns, leader_election_release_on_cancel=True,
+                          lease_duration=3.0, renew_deadline=2.5, retry_period=0.25, shutdown_timeout=5.0,
+                          shard_webhook=True, webhook_host="127.0.0.1", webhook_port=0,
+                          webhook_cert_dir=str(cert_dir))
+        mgr.sharder.poll_period = 0.25
+        inner = FooReconciler(mgr.get_client(), FakeRecorder(100))
+        setup_foo_controller(mgr, inner, 1, own_writes=inner.own_writes)
+        stop = threading.Event()
+        thread = threading.Thread(target=mgr.start, args=(stop,), daemon=True, name=f"hook-{name}")
+        thread.start()
+        return mgr, stop
+
+    first, stop_first = replica("w0")
+    try:
+        assert first.sharder.webhook_installed.wait(15)
+        moves = first.sharder.moves
+        created = foos.create(new_foo(ns, "hooked", "hooked"))
+        assert dict(created.metadata.labels or {}).get(label) == "w0"  # assigned in the create itself
+        assert first.shard_webhook.assigned == 1
+        wait_for(lambda: KubeClientset(rest).apps_v1().deployments(ns).get("hooked") is not None, timeout=15)
+        assert first.sharder.moves == moves  # no label PATCH by the controller path
+    finally:
+        stop_first.set()
+    wait_for(lambda: not first.sharder.leading.is_set(), timeout=10)
+    unassigned = foos.create(new_foo(ns, "missed", "missed"))  # the configuration points at a closed port
+    assert label not in dict(unassigned.metadata.labels or {})
+    second, stop_second = replica("w1")
+    try:
+        wait_for(lambda: dict(foos.get("missed").metadata.labels or {}).get(label) == "w1", timeout=15,
+                 what="the controller path assigning what the webhook missed")
+        assert second.shard_webhook.assigned == 0
+    finally:
+        stop_second.set()
+
+
+def test_the_sharder_webhook_configuration_and_answers() -> None:
+    """The configuration (as the anchor's: unassigned objects only, Ignore, 5 s, CREATE and
+    UPDATE of the main and owned kinds) and the handler's answers, without a server."""
+    import base64
+    import json
+
+    from samplecontroller.foo_reconciler import SCHEME
+    from samplecontroller.kubernetes.apis.apps.v1 import Deployment
+    from samplecontroller.runtime.sharding import webhook
+    from samplecontroller.runtime.sharding.shard import Shard
+    from samplecontroller.runtime.sharding.sharder import Sharder as RealSharder
+
+    shard = Shard("r", "a", "ns", SCHEME)
+    shard.register(Foo)
+    shard.register(Deployment, Foo)
+
+    class Sharder:
+        leading = threading.Event()
+        ring = Ring(["a"])
+        poll_period = 1.0
+        key_owner = staticmethod(RealSharder.key_owner)
+
+    Sharder.shard = shard  # type: ignore[attr-defined]
+    Sharder.leading.set()
+    config = webhook.configuration("r", list(shard.partitions.values()), {"url": "https://x/webhooks/sharder/r"})
+    hook = config["webhooks"][0]
+    assert (config["metadata"]["name"], hook["failurePolicy"], hook["timeoutSeconds"]) == ("sharder-r", "Ignore", 5)
+    assert hook["objectSelector"] == {"matchExpressions": [{"key": shard_label("r"), "operator": "DoesNotExist"}]}
+    assert [(r["apiGroups"], r["resources"], r["operations"]) for r in hook["rules"]] == [
+        (["samplecontroller.k8s.io"], ["foos"], ["CREATE", "UPDATE"]), (["apps"], ["deployments"], ["CREATE", "UPDATE"])]
+    nowhere = Path("/nonexistent")
+    service = {"service": {"name": "s", "namespace": "n", "path": "/base/"}}
+    assert webhook.client_config("r", service, "", 0, nowhere)["service"]["path"] == "/base/webhooks/sharder/r"
+    with pytest.raises(ValueError, match=r"needs the CA of the webhook server.s certificate in /nonexistent/ca\.crt"):
+        webhook.client_config("r", None, "", 9443, nowhere)
+    with pytest.raises(ValueError, match="needs a service or a url"):
+        webhook.client_config("r", {"caBundle": "x"}, "", 0, nowhere)
+
+    handler = webhook.AssignHandler(Sharder())
+    foos = {"group": "samplecontroller.k8s.io", "resource": "foos"}
+
+    def answer(obj: dict[str, Any], resource: dict[str, str] = foos, op: str = "CREATE") -> Any:
+        resp = handler.handle({"uid": "u", "operation": op, "resource": resource, "namespace": "ns", "object": obj})
+        assert resp["allowed"] is True and resp["uid"] == "u"
+        return json.loads(base64.b64decode(resp["patch"])) if "patch" in resp else None
+
+    path = "/metadata/labels/shard.alpha.sharding.timebertt.dev~1r"
+    assert answer({"metadata": {"name": "f"}}) == [{"op": "add", "path": "/metadata/labels", "value": {}},
+                                                   {"op": "add", "path": path, "value": "a"}]
+    assert answer({"metadata": {"name": "f", "labels": {"x": "y"}}}, op="UPDATE") == [
+        {"op": "add", "path": path, "value": "a"}]
+    assert answer({"metadata": {"name": "f", "labels": {shard_label("r"): "b"}}}) is None  # assigned: left alone
+    assert answer({"metadata": {"generateName": "f-"}}) is None  # no name yet: the controller path
+    assert answer({"metadata": {"name": "d"}}, {"group": "apps", "resource": "deployments"}) is None  # no owner
+    owned = {"metadata": {"name": "d", "ownerReferences": [
+        {"apiVersion": "samplecontroller.k8s.io/v1alpha1", "kind": "Foo", "name": "f", "uid": "1", "controller": True}]}}
+    assert answer(owned, {"group": "apps", "resource": "deployments"}) == [
+        {"op": "add", "path": "/metadata/labels", "value": {}}, {"op": "add", "path": path, "value": "a"}]
+    assert answer({"metadata": {"name": "f"}}, op="DELETE") is None
+    Sharder.ring = Ring([])
+    assert answer({"metadata": {"name": "f"}}) is None  # no shard: allowed unchanged
