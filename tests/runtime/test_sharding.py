@@ -10,6 +10,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from prometheus_client import REGISTRY
 
@@ -476,3 +477,38 @@ def test_the_sharder_webhook_configuration_and_answers() -> None:
     assert answer({"metadata": {"name": "f"}}, op="DELETE") is None
     Sharder.ring = Ring([])
     assert answer({"metadata": {"name": "f"}}) is None  # no shard: allowed unchanged
+
+
+def test_a_pass_outliving_its_continue_token_lists_again() -> None:
+    """A pass that patches many objects can outlive the history behind its continue token (410
+    Expired: 75 s on the embedded server): the listing starts over (seen at 20,000 Foos, where
+    every pass failed midway and the sharder never finished one)."""
+    from samplecontroller.apimachinery.errors import ExpiredError
+    from samplecontroller.client.metadata import PartialObjectMetadata
+    from samplecontroller.foo_reconciler import SCHEME
+    from samplecontroller.runtime.sharding.shard import Shard
+    from samplecontroller.runtime.sharding.sharder import Sharder
+
+    shard = Shard("r", "a", "ns", SCHEME)
+    shard.register(Foo)
+    sharder = Sharder(object(), shard)
+    sharder.ring = Ring(["a"])
+    placed = Counter[str]()
+    sharder._place = lambda part, obj, attempts=3: placed.update([obj.metadata.name])  # type: ignore[method-assign]
+
+    def page(names: list[str], cont: str) -> Any:
+        items = [msgspec.convert({"metadata": {"name": n}}, PartialObjectMetadata) for n in names]
+        return type("Page", (), {"items": items, "metadata": type("M", (), {"continue_": cont})()})()
+
+    calls: list[str | None] = []
+
+    class Client:
+        def list(self, options: Any) -> Any:
+            calls.append(options.continue_)
+            if options.continue_ == "p2" and calls.count("p2") == 1:
+                raise ExpiredError({"code": 410, "reason": "Expired", "message": "too old resource version"})
+            return page(["x", "y"], "p2") if options.continue_ is None else page(["z"], "")
+
+    sharder._resync_one(shard.partitions[Foo], Client())
+    assert calls == [None, "p2", None, "p2"]
+    assert placed == {"x": 2, "y": 2, "z": 1}

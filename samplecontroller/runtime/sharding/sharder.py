@@ -16,7 +16,7 @@ from typing import Any
 from prometheus_client import Counter
 
 from samplecontroller.apimachinery import meta
-from samplecontroller.apimachinery.errors import ConflictError, NotFoundError, StatusError
+from samplecontroller.apimachinery.errors import ConflictError, GoneError, NotFoundError, StatusError
 from samplecontroller.cache import ResourceEventHandlerFuncs, SharedIndexInformer
 from samplecontroller.client import ResourceClient
 from samplecontroller.client.metadata import MetadataClient, PartialObjectMetadata
@@ -274,11 +274,24 @@ class Sharder:
                 self._resync_one(part, client)
 
     def _resync_one(self, part: Partition, client: Any) -> None:
+        """Place every object of ``part`` page by page. The pages are one snapshot, so a pass
+        that patches many objects can outlive the history behind its continue token (410
+        Expired: 75 s on the embedded server, the compaction interval on kube-apiserver); the
+        listing then starts over, where the objects placed already cost nothing. Objects queued
+        by the watch of unassigned objects (a drain just acknowledged) are placed between pages."""
         cont: str | None = None
         while True:
-            page = client.list(ListOptions(limit=500, continue_=cont))
+            try:
+                page = client.list(ListOptions(limit=500, continue_=cont))
+            except GoneError:
+                if cont is None:
+                    raise
+                log.info("Sharder listing expired; listing again", ring=self.shard.ring, resource=part.info.resource)
+                cont = None
+                continue
             for obj in page.items:
                 self._place(part, obj)
+            self._assign_pending()
             following = page.metadata.continue_
             if not isinstance(following, str) or not following:
                 break
