@@ -512,3 +512,38 @@ def test_a_pass_outliving_its_continue_token_lists_again() -> None:
     sharder._resync_one(shard.partitions[Foo], Client())
     assert calls == [None, "p2", None, "p2"]
     assert placed == {"x": 2, "y": 2, "z": 1}
+
+
+def test_a_deployment_not_owned_by_a_foo_gets_the_unsharded_warning(rest: Any, ns: str) -> None:
+    """A Deployment that exists unassigned and is not a Foo's is invisible to a shard's
+    label-selected cache: its create meets AlreadyExists. As unsharded, the Foo gets the
+    ErrResourceExists Warning and its retries back off (the sample-controller's "resource exists
+    and is not managed by Foo"), instead of an AlreadyExists error retried without the event."""
+    import msgspec.structs
+
+    from samplecontroller import foo as domain
+    from samplecontroller.apimachinery import meta
+    from samplecontroller.kubernetes.apis.meta.v1 import ObjectMeta
+
+    owner = msgspec.structs.replace(new_foo(ns, "owner", "taken"), metadata=ObjectMeta(name="owner", namespace=ns,
+                                                                                       uid="not-created"))
+    taken = domain.new_deployment(owner)
+    taken = msgspec.structs.replace(taken, metadata=msgspec.structs.replace(taken.metadata, owner_references=None))
+    KubeClientset(rest).apps_v1().deployments(ns).create(taken)
+    mgr = new_manager(rest, resync=3600, namespace=ns, shard_ring="lone", shard_identity="s0",
+                      leader_election_namespace=ns, leader_election_release_on_cancel=True,
+                      lease_duration=3.0, renew_deadline=2.5, retry_period=0.25, shutdown_timeout=5.0)
+    mgr.sharder.poll_period = 0.25
+    recorder = FakeRecorder(100)
+    inner = FooReconciler(mgr.get_client(), recorder, api_reader=mgr.get_api_reader())
+    setup_foo_controller(mgr, inner, 1, own_writes=inner.own_writes)
+    stop = threading.Event()
+    threading.Thread(target=mgr.start, args=(stop,), daemon=True, name="lone").start()
+    try:
+        Clientset(rest).samplecontroller_v1alpha1().foos(ns).create(new_foo(ns, "wants-taken", "taken"))
+        event = recorder.events.get(timeout=15)
+        assert event == f"Warning {domain.ERR_RESOURCE_EXISTS} {domain.MESSAGE_RESOURCE_EXISTS.format('taken')}"
+        dep = KubeClientset(rest).apps_v1().deployments(ns).get("taken")
+        assert meta.get_owner_references(dep) == [] and shard_label("lone") not in meta.get_labels(dep)
+    finally:
+        stop.set()
