@@ -444,6 +444,10 @@ def test_the_sharder_webhook_configuration_and_answers() -> None:
     hook = config["webhooks"][0]
     assert (config["metadata"]["name"], hook["failurePolicy"], hook["timeoutSeconds"]) == ("sharder-r", "Ignore", 5)
     assert hook["objectSelector"] == {"matchExpressions": [{"key": shard_label("r"), "operator": "DoesNotExist"}]}
+    assert "namespaceSelector" not in hook
+    only = webhook.configuration("r", list(shard.partitions.values()), {"url": "u"}, ("b", "a"))["webhooks"][0]
+    assert only["namespaceSelector"] == {"matchExpressions": [{"key": "kubernetes.io/metadata.name",
+                                                               "operator": "In", "values": ["a", "b"]}]}
     assert [(r["apiGroups"], r["resources"], r["operations"]) for r in hook["rules"]] == [
         (["samplecontroller.k8s.io"], ["foos"], ["CREATE", "UPDATE"]), (["apps"], ["deployments"], ["CREATE", "UPDATE"])]
     nowhere = Path("/nonexistent")

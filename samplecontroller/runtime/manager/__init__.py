@@ -257,7 +257,7 @@ class Manager:
             if not server.started.is_set():
                 return None
             client = webhook.client_config(shard.ring, base, server.host, server.bound_port, Path(server.cert_dir))
-            return webhook.configuration(shard.ring, list(shard.partitions.values()), client)
+            return webhook.configuration(shard.ring, list(shard.partitions.values()), client, sharder.namespaces)
 
         sharder.webhook_configuration = configuration
 

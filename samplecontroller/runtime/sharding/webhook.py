@@ -91,15 +91,21 @@ def client_config(ring: str, base: dict[str, Any] | None, host: str, port: int, 
             "caBundle": base64.b64encode(bundle).decode()}
 
 
-def configuration(ring: str, partitions: list[Partition], client: dict[str, Any]) -> dict[str, Any]:
-    """The MutatingWebhookConfiguration of ``ring`` (see the module docstring)."""
+def configuration(ring: str, partitions: list[Partition], client: dict[str, Any],
+                  namespaces: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The MutatingWebhookConfiguration of ``ring`` (see the module docstring); ``namespaces``:
+    the Manager's cache's (a ``namespaceSelector`` on their names), empty: all."""
     rules = [{"operations": ["CREATE", "UPDATE"], "apiGroups": [p.info.group], "apiVersions": ["*"],
               "resources": [p.info.resource], "scope": "*"}
              for p in sorted(partitions, key=lambda p: (p.owner is not None, p.info.group, p.info.resource))]
+    hook: dict[str, Any] = {}
+    if namespaces:
+        hook["namespaceSelector"] = {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "In",
+                                                           "values": sorted(namespaces)}]}
     return {
         "apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
         "metadata": {"name": configuration_name(ring), "labels": {RING_LABEL: ring}},
-        "webhooks": [{
+        "webhooks": [{**hook,
             "name": WEBHOOK_NAME, "clientConfig": client, "rules": rules,
             "objectSelector": {"matchExpressions": [{"key": "shard.alpha.sharding.timebertt.dev/" + ring,
                                                      "operator": "DoesNotExist"}]},
