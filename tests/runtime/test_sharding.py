@@ -414,6 +414,9 @@ def test_the_sharder_webhook_assigns_on_create_and_a_create_survives_the_sharder
         assert second.shard_webhook.assigned == 0
     finally:
         stop_second.set()
+        wait_for(lambda: not second.sharder.leading.is_set(), timeout=10)
+        rest.request("DELETE", "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/"
+                     + webhook.configuration_name(ring))  # the server is shared by the module's tests
 
 
 def test_the_sharder_webhook_configuration_and_answers() -> None:
