@@ -76,6 +76,12 @@ def test_sharding_refuses_leader_election_too_and_a_bad_identity(rest: Any) -> N
         new_manager(rest, resync=3600, shard_ring=RING, leader_election=True, leader_election_id="x")
     with pytest.raises(ValueError, match="shard identity 'Pod_1' must be a DNS label"):
         new_manager(rest, resync=3600, shard_ring=RING, shard_identity="Pod_1")
+    with pytest.raises(ValueError, match="shard_webhook needs shard_ring"):
+        new_manager(rest, resync=3600, shard_webhook=True)
+    with pytest.raises(ValueError, match="shard_webhook_client_config is set but shard_webhook is not"):
+        new_manager(rest, resync=3600, shard_ring=RING, shard_webhook_client_config={"url": "https://x"})
+    with pytest.raises(ValueError, match="shard_webhook_client_config needs a service or a url"):
+        new_manager(rest, resync=3600, shard_ring=RING, shard_webhook=True, shard_webhook_client_config={})
     from samplecontroller.runtime.builder import controller_managed_by
 
     mgr = new_manager(rest, resync=3600, shard_ring=RING)

@@ -207,8 +207,11 @@ class Manager:
         self._cleanup: list[_Hook] = []
         self.sharding: Any = None  # runtime.sharding.shard.Shard with Options.shard_ring
         self.sharder: Any = None
+        self.shard_webhook: Any = None  # runtime.sharding.webhook.AssignHandler with Options.shard_webhook
         if self.options.shard_ring:
             self._setup_sharding()
+        elif self.options.shard_webhook or self.options.shard_webhook_client_config is not None:
+            raise ValueError("shard_webhook needs shard_ring: the webhook assigns objects to the shards of a ring")
         runtime_metrics.install()
 
     def _setup_sharding(self) -> None:
@@ -233,7 +236,6 @@ class Manager:
                                resync_period=opts.shard_resync_period,
                                namespaces=tuple(self.cache.options.namespaces or ()))
         self._others.append(self.sharder)
-        self.shard_webhook: Any = None  # runtime.sharding.webhook.AssignHandler with Options.shard_webhook
         if opts.shard_webhook:
             self._setup_shard_webhook()
         elif opts.shard_webhook_client_config is not None:

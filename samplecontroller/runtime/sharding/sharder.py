@@ -116,6 +116,7 @@ class Sharder:
         # the server is not listening yet), installed once per term; None: no webhook
         self.webhook_configuration: Callable[[threading.Event], dict[str, Any] | None] | None = None
         self.webhook_installed = threading.Event()
+        self._webhook_error = ""
         self.moves = 0  # objects assigned or moved (for tests and benchmarks)
         self.drains = 0  # drains asked of live shards
 
@@ -175,8 +176,10 @@ class Sharder:
         assert self.webhook_configuration is not None
         try:
             config = self.webhook_configuration(leading)
-        except ValueError as err:  # a configuration mistake: said once a pass, the controller path assigns
-            log.error("Sharder webhook not installed", ring=self.shard.ring, error=str(err))
+        except ValueError as err:  # a configuration mistake (said once; retried: a CA may appear), the watch assigns
+            if str(err) != self._webhook_error:
+                log.error("Sharder webhook not installed", ring=self.shard.ring, error=str(err))
+                self._webhook_error = str(err)
             return False
         if config is None:
             return False  # the webhook server is not listening yet

@@ -71,7 +71,7 @@ def client_config(ring: str, base: dict[str, Any] | None, host: str, port: int, 
     appended, or this server's URL with the CA of ``cert_dir``/ca.crt. ValueError when neither
     can be made (a user's configuration mistake, named)."""
     path = path_for(ring)
-    if base:
+    if base is not None:
         out: dict[str, Any] = json.loads(json.dumps(base))
         if isinstance(out.get("service"), dict):
             out["service"]["path"] = str(out["service"].get("path") or "").rstrip("/") + path
