@@ -17,12 +17,21 @@ clock for every process of the machine), then:
    Deployment; must be 0).
 
     python benchmarks/bench_sharding.py [--foos 20000] [--replicas 1,2,4] [--lease 15]
+        [--assign controller|webhook|both]
     python benchmarks/bench_sharding.py --takeover [--foos 20000] [--lease 15]
 
 ``--takeover`` measures item 2 (warm standby) instead: leader election without sharding, the
 leader SIGKILLed and one Foo changed at once; seconds until the change reaches its Deployment
 and until the new leader's first reconcile, with a standby running (warm: its cache synced) and
 with the standby started only when the leader dies (cold).
+
+``--assign``: how new Foos are assigned: by the sharder's watch of unassigned objects and a
+label PATCH (``controller``), by its mutating webhook on create (``webhook``, the default:
+``Options.shard_webhook``, each replica serving it on a free port with a self-signed
+certificate), or each in turn (``both``). Also printed: seconds from a Foo's create returning
+to its Deployment's ADDED event (p50, p99; a watch in this process), the API server's and the
+replicas' CPU seconds, and the sharder's label PATCHes and the webhook's assignments (each
+replica writes them when it stops).
 
 Not a test: machines are noisy, so numbers are printed, never asserted (the zeros are also
 asserted by tests/runtime/test_sharding.py's chaos test, with small numbers).
@@ -61,12 +70,14 @@ DEPLOYMENTS = "/apis/apps/v1/namespaces/default/deployments"
 LEASES = "/apis/coordination.k8s.io/v1/namespaces/default/leases"
 
 
-def replica_main(kubeconfig: str, name: str, record: str, lease: float, elect: bool = False) -> None:
+def replica_main(kubeconfig: str, name: str, record: str, lease: float, elect: bool = False,
+                 cert_dir: str = "") -> None:
     """One replica (a child process): the FooReconciler, sharded, with a reconcile recorder."""
-    from samplecontroller import foo
+    from samplecontroller import foo, logs
     from samplecontroller.foo_reconciler import FooReconciler, new_manager, setup_foo_controller
     from samplecontroller.runtime.reconcile import Request, Result
 
+    logs.setup()  # errors with their fields in the replica's log
     fd = os.open(record, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
 
     class Recording:
@@ -84,6 +95,8 @@ def replica_main(kubeconfig: str, name: str, record: str, lease: float, elect: b
     rest = load_rest_client(kubeconfig=kubeconfig)
     role: dict[str, Any] = ({"leader_election": True, "leader_election_id": "bench-leader"} if elect
                             else {"shard_ring": RING, "shard_identity": name})
+    if cert_dir:  # assignment on create: the sharder's webhook, on a free port of this replica
+        role.update(shard_webhook=True, webhook_host="127.0.0.1", webhook_port=0, webhook_cert_dir=cert_dir)
     mgr = new_manager(rest, resync=3600, leader_election_namespace="default", leader_election_release_on_cancel=True,
                       lease_duration=lease, renew_deadline=lease * 2 / 3, retry_period=lease / 7.5, **role)
     inner = FooReconciler(mgr.get_client(), mgr.get_event_recorder_for(foo.CONTROLLER_AGENT_NAME))
@@ -91,16 +104,22 @@ def replica_main(kubeconfig: str, name: str, record: str, lease: float, elect: b
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     mgr.start(stop)
+    if mgr.sharder is not None:
+        stats = {"label_patches": mgr.sharder.moves, "drains": mgr.sharder.drains,
+                 "webhook_assignments": mgr.shard_webhook.assigned if mgr.shard_webhook is not None else 0}
+        Path(record + ".stats").write_text(json.dumps(stats))
 
 
 class Replica:
-    def __init__(self, server: ServerProcess, name: str, tmp: Path, lease: float, elect: bool = False) -> None:
+    def __init__(self, server: ServerProcess, name: str, tmp: Path, lease: float, elect: bool = False,
+                 cert_dir: Path | None = None) -> None:
         self.name = name
         self.record = tmp / f"{name}.rec"
         self.log = open(tmp / f"{name}.log", "w")  # noqa: SIM115 - closed in stop
         self.proc = subprocess.Popen([sys.executable, __file__, "--replica", name, "--kubeconfig",
                                       str(server.kubeconfig_path), "--record", str(self.record), "--lease", str(lease),
-                                      *(["--elect"] if elect else [])],
+                                      *(["--elect"] if elect else []),
+                                      *(["--cert-dir", str(cert_dir)] if cert_dir else [])],
                                      stdout=self.log, stderr=subprocess.STDOUT, cwd=ROOT)
         self.ps = psutil.Process(self.proc.pid)
         self.peak = 0
@@ -183,34 +202,68 @@ def wait_converged(api: JsonApi, live: set[str], n: int, replicas: list[Replica]
     raise RuntimeError(f"not converged after {timeout}s: {state(api, live)}")
 
 
-def create(api: JsonApi, names: list[str]) -> None:
+def create(api: JsonApi, names: list[str], created: dict[str, float] | None = None) -> None:
     def one(name: str) -> None:
         api.post(FOOS, {"apiVersion": "samplecontroller.k8s.io/v1alpha1", "kind": "Foo",
                         "metadata": {"name": name}, "spec": {"deploymentName": name, "replicas": 1}})
+        if created is not None:
+            created[name] = time.perf_counter()
 
     with ThreadPoolExecutor(16) as pool:
         list(pool.map(one, names))
 
 
-def run(n_replicas: int, n_foos: int, lease: float) -> dict[str, Any]:
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
+
+
+def run(n_replicas: int, n_foos: int, lease: float, assign: str = "webhook") -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         server = ServerProcess(tmp)
+        cert_dir: Path | None = None
+        if assign == "webhook":
+            from samplecontroller.runtime.webhook import write_self_signed
+
+            cert_dir = tmp / "certs"
+            cert_dir.mkdir()
+            (cert_dir / "ca.crt").write_bytes(write_self_signed(cert_dir, ("127.0.0.1",)))
         try:
             install_crds(load_rest_client(kubeconfig=str(server.kubeconfig_path)), ROOT / "crds")
             http = urllib3.PoolManager(maxsize=32, ca_certs=str(server.ca_path), cert_reqs="CERT_REQUIRED")
             api = JsonApi(server.url, server.token, http)
-            replicas = [Replica(server, f"r{i}", tmp, lease) for i in range(n_replicas)]
+            replicas = [Replica(server, f"r{i}", tmp, lease, cert_dir=cert_dir) for i in range(n_replicas)]
             everyone = list(replicas)
             live = {r.name for r in replicas}
             while len([x for x in api.get(LEASES)["items"] if x["metadata"]["name"] in live]) < n_replicas:
                 time.sleep(0.2)
+            if assign == "webhook":
+                hooks = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
+                while not api.get(hooks)["items"]:
+                    time.sleep(0.2)
+            added: dict[str, float] = {}
+            created: dict[str, float] = {}
+            watch_stop = threading.Event()
+
+            def on_deployment(event: dict[str, Any], at: float) -> None:
+                if event.get("type") == "ADDED":
+                    added.setdefault(event["object"]["metadata"]["name"], at)
+
+            api.watch(DEPLOYMENTS + "?watch=1&allowWatchBookmarks=false", on_deployment, watch_stop)
+            server_ps = psutil.Process(server.proc.pid)
+            server_cpu0 = sum(server_ps.cpu_times()[:2])
             cpu0 = {r.name: r.cpu() for r in replicas}
             t0 = time.monotonic()
-            create(api, [f"foo-{i:05d}" for i in range(n_foos)])
-            out: dict[str, Any] = {"replicas": n_replicas, "foos": n_foos}
+            create(api, [f"foo-{i:05d}" for i in range(n_foos)], created)
+            out: dict[str, Any] = {"replicas": n_replicas, "foos": n_foos, "assign": assign}
             out["seconds_to_all_deployments"] = round(wait_converged(api, live, n_foos, replicas) + 0, 1)
             out["seconds_from_first_create"] = round(time.monotonic() - t0, 1)
+            latencies = [added[k] - created[k] for k in created if k in added]
+            out["create_to_deployment_p50_p99"] = [round(percentile(latencies, 0.5), 2),
+                                                   round(percentile(latencies, 0.99), 2)]
+            out["server_cpu_s"] = round(sum(server_ps.cpu_times()[:2]) - server_cpu0, 1)
+            out["replicas_cpu_s"] = round(sum(r.cpu() - cpu0[r.name] for r in replicas), 1)
             _, _, per = state(api, live)
             out["peak_rss_mib"] = {r.name: round(r.peak / 2**20) for r in replicas}
             out["cpu_ms_per_foo"] = {r.name: round(1000 * (r.cpu() - cpu0[r.name]) / max(1, per.get(r.name, 0)), 2)
@@ -229,17 +282,21 @@ def run(n_replicas: int, n_foos: int, lease: float) -> dict[str, Any]:
                 total += more
                 wait_converged(api, live, total, replicas)
                 out["seconds_to_converge_after_sigkill"] = round(time.monotonic() - t1, 1)
-            added = Replica(server, f"r{n_replicas}", tmp, lease)
-            replicas.append(added)
-            everyone.append(added)
-            live.add(added.name)
+            new = Replica(server, f"r{n_replicas}", tmp, lease, cert_dir=cert_dir)
+            replicas.append(new)
+            everyone.append(new)
+            live.add(new.name)
             t2 = time.monotonic()
-            wait_converged(api, live, total, replicas, need=added.name)
+            wait_converged(api, live, total, replicas, need=new.name)
             out["seconds_to_converge_after_adding_one"] = round(time.monotonic() - t2, 1)
             _, unowned, per = state(api, live)
             out["foos_per_replica_at_end"] = {k: v for k, v in per.items() if k}
             for r in replicas:
                 r.stop()
+            watch_stop.set()
+            stats = [json.loads(p.read_text()) for p in tmp.glob("*.rec.stats")]
+            out["label_patches"] = sum(x["label_patches"] for x in stats)
+            out["webhook_assignments"] = sum(x["webhook_assignments"] for x in stats)
             out["reconciled_by_two_at_once"] = overlaps(everyone)
             out["unowned"] = unowned
             return out
@@ -310,17 +367,21 @@ def main() -> None:
     p.add_argument("--replica", help=argparse.SUPPRESS)
     p.add_argument("--elect", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--kubeconfig", help=argparse.SUPPRESS)
+    p.add_argument("--assign", choices=("webhook", "controller", "both"), default="webhook",
+                   help="how new Foos are assigned (default: webhook, as the Scaling out guide chooses)")
     p.add_argument("--record", help=argparse.SUPPRESS)
+    p.add_argument("--cert-dir", default="", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.replica:
-        replica_main(args.kubeconfig, args.replica, args.record, args.lease, args.elect)
+        replica_main(args.kubeconfig, args.replica, args.record, args.lease, args.elect, args.cert_dir)
         return
     if args.takeover:
         for warm in (True, False):
             print(json.dumps(takeover(args.foos, args.lease, warm)), flush=True)
         return
     for n in (int(x) for x in args.replicas.split(",")):
-        print(json.dumps(run(n, args.foos, args.lease)), flush=True)
+        for assign in (("controller", "webhook") if args.assign == "both" else (args.assign,)):
+            print(json.dumps(run(n, args.foos, args.lease, assign)), flush=True)
 
 
 if __name__ == "__main__":

@@ -63,8 +63,11 @@ class FooReconciler:
     """Reconciles one Foo per call (see the module docstring)."""
 
     def __init__(self, client: Client, recorder: EventRecorder, *, not_owned_backoff_base: float = 1.0,
-                 not_owned_backoff_cap: float = 300.0) -> None:
+                 not_owned_backoff_cap: float = 300.0, api_reader: Client | None = None) -> None:
         self.client = client
+        # sharded (runtime.sharding): the cache holds this shard's Deployments only, so one that
+        # exists unassigned (not a Foo's) is read from the API server when its create meets it
+        self.api_reader = api_reader
         self.recorder = recorder
         self._not_owned = domain.NotOwnedBackoff(not_owned_backoff_base, not_owned_backoff_cap)
         self.own_writes = domain.OwnWrites()
@@ -89,6 +92,11 @@ class FooReconciler:
             self.own_writes.expect_created(desired)  # its add event is what this reconcile sees
             try:
                 deployment = self.client.create(desired, field_owner=domain.FIELD_MANAGER)
+            except errors.AlreadyExistsError:
+                self.own_writes.forget_created(desired)
+                if self.api_reader is None:
+                    raise
+                deployment = self.api_reader.get(Deployment, request.namespace, names[0])
             except BaseException:
                 self.own_writes.forget_created(desired)
                 raise
@@ -220,7 +228,8 @@ def run(rest: Any, args: argparse.Namespace, stop: threading.Event) -> int:
     Raises ``ListenError`` when a metrics or probe address cannot be listened on."""
     mgr = new_manager(rest, resync=args.resync, namespace=args.namespace, shutdown_timeout=args.shutdown_timeout,
                       **manager_options(args))
-    reconciler = FooReconciler(mgr.get_client(), mgr.get_event_recorder_for(domain.CONTROLLER_AGENT_NAME))
+    reconciler = FooReconciler(mgr.get_client(), mgr.get_event_recorder_for(domain.CONTROLLER_AGENT_NAME),
+                               api_reader=mgr.get_api_reader() if mgr.sharding is not None else None)
     reconciler.setup_with_manager(mgr, args.workers)
     mgr.add_healthz_check("ping", healthz.ping)
     mgr.add_readyz_check("informers", mgr.cache_synced_check)

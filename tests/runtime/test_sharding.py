@@ -7,8 +7,10 @@ from __future__ import annotations
 import datetime
 import threading
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from prometheus_client import REGISTRY
 
@@ -74,6 +76,12 @@ def test_sharding_refuses_leader_election_too_and_a_bad_identity(rest: Any) -> N
         new_manager(rest, resync=3600, shard_ring=RING, leader_election=True, leader_election_id="x")
     with pytest.raises(ValueError, match="shard identity 'Pod_1' must be a DNS label"):
         new_manager(rest, resync=3600, shard_ring=RING, shard_identity="Pod_1")
+    with pytest.raises(ValueError, match="shard_webhook needs shard_ring"):
+        new_manager(rest, resync=3600, shard_webhook=True)
+    with pytest.raises(ValueError, match="shard_webhook_client_config is set but shard_webhook is not"):
+        new_manager(rest, resync=3600, shard_ring=RING, shard_webhook_client_config={"url": "https://x"})
+    with pytest.raises(ValueError, match="shard_webhook_client_config needs a service or a url"):
+        new_manager(rest, resync=3600, shard_ring=RING, shard_webhook=True, shard_webhook_client_config={})
     from samplecontroller.runtime.builder import controller_managed_by
 
     mgr = new_manager(rest, resync=3600, shard_ring=RING)
@@ -359,3 +367,196 @@ def test_a_warm_standby_takes_over_without_listing_again(apiserver: Any, ns: str
     finally:
         leader_stop.set()
         standby_stop.set()
+
+
+def test_the_sharder_webhook_assigns_on_create_and_a_create_survives_the_sharder_down(
+        rest: Any, ns: str, tmp_path: Any) -> None:
+    """Assignment on create (the anchor's sharder webhook): a Foo created while the sharder leads
+    comes back from its create already labelled (no label PATCH by the sharder); with the sharder
+    down (its server gone, the configuration left), the create still succeeds unassigned
+    (``failurePolicy: Ignore``, as the anchor) and the next sharder's controller path assigns it."""
+    from samplecontroller.runtime.sharding import webhook
+    from samplecontroller.runtime.webhook import write_self_signed
+
+    cert_dir = tmp_path / "certs"
+    (cert_dir / webhook.CA_NAME).parent.mkdir()
+    (cert_dir / webhook.CA_NAME).write_bytes(write_self_signed(cert_dir, ("127.0.0.1",)))
+    foos = Clientset(rest).samplecontroller_v1alpha1().foos(ns)
+    ring = "hook"
+    label = shard_label(ring)
+
+    def replica(name: str) -> tuple[Manager, threading.Event]:
+        mgr = new_manager(rest, resync=3600, namespace=ns, shard_ring=ring, shard_identity=name,
+                          leader_election_namespace=ns, leader_election_release_on_cancel=True,
+                          lease_duration=3.0, renew_deadline=2.5, retry_period=0.25, shutdown_timeout=5.0,
+                          shard_webhook=True, webhook_host="127.0.0.1", webhook_port=0,
+                          webhook_cert_dir=str(cert_dir))
+        mgr.sharder.poll_period = 0.25
+        inner = FooReconciler(mgr.get_client(), FakeRecorder(100))
+        setup_foo_controller(mgr, inner, 1, own_writes=inner.own_writes)
+        stop = threading.Event()
+        thread = threading.Thread(target=mgr.start, args=(stop,), daemon=True, name=f"hook-{name}")
+        thread.start()
+        return mgr, stop
+
+    first, stop_first = replica("w0")
+    try:
+        assert first.sharder.webhook_installed.wait(15)
+        moves = first.sharder.moves
+        created = foos.create(new_foo(ns, "hooked", "hooked"))
+        assert dict(created.metadata.labels or {}).get(label) == "w0"  # assigned in the create itself
+        assert first.shard_webhook.assigned == 1
+        wait_for(lambda: KubeClientset(rest).apps_v1().deployments(ns).get("hooked") is not None, timeout=15)
+        assert first.sharder.moves == moves  # no label PATCH by the controller path
+    finally:
+        stop_first.set()
+    wait_for(lambda: not first.sharder.leading.is_set(), timeout=10)
+    unassigned = foos.create(new_foo(ns, "missed", "missed"))  # the configuration points at a closed port
+    assert label not in dict(unassigned.metadata.labels or {})
+    second, stop_second = replica("w1")
+    try:
+        wait_for(lambda: dict(foos.get("missed").metadata.labels or {}).get(label) == "w1", timeout=15,
+                 what="the controller path assigning what the webhook missed")
+        assert second.shard_webhook.assigned == 0
+    finally:
+        stop_second.set()
+        wait_for(lambda: not second.sharder.leading.is_set(), timeout=10)
+        rest.request("DELETE", "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/"
+                     + webhook.configuration_name(ring))  # the server is shared by the module's tests
+
+
+def test_the_sharder_webhook_configuration_and_answers() -> None:
+    """The configuration (as the anchor's: unassigned objects only, Ignore, 5 s, CREATE and
+    UPDATE of the main and owned kinds) and the handler's answers, without a server."""
+    import base64
+    import json
+
+    from samplecontroller.foo_reconciler import SCHEME
+    from samplecontroller.kubernetes.apis.apps.v1 import Deployment
+    from samplecontroller.runtime.sharding import webhook
+    from samplecontroller.runtime.sharding.shard import Shard
+    from samplecontroller.runtime.sharding.sharder import Sharder as RealSharder
+
+    shard = Shard("r", "a", "ns", SCHEME)
+    shard.register(Foo)
+    shard.register(Deployment, Foo)
+
+    class Sharder:
+        leading = threading.Event()
+        ring = Ring(["a"])
+        poll_period = 1.0
+        key_owner = staticmethod(RealSharder.key_owner)
+
+    Sharder.shard = shard  # type: ignore[attr-defined]
+    Sharder.leading.set()
+    config = webhook.configuration("r", list(shard.partitions.values()), {"url": "https://x/webhooks/sharder/r"})
+    hook = config["webhooks"][0]
+    assert (config["metadata"]["name"], hook["failurePolicy"], hook["timeoutSeconds"]) == ("sharder-r", "Ignore", 5)
+    assert hook["objectSelector"] == {"matchExpressions": [{"key": shard_label("r"), "operator": "DoesNotExist"}]}
+    assert "namespaceSelector" not in hook
+    only = webhook.configuration("r", list(shard.partitions.values()), {"url": "u"}, ("b", "a"))["webhooks"][0]
+    assert only["namespaceSelector"] == {"matchExpressions": [{"key": "kubernetes.io/metadata.name",
+                                                               "operator": "In", "values": ["a", "b"]}]}
+    assert [(r["apiGroups"], r["resources"], r["operations"]) for r in hook["rules"]] == [
+        (["samplecontroller.k8s.io"], ["foos"], ["CREATE", "UPDATE"]), (["apps"], ["deployments"], ["CREATE", "UPDATE"])]
+    nowhere = Path("/nonexistent")
+    service = {"service": {"name": "s", "namespace": "n", "path": "/base/"}}
+    assert webhook.client_config("r", service, "", 0, nowhere)["service"]["path"] == "/base/webhooks/sharder/r"
+    with pytest.raises(ValueError, match=r"needs the CA of the webhook server.s certificate in /nonexistent/ca\.crt"):
+        webhook.client_config("r", None, "", 9443, nowhere)
+    with pytest.raises(ValueError, match="needs a service or a url"):
+        webhook.client_config("r", {"caBundle": "x"}, "", 0, nowhere)
+
+    handler = webhook.AssignHandler(Sharder())
+    foos = {"group": "samplecontroller.k8s.io", "resource": "foos"}
+
+    def answer(obj: dict[str, Any], resource: dict[str, str] = foos, op: str = "CREATE") -> Any:
+        resp = handler.handle({"uid": "u", "operation": op, "resource": resource, "namespace": "ns", "object": obj})
+        assert resp["allowed"] is True and resp["uid"] == "u"
+        return json.loads(base64.b64decode(resp["patch"])) if "patch" in resp else None
+
+    path = "/metadata/labels/shard.alpha.sharding.timebertt.dev~1r"
+    assert answer({"metadata": {"name": "f"}}) == [{"op": "add", "path": "/metadata/labels", "value": {}},
+                                                   {"op": "add", "path": path, "value": "a"}]
+    assert answer({"metadata": {"name": "f", "labels": {"x": "y"}}}, op="UPDATE") == [
+        {"op": "add", "path": path, "value": "a"}]
+    assert answer({"metadata": {"name": "f", "labels": {shard_label("r"): "b"}}}) is None  # assigned: left alone
+    assert answer({"metadata": {"generateName": "f-"}}) is None  # no name yet: the controller path
+    assert answer({"metadata": {"name": "d"}}, {"group": "apps", "resource": "deployments"}) is None  # no owner
+    owned = {"metadata": {"name": "d", "ownerReferences": [
+        {"apiVersion": "samplecontroller.k8s.io/v1alpha1", "kind": "Foo", "name": "f", "uid": "1", "controller": True}]}}
+    assert answer(owned, {"group": "apps", "resource": "deployments"}) == [
+        {"op": "add", "path": "/metadata/labels", "value": {}}, {"op": "add", "path": path, "value": "a"}]
+    assert answer({"metadata": {"name": "f"}}, op="DELETE") is None
+    Sharder.ring = Ring([])
+    assert answer({"metadata": {"name": "f"}}) is None  # no shard: allowed unchanged
+
+
+def test_a_pass_outliving_its_continue_token_lists_again() -> None:
+    """A pass that patches many objects can outlive the history behind its continue token (410
+    Expired: 75 s on the embedded server): the listing starts over (seen at 20,000 Foos, where
+    every pass failed midway and the sharder never finished one)."""
+    from samplecontroller.apimachinery.errors import ExpiredError
+    from samplecontroller.client.metadata import PartialObjectMetadata
+    from samplecontroller.foo_reconciler import SCHEME
+    from samplecontroller.runtime.sharding.shard import Shard
+    from samplecontroller.runtime.sharding.sharder import Sharder
+
+    shard = Shard("r", "a", "ns", SCHEME)
+    shard.register(Foo)
+    sharder = Sharder(object(), shard)
+    sharder.ring = Ring(["a"])
+    placed = Counter[str]()
+    sharder._place = lambda part, obj, attempts=3: placed.update([obj.metadata.name])  # type: ignore[method-assign]
+
+    def page(names: list[str], cont: str) -> Any:
+        items = [msgspec.convert({"metadata": {"name": n}}, PartialObjectMetadata) for n in names]
+        return type("Page", (), {"items": items, "metadata": type("M", (), {"continue_": cont})()})()
+
+    calls: list[str | None] = []
+
+    class Client:
+        def list(self, options: Any) -> Any:
+            calls.append(options.continue_)
+            if options.continue_ == "p2" and calls.count("p2") == 1:
+                raise ExpiredError({"code": 410, "reason": "Expired", "message": "too old resource version"})
+            return page(["x", "y"], "p2") if options.continue_ is None else page(["z"], "")
+
+    sharder._resync_one(shard.partitions[Foo], Client())
+    assert calls == [None, "p2", None, "p2"]
+    assert placed == {"x": 2, "y": 2, "z": 1}
+
+
+def test_a_deployment_not_owned_by_a_foo_gets_the_unsharded_warning(rest: Any, ns: str) -> None:
+    """A Deployment that exists unassigned and is not a Foo's is invisible to a shard's
+    label-selected cache: its create meets AlreadyExists. As unsharded, the Foo gets the
+    ErrResourceExists Warning and its retries back off (the sample-controller's "resource exists
+    and is not managed by Foo"), instead of an AlreadyExists error retried without the event."""
+    import msgspec.structs
+
+    from samplecontroller import foo as domain
+    from samplecontroller.apimachinery import meta
+    from samplecontroller.kubernetes.apis.meta.v1 import ObjectMeta
+
+    owner = msgspec.structs.replace(new_foo(ns, "owner", "taken"), metadata=ObjectMeta(name="owner", namespace=ns,
+                                                                                       uid="not-created"))
+    taken = domain.new_deployment(owner)
+    taken = msgspec.structs.replace(taken, metadata=msgspec.structs.replace(taken.metadata, owner_references=None))
+    KubeClientset(rest).apps_v1().deployments(ns).create(taken)
+    mgr = new_manager(rest, resync=3600, namespace=ns, shard_ring="lone", shard_identity="s0",
+                      leader_election_namespace=ns, leader_election_release_on_cancel=True,
+                      lease_duration=3.0, renew_deadline=2.5, retry_period=0.25, shutdown_timeout=5.0)
+    mgr.sharder.poll_period = 0.25
+    recorder = FakeRecorder(100)
+    inner = FooReconciler(mgr.get_client(), recorder, api_reader=mgr.get_api_reader())
+    setup_foo_controller(mgr, inner, 1, own_writes=inner.own_writes)
+    stop = threading.Event()
+    threading.Thread(target=mgr.start, args=(stop,), daemon=True, name="lone").start()
+    try:
+        Clientset(rest).samplecontroller_v1alpha1().foos(ns).create(new_foo(ns, "wants-taken", "taken"))
+        event = recorder.events.get(timeout=15)
+        assert event == f"Warning {domain.ERR_RESOURCE_EXISTS} {domain.MESSAGE_RESOURCE_EXISTS.format('taken')}"
+        dep = KubeClientset(rest).apps_v1().deployments(ns).get("taken")
+        assert meta.get_owner_references(dep) == [] and shard_label("lone") not in meta.get_labels(dep)
+    finally:
+        stop.set()

@@ -38,6 +38,8 @@ Guarantees:
 - ``shard_ring``: sharding (``runtime.sharding``) instead of leader election: leader runnables
   run while this replica holds its own shard Lease; the builder partitions its controllers'
   ``for_``/``owns`` kinds; a sharder (a non-leader runnable, elected on its own Lease) assigns.
+  ``shard_webhook``: it also assigns on create, through a mutating webhook served by the
+  webhook server (``runtime.sharding.webhook``).
 """
 
 from __future__ import annotations
@@ -120,6 +122,11 @@ class Options:
     shard_ring: str = ""
     shard_identity: str = ""
     shard_resync_period: float = 300.0
+    # assignment on create (runtime.sharding.webhook): the sharder's mutating webhook, served by
+    # this Manager's webhook server; its clientConfig (a service or url, and caBundle; the ring's
+    # path is appended), or None: this server's URL with the CA in webhook_cert_dir/ca.crt
+    shard_webhook: bool = False
+    shard_webhook_client_config: dict[str, Any] | None = None
 
 
 def _needs_leader(r: Any) -> bool:
@@ -200,8 +207,11 @@ class Manager:
         self._cleanup: list[_Hook] = []
         self.sharding: Any = None  # runtime.sharding.shard.Shard with Options.shard_ring
         self.sharder: Any = None
+        self.shard_webhook: Any = None  # runtime.sharding.webhook.AssignHandler with Options.shard_webhook
         if self.options.shard_ring:
             self._setup_sharding()
+        elif self.options.shard_webhook or self.options.shard_webhook_client_config is not None:
+            raise ValueError("shard_webhook needs shard_ring: the webhook assigns objects to the shards of a ring")
         runtime_metrics.install()
 
     def _setup_sharding(self) -> None:
@@ -226,6 +236,32 @@ class Manager:
                                resync_period=opts.shard_resync_period,
                                namespaces=tuple(self.cache.options.namespaces or ()))
         self._others.append(self.sharder)
+        if opts.shard_webhook:
+            self._setup_shard_webhook()
+        elif opts.shard_webhook_client_config is not None:
+            raise ValueError("shard_webhook_client_config is set but shard_webhook is not: set shard_webhook=True "
+                             "to serve the sharder's assignment webhook")
+
+    def _setup_shard_webhook(self) -> None:
+        from pathlib import Path
+
+        from samplecontroller.runtime.sharding import webhook
+
+        opts, shard, sharder = self.options, self.sharding, self.sharder
+        base = opts.shard_webhook_client_config
+        if base is not None:
+            webhook.client_config(shard.ring, base, "", 0, Path())  # a mistake is refused here, named
+        server = self.get_webhook_server()
+        self.shard_webhook = webhook.AssignHandler(sharder)
+        server.register(webhook.path_for(shard.ring), self.shard_webhook)
+
+        def configuration(_leading: threading.Event) -> dict[str, Any] | None:
+            if not server.started.is_set():
+                return None
+            client = webhook.client_config(shard.ring, base, server.host, server.bound_port, Path(server.cert_dir))
+            return webhook.configuration(shard.ring, list(shard.partitions.values()), client, sharder.namespaces)
+
+        sharder.webhook_configuration = configuration
 
     # -- accessors -----------------------------------------------------------------------
 

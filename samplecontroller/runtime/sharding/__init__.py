@@ -26,11 +26,16 @@ design, inside the Manager): ``manager.Options(shard_ring="NAME")``.
   resourceVersion) before its objects move: a replica that still runs stopped its controllers
   at its renew deadline, before the expiry. Owned objects move with their controller, directly.
 
+- With ``Options.shard_webhook`` the sharder also assigns on create, as the anchor's sharder
+  does: a mutating webhook (``webhook``) labels an unassigned object in its CREATE (or UPDATE)
+  request, so it is assigned before any replica sees it; the watch stays as the fallback for
+  what the webhook missed (``failurePolicy: Ignore``: a sharder down never fails a create).
+
 Where this differs from the anchor, and why: the sharder runs in the Managers (elected), not as a
-separate deployment, and assigns new objects with a watch of unassigned objects instead of a
-mutating webhook (no TLS and no webhook configuration; works against any API server; the watch's
-selector keeps its cache to the objects not yet assigned, so its memory does not grow with the
-objects); an expired shard is taken over at its expiry, not one lease duration later; no
+separate deployment; the webhook is an option, off by default, and the watch of unassigned
+objects always runs (no TLS and no webhook configuration needed; works against any API server;
+the watch's selector keeps its cache to the objects not yet assigned, so its memory does not
+grow with the objects; the Scaling out guide gives the figures of both); an expired shard is taken over at its expiry, not one lease duration later; no
 ControllerRing resource: the ring is the Manager option and its partitioned kinds are the
 controllers' ``for_``/``owns`` kinds. As the anchor, a dead shard's Lease is deleted a minute
 after it expired.

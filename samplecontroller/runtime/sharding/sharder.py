@@ -9,13 +9,14 @@ import datetime
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 from prometheus_client import Counter
 
 from samplecontroller.apimachinery import meta
-from samplecontroller.apimachinery.errors import ConflictError, NotFoundError, StatusError
+from samplecontroller.apimachinery.errors import ConflictError, GoneError, NotFoundError, StatusError
 from samplecontroller.cache import ResourceEventHandlerFuncs, SharedIndexInformer
 from samplecontroller.client import ResourceClient
 from samplecontroller.client.metadata import MetadataClient, PartialObjectMetadata
@@ -111,6 +112,11 @@ class Sharder:
         self.live: frozenset[str] = frozenset()
         self.ring = Ring(())
         self.leading = threading.Event()
+        # the assignment webhook (runtime.sharding.webhook): its configuration while leading (None:
+        # the server is not listening yet), installed once per term; None: no webhook
+        self.webhook_configuration: Callable[[threading.Event], dict[str, Any] | None] | None = None
+        self.webhook_installed = threading.Event()
+        self._webhook_error = ""
         self.moves = 0  # objects assigned or moved (for tests and benchmarks)
         self.drains = 0  # drains asked of live shards
 
@@ -136,6 +142,7 @@ class Sharder:
         self.leading.set()
         informers = [stop for p in list(self.shard.partitions.values()) for stop in self._unassigned_informer(p, leading)]
         next_resync = 0.0
+        webhook_installed = self.webhook_configuration is None
         try:
             while not leading.is_set():
                 try:
@@ -145,8 +152,12 @@ class Sharder:
                         if live != self.live:
                             log.info("Shard ring changed", ring=self.shard.ring, shards=sorted(live))
                         self.live, self.ring = live, Ring(live)
+                        if not webhook_installed:  # after the ring is known: its answers are right
+                            webhook_installed = self._install_webhook(leading)
                         self._resync()
                         next_resync = now + self.resync_period
+                    elif not webhook_installed:
+                        webhook_installed = self._install_webhook(leading)
                     self._assign_pending()
                 except (StatusError, OSError) as err:
                     log.error("Sharder pass failed; retrying", ring=self.shard.ring, error=f"{type(err).__name__}: {err}")
@@ -155,8 +166,30 @@ class Sharder:
                         self._cond.wait(self.poll_period)
         finally:
             self.leading.clear()
+            self.webhook_installed.clear()
             for stop in informers:
                 stop.set()
+
+    def _install_webhook(self, leading: threading.Event) -> bool:
+        """Server-side apply the assignment webhook's configuration (``webhook``), pointing at this
+        replica's server when it has no client config of its own; False to try again next pass."""
+        assert self.webhook_configuration is not None
+        try:
+            config = self.webhook_configuration(leading)
+        except ValueError as err:  # a configuration mistake (said once; retried: a CA may appear), the watch assigns
+            if str(err) != self._webhook_error:
+                log.error("Sharder webhook not installed", ring=self.shard.ring, error=str(err))
+                self._webhook_error = str(err)
+            return False
+        if config is None:
+            return False  # the webhook server is not listening yet
+        name = config["metadata"]["name"]
+        self.rest.request("PATCH", f"/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/{name}",
+                          query={"fieldManager": "samplecontroller-sharder", "force": "true"},
+                          body=json.dumps(config).encode(), content_type="application/apply-patch+yaml")
+        log.info("Sharder webhook installed", ring=self.shard.ring, configuration=name)
+        self.webhook_installed.set()
+        return True
 
     def _clients(self, part: Partition) -> list[Any]:
         """Metadata clients of ``part``'s objects: one per namespace of the Manager's cache, or one for all."""
@@ -221,15 +254,21 @@ class Sharder:
         except (ConflictError, NotFoundError):
             pass  # renewed or gone meanwhile: looked at again next pass
 
-    def _desired(self, part: Partition, obj: Any) -> str:
+    @staticmethod
+    def key_owner(part: Partition, obj: Any, namespace: str, ring: Ring) -> str:
+        """The shard ``ring`` places ``obj`` (of ``part``, in ``namespace``) on; "" when it has no
+        hash key (an owned object without a controller of the owner kind) or the ring is empty."""
         if part.owner is None:
-            key = f"{part.info.group}/{part.info.kind}/{meta.get_namespace(obj)}/{meta.get_name(obj)}"
+            key = f"{part.info.group}/{part.info.kind}/{namespace}/{meta.get_name(obj)}"
         else:
             owners = [r for r in meta.get_owner_references(obj) if r.controller and (r.group, r.kind) == part.owner]
             if not owners:
                 return ""
-            key = f"{part.owner[0]}/{part.owner[1]}/{meta.get_namespace(obj)}/{owners[0].name}"
-        return self.ring.owner(key)
+            key = f"{part.owner[0]}/{part.owner[1]}/{namespace}/{owners[0].name}"
+        return ring.owner(key)
+
+    def _desired(self, part: Partition, obj: Any) -> str:
+        return self.key_owner(part, obj, meta.get_namespace(obj), self.ring)
 
     def _resync(self) -> None:
         """One pass over every partitioned object: assign, move or drain what the ring places elsewhere."""
@@ -238,11 +277,24 @@ class Sharder:
                 self._resync_one(part, client)
 
     def _resync_one(self, part: Partition, client: Any) -> None:
+        """Place every object of ``part`` page by page. The pages are one snapshot, so a pass
+        that patches many objects can outlive the history behind its continue token (410
+        Expired: 75 s on the embedded server, the compaction interval on kube-apiserver); the
+        listing then starts over, where the objects placed already cost nothing. Objects queued
+        by the watch of unassigned objects (a drain just acknowledged) are placed between pages."""
         cont: str | None = None
         while True:
-            page = client.list(ListOptions(limit=500, continue_=cont))
+            try:
+                page = client.list(ListOptions(limit=500, continue_=cont))
+            except GoneError:
+                if cont is None:
+                    raise
+                log.info("Sharder listing expired; listing again", ring=self.shard.ring, resource=part.info.resource)
+                cont = None
+                continue
             for obj in page.items:
                 self._place(part, obj)
+            self._assign_pending()
             following = page.metadata.continue_
             if not isinstance(following, str) or not following:
                 break
