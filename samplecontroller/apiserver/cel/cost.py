@@ -256,13 +256,15 @@ _RESULTS = {
     "asApproximateFloat": "double", "isGreaterThan": "bool", "isLessThan": "bool", "getScheme": "string",
     "getHost": "string", "getHostname": "string", "getPort": "string", "getEscapedPath": "string",
     "family": "int", "prefixLength": "int", "isIP": "bool", "isCIDR": "bool", "isURL": "bool",
-    "isQuantity": "bool", "containsIP": "bool", "containsCIDR": "bool",
+    "isQuantity": "bool", "containsIP": "bool", "containsCIDR": "bool", "isSemver": "bool", "major": "int",
+    "minor": "int", "patch": "int",
 }
 _OPAQUE_RESULTS = {"quantity": ("struct", "kubernetes.Quantity"), "add": ("struct", "kubernetes.Quantity"),
                    "sub": ("struct", "kubernetes.Quantity"), "url": ("struct", "kubernetes.URL"),
-                   "ip": ("opaque", "net.IP"), "cidr": ("opaque", "net.CIDR"), "masked": ("opaque", "net.CIDR")}
+                   "ip": ("opaque", "net.IP"), "cidr": ("opaque", "net.CIDR"), "masked": ("opaque", "net.CIDR"),
+                   "semver": ("struct", "kubernetes.Semver")}
 _ARITHMETIC = {"_+_", "_-_", "_*_", "_/_", "_%_", "-_"}
-_O1_EQUALITY = {"kubernetes.Quantity", "net.IP", "net.CIDR"}
+_O1_EQUALITY = {"kubernetes.Quantity", "net.IP", "net.CIDR", "kubernetes.Semver"}
 
 
 @dataclass
@@ -654,7 +656,7 @@ class _Coster:
             text = sz.add(_ONE).factor(_STRING_TRAVERSAL)
             regex = size(args[0]).factor(_REGEX_LENGTH)
             return text.multiply(regex), CostEstimate(0, sz.max)
-        if function in ("cidr", "isIP", "isCIDR", "quantity", "isQuantity") and args:
+        if function in ("cidr", "isIP", "isCIDR", "quantity", "isQuantity", "semver", "isSemver") and args:
             return size(args[0]).factor(_STRING_TRAVERSAL), None
         if function == "ip":
             if overload == "cidr_ip" or not args:
@@ -729,7 +731,7 @@ _NOMINAL = frozenset({
     "masked", "prefixLength", "family", "isUnspecified", "isLoopback", "isLinkLocalMulticast",
     "isLinkLocalUnicast", "isGlobalUnicast", "format.named", "sign", "asInteger", "isInteger",
     "asApproximateFloat", "isGreaterThan", "isLessThan", "compareTo", "add", "sub", "getScheme",
-    "getHostname", "getHost", "getPort", "getEscapedPath", "getQuery"})
+    "getHostname", "getHost", "getPort", "getEscapedPath", "getQuery", "major", "minor", "patch"})
 _SIZED_COMPARISONS = frozenset({
     "less_string", "greater_string", "less_equals_string", "greater_equals_string", "less_bytes",
     "greater_bytes", "less_equals_bytes", "greater_equals_bytes", "equals", "not_equals"})
