@@ -2,7 +2,11 @@
 lists, sets, regex, URLs, quantity, IP, CIDR and semver (``SemverLib(SemverVersion(1))``, in
 kube's base environment since 1.33: ``semver(s)``, ``semver(s, normalize)``, ``isSemver``,
 ``major``/``minor``/``patch``, ``compareTo``/``isGreaterThan``/``isLessThan``, with
-blang/semver v4's parsing and precedence). The strings extension comes with the engine.
+blang/semver v4's parsing and precedence) and cel-go's ext lists at ``ListsVersion(3)`` (since
+1.34: ``slice``, ``flatten``, ``sort``, ``lists.range``, ``reverse``, ``distinct``; deviations:
+``sortBy`` is refused by name (``unsupported``: the binding cannot add macros), and ``sort``
+of non-comparable elements is an evaluation error, not a compile error). The strings extension
+comes with the engine.
 
 Values of the library's own types (``quantity('1Gi')``, ``url(...)``, ``ip(...)``,
 ``cidr(...)``, ``semver(...)``) are maps with one key, ``@Quantity``/``@URL``/``@IP``/``@CIDR``/
@@ -35,7 +39,9 @@ from typing import Any
 
 from cel_expr_python import cel as _cel
 
-__all__ = ["FUNCTIONS", "INTRODUCED", "functions", "parse_quantity", "parse_semver"]
+from samplecontroller.apiserver.cel.fields import mask_strings
+
+__all__ = ["FUNCTIONS", "INTRODUCED", "functions", "parse_quantity", "parse_semver", "unsupported"]
 
 _T = _cel.Type
 _MAP = _T.Map(_T.STRING, _T.DYN)
@@ -123,6 +129,62 @@ def _cel_equal(a: Any, b: Any) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
     return bool(a == b)
+
+
+# ------------------------------------------------------ cel-go ext lists (ListsVersion(3))
+
+_MAX_RANGE = 10_000_000
+_UNORDERED = (list, dict, type(None))
+
+
+def _slice(items: Sequence[Any], start: int, end: int) -> list[Any]:
+    if start < 0 or end < 0:
+        raise ValueError(f"cannot slice({start}, {end}), negative indexes not supported")
+    if start > end:
+        raise ValueError(f"cannot slice({start}, {end}), start index must be less than or equal to end index")
+    if len(items) < end:
+        raise ValueError(f"cannot slice({start}, {end}), list is length {len(items)}")
+    return list(items[start:end])
+
+
+def _flatten(items: Sequence[Any], depth: int = 1) -> list[Any]:
+    if depth < 0:
+        raise ValueError("level must be non-negative")
+    out: list[Any] = []
+    for item in items:
+        if isinstance(item, list) and depth > 0:
+            out += _flatten(item, depth - 1)
+        else:
+            out.append(item)
+    return out
+
+
+def _range(n: int) -> list[int]:
+    if n < 0:
+        raise ValueError(f"lists.range: size must be non-negative, got {n}")
+    if n > _MAX_RANGE:
+        raise ValueError(f"lists.range: size {n} exceeds maximum allowed ({_MAX_RANGE})")
+    return list(range(n))
+
+
+def _distinct(items: Sequence[Any]) -> list[Any]:
+    out: list[Any] = []
+    for item in items:
+        if not any(_cel_equal(item, seen) for seen in out):
+            out.append(item)
+    return out
+
+
+def _sort(items: Sequence[Any]) -> list[Any]:
+    """ext lists' ``sort``: elements of one comparable type (int, uint, double, bool, string,
+    bytes, timestamp, duration), else cel-go's errors."""
+    if not items:
+        return list(items)
+    if isinstance(items[0], _UNORDERED):
+        raise ValueError("list elements must be comparable")
+    if any(type(item) is not type(items[0]) for item in items):
+        raise ValueError("list elements must have the same type")
+    return sorted(items)
 
 
 # ---------------------------------------------------------------------------- regex
@@ -555,13 +617,42 @@ _SEMVER: list[Any] = [
     _fn("patch", _I, ("semver_patch", [_MAP], True, lambda v: _as_int64(_v(v)[2]))),
 ]
 
-FUNCTIONS += _SEMVER
+_LISTS: list[Any] = [
+    # cel-go's ext.Lists(ext.ListsVersion(3)) (sortBy, a macro, is refused: ``unsupported``)
+    _fn("slice", _LIST, ("list_slice", [_LIST, _I, _I], True, _slice)),
+    _fn("flatten", _LIST, ("list_flatten", [_LIST], True, _flatten),
+        ("list_flatten_int", [_LIST, _I], True, _flatten)),
+    _fn("sort", _LIST, ("list_sort", [_LIST], True, _sort)),
+    _fn("lists.range", _T.List(_I), ("lists_range", [_I], False, _range)),
+    _fn("reverse", _LIST, ("list_reverse", [_LIST], True, lambda items: list(reversed(items)))),
+    _fn("distinct", _LIST, ("list_distinct", [_LIST], True, _distinct)),
+]
 
-INTRODUCED: dict[str, int] = {name: 33 for name in ("semver", "isSemver", "major", "minor", "patch")}
-"""Function name -> the minor version whose base environment added it (semver: 1.33)."""
+_BASE = list(FUNCTIONS)
+_VERSIONED: tuple[tuple[int, list[Any]], ...] = ((33, _SEMVER), (34, _LISTS))
+FUNCTIONS += _SEMVER + _LISTS
+
+INTRODUCED: dict[str, int] = {
+    **dict.fromkeys(("semver", "isSemver", "major", "minor", "patch"), 33),
+    **dict.fromkeys(("slice", "flatten", "sort", "lists.range", "reverse", "distinct", "sortBy"), 34),
+}
+"""Function name -> the minor version whose base environment added it (environment/base.go's
+``IntroducedVersion``: the semver library 1.33, ext lists v3 1.34)."""
+
+_SORT_BY = re.compile(r"\.\s*sortBy\s*\(")
+
+
+def unsupported(source: str) -> str | None:
+    """What this engine cannot compile in a rule kube accepts, named (``None``: nothing):
+    ext lists' ``sortBy`` macro (cel-expr-python cannot add macros)."""
+    found = _SORT_BY.search(mask_strings(source))
+    if found is None:
+        return None
+    return (f"ERROR: <input>:1:{found.start() + 2}: sortBy (cel-go ext lists' macro) is not supported by this "
+            "server's CEL engine; sort with .sort() or .map() instead")
 
 
 def functions(compat_minor: int) -> list[Any]:
     """The library functions of kube's base environment at compatibility version
     ``1.<compat_minor>`` (``FUNCTIONS`` without those ``INTRODUCED`` later)."""
-    return FUNCTIONS if compat_minor >= 33 else FUNCTIONS[:-len(_SEMVER)]
+    return _BASE + [decl for since, decls in _VERSIONED if since <= compat_minor for decl in decls]
