@@ -67,7 +67,6 @@ from samplecontroller.apiserver.patching import require_object
 from samplecontroller.apiserver.restmapper import Resource, RESTMapper
 from samplecontroller.apiserver.schema import FieldError
 from samplecontroller.apiserver.storage import Entry, Event, Expired, Page, Store, TooLarge
-from samplecontroller.apiserver.strategies.crd import CRDStrategy
 from samplecontroller.apiserver.warning import go_quote
 
 __all__ = ["CRD_KEY", "NS_KEY", "CRDPlan", "Core"]
@@ -263,8 +262,7 @@ class Core:
         rule_errors, rule_warnings = strategy.validate_rules(res, obj, old, sch, errors)
         errors, warnings = errors + rule_errors, warnings + rule_warnings
         errors += strategy.validate_extra(obj, old)
-        if isinstance(strategy, CRDStrategy):
-            errors += strategy.validate_compatibility(obj, old, self.mapper.emulated_minor)
+        errors += strategy.validate_compatibility(obj, old, self.mapper.emulated_minor)
         if errors:
             raise invalid(res, name, errors)
         return warnings

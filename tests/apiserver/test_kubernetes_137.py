@@ -139,6 +139,21 @@ def test_emulated_1_34_compiles_new_rules_for_compatibility_1_33(emulated: Local
     assert "compilation failed: ERROR: <input>:1:10: undeclared reference to 'sort'" in body["message"]
     code, _, body = raw.call("POST", crds, _rule_crd("versions", "self.all(t, isSemver(t, true))"))
     assert code == 201, body
+    # ValidatingAdmissionPolicy expressions likewise
+    policies = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies"
+    policy = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+              "metadata": {"name": "sorted-args"},
+              "spec": {"matchConstraints": {"resourceRules": [{"apiGroups": ["apps"], "apiVersions": ["v1"],
+                                                               "operations": ["CREATE"], "resources": ["deployments"]}]},
+                       "validations": [{"expression": "object.spec.template.spec.containers.map(c, c.name).sort() "
+                                                      "== object.spec.template.spec.containers.map(c, c.name)"}]}}
+    code, _, body = raw.call("POST", policies, policy)
+    assert code == 422, body
+    assert body["details"]["causes"][0]["field"] == "spec.validations[0].expression"
+    assert "undeclared reference to 'sort'" in body["message"]
+    policy["spec"]["validations"] = [{"expression": "isSemver(object.metadata.name, true)"}]  # type: ignore[index]
+    code, _, body = raw.call("POST", policies, policy)
+    assert code == 201, body
 
 
 @pytest.mark.parametrize("value", ["1.32", "1.38", "2.0", "latest"])
