@@ -1,7 +1,8 @@
 """Static cost estimation of CEL rules, as kube-apiserver estimates them when a CRD is written:
 cel-go's checker/cost.go estimator (v0.22, Kubernetes 1.32) with Kubernetes' size estimator
 (apiextensions-apiserver's schema/cel ``sizeEstimator`` over the schema's ``DeclType``) and its
-library cost estimator (k8s.io/apiserver/pkg/cel/library/cost.go), ported over the checked AST
+library cost estimator (k8s.io/apiserver/pkg/cel/library/cost.go, with the semver library's
+entries) and cel-go's ext lists v3 overload estimators (ext/lists.go), ported over the checked AST
 the engine serializes (``checked``).
 
 - ``decl_type(schema, root)``: the ``DeclType`` of a structural schema node: sizes bounded by
