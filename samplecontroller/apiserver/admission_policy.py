@@ -53,13 +53,13 @@ from samplecontroller.apiserver.cel.engine import CompileError, EvalError
 from samplecontroller.apiserver.cel.fields import invalid_literals
 from samplecontroller.apiserver.cel.formats import FUNCTIONS as FORMAT_FUNCTIONS
 from samplecontroller.apiserver.cel.formats import rewrite
-from samplecontroller.apiserver.cel.library import FUNCTIONS
+from samplecontroller.apiserver.cel.library import FUNCTIONS, INTRODUCED, functions
 from samplecontroller.apiserver.errors import APIError
 from samplecontroller.apiserver.restmapper import Resource, RESTMapper
 from samplecontroller.apiserver.storage import Store
 
 __all__ = ["BINDINGS_KEY", "POLICIES_KEY", "Converter", "PolicyAdmission", "PolicyRequest", "aggregate", "compile_error",
-           "match_conditions"]
+           "compatibility_error", "match_conditions"]
 
 POLICIES_KEY = "admissionregistration.k8s.io/validatingadmissionpolicies"
 BINDINGS_KEY = "admissionregistration.k8s.io/validatingadmissionpolicybindings"
@@ -316,6 +316,29 @@ def match_conditions(conditions: Any, variables: dict[str, Any]) -> tuple[bool, 
 def aggregate(messages: list[str]) -> str:
     """utilerrors.NewAggregate's text: one message, or ``[a, b]``."""
     return messages[0] if len(messages) == 1 else "[" + ", ".join(messages) + "]"
+
+
+_COMPAT_ENVS: dict[int, engine.Env] = {}
+
+
+def compatibility_error(expression: str, compat_minor: int) -> str:
+    """``compilation failed: ...`` when ``expression`` (which compiles with every library) uses
+    one kube's base environment at compatibility version ``1.<compat_minor>`` lacks, else ""."""
+    if compat_minor >= max(INTRODUCED.values()):
+        return ""
+    env = _COMPAT_ENVS.get(compat_minor)
+    if env is None:
+        env = _COMPAT_ENVS[compat_minor] = engine.Env(dict.fromkeys(_VARIABLES, engine.DYN),
+                                                      functions(compat_minor) + FORMAT_FUNCTIONS, rewrite)
+    try:
+        ENV.compile(expression)
+    except CompileError:
+        return ""
+    try:
+        env.compile(expression)
+    except CompileError as err:
+        return f"compilation failed: {err.detail}"
+    return ""
 
 
 def compile_error(expression: str, wanted: str = "", type_detail: str = "", params: bool = True) -> str:

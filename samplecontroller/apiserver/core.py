@@ -262,6 +262,7 @@ class Core:
         rule_errors, rule_warnings = strategy.validate_rules(res, obj, old, sch, errors)
         errors, warnings = errors + rule_errors, warnings + rule_warnings
         errors += strategy.validate_extra(obj, old)
+        errors += strategy.validate_compatibility(obj, old, self.mapper.emulated_minor)
         if errors:
             raise invalid(res, name, errors)
         return warnings

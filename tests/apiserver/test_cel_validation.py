@@ -49,6 +49,9 @@ SCHEMA: dict[str, Any] = {
                 "labels": {"type": "object", "maxProperties": 64, "additionalProperties": {
                     "type": "string", "x-kubernetes-validations": [{"rule": "self.size() <= 5"}]}},
                 "ratio": {"type": "number", "x-kubernetes-validations": [{"rule": "self < 1.5"}]},
+                # the semver library (kube 1.33+)
+                "version": {"type": "string", "maxLength": 64, "x-kubernetes-validations": [
+                    {"rule": "semver(self, true).isGreaterThan(semver('1.0.0'))"}]},
                 "ports": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
                           "items": {"type": "object", "required": ["name"], "properties": {
                               "name": {"type": "string"}, "port": {"type": "integer"}},
@@ -108,7 +111,7 @@ def test_violating_object_is_rejected_with_kubes_message(raw: Raw, widgets: str)
 
 def test_valid_object_is_stored(raw: Raw, widgets: str) -> None:
     obj = widget(mode="on", url="https://example.com", memory="512Mi", cidrs=["10.0.0.0/8", "192.168.0.0/16"],
-                 labels={"a": "b"}, ratio=1)
+                 labels={"a": "b"}, ratio=1, version="v1.2")
     code, _, body = raw.call("POST", widgets, obj)
     assert code == 201, body
 
@@ -121,6 +124,10 @@ def test_valid_object_is_stored(raw: Raw, widgets: str) -> None:
     ({"cidrs": ["b/8", "10.0.0.0/8"]}, 'spec.cidrs: Invalid value: "array": must be sorted'),
     ({"labels": {"k": "toolong"}}, 'spec.labels[k]: Invalid value: "string": failed rule: self.size() <= 5'),
     ({"ratio": 2}, 'spec.ratio: Invalid value: "number": failed rule: self < 1.5'),
+    ({"version": "1.0.0-rc.1"},
+     'spec.version: Invalid value: "string": failed rule: semver(self, true).isGreaterThan(semver(\'1.0.0\'))'),
+    ({"version": "1.0.0+x_y"}, 'spec.version: Invalid value: "string": Invalid character(s) found in build meta '
+                               'data "x_y" evaluating rule: semver(self, true).isGreaterThan(semver(\'1.0.0\'))'),
     ({"mode": "off", "url": "https://x"}, 'spec.url: Invalid value: "object": url https://x needs a mode'),
 ])
 def test_rules_at_every_level(raw: Raw, widgets: str, spec: dict[str, Any], expected: str) -> None:

@@ -116,6 +116,47 @@ def test_emulated_version_1_34(emulated: LocalAPIServer) -> None:
     assert "apis/resource.k8s.io/v1" in paths and "apis/storagemigration.k8s.io/v1" not in paths
 
 
+def _rule_crd(plural: str, rule: str) -> dict[str, object]:
+    schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "tags": {"type": "array", "maxItems": 8, "items": {"type": "string", "maxLength": 16},
+                 "x-kubernetes-validations": [{"rule": rule}]}}}}}
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"{plural}.cel.example.com"},
+            "spec": {"group": "cel.example.com", "scope": "Namespaced",
+                     "names": {"plural": plural, "singular": plural[:-1], "kind": plural.title()[:-1]},
+                     "versions": [{"name": "v1", "served": True, "storage": True,
+                                   "schema": {"openAPIV3Schema": schema}}]}}
+
+
+def test_emulated_1_34_compiles_new_rules_for_compatibility_1_33(emulated: LocalAPIServer) -> None:
+    """kube-apiserver --emulated-version 1.34 (minCompatibility 1.33) has the semver library
+    (1.33) for a new CRD rule, not ext lists (1.34)."""
+    raw = Raw(emulated)
+    crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+    code, _, body = raw.call("POST", crds, _rule_crd("sorts", "self.sort() == self"))
+    assert code == 422, body
+    assert body["details"]["causes"][0]["field"] == (
+        "spec.validation.openAPIV3Schema.properties[spec].properties[tags].x-kubernetes-validations[0].rule")
+    assert "compilation failed: ERROR: <input>:1:10: undeclared reference to 'sort'" in body["message"]
+    code, _, body = raw.call("POST", crds, _rule_crd("versions", "self.all(t, isSemver(t, true))"))
+    assert code == 201, body
+    # ValidatingAdmissionPolicy expressions likewise
+    policies = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies"
+    policy = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+              "metadata": {"name": "sorted-args"},
+              "spec": {"matchConstraints": {"resourceRules": [{"apiGroups": ["apps"], "apiVersions": ["v1"],
+                                                               "operations": ["CREATE"], "resources": ["deployments"]}]},
+                       "validations": [{"expression": "object.spec.template.spec.containers.map(c, c.name).sort() "
+                                                      "== object.spec.template.spec.containers.map(c, c.name)"}]}}
+    code, _, body = raw.call("POST", policies, policy)
+    assert code == 422, body
+    assert body["details"]["causes"][0]["field"] == "spec.validations[0].expression"
+    assert "undeclared reference to 'sort'" in body["message"]
+    policy["spec"]["validations"] = [{"expression": "isSemver(object.metadata.name, true)"}]  # type: ignore[index]
+    code, _, body = raw.call("POST", policies, policy)
+    assert code == 201, body
+
+
 @pytest.mark.parametrize("value", ["1.32", "1.38", "2.0", "latest"])
 def test_an_unsupported_emulated_version_is_one_clear_error(value: str, tmp_path: Path,
                                                             capsys: pytest.CaptureFixture[str]) -> None:

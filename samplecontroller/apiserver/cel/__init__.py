@@ -7,6 +7,14 @@ estimator of kube's CEL limits (``cost``, over the checked AST of ``checked``)."
 from __future__ import annotations
 
 from samplecontroller.apiserver.cel.engine import CompileError, Env, EvalError, Program
-from samplecontroller.apiserver.cel.validator import blocking_error, has_rules, schema_errors, validate
+from samplecontroller.apiserver.cel.validator import (
+    blocking_error,
+    compatibility_errors,
+    expressions,
+    has_rules,
+    schema_errors,
+    validate,
+)
 
-__all__ = ["CompileError", "Env", "EvalError", "Program", "blocking_error", "has_rules", "schema_errors", "validate"]
+__all__ = ["CompileError", "Env", "EvalError", "Program", "blocking_error", "compatibility_errors", "expressions", "has_rules",
+           "schema_errors", "validate"]

@@ -1,7 +1,8 @@
 """Static cost estimation of CEL rules, as kube-apiserver estimates them when a CRD is written:
 cel-go's checker/cost.go estimator (v0.22, Kubernetes 1.32) with Kubernetes' size estimator
 (apiextensions-apiserver's schema/cel ``sizeEstimator`` over the schema's ``DeclType``) and its
-library cost estimator (k8s.io/apiserver/pkg/cel/library/cost.go), ported over the checked AST
+library cost estimator (k8s.io/apiserver/pkg/cel/library/cost.go, with the semver library's
+entries) and cel-go's ext lists v3 overload estimators (ext/lists.go), ported over the checked AST
 the engine serializes (``checked``).
 
 - ``decl_type(schema, root)``: the ``DeclType`` of a structural schema node: sizes bounded by
@@ -256,13 +257,15 @@ _RESULTS = {
     "asApproximateFloat": "double", "isGreaterThan": "bool", "isLessThan": "bool", "getScheme": "string",
     "getHost": "string", "getHostname": "string", "getPort": "string", "getEscapedPath": "string",
     "family": "int", "prefixLength": "int", "isIP": "bool", "isCIDR": "bool", "isURL": "bool",
-    "isQuantity": "bool", "containsIP": "bool", "containsCIDR": "bool",
+    "isQuantity": "bool", "containsIP": "bool", "containsCIDR": "bool", "isSemver": "bool", "major": "int",
+    "minor": "int", "patch": "int",
 }
 _OPAQUE_RESULTS = {"quantity": ("struct", "kubernetes.Quantity"), "add": ("struct", "kubernetes.Quantity"),
                    "sub": ("struct", "kubernetes.Quantity"), "url": ("struct", "kubernetes.URL"),
-                   "ip": ("opaque", "net.IP"), "cidr": ("opaque", "net.CIDR"), "masked": ("opaque", "net.CIDR")}
+                   "ip": ("opaque", "net.IP"), "cidr": ("opaque", "net.CIDR"), "masked": ("opaque", "net.CIDR"),
+                   "semver": ("struct", "kubernetes.Semver")}
 _ARITHMETIC = {"_+_", "_-_", "_*_", "_/_", "_%_", "-_"}
-_O1_EQUALITY = {"kubernetes.Quantity", "net.IP", "net.CIDR"}
+_O1_EQUALITY = {"kubernetes.Quantity", "net.IP", "net.CIDR", "kubernetes.Semver"}
 
 
 @dataclass
@@ -654,7 +657,7 @@ class _Coster:
             text = sz.add(_ONE).factor(_STRING_TRAVERSAL)
             regex = size(args[0]).factor(_REGEX_LENGTH)
             return text.multiply(regex), CostEstimate(0, sz.max)
-        if function in ("cidr", "isIP", "isCIDR", "quantity", "isQuantity") and args:
+        if function in ("cidr", "isIP", "isCIDR", "quantity", "isQuantity", "semver", "isSemver") and args:
             return size(args[0]).factor(_STRING_TRAVERSAL), None
         if function == "ip":
             if overload == "cidr_ip" or not args:
@@ -670,6 +673,8 @@ class _Coster:
             if overload in ("cidr_contains_ip_string", "cidr_contains_cidr_string"):
                 cost = cost.add(size(args[0]).factor(_STRING_TRAVERSAL))
             return cost, None
+        if overload in _EXT_LISTS:
+            return self._ext_lists(overload, target, args)
         if function == "__formatValidate" and len(args) == 2:  # format.<name>().validate(x)
             return size(args[1]).factor(_STRING_TRAVERSAL).factor(_MAX_NAME_FORMAT_REGEX * _REGEX_LENGTH), None
         if function in _NOMINAL:
@@ -683,6 +688,35 @@ class _Coster:
                 if rhs and args[1].computed is not None:
                     sizes = args[1].computed
                 return CostEstimate(1, sizes.max).factor(_STRING_TRAVERSAL), None
+        return None
+
+    def _ext_lists(self, overload: str, target: _Node | None,
+                   args: list[_Node]) -> tuple[CostEstimate, CostEstimate | None] | None:
+        """cel-go ext lists' overload estimators (ListsVersion(3)): the result list's size times
+        a factor, plus the call and the list's creation."""
+        size = self._library_size
+        if overload == "lists_range":
+            if target is not None or len(args) != 1:
+                return None
+            return _allocating_list(1, _fixed(_as_uint(args[0], _MAX_U64)))
+        if target is None:
+            return None
+        if overload == "list_slice" and len(args) == 2:
+            sz = size(target)
+            start, end = _as_uint(args[0], 0), _as_uint(args[1], sz.max)
+            return _allocating_list(1, _fixed((end - start) & _MAX_U64))
+        if overload == "list_reverse" and not args:
+            return _allocating_list(1, size(target))
+        if overload in ("list_flatten", "list_flatten_int") and len(args) <= 1:
+            depth = _as_uint(args[0], _MAX_U64) if args else 1
+            return _allocating_list(float(depth), size(target))
+        if overload in ("list_distinct", "list_sort") and not args:
+            sz = size(target)
+            factor = 2.0
+            element = self._list_element(target)
+            if overload == "list_sort" and element is not None and element.type.kind in ("string", "bytes"):
+                factor += _STRING_TRAVERSAL
+            return _allocating_list(factor, sz.multiply(sz))
         return None
 
     def _replace(self, sz: CostEstimate, old: CostEstimate,
@@ -724,12 +758,33 @@ class _Coster:
         return _Node(None, node.type.params[0], path, None)
 
 
+_EXT_LISTS = frozenset({"list_slice", "list_flatten", "list_flatten_int", "lists_range", "list_reverse",
+                        "list_distinct", "list_sort"})
+
+
+def _fixed(n: int) -> CostEstimate:
+    return CostEstimate(n, n)
+
+
+def _as_uint(node: _Node, default: int) -> int:
+    """ext lists' nodeAsUintValue: an int or uint literal as uint64, else ``default``."""
+    if node.expr is not None and node.expr.kind == checked.CONST and isinstance(node.expr.value, int) \
+            and not isinstance(node.expr.value, bool):
+        return node.expr.value & _MAX_U64
+    return default
+
+
+def _allocating_list(factor: float, size: CostEstimate) -> tuple[CostEstimate, CostEstimate]:
+    """estimateAllocatingListCall: the size times ``factor``, the call (1) and the list (10)."""
+    return size.factor(factor).add(_ONE).add(_fixed(_LIST_CREATE)), size
+
+
 _SETS = {"list_sets_contains_list": 1.0, "list_sets_intersects_list": 1.0, "list_sets_equivalent_list": 2.0}
 _NOMINAL = frozenset({
     "masked", "prefixLength", "family", "isUnspecified", "isLoopback", "isLinkLocalMulticast",
     "isLinkLocalUnicast", "isGlobalUnicast", "format.named", "sign", "asInteger", "isInteger",
     "asApproximateFloat", "isGreaterThan", "isLessThan", "compareTo", "add", "sub", "getScheme",
-    "getHostname", "getHost", "getPort", "getEscapedPath", "getQuery"})
+    "getHostname", "getHost", "getPort", "getEscapedPath", "getQuery", "major", "minor", "patch"})
 _SIZED_COMPARISONS = frozenset({
     "less_string", "greater_string", "less_equals_string", "greater_equals_string", "less_bytes",
     "greater_bytes", "less_equals_bytes", "greater_equals_bytes", "equals", "not_equals"})
@@ -745,6 +800,7 @@ _OVERLOAD_KINDS = {
     "add_int64": ("int", "int"), "add_uint64": ("uint", "uint"), "add_double": ("double", "double"),
     "add_timestamp_duration": ("timestamp", "duration"), "add_duration_timestamp": ("duration", "timestamp"),
     "add_duration_duration": ("duration", "duration"),
+    "list_reverse": ("list",), "string_reverse": ("string",),
 }
 _COMPARED = {"string": "string", "bytes": "bytes", "int64": "int", "uint64": "uint", "double": "double",
              "bool": "bool", "timestamp": "timestamp", "duration": "duration"}

@@ -205,6 +205,8 @@ class Env:
     def _compile(self, source: str) -> Program | CompileError:
         try:
             expr = self._env.compile(self._rewrite(source) if self._rewrite else source)
+        except CompileError as err:  # refused by the rewrite (something the engine lacks, named)
+            return err
         except RuntimeError as err:
             return CompileError(_strip_status(str(err)))
         return Program(source, expr, expr.return_type().name())

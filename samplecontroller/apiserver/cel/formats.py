@@ -20,7 +20,9 @@ from typing import Any
 from cel_expr_python import cel as _cel
 
 from samplecontroller.apiserver import validation
+from samplecontroller.apiserver.cel.engine import CompileError
 from samplecontroller.apiserver.cel.fields import STRING_LITERAL
+from samplecontroller.apiserver.cel.library import unsupported
 
 __all__ = ["FORMATS", "FUNCTIONS", "rewrite"]
 
@@ -126,7 +128,11 @@ def _closing(source: str, start: int) -> int:
 
 
 def rewrite(source: str) -> str:
-    """``source`` with each ``format.NAME().validate(ARG)`` of a known format expanded."""
+    """``source`` with each ``format.NAME().validate(ARG)`` of a known format expanded;
+    ``engine.CompileError`` naming what the engine cannot compile (``library.unsupported``)."""
+    refused = unsupported(source)
+    if refused is not None:
+        raise CompileError(refused)
     pos = 0
     while True:
         found = _CALL.search(source, pos)

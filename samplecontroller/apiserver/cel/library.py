@@ -1,11 +1,25 @@
 """The Kubernetes CEL libraries (k8s.io/apiserver/pkg/cel/library) for the cel-cpp engine:
-lists, sets, regex, URLs, quantity, IP and CIDR. The strings extension comes with the engine.
+lists, sets, regex, URLs, quantity, IP, CIDR and semver (``SemverLib(SemverVersion(1))``, in
+kube's base environment since 1.33: ``semver(s)``, ``semver(s, normalize)``, ``isSemver``,
+``major``/``minor``/``patch``, ``compareTo``/``isGreaterThan``/``isLessThan``, with
+blang/semver v4's parsing and precedence) and cel-go's ext lists at ``ListsVersion(3)`` (since
+1.34: ``slice``, ``flatten``, ``sort``, ``lists.range``, ``reverse``, ``distinct``; deviations:
+``sortBy`` is refused by name (``unsupported``: the binding cannot add macros), and ``sort``
+of non-comparable elements is an evaluation error, not a compile error). The strings extension
+comes with the engine.
 
 Values of the library's own types (``quantity('1Gi')``, ``url(...)``, ``ip(...)``,
-``cidr(...)``) are maps with one key, ``@Quantity``/``@URL``/``@IP``/``@CIDR``, holding the
-canonical text: cel-expr-python 0.1 cannot return opaque values from Python functions. So
-``quantity('1Gi') == quantity('1024Mi')`` is true as in Kubernetes (the canonical text is the
-exact value), and the member functions are declared on ``map(string, dyn)`` receivers.
+``cidr(...)``, ``semver(...)``) are maps with one key, ``@Quantity``/``@URL``/``@IP``/``@CIDR``/
+``@Semver``, holding the canonical text: cel-expr-python 0.1 cannot return opaque values from
+Python functions. So ``quantity('1Gi') == quantity('1024Mi')`` is true as in Kubernetes (the
+canonical text is the exact value; a semver's leaves out build metadata, which its equality
+ignores), and the member functions are declared on ``map(string, dyn)`` receivers: the
+comparisons quantity and semver share (``compareTo``, ``isGreaterThan``, ``isLessThan``) are one
+overload each that dispatches on the tag (two types' values: ``no such overload``).
+
+``INTRODUCED``: the functions of the libraries kube's base environment added after 1.32, by the
+minor version that added them (``environment/base.go``'s ``IntroducedVersion``): a rule compiled
+for an older compatibility version may not use them.
 The format library is ``formats``. Deviations, documented: ``type(ip('::1'))`` is ``map``;
 regular expressions of ``find``/``findAll`` are Python's ``re`` (``matches`` is cel-cpp's RE2).
 
@@ -25,7 +39,9 @@ from typing import Any
 
 from cel_expr_python import cel as _cel
 
-__all__ = ["FUNCTIONS", "parse_quantity"]
+from samplecontroller.apiserver.cel.fields import mask_strings
+
+__all__ = ["FUNCTIONS", "INTRODUCED", "functions", "parse_quantity", "parse_semver", "unsupported"]
 
 _T = _cel.Type
 _MAP = _T.Map(_T.STRING, _T.DYN)
@@ -115,6 +131,62 @@ def _cel_equal(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
+# ------------------------------------------------------ cel-go ext lists (ListsVersion(3))
+
+_MAX_RANGE = 10_000_000
+_UNORDERED = (list, dict, type(None))
+
+
+def _slice(items: Sequence[Any], start: int, end: int) -> list[Any]:
+    if start < 0 or end < 0:
+        raise ValueError(f"cannot slice({start}, {end}), negative indexes not supported")
+    if start > end:
+        raise ValueError(f"cannot slice({start}, {end}), start index must be less than or equal to end index")
+    if len(items) < end:
+        raise ValueError(f"cannot slice({start}, {end}), list is length {len(items)}")
+    return list(items[start:end])
+
+
+def _flatten(items: Sequence[Any], depth: int = 1) -> list[Any]:
+    if depth < 0:
+        raise ValueError("level must be non-negative")
+    out: list[Any] = []
+    for item in items:
+        if isinstance(item, list) and depth > 0:
+            out += _flatten(item, depth - 1)
+        else:
+            out.append(item)
+    return out
+
+
+def _range(n: int) -> list[int]:
+    if n < 0:
+        raise ValueError(f"lists.range: size must be non-negative, got {n}")
+    if n > _MAX_RANGE:
+        raise ValueError(f"lists.range: size {n} exceeds maximum allowed ({_MAX_RANGE})")
+    return list(range(n))
+
+
+def _distinct(items: Sequence[Any]) -> list[Any]:
+    out: list[Any] = []
+    for item in items:
+        if not any(_cel_equal(item, seen) for seen in out):
+            out.append(item)
+    return out
+
+
+def _sort(items: Sequence[Any]) -> list[Any]:
+    """ext lists' ``sort``: elements of one comparable type (int, uint, double, bool, string,
+    bytes, timestamp, duration), else cel-go's errors."""
+    if not items:
+        return list(items)
+    if isinstance(items[0], _UNORDERED):
+        raise ValueError("list elements must be comparable")
+    if any(type(item) is not type(items[0]) for item in items):
+        raise ValueError("list elements must have the same type")
+    return sorted(items)
+
+
 # ---------------------------------------------------------------------------- regex
 
 
@@ -183,6 +255,144 @@ def _q_add(a: Any, b: Any) -> Tagged:
 def _q_sub(a: Any, b: Any) -> Tagged:
     other = Fraction(b) if isinstance(b, int) else _q(b)
     return _tag("Quantity", str(_q(a) - other))
+
+
+# ---------------------------------------------------------------------------- semver
+
+_NUMBERS = frozenset("0123456789")
+_ALPHANUM = _NUMBERS | frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-")
+_UINT64_MAX = 2**64 - 1
+
+
+def _go_quote(text: str) -> str:
+    """Go's ``%q`` of a string (the ASCII cases semver messages show)."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _parse_uint(text: str) -> int:
+    """strconv.ParseUint(text, 10, 64) of a string of digits (or empty)."""
+    if not text:
+        raise ValueError('strconv.ParseUint: parsing "": invalid syntax')
+    value = int(text)
+    if value > _UINT64_MAX:
+        raise ValueError(f"strconv.ParseUint: parsing {_go_quote(text)}: value out of range")
+    return value
+
+
+def _number(text: str, part: str) -> int:
+    if not set(text) <= _NUMBERS:
+        raise ValueError(f"Invalid character(s) found in {part.lower()} number {_go_quote(text)}")
+    if len(text) > 1 and text[0] == "0":
+        raise ValueError(f"{part} number must not contain leading zeroes {_go_quote(text)}")
+    return _parse_uint(text)
+
+
+def _prerelease(text: str) -> int | str:
+    if not text:
+        raise ValueError("Prerelease is empty")
+    if set(text) <= _NUMBERS:
+        if len(text) > 1 and text[0] == "0":
+            raise ValueError(f"Numeric PreRelease version must not contain leading zeroes {_go_quote(text)}")
+        return _parse_uint(text)
+    if set(text) <= _ALPHANUM:
+        return text
+    raise ValueError(f"Invalid character(s) found in prerelease {_go_quote(text)}")
+
+
+SemverParts = tuple[int, int, int, tuple[int | str, ...]]
+
+
+def parse_semver(text: str, normalize: bool = False) -> SemverParts:
+    """(major, minor, patch, prerelease) of a semantic version as blang/semver v4's ``Parse``
+    reads it (build metadata checked, then dropped); ``normalize``: kube's normalizeAndParse
+    first (a leading ``v`` removed, leading zeros removed, a missing minor/patch added).
+    ValueError with blang/semver's message when it is not one."""
+    if normalize:
+        text = _normalize_semver(text)
+    if not text:
+        raise ValueError("Version string empty")
+    parts = text.split(".", 2)
+    if len(parts) != 3:
+        raise ValueError("No Major.Minor.Patch elements found")
+    major, minor = _number(parts[0], "Major"), _number(parts[1], "Minor")
+    patch_text, build, pre = parts[2], [], []
+    if "+" in patch_text:
+        patch_text, _, tail = patch_text.partition("+")
+        build = tail.split(".")
+    if "-" in patch_text:
+        patch_text, _, tail = patch_text.partition("-")
+        pre = tail.split(".")
+    patch = _number(patch_text, "Patch")
+    prerelease = tuple(_prerelease(p) for p in pre)
+    for item in build:
+        if not item:
+            raise ValueError("Build meta data is empty")
+        if not set(item) <= _ALPHANUM:
+            raise ValueError(f"Invalid character(s) found in build meta data {_go_quote(item)}")
+    return major, minor, patch, prerelease
+
+
+def _normalize_semver(text: str) -> str:
+    """kube's normalizeAndParse rewriting (semverlib.go), before blang/semver parses it."""
+    text = text.removeprefix("v")
+    parts = text.split(".", 2)
+    for i, part in enumerate(parts):
+        if len(part) > 1:
+            part = part.lstrip("0")
+            if not part or part[0] not in _NUMBERS:
+                part = "0" + part
+            parts[i] = part
+    if len(parts) < 3:
+        if "+" in parts[-1] or "-" in parts[-1]:
+            raise ValueError("short version cannot contain PreRelease/Build meta data")
+        parts += ["0"] * (3 - len(parts))
+    return ".".join(parts)
+
+
+def _semver_text(parts: SemverParts) -> str:
+    major, minor, patch, pre = parts
+    text = f"{major}.{minor}.{patch}"
+    return text + "-" + ".".join(str(p) for p in pre) if pre else text
+
+
+def _semver(text: str, normalize: bool = False) -> Tagged:
+    return _tag("Semver", _semver_text(parse_semver(text, normalize)))
+
+
+def _v(value: Any) -> SemverParts:
+    return parse_semver(_untag("Semver", value))
+
+
+def _semver_compare(a: SemverParts, b: SemverParts) -> int:
+    """blang/semver's Version.Compare: numbers, then a release above its prereleases, then
+    the prerelease identifiers (numeric below alphanumeric), then the longer list."""
+    for n, m in zip(a[:3], b[:3], strict=True):
+        if n != m:
+            return 1 if n > m else -1
+    pa, pb = a[3], b[3]
+    if not pa or not pb:
+        return (not pa) - (not pb)
+    for x, y in zip(pa, pb, strict=False):
+        if x == y:
+            continue
+        if isinstance(x, int) and isinstance(y, int):
+            return 1 if x > y else -1
+        if isinstance(x, str) and isinstance(y, str):
+            return 1 if x > y else -1
+        return -1 if isinstance(x, int) else 1
+    return (len(pa) > len(pb)) - (len(pa) < len(pb))
+
+
+def _as_int64(value: int) -> int:
+    """Go's ``types.Int(uint64)``: a version number beyond int64 wraps around."""
+    return ((value + 2**63) % 2**64) - 2**63
+
+
+def _ordered(a: Any, b: Any) -> int:
+    """``compareTo`` of two quantities or two semvers (the overload both libraries declare)."""
+    if isinstance(a, dict) and "@Semver" in a:
+        return _semver_compare(_v(a), _v(b))
+    return _compare(_q(a), _q(b))
 
 
 # ---------------------------------------------------------------------------- URLs
@@ -357,9 +567,10 @@ FUNCTIONS: list[Any] = [
     _fn("isInteger", _B, ("quantity_is_integer", [_MAP], True, lambda q: _q(q).denominator == 1)),
     _fn("asInteger", _I, ("quantity_get_integer", [_MAP], True, _as_integer)),
     _fn("asApproximateFloat", _D, ("quantity_get_float", [_MAP], True, lambda q: float(_q(q)))),
-    _fn("isGreaterThan", _B, ("quantity_is_greater_than", [_MAP, _MAP], True, lambda a, b: _q(a) > _q(b))),
-    _fn("isLessThan", _B, ("quantity_less_than", [_MAP, _MAP], True, lambda a, b: _q(a) < _q(b))),
-    _fn("compareTo", _I, ("quantity_compare_to", [_MAP, _MAP], True, lambda a, b: _compare(_q(a), _q(b)))),
+    # (shared with semver: one overload per signature, dispatched on the values' tag)
+    _fn("isGreaterThan", _B, ("quantity_is_greater_than", [_MAP, _MAP], True, lambda a, b: _ordered(a, b) > 0)),
+    _fn("isLessThan", _B, ("quantity_less_than", [_MAP, _MAP], True, lambda a, b: _ordered(a, b) < 0)),
+    _fn("compareTo", _I, ("quantity_compare_to", [_MAP, _MAP], True, _ordered)),
     _fn("add", _MAP, ("quantity_add", [_MAP, _MAP], True, _q_add), ("quantity_add_int", [_MAP, _I], True, _q_add)),
     _fn("sub", _MAP, ("quantity_sub", [_MAP, _MAP], True, _q_sub), ("quantity_sub_int", [_MAP, _I], True, _q_sub)),
     # URLs
@@ -394,3 +605,54 @@ FUNCTIONS: list[Any] = [
     _fn("masked", _MAP, ("cidr_masked", [_MAP], True, _masked)),
     _fn("prefixLength", _I, ("cidr_prefix_length", [_MAP], True, lambda c: _c(c).network.prefixlen)),
 ]
+
+_SEMVER: list[Any] = [
+    # semver (SemverVersion(1): the normalize overloads)
+    _fn("semver", _MAP, ("string_to_semver", [_S], False, _semver),
+        ("string_bool_to_semver", [_S, _B], False, _semver)),
+    _fn("isSemver", _B, ("is_semver_string", [_S], False, _accepts(parse_semver)),
+        ("is_semver_string_bool", [_S, _B], False, lambda s, n: _accepts(lambda t: parse_semver(t, n))(s))),
+    _fn("major", _I, ("semver_major", [_MAP], True, lambda v: _as_int64(_v(v)[0]))),
+    _fn("minor", _I, ("semver_minor", [_MAP], True, lambda v: _as_int64(_v(v)[1]))),
+    _fn("patch", _I, ("semver_patch", [_MAP], True, lambda v: _as_int64(_v(v)[2]))),
+]
+
+_LISTS: list[Any] = [
+    # cel-go's ext.Lists(ext.ListsVersion(3)) (sortBy, a macro, is refused: ``unsupported``)
+    _fn("slice", _LIST, ("list_slice", [_LIST, _I, _I], True, _slice)),
+    _fn("flatten", _LIST, ("list_flatten", [_LIST], True, _flatten),
+        ("list_flatten_int", [_LIST, _I], True, _flatten)),
+    _fn("sort", _LIST, ("list_sort", [_LIST], True, _sort)),
+    _fn("lists.range", _T.List(_I), ("lists_range", [_I], False, _range)),
+    _fn("reverse", _LIST, ("list_reverse", [_LIST], True, lambda items: list(reversed(items)))),
+    _fn("distinct", _LIST, ("list_distinct", [_LIST], True, _distinct)),
+]
+
+_BASE = list(FUNCTIONS)
+_VERSIONED: tuple[tuple[int, list[Any]], ...] = ((33, _SEMVER), (34, _LISTS))
+FUNCTIONS += _SEMVER + _LISTS
+
+INTRODUCED: dict[str, int] = {
+    **dict.fromkeys(("semver", "isSemver", "major", "minor", "patch"), 33),
+    **dict.fromkeys(("slice", "flatten", "sort", "lists.range", "reverse", "distinct", "sortBy"), 34),
+}
+"""Function name -> the minor version whose base environment added it (environment/base.go's
+``IntroducedVersion``: the semver library 1.33, ext lists v3 1.34)."""
+
+_SORT_BY = re.compile(r"\.\s*sortBy\s*\(")
+
+
+def unsupported(source: str) -> str | None:
+    """What this engine cannot compile in a rule kube accepts, named (``None``: nothing):
+    ext lists' ``sortBy`` macro (cel-expr-python cannot add macros)."""
+    found = _SORT_BY.search(mask_strings(source))
+    if found is None:
+        return None
+    return (f"ERROR: <input>:1:{found.start() + 2}: sortBy (cel-go ext lists' macro) is not supported by this "
+            "server's CEL engine; sort with .sort() or .map() instead")
+
+
+def functions(compat_minor: int) -> list[Any]:
+    """The library functions of kube's base environment at compatibility version
+    ``1.<compat_minor>`` (``FUNCTIONS`` without those ``INTRODUCED`` later)."""
+    return _BASE + [decl for since, decls in _VERSIONED if since <= compat_minor for decl in decls]

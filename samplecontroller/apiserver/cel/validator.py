@@ -53,12 +53,12 @@ from samplecontroller.apiserver.cel.fields import (
     undefined_fields,
     uses_old_self,
 )
-from samplecontroller.apiserver.cel.library import FUNCTIONS
+from samplecontroller.apiserver.cel.library import FUNCTIONS, INTRODUCED, functions
 from samplecontroller.apiserver.cel.values import to_cel
 from samplecontroller.apiserver.schema import FieldError, GoRaw
 from samplecontroller.apiserver.warning import go_quote
 
-__all__ = ["ROOT_PATH", "blocking_error", "has_rules", "schema_errors", "validate"]
+__all__ = ["ROOT_PATH", "blocking_error", "compatibility_errors", "expressions", "has_rules", "schema_errors", "validate"]
 
 ROOT_PATH = "<nil>"  # how Go prints a nil *field.Path: errors of rules on the root schema
 _LIBRARIES = FUNCTIONS + formats.FUNCTIONS
@@ -69,6 +69,7 @@ _TYPED_ENV = Env({f"__{name}{i}": kind for name, kind in (("INT", INT), ("DOUBLE
                                                           ("DURATION", DURATION))
                   for i in range(TYPED_SLOTS)} | {"self": DYN, "oldSelf": DYN}, _LIBRARIES, formats.rewrite)
 _MAX_MESSAGE = 5 * 1024
+_COMPAT_ENVS: dict[int, Env] = {}
 _BLOCKING = (structural.ERROR_NOT_SUPPORTED, structural.ERROR_REQUIRED, structural.ERROR_TOO_LONG,
              structural.ERROR_TOO_MANY, structural.ERROR_TYPE_INVALID)
 
@@ -338,6 +339,66 @@ def schema_errors(schema: Any, path: str, suppress_rule_cost: bool = False) -> l
             "x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema", found.total,
             cost.STATIC_CRD_COST_LIMIT)))
     return errors
+
+
+def compatibility_errors(schema: Any, path: str, compat_minor: int,
+                         preexisting: frozenset[str] = frozenset()) -> list[FieldError]:
+    """The rules and messageExpressions of a CRD's schema that use a library function kube's
+    base environment at compatibility version ``1.<compat_minor>`` lacks (``library.INTRODUCED``;
+    kube-apiserver compiles new expressions for its minimum compatibility version, the
+    emulated version minus one): ``compilation failed: ERROR: ... undeclared reference to
+    'semver' ...`` as there. Expressions in ``preexisting`` (the old CRD's) compile with every
+    library, as kube's StoredExpressions environment. Expressions that fail in any environment
+    are ``schema_errors``' (not repeated here)."""
+    if compat_minor >= max(INTRODUCED.values()):
+        return []
+    env = _COMPAT_ENVS.get(compat_minor)
+    if env is None:
+        env = _COMPAT_ENVS[compat_minor] = Env({"self": DYN, "oldSelf": DYN},
+                                               functions(compat_minor) + formats.FUNCTIONS, formats.rewrite)
+    errors: list[FieldError] = []
+    for where, spec in _rule_specs(schema, path):
+        for key, prefix in (("rule", "compilation failed: "),
+                            ("messageExpression", "messageExpression compilation failed: ")):
+            source = spec.get(key)
+            if not isinstance(source, str) or not source.strip() or source in preexisting:
+                continue
+            try:
+                _ENV.compile(source)
+            except CompileError:
+                continue
+            try:
+                env.compile(source)
+            except CompileError as err:
+                errors.append(FieldError(structural.ERROR_INVALID, f"{where}.{key}", GoRaw(go_rule(spec)),
+                                         prefix + err.detail))
+    return errors
+
+
+def expressions(schema: Any) -> frozenset[str]:
+    """Every rule and messageExpression of a schema (an old CRD's: kube's preexisting ones)."""
+    return frozenset(str(spec.get(key)) for _, spec in _rule_specs(schema, "")
+                     for key in ("rule", "messageExpression") if isinstance(spec.get(key), str))
+
+
+def _rule_specs(node: Any, path: str) -> list[tuple[str, dict[str, Any]]]:
+    """(path, rule spec) of every x-kubernetes-validations entry under ``node``."""
+    if not isinstance(node, dict):
+        return []
+    found: list[tuple[str, dict[str, Any]]] = []
+    for name, sub in (node.get("properties") or {}).items() if isinstance(node.get("properties"), dict) else ():
+        found += _rule_specs(sub, f"{path}.properties[{name}]")
+    if isinstance(node.get("additionalProperties"), dict):
+        found += _rule_specs(node["additionalProperties"], f"{path}.additionalProperties")
+    if isinstance(node.get("items"), dict):
+        found += _rule_specs(node["items"], f"{path}.items")
+    for i, sub in enumerate(node.get("allOf") or ()):
+        found += _rule_specs(sub, f"{path}.allOf[{i}]")
+    rules = node.get("x-kubernetes-validations")
+    if isinstance(rules, list):
+        found += [(f"{path}.x-kubernetes-validations[{i}]", spec) for i, spec in enumerate(rules)
+                  if isinstance(spec, dict)]
+    return found
 
 
 def _child_cardinality(node: dict[str, Any], cardinality: int | None) -> int | None:

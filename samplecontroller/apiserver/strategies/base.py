@@ -112,6 +112,12 @@ class Strategy:
         """Kind-specific rules checked after every generic one (``old`` is None on create)."""
         return []
 
+    def validate_compatibility(self, obj: Obj, old: Obj | None, emulated_minor: int) -> list[FieldError]:
+        """The CEL expressions new in ``obj`` (not in ``old``) that use a library the server's
+        minimum compatibility version (``emulated_minor`` - 1) lacks, as kube compiles new
+        expressions (CRD rules, admission policies); none for other kinds."""
+        return []
+
     def validate_rules(self, res: Resource, obj: Obj, old: Obj | None, sch: Schema,
                        found: list[FieldError]) -> tuple[list[FieldError], list[str]]:
         """The schema's validation rules (CEL ``x-kubernetes-validations``): errors and warnings.

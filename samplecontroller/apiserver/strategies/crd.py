@@ -8,6 +8,7 @@ delete."""
 from __future__ import annotations
 
 from samplecontroller.apiserver import cel, schema
+from samplecontroller.apiserver.cel.library import INTRODUCED
 from samplecontroller.apiserver.objects import deep_get, meta_of, set_condition
 from samplecontroller.apiserver.schema import FieldError
 from samplecontroller.apiserver.strategies.base import Obj, Strategy
@@ -28,6 +29,25 @@ class CRDStrategy(Strategy):
 
     def validate_extra(self, obj: Obj, old: Obj | None) -> list[FieldError]:
         return _crd_rules(obj, old)
+
+    def validate_compatibility(self, obj: Obj, old: Obj | None, emulated_minor: int) -> list[FieldError]:
+        """The rules that use CEL libraries the server's minimum compatibility version (the
+        emulated version minus one) lacks; the old CRD's expressions are exempt
+        (``cel.compatibility_errors``)."""
+        if emulated_minor - 1 >= max(INTRODUCED.values()):
+            return []
+        preexisting = frozenset().union(*(cel.expressions(s) for s in _schemas_by_version(old).values()))
+        versions = deep_get(obj, "spec", "versions")
+        schemas = [deep_get(v, "schema", "openAPIV3Schema") if isinstance(v, dict) else None
+                   for v in versions] if isinstance(versions, list) else []
+        if schemas and all(s == schemas[0] for s in schemas):
+            return cel.compatibility_errors(schemas[0], "spec.validation.openAPIV3Schema", emulated_minor - 1,
+                                            preexisting)
+        errors: list[FieldError] = []
+        for i, sch in enumerate(schemas):
+            errors += cel.compatibility_errors(sch, f"spec.versions[{i}].schema.openAPIV3Schema",
+                                               emulated_minor - 1, preexisting)
+        return errors
 
     def on_terminating(self, obj: Obj) -> None:
         set_condition(obj, "Terminating", "True", "InstanceDeletionInProgress", "CustomResource deletion is in progress")

@@ -55,6 +55,18 @@ class PolicyStrategy(Strategy):
         spec = obj.get("spec")
         return _policy_errors(spec) if isinstance(spec, dict) else [schema.required("spec")]
 
+    def validate_compatibility(self, obj: Obj, old: Obj | None, emulated_minor: int) -> list[FieldError]:
+        spec, old_spec = obj.get("spec"), (old or {}).get("spec")
+        if not isinstance(spec, dict):
+            return []
+        stored = {expression for expression, _ in _expressions(old_spec)} if isinstance(old_spec, dict) else set()
+        errors: list[FieldError] = []
+        for expression, where in _expressions(spec):
+            detail = "" if expression in stored else admission_policy.compatibility_error(expression, emulated_minor - 1)
+            if detail:
+                errors.append(schema.invalid(where, expression, detail))
+        return errors
+
 
 class BindingStrategy(Strategy):
     tracks_generation = True
@@ -115,6 +127,17 @@ def _named(items: Any, where: str, key: str, detail: str) -> list[FieldError]:
             errors.append(schema.duplicate(f"{where}[{i}].{key}", value))
         seen.add(value)
     return errors
+
+
+def _expressions(spec: dict[str, Any]) -> list[tuple[str, str]]:
+    """(expression, path) of every non-empty CEL expression of a policy spec."""
+    found: list[tuple[str, str]] = []
+    for list_field, key, _, _ in _EXPRESSIONS:
+        items = spec.get(list_field)
+        for i, item in enumerate(items if isinstance(items, list) else ()):
+            if isinstance(item, dict) and isinstance(item.get(key), str) and item[key].strip():
+                found.append((item[key], f"spec.{list_field}[{i}].{key}"))
+    return found
 
 
 def _expression_errors(spec: dict[str, Any], params: bool) -> list[FieldError]:
