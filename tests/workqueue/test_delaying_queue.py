@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 from hypothesis import given, settings
@@ -125,9 +126,18 @@ def test_no_timer_thread_until_a_delayed_add() -> None:
 
 
 def test_real_clock_delay() -> None:
-    q: DelayingQueue[str] = DelayingQueue()
-    q.add_after("late", 0.05)
-    q.add_after("early", 0.01)
+    """An item added later with a sooner deadline comes out first. The premise needs the two adds
+    within 40 ms of each other; on a machine too busy for that, the round is tried again."""
+    for _ in range(20):
+        q: DelayingQueue[str] = DelayingQueue()
+        started = time.monotonic()
+        q.add_after("late", 0.05)
+        q.add_after("early", 0.01)
+        if time.monotonic() - started < 0.04:
+            break
+        q.shut_down()
+    else:
+        pytest.skip("the machine never ran two adds within 40 ms")
     for expected in ("early", "late"):
         item = get_item(q)
         assert item == expected
