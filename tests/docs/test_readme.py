@@ -33,7 +33,10 @@ def test_the_readme_names_the_two_commands() -> None:
     commands = block("sh", "## The two commands")
     assert [line.split("#")[0].strip() for line in commands.splitlines()] == ["make run", "make test"]
     makefile = (ROOT / "Makefile").read_text()
-    assert re.search(r"^run: ", makefile, re.M) and re.search(r"^test: .*\bdocs\b.*\bpytest\b", makefile, re.M)
+    assert re.search(r"^run: ", makefile, re.M)
+    # make test: lint and typecheck, then pytest beside the other checks (the docs among them)
+    assert re.search(r"^test: .*\btypecheck\b\n\t.*-j2 .*\bpytest checks$", makefile, re.M)
+    assert re.search(r"^checks: .*\bverify\b.*\bdocs\b.*\bsmoke-pythons$", makefile, re.M)
 
 
 def test_the_example_controller_labels_a_config_map(rest_client: RESTClient, namespace: str) -> None:
