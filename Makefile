@@ -29,7 +29,9 @@ TOOLS      := .tools
 UV         := $(TOOLS)/bin/uv
 # never download a Python: use the machine's $(PYTHON)
 export UV_PYTHON_DOWNLOADS := never
-PYTEST_ARGS ?= -n 2 --dist loadfile -q
+# three workers on two cores: a worker often waits (on servers, subprocesses, timers), and the longest
+# modules go first (tests/conftest.py LONG_MODULES)
+PYTEST_ARGS ?= -n 3 --dist loadfile -q
 SMOKE_ARGS  ?= -n 2 --dist loadfile
 
 .PHONY: run test checks docs docs-serve venv lock check-lock lint typecheck verify verify-codegen verify-schemas codegen \
