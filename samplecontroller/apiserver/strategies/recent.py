@@ -519,14 +519,13 @@ def _gated_leaves(spec: Any) -> Iterator[tuple[str, Obj, str]]:
         for mount in _list(c.get("volumeMounts")):
             if isinstance(mount, dict):
                 yield "VolumeBindMountOptions", mount, "bindMountOptions"
-        handlers = [c.get(p) for p in _PROBES] + [get_path(c, "lifecycle", h) for h in ("postStart", "preStop")]
-        for handler in handlers:
-            if not isinstance(handler, dict):
+        for probe in (c.get(p) for p in _PROBES):  # the gates' documentation names probes only
+            if not isinstance(probe, dict):
                 continue
-            if isinstance(handler.get("grpc"), dict):
-                yield "GRPCContainerProbeTLS", handler["grpc"], "mode"
-            if isinstance(handler.get("httpGet"), dict):
-                yield "H2CContainerProbe", handler["httpGet"], "protocol"
+            if isinstance(probe.get("grpc"), dict):
+                yield "GRPCContainerProbeTLS", probe["grpc"], "mode"
+            if isinstance(probe.get("httpGet"), dict):
+                yield "H2CContainerProbe", probe["httpGet"], "protocol"
 
 
 def _pod_spec_drops(spec: Obj, old: Any, minor: int) -> None:
