@@ -377,7 +377,7 @@ def emulated_1_33(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalAPI
 def test_emulated_1_33_drops_the_fields_of_gates_off_at_1_33(emulated_1_33: LocalAPIServer) -> None:
     """kube-apiserver --emulated-version 1.33 turns the gates to their 1.33 defaults: a regular
     container's restartPolicy is refused; the pod's hostnameOverride, container restart rules and
-    stop signal, the HPA's tolerance are dropped on create; an env var whose only source was a fileKeyRef is then refused, and so is a Service's
+    stop signal, the HPA's tolerance, a projected podCertificate are dropped on create; an env var whose only source was a fileKeyRef is then refused, and so is a Service's
     trafficDistribution PreferSameZone."""
     raw = Raw(emulated_1_33)
     code, _, status = raw.call("POST", _PODS, _GATED_POD)
@@ -395,6 +395,11 @@ def test_emulated_1_33_drops_the_fields_of_gates_off_at_1_33(emulated_1_33: Loca
         in status["message"]
     code, _, hpa = raw.call("POST", _HPAS, _HPA)
     assert code == 201 and "tolerance" not in hpa["spec"]["behavior"]["scaleUp"]
+    # PodCertificateRequest is off before 1.37: the projected podCertificate is dropped
+    cert_pod = {**_ALPHA_137_POD, "spec": {"volumes": _ALPHA_137_POD["spec"]["volumes"][2:],
+                                           "containers": [{"name": "c", "image": "busybox"}]}}
+    code, _, pod = raw.call("POST", _PODS, cert_pod)
+    assert code == 201 and pod["spec"]["volumes"][0]["projected"]["sources"] == [{}], pod
     # PreferSameTrafficDistribution is alpha (off) in 1.33: only PreferClose is supported
     service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "same-zone"},
                "spec": {"ports": [{"port": 80}], "trafficDistribution": "PreferSameZone"}}
@@ -418,6 +423,36 @@ def test_the_1_37_server_keeps_the_beta_and_ga_fields(server: LocalAPIServer) ->
     bad = {**_GATED_POD, "metadata": {"name": "bad"}, "spec": {**_GATED_POD["spec"], "hostnameOverride": "Bad_Name"}}
     code, _, status = raw.call("POST", _PODS, bad)
     assert code == 422 and 'spec.hostnameOverride: Invalid value: "Bad_Name"' in status["message"]
+
+
+_ALPHA_137_POD: dict[str, Any] = {
+    "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "alpha-137"},
+    "spec": {"volumes": [{"name": "scratch", "emptyDir": {"mode": 0o1777}},
+                         {"name": "conf", "configMap": {"name": "c", "defaultUser": 1000}},
+                         {"name": "cert", "projected": {"sources": [{"podCertificate": {
+                             "signerName": "example.com/signer", "keyType": "ED25519",
+                             "credentialBundlePath": "bundle.pem"}}]}}],
+             "containers": [{"name": "c", "image": "busybox", "restartPolicy": "Never",
+                             "restartPolicyRules": [{"action": "RestartAllContainers",
+                                                     "exitCodes": {"operator": "In", "values": [42]}}],
+                             "volumeMounts": [{"name": "scratch", "mountPath": "/s", "bindMountOptions": ["noexec"]}],
+                             "livenessProbe": {"grpc": {"port": 9090, "mode": "TLS"}},
+                             "readinessProbe": {"httpGet": {"port": 8080, "protocol": "HTTP2"}}}]}}
+
+
+def test_the_1_37_alpha_fields_are_dropped_and_the_ga_ones_kept(server: LocalAPIServer) -> None:
+    """At 1.37 the fields of gates alpha in 1.37 (emptyDir mode, defaultUser, bindMountOptions,
+    grpc mode, httpGet protocol) are dropped on create; a podCertificate (GA) and the
+    RestartAllContainers action (beta, on) are kept."""
+    code, _, pod = Raw(server).call("POST", _PODS, _ALPHA_137_POD)
+    assert code == 201, pod
+    volumes, container = pod["spec"]["volumes"], pod["spec"]["containers"][0]
+    assert "mode" not in volumes[0]["emptyDir"] and "defaultUser" not in volumes[1]["configMap"]
+    assert volumes[2]["projected"]["sources"][0]["podCertificate"]["keyType"] == "ED25519"
+    assert container["restartPolicyRules"][0]["action"] == "RestartAllContainers"
+    assert "bindMountOptions" not in container["volumeMounts"][0]
+    assert "mode" not in container["livenessProbe"]["grpc"]
+    assert "protocol" not in container["readinessProbe"]["httpGet"]
 
 
 def test_protobuf_requests_for_1_37_kinds_and_fields(server: LocalAPIServer) -> None:

@@ -40,6 +40,12 @@ def _file(**ref: Any) -> dict[str, Any]:
     return {"fileKeyRef": {"volumeName": "cfg", "path": "env/app.env", "key": "TOKEN", **ref}}
 
 
+def _cert(**fields: Any) -> dict[str, Any]:
+    """A projected volume with one podCertificate source."""
+    return {"name": "cert", "projected": {"sources": [{"podCertificate": {
+        "signerName": "example.com/signer", "keyType": "RSA3072", "credentialBundlePath": "bundle.pem", **fields}}]}}
+
+
 def _hpa(**behavior: Any) -> dict[str, Any]:
     return {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "h"},
             "spec": {"scaleTargetRef": {"kind": "Deployment", "name": "d"}, "maxReplicas": 3,
@@ -89,7 +95,11 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
      _rules({"action": "Restart", "exitCodes": {"operator": "In", "values": [42]}}, policy=None),
      [f"{C0}.restartPolicy: Required value: must specify restartPolicy when restart rules are used"]),
     ("restart rule action", _rules({"action": "Kill", "exitCodes": {"operator": "In", "values": [1]}}),
-     [f'{C0}.restartPolicyRules[0].action: Unsupported value: "Kill": supported values: "Restart"']),
+     [f'{C0}.restartPolicyRules[0].action: Unsupported value: "Kill": supported values: "Restart", '
+      '"RestartAllContainers"']),
+    # the RestartAllContainers action (RestartAllContainersOnContainerExits, beta 1.36)
+    ("restart rule RestartAllContainers",
+     _rules({"action": "RestartAllContainers", "exitCodes": {"operator": "In", "values": [42]}}), []),
     ("restart rule without exitCodes", _rules({"action": "Restart"}),
      [f"{C0}.restartPolicyRules[0].exitCodes: Required value"]),
     ("restart rule operator", _rules({"action": "Restart", "exitCodes": {"operator": "Is", "values": [1]}}),
@@ -131,6 +141,11 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
       f"{C0}.env[0].valueFrom.fileKeyRef.key: Required value"]),
     ("fileKeyRef beside secretKeyRef", _env({**_file(), "secretKeyRef": {"name": "s", "key": "k"}}),
      [f'{C0}.env[0].valueFrom: Invalid value: "": may not have more than one field specified at a time']),
+    # a projected podCertificate (PodCertificateRequest, GA 1.37): the key types its API lists
+    ("podCertificate ok", _pod(volumes=[_cert(keyType="ED25519")]), []),
+    ("podCertificate keyType", _pod(volumes=[_cert(keyType="DSA1024")]),
+     ['spec.volumes[0].projected.sources[0].podCertificate.keyType: Unsupported value: "DSA1024": supported '
+      'values: "RSA3072", "RSA4096", "ECDSAP256", "ECDSAP384", "ECDSAP521", "ED25519"']),
     # the rules apply to every pod template
     ("Deployment template", {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
                              "spec": {"selector": {"matchLabels": {"a": "b"}},
@@ -248,3 +263,87 @@ def test_a_regular_containers_restart_policy_needs_its_gate() -> None:
     assert gated_errors("", "Pod", pod, pod, 34) == [] and gated_errors("", "Pod", pod, None, 35) == []
     sidecar = _pod(initContainers=[_container(name="side", restartPolicy="Always")])
     assert gated_errors("", "Pod", sidecar, None, 33) == []
+
+
+def _probe_pod(**container: Any) -> dict[str, Any]:
+    return _pod(containers=[_container(**container)])
+
+
+# (case, object, the path of the gated field, a minor where its gate is off, one where it is on or None)
+DROPS: list[tuple[str, dict[str, Any], tuple[Any, ...], int, int | None]] = [
+    # AtomicWriteVolumeUserFields (alpha 1.37)
+    ("configMap defaultUser", _pod(volumes=[{"name": "v", "configMap": {"name": "c", "defaultUser": 1000}}]),
+     ("spec", "volumes", 0, "configMap", "defaultUser"), 37, None),
+    ("secret items user", _pod(volumes=[{"name": "v", "secret": {"secretName": "s", "items": [
+        {"key": "k", "path": "k", "user": 1000}]}}]),
+     ("spec", "volumes", 0, "secret", "items", 0, "user"), 37, None),
+    ("downwardAPI defaultUser", _pod(volumes=[{"name": "v", "downwardAPI": {"defaultUser": 1000}}]),
+     ("spec", "volumes", 0, "downwardAPI", "defaultUser"), 37, None),
+    ("projected defaultUser", _pod(volumes=[{"name": "v", "projected": {"defaultUser": 1000, "sources": []}}]),
+     ("spec", "volumes", 0, "projected", "defaultUser"), 37, None),
+    ("serviceAccountToken user", _pod(volumes=[{"name": "v", "projected": {"sources": [
+        {"serviceAccountToken": {"path": "token", "user": 1000}}]}}]),
+     ("spec", "volumes", 0, "projected", "sources", 0, "serviceAccountToken", "user"), 37, None),
+    # EmptyDirVolumeMode (alpha 1.37)
+    ("emptyDir mode", _pod(volumes=[{"name": "v", "emptyDir": {"mode": 0o1777}}]),
+     ("spec", "volumes", 0, "emptyDir", "mode"), 37, None),
+    # GRPCContainerProbeTLS (alpha 1.37)
+    ("grpc mode", _probe_pod(livenessProbe={"grpc": {"port": 9090, "mode": "TLS"}}),
+     ("spec", "containers", 0, "livenessProbe", "grpc", "mode"), 37, None),
+    # H2CContainerProbe (alpha 1.37)
+    ("httpGet protocol", _probe_pod(readinessProbe={"httpGet": {"port": 8080, "protocol": "HTTP2"}}),
+     ("spec", "containers", 0, "readinessProbe", "httpGet", "protocol"), 37, None),
+    # VolumeBindMountOptions (alpha 1.37)
+    ("bindMountOptions", _probe_pod(volumeMounts=[{"name": "v", "mountPath": "/v", "bindMountOptions": ["noexec"]}]),
+     ("spec", "containers", 0, "volumeMounts", 0, "bindMountOptions"), 37, None),
+    # InPlacePodVerticalScalingSchedulerPreemption (alpha 1.37)
+    ("Node podPreemptionPolicy", {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"},
+                                  "spec": {"podPreemptionPolicy": {"disableResizePreemption": ["autoscaler"]}}},
+     ("spec", "podPreemptionPolicy"), 37, None),
+    # VolumeLimitScaling (alpha 1.35, beta on 1.37)
+    ("CSIDriver preventPodSchedulingIfMissing", _csi(preventPodSchedulingIfMissing=True),
+     ("spec", "preventPodSchedulingIfMissing"), 36, 37),
+    # PodCertificateRequest (alpha 1.34, beta off 1.35, GA 1.37)
+    ("projected podCertificate", _pod(volumes=[_cert()]),
+     ("spec", "volumes", 0, "projected", "sources", 0, "podCertificate"), 36, 37),
+]
+
+
+def _get(obj: Any, path: tuple[Any, ...]) -> Any:
+    for key in path:
+        obj = obj[key] if isinstance(obj, list) or key in obj else None
+        if obj is None:
+            return None
+    return obj
+
+
+@pytest.mark.parametrize(("obj", "path", "off", "on"), [row[1:] for row in DROPS], ids=[row[0] for row in DROPS])
+def test_gated_field_is_dropped_while_its_gate_is_off(obj: dict[str, Any], path: tuple[Any, ...], off: int,
+                                                     on: int | None) -> None:
+    """Dropped on create where the gate is off, kept on an update whose stored object uses it,
+    and kept where the gate is on."""
+    from samplecontroller.apiserver.strategies.recent import drop_disabled
+
+    group, _, _ = str(obj["apiVersion"]).rpartition("/")
+    created = copy.deepcopy(obj)
+    drop_disabled(group, str(obj["kind"]), created, None, off)
+    assert _get(created, path) is None and _get(obj, path) is not None
+    updated = copy.deepcopy(obj)
+    drop_disabled(group, str(obj["kind"]), updated, obj, off)
+    assert updated == obj
+    if on is not None:
+        kept = copy.deepcopy(obj)
+        drop_disabled(group, str(obj["kind"]), kept, None, on)
+        assert kept == obj
+
+
+def test_the_restart_all_containers_action_needs_its_gate() -> None:
+    """RestartAllContainersOnContainerExits is alpha (off) at 1.35: only Restart is supported,
+    unless the stored pod already uses the action."""
+    from samplecontroller.apiserver.strategies.recent import gated_errors
+
+    pod = _rules({"action": "RestartAllContainers", "exitCodes": {"operator": "In", "values": [42]}})
+    assert [str(e) for e in gated_errors("", "Pod", pod, None, 35)] == [
+        'spec.containers[0].restartPolicyRules[0].action: Unsupported value: "RestartAllContainers": '
+        'supported values: "Restart"']
+    assert gated_errors("", "Pod", pod, pod, 35) == [] and gated_errors("", "Pod", pod, None, 36) == []

@@ -9,12 +9,12 @@ pkg/apis/storage/validation, pkg/apis/batch/validation), with their field paths:
   StatefulSet, ReplicationController, Job or CronJob): ``hostnameOverride`` (an RFC 1123
   subdomain of at most 64 characters, not with ``setHostnameAsFQDN`` nor ``hostNetwork``),
   containers' ``restartPolicy`` and ``restartPolicyRules`` (at most 20 rules, action
-  ``Restart``, ``exitCodes`` with operator ``In``/``NotIn`` and at most 255 distinct values,
+  ``Restart`` or ``RestartAllContainers``, ``exitCodes`` with operator ``In``/``NotIn`` and at most 255 distinct values,
   the container's ``restartPolicy`` set; none on ephemeral containers), ``lifecycle.stopSignal``
   (only with ``spec.os.name``; a Linux signal, or SIGKILL/SIGTERM on Windows), an env var's
   ``valueFrom`` (exactly one source) and its ``fileKeyRef`` (a relative ``path``, a ``key`` of
   printable ASCII without ``=`` and at most 128 characters, ``volumeName`` naming an emptyDir
-  volume of the pod);
+  volume of the pod), a projected ``podCertificate``'s ``keyType``;
 - HorizontalPodAutoscaler ``behavior.scaleUp/scaleDown.tolerance`` (not negative);
 - EndpointSlice ``endpoints[].hints.forNodes`` (at most 8, node names, no duplicates);
 - CSIDriver ``nodeAllocatableUpdatePeriodSeconds`` (at least 10) and
@@ -27,10 +27,14 @@ pkg/apis/storage/validation, pkg/apis/batch/validation), with their field paths:
 is off by default at Kubernetes ``1.<minor>`` (``GATES``), unless ``old`` (the stored object of an
 update) already uses them, as each kind's strategy does in PrepareForCreate/PrepareForUpdate.
 ``gated_errors`` refuses the values a gate off at ``1.<minor>`` does not allow (a regular
-container's ``restartPolicy`` before 1.35, a Service's ``trafficDistribution``
-``PreferSameZone``/``PreferSameNode`` at 1.33). At the server's own 1.37
-``drop_disabled`` drops only the alpha fields (``lifecycle.stopSignal``, a Job's
-``scheduling``, a pod's ``schedulingGroup`` and ``evictionResponders``).
+container's ``restartPolicy`` before 1.35, a restart rule's ``RestartAllContainers`` action
+before 1.36, a Service's ``trafficDistribution`` ``PreferSameZone``/``PreferSameNode`` at 1.33).
+At the server's own 1.37 ``drop_disabled`` drops only the alpha fields (``lifecycle.stopSignal``,
+a Job's ``scheduling``, a pod's ``schedulingGroup`` and ``evictionResponders``, and the 1.37
+alphas: volumes' ``defaultUser`` and ``user``, emptyDir ``mode``, probes' ``grpc.mode`` and
+``httpGet.protocol``, volume mounts' ``bindMountOptions``, a Node's ``podPreemptionPolicy``);
+before 1.37 also a projected ``podCertificate`` and a CSIDriver's
+``preventPodSchedulingIfMissing``.
 """
 
 from __future__ import annotations
@@ -70,6 +74,16 @@ GATES: dict[str, int | None] = {
     "WorkloadWithJob": None,  # alpha (Job spec.scheduling)
     "GenericWorkload": None,  # alpha (pod spec.schedulingGroup)
     "EvictionRequestAPI": None,  # alpha (pod spec.evictionResponders)
+    "RestartAllContainersOnContainerExits": 36,  # alpha 1.35, beta (on) 1.36 (the RestartAllContainers action)
+    "PodCertificateRequest": 37,  # alpha 1.34, beta (off) 1.35, GA (on) 1.37 (projected podCertificate)
+    "VolumeLimitScaling": 37,  # alpha 1.35, beta (on) 1.37 (CSIDriver preventPodSchedulingIfMissing)
+    # alpha (off) since 1.37:
+    "AtomicWriteVolumeUserFields": None,  # volumes' defaultUser, items' and projections' user
+    "EmptyDirVolumeMode": None,  # emptyDir mode
+    "GRPCContainerProbeTLS": None,  # grpc mode
+    "H2CContainerProbe": None,  # httpGet protocol
+    "VolumeBindMountOptions": None,  # volumeMounts' bindMountOptions
+    "InPlacePodVerticalScalingSchedulerPreemption": None,  # Node spec.podPreemptionPolicy
 }
 
 
@@ -122,7 +136,8 @@ def _containers(spec: Any) -> Iterator[tuple[str, Any]]:
 # ------------------------------------------------------------------------------------ validation
 
 _CONTAINER_RESTART_POLICIES = ("Always", "Never", "OnFailure")
-_RULE_ACTIONS = ("Restart",)
+_RULE_ACTIONS = ("Restart", "RestartAllContainers")
+_KEY_TYPES = ("RSA3072", "RSA4096", "ECDSAP256", "ECDSAP384", "ECDSAP521", "ED25519")
 _EXIT_CODE_OPERATORS = ("In", "NotIn")
 _MAX_RESTART_RULES = 20
 _MAX_EXIT_CODES = 255
@@ -265,11 +280,24 @@ def _hostname_override(spec: Mapping[str, Any], field: str) -> list[FieldError]:
     return errors
 
 
+def _pod_certificates(spec: Mapping[str, Any], field: str) -> list[FieldError]:
+    """A projected ``podCertificate``'s ``keyType`` (the values its API documentation lists)."""
+    errors: list[FieldError] = []
+    shapes: list[FieldError] = []  # a non-object entry is the schema's error, reported there
+    for vpath, volume in each_object(_list(spec.get("volumes")), f"{field}.volumes", shapes):
+        sources = _list(get_path(volume, "projected", "sources"))
+        for spath, source in each_object(sources, f"{vpath}.projected.sources", shapes):
+            key_type = get_path(source, "podCertificate", "keyType")
+            if key_type and key_type not in _KEY_TYPES:
+                errors.append(not_supported(f"{spath}.podCertificate.keyType", key_type, _KEY_TYPES))
+    return errors
+
+
 def validate_pod_spec(spec: Any, field: str) -> list[FieldError]:
     """The 1.33-1.37 fields of a pod spec at ``field``."""
     if not isinstance(spec, Mapping):
         return []
-    errors = _hostname_override(spec, field)
+    errors = _hostname_override(spec, field) + _pod_certificates(spec, field)
     os_name = get_path(spec, "os", "name")
     empty_dirs = {str(v.get("name")) for v in _list(spec.get("volumes"))
                   if isinstance(v, Mapping) and isinstance(v.get("emptyDir"), Mapping)}
@@ -452,9 +480,61 @@ def validate_recent(group: str, kind: str, obj: Mapping[str, Any]) -> list[Field
 # ------------------------------------------------------------------------------------ gates
 
 
+_USER_VOLUMES = ("configMap", "secret", "downwardAPI", "projected")
+_USER_PROJECTIONS = ("serviceAccountToken", "clusterTrustBundle", "podCertificate")
+_ITEM_PROJECTIONS = ("configMap", "secret", "downwardAPI")
+_PROBES = ("livenessProbe", "readinessProbe", "startupProbe")
+
+
+def _items_users(source: Any) -> Iterator[tuple[str, Obj, str]]:
+    for item in _list(_dict(source).get("items")):
+        if isinstance(item, dict):
+            yield "AtomicWriteVolumeUserFields", item, "user"
+
+
+def _gated_leaves(spec: Any) -> Iterator[tuple[str, Obj, str]]:
+    """(gate, holder, key) of every place in a pod spec a field of a gate added in 1.34-1.37 can
+    be: ``holder[key]``, whether set or not."""
+    for volume in _list(_dict(spec).get("volumes")):
+        if not isinstance(volume, dict):
+            continue
+        if isinstance(volume.get("emptyDir"), dict):
+            yield "EmptyDirVolumeMode", volume["emptyDir"], "mode"
+        for kind in _USER_VOLUMES:
+            source = volume.get(kind)
+            if not isinstance(source, dict):
+                continue
+            yield "AtomicWriteVolumeUserFields", source, "defaultUser"
+            yield from _items_users(source)
+            for projection in _list(source.get("sources")) if kind == "projected" else []:
+                if not isinstance(projection, dict):
+                    continue
+                yield "PodCertificateRequest", projection, "podCertificate"
+                for name in _USER_PROJECTIONS:
+                    if isinstance(projection.get(name), dict):
+                        yield "AtomicWriteVolumeUserFields", projection[name], "user"
+                for name in _ITEM_PROJECTIONS:
+                    yield from _items_users(projection.get(name))
+    for _key, c in _containers(spec):
+        for mount in _list(c.get("volumeMounts")):
+            if isinstance(mount, dict):
+                yield "VolumeBindMountOptions", mount, "bindMountOptions"
+        for probe in (c.get(p) for p in _PROBES):  # the gates' documentation names probes only
+            if not isinstance(probe, dict):
+                continue
+            if isinstance(probe.get("grpc"), dict):
+                yield "GRPCContainerProbeTLS", probe["grpc"], "mode"
+            if isinstance(probe.get("httpGet"), dict):
+                yield "H2CContainerProbe", probe["httpGet"], "protocol"
+
+
 def _pod_spec_drops(spec: Obj, old: Any, minor: int) -> None:
     """dropDisabledFields (pkg/api/pod/util.go) of the 1.33-1.37 pod spec fields."""
     old_spec = _dict(old)
+    in_use = {gate for gate, holder, key in _gated_leaves(old_spec) if holder.get(key) is not None}
+    for gate, holder, key in list(_gated_leaves(spec)):
+        if not gate_enabled(gate, minor) and gate not in in_use:
+            holder.pop(key, None)
     old_containers = list(_containers(old_spec))
     if not gate_enabled("HostnameOverride", minor) and old_spec.get("hostnameOverride") is None:
         spec.pop("hostnameOverride", None)
@@ -509,8 +589,11 @@ def drop_disabled(group: str, kind: str, obj: Obj, old: Obj | None, minor: int) 
                     hints.pop("forNodes", None)
     elif (group, kind) == ("storage.k8s.io", "CSIDriver"):
         for gate, key in (("MutableCSINodeAllocatableCount", "nodeAllocatableUpdatePeriodSeconds"),
-                          ("CSIServiceAccountTokenSecrets", "serviceAccountTokenInSecrets")):
+                          ("CSIServiceAccountTokenSecrets", "serviceAccountTokenInSecrets"),
+                          ("VolumeLimitScaling", "preventPodSchedulingIfMissing")):
             _drop_when(gate, minor, obj, old, "spec", key)
+    elif (group, kind) == ("", "Node"):
+        _drop_when("InPlacePodVerticalScalingSchedulerPreemption", minor, obj, old, "spec", "podPreemptionPolicy")
     elif (group, kind) == ("batch", "Job"):
         _drop_when("WorkloadWithJob", minor, obj, old, "spec", "scheduling")
     elif (group, kind) == ("batch", "CronJob"):
@@ -520,21 +603,52 @@ def drop_disabled(group: str, kind: str, obj: Obj, old: Obj | None, minor: int) 
 _SAME_DISTRIBUTIONS = ("PreferSameNode", "PreferSameZone")
 
 
+def _restart_all_in_use(spec: Any) -> bool:
+    """restartAllContainersActionInUse (pkg/api/pod/util.go): a rule with the RestartAllContainers
+    action on a regular or init container, or any rule on a sidecar (an init container with
+    restartPolicy Always)."""
+    for key, c in _containers(spec):
+        if key == "ephemeralContainers":
+            continue
+        rules = _list(c.get("restartPolicyRules"))
+        if any(_dict(rule).get("action") == "RestartAllContainers" for rule in rules):
+            return True
+        if key == "initContainers" and c.get("restartPolicy") == "Always" and rules:
+            return True
+    return False
+
+
+def _restart_all_errors(spec: Any, field: str) -> list[FieldError]:
+    """A rule's RestartAllContainers action while its gate is off: only Restart is supported."""
+    errors: list[FieldError] = []
+    shapes: list[FieldError] = []  # a non-object entry is reported by validate_pod_spec
+    for key in ("initContainers", "containers"):
+        for path, c in each_object(_list(_dict(spec).get(key)), f"{field}.{key}", shapes):
+            for rpath, rule in each_object(_list(c.get("restartPolicyRules")), f"{path}.restartPolicyRules", shapes):
+                if rule.get("action") == "RestartAllContainers":
+                    errors.append(not_supported(f"{rpath}.action", "RestartAllContainers", ["Restart"]))
+    return errors
+
+
 def gated_errors(group: str, kind: str, obj: Mapping[str, Any], old: Mapping[str, Any] | None,
                  minor: int) -> list[FieldError]:
     """The values validation refuses while their feature gate is off at Kubernetes ``1.<minor>``
-    and ``old`` (an update's stored object) does not use them: a Service's
-    ``trafficDistribution`` ``PreferSameZone``/``PreferSameNode`` before 1.34."""
+    and ``old`` (an update's stored object) does not use them: a regular container's
+    ``restartPolicy`` before 1.35, a restart rule's ``RestartAllContainers`` action before 1.36, a
+    Service's ``trafficDistribution`` ``PreferSameZone``/``PreferSameNode`` before 1.34."""
     keys = pod_spec_paths(group, kind)
-    if keys is not None and not gate_enabled("ContainerRestartRules", minor):
+    if keys is not None:
         old_spec = _at(old, keys) if old is not None else None
-        if not any(c.get("restartPolicy") is not None for lst, c in _containers(old_spec) if lst == "containers"):
-            errors: list[FieldError] = []
+        errors: list[FieldError] = []
+        if not gate_enabled("ContainerRestartRules", minor) and not any(
+                c.get("restartPolicy") is not None for lst, c in _containers(old_spec) if lst == "containers"):
             for path, c in each_object(_list(_dict(_at(obj, keys)).get("containers")), ".".join(keys) + ".containers",
                                        errors):
                 if c.get("restartPolicy") is not None:
                     errors.append(forbidden(f"{path}.restartPolicy", "may not be set for non-init containers"))
-            return errors
+        if not gate_enabled("RestartAllContainersOnContainerExits", minor) and not _restart_all_in_use(old_spec):
+            errors += _restart_all_errors(_at(obj, keys), ".".join(keys))
+        return errors
     if (group, kind) != ("", "Service") or gate_enabled("PreferSameTrafficDistribution", minor):
         return []
     value = get_path(obj, "spec", "trafficDistribution")
