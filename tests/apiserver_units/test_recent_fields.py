@@ -143,6 +143,14 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
      [f'{C0}.env[0].valueFrom: Invalid value: "": may not have more than one field specified at a time']),
     # a projected podCertificate (PodCertificateRequest, GA 1.37): the key types its API lists
     ("podCertificate ok", _pod(volumes=[_cert(keyType="ED25519")]), []),
+    ("podCertificate expiry bounds ok", _pod(volumes=[_cert(maxExpirationSeconds=3600), _cert(maxExpirationSeconds=7862400)]),
+     []),
+    ("podCertificate expiry too short", _pod(volumes=[_cert(maxExpirationSeconds=3599)]),
+     ["spec.volumes[0].projected.sources[0].podCertificate.maxExpirationSeconds: Invalid value: 3599: "
+      "if provided, maxExpirationSeconds must be >= 3600"]),
+    ("podCertificate expiry too long", _pod(volumes=[_cert(maxExpirationSeconds=7862401)]),
+     ["spec.volumes[0].projected.sources[0].podCertificate.maxExpirationSeconds: Invalid value: 7862401: "
+      "if provided, maxExpirationSeconds must be <= 7862400"]),
     ("podCertificate keyType", _pod(volumes=[_cert(keyType="DSA1024")]),
      ['spec.volumes[0].projected.sources[0].podCertificate.keyType: Unsupported value: "DSA1024": supported '
       'values: "RSA3072", "RSA4096", "ECDSAP256", "ECDSAP384", "ECDSAP521", "ED25519"']),

@@ -138,6 +138,7 @@ def _containers(spec: Any) -> Iterator[tuple[str, Any]]:
 _CONTAINER_RESTART_POLICIES = ("Always", "Never", "OnFailure")
 _RULE_ACTIONS = ("Restart", "RestartAllContainers")
 _KEY_TYPES = ("RSA3072", "RSA4096", "ECDSAP256", "ECDSAP384", "ECDSAP521", "ED25519")
+_MIN_CERT_SECONDS, _MAX_CERT_SECONDS = 3600, 7862400
 _EXIT_CODE_OPERATORS = ("In", "NotIn")
 _MAX_RESTART_RULES = 20
 _MAX_EXIT_CODES = 255
@@ -281,7 +282,9 @@ def _hostname_override(spec: Mapping[str, Any], field: str) -> list[FieldError]:
 
 
 def _pod_certificates(spec: Mapping[str, Any], field: str) -> list[FieldError]:
-    """A projected ``podCertificate``'s ``keyType`` (the values its API documentation lists)."""
+    """A projected ``podCertificate``'s ``keyType`` (the values its API documentation lists) and
+    ``maxExpirationSeconds`` (3600 to 7862400: "kube-apiserver will reject values shorter than 3600
+    ... The maximum allowable value is 7862400", its API documentation)."""
     errors: list[FieldError] = []
     shapes: list[FieldError] = []  # a non-object entry is the schema's error, reported there
     for vpath, volume in each_object(_list(spec.get("volumes")), f"{field}.volumes", shapes):
@@ -290,6 +293,14 @@ def _pod_certificates(spec: Mapping[str, Any], field: str) -> list[FieldError]:
             key_type = get_path(source, "podCertificate", "keyType")
             if key_type and key_type not in _KEY_TYPES:
                 errors.append(not_supported(f"{spath}.podCertificate.keyType", key_type, _KEY_TYPES))
+            seconds = get_path(source, "podCertificate", "maxExpirationSeconds")
+            if isinstance(seconds, int) and not isinstance(seconds, bool):
+                if seconds < _MIN_CERT_SECONDS:
+                    errors.append(invalid(f"{spath}.podCertificate.maxExpirationSeconds", seconds,
+                                          f"if provided, maxExpirationSeconds must be >= {_MIN_CERT_SECONDS}"))
+                elif seconds > _MAX_CERT_SECONDS:
+                    errors.append(invalid(f"{spath}.podCertificate.maxExpirationSeconds", seconds,
+                                          f"if provided, maxExpirationSeconds must be <= {_MAX_CERT_SECONDS}"))
     return errors
 
 
