@@ -114,3 +114,19 @@ def test_service_external_ip_column() -> None:
     assert ext({"type": "LoadBalancer"}) == "<pending>"
     assert ext({"type": "LoadBalancer"}, {"loadBalancer": {"ingress": [{"ip": "1.2.3.4"}]}}) == "1.2.3.4"
     assert ext({"type": "ClusterIP"}) == "<none>"
+
+
+def test_projected_sources_are_defaulted_as_kube_does() -> None:
+    """SetDefaults_ServiceAccountTokenProjection (an hour) and a podCertificate's maxExpirationSeconds
+    (86400: "If omitted, kube-apiserver will set it to 86400", its API documentation)."""
+    pod: dict[str, Any] = {"spec": {"automountServiceAccountToken": False, "containers": [{"name": "c", "image": "i"}],
+                                    "volumes": [{"name": "p", "projected": {"sources": [
+                                        {"serviceAccountToken": {"path": "t"}},
+                                        {"serviceAccountToken": {"path": "u", "expirationSeconds": 7200}},
+                                        {"podCertificate": {"signerName": "example.com/s", "keyType": "ED25519"}},
+                                    ]}}]}}
+    apply_defaults("", "Pod", pod, True)
+    sources = pod["spec"]["volumes"][0]["projected"]["sources"]
+    assert [s.get("serviceAccountToken", s.get("podCertificate")) for s in sources] == [
+        {"path": "t", "expirationSeconds": 3600}, {"path": "u", "expirationSeconds": 7200},
+        {"signerName": "example.com/s", "keyType": "ED25519", "maxExpirationSeconds": 86400}]

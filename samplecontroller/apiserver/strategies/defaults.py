@@ -111,6 +111,13 @@ def _default_volume(volume: Obj) -> None:
     host_path = _dict(volume, "hostPath")
     if host_path is not None:
         host_path.setdefault("type", "")
+    for source in _dicts(_dict(volume, "projected"), "sources"):
+        token = _dict(source, "serviceAccountToken")
+        if token is not None:  # SetDefaults_ServiceAccountTokenProjection: an hour
+            token.setdefault("expirationSeconds", 3600)
+        certificate = _dict(source, "podCertificate")
+        if certificate is not None:  # "If omitted, kube-apiserver will set it to 86400 (24 hours)"
+            certificate.setdefault("maxExpirationSeconds", 86400)
 
 
 def default_pod_spec(spec: Any) -> None:
