@@ -297,11 +297,10 @@ class Admitter:
         except ValueError as err:
             self._fail(hook, str(err) or type(err).__name__)
             return None
-        if not mutating:
-            field = "patch" if response.get("patch") else "patchType" if response.get("patchType") is not None else ""
-            if field:
-                self._fail(hook, f"received invalid webhook response: validating webhook may not return response.{field}")
-                return None
+        invalid = _invalid_patch_fields(response, mutating)
+        if invalid:  # checked before ``allowed``, as kube's verifyAdmissionResponse
+            self._fail(hook, f"received invalid webhook response: {invalid}")
+            return None
         for warning in response.get("warnings") or ():
             req.warnings.append(str(warning))
         if response.get("allowed") is not True:
@@ -315,19 +314,8 @@ class Admitter:
         failed call (``failurePolicy`` decides); an empty one changes nothing; a non-empty one on
         an operation without an object (DELETE) and one that cannot be applied are 500s whatever
         the policy (they are not call failures: ignoring them would admit an unmutated object).
-        ``patch`` and ``patchType`` come together or not at all (kube's VerifyAdmissionResponse:
-        else a failed call)."""
+        (``_call`` has checked that ``patch`` and ``patchType`` come together.)"""
         patch, patch_type = response.get("patch"), response.get("patchType")
-        invalid = ""
-        if patch and patch_type is None:
-            invalid = "webhook returned response.patch but not response.patchType"
-        elif not patch and patch_type is not None:
-            invalid = "webhook returned response.patchType but not response.patch"
-        elif patch_type == "":
-            invalid = 'webhook returned invalid response.patchType of ""'
-        if invalid:
-            self._fail(hook, f"received invalid webhook response: {invalid}")
-            return view
         if not patch:
             return view
         if patch_type != "JSONPatch":
@@ -402,6 +390,24 @@ async def _post(client: WebhookClient, hook: Mapping[str, Any], review: dict[str
     if response.get("uid") != review["request"]["uid"]:
         raise ValueError(f"expected response.uid={review['request']['uid']!r}, got {response.get('uid')!r}")
     return response
+
+
+
+def _invalid_patch_fields(response: Mapping[str, Any], mutating: bool) -> str:
+    """What makes a webhook's ``patch``/``patchType`` invalid, as kube's verifyAdmissionResponse
+    says it (whatever ``allowed`` says): a mutating webhook gives both or neither, a validating one
+    neither; "" when valid."""
+    patch, patch_type = response.get("patch"), response.get("patchType")
+    if not mutating:
+        field = "patch" if patch else "patchType" if patch_type is not None else ""
+        return f"validating webhook may not return response.{field}" if field else ""
+    if patch and patch_type is None:
+        return "webhook returned response.patch but not response.patchType"
+    if not patch and patch_type is not None:
+        return "webhook returned response.patchType but not response.patch"
+    if patch_type == "":
+        return 'webhook returned invalid response.patchType of ""'
+    return ""
 
 
 def _denied(name: str, status: Any) -> APIError:
