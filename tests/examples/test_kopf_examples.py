@@ -187,6 +187,10 @@ def test_05_handlers(rest: RESTClient, ns: str, api: Client, printed: Any) -> No
     with OperatorRunner(mgr):
         kex(api, ns, spec={"field": "a"})
         wait_for(lambda: {"CREATED 1st", "CREATED 2nd", "FIELD CHANGED: None -> a"} <= set(printed()))
+        # the update handler has seen the creation (its own controller: on a busy machine it may
+        # lag the others, and a first look at field b would be a creation, not an update)
+        wait_for(lambda: "samplecontroller.io/last-handled.update-fn" in
+                 (get(api, ns)["metadata"].get("annotations") or {}), what="the update handler's mark")
         api.patch(get(api, ns), _merge({"spec": {"field": "b"}}))
         wait_for(lambda: "FIELD CHANGED: a -> b" in printed())
         wait_for(lambda: any(line.startswith("UPDATED ((") for line in printed()))
