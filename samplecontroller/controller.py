@@ -193,6 +193,7 @@ class Controller:
         self.sampleclientset = sampleclientset
         self.recorder = recorder
         self.deployments_lister = deployment_informer.lister()
+        self.deployments_informer = deployment_informer.informer()
         self.deployments_synced = deployment_informer.informer().has_synced
         self.foos_lister = foo_informer.lister()
         self._foo_indexer = foo_informer.informer().get_indexer()
@@ -202,6 +203,9 @@ class Controller:
         )
         self._not_owned = NotOwnedBackoff(not_owned_backoff_base, not_owned_backoff_cap)
         self.own_writes = OwnWrites()
+        # set by app's --shard-ring (its informers select one shard's objects): a create meeting
+        # AlreadyExists reads the Deployment from the API server (``OwnWrites.create_failed``)
+        self.sharded = False
 
         log.info("Setting up event handlers")
         foo_informer.informer().add_indexers({DEPLOYMENT_NAME_FIELD: _deployment_key_index})
@@ -352,9 +356,13 @@ class Controller:
         self.own_writes.expect_created(desired)
         try:
             created: Deployment = deployments.create(desired, field_manager=FIELD_MANAGER)
-        except BaseException:
-            self.own_writes.forget_created(desired)
-            raise
+        except BaseException as err:
+            if not self.own_writes.create_failed(desired, err, sharded=self.sharded):
+                raise
+            # sharded: outside this shard's cache; read, it is what the unsharded sync sees
+            existing: Deployment = self.kubeclientset.apps_v1().deployments(meta.get_namespace(foo)).get(
+                meta.get_name(desired))
+            return existing
         return created
 
     # -- event handlers --------------------------------------------------------------------
