@@ -31,7 +31,9 @@ Where this port deliberately does better than Go (each covered by tests/controll
 7. A 409 from any write (Conflict: a write based on a stale read; AlreadyExists: a create the
    lagging cache did not know was done) is an expected race with another writer, not a failure:
    the key is requeued rate-limited, logged at debug level and counted in
-   ``samplecontroller_sync_conflicts_total{controller="foo"}``; Go logs it as an error.
+   ``samplecontroller_sync_conflicts_total{controller="foo"}``; Go logs it as an error. On a
+   shard (``sharded``, ``--shard-ring``) a create's AlreadyExists reads the Deployment from the
+   API server instead (it may be outside the shard's informers: ``OwnWrites.create_failed``).
 8. The watch events of the controller's own writes (the Foo's status patch, the Deployment it
    created) do not sync the Foo again (``foo.OwnWrites``): each Foo is synced once per change
    that matters, and so gets one ``Synced`` event per such sync. Go syncs again on each of those
