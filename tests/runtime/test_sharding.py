@@ -641,3 +641,20 @@ def test_the_classic_shard_warns_of_a_deployment_not_owned_and_drains_through_th
         runner.join(10)
         kube_factory.shutdown()
         sample_factory.shutdown()
+
+
+def test_the_async_api_reader_reads_past_the_cache(rest: Any) -> None:
+    """``Manager.get_async_api_reader()``: the async client's calls without its cache (the sharded
+    async reconciler's read of a Deployment outside its shard); over the sync API reader for a
+    Manager of fakes (``client_for`` and no REST client)."""
+    from samplecontroller.foo_reconciler import SCHEME
+    from samplecontroller.runtime.client.aio import FakeAsyncClient
+    from samplecontroller.runtime.manager import Options
+
+    real = Manager(rest, Options(), scheme=SCHEME)
+    reader = real.get_async_api_reader()
+    assert reader.cache is None and real.get_async_client().cache is real.cache
+    assert reader.client_for is real.get_async_client().client_for
+    fake = Manager(None, Options(), scheme=SCHEME, client_for=lambda info, ns: None)
+    fake_reader = fake.get_async_api_reader()
+    assert isinstance(fake_reader, FakeAsyncClient) and fake_reader.sync is fake.get_api_reader()
