@@ -397,9 +397,14 @@ def _shard_classic(controller: Any, shard: Any) -> None:
     from samplecontroller.apimachinery import errors as api_errors
     from samplecontroller.apimachinery import meta
     from samplecontroller.client.types import MERGE_PATCH
+    from samplecontroller.runtime.sharding.shard import CONTROLLER_UID_INDEX, controller_uids
 
     sync = controller.sync_handler
     create = controller._create_deployment
+    controller.sharded = True  # a Deployment outside this shard's cache is read when its create meets it
+    # a drain's acknowledgement finds the Foo's Deployments by controller UID, not by a scan of them all
+    controller.deployments_informer.add_indexers({CONTROLLER_UID_INDEX: controller_uids})
+    deployments_indexer = controller.deployments_informer.get_indexer()
 
     def sharded_sync(key: Any) -> None:
         try:
@@ -413,7 +418,7 @@ def _shard_classic(controller: Any, shard: Any) -> None:
             controller.sampleclientset.samplecontroller_v1alpha1().foos(key.namespace).patch(
                 key.name, msgspec.json.encode(shard.release_patch(foo).body), MERGE_PATCH)
             deployments = controller.kubeclientset.apps_v1().deployments(key.namespace)
-            for owned in shard.owned_by(foo, controller.deployments_lister.deployments(key.namespace).list()):
+            for owned in shard.owned_by(foo, deployments_indexer.by_index(CONTROLLER_UID_INDEX, meta.get_uid(foo))):
                 with contextlib.suppress(api_errors.ConflictError, api_errors.NotFoundError, api_errors.InvalidError):
                     release = shard.unassign_patch(owned)
                     deployments.patch(meta.get_name(owned), msgspec.json.encode(release.body), release.patch_type)

@@ -31,7 +31,9 @@ Where this port deliberately does better than Go (each covered by tests/controll
 7. A 409 from any write (Conflict: a write based on a stale read; AlreadyExists: a create the
    lagging cache did not know was done) is an expected race with another writer, not a failure:
    the key is requeued rate-limited, logged at debug level and counted in
-   ``samplecontroller_sync_conflicts_total{controller="foo"}``; Go logs it as an error.
+   ``samplecontroller_sync_conflicts_total{controller="foo"}``; Go logs it as an error. On a
+   shard (``sharded``, ``--shard-ring``) a create's AlreadyExists reads the Deployment from the
+   API server instead (it may be outside the shard's informers: ``OwnWrites.create_failed``).
 8. The watch events of the controller's own writes (the Foo's status patch, the Deployment it
    created) do not sync the Foo again (``foo.OwnWrites``): each Foo is synced once per change
    that matters, and so gets one ``Synced`` event per such sync. Go syncs again on each of those
@@ -193,6 +195,7 @@ class Controller:
         self.sampleclientset = sampleclientset
         self.recorder = recorder
         self.deployments_lister = deployment_informer.lister()
+        self.deployments_informer = deployment_informer.informer()
         self.deployments_synced = deployment_informer.informer().has_synced
         self.foos_lister = foo_informer.lister()
         self._foo_indexer = foo_informer.informer().get_indexer()
@@ -202,6 +205,9 @@ class Controller:
         )
         self._not_owned = NotOwnedBackoff(not_owned_backoff_base, not_owned_backoff_cap)
         self.own_writes = OwnWrites()
+        # set by app's --shard-ring (its informers select one shard's objects): a create meeting
+        # AlreadyExists reads the Deployment from the API server (``OwnWrites.create_failed``)
+        self.sharded = False
 
         log.info("Setting up event handlers")
         foo_informer.informer().add_indexers({DEPLOYMENT_NAME_FIELD: _deployment_key_index})
@@ -352,9 +358,13 @@ class Controller:
         self.own_writes.expect_created(desired)
         try:
             created: Deployment = deployments.create(desired, field_manager=FIELD_MANAGER)
-        except BaseException:
-            self.own_writes.forget_created(desired)
-            raise
+        except BaseException as err:
+            if not self.own_writes.create_failed(desired, err, sharded=self.sharded):
+                raise
+            # sharded: outside this shard's cache; read, it is what the unsharded sync sees
+            existing: Deployment = self.kubeclientset.apps_v1().deployments(meta.get_namespace(foo)).get(
+                meta.get_name(desired))
+            return existing
         return created
 
     # -- event handlers --------------------------------------------------------------------

@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from generated.apis.samplecontroller.v1alpha1 import Foo
-from samplecontroller.apimachinery import meta, ownerreferences
+from samplecontroller.apimachinery import errors, meta, ownerreferences
 from samplecontroller.kubernetes.apis.apps.v1 import Deployment, DeploymentSpec
 from samplecontroller.kubernetes.apis.core.v1 import Container, PodSpec, PodTemplateSpec
 from samplecontroller.kubernetes.apis.meta.v1 import LabelSelector, ObjectMeta, OwnerReference
@@ -296,6 +296,17 @@ class OwnWrites:
         """The create announced for ``deployment`` failed."""
         with self._lock:
             self._created.pop((meta.get_namespace(deployment), meta.get_name(deployment)), None)
+
+    def create_failed(self, deployment: Deployment, err: BaseException, *, sharded: bool) -> bool:
+        """The create announced for ``deployment`` failed with ``err`` (it is forgotten): whether
+        the caller reads that Deployment from the API server and goes on with it instead of
+        raising ``err``. Only AlreadyExists on a shard (``sharded``): a Deployment that exists
+        unassigned and is not a Foo's is outside the shard's label-selected cache, so the create
+        meets it; read, it takes the unsharded not-owned path (the ErrResourceExists Warning and
+        backed-off retries). Unsharded, AlreadyExists is a lagging cache: raised, retried. Shared
+        by the sync, async and classic styles."""
+        self.forget_created(deployment)
+        return sharded and isinstance(err, errors.AlreadyExistsError)
 
     def is_own_create(self, deployment: Any) -> bool:
         """True when a Deployment add is this controller's announced create, still in the state the

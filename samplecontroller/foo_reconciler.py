@@ -92,14 +92,11 @@ class FooReconciler:
             self.own_writes.expect_created(desired)  # its add event is what this reconcile sees
             try:
                 deployment = self.client.create(desired, field_owner=domain.FIELD_MANAGER)
-            except errors.AlreadyExistsError:
-                self.own_writes.forget_created(desired)
-                if self.api_reader is None:
+            except BaseException as err:
+                reader = self.api_reader
+                if not self.own_writes.create_failed(desired, err, sharded=reader is not None) or reader is None:
                     raise
-                deployment = self.api_reader.get(Deployment, request.namespace, names[0])
-            except BaseException:
-                self.own_writes.forget_created(desired)
-                raise
+                deployment = reader.get(Deployment, request.namespace, names[0])
 
         if not domain.is_controlled_by(deployment, foo):
             delay = self._not_owned.warn(request, foo, deployment, self.recorder)

@@ -35,8 +35,9 @@ class AsyncFooReconciler:
     """Reconciles one Foo per call, awaited (see ``foo_reconciler.FooReconciler``)."""
 
     def __init__(self, client: AsyncClient, recorder: EventRecorder, *, not_owned_backoff_base: float = 1.0,
-                 not_owned_backoff_cap: float = 300.0) -> None:
+                 not_owned_backoff_cap: float = 300.0, api_reader: AsyncClient | None = None) -> None:
         self.client = client
+        self.api_reader = api_reader  # sharded: see foo_reconciler.FooReconciler
         self.recorder = recorder
         self._not_owned = domain.NotOwnedBackoff(not_owned_backoff_base, not_owned_backoff_cap)
         self.own_writes = domain.OwnWrites()
@@ -61,9 +62,11 @@ class AsyncFooReconciler:
             self.own_writes.expect_created(desired)  # its add event is what this reconcile sees
             try:
                 deployment = await self.client.create(desired, field_owner=domain.FIELD_MANAGER)
-            except BaseException:
-                self.own_writes.forget_created(desired)
-                raise
+            except BaseException as err:
+                reader = self.api_reader
+                if not self.own_writes.create_failed(desired, err, sharded=reader is not None) or reader is None:
+                    raise
+                deployment = await reader.get(Deployment, request.namespace, names[0])
 
         if not domain.is_controlled_by(deployment, foo):
             delay = self._not_owned.warn(request, foo, deployment, self.recorder)
@@ -102,7 +105,8 @@ def run(rest: Any, args: argparse.Namespace, stop: threading.Event) -> int:
     mgr = new_manager(rest, resync=args.resync, namespace=args.namespace, shutdown_timeout=args.shutdown_timeout,
                       **manager_options(args))
     reconciler = AsyncFooReconciler(mgr.get_async_client(),
-                                    mgr.get_event_recorder_for(domain.CONTROLLER_AGENT_NAME))
+                                    mgr.get_event_recorder_for(domain.CONTROLLER_AGENT_NAME),
+                                    api_reader=mgr.get_async_api_reader() if mgr.sharding is not None else None)
     reconciler.setup_with_manager(mgr, args.workers)
     mgr.add_healthz_check("ping", healthz.ping)
     mgr.add_readyz_check("informers", mgr.cache_synced_check)

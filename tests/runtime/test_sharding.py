@@ -527,11 +527,13 @@ def test_a_pass_outliving_its_continue_token_lists_again() -> None:
     assert placed == {"x": 2, "y": 2, "z": 1}
 
 
-def test_a_deployment_not_owned_by_a_foo_gets_the_unsharded_warning(rest: Any, ns: str) -> None:
+@pytest.mark.parametrize("style", ["sync", "async"])
+def test_a_deployment_not_owned_by_a_foo_gets_the_unsharded_warning(rest: Any, ns: str, style: str) -> None:
     """A Deployment that exists unassigned and is not a Foo's is invisible to a shard's
     label-selected cache: its create meets AlreadyExists. As unsharded, the Foo gets the
     ErrResourceExists Warning and its retries back off (the sample-controller's "resource exists
-    and is not managed by Foo"), instead of an AlreadyExists error retried without the event."""
+    and is not managed by Foo"), instead of an AlreadyExists error retried without the event.
+    The sync and async styles (main.py --controller runtime|async --shard-ring)."""
     import msgspec.structs
 
     from samplecontroller import foo as domain
@@ -548,8 +550,12 @@ def test_a_deployment_not_owned_by_a_foo_gets_the_unsharded_warning(rest: Any, n
                       lease_duration=3.0, renew_deadline=2.5, retry_period=0.25, shutdown_timeout=5.0)
     mgr.sharder.poll_period = 0.25
     recorder = FakeRecorder(100)
-    inner = FooReconciler(mgr.get_client(), recorder, api_reader=mgr.get_api_reader())
-    setup_foo_controller(mgr, inner, 1, own_writes=inner.own_writes)
+    if style == "async":
+        ainner = AsyncFooReconciler(mgr.get_async_client(), recorder, api_reader=mgr.get_async_api_reader())
+        setup_foo_controller(mgr, ainner, 1, own_writes=ainner.own_writes)
+    else:
+        inner = FooReconciler(mgr.get_client(), recorder, api_reader=mgr.get_api_reader())
+        setup_foo_controller(mgr, inner, 1, own_writes=inner.own_writes)
     stop = threading.Event()
     threading.Thread(target=mgr.start, args=(stop,), daemon=True, name="lone").start()
     try:
@@ -560,3 +566,95 @@ def test_a_deployment_not_owned_by_a_foo_gets_the_unsharded_warning(rest: Any, n
         assert meta.get_owner_references(dep) == [] and shard_label("lone") not in meta.get_labels(dep)
     finally:
         stop.set()
+
+
+def test_the_classic_shard_warns_of_a_deployment_not_owned_and_drains_through_the_index(rest: Any, ns: str) -> None:
+    """main.py --controller classic --shard-ring (the client-go style controller on a shard, its
+    Foos assigned by the test instead of a sharder): a Deployment that exists unassigned and is
+    not a Foo's (outside the shard's informers) gets the unsharded ErrResourceExists Warning, as
+    in the runtime styles; a drained Foo's acknowledgement finds its Deployments through the
+    controller-UID index (the Deployment lister is never scanned)."""
+    import argparse
+
+    import msgspec.structs
+
+    from samplecontroller import app
+    from samplecontroller import foo as domain
+    from samplecontroller.apimachinery import meta
+    from samplecontroller.controller import Controller
+    from samplecontroller.kubernetes.apis.meta.v1 import ObjectMeta
+    from samplecontroller.runtime.sharding.shard import CONTROLLER_UID_INDEX
+
+    owner = msgspec.structs.replace(new_foo(ns, "owner", "taken"), metadata=ObjectMeta(name="owner", namespace=ns,
+                                                                                       uid="not-created"))
+    taken = domain.new_deployment(owner)
+    taken = msgspec.structs.replace(taken, metadata=msgspec.structs.replace(taken.metadata, owner_references=None))
+    kube, sample = KubeClientset(rest), Clientset(rest)
+    kube.apps_v1().deployments(ns).create(taken)
+    args = argparse.Namespace(shard_ring="lone", leader_election_namespace=ns)
+    shard = app._classic_shard(args, "s0")
+    kube_factory, sample_factory = app.informer_factories(kube, sample, 3600, ns, shard.selector())
+    recorder = FakeRecorder(100)
+    controller = Controller(kube, sample, kube_factory.apps.v1.deployments,
+                            sample_factory.samplecontroller.v1alpha1.foos, recorder)
+    app._shard_classic(controller, shard)
+
+    class NoScan:  # the lister's gets only: a drain's acknowledgement must not list every Deployment
+        def __init__(self, lister: Any) -> None:
+            self.lister = lister
+
+        def deployments(self, namespace: str) -> Any:
+            inner = self.lister.deployments(namespace)
+            return type("NS", (), {"get": staticmethod(inner.get), "list": None})()
+
+    controller.deployments_lister = NoScan(controller.deployments_lister)  # type: ignore[assignment]
+    stop = threading.Event()
+    kube_factory.start(stop)
+    sample_factory.start(stop)
+    runner = threading.Thread(target=controller.run, args=(1, stop), kwargs={"shutdown_timeout": 5.0},
+                              daemon=True, name="classic-s0")
+    runner.start()
+    foos = sample.samplecontroller_v1alpha1().foos(ns)
+    assigned = {shard.shard_label: "s0"}
+    try:
+        wants_taken = new_foo(ns, "wants-taken", "taken")
+        foos.create(msgspec.structs.replace(wants_taken, metadata=msgspec.structs.replace(
+            wants_taken.metadata, labels=assigned)))
+        event = recorder.events.get(timeout=15)
+        assert event == f"Warning {domain.ERR_RESOURCE_EXISTS} {domain.MESSAGE_RESOURCE_EXISTS.format('taken')}"
+        dep = kube.apps_v1().deployments(ns).get("taken")
+        assert meta.get_owner_references(dep) == [] and shard.shard_label not in meta.get_labels(dep)
+
+        mine = new_foo(ns, "mine", "mine-dep")
+        mine = foos.create(msgspec.structs.replace(mine, metadata=msgspec.structs.replace(mine.metadata,
+                                                                                          labels=assigned)))
+        indexer = controller.deployments_informer.get_indexer()
+        wait_for(lambda: len(indexer.by_index(CONTROLLER_UID_INDEX, meta.get_uid(mine))) == 1, timeout=15)
+        assert meta.get_labels(kube.apps_v1().deployments(ns).get("mine-dep"))[shard.shard_label] == "s0"
+        foos.patch("mine", msgspec.json.encode({"metadata": {"labels": {shard.drain_label: "true"}}}),
+                   "application/merge-patch+json")
+        wait_for(lambda: shard.shard_label not in meta.get_labels(kube.apps_v1().deployments(ns).get("mine-dep")),
+                 timeout=15)
+        assert not {shard.shard_label, shard.drain_label} & set(meta.get_labels(foos.get("mine")))
+    finally:
+        stop.set()
+        runner.join(10)
+        kube_factory.shutdown()
+        sample_factory.shutdown()
+
+
+def test_the_async_api_reader_reads_past_the_cache(rest: Any) -> None:
+    """``Manager.get_async_api_reader()``: the async client's calls without its cache (the sharded
+    async reconciler's read of a Deployment outside its shard); over the sync API reader for a
+    Manager of fakes (``client_for`` and no REST client)."""
+    from samplecontroller.foo_reconciler import SCHEME
+    from samplecontroller.runtime.client.aio import FakeAsyncClient
+    from samplecontroller.runtime.manager import Options
+
+    real = Manager(rest, Options(), scheme=SCHEME)
+    reader = real.get_async_api_reader()
+    assert reader.cache is None and real.get_async_client().cache is real.cache
+    assert reader.client_for is real.get_async_client().client_for
+    fake = Manager(None, Options(), scheme=SCHEME, client_for=lambda info, ns: None)
+    fake_reader = fake.get_async_api_reader()
+    assert isinstance(fake_reader, FakeAsyncClient) and fake_reader.sync is fake.get_api_reader()

@@ -309,6 +309,16 @@ class Manager:
         """The event loop every async controller of this manager runs its reconciles on."""
         return self.event_loop
 
+    def get_async_api_reader(self) -> AsyncClient:
+        """``get_api_reader`` awaited: ``get_async_client``'s calls, its reads straight from the
+        API server (no cache); on the manager's event loop."""
+        from samplecontroller.runtime.client import aio
+
+        client = self.get_async_client()
+        if isinstance(client, aio.FakeAsyncClient):
+            return aio.FakeAsyncClient(self.api_reader)
+        return aio.AsyncClient(client.client_for, None, scheme=self.scheme, field_owner=self.options.field_owner)
+
     def get_api_reader(self) -> Client:
         """A client that reads straight from the API server (no cache)."""
         return self.api_reader

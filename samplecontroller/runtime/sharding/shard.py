@@ -68,7 +68,7 @@ class Shard:
             by_object[model] = replace(current, label_selector=selector)
             cache.options.by_object = by_object
         if owner is not None:
-            cache.index_field(model, CONTROLLER_UID_INDEX, _controller_uids)
+            cache.index_field(model, CONTROLLER_UID_INDEX, controller_uids)
 
     def register(self, model: Any, owner: type[Any] | None = None) -> bool:
         """Record ``model`` as partitioned (``owner``: the main kind it is owned by) for the sharder
@@ -143,7 +143,8 @@ CONTROLLER_UID_INDEX = "sharding.controller-uid"
 """The field index of a partitioned owned kind in a sharded Manager's cache: its controller's UID."""
 
 
-def _controller_uids(obj: Any) -> list[str]:
+def controller_uids(obj: Any) -> list[str]:
+    """The index values of ``CONTROLLER_UID_INDEX``: the UID of ``obj``'s controller owner reference."""
     return [r.uid for r in meta.get_owner_references(obj) if r.controller and r.uid]
 
 
