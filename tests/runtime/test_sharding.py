@@ -402,10 +402,20 @@ def test_the_sharder_webhook_assigns_on_create_and_a_create_survives_the_sharder
     first, stop_first = replica("w0")
     try:
         assert first.sharder.webhook_installed.wait(15)
-        moves = first.sharder.moves
+        # the path is live once a create comes back labelled: the configuration is applied before
+        # the webhook server answers (its call then fails, and Ignore admits the Foo unassigned)
+        probes = iter(range(1000))
+        def probe() -> bool:
+            name = f"probe-{next(probes)}"
+            return dict(foos.create(new_foo(ns, name, name)).metadata.labels or {}).get(label) == "w0"
+
+        wait_for(probe, timeout=15, what="a create assigned by the webhook")
+        wait_for(lambda: all(label in (f.metadata.labels or {}) for f in foos.list().items),
+                 timeout=15, what="every probe assigned (the missed ones by the controller path)")
+        moves, assigned = first.sharder.moves, first.shard_webhook.assigned
         created = foos.create(new_foo(ns, "hooked", "hooked"))
         assert dict(created.metadata.labels or {}).get(label) == "w0"  # assigned in the create itself
-        assert first.shard_webhook.assigned == 1
+        assert first.shard_webhook.assigned == assigned + 1
         wait_for(lambda: KubeClientset(rest).apps_v1().deployments(ns).get("hooked") is not None, timeout=15)
         assert first.sharder.moves == moves  # no label PATCH by the controller path
     finally:
