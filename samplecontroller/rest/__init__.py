@@ -92,8 +92,13 @@ class ResponseStream:
         self._response = response
         self._url = url
         self._closed = threading.Event()
+        self._lock = threading.Lock()
+        self._reader: int | None = None  # the thread iterating, while it does
+        self._released = False
 
     def __iter__(self) -> Iterator[bytes]:
+        with self._lock:
+            self._reader = threading.get_ident()
         buffer = b""
         read = getattr(self._response, "read1", None) or self._response.read
         try:
@@ -115,15 +120,36 @@ class ResponseStream:
             if not self._closed.is_set():
                 raise TransportError(f"stream from {self._url} broke: {_reason(err)}") from None
         finally:
-            self.close()
+            with self._lock:
+                self._reader = None
+            self._closed.set()
+            self._release()
 
     def close(self) -> None:
-        """Close the stream (wakes a read blocked in another thread); safe to call twice."""
-        if self._closed.is_set():
-            return
+        """Close the stream; safe to call twice, from any thread. While another thread iterates,
+        the socket is only shut down: that wakes its read, and that thread closes the connection
+        as its iteration ends. Closing here would free the socket's file descriptor while the read
+        may still be about to use the number, and a connection opened meanwhile under the same
+        number would have its bytes taken by the old read (its TLS stream then fails: "bad record
+        mac", "wrong version number")."""
         self._closed.set()
-        # shutdown() wakes a read blocked in another thread; close() drops the connection (a
-        # half-read chunked body cannot be reused); release_conn() frees the pool slot.
+        with self._lock:
+            reader = self._reader
+        if reader is not None and reader != threading.get_ident():
+            try:
+                self._response.shutdown()
+            except Exception:
+                pass
+            return
+        self._release()
+
+    def _release(self) -> None:
+        """Close the connection (a half-read chunked body cannot be reused) and free its pool
+        slot, once."""
+        with self._lock:
+            if self._released:
+                return
+            self._released = True
         for step in (self._response.shutdown, self._response.close, self._response.release_conn):
             try:
                 step()

@@ -306,3 +306,43 @@ def test_lean_request_is_http_clients_request_in_one_write_and_refuses_splitting
             _request_bytes("GET", target, "h", None, {})
     with pytest.raises(ValueError):
         _request_bytes("GET", "/a", "h", None, {"Authorization": "Bearer x\r\nX-Injected: 1"})
+
+
+def test_closing_a_watch_from_another_thread_leaves_the_socket_to_its_reader(server: LocalAPIServer) -> None:
+    """``ResponseStream.close()`` from another thread only shuts the socket down; the reading
+    thread closes it once its read has returned. Closed by the other thread, the file descriptor
+    could be reused by a new connection before the woken read ran, and that read would take the
+    new connection's bytes (seen as "bad record mac" / "wrong version number" in other tests)."""
+    import threading
+    import time
+
+    rest = RESTClient.from_kubeconfig(server.kubeconfig_path)
+    stream = rest.stream("GET", "/api/v1/namespaces", query={"watch": "1", "timeoutSeconds": "60"})
+    closed_by: list[int] = []
+    response = stream._response
+    real_close = response.close
+
+    def close() -> None:
+        closed_by.append(threading.get_ident())
+        real_close()
+
+    response.close = close  # type: ignore[method-assign]
+    started, done = threading.Event(), threading.Event()
+
+    def read() -> None:
+        started.set()
+        for _ in stream:
+            pass
+        done.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    assert started.wait(10)
+    deadline = time.monotonic() + 10
+    while stream._reader is None:  # iterating (a read under way or about to be)
+        assert time.monotonic() < deadline, "the reader never started iterating"
+        time.sleep(0.005)
+    stream.close()
+    assert done.wait(10), "the read was not woken"
+    reader.join(10)
+    assert closed_by and set(closed_by) == {reader.ident}, (closed_by, reader.ident, threading.get_ident())
