@@ -46,7 +46,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -111,8 +111,12 @@ def _types(node: Mapping[str, Any]) -> set[str]:
     return {typ} if isinstance(typ, str) else set()
 
 
-def _text(value: Any) -> str:
+def whole_text(value: Any) -> str:
+    """A description, whitespace normalized ("" for none)."""
     return " ".join(value.split()) if isinstance(value, str) else ""
+
+
+_text = whole_text
 
 
 def _sentence(value: Any) -> str:
@@ -125,8 +129,11 @@ def _sentence(value: Any) -> str:
 class BuiltinIndex:
     """The upstream definitions, indexed by property name for matching."""
 
-    def __init__(self, defs: Mapping[str, Any]) -> None:
+    def __init__(self, defs: Mapping[str, Any], doc: Callable[[Any], str] = _sentence) -> None:
+        """``doc``: what of a description matching compares (its first sentence; 0.1.0 compared
+        the whole text: ``compat.released_index``)."""
         self.defs = defs
+        self.doc = doc
         self.by_label: dict[str, str] = {}
         self.by_prop: dict[str, set[str]] = {}
         self.props: dict[str, frozenset[str]] = {}
@@ -134,13 +141,13 @@ class BuiltinIndex:
         # The descriptions a schema of a definition may carry: its own and those of the fields of its type.
         self.docs: dict[str, set[str]] = {}
         for name, schema in defs.items():
-            self.docs.setdefault(name, set()).add(_sentence(schema.get("description")))
+            self.docs.setdefault(name, set()).add(self.doc(schema.get("description")))
             for sub in (schema.get("properties") or {}).values():
                 if isinstance(sub, dict):
                     target = sub.get("items") if isinstance(sub.get("items"), dict) else sub
                     ref = target.get("$ref") if isinstance(target, dict) else None
                     if isinstance(ref, str) and ref.startswith(_REF) and _text(sub.get("description")):
-                        self.docs.setdefault(ref[len(_REF):], set()).add(_sentence(sub.get("description")))
+                        self.docs.setdefault(ref[len(_REF):], set()).add(self.doc(sub.get("description")))
         for name, schema in defs.items():
             where = builtin_type(name)
             if where is None:
@@ -295,7 +302,7 @@ class BuiltinIndex:
             return None, ""  # two different types fit as well: not this generator's guess
         words = _words(field_name)
         chosen = max(best, key=lambda d: len(words & _words(d.rsplit(".", 1)[-1])))
-        docs = {_sentence(schema.get("description")), _sentence(field_doc)} - {""}
+        docs = {self.doc(schema.get("description")), self.doc(field_doc)} - {""}
         documented = bool(docs & self.docs.get(chosen, set()))
         covered = len(keys) / len(self.props[chosen])
         if documented and covered >= MIN_DOCUMENTED_COVERAGE:

@@ -10,16 +10,29 @@ How a generator change uses it: add a ``Rename`` to ``RENAMES`` under a rule nam
 change picks the new name, record the old one on the ``models.Normalizer``
 (``norm.renamed[old] = (new, rule)``); the generator writes the aliases of every rule whose
 ``until`` is after the running version. Remove the rule (and its recording) in ``until``.
+
+What a release generated is part of the table's input: ``definitions-0.1.0.json.xz`` holds the
+built-in definitions samplecontroller 0.1.0 matched schemas against (Kubernetes 1.32, byte for
+byte the file that release vendored), and ``released_index()`` indexes them. A schema object that
+matches a built-in type now but matched none in 0.1.0 (a CRD made from newer Kubernetes types: a
+Container with ``restartPolicyRules``) was a class in 0.1.0, and so was every object under it that
+matched nothing then: each of those names is aliased to the built-in type now at its place.
 """
 
 from __future__ import annotations
 
+import functools
+import importlib.resources
 import json
+import lzma
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-__all__ = ["BUILTIN_MATCH", "RENAMES", "Rename", "alias_block", "live", "live_aliases", "release"]
+from samplecontroller.codegen.builtin_types import BuiltinIndex, whole_text
+
+__all__ = ["BUILTIN_MATCH", "RENAMES", "Rename", "alias_block", "live", "live_aliases", "release",
+           "released_index"]
 
 
 @dataclass(frozen=True)
@@ -80,3 +93,16 @@ def alias_block(renamed: Mapping[str, tuple[str, str]], defined: set[str], versi
             "\n# named; import the new one.\nif TYPE_CHECKING:\n" + typed + "\n_DEPRECATED: dict[str, tuple[str, str]] = {\n"
             + table + "}\n\n\ndef __getattr__(name: str) -> Any:\n"
             "    return deprecation.alias(__name__, globals(), _DEPRECATED, name)\n")
+
+
+RELEASED_DEFINITIONS = "definitions-0.1.0.json.xz"
+"""The built-in definitions samplecontroller 0.1.0 matched against (its vendored Kubernetes 1.32 file)."""
+
+
+@functools.lru_cache(maxsize=1)
+def released_index() -> BuiltinIndex:
+    """The built-in types 0.1.0 matched schema objects to, indexed as it did (comparing whole
+    descriptions; built once per process, only when a schema object matches a built-in type)."""
+    data = (importlib.resources.files(__package__ or "samplecontroller.codegen") / RELEASED_DEFINITIONS).read_bytes()
+    defs = json.loads(lzma.decompress(data)).get("$defs") or {}
+    return BuiltinIndex(defs, doc=whole_text)

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from samplecontroller.codegen.builtin_types import BUILTIN_PACKAGE, OBJECT_META, BuiltinIndex, builtin_type
-from samplecontroller.codegen.compat import BUILTIN_MATCH, alias_block, live_aliases
+from samplecontroller.codegen.compat import BUILTIN_MATCH, alias_block, live_aliases, released_index
 from samplecontroller.codegen.errors import CodegenError
 
 # JSON numbers: an integral value stays an int, so decoding then encoding gives the same JSON.
@@ -302,6 +302,8 @@ class Normalizer:
             out = self.builtin_ref(definition)
             if path not in self.declared and name:  # matched: builds before 0.1.0 generated a class ``name``
                 self.renamed[name] = (out["$ref"].rsplit("/", 1)[-1], BUILTIN_MATCH)
+                if self._released_class(schema, path, field_doc):
+                    self._alias_released(name, schema, definition, path)
             if schema.get("nullable") is True:
                 out = {"anyOf": [out, {"type": "null"}]}
             return out
@@ -313,6 +315,42 @@ class Normalizer:
         if schema.get("nullable") is True and out:
             out = {"anyOf": [out, {"type": "null"}], **{k: out[k] for k in DOC_KEYS if k in out}}
         return out
+
+    @staticmethod
+    def _released_class(schema: dict[str, Any], path: str, field_doc: str) -> bool:
+        """Did samplecontroller 0.1.0 generate a class for this schema object (it matched no built-in
+        type then: ``compat.released_index``)?"""
+        field_name = re.sub(r"(\[\]|\[\*\])+$", "", path).rsplit(".", 1)[-1]
+        return released_index().match_why(schema, field_name, field_doc)[0] is None
+
+    def _alias_released(self, name: str, schema: dict[str, Any], definition: str, path: str) -> None:
+        """``name`` (a class in 0.1.0) is the built-in ``definition`` now: alias the classes 0.1.0
+        generated under it (``name`` + the property's CamelCase name, ``Item`` for an array's items,
+        ``Value`` for a map's values, as ``_node`` names them) to the built-in types at their places,
+        so that a project's imports of them keep working (codegen.compat)."""
+        assert self.builtins is not None
+        upstream = self.builtins.defs[definition].get("properties") or {}
+        for prop, sub in sorted((schema.get("properties") or {}).items()):
+            child, child_path, field_doc = name + camel(prop), f"{path}.{prop}", ""
+            node, up = sub, upstream.get(prop)
+            while isinstance(node, dict):
+                _, shape = self.builtins.resolve(up)
+                if node.get("type") == "array" and isinstance(node.get("items"), dict):
+                    child, child_path, field_doc = child + "Item", child_path + "[]", _text(node.get("description")) or ""
+                    node, up = node["items"], shape.get("items")
+                elif (node.get("type") == "object" and not node.get("properties")
+                      and isinstance(node.get("additionalProperties"), dict)):
+                    child, child_path = child + "Value", child_path + "[*]"
+                    node, up = node["additionalProperties"], shape.get("additionalProperties")
+                else:
+                    break
+            if not isinstance(node, dict) or node.get("type") != "object" or not node.get("properties"):
+                continue
+            ref, _ = self.builtins.resolve(up)
+            if ref is None or builtin_type(ref) is None or not self._released_class(node, child_path, field_doc):
+                continue  # 0.1.0 used a built-in type there too (or nothing maps it): no class to alias
+            self.renamed.setdefault(child, (self.builtin_ref(ref)["$ref"].rsplit("/", 1)[-1], BUILTIN_MATCH))
+            self._alias_released(child, node, ref, child_path)
 
     def _node(self, name: str, schema: dict[str, Any], path: str) -> dict[str, Any]:
         if schema.get("x-kubernetes-int-or-string") is True:
