@@ -19,12 +19,20 @@ cannot construct). ``KubernetesLoader`` resolves plain scalars as go-yaml v2 doe
 
 Nesting deeper than ``max_depth`` (default ``MAX_DEPTH``) collections is a ``ComposerError``
 (a ``yaml.YAMLError``) instead of a RecursionError.
+
+``dump`` writes JSON data as sigs.k8s.io/yaml's JSONToYAML does (kube-apiserver's
+``application/yaml`` responses, ``kubectl -o yaml``): go-yaml v2's emitter (libyaml's, as
+PyYAML's), keys in go-yaml's order, a string plain unless go-yaml would read it back as another
+type (then double-quoted: ``"true"``, ``"1"``, ``""``, ``"2024-01-01T00:00:00Z"``), a string with
+a newline as a literal block, floats as Go formats them, lines folded at 80 columns.
 """
 
 from __future__ import annotations
 
 import binascii
+import datetime
 import decimal
+import functools
 import math
 import re
 import struct
@@ -35,7 +43,7 @@ import yaml
 from yaml.constructor import ConstructorError
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-__all__ = ["MAX_DEPTH", "KubernetesLoader", "json_key", "load", "load_all", "resolve_plain"]
+__all__ = ["MAX_DEPTH", "KubernetesLoader", "dump", "json_key", "load", "load_all", "resolve_plain"]
 
 MAX_DEPTH = 200
 
@@ -368,3 +376,136 @@ def load(text: str | bytes) -> Any:
 def load_all(text: str | bytes) -> Iterator[Any]:
     """Every document of ``text``, lazily. Raises ``yaml.YAMLError``."""
     return yaml.load_all(text, Loader=FastLoader)
+
+
+# --------------------------------------------------------------------------------------------
+# Writing: JSON data as sigs.k8s.io/yaml's JSONToYAML writes it (go-yaml v2's Marshal)
+# --------------------------------------------------------------------------------------------
+
+_TIMESTAMP = re.compile(r"([0-9]{4})-([0-9]{1,2})-([0-9]{1,2})"
+                        r"(?:[Tt][0-9]{1,2}:[0-9]{1,2}:[0-9]{1,2}(?:\.[0-9]+)?(?:Z|[+-][0-9]{2}:[0-9]{2})"
+                        r"| [0-9]{1,2}:[0-9]{1,2}:[0-9]{1,2}(?:\.[0-9]+)?)?")
+_BASE60_FLOAT = re.compile(r"[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?")
+
+
+def _is_timestamp(text: str) -> bool:
+    """go-yaml v2's parseTimestamp: a date (and time) it would read back as a timestamp."""
+    match = _TIMESTAMP.fullmatch(text)
+    if match is None:
+        return False
+    try:
+        datetime.date(*(int(g) for g in match.groups()))
+    except ValueError:
+        return False
+    return True
+
+
+def _plain_tag(text: str) -> str:
+    """The tag go-yaml v2 resolves the plain scalar ``text`` to when it writes a string (its
+    ``resolve``, timestamps and sexagesimal floats included: strings it would quote)."""
+    tag = resolve_plain(text)[0]
+    if tag == STR and (_is_timestamp(text) or _BASE60_FLOAT.fullmatch(text)):
+        return _TAG + "timestamp"
+    return tag
+
+
+def _go_key_order(a: str, b: str) -> int:
+    """go-yaml v2's keyList.Less for string keys: letters after other characters, runs of digits
+    compared as numbers ("a2" before "a10")."""
+    for i in range(min(len(a), len(b))):
+        if a[i] == b[i]:
+            continue
+        al, bl = a[i].isalpha(), b[i].isalpha()
+        if al and bl:
+            return -1 if a[i] < b[i] else 1
+        if al or bl:
+            return 1 if al else -1
+        an = bn = 0
+        if a[i] == "0" or b[i] == "0":
+            j = i - 1
+            while j >= 0 and a[j].isdigit():
+                if a[j] != "0":
+                    an = bn = 1
+                    break
+                j -= 1
+        ai = i
+        while ai < len(a) and a[ai].isdigit():
+            an = an * 10 + int(a[ai])
+            ai += 1
+        bi = i
+        while bi < len(b) and b[bi].isdigit():
+            bn = bn * 10 + int(b[bi])
+            bi += 1
+        if an != bn:
+            return -1 if an < bn else 1
+        if ai != bi:
+            return -1 if ai < bi else 1
+        return -1 if a[i] < b[i] else 1
+    return (len(a) > len(b)) - (len(a) < len(b))
+
+
+def _go_float(value: float) -> str:
+    """strconv.FormatFloat(v, 'g', -1, 64), as go-yaml v2 writes a float (``.inf``, ``.nan``):
+    the shortest digits that read back as ``value``, in exponent form below 1e-4 and from 1e6."""
+    if math.isnan(value):
+        return ".nan"
+    if math.isinf(value):
+        return ".inf" if value > 0 else "-.inf"
+    sign = "-" if math.copysign(1.0, value) < 0 else ""
+    if value == 0:
+        return sign + "0"
+    _, digit_tuple, dexp = decimal.Decimal(repr(abs(value))).normalize().as_tuple()
+    assert isinstance(dexp, int)
+    digits = "".join(map(str, digit_tuple))
+    exp = len(digits) - 1 + dexp  # of the first digit
+    if exp < -4 or exp >= 6:
+        mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+        return f"{sign}{mantissa}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
+    if exp < 0:
+        return f"{sign}0.{'0' * (-exp - 1)}{digits}"
+    whole = digits[:exp + 1].ljust(exp + 1, "0")
+    return sign + whole + ("." + digits[exp + 1:] if len(digits) > exp + 1 else "")
+
+
+_Dumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+class _GoYAMLDumper(_Dumper):  # type: ignore[misc]
+    """PyYAML's dumper (libyaml's emitter, as go-yaml v2's) choosing what go-yaml v2 chooses."""
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+        if kind is ScalarNode and implicit[0]:
+            return _plain_tag(value)
+        return super().resolve(kind, value, implicit)
+
+
+def _represent_str(dumper: Any, value: str) -> Any:
+    if "\n" in value:
+        style: str | None = "|"
+    elif _plain_tag(value) == STR:
+        style = None  # plain, unless the emitter finds it cannot be (then single-quoted)
+    else:
+        style = '"'
+    return dumper.represent_scalar(STR, value, style=style)
+
+
+def _represent_dict(dumper: Any, value: dict[str, Any]) -> Any:
+    keys = sorted(value, key=functools.cmp_to_key(_go_key_order))
+    return dumper.represent_mapping(_MAP, [(k, value[k]) for k in keys])
+
+
+def _represent_float(dumper: Any, value: float) -> Any:
+    text = _go_float(value)  # plain, as go-yaml writes it, also where it reads back as an int ("100")
+    return dumper.represent_scalar(_plain_tag(text), text)
+
+
+_GoYAMLDumper.add_representer(str, _represent_str)
+_GoYAMLDumper.add_representer(dict, _represent_dict)
+_GoYAMLDumper.add_representer(float, _represent_float)
+
+
+def dump(value: Any) -> str:
+    """JSON data (dicts with string keys, lists, strings, numbers, booleans, None) as YAML, as
+    sigs.k8s.io/yaml's JSONToYAML writes it (see the module docstring)."""
+    return str(yaml.dump(value, Dumper=_GoYAMLDumper, default_flow_style=False, allow_unicode=True,
+                         sort_keys=False, width=80, indent=2))

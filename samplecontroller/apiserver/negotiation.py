@@ -10,11 +10,13 @@ from typing import Any, NamedTuple
 
 import msgspec
 
+from samplecontroller.apimachinery import k8syaml
 from samplecontroller.apiserver import bodies, protobuf
 from samplecontroller.apiserver.errors import APIError, bad_request
+from samplecontroller.apiserver.httpmessages import AnyResponse, Response
 
-__all__ = ["PATCH_APPLY", "PATCH_JSON", "PATCH_MERGE", "PATCH_STRATEGIC", "Accept", "decode_body", "parse_accept",
-           "parse_bool"]
+__all__ = ["PATCH_APPLY", "PATCH_JSON", "PATCH_MERGE", "PATCH_STRATEGIC", "Accept", "as_yaml", "decode_body",
+           "parse_accept", "parse_bool"]
 
 _decode = msgspec.json.Decoder().decode
 
@@ -115,12 +117,14 @@ def parse_bool(value: str, name: str) -> bool:
 class Accept(NamedTuple):
     kind: str  # "json", "table", "partial", "agg-v2", "agg-v2beta1", "none"
     version: str = "v1"
+    yaml: bool = False  # written as YAML (application/yaml), not JSON
 
 
 @functools.lru_cache(maxsize=256)
-def parse_accept(header: str) -> Accept:
+def parse_accept(header: str, stream: bool = False) -> Accept:
     """The first representation we can serve from an Accept header (remembered per header value:
-    clients send the same few)."""
+    clients send the same few). ``stream``: for a watch, which has no YAML form (kube's YAML
+    serializer has no stream serializer): ``application/yaml`` is passed over."""
     if not header:
         return Accept("json")
     saw_unsupported = False
@@ -131,18 +135,30 @@ def parse_accept(header: str) -> Accept:
         for item in items[1:]:
             key, _, value = item.partition("=")
             params[key.strip()] = value.strip()
-        if media not in ("application/json", "*/*", "application/*", "application/yaml"):
+        if media not in ("application/json", "*/*", "application/*", "application/yaml") or (
+                stream and media == "application/yaml"):
             saw_unsupported = True
             continue
+        yaml = media == "application/yaml"
         as_ = params.get("as")
         if as_ is None:
-            return Accept("json")
+            return Accept("json", yaml=yaml)
         g, v = params.get("g"), params.get("v")
         if as_ == "Table" and g == "meta.k8s.io" and v in ("v1", "v1beta1"):
-            return Accept("table", v)
+            return Accept("table", v, yaml)
         if as_ in ("PartialObjectMetadata", "PartialObjectMetadataList") and g == "meta.k8s.io" and v in ("v1", "v1beta1"):
-            return Accept("partial", v)
-        if as_ == "APIGroupDiscoveryList" and g == "apidiscovery.k8s.io" and v in ("v2", "v2beta1"):
+            return Accept("partial", v, yaml)
+        if as_ == "APIGroupDiscoveryList" and g == "apidiscovery.k8s.io" and v in ("v2", "v2beta1") and not yaml:
             return Accept("agg-" + v, v)
         saw_unsupported = True
     return Accept("none") if saw_unsupported else Accept("json")
+
+
+def as_yaml(response: AnyResponse) -> AnyResponse:
+    """A whole JSON response written as YAML (``application/yaml``), as kube-apiserver answers a
+    client that asks for it (sigs.k8s.io/yaml: ``k8syaml.dump``); any other response as it is."""
+    if not isinstance(response, Response) or response.headers.get("Content-Type") != "application/json":
+        return response
+    response.body = k8syaml.dump(_decode(response.body)).encode()
+    response.headers["Content-Type"] = "application/yaml"
+    return response

@@ -50,7 +50,7 @@ from samplecontroller.apiserver.handlers.openapi import OpenAPIHandler
 from samplecontroller.apiserver.healthz import HealthChecks
 from samplecontroller.apiserver.httpmessages import AnyResponse, Handler, Request, Response
 from samplecontroller.apiserver.metrics import RequestCounter, RequestMetrics
-from samplecontroller.apiserver.negotiation import Accept, parse_accept
+from samplecontroller.apiserver.negotiation import Accept, as_yaml, parse_accept
 from samplecontroller.apiserver.requestinfo import CONNECT, RequestInfo, RequestRecord
 from samplecontroller.apiserver.restmapper import RESTMapper
 from samplecontroller.apiserver.storage import Store
@@ -155,7 +155,8 @@ class APIServerApp:
             self.requests.append(RequestRecord(ua, method.lower(), path))
             if method != "GET":
                 raise not_allowed()
-            return self.discovery.root(parts[0], accept)
+            root = self.discovery.root(parts[0], accept)
+            return as_yaml(root) if accept.yaml else root
         if parts[0] == "api":
             if parts[1] != "v1":
                 raise not_found_path()
@@ -168,16 +169,28 @@ class APIServerApp:
             self.requests.append(RequestRecord(ua, method.lower(), path))
             if method != "GET":
                 raise not_allowed()
-            return self.discovery.group_version(group, version) if version else self.discovery.group(group)
+            found = self.discovery.group_version(group, version) if version else self.discovery.group(group)
+            return as_yaml(found) if accept.yaml else found
         if "" in segments[1:]:  # a trailing slash, "//", or a name that decoded to contain "/"
             raise not_found_path()
         info = requestinfo.resolve(self.mapper, group, version, rest)
         verb = requestinfo.verb_of(method, info, request)
         self.requests.append(info.record(ua, verb))
+        if verb == "watch" and accept.yaml:  # YAML has no stream form: another type the client accepts, or 406
+            accept = parse_accept(request.headers.get("Accept", ""), True)
+            if accept.kind == "none":
+                raise APIError(406, "NotAcceptable", "only the following media types are accepted: "
+                                                     "application/json;stream=watch, "
+                                                     "application/vnd.kubernetes.protobuf;stream=watch")
         if accept.kind == "none":
             raise APIError(406, "NotAcceptable",
                            "only the following media types are accepted: application/json, application/yaml")
-        return await self._resource(request, verb, info, accept)
+        if not accept.yaml:
+            return await self._resource(request, verb, info, accept)
+        try:
+            return as_yaml(await self._resource(request, verb, info, accept))
+        except APIError as err:  # the Status as the client asked for it too
+            return as_yaml(json_response(err.status, err.code, err.headers))
 
     def _non_resource(self, request: Request, parts: list[str]) -> AnyResponse:
         path = "/" + "/".join(parts)

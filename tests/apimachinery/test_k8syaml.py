@@ -115,3 +115,20 @@ def test_explicit_tag_mismatch_is_an_error() -> None:
 
 def test_python_tags_are_plain_data() -> None:
     assert k8syaml.load("!!python/object/apply:os.system [echo hi]") == ["echo hi"]
+
+
+def test_dump_writes_what_kubectl_writes() -> None:
+    """``dump`` is sigs.k8s.io/yaml's JSONToYAML: ``kubectl create configmap ... --dry-run=client
+    -o yaml`` (kubectl 1.37) of values go-yaml quotes, folds, writes as blocks or leaves plain, and
+    of keys in go-yaml's order (``_z`` before ``A``, ``a2`` before ``a10``, ``b1`` before ``b01``),
+    byte for byte."""
+    printed = (Path(__file__).parent / "testdata" / "kubectl-1.37-configmap.yaml").read_text()
+    assert k8syaml.dump(k8syaml.load(printed)) == printed
+
+
+@pytest.mark.parametrize(("value", "written"), [
+    (1e6, "1e+06"), (123456.0, "123456"), (1.5, "1.5"), (0.0001, "0.0001"), (1e-05, "1e-05"),
+    (-0.0, "-0"), (1234567.5, "1.2345675e+06"), (100.0, "100"), (float("inf"), ".inf"),
+])
+def test_dump_writes_floats_as_go_does(value: float, written: str) -> None:
+    assert k8syaml.dump({"v": value}) == f"v: {written}\n"

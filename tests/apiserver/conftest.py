@@ -7,7 +7,7 @@ import json
 import ssl
 import subprocess
 import urllib.parse
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -61,7 +61,7 @@ class Raw:
             parsed = payload.decode(errors="replace")
         return resp.status, {k.lower(): v for k, v in resp.getheaders()}, parsed
 
-    def watch(self, path: str, accept: str = "application/json", timeout: float = 10) -> Iterator[dict[str, Any]]:
+    def watch(self, path: str, accept: str = "application/json", timeout: float = 10) -> Generator[dict[str, Any]]:
         """Yield watch events of ``path`` (a URL with watch=true) until the server ends the stream."""
         conn = self.conn(timeout)
         conn.request("GET", path, headers={"Authorization": f"Bearer {self.server.token}", "Accept": accept})

@@ -6,11 +6,14 @@ import itertools
 import json
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from samplecontroller.apimachinery import k8syaml
 from samplecontroller.apiserver import LocalAPIServer
+from samplecontroller.apiserver.testing import make_kubectl
 from tests.apiserver.conftest import FOOS, Raw, foo
 
 _ns = itertools.count()
@@ -599,3 +602,37 @@ def test_a_continue_token_of_a_compacted_revision_is_410_with_an_inconsistent_co
     assert code == 200
     assert [(o["metadata"]["name"], (o.get("data") or {}).get("v")) for o in rest["items"]] == [
         ("c2", None), ("c3", "new"), ("kube-root-ca.crt", None)]
+
+
+def test_yaml_answers_for_clients_that_ask_for_yaml(raw: Raw, ns: str, tmp_path: Path) -> None:
+    """``Accept: application/yaml`` gets YAML, as kube-apiserver writes it (sigs.k8s.io/yaml): the
+    object, a list, discovery and a Status; byte for byte what ``kubectl -o yaml`` prints of the
+    same object (kubectl turns the JSON into YAML with the same library). A watch has no YAML
+    form: 406, unless the client also accepts JSON."""
+    data = {"flag": "true", "when": "2024-01-01T00:00:00Z", "text": "multi\nline\n", "empty": "",
+            "long": " ".join(["word"] * 30), "odd": "a: b", "a10": "x", "a2": "y"}
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "yaml", "labels": {"n": "1"}}, "data": data}
+    assert raw.call("POST", f"/api/v1/namespaces/{ns}/configmaps", cm)[0] == 201
+    path = f"/api/v1/namespaces/{ns}/configmaps/yaml"
+    _, _, as_json = raw.call("GET", path)
+    code, headers, text = raw.call("GET", path, accept="application/yaml")
+    assert code == 200 and headers["content-type"] == "application/yaml"
+    assert isinstance(text, str) and k8syaml.load(text) == as_json
+    assert 'flag: "true"' in text and 'empty: ""' in text and "text: |\n" in text
+    printed = make_kubectl(tmp_path, raw.server)("get", "configmap", "yaml", "-n", ns, "-o", "yaml",
+                                                 "--show-managed-fields", check=True)
+    assert printed.stdout == text
+    code, headers, text = raw.call("GET", f"/api/v1/namespaces/{ns}/configmaps", accept="application/yaml")
+    assert code == 200 and k8syaml.load(text)["kind"] == "ConfigMapList"
+    code, headers, text = raw.call("GET", f"/api/v1/namespaces/{ns}/configmaps/none", accept="application/yaml")
+    assert code == 404 and headers["content-type"] == "application/yaml"
+    status = k8syaml.load(text)
+    assert status["kind"] == "Status" and status["reason"] == "NotFound" and status["code"] == 404
+    code, headers, text = raw.call("GET", "/apis/apps", accept="application/yaml")
+    assert code == 200 and k8syaml.load(text)["kind"] == "APIGroup"
+    watch = f"/api/v1/namespaces/{ns}/configmaps?watch=true"
+    code, _, body = raw.call("GET", watch, accept="application/yaml")
+    assert code == 406 and body["reason"] == "NotAcceptable"
+    events = raw.watch(watch, accept="application/yaml, application/json")
+    assert next(events)["type"] == "ADDED"
+    events.close()
