@@ -11,7 +11,11 @@ default at the server's emulated version (``--emulated-version`` 1.33-1.36 runs 
 with that version's gates, as kube-apiserver does): ``_GATES``. Gates off by default through 1.37
 (alpha, or beta off: GenericWorkload, CompositePodGroup, EvictionRequestAPI, WorkloadWithJob,
 DRAWorkloadResourceClaims, DRADeviceTaintRules, DRAResourcePoolStatus, CSIVolumeHealth,
-StorageVersionAPI, ComponentFlagz) add nothing here, as they add nothing to a default kube-apiserver.
+StorageVersionAPI) add nothing here, as they add nothing to a default kube-apiserver; nor does
+ComponentFlagz (``/flagz`` in ``system:monitoring``), alpha in the newest gate table found (1.35),
+whose later stages were not found. The namespaced Roles and RoleBindings are those of 1.36's
+``testdata/namespace-roles.yaml`` and ``namespace-role-bindings.yaml`` (no later
+``namespace_policy.go`` was found).
 
 ``install(core)`` creates what is missing and, as kube-apiserver does at every start, adds the
 rules and subjects an existing bootstrap object lacks unless it is annotated
@@ -376,6 +380,7 @@ def _controller_roles(minor: int) -> dict[str, list[Rule]]:
         "namespace-controller": [
             _r("delete get list watch", _C, "namespaces"), _r("update", _C, "namespaces/finalize namespaces/status"),
             _r("delete deletecollection get list watch", ("*",), "*")],
+        # the leases rule is in every post-1.36 controller_policy.go found (not in 1.36's testdata)
         "node-controller": [
             _r("delete get list patch update watch", _C, "nodes"), _r("patch update", _C, "nodes/status"),
             _r("patch update", _C, "pods/status"), _r("delete get list watch", _C, "pods"),
@@ -601,11 +606,12 @@ def _reconciled(existing: dict[str, Any], wanted: dict[str, Any]) -> dict[str, A
 
 
 def install(core: Core) -> None:
-    """Create every bootstrap ClusterRole, ClusterRoleBinding, Role and RoleBinding that is missing
-    and add what the existing ones lack (``_reconciled``), on the server loop; the namespaced ones
-    once their namespace exists."""
+    """Create every bootstrap ClusterRole, ClusterRoleBinding, Role and RoleBinding of the server's
+    emulated version that is missing and add what the existing ones lack (``_reconciled``), on the
+    server loop; the namespaced ones once their namespace exists."""
     minor = core.mapper.emulated_minor
-    for plural, objects in (("clusterroles", cluster_roles(minor)), ("clusterrolebindings", cluster_role_bindings(minor)),
+    for plural, objects in (("clusterroles", cluster_roles(minor)),
+                            ("clusterrolebindings", cluster_role_bindings(minor)),
                             ("roles", namespace_roles()), ("rolebindings", namespace_role_bindings())):
         res = core.mapper.get(_GROUP, "v1", plural)
         if res is None:
