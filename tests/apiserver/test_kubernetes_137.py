@@ -482,8 +482,8 @@ def test_emulated_1_34_bootstrap_policy_follows_its_gates(emulated: LocalAPIServ
     """kube-apiserver 1.37 --emulated-version 1.34 builds its bootstrap roles with 1.34's default
     gates: DRA (GA 1.34) and VolumeAttributesClass (GA 1.34) are in, ClusterTrustBundle,
     PodCertificateRequest, StorageVersionMigrator (GA 1.37), DRADeviceTaints,
-    DRAExtendedResource, DRAResourceClaimGranularStatusAuthorization and ComponentStatusz (on
-    from 1.36) are not."""
+    DRAExtendedResource, DRAResourceClaimGranularStatusAuthorization, ComponentFlagz and
+    ComponentStatusz (on from 1.36) are not."""
     raw = Raw(emulated)
     rbac = "/apis/rbac.authorization.k8s.io/v1"
     roles = {r["metadata"]["name"]: r for r in raw.call("GET", f"{rbac}/clusterroles")[2]["items"]}
@@ -494,7 +494,7 @@ def test_emulated_1_34_bootstrap_policy_follows_its_gates(emulated: LocalAPIServ
     scheduler = roles["system:kube-scheduler"]["rules"]
     assert scheduler[-1] == {"apiGroups": ["resource.k8s.io"], "resources": ["resourceslices"],
                              "verbs": ["get", "list", "watch"]}
-    assert "/statusz" not in roles["system:monitoring"]["rules"][0]["nonResourceURLs"]
+    assert not {"/flagz", "/statusz"} & set(roles["system:monitoring"]["rules"][0]["nonResourceURLs"])
     claims = roles["system:controller:resource-claim-controller"]["rules"]
     assert all("resourceclaims/binding" not in r["resources"] for r in claims)
     names = set(roles)

@@ -242,6 +242,10 @@ def test_the_bootstrap_policy_is_kubernetes_1_37s(raw: Raw) -> None:
         _rule("delete get list watch", ["certificates.k8s.io"], "podcertificaterequests")]
     assert roles["system:controller:storage-version-migrator-controller"]["rules"][-1] == _rule(
         "update", ["storagemigration.k8s.io"], "storageversionmigrations/status")
+    assert roles["system:monitoring"]["rules"] == [
+        {"nonResourceURLs": ["/flagz", "/healthz", "/healthz/*", "/livez", "/livez/*", "/metrics", "/metrics/slis",
+                             "/readyz", "/readyz/*", "/statusz"], "verbs": ["get"]},
+        _rule("get", [""], "nodes/metrics")]
     assert roles["system:cluster-trust-bundle-discovery"]["rules"] == [
         _rule("get list watch", ["certificates.k8s.io"], "clustertrustbundles")]
     controllers = {n.removeprefix("system:controller:") for n in roles if n.startswith("system:controller:")}

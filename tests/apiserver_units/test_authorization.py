@@ -108,8 +108,8 @@ def _groups(role: dict[str, Any]) -> set[str]:
 def test_bootstrap_policy_follows_the_emulated_versions_gates(minor: int) -> None:
     """The 1.37 policy with the gates of ``1.<minor>``: DRA's rules and controllers from 1.34
     (DynamicResourceAllocation GA), the device-taint eviction controller, DRA extended resources
-    and the claims' binding status from 1.36, /statusz from 1.36, trust bundles, pod certificates
-    and the storage version migrator from 1.37; the bindings follow the roles."""
+    and the claims' binding status from 1.36, /flagz and /statusz from 1.36, trust bundles, pod
+    certificates and the storage version migrator from 1.37; the bindings follow the roles."""
     roles = {r["metadata"]["name"]: r for r in bootstrappolicy.cluster_roles(minor)}
     bindings = {b["metadata"]["name"] for b in bootstrappolicy.cluster_role_bindings(minor)}
     controllers = {n for n in roles if n.startswith("system:controller:")}
@@ -121,7 +121,8 @@ def test_bootstrap_policy_follows_the_emulated_versions_gates(minor: int) -> Non
     assert ("system:controller:device-taint-eviction-controller" in roles) == (minor >= 36)
     scheduler = [r["resources"] for r in roles["system:kube-scheduler"]["rules"]]
     assert (["resourceclaims/binding"] in scheduler) == (minor >= 36)
-    assert ("/statusz" in roles["system:monitoring"]["rules"][0]["nonResourceURLs"]) == (minor >= 36)
+    urls = roles["system:monitoring"]["rules"][0]["nonResourceURLs"]
+    assert urls == sorted(urls) and ({"/flagz", "/statusz"} <= set(urls)) == (minor >= 36)
     assert ("system:cluster-trust-bundle-discovery" in bindings) == (minor >= 37)
     assert ("system:controller:podcertificaterequestcleaner" in roles) == (minor >= 37)
     assert ("system:controller:storage-version-migrator-controller" in roles) == (minor >= 37)

@@ -11,9 +11,8 @@ default at the server's emulated version (``--emulated-version`` 1.33-1.36 runs 
 with that version's gates, as kube-apiserver does): ``_GATES``. Gates off by default through 1.37
 (alpha, or beta off: GenericWorkload, CompositePodGroup, EvictionRequestAPI, WorkloadWithJob,
 DRAWorkloadResourceClaims, DRADeviceTaintRules, DRAResourcePoolStatus, CSIVolumeHealth,
-StorageVersionAPI) add nothing here, as they add nothing to a default kube-apiserver; nor does
-ComponentFlagz (``/flagz`` in ``system:monitoring``), alpha in the newest gate table found (1.35),
-whose later stages were not found. The namespaced Roles and RoleBindings are those of 1.36's
+StorageVersionAPI) add nothing here, as they add nothing to a default kube-apiserver. The
+namespaced Roles and RoleBindings are those of 1.36's
 ``testdata/namespace-roles.yaml`` and ``namespace-role-bindings.yaml`` (no later
 ``namespace_policy.go`` was found).
 
@@ -76,6 +75,7 @@ _GATES: dict[str, int] = {
     "MultiCIDRServiceAllocator": 33,  # beta (off) 1.31-1.32, GA 1.33
     "SELinuxChangePolicy": 33,  # beta (on) 1.33, GA 1.36
     "VolumeAttributesClass": 34,  # beta (off) 1.31-1.33, GA 1.34
+    "ComponentFlagz": 36,  # alpha 1.32-1.35, beta (on) 1.36
     "ComponentStatusz": 36,  # alpha 1.32, beta (on) 1.36
     "ClusterTrustBundle": 37,  # beta (off) 1.33-1.36, GA 1.37
     "PodCertificateRequest": 37,  # alpha 1.34, beta (off) 1.35-1.36, GA 1.37
@@ -224,9 +224,10 @@ def _scheduler(minor: int) -> list[Rule]:
 def _roles(minor: int) -> dict[str, tuple[list[Rule] | None, dict[str, str], str]]:
     """name -> (rules, extra labels, aggregate-to selector label or "")."""
     agg = "rbac.authorization.k8s.io/aggregate-to-"
-    monitoring = "/healthz /healthz/* /livez /livez/* /metrics /metrics/slis /readyz /readyz/*"
-    if _on("ComponentStatusz", minor):
-        monitoring += " /statusz"
+    monitoring = ["/healthz", "/healthz/*", "/livez", "/livez/*", "/metrics", "/metrics/slis", "/readyz",
+                  "/readyz/*"]
+    monitoring += [url for gate, url in (("ComponentFlagz", "/flagz"), ("ComponentStatusz", "/statusz"))
+                   if _on(gate, minor)]
     kubelet_api_admin = [_r(_READ, _C, "nodes"), _r("proxy", _C, "nodes"),
                          _r("*", _C, "nodes/log nodes/metrics nodes/proxy nodes/stats")]
     if _on("KubeletFineGrainedAuthz", minor):
@@ -280,7 +281,7 @@ def _roles(minor: int) -> dict[str, tuple[list[Rule] | None, dict[str, str], str
         "system:kube-dns": ([_r("list watch", _C, "endpoints services")], {}, ""),
         "system:kube-scheduler": (_scheduler(minor), {}, ""),
         "system:kubelet-api-admin": (kubelet_api_admin, {}, ""),
-        "system:monitoring": ([_urls("get", monitoring), _r("get", _C, "nodes/metrics")], {}, ""),
+        "system:monitoring": ([_urls("get", " ".join(sorted(monitoring))), _r("get", _C, "nodes/metrics")], {}, ""),
         "system:node": (_node(minor), {}, ""),
         "system:node-bootstrapper": ([
             _r("create get list watch", ("certificates.k8s.io",), "certificatesigningrequests")], {}, ""),
