@@ -476,3 +476,30 @@ def test_protobuf_requests_for_1_37_kinds_and_fields(server: LocalAPIServer) -> 
     code, _, pod = raw.call("POST", _PODS, raw=_body("v1", "Pod", _msg(1, _msg(1, b"proto-pod")) + _msg(2, spec)),
                             ctype="application/vnd.kubernetes.protobuf")
     assert code == 201 and pod["spec"]["hostnameOverride"] == "proto.example", pod
+
+
+def test_emulated_1_34_bootstrap_policy_follows_its_gates(emulated: LocalAPIServer) -> None:
+    """kube-apiserver 1.37 --emulated-version 1.34 builds its bootstrap roles with 1.34's default
+    gates: DRA (GA 1.34) and VolumeAttributesClass (GA 1.34) are in, ClusterTrustBundle,
+    PodCertificateRequest, StorageVersionMigrator (GA 1.37), DRADeviceTaints,
+    DRAExtendedResource, DRAResourceClaimGranularStatusAuthorization, ComponentFlagz and
+    ComponentStatusz (on from 1.36) are not."""
+    raw = Raw(emulated)
+    rbac = "/apis/rbac.authorization.k8s.io/v1"
+    roles = {r["metadata"]["name"]: r for r in raw.call("GET", f"{rbac}/clusterroles")[2]["items"]}
+    node = {(tuple(r["apiGroups"]), tuple(r["resources"])) for r in roles["system:node"]["rules"]}
+    assert (("resource.k8s.io",), ("resourceclaims",)) in node and (("",), ("serviceaccounts",)) in node
+    assert not {res for groups, res in node if groups == ("certificates.k8s.io",)} - {
+        ("certificatesigningrequests",)}
+    scheduler = roles["system:kube-scheduler"]["rules"]
+    assert scheduler[-1] == {"apiGroups": ["resource.k8s.io"], "resources": ["resourceslices"],
+                             "verbs": ["get", "list", "watch"]}
+    assert not {"/flagz", "/statusz"} & set(roles["system:monitoring"]["rules"][0]["nonResourceURLs"])
+    claims = roles["system:controller:resource-claim-controller"]["rules"]
+    assert all("resourceclaims/binding" not in r["resources"] for r in claims)
+    names = set(roles)
+    assert "system:controller:volumeattributesclass-protection-controller" in names
+    assert not names & {"system:cluster-trust-bundle-discovery", "system:controller:device-taint-eviction-controller",
+                        "system:controller:podcertificaterequestcleaner",
+                        "system:controller:storage-version-migrator-controller",
+                        "system:controller:kube-apiserver-serving-clustertrustbundle-publisher"}

@@ -178,6 +178,88 @@ def test_the_bootstrap_policy_exists(raw: Raw) -> None:
     assert all(rule in edit for rule in view) and all(rule in admin for rule in edit)
 
 
+def _rule(verbs: str, groups: list[str], resources: str, names: str = "") -> dict[str, Any]:
+    rule: dict[str, Any] = {"apiGroups": groups, "resources": resources.split(), "verbs": verbs.split()}
+    if names:
+        rule["resourceNames"] = names.split()
+    return rule
+
+
+# kube-apiserver 1.37's NodeRules() with 1.37's default gates (bootstrappolicy/policy.go: DRA, the
+# ClusterTrustBundle and PodCertificateRequest GA in 1.37, KubeletServiceAccountTokenFor-
+# CredentialProviders beta since 1.34), in kube's order.
+NODE_137 = [
+    _rule("create", ["authentication.k8s.io"], "tokenreviews"),
+    _rule("create", ["authorization.k8s.io"], "localsubjectaccessreviews subjectaccessreviews"),
+    _rule("get list watch", [""], "services"),
+    _rule("create get list watch", [""], "nodes"),
+    _rule("patch update", [""], "nodes/status"),
+    _rule("patch update", [""], "nodes"),
+    _rule("create patch update", ["", "events.k8s.io"], "events"),
+    _rule("get list watch", [""], "pods"),
+    _rule("create delete", [""], "pods"),
+    _rule("patch update", [""], "pods/status"),
+    _rule("create", [""], "pods/eviction"),
+    _rule("get list watch", [""], "configmaps secrets"),
+    _rule("get", [""], "persistentvolumeclaims persistentvolumes"),
+    _rule("get", [""], "endpoints"),
+    _rule("create get list watch", ["certificates.k8s.io"], "certificatesigningrequests"),
+    _rule("create delete get patch update", ["coordination.k8s.io"], "leases"),
+    _rule("get", ["storage.k8s.io"], "volumeattachments"),
+    _rule("create", [""], "serviceaccounts/token"),
+    _rule("get patch update", [""], "persistentvolumeclaims/status"),
+    _rule("get list watch", ["storage.k8s.io"], "csidrivers"),
+    _rule("create delete get patch update", ["storage.k8s.io"], "csinodes"),
+    _rule("get list watch", ["node.k8s.io"], "runtimeclasses"),
+    _rule("get", ["resource.k8s.io"], "resourceclaims"),
+    _rule("deletecollection", ["resource.k8s.io"], "resourceslices"),
+    _rule("get list watch", ["certificates.k8s.io"], "clustertrustbundles"),
+    _rule("get", [""], "serviceaccounts"),
+    _rule("create get list watch", ["certificates.k8s.io"], "podcertificaterequests"),
+]
+
+
+def test_the_bootstrap_policy_is_kubernetes_1_37s(raw: Raw) -> None:
+    """The roles kube-apiserver 1.37 creates with its default gates (policy.go and
+    controller_policy.go of 1.37; the controller roles as bootstrappolicy/testdata/controller-
+    roles.yaml lists them)."""
+    roles = {r["metadata"]["name"]: r for r in ok(raw.call("GET", f"{RBAC}/clusterroles"))["items"]}
+    assert roles["system:node"]["rules"] == NODE_137
+    assert roles["system:controller:node-controller"]["rules"] == [
+        _rule("delete get list patch update watch", [""], "nodes"),
+        _rule("patch update", [""], "nodes/status"),
+        _rule("patch update", [""], "pods/status"),
+        _rule("delete get list watch", [""], "pods"),
+        _rule("get list watch", ["coordination.k8s.io"], "leases"),
+        _rule("create patch update", ["", "events.k8s.io"], "events")]
+    scheduler = roles["system:kube-scheduler"]["rules"]
+    assert scheduler[-3:] == [_rule("get list watch", ["resource.k8s.io"], "resourceslices"),
+                              _rule("create delete", ["resource.k8s.io"], "resourceclaims"),
+                              _rule("patch update", ["resource.k8s.io"], "resourceclaims/binding")]
+    assert _rule("patch update", ["resource.k8s.io"], "resourceclaims/binding") in \
+        roles["system:controller:resource-claim-controller"]["rules"]
+    assert roles["system:controller:podcertificaterequestcleaner"]["rules"] == [
+        _rule("delete get list watch", ["certificates.k8s.io"], "podcertificaterequests")]
+    assert roles["system:controller:storage-version-migrator-controller"]["rules"][-1] == _rule(
+        "update", ["storagemigration.k8s.io"], "storageversionmigrations/status")
+    assert roles["system:monitoring"]["rules"] == [
+        {"nonResourceURLs": ["/flagz", "/healthz", "/healthz/*", "/livez", "/livez/*", "/metrics", "/metrics/slis",
+                             "/readyz", "/readyz/*", "/statusz"], "verbs": ["get"]},
+        _rule("get", [""], "nodes/metrics")]
+    assert roles["system:cluster-trust-bundle-discovery"]["rules"] == [
+        _rule("get list watch", ["certificates.k8s.io"], "clustertrustbundles")]
+    controllers = {n.removeprefix("system:controller:") for n in roles if n.startswith("system:controller:")}
+    assert {"device-taint-eviction-controller", "kube-apiserver-serving-clustertrustbundle-publisher",
+            "selinux-warning-controller", "service-cidrs-controller",
+            "volumeattributesclass-protection-controller"} <= controllers
+    assert "podgroup-protection-controller" not in controllers  # GenericWorkload: beta, off in 1.37
+    bindings = {b["metadata"]["name"]: b for b in ok(raw.call("GET", f"{RBAC}/clusterrolebindings"))["items"]}
+    assert bindings["system:cluster-trust-bundle-discovery"]["subjects"] == [
+        {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "system:serviceaccounts"}]
+    assert bindings["system:controller:service-cidrs-controller"]["subjects"] == [
+        {"kind": "ServiceAccount", "name": "service-cidrs-controller", "namespace": "kube-system"}]
+
+
 def test_cluster_role_aggregation_follows_labelled_roles(raw: Raw, ns: str) -> None:
     name = f"{ns}-widgets-view"
     rule = {"apiGroups": ["example.com"], "resources": ["widgets"], "verbs": ["get", "list", "watch"]}

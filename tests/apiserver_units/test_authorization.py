@@ -3,9 +3,12 @@ them (cases from requestinfo_test.go), rule matching and covering, Go quoting.""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from samplecontroller.apiserver.authentication import ADMIN, service_account_user, split_service_account
+from samplecontroller.apiserver.authorization import bootstrappolicy
 from samplecontroller.apiserver.authorization.attributes import Attributes, forbidden, from_request, go_quote
 from samplecontroller.apiserver.authorization.rules import Rule, compact_string, covers, rule_allows
 
@@ -95,3 +98,33 @@ def test_service_account_names() -> None:
     for bad in ("system:serviceaccount:ns", "system:serviceaccount::sa", "jane", "system:serviceaccount:a:b:c"):
         assert split_service_account(bad) is None
     assert U.groups == ("system:serviceaccounts", "system:serviceaccounts:ns", "system:authenticated")
+
+
+def _groups(role: dict[str, Any]) -> set[str]:
+    return {str(g) for rule in role.get("rules") or () for g in rule.get("apiGroups", ())}
+
+
+@pytest.mark.parametrize("minor", [33, 34, 35, 36, 37])
+def test_bootstrap_policy_follows_the_emulated_versions_gates(minor: int) -> None:
+    """The 1.37 policy with the gates of ``1.<minor>``: DRA's rules and controllers from 1.34
+    (DynamicResourceAllocation GA), the device-taint eviction controller, DRA extended resources
+    and the claims' binding status from 1.36, /flagz and /statusz from 1.36, trust bundles, pod
+    certificates and the storage version migrator from 1.37; the bindings follow the roles."""
+    roles = {r["metadata"]["name"]: r for r in bootstrappolicy.cluster_roles(minor)}
+    bindings = {b["metadata"]["name"] for b in bootstrappolicy.cluster_role_bindings(minor)}
+    controllers = {n for n in roles if n.startswith("system:controller:")}
+    assert controllers <= bindings
+    assert ("resource.k8s.io" in _groups(roles["system:aggregate-to-view"])) == (minor >= 34)
+    assert ("resource.k8s.io" in _groups(roles["system:node"])) == (minor >= 34)
+    assert ("system:controller:resource-claim-controller" in roles) == (minor >= 34)
+    assert ("system:controller:volumeattributesclass-protection-controller" in roles) == (minor >= 34)
+    assert ("system:controller:device-taint-eviction-controller" in roles) == (minor >= 36)
+    scheduler = [r["resources"] for r in roles["system:kube-scheduler"]["rules"]]
+    assert (["resourceclaims/binding"] in scheduler) == (minor >= 36)
+    urls = roles["system:monitoring"]["rules"][0]["nonResourceURLs"]
+    assert urls == sorted(urls) and ({"/flagz", "/statusz"} <= set(urls)) == (minor >= 36)
+    assert ("system:cluster-trust-bundle-discovery" in bindings) == (minor >= 37)
+    assert ("system:controller:podcertificaterequestcleaner" in roles) == (minor >= 37)
+    assert ("system:controller:storage-version-migrator-controller" in roles) == (minor >= 37)
+    # always on from 1.33: MultiCIDRServiceAllocator (GA 1.33), SELinuxChangePolicy (beta on 1.33)
+    assert {"system:controller:service-cidrs-controller", "system:controller:selinux-warning-controller"} <= controllers

@@ -1,9 +1,20 @@
 """The bootstrap RBAC policy kube-apiserver creates at start (plugin/pkg/auth/authorizer/rbac/
-bootstrappolicy: ``ClusterRoles()``, ``ClusterRoleBindings()``; the data of Kubernetes 1.31-1.32 (testdata),
-Apache-2.0, ported as data): the user-facing roles (``cluster-admin``; ``admin``, ``edit`` and
-``view`` aggregated from ``system:aggregate-to-*``), discovery and public info for everyone,
+bootstrappolicy: ``ClusterRoles()``, ``ClusterRoleBindings()``, ``ControllerRoles()``; Apache-2.0,
+ported as data): the user-facing roles (``cluster-admin``; ``admin``, ``edit`` and ``view``
+aggregated from ``system:aggregate-to-*``), discovery and public info for everyone,
 ``system:basic-user`` (self reviews) for every authenticated user, the control-plane components'
 roles, and the bindings (``cluster-admin`` to ``system:masters``, ...).
+
+The rules are those of kube-apiserver 1.37's ``policy.go`` and ``controller_policy.go``; the ones
+kube adds behind a feature gate (``utilfeature.DefaultFeatureGate.Enabled``) follow the gate's
+default at the server's emulated version (``--emulated-version`` 1.33-1.36 runs the 1.37 policy
+with that version's gates, as kube-apiserver does): ``_GATES``. Gates off by default through 1.37
+(alpha, or beta off: GenericWorkload, CompositePodGroup, EvictionRequestAPI, WorkloadWithJob,
+DRAWorkloadResourceClaims, DRADeviceTaintRules, DRAResourcePoolStatus, CSIVolumeHealth,
+StorageVersionAPI) add nothing here, as they add nothing to a default kube-apiserver. The
+namespaced Roles and RoleBindings are those of 1.36's
+``testdata/namespace-roles.yaml`` and ``namespace-role-bindings.yaml`` (no later
+``namespace_policy.go`` was found).
 
 ``install(core)`` creates what is missing and, as kube-apiserver does at every start, adds the
 rules and subjects an existing bootstrap object lacks unless it is annotated
@@ -20,6 +31,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
+
+from samplecontroller.apiserver.version import BINARY_MINOR
 
 if TYPE_CHECKING:
     from samplecontroller.apiserver.core import Core
@@ -48,8 +61,35 @@ def _urls(verbs: str, urls: str) -> Rule:
 _C = ("",)  # the core group
 
 
-def _view() -> list[Rule]:
-    return [
+# Feature gate -> the first minor version whose kube-apiserver enables it by default (the gates the
+# 1.37 policy consults that are on by default at some version from 1.33 to 1.37; the others are off
+# through 1.37 and add nothing). From the gates' documented stages (kubernetes/website
+# feature-gates/*.md) and kube's versioned specs.
+_GATES: dict[str, int] = {
+    "DynamicResourceAllocation": 34,  # beta (off) 1.32-1.33, GA 1.34
+    "DRADeviceTaints": 36,  # alpha 1.33-1.35, beta (on) 1.36
+    "DRAExtendedResource": 36,  # alpha 1.34-1.35, beta (on) 1.36
+    "DRAResourceClaimGranularStatusAuthorization": 36,  # beta (on) 1.36
+    "KubeletFineGrainedAuthz": 33,  # beta (on) 1.33, GA 1.36
+    "KubeletServiceAccountTokenForCredentialProviders": 34,  # alpha 1.33, beta (on) 1.34
+    "MultiCIDRServiceAllocator": 33,  # beta (off) 1.31-1.32, GA 1.33
+    "SELinuxChangePolicy": 33,  # beta (on) 1.33, GA 1.36
+    "VolumeAttributesClass": 34,  # beta (off) 1.31-1.33, GA 1.34
+    "ComponentFlagz": 36,  # alpha 1.32-1.35, beta (on) 1.36
+    "ComponentStatusz": 36,  # alpha 1.32, beta (on) 1.36
+    "ClusterTrustBundle": 37,  # beta (off) 1.33-1.36, GA 1.37
+    "PodCertificateRequest": 37,  # alpha 1.34, beta (off) 1.35-1.36, GA 1.37
+    "StorageVersionMigrator": 37,  # alpha 1.30-1.34, beta (off) 1.35-1.36, GA 1.37
+}
+
+
+def _on(gate: str, minor: int) -> bool:
+    """Whether ``gate`` is on by default at Kubernetes ``1.<minor>``."""
+    return minor >= _GATES[gate]
+
+
+def _view(minor: int) -> list[Rule]:
+    rules = [
         _r(_READ, _C, "configmaps endpoints persistentvolumeclaims persistentvolumeclaims/status pods "
            "replicationcontrollers replicationcontrollers/scale serviceaccounts services services/status"),
         _r(_READ, _C, "bindings limitranges namespaces/status pods/log pods/status replicationcontrollers/status "
@@ -67,12 +107,14 @@ def _view() -> list[Rule]:
            "replicationcontrollers/scale"),
         _r(_READ, ("policy",), "poddisruptionbudgets poddisruptionbudgets/status"),
         _r(_READ, ("networking.k8s.io",), "ingresses ingresses/status networkpolicies"),
-        _r(_READ, ("resource.k8s.io",), "resourceclaims resourceclaims/status resourceclaimtemplates"),
     ]
+    if _on("DynamicResourceAllocation", minor):
+        rules.append(_r(_READ, ("resource.k8s.io",), "resourceclaims resourceclaims/status resourceclaimtemplates"))
+    return rules
 
 
-def _edit() -> list[Rule]:
-    return [
+def _edit(minor: int) -> list[Rule]:
+    rules = [
         _r(_READ, _C, "pods/attach pods/exec pods/portforward pods/proxy secrets services/proxy"),
         _r("impersonate", _C, "serviceaccounts"),
         _r(_RW, _C, "pods pods/attach pods/exec pods/portforward pods/proxy"),
@@ -90,8 +132,10 @@ def _edit() -> list[Rule]:
         _r(_RW, ("policy",), "poddisruptionbudgets"),
         _r(_RW, ("networking.k8s.io",), "ingresses networkpolicies"),
         _r(_ALL, ("coordination.k8s.io",), "leases"),
-        _r(_RW, ("resource.k8s.io",), "resourceclaims resourceclaimtemplates"),
     ]
+    if _on("DynamicResourceAllocation", minor):
+        rules.append(_r(_RW, ("resource.k8s.io",), "resourceclaims resourceclaimtemplates"))
+    return rules
 
 
 def _approver(signer: str) -> list[Rule]:
@@ -99,12 +143,100 @@ def _approver(signer: str) -> list[Rule]:
 
 
 _EVENTS = _r("create patch update", ("", "events.k8s.io"), "events")
+_DRA = ("resource.k8s.io",)
 
 
-def _roles() -> dict[str, tuple[list[Rule] | None, dict[str, str], str]]:
+def _node(minor: int) -> list[Rule]:
+    """``NodeRules()``: the kubelets' role."""
+    rules = [
+        _r("create", ("authentication.k8s.io",), "tokenreviews"),
+        _r("create", ("authorization.k8s.io",), "localsubjectaccessreviews subjectaccessreviews"),
+        _r(_READ, _C, "services"),
+        _r("create get list watch", _C, "nodes"),
+        _r("patch update", _C, "nodes/status"),
+        _r("patch update", _C, "nodes"),
+        _EVENTS,
+        _r(_READ, _C, "pods"),
+        _r("create delete", _C, "pods"),
+        _r("patch update", _C, "pods/status"),
+        _r("create", _C, "pods/eviction"),
+        _r(_READ, _C, "configmaps secrets"),
+        _r("get", _C, "persistentvolumeclaims persistentvolumes"),
+        _r("get", _C, "endpoints"),
+        _r("create get list watch", ("certificates.k8s.io",), "certificatesigningrequests"),
+        _r("create delete get patch update", ("coordination.k8s.io",), "leases"),
+        _r("get", ("storage.k8s.io",), "volumeattachments"),
+        _r("create", _C, "serviceaccounts/token"),
+        _r("get patch update", _C, "persistentvolumeclaims/status"),
+        _r(_READ, ("storage.k8s.io",), "csidrivers"),
+        _r("create delete get patch update", ("storage.k8s.io",), "csinodes"),
+        _r(_READ, ("node.k8s.io",), "runtimeclasses"),
+    ]
+    if _on("DynamicResourceAllocation", minor):
+        rules += [_r("get", _DRA, "resourceclaims"), _r("deletecollection", _DRA, "resourceslices")]
+    if _on("ClusterTrustBundle", minor):
+        rules.append(_r(_READ, ("certificates.k8s.io",), "clustertrustbundles"))
+    if _on("KubeletServiceAccountTokenForCredentialProviders", minor):
+        rules.append(_r("get", _C, "serviceaccounts"))
+    if _on("PodCertificateRequest", minor):
+        rules.append(_r("create get list watch", ("certificates.k8s.io",), "podcertificaterequests"))
+    return rules
+
+
+def _scheduler(minor: int) -> list[Rule]:
+    rules = [
+        _EVENTS,
+        _r("create", ("coordination.k8s.io",), "leases"),
+        _r("get list update watch", ("coordination.k8s.io",), "leases", "kube-scheduler"),
+        _r(_ALL, ("coordination.k8s.io",), "leasecandidates"),
+        _r(_READ, _C, "nodes"),
+        _r("delete get list watch", _C, "pods"),
+        _r("create", _C, "bindings pods/binding"),
+        _r("patch update", _C, "pods/status"),
+        _r(_READ, _C, "replicationcontrollers services"),
+        _r(_READ, ("apps", "extensions"), "replicasets"),
+        _r(_READ, ("apps",), "statefulsets"),
+        _r(_READ, ("policy",), "poddisruptionbudgets"),
+        _r(_READ, _C, "persistentvolumeclaims persistentvolumes"),
+        _r("create", ("authentication.k8s.io",), "tokenreviews"),
+        _r("create", ("authorization.k8s.io",), "subjectaccessreviews"),
+        _r(_READ, ("storage.k8s.io",), "csinodes"),
+        _r(_READ, ("storage.k8s.io",), "volumeattachments"),
+        _r(_READ, _C, "namespaces"),
+        _r(_READ, ("storage.k8s.io",), "csidrivers"),
+        _r(_READ, ("storage.k8s.io",), "csistoragecapacities"),
+    ]
+    if _on("DynamicResourceAllocation", minor):
+        rules += [
+            _r(_READ, _DRA, "deviceclasses"),
+            _r("get list patch update watch", _DRA, "resourceclaims"),
+            _r("get list patch update watch", _DRA, "resourceclaims/status"),
+            _r("update", _C, "pods/finalizers"),
+            _r(_READ, _DRA, "resourceslices"),
+        ]
+        if _on("DRAExtendedResource", minor):
+            rules.append(_r("create delete", _DRA, "resourceclaims"))
+        if _on("DRAResourceClaimGranularStatusAuthorization", minor):
+            rules.append(_r("patch update", _DRA, "resourceclaims/binding"))
+    return rules
+
+
+def _roles(minor: int) -> dict[str, tuple[list[Rule] | None, dict[str, str], str]]:
     """name -> (rules, extra labels, aggregate-to selector label or "")."""
     agg = "rbac.authorization.k8s.io/aggregate-to-"
-    return {
+    monitoring = ["/healthz", "/healthz/*", "/livez", "/livez/*", "/metrics", "/metrics/slis", "/readyz",
+                  "/readyz/*"]
+    monitoring += [url for gate, url in (("ComponentFlagz", "/flagz"), ("ComponentStatusz", "/statusz"))
+                   if _on(gate, minor)]
+    kubelet_api_admin = [_r(_READ, _C, "nodes"), _r("proxy", _C, "nodes"),
+                         _r("*", _C, "nodes/log nodes/metrics nodes/proxy nodes/stats")]
+    if _on("KubeletFineGrainedAuthz", minor):
+        kubelet_api_admin.append(_r("*", _C, "nodes/configz nodes/healthz nodes/pods"))
+    proxier = [_r("list watch", _C, "endpoints services"), _r(_READ, _C, "nodes"), _EVENTS]
+    if _on("MultiCIDRServiceAllocator", minor):
+        proxier.append(_r("list watch", ("networking.k8s.io",), "servicecidrs"))
+    proxier.append(_r("list watch", ("discovery.k8s.io",), "endpointslices"))
+    roles: dict[str, tuple[list[Rule] | None, dict[str, str], str]] = {
         "admin": (None, {}, agg + "admin"),
         "cluster-admin": ([_r("*", ("*",), "*"), _urls("*", "*")], {}, ""),
         "edit": (None, {agg + "admin": "true"}, agg + "edit"),
@@ -112,8 +244,8 @@ def _roles() -> dict[str, tuple[list[Rule] | None, dict[str, str], str]]:
         "system:aggregate-to-admin": ([
             _r("create", ("authorization.k8s.io",), "localsubjectaccessreviews"),
             _r(_ALL, (_GROUP,), "rolebindings roles")], {agg + "admin": "true"}, ""),
-        "system:aggregate-to-edit": (_edit(), {agg + "edit": "true"}, ""),
-        "system:aggregate-to-view": (_view(), {agg + "view": "true"}, ""),
+        "system:aggregate-to-edit": (_edit(minor), {agg + "edit": "true"}, ""),
+        "system:aggregate-to-view": (_view(minor), {agg + "view": "true"}, ""),
         "system:auth-delegator": ([
             _r("create", ("authentication.k8s.io",), "tokenreviews"),
             _r("create", ("authorization.k8s.io",), "subjectaccessreviews")], {}, ""),
@@ -147,74 +279,15 @@ def _roles() -> dict[str, tuple[list[Rule] | None, dict[str, str], str]]:
             _r("list watch", ("*",), "*"),
             _r("create", _C, "serviceaccounts/token")], {}, ""),
         "system:kube-dns": ([_r("list watch", _C, "endpoints services")], {}, ""),
-        "system:kube-scheduler": ([
-            _EVENTS,
-            _r("create", ("coordination.k8s.io",), "leases"),
-            _r("get list update watch", ("coordination.k8s.io",), "leases", "kube-scheduler"),
-            _r(_ALL, ("coordination.k8s.io",), "leasecandidates"),
-            _r(_READ, _C, "nodes"),
-            _r("delete get list watch", _C, "pods"),
-            _r("create", _C, "bindings pods/binding"),
-            _r("patch update", _C, "pods/status"),
-            _r(_READ, _C, "replicationcontrollers services"),
-            _r(_READ, ("apps", "extensions"), "replicasets"),
-            _r(_READ, ("apps",), "statefulsets"),
-            _r(_READ, ("policy",), "poddisruptionbudgets"),
-            _r(_READ, _C, "persistentvolumeclaims persistentvolumes"),
-            _r("create", ("authentication.k8s.io",), "tokenreviews"),
-            _r("create", ("authorization.k8s.io",), "subjectaccessreviews"),
-            _r(_READ, ("storage.k8s.io",), "csinodes"),
-            _r(_READ, ("storage.k8s.io",), "volumeattachments"),
-            _r(_READ, _C, "namespaces"),
-            _r(_READ, ("storage.k8s.io",), "csidrivers"),
-            _r(_READ, ("storage.k8s.io",), "csistoragecapacities"),
-            _r(_READ, ("resource.k8s.io",), "deviceclasses"),
-            _r("get list patch update watch", ("resource.k8s.io",), "resourceclaims"),
-            _r("get list patch update watch", ("resource.k8s.io",), "resourceclaims/status"),
-            _r("update", _C, "pods/finalizers"),
-            _r(_READ, ("resource.k8s.io",), "resourceslices"),
-            _r("create delete", ("resource.k8s.io",), "resourceclaims")], {}, ""),
-        "system:kubelet-api-admin": ([
-            _r(_READ, _C, "nodes"), _r("proxy", _C, "nodes"),
-            _r("*", _C, "nodes/log nodes/metrics nodes/proxy nodes/stats"),
-            _r("*", _C, "nodes/configz nodes/healthz nodes/pods")], {}, ""),
-        "system:monitoring": ([
-            _urls("get", "/healthz /healthz/* /livez /livez/* /metrics /metrics/slis /readyz /readyz/* /statusz"),
-            _r("get", _C, "nodes/metrics")], {}, ""),
-        "system:node": ([
-            _r("create", ("authentication.k8s.io",), "tokenreviews"),
-            _r("create", ("authorization.k8s.io",), "localsubjectaccessreviews subjectaccessreviews"),
-            _r(_READ, _C, "services"),
-            _r("create get list watch", _C, "nodes"),
-            _r("patch update", _C, "nodes/status"),
-            _r("patch update", _C, "nodes"),
-            _EVENTS,
-            _r(_READ, _C, "pods"),
-            _r("create delete", _C, "pods"),
-            _r("patch update", _C, "pods/status"),
-            _r("create", _C, "pods/eviction"),
-            _r(_READ, _C, "configmaps secrets"),
-            _r("get", _C, "persistentvolumeclaims persistentvolumes"),
-            _r("get", _C, "endpoints"),
-            _r("create get list watch", ("certificates.k8s.io",), "certificatesigningrequests"),
-            _r("create delete get patch update", ("coordination.k8s.io",), "leases"),
-            _r("get", ("storage.k8s.io",), "volumeattachments"),
-            _r("create", _C, "serviceaccounts/token"),
-            _r("get patch update", _C, "persistentvolumeclaims/status"),
-            _r(_READ, ("storage.k8s.io",), "csidrivers"),
-            _r("create delete get patch update", ("storage.k8s.io",), "csinodes"),
-            _r(_READ, ("node.k8s.io",), "runtimeclasses"),
-            _r("get", ("resource.k8s.io",), "resourceclaims"),
-            _r("deletecollection", ("resource.k8s.io",), "resourceslices"),
-            _r("get", _C, "serviceaccounts")], {}, ""),
+        "system:kube-scheduler": (_scheduler(minor), {}, ""),
+        "system:kubelet-api-admin": (kubelet_api_admin, {}, ""),
+        "system:monitoring": ([_urls("get", " ".join(sorted(monitoring))), _r("get", _C, "nodes/metrics")], {}, ""),
+        "system:node": (_node(minor), {}, ""),
         "system:node-bootstrapper": ([
             _r("create get list watch", ("certificates.k8s.io",), "certificatesigningrequests")], {}, ""),
         "system:node-problem-detector": ([
             _r("get", _C, "nodes"), _r("patch", _C, "nodes/status"), _EVENTS], {}, ""),
-        "system:node-proxier": ([
-            _r("list watch", _C, "endpoints services"), _r(_READ, _C, "nodes"), _EVENTS,
-            _r("list watch", ("networking.k8s.io",), "servicecidrs"),
-            _r("list watch", ("discovery.k8s.io",), "endpointslices")], {}, ""),
+        "system:node-proxier": (proxier, {}, ""),
         "system:persistent-volume-provisioner": ([
             _r("create delete get list watch", _C, "persistentvolumes"),
             _r("get list update watch", _C, "persistentvolumeclaims"),
@@ -229,14 +302,18 @@ def _roles() -> dict[str, tuple[list[Rule] | None, dict[str, str], str]]:
             _r(_READ, ("storage.k8s.io",), "storageclasses"),
             _r("get list patch update watch", _C, "persistentvolumeclaims")], {}, ""),
     }
+    if _on("ClusterTrustBundle", minor):
+        roles["system:cluster-trust-bundle-discovery"] = (
+            [_r(_READ, ("certificates.k8s.io",), "clustertrustbundles")], {}, "")
+    return roles
 
 
-def _controller_roles() -> dict[str, list[Rule]]:
+def _controller_roles(minor: int) -> dict[str, list[Rule]]:
     """kube-controller-manager's controllers' roles (``controller_policy.go``), by controller name:
     ClusterRole ``system:controller:<name>`` bound to ServiceAccount ``kube-system/<name>``."""
     apps_ext = ("apps", "extensions")
     ev = _EVENTS
-    return {
+    roles: dict[str, list[Rule]] = {
         "attachdetach-controller": [
             _r("list watch", _C, "persistentvolumeclaims persistentvolumes"), _r(_READ, _C, "nodes"),
             _r("patch update", _C, "nodes/status"), _r("list watch", _C, "pods"), ev,
@@ -256,7 +333,7 @@ def _controller_roles() -> dict[str, list[Rule]]:
             _r("get list update watch", ("batch",), "cronjobs"),
             _r("create delete get list patch update watch", ("batch",), "jobs"),
             _r("update", ("batch",), "cronjobs/status"), _r("update", ("batch",), "cronjobs/finalizers"),
-            _r("delete list", _C, "pods"), ev],
+            _r("delete list watch", _C, "pods"), ev],
         "daemon-set-controller": [
             _r(_READ, apps_ext, "daemonsets"), _r("update", apps_ext, "daemonsets/status"),
             _r("update", apps_ext, "daemonsets/finalizers"), _r("list watch", _C, "nodes"),
@@ -273,28 +350,28 @@ def _controller_roles() -> dict[str, list[Rule]]:
             _r(_READ, ("apps",), "statefulsets"), _r("update", ("policy",), "poddisruptionbudgets/status"),
             _r("patch update", _C, "pods/status"), _r("get", ("*",), "*/scale"), ev],
         "endpoint-controller": [
-            _r(_READ, _C, "pods services"), _r("create delete get list update", _C, "endpoints"),
+            _r(_READ, _C, "pods services"), _r("create delete get list update watch", _C, "endpoints"),
             _r("create", _C, "endpoints/restricted"), ev],
         "endpointslice-controller": [
             _r(_READ, _C, "nodes pods services"), _r("update", _C, "services/finalizers"),
-            _r("create delete get list update", ("discovery.k8s.io",), "endpointslices"), ev],
+            _r("create delete get list update watch", ("discovery.k8s.io",), "endpointslices"), ev],
         "endpointslicemirroring-controller": [
             _r(_READ, _C, "endpoints services"), _r("update", _C, "services/finalizers"),
             _r("update", _C, "endpoints/finalizers"),
-            _r("create delete get list update", ("discovery.k8s.io",), "endpointslices"), ev],
+            _r("create delete get list update watch", ("discovery.k8s.io",), "endpointslices"), ev],
         "ephemeral-volume-controller": [
             _r(_READ, _C, "pods"), _r("update", _C, "pods/finalizers"),
             _r("create get list watch", _C, "persistentvolumeclaims"), ev],
         "expand-controller": [
             _r("get list patch update watch", _C, "persistentvolumes"),
-            _r("patch update", _C, "persistentvolumeclaims/status"), _r(_READ, _C, "persistentvolumeclaims"), ev,
-            _r("get", _C, "services")],
+            _r("patch update", _C, "persistentvolumeclaims/status"), _r(_READ, _C, "persistentvolumeclaims"), ev],
         "generic-garbage-collector": [_r("delete get list patch update watch", ("*",), "*"), ev],
         "horizontal-pod-autoscaler": [
             _r(_READ, ("autoscaling",), "horizontalpodautoscalers"),
             _r("update", ("autoscaling",), "horizontalpodautoscalers/status"),
-            _r("get update", ("*",), "*/scale"), _r("list", _C, "pods"), _r("list", ("metrics.k8s.io",), "pods"),
-            _r("get list", ("custom.metrics.k8s.io",), "*"), _r("get list", ("external.metrics.k8s.io",), "*"), ev],
+            _r("get update", ("*",), "*/scale"), _r("list watch", _C, "pods"),
+            _r("list watch", ("metrics.k8s.io",), "pods"), _r(_READ, ("custom.metrics.k8s.io",), "*"),
+            _r(_READ, ("external.metrics.k8s.io",), "*"), ev],
         "job-controller": [
             _r("get list patch update watch", ("batch",), "jobs"), _r("update", ("batch",), "jobs/status"),
             _r("update", ("batch",), "jobs/finalizers"), _r("create delete list patch watch", _C, "pods"), ev],
@@ -303,21 +380,24 @@ def _controller_roles() -> dict[str, list[Rule]]:
             _r("delete patch", _C, "secrets")],
         "namespace-controller": [
             _r("delete get list watch", _C, "namespaces"), _r("update", _C, "namespaces/finalize namespaces/status"),
-            _r("delete deletecollection get list", ("*",), "*")],
+            _r("delete deletecollection get list watch", ("*",), "*")],
+        # the leases rule is in every post-1.36 controller_policy.go found (not in 1.36's testdata)
         "node-controller": [
-            _r("delete get list patch update", _C, "nodes"), _r("patch update", _C, "nodes/status"),
-            _r("patch update", _C, "pods/status"), _r("delete get list", _C, "pods"), ev],
+            _r("delete get list patch update watch", _C, "nodes"), _r("patch update", _C, "nodes/status"),
+            _r("patch update", _C, "pods/status"), _r("delete get list watch", _C, "pods"),
+            _r(_READ, ("coordination.k8s.io",), "leases"), ev],
         "persistent-volume-binder": [
             _r("create delete get list update watch", _C, "persistentvolumes"),
             _r("update", _C, "persistentvolumes/status"), _r("get list update watch", _C, "persistentvolumeclaims"),
             _r("update", _C, "persistentvolumeclaims/status"), _r("create delete get list watch", _C, "pods"),
             _r(_READ, ("storage.k8s.io",), "storageclasses"), _r("list watch", _C, "nodes"), ev,
-            _r("watch", _C, "events"), _r("get", _C, "services")],
+            _r("watch", _C, "events")],
         "pod-garbage-collector": [
-            _r("delete list watch", _C, "pods"), _r("get list", _C, "nodes"), _r("patch", _C, "pods/status")],
+            _r("delete list watch", _C, "pods"), _r(_READ, _C, "nodes"), _r("patch", _C, "pods/status")],
         "pv-protection-controller": [_r("get list update watch", _C, "persistentvolumes"), ev],
         "pvc-protection-controller": [
-            _r("get list update watch", _C, "persistentvolumeclaims"), _r(_READ, _C, "pods"), ev],
+            _r("get list update watch", _C, "persistentvolumeclaims"),
+            _r("update", _C, "persistentvolumeclaims/status"), _r(_READ, _C, "pods"), ev],
         "replicaset-controller": [
             _r("get list update watch", apps_ext, "replicasets"), _r("update", apps_ext, "replicasets/status"),
             _r("update", apps_ext, "replicasets/finalizers"), _r("create delete list patch watch", _C, "pods"), ev],
@@ -325,11 +405,6 @@ def _controller_roles() -> dict[str, list[Rule]]:
             _r("get list update watch", _C, "replicationcontrollers"),
             _r("update", _C, "replicationcontrollers/status"), _r("update", _C, "replicationcontrollers/finalizers"),
             _r("create delete list patch watch", _C, "pods"), ev],
-        "resource-claim-controller": [
-            _r(_READ, _C, "pods"), _r("update", _C, "pods/finalizers"),
-            _r("create delete get list watch", ("resource.k8s.io",), "resourceclaims"),
-            _r("patch update", ("resource.k8s.io",), "resourceclaims resourceclaims/status"),
-            _r("patch update", _C, "pods/status"), ev],
         "resourcequota-controller": [
             _r("list watch", ("*",), "*"), _r("update", _C, "resourcequotas/status"), ev],
         "root-ca-cert-publisher": [_r("create update", _C, "configmaps"), ev],
@@ -342,14 +417,56 @@ def _controller_roles() -> dict[str, list[Rule]]:
             _r("update", ("apps",), "statefulsets/status"), _r("update", ("apps",), "statefulsets/finalizers"),
             _r("create delete get patch update", _C, "pods"),
             _r("create delete get list patch update watch", ("apps",), "controllerrevisions"),
-            _r("create get list watch", _C, "persistentvolumeclaims"), ev,
-            _r("delete update", _C, "persistentvolumeclaims"), _r("update", _C, "pods/finalizers")],
+            _r("create get list watch", _C, "persistentvolumeclaims"),
+            _r("delete update", _C, "persistentvolumeclaims"), _r("update", _C, "pods/finalizers"), ev],
         "ttl-after-finished-controller": [_r("delete get list watch", ("batch",), "jobs"), ev],
         "ttl-controller": [_r("list patch update watch", _C, "nodes"), ev],
         "validatingadmissionpolicy-status-controller": [
             _r(_READ, ("admissionregistration.k8s.io",), "validatingadmissionpolicies"),
             _r("get patch update", ("admissionregistration.k8s.io",), "validatingadmissionpolicies/status"), ev],
     }
+    if _on("DynamicResourceAllocation", minor):
+        claims = [
+            _r(_READ, _C, "pods"), _r("update", _C, "pods/finalizers"),
+            _r("create delete get list watch", _DRA, "resourceclaims"),
+            _r("patch update", _DRA, "resourceclaims resourceclaims/status"),
+            _r("patch update", _C, "pods/status"), ev]
+        if _on("DRAResourceClaimGranularStatusAuthorization", minor):
+            claims.append(_r("patch update", _DRA, "resourceclaims/binding"))
+        roles["resource-claim-controller"] = claims
+        if _on("DRADeviceTaints", minor):
+            roles["device-taint-eviction-controller"] = [
+                _r("delete get list watch", _C, "pods"), _r("patch update", _C, "pods/status"),
+                _r(_READ, _DRA, "resourceclaims"), _r(_READ, _DRA, "resourceslices"),
+                _r(_READ, _DRA, "deviceclasses"), ev]
+    if _on("MultiCIDRServiceAllocator", minor):
+        roles["service-cidrs-controller"] = [
+            _r("get list patch update watch", ("networking.k8s.io",), "servicecidrs"),
+            _r("patch update", ("networking.k8s.io",), "servicecidrs/finalizers"),
+            _r("patch update", ("networking.k8s.io",), "servicecidrs/status"),
+            _r(_READ, ("networking.k8s.io",), "ipaddresses"), ev]
+    if _on("PodCertificateRequest", minor):
+        roles["podcertificaterequestcleaner"] = [
+            _r("delete get list watch", ("certificates.k8s.io",), "podcertificaterequests")]
+    if _on("VolumeAttributesClass", minor):
+        roles["volumeattributesclass-protection-controller"] = [
+            _r(_READ, _C, "persistentvolumeclaims"), _r(_READ, _C, "persistentvolumes"),
+            _r("get list update watch", ("storage.k8s.io",), "volumeattributesclasses"), ev]
+    if _on("ClusterTrustBundle", minor):
+        roles["kube-apiserver-serving-clustertrustbundle-publisher"] = [
+            _r("attest", ("certificates.k8s.io",), "signers", "kubernetes.io/kube-apiserver-serving"),
+            _r("create delete list update watch", ("certificates.k8s.io",), "clustertrustbundles"), ev]
+    if _on("StorageVersionMigrator", minor):
+        roles["storage-version-migrator-controller"] = [
+            _r("list patch", ("*",), "*"),
+            _r("get", ("apiextensions.k8s.io",), "customresourcedefinitions"),
+            _r("patch", ("apiextensions.k8s.io",), "customresourcedefinitions/status"),
+            _r("update", ("storagemigration.k8s.io",), "storageversionmigrations/status")]
+    if _on("SELinuxChangePolicy", minor):
+        roles["selinux-warning-controller"] = [
+            ev, _r(_READ, _C, "persistentvolumes"), _r(_READ, _C, "persistentvolumeclaims"), _r(_READ, _C, "pods"),
+            _r(_READ, ("storage.k8s.io",), "csidrivers")]
+    return dict(sorted(roles.items()))
 
 
 def _meta(name: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
@@ -357,10 +474,11 @@ def _meta(name: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
             "annotations": {"rbac.authorization.kubernetes.io/autoupdate": "true"}}
 
 
-def cluster_roles() -> list[dict[str, Any]]:
-    """The bootstrap ClusterRoles (aggregated ones with empty rules: the aggregation controller fills them)."""
+def cluster_roles(minor: int = BINARY_MINOR) -> list[dict[str, Any]]:
+    """The bootstrap ClusterRoles of Kubernetes ``1.<minor>`` (aggregated ones with empty rules: the
+    aggregation controller fills them)."""
     out = []
-    for name, (rules, labels, aggregate) in _roles().items():
+    for name, (rules, labels, aggregate) in _roles(minor).items():
         role: dict[str, Any] = {"apiVersion": f"{_GROUP}/v1", "kind": "ClusterRole", "metadata": _meta(name, labels)}
         if aggregate:
             role["aggregationRule"] = {"clusterRoleSelectors": [{"matchLabels": {aggregate: "true"}}]}
@@ -368,7 +486,7 @@ def cluster_roles() -> list[dict[str, Any]]:
         else:
             role["rules"] = rules or []
         out.append(role)
-    for controller, rules in _controller_roles().items():
+    for controller, rules in _controller_roles(minor).items():
         out.append({"apiVersion": f"{_GROUP}/v1", "kind": "ClusterRole",
                     "metadata": _meta(f"system:controller:{controller}"), "rules": rules})
     return out
@@ -380,8 +498,9 @@ def _subject(kind: str, name: str, namespace: str = "") -> dict[str, str]:
     return {"apiGroup": _GROUP, "kind": kind, "name": name}
 
 
-def cluster_role_bindings() -> list[dict[str, Any]]:
-    """The bootstrap ClusterRoleBindings (binding name = role name, as upstream's)."""
+def cluster_role_bindings(minor: int = BINARY_MINOR) -> list[dict[str, Any]]:
+    """The bootstrap ClusterRoleBindings of Kubernetes ``1.<minor>`` (binding name = role name, as
+    upstream's)."""
     bindings: dict[str, list[dict[str, str]]] = {
         "cluster-admin": [_subject("Group", "system:masters")],
         "system:basic-user": [_subject("Group", "system:authenticated")],
@@ -397,6 +516,8 @@ def cluster_role_bindings() -> list[dict[str, Any]]:
         "system:service-account-issuer-discovery": [_subject("Group", "system:serviceaccounts")],
         "system:volume-scheduler": [_subject("User", "system:kube-scheduler")],
     }
+    if _on("ClusterTrustBundle", minor):
+        bindings["system:cluster-trust-bundle-discovery"] = [_subject("Group", "system:serviceaccounts")]
     out = []
     for name, subjects in bindings.items():
         binding: dict[str, Any] = {"apiVersion": f"{_GROUP}/v1", "kind": "ClusterRoleBinding", "metadata": _meta(name),
@@ -404,7 +525,7 @@ def cluster_role_bindings() -> list[dict[str, Any]]:
         if subjects:
             binding["subjects"] = subjects
         out.append(binding)
-    for controller in _controller_roles():
+    for controller in _controller_roles(minor):
         name = f"system:controller:{controller}"
         out.append({"apiVersion": f"{_GROUP}/v1", "kind": "ClusterRoleBinding", "metadata": _meta(name),
                     "roleRef": {"apiGroup": _GROUP, "kind": "ClusterRole", "name": name},
@@ -486,10 +607,12 @@ def _reconciled(existing: dict[str, Any], wanted: dict[str, Any]) -> dict[str, A
 
 
 def install(core: Core) -> None:
-    """Create every bootstrap ClusterRole, ClusterRoleBinding, Role and RoleBinding that is missing
-    and add what the existing ones lack (``_reconciled``), on the server loop; the namespaced ones
-    once their namespace exists."""
-    for plural, objects in (("clusterroles", cluster_roles()), ("clusterrolebindings", cluster_role_bindings()),
+    """Create every bootstrap ClusterRole, ClusterRoleBinding, Role and RoleBinding of the server's
+    emulated version that is missing and add what the existing ones lack (``_reconciled``), on the
+    server loop; the namespaced ones once their namespace exists."""
+    minor = core.mapper.emulated_minor
+    for plural, objects in (("clusterroles", cluster_roles(minor)),
+                            ("clusterrolebindings", cluster_role_bindings(minor)),
                             ("roles", namespace_roles()), ("rolebindings", namespace_role_bindings())):
         res = core.mapper.get(_GROUP, "v1", plural)
         if res is None:
