@@ -505,9 +505,21 @@ def test_a_jobs_success_policy_is_checked_and_immutable(server: LocalAPIServer) 
 
 def test_emulated_1_33_drops_a_claims_volume_attributes_class(emulated_1_33: LocalAPIServer) -> None:
     """VolumeAttributesClass is beta and off before 1.34: a claim's volumeAttributesClassName is
-    dropped on create (pkg/api/persistentvolumeclaim DropDisabledFields)."""
+    dropped on create (pkg/api/persistentvolumeclaim DropDisabledFields); a Deployment's
+    status.terminatingReplicas is dropped from a status write (dropDisabledStatusFields)."""
     claim = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "vac"},
              "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}},
                       "volumeAttributesClassName": "gold"}}
     code, _, created = Raw(emulated_1_33).call("POST", "/api/v1/namespaces/default/persistentvolumeclaims", claim)
     assert code == 201 and "volumeAttributesClassName" not in created["spec"], created
+    # DeploymentReplicaSetTerminatingReplicas is alpha before 1.35: a status write drops the count
+    deployments = "/apis/apps/v1/namespaces/default/deployments"
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "terminating"},
+                  "spec": {"replicas": 0, "selector": {"matchLabels": {"app": "t"}},
+                           "template": {"metadata": {"labels": {"app": "t"}},
+                                        "spec": {"containers": [{"name": "c", "image": "busybox"}]}}}}
+    raw = Raw(emulated_1_33)
+    assert raw.call("POST", deployments, deployment)[0] == 201
+    code, _, patched = raw.call("PATCH", f"{deployments}/terminating/status", {"status": {"terminatingReplicas": 1}},
+                                ctype="application/merge-patch+json")
+    assert code == 200 and "terminatingReplicas" not in patched["status"], patched

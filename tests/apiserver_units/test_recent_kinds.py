@@ -131,3 +131,18 @@ def test_volume_attributes_class_name_follows_its_gate(kind: str) -> None:
     kept = copy.deepcopy(obj)
     drop_disabled("", kind, kept, None, 34)
     assert kept["spec"]["volumeAttributesClassName"] == "gold"
+
+
+@pytest.mark.parametrize("kind", ["Deployment", "ReplicaSet"])
+def test_terminating_replicas_follow_their_gate_on_status_writes(kind: str) -> None:
+    """DeploymentReplicaSetTerminatingReplicas is on from 1.35: before, a status write's
+    terminatingReplicas is dropped unless the stored status has one (dropDisabledStatusFields)."""
+    from samplecontroller.apiserver.strategies.recent import drop_disabled_status
+
+    old: dict[str, Any] = {"apiVersion": "apps/v1", "kind": kind, "status": {"replicas": 1}}
+    new = copy.deepcopy(old)
+    new["status"]["terminatingReplicas"] = 2
+    for minor, stored, kept in ((34, old, False), (34, new, True), (35, old, True)):
+        written = copy.deepcopy(new)
+        drop_disabled_status("apps", kind, written, stored, minor)
+        assert ("terminatingReplicas" in written["status"]) is kept, (minor, stored)

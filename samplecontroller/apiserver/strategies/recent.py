@@ -57,7 +57,7 @@ from samplecontroller.apiserver.schema import (
 )
 from samplecontroller.apiserver.validation import dns1123_subdomain_errors, each_object, get_path
 
-__all__ = ["GATES", "drop_disabled", "gate_enabled", "gated_errors", "pod_spec_paths", "validate_recent"]
+__all__ = ["GATES", "drop_disabled", "drop_disabled_status", "gate_enabled", "gated_errors", "pod_spec_paths", "validate_recent"]
 
 Obj = dict[str, Any]
 
@@ -91,6 +91,8 @@ GATES: dict[str, int | None] = {
     "VolumeLimitScaling": 37,  # alpha 1.35, beta (on) 1.37 (CSIDriver preventPodSchedulingIfMissing)
     # alpha 1.29, beta (off) 1.31, GA (on) 1.34: PersistentVolume(Claim) spec.volumeAttributesClassName
     "VolumeAttributesClass": 34,
+    # alpha 1.33, beta (on) 1.35: Deployment and ReplicaSet status.terminatingReplicas
+    "DeploymentReplicaSetTerminatingReplicas": 35,
     # alpha (off) since 1.37:
     "AtomicWriteVolumeUserFields": None,  # volumes' defaultUser, items' and projections' user
     "EmptyDirVolumeMode": None,  # emptyDir mode
@@ -688,6 +690,15 @@ def drop_disabled(group: str, kind: str, obj: Obj, old: Obj | None, minor: int) 
         _drop_when("WorkloadWithJob", minor, obj, old, "spec", "scheduling")
     elif (group, kind) == ("batch", "CronJob"):
         _drop_when("WorkloadWithJob", minor, obj, old, "spec", "jobTemplate", "spec", "scheduling")
+
+
+def drop_disabled_status(group: str, kind: str, obj: Obj, old: Obj, minor: int) -> None:
+    """Drop, in place, the status fields of ``obj`` (a status write) whose feature gate is off by
+    default in Kubernetes ``1.<minor>``, unless the stored ``old`` already has them: the status
+    strategies' PrepareForUpdate ``dropDisabledStatusFields`` (pkg/registry/apps/deployment and
+    replicaset strategy.go: ``status.terminatingReplicas``)."""
+    if (group, kind) in (("apps", "Deployment"), ("apps", "ReplicaSet")):
+        _drop_when("DeploymentReplicaSetTerminatingReplicas", minor, obj, old, "status", "terminatingReplicas")
 
 
 _SAME_DISTRIBUTIONS = ("PreferSameNode", "PreferSameZone")
