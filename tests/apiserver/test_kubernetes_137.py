@@ -505,13 +505,17 @@ def test_a_jobs_success_policy_is_checked_and_immutable(server: LocalAPIServer) 
 
 def test_emulated_1_33_drops_a_claims_volume_attributes_class(emulated_1_33: LocalAPIServer) -> None:
     """VolumeAttributesClass is beta and off before 1.34: a claim's volumeAttributesClassName is
-    dropped on create (pkg/api/persistentvolumeclaim DropDisabledFields); a Deployment's
+    dropped on create (pkg/api/persistentvolumeclaim DropDisabledFields; its dataSource is
+    copied to dataSourceRef, NormalizeDataSources); a Deployment's
     status.terminatingReplicas is dropped from a status write (dropDisabledStatusFields)."""
     claim = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "vac"},
              "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}},
-                      "volumeAttributesClassName": "gold"}}
+                      "volumeAttributesClassName": "gold",
+                      "dataSource": {"kind": "PersistentVolumeClaim", "name": "source"}}}
     code, _, created = Raw(emulated_1_33).call("POST", "/api/v1/namespaces/default/persistentvolumeclaims", claim)
     assert code == 201 and "volumeAttributesClassName" not in created["spec"], created
+    # NormalizeDataSources: the claim's dataSource is its dataSourceRef too
+    assert created["spec"]["dataSourceRef"] == {"kind": "PersistentVolumeClaim", "name": "source"}
     # DeploymentReplicaSetTerminatingReplicas is alpha before 1.35: a status write drops the count
     deployments = "/apis/apps/v1/namespaces/default/deployments"
     deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "terminating"},

@@ -146,3 +146,28 @@ def test_terminating_replicas_follow_their_gate_on_status_writes(kind: str) -> N
         written = copy.deepcopy(new)
         drop_disabled_status("apps", kind, written, stored, minor)
         assert ("terminatingReplicas" in written["status"]) is kept, (minor, stored)
+
+
+def _prepared(spec: dict[str, Any], old: dict[str, Any] | None = None) -> dict[str, Any]:
+    claim = _claim(**spec)
+    drop_disabled("", "PersistentVolumeClaim", claim, _claim(**old) if old is not None else None, 37)
+    return {k: v for k, v in claim["spec"].items() if k.startswith("dataSource")}
+
+
+def test_a_claims_data_sources_are_prepared_as_kube_does() -> None:
+    """pkg/api/persistentvolumeclaim/util.go: DropDisabledFields (a cross-namespace dataSourceRef
+    while CrossNamespaceVolumeDataSource is alpha), EnforceDataSourceBackwardsCompatibility and,
+    on create, NormalizeDataSources."""
+    snapshot = {"apiGroup": "snapshot.storage.k8s.io", "kind": "VolumeSnapshot", "name": "snap"}
+    assert _prepared({"dataSource": snapshot}) == {"dataSource": snapshot, "dataSourceRef": snapshot}
+    claim = {"kind": "PersistentVolumeClaim", "name": "src"}
+    assert _prepared({"dataSourceRef": claim}) == {"dataSource": claim, "dataSourceRef": claim}
+    populator = {"apiGroup": "example.com", "kind": "Foo", "name": "f"}
+    assert _prepared({"dataSource": populator}) == {}  # only through dataSourceRef
+    assert _prepared({"dataSourceRef": populator}) == {"dataSource": populator, "dataSourceRef": populator}
+    other_namespace = {**claim, "namespace": "other"}
+    assert _prepared({"dataSourceRef": other_namespace}) == {}
+    # an update neither normalizes nor drops what the stored claim already has
+    assert _prepared({"dataSourceRef": other_namespace}, old={"dataSourceRef": other_namespace}) == {
+        "dataSourceRef": other_namespace}
+    assert _prepared({"dataSource": populator}, old={"dataSource": populator}) == {"dataSource": populator}

@@ -5,7 +5,9 @@
   fields, the scale subresource's paths). Kinds without their own get the generic ``Strategy``;
   every custom resource gets ``CustomResourceStrategy``. Per-kind modules: ``kinds`` (Namespace,
   Pod with graceful deletion and the Priority admission plugin, Job, PriorityClass, ...),
-  ``services`` (cluster IPs and node ports), ``certificates`` (CertificateSigningRequests), ``crd``.
+  ``services`` (cluster IPs and node ports), ``certificates`` (CertificateSigningRequests), ``crd``,
+  ``claims`` (a PersistentVolumeClaim's data sources), ``recent`` (the fields of 1.33-1.37 and
+  their feature gates).
 - ``defaults``: upstream defaulting (pkg/apis/*/v1/defaults.go) plus the admission plugins every
   cluster runs on create that need no other object (ServiceAccount, DefaultTolerationSeconds), and
   the strategies' create-time fields (a Job's generated selector).

@@ -55,6 +55,7 @@ from samplecontroller.apiserver.schema import (
     too_long,
     too_many,
 )
+from samplecontroller.apiserver.strategies.claims import prepare_claim_spec
 from samplecontroller.apiserver.validation import dns1123_subdomain_errors, each_object, get_path
 
 __all__ = ["GATES", "drop_disabled", "drop_disabled_status", "gate_enabled", "gated_errors", "pod_spec_paths", "validate_recent"]
@@ -67,13 +68,15 @@ Obj = dict[str, Any]
 # stages after 1.35 the website's per-gate pages of 1.36/1.37, whose ``stages`` are kube's
 # versioned specs, are the source):
 # - pkg/features/kube_features.go of 1.35 (HostnameOverride, ContainerRestartRules,
-#   ContainerStopSignals, HPAConfigurableTolerance, MutableCSINodeAllocatableCount);
+#   ContainerStopSignals, HPAConfigurableTolerance, MutableCSINodeAllocatableCount,
+#   CrossNamespaceVolumeDataSource);
 # - the 1.37 scheduling/DRA feature file (GenericWorkload, VolumeLimitScaling,
 #   VolumeAttributesClass, InPlacePodVerticalScalingSchedulerPreemption);
 # - kubernetes/website content/en/docs/reference/command-line-tools-reference/feature-gates/
 #   <Gate>.md (EnvFiles, PreferSameTrafficDistribution, CSIServiceAccountTokenSecrets,
 #   WorkloadWithJob, RestartAllContainersOnContainerExits, PodCertificateRequest and the 1.37
-#   alphas); EvictionRequestAPI: only its alpha API (lifecycle v1alpha1) registration was found.
+#   alphas, DeploymentReplicaSetTerminatingReplicas); EvictionRequestAPI: only its alpha API
+#   (lifecycle v1alpha1) registration was found.
 GATES: dict[str, int | None] = {
     "HostnameOverride": 35,  # alpha 1.34, beta (on) 1.35
     "ContainerRestartRules": 35,  # alpha 1.34, beta (on) 1.35
@@ -91,6 +94,8 @@ GATES: dict[str, int | None] = {
     "VolumeLimitScaling": 37,  # alpha 1.35, beta (on) 1.37 (CSIDriver preventPodSchedulingIfMissing)
     # alpha 1.29, beta (off) 1.31, GA (on) 1.34: PersistentVolume(Claim) spec.volumeAttributesClassName
     "VolumeAttributesClass": 34,
+    # alpha since 1.26: a PersistentVolumeClaim dataSourceRef's namespace
+    "CrossNamespaceVolumeDataSource": None,
     # alpha 1.33, beta (on) 1.35: Deployment and ReplicaSet status.terminatingReplicas
     "DeploymentReplicaSetTerminatingReplicas": 35,
     # alpha (off) since 1.37:
@@ -684,6 +689,10 @@ def drop_disabled(group: str, kind: str, obj: Obj, old: Obj | None, minor: int) 
         # pkg/api/persistentvolumeclaim/util.go DropDisabledFields and
         # pkg/api/persistentvolume/util.go DropDisabledSpecFields
         _drop_when("VolumeAttributesClass", minor, obj, old, "spec", "volumeAttributesClassName")
+        spec = obj.get("spec")
+        if kind == "PersistentVolumeClaim" and isinstance(spec, dict):
+            prepare_claim_spec(spec, _dict(old.get("spec")) if old is not None else None,
+                               lambda gate: gate_enabled(gate, minor))
     elif (group, kind) == ("", "Node"):
         _drop_when("InPlacePodVerticalScalingSchedulerPreemption", minor, obj, old, "spec", "podPreemptionPolicy")
     elif (group, kind) == ("batch", "Job"):
