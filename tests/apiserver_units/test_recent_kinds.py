@@ -171,3 +171,24 @@ def test_a_claims_data_sources_are_prepared_as_kube_does() -> None:
     assert _prepared({"dataSourceRef": other_namespace}, old={"dataSourceRef": other_namespace}) == {
         "dataSourceRef": other_namespace}
     assert _prepared({"dataSource": populator}, old={"dataSource": populator}) == {"dataSource": populator}
+
+
+@pytest.mark.parametrize("kind", ["ResourceClaim", "ResourceClaimTemplate"])
+def test_derived_attributes_are_alpha_at_1_37(kind: str) -> None:
+    """DRADerivedAttributes is alpha in 1.37: a request's derivedAttributes (exactly and
+    firstAvailable) are dropped on create, and on update unless the stored claim uses them
+    (pkg/registry/resource/resourceclaim strategy tests of 1.37)."""
+    derived = [{"name": "example.com/size"}]
+    spec = {"devices": {"requests": [
+        {"name": "a", "exactly": {"deviceClassName": "gpu", "derivedAttributes": derived}},
+        {"name": "b", "firstAvailable": [{"name": "b1", "deviceClassName": "gpu", "derivedAttributes": derived}]}]}}
+    obj: dict[str, Any] = {"apiVersion": "resource.k8s.io/v1", "kind": kind,
+                           "spec": spec if kind == "ResourceClaim" else {"spec": spec}}
+    created = copy.deepcopy(obj)
+    drop_disabled("resource.k8s.io", kind, created, None, 37)
+    requests = (created["spec"] if kind == "ResourceClaim" else created["spec"]["spec"])["devices"]["requests"]
+    assert "derivedAttributes" not in requests[0]["exactly"]
+    assert "derivedAttributes" not in requests[1]["firstAvailable"][0]
+    updated = copy.deepcopy(obj)
+    drop_disabled("resource.k8s.io", kind, updated, obj, 37)
+    assert updated == obj

@@ -70,7 +70,7 @@ Obj = dict[str, Any]
 # - pkg/features/kube_features.go of 1.35 (HostnameOverride, ContainerRestartRules,
 #   ContainerStopSignals, HPAConfigurableTolerance, MutableCSINodeAllocatableCount,
 #   CrossNamespaceVolumeDataSource);
-# - the 1.37 scheduling/DRA feature file (GenericWorkload, VolumeLimitScaling,
+# - the 1.37 scheduling/DRA feature file (GenericWorkload, VolumeLimitScaling, DRADerivedAttributes,
 #   VolumeAttributesClass, InPlacePodVerticalScalingSchedulerPreemption);
 # - kubernetes/website content/en/docs/reference/command-line-tools-reference/feature-gates/
 #   <Gate>.md (EnvFiles, PreferSameTrafficDistribution, CSIServiceAccountTokenSecrets,
@@ -94,6 +94,9 @@ GATES: dict[str, int | None] = {
     "VolumeLimitScaling": 37,  # alpha 1.35, beta (on) 1.37 (CSIDriver preventPodSchedulingIfMissing)
     # alpha 1.29, beta (off) 1.31, GA (on) 1.34: PersistentVolume(Claim) spec.volumeAttributesClassName
     "VolumeAttributesClass": 34,
+    # alpha 1.37: ResourceClaim(Template) requests' derivedAttributes
+    # (pkg/registry/resource/resourceclaim strategy: dropped on create, and on update unless in use)
+    "DRADerivedAttributes": None,
     # alpha since 1.26: a PersistentVolumeClaim dataSourceRef's namespace
     "CrossNamespaceVolumeDataSource": None,
     # alpha 1.33, beta (on) 1.35: Deployment and ReplicaSet status.terminatingReplicas
@@ -660,6 +663,18 @@ def _drop_when(gate: str, minor: int, new: Any, old: Any, *keys: str) -> None:
         parent.pop(last, None)
 
 
+def _claim_requests(spec: Any) -> Iterator[Obj]:
+    """A claim spec's ``exactly`` requests and ``firstAvailable`` subrequests."""
+    for request in _list(get_path(spec, "devices", "requests")):
+        if not isinstance(request, dict):
+            continue
+        if isinstance(request.get("exactly"), dict):
+            yield request["exactly"]
+        for sub in _list(request.get("firstAvailable")):
+            if isinstance(sub, dict):
+                yield sub
+
+
 def drop_disabled(group: str, kind: str, obj: Obj, old: Obj | None, minor: int) -> None:
     """Drop, in place, the fields of ``obj`` whose feature gate is off by default in Kubernetes
     ``1.<minor>``, unless the stored ``old`` (an update's; None on create) already uses them."""
@@ -693,6 +708,12 @@ def drop_disabled(group: str, kind: str, obj: Obj, old: Obj | None, minor: int) 
         if kind == "PersistentVolumeClaim" and isinstance(spec, dict):
             prepare_claim_spec(spec, _dict(old.get("spec")) if old is not None else None,
                                lambda gate: gate_enabled(gate, minor))
+    elif (group, kind) in (("resource.k8s.io", "ResourceClaim"), ("resource.k8s.io", "ResourceClaimTemplate")):
+        keys = ("spec",) if kind == "ResourceClaim" else ("spec", "spec")
+        if not gate_enabled("DRADerivedAttributes", minor) and not any(
+                h.get("derivedAttributes") is not None for h in _claim_requests(_at(old, keys) if old else None)):
+            for holder in _claim_requests(_at(obj, keys)):
+                holder.pop("derivedAttributes", None)
     elif (group, kind) == ("", "Node"):
         _drop_when("InPlacePodVerticalScalingSchedulerPreemption", minor, obj, old, "spec", "podPreemptionPolicy")
     elif (group, kind) == ("batch", "Job"):
