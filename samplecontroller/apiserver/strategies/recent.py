@@ -19,13 +19,16 @@ pkg/apis/storage/validation, pkg/apis/batch/validation), with their field paths:
 - EndpointSlice ``endpoints[].hints.forNodes`` (at most 8, node names, no duplicates);
 - CSIDriver ``nodeAllocatableUpdatePeriodSeconds`` (at least 10) and
   ``serviceAccountTokenInSecrets`` (only with ``tokenRequests``);
-- Job ``successPolicy`` (Indexed Jobs; 1-20 rules of ``succeededIndexes``/``succeededCount``),
-  ``managedBy`` (a domain-prefixed path of at most 63 characters, immutable: ``JobStrategy``)
-  and ``podReplacementPolicy`` (``Failed`` only with a ``podFailurePolicy``).
+- Job ``successPolicy`` (Indexed Jobs; 1-20 rules of ``succeededIndexes``/``succeededCount``,
+  kube's index parse messages), ``managedBy`` (a domain-prefixed path of at most 63 characters)
+  and ``podReplacementPolicy`` (``Failed`` only with a ``podFailurePolicy``); their immutability
+  is ``kinds.JobStrategy``'s.
 
 ``drop_disabled(group, kind, obj, old, minor)`` removes, in place, the fields whose feature gate
 is off by default at Kubernetes ``1.<minor>`` (``GATES``), unless ``old`` (the stored object of an
-update) already uses them, as each kind's strategy does in PrepareForCreate/PrepareForUpdate.
+update) already uses them, as each kind's strategy does in PrepareForCreate/PrepareForUpdate
+(a claim's data sources are also prepared there: ``claims``); ``drop_disabled_status`` does the
+same for status writes (a Deployment's or ReplicaSet's ``terminatingReplicas``).
 ``gated_errors`` refuses the values a gate off at ``1.<minor>`` does not allow (a regular
 container's ``restartPolicy`` before 1.35, a restart rule's ``RestartAllContainers`` action
 before 1.36, a Service's ``trafficDistribution`` ``PreferSameZone``/``PreferSameNode`` at 1.33).
