@@ -192,3 +192,45 @@ def test_derived_attributes_are_alpha_at_1_37(kind: str) -> None:
     updated = copy.deepcopy(obj)
     drop_disabled("resource.k8s.io", kind, updated, obj, 37)
     assert updated == obj
+
+
+def _vac(**fields: Any) -> dict[str, Any]:
+    return {"apiVersion": "storage.k8s.io/v1", "kind": "VolumeAttributesClass", "metadata": {"name": "gold"},
+            "driverName": "csi.example.com", "parameters": {"iops": "3000"}, **fields}
+
+
+def _storage_errors(kind: str, obj: dict[str, Any], old: dict[str, Any] | None = None) -> list[str]:
+    from samplecontroller.apiserver import strategies
+    from samplecontroller.apiserver.restmapper import Resource
+
+    strategy = strategies.for_kind("storage.k8s.io", kind)
+    res = Resource(group="storage.k8s.io", version="v1", plural=kind.lower() + "s", kind=kind, namespaced=False)
+    return [str(e) for e in strategy.validate(res, obj, None) + strategy.validate_extra(obj, old)]
+
+
+def test_volume_attributes_class_validation_is_kubes() -> None:
+    """pkg/apis/storage/validation ValidateVolumeAttributesClass(Update)."""
+    assert _storage_errors("VolumeAttributesClass", _vac()) == []
+    assert _storage_errors("VolumeAttributesClass", _vac(driverName="", parameters={})) == [
+        "driverName: Required value",
+        "parameters: Required value: must contain at least one key/value pair"]
+    assert _storage_errors("VolumeAttributesClass", _vac(driverName="CSI_Bad!", parameters={"": "x"}))[1:] == [
+        'parameters: Invalid value: "": field can not be empty.']
+    assert _storage_errors("VolumeAttributesClass", _vac(parameters={f"k{i}": "v" for i in range(513)})) == [
+        "parameters: Too long: may not be more than 512 bytes"]
+    old = _vac()
+    assert _storage_errors("VolumeAttributesClass", _vac(driverName="other.example.com", parameters={"iops": "1"}),
+                           old) == ["driverName: Forbidden: updates to driverName are forbidden.",
+                                    "parameters: Forbidden: updates to parameters are forbidden."]
+
+
+def test_a_csi_drivers_attach_required_and_modes_are_immutable() -> None:
+    """ValidateCSIDriverUpdate: spec.attachedRequired (kube's spelling) and volumeLifecycleModes."""
+    old: dict[str, Any] = {"apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver", "metadata": {"name": "d.example.com"},
+           "spec": {"attachRequired": True, "volumeLifecycleModes": ["Persistent"]}}
+    new = copy.deepcopy(old)
+    new["spec"].update(attachRequired=False, volumeLifecycleModes=["Persistent", "Ephemeral"])
+    assert [e for e in _storage_errors("CSIDriver", new, old) if "immutable" in e] == [
+        "spec.attachedRequired: Invalid value: false: field is immutable",
+        'spec.volumeLifecycleModes: Invalid value: []storage.VolumeLifecycleMode{"Persistent", "Ephemeral"}: '
+        "field is immutable"]
