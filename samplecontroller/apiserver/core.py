@@ -246,6 +246,8 @@ class Core:
                 obj[stored_but] = fresh[stored_but]
             else:
                 obj.pop(stored_but, None)
+            if stored_but == "status" and old is not None:
+                strategy.drop_disabled_status(res, obj, old, self.mapper.emulated_minor)
         else:
             strategy.default(res, obj, old is None, sch)
             strategy.drop_disabled(res, obj, old, self.mapper.emulated_minor)

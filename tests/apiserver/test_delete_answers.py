@@ -101,7 +101,7 @@ BODIES: dict[tuple[str, str], dict[str, Any]] = {
     ("storage.k8s.io", "CSINode"): {"spec": {"drivers": []}},
     ("storage.k8s.io", "CSIStorageCapacity"): {"storageClassName": "x"},
     ("storage.k8s.io", "StorageClass"): {"provisioner": "example.com/x"},
-    ("storage.k8s.io", "VolumeAttributesClass"): {"driverName": "example.com/x"},
+    ("storage.k8s.io", "VolumeAttributesClass"): {"driverName": "example.com/x", "parameters": {"iops": "3000"}},
     ("admissionregistration.k8s.io", "MutatingAdmissionPolicy"): {
         "spec": {"matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
                                                          "operations": ["CREATE"], "resources": ["nothings"]}]},

@@ -503,3 +503,54 @@ def test_emulated_1_34_bootstrap_policy_follows_its_gates(emulated: LocalAPIServ
                         "system:controller:podcertificaterequestcleaner",
                         "system:controller:storage-version-migrator-controller",
                         "system:controller:kube-apiserver-serving-clustertrustbundle-publisher"}
+
+
+# -- the non-pod kinds' fields, as kube's validation and strategies treat them ----------------
+
+
+def test_a_jobs_success_policy_is_checked_and_immutable(server: LocalAPIServer) -> None:
+    """pkg/apis/batch/validation: succeededIndexes errors carry kube's parse message; an accepted
+    successPolicy cannot change (ValidateJobSpecUpdate)."""
+    raw, jobs = Raw(server), "/apis/batch/v1/namespaces/default/jobs"
+    job: dict[str, Any] = {
+        "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "success-policy"},
+        "spec": {"suspend": True, "completionMode": "Indexed", "completions": 3, "parallelism": 3,
+                 "successPolicy": {"rules": [{"succeededIndexes": "0-3"}]},
+                 "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}}}
+    code, _, status = raw.call("POST", jobs, job)
+    assert code == 422 and status["message"].endswith(
+        'spec.successPolicy.rules[0].succeededIndexes: Invalid value: "0-3": error parsing succeededIndexes: '
+        'too large index: "3"'), status
+    job["spec"]["successPolicy"] = {"rules": [{"succeededIndexes": "0-2"}]}
+    code, _, created = raw.call("POST", jobs, job)
+    assert code == 201, created
+    created["spec"]["successPolicy"] = {"rules": [{"succeededCount": 1}]}
+    code, _, status = raw.call("PUT", f"{jobs}/success-policy", created)
+    assert code == 422 and status["message"].endswith(
+        'spec.successPolicy: Invalid value: {"rules":[{"succeededCount":1}]}: field is immutable'), status
+
+
+def test_emulated_1_33_drops_a_claims_volume_attributes_class(emulated_1_33: LocalAPIServer) -> None:
+    """VolumeAttributesClass is beta and off before 1.34: a claim's volumeAttributesClassName is
+    dropped on create (pkg/api/persistentvolumeclaim DropDisabledFields; its dataSource is
+    copied to dataSourceRef, NormalizeDataSources); a Deployment's
+    status.terminatingReplicas is dropped from a status write (dropDisabledStatusFields)."""
+    claim = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "vac"},
+             "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}},
+                      "volumeAttributesClassName": "gold",
+                      "dataSource": {"kind": "PersistentVolumeClaim", "name": "source"}}}
+    code, _, created = Raw(emulated_1_33).call("POST", "/api/v1/namespaces/default/persistentvolumeclaims", claim)
+    assert code == 201 and "volumeAttributesClassName" not in created["spec"], created
+    # NormalizeDataSources: the claim's dataSource is its dataSourceRef too
+    assert created["spec"]["dataSourceRef"] == {"kind": "PersistentVolumeClaim", "name": "source"}
+    # DeploymentReplicaSetTerminatingReplicas is alpha before 1.35: a status write drops the count
+    deployments = "/apis/apps/v1/namespaces/default/deployments"
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "terminating"},
+                  "spec": {"replicas": 0, "selector": {"matchLabels": {"app": "t"}},
+                           "template": {"metadata": {"labels": {"app": "t"}},
+                                        "spec": {"containers": [{"name": "c", "image": "busybox"}]}}}}
+    raw = Raw(emulated_1_33)
+    assert raw.call("POST", deployments, deployment)[0] == 201
+    code, _, patched = raw.call("PATCH", f"{deployments}/terminating/status", {"status": {"terminatingReplicas": 1}},
+                                ctype="application/merge-patch+json")
+    assert code == 200 and "terminatingReplicas" not in patched["status"], patched

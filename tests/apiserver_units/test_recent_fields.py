@@ -177,7 +177,8 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
     ("CSIDriver period under 10", _csi(nodeAllocatableUpdatePeriodSeconds=5),
      ["spec.nodeAllocatableUpdatePeriodSeconds: Invalid value: 5: must be greater than or equal to 10 seconds"]),
     ("CSIDriver token secrets without tokenRequests", _csi(serviceAccountTokenInSecrets=True),
-     ["spec.serviceAccountTokenInSecrets: Forbidden: may only be set when tokenRequests is specified"]),
+     ["spec.serviceAccountTokenInSecrets: Invalid value: true: serviceAccountTokenInSecrets is set but no "
+      "tokenRequests are specified"]),
     ("CSIDriver token secrets ok", _csi(serviceAccountTokenInSecrets=True, tokenRequests=[{"audience": "a"}]), []),
     # Job successPolicy (GA 1.33), managedBy (GA 1.35), podReplacementPolicy (GA 1.34)
     ("successPolicy ok", _indexed(successPolicy={"rules": [{"succeededIndexes": "0,2-3", "succeededCount": 2}]}), []),

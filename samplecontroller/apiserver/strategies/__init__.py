@@ -5,7 +5,10 @@
   fields, the scale subresource's paths). Kinds without their own get the generic ``Strategy``;
   every custom resource gets ``CustomResourceStrategy``. Per-kind modules: ``kinds`` (Namespace,
   Pod with graceful deletion and the Priority admission plugin, Job, PriorityClass, ...),
-  ``services`` (cluster IPs and node ports), ``certificates`` (CertificateSigningRequests), ``crd``.
+  ``services`` (cluster IPs and node ports), ``certificates`` (CertificateSigningRequests), ``crd``,
+  ``claims`` (a PersistentVolumeClaim's data sources), ``storage`` (VolumeAttributesClass,
+  CSIDriver updates), ``recent`` (the fields of 1.33-1.37 and
+  their feature gates).
 - ``defaults``: upstream defaulting (pkg/apis/*/v1/defaults.go) plus the admission plugins every
   cluster runs on create that need no other object (ServiceAccount, DefaultTolerationSeconds), and
   the strategies' create-time fields (a Job's generated selector).
@@ -37,6 +40,7 @@ from samplecontroller.apiserver.strategies.kinds import (
 )
 from samplecontroller.apiserver.strategies.policy import BindingStrategy, PolicyStrategy
 from samplecontroller.apiserver.strategies.services import ServiceStrategy
+from samplecontroller.apiserver.strategies.storage import CSIDriverStrategy, VolumeAttributesClassStrategy
 
 __all__ = ["BASE_FIELD_LABELS", "CRD_FINALIZER", "CustomResourceStrategy", "Strategy", "apply_defaults",
            "for_kind", "for_resource", "prepare_create_status"]
@@ -76,10 +80,10 @@ _BY_KIND: dict[tuple[str, str], Strategy] = {
     ("apiextensions.k8s.io", "CustomResourceDefinition"): CRDStrategy(),
     ("scheduling.k8s.io", "PriorityClass"): PriorityClassStrategy(),
     ("storage.k8s.io", "StorageClass"): Strategy(returns_deleted=True),
-    ("storage.k8s.io", "CSIDriver"): Strategy(returns_deleted=True),
+    ("storage.k8s.io", "CSIDriver"): CSIDriverStrategy(returns_deleted=True),
     ("storage.k8s.io", "CSINode"): Strategy(returns_deleted=True),
     ("storage.k8s.io", "VolumeAttachment"): Strategy(returns_deleted=True),
-    ("storage.k8s.io", "VolumeAttributesClass"): Strategy(returns_deleted=True),
+    ("storage.k8s.io", "VolumeAttributesClass"): VolumeAttributesClassStrategy(returns_deleted=True),
     # resource.k8s.io's registries (deviceclass, resourceclaim, resourceclaimtemplate, resourceslice)
     ("resource.k8s.io", "DeviceClass"): Strategy(tracks_generation=True, returns_deleted=True),
     ("resource.k8s.io", "ResourceClaim"): Strategy(returns_deleted=True),

@@ -17,7 +17,7 @@ from samplecontroller.apiserver.objects import deep_get, json_path_parts
 from samplecontroller.apiserver.restmapper import Resource
 from samplecontroller.apiserver.schema import FieldError
 from samplecontroller.apiserver.strategies.defaults import apply_defaults
-from samplecontroller.apiserver.strategies.recent import drop_disabled, gated_errors
+from samplecontroller.apiserver.strategies.recent import drop_disabled, drop_disabled_status, gated_errors
 from samplecontroller.apiserver.strategies.validation import validate_builtin, validate_builtin_status
 
 __all__ = ["BASE_FIELD_LABELS", "CustomResourceStrategy", "Strategy"]
@@ -93,6 +93,11 @@ class Strategy:
         emulated version) unless ``old`` (the stored object of an update) uses them: the kind's
         PrepareForCreate/PrepareForUpdate ``dropDisabledFields`` (``recent.drop_disabled``)."""
         drop_disabled(res.group, res.kind, obj, old, minor)
+
+    def drop_disabled_status(self, res: Resource, obj: Obj, old: Obj, minor: int) -> None:
+        """The same for a status write (the status strategies' PrepareForUpdate
+        ``dropDisabledStatusFields``: ``recent.drop_disabled_status``)."""
+        drop_disabled_status(res.group, res.kind, obj, old, minor)
 
     def validate_gated(self, res: Resource, obj: Obj, old: Obj | None, minor: int) -> list[FieldError]:
         """The values refused while their feature gate is off at Kubernetes ``1.<minor>`` (the
@@ -192,6 +197,9 @@ class CustomResourceStrategy(Strategy):
         return schema.validate(obj, sch) if sch is not None else []
 
     def drop_disabled(self, res: Resource, obj: Obj, old: Obj | None, minor: int) -> None:
+        """Custom resources have no feature-gated fields."""
+
+    def drop_disabled_status(self, res: Resource, obj: Obj, old: Obj, minor: int) -> None:
         """Custom resources have no feature-gated fields."""
 
     def validate_gated(self, res: Resource, obj: Obj, old: Obj | None, minor: int) -> list[FieldError]:

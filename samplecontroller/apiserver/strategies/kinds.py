@@ -248,23 +248,44 @@ _SCHEDULING_DIRECTIVES = ("nodeSelector", "affinity", "tolerations", "scheduling
 
 
 class JobStrategy(Strategy):
-    """Jobs (pkg/apis/batch/validation ValidateJobSpecUpdate): the selector, completion mode,
-    ``managedBy`` and pod template are immutable, except that a suspended Job that never started may change
-    its template's scheduling directives (node selector, affinity, tolerations, scheduling
-    gates) and its labels and annotations."""
+    """Jobs (pkg/apis/batch/validation ValidateJobSpecUpdate, in its order): ``completions`` is
+    immutable except that an Indexed Job may change it together with ``parallelism`` (elastic
+    Indexed Jobs, GA 1.31); the selector, the pod template, ``completionMode``,
+    ``podFailurePolicy``, ``backoffLimitPerIndex``, ``managedBy`` and ``successPolicy`` are
+    immutable, except that a suspended Job that never started may change its template's
+    scheduling directives (node selector, affinity, tolerations, scheduling gates) and its labels
+    and annotations."""
 
     def validate_extra(self, obj: Obj, old: Obj | None) -> list[FieldError]:
         if old is None:
             return []
-        errors: list[FieldError] = []
-        for key in ("selector", "completionMode", "managedBy"):
+        errors = _job_completions_update(obj, old)
+
+        def immutable(key: str) -> None:
             if deep_get(obj, "spec", key) != deep_get(old, "spec", key):
                 errors.append(invalid(f"spec.{key}", deep_get(obj, "spec", key), "field is immutable"))
+
+        immutable("selector")
         before, after = deep_get(old, "spec", "template"), deep_get(obj, "spec", "template")
         mutable = deep_get(old, "spec", "suspend") is True and not deep_get(old, "status", "startTime")
         if _template_core(before, mutable) != _template_core(after, mutable):
             errors.append(invalid("spec.template", after, "field is immutable"))
+        for key in ("completionMode", "podFailurePolicy", "backoffLimitPerIndex", "managedBy", "successPolicy"):
+            immutable(key)
         return errors
+
+
+def _job_completions_update(obj: Obj, old: Obj) -> list[FieldError]:
+    """validateCompletions with elastic Indexed Jobs allowed: a NonIndexed Job's ``completions``
+    is immutable; an Indexed Job's may change only to its (new) ``parallelism``."""
+    completions, before = deep_get(obj, "spec", "completions"), deep_get(old, "spec", "completions")
+    if completions == before:
+        return []
+    if deep_get(obj, "spec", "completionMode") != "Indexed":
+        return [invalid("spec.completions", completions, "field is immutable")]
+    if completions is None or completions == deep_get(obj, "spec", "parallelism"):
+        return []
+    return [invalid("spec.completions", completions, "can only be modified in tandem with spec.parallelism")]
 
 
 def _template_core(template: Any, drop_scheduling: bool) -> Any:

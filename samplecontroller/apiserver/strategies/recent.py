@@ -19,13 +19,16 @@ pkg/apis/storage/validation, pkg/apis/batch/validation), with their field paths:
 - EndpointSlice ``endpoints[].hints.forNodes`` (at most 8, node names, no duplicates);
 - CSIDriver ``nodeAllocatableUpdatePeriodSeconds`` (at least 10) and
   ``serviceAccountTokenInSecrets`` (only with ``tokenRequests``);
-- Job ``successPolicy`` (Indexed Jobs; 1-20 rules of ``succeededIndexes``/``succeededCount``),
-  ``managedBy`` (a domain-prefixed path of at most 63 characters, immutable: ``JobStrategy``)
-  and ``podReplacementPolicy`` (``Failed`` only with a ``podFailurePolicy``).
+- Job ``successPolicy`` (Indexed Jobs; 1-20 rules of ``succeededIndexes``/``succeededCount``,
+  kube's index parse messages), ``managedBy`` (a domain-prefixed path of at most 63 characters)
+  and ``podReplacementPolicy`` (``Failed`` only with a ``podFailurePolicy``); their immutability
+  is ``kinds.JobStrategy``'s.
 
 ``drop_disabled(group, kind, obj, old, minor)`` removes, in place, the fields whose feature gate
 is off by default at Kubernetes ``1.<minor>`` (``GATES``), unless ``old`` (the stored object of an
-update) already uses them, as each kind's strategy does in PrepareForCreate/PrepareForUpdate.
+update) already uses them, as each kind's strategy does in PrepareForCreate/PrepareForUpdate
+(a claim's data sources are also prepared there: ``claims``); ``drop_disabled_status`` does the
+same for status writes (a Deployment's or ReplicaSet's ``terminatingReplicas``).
 ``gated_errors`` refuses the values a gate off at ``1.<minor>`` does not allow (a regular
 container's ``restartPolicy`` before 1.35, a restart rule's ``RestartAllContainers`` action
 before 1.36, a Service's ``trafficDistribution`` ``PreferSameZone``/``PreferSameNode`` at 1.33).
@@ -39,9 +42,10 @@ before 1.37 also a projected ``podCertificate`` and a CSIDriver's
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 from samplecontroller.apiserver.cel.library import parse_quantity
 from samplecontroller.apiserver.schema import (
@@ -54,14 +58,28 @@ from samplecontroller.apiserver.schema import (
     too_long,
     too_many,
 )
+from samplecontroller.apiserver.strategies.claims import prepare_claim_spec
 from samplecontroller.apiserver.validation import dns1123_subdomain_errors, each_object, get_path
 
-__all__ = ["GATES", "drop_disabled", "gate_enabled", "gated_errors", "pod_spec_paths", "validate_recent"]
+__all__ = ["GATES", "drop_disabled", "drop_disabled_status", "gate_enabled", "gated_errors", "pod_spec_paths", "validate_recent"]
 
 Obj = dict[str, Any]
 
 # Feature gate -> the first minor version whose kube-apiserver enables it by default (None: off
-# by default through 1.37), from pkg/features/kube_features.go's versioned specs.
+# by default through 1.37), from kube's versioned feature specs. Sources (checked against kube's
+# own files; the search index holds no 1.36/1.37 pkg/features/kube_features.go, so for the
+# stages after 1.35 the website's per-gate pages of 1.36/1.37, whose ``stages`` are kube's
+# versioned specs, are the source):
+# - pkg/features/kube_features.go of 1.35 (HostnameOverride, ContainerRestartRules,
+#   ContainerStopSignals, HPAConfigurableTolerance, MutableCSINodeAllocatableCount,
+#   CrossNamespaceVolumeDataSource);
+# - the 1.37 scheduling/DRA feature file (GenericWorkload, VolumeLimitScaling, DRADerivedAttributes,
+#   VolumeAttributesClass, InPlacePodVerticalScalingSchedulerPreemption);
+# - kubernetes/website content/en/docs/reference/command-line-tools-reference/feature-gates/
+#   <Gate>.md (EnvFiles, PreferSameTrafficDistribution, CSIServiceAccountTokenSecrets,
+#   WorkloadWithJob, RestartAllContainersOnContainerExits, PodCertificateRequest and the 1.37
+#   alphas, DeploymentReplicaSetTerminatingReplicas); EvictionRequestAPI: only its alpha API
+#   (lifecycle v1alpha1) registration was found.
 GATES: dict[str, int | None] = {
     "HostnameOverride": 35,  # alpha 1.34, beta (on) 1.35
     "ContainerRestartRules": 35,  # alpha 1.34, beta (on) 1.35
@@ -70,13 +88,22 @@ GATES: dict[str, int | None] = {
     "HPAConfigurableTolerance": 35,  # alpha 1.33, beta (on) 1.35
     "PreferSameTrafficDistribution": 34,  # alpha 1.33, beta (on) 1.34, GA 1.35
     "MutableCSINodeAllocatableCount": 35,  # alpha 1.33, beta (off) 1.34, beta (on) 1.35
-    "CSIServiceAccountTokenSecrets": 35,  # beta (on) 1.35
-    "WorkloadWithJob": None,  # alpha (Job spec.scheduling)
-    "GenericWorkload": None,  # alpha (pod spec.schedulingGroup)
+    "CSIServiceAccountTokenSecrets": 35,  # beta (on) 1.35, GA 1.36
+    "WorkloadWithJob": None,  # alpha 1.36 (Job spec.scheduling)
+    "GenericWorkload": None,  # alpha 1.35, beta (off) 1.37 (pod spec.schedulingGroup)
     "EvictionRequestAPI": None,  # alpha (pod spec.evictionResponders)
     "RestartAllContainersOnContainerExits": 36,  # alpha 1.35, beta (on) 1.36 (the RestartAllContainers action)
     "PodCertificateRequest": 37,  # alpha 1.34, beta (off) 1.35, GA (on) 1.37 (projected podCertificate)
     "VolumeLimitScaling": 37,  # alpha 1.35, beta (on) 1.37 (CSIDriver preventPodSchedulingIfMissing)
+    # alpha 1.29, beta (off) 1.31, GA (on) 1.34: PersistentVolume(Claim) spec.volumeAttributesClassName
+    "VolumeAttributesClass": 34,
+    # alpha 1.37: ResourceClaim(Template) requests' derivedAttributes
+    # (pkg/registry/resource/resourceclaim strategy: dropped on create, and on update unless in use)
+    "DRADerivedAttributes": None,
+    # alpha since 1.26: a PersistentVolumeClaim dataSourceRef's namespace
+    "CrossNamespaceVolumeDataSource": None,
+    # alpha 1.33, beta (on) 1.35: Deployment and ReplicaSet status.terminatingReplicas
+    "DeploymentReplicaSetTerminatingReplicas": 35,
     # alpha (off) since 1.37:
     "AtomicWriteVolumeUserFields": None,  # volumes' defaultUser, items' and projections' user
     "EmptyDirVolumeMode": None,  # emptyDir mode
@@ -367,66 +394,122 @@ def _csi_driver(obj: Mapping[str, Any]) -> list[FieldError]:
     if isinstance(period, int) and not isinstance(period, bool) and period < _MIN_ALLOCATABLE_PERIOD:
         errors.append(invalid("spec.nodeAllocatableUpdatePeriodSeconds", period,
                               f"must be greater than or equal to {_MIN_ALLOCATABLE_PERIOD} seconds"))
-    if get_path(obj, "spec", "serviceAccountTokenInSecrets") is not None \
-            and not get_path(obj, "spec", "tokenRequests"):
-        errors.append(forbidden("spec.serviceAccountTokenInSecrets",
-                                "may only be set when tokenRequests is specified"))
+    in_secrets = get_path(obj, "spec", "serviceAccountTokenInSecrets")
+    if in_secrets is not None and not get_path(obj, "spec", "tokenRequests"):
+        errors.append(invalid("spec.serviceAccountTokenInSecrets", in_secrets,
+                              "serviceAccountTokenInSecrets is set but no tokenRequests are specified"))
     return errors
 
 
+# pkg/apis/batch/validation/validation.go: maxSuccessPolicyRule, maxManagedByLength,
+# maxJobSuccessPolicySucceededIndexesLimit, supportedPodReplacementPolicy (sorted).
 _MAX_SUCCESS_RULES = 20
 _MAX_MANAGED_BY = 63
+_MAX_SUCCEEDED_INDEXES = 64 * 1024
 _REPLACEMENT_POLICIES = ("Failed", "TerminatingOrFailed")
-_INTERVAL = re.compile(r"^(\d+)(?:-(\d+))?$")
+_GO_INT = re.compile(r"^[+-]?[0-9]+$")
+_GO_INT_MAX = 2**63 - 1
 
 
-def _indexes_error(text: str, completions: Any) -> str | None:
-    """What is wrong with a succeededIndexes value ("1,3-5,7"), if anything."""
-    last = -1
+def _go_quote(text: str) -> str:
+    """Go's ``%q`` of ``text`` (a JSON string for printable text)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _atoi(text: str) -> int | None:
+    """strconv.Atoi: an optional sign and decimal digits within int64 (None: an error)."""
+    if not _GO_INT.match(text):
+        return None
+    value = int(text)
+    return value if -_GO_INT_MAX - 1 <= value <= _GO_INT_MAX else None
+
+
+def _index_interval(part: str, completions: int) -> tuple[int, int]:
+    """parseIndexInterval: ``x`` or ``x-y`` below ``completions``; ValueError with kube's message."""
+    limits = part.split("-")
+    if len(limits) > 2:
+        raise ValueError(f"the fragment {_go_quote(part)} violates the requirement that an index interval can "
+                         "have at most two parts separated by '-'")
+    bounds: list[int] = []
+    for limit in limits:
+        value = _atoi(limit)
+        if value is None:
+            raise ValueError(f"cannot convert string to integer for index: {_go_quote(limit)}")
+        if value >= completions:
+            raise ValueError(f"too large index: {_go_quote(limit)}")
+        bounds.append(value)
+    first, last = bounds[0], bounds[-1]
+    if len(bounds) == 2 and first >= last:
+        raise ValueError(f"non-increasing order, previous: {first}, current: {last}")
+    return first, last
+
+
+def _indexes_total(text: str, completions: int) -> int:
+    """validateIndexesFormat: how many indexes ``text`` ("1,3-5,7") names; ValueError with kube's
+    message when it is not a sorted list of intervals below ``completions``."""
+    if not text:
+        return 0
+    previous: int | None = None
+    total = 0
     for part in text.split(","):
-        found = _INTERVAL.match(part)
-        if not found:
-            return f"error parsing succeededIndexes: cannot parse {part!r}"
-        first, end = int(found.group(1)), int(found.group(2) or found.group(1))
-        if end < first:
-            return f"error parsing succeededIndexes: {part}: first {first} is greater than last {end}"
-        if first <= last:
-            return "error parsing succeededIndexes: intervals are not sorted or overlap"
-        if isinstance(completions, int) and end >= completions:
-            return f"error parsing succeededIndexes: too large index: {end}"
-        last = end
-    return None
+        first, last = _index_interval(part, completions)
+        if previous is not None and previous >= first:
+            raise ValueError(f"non-increasing order, previous: {previous}, current: {first}")
+        total += last - first + 1
+        previous = last
+    return total
+
+
+def _is_int(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _success_rule(rule: Mapping[str, Any], path: str, completions: Any) -> list[FieldError]:
+    """validateSuccessPolicyRule. kube dereferences ``completions`` here (an Indexed Job without
+    completions is already refused with ``spec.completions: Required value``); without it the checks
+    against it are skipped."""
+    errors: list[FieldError] = []
+    indexes, count = rule.get("succeededIndexes"), rule.get("succeededCount")
+    if count is None and indexes is None:
+        errors.append(required(path, "at least one of succeededCount or succeededIndexes must be specified"))
+    total = 0
+    if isinstance(indexes, str):
+        if len(indexes.encode()) > _MAX_SUCCEEDED_INDEXES:
+            errors.append(too_long(f"{path}.succeededIndexes", _MAX_SUCCEEDED_INDEXES))
+        if _is_int(completions):
+            try:
+                total = _indexes_total(indexes, completions)
+            except ValueError as err:
+                errors.append(invalid(f"{path}.succeededIndexes", indexes, f"error parsing succeededIndexes: {err}"))
+    if _is_int(count):
+        if count < 0:
+            errors.append(invalid(f"{path}.succeededCount", count, "must be greater than or equal to 0"))
+        if _is_int(completions) and count > completions:
+            errors.append(invalid(f"{path}.succeededCount", count, f"must be less than or equal to {completions} "
+                                                                   "(the number of specified completions)"))
+        if indexes is not None and _is_int(completions) and count > total:
+            errors.append(invalid(f"{path}.succeededCount", count, f"must be less than or equal to {total} (the "
+                                                                   "number of indexes in the specified "
+                                                                   "succeededIndexes field)"))
+    return errors
 
 
 def _success_policy(spec: Mapping[str, Any]) -> list[FieldError]:
+    """validateJobSpec's successPolicy: only Indexed Jobs may have one; then validateSuccessPolicy."""
     policy = spec.get("successPolicy")
     if not isinstance(policy, Mapping):
         return []
+    if spec.get("completionMode", "NonIndexed") != "Indexed":
+        return [invalid("spec.successPolicy", "", "requires indexed completion mode")]
     errors: list[FieldError] = []
-    if spec.get("completionMode") != "Indexed":
-        errors.append(invalid("spec.successPolicy", "", "requires indexed completion mode"))
     rules = _list(policy.get("rules"))
     if not rules:
         errors.append(required("spec.successPolicy.rules", "at least one rules must be specified when the "
                                                            "successPolicy is specified"))
     if len(rules) > _MAX_SUCCESS_RULES:
         errors.append(too_many("spec.successPolicy.rules", len(rules), _MAX_SUCCESS_RULES))
-    completions = spec.get("completions")
     for path, rule in each_object(rules, "spec.successPolicy.rules", errors):
-        indexes, count = rule.get("succeededIndexes"), rule.get("succeededCount")
-        if indexes is None and count is None:
-            errors.append(required(path, "at least one of succeededCount or succeededIndexes must be specified"))
-        if isinstance(indexes, str):
-            problem = _indexes_error(indexes, completions)
-            if problem is not None:
-                errors.append(invalid(f"{path}.succeededIndexes", indexes, problem))
-        if isinstance(count, int) and not isinstance(count, bool):
-            if count < 0:
-                errors.append(invalid(f"{path}.succeededCount", count, "must be greater than or equal to 0"))
-            elif isinstance(completions, int) and count > completions:
-                errors.append(invalid(f"{path}.succeededCount", count,
-                                      f"must be less than or equal to {completions} (the number of specified "
-                                      "completions)"))
+        errors += _success_rule(rule, path, spec.get("completions"))
     return errors
 
 
@@ -435,6 +518,8 @@ _HTTP_PATH = re.compile(r"^[A-Za-z0-9/\-._~%!$&'()*+,;=:]+$")
 
 def _domain_prefixed_path(field: str, value: str) -> list[FieldError]:
     """apimachinery's IsDomainPrefixedPath."""
+    if not value:
+        return [required(field)]
     host, slash, path = value.partition("/")
     if not slash or not host or not path:
         return [invalid(field, value, 'must be a domain-prefixed path (such as "acme.io/foo")')]
@@ -446,18 +531,21 @@ def _domain_prefixed_path(field: str, value: str) -> list[FieldError]:
 
 
 def _job(obj: Mapping[str, Any]) -> list[FieldError]:
+    """validateJobSpec's checks of ``managedBy``, ``successPolicy`` and ``podReplacementPolicy``
+    (pkg/apis/batch/validation/validation.go), in its order."""
     spec = _dict(obj.get("spec"))
-    errors = _success_policy(spec)
+    errors: list[FieldError] = []
     managed_by = spec.get("managedBy")
     if isinstance(managed_by, str):
-        if len(managed_by) > _MAX_MANAGED_BY:
+        errors += _domain_prefixed_path("spec.managedBy", managed_by)
+        if len(managed_by.encode()) > _MAX_MANAGED_BY:
             errors.append(too_long("spec.managedBy", _MAX_MANAGED_BY))
-        else:
-            errors += _domain_prefixed_path("spec.managedBy", managed_by)
+    errors += _success_policy(spec)
     replacement = spec.get("podReplacementPolicy")
     if replacement is not None:
-        if spec.get("podFailurePolicy") is not None and replacement != "Failed":
-            errors.append(not_supported("spec.podReplacementPolicy", replacement, ["Failed"]))
+        if spec.get("podFailurePolicy") is not None:
+            if replacement != "Failed":
+                errors.append(not_supported("spec.podReplacementPolicy", replacement, ["Failed"]))
         elif replacement not in _REPLACEMENT_POLICIES:
             errors.append(not_supported("spec.podReplacementPolicy", replacement, _REPLACEMENT_POLICIES))
     return errors
@@ -578,6 +666,18 @@ def _drop_when(gate: str, minor: int, new: Any, old: Any, *keys: str) -> None:
         parent.pop(last, None)
 
 
+def _claim_requests(spec: Any) -> Iterator[Obj]:
+    """A claim spec's ``exactly`` requests and ``firstAvailable`` subrequests."""
+    for request in _list(get_path(spec, "devices", "requests")):
+        if not isinstance(request, dict):
+            continue
+        if isinstance(request.get("exactly"), dict):
+            yield request["exactly"]
+        for sub in _list(request.get("firstAvailable")):
+            if isinstance(sub, dict):
+                yield sub
+
+
 def drop_disabled(group: str, kind: str, obj: Obj, old: Obj | None, minor: int) -> None:
     """Drop, in place, the fields of ``obj`` whose feature gate is off by default in Kubernetes
     ``1.<minor>``, unless the stored ``old`` (an update's; None on create) already uses them."""
@@ -603,12 +703,35 @@ def drop_disabled(group: str, kind: str, obj: Obj, old: Obj | None, minor: int) 
                           ("CSIServiceAccountTokenSecrets", "serviceAccountTokenInSecrets"),
                           ("VolumeLimitScaling", "preventPodSchedulingIfMissing")):
             _drop_when(gate, minor, obj, old, "spec", key)
+    elif (group, kind) in (("", "PersistentVolumeClaim"), ("", "PersistentVolume")):
+        # pkg/api/persistentvolumeclaim/util.go DropDisabledFields and
+        # pkg/api/persistentvolume/util.go DropDisabledSpecFields
+        _drop_when("VolumeAttributesClass", minor, obj, old, "spec", "volumeAttributesClassName")
+        spec = obj.get("spec")
+        if kind == "PersistentVolumeClaim" and isinstance(spec, dict):
+            prepare_claim_spec(spec, _dict(old.get("spec")) if old is not None else None,
+                               lambda gate: gate_enabled(gate, minor))
+    elif (group, kind) in (("resource.k8s.io", "ResourceClaim"), ("resource.k8s.io", "ResourceClaimTemplate")):
+        keys = ("spec",) if kind == "ResourceClaim" else ("spec", "spec")
+        if not gate_enabled("DRADerivedAttributes", minor) and not any(
+                h.get("derivedAttributes") is not None for h in _claim_requests(_at(old, keys) if old else None)):
+            for holder in _claim_requests(_at(obj, keys)):
+                holder.pop("derivedAttributes", None)
     elif (group, kind) == ("", "Node"):
         _drop_when("InPlacePodVerticalScalingSchedulerPreemption", minor, obj, old, "spec", "podPreemptionPolicy")
     elif (group, kind) == ("batch", "Job"):
         _drop_when("WorkloadWithJob", minor, obj, old, "spec", "scheduling")
     elif (group, kind) == ("batch", "CronJob"):
         _drop_when("WorkloadWithJob", minor, obj, old, "spec", "jobTemplate", "spec", "scheduling")
+
+
+def drop_disabled_status(group: str, kind: str, obj: Obj, old: Obj, minor: int) -> None:
+    """Drop, in place, the status fields of ``obj`` (a status write) whose feature gate is off by
+    default in Kubernetes ``1.<minor>``, unless the stored ``old`` already has them: the status
+    strategies' PrepareForUpdate ``dropDisabledStatusFields`` (pkg/registry/apps/deployment and
+    replicaset strategy.go: ``status.terminatingReplicas``)."""
+    if (group, kind) in (("apps", "Deployment"), ("apps", "ReplicaSet")):
+        _drop_when("DeploymentReplicaSetTerminatingReplicas", minor, obj, old, "status", "terminatingReplicas")
 
 
 _SAME_DISTRIBUTIONS = ("PreferSameNode", "PreferSameZone")
