@@ -115,9 +115,8 @@ def _default_volume(volume: Obj) -> None:
         token = _dict(source, "serviceAccountToken")
         if token is not None:  # SetDefaults_ServiceAccountTokenProjection: an hour
             token.setdefault("expirationSeconds", 3600)
-        certificate = _dict(source, "podCertificate")
-        if certificate is not None:  # "If omitted, kube-apiserver will set it to 86400 (24 hours)"
-            certificate.setdefault("maxExpirationSeconds", 86400)
+        # A podCertificate's maxExpirationSeconds is not defaulted in the pod (1.37's generated
+        # defaulters have none): the kubelet puts 86400 into the PodCertificateRequests it makes.
 
 
 def default_pod_spec(spec: Any) -> None:
@@ -228,6 +227,9 @@ def _admit_pod(spec: Obj) -> None:
 def _pod(obj: Obj, creating: bool) -> None:
     spec = _dict(obj, "spec")
     if spec is not None:
+        grace = spec.get("terminationGracePeriodSeconds")
+        if isinstance(grace, int) and not isinstance(grace, bool) and grace < 0:
+            spec["terminationGracePeriodSeconds"] = 1  # SetDefaults_Pod (1.37); not a PodTemplate's
         default_pod_spec(spec)
         spec.setdefault("enableServiceLinks", True)
         for key in ("containers", "initContainers"):
