@@ -171,6 +171,7 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
      [f'{C0}.env[0].valueFrom.fileKeyRef.volumeName: Invalid value: "Cfg_1": a lowercase RFC 1123 label',
       f'{C0}.env[0].valueFrom.fileKeyRef.volumeName: Not found: "Cfg_1"']),
     ("fileKeyRef absolute path (kube checks only '..')", _env(_file(path="/etc/app.env")), []),
+    ("fileKeyRef backslashes are no separators (a Linux kube-apiserver)", _env(_file(path="..\\app.env")), []),
     ("fileKeyRef path with ..", _env(_file(path="../app.env")),
      [f"{C0}.env[0].valueFrom.fileKeyRef.path: Invalid value: \"../app.env\": must not contain '..'"]),
     ("fileKeyRef key with =", _env(_file(key="A=B")),

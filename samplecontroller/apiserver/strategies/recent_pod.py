@@ -166,8 +166,9 @@ def _text(value: Any) -> str:
 
 
 def _no_backsteps(value: str, field: str) -> list[FieldError]:
-    """validatePathNoBacksteps: no '..' element."""
-    return [invalid(field, value, "must not contain '..'")] if ".." in value.replace("\\", "/").split("/") else []
+    """validatePathNoBacksteps: no '..' element between slashes (filepath.ToSlash changes nothing
+    on the Linux kube-apiserver)."""
+    return [invalid(field, value, "must not contain '..'")] if ".." in value.split("/") else []
 
 
 def _local_non_reserved_path(value: str, field: str) -> list[FieldError]:
@@ -238,7 +239,7 @@ def _user_annotations(annotations: Any, field: str) -> list[FieldError]:
     size = 0
     for key, value in annotations.items():
         lowered = _text(key).lower()
-        size += len(_text(key)) + len(_text(value))
+        size += len(_text(key).encode()) + len(_text(value).encode())  # Go's len: bytes
         if not lowered:
             errors.append(required(field))
             continue
