@@ -510,3 +510,24 @@ def test_the_restart_all_containers_action_needs_its_gate() -> None:
         'spec.containers[0].restartPolicyRules[0].action: Unsupported value: "RestartAllContainers": '
         'supported values: "Restart"']
     assert gated_errors("", "Pod", pod, pod, 35) == [] and gated_errors("", "Pod", pod, None, 36) == []
+
+
+def test_pod_spec_and_status_aliases_are_kept_in_sync() -> None:
+    """SetDefaults_PodSpec (1.37): serviceAccount follows serviceAccountName, or fills it when it
+    alone is set, in a pod template too; SetDefaults_PodStatus (1.37): podIP and podIPs, podIP
+    winning when they differ."""
+    from samplecontroller.apiserver.strategies.defaults import apply_defaults, default_pod_spec
+
+    for given, expected in (({"serviceAccountName": "a"}, ("a", "a")), ({"serviceAccount": "old"}, ("old", "old")),
+                            ({"serviceAccountName": "a", "serviceAccount": "b"}, ("a", "a")), ({}, (None, None))):
+        spec: dict[str, Any] = {"containers": [_container()], **given}
+        default_pod_spec(spec)
+        assert (spec.get("serviceAccountName"), spec.get("serviceAccount")) == expected, given
+    for status, ip, ips in (({"podIP": "10.0.0.1"}, "10.0.0.1", [{"ip": "10.0.0.1"}]),
+                            ({"podIPs": [{"ip": "fd00::1"}, {"ip": "10.0.0.2"}]}, "fd00::1",
+                             [{"ip": "fd00::1"}, {"ip": "10.0.0.2"}]),
+                            ({"podIP": "10.0.0.3", "podIPs": [{"ip": "10.0.0.4"}]}, "10.0.0.3", [{"ip": "10.0.0.3"}])):
+        pod = _pod()
+        pod["status"] = dict(status)
+        apply_defaults("", "Pod", pod, False)
+        assert (pod["status"].get("podIP"), pod["status"].get("podIPs")) == (ip, ips), status
