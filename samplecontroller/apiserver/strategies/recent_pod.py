@@ -191,7 +191,7 @@ def _hostname_override(spec: Mapping[str, Any], field: str) -> list[FieldError]:
         errors.append(forbidden(path, "may not be specified when setHostnameAsFQDN is true"))
     if spec.get("hostNetwork") is True:
         errors.append(forbidden(path, "may not be specified when hostNetwork is true"))
-    if len(text) > _MAX_HOSTNAME_OVERRIDE:
+    if len(text.encode()) > _MAX_HOSTNAME_OVERRIDE:  # Go's len: bytes
         errors.append(too_long(path, _MAX_HOSTNAME_OVERRIDE))
     return errors + [invalid(path, text, m) for m in dns1123_subdomain_errors(text)]
 
@@ -206,7 +206,7 @@ def _signer_name(name: str, field: str) -> list[FieldError]:
                                      "'example.com/signer-name'")]
     errors: list[FieldError] = []
     domain, path = segments
-    if len(domain) > 253:
+    if len(domain.encode()) > 253:
         errors.append(too_long(field, 253))
     labels = domain.split(".")
     for label in labels:
@@ -221,7 +221,7 @@ def _signer_name(name: str, field: str) -> list[FieldError]:
         if messages:
             errors += [invalid(field, path, f"validating label {_go_quote(label)}: {m}") for m in messages]
             break
-    if len(name) > 253 + (253 + 63 + 1) + 1:
+    if len(name.encode()) > 253 + (253 + 63 + 1) + 1:
         errors.append(too_long(field, 253 + (253 + 63 + 1) + 1))
     return errors
 
