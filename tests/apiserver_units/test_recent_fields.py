@@ -531,3 +531,20 @@ def test_pod_spec_and_status_aliases_are_kept_in_sync() -> None:
         pod["status"] = dict(status)
         apply_defaults("", "Pod", pod, False)
         assert (pod["status"].get("podIP"), pod["status"].get("podIPs")) == (ip, ips), status
+
+
+def test_host_users_false_refuses_host_namespaces_and_volume_devices() -> None:
+    """validateHostUsers (1.37): with hostUsers false, hostNetwork (UserNamespacesHostNetworkSupport
+    is off at every served version), hostPID, hostIPC and volumeDevices are Forbidden, kube's paths
+    as they are; a stored spec already combining them keeps its update allowed."""
+    from samplecontroller.apiserver.strategies.recent import gated_errors
+
+    pod = _pod(hostUsers=False, hostNetwork=True, hostPID=True, hostIPC=True,
+               containers=[_container(volumeDevices=[{"name": "d", "devicePath": "/dev/xvda"}])])
+    assert [str(e) for e in gated_errors("", "Pod", pod, None, 37)] == [
+        "spec.hostNetwork: Forbidden: when `hostUsers` is false", "spec.HostPID: Forbidden: when `hostUsers` is false",
+        "spec.HostIPC: Forbidden: when `hostUsers` is false",
+        "spec.containers[0].volumeDevices: Forbidden: when `hostUsers` is false"]
+    assert [str(e) for e in gated_errors("", "Pod", pod, pod, 37)] == [
+        "spec.HostPID: Forbidden: when `hostUsers` is false", "spec.HostIPC: Forbidden: when `hostUsers` is false"]
+    assert gated_errors("", "Pod", _pod(hostUsers=True, hostPID=True), None, 37) == []

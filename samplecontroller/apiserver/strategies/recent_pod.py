@@ -91,6 +91,13 @@ class PodOptions:
     restartAllContainersActionInUse (the RestartAllContainers action; rules on a sidecar)."""
     env_files: bool = True
     """AllowEnvFilesValidation: EnvFiles, or an env var of the stored spec with a fileKeyRef."""
+    userns_host_network: bool = False
+    """AllowUserNamespacesHostNetworkSupport: UserNamespacesHostNetworkSupport (alpha, off since
+    1.35, absent before: off at every version served), or a stored spec with ``hostUsers: false``
+    and ``hostNetwork: true``."""
+    userns_volume_devices: bool = False
+    """AllowUserNamespacesWithVolumeDevices: a stored spec with ``hostUsers: false`` and a
+    container's volumeDevices."""
 
 
 def _restart_rules_in_use(spec: Any) -> bool:
@@ -121,6 +128,10 @@ def _file_key_refs_in_use(spec: Any) -> bool:
                for _, c in _containers(spec) for var in _list(c.get("env")))
 
 
+def _no_host_users(spec: Any) -> bool:
+    return _dict(spec).get("hostUsers") is False
+
+
 def pod_options(old_spec: Any, enabled: Enabled) -> PodOptions:
     """GetValidationOptionsFromPodSpecAndMeta's options for the 1.33-1.37 fields (``old_spec``:
     the stored spec of an update, None on create)."""
@@ -129,6 +140,9 @@ def pod_options(old_spec: Any, enabled: Enabled) -> PodOptions:
         restart_rules=enabled("ContainerRestartRules") or (old is not None and _restart_rules_in_use(old)),
         restart_all=enabled("RestartAllContainersOnContainerExits") or (old is not None and _restart_all_in_use(old)),
         env_files=enabled("EnvFiles") or (old is not None and _file_key_refs_in_use(old)),
+        userns_host_network=old is not None and _no_host_users(old) and old.get("hostNetwork") is True,
+        userns_volume_devices=old is not None and _no_host_users(old) and any(
+            _list(c.get("volumeDevices")) for _, c in _containers(old)),
     )
 
 
@@ -468,10 +482,29 @@ def _value_from(var: Mapping[str, Any], path: str, opts: PodOptions) -> list[Fie
     return []
 
 
+def _host_users(spec: Mapping[str, Any], field: str, opts: PodOptions) -> list[FieldError]:
+    """validateHostUsers: with ``hostUsers: false``, no host network (unless allowed), PID or IPC
+    namespace (kube's field paths ``HostPID`` and ``HostIPC``, capitalized), no volumeDevices."""
+    if not _no_host_users(spec):
+        return []
+    errors: list[FieldError] = []
+    if not opts.userns_host_network and spec.get("hostNetwork") is True:
+        errors.append(forbidden(f"{field}.hostNetwork", "when `hostUsers` is false"))
+    for key, path in (("hostPID", "HostPID"), ("hostIPC", "HostIPC")):
+        if spec.get(key) is True:
+            errors.append(forbidden(f"{field}.{path}", "when `hostUsers` is false"))
+    if not opts.userns_volume_devices:
+        for key in _CONTAINER_LISTS:
+            for i, c in enumerate(_list(spec.get(key))):
+                if _list(_dict(c).get("volumeDevices")):
+                    errors.append(forbidden(f"{field}.{key}[{i}].volumeDevices", "when `hostUsers` is false"))
+    return errors
+
+
 def pod_option_errors(spec: Any, field: str, opts: PodOptions) -> list[FieldError]:
     """The rules of the 1.33-1.37 pod-spec fields that depend on ``opts``: containers'
     restartPolicy and restartPolicyRules (an ephemeral container's are ``validate_pod_spec``'s),
-    an env var's number of sources."""
+    an env var's number of sources, ``hostUsers: false`` with host namespaces or volumeDevices."""
     if not isinstance(spec, Mapping):
         return []
     errors: list[FieldError] = []
@@ -486,7 +519,7 @@ def pod_option_errors(spec: Any, field: str, opts: PodOptions) -> list[FieldErro
                     errors += _restart_policy(c, path, opts)
                 elif c.get("restartPolicy") is not None:
                     errors.append(forbidden(f"{path}.restartPolicy", "may not be set for non-init containers"))
-    return errors
+    return errors + _host_users(spec, field, opts)
 
 
 # ------------------------------------------------------------------------------------ gates
