@@ -222,6 +222,10 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
                             "certificateChainPath": "tls.crt", "credentialBundlePath": "tls.crt"}}]}}]),
      ['spec.volumes[0].projected: Invalid value: "tls.key": conflicting duplicate paths',
       'spec.volumes[0].projected: Invalid value: "tls.crt": conflicting duplicate paths']),
+    ("podCertificate beside another volume type in one source", _pod(volumes=[{"name": "cert", "projected": {
+        "sources": [{"secret": {"name": "s"}, "podCertificate": {"signerName": "example.com/signer",
+                                                                 "keyType": "ED25519", "keyPath": "k"}}]}}]),
+     ["spec.volumes[0].projected.sources[0]: Forbidden: may not specify more than 1 volume type per source"]),
     ("podCertificate userAnnotations", _pod(volumes=[_cert(userAnnotations={"Example.com/Team": "a", "team": "b"})]),
      [f'{P0}.userAnnotations: Invalid value: "team": must be a domain-prefixed key (such as "acme.io/foo")']),
     ("podCertificate keyType", _pod(volumes=[_cert(keyType="DSA1024")]),

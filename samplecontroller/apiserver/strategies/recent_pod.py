@@ -300,10 +300,13 @@ def _pod_certificate(cert: Mapping[str, Any], path: str, written: Callable[[str]
     return errors
 
 
+_PROJECTIONS = ("secret", "configMap", "downwardAPI", "serviceAccountToken", "clusterTrustBundle", "podCertificate")
+
+
 def _projection(projected: Mapping[str, Any], field: str) -> list[FieldError]:
-    """validateProjectionSources' podCertificate rules, and the "conflicting duplicate paths" of
-    the paths the projection writes (items of secret, configMap and downwardAPI sources,
-    clusterTrustBundle and podCertificate paths, in order)."""
+    """validateProjectionSources' podCertificate rules, the "conflicting duplicate paths" of the
+    paths the projection writes (items of secret, configMap and downwardAPI sources,
+    clusterTrustBundle and podCertificate paths, in order) and one volume type per source."""
     errors: list[FieldError] = []
     seen: set[str] = set()
 
@@ -329,6 +332,8 @@ def _projection(projected: Mapping[str, Any], field: str) -> list[FieldError]:
         cert = source.get("podCertificate")
         if isinstance(cert, Mapping):
             errors += _pod_certificate(cert, f"{spath}.podCertificate", written)
+        if sum(1 for kind in _PROJECTIONS if source.get(kind) is not None) > 1:
+            errors.append(forbidden(spath, "may not specify more than 1 volume type per source"))
     return errors
 
 
