@@ -158,8 +158,15 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
      ["spec.initContainers[0].lifecycle: Forbidden: may not be set for init containers without "
       "restartPolicy=Always"]),
     ("stopSignal of an ephemeral container", _pod(ephemeralContainers=[
-        {"name": "dbg", "image": "busybox", "lifecycle": {"stopSignal": "SIGUSR1"}}]),
-     ["spec.ephemeralContainers[0].lifecycle: Forbidden: cannot be set for an Ephemeral Container"]),
+        {"name": "dbg", "image": "busybox", "lifecycle": {"stopSignal": "SIGUSR1"}, "restartPolicy": "Never",
+         "readinessProbe": {"exec": {"command": ["true"]}}}]),
+     ["spec.ephemeralContainers[0].restartPolicy: Forbidden: cannot be set for an Ephemeral Container",
+      "spec.ephemeralContainers[0].readinessProbe: Forbidden: cannot be set for an Ephemeral Container",
+      "spec.ephemeralContainers[0].lifecycle: Forbidden: cannot be set for an Ephemeral Container"]),
+    ("probes of an init container", _pod(initContainers=[
+        _container(name="init", startupProbe={"exec": {"command": ["true"]}})]),
+     ["spec.initContainers[0].startupProbe: Forbidden: may not be set for init containers without "
+      "restartPolicy=Always"]),
     # env valueFrom.fileKeyRef (1.34)
     ("fileKeyRef ok", _env(_file()), []),
     ("fileKeyRef volume not an emptyDir", _env(_file(volumeName="sec")),

@@ -349,18 +349,24 @@ def _stop_signal(signal: Any, field: str, os: Any) -> list[FieldError]:
     return []
 
 
+_PROBES = ("livenessProbe", "readinessProbe", "startupProbe")
+# validateFieldAllowList's fields of an EphemeralContainerCommon that are not allowed, in its
+# struct order, among those this module checks (the 1.34 restart fields, the lifecycle holding
+# the 1.33 stopSignal, the probes beside it).
+_NOT_EPHEMERAL = ("restartPolicy", "restartPolicyRules", *_PROBES, "lifecycle")
+
+
 def _lifecycle(key: str, c: Mapping[str, Any], path: str, os: Any) -> list[FieldError]:
     """Where kube validates a container's lifecycle (validateLifecycle: regular containers and
-    sidecars) and where it refuses one (an init container without restartPolicy Always, an
-    ephemeral container); of the lifecycle, the 1.33 ``stopSignal``."""
-    lifecycle = c.get("lifecycle")
-    if lifecycle is None:
-        return []
+    sidecars) and where it refuses one with the probes (an init container without restartPolicy
+    Always; an ephemeral container: ``validate_pod_spec``); of the lifecycle, the 1.33
+    ``stopSignal``."""
     if key == "ephemeralContainers":
-        return [forbidden(f"{path}.lifecycle", _NOT_FOR_EPHEMERAL)]
+        return []
     if key == "initContainers" and c.get("restartPolicy") != "Always":
-        return [forbidden(f"{path}.lifecycle", _NOT_FOR_INIT)]
-    signal = _dict(lifecycle).get("stopSignal")
+        return [forbidden(f"{path}.{name}", _NOT_FOR_INIT) for name in ("lifecycle", *_PROBES)
+                if c.get(name) is not None]
+    signal = _dict(c.get("lifecycle")).get("stopSignal")
     return [] if signal is None else _stop_signal(signal, f"{path}.lifecycle.stopSignal", os)
 
 
@@ -420,9 +426,9 @@ def validate_pod_spec(spec: Any, field: str) -> list[FieldError]:
                 if isinstance(ref, Mapping):
                     errors += _file_key_selector(ref, f"{epath}.valueFrom.fileKeyRef")
             errors += _lifecycle(key, c, path, os)
-            if key == "ephemeralContainers":  # validateFieldAllowList: neither is allowed
+            if key == "ephemeralContainers":  # validateFieldAllowList
                 errors += [forbidden(f"{path}.{name}", _NOT_FOR_EPHEMERAL)
-                           for name in ("restartPolicy", "restartPolicyRules") if c.get(name) is not None]
+                           for name in _NOT_EPHEMERAL if c.get(name) is not None]
     return errors + _file_key_ref_volumes(spec, field)
 
 
@@ -533,7 +539,6 @@ def pod_option_errors(spec: Any, field: str, opts: PodOptions) -> list[FieldErro
 _USER_VOLUMES = ("configMap", "secret", "downwardAPI", "projected")
 _USER_PROJECTIONS = ("serviceAccountToken", "clusterTrustBundle", "podCertificate")
 _ITEM_PROJECTIONS = ("configMap", "secret", "downwardAPI")
-_PROBES = ("livenessProbe", "readinessProbe", "startupProbe")
 
 
 def _items_users(source: Any) -> Iterator[tuple[str, Obj, str]]:
