@@ -115,15 +115,19 @@ def _default_volume(volume: Obj) -> None:
         token = _dict(source, "serviceAccountToken")
         if token is not None:  # SetDefaults_ServiceAccountTokenProjection: an hour
             token.setdefault("expirationSeconds", 3600)
-        certificate = _dict(source, "podCertificate")
-        if certificate is not None:  # "If omitted, kube-apiserver will set it to 86400 (24 hours)"
-            certificate.setdefault("maxExpirationSeconds", 86400)
+        # A podCertificate's maxExpirationSeconds is not defaulted in the pod (1.37's generated
+        # defaulters have none): the kubelet puts 86400 into the PodCertificateRequests it makes.
 
 
 def default_pod_spec(spec: Any) -> None:
     """SetDefaults_PodSpec and the container, probe, port and volume defaults under it."""
     if not isinstance(spec, dict):
         return
+    # serviceAccount is the deprecated alias of serviceAccountName, kept equal to it (1.37 does
+    # this in SetDefaults_PodSpec; conversion did before): every pod spec, templates too.
+    account = spec.get("serviceAccountName") or spec.get("serviceAccount")
+    if isinstance(account, str) and account:
+        spec["serviceAccountName"] = spec["serviceAccount"] = account
     _set_defaults(spec, restartPolicy="Always", terminationGracePeriodSeconds=30, dnsPolicy="ClusterFirst",
                   securityContext={}, schedulerName="default-scheduler")
     for key in ("containers", "initContainers", "ephemeralContainers"):
@@ -225,9 +229,23 @@ def _admit_pod(spec: Obj) -> None:
             tolerations.append(dict(wanted))
 
 
+def _pod_ips(status: Obj) -> None:
+    """SetDefaults_PodStatus (1.37; conversion did it before): podIP and podIPs kept in sync,
+    podIP authoritative when they differ."""
+    ip, ips = status.get("podIP"), status.get("podIPs")
+    first = ips[0].get("ip") if isinstance(ips, list) and ips and isinstance(ips[0], dict) else None
+    if isinstance(ip, str) and ip and (not ips or (first is not None and first != ip)):
+        status["podIPs"] = [{"ip": ip}]
+    elif not ip and isinstance(first, str) and first:
+        status["podIP"] = first
+
+
 def _pod(obj: Obj, creating: bool) -> None:
     spec = _dict(obj, "spec")
     if spec is not None:
+        grace = spec.get("terminationGracePeriodSeconds")
+        if isinstance(grace, int) and not isinstance(grace, bool) and grace < 0:
+            spec["terminationGracePeriodSeconds"] = 1  # SetDefaults_Pod (1.37); not a PodTemplate's
         default_pod_spec(spec)
         spec.setdefault("enableServiceLinks", True)
         for key in ("containers", "initContainers"):
@@ -237,6 +255,7 @@ def _pod(obj: Obj, creating: bool) -> None:
             _admit_pod(spec)
     status = _ensure(obj, "status")
     if status is not None:
+        _pod_ips(status)
         status.setdefault("phase", "Pending")
         status.setdefault("qosClass", _qos_class(spec or {}))
 

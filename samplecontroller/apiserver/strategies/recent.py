@@ -6,15 +6,9 @@ fields (pkg/apis/core/validation, pkg/apis/autoscaling/validation, pkg/apis/disc
 pkg/apis/storage/validation, pkg/apis/batch/validation), with their field paths:
 
 - a pod spec (a Pod's, or the pod template of a PodTemplate, Deployment, ReplicaSet, DaemonSet,
-  StatefulSet, ReplicationController, Job or CronJob): ``hostnameOverride`` (an RFC 1123
-  subdomain of at most 64 characters, not with ``setHostnameAsFQDN`` nor ``hostNetwork``),
-  containers' ``restartPolicy`` and ``restartPolicyRules`` (at most 20 rules, action
-  ``Restart`` or ``RestartAllContainers``, ``exitCodes`` with operator ``In``/``NotIn`` and at most 255 distinct values,
-  the container's ``restartPolicy`` set; none on ephemeral containers), ``lifecycle.stopSignal``
-  (only with ``spec.os.name``; a Linux signal, or SIGKILL/SIGTERM on Windows), an env var's
-  ``valueFrom`` (exactly one source) and its ``fileKeyRef`` (a relative ``path``, a ``key`` of
-  printable ASCII without ``=`` and at most 128 characters, ``volumeName`` naming an emptyDir
-  volume of the pod), a projected ``podCertificate``'s ``keyType``;
+  StatefulSet, ReplicationController, Job or CronJob): ``recent_pod.validate_pod_spec``
+  (``hostnameOverride``, env ``fileKeyRef``, ``lifecycle.stopSignal``, a projected
+  ``podCertificate``, an ephemeral container's restart fields);
 - HorizontalPodAutoscaler ``behavior.scaleUp/scaleDown.tolerance`` (not negative);
 - EndpointSlice ``endpoints[].hints.forNodes`` (at most 8, node names, no duplicates);
 - CSIDriver ``nodeAllocatableUpdatePeriodSeconds`` (at least 10) and
@@ -29,9 +23,10 @@ is off by default at Kubernetes ``1.<minor>`` (``GATES``), unless ``old`` (the s
 update) already uses them, as each kind's strategy does in PrepareForCreate/PrepareForUpdate
 (a claim's data sources are also prepared there: ``claims``); ``drop_disabled_status`` does the
 same for status writes (a Deployment's or ReplicaSet's ``terminatingReplicas``).
-``gated_errors`` refuses the values a gate off at ``1.<minor>`` does not allow (a regular
-container's ``restartPolicy`` before 1.35, a restart rule's ``RestartAllContainers`` action
-before 1.36, a Service's ``trafficDistribution`` ``PreferSameZone``/``PreferSameNode`` at 1.33).
+``gated_errors`` checks what depends on the gates and on ``old``: of a pod spec,
+``recent_pod.pod_option_errors`` (containers' ``restartPolicy`` and ``restartPolicyRules``, an
+env var's sources) under the options kube derives from them; a Service's
+``trafficDistribution`` ``PreferSameZone``/``PreferSameNode`` at 1.33.
 At the server's own 1.37 ``drop_disabled`` drops only the alpha fields (``lifecycle.stopSignal``,
 a Job's ``scheduling``, a pod's ``schedulingGroup`` and ``evictionResponders``, and the 1.37
 alphas: volumes' ``defaultUser`` and ``user``, emptyDir ``mode``, probes' ``grpc.mode`` and
@@ -51,7 +46,6 @@ from samplecontroller.apiserver.cel.library import parse_quantity
 from samplecontroller.apiserver.schema import (
     FieldError,
     duplicate,
-    forbidden,
     invalid,
     not_supported,
     required,
@@ -59,6 +53,12 @@ from samplecontroller.apiserver.schema import (
     too_many,
 )
 from samplecontroller.apiserver.strategies.claims import prepare_claim_spec
+from samplecontroller.apiserver.strategies.recent_pod import (
+    drop_pod_fields,
+    pod_option_errors,
+    pod_options,
+    validate_pod_spec,
+)
 from samplecontroller.apiserver.validation import dns1123_subdomain_errors, each_object, get_path
 
 __all__ = ["GATES", "drop_disabled", "drop_disabled_status", "gate_enabled", "gated_errors", "pod_spec_paths", "validate_recent"]
@@ -149,202 +149,7 @@ def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-_CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
-
-
-def _containers(spec: Any) -> Iterator[tuple[str, Any]]:
-    """(list name, container) of every container of a pod spec."""
-    for key in _CONTAINER_LISTS:
-        for c in _list(_dict(spec).get(key)):
-            if isinstance(c, dict):
-                yield key, c
-
-
 # ------------------------------------------------------------------------------------ validation
-
-_CONTAINER_RESTART_POLICIES = ("Always", "Never", "OnFailure")
-_RULE_ACTIONS = ("Restart", "RestartAllContainers")
-_KEY_TYPES = ("RSA3072", "RSA4096", "ECDSAP256", "ECDSAP384", "ECDSAP521", "ED25519")
-_MIN_CERT_SECONDS, _MAX_CERT_SECONDS = 3600, 7862400
-_EXIT_CODE_OPERATORS = ("In", "NotIn")
-_MAX_RESTART_RULES = 20
-_MAX_EXIT_CODES = 255
-_MAX_HOSTNAME_OVERRIDE = 64
-_MAX_FILE_KEY = 128
-# pkg/apis/core/validation's supported stop signals (sorted as sets.List sorts them).
-_LINUX_SIGNALS = tuple(sorted(
-    ["SIGABRT", "SIGALRM", "SIGBUS", "SIGCHLD", "SIGCLD", "SIGCONT", "SIGFPE", "SIGHUP", "SIGILL", "SIGINT",
-     "SIGIO", "SIGIOT", "SIGKILL", "SIGPIPE", "SIGPOLL", "SIGPROF", "SIGPWR", "SIGQUIT", "SIGSEGV", "SIGSTKFLT",
-     "SIGSTOP", "SIGSYS", "SIGTERM", "SIGTRAP", "SIGTSTP", "SIGTTIN", "SIGTTOU", "SIGURG", "SIGUSR1", "SIGUSR2",
-     "SIGVTALRM", "SIGWINCH", "SIGXCPU", "SIGXFSZ", "SIGRTMIN", "SIGRTMAX"]
-    + [f"SIGRTMIN+{i}" for i in range(1, 16)] + [f"SIGRTMAX-{i}" for i in range(1, 15)]))
-_WINDOWS_SIGNALS = ("SIGKILL", "SIGTERM")
-_VALUE_SOURCES = ("fieldRef", "resourceFieldRef", "configMapKeyRef", "secretKeyRef", "fileKeyRef")
-
-
-def _restart_rules(c: Mapping[str, Any], path: str) -> list[FieldError]:
-    rules = c.get("restartPolicyRules")
-    if not isinstance(rules, list) or not rules:
-        return []
-    errors: list[FieldError] = []
-    if c.get("restartPolicy") is None:
-        errors.append(required(f"{path}.restartPolicy", "must specify restartPolicy when restart rules are used"))
-    if len(rules) > _MAX_RESTART_RULES:
-        errors.append(too_many(f"{path}.restartPolicyRules", len(rules), _MAX_RESTART_RULES))
-    for rpath, rule in each_object(rules, f"{path}.restartPolicyRules", errors):
-        action = rule.get("action")
-        if not action:
-            errors.append(required(f"{rpath}.action"))
-        elif action not in _RULE_ACTIONS:
-            errors.append(not_supported(f"{rpath}.action", action, _RULE_ACTIONS))
-        codes = rule.get("exitCodes")
-        if not isinstance(codes, Mapping):
-            errors.append(required(f"{rpath}.exitCodes", "must be specified"))
-            continue
-        operator = codes.get("operator")
-        if not operator:
-            errors.append(required(f"{rpath}.exitCodes.operator"))
-        elif operator not in _EXIT_CODE_OPERATORS:
-            errors.append(not_supported(f"{rpath}.exitCodes.operator", operator, _EXIT_CODE_OPERATORS))
-        values = _list(codes.get("values"))
-        if len(values) > _MAX_EXIT_CODES:
-            errors.append(too_many(f"{rpath}.exitCodes.values", len(values), _MAX_EXIT_CODES))
-        seen: set[Any] = set()
-        for j, value in enumerate(values):
-            if value in seen:
-                errors.append(duplicate(f"{rpath}.exitCodes.values[{j}]", value))
-            seen.add(value)
-    return errors
-
-
-def _container_restart(kind: str, c: Mapping[str, Any], path: str) -> list[FieldError]:
-    policy = c.get("restartPolicy")
-    if kind == "ephemeralContainers":
-        errors = [forbidden(f"{path}.{key}", "cannot be set for an Ephemeral Container")
-                  for key in ("restartPolicy", "restartPolicyRules") if c.get(key)]
-        return errors
-    errors = []
-    if policy is not None and policy not in _CONTAINER_RESTART_POLICIES:
-        errors.append(not_supported(f"{path}.restartPolicy", policy, _CONTAINER_RESTART_POLICIES))
-    return errors + _restart_rules(c, path)
-
-
-def _stop_signal(c: Mapping[str, Any], path: str, os_name: Any) -> list[FieldError]:
-    signal = get_path(c, "lifecycle", "stopSignal")
-    if signal is None:
-        return []
-    field = f"{path}.lifecycle.stopSignal"
-    if not os_name:
-        return [forbidden(field, "may not be set for containers with empty `spec.os.name`")]
-    if os_name == "windows" and signal not in _WINDOWS_SIGNALS:
-        return [not_supported(field, signal, _WINDOWS_SIGNALS)]
-    if os_name == "linux" and signal not in _LINUX_SIGNALS:
-        return [not_supported(field, signal, _LINUX_SIGNALS)]
-    return []
-
-
-def _relative_path_errors(value: str, field: str) -> list[FieldError]:
-    """validateLocalDescendingPath: relative, no '..' element."""
-    errors: list[FieldError] = []
-    if value.startswith("/"):
-        errors.append(invalid(field, value, "must be a relative path"))
-    if ".." in value.split("/"):
-        errors.append(invalid(field, value, "must not contain '..'"))
-    return errors
-
-
-def _file_key_ref(ref: Mapping[str, Any], path: str, empty_dirs: set[str]) -> list[FieldError]:
-    errors: list[FieldError] = []
-    volume, file_path, key = ref.get("volumeName"), ref.get("path"), ref.get("key")
-    if not volume:
-        errors.append(required(f"{path}.volumeName"))
-    elif volume not in empty_dirs:
-        errors.append(invalid(f"{path}.volumeName", volume, "must reference an emptyDir volume of the pod"))
-    if not file_path:
-        errors.append(required(f"{path}.path"))
-    else:
-        errors += _relative_path_errors(str(file_path), f"{path}.path")
-    if not key:
-        errors.append(required(f"{path}.key"))
-    else:
-        text = str(key)
-        if len(text) > _MAX_FILE_KEY:
-            errors.append(too_long(f"{path}.key", _MAX_FILE_KEY))
-        if "=" in text or any(not " " <= ch <= "~" for ch in text):
-            errors.append(invalid(f"{path}.key", text, "must consist of printable ASCII characters except '='"))
-    return errors
-
-
-def _env(c: Mapping[str, Any], path: str, empty_dirs: set[str]) -> list[FieldError]:
-    errors: list[FieldError] = []
-    for epath, var in each_object(_list(c.get("env")), f"{path}.env", errors):
-        source = var.get("valueFrom")
-        if not isinstance(source, Mapping):
-            continue
-        given = [key for key in _VALUE_SOURCES if source.get(key) is not None]
-        if not given:
-            errors.append(invalid(f"{epath}.valueFrom", "", "must specify one of: `fieldRef`, `resourceFieldRef`, "
-                                                              "`configMapKeyRef`, `secretKeyRef` or `fileKeyRef`"))
-        elif len(given) > 1:
-            errors.append(invalid(f"{epath}.valueFrom", "", "may not have more than one field specified at a time"))
-        ref = source.get("fileKeyRef")
-        if isinstance(ref, Mapping):
-            errors += _file_key_ref(ref, f"{epath}.valueFrom.fileKeyRef", empty_dirs)
-    return errors
-
-
-def _hostname_override(spec: Mapping[str, Any], field: str) -> list[FieldError]:
-    value = spec.get("hostnameOverride")
-    if value is None:
-        return []
-    text = str(value)
-    errors = [invalid(f"{field}.hostnameOverride", text, m) for m in dns1123_subdomain_errors(text)]
-    if len(text) > _MAX_HOSTNAME_OVERRIDE:
-        errors.append(too_long(f"{field}.hostnameOverride", _MAX_HOSTNAME_OVERRIDE))
-    if spec.get("setHostnameAsFQDN") is True:
-        errors.append(invalid(f"{field}.setHostnameAsFQDN", True, "may not be set to true when hostnameOverride is set"))
-    if spec.get("hostNetwork") is True:
-        errors.append(invalid(f"{field}.hostNetwork", True, "may not be set to true when hostnameOverride is set"))
-    return errors
-
-
-def _pod_certificates(spec: Mapping[str, Any], field: str) -> list[FieldError]:
-    """A projected ``podCertificate``'s ``keyType`` (the values its API documentation lists) and
-    ``maxExpirationSeconds`` (3600 to 7862400: "kube-apiserver will reject values shorter than 3600
-    ... The maximum allowable value is 7862400", its API documentation)."""
-    errors: list[FieldError] = []
-    shapes: list[FieldError] = []  # a non-object entry is the schema's error, reported there
-    for vpath, volume in each_object(_list(spec.get("volumes")), f"{field}.volumes", shapes):
-        sources = _list(get_path(volume, "projected", "sources"))
-        for spath, source in each_object(sources, f"{vpath}.projected.sources", shapes):
-            key_type = get_path(source, "podCertificate", "keyType")
-            if key_type and key_type not in _KEY_TYPES:
-                errors.append(not_supported(f"{spath}.podCertificate.keyType", key_type, _KEY_TYPES))
-            seconds = get_path(source, "podCertificate", "maxExpirationSeconds")
-            if isinstance(seconds, int) and not isinstance(seconds, bool):
-                if seconds < _MIN_CERT_SECONDS:
-                    errors.append(invalid(f"{spath}.podCertificate.maxExpirationSeconds", seconds,
-                                          f"if provided, maxExpirationSeconds must be >= {_MIN_CERT_SECONDS}"))
-                elif seconds > _MAX_CERT_SECONDS:
-                    errors.append(invalid(f"{spath}.podCertificate.maxExpirationSeconds", seconds,
-                                          f"if provided, maxExpirationSeconds must be <= {_MAX_CERT_SECONDS}"))
-    return errors
-
-
-def validate_pod_spec(spec: Any, field: str) -> list[FieldError]:
-    """The 1.33-1.37 fields of a pod spec at ``field``."""
-    if not isinstance(spec, Mapping):
-        return []
-    errors = _hostname_override(spec, field) + _pod_certificates(spec, field)
-    os_name = get_path(spec, "os", "name")
-    empty_dirs = {str(v.get("name")) for v in _list(spec.get("volumes"))
-                  if isinstance(v, Mapping) and isinstance(v.get("emptyDir"), Mapping)}
-    for key in _CONTAINER_LISTS:
-        for path, c in each_object(_list(spec.get(key)), f"{field}.{key}", errors):
-            errors += _container_restart(key, c, path)
-            errors += _stop_signal(c, path, os_name)
-            errors += _env(c, path, empty_dirs)
-    return errors
 
 
 def _hpa(obj: Mapping[str, Any]) -> list[FieldError]:
@@ -579,85 +384,6 @@ def validate_recent(group: str, kind: str, obj: Mapping[str, Any]) -> list[Field
 # ------------------------------------------------------------------------------------ gates
 
 
-_USER_VOLUMES = ("configMap", "secret", "downwardAPI", "projected")
-_USER_PROJECTIONS = ("serviceAccountToken", "clusterTrustBundle", "podCertificate")
-_ITEM_PROJECTIONS = ("configMap", "secret", "downwardAPI")
-_PROBES = ("livenessProbe", "readinessProbe", "startupProbe")
-
-
-def _items_users(source: Any) -> Iterator[tuple[str, Obj, str]]:
-    for item in _list(_dict(source).get("items")):
-        if isinstance(item, dict):
-            yield "AtomicWriteVolumeUserFields", item, "user"
-
-
-def _gated_leaves(spec: Any) -> Iterator[tuple[str, Obj, str]]:
-    """(gate, holder, key) of every place in a pod spec a field of a gate added in 1.34-1.37 can
-    be: ``holder[key]``, whether set or not."""
-    for volume in _list(_dict(spec).get("volumes")):
-        if not isinstance(volume, dict):
-            continue
-        if isinstance(volume.get("emptyDir"), dict):
-            yield "EmptyDirVolumeMode", volume["emptyDir"], "mode"
-        for kind in _USER_VOLUMES:
-            source = volume.get(kind)
-            if not isinstance(source, dict):
-                continue
-            yield "AtomicWriteVolumeUserFields", source, "defaultUser"
-            yield from _items_users(source)
-            for projection in _list(source.get("sources")) if kind == "projected" else []:
-                if not isinstance(projection, dict):
-                    continue
-                yield "PodCertificateRequest", projection, "podCertificate"
-                for name in _USER_PROJECTIONS:
-                    if isinstance(projection.get(name), dict):
-                        yield "AtomicWriteVolumeUserFields", projection[name], "user"
-                for name in _ITEM_PROJECTIONS:
-                    yield from _items_users(projection.get(name))
-    for _key, c in _containers(spec):
-        for mount in _list(c.get("volumeMounts")):
-            if isinstance(mount, dict):
-                yield "VolumeBindMountOptions", mount, "bindMountOptions"
-        for probe in (c.get(p) for p in _PROBES):  # the gates' documentation names probes only
-            if not isinstance(probe, dict):
-                continue
-            if isinstance(probe.get("grpc"), dict):
-                yield "GRPCContainerProbeTLS", probe["grpc"], "mode"
-            if isinstance(probe.get("httpGet"), dict):
-                yield "H2CContainerProbe", probe["httpGet"], "protocol"
-
-
-def _pod_spec_drops(spec: Obj, old: Any, minor: int) -> None:
-    """dropDisabledFields (pkg/api/pod/util.go) of the 1.33-1.37 pod spec fields."""
-    old_spec = _dict(old)
-    in_use = {gate for gate, holder, key in _gated_leaves(old_spec) if holder.get(key) is not None}
-    for gate, holder, key in list(_gated_leaves(spec)):
-        if not gate_enabled(gate, minor) and gate not in in_use:
-            holder.pop(key, None)
-    old_containers = list(_containers(old_spec))
-    if not gate_enabled("HostnameOverride", minor) and old_spec.get("hostnameOverride") is None:
-        spec.pop("hostnameOverride", None)
-    if not gate_enabled("GenericWorkload", minor) and old_spec.get("schedulingGroup") is None:
-        spec.pop("schedulingGroup", None)
-    if not gate_enabled("EvictionRequestAPI", minor) and old_spec.get("evictionResponders") is None:
-        spec.pop("evictionResponders", None)
-    rules_in_use = any(c.get("restartPolicyRules") for _, c in old_containers)
-    stop_in_use = any(get_path(c, "lifecycle", "stopSignal") is not None for _, c in old_containers)
-    files_in_use = any(get_path(v, "valueFrom", "fileKeyRef") is not None
-                       for _, c in old_containers for v in _list(c.get("env")))
-    for _key, c in _containers(spec):
-        if not gate_enabled("ContainerRestartRules", minor) and not rules_in_use:
-            c.pop("restartPolicyRules", None)
-        lifecycle = c.get("lifecycle")
-        if isinstance(lifecycle, dict) and not gate_enabled("ContainerStopSignals", minor) and not stop_in_use:
-            lifecycle.pop("stopSignal", None)
-        if not gate_enabled("EnvFiles", minor) and not files_in_use:
-            for var in _list(c.get("env")):
-                source = var.get("valueFrom") if isinstance(var, dict) else None
-                if isinstance(source, dict):
-                    source.pop("fileKeyRef", None)
-
-
 def _drop_when(gate: str, minor: int, new: Any, old: Any, *keys: str) -> None:
     """Remove ``new``'s ``keys`` path when ``gate`` is off and ``old`` does not set it."""
     *parents, last = keys
@@ -685,7 +411,7 @@ def drop_disabled(group: str, kind: str, obj: Obj, old: Obj | None, minor: int) 
     if keys is not None:
         spec = _at(obj, keys)
         if isinstance(spec, dict):
-            _pod_spec_drops(spec, _at(old, keys) if old is not None else None, minor)
+            drop_pod_fields(spec, _at(old, keys) if old is not None else None, lambda gate: gate_enabled(gate, minor))
     if (group, kind) == ("autoscaling", "HorizontalPodAutoscaler"):
         in_use = any(get_path(old, "spec", "behavior", d, "tolerance") is not None for d in ("scaleUp", "scaleDown"))
         if not in_use:
@@ -737,52 +463,17 @@ def drop_disabled_status(group: str, kind: str, obj: Obj, old: Obj, minor: int) 
 _SAME_DISTRIBUTIONS = ("PreferSameNode", "PreferSameZone")
 
 
-def _restart_all_in_use(spec: Any) -> bool:
-    """restartAllContainersActionInUse (pkg/api/pod/util.go): a rule with the RestartAllContainers
-    action on a regular or init container, or any rule on a sidecar (an init container with
-    restartPolicy Always)."""
-    for key, c in _containers(spec):
-        if key == "ephemeralContainers":
-            continue
-        rules = _list(c.get("restartPolicyRules"))
-        if any(_dict(rule).get("action") == "RestartAllContainers" for rule in rules):
-            return True
-        if key == "initContainers" and c.get("restartPolicy") == "Always" and rules:
-            return True
-    return False
-
-
-def _restart_all_errors(spec: Any, field: str) -> list[FieldError]:
-    """A rule's RestartAllContainers action while its gate is off: only Restart is supported."""
-    errors: list[FieldError] = []
-    shapes: list[FieldError] = []  # a non-object entry is reported by validate_pod_spec
-    for key in ("initContainers", "containers"):
-        for path, c in each_object(_list(_dict(spec).get(key)), f"{field}.{key}", shapes):
-            for rpath, rule in each_object(_list(c.get("restartPolicyRules")), f"{path}.restartPolicyRules", shapes):
-                if rule.get("action") == "RestartAllContainers":
-                    errors.append(not_supported(f"{rpath}.action", "RestartAllContainers", ["Restart"]))
-    return errors
-
-
 def gated_errors(group: str, kind: str, obj: Mapping[str, Any], old: Mapping[str, Any] | None,
                  minor: int) -> list[FieldError]:
-    """The values validation refuses while their feature gate is off at Kubernetes ``1.<minor>``
-    and ``old`` (an update's stored object) does not use them: a regular container's
-    ``restartPolicy`` before 1.35, a restart rule's ``RestartAllContainers`` action before 1.36, a
-    Service's ``trafficDistribution`` ``PreferSameZone``/``PreferSameNode`` before 1.34."""
+    """The rules that depend on the feature gates at Kubernetes ``1.<minor>`` and on ``old`` (an
+    update's stored object): of a pod spec, the rules of ``recent_pod.pod_option_errors`` under the
+    options of ``recent_pod.pod_options`` (containers' ``restartPolicy`` and restart rules, an env
+    var's sources); a Service's ``trafficDistribution`` ``PreferSameZone``/``PreferSameNode``
+    before 1.34."""
     keys = pod_spec_paths(group, kind)
     if keys is not None:
-        old_spec = _at(old, keys) if old is not None else None
-        errors: list[FieldError] = []
-        if not gate_enabled("ContainerRestartRules", minor) and not any(
-                c.get("restartPolicy") is not None for lst, c in _containers(old_spec) if lst == "containers"):
-            for path, c in each_object(_list(_dict(_at(obj, keys)).get("containers")), ".".join(keys) + ".containers",
-                                       errors):
-                if c.get("restartPolicy") is not None:
-                    errors.append(forbidden(f"{path}.restartPolicy", "may not be set for non-init containers"))
-        if not gate_enabled("RestartAllContainersOnContainerExits", minor) and not _restart_all_in_use(old_spec):
-            errors += _restart_all_errors(_at(obj, keys), ".".join(keys))
-        return errors
+        opts = pod_options(_at(old, keys) if old is not None else None, lambda gate: gate_enabled(gate, minor))
+        return pod_option_errors(_at(obj, keys), ".".join(keys), opts)
     if (group, kind) != ("", "Service") or gate_enabled("PreferSameTrafficDistribution", minor):
         return []
     value = get_path(obj, "spec", "trafficDistribution")
