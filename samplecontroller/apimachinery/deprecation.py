@@ -17,10 +17,17 @@ __all__ = ["alias"]
 def alias(module: str, namespace: Mapping[str, Any], deprecated: Mapping[str, tuple[str, str]], name: str) -> Any:
     """``namespace[new]`` for a deprecated ``name`` (``deprecated``: old -> (new, the release that removes
     it)), with a ``DeprecationWarning`` naming the new name; else ``AttributeError`` as for any
-    missing module attribute."""
+    missing module attribute.
+
+    A new name ``module`` only imports (a built-in type: ``EnvVar`` for 0.1.0's
+    ``...ContainersItemEnvItem``) is named with the module that defines it, the one to import it from
+    (``module`` does not export it: mypy --strict refuses importing it from there)."""
     if name in deprecated:
         new, until = deprecated[name]
-        warnings.warn(f"{module}.{name} is deprecated and goes in samplecontroller {until}: use {new}",
+        value = namespace[new]
+        where = getattr(value, "__module__", None) if isinstance(value, type) else None
+        target = new if where in (None, module) else f"{where}.{value.__qualname__}"
+        warnings.warn(f"{module}.{name} is deprecated and goes in samplecontroller {until}: use {target}",
                       DeprecationWarning, stacklevel=3)
-        return namespace[new]
+        return value
     raise AttributeError(f"module {module!r} has no attribute {name!r}")

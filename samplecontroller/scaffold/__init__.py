@@ -1195,6 +1195,77 @@ def _write_manifests(root: Path) -> bool:
     return True
 
 
+ROLE_FILE = "config/rbac/role.yaml"
+
+
+def _grants(text: str) -> set[tuple[str, str, str, str, str]]:
+    """What the roles of a role file grant, one ``(namespace, apiGroup, resource or URL, resourceName,
+    verb)`` per permission ("" for none; a role file that does not parse grants nothing)."""
+    try:
+        docs = list(yaml.safe_load_all(text))
+    except yaml.YAMLError:
+        return set()
+    out: set[tuple[str, str, str, str, str]] = set()
+    for doc in docs:
+        if not isinstance(doc, dict) or doc.get("kind") not in ("ClusterRole", "Role"):
+            continue
+        namespace = str((doc.get("metadata") or {}).get("namespace") or "")
+        for rule in doc.get("rules") or ():
+            if not isinstance(rule, dict):
+                continue
+            verbs = [str(v) for v in rule.get("verbs") or ()]
+            out.update((namespace, "", f"url:{url}", "", verb) for url in rule.get("nonResourceURLs") or ()
+                       for verb in verbs)
+            out.update((namespace, str(group), str(resource), str(name), verb)
+                       for group in rule.get("apiGroups") or () for resource in rule.get("resources") or ()
+                       for name in rule.get("resourceNames") or ("",) for verb in verbs)
+    return out
+
+
+def lost_grants(before: str, after: str) -> list[str]:
+    """The ``rbac.rule(...)`` declarations that would grant again what the role file ``before`` granted and
+    ``after`` does not (a wildcard or a rule without resource names in ``after`` covers one)."""
+    now = _grants(after)
+
+    def covered(grant: tuple[str, str, str, str, str]) -> bool:
+        return any(all(h == w or h == "*" or (i == 3 and h == "") for i, (h, w) in enumerate(zip(held, grant, strict=True)))
+                   for held in now)
+
+    lost: dict[tuple[str, str, str, str], list[str]] = {}
+    for namespace, group, resource, name, verb in sorted(_grants(before)):
+        if not covered((namespace, group, resource, name, verb)):
+            lost.setdefault((namespace, group, resource, name), []).append(verb)
+    rules = []
+    for (namespace, group, resource, name), verbs in lost.items():
+        what = (f'urls="{resource[4:]}"' if resource.startswith("url:")
+                else f'groups="{group or "core"}", resources="{resource}"')
+        extra = (f', resource_names="{name}"' if name else "") + (f', namespace="{namespace}"' if namespace else "")
+        rules.append(f'rbac.rule({what}, verbs="{";".join(verbs)}"{extra})')
+    return rules
+
+
+UPGRADED_RBAC = "upgraded_rbac.py"
+
+
+def _keep_grants(root: Path, before: Project, rules: list[str]) -> str:
+    """Write ``<package>/upgraded_rbac.py`` declaring ``rules`` (what the role of the release that made the
+    project granted and the code does not declare; ``make manifests`` imports every module of the
+    package); its path relative to ``root``."""
+    rel = f"{before.package}/{UPGRADED_RBAC}"
+    path = root / rel
+    if path.exists():
+        raise ScaffoldError(f"{rel} exists: declare its rules beside the code that needs them and delete it, "
+                            "then run make manifests")
+    path.write_text(
+        f'"""Permissions the role of samplecontroller {before.toolkit.version} granted ({ROLE_FILE}, written from '
+        "PROJECT) that\nthis project's code does not declare. Written by `samplecontroller upgrade`: `make "
+        "manifests` writes the\nrole from the code's rbac.rule declarations and what the Manager shows. Move each "
+        'beside the code\nthat makes the requests, then delete this file."""\n\n'
+        "from __future__ import annotations\n\nfrom samplecontroller.runtime import rbac\n\n"
+        + "".join(f"{rule}\n" for rule in rules))
+    return rel
+
+
 def main(argv: Sequence[str] | None = None, *, cwd: Path | None = None) -> int:
     """The command line: 0 done, 1 a user mistake (one line), 2 a bad command line."""
     args = parse_args(argv)
@@ -1214,6 +1285,8 @@ def main(argv: Sequence[str] | None = None, *, cwd: Path | None = None) -> int:
                   f"; then make test, make run")
         elif args.command == "upgrade":
             before = Project.load(root)
+            role = root / ROLE_FILE
+            old_role = role.read_text() if role.is_file() else ""
             try:
                 changed = upgrade(root)
             except UpgradeConflict as err:
@@ -1230,6 +1303,22 @@ def main(argv: Sequence[str] | None = None, *, cwd: Path | None = None) -> int:
                       "hack/update_codegen.py are merged into the new scaffold's.")
                 if not _write_manifests(root):
                     return 1
+                lost = lost_grants(old_role, role.read_text() if role.is_file() else "")
+                if lost:  # the role came from PROJECT before layout v2, from the code now: keep what it granted
+                    kept = _keep_grants(root, before, lost)
+                    if not _write_manifests(root):
+                        return 1
+                    still = lost_grants(old_role, role.read_text() if role.is_file() else "")
+                    if still:
+                        print(f"{PROG}: error: upgraded, but {ROLE_FILE} no longer grants what the role of "
+                              f"samplecontroller {before.toolkit.version} did, and {kept} did not bring it back: add, "
+                              "beside the code that makes these requests (from samplecontroller.runtime import "
+                              "rbac):\n" + "".join(f"    {rule}\n" for rule in still)
+                              + "then make manifests and make test", file=sys.stderr)
+                        return 1
+                    print(f"Kept what {ROLE_FILE} granted and your code does not declare (make manifests writes "
+                          f"the role from the code now) in {kept}:\n" + "".join(f"    {rule}\n" for rule in lost)
+                          + "Move each beside the code that makes the requests.")
                 print("Next: make test (the CHANGELOG says what else changed)")
         elif args.thing == "webhook":
             r = create_webhook(root, group=args.group, version=args.version, kind=args.kind,

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from samplecontroller.apimachinery import deprecation
 from samplecontroller.codegen import compat
 from samplecontroller.kubernetes.apis.batch.v1 import JobTemplateSpec
 from samplecontroller.kubernetes.apis.core.v1 import ObjectReference
@@ -25,9 +26,10 @@ def test_the_old_name_imports_warns_and_is_the_new_type(tmp_path: Path) -> None:
     assert code == 0
     module = load(models)
     with pytest.warns(DeprecationWarning, match=r"CronJobStatusActiveItem is deprecated and goes in samplecontroller "
-                                                r"0\.3\.0: use ObjectReference"):
+                                                r"0\.3\.0: use samplecontroller\.kubernetes\.apis\.core\.v1\."
+                                                r"ObjectReference"):
         assert module.CronJobStatusActiveItem is ObjectReference
-    with pytest.warns(DeprecationWarning, match="use JobTemplateSpec"):
+    with pytest.warns(DeprecationWarning, match=r"use samplecontroller\.kubernetes\.apis\.batch\.v1\.JobTemplateSpec"):
         assert module.CronJobSpecJobTemplate is JobTemplateSpec
     with pytest.raises(AttributeError, match="has no attribute 'CronJobStatusNothing'"):
         _ = module.CronJobStatusNothing
@@ -45,6 +47,29 @@ def test_the_old_name_imports_warns_and_is_the_new_type(tmp_path: Path) -> None:
                              cwd=tmp_path, env={"MYPYPATH": f"{ROOT}:{tmp_path}", "PATH": ""},
                              capture_output=True, text=True, timeout=300, check=False)
     assert 'Incompatible types in assignment (expression has type "str | UnsetType"' in checked.stdout, checked.stdout
+
+
+class _Renamed:
+    """A generated class the module defines itself (a rename within the module)."""
+
+
+_Renamed.__module__ = "myop.generated.apis.batch.v1"
+
+
+def test_the_warning_says_where_the_new_name_is() -> None:
+    """A built-in type is imported into the generated module, not exported by it (mypy --strict refuses
+    ``from myop.generated.apis.batch.v1 import EnvVar``): the warning names the module to import it
+    from. A class the generated module defines itself is named as it is."""
+    module = "myop.generated.apis.batch.v1"
+    namespace = {"ObjectReference": ObjectReference, "Renamed": _Renamed}
+    table = {"CronJobStatusActiveItem": ("ObjectReference", "0.3.0"), "Old": ("Renamed", "0.3.0")}
+    with pytest.warns(DeprecationWarning) as caught:
+        assert deprecation.alias(module, namespace, table, "CronJobStatusActiveItem") is ObjectReference
+        assert deprecation.alias(module, namespace, table, "Old") is _Renamed
+    assert [str(w.message) for w in caught] == [
+        f"{module}.CronJobStatusActiveItem is deprecated and goes in samplecontroller 0.3.0: use "
+        "samplecontroller.kubernetes.apis.core.v1.ObjectReference",
+        f"{module}.Old is deprecated and goes in samplecontroller 0.3.0: use Renamed"]
 
 
 def test_a_rule_past_its_release_generates_no_alias() -> None:

@@ -382,7 +382,7 @@ def test_every_name_a_release_generated_still_imports(corpus: Path, release: str
     argo = module("argo-workflows", "argoproj", "v1alpha1")
     from samplecontroller.kubernetes.apis.core.v1 import EnvVar, EnvVarSource
 
-    with pytest.warns(DeprecationWarning, match="use EnvVar"):
+    with pytest.warns(DeprecationWarning, match=r"use samplecontroller\.kubernetes\.apis\.core\.v1\.EnvVar$"):
         assert argo.ClusterWorkflowTemplateSpecTemplateDefaultsContainerEnvItem is EnvVar
-    with pytest.warns(DeprecationWarning, match="use EnvVarSource"):
+    with pytest.warns(DeprecationWarning, match=r"use samplecontroller\.kubernetes\.apis\.core\.v1\.EnvVarSource$"):
         assert argo.ClusterWorkflowTemplateSpecTemplateDefaultsContainerEnvItemValueFrom is EnvVarSource

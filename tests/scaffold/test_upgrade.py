@@ -5,9 +5,11 @@ cheap; the upgraded project's own ``make test`` and ``make run`` are tests/scaff
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -87,6 +89,77 @@ def test_upgrade_moves_the_project_and_keeps_the_users_code(old_project: Path, t
     assert upgrade(old_project, Toolkit("wheel", str(wheel), __version__)) == []
     assert main(["create", "api", "--group", "ops", "--version", "v1", "--kind", "Vault"], cwd=old_project) == 0
     capsys.readouterr()
+
+
+def test_upgrade_keeps_the_permissions_the_code_does_not_declare(
+        old_project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """0.1.0 wrote config/rbac/role.yaml from PROJECT (the status patch of each kind); upgrade's ``make
+    manifests`` writes it from the code, and 0.1.0's controllers declare no ``rbac.rule``: the patch of
+    ``backups/status`` the controller makes was gone from the role (403s in a cluster while make test
+    passes). Upgrade declares what the code does not in ``<package>/upgraded_rbac.py`` and says so."""
+    wheel = tmp_path / "dist" / f"samplecontroller-{__version__}-py3-none-any.whl"
+    wheel.parent.mkdir()
+    wheel.write_bytes(b"this release's wheel")
+    monkeypatch.setattr(scaffold_mod, "current", lambda: Toolkit("wheel", str(wheel), __version__))
+    # the project's make runs in this environment (VENV overrides the Makefile's; its install stamp is
+    # newer than the pyproject.toml upgrade rewrites and names the project, so nothing is installed)
+    venv = tmp_path / "env"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
+    (venv / "bin" / "python").chmod(0o755)
+    stamp = venv / ".backupop-installed"
+    stamp.write_text(f"{old_project}\n")
+    os.utime(stamp, (time.time() + 3600, time.time() + 3600))
+    monkeypatch.setenv("VENV", str(venv))
+    before = listing(old_project)
+    assert main(["upgrade"], cwd=old_project) == 0
+    out = capsys.readouterr().out
+    rule = 'rbac.rule(groups="ops.example.com", resources="backups/status", verbs="patch")'
+    assert f"does not declare (make manifests writes the role from the code now) in backupop/upgraded_rbac.py:\n" \
+           f"    {rule}\nMove each beside" in out, out
+    assert "events" not in out and '"backups", verbs' not in out  # still granted: the Manager shows them
+    kept = (old_project / "backupop" / "upgraded_rbac.py").read_text()
+    assert kept.endswith(f"from samplecontroller.runtime import rbac\n\n{rule}\n") and "0.1.0" in kept
+    role = (old_project / "config" / "rbac" / "role.yaml").read_text()
+    assert "# backupop.upgraded_rbac" in role and scaffold_mod.lost_grants(before["config/rbac/role.yaml"], role) == []
+    assert all(listing(old_project)[rel] == before[rel] for rel in USER_CODE)
+
+
+def test_lost_grants_names_what_the_new_role_does_not_cover() -> None:
+    before = """kind: ClusterRole
+rules:
+  - apiGroups: ["ops.example.com"]
+    resources: ["backups", "backups/status"]
+    verbs: ["get", "patch"]
+  - apiGroups: [""]
+    resources: ["secrets"]
+    resourceNames: ["token"]
+    verbs: ["get"]
+  - nonResourceURLs: ["/metrics"]
+    verbs: ["get"]
+---
+kind: Role
+metadata: {namespace: ops}
+rules:
+  - apiGroups: ["coordination.k8s.io"]
+    resources: ["leases"]
+    verbs: ["get", "update"]
+"""
+    after = """kind: ClusterRole
+rules:
+  - apiGroups: ["ops.example.com"]
+    resources: ["*"]
+    verbs: ["get"]
+  - apiGroups: [""]
+    resources: ["secrets"]
+    verbs: ["get"]
+"""
+    assert scaffold_mod.lost_grants(before, after) == [
+        'rbac.rule(urls="/metrics", verbs="get")',
+        'rbac.rule(groups="ops.example.com", resources="backups", verbs="patch")',
+        'rbac.rule(groups="ops.example.com", resources="backups/status", verbs="patch")',
+        'rbac.rule(groups="coordination.k8s.io", resources="leases", verbs="get;update", namespace="ops")']
+    assert scaffold_mod.lost_grants(before, before) == [] and scaffold_mod.lost_grants("", after) == []
 
 
 def test_create_webhook_stops_when_the_webhooks_would_not_be_served(tmp_path: Path,
