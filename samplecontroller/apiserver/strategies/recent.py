@@ -31,8 +31,12 @@ At the server's own 1.37 ``drop_disabled`` drops only the alpha fields (``lifecy
 a Job's ``scheduling``, a pod's ``schedulingGroup`` and ``evictionResponders``, and the 1.37
 alphas: volumes' ``defaultUser`` and ``user``, emptyDir ``mode``, probes' ``grpc.mode`` and
 ``httpGet.protocol``, volume mounts' ``bindMountOptions``, a Node's ``podPreemptionPolicy``);
-before 1.37 also a projected ``podCertificate`` and a CSIDriver's
-``preventPodSchedulingIfMissing``.
+before 1.37 also a projected ``podCertificate`` and ``clusterTrustBundle`` and a CSIDriver's
+``preventPodSchedulingIfMissing``; before 1.36 a Pod's status ``resources``,
+``allocatedResources``, ``extendedResourceClaimStatus`` and containers'
+``allocatedResourcesStatus``; before 1.35 ``image`` volumes (with their mounts); before 1.34 a
+pod spec's ``resources``, ``resourceClaims`` and containers' ``resources.claims``, a Pod's
+status ``resourceClaimStatuses`` and ``observedGeneration`` (its conditions' too).
 """
 
 from __future__ import annotations
@@ -55,6 +59,7 @@ from samplecontroller.apiserver.schema import (
 from samplecontroller.apiserver.strategies.claims import prepare_claim_spec
 from samplecontroller.apiserver.strategies.recent_pod import (
     drop_pod_fields,
+    drop_pod_status_fields,
     pod_option_errors,
     pod_options,
     validate_pod_spec,
@@ -111,6 +116,18 @@ GATES: dict[str, int | None] = {
     "H2CContainerProbe": None,  # httpGet protocol
     "VolumeBindMountOptions": None,  # volumeMounts' bindMountOptions
     "InPlacePodVerticalScalingSchedulerPreemption": None,  # Node spec.podPreemptionPolicy
+    # The pod's gates whose default changed between 1.33 and 1.37, from the versioned specs of
+    # the 1.37 pkg/features/kube_features.go vendored in kubernetes-sigs/provider-aws-test-infra
+    # d4b7e697901a480895de8d2b0a83f4a887045038 (line of each gate's entry); their drops are
+    # pkg/api/pod/util.go's (1.35: ``recent_pod.drop_pod_fields``, ``drop_pod_status_fields``):
+    "DynamicResourceAllocation": 34,  # line 1579: beta (off) 1.32, GA (on) 1.34
+    "PodLevelResources": 34,  # line 1965: alpha 1.32, beta (on) 1.34
+    "ImageVolume": 35,  # line 1682: beta (off) 1.33, beta (on) 1.35, GA 1.36
+    "ClusterTrustBundleProjection": 37,  # line 1423: beta (off) 1.33, GA (on) 1.37
+    "PodObservedGenerationTracking": 34,  # line 1982: alpha 1.33, beta (on) 1.34, GA 1.35
+    "InPlacePodLevelResourcesVerticalScaling": 36,  # line 1693: alpha 1.35, beta (on) 1.36
+    "DRAExtendedResource": 36,  # line 1487: alpha 1.34, beta (on) 1.36, GA 1.37
+    "ResourceHealthStatus": 36,  # line 2068: alpha 1.31, beta (on) 1.36
 }
 
 
@@ -412,6 +429,8 @@ def drop_disabled(group: str, kind: str, obj: Obj, old: Obj | None, minor: int) 
         spec = _at(obj, keys)
         if isinstance(spec, dict):
             drop_pod_fields(spec, _at(old, keys) if old is not None else None, lambda gate: gate_enabled(gate, minor))
+    if (group, kind) == ("", "Pod"):  # DropDisabledPodFields: the status too
+        drop_disabled_status(group, kind, obj, old, minor)
     if (group, kind) == ("autoscaling", "HorizontalPodAutoscaler"):
         in_use = any(get_path(old, "spec", "behavior", d, "tolerance") is not None for d in ("scaleUp", "scaleDown"))
         if not in_use:
@@ -451,12 +470,18 @@ def drop_disabled(group: str, kind: str, obj: Obj, old: Obj | None, minor: int) 
         _drop_when("WorkloadWithJob", minor, obj, old, "spec", "jobTemplate", "spec", "scheduling")
 
 
-def drop_disabled_status(group: str, kind: str, obj: Obj, old: Obj, minor: int) -> None:
+def drop_disabled_status(group: str, kind: str, obj: Obj, old: Obj | None, minor: int) -> None:
     """Drop, in place, the status fields of ``obj`` (a status write) whose feature gate is off by
-    default in Kubernetes ``1.<minor>``, unless the stored ``old`` already has them: the status
-    strategies' PrepareForUpdate ``dropDisabledStatusFields`` (pkg/registry/apps/deployment and
-    replicaset strategy.go: ``status.terminatingReplicas``)."""
-    if (group, kind) in (("apps", "Deployment"), ("apps", "ReplicaSet")):
+    default in Kubernetes ``1.<minor>``, unless the stored ``old`` (None: a create) already has
+    them: the status strategies' PrepareForUpdate ``dropDisabledStatusFields``
+    (pkg/registry/apps/deployment and replicaset strategy.go: ``status.terminatingReplicas``; a
+    Pod's: pkg/api/pod/util.go ``dropDisabledPodStatusFields``, ``recent_pod.drop_pod_status_fields``)."""
+    if (group, kind) == ("", "Pod"):
+        status = obj.get("status")
+        if isinstance(status, dict):
+            drop_pod_status_fields(status, _dict(old).get("status"), _dict(old).get("spec"),
+                                   lambda gate: gate_enabled(gate, minor))
+    elif (group, kind) in (("apps", "Deployment"), ("apps", "ReplicaSet")):
         _drop_when("DeploymentReplicaSetTerminatingReplicas", minor, obj, old, "status", "terminatingReplicas")
 
 

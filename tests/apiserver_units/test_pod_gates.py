@@ -1,0 +1,162 @@
+"""The pod fields of the gates whose default changed between Kubernetes 1.33 and 1.37, dropped
+under an emulated version as kube-apiserver's pkg/api/pod/util.go ``dropDisabledFields`` and
+``dropDisabledPodStatusFields`` drop them: on create, and on update unless the stored pod uses
+them (kube's own "in use" checks), in a Pod and every pod template (``recent.drop_disabled``)
+and in a Pod's status writes (``recent.drop_disabled_status``)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from samplecontroller.apiserver.strategies.recent import GATES, drop_disabled, drop_disabled_status
+
+
+def _pod(**spec: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {"containers": [{"name": "app", "image": "busybox"}]}
+    base.update(spec)
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": base}
+
+
+def _created(pod: dict[str, Any], minor: int, group: str = "", kind: str = "Pod") -> dict[str, Any]:
+    obj = copy.deepcopy(pod)
+    drop_disabled(group, kind, obj, None, minor)
+    return obj
+
+
+def _updated(pod: dict[str, Any], old: dict[str, Any], minor: int) -> dict[str, Any]:
+    obj = copy.deepcopy(pod)
+    drop_disabled("", "Pod", obj, old, minor)
+    return obj
+
+
+def _status_write(status: dict[str, Any], old: dict[str, Any], minor: int) -> dict[str, Any]:
+    obj = {**copy.deepcopy(old), "status": copy.deepcopy(status)}
+    drop_disabled_status("", "Pod", obj, old, minor)
+    result: dict[str, Any] = obj["status"]
+    return result
+
+
+def test_the_gates_take_their_versions_from_kube_features() -> None:
+    """kube_features.go 1.37's versioned specs: the first minor each is on by default."""
+    assert {g: GATES[g] for g in ("DynamicResourceAllocation", "PodLevelResources", "ImageVolume",
+                                  "ClusterTrustBundleProjection", "PodObservedGenerationTracking",
+                                  "InPlacePodLevelResourcesVerticalScaling", "DRAExtendedResource",
+                                  "ResourceHealthStatus")} == {
+        "DynamicResourceAllocation": 34, "PodLevelResources": 34, "ImageVolume": 35,
+        "ClusterTrustBundleProjection": 37, "PodObservedGenerationTracking": 34,
+        "InPlacePodLevelResourcesVerticalScaling": 36, "DRAExtendedResource": 36, "ResourceHealthStatus": 36}
+
+
+_LEVEL = {"requests": {"cpu": "1"}, "limits": {"cpu": "2"}}
+
+
+def test_pod_level_resources() -> None:
+    """dropDisabledPodLevelResources: ``spec.resources`` goes before 1.34 unless the stored spec's
+    has requests or limits (an empty one does not count)."""
+    pod = _pod(resources=_LEVEL)
+    assert "resources" not in _created(pod, 33)["spec"]
+    assert _created(pod, 34)["spec"]["resources"] == _LEVEL
+    assert _updated(pod, _pod(resources={"limits": {"memory": "1Gi"}}), 33)["spec"]["resources"] == _LEVEL
+    assert "resources" not in _updated(pod, _pod(resources={}), 33)["spec"]
+    template = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+                "spec": {"template": {"spec": pod["spec"]}}}
+    assert "resources" not in _created(template, 33, "apps", "Deployment")["spec"]["template"]["spec"]
+
+
+def _claims_pod() -> dict[str, Any]:
+    claimed = {"name": "app", "image": "busybox", "resources": {"claims": [{"name": "gpu"}], "limits": {"cpu": "1"}}}
+    return _pod(resourceClaims=[{"name": "gpu", "resourceClaimName": "gpu-claim"}], containers=[claimed],
+                initContainers=[{**claimed, "name": "init"}],
+                ephemeralContainers=[{**claimed, "name": "debug"}])
+
+
+def test_dynamic_resource_allocation_spec() -> None:
+    """dropDisabledDynamicResourceAllocationFields: before 1.34 ``resourceClaims`` and every
+    container's ``resources.claims`` go (the rest of its resources stays) unless the stored spec
+    has resourceClaims (containers' claims alone do not count)."""
+    spec = _created(_claims_pod(), 33)["spec"]
+    assert "resourceClaims" not in spec
+    assert [c["resources"] for k in ("initContainers", "containers", "ephemeralContainers") for c in spec[k]] == \
+        [{"limits": {"cpu": "1"}}] * 3
+    assert _created(_claims_pod(), 34)["spec"] == _claims_pod()["spec"]
+    assert _updated(_claims_pod(), _pod(resourceClaims=[{"name": "x"}]), 33)["spec"] == _claims_pod()["spec"]
+    containers_only = _pod(containers=_claims_pod()["spec"]["containers"])
+    assert "resourceClaims" not in _updated(_claims_pod(), containers_only, 33)["spec"]
+
+
+def test_dynamic_resource_allocation_status() -> None:
+    """dropDisabledPodStatusFields: ``status.resourceClaimStatuses`` goes before 1.34 unless the
+    stored pod's *spec* has resourceClaims, on a status write and on a create."""
+    status = {"phase": "Running", "resourceClaimStatuses": [{"name": "gpu", "resourceClaimName": "c"}]}
+    assert _status_write(status, _pod(), 33) == {"phase": "Running"}
+    assert _status_write(status, _pod(), 34) == status
+    assert _status_write(status, _pod(resourceClaims=[{"name": "gpu"}]), 33) == status
+    assert "resourceClaimStatuses" not in _created({**_pod(), "status": status}, 33)["status"]
+
+
+def test_image_volumes() -> None:
+    """dropImageVolumes: before 1.35 an ``image`` volume goes whole, with every container's mounts
+    of it (a list left empty goes too), unless the stored spec has an image volume."""
+    mounts = [{"name": "model", "mountPath": "/m"}, {"name": "scratch", "mountPath": "/s"}]
+    pod = _pod(volumes=[{"name": "model", "image": {"reference": "registry.example/model:1"}},
+                        {"name": "scratch", "emptyDir": {}}],
+               containers=[{"name": "app", "image": "busybox", "volumeMounts": mounts}],
+               initContainers=[{"name": "init", "image": "busybox", "volumeMounts": mounts[:1]}])
+    spec = _created(pod, 34)["spec"]
+    assert spec["volumes"] == [{"name": "scratch", "emptyDir": {}}]
+    assert spec["containers"][0]["volumeMounts"] == mounts[1:]
+    assert "volumeMounts" not in spec["initContainers"][0]
+    assert _created(pod, 35)["spec"] == pod["spec"]
+    in_use = _pod(volumes=[{"name": "other", "image": {"reference": "r"}}])
+    assert _updated(pod, in_use, 34)["spec"] == pod["spec"]
+    only = _pod(volumes=pod["spec"]["volumes"][:1])
+    assert "volumes" not in _created(only, 33)["spec"]
+
+
+def test_cluster_trust_bundle_projection() -> None:
+    """dropDisabledClusterTrustBundleProjection: before 1.37 every projected source's
+    ``clusterTrustBundle`` goes (the source stays, empty) unless the stored spec projects one."""
+    bundle = {"signerName": "example.com/signer", "path": "ca.pem"}
+    pod = _pod(volumes=[{"name": "ca", "projected": {"sources": [
+        {"clusterTrustBundle": bundle}, {"configMap": {"name": "c"}}]}}])
+    assert _created(pod, 36)["spec"]["volumes"][0]["projected"]["sources"] == [{}, {"configMap": {"name": "c"}}]
+    assert _created(pod, 37)["spec"] == pod["spec"]
+    old = _pod(volumes=[{"name": "x", "projected": {"sources": [{"clusterTrustBundle": {"name": "b", "path": "p"}}]}}])
+    assert _updated(pod, old, 33)["spec"] == pod["spec"]
+
+
+def test_pod_observed_generation() -> None:
+    """Before 1.34 ``status.observedGeneration`` and the conditions' go, unless the stored status
+    or one of its conditions has a non-zero one."""
+    status = {"phase": "Running", "observedGeneration": 2,
+              "conditions": [{"type": "Ready", "status": "True", "observedGeneration": 2}]}
+    assert _status_write(status, _pod(), 33) == {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
+    assert _status_write(status, _pod(), 34) == status
+    tracked = {**_pod(), "status": {"conditions": [{"type": "Ready", "status": "True", "observedGeneration": 1}]}}
+    assert _status_write(status, tracked, 33) == status
+    zero = {**_pod(), "status": {"observedGeneration": 0}}
+    assert "observedGeneration" not in _status_write(status, zero, 33)
+
+
+@pytest.mark.parametrize("minor", [33, 35])
+def test_status_fields_of_the_1_36_gates(minor: int) -> None:
+    """Before 1.36: ``status.resources`` and ``allocatedResources``
+    (InPlacePodLevelResourcesVerticalScaling) unless the stored status has either,
+    ``extendedResourceClaimStatus`` (DRAExtendedResource) unless stored, and containers'
+    ``allocatedResourcesStatus`` (ResourceHealthStatus) whatever is stored."""
+    health = [{"name": "claim:gpu", "resources": [{"resourceID": "gpu-0", "health": "Healthy"}]}]
+    status = {"phase": "Running", "resources": {"limits": {"cpu": "1"}}, "allocatedResources": {"cpu": "1"},
+              "extendedResourceClaimStatus": {"resourceClaimName": "c", "requestMappings": []},
+              "containerStatuses": [{"name": "app", "allocatedResourcesStatus": health}],
+              "initContainerStatuses": [{"name": "init", "allocatedResourcesStatus": health}]}
+    assert _status_write(status, _pod(), minor) == {
+        "phase": "Running", "containerStatuses": [{"name": "app"}], "initContainerStatuses": [{"name": "init"}]}
+    assert _status_write(status, _pod(), 36) == status
+    stored = {**_pod(), "status": status}
+    assert _status_write(status, stored, minor) == {
+        **status, "containerStatuses": [{"name": "app"}], "initContainerStatuses": [{"name": "init"}]}
+    only_allocated = {**_pod(), "status": {"allocatedResources": {"cpu": "1"}}}
+    assert _status_write(status, only_allocated, minor)["resources"] == status["resources"]
