@@ -610,3 +610,19 @@ def test_emulated_1_33_drops_the_pod_fields_of_older_gates(emulated_1_33: LocalA
     assert {k: written["status"].get(k) for k in _OLDER_GATES_STATUS if k != "containerStatuses"} == \
         {k: v for k, v in _OLDER_GATES_STATUS.items() if k != "containerStatuses"}
     assert written["status"]["containerStatuses"][0]["allocatedResourcesStatus"][0]["name"] == "claim:gpu"
+
+
+def test_stateful_set_max_unavailable_follows_its_gate(emulated_1_33: LocalAPIServer, server: LocalAPIServer) -> None:
+    """MaxUnavailableStatefulSet is on from 1.37: there an unset maxUnavailable defaults to 1;
+    at 1.33 a given one is dropped."""
+    sets = "/apis/apps/v1/namespaces/default/statefulsets"
+    stateful = {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "max-unavailable"},
+                "spec": {"serviceName": "s", "selector": {"matchLabels": {"app": "m"}},
+                         "template": {"metadata": {"labels": {"app": "m"}},
+                                      "spec": {"containers": [{"name": "c", "image": "busybox"}]}}}}
+    code, _, created = Raw(server).call("POST", sets, stateful)
+    assert code == 201 and created["spec"]["updateStrategy"]["rollingUpdate"] == {"partition": 0, "maxUnavailable": 1}
+    given = {**stateful, "spec": {**stateful["spec"], "updateStrategy": {"rollingUpdate": {"maxUnavailable": 2}}}}
+    code, _, created = Raw(emulated_1_33).call("POST", sets, given)
+    assert code == 201 and created["spec"]["updateStrategy"] == {"type": "RollingUpdate",
+                                                                 "rollingUpdate": {"partition": 0}}, created

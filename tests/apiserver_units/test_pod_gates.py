@@ -160,3 +160,27 @@ def test_status_fields_of_the_1_36_gates(minor: int) -> None:
         **status, "containerStatuses": [{"name": "app"}], "initContainerStatuses": [{"name": "init"}]}
     only_allocated = {**_pod(), "status": {"allocatedResources": {"cpu": "1"}}}
     assert _status_write(status, only_allocated, minor)["resources"] == status["resources"]
+
+
+def _stateful_set(**rolling: Any) -> dict[str, Any]:
+    return {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "s"},
+            "spec": {"updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"partition": 0, **rolling}}}}
+
+
+def test_stateful_set_max_unavailable() -> None:
+    """MaxUnavailableStatefulSet (on from 1.37): before, ``maxUnavailable`` goes unless the stored
+    StatefulSet sets it (dropStatefulSetDisabledFields); from 1.37 an unset one of a RollingUpdate
+    is 1 (SetDefaults_StatefulSet), an OnDelete strategy gets none."""
+    def prepared(obj: dict[str, Any], minor: int, old: dict[str, Any] | None = None) -> Any:
+        obj = copy.deepcopy(obj)
+        drop_disabled("apps", "StatefulSet", obj, old, minor)
+        return obj["spec"]["updateStrategy"]
+
+    assert prepared(_stateful_set(maxUnavailable="50%"), 36)["rollingUpdate"] == {"partition": 0}
+    assert prepared(_stateful_set(maxUnavailable="50%"), 36, _stateful_set(maxUnavailable=2))["rollingUpdate"] == \
+        {"partition": 0, "maxUnavailable": "50%"}
+    assert prepared(_stateful_set(maxUnavailable="50%"), 37)["rollingUpdate"]["maxUnavailable"] == "50%"
+    assert prepared(_stateful_set(), 37)["rollingUpdate"] == {"partition": 0, "maxUnavailable": 1}
+    assert prepared(_stateful_set(), 36)["rollingUpdate"] == {"partition": 0}
+    on_delete = {**_stateful_set(), "spec": {"updateStrategy": {"type": "OnDelete"}}}
+    assert prepared(on_delete, 37) == {"type": "OnDelete"}

@@ -32,7 +32,8 @@ a Job's ``scheduling``, a pod's ``schedulingGroup`` and ``evictionResponders``, 
 alphas: volumes' ``defaultUser`` and ``user``, emptyDir ``mode``, probes' ``grpc.mode`` and
 ``httpGet.protocol``, volume mounts' ``bindMountOptions``, a Node's ``podPreemptionPolicy``);
 before 1.37 also a projected ``podCertificate`` and ``clusterTrustBundle`` and a CSIDriver's
-``preventPodSchedulingIfMissing``; before 1.36 a Pod's status ``resources``,
+``preventPodSchedulingIfMissing`` and a StatefulSet's ``maxUnavailable`` (from 1.37 defaulted to
+1); before 1.36 a Pod's status ``resources``,
 ``allocatedResources``, ``extendedResourceClaimStatus`` and containers'
 ``allocatedResourcesStatus``; before 1.35 ``image`` volumes (with their mounts); before 1.34 a
 pod spec's ``resources``, ``resourceClaims`` and containers' ``resources.claims``, a Pod's
@@ -128,6 +129,10 @@ GATES: dict[str, int | None] = {
     "InPlacePodLevelResourcesVerticalScaling": 36,  # line 1693: alpha 1.35, beta (on) 1.36
     "DRAExtendedResource": 36,  # line 1487: alpha 1.34, beta (on) 1.36, GA 1.37
     "ResourceHealthStatus": 36,  # line 2068: alpha 1.31, beta (on) 1.36
+    # line 1839: alpha 1.24, beta (off) 1.35, beta (on) 1.37: a StatefulSet's
+    # spec.updateStrategy.rollingUpdate.maxUnavailable (pkg/registry/apps/statefulset strategy.go
+    # dropStatefulSetDisabledFields; pkg/apis/apps/v1 defaults.go SetDefaults_StatefulSet)
+    "MaxUnavailableStatefulSet": 37,
 }
 
 
@@ -421,6 +426,19 @@ def _claim_requests(spec: Any) -> Iterator[Obj]:
                 yield sub
 
 
+def _stateful_set_max_unavailable(obj: Obj, old: Obj | None, minor: int) -> None:
+    """MaxUnavailableStatefulSet: on, SetDefaults_StatefulSet makes a RollingUpdate's
+    ``maxUnavailable`` 1 when unset (defaulting sees the gate, which ``defaults`` cannot: it is
+    done here, as every write defaults before it prepares); off, dropStatefulSetDisabledFields
+    drops it unless the stored ``old`` sets it."""
+    keys = ("spec", "updateStrategy", "rollingUpdate", "maxUnavailable")
+    rolling = get_path(obj, *keys[:-1])
+    if not gate_enabled("MaxUnavailableStatefulSet", minor):
+        _drop_when("MaxUnavailableStatefulSet", minor, obj, old, *keys)
+    elif isinstance(rolling, dict) and get_path(obj, "spec", "updateStrategy", "type") == "RollingUpdate":
+        rolling.setdefault("maxUnavailable", 1)
+
+
 def drop_disabled(group: str, kind: str, obj: Obj, old: Obj | None, minor: int) -> None:
     """Drop, in place, the fields of ``obj`` whose feature gate is off by default in Kubernetes
     ``1.<minor>``, unless the stored ``old`` (an update's; None on create) already uses them."""
@@ -464,6 +482,8 @@ def drop_disabled(group: str, kind: str, obj: Obj, old: Obj | None, minor: int) 
                 holder.pop("derivedAttributes", None)
     elif (group, kind) == ("", "Node"):
         _drop_when("InPlacePodVerticalScalingSchedulerPreemption", minor, obj, old, "spec", "podPreemptionPolicy")
+    elif (group, kind) == ("apps", "StatefulSet"):
+        _stateful_set_max_unavailable(obj, old, minor)
     elif (group, kind) == ("batch", "Job"):
         _drop_when("WorkloadWithJob", minor, obj, old, "spec", "scheduling")
     elif (group, kind) == ("batch", "CronJob"):
