@@ -616,7 +616,7 @@ def test_stateful_set_max_unavailable_follows_its_gate(emulated_1_33: LocalAPISe
     """MaxUnavailableStatefulSet is on from 1.37: there an unset maxUnavailable defaults to 1;
     at 1.33 a given one is dropped."""
     sets = "/apis/apps/v1/namespaces/default/statefulsets"
-    stateful = {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "max-unavailable"},
+    stateful: dict[str, Any] = {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "max-unavailable"},
                 "spec": {"serviceName": "s", "selector": {"matchLabels": {"app": "m"}},
                          "template": {"metadata": {"labels": {"app": "m"}},
                                       "spec": {"containers": [{"name": "c", "image": "busybox"}]}}}}
