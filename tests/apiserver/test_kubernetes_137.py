@@ -626,3 +626,31 @@ def test_stateful_set_max_unavailable_follows_its_gate(emulated_1_33: LocalAPISe
     code, _, created = Raw(emulated_1_33).call("POST", sets, given)
     assert code == 201 and created["spec"]["updateStrategy"] == {"type": "RollingUpdate",
                                                                  "rollingUpdate": {"partition": 0}}, created
+
+
+def test_emulated_1_34_drops_the_dra_fields_of_gates_off_before_1_36(emulated: LocalAPIServer) -> None:
+    """At 1.34 (resource.k8s.io/v1 served; DRADeviceTaints, DRAConsumableCapacity,
+    DRAExtendedResource and DRAPartitionableDevices off) a claim's tolerations, capacity and
+    distinctAttribute, a DeviceClass's extendedResourceName and a ResourceSlice's taints and
+    partitionable-device fields are dropped on create."""
+    raw, base = Raw(emulated), "/apis/resource.k8s.io/v1"
+    code, _, cls = raw.call("POST", f"{base}/deviceclasses", {
+        "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gated-gpu"},
+        "spec": {"extendedResourceName": "example.com/gpu"}})
+    assert code == 201 and "extendedResourceName" not in cls.get("spec", {}), cls
+    code, _, claim = raw.call("POST", f"{base}/namespaces/default/resourceclaims", {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "gated"},
+        "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
+            "deviceClassName": "gated-gpu", "tolerations": [{"key": "k", "operator": "Exists"}],
+            "capacity": {"requests": {"memory": "1Gi"}}}}],
+            "constraints": [{"requests": ["gpu"], "distinctAttribute": "example.com/id"}]}}})
+    assert code == 201, claim
+    exactly = claim["spec"]["devices"]["requests"][0]["exactly"]
+    assert "tolerations" not in exactly and "capacity" not in exactly, exactly
+    assert "distinctAttribute" not in claim["spec"]["devices"]["constraints"][0]
+    code, _, sl = raw.call("POST", f"{base}/resourceslices", {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "gated"},
+        "spec": {"driver": "example.com", "nodeName": "n1", "pool": {"name": "p", "generation": 1,
+                                                                    "resourceSliceCount": 1},
+                 "devices": [{"name": "g0", "taints": [{"key": "k", "effect": "NoSchedule"}]}]}})
+    assert code == 201 and sl["spec"]["devices"] == [{"name": "g0"}], sl

@@ -133,6 +133,12 @@ GATES: dict[str, int | None] = {
     # spec.updateStrategy.rollingUpdate.maxUnavailable (pkg/registry/apps/statefulset strategy.go
     # dropStatefulSetDisabledFields; pkg/apis/apps/v1 defaults.go SetDefaults_StatefulSet)
     "MaxUnavailableStatefulSet": 37,
+    # resource.k8s.io (served from 1.34), lines 1481, 1457, 1466, 1510: alpha (off) 1.33/1.34,
+    # beta (on) 1.36 (see ``_drop_dra``)
+    "DRADeviceTaints": 36,
+    "DRAConsumableCapacity": 36,
+    "DRADeviceBindingConditions": 36,
+    "DRAPartitionableDevices": 36,
 }
 
 
@@ -439,6 +445,88 @@ def _stateful_set_max_unavailable(obj: Obj, old: Obj | None, minor: int) -> None
         rolling.setdefault("maxUnavailable", 1)
 
 
+def _taints_in_use(spec: Any) -> bool:
+    """draDeviceTaintsInUse: a request or subrequest of the claim spec has tolerations."""
+    return any(_list(h.get("tolerations")) for h in _claim_requests(spec))
+
+
+def _capacity_in_use(spec: Any) -> bool:
+    """DRAConsumableCapacityFeatureInUse: a constraint's distinctAttribute, a request's or
+    subrequest's capacity."""
+    return any(_dict(c).get("distinctAttribute") is not None
+               for c in _list(get_path(spec, "devices", "constraints"))) or any(
+        h.get("capacity") is not None for h in _claim_requests(spec))
+
+
+def _drop_claim_spec(spec: Any, old: Any, minor: int) -> None:
+    """pkg/api/resourceclaimspec DropDisabledFields of the gates off at 1.34 and 1.35 (the claim
+    API is served from 1.34): requests' and subrequests' ``tolerations`` (DRADeviceTaints);
+    constraints' ``distinctAttribute`` and requests' and subrequests' ``capacity``
+    (DRAConsumableCapacity), unless the stored spec uses them."""
+    if not gate_enabled("DRADeviceTaints", minor) and not _taints_in_use(old):
+        for holder in _claim_requests(spec):
+            holder.pop("tolerations", None)
+    if not gate_enabled("DRAConsumableCapacity", minor) and not _capacity_in_use(old):
+        for constraint in _list(get_path(spec, "devices", "constraints")):
+            if isinstance(constraint, dict):
+                constraint.pop("distinctAttribute", None)
+        for holder in _claim_requests(spec):
+            holder.pop("capacity", None)
+
+
+def _claim_results(claim: Any) -> list[Obj]:
+    return [r for r in _list(get_path(claim, "status", "allocation", "devices", "results")) if isinstance(r, dict)]
+
+
+def _drop_claim_status(obj: Obj, old: Obj | None, minor: int) -> None:
+    """pkg/registry/resource/resourceclaim strategy.go dropDisabledStatusFields of the gates off at
+    1.34 and 1.35: results' ``shareID`` and ``consumedCapacity`` and devices' ``shareID``
+    (DRAConsumableCapacity; in use: the stored spec's fields or those), results'
+    ``bindingConditions`` and ``bindingFailureConditions`` (DRADeviceBindingConditions)."""
+    devices = [d for d in _list(get_path(obj, "status", "devices")) if isinstance(d, dict)]
+    capacity_in_use = _capacity_in_use(_dict(old).get("spec")) or any(
+        r.get("shareID") is not None or r.get("consumedCapacity") for r in _claim_results(old)) or any(
+        _dict(d).get("shareID") is not None for d in _list(get_path(old, "status", "devices")))
+    if not gate_enabled("DRAConsumableCapacity", minor) and not capacity_in_use:
+        for result in _claim_results(obj):
+            result.pop("shareID", None)
+            result.pop("consumedCapacity", None)
+        for device in devices:
+            device.pop("shareID", None)
+    if not gate_enabled("DRADeviceBindingConditions", minor) and not any(
+            r.get("bindingConditions") or r.get("bindingFailureConditions") for r in _claim_results(old)):
+        for result in _claim_results(obj):
+            result.pop("bindingConditions", None)
+            result.pop("bindingFailureConditions", None)
+
+
+_PARTITION_DEVICE_KEYS = ("consumesCounters", "nodeName", "nodeSelector", "allNodes")
+
+
+def _drop_slice_fields(obj: Obj, old: Obj | None, minor: int) -> None:
+    """pkg/registry/resource/resourceslice strategy.go dropDisabledFields (read in its 1.33
+    version: DRADeviceTaints and DRAPartitionableDevices): devices' ``taints``; the spec's
+    ``sharedCounters`` and ``perDeviceNodeSelection``, devices' ``consumesCounters``,
+    ``nodeName``, ``nodeSelector`` and ``allNodes``, unless the stored slice uses them."""
+    spec, old_spec = obj.get("spec"), _dict(_dict(old).get("spec"))
+    if not isinstance(spec, dict):
+        return
+    devices = [d for d in _list(spec.get("devices")) if isinstance(d, dict)]
+    old_devices = [_dict(d) for d in _list(old_spec.get("devices"))]
+    if not gate_enabled("DRADeviceTaints", minor) and not any(_list(d.get("taints")) for d in old_devices):
+        for device in devices:
+            device.pop("taints", None)
+    partitioned = bool(_list(old_spec.get("sharedCounters"))) or old_spec.get("perDeviceNodeSelection") is not None \
+        or any(_list(d.get("consumesCounters")) or any(d.get(k) is not None for k in _PARTITION_DEVICE_KEYS[1:])
+               for d in old_devices)
+    if not gate_enabled("DRAPartitionableDevices", minor) and not partitioned:
+        spec.pop("sharedCounters", None)
+        spec.pop("perDeviceNodeSelection", None)
+        for device in devices:
+            for key in _PARTITION_DEVICE_KEYS:
+                device.pop(key, None)
+
+
 def drop_disabled(group: str, kind: str, obj: Obj, old: Obj | None, minor: int) -> None:
     """Drop, in place, the fields of ``obj`` whose feature gate is off by default in Kubernetes
     ``1.<minor>``, unless the stored ``old`` (an update's; None on create) already uses them."""
@@ -480,6 +568,12 @@ def drop_disabled(group: str, kind: str, obj: Obj, old: Obj | None, minor: int) 
                 h.get("derivedAttributes") is not None for h in _claim_requests(_at(old, keys) if old else None)):
             for holder in _claim_requests(_at(obj, keys)):
                 holder.pop("derivedAttributes", None)
+        _drop_claim_spec(_at(obj, keys), _at(old, keys) if old else None, minor)
+    elif (group, kind) == ("resource.k8s.io", "DeviceClass"):
+        # pkg/registry/resource/deviceclass strategy.go dropDisabledDRAExtendedResourceFields
+        _drop_when("DRAExtendedResource", minor, obj, old, "spec", "extendedResourceName")
+    elif (group, kind) == ("resource.k8s.io", "ResourceSlice"):
+        _drop_slice_fields(obj, old, minor)
     elif (group, kind) == ("", "Node"):
         _drop_when("InPlacePodVerticalScalingSchedulerPreemption", minor, obj, old, "spec", "podPreemptionPolicy")
     elif (group, kind) == ("apps", "StatefulSet"):
@@ -501,6 +595,8 @@ def drop_disabled_status(group: str, kind: str, obj: Obj, old: Obj | None, minor
         if isinstance(status, dict):
             drop_pod_status_fields(status, _dict(old).get("status"), _dict(old).get("spec"),
                                    lambda gate: gate_enabled(gate, minor))
+    elif (group, kind) == ("resource.k8s.io", "ResourceClaim"):
+        _drop_claim_status(obj, old, minor)
     elif (group, kind) in (("apps", "Deployment"), ("apps", "ReplicaSet")):
         _drop_when("DeploymentReplicaSetTerminatingReplicas", minor, obj, old, "status", "terminatingReplicas")
 

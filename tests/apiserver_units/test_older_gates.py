@@ -1,8 +1,9 @@
-"""The pod fields of the gates whose default changed between Kubernetes 1.33 and 1.37, dropped
-under an emulated version as kube-apiserver's pkg/api/pod/util.go ``dropDisabledFields`` and
-``dropDisabledPodStatusFields`` drop them: on create, and on update unless the stored pod uses
-them (kube's own "in use" checks), in a Pod and every pod template (``recent.drop_disabled``)
-and in a Pod's status writes (``recent.drop_disabled_status``)."""
+"""The fields of the gates whose default changed between Kubernetes 1.33 and 1.37, dropped
+under an emulated version as kube-apiserver drops them: on create, and on update unless the
+stored object uses them (kube's own "in use" checks). A Pod's and every pod template's as
+pkg/api/pod/util.go ``dropDisabledFields`` and ``dropDisabledPodStatusFields`` do
+(``recent.drop_disabled``, a Pod's status writes ``recent.drop_disabled_status``); a
+StatefulSet's ``maxUnavailable``; the resource.k8s.io kinds' (served from 1.34)."""
 
 from __future__ import annotations
 
@@ -184,3 +185,108 @@ def test_stateful_set_max_unavailable() -> None:
     assert prepared(_stateful_set(), 36)["rollingUpdate"] == {"partition": 0}
     on_delete = {**_stateful_set(), "spec": {"updateStrategy": {"type": "OnDelete"}}}
     assert prepared(on_delete, 37) == {"type": "OnDelete"}
+
+
+_CLAIM_SPEC: dict[str, Any] = {"devices": {
+    "requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu", "capacity": {"requests": {"memory": "1Gi"}},
+                                             "tolerations": [{"key": "k", "operator": "Exists"}]}},
+                 {"name": "any", "firstAvailable": [{"name": "a", "deviceClassName": "gpu",
+                                                     "tolerations": [{"key": "k", "operator": "Exists"}],
+                                                     "capacity": {"requests": {"memory": "1Gi"}}}]}],
+    "constraints": [{"requests": ["gpu"], "distinctAttribute": "example.com/id"}]}}
+_BARE_CLAIM_SPEC: dict[str, Any] = {"devices": {
+    "requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}},
+                 {"name": "any", "firstAvailable": [{"name": "a", "deviceClassName": "gpu"}]}],
+    "constraints": [{"requests": ["gpu"]}]}}
+
+
+def _claim(spec: dict[str, Any], status: dict[str, Any] | None = None) -> dict[str, Any]:
+    claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "c"},
+             "spec": copy.deepcopy(spec)}
+    if status is not None:
+        claim["status"] = copy.deepcopy(status)
+    return claim
+
+
+def test_resource_claim_spec() -> None:
+    """pkg/api/resourceclaimspec DropDisabledFields: before 1.36 requests' and subrequests'
+    ``tolerations`` (DRADeviceTaints) and constraints' ``distinctAttribute`` with requests' and
+    subrequests' ``capacity`` (DRAConsumableCapacity) go unless the stored spec uses them; a
+    ResourceClaimTemplate's spec.spec too."""
+    assert _created(_claim(_CLAIM_SPEC), 35, "resource.k8s.io", "ResourceClaim")["spec"] == _BARE_CLAIM_SPEC
+    assert _created(_claim(_CLAIM_SPEC), 36, "resource.k8s.io", "ResourceClaim")["spec"] == _CLAIM_SPEC
+    template = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": "t"},
+                "spec": {"spec": copy.deepcopy(_CLAIM_SPEC)}}
+    assert _created(template, 34, "resource.k8s.io", "ResourceClaimTemplate")["spec"]["spec"] == _BARE_CLAIM_SPEC
+    only_taints = copy.deepcopy(_BARE_CLAIM_SPEC)
+    only_taints["devices"]["requests"][1]["firstAvailable"][0]["tolerations"] = [{"key": "x", "operator": "Exists"}]
+    obj = _claim(_CLAIM_SPEC)
+    drop_disabled("resource.k8s.io", "ResourceClaim", obj, _claim(only_taints), 35)
+    exactly = obj["spec"]["devices"]["requests"][0]["exactly"]
+    assert "tolerations" in exactly and "capacity" not in exactly
+    assert "distinctAttribute" not in obj["spec"]["devices"]["constraints"][0]
+
+
+def test_resource_claim_status() -> None:
+    """dropDisabledStatusFields: before 1.36 results' ``shareID`` and ``consumedCapacity`` and
+    devices' ``shareID`` go unless the stored claim uses consumable capacity (spec or status);
+    results' ``bindingConditions`` and ``bindingFailureConditions`` unless stored results have
+    them."""
+    result = {"request": "gpu", "driver": "d", "pool": "p", "device": "g0", "shareID": "u1",
+              "consumedCapacity": {"memory": "1Gi"}, "bindingConditions": ["Ready"],
+              "bindingFailureConditions": ["Failed"]}
+    status = {"allocation": {"devices": {"results": [result]}},
+              "devices": [{"driver": "d", "pool": "p", "device": "g0", "shareID": "u1"}]}
+    plain = {"request": "gpu", "driver": "d", "pool": "p", "device": "g0"}
+    bare: dict[str, Any] = {"allocation": {"devices": {"results": [plain]}},
+                            "devices": [{"driver": "d", "pool": "p", "device": "g0"}]}
+
+    def written(old: dict[str, Any], minor: int) -> Any:
+        obj = {**copy.deepcopy(old), "status": copy.deepcopy(status)}
+        drop_disabled_status("resource.k8s.io", "ResourceClaim", obj, old, minor)
+        return obj["status"]
+
+    assert written(_claim(_BARE_CLAIM_SPEC), 35) == bare
+    assert written(_claim(_BARE_CLAIM_SPEC), 36) == status
+    assert written(_claim(_CLAIM_SPEC), 35)["devices"] == status["devices"]
+    shared = _claim(_BARE_CLAIM_SPEC, {"devices": [{"driver": "d", "pool": "p", "device": "g0", "shareID": "u0"}]})
+    assert written(shared, 34)["allocation"]["devices"]["results"][0]["consumedCapacity"] == {"memory": "1Gi"}
+    bound = _claim(_BARE_CLAIM_SPEC, {"allocation": {"devices": {"results": [
+        {**plain, "bindingFailureConditions": ["X"]}]}}})
+    kept = written(bound, 35)["allocation"]["devices"]["results"][0]
+    assert kept["bindingConditions"] == ["Ready"] and "shareID" not in kept
+
+
+def test_device_class_extended_resource_name() -> None:
+    """dropDisabledDRAExtendedResourceFields: before 1.36 ``spec.extendedResourceName`` goes unless
+    the stored class has one."""
+    cls = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
+           "spec": {"extendedResourceName": "example.com/gpu"}}
+    assert _created(cls, 35, "resource.k8s.io", "DeviceClass")["spec"] == {}
+    assert _created(cls, 36, "resource.k8s.io", "DeviceClass")["spec"] == cls["spec"]
+    obj = copy.deepcopy(cls)
+    drop_disabled("resource.k8s.io", "DeviceClass", obj, {**cls, "spec": {"extendedResourceName": "x.io/y"}}, 34)
+    assert obj["spec"] == cls["spec"]
+
+
+def test_resource_slice() -> None:
+    """resourceslice dropDisabledFields: before 1.36 devices' ``taints`` (DRADeviceTaints) and the
+    partitionable devices' fields (DRAPartitionableDevices: ``sharedCounters``,
+    ``perDeviceNodeSelection``, devices' ``consumesCounters``, ``nodeName``, ``nodeSelector``,
+    ``allNodes``) go unless the stored slice uses them."""
+    device = {"name": "g0", "taints": [{"key": "k", "effect": "NoSchedule"}], "nodeName": "n1",
+              "consumesCounters": [{"counterSet": "s", "counters": {"mem": {"value": "1Gi"}}}]}
+    spec: dict[str, Any] = {"driver": "d", "pool": {"name": "p", "generation": 1, "resourceSliceCount": 1},
+                            "perDeviceNodeSelection": True,
+                            "sharedCounters": [{"name": "s", "counters": {"mem": {"value": "8Gi"}}}],
+                            "devices": [device]}
+    sl: dict[str, Any] = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "s"}, "spec": spec}
+    dropped = _created(sl, 35, "resource.k8s.io", "ResourceSlice")["spec"]
+    assert dropped == {"driver": "d", "pool": spec["pool"], "devices": [{"name": "g0"}]}
+    assert _created(sl, 36, "resource.k8s.io", "ResourceSlice")["spec"] == spec
+    old = {**sl, "spec": {**spec, "devices": [{"name": "g0", "allNodes": True}], "sharedCounters": [],
+                          "perDeviceNodeSelection": None}}
+    obj = copy.deepcopy(sl)
+    drop_disabled("resource.k8s.io", "ResourceSlice", obj, old, 35)
+    assert obj["spec"]["devices"][0] == {k: v for k, v in device.items() if k != "taints"}
+    assert obj["spec"]["sharedCounters"] == spec["sharedCounters"]
