@@ -462,7 +462,10 @@ def _drop_claim_spec(spec: Any, old: Any, minor: int) -> None:
     """pkg/api/resourceclaimspec DropDisabledFields of the gates off at 1.34 and 1.35 (the claim
     API is served from 1.34): requests' and subrequests' ``tolerations`` (DRADeviceTaints);
     constraints' ``distinctAttribute`` and requests' and subrequests' ``capacity``
-    (DRAConsumableCapacity), unless the stored spec uses them."""
+    (DRAConsumableCapacity), unless the stored spec uses them. A ResourceClaimTemplate's spec.spec
+    is taken to follow the same rules: the only template strategy found (1.34) drops the capacity
+    alone (its distinctAttribute loop changes a copy, and it has no tolerations drop); the shared
+    resourceclaimspec package read here is the newer code."""
     if not gate_enabled("DRADeviceTaints", minor) and not _taints_in_use(old):
         for holder in _claim_requests(spec):
             holder.pop("tolerations", None)
