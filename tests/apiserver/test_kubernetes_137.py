@@ -554,3 +554,103 @@ def test_emulated_1_33_drops_a_claims_volume_attributes_class(emulated_1_33: Loc
     code, _, patched = raw.call("PATCH", f"{deployments}/terminating/status", {"status": {"terminatingReplicas": 1}},
                                 ctype="application/merge-patch+json")
     assert code == 200 and "terminatingReplicas" not in patched["status"], patched
+
+
+_CLAIMED = {"name": "c", "image": "busybox", "resources": {"claims": [{"name": "gpu"}]},
+            "volumeMounts": [{"name": "model", "mountPath": "/m"}]}
+_OLDER_GATES_POD: dict[str, Any] = {
+    "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "older-gates"},
+    "spec": {"resources": {"limits": {"cpu": "1"}},
+             "resourceClaims": [{"name": "gpu", "resourceClaimName": "gpu-claim"}],
+             "volumes": [{"name": "model", "image": {"reference": "registry.example/model:1"}},
+                         {"name": "ca", "projected": {"sources": [{"clusterTrustBundle": {
+                             "signerName": "example.com/signer", "path": "ca.pem"}}]}}],
+             "containers": [_CLAIMED]}}
+_OLDER_GATES_STATUS: dict[str, Any] = {
+    "phase": "Running", "observedGeneration": 1,
+    "conditions": [{"type": "Ready", "status": "True", "observedGeneration": 1}],
+    "resourceClaimStatuses": [{"name": "gpu", "resourceClaimName": "gpu-claim"}],
+    "allocatedResources": {"cpu": "1"}, "resources": {"limits": {"cpu": "1"}},
+    "containerStatuses": [{"name": "c", "image": "busybox", "imageID": "", "ready": True, "restartCount": 0,
+                           "allocatedResourcesStatus": [{"name": "claim:gpu", "resources": [
+                               {"resourceID": "gpu-0", "health": "Healthy"}]}]}]}
+
+
+def test_emulated_1_33_drops_the_pod_fields_of_older_gates(emulated_1_33: LocalAPIServer,
+                                                            server: LocalAPIServer) -> None:
+    """At 1.33 kube drops (pkg/api/pod/util.go) a pod's ``resources`` (PodLevelResources), its
+    ``resourceClaims`` and containers' ``resources.claims`` (DynamicResourceAllocation), ``image``
+    volumes with their mounts (ImageVolume) and a projected ``clusterTrustBundle``
+    (ClusterTrustBundleProjection) on create; a status write loses ``observedGeneration`` (the
+    conditions' too), ``resourceClaimStatuses``, ``resources``/``allocatedResources`` and
+    containers' ``allocatedResourcesStatus``. The 1.37 server keeps them all."""
+    code, _, pod = Raw(emulated_1_33).call("POST", _PODS, _OLDER_GATES_POD)
+    assert code == 201, pod
+    spec = pod["spec"]
+    assert "resources" not in spec and "resourceClaims" not in spec, spec
+    assert spec["volumes"][0]["name"] == "ca" and spec["volumes"][0]["projected"]["sources"] == [{}]
+    assert "claims" not in spec["containers"][0]["resources"]
+    assert all(m["name"] != "model" for m in spec["containers"][0].get("volumeMounts", []))
+    code, _, written = Raw(emulated_1_33).call("PUT", f"{_PODS}/older-gates/status",
+                                               {**pod, "status": _OLDER_GATES_STATUS})
+    assert code == 200, written
+    status = written["status"]
+    assert status["phase"] == "Running" and status["conditions"][0]["type"] == "Ready"
+    assert not {"observedGeneration", "resourceClaimStatuses", "resources", "allocatedResources"} & set(status)
+    assert "observedGeneration" not in status["conditions"][0]
+    assert "allocatedResourcesStatus" not in status["containerStatuses"][0]
+    code, _, kept = Raw(server).call("POST", _PODS, _OLDER_GATES_POD)
+    assert code == 201, kept
+    assert kept["spec"]["resources"] == {"limits": {"cpu": "1"}} and kept["spec"]["resourceClaims"]
+    assert kept["spec"]["volumes"][0]["image"]["reference"] == "registry.example/model:1"
+    assert kept["spec"]["volumes"][1]["projected"]["sources"][0]["clusterTrustBundle"]["path"] == "ca.pem"
+    assert kept["spec"]["containers"][0]["resources"]["claims"] == [{"name": "gpu"}]
+    code, _, written = Raw(server).call("PUT", f"{_PODS}/older-gates/status", {**kept, "status": _OLDER_GATES_STATUS})
+    assert code == 200, written
+    assert {k: written["status"].get(k) for k in _OLDER_GATES_STATUS if k != "containerStatuses"} == \
+        {k: v for k, v in _OLDER_GATES_STATUS.items() if k != "containerStatuses"}
+    assert written["status"]["containerStatuses"][0]["allocatedResourcesStatus"][0]["name"] == "claim:gpu"
+
+
+def test_stateful_set_max_unavailable_follows_its_gate(emulated_1_33: LocalAPIServer, server: LocalAPIServer) -> None:
+    """MaxUnavailableStatefulSet is on from 1.37: there an unset maxUnavailable defaults to 1;
+    at 1.33 a given one is dropped."""
+    sets = "/apis/apps/v1/namespaces/default/statefulsets"
+    stateful: dict[str, Any] = {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "max-unavailable"},
+                "spec": {"serviceName": "s", "selector": {"matchLabels": {"app": "m"}},
+                         "template": {"metadata": {"labels": {"app": "m"}},
+                                      "spec": {"containers": [{"name": "c", "image": "busybox"}]}}}}
+    code, _, created = Raw(server).call("POST", sets, stateful)
+    assert code == 201 and created["spec"]["updateStrategy"]["rollingUpdate"] == {"partition": 0, "maxUnavailable": 1}
+    given = {**stateful, "spec": {**stateful["spec"], "updateStrategy": {"rollingUpdate": {"maxUnavailable": 2}}}}
+    code, _, created = Raw(emulated_1_33).call("POST", sets, given)
+    assert code == 201 and created["spec"]["updateStrategy"] == {"type": "RollingUpdate",
+                                                                 "rollingUpdate": {"partition": 0}}, created
+
+
+def test_emulated_1_34_drops_the_dra_fields_of_gates_off_before_1_36(emulated: LocalAPIServer) -> None:
+    """At 1.34 (resource.k8s.io/v1 served; DRADeviceTaints, DRAConsumableCapacity,
+    DRAExtendedResource and DRAPartitionableDevices off) a claim's tolerations, capacity and
+    distinctAttribute, a DeviceClass's extendedResourceName and a ResourceSlice's taints and
+    partitionable-device fields are dropped on create."""
+    raw, base = Raw(emulated), "/apis/resource.k8s.io/v1"
+    code, _, cls = raw.call("POST", f"{base}/deviceclasses", {
+        "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gated-gpu"},
+        "spec": {"extendedResourceName": "example.com/gpu"}})
+    assert code == 201 and "extendedResourceName" not in cls.get("spec", {}), cls
+    code, _, claim = raw.call("POST", f"{base}/namespaces/default/resourceclaims", {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "gated"},
+        "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
+            "deviceClassName": "gated-gpu", "tolerations": [{"key": "k", "operator": "Exists"}],
+            "capacity": {"requests": {"memory": "1Gi"}}}}],
+            "constraints": [{"requests": ["gpu"], "distinctAttribute": "example.com/id"}]}}})
+    assert code == 201, claim
+    exactly = claim["spec"]["devices"]["requests"][0]["exactly"]
+    assert "tolerations" not in exactly and "capacity" not in exactly, exactly
+    assert "distinctAttribute" not in claim["spec"]["devices"]["constraints"][0]
+    code, _, sl = raw.call("POST", f"{base}/resourceslices", {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "gated"},
+        "spec": {"driver": "example.com", "nodeName": "n1", "pool": {"name": "p", "generation": 1,
+                                                                    "resourceSliceCount": 1},
+                 "devices": [{"name": "g0", "taints": [{"key": "k", "effect": "NoSchedule"}]}]}})
+    assert code == 201 and sl["spec"]["devices"] == [{"name": "g0"}], sl

@@ -31,8 +31,13 @@ At the server's own 1.37 ``drop_disabled`` drops only the alpha fields (``lifecy
 a Job's ``scheduling``, a pod's ``schedulingGroup`` and ``evictionResponders``, and the 1.37
 alphas: volumes' ``defaultUser`` and ``user``, emptyDir ``mode``, probes' ``grpc.mode`` and
 ``httpGet.protocol``, volume mounts' ``bindMountOptions``, a Node's ``podPreemptionPolicy``);
-before 1.37 also a projected ``podCertificate`` and a CSIDriver's
-``preventPodSchedulingIfMissing``.
+before 1.37 also a projected ``podCertificate`` and ``clusterTrustBundle`` and a CSIDriver's
+``preventPodSchedulingIfMissing`` and a StatefulSet's ``maxUnavailable`` (from 1.37 defaulted to
+1); before 1.36 a Pod's status ``resources``,
+``allocatedResources``, ``extendedResourceClaimStatus`` and containers'
+``allocatedResourcesStatus``; before 1.35 ``image`` volumes (with their mounts); before 1.34 a
+pod spec's ``resources``, ``resourceClaims`` and containers' ``resources.claims``, a Pod's
+status ``resourceClaimStatuses`` and ``observedGeneration`` (its conditions' too).
 """
 
 from __future__ import annotations
@@ -55,6 +60,7 @@ from samplecontroller.apiserver.schema import (
 from samplecontroller.apiserver.strategies.claims import prepare_claim_spec
 from samplecontroller.apiserver.strategies.recent_pod import (
     drop_pod_fields,
+    drop_pod_status_fields,
     pod_option_errors,
     pod_options,
     validate_pod_spec,
@@ -111,6 +117,28 @@ GATES: dict[str, int | None] = {
     "H2CContainerProbe": None,  # httpGet protocol
     "VolumeBindMountOptions": None,  # volumeMounts' bindMountOptions
     "InPlacePodVerticalScalingSchedulerPreemption": None,  # Node spec.podPreemptionPolicy
+    # The pod's gates whose default changed between 1.33 and 1.37, from the versioned specs of
+    # the 1.37 pkg/features/kube_features.go vendored in kubernetes-sigs/provider-aws-test-infra
+    # d4b7e697901a480895de8d2b0a83f4a887045038 (line of each gate's entry); their drops are
+    # pkg/api/pod/util.go's (1.35: ``recent_pod.drop_pod_fields``, ``drop_pod_status_fields``):
+    "DynamicResourceAllocation": 34,  # line 1579: beta (off) 1.32, GA (on) 1.34
+    "PodLevelResources": 34,  # line 1965: alpha 1.32, beta (on) 1.34
+    "ImageVolume": 35,  # line 1682: beta (off) 1.33, beta (on) 1.35, GA 1.36
+    "ClusterTrustBundleProjection": 37,  # line 1423: beta (off) 1.33, GA (on) 1.37
+    "PodObservedGenerationTracking": 34,  # line 1982: alpha 1.33, beta (on) 1.34, GA 1.35
+    "InPlacePodLevelResourcesVerticalScaling": 36,  # line 1693: alpha 1.35, beta (on) 1.36
+    "DRAExtendedResource": 36,  # line 1487: alpha 1.34, beta (on) 1.36, GA 1.37
+    "ResourceHealthStatus": 36,  # line 2068: alpha 1.31, beta (on) 1.36
+    # line 1839: alpha 1.24, beta (off) 1.35, beta (on) 1.37: a StatefulSet's
+    # spec.updateStrategy.rollingUpdate.maxUnavailable (pkg/registry/apps/statefulset strategy.go
+    # dropStatefulSetDisabledFields; pkg/apis/apps/v1 defaults.go SetDefaults_StatefulSet)
+    "MaxUnavailableStatefulSet": 37,
+    # resource.k8s.io (served from 1.34), lines 1481, 1457, 1466, 1510: alpha (off) 1.33/1.34,
+    # beta (on) 1.36 (see ``_drop_dra``)
+    "DRADeviceTaints": 36,
+    "DRAConsumableCapacity": 36,
+    "DRADeviceBindingConditions": 36,
+    "DRAPartitionableDevices": 36,
 }
 
 
@@ -404,6 +432,104 @@ def _claim_requests(spec: Any) -> Iterator[Obj]:
                 yield sub
 
 
+def _stateful_set_max_unavailable(obj: Obj, old: Obj | None, minor: int) -> None:
+    """MaxUnavailableStatefulSet: on, SetDefaults_StatefulSet makes a RollingUpdate's
+    ``maxUnavailable`` 1 when unset (defaulting sees the gate, which ``defaults`` cannot: it is
+    done here, as every write defaults before it prepares); off, dropStatefulSetDisabledFields
+    drops it unless the stored ``old`` sets it."""
+    keys = ("spec", "updateStrategy", "rollingUpdate", "maxUnavailable")
+    rolling = get_path(obj, *keys[:-1])
+    if not gate_enabled("MaxUnavailableStatefulSet", minor):
+        _drop_when("MaxUnavailableStatefulSet", minor, obj, old, *keys)
+    elif isinstance(rolling, dict) and get_path(obj, "spec", "updateStrategy", "type") == "RollingUpdate":
+        rolling.setdefault("maxUnavailable", 1)
+
+
+def _taints_in_use(spec: Any) -> bool:
+    """draDeviceTaintsInUse: a request or subrequest of the claim spec has tolerations."""
+    return any(_list(h.get("tolerations")) for h in _claim_requests(spec))
+
+
+def _capacity_in_use(spec: Any) -> bool:
+    """DRAConsumableCapacityFeatureInUse: a constraint's distinctAttribute, a request's or
+    subrequest's capacity."""
+    return any(_dict(c).get("distinctAttribute") is not None
+               for c in _list(get_path(spec, "devices", "constraints"))) or any(
+        h.get("capacity") is not None for h in _claim_requests(spec))
+
+
+def _drop_claim_spec(spec: Any, old: Any, minor: int) -> None:
+    """pkg/api/resourceclaimspec DropDisabledFields of the gates off at 1.34 and 1.35 (the claim
+    API is served from 1.34): requests' and subrequests' ``tolerations`` (DRADeviceTaints);
+    constraints' ``distinctAttribute`` and requests' and subrequests' ``capacity``
+    (DRAConsumableCapacity), unless the stored spec uses them. A ResourceClaimTemplate's spec.spec
+    is taken to follow the same rules: the only template strategy found (1.34) drops the capacity
+    alone (its distinctAttribute loop changes a copy, and it has no tolerations drop); the shared
+    resourceclaimspec package read here is the newer code."""
+    if not gate_enabled("DRADeviceTaints", minor) and not _taints_in_use(old):
+        for holder in _claim_requests(spec):
+            holder.pop("tolerations", None)
+    if not gate_enabled("DRAConsumableCapacity", minor) and not _capacity_in_use(old):
+        for constraint in _list(get_path(spec, "devices", "constraints")):
+            if isinstance(constraint, dict):
+                constraint.pop("distinctAttribute", None)
+        for holder in _claim_requests(spec):
+            holder.pop("capacity", None)
+
+
+def _claim_results(claim: Any) -> list[Obj]:
+    return [r for r in _list(get_path(claim, "status", "allocation", "devices", "results")) if isinstance(r, dict)]
+
+
+def _drop_claim_status(obj: Obj, old: Obj | None, minor: int) -> None:
+    """pkg/registry/resource/resourceclaim strategy.go dropDisabledStatusFields of the gates off at
+    1.34 and 1.35: results' ``shareID`` and ``consumedCapacity`` and devices' ``shareID``
+    (DRAConsumableCapacity; in use: the stored spec's fields or those), results'
+    ``bindingConditions`` and ``bindingFailureConditions`` (DRADeviceBindingConditions)."""
+    devices = [d for d in _list(get_path(obj, "status", "devices")) if isinstance(d, dict)]
+    capacity_in_use = _capacity_in_use(_dict(old).get("spec")) or any(
+        r.get("shareID") is not None or r.get("consumedCapacity") for r in _claim_results(old)) or any(
+        _dict(d).get("shareID") is not None for d in _list(get_path(old, "status", "devices")))
+    if not gate_enabled("DRAConsumableCapacity", minor) and not capacity_in_use:
+        for result in _claim_results(obj):
+            result.pop("shareID", None)
+            result.pop("consumedCapacity", None)
+        for device in devices:
+            device.pop("shareID", None)
+    if not gate_enabled("DRADeviceBindingConditions", minor) and not any(
+            r.get("bindingConditions") or r.get("bindingFailureConditions") for r in _claim_results(old)):
+        for result in _claim_results(obj):
+            result.pop("bindingConditions", None)
+            result.pop("bindingFailureConditions", None)
+
+
+_PARTITION_DEVICE_KEYS = ("consumesCounters", "nodeName", "nodeSelector", "allNodes")
+
+
+def _drop_slice_fields(obj: Obj, old: Obj | None, minor: int) -> None:
+    """pkg/registry/resource/resourceslice strategy.go dropDisabledFields (read in its 1.33
+    version: DRADeviceTaints and DRAPartitionableDevices): devices' ``taints``; the spec's
+    ``sharedCounters`` and ``perDeviceNodeSelection``, devices' ``consumesCounters``,
+    ``nodeName``, ``nodeSelector`` and ``allNodes``, unless the stored slice uses them."""
+    spec, old_spec = obj.get("spec"), _dict(_dict(old).get("spec"))
+    if not isinstance(spec, dict):
+        return
+    devices = [d for d in _list(spec.get("devices")) if isinstance(d, dict)]
+    old_devices = [_dict(d) for d in _list(old_spec.get("devices"))]
+    if not gate_enabled("DRADeviceTaints", minor) and not any(_list(d.get("taints")) for d in old_devices):
+        for device in devices:
+            device.pop("taints", None)
+    partitioned = bool(_list(old_spec.get("sharedCounters"))) or old_spec.get("perDeviceNodeSelection") is not None \
+        or any(_list(d.get("consumesCounters")) or any(d.get(k) is not None for k in _PARTITION_DEVICE_KEYS[1:])
+               for d in old_devices)
+    if not gate_enabled("DRAPartitionableDevices", minor) and not partitioned:
+        spec.pop("sharedCounters", None)
+        spec.pop("perDeviceNodeSelection", None)
+        for device in devices:
+            for key in _PARTITION_DEVICE_KEYS:
+                device.pop(key, None)
+
+
 def drop_disabled(group: str, kind: str, obj: Obj, old: Obj | None, minor: int) -> None:
     """Drop, in place, the fields of ``obj`` whose feature gate is off by default in Kubernetes
     ``1.<minor>``, unless the stored ``old`` (an update's; None on create) already uses them."""
@@ -412,6 +538,8 @@ def drop_disabled(group: str, kind: str, obj: Obj, old: Obj | None, minor: int) 
         spec = _at(obj, keys)
         if isinstance(spec, dict):
             drop_pod_fields(spec, _at(old, keys) if old is not None else None, lambda gate: gate_enabled(gate, minor))
+    if (group, kind) == ("", "Pod"):  # DropDisabledPodFields: the status too
+        drop_disabled_status(group, kind, obj, old, minor)
     if (group, kind) == ("autoscaling", "HorizontalPodAutoscaler"):
         in_use = any(get_path(old, "spec", "behavior", d, "tolerance") is not None for d in ("scaleUp", "scaleDown"))
         if not in_use:
@@ -443,20 +571,36 @@ def drop_disabled(group: str, kind: str, obj: Obj, old: Obj | None, minor: int) 
                 h.get("derivedAttributes") is not None for h in _claim_requests(_at(old, keys) if old else None)):
             for holder in _claim_requests(_at(obj, keys)):
                 holder.pop("derivedAttributes", None)
+        _drop_claim_spec(_at(obj, keys), _at(old, keys) if old else None, minor)
+    elif (group, kind) == ("resource.k8s.io", "DeviceClass"):
+        # pkg/registry/resource/deviceclass strategy.go dropDisabledDRAExtendedResourceFields
+        _drop_when("DRAExtendedResource", minor, obj, old, "spec", "extendedResourceName")
+    elif (group, kind) == ("resource.k8s.io", "ResourceSlice"):
+        _drop_slice_fields(obj, old, minor)
     elif (group, kind) == ("", "Node"):
         _drop_when("InPlacePodVerticalScalingSchedulerPreemption", minor, obj, old, "spec", "podPreemptionPolicy")
+    elif (group, kind) == ("apps", "StatefulSet"):
+        _stateful_set_max_unavailable(obj, old, minor)
     elif (group, kind) == ("batch", "Job"):
         _drop_when("WorkloadWithJob", minor, obj, old, "spec", "scheduling")
     elif (group, kind) == ("batch", "CronJob"):
         _drop_when("WorkloadWithJob", minor, obj, old, "spec", "jobTemplate", "spec", "scheduling")
 
 
-def drop_disabled_status(group: str, kind: str, obj: Obj, old: Obj, minor: int) -> None:
+def drop_disabled_status(group: str, kind: str, obj: Obj, old: Obj | None, minor: int) -> None:
     """Drop, in place, the status fields of ``obj`` (a status write) whose feature gate is off by
-    default in Kubernetes ``1.<minor>``, unless the stored ``old`` already has them: the status
-    strategies' PrepareForUpdate ``dropDisabledStatusFields`` (pkg/registry/apps/deployment and
-    replicaset strategy.go: ``status.terminatingReplicas``)."""
-    if (group, kind) in (("apps", "Deployment"), ("apps", "ReplicaSet")):
+    default in Kubernetes ``1.<minor>``, unless the stored ``old`` (None: a create) already has
+    them: the status strategies' PrepareForUpdate ``dropDisabledStatusFields``
+    (pkg/registry/apps/deployment and replicaset strategy.go: ``status.terminatingReplicas``; a
+    Pod's: pkg/api/pod/util.go ``dropDisabledPodStatusFields``, ``recent_pod.drop_pod_status_fields``)."""
+    if (group, kind) == ("", "Pod"):
+        status = obj.get("status")
+        if isinstance(status, dict):
+            drop_pod_status_fields(status, _dict(old).get("status"), _dict(old).get("spec"),
+                                   lambda gate: gate_enabled(gate, minor))
+    elif (group, kind) == ("resource.k8s.io", "ResourceClaim"):
+        _drop_claim_status(obj, old, minor)
+    elif (group, kind) in (("apps", "Deployment"), ("apps", "ReplicaSet")):
         _drop_when("DeploymentReplicaSetTerminatingReplicas", minor, obj, old, "status", "terminatingReplicas")
 
 

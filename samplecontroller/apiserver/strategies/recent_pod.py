@@ -12,7 +12,11 @@ feature gate is off (pkg/api/pod dropDisabledFields), for a Pod and every pod te
   (``pod_options``): containers' ``restartPolicy``/``restartPolicyRules``
   (validateInitContainerRestartPolicy, validateContainerRestartPolicy) and an env var's sources
   (validateEnvVarValueFrom).
-- ``drop_pod_fields(spec, old, enabled)``: dropDisabledFields for the 1.33-1.37 fields.
+- ``drop_pod_fields(spec, old, enabled)``: dropDisabledFields for the 1.33-1.37 fields and
+  those of the gates whose default changed between 1.33 and 1.37 (pod ``resources``,
+  ``resourceClaims`` and containers' ``resources.claims``, ``image`` volumes and their mounts, a
+  projected ``clusterTrustBundle``); ``drop_pod_status_fields(status, old_status, old_spec,
+  enabled)``: dropDisabledPodStatusFields for the status fields of such gates.
 
 Where kube's rule could not be read (its 1.36/1.37 ``pkg/api/pod/util.go``), the drop of the
 fields of the 1.37 alpha gates keeps the per-gate rule of ``_gated_leaves`` (see
@@ -44,7 +48,8 @@ from samplecontroller.apiserver.validation import (
     qualified_name_errors,
 )
 
-__all__ = ["PodOptions", "drop_pod_fields", "pod_option_errors", "pod_options", "validate_pod_spec"]
+__all__ = ["PodOptions", "drop_pod_fields", "drop_pod_status_fields", "pod_option_errors", "pod_options",
+           "validate_pod_spec"]
 
 Obj = dict[str, Any]
 Enabled = Callable[[str], bool]
@@ -565,6 +570,7 @@ def _gated_leaves(spec: Any) -> Iterator[tuple[str, Obj, str]]:
                 if not isinstance(projection, dict):
                     continue
                 yield "PodCertificateRequest", projection, "podCertificate"
+                yield "ClusterTrustBundleProjection", projection, "clusterTrustBundle"
                 for name in _USER_PROJECTIONS:
                     if isinstance(projection.get(name), dict):
                         yield "AtomicWriteVolumeUserFields", projection[name], "user"
@@ -592,10 +598,63 @@ def _drop_restart_rules(spec: Obj) -> None:
         c.pop("restartPolicyRules", None)
 
 
+def _pod_resources_in_use(spec: Mapping[str, Any]) -> bool:
+    """podLevelResourcesInUse: the spec's ``resources`` has requests or limits."""
+    resources = _dict(spec.get("resources"))
+    return bool(_dict(resources.get("requests"))) or bool(_dict(resources.get("limits")))
+
+
+def _claims_in_use(spec: Mapping[str, Any]) -> bool:
+    """dynamicResourceAllocationInUse: the spec has ``resourceClaims`` (containers' claims need
+    one of them)."""
+    return bool(_list(spec.get("resourceClaims")))
+
+
+def _image_volumes_in_use(spec: Mapping[str, Any]) -> bool:
+    """imageVolumesInUse: a volume of the spec is an ``image`` volume."""
+    return any(_dict(v).get("image") is not None for v in _list(spec.get("volumes")))
+
+
+def _drop_image_volumes(spec: Obj) -> None:
+    """dropImageVolumes: the ``image`` volumes go, and every container's mounts of them; a list
+    left empty goes too (Go's nil slice, omitted)."""
+    names = {_dict(v).get("name") for v in _list(spec.get("volumes")) if _dict(v).get("image") is not None}
+    if "volumes" in spec:
+        kept = [v for v in _list(spec["volumes"]) if _dict(v).get("image") is None]
+        if kept:
+            spec["volumes"] = kept
+        else:
+            del spec["volumes"]
+    for _key, c in _containers(spec):
+        if "volumeMounts" not in c:
+            continue
+        mounts = [m for m in _list(c["volumeMounts"]) if _dict(m).get("name") not in names]
+        if mounts:
+            c["volumeMounts"] = mounts
+        else:
+            del c["volumeMounts"]
+
+
+def _drop_claims(spec: Obj) -> None:
+    """dropDisabledDynamicResourceAllocationFields: every container's ``resources.claims`` and
+    the spec's ``resourceClaims``."""
+    for _key, c in _containers(spec):
+        resources = c.get("resources")
+        if isinstance(resources, dict):
+            resources.pop("claims", None)
+    spec.pop("resourceClaims", None)
+
+
 def drop_pod_fields(spec: Obj, old: Any, enabled: Enabled) -> None:
     """dropDisabledFields (pkg/api/pod/util.go) of the 1.33-1.37 pod-spec fields: each is dropped
     while its gate is off unless the stored ``old`` spec (an update's; None on create) uses it."""
     old_spec = _dict(old)
+    if not enabled("PodLevelResources") and not _pod_resources_in_use(old_spec):
+        spec.pop("resources", None)
+    if not enabled("DynamicResourceAllocation") and not _claims_in_use(old_spec):
+        _drop_claims(spec)
+    if not enabled("ImageVolume") and not _image_volumes_in_use(old_spec):
+        _drop_image_volumes(spec)
     in_use = {gate for gate, holder, key in _gated_leaves(old_spec) if holder.get(key) is not None}
     for gate, holder, key in list(_gated_leaves(spec)):
         if not enabled(gate) and gate not in in_use:
@@ -620,3 +679,39 @@ def drop_pod_fields(spec: Obj, old: Any, enabled: Enabled) -> None:
                 source = var.get("valueFrom") if isinstance(var, dict) else None
                 if isinstance(source, dict):
                     source.pop("fileKeyRef", None)
+
+
+_STATUS_LISTS = ("containerStatuses", "initContainerStatuses", "ephemeralContainerStatuses")
+
+
+def _generation_tracked(status: Mapping[str, Any]) -> bool:
+    """podObservedGenerationTrackingInUse: a non-zero ``observedGeneration`` in the status or
+    one of its conditions."""
+    if status.get("observedGeneration") not in (None, 0):
+        return True
+    return any(_dict(c).get("observedGeneration") not in (None, 0) for c in _list(status.get("conditions")))
+
+
+def drop_pod_status_fields(status: Obj, old_status: Any, old_spec: Any, enabled: Enabled) -> None:
+    """dropDisabledPodStatusFields (pkg/api/pod/util.go) of the status fields whose gates changed
+    their default between 1.33 and 1.37: each is dropped while its gate is off unless the stored
+    pod (``old_status``, ``old_spec``: an update's; None on create) uses it, as kube checks it."""
+    old_st, old_sp = _dict(old_status), _dict(old_spec)
+    if not enabled("InPlacePodLevelResourcesVerticalScaling") and old_st.get("resources") is None \
+            and old_st.get("allocatedResources") is None:
+        status.pop("resources", None)
+        status.pop("allocatedResources", None)
+    if not enabled("DynamicResourceAllocation") and not _claims_in_use(old_sp):
+        status.pop("resourceClaimStatuses", None)
+    if not enabled("DRAExtendedResource") and old_st.get("extendedResourceClaimStatus") is None:
+        status.pop("extendedResourceClaimStatus", None)
+    if not enabled("ResourceHealthStatus"):  # kube keeps no stored value here
+        for key in _STATUS_LISTS:
+            for c in _list(status.get(key)):
+                if isinstance(c, dict):
+                    c.pop("allocatedResourcesStatus", None)
+    if not enabled("PodObservedGenerationTracking") and not _generation_tracked(old_st):
+        status.pop("observedGeneration", None)
+        for condition in _list(status.get("conditions")):
+            if isinstance(condition, dict):
+                condition.pop("observedGeneration", None)
