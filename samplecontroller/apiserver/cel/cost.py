@@ -253,7 +253,7 @@ _RESULTS = {
     "endsWith": "bool", "contains": "bool", "lowerAscii": "string", "upperAscii": "string", "trim": "string",
     "substring": "string", "replace": "string", "charAt": "string", "join": "string", "format": "string",
     "reverse": "string", "strings.quote": "string", "find": "string", "indexOf": "int", "lastIndexOf": "int",
-    "isSorted": "bool", "sign": "int", "asInteger": "int", "isInteger": "bool", "compareTo": "int",
+    "isSorted": "bool", "includes": "bool", "sign": "int", "asInteger": "int", "isInteger": "bool", "compareTo": "int",
     "asApproximateFloat": "double", "isGreaterThan": "bool", "isLessThan": "bool", "getScheme": "string",
     "getHost": "string", "getHostname": "string", "getPort": "string", "getEscapedPath": "string",
     "family": "int", "prefixLength": "int", "isIP": "bool", "isCIDR": "bool", "isURL": "bool",
@@ -627,13 +627,16 @@ class _Coster:
                       args: list[_Node]) -> tuple[CostEstimate, CostEstimate | None] | None:
         """library.CostEstimator.EstimateCallCost (by function name)."""
         size = self._library_size
-        if function in ("isSorted", "sum", "max", "min", "indexOf", "lastIndexOf") and target is not None:
+        if function in ("isSorted", "sum", "max", "min", "indexOf", "lastIndexOf", "includes") \
+                and target is not None:
             element = self._list_element(target)
             if element is not None:
                 per = _ONE
                 if element.type.kind in ("string", "bytes"):
                     per = per.add(size(element).factor(_STRING_TRAVERSAL))
                 return size(target).multiply(per), None
+            if function == "includes":  # a dyn target: a list's size times one comparison each
+                return size(target), None
             return size(target).factor(_STRING_TRAVERSAL), None
         if function == "url" and len(args) == 1:
             sz = size(args[0])

@@ -120,6 +120,14 @@ def _last_index_of(items: Sequence[Any], value: Any) -> int:
     return next((i for i in range(len(items) - 1, -1, -1) if _cel_equal(items[i], value)), -1)
 
 
+def _includes(target: Any, value: Any) -> bool:
+    """kube's lists library v1 ``includes`` (1.37): an element of a list equal to ``value``, or
+    any other ``target`` equal to it."""
+    if isinstance(target, list):
+        return any(_cel_equal(item, value) for item in target)
+    return _cel_equal(target, value)
+
+
 def _contains_all(items: Sequence[Any], wanted: Sequence[Any]) -> bool:
     return all(any(_cel_equal(w, i) for i in items) for w in wanted)
 
@@ -160,11 +168,12 @@ def _flatten(items: Sequence[Any], depth: int = 1) -> list[Any]:
 
 
 def _range(n: int) -> list[int]:
-    if n < 0:
-        raise ValueError(f"lists.range: size must be non-negative, got {n}")
+    """cel-go's genRange: ``[0, n)``, empty for ``n <= 0``; beyond ``_MAX_RANGE`` (ten times
+    kube's per-call cost limit, which such a list's runtime cost exceeds) refused with kube's
+    cost error rather than built."""
     if n > _MAX_RANGE:
-        raise ValueError(f"lists.range: size {n} exceeds maximum allowed ({_MAX_RANGE})")
-    return list(range(n))
+        raise ValueError("operation cancelled: actual cost limit exceeded")
+    return list(range(max(n, 0)))
 
 
 def _distinct(items: Sequence[Any]) -> list[Any]:
@@ -628,16 +637,24 @@ _LISTS: list[Any] = [
     _fn("distinct", _LIST, ("list_distinct", [_LIST], True, _distinct)),
 ]
 
+_LISTS_V1: list[Any] = [
+    # kube's lists library at ListsVersion(1) (1.37): includes
+    _fn("includes", _B, ("list_includes_dyn_dyn", [_T.DYN, _T.DYN], True, _includes)),
+]
+
 _BASE = list(FUNCTIONS)
-_VERSIONED: tuple[tuple[int, list[Any]], ...] = ((33, _SEMVER), (34, _LISTS))
-FUNCTIONS += _SEMVER + _LISTS
+_VERSIONED: tuple[tuple[int, list[Any]], ...] = ((33, _SEMVER), (34, _LISTS), (37, _LISTS_V1))
+FUNCTIONS += _SEMVER + _LISTS + _LISTS_V1
 
 INTRODUCED: dict[str, int] = {
     **dict.fromkeys(("semver", "isSemver", "major", "minor", "patch"), 33),
     **dict.fromkeys(("slice", "flatten", "sort", "lists.range", "reverse", "distinct", "sortBy"), 34),
+    "includes": 37,
 }
 """Function name -> the minor version whose base environment added it (environment/base.go's
-``IntroducedVersion``: the semver library 1.33, ext lists v3 1.34)."""
+``IntroducedVersion``: the semver library 1.33, ext lists v3 1.34, kube's lists library v1 with
+``includes`` 1.37: a new expression can use it only once the compatibility version, the emulated
+one minus one, is 1.37; stored expressions can already)."""
 
 _SORT_BY = re.compile(r"\.\s*sortBy\s*\(")
 
