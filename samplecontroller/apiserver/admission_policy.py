@@ -53,7 +53,7 @@ from samplecontroller.apiserver.cel.engine import CompileError, EvalError
 from samplecontroller.apiserver.cel.fields import invalid_literals
 from samplecontroller.apiserver.cel.formats import FUNCTIONS as FORMAT_FUNCTIONS
 from samplecontroller.apiserver.cel.formats import rewrite
-from samplecontroller.apiserver.cel.library import FUNCTIONS, INTRODUCED, functions
+from samplecontroller.apiserver.cel.library import FUNCTIONS, INTRODUCED, ext_lists, functions
 from samplecontroller.apiserver.errors import APIError
 from samplecontroller.apiserver.restmapper import Resource, RESTMapper
 from samplecontroller.apiserver.storage import Store
@@ -329,7 +329,8 @@ def compatibility_error(expression: str, compat_minor: int) -> str:
     env = _COMPAT_ENVS.get(compat_minor)
     if env is None:
         env = _COMPAT_ENVS[compat_minor] = engine.Env(dict.fromkeys(_VARIABLES, engine.DYN),
-                                                      functions(compat_minor) + FORMAT_FUNCTIONS, rewrite)
+                                                      functions(compat_minor) + FORMAT_FUNCTIONS, rewrite,
+                                                      ext_lists=ext_lists(compat_minor))
     try:
         ENV.compile(expression)
     except CompileError:

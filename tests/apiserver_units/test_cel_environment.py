@@ -75,3 +75,120 @@ def test_includes_needs_compatibility_1_37() -> None:
     assert admission_policy.compatibility_error("[1].includes(1)", 36).splitlines()[0] == (
         "compilation failed: ERROR: <input>:1:13: undeclared reference to 'includes' (in container '')")
     assert admission_policy.compatibility_error("[1].includes(1)", 37) == ""
+
+
+# ------------------------------------------- cel-go ext lists' sortBy macro (1.34)
+
+INTS = {"type": "array", "maxItems": 10, "items": {"type": "integer"}}
+
+
+@pytest.mark.parametrize(("source", "expected"), [
+    ("[3, 1, 2].sortBy(e, -e)", [3, 2, 1]),
+    ("['bb', 'a', 'ccc'].sortBy(s, s.size())", ["a", "bb", "ccc"]),
+    ("self.sortBy(p, p.score).map(p, p.name)", ["bar", "foo", "baz"]),
+    ("self.sortBy(p, p.name)[0].score", -10),
+    ("[].sortBy(e, e)", []),
+    ("self.map(p, p.score).sortBy(e, e).sortBy(e, -e)", [1000, 0, -10]),
+])
+def test_sort_by_results(source: str, expected: Any) -> None:
+    """ext/lists.go's sortBy: the list sorted by the key each element maps to."""
+    players = [{"name": "foo", "score": 0}, {"name": "bar", "score": -10}, {"name": "baz", "score": 1000}]
+    assert ev(source, players) == expected
+
+
+@pytest.mark.parametrize(("source", "message"), [
+    ("self.sortBy(e, e.a)", "list elements must have the same type"),
+    ("self.sortBy(e, e)", "list elements must be comparable"),
+])
+def test_sort_by_evaluation_errors(source: str, message: str) -> None:
+    with pytest.raises(cel.EvalError) as err:
+        ev(source, [{"a": 1}, {"a": "x"}])
+    assert str(err.value) == message
+
+
+@pytest.mark.parametrize(("source", "detail"), [
+    # parser.MakeMap's error, at the argument
+    ("[1].sortBy(1, 2)", "ERROR: <input>:1:12: argument is not an identifier"),
+    ("self.sortBy( x.y , x)", "ERROR: <input>:1:14: argument is not an identifier"),
+    ("{'a': 1}.sortBy(e, e)", "ERROR: <input>:1:1: sortBy can only be applied to a list, identifier, comprehension, "
+                              "call or select expression"),
+])
+def test_sort_by_compile_errors(source: str, detail: str) -> None:
+    with pytest.raises(cel.CompileError) as err:
+        ENV.compile(source)
+    assert err.value.detail.splitlines()[0] == detail
+
+
+def test_sort_by_cost() -> None:
+    """The macro's expansion (a bind of the list, the keys by a map comprehension, then
+    @sortByAssociatedKeys) costed as cel-go's estimator does it, with ext/lists.go's estimate of
+    the keys' sort (n^2 x 2 for int keys): 10 (the bind's empty range) + 1 (self) + 1 (the
+    list) + 12..142 (the map: 1 + 10 + 1, and 13 an element) + 11..211 (the sort), + 2."""
+    estimate = cost.estimate(ENV.compile("self.sortBy(e, e).size() > 0").serialized(), cost.decl_type(INTS, False))
+    assert (estimate.min, estimate.max) == (37, 367)
+
+
+def test_sort_by_follows_the_compatibility_version() -> None:
+    """sortBy came with ext lists v3 in 1.34: not a macro before (its variable undeclared)."""
+    strategy = CRDStrategy()
+    rule = "self.split(',').sortBy(e, e.size()).size() > 0"
+    assert strategy.validate_compatibility(_crd(rule), None, 35) == []
+    assert _first_lines(strategy.validate_compatibility(_crd(rule), None, 34)) == [
+        "compilation failed: ERROR: <input>:1:24: undeclared reference to 'e' (in container '')"]
+
+
+# ------------------------------------------- ext.TwoVarComprehensions (1.32)
+
+
+@pytest.mark.parametrize(("source", "expected"), [
+    ("[10, 20].all(i, v, v == (i + 1) * 10)", True),
+    ("{'a': 1, 'b': 2}.exists(k, v, k == 'b' && v == 2)", True),
+    ("{'a': 1, 'b': 2}.all(k, v, v > 1)", False),
+    ("[1, 2, 2].existsOne(i, v, v == 2)", False),
+    ("[1, 2, 3].existsOne(i, v, i == 0 && v == 1)", True),
+    ("[1, 2, 3].transformList(i, v, v * 10)", [10, 20, 30]),
+    ("[1, 2, 3].transformList(i, v, i > 0, v * 10)", [20, 30]),
+    ("{'a': 1, 'b': 2}.transformList(k, v, k + string(v))", ["a1", "b2"]),
+    ("self.all(name, value, value.startsWith(name))", True),
+])
+def test_two_variable_comprehensions(source: str, expected: Any) -> None:
+    """cel-go's ext.TwoVarComprehensions, in kube's base environment since 1.32 (every
+    compatibility version this server emulates): index or key, and value."""
+    assert ev(source, {"a": "ab", "c": "cd"}) == expected
+
+
+def test_two_variable_comprehensions_cost_as_one_variable_ones() -> None:
+    decl = cost.decl_type(INTS, False)
+    for two, one in (("self.all(i, v, v > 0)", "self.all(v, v > 0)"),
+                     ("self.transformList(i, v, v * 2).size() > 0", "self.map(v, v * 2).size() > 0")):
+        a, b = (cost.estimate(ENV.compile(s).serialized(), decl) for s in (two, one))
+        assert (a.min, a.max) == (b.min, b.max)
+    strategy = CRDStrategy()
+    assert strategy.validate_compatibility(_crd("['a'].all(i, v, v == self)"), None, 33) == []
+
+
+@pytest.mark.parametrize(("source", "name", "column"), [
+    ("{'a': 1}.transformMap(k, v, v * 2) == {'a': 2}", "transformMap", 10),
+    ("self.transformMapEntry(k, v, {v: k}).size() > 0", "transformMapEntry", 6),
+    ("optional.unwrap([optional.of(1)]) == [1]", "unwrap", 1),
+    ("[optional.of(1)].unwrapOpt() == [1]", "unwrapOpt", 18),
+])
+def test_what_the_engine_cannot_run_is_refused_by_name(source: str, name: str, column: int) -> None:
+    """kube accepts these; cel-cpp's binding has no runtime for the map macros' cel.@mapInsert
+    and no optional.unwrap: refused when the rule is compiled, naming them."""
+    with pytest.raises(cel.CompileError) as err:
+        ENV.compile(source)
+    assert err.value.detail.startswith(f"ERROR: <input>:1:{column}: {name} (")
+    assert err.value.detail.endswith("is not supported by this server's CEL engine")
+
+
+# ------------------------------------------- ext.Strings(ext.StringsVersion(2)) (1.29)
+
+
+def test_strings_extension_is_version_2() -> None:
+    """kube's base environment has the strings extension at version 2 (format, strings.quote,
+    join; not version 3's reverse): a string's reverse() does not compile."""
+    assert ev("'%s-%d'.format(['a', 1]) == 'a-1' && strings.quote('a') == '\"a\"' && ['a', 'b'].join() == 'ab'")
+    with pytest.raises(cel.CompileError, match=r"^ERROR: <input>:1:14: found no matching overload for 'reverse'"):
+        ENV.compile("'abc'.reverse() == 'cba'")
+    assert ev("[1, 2].reverse()") == [2, 1]

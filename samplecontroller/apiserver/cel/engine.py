@@ -59,6 +59,8 @@ from typing import Any
 from cel_expr_python import cel as _cel
 from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
 
+from samplecontroller.apiserver.cel.fields import mask_strings
+
 __all__ = ["BOOL", "DOUBLE", "DURATION", "DYN", "INT", "STRING", "TIMESTAMP", "Activation", "CompileError", "Env", "EvalError", "Program"]
 
 DYN = _cel.Type.DYN
@@ -91,6 +93,9 @@ def _strip_status(text: str) -> str:
 
 
 _EVAL_ERRORS: tuple[tuple[re.Pattern[str], str], ...] = (
+    # cel-cpp's ext lists name the function where cel-go does not
+    (re.compile(r"^sort\(\): unsupported type \w+$"), "list elements must be comparable"),
+    (re.compile(r"^(?:flatten|sort)\(\): (.*)$"), r"\1"),
     (re.compile(r'^Key not found in map : "?(.*?)"?$'), r"no such key: \1"),
     (re.compile(r"^Index error: index=(-?\d+) size=\d+$"), r"index out of bounds: \1"),
     (re.compile(r"^No matching overloads found : (.*)$"), r"no such overload: \1"),
@@ -155,20 +160,51 @@ class Program:
             raise EvalError(f"no Python value for a result of type {value.type().name()}") from None
 
 
+_LISTS_RANGE = re.compile(r"\blists(\s*\.\s*)range(\s*)\(")
+
+
+def _lists_range(text: str) -> str:
+    """``text`` with each ``lists.range(`` outside string literals as ``__listRange(`` of the
+    same length (error columns stay)."""
+    out, pos = [], 0
+    for found in _LISTS_RANGE.finditer(mask_strings(text)):
+        out += [text[pos:found.start()], "__listRange" + " " * (len(found.group(1)) + len(found.group(2)) - 1) + "("]
+        pos = found.end()
+    return "".join(out) + text[pos:]
+
+
+def _config(ext_lists: bool) -> Any:
+    """cel-cpp's extensions the binding offers only through an environment configuration:
+    cel-go's ``ext.TwoVarComprehensions()`` (kube's base environment since 1.32) and, with
+    ``ext_lists``, ``ext.Lists`` (cel-cpp's version 2 is cel-go's v2/v3 set: ``slice``,
+    ``flatten``, ``sort``, the ``sortBy`` macro, ``lists.range``, ``reverse``, ``distinct``)."""
+    text = "extensions:\n  - name: two-var-comprehensions\n"
+    if ext_lists:
+        text += "  - name: lists\n    version: 2\n"
+    return _cel.NewEnvConfigFromYaml(text)
+
+
 class Env:
     """A CEL environment: declared variables (name -> type), ``functions`` (the Kubernetes
-    libraries), the strings, optional and bindings extensions; ``rewrite`` turns a source into
-    what is compiled (the format library's expansion). Thread-safe; programs cached."""
+    libraries), kube's extensions (strings v2, optional types, two-variable comprehensions, ext
+    lists with ``ext_lists``) and the bindings one (``cel.bind``, which this package's rewrites
+    use); ``rewrite`` turns a source into what is compiled (the format library's expansion).
+    With ``ext_lists``, ``lists.range`` is the library's (``__listRange``: cel-cpp's fails on a
+    negative size and allocates any size). Thread-safe; programs cached."""
 
     def __init__(self, variables: Mapping[str, Any], functions: Sequence[Any] = (),
-                 rewrite: Callable[[str], str] | None = None) -> None:
+                 rewrite: Callable[[str], str] | None = None, *, ext_lists: bool = True,
+                 bindings: bool = True) -> None:
         self._rewrite = rewrite
+        self._ext_lists = ext_lists
         # the libraries as an extension after the strings one: their overloads then merge with
         # functions it declares (the lists library's indexOf on a list, string(ip), ...)
+        extensions = [ext_strings.ExtStrings(2), ext_optional.ExtOptional()]
+        if bindings:
+            extensions.append(ext_bindings.ExtBindings())
         self._env = _cel.NewEnv(
-            variables=dict(variables),
-            extensions=[ext_strings.ExtStrings(), ext_optional.ExtOptional(), ext_bindings.ExtBindings(),
-                        _cel.CelExtension("kubernetes", list(functions))])
+            config=_config(ext_lists), variables=dict(variables),
+            extensions=[*extensions, _cel.CelExtension("kubernetes", list(functions))])
         self._cache: dict[str, Program | CompileError] = {}
         self._lock = threading.Lock()
 
@@ -204,7 +240,10 @@ class Env:
 
     def _compile(self, source: str) -> Program | CompileError:
         try:
-            expr = self._env.compile(self._rewrite(source) if self._rewrite else source)
+            text = self._rewrite(source) if self._rewrite else source
+            if self._ext_lists:
+                text = _lists_range(text)
+            expr = self._env.compile(text)
         except CompileError as err:  # refused by the rewrite (something the engine lacks, named)
             return err
         except RuntimeError as err:

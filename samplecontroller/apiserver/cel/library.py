@@ -2,11 +2,13 @@
 lists, sets, regex, URLs, quantity, IP, CIDR and semver (``SemverLib(SemverVersion(1))``, in
 kube's base environment since 1.33: ``semver(s)``, ``semver(s, normalize)``, ``isSemver``,
 ``major``/``minor``/``patch``, ``compareTo``/``isGreaterThan``/``isLessThan``, with
-blang/semver v4's parsing and precedence) and cel-go's ext lists at ``ListsVersion(3)`` (since
-1.34: ``slice``, ``flatten``, ``sort``, ``lists.range``, ``reverse``, ``distinct``; deviations:
-``sortBy`` is refused by name (``unsupported``: the binding cannot add macros), and ``sort``
-of non-comparable elements is an evaluation error, not a compile error). The strings extension
-comes with the engine.
+blang/semver v4's parsing and precedence), kube's lists library v1 (``includes``, 1.37) and
+cel-go's ext lists at ``ListsVersion(3)`` (since 1.34: ``slice``, ``flatten``, ``sort``, the
+``sortBy`` macro, ``lists.range``, ``reverse``, ``distinct``), which are cel-cpp's ext lists
+(``engine.Env(ext_lists=...)``, ``ext_lists(compat_minor)``) but for ``lists.range`` (here:
+cel-cpp's fails on a negative size). The strings (version 2), optional types and two-variable
+comprehensions extensions come with the engine; what it cannot run is refused by name
+(``unsupported``: ``transformMap``/``transformMapEntry``, ``optional.unwrap``/``unwrapOpt``).
 
 Values of the library's own types (``quantity('1Gi')``, ``url(...)``, ``ip(...)``,
 ``cidr(...)``, ``semver(...)``) are maps with one key, ``@Quantity``/``@URL``/``@IP``/``@CIDR``/
@@ -41,7 +43,7 @@ from cel_expr_python import cel as _cel
 
 from samplecontroller.apiserver.cel.fields import mask_strings
 
-__all__ = ["FUNCTIONS", "INTRODUCED", "functions", "parse_quantity", "parse_semver", "unsupported"]
+__all__ = ["FUNCTIONS", "INTRODUCED", "ext_lists", "functions", "parse_quantity", "parse_semver", "unsupported"]
 
 _T = _cel.Type
 _MAP = _T.Map(_T.STRING, _T.DYN)
@@ -140,31 +142,9 @@ def _cel_equal(a: Any, b: Any) -> bool:
 
 
 # ------------------------------------------------------ cel-go ext lists (ListsVersion(3))
+# cel-cpp's ext lists (``engine.Env(ext_lists=True)``) but for lists.range
 
 _MAX_RANGE = 10_000_000
-_UNORDERED = (list, dict, type(None))
-
-
-def _slice(items: Sequence[Any], start: int, end: int) -> list[Any]:
-    if start < 0 or end < 0:
-        raise ValueError(f"cannot slice({start}, {end}), negative indexes not supported")
-    if start > end:
-        raise ValueError(f"cannot slice({start}, {end}), start index must be less than or equal to end index")
-    if len(items) < end:
-        raise ValueError(f"cannot slice({start}, {end}), list is length {len(items)}")
-    return list(items[start:end])
-
-
-def _flatten(items: Sequence[Any], depth: int = 1) -> list[Any]:
-    if depth < 0:
-        raise ValueError("level must be non-negative")
-    out: list[Any] = []
-    for item in items:
-        if isinstance(item, list) and depth > 0:
-            out += _flatten(item, depth - 1)
-        else:
-            out.append(item)
-    return out
 
 
 def _range(n: int) -> list[int]:
@@ -174,26 +154,6 @@ def _range(n: int) -> list[int]:
     if n > _MAX_RANGE:
         raise ValueError("operation cancelled: actual cost limit exceeded")
     return list(range(max(n, 0)))
-
-
-def _distinct(items: Sequence[Any]) -> list[Any]:
-    out: list[Any] = []
-    for item in items:
-        if not any(_cel_equal(item, seen) for seen in out):
-            out.append(item)
-    return out
-
-
-def _sort(items: Sequence[Any]) -> list[Any]:
-    """ext lists' ``sort``: elements of one comparable type (int, uint, double, bool, string,
-    bytes, timestamp, duration), else cel-go's errors."""
-    if not items:
-        return list(items)
-    if isinstance(items[0], _UNORDERED):
-        raise ValueError("list elements must be comparable")
-    if any(type(item) is not type(items[0]) for item in items):
-        raise ValueError("list elements must have the same type")
-    return sorted(items)
 
 
 # ---------------------------------------------------------------------------- regex
@@ -627,14 +587,9 @@ _SEMVER: list[Any] = [
 ]
 
 _LISTS: list[Any] = [
-    # cel-go's ext.Lists(ext.ListsVersion(3)) (sortBy, a macro, is refused: ``unsupported``)
-    _fn("slice", _LIST, ("list_slice", [_LIST, _I, _I], True, _slice)),
-    _fn("flatten", _LIST, ("list_flatten", [_LIST], True, _flatten),
-        ("list_flatten_int", [_LIST, _I], True, _flatten)),
-    _fn("sort", _LIST, ("list_sort", [_LIST], True, _sort)),
-    _fn("lists.range", _T.List(_I), ("lists_range", [_I], False, _range)),
-    _fn("reverse", _LIST, ("list_reverse", [_LIST], True, lambda items: list(reversed(items)))),
-    _fn("distinct", _LIST, ("list_distinct", [_LIST], True, _distinct)),
+    # cel-go's ext.Lists(ext.ListsVersion(3)) is cel-cpp's (engine.Env(ext_lists=True)) but for
+    # lists.range, which the engine compiles as this function (cel-cpp's fails on a negative size)
+    _fn("__listRange", _T.List(_I), ("lists_range", [_I], False, _range)),
 ]
 
 _LISTS_V1: list[Any] = [
@@ -656,20 +611,42 @@ INTRODUCED: dict[str, int] = {
 ``includes`` 1.37: a new expression can use it only once the compatibility version, the emulated
 one minus one, is 1.37; stored expressions can already)."""
 
-_SORT_BY = re.compile(r"\.\s*sortBy\s*\(")
+_UNSUPPORTED = re.compile(r"\.\s*(transformMap|transformMapEntry|unwrapOpt)\s*\(|\boptional\s*\.\s*(unwrap)\s*\(")
+_WHY = {
+    "transformMap": "a macro of cel-go's ext.TwoVarComprehensions",
+    "transformMapEntry": "a macro of cel-go's ext.TwoVarComprehensions",
+    "unwrapOpt": "cel-go's optional types v2",
+    "unwrap": "cel-go's optional types v2",
+}
+_SORT_BY_ARGUMENT = re.compile(r"\.\s*sortBy\s*\(\s*")
+_IDENT_ARGUMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\s*[,)]")
 
 
 def unsupported(source: str) -> str | None:
     """What this engine cannot compile in a rule kube accepts, named (``None``: nothing):
-    ext lists' ``sortBy`` macro (cel-expr-python cannot add macros)."""
-    found = _SORT_BY.search(mask_strings(source))
-    if found is None:
-        return None
-    return (f"ERROR: <input>:1:{found.start() + 2}: sortBy (cel-go ext lists' macro) is not supported by this "
-            "server's CEL engine; sort with .sort() or .map() instead")
+    ``transformMap``/``transformMapEntry`` (cel-cpp's runtime lacks their ``cel.@mapInsert``
+    in this binding), ``optional.unwrap``/``unwrapOpt`` (cel-cpp's optional library has neither);
+    and cel-go's error for a ``sortBy`` whose variable is not an identifier (cel-cpp's macro
+    leaves it to evaluation)."""
+    masked = mask_strings(source)
+    found = _UNSUPPORTED.search(masked)
+    if found is not None:
+        name = found.group(1) or found.group(2)
+        where = found.start(1) if found.group(1) else found.start()
+        return f"ERROR: <input>:1:{where + 1}: {name} ({_WHY[name]}) is not supported by this server's CEL engine"
+    for call in _SORT_BY_ARGUMENT.finditer(masked):
+        if not _IDENT_ARGUMENT.match(masked, call.end()):
+            return f"ERROR: <input>:1:{call.end() + 1}: argument is not an identifier"
+    return None
 
 
 def functions(compat_minor: int) -> list[Any]:
     """The library functions of kube's base environment at compatibility version
     ``1.<compat_minor>`` (``FUNCTIONS`` without those ``INTRODUCED`` later)."""
     return _BASE + [decl for since, decls in _VERSIONED if since <= compat_minor for decl in decls]
+
+
+def ext_lists(compat_minor: int) -> bool:
+    """Whether kube's base environment at compatibility version ``1.<compat_minor>`` has cel-go's
+    ext lists (``engine.Env``'s ``ext_lists``: since 1.34)."""
+    return compat_minor >= INTRODUCED["slice"]

@@ -53,7 +53,7 @@ from samplecontroller.apiserver.cel.fields import (
     undefined_fields,
     uses_old_self,
 )
-from samplecontroller.apiserver.cel.library import FUNCTIONS, INTRODUCED, functions
+from samplecontroller.apiserver.cel.library import FUNCTIONS, INTRODUCED, ext_lists, functions
 from samplecontroller.apiserver.cel.values import to_cel
 from samplecontroller.apiserver.schema import FieldError, GoRaw
 from samplecontroller.apiserver.warning import go_quote
@@ -355,7 +355,8 @@ def compatibility_errors(schema: Any, path: str, compat_minor: int,
     env = _COMPAT_ENVS.get(compat_minor)
     if env is None:
         env = _COMPAT_ENVS[compat_minor] = Env({"self": DYN, "oldSelf": DYN},
-                                               functions(compat_minor) + formats.FUNCTIONS, formats.rewrite)
+                                               functions(compat_minor) + formats.FUNCTIONS, formats.rewrite,
+                                               ext_lists=ext_lists(compat_minor))
     errors: list[FieldError] = []
     for where, spec in _rule_specs(schema, path):
         for key, prefix in (("rule", "compilation failed: "),
