@@ -69,6 +69,9 @@ _VARIABLES = ("object", "oldObject", "request", "params", "namespaceObject", "va
 ENV = engine.Env(dict.fromkeys(_VARIABLES, engine.DYN), FUNCTIONS + FORMAT_FUNCTIONS, rewrite)
 _ENV_WITHOUT_PARAMS = engine.Env(dict.fromkeys((v for v in _VARIABLES if v != "params"), engine.DYN),
                                  FUNCTIONS + FORMAT_FUNCTIONS, rewrite)
+_NO_BINDINGS = engine.Env(dict.fromkeys(_VARIABLES, engine.DYN), FUNCTIONS + FORMAT_FUNCTIONS, bindings=False)
+_NO_BINDINGS_WITHOUT_PARAMS = engine.Env(dict.fromkeys((v for v in _VARIABLES if v != "params"), engine.DYN),
+                                         FUNCTIONS + FORMAT_FUNCTIONS, bindings=False)
 
 
 @dataclass
@@ -347,6 +350,8 @@ def compile_error(expression: str, wanted: str = "", type_detail: str = "", para
     checked type name such as ``BOOL``; dynamic results are accepted). ``params``: the policy has
     a paramKind (else ``params`` is an undeclared reference)."""
     try:
+        if engine.uses_bindings(expression):  # kube's environment has no ext.Bindings
+            (_NO_BINDINGS if params else _NO_BINDINGS_WITHOUT_PARAMS).compile(expression)
         program = (ENV if params else _ENV_WITHOUT_PARAMS).compile(expression)
         literals = invalid_literals(expression, ENV.succeeds)
         if literals:

@@ -61,7 +61,8 @@ from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
 
 from samplecontroller.apiserver.cel.fields import mask_strings
 
-__all__ = ["BOOL", "DOUBLE", "DURATION", "DYN", "INT", "STRING", "TIMESTAMP", "Activation", "CompileError", "Env", "EvalError", "Program"]
+__all__ = ["BOOL", "DOUBLE", "DURATION", "DYN", "INT", "STRING", "TIMESTAMP", "Activation", "CompileError", "Env", "EvalError",
+           "Program", "issues_text", "uses_bindings"]
 
 DYN = _cel.Type.DYN
 BOOL = _cel.Type.BOOL
@@ -113,6 +114,60 @@ def eval_error_text(raw: str) -> str:
         if pattern.match(text):
             return pattern.sub(replacement, text)
     return text
+
+
+_ISSUE = re.compile(r"^ERROR: <input>:(\d+):(\d+): ", re.MULTILINE)
+_NO_OVERLOAD = re.compile(r"^(ERROR: <input>:\d+:(\d+): found no matching overload for '([^']+)' applied to )"
+                          r"'\((.*)\)'$")
+
+
+def _split_types(text: str) -> list[str]:
+    """``list(int), map(string, int)`` -> the two type names (commas inside parentheses kept)."""
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    return [*parts, text[start:].strip()] if text.strip() else parts
+
+
+def _member_signature(block: list[str]) -> list[str]:
+    """cel-go's signature of a member call without a matching overload (``'string.(int)'``,
+    the target's type before the dot: checker/format.go) where cel-cpp lists the target first
+    among the arguments (``'(string, int)'``); the snippet line shows whether it was one."""
+    found = _NO_OVERLOAD.match(block[0])
+    if found is None or len(block) < 2 or "." in found.group(3):
+        return block
+    before = block[1][3:][:int(found.group(2)) - 1].rstrip()
+    if not before.endswith(found.group(3)) or not before[:-len(found.group(3))].rstrip().endswith("."):
+        return block
+    types = _split_types(found.group(4))
+    if not types:
+        return block
+    return [f"{found.group(1)}'{types[0]}.({', '.join(types[1:])})'", *block[1:]]
+
+
+def issues_text(text: str) -> str:
+    """cel-cpp's compile issues as cel-go prints them (common/errors.go ToDisplayString): each
+    ``ERROR: <input>:L:C: ...`` with its snippet lines, ordered by line and column (cel-cpp
+    keeps the checker's order), member calls' overload signatures in cel-go's form."""
+    starts = [m.start() for m in _ISSUE.finditer(text)]
+    if not starts or starts[0] != 0:
+        return text
+    blocks = [text[a:b].rstrip("\n").split("\n") for a, b in zip(starts, [*starts[1:], len(text)], strict=True)]
+    position = {id(b): tuple(int(n) for n in _ISSUE.match(b[0]).groups()) for b in blocks}  # type: ignore[union-attr]
+    blocks.sort(key=lambda b: position[id(b)])
+    return "\n".join("\n".join(_member_signature(b)) for b in blocks)
+
+
+_CEL_BIND = re.compile(r"\bcel\s*\.\s*bind\s*\(")
+
+
+def uses_bindings(source: str) -> bool:
+    """Whether ``source`` calls ``cel.bind`` (outside string literals): cel-go's ext.Bindings,
+    which kube's CEL environments do not have (this package's rewrites use it)."""
+    return _CEL_BIND.search(mask_strings(source)) is not None
 
 
 class Activation:
@@ -247,5 +302,5 @@ class Env:
         except CompileError as err:  # refused by the rewrite (something the engine lacks, named)
             return err
         except RuntimeError as err:
-            return CompileError(_strip_status(str(err)))
+            return CompileError(issues_text(_strip_status(str(err))))
         return Program(source, expr, expr.return_type().name())

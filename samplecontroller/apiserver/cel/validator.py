@@ -44,6 +44,7 @@ from samplecontroller.apiserver.cel.engine import (
     Env,
     EvalError,
     Program,
+    uses_bindings,
 )
 from samplecontroller.apiserver.cel.fields import (
     TYPED_SLOTS,
@@ -68,6 +69,7 @@ _TYPED_ENV = Env({f"__{name}{i}": kind for name, kind in (("INT", INT), ("DOUBLE
                                                           ("BOOL", BOOL), ("TIMESTAMP", TIMESTAMP),
                                                           ("DURATION", DURATION))
                   for i in range(TYPED_SLOTS)} | {"self": DYN, "oldSelf": DYN}, _LIBRARIES, formats.rewrite)
+_NO_BINDINGS_ENV = Env({"self": DYN, "oldSelf": DYN}, _LIBRARIES, bindings=False)
 _MAX_MESSAGE = 5 * 1024
 _COMPAT_ENVS: dict[int, Env] = {}
 _BLOCKING = (structural.ERROR_NOT_SUPPORTED, structural.ERROR_REQUIRED, structural.ERROR_TOO_LONG,
@@ -117,7 +119,7 @@ def _compile_rule(spec: dict[str, Any], node: dict[str, Any], root: bool = False
     decl: cost.Decl | None = None
     if source.strip():
         try:
-            program = _ENV.compile(source)
+            program = _user_compile(source)
             plain = program
             undefined = undefined_fields(source, node, root) or invalid_literals(source, _ENV.succeeds)
             if undefined:
@@ -142,7 +144,7 @@ def _compile_rule(spec: dict[str, Any], node: dict[str, Any], root: bool = False
     message_source = str(spec.get("messageExpression") or "")
     if message_source.strip():
         try:
-            plain_message = _ENV.compile(message_source)
+            plain_message = _user_compile(message_source)
             message_program = _typed(message_source, node, root, plain_message)
             if _result_type(message_program, message_source, node, root) not in ("STRING", "DYN"):
                 raise CompileError("must evaluate to a string")
@@ -167,6 +169,14 @@ def _compile_rule(spec: dict[str, Any], node: dict[str, Any], root: bool = False
     rule = _Rule(spec, program, message_program, optional_program, uses_old_self(source), normalized, error,
                  max_cost, message_max_cost, ast, decl)
     return rule, problems
+
+
+def _user_compile(source: str) -> Program:
+    """A rule's or messageExpression's program; ``cel.bind`` is refused with the errors of
+    kube's environment, which has no ext.Bindings (``cel`` and ``bind`` undeclared)."""
+    if uses_bindings(source):
+        _NO_BINDINGS_ENV.compile(source)
+    return _ENV.compile(source)
 
 
 _ASTS: dict[str, Checked] = {}
