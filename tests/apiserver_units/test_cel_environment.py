@@ -244,3 +244,24 @@ def test_member_overload_errors_read_as_cel_gos(source: str, first: str) -> None
               "x-kubernetes-validations": [{"rule": source}]}
     errors = cel.schema_errors(schema, "spec")
     assert [e.detail.splitlines()[0] for e in errors] == ["compilation failed: " + first]
+
+
+# ------------------------------------------- cel.CrossTypeNumericComparisons(true) (1.28)
+
+
+@pytest.mark.parametrize(("source", "expected"), [
+    ("1 < 1.5 && 2.5 > 2 && 1u <= 1 && 1 >= 1u && 1.0 < 2u && 3u > 2.5", True),
+    ("2 < 1.5 || 1.5 >= 2u", False),
+    ("self.replicas < 2.5", True),
+])
+def test_numbers_of_different_types_are_ordered(source: str, expected: bool) -> None:
+    """kube's base environment has cel-go's cross-type numeric comparisons since 1.28: int,
+    uint and double are ordered across types (equality across them stays a compile error)."""
+    schema = {"type": "object", "properties": {"replicas": {"type": "integer"}},
+              "x-kubernetes-validations": [{"rule": source}]}
+    assert cel.schema_errors(schema, "spec") == []
+    assert ev(source, {"replicas": 2}) is expected
+    with pytest.raises(cel.CompileError, match=r"found no matching overload for '_==_' applied to '\(int, double\)'"):
+        ENV.compile("1 == 1.0")
+    estimate = cost.estimate(ENV.compile("1 < 1.5").serialized(), None)
+    assert (estimate.min, estimate.max) == (1, 1)

@@ -228,15 +228,41 @@ def _lists_range(text: str) -> str:
     return "".join(out) + text[pos:]
 
 
+_ORDERED = {"int": "int64", "uint": "uint64", "double": "double", "string": "string", "bytes": "bytes",
+            "bool": "bool", "google.protobuf.Timestamp": "timestamp", "google.protobuf.Duration": "duration"}
+_ORDERINGS = {"_<_": "less", "_<=_": "less_equals", "_>_": "greater", "_>=_": "greater_equals"}
+
+
+def _orderings() -> str:
+    """The ordering operators' declarations with cel-go's ``cel.CrossTypeNumericComparisons(true)``
+    (kube's base environment since 1.28): each comparable type with itself, and int, uint and
+    double with one another (``1 < 1.5``), cel-go's overload ids; cel-cpp's standard library
+    declares only the former (its runtime already compares across numeric types)."""
+    numeric = ("int", "uint", "double")
+    pairs = [(t, t) for t in _ORDERED] + [(a, b) for a in numeric for b in numeric if a != b]
+    lines = ["stdlib:", "  exclude_functions:", *(f'    - name: "{op}"' for op in _ORDERINGS), "functions:"]
+    for op, word in _ORDERINGS.items():
+        lines += [f'  - name: "{op}"', "    overloads:"]
+        for a, b in pairs:
+            oid = f"{word}_{_ORDERED[a]}" if a == b else f"{word}_{_ORDERED[a]}_{_ORDERED[b]}"
+            lines += [f'      - id: "{oid}"', "        args:", f'          - type_name: "{a}"',
+                      f'          - type_name: "{b}"', "        return:", '          type_name: "bool"']
+    return "\n".join(lines) + "\n"
+
+
 def _config(ext_lists: bool) -> Any:
-    """cel-cpp's extensions the binding offers only through an environment configuration:
-    cel-go's ``ext.TwoVarComprehensions()`` (kube's base environment since 1.32) and, with
-    ``ext_lists``, ``ext.Lists`` (cel-cpp's version 2 is cel-go's v2/v3 set: ``slice``,
-    ``flatten``, ``sort``, the ``sortBy`` macro, ``lists.range``, ``reverse``, ``distinct``)."""
+    """What the binding offers only through an environment configuration: cel-go's
+    ``ext.TwoVarComprehensions()`` (kube's base environment since 1.32), the cross-type numeric
+    orderings (``_orderings``) and, with ``ext_lists``, cel-cpp's ``ext.Lists`` (its version 2
+    is cel-go's v2/v3 set: ``slice``, ``flatten``, ``sort``, the ``sortBy`` macro,
+    ``lists.range``, ``reverse``, ``distinct``)."""
     text = "extensions:\n  - name: two-var-comprehensions\n"
     if ext_lists:
         text += "  - name: lists\n    version: 2\n"
-    return _cel.NewEnvConfigFromYaml(text)
+    return _cel.NewEnvConfigFromYaml(text + _ORDERINGS_CONFIG)
+
+
+_ORDERINGS_CONFIG = _orderings()
 
 
 class Env:
