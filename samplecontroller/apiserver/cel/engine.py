@@ -37,10 +37,14 @@ cost for the runtime ones); comprehensions stop after 10,000 iterations per eval
 (``Iteration budget exceeded``: cel-cpp's default, which the binding does not expose; kube has no
 such cap); ``self`` is dynamic,
 so a rule's result type comes from a second compilation with the scalar fields it selects
-declared as their schema types (``validator``: ``self.replicas`` is an int, not a bool); the environment's options are not
-exposed, so mixed-type list literals (``[1, 2.0]``) compile (kube's HomogeneousAggregateLiterals
-rejects them), ``self`` is dynamic (``fields`` adds the undeclared-field check) and the literal
-validators are ``fields.invalid_literals``.
+declared as their schema types (``validator``: ``self.replicas`` is an int, not a bool); the
+checker's options are not exposed (only an environment configuration: extensions, declarations,
+the standard library's subset, which ``_config`` uses for two-variable comprehensions, ext lists
+and cross-type numeric orderings), so mixed-type list literals (``[1, 2.0]``) compile (kube's
+HomogeneousAggregateLiterals rejects them), ``self`` is dynamic (``fields`` adds the
+undeclared-field check) and the literal validators are ``fields.invalid_literals``; the
+bindings extension (``cel.bind``) serves this package's rewrites, kube has none
+(``uses_bindings``: its callers refuse it in users' expressions).
 
 Contracts: ``Env.compile`` raises ``CompileError`` whose ``detail`` is cel-go's issue text
 (``ERROR: <input>:1:10: Syntax error: ...`` with the caret lines); ``Program.evaluate`` returns
