@@ -48,9 +48,9 @@ from samplecontroller.apiserver.admission_rules import (
     matched_resource,
     selector,
 )
-from samplecontroller.apiserver.cel import engine
+from samplecontroller.apiserver.cel import checked, engine
 from samplecontroller.apiserver.cel.engine import CompileError, EvalError
-from samplecontroller.apiserver.cel.fields import invalid_literals
+from samplecontroller.apiserver.cel.fields import invalid_literals, mask_strings
 from samplecontroller.apiserver.cel.formats import FUNCTIONS as FORMAT_FUNCTIONS
 from samplecontroller.apiserver.cel.formats import rewrite
 from samplecontroller.apiserver.cel.library import FUNCTIONS, INTRODUCED, ext_lists, functions
@@ -354,6 +354,8 @@ def compile_error(expression: str, wanted: str = "", type_detail: str = "", para
             (_NO_BINDINGS if params else _NO_BINDINGS_WITHOUT_PARAMS).compile(expression)
         program = (ENV if params else _ENV_WITHOUT_PARAMS).compile(expression)
         literals = invalid_literals(expression, ENV.succeeds)
+        if not literals and "format." not in mask_strings(expression):  # (the format rewrite moves positions)
+            literals = checked.mixed_literals(checked.parse(program.serialized()), expression)
         if literals:
             raise CompileError(literals)
     except CompileError as err:

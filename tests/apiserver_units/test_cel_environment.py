@@ -265,3 +265,34 @@ def test_numbers_of_different_types_are_ordered(source: str, expected: bool) -> 
         ENV.compile("1 == 1.0")
     estimate = cost.estimate(ENV.compile("1 < 1.5").serialized(), None)
     assert (estimate.min, estimate.max) == (1, 1)
+
+
+# ------------------------------------------- cel.HomogeneousAggregateLiterals() (1.0)
+
+
+@pytest.mark.parametrize(("source", "issue"), [
+    ("[1, 2.0].size() == 2", "ERROR: <input>:1:5: expected type 'int' but found 'double'"),
+    ("{'a': 1, 'b': 'x'}.size() == 2", "ERROR: <input>:1:15: expected type 'int' but found 'string'"),
+    ("{1: 'a', 'b': 'c'}.size() == 2", "ERROR: <input>:1:10: expected type 'int' but found 'string'"),
+    ("[[1], ['a']].size() == 2", "ERROR: <input>:1:7: expected type 'list(int)' but found 'list(string)'"),
+    ("self.all(x,\n  [2, 1, 'a'].size() == 3)", "ERROR: <input>:2:10: expected type 'int' but found 'string'"),
+])
+def test_mixed_type_literals_are_refused(source: str, issue: str) -> None:
+    """cel-go's checker with HomogeneousAggregateLiterals: a list's elements, a map's keys and
+    its values of one type each (dyn fits any), else ``expected type ... but found ...`` at the
+    first element of another type."""
+    schema = {"type": "object", "x-kubernetes-validations": [{"rule": source, "message": "m"}]}
+    errors = cel.schema_errors(schema, "spec")
+    assert [e.detail.splitlines()[0] for e in errors] == ["compilation failed: " + issue]
+    assert admission_policy.compile_error(source.replace("self", "object")).splitlines()[0] == (
+        "compilation failed: " + issue)
+
+
+def test_literals_with_dyn_elements_are_accepted() -> None:
+    schema = {"type": "object", "properties": {"x": {"type": "string", "maxLength": 5}}, "x-kubernetes-validations": [
+        {"rule": "[1, dyn(self.x), 2.0].size() == 3"}, {"rule": "[[1], [dyn(self.x)], ['a']].size() == 3"},
+        {"rule": "{'a': dyn(self.x), 'b': 1}.size() == 2", "messageExpression": "['a', 'b'][0]"}]}
+    assert cel.schema_errors(schema, "spec") == []
+    schema["x-kubernetes-validations"] = [{"rule": "true", "messageExpression": "[1, 'a'].size() > 0 ? 'x' : 'y'"}]
+    assert [e.detail.splitlines()[0] for e in cel.schema_errors(schema, "spec")] == [
+        "messageExpression compilation failed: ERROR: <input>:1:5: expected type 'int' but found 'string'"]

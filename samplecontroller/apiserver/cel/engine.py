@@ -41,7 +41,8 @@ declared as their schema types (``validator``: ``self.replicas`` is an int, not 
 checker's options are not exposed (only an environment configuration: extensions, declarations,
 the standard library's subset, which ``_config`` uses for two-variable comprehensions, ext lists
 and cross-type numeric orderings), so mixed-type list literals (``[1, 2.0]``) compile (kube's
-HomogeneousAggregateLiterals rejects them), ``self`` is dynamic (``fields`` adds the
+HomogeneousAggregateLiterals rejects them: ``checked.mixed_literals``, which the validator and
+the policies apply), ``self`` is dynamic (``fields`` adds the
 undeclared-field check) and the literal validators are ``fields.invalid_literals``; the
 bindings extension (``cel.bind``) serves this package's rewrites, kube has none
 (``uses_bindings``: its callers refuse it in users' expressions).

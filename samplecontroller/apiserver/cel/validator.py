@@ -49,6 +49,7 @@ from samplecontroller.apiserver.cel.engine import (
 from samplecontroller.apiserver.cel.fields import (
     TYPED_SLOTS,
     invalid_literals,
+    mask_strings,
     scalar_typed_source,
     typed_source,
     undefined_fields,
@@ -121,7 +122,8 @@ def _compile_rule(spec: dict[str, Any], node: dict[str, Any], root: bool = False
         try:
             program = _user_compile(source)
             plain = program
-            undefined = undefined_fields(source, node, root) or invalid_literals(source, _ENV.succeeds)
+            undefined = undefined_fields(source, node, root) or invalid_literals(source, _ENV.succeeds) \
+                or _mixed_literals(program, source)
             if undefined:
                 raise CompileError(undefined)
             program = _typed(source, node, root, program)
@@ -145,6 +147,9 @@ def _compile_rule(spec: dict[str, Any], node: dict[str, Any], root: bool = False
     if message_source.strip():
         try:
             plain_message = _user_compile(message_source)
+            mixed = _mixed_literals(plain_message, message_source)
+            if mixed:
+                raise CompileError(mixed)
             message_program = _typed(message_source, node, root, plain_message)
             if _result_type(message_program, message_source, node, root) not in ("STRING", "DYN"):
                 raise CompileError("must evaluate to a string")
@@ -177,6 +182,14 @@ def _user_compile(source: str) -> Program:
     if uses_bindings(source):
         _NO_BINDINGS_ENV.compile(source)
     return _ENV.compile(source)
+
+
+def _mixed_literals(program: Program, source: str) -> str:
+    """kube's errors for mixed-type list or map literals (``checked.mixed_literals``); not
+    checked in a source the format library's rewrite changes (other positions)."""
+    if "format." in mask_strings(source):
+        return ""
+    return checked.mixed_literals(_checked(program), source)
 
 
 _ASTS: dict[str, Checked] = {}
