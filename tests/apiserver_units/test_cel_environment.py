@@ -296,3 +296,15 @@ def test_literals_with_dyn_elements_are_accepted() -> None:
     schema["x-kubernetes-validations"] = [{"rule": "true", "messageExpression": "[1, 'a'].size() > 0 ? 'x' : 'y'"}]
     assert [e.detail.splitlines()[0] for e in cel.schema_errors(schema, "spec")] == [
         "messageExpression compilation failed: ERROR: <input>:1:5: expected type 'int' but found 'string'"]
+
+
+@pytest.mark.parametrize(("source", "name"), [
+    ("math.greatest(1, 2) == 2", "math"),  # ext.Math: not in kube's base environment
+    ("base64.encode(b'a') == 'YQ=='", "base64"),  # ext.Encoders: neither
+    ("jsonpatch.escapeKey('a/b') == 'a~1b'", "jsonpatch"),  # only MutatingAdmissionPolicy's
+])
+def test_extensions_kube_does_not_have_are_undeclared(source: str, name: str) -> None:
+    with pytest.raises(cel.CompileError) as err:
+        ENV.compile(source)
+    assert err.value.detail.splitlines()[0] == f"ERROR: <input>:1:1: undeclared reference to '{name}' (in container '')"
+    assert ev("sets.contains([1, 2], [2]) && sets.intersects([1], [1]) && sets.equivalent([1], [1])")  # ext.Sets is
