@@ -12,7 +12,8 @@ cel-expr-python 0.1.3 (cel-cpp)  13 - 69           2.3 - 7.3         all macros,
                                                                      (``1 == 1u`` is a compile
                                                                      error, as in cel-go),
                                                                      optional ``?.``/``orValue``,
-                                                                     strings ext, ``cel.bind``,
+                                                                     strings ext, two-variable
+                                                                     comprehensions, ext lists,
                                                                      error values, int64 overflow
 common-expression-language 0.10  9 - 29            2.6 - 30          no ``?.`` (parse error), no
 (Rust ``cel`` crate)                                                 strings ext, no checker,
