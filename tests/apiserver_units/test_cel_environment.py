@@ -308,3 +308,36 @@ def test_extensions_kube_does_not_have_are_undeclared(source: str, name: str) ->
         ENV.compile(source)
     assert err.value.detail.splitlines()[0] == f"ERROR: <input>:1:1: undeclared reference to '{name}' (in container '')"
     assert ev("sets.contains([1, 2], [2]) && sets.intersects([1], [1]) && sets.equivalent([1], [1])")  # ext.Sets is
+
+
+# ------------------------------------------- kube's lists library: typed overloads (1.24)
+
+
+@pytest.mark.parametrize(("source", "expected"), [
+    ("[true, false].isSorted()", False),
+    ("[false, true].isSorted() && [false, true].max() && ![false, true].min()", True),
+    ("['b', 'a', 'c'].min()", "a"),
+    ("[1.5, 2.0].sum()", 3.5),
+    ("[1, 2].sum() + 1", 4),
+    ("self.max() == 3 && self.isSorted() == false", True),
+])
+def test_lists_library_over_its_comparable_types(source: str, expected: Any) -> None:
+    """lists.go's comparableTypes include bool (a list of bools is sorted, has a max)."""
+    assert ev(source, [3, 1]) == expected
+
+
+@pytest.mark.parametrize(("source", "column", "signature"), [
+    ("['a'].sum() == 'a'", 10, "list(string).()"),  # summableTypes: int, uint, double, duration
+    ("[[1]].isSorted()", 15, "list(list(int)).()"),
+    ("[{'a': 1}].max() != null", 15, "list(map(string, int)).()"),
+])
+def test_lists_library_refuses_other_element_types_when_compiled(source: str, column: int, signature: str) -> None:
+    """kube declares isSorted, sum, min and max per element type: another one does not compile
+    (a dyn list's elements of another type fail when evaluated)."""
+    with pytest.raises(cel.CompileError) as err:
+        ENV.compile(source)
+    name = source.split(".")[1].split("(")[0]
+    assert err.value.detail.splitlines()[0] == (
+        f"ERROR: <input>:1:{column}: found no matching overload for '{name}' applied to '{signature}'")
+    with pytest.raises(cel.EvalError, match=r"^no such overload$"):
+        ev("self.sum()", ["a", "b"])

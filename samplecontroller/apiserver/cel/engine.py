@@ -66,6 +66,7 @@ from cel_expr_python import cel as _cel
 from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
 
 from samplecontroller.apiserver.cel.fields import mask_strings
+from samplecontroller.apiserver.cel.library import TYPED_LIST_IMPLS, TYPED_LISTS
 
 __all__ = ["BOOL", "DOUBLE", "DURATION", "DYN", "INT", "STRING", "TIMESTAMP", "Activation", "CompileError", "Env", "EvalError",
            "Program", "issues_text", "uses_bindings"]
@@ -265,7 +266,7 @@ def _config(ext_lists: bool) -> Any:
     text = "extensions:\n  - name: two-var-comprehensions\n"
     if ext_lists:
         text += "  - name: lists\n    version: 2\n"
-    return _cel.NewEnvConfigFromYaml(text + _ORDERINGS_CONFIG)
+    return _cel.NewEnvConfigFromYaml(text + _ORDERINGS_CONFIG + TYPED_LISTS)
 
 
 _ORDERINGS_CONFIG = _orderings()
@@ -290,7 +291,7 @@ class Env:
         if bindings:
             extensions.append(ext_bindings.ExtBindings())
         self._env = _cel.NewEnv(
-            config=_config(ext_lists), variables=dict(variables),
+            config=_config(ext_lists), variables=dict(variables), function_impls=TYPED_LIST_IMPLS,
             extensions=[*extensions, _cel.CelExtension("kubernetes", list(functions))])
         self._cache: dict[str, Program | CompileError] = {}
         self._lock = threading.Lock()

@@ -78,7 +78,12 @@ def _untag(kind: str, value: Any) -> str:
 
 
 def _sortable(items: Sequence[Any]) -> list[Any]:
-    if any(isinstance(i, (dict, list, bool)) for i in items):
+    """The items of a list of one comparable type (kube's comparableTypes: numbers, bool,
+    strings, bytes, timestamps, durations), else ``no such overload`` (a dyn list's runtime
+    dispatch finding no overload)."""
+    kinds = {"bool" if isinstance(i, bool) else "number" if isinstance(i, (int, float)) else type(i).__name__
+             for i in items}
+    if len(kinds) > 1 or kinds & {"dict", "list", "NoneType"}:
         raise ValueError("no such overload")
     return list(items)
 
@@ -89,7 +94,10 @@ def _is_sorted(items: Sequence[Any]) -> bool:
 
 
 def _sum(items: Sequence[Any]) -> Any:
+    """kube's sum over summableTypes (int, uint, double, duration)."""
     values = _sortable(items)
+    if any(isinstance(v, (bool, str, bytes)) for v in values):
+        raise ValueError("no such overload")
     if not values:
         return 0
     total = values[0]
@@ -513,10 +521,7 @@ _S, _I, _B, _D = _T.STRING, _T.INT, _T.BOOL, _T.DOUBLE
 
 FUNCTIONS: list[Any] = [
     # lists
-    _fn("isSorted", _B, ("list_is_sorted", [_LIST], True, _is_sorted)),
-    _fn("sum", _T.DYN, ("list_sum", [_LIST], True, _sum)),
-    _fn("min", _T.DYN, ("list_min", [_LIST], True, _min)),
-    _fn("max", _T.DYN, ("list_max", [_LIST], True, _max)),
+    # (isSorted, sum, min and max: TYPED_LISTS)
     _fn("indexOf", _I, ("list_index_of", [_LIST, _T.DYN], True, _index_of)),
     _fn("lastIndexOf", _I, ("list_last_index_of", [_LIST, _T.DYN], True, _last_index_of)),
     # sets (cel-go's ext.Sets, in the Kubernetes base environment since 1.29)
@@ -596,6 +601,41 @@ _LISTS_V1: list[Any] = [
     # kube's lists library at ListsVersion(1) (1.37): includes
     _fn("includes", _B, ("list_includes_dyn_dyn", [_T.DYN, _T.DYN], True, _includes)),
 ]
+
+_COMPARABLE = ("int", "uint", "double", "bool", "google.protobuf.Duration", "google.protobuf.Timestamp",
+               "string", "bytes")
+_SUMMABLE = ("int", "uint", "double", "google.protobuf.Duration")
+_TYPE_NAMES = {"google.protobuf.Duration": "duration", "google.protobuf.Timestamp": "timestamp"}
+
+
+def _typed_lists() -> tuple[str, dict[str, Callable[..., Any]]]:
+    """kube's lists library's typed overloads (lists.go: ``list_<type>_is_sorted_bool`` over
+    comparableTypes, ``list_<type>_sum_<type>`` over summableTypes, ``min``/``max``): declared in
+    the engine's environment configuration (its functions section), so a list of another
+    element type does not compile, as in kube; one implementation each (the binding's runtime
+    tells list overloads apart by kind only), on the last overload (bytes, duration), whose
+    result is declared dyn (the binding converts an implementation's result to its overload's
+    declared type): ``[b'a'].max()`` is typed dyn, not bytes."""
+    lines: list[str] = []
+    impls: dict[str, Callable[..., Any]] = {}
+    for name, types, result, impl in (("isSorted", _COMPARABLE, "bool", _is_sorted), ("sum", _SUMMABLE, "", _sum),
+                                      ("min", _COMPARABLE, "", _min), ("max", _COMPARABLE, "", _max)):
+        lines += [f'  - name: "{name}"', "    overloads:"]
+        for t in types:
+            short = _TYPE_NAMES.get(t, t)
+            oid = f"list_{short}_is_sorted_bool" if name == "isSorted" else f"list_{short}_{name}_{short}"
+            returns = result or t
+            if t == types[-1]:
+                impls[oid] = impl
+                returns = result or "dyn"  # what the implementation returns is converted to this
+            lines += [f'      - id: "{oid}"', "        target:", '          type_name: "list"',
+                      f'          params: [{{type_name: "{t}"}}]', f'        return: {{type_name: "{returns}"}}']
+    return "\n".join(lines) + "\n", impls
+
+
+TYPED_LISTS, TYPED_LIST_IMPLS = _typed_lists()
+"""The functions section (YAML) and the implementations by overload id of kube's typed lists
+functions, for ``engine.Env`` (in every compatibility version: 1.24)."""
 
 _BASE = list(FUNCTIONS)
 _VERSIONED: tuple[tuple[int, list[Any]], ...] = ((33, _SEMVER), (34, _LISTS), (37, _LISTS_V1))
