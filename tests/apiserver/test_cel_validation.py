@@ -243,10 +243,10 @@ def test_rules_kube_1_37_refuses_reject_the_crd(raw: Raw) -> None:
     causes = [(c["field"].split("properties[spec].")[-1], c["message"].split(": compilation failed: ")[-1].splitlines()[0])
               for c in body["details"]["causes"]]
     assert causes == [
-        ("x-kubernetes-validations[1].rule", "ERROR: <input>:1:1: undeclared reference to 'cel' (in container '')"),
-        ("x-kubernetes-validations[2].rule", "ERROR: <input>:1:5: expected type 'int' but found 'string'"),
         ("x-kubernetes-validations[0].rule",
-         "ERROR: <input>:1:16: undeclared reference to 'includes' (in container '')")], body
+         "ERROR: <input>:1:16: undeclared reference to 'includes' (in container '')"),
+        ("x-kubernetes-validations[1].rule", "ERROR: <input>:1:1: undeclared reference to 'cel' (in container '')"),
+        ("x-kubernetes-validations[2].rule", "ERROR: <input>:1:5: expected type 'int' but found 'string'")], body
     assert raw.call("GET", f"{CRDS}/refuseds.{GROUP}")[0] == 404
 
 

@@ -23,7 +23,8 @@ def ev(source: str, self: Any = None) -> Any:
 
 
 def _crd(rule: str) -> dict[str, Any]:
-    schema = {"type": "object", "properties": {"v": {"type": "string", "x-kubernetes-validations": [{"rule": rule}]}}}
+    schema = {"type": "object", "properties": {"v": {"type": "string", "maxLength": 64,
+                                                     "x-kubernetes-validations": [{"rule": rule}]}}}
     return {"spec": {"versions": [{"name": "v1", "schema": {"openAPIV3Schema": schema}}]}}
 
 
@@ -68,13 +69,30 @@ def test_includes_needs_compatibility_1_37() -> None:
     compiles new expressions for 1.36, so a new rule using includes is refused (a stored one,
     unchanged in an update, still compiles), as in the policies' expressions."""
     strategy = CRDStrategy()
-    rule = "['a', 'b'].includes(self)"
+    rule = "self.includes('a')"
     assert _first_lines(strategy.validate_compatibility(_crd(rule), None, 37)) == [
-        "compilation failed: ERROR: <input>:1:20: undeclared reference to 'includes' (in container '')"]
+        "compilation failed: ERROR: <input>:1:14: undeclared reference to 'includes' (in container '')"]
     assert strategy.validate_compatibility(_crd(rule), _crd(rule), 37) == []
     assert admission_policy.compatibility_error("[1].includes(1)", 36).splitlines()[0] == (
         "compilation failed: ERROR: <input>:1:13: undeclared reference to 'includes' (in container '')")
     assert admission_policy.compatibility_error("[1].includes(1)", 37) == ""
+
+
+def test_a_rule_refused_for_the_compatibility_version_is_not_costed() -> None:
+    """kube compiles a new rule in its compatibility version's environment only: one that does
+    not compile there is not costed (here the literal list's strings are unbounded, which makes
+    the estimate exceed the limits once the rule compiles), and the errors come in the schema's
+    order."""
+    strategy = CRDStrategy()
+    crd = _crd("['a', 'b'].includes(self)")
+    crd["metadata"] = {"name": "widgets.example.com"}
+    crd["spec"] |= {"group": "example.com", "names": {"plural": "widgets"}}
+    errors = strategy.validate_extra(crd, None) + strategy.validate_compatibility(crd, None, 37)
+    assert [(e.field, e.detail.splitlines()[0]) for e in errors] == [(
+        "spec.validation.openAPIV3Schema.properties[v].x-kubernetes-validations[0].rule",
+        "compilation failed: ERROR: <input>:1:20: undeclared reference to 'includes' (in container '')")]
+    # a rule the old CRD had compiles as a stored one (and is costed)
+    assert "cost" in strategy.validate_compatibility(crd, crd, 37)[0].detail
 
 
 # ------------------------------------------- cel-go ext lists' sortBy macro (1.34)

@@ -159,7 +159,8 @@ def test_ext_lists_costs(source: str, schema: dict[str, Any], expected: tuple[in
 
 
 def _crd(rule: str) -> dict[str, Any]:
-    schema = {"type": "object", "properties": {"v": {"type": "string", "x-kubernetes-validations": [{"rule": rule}]}}}
+    schema = {"type": "object", "properties": {"v": {"type": "string", "maxLength": 64,
+                                                     "x-kubernetes-validations": [{"rule": rule}]}}}
     return {"spec": {"versions": [{"name": "v1", "schema": {"openAPIV3Schema": schema}}]}}
 
 
