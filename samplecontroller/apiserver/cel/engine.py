@@ -163,8 +163,12 @@ def issues_text(text: str) -> str:
     if not starts or starts[0] != 0:
         return text
     blocks = [text[a:b].rstrip("\n").split("\n") for a, b in zip(starts, [*starts[1:], len(text)], strict=True)]
-    position = {id(b): tuple(int(n) for n in _ISSUE.match(b[0]).groups()) for b in blocks}  # type: ignore[union-attr]
-    blocks.sort(key=lambda b: position[id(b)])
+
+    def position(block: list[str]) -> tuple[int, int]:
+        found = _ISSUE.match(block[0])
+        return (int(found.group(1)), int(found.group(2))) if found else (0, 0)
+
+    blocks.sort(key=position)
     return "\n".join("\n".join(_member_signature(b)) for b in blocks)
 
 
