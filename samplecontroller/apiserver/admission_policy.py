@@ -48,12 +48,12 @@ from samplecontroller.apiserver.admission_rules import (
     matched_resource,
     selector,
 )
-from samplecontroller.apiserver.cel import engine
+from samplecontroller.apiserver.cel import checked, engine
 from samplecontroller.apiserver.cel.engine import CompileError, EvalError
-from samplecontroller.apiserver.cel.fields import invalid_literals
+from samplecontroller.apiserver.cel.fields import invalid_literals, mask_strings
 from samplecontroller.apiserver.cel.formats import FUNCTIONS as FORMAT_FUNCTIONS
 from samplecontroller.apiserver.cel.formats import rewrite
-from samplecontroller.apiserver.cel.library import FUNCTIONS, INTRODUCED, functions
+from samplecontroller.apiserver.cel.library import FUNCTIONS, INTRODUCED, ext_lists, functions
 from samplecontroller.apiserver.errors import APIError
 from samplecontroller.apiserver.restmapper import Resource, RESTMapper
 from samplecontroller.apiserver.storage import Store
@@ -69,6 +69,9 @@ _VARIABLES = ("object", "oldObject", "request", "params", "namespaceObject", "va
 ENV = engine.Env(dict.fromkeys(_VARIABLES, engine.DYN), FUNCTIONS + FORMAT_FUNCTIONS, rewrite)
 _ENV_WITHOUT_PARAMS = engine.Env(dict.fromkeys((v for v in _VARIABLES if v != "params"), engine.DYN),
                                  FUNCTIONS + FORMAT_FUNCTIONS, rewrite)
+_NO_BINDINGS = engine.Env(dict.fromkeys(_VARIABLES, engine.DYN), FUNCTIONS + FORMAT_FUNCTIONS, bindings=False)
+_NO_BINDINGS_WITHOUT_PARAMS = engine.Env(dict.fromkeys((v for v in _VARIABLES if v != "params"), engine.DYN),
+                                         FUNCTIONS + FORMAT_FUNCTIONS, bindings=False)
 
 
 @dataclass
@@ -329,7 +332,8 @@ def compatibility_error(expression: str, compat_minor: int) -> str:
     env = _COMPAT_ENVS.get(compat_minor)
     if env is None:
         env = _COMPAT_ENVS[compat_minor] = engine.Env(dict.fromkeys(_VARIABLES, engine.DYN),
-                                                      functions(compat_minor) + FORMAT_FUNCTIONS, rewrite)
+                                                      functions(compat_minor) + FORMAT_FUNCTIONS, rewrite,
+                                                      ext_lists=ext_lists(compat_minor))
     try:
         ENV.compile(expression)
     except CompileError:
@@ -346,8 +350,12 @@ def compile_error(expression: str, wanted: str = "", type_detail: str = "", para
     checked type name such as ``BOOL``; dynamic results are accepted). ``params``: the policy has
     a paramKind (else ``params`` is an undeclared reference)."""
     try:
+        if engine.uses_bindings(expression):  # kube's environment has no ext.Bindings
+            (_NO_BINDINGS if params else _NO_BINDINGS_WITHOUT_PARAMS).compile(expression)
         program = (ENV if params else _ENV_WITHOUT_PARAMS).compile(expression)
         literals = invalid_literals(expression, ENV.succeeds)
+        if not literals and "format." not in mask_strings(expression):  # (the format rewrite moves positions)
+            literals = checked.mixed_literals(checked.parse(program.serialized()), expression)
         if literals:
             raise CompileError(literals)
     except CompileError as err:

@@ -60,6 +60,12 @@ SCHEMA: dict[str, Any] = {
                 "once": {"type": "string", "x-kubernetes-validations": [
                     {"rule": "!oldSelf.hasValue() || oldSelf.value() == self", "optionalOldSelf": True,
                      "message": "once set, never changed"}]},
+                # ext lists' sortBy (1.34), two-variable comprehensions (1.32)
+                "tiers": {"type": "array", "maxItems": 8, "items": {"type": "object", "properties": {
+                    "name": {"type": "string", "maxLength": 16}, "priority": {"type": "integer"}}},
+                    "x-kubernetes-validations": [
+                        {"rule": "self.sortBy(t, t.priority) == self", "message": "tiers must be sorted by priority"},
+                        {"rule": "self.all(i, t, t.priority >= i)", "message": "a tier's priority is its index or more"}]},
             },
         },
     },
@@ -111,7 +117,8 @@ def test_violating_object_is_rejected_with_kubes_message(raw: Raw, widgets: str)
 
 def test_valid_object_is_stored(raw: Raw, widgets: str) -> None:
     obj = widget(mode="on", url="https://example.com", memory="512Mi", cidrs=["10.0.0.0/8", "192.168.0.0/16"],
-                 labels={"a": "b"}, ratio=1, version="v1.2")
+                 labels={"a": "b"}, ratio=1, version="v1.2",
+                 tiers=[{"name": "a", "priority": 1}, {"name": "b", "priority": 1}, {"name": "c", "priority": 7}])
     code, _, body = raw.call("POST", widgets, obj)
     assert code == 201, body
 
@@ -129,6 +136,10 @@ def test_valid_object_is_stored(raw: Raw, widgets: str) -> None:
     ({"version": "1.0.0+x_y"}, 'spec.version: Invalid value: "string": Invalid character(s) found in build meta '
                                'data "x_y" evaluating rule: semver(self, true).isGreaterThan(semver(\'1.0.0\'))'),
     ({"mode": "off", "url": "https://x"}, 'spec.url: Invalid value: "object": url https://x needs a mode'),
+    ({"tiers": [{"name": "b", "priority": 5}, {"name": "a", "priority": 2}]},
+     'spec.tiers: Invalid value: "array": tiers must be sorted by priority'),
+    ({"tiers": [{"name": "a", "priority": 0}, {"name": "b", "priority": 0}]},
+     'spec.tiers: Invalid value: "array": a tier\'s priority is its index or more'),
 ])
 def test_rules_at_every_level(raw: Raw, widgets: str, spec: dict[str, Any], expected: str) -> None:
     body = rejected(raw, widgets, widget(**spec))
@@ -218,6 +229,25 @@ def test_a_rule_that_does_not_compile_rejects_the_crd(raw: Raw) -> None:
                       "spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[1].messageExpression"]
     assert "must evaluate to a string" in body["details"]["causes"][1]["message"]
     assert raw.call("GET", f"{CRDS}/brokens.{GROUP}")[0] == 404
+
+
+def test_rules_kube_1_37_refuses_reject_the_crd(raw: Raw) -> None:
+    """kube-apiserver 1.37 compiles a new rule for compatibility version 1.36: ``includes``
+    (1.37's lists library v1) is undeclared; its environment has no ``cel.bind``, and a list
+    literal mixing types does not check."""
+    schema = {"type": "object", "properties": {"spec": {"type": "object", "x-kubernetes-validations": [
+        {"rule": "self.x.includes('a')"}, {"rule": "cel.bind(v, self.x, v != '')"},
+        {"rule": "[1, 'a'].size() == 2"}], "properties": {"x": {"type": "string", "maxLength": 8}}}}}
+    code, _, body = raw.call("POST", CRDS, crd(schema, "Refused", "refuseds"))
+    assert code == 422, body
+    causes = [(c["field"].split("properties[spec].")[-1], c["message"].split(": compilation failed: ")[-1].splitlines()[0])
+              for c in body["details"]["causes"]]
+    assert causes == [
+        ("x-kubernetes-validations[0].rule",
+         "ERROR: <input>:1:16: undeclared reference to 'includes' (in container '')"),
+        ("x-kubernetes-validations[1].rule", "ERROR: <input>:1:1: undeclared reference to 'cel' (in container '')"),
+        ("x-kubernetes-validations[2].rule", "ERROR: <input>:1:5: expected type 'int' but found 'string'")], body
+    assert raw.call("GET", f"{CRDS}/refuseds.{GROUP}")[0] == 404
 
 
 def test_a_rule_that_does_not_evaluate_to_a_bool_rejects_the_crd(raw: Raw) -> None:

@@ -9,12 +9,11 @@ from __future__ import annotations
 from samplecontroller.apiserver.cel.engine import CompileError, Env, EvalError, Program
 from samplecontroller.apiserver.cel.validator import (
     blocking_error,
-    compatibility_errors,
     expressions,
     has_rules,
     schema_errors,
     validate,
 )
 
-__all__ = ["CompileError", "Env", "EvalError", "Program", "blocking_error", "compatibility_errors", "expressions", "has_rules",
+__all__ = ["CompileError", "Env", "EvalError", "Program", "blocking_error", "expressions", "has_rules",
            "schema_errors", "validate"]

@@ -16,7 +16,7 @@ from typing import Any
 
 from samplecontroller.apiserver.protobuf import wire_fields
 
-__all__ = ["Checked", "Expr", "Type", "parse"]
+__all__ = ["Checked", "Expr", "Type", "format_type", "mixed_literals", "parse"]
 
 # expression kinds
 CONST, IDENT, SELECT, CALL, LIST, MAP, STRUCT, COMPREHENSION = (
@@ -76,6 +76,8 @@ class Checked:
     types: dict[int, Type]
     overloads: dict[int, list[str]]
     references: dict[int, str]
+    positions: dict[int, int] = field(default_factory=dict)
+    """Each node's offset in the compiled source (code points), as the source info records it."""
 
     def type_of(self, e: Expr) -> Type:
         """The checked type of ``e`` (dyn when the checker recorded none)."""
@@ -238,6 +240,7 @@ def parse(data: bytes) -> Checked:
     types: dict[int, Type] = {}
     overloads: dict[int, list[str]] = {}
     references: dict[int, str] = {}
+    positions: dict[int, int] = {}
     for number, value in _fields(data):
         if number == 2:
             entry = dict(_fields(value))
@@ -253,6 +256,95 @@ def parse(data: bytes) -> Checked:
             types[entry.get(1, 0)] = _type(entry.get(2, b""))
         elif number == 4:
             root = _expr(value)
+        elif number == 5:
+            for n, v in _fields(value):
+                if n == 4:
+                    entry = dict(_fields(v))
+                    positions[_signed(entry.get(1, 0))] = entry.get(2, 0)
     if root is None:
         raise ValueError("no expression in the checked AST")
-    return Checked(root, types, overloads, references)
+    return Checked(root, types, overloads, references, positions)
+
+
+# ------------------------------------------------- cel.HomogeneousAggregateLiterals
+
+
+_FORMATTED = {"null": "null_type", "timestamp": "google.protobuf.Timestamp", "duration": "google.protobuf.Duration"}
+
+
+def format_type(t: Type) -> str:
+    """A type as cel-go's checker prints it in its messages (FormatCELType)."""
+    if t.kind == "list" and t.params:
+        return f"list({format_type(t.params[0])})"
+    if t.kind == "map" and len(t.params) == 2:
+        return f"map({format_type(t.params[0])}, {format_type(t.params[1])})"
+    if t.kind == "optional" and t.params:
+        return f"optional_type({format_type(t.params[0])})"
+    if t.kind in ("struct", "opaque") and t.name:
+        return t.name + (f"({', '.join(format_type(p) for p in t.params)})" if t.params else "")
+    if t.kind == "type" and t.params:
+        return f"type({format_type(t.params[0])})"
+    return _FORMATTED.get(t.kind, t.kind)
+
+
+def _assignable(a: Type, b: Type) -> bool:
+    """cel-go's isAssignable for the types of literal elements: dyn (or an error or type
+    parameter) either side, else the same type with assignable parameters."""
+    loose = ("dyn", "error", "typeparam")
+    if a.kind in loose or b.kind in loose:
+        return True
+    if a.kind != b.kind or a.name != b.name or len(a.params) != len(b.params):
+        return False
+    return all(_assignable(x, y) for x, y in zip(a.params, b.params, strict=True))
+
+
+def _generality(t: Type) -> int:
+    """How much of ``t`` is dyn (mostGeneral keeps the less specific of two assignable types)."""
+    return (t.kind in ("dyn", "error", "typeparam")) + sum(_generality(p) for p in t.params)
+
+
+def _children(e: Expr) -> list[Expr]:
+    nodes = [e.operand, e.target, *e.args, *(k for k, _ in e.entries), *(v for _, v in e.entries),
+             e.iter_range, e.accu_init, e.loop_condition, e.loop_step, e.result]
+    return [n for n in nodes if n is not None]
+
+
+def mixed_literals(ast: Checked, source: str) -> str:
+    """cel-go's errors for list and map literals whose elements (keys, values) have different
+    types (``cel.HomogeneousAggregateLiterals()``, in kube's base environment since 1.0): ``ERROR:
+    <input>:1:5: expected type 'int' but found 'double'`` at the first element of another type
+    than those before it, with the snippet lines; "" when there is none. ``source`` is what was
+    compiled (the positions are its offsets)."""
+    issues: list[tuple[int, str]] = []
+
+    def check(elements: list[Expr]) -> None:
+        joined: Type | None = None  # checker.joinTypes: the most general type so far
+        for element in elements:
+            t = ast.type_of(element)
+            if joined is None:
+                joined = t
+            elif _assignable(joined, t):
+                joined = t if _generality(t) > _generality(joined) else joined
+            else:
+                issues.append((ast.positions.get(element.id, 0),
+                               f"expected type '{format_type(joined)}' but found '{format_type(t)}'"))
+                return
+
+    stack = [ast.expr]
+    while stack:
+        e = stack.pop()
+        if e.kind == LIST:
+            check(e.args)
+        elif e.kind == MAP:
+            check([k for k, _ in e.entries if k is not None])
+            check([v for _, v in e.entries])
+        stack += _children(e)
+    lines = []
+    for offset, message in sorted(issues):
+        line = source.count("\n", 0, offset) + 1
+        start = source.rfind("\n", 0, offset) + 1
+        end = source.find("\n", offset)
+        text = source[start:end if end >= 0 else len(source)]
+        lines += [f"ERROR: <input>:{line}:{offset - start + 1}: {message}", f" | {text}",
+                  " | " + "." * (offset - start) + "^"]
+    return "\n".join(lines)

@@ -25,6 +25,7 @@ the overloads their argument types select. Deviations, documented: the format li
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -253,7 +254,7 @@ _RESULTS = {
     "endsWith": "bool", "contains": "bool", "lowerAscii": "string", "upperAscii": "string", "trim": "string",
     "substring": "string", "replace": "string", "charAt": "string", "join": "string", "format": "string",
     "reverse": "string", "strings.quote": "string", "find": "string", "indexOf": "int", "lastIndexOf": "int",
-    "isSorted": "bool", "sign": "int", "asInteger": "int", "isInteger": "bool", "compareTo": "int",
+    "isSorted": "bool", "includes": "bool", "sign": "int", "asInteger": "int", "isInteger": "bool", "compareTo": "int",
     "asApproximateFloat": "double", "isGreaterThan": "bool", "isLessThan": "bool", "getScheme": "string",
     "getHost": "string", "getHostname": "string", "getPort": "string", "getEscapedPath": "string",
     "family": "int", "prefixLength": "int", "isIP": "bool", "isCIDR": "bool", "isURL": "bool",
@@ -563,6 +564,21 @@ class _Coster:
             return ids
         kinds = [self.type_of(a).kind for a in ([e.target] if e.target is not None else []) + e.args]
         narrowed = [oid for oid in ids if _fits(oid, kinds)]
+        sorted_list = e.args[0] if e.args else e.target
+        if sorted_list is not None and all(_SORT_OVERLOAD.match(oid) for oid in ids):
+            # ext lists' sort/sortBy: the overload of the (key) list's element type
+            listed = self.type_of(sorted_list)
+            kind = listed.params[0].kind if listed.kind == "list" and listed.params else "dyn"
+            step = sorted_list.loop_step if sorted_list.kind == checked.COMPREHENSION else None
+            if kind == "dyn" and step is not None and step.kind == checked.CALL and len(step.args) == 2 \
+                    and step.args[1].kind == checked.LIST and len(step.args[1].args) == 1:
+                # sortBy's keys: a map macro's, typed with its variable bound again
+                assert sorted_list.iter_range is not None
+                self.iter_ranges.setdefault(sorted_list.iter_var, []).append(sorted_list.iter_range)
+                kind = self.type_of(step.args[1].args[0]).kind
+                self.iter_ranges[sorted_list.iter_var].pop()
+            element = _SORTED_KINDS.get(kind)
+            narrowed = [oid for oid in ids if element is None or oid.startswith(f"list_{element}_")]
         return narrowed or ids
 
     # ------------------------------------------------------------------ functions
@@ -627,13 +643,16 @@ class _Coster:
                       args: list[_Node]) -> tuple[CostEstimate, CostEstimate | None] | None:
         """library.CostEstimator.EstimateCallCost (by function name)."""
         size = self._library_size
-        if function in ("isSorted", "sum", "max", "min", "indexOf", "lastIndexOf") and target is not None:
+        if function in ("isSorted", "sum", "max", "min", "indexOf", "lastIndexOf", "includes") \
+                and target is not None:
             element = self._list_element(target)
             if element is not None:
                 per = _ONE
                 if element.type.kind in ("string", "bytes"):
                     per = per.add(size(element).factor(_STRING_TRAVERSAL))
                 return size(target).multiply(per), None
+            if function == "includes":  # a dyn target: a list's size times one comparison each
+                return size(target), None
             return size(target).factor(_STRING_TRAVERSAL), None
         if function == "url" and len(args) == 1:
             sz = size(args[0])
@@ -673,7 +692,7 @@ class _Coster:
             if overload in ("cidr_contains_ip_string", "cidr_contains_cidr_string"):
                 cost = cost.add(size(args[0]).factor(_STRING_TRAVERSAL))
             return cost, None
-        if overload in _EXT_LISTS:
+        if overload in _EXT_LISTS or _SORT_OVERLOAD.match(overload):
             return self._ext_lists(overload, target, args)
         if function == "__formatValidate" and len(args) == 2:  # format.<name>().validate(x)
             return size(args[1]).factor(_STRING_TRAVERSAL).factor(_MAX_NAME_FORMAT_REGEX * _REGEX_LENGTH), None
@@ -710,12 +729,14 @@ class _Coster:
         if overload in ("list_flatten", "list_flatten_int") and len(args) <= 1:
             depth = _as_uint(args[0], _MAX_U64) if args else 1
             return _allocating_list(float(depth), size(target))
-        if overload in ("list_distinct", "list_sort") and not args:
+        if overload == "list_distinct" and not args:
             sz = size(target)
-            factor = 2.0
-            element = self._list_element(target)
-            if overload == "list_sort" and element is not None and element.type.kind in ("string", "bytes"):
-                factor += _STRING_TRAVERSAL
+            return _allocating_list(2.0, sz.multiply(sz))
+        sort = _SORT_OVERLOAD.match(overload)
+        if sort is not None and len(args) == (1 if sort.group(2) else 0):
+            # estimateListSortCost of the sorted list (sort) or of the keys (sortBy)
+            sz = size(args[0] if args else target)
+            factor = 2.0 + (_STRING_TRAVERSAL if sort.group(1) in ("string", "bytes") else 0.0)
             return _allocating_list(factor, sz.multiply(sz))
         return None
 
@@ -759,7 +780,13 @@ class _Coster:
 
 
 _EXT_LISTS = frozenset({"list_slice", "list_flatten", "list_flatten_int", "lists_range", "list_reverse",
-                        "list_distinct", "list_sort"})
+                        "list_distinct"})
+_SORTED_KINDS = {"int": "int", "uint": "uint", "double": "double", "bool": "bool", "string": "string",
+                 "bytes": "bytes", "duration": "google.protobuf.Duration", "timestamp": "google.protobuf.Timestamp"}
+# ext lists' typed sort overloads (cel-go's and cel-cpp's ids): list_<type>_sort, and the
+# list_<type>_sortByAssociatedKeys the sortBy macro expands to
+_SORT_OVERLOAD = re.compile(r"^list_(int|uint|double|bool|string|bytes|google\.protobuf\.Duration|"
+                            r"google\.protobuf\.Timestamp)_sort(ByAssociatedKeys)?$")
 
 
 def _fixed(n: int) -> CostEstimate:

@@ -2,11 +2,13 @@
 lists, sets, regex, URLs, quantity, IP, CIDR and semver (``SemverLib(SemverVersion(1))``, in
 kube's base environment since 1.33: ``semver(s)``, ``semver(s, normalize)``, ``isSemver``,
 ``major``/``minor``/``patch``, ``compareTo``/``isGreaterThan``/``isLessThan``, with
-blang/semver v4's parsing and precedence) and cel-go's ext lists at ``ListsVersion(3)`` (since
-1.34: ``slice``, ``flatten``, ``sort``, ``lists.range``, ``reverse``, ``distinct``; deviations:
-``sortBy`` is refused by name (``unsupported``: the binding cannot add macros), and ``sort``
-of non-comparable elements is an evaluation error, not a compile error). The strings extension
-comes with the engine.
+blang/semver v4's parsing and precedence), kube's lists library v1 (``includes``, 1.37) and
+cel-go's ext lists at ``ListsVersion(3)`` (since 1.34: ``slice``, ``flatten``, ``sort``, the
+``sortBy`` macro, ``lists.range``, ``reverse``, ``distinct``), which are cel-cpp's ext lists
+(``engine.Env(ext_lists=...)``, ``ext_lists(compat_minor)``) but for ``lists.range`` (here:
+cel-cpp's fails on a negative size). The strings (version 2), optional types and two-variable
+comprehensions extensions come with the engine; what it cannot run is refused by name
+(``unsupported``: ``transformMap``/``transformMapEntry``, ``optional.unwrap``/``unwrapOpt``).
 
 Values of the library's own types (``quantity('1Gi')``, ``url(...)``, ``ip(...)``,
 ``cidr(...)``, ``semver(...)``) are maps with one key, ``@Quantity``/``@URL``/``@IP``/``@CIDR``/
@@ -41,7 +43,7 @@ from cel_expr_python import cel as _cel
 
 from samplecontroller.apiserver.cel.fields import mask_strings
 
-__all__ = ["FUNCTIONS", "INTRODUCED", "functions", "parse_quantity", "parse_semver", "unsupported"]
+__all__ = ["FUNCTIONS", "INTRODUCED", "ext_lists", "functions", "parse_quantity", "parse_semver", "unsupported"]
 
 _T = _cel.Type
 _MAP = _T.Map(_T.STRING, _T.DYN)
@@ -76,7 +78,12 @@ def _untag(kind: str, value: Any) -> str:
 
 
 def _sortable(items: Sequence[Any]) -> list[Any]:
-    if any(isinstance(i, (dict, list, bool)) for i in items):
+    """The items of a list of one comparable type (kube's comparableTypes: numbers, bool,
+    strings, bytes, timestamps, durations), else ``no such overload`` (a dyn list's runtime
+    dispatch finding no overload)."""
+    kinds = {"bool" if isinstance(i, bool) else "number" if isinstance(i, (int, float)) else type(i).__name__
+             for i in items}
+    if len(kinds) > 1 or kinds & {"dict", "list", "NoneType"}:
         raise ValueError("no such overload")
     return list(items)
 
@@ -87,7 +94,10 @@ def _is_sorted(items: Sequence[Any]) -> bool:
 
 
 def _sum(items: Sequence[Any]) -> Any:
+    """kube's sum over summableTypes (int, uint, double, duration)."""
     values = _sortable(items)
+    if any(isinstance(v, (bool, str, bytes)) for v in values):
+        raise ValueError("no such overload")
     if not values:
         return 0
     total = values[0]
@@ -120,6 +130,14 @@ def _last_index_of(items: Sequence[Any], value: Any) -> int:
     return next((i for i in range(len(items) - 1, -1, -1) if _cel_equal(items[i], value)), -1)
 
 
+def _includes(target: Any, value: Any) -> bool:
+    """kube's lists library v1 ``includes`` (1.37): an element of a list equal to ``value``, or
+    any other ``target`` equal to it."""
+    if isinstance(target, list):
+        return any(_cel_equal(item, value) for item in target)
+    return _cel_equal(target, value)
+
+
 def _contains_all(items: Sequence[Any], wanted: Sequence[Any]) -> bool:
     return all(any(_cel_equal(w, i) for i in items) for w in wanted)
 
@@ -132,59 +150,18 @@ def _cel_equal(a: Any, b: Any) -> bool:
 
 
 # ------------------------------------------------------ cel-go ext lists (ListsVersion(3))
+# cel-cpp's ext lists (``engine.Env(ext_lists=True)``) but for lists.range
 
 _MAX_RANGE = 10_000_000
-_UNORDERED = (list, dict, type(None))
-
-
-def _slice(items: Sequence[Any], start: int, end: int) -> list[Any]:
-    if start < 0 or end < 0:
-        raise ValueError(f"cannot slice({start}, {end}), negative indexes not supported")
-    if start > end:
-        raise ValueError(f"cannot slice({start}, {end}), start index must be less than or equal to end index")
-    if len(items) < end:
-        raise ValueError(f"cannot slice({start}, {end}), list is length {len(items)}")
-    return list(items[start:end])
-
-
-def _flatten(items: Sequence[Any], depth: int = 1) -> list[Any]:
-    if depth < 0:
-        raise ValueError("level must be non-negative")
-    out: list[Any] = []
-    for item in items:
-        if isinstance(item, list) and depth > 0:
-            out += _flatten(item, depth - 1)
-        else:
-            out.append(item)
-    return out
 
 
 def _range(n: int) -> list[int]:
-    if n < 0:
-        raise ValueError(f"lists.range: size must be non-negative, got {n}")
+    """cel-go's genRange: ``[0, n)``, empty for ``n <= 0``; beyond ``_MAX_RANGE`` (ten times
+    kube's per-call cost limit, which such a list's runtime cost exceeds) refused with kube's
+    cost error rather than built."""
     if n > _MAX_RANGE:
-        raise ValueError(f"lists.range: size {n} exceeds maximum allowed ({_MAX_RANGE})")
-    return list(range(n))
-
-
-def _distinct(items: Sequence[Any]) -> list[Any]:
-    out: list[Any] = []
-    for item in items:
-        if not any(_cel_equal(item, seen) for seen in out):
-            out.append(item)
-    return out
-
-
-def _sort(items: Sequence[Any]) -> list[Any]:
-    """ext lists' ``sort``: elements of one comparable type (int, uint, double, bool, string,
-    bytes, timestamp, duration), else cel-go's errors."""
-    if not items:
-        return list(items)
-    if isinstance(items[0], _UNORDERED):
-        raise ValueError("list elements must be comparable")
-    if any(type(item) is not type(items[0]) for item in items):
-        raise ValueError("list elements must have the same type")
-    return sorted(items)
+        raise ValueError("operation cancelled: actual cost limit exceeded")
+    return list(range(max(n, 0)))
 
 
 # ---------------------------------------------------------------------------- regex
@@ -544,10 +521,7 @@ _S, _I, _B, _D = _T.STRING, _T.INT, _T.BOOL, _T.DOUBLE
 
 FUNCTIONS: list[Any] = [
     # lists
-    _fn("isSorted", _B, ("list_is_sorted", [_LIST], True, _is_sorted)),
-    _fn("sum", _T.DYN, ("list_sum", [_LIST], True, _sum)),
-    _fn("min", _T.DYN, ("list_min", [_LIST], True, _min)),
-    _fn("max", _T.DYN, ("list_max", [_LIST], True, _max)),
+    # (isSorted, sum, min and max: TYPED_LISTS)
     _fn("indexOf", _I, ("list_index_of", [_LIST, _T.DYN], True, _index_of)),
     _fn("lastIndexOf", _I, ("list_last_index_of", [_LIST, _T.DYN], True, _last_index_of)),
     # sets (cel-go's ext.Sets, in the Kubernetes base environment since 1.29)
@@ -618,41 +592,101 @@ _SEMVER: list[Any] = [
 ]
 
 _LISTS: list[Any] = [
-    # cel-go's ext.Lists(ext.ListsVersion(3)) (sortBy, a macro, is refused: ``unsupported``)
-    _fn("slice", _LIST, ("list_slice", [_LIST, _I, _I], True, _slice)),
-    _fn("flatten", _LIST, ("list_flatten", [_LIST], True, _flatten),
-        ("list_flatten_int", [_LIST, _I], True, _flatten)),
-    _fn("sort", _LIST, ("list_sort", [_LIST], True, _sort)),
-    _fn("lists.range", _T.List(_I), ("lists_range", [_I], False, _range)),
-    _fn("reverse", _LIST, ("list_reverse", [_LIST], True, lambda items: list(reversed(items)))),
-    _fn("distinct", _LIST, ("list_distinct", [_LIST], True, _distinct)),
+    # cel-go's ext.Lists(ext.ListsVersion(3)) is cel-cpp's (engine.Env(ext_lists=True)) but for
+    # lists.range, which the engine compiles as this function (cel-cpp's fails on a negative size)
+    _fn("__listRange", _T.List(_I), ("lists_range", [_I], False, _range)),
 ]
 
+_LISTS_V1: list[Any] = [
+    # kube's lists library at ListsVersion(1) (1.37): includes
+    _fn("includes", _B, ("list_includes_dyn_dyn", [_T.DYN, _T.DYN], True, _includes)),
+]
+
+_COMPARABLE = ("int", "uint", "double", "bool", "google.protobuf.Duration", "google.protobuf.Timestamp",
+               "string", "bytes")
+_SUMMABLE = ("int", "uint", "double", "google.protobuf.Duration")
+_TYPE_NAMES = {"google.protobuf.Duration": "duration", "google.protobuf.Timestamp": "timestamp"}
+
+
+def _typed_lists() -> tuple[str, dict[str, Callable[..., Any]]]:
+    """kube's lists library's typed overloads (lists.go: ``list_<type>_is_sorted_bool`` over
+    comparableTypes, ``list_<type>_sum_<type>`` over summableTypes, ``min``/``max``): declared in
+    the engine's environment configuration (its functions section), so a list of another
+    element type does not compile, as in kube; one implementation each (the binding's runtime
+    tells list overloads apart by kind only), on the last overload (bytes, duration), whose
+    result is declared dyn (the binding converts an implementation's result to its overload's
+    declared type): ``[b'a'].max()`` is typed dyn, not bytes."""
+    lines: list[str] = []
+    impls: dict[str, Callable[..., Any]] = {}
+    for name, types, result, impl in (("isSorted", _COMPARABLE, "bool", _is_sorted), ("sum", _SUMMABLE, "", _sum),
+                                      ("min", _COMPARABLE, "", _min), ("max", _COMPARABLE, "", _max)):
+        lines += [f'  - name: "{name}"', "    overloads:"]
+        for t in types:
+            short = _TYPE_NAMES.get(t, t)
+            oid = f"list_{short}_is_sorted_bool" if name == "isSorted" else f"list_{short}_{name}_{short}"
+            returns = result or t
+            if t == types[-1]:
+                impls[oid] = impl
+                returns = result or "dyn"  # what the implementation returns is converted to this
+            lines += [f'      - id: "{oid}"', "        target:", '          type_name: "list"',
+                      f'          params: [{{type_name: "{t}"}}]', f'        return: {{type_name: "{returns}"}}']
+    return "\n".join(lines) + "\n", impls
+
+
+TYPED_LISTS, TYPED_LIST_IMPLS = _typed_lists()
+"""The functions section (YAML) and the implementations by overload id of kube's typed lists
+functions, for ``engine.Env`` (in every compatibility version: 1.24)."""
+
 _BASE = list(FUNCTIONS)
-_VERSIONED: tuple[tuple[int, list[Any]], ...] = ((33, _SEMVER), (34, _LISTS))
-FUNCTIONS += _SEMVER + _LISTS
+_VERSIONED: tuple[tuple[int, list[Any]], ...] = ((33, _SEMVER), (34, _LISTS), (37, _LISTS_V1))
+FUNCTIONS += _SEMVER + _LISTS + _LISTS_V1
 
 INTRODUCED: dict[str, int] = {
     **dict.fromkeys(("semver", "isSemver", "major", "minor", "patch"), 33),
     **dict.fromkeys(("slice", "flatten", "sort", "lists.range", "reverse", "distinct", "sortBy"), 34),
+    "includes": 37,
 }
 """Function name -> the minor version whose base environment added it (environment/base.go's
-``IntroducedVersion``: the semver library 1.33, ext lists v3 1.34)."""
+``IntroducedVersion``: the semver library 1.33, ext lists v3 1.34, kube's lists library v1 with
+``includes`` 1.37: a new expression can use it only once the compatibility version, the emulated
+one minus one, is 1.37; stored expressions can already)."""
 
-_SORT_BY = re.compile(r"\.\s*sortBy\s*\(")
+_UNSUPPORTED = re.compile(r"\.\s*(transformMap|transformMapEntry|unwrapOpt)\s*\(|\boptional\s*\.\s*(unwrap)\s*\(")
+_WHY = {
+    "transformMap": "a macro of cel-go's ext.TwoVarComprehensions",
+    "transformMapEntry": "a macro of cel-go's ext.TwoVarComprehensions",
+    "unwrapOpt": "cel-go's optional types v2",
+    "unwrap": "cel-go's optional types v2",
+}
+_SORT_BY_ARGUMENT = re.compile(r"\.\s*sortBy\s*\(\s*")
+_IDENT_ARGUMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\s*[,)]")
 
 
 def unsupported(source: str) -> str | None:
     """What this engine cannot compile in a rule kube accepts, named (``None``: nothing):
-    ext lists' ``sortBy`` macro (cel-expr-python cannot add macros)."""
-    found = _SORT_BY.search(mask_strings(source))
-    if found is None:
-        return None
-    return (f"ERROR: <input>:1:{found.start() + 2}: sortBy (cel-go ext lists' macro) is not supported by this "
-            "server's CEL engine; sort with .sort() or .map() instead")
+    ``transformMap``/``transformMapEntry`` (cel-cpp's runtime lacks their ``cel.@mapInsert``
+    in this binding), ``optional.unwrap``/``unwrapOpt`` (cel-cpp's optional library has neither);
+    and cel-go's error for a ``sortBy`` whose variable is not an identifier (cel-cpp's macro
+    leaves it to evaluation)."""
+    masked = mask_strings(source)
+    found = _UNSUPPORTED.search(masked)
+    if found is not None:
+        name = found.group(1) or found.group(2)
+        where = found.start(1) if found.group(1) else found.start()
+        return f"ERROR: <input>:1:{where + 1}: {name} ({_WHY[name]}) is not supported by this server's CEL engine"
+    for call in _SORT_BY_ARGUMENT.finditer(masked):
+        if not _IDENT_ARGUMENT.match(masked, call.end()):
+            return f"ERROR: <input>:1:{call.end() + 1}: argument is not an identifier"
+    return None
 
 
 def functions(compat_minor: int) -> list[Any]:
     """The library functions of kube's base environment at compatibility version
     ``1.<compat_minor>`` (``FUNCTIONS`` without those ``INTRODUCED`` later)."""
     return _BASE + [decl for since, decls in _VERSIONED if since <= compat_minor for decl in decls]
+
+
+def ext_lists(compat_minor: int) -> bool:
+    """Whether kube's base environment at compatibility version ``1.<compat_minor>`` has cel-go's
+    ext lists (``engine.Env``'s ``ext_lists``: since 1.34)."""
+    return compat_minor >= INTRODUCED["slice"]

@@ -44,21 +44,23 @@ from samplecontroller.apiserver.cel.engine import (
     Env,
     EvalError,
     Program,
+    uses_bindings,
 )
 from samplecontroller.apiserver.cel.fields import (
     TYPED_SLOTS,
     invalid_literals,
+    mask_strings,
     scalar_typed_source,
     typed_source,
     undefined_fields,
     uses_old_self,
 )
-from samplecontroller.apiserver.cel.library import FUNCTIONS, INTRODUCED, functions
+from samplecontroller.apiserver.cel.library import FUNCTIONS, INTRODUCED, ext_lists, functions
 from samplecontroller.apiserver.cel.values import to_cel
 from samplecontroller.apiserver.schema import FieldError, GoRaw
 from samplecontroller.apiserver.warning import go_quote
 
-__all__ = ["ROOT_PATH", "blocking_error", "compatibility_errors", "expressions", "has_rules", "schema_errors", "validate"]
+__all__ = ["ROOT_PATH", "blocking_error", "expressions", "has_rules", "schema_errors", "validate"]
 
 ROOT_PATH = "<nil>"  # how Go prints a nil *field.Path: errors of rules on the root schema
 _LIBRARIES = FUNCTIONS + formats.FUNCTIONS
@@ -68,6 +70,7 @@ _TYPED_ENV = Env({f"__{name}{i}": kind for name, kind in (("INT", INT), ("DOUBLE
                                                           ("BOOL", BOOL), ("TIMESTAMP", TIMESTAMP),
                                                           ("DURATION", DURATION))
                   for i in range(TYPED_SLOTS)} | {"self": DYN, "oldSelf": DYN}, _LIBRARIES, formats.rewrite)
+_NO_BINDINGS_ENV = Env({"self": DYN, "oldSelf": DYN}, _LIBRARIES, bindings=False)
 _MAX_MESSAGE = 5 * 1024
 _COMPAT_ENVS: dict[int, Env] = {}
 _BLOCKING = (structural.ERROR_NOT_SUPPORTED, structural.ERROR_REQUIRED, structural.ERROR_TOO_LONG,
@@ -101,11 +104,13 @@ class _Rule:
 
 
 def _compile_rule(spec: dict[str, Any], node: dict[str, Any], root: bool = False, estimate: bool = False,
-                  node_decl: cost.Decl | None = None) -> tuple[_Rule, list[tuple[str, Any, str]]]:
+                  node_decl: cost.Decl | None = None, compat_env: Env | None = None,
+                  preexisting: frozenset[str] = frozenset()) -> tuple[_Rule, list[tuple[str, Any, str]]]:
     """The compiled rule and its compilation problems as (child, value, detail) for the CRD's
     validation (``value`` None: the whole rule is the shown value); ``estimate``: with the
     estimated costs of the rule and its messageExpression, ``self`` of type ``node_decl``
-    (``node``'s when not given)."""
+    (``node``'s when not given). ``compat_env``: the environment kube compiles a new expression
+    in (its compatibility version's), for the expressions not ``preexisting``."""
     if estimate and node_decl is None:
         node_decl = cost.decl_type(node, root)
     problems: list[tuple[str, Any, str]] = []
@@ -117,9 +122,10 @@ def _compile_rule(spec: dict[str, Any], node: dict[str, Any], root: bool = False
     decl: cost.Decl | None = None
     if source.strip():
         try:
-            program = _ENV.compile(source)
+            program = _user_compile(source, None if source in preexisting else compat_env)
             plain = program
-            undefined = undefined_fields(source, node, root) or invalid_literals(source, _ENV.succeeds)
+            undefined = undefined_fields(source, node, root) or invalid_literals(source, _ENV.succeeds) \
+                or _mixed_literals(program, source)
             if undefined:
                 raise CompileError(undefined)
             program = _typed(source, node, root, program)
@@ -142,7 +148,10 @@ def _compile_rule(spec: dict[str, Any], node: dict[str, Any], root: bool = False
     message_source = str(spec.get("messageExpression") or "")
     if message_source.strip():
         try:
-            plain_message = _ENV.compile(message_source)
+            plain_message = _user_compile(message_source, None if message_source in preexisting else compat_env)
+            mixed = _mixed_literals(plain_message, message_source)
+            if mixed:
+                raise CompileError(mixed)
             message_program = _typed(message_source, node, root, plain_message)
             if _result_type(message_program, message_source, node, root) not in ("STRING", "DYN"):
                 raise CompileError("must evaluate to a string")
@@ -167,6 +176,25 @@ def _compile_rule(spec: dict[str, Any], node: dict[str, Any], root: bool = False
     rule = _Rule(spec, program, message_program, optional_program, uses_old_self(source), normalized, error,
                  max_cost, message_max_cost, ast, decl)
     return rule, problems
+
+
+def _user_compile(source: str, compat_env: Env | None = None) -> Program:
+    """A rule's or messageExpression's program; ``cel.bind`` is refused with the errors of
+    kube's environment, which has no ext.Bindings (``cel`` and ``bind`` undeclared), and with
+    ``compat_env`` what that environment (a compatibility version's) lacks, with its errors."""
+    if uses_bindings(source):
+        _NO_BINDINGS_ENV.compile(source)
+    if compat_env is not None:
+        compat_env.compile(source)
+    return _ENV.compile(source)
+
+
+def _mixed_literals(program: Program, source: str) -> str:
+    """kube's errors for mixed-type list or map literals (``checked.mixed_literals``); not
+    checked in a source the format library's rewrite changes (other positions)."""
+    if "format." in mask_strings(source):
+        return ""
+    return checked.mixed_literals(_checked(program), source)
 
 
 _ASTS: dict[str, Checked] = {}
@@ -305,6 +333,8 @@ class _SchemaErrors:
     cel: list[FieldError] = field(default_factory=list)
     total: int = 0  # the estimated cost of every rule (TotalCost)
     expensive: list[tuple[int, str]] = field(default_factory=list)  # the (at most 4) costliest
+    compat_env: Env | None = None  # the new expressions' environment (compatibility version)
+    preexisting: frozenset[str] = frozenset()  # expressions compiled as stored ones
 
     def observe(self, where: str, expression_cost: int) -> None:
         """TotalCost.ObserveExpressionCost."""
@@ -319,7 +349,8 @@ class _SchemaErrors:
 _MAX_U64 = (1 << 64) - 1
 
 
-def schema_errors(schema: Any, path: str, suppress_rule_cost: bool = False) -> list[FieldError]:
+def schema_errors(schema: Any, path: str, suppress_rule_cost: bool = False, compat_minor: int | None = None,
+                  preexisting: frozenset[str] = frozenset()) -> list[FieldError]:
     """The errors a CRD's schema gets for its validation rules, as kube-apiserver orders them:
     the rules' own checks, then compilation (skipped at a node when it or a node below has one
     of the former). A rule that does not compile rejects the CRD, as does one whose estimated
@@ -328,8 +359,16 @@ def schema_errors(schema: Any, path: str, suppress_rule_cost: bool = False) -> l
     with ``suppress_rule_cost``, which kube sets for a version whose schema an update leaves
     unchanged) or whose rules together exceed ``cost.STATIC_CRD_COST_LIMIT`` (the costliest
     rules ``contributed to ...``, then ``<path>: Forbidden: x-kubernetes-validations estimated
-    rule cost total for entire OpenAPIv3 schema exceeds budget by factor of ...``)."""
+    rule cost total for entire OpenAPIv3 schema exceeds budget by factor of ...``).
+    ``compat_minor``: kube-apiserver compiles a new rule or messageExpression for its minimum
+    compatibility version, the emulated one minus one (``DefaultCompatibilityVersion``): one
+    using a library function that version lacks (``library.INTRODUCED``) does not compile
+    (``compilation failed: ERROR: ... undeclared reference to 'semver' ...``), and is not
+    costed; the expressions in ``preexisting`` (the old CRD's) compile with every library, as in
+    kube's StoredExpressions environment."""
     found = _SchemaErrors()
+    if compat_minor is not None and compat_minor < max(INTRODUCED.values()):
+        found.compat_env, found.preexisting = _compat_env(compat_minor), preexisting
     _schema_walk(schema, path, found, "", root=True, cardinality=1, suppress=suppress_rule_cost)
     errors = found.schema + found.cel
     if found.total > cost.STATIC_CRD_COST_LIMIT:
@@ -341,38 +380,14 @@ def schema_errors(schema: Any, path: str, suppress_rule_cost: bool = False) -> l
     return errors
 
 
-def compatibility_errors(schema: Any, path: str, compat_minor: int,
-                         preexisting: frozenset[str] = frozenset()) -> list[FieldError]:
-    """The rules and messageExpressions of a CRD's schema that use a library function kube's
-    base environment at compatibility version ``1.<compat_minor>`` lacks (``library.INTRODUCED``;
-    kube-apiserver compiles new expressions for its minimum compatibility version, the
-    emulated version minus one): ``compilation failed: ERROR: ... undeclared reference to
-    'semver' ...`` as there. Expressions in ``preexisting`` (the old CRD's) compile with every
-    library, as kube's StoredExpressions environment. Expressions that fail in any environment
-    are ``schema_errors``' (not repeated here)."""
-    if compat_minor >= max(INTRODUCED.values()):
-        return []
+def _compat_env(compat_minor: int) -> Env:
+    """The environment of new expressions at compatibility version ``1.<compat_minor>``."""
     env = _COMPAT_ENVS.get(compat_minor)
     if env is None:
         env = _COMPAT_ENVS[compat_minor] = Env({"self": DYN, "oldSelf": DYN},
-                                               functions(compat_minor) + formats.FUNCTIONS, formats.rewrite)
-    errors: list[FieldError] = []
-    for where, spec in _rule_specs(schema, path):
-        for key, prefix in (("rule", "compilation failed: "),
-                            ("messageExpression", "messageExpression compilation failed: ")):
-            source = spec.get(key)
-            if not isinstance(source, str) or not source.strip() or source in preexisting:
-                continue
-            try:
-                _ENV.compile(source)
-            except CompileError:
-                continue
-            try:
-                env.compile(source)
-            except CompileError as err:
-                errors.append(FieldError(structural.ERROR_INVALID, f"{where}.{key}", GoRaw(go_rule(spec)),
-                                         prefix + err.detail))
-    return errors
+                                               functions(compat_minor) + formats.FUNCTIONS, formats.rewrite,
+                                               ext_lists=ext_lists(compat_minor))
+    return env
 
 
 def expressions(schema: Any) -> frozenset[str]:
@@ -458,7 +473,8 @@ def _schema_walk(node: Any, path: str, found: _SchemaErrors, uncorrelatable: str
     node_decl = cost.decl_type(node, root) if costed else None
     for i, spec in specs:
         where = f"{path}.x-kubernetes-validations[{i}]"
-        rule, problems = _compile_rule(spec, node, root, estimate=costed, node_decl=node_decl)
+        rule, problems = _compile_rule(spec, node, root, estimate=costed, node_decl=node_decl,
+                                       compat_env=found.compat_env, preexisting=found.preexisting)
         if costed:
             _check_cost(found, f"{where}.rule", "estimated rule cost",
                         _expression_cost(rule.max_cost, cardinality, node, root), suppress)

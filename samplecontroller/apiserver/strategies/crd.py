@@ -8,7 +8,6 @@ delete."""
 from __future__ import annotations
 
 from samplecontroller.apiserver import cel, schema
-from samplecontroller.apiserver.cel.library import INTRODUCED
 from samplecontroller.apiserver.objects import deep_get, meta_of, set_condition
 from samplecontroller.apiserver.schema import FieldError
 from samplecontroller.apiserver.strategies.base import Obj, Strategy
@@ -31,23 +30,12 @@ class CRDStrategy(Strategy):
         return _crd_rules(obj, old)
 
     def validate_compatibility(self, obj: Obj, old: Obj | None, emulated_minor: int) -> list[FieldError]:
-        """The rules that use CEL libraries the server's minimum compatibility version (the
-        emulated version minus one) lacks; the old CRD's expressions are exempt
-        (``cel.compatibility_errors``)."""
-        if emulated_minor - 1 >= max(INTRODUCED.values()):
-            return []
-        preexisting = frozenset().union(*(cel.expressions(s) for s in _schemas_by_version(old).values()))
-        versions = deep_get(obj, "spec", "versions")
-        schemas = [deep_get(v, "schema", "openAPIV3Schema") if isinstance(v, dict) else None
-                   for v in versions] if isinstance(versions, list) else []
-        if schemas and all(s == schemas[0] for s in schemas):
-            return cel.compatibility_errors(schemas[0], "spec.validation.openAPIV3Schema", emulated_minor - 1,
-                                            preexisting)
-        errors: list[FieldError] = []
-        for i, sch in enumerate(schemas):
-            errors += cel.compatibility_errors(sch, f"spec.versions[{i}].schema.openAPIV3Schema",
-                                               emulated_minor - 1, preexisting)
-        return errors
+        """The CEL rules' errors (``cel.schema_errors``), a new rule compiled as kube-apiserver
+        compiles it, for the server's minimum compatibility version (the emulated version minus
+        one); the old CRD's expressions compile with every library."""
+        old_schemas = _schemas_by_version(old)
+        preexisting = frozenset().union(*(cel.expressions(s) for s in old_schemas.values()))
+        return _validation_rule_errors(deep_get(obj, "spec", "versions"), old_schemas, emulated_minor - 1, preexisting)
 
     def on_terminating(self, obj: Obj) -> None:
         set_condition(obj, "Terminating", "True", "InstanceDeletionInProgress", "CustomResource deletion is in progress")
@@ -109,7 +97,7 @@ def _crd_rules(crd: Obj, old: Obj | None = None) -> list[FieldError]:
                 "metadata.annotations[api-approved.kubernetes.io]",
                 'protected groups must have approval annotation "api-approved.kubernetes.io", '
                 "see https://github.com/kubernetes/enhancements/pull/1111"))
-    errors += _validation_rule_errors(deep_get(crd, "spec", "versions"), _schemas_by_version(old))
+    # (the CEL rules' errors: validate_compatibility, which knows the compatibility version)
     names = deep_get(crd, "spec", "names") or {}
     expected = f"{names.get('plural', '')}.{group}"
     if deep_get(crd, "metadata", "name") != expected:
@@ -125,12 +113,14 @@ def _schemas_by_version(crd: Obj | None) -> dict[str, object]:
             for v in versions if isinstance(v, dict)} if isinstance(versions, list) else {}
 
 
-def _validation_rule_errors(versions: object, old: dict[str, object] | None = None) -> list[FieldError]:
+def _validation_rule_errors(versions: object, old: dict[str, object] | None = None, compat_minor: int | None = None,
+                            preexisting: frozenset[str] = frozenset()) -> list[FieldError]:
     """The schemas' rule errors. As in kube-apiserver (whose internal CRD has one top-level
     ``spec.validation`` when every version has the same schema) the path is
     ``spec.validation.openAPIV3Schema`` then, else ``spec.versions[i].schema.openAPIV3Schema``.
     ``old``: the old CRD's schema by version name; a version whose schema it leaves unchanged
-    is not held to the per-rule cost limit (kube's versionsWithUnchangedSchemas)."""
+    is not held to the per-rule cost limit (kube's versionsWithUnchangedSchemas).
+    ``compat_minor``, ``preexisting``: see ``cel.schema_errors``."""
     if not isinstance(versions, list):
         return []
     old = old or {}
@@ -141,8 +131,9 @@ def _validation_rule_errors(versions: object, old: dict[str, object] | None = No
         return names[i] in old and old[names[i]] == schemas[i]
 
     if schemas and all(s == schemas[0] for s in schemas):
-        return cel.schema_errors(schemas[0], "spec.validation.openAPIV3Schema", unchanged(0))
+        return cel.schema_errors(schemas[0], "spec.validation.openAPIV3Schema", unchanged(0), compat_minor, preexisting)
     errors: list[FieldError] = []
     for i, sch in enumerate(schemas):
-        errors += cel.schema_errors(sch, f"spec.versions[{i}].schema.openAPIV3Schema", unchanged(i))
+        errors += cel.schema_errors(sch, f"spec.versions[{i}].schema.openAPIV3Schema", unchanged(i), compat_minor,
+                                    preexisting)
     return errors
