@@ -38,7 +38,7 @@ from samplecontroller.apiserver.strategies.kinds import (
     PriorityClassStrategy,
     ReplicationControllerStrategy,
 )
-from samplecontroller.apiserver.strategies.policy import BindingStrategy, PolicyStrategy
+from samplecontroller.apiserver.strategies.policy import BindingStrategy, MutatingBindingStrategy, PolicyStrategy
 from samplecontroller.apiserver.strategies.services import ServiceStrategy
 from samplecontroller.apiserver.strategies.storage import CSIDriverStrategy, VolumeAttributesClassStrategy
 
@@ -92,6 +92,7 @@ _BY_KIND: dict[tuple[str, str], Strategy] = {
     ("certificates.k8s.io", "CertificateSigningRequest"): CertificateSigningRequestStrategy(),
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"): PolicyStrategy(),
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"): BindingStrategy(),
+    ("admissionregistration.k8s.io", "MutatingAdmissionPolicyBinding"): MutatingBindingStrategy(),
 }
 _BY_KIND[("", "Binding")] = Strategy(create_action="bind")
 _BY_KIND.update({kind: Strategy(create_action="review") for kind in builtins.REVIEW_KINDS})

@@ -89,6 +89,21 @@ class BindingStrategy(Strategy):
 _BINDING_CHECKED = frozenset({"spec.policyName", "spec.validationActions"})
 
 
+class MutatingBindingStrategy(Strategy):
+    """MutatingAdmissionPolicyBinding: refused. The server does not run MutatingAdmissionPolicy
+    (its CEL object construction and patches), so a binding, which would make kube-apiserver
+    mutate objects, is a Forbidden error naming what is missing instead of a policy silently
+    skipped. A MutatingAdmissionPolicy itself is stored (without a binding it does nothing,
+    in kube too)."""
+
+    tracks_generation = True
+
+    def validate_extra(self, obj: Obj, old: Obj | None) -> list[FieldError]:
+        return [schema.forbidden("spec", "the embedded API server does not run MutatingAdmissionPolicy: a "
+                                         "binding would mutate nothing here (use a mutating admission webhook, or "
+                                         "test the policy on a cluster)")]
+
+
 def _policy_errors(spec: dict[str, Any]) -> list[FieldError]:
     errors: list[FieldError] = []
     policy = spec.get("failurePolicy")
