@@ -38,7 +38,11 @@ from samplecontroller.apiserver.strategies.kinds import (
     PriorityClassStrategy,
     ReplicationControllerStrategy,
 )
-from samplecontroller.apiserver.strategies.policy import BindingStrategy, MutatingBindingStrategy, PolicyStrategy
+from samplecontroller.apiserver.strategies.policy import (
+    BindingStrategy,
+    MutatingBindingStrategy,
+    PolicyStrategy,
+)
 from samplecontroller.apiserver.strategies.services import ServiceStrategy
 from samplecontroller.apiserver.strategies.storage import CSIDriverStrategy, VolumeAttributesClassStrategy
 
