@@ -48,7 +48,7 @@ from samplecontroller.apiserver.admission_rules import (
     matched_resource,
     selector,
 )
-from samplecontroller.apiserver.cel import checked, engine
+from samplecontroller.apiserver.cel import authz, checked, engine
 from samplecontroller.apiserver.cel.engine import CompileError, EvalError
 from samplecontroller.apiserver.cel.fields import invalid_literals, mask_strings
 from samplecontroller.apiserver.cel.formats import FUNCTIONS as FORMAT_FUNCTIONS
@@ -113,6 +113,9 @@ class PolicyAdmission:
     def __init__(self, store: Store, mapper: RESTMapper | None = None) -> None:
         self.store = store
         self.mapper = mapper
+        self.authorize: authz.Authorize | None = None
+        """The server's authorizer, which the expressions' ``authorizer`` checks ask (None: the
+        variable is not bound, as kube without an authorizer)."""
 
     def active(self) -> bool:
         """True when any binding exists (else admission costs nothing)."""
@@ -161,12 +164,14 @@ class PolicyAdmission:
         warnings: list[str] = []
         for params in params_list:
             variables = {"object": req.obj, "oldObject": req.old, "request": _request(req),
-                         "params": params, "namespaceObject": namespace_obj, "variables": {}}
+                         "params": params, "namespaceObject": namespace_obj, "variables": {},
+                         **authorizer_variable(self.authorize, req)}
             try:
-                if not self._conditions(pspec, variables, fail):
-                    continue
-                self._variables(pspec, variables)
-                violation = self._validations(pspec, variables, fail)
+                with authz.bind(self.authorize):
+                    if not self._conditions(pspec, variables, fail):
+                        continue
+                    self._variables(pspec, variables)
+                    violation = self._validations(pspec, variables, fail)
             except _Denied as denied:
                 violation = denied
             if violation is not None:
@@ -301,6 +306,17 @@ class PolicyAdmission:
         return warnings
 
 
+def authorizer_variable(authorize: authz.Authorize | None, req: PolicyRequest) -> dict[str, Any]:
+    """``{"authorizer": ...}`` for the requester of ``req`` with ``requestResource`` the resource
+    the request was made to (kube's activation: ``NewAuthorizerVal``, ``NewResourceAuthorizerVal``
+    of the versioned attributes); empty without an authorizer."""
+    if authorize is None:
+        return {}
+    asked = req.request_res or req.res
+    return {"authorizer": authz.authorizer_value(authz.user_from_wire(req.user_info), asked.group, asked.plural,
+                                                 req.subresource, req.namespace, req.name)}
+
+
 def match_conditions(conditions: Any, variables: dict[str, Any]) -> tuple[bool, list[str]]:
     """Evaluate ``matchConditions`` (the matchconditions matcher): ``(False, [])`` when any is
     false (even if others failed), else ``(True, errors)`` with each failed evaluation's message."""
@@ -366,6 +382,7 @@ def compile_error(expression: str, wanted: str = "", type_detail: str = "", para
 
 
 def _evaluate(expression: str, variables: dict[str, Any]) -> Any:
+    authz.fresh()
     try:
         return ENV.compile(expression).evaluate(variables)
     except CompileError as err:
