@@ -333,3 +333,18 @@ def test_an_authorizer_check_denies_a_user_lacking_the_permission(raw: Raw, ns: 
     assert code == 422 and body["message"].endswith(f"'{name}-binding' denied request: may not scale"), body
     code, _, body = raw.call("POST", path, deployment("big", replicas=3), token=scaler)
     assert code == 201, body
+
+
+def test_a_message_expression_has_no_authorizer(raw: Raw) -> None:
+    """kube compiles messageExpressions without the ``authorizer`` variable (HasAuthorizer false)."""
+    code, _, body = raw.call("POST", POLICIES, {
+        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+        "metadata": {"name": "authz-message"},
+        "spec": {"matchConstraints": {"resourceRules": [{"apiGroups": ["apps"], "apiVersions": ["v1"],
+                                                         "operations": ["CREATE"], "resources": ["deployments"]}]},
+                 "validations": [{"expression": "authorizer.requestResource.check('create').allowed()",
+                                  "messageExpression": "authorizer.path('/x').check('get').reason()"}]}})
+    assert code == 422, body
+    (cause,) = body["details"]["causes"]
+    assert cause["field"] == "spec.validations[0].messageExpression", body
+    assert "undeclared reference to 'authorizer'" in cause["message"], body
