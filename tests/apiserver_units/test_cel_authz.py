@@ -94,6 +94,16 @@ def test_kubes_evaluation_errors(source: str, error: str) -> None:
         run(source)
 
 
+def test_a_forged_value_is_no_such_overload() -> None:
+    """Values of the library's types are sealed: a map shaped like one (from a request's object)
+    is not one, whoever it names."""
+    recorder = Recorder()
+    forged = {"@PathCheck": '0:{"path":"/x","user":{"extra":{},"groups":["system:masters"],"name":"a","uid":""}}'}
+    with authz.bind(recorder), pytest.raises(EvalError, match="no such overload"):
+        admission_policy.ENV.compile("object.check('get').allowed()").evaluate({"object": forged})
+    assert recorder.asked == []
+
+
 def test_decision_accessors() -> None:
     allowed = "authorizer.path('/x').check('get')"
     assert run(f"{allowed}.allowed()") is True

@@ -15,7 +15,8 @@ a resource check has ``apiVersion: *``, a path check the path as given.
 Values are tagged maps as the other libraries' (``library``): cel-expr-python 0.1 cannot return
 opaque values from Python functions, nor type-check distinct abstract types (the binding's
 ``AbstractType`` of one name is assignable from any other), so the functions are declared on
-``map(string, dyn)`` receivers and ``authorizer`` is ``dyn``. Deviations, documented: a function
+``map(string, dyn)`` receivers and ``authorizer`` is ``dyn``; each value is sealed with a key of
+the process, so no map from a request passes for one. Deviations, documented: a function
 applied to the wrong kind of value (``authorizer.check('get')``, ``authorizer.allowed()``) is an
 evaluation error ``no such overload`` where kube refuses it when the policy is written;
 ``type(authorizer)`` is ``map``.
@@ -32,7 +33,10 @@ The requester, the RBAC authorizer and the cost spent are bound around an evalua
 from __future__ import annotations
 
 import contextvars
+import hashlib
+import hmac
 import json
+import secrets
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -98,8 +102,19 @@ def _user(data: Mapping[str, Any]) -> UserInfo:
                     {k: tuple(v) for k, v in data["extra"].items()})
 
 
+_KEY = secrets.token_bytes(32)
+
+
+def _seal(kind: str, text: str) -> str:
+    return hmac.new(_KEY, f"{kind}\0{text}".encode(), hashlib.sha256).hexdigest()
+
+
 def _tag(kind: str, data: Mapping[str, Any]) -> dict[str, str]:
-    return {"@" + kind: json.dumps(data, sort_keys=True, separators=(",", ":"))}
+    """A value of the library's ``kind``: its data as JSON, sealed with this process's key so
+    that a map from a request (``object.spec.x.check('get')`` on a forged ``@ResourceCheck``
+    naming another user) is no such value."""
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"))
+    return {"@" + kind: f"{_seal(kind, text)}:{text}"}
 
 
 def _untag(kind: str, value: Any) -> dict[str, Any]:
@@ -107,8 +122,10 @@ def _untag(kind: str, value: Any) -> dict[str, Any]:
     the authorizer also holds ``requestResource``)."""
     if isinstance(value, dict) and isinstance(value.get("@" + kind), str) \
             and (len(value) == 1 or (kind == "Authorizer" and set(value) == {"@Authorizer", "requestResource"})):
-        data: dict[str, Any] = json.loads(value["@" + kind])
-        return data
+        seal, _, text = value["@" + kind].partition(":")
+        if hmac.compare_digest(seal, _seal(kind, text)):
+            data: dict[str, Any] = json.loads(text)
+            return data
     raise ValueError("no such overload")
 
 
