@@ -390,7 +390,8 @@ def compile_error(expression: str, wanted: str = "", type_detail: str = "", para
         program = _env(params, authorizer, True).compile(expression)
         literals = invalid_literals(expression, ENV.succeeds)
         if not literals and "format." not in mask_strings(expression):  # (the format rewrite moves positions)
-            literals = checked.mixed_literals(checked.parse(program.serialized()), expression)
+            ast = checked.parse(program.serialized())
+            literals = checked.mixed_literals(ast, expression) or authz.misuse(ast, expression)
         if literals:
             raise CompileError(literals)
     except CompileError as err:

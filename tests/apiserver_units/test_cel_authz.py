@@ -154,6 +154,25 @@ def test_policies_accept_kubes_examples_and_refuse_a_decision_as_a_validation() 
         authorizer=False)
 
 
+@pytest.mark.parametrize(("source", "column", "signature"), [
+    ("authorizer.check('get')", 17, "'check' applied to 'kubernetes.authorization.Authorizer.(string)'"),
+    ("authorizer.requestResource.allowed()", 35, "'allowed' applied to 'kubernetes.authorization.ResourceCheck.()'"),
+    ("authorizer.path('/x').resource('y').check('get').allowed()", 31,
+     "'resource' applied to 'kubernetes.authorization.PathCheck.(string)'"),
+    ("authorizer.serviceAccount('a', 'b').resource('pods')", 45,
+     "'resource' applied to 'kubernetes.authorization.Authorizer.(string)'"),
+])
+def test_a_call_the_library_does_not_declare_for_the_type_is_refused_as_kube_does(
+        source: str, column: int, signature: str) -> None:
+    detail = admission_policy.compile_error(source)
+    assert detail.splitlines()[0] == f"compilation failed: ERROR: <input>:1:{column}: found no matching overload for "\
+        + signature, detail
+
+
+def test_a_comprehension_variable_named_authorizer_is_not_the_authorizer() -> None:
+    assert admission_policy.compile_error("[1].all(authorizer, authorizer > 0)", "BOOL", "must evaluate to bool") == ""
+
+
 def test_the_selectors_are_not_in_the_1_30_environment() -> None:
     source = "authorizer.group('').resource('pods').labelSelector('a=b').check('list').allowed()"
     assert "undeclared reference to 'labelSelector'" in admission_policy.compatibility_error(source, 30)

@@ -16,10 +16,13 @@ Values are tagged maps as the other libraries' (``library``): cel-expr-python 0.
 opaque values from Python functions, nor type-check distinct abstract types (the binding's
 ``AbstractType`` of one name is assignable from any other), so the functions are declared on
 ``map(string, dyn)`` receivers and ``authorizer`` is ``dyn``; each value is sealed with a key of
-the process, so no map from a request passes for one. Deviations, documented: a function
-applied to the wrong kind of value (``authorizer.check('get')``, ``authorizer.allowed()``) is an
-evaluation error ``no such overload`` where kube refuses it when the policy is written;
-``type(authorizer)`` is ``map``.
+the process, so no map from a request passes for one. ``misuse`` gives cel-go's compile errors
+for a member call on a value whose library type the checked AST shows (``authorizer.check('get')``:
+``found no matching overload for 'check' applied to
+'kubernetes.authorization.Authorizer.(string)'``). Deviations, documented: where the type is not
+visible (a policy variable holding a check, ``variables.d.allowed()``) a wrong call is an
+evaluation error ``no such overload``; a field selection on ``authorizer`` other than
+``requestResource`` fails when evaluated (``no such key``); ``type(authorizer)`` is ``map``.
 
 Runtime cost: each ``check`` costs 350,000 (library/cost.go ``CallCost``, "set to allow for only
 two authorization checks per expression") against the per-expression limit (``PER_CALL_LIMIT``);
@@ -48,10 +51,11 @@ from samplecontroller.apimachinery import fields as fieldsel
 from samplecontroller.apimachinery import labels as labelsel
 from samplecontroller.apiserver.authentication import SA_PREFIX, UserInfo, service_account_groups
 from samplecontroller.apiserver.authorization.attributes import Attributes
+from samplecontroller.apiserver.cel import checked
 from samplecontroller.apiserver.validation import dns1123_label_errors, dns1123_subdomain_errors
 
-__all__ = ["AUTHZ", "CHECK_COST", "SELECTORS", "Authorize", "Verdict", "authorizer_value", "bind",
-           "user_from_wire"]
+__all__ = ["AUTHZ", "CHECK_COST", "SELECTORS", "Authorize", "Verdict", "authorizer_value", "bind", "fresh",
+           "misuse", "user_from_wire"]
 
 _T = _cel.Type
 _MAP = _T.Map(_T.STRING, _T.DYN)
@@ -271,3 +275,62 @@ SELECTORS: list[Any] = [
     _fn("labelSelector", _MAP, "authorizer_labelselector", [_MAP, _S], _setter("labelSelector")),
 ]
 """kube's ``AuthzSelectors`` library (1.31)."""
+
+
+# ---------------------------------------------------------------------------- compile-time types
+
+_PREFIX = "kubernetes.authorization."
+_SIGNATURES: dict[str, dict[str, str]] = {
+    "path": {"Authorizer": "PathCheck"},
+    "group": {"Authorizer": "GroupCheck"},
+    "serviceAccount": {"Authorizer": "Authorizer"},
+    "resource": {"GroupCheck": "ResourceCheck"},
+    **{name: {"ResourceCheck": "ResourceCheck"}
+       for name in ("subresource", "namespace", "name", "fieldSelector", "labelSelector")},
+    "check": {"PathCheck": "Decision", "ResourceCheck": "Decision"},
+    **{name: {"Decision": ""} for name in ("allowed", "errored", "error", "reason")},
+}
+"""Each library function's receiver types and result type (authzLibraryDecls; "": not one of
+the library's)."""
+
+
+def misuse(ast: checked.Checked, source: str) -> str:
+    """cel-go's ``found no matching overload`` errors (with the snippet lines) for the member
+    calls whose receiver is of one of the library's types (``authorizer``,
+    ``authorizer.requestResource`` and the results of the library's functions on them) and that
+    no overload of the library takes; "" when there is none. ``source`` is what was compiled."""
+    issues: list[tuple[int, str]] = []
+
+    def kind(e: checked.Expr, shadowed: frozenset[str]) -> str:
+        """The library type of ``e`` ("": another or an unknown one), reporting misuses."""
+        found = ""
+        if e.kind == checked.IDENT:
+            found = "Authorizer" if e.name == "authorizer" and "authorizer" not in shadowed else ""
+        elif e.kind == checked.SELECT and e.operand is not None:
+            operand = kind(e.operand, shadowed)
+            found = "ResourceCheck" if operand == "Authorizer" and e.name == "requestResource" else ""
+        elif e.kind == checked.COMPREHENSION:
+            inner = shadowed | {e.iter_var, e.accu_var}
+            for child in (e.iter_range, e.accu_init):
+                if child is not None:
+                    kind(child, shadowed)
+            for child in (e.loop_condition, e.loop_step, e.result):
+                if child is not None:
+                    kind(child, inner)
+        else:
+            receiver = kind(e.target, shadowed) if e.kind == checked.CALL and e.target is not None else ""
+            for child in checked.children(e):
+                if child is not e.target:
+                    kind(child, shadowed)
+            if receiver:
+                signature = _SIGNATURES.get(e.name, {})
+                if receiver in signature:
+                    found = signature[receiver]
+                else:
+                    args = ", ".join(checked.format_type(ast.type_of(a)) for a in e.args)
+                    issues.append((ast.positions.get(e.id, 0), f"found no matching overload for '{e.name}' "
+                                   f"applied to '{_PREFIX}{receiver}.({args})'"))
+        return found
+
+    kind(ast.expr, frozenset())
+    return checked.issue_lines(issues, source)
