@@ -29,8 +29,8 @@ two authorization checks per expression") against the per-expression limit (``PE
 a third check in one evaluation fails with ``operation cancelled: actual cost limit exceeded``,
 as in kube. The other calls' runtime costs are not tracked here.
 
-The requester, the RBAC authorizer and the cost spent are bound around an evaluation with
-``bind(authorize, user_info)``, which also builds the ``authorizer`` value.
+The authorizer and the cost spent are bound around evaluations with ``bind(authorize)``
+(``fresh()`` before each expression); ``authorizer_value`` builds the variable for a requester.
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ class Verdict:
 
 
 Authorize = Callable[[Attributes], Verdict]
-"""An authorizer as the library calls it (``rbac.Authorizer.authorize`` adapted by ``bind``)."""
+"""An authorizer as the library calls it (the server adapts ``rbac.Authorizer.authorize``)."""
 
 
 @dataclass
