@@ -42,7 +42,8 @@ resolve, so it counts as a failed call; the transport is ``webhookclient``, shar
 conversion webhooks); equivalent resources are only the versions of one CRD (the only built-in
 served in two versions, HorizontalPodAutoscaler autoscaling/v1 and v2, has differently shaped
 versions and is matched exactly; kube's cross-group equivalents such as deployments in
-apps/extensions are not served here); ``authorizer`` is not bound in ``matchConditions``;
+apps/extensions are not served here); ``matchConditions`` see ``authorizer`` (the requester's
+RBAC permissions, ``admission_policy``) but are not compiled when the configuration is written;
 ``reinvocationPolicy`` is not honoured. Calls are made from the server's event loop with aiohttp,
 so a webhook may call back into this API server.
 """
@@ -62,6 +63,7 @@ from samplecontroller.apiserver.admission_policy import (
     PolicyAdmission,
     PolicyRequest,
     aggregate,
+    authorizer_variable,
     match_conditions,
 )
 from samplecontroller.apiserver.admission_rules import (
@@ -70,6 +72,7 @@ from samplecontroller.apiserver.admission_rules import (
     matched_resource,
     selector,
 )
+from samplecontroller.apiserver.cel import authz
 from samplecontroller.apiserver.crdconversion import Converter
 from samplecontroller.apiserver.errors import APIError
 from samplecontroller.apiserver.restmapper import Resource, RESTMapper
@@ -236,15 +239,18 @@ class Admitter:
                     return False
         return True
 
-    @staticmethod
-    def _conditions_match(hook: Mapping[str, Any], req: AdmissionRequest, view: _View) -> bool:
-        """The webhook's ``matchConditions`` (CEL, on the versioned object): any false skips the
-        webhook; failed evaluations skip it under ``failurePolicy: Ignore`` and are a 403 under
-        ``Fail``."""
+    def _conditions_match(self, hook: Mapping[str, Any], req: AdmissionRequest, view: _View) -> bool:
+        """The webhook's ``matchConditions`` (CEL, on the versioned object, with the requester's
+        ``authorizer``): any false skips the webhook; failed evaluations skip it under
+        ``failurePolicy: Ignore`` and are a 403 under ``Fail``."""
         if not hook.get("matchConditions"):
             return True
-        variables = {"object": view.obj, "oldObject": view.old, "request": _review(req, view)["request"]}
-        matches, errors = match_conditions(hook.get("matchConditions"), variables)
+        authorize = self.policies.authorize
+        variables = {"object": view.obj, "oldObject": view.old, "request": _review(req, view)["request"],
+                     **authorizer_variable(authorize, req.user_info or USER_INFO, req.res, req.subresource,
+                                           req.namespace, req.name)}
+        with authz.bind(authorize):
+            matches, errors = match_conditions(hook.get("matchConditions"), variables)
         if errors and hook.get("failurePolicy", "Fail") != "Ignore":
             details: dict[str, Any] = {"name": req.name, "kind": req.res.plural}
             if req.res.group:

@@ -31,8 +31,14 @@ after the mutating webhooks and before the validating ones:
   found for policy binding with `Deny` parameterNotFoundAction``): under ``failurePolicy: Fail``
   it denies whatever the ``validationActions``, under ``Ignore`` the binding is skipped.
 
-Limits: ``Audit`` has no audit log to write to (accepted, ignored); ``authorizer`` is declared
-(policies using it are accepted) but not bound, so evaluating it is an error (``failurePolicy``); the policy's ``status.typeChecking`` is not computed; there is no cost limit for policies.
+- ``authorizer`` (kube's CEL authorizer library, ``cel.authz``) in ``matchConditions``,
+  ``variables``, ``validations`` and ``auditAnnotations`` (not ``messageExpression``: an
+  undeclared reference, as in kube): the requester's permissions by the server's RBAC,
+  ``authorizer.requestResource`` the request's own resource.
+
+Limits: ``Audit`` has no audit log to write to (accepted, ignored); the policy's
+``status.typeChecking`` is not computed; there is no cost limit for policies but the
+authorizer checks' (at most two per expression, as in kube).
 """
 
 from __future__ import annotations
@@ -48,7 +54,7 @@ from samplecontroller.apiserver.admission_rules import (
     matched_resource,
     selector,
 )
-from samplecontroller.apiserver.cel import checked, engine
+from samplecontroller.apiserver.cel import authz, checked, engine
 from samplecontroller.apiserver.cel.engine import CompileError, EvalError
 from samplecontroller.apiserver.cel.fields import invalid_literals, mask_strings
 from samplecontroller.apiserver.cel.formats import FUNCTIONS as FORMAT_FUNCTIONS
@@ -58,7 +64,8 @@ from samplecontroller.apiserver.errors import APIError
 from samplecontroller.apiserver.restmapper import Resource, RESTMapper
 from samplecontroller.apiserver.storage import Store
 
-__all__ = ["BINDINGS_KEY", "POLICIES_KEY", "Converter", "PolicyAdmission", "PolicyRequest", "aggregate", "compile_error",
+__all__ = ["BINDINGS_KEY", "POLICIES_KEY", "Converter", "PolicyAdmission", "PolicyRequest", "aggregate",
+           "authorizer_variable", "compile_error",
            "compatibility_error", "match_conditions"]
 
 POLICIES_KEY = "admissionregistration.k8s.io/validatingadmissionpolicies"
@@ -67,11 +74,20 @@ NAMESPACES_KEY = "/namespaces"
 _CODES = {"Unauthorized": 401, "Forbidden": 403, "Invalid": 422, "RequestEntityTooLarge": 413}
 _VARIABLES = ("object", "oldObject", "request", "params", "namespaceObject", "variables", "authorizer")
 ENV = engine.Env(dict.fromkeys(_VARIABLES, engine.DYN), FUNCTIONS + FORMAT_FUNCTIONS, rewrite)
-_ENV_WITHOUT_PARAMS = engine.Env(dict.fromkeys((v for v in _VARIABLES if v != "params"), engine.DYN),
-                                 FUNCTIONS + FORMAT_FUNCTIONS, rewrite)
-_NO_BINDINGS = engine.Env(dict.fromkeys(_VARIABLES, engine.DYN), FUNCTIONS + FORMAT_FUNCTIONS, bindings=False)
-_NO_BINDINGS_WITHOUT_PARAMS = engine.Env(dict.fromkeys((v for v in _VARIABLES if v != "params"), engine.DYN),
-                                         FUNCTIONS + FORMAT_FUNCTIONS, bindings=False)
+_ENVS: dict[tuple[bool, bool, bool], engine.Env] = {(True, True, True): ENV}
+
+
+def _env(params: bool, authorizer: bool, bindings: bool) -> engine.Env:
+    """The environment of a policy's expressions: with ``params`` (a paramKind), with
+    ``authorizer`` (every expression but messageExpression: kube's ``HasAuthorizer``), with the
+    bindings extension (this package's rewrites; without it ``cel.bind`` is undeclared, as in kube)."""
+    key = (params, authorizer, bindings)
+    env = _ENVS.get(key)
+    if env is None:
+        names = [v for v in _VARIABLES if (params or v != "params") and (authorizer or v != "authorizer")]
+        env = _ENVS[key] = engine.Env(dict.fromkeys(names, engine.DYN), FUNCTIONS + FORMAT_FUNCTIONS,
+                                      rewrite if bindings else None, bindings=bindings)
+    return env
 
 
 @dataclass
@@ -113,6 +129,9 @@ class PolicyAdmission:
     def __init__(self, store: Store, mapper: RESTMapper | None = None) -> None:
         self.store = store
         self.mapper = mapper
+        self.authorize: authz.Authorize | None = None
+        """The server's authorizer, which the expressions' ``authorizer`` checks ask (None: the
+        variable is not bound, as kube without an authorizer)."""
 
     def active(self) -> bool:
         """True when any binding exists (else admission costs nothing)."""
@@ -161,12 +180,15 @@ class PolicyAdmission:
         warnings: list[str] = []
         for params in params_list:
             variables = {"object": req.obj, "oldObject": req.old, "request": _request(req),
-                         "params": params, "namespaceObject": namespace_obj, "variables": {}}
+                         "params": params, "namespaceObject": namespace_obj, "variables": {},
+                         **authorizer_variable(self.authorize, req.user_info, req.request_res or req.res,
+                                               req.subresource, req.namespace, req.name)}
             try:
-                if not self._conditions(pspec, variables, fail):
-                    continue
-                self._variables(pspec, variables)
-                violation = self._validations(pspec, variables, fail)
+                with authz.bind(self.authorize):
+                    if not self._conditions(pspec, variables, fail):
+                        continue
+                    self._variables(pspec, variables)
+                    violation = self._validations(pspec, variables, fail)
             except _Denied as denied:
                 violation = denied
             if violation is not None:
@@ -301,6 +323,17 @@ class PolicyAdmission:
         return warnings
 
 
+def authorizer_variable(authorize: authz.Authorize | None, user_info: Mapping[str, Any], asked: Resource,
+                        subresource: str, namespace: str, name: str) -> dict[str, Any]:
+    """``{"authorizer": ...}`` for the requester (``user_info``) with ``requestResource`` the
+    resource the request was made to (kube's activation: ``NewAuthorizerVal``,
+    ``NewResourceAuthorizerVal`` of the versioned attributes); empty without an authorizer."""
+    if authorize is None:
+        return {}
+    return {"authorizer": authz.authorizer_value(authz.user_from_wire(user_info), asked.group, asked.plural,
+                                                 subresource, namespace, name)}
+
+
 def match_conditions(conditions: Any, variables: dict[str, Any]) -> tuple[bool, list[str]]:
     """Evaluate ``matchConditions`` (the matchconditions matcher): ``(False, [])`` when any is
     false (even if others failed), else ``(True, errors)`` with each failed evaluation's message."""
@@ -345,17 +378,20 @@ def compatibility_error(expression: str, compat_minor: int) -> str:
     return ""
 
 
-def compile_error(expression: str, wanted: str = "", type_detail: str = "", params: bool = True) -> str:
+def compile_error(expression: str, wanted: str = "", type_detail: str = "", params: bool = True,
+                  authorizer: bool = True) -> str:
     """Why ``expression`` cannot be a policy's expression ("" when it compiles to ``wanted``, a
     checked type name such as ``BOOL``; dynamic results are accepted). ``params``: the policy has
-    a paramKind (else ``params`` is an undeclared reference)."""
+    a paramKind (else ``params`` is an undeclared reference); ``authorizer``: the expression sees
+    the ``authorizer`` variable (kube's messageExpressions do not)."""
     try:
         if engine.uses_bindings(expression):  # kube's environment has no ext.Bindings
-            (_NO_BINDINGS if params else _NO_BINDINGS_WITHOUT_PARAMS).compile(expression)
-        program = (ENV if params else _ENV_WITHOUT_PARAMS).compile(expression)
+            _env(params, authorizer, False).compile(expression)
+        program = _env(params, authorizer, True).compile(expression)
         literals = invalid_literals(expression, ENV.succeeds)
         if not literals and "format." not in mask_strings(expression):  # (the format rewrite moves positions)
-            literals = checked.mixed_literals(checked.parse(program.serialized()), expression)
+            ast = checked.parse(program.serialized())
+            literals = checked.mixed_literals(ast, expression) or authz.misuse(ast, expression)
         if literals:
             raise CompileError(literals)
     except CompileError as err:
@@ -366,6 +402,7 @@ def compile_error(expression: str, wanted: str = "", type_detail: str = "", para
 
 
 def _evaluate(expression: str, variables: dict[str, Any]) -> Any:
+    authz.fresh()
     try:
         return ENV.compile(expression).evaluate(variables)
     except CompileError as err:
@@ -378,8 +415,8 @@ def _message(validation: Mapping[str, Any], variables: dict[str, Any]) -> str:
     message = str(validation.get("message") or "").strip()
     source = str(validation.get("messageExpression") or "")
     if source and not message:
-        try:
-            text = ENV.compile(source).evaluate(variables)
+        try:  # (without the authorizer: kube's messageExpressions have none)
+            text = ENV.compile(source).evaluate({k: v for k, v in variables.items() if k != "authorizer"})
         except (CompileError, EvalError):
             text = None
         if isinstance(text, str) and text.strip() and "\n" not in text.strip():

@@ -37,7 +37,9 @@ from typing import Any
 
 from samplecontroller.apiserver import filters, requestinfo, tokens
 from samplecontroller.apiserver.admission import Admitter
+from samplecontroller.apiserver.authorization.attributes import Attributes
 from samplecontroller.apiserver.authorization.rbac import Authorizer
+from samplecontroller.apiserver.cel.authz import Verdict
 from samplecontroller.apiserver.core import Core
 from samplecontroller.apiserver.discovery import Discovery
 from samplecontroller.apiserver.errors import APIError, not_allowed, not_found_path
@@ -98,6 +100,7 @@ class APIServerApp:
         own address, or ``--service-account-jwks-uri``); until set the discovery documents are
         not served (404), as kube installs them only with a URI."""
         self.authorizer = Authorizer(store)
+        self.admitter.policies.authorize = self._authorize
         self.scope = Scope(core, store, self.admitter, signing_secret, bookmark_interval, self.authorizer,
                            self.api_audiences)
         self.requests: deque[RequestRecord] = deque(maxlen=max(record_requests, 0))  # maxlen 0: off
@@ -124,6 +127,12 @@ class APIServerApp:
             group, _, plural = skey.partition("/")
             counts[f"{plural}.{group}" if group else plural] = self.store.count(skey)
         return counts
+
+    def _authorize(self, attrs: Attributes) -> Verdict:
+        """The RBAC decision for the CEL authorizer library (allowed, else no opinion; RBAC
+        answers no errors)."""
+        decision = self.authorizer.authorize(attrs)
+        return Verdict(decision.allowed, decision.reason)
 
     def _health_checks(self) -> HealthChecks:
         """The checks of /healthz, /livez and /readyz (``healthz``)."""

@@ -319,3 +319,33 @@ def test_match_conditions_choose_whether_a_webhook_is_called(raw: Raw, hooks: st
             "'request.operation != 'CREATE' || object.data.x != ''' resulted in error: no such key: data"), status
     finally:
         raw.call("DELETE", VALIDATING + "/conditional")
+
+
+def test_match_conditions_see_the_requesters_authorizer(raw: Raw, hooks: str) -> None:
+    """A webhook's matchConditions have kube's ``authorizer`` (the requester's RBAC permissions):
+    here the (unreachable) webhook is called only for users who cannot list secrets."""
+    from tests.apiserver.test_rbac import bind, ok, role, service_account
+
+    ns = "plain"
+    token = service_account(raw, ns, "cm-writer")
+    role(raw, ns, "cm-writer", [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["create"]}])
+    ok(bind(raw, ns, "cm-writer", "Role", "cm-writer", ns, "cm-writer"))
+    hook = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+            "metadata": {"name": "authorized"},
+            "webhooks": [{"name": "authorized.example.com", "sideEffects": "None", "admissionReviewVersions": ["v1"],
+                          "timeoutSeconds": 2, "failurePolicy": "Fail",
+                          "matchConditions": [{"name": "untrusted", "expression":
+                                               "!authorizer.group('').resource('secrets').namespace('plain')"
+                                               ".check('list').allowed()"}],
+                          "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "resources": ["configmaps"],
+                                     "operations": ["CREATE"]}],
+                          "clientConfig": {"url": "https://127.0.0.1:1/validate"}}]}
+    assert raw.call("POST", VALIDATING, hook)[0] == 201
+    path = f"/api/v1/namespaces/{ns}/configmaps"
+    try:
+        code, _, status = raw.call("POST", path, {"metadata": {"name": "trusted-1"}})
+        assert code == 201, status
+        code, _, status = raw.call("POST", path, {"metadata": {"name": "untrusted-1"}}, token=token)
+        assert code == 500 and 'failed calling webhook "authorized.example.com"' in status["message"], status
+    finally:
+        raw.call("DELETE", VALIDATING + "/authorized")

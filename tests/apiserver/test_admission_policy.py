@@ -302,3 +302,49 @@ def test_match_policy_equivalent_sees_another_version_converted(raw: Raw, ns: st
     code, _, body = raw.call("POST", f"/apis/{group}/v1/namespaces/{ns}/gadgets",
                              {**gadget(8), "apiVersion": f"{group}/v1", "metadata": {"name": "g1"}})
     assert code == 422 and body["message"].endswith(f"denied request: {group}/v1 v1/v1 asked v1/v1"), body
+
+
+def test_an_authorizer_check_denies_a_user_lacking_the_permission(raw: Raw, ns: str, policy: Any) -> None:
+    """kube's CEL authorizer library (library/authz.go) in a policy's validations and
+    matchConditions: the check runs against RBAC for the requesting user (or a named
+    service account); ``authorizer.requestResource`` is the request's own resource."""
+    from tests.apiserver.test_rbac import bind, ok, role, service_account
+
+    role(raw, ns, "deploy", [{"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["create"]}])
+    role(raw, ns, "scale", [{"apiGroups": ["apps"], "resources": ["deployments", "deployments/scale"],
+                             "verbs": ["create", "update"]}])
+    plain, scaler = service_account(raw, ns, "plain"), service_account(raw, ns, "scaler")
+    ok(bind(raw, ns, "plain", "Role", "deploy", ns, "plain"))
+    ok(bind(raw, ns, "scaler", "Role", "scale", ns, "scaler"))
+    scale = ("authorizer.group('apps').resource('deployments').subresource('scale')"
+             ".namespace(object.metadata.namespace).check('update')")
+    name = policy({
+        "matchConditions": [{"name": "big", "expression": "object.spec.replicas > 1"},
+                            {"name": "own", "expression": "authorizer.requestResource.check('create').allowed()"}],
+        "validations": [{"expression": f"{scale}.allowed()", "message": "may not scale"},
+                        {"expression": f"!{scale}.errored() && authorizer.path('/healthz').check('get').allowed()"},
+                        {"expression": f"authorizer.serviceAccount('{ns}', 'scaler').group('apps')"
+                                       ".resource('deployments').subresource('scale').namespace('" + ns + "')"
+                                       ".check('update').reason().startsWith('RBAC: allowed by RoleBinding')"}]})
+    path = f"/apis/apps/v1/namespaces/{ns}/deployments"
+    code, _, body = raw.call("POST", path, deployment("small"), token=plain)
+    assert code == 201, body  # a false matchCondition: not validated
+    code, _, body = raw.call("POST", path, deployment("big", replicas=3), token=plain)
+    assert code == 422 and body["message"].endswith(f"'{name}-binding' denied request: may not scale"), body
+    code, _, body = raw.call("POST", path, deployment("big", replicas=3), token=scaler)
+    assert code == 201, body
+
+
+def test_a_message_expression_has_no_authorizer(raw: Raw) -> None:
+    """kube compiles messageExpressions without the ``authorizer`` variable (HasAuthorizer false)."""
+    code, _, body = raw.call("POST", POLICIES, {
+        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+        "metadata": {"name": "authz-message"},
+        "spec": {"matchConstraints": {"resourceRules": [{"apiGroups": ["apps"], "apiVersions": ["v1"],
+                                                         "operations": ["CREATE"], "resources": ["deployments"]}]},
+                 "validations": [{"expression": "authorizer.requestResource.check('create').allowed()",
+                                  "messageExpression": "authorizer.path('/x').check('get').reason()"}]}})
+    assert code == 422, body
+    (cause,) = body["details"]["causes"]
+    assert cause["field"] == "spec.validations[0].messageExpression", body
+    assert "undeclared reference to 'authorizer'" in cause["message"], body

@@ -33,6 +33,13 @@ class Attributes:
     subresource: str = ""
     name: str = ""
     path: str = ""
+    field_selector: str = ""
+    field_selector_error: str = ""
+    label_selector: str = ""
+    label_selector_error: str = ""
+    """The field and label selector requirements of the request (kube's
+    ``FieldSelectorRequirements``/``LabelSelectorRequirements``, as selector text), or why they
+    did not parse (no requirements then); RBAC ignores them."""
 
 
 def _truthy(value: str) -> bool:

@@ -16,7 +16,7 @@ from typing import Any
 
 from samplecontroller.apiserver.protobuf import wire_fields
 
-__all__ = ["Checked", "Expr", "Type", "format_type", "mixed_literals", "parse"]
+__all__ = ["Checked", "Expr", "Type", "children", "format_type", "issue_lines", "mixed_literals", "parse"]
 
 # expression kinds
 CONST, IDENT, SELECT, CALL, LIST, MAP, STRUCT, COMPREHENSION = (
@@ -303,7 +303,8 @@ def _generality(t: Type) -> int:
     return (t.kind in ("dyn", "error", "typeparam")) + sum(_generality(p) for p in t.params)
 
 
-def _children(e: Expr) -> list[Expr]:
+def children(e: Expr) -> list[Expr]:
+    """The direct subexpressions of ``e``."""
     nodes = [e.operand, e.target, *e.args, *(k for k, _ in e.entries), *(v for _, v in e.entries),
              e.iter_range, e.accu_init, e.loop_condition, e.loop_step, e.result]
     return [n for n in nodes if n is not None]
@@ -338,7 +339,13 @@ def mixed_literals(ast: Checked, source: str) -> str:
         elif e.kind == MAP:
             check([k for k, _ in e.entries if k is not None])
             check([v for _, v in e.entries])
-        stack += _children(e)
+        stack += children(e)
+    return issue_lines(issues, source)
+
+
+def issue_lines(issues: list[tuple[int, str]], source: str) -> str:
+    """cel-go's display of compile issues (offset in ``source``, message): ``ERROR:
+    <input>:L:C: message`` and the snippet lines, ordered by position; "" without issues."""
     lines = []
     for offset, message in sorted(issues):
         line = source.count("\n", 0, offset) + 1

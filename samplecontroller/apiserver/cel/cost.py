@@ -2,7 +2,8 @@
 cel-go's checker/cost.go estimator (v0.22, Kubernetes 1.32) with Kubernetes' size estimator
 (apiextensions-apiserver's schema/cel ``sizeEstimator`` over the schema's ``DeclType``) and its
 library cost estimator (k8s.io/apiserver/pkg/cel/library/cost.go, with the semver library's
-entries) and cel-go's ext lists v3 overload estimators (ext/lists.go), ported over the checked AST
+and the authorizer library's entries: a ``check`` 350,000, its builders and accessors 1, a
+selector's parse by its length) and cel-go's ext lists v3 overload estimators (ext/lists.go), ported over the checked AST
 the engine serializes (``checked``).
 
 - ``decl_type(schema, root)``: the ``DeclType`` of a structural schema node: sizes bounded by
@@ -698,6 +699,14 @@ class _Coster:
             return size(args[1]).factor(_STRING_TRAVERSAL).factor(_MAX_NAME_FORMAT_REGEX * _REGEX_LENGTH), None
         if function in _NOMINAL:
             return _ONE, None
+        if function == "check":  # an authorization check: "only two authorization checks per expression"
+            return _fixed(_AUTHZ_CHECK), None
+        if function in _AUTHZ_NOMINAL:
+            return _ONE, None
+        if function in ("fieldSelector", "labelSelector") and len(args) == 1:
+            length = size(args[0])
+            requirements = length.factor(_SELECTOR_REQUIREMENTS).factor(_LIST_CREATE + _STRUCT_CREATE)
+            return _fixed(_LIST_CREATE).add(length.factor(_STRING_TRAVERSAL)).add(requirements), None
         if function == "_==_" and len(args) == 2:
             lhs, rhs = args[0].type, args[1].type
             if lhs == rhs and lhs.name in _O1_EQUALITY:
@@ -807,6 +816,10 @@ def _allocating_list(factor: float, size: CostEstimate) -> tuple[CostEstimate, C
 
 
 _SETS = {"list_sets_contains_list": 1.0, "list_sets_intersects_list": 1.0, "list_sets_equivalent_list": 2.0}
+_AUTHZ_CHECK = 350_000  # the authorizer library's check (authz.CHECK_COST)
+_AUTHZ_NOMINAL = frozenset({"serviceAccount", "path", "group", "resource", "subresource", "namespace", "name",
+                            "allowed", "reason", "error", "errored"})
+_SELECTOR_REQUIREMENTS = 0.5  # selectorLengthToRequirementCount
 _NOMINAL = frozenset({
     "masked", "prefixLength", "family", "isUnspecified", "isLoopback", "isLinkLocalMulticast",
     "isLinkLocalUnicast", "isGlobalUnicast", "format.named", "sign", "asInteger", "isInteger",

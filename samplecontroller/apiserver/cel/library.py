@@ -4,7 +4,9 @@ kube's base environment since 1.33: ``semver(s)``, ``semver(s, normalize)``, ``i
 ``major``/``minor``/``patch``, ``compareTo``/``isGreaterThan``/``isLessThan``, with
 blang/semver v4's parsing and precedence), kube's lists library v1 (``includes``, 1.37) and
 cel-go's ext lists at ``ListsVersion(3)`` (since 1.34: ``slice``, ``flatten``, ``sort``, the
-``sortBy`` macro, ``lists.range``, ``reverse``, ``distinct``), which are cel-cpp's ext lists
+``sortBy`` macro, ``lists.range``, ``reverse``, ``distinct``), kube's authorizer library
+(``authz``: ``authorizer.group(g).resource(r)...check(verb).allowed()``, 1.27; its selectors,
+1.31), which are cel-cpp's ext lists
 (``engine.Env(ext_lists=...)``, ``ext_lists(compat_minor)``) but for ``lists.range`` (here:
 cel-cpp's fails on a negative size). The strings (version 2), optional types and two-variable
 comprehensions extensions come with the engine; what it cannot run is refused by name
@@ -41,6 +43,7 @@ from typing import Any
 
 from cel_expr_python import cel as _cel
 
+from samplecontroller.apiserver.cel.authz import AUTHZ, SELECTORS
 from samplecontroller.apiserver.cel.fields import mask_strings
 
 __all__ = ["FUNCTIONS", "INTRODUCED", "ext_lists", "functions", "parse_quantity", "parse_semver", "unsupported"]
@@ -637,17 +640,19 @@ TYPED_LISTS, TYPED_LIST_IMPLS = _typed_lists()
 """The functions section (YAML) and the implementations by overload id of kube's typed lists
 functions, for ``engine.Env`` (in every compatibility version: 1.24)."""
 
+FUNCTIONS += AUTHZ  # kube's authorizer library (1.27: ``authz``)
 _BASE = list(FUNCTIONS)
-_VERSIONED: tuple[tuple[int, list[Any]], ...] = ((33, _SEMVER), (34, _LISTS), (37, _LISTS_V1))
-FUNCTIONS += _SEMVER + _LISTS + _LISTS_V1
+_VERSIONED: tuple[tuple[int, list[Any]], ...] = ((31, SELECTORS), (33, _SEMVER), (34, _LISTS), (37, _LISTS_V1))
+FUNCTIONS += SELECTORS + _SEMVER + _LISTS + _LISTS_V1
 
 INTRODUCED: dict[str, int] = {
+    **dict.fromkeys(("fieldSelector", "labelSelector"), 31),
     **dict.fromkeys(("semver", "isSemver", "major", "minor", "patch"), 33),
     **dict.fromkeys(("slice", "flatten", "sort", "lists.range", "reverse", "distinct", "sortBy"), 34),
     "includes": 37,
 }
 """Function name -> the minor version whose base environment added it (environment/base.go's
-``IntroducedVersion``: the semver library 1.33, ext lists v3 1.34, kube's lists library v1 with
+``IntroducedVersion``: the authorizer library's selectors 1.31, the semver library 1.33, ext lists v3 1.34, kube's lists library v1 with
 ``includes`` 1.37: a new expression can use it only once the compatibility version, the emulated
 one minus one, is 1.37; stored expressions can already)."""
 

@@ -167,7 +167,8 @@ def _expression_errors(spec: dict[str, Any], params: bool) -> list[FieldError]:
                 if key != "messageExpression":
                     errors.append(schema.required(where, f"{key} is not specified"))
                 continue
-            detail = admission_policy.compile_error(expression, wanted, type_detail, params=params)
+            detail = admission_policy.compile_error(expression, wanted, type_detail, params=params,
+                                                    authorizer=key != "messageExpression")
             if detail:
                 errors.append(schema.invalid(where, expression, detail))
     return errors
