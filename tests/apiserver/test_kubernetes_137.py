@@ -402,6 +402,13 @@ def test_emulated_1_33_drops_the_fields_of_gates_off_at_1_33(emulated_1_33: Loca
     code, _, status = raw.call("POST", "/api/v1/namespaces/default/services", service)
     assert code == 422 and status["message"].endswith('spec.trafficDistribution: Unsupported value: '
                                                       '"PreferSameZone": supported values: "PreferClose"')
+    # HPAScaleToZero is alpha (off) in 1.33: minReplicas is at least 1
+    zero = {**_HPA, "metadata": {"name": "zero"}, "spec": {**_HPA["spec"], "minReplicas": 0}}
+    code, _, status = raw.call("POST", _HPAS, zero)
+    assert code == 422 and status["message"] == (
+        'HorizontalPodAutoscaler.autoscaling "zero" is invalid: [spec.minReplicas: Invalid value: 0: must be '
+        "greater than or equal to 1, spec.metrics: Forbidden: must specify at least one Object or External "
+        "metric to support scaling to zero replicas]"), status
 
 
 def test_the_1_37_server_keeps_the_beta_and_ga_fields(server: LocalAPIServer) -> None:
@@ -423,6 +430,30 @@ def test_the_1_37_server_keeps_the_beta_and_ga_fields(server: LocalAPIServer) ->
     assert [(c["reason"], c["field"]) for c in status["details"]["causes"]] == [
         ("FieldValueForbidden", "spec.hostnameOverride"), ("FieldValueInvalid", "spec.hostnameOverride")]
     assert "spec.hostnameOverride: Forbidden: may not be specified when setHostnameAsFQDN is true" in status["message"]
+
+
+def test_hpa_validation_over_http(server: LocalAPIServer) -> None:
+    """An HPA is validated as kube-apiserver 1.37 validates it (its behavior defaulted first); an
+    autoscaling/v1 one as it converts."""
+    raw = Raw(server)
+    bad = {**_HPA, "metadata": {"name": "bad"}, "spec": {
+        **_HPA["spec"], "minReplicas": -1, "behavior": {"scaleDown": {"policies": []}}}}
+    code, _, status = raw.call("POST", _HPAS, bad)
+    assert code == 422 and status["message"] == (
+        'HorizontalPodAutoscaler.autoscaling "bad" is invalid: [spec.minReplicas: Invalid value: -1: must be '
+        "greater than or equal to 0, spec.behavior.scaleDown.policies: Required value: must specify at least "
+        "one Policy]"), status
+    v1 = {"apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "v1"},
+          "spec": {"scaleTargetRef": {"kind": "Deployment", "name": "d"}, "maxReplicas": 2,
+                   "targetCPUUtilizationPercentage": 0}}
+    code, _, status = raw.call("POST", "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers", v1)
+    assert code == 422 and [(c["reason"], c["field"]) for c in status["details"]["causes"]] == [
+        ("FieldValueInvalid", "spec.scaleTargetRef.apiVersion"),
+        ("FieldValueInvalid", "spec.metrics[0].resource.target.averageUtilization")], status
+    ok = {**_HPA, "metadata": {"name": "defaulted"}, "spec": {**_HPA["spec"], "behavior": {"scaleUp": {}}}}
+    code, _, hpa = raw.call("POST", _HPAS, ok)
+    assert code == 201 and hpa["spec"]["behavior"]["scaleDown"] == {
+        "selectPolicy": "Max", "policies": [{"type": "Percent", "value": 100, "periodSeconds": 15}]}, hpa
 
 
 _ALPHA_137_POD: dict[str, Any] = {

@@ -5,7 +5,7 @@
   fields, the scale subresource's paths). Kinds without their own get the generic ``Strategy``;
   every custom resource gets ``CustomResourceStrategy``. Per-kind modules: ``kinds`` (Namespace,
   Pod with graceful deletion and the Priority admission plugin, Job, PriorityClass, ...),
-  ``services`` (cluster IPs and node ports), ``certificates`` (CertificateSigningRequests), ``crd``,
+  ``services`` (cluster IPs and node ports), ``autoscaling`` (HorizontalPodAutoscalers), ``certificates`` (CertificateSigningRequests), ``crd``,
   ``claims`` (a PersistentVolumeClaim's data sources), ``storage`` (VolumeAttributesClass,
   CSIDriver updates), ``recent`` (the fields of 1.33-1.37 and
   their feature gates).
@@ -24,6 +24,7 @@ from typing import Any
 
 from samplecontroller.apiserver import builtins
 from samplecontroller.apiserver.restmapper import Resource
+from samplecontroller.apiserver.strategies.autoscaling import HorizontalPodAutoscalerStrategy
 from samplecontroller.apiserver.strategies.base import BASE_FIELD_LABELS, CustomResourceStrategy, Strategy
 from samplecontroller.apiserver.strategies.certificates import CertificateSigningRequestStrategy
 from samplecontroller.apiserver.strategies.crd import CRD_FINALIZER, CRDStrategy
@@ -74,7 +75,7 @@ _BY_KIND: dict[tuple[str, str], Strategy] = {
     ("batch", "Job"): JobStrategy(tracks_generation=True, field_labels=["status.successful"]),
     ("batch", "CronJob"): _GENERATION,
     ("policy", "PodDisruptionBudget"): _GENERATION,
-    ("autoscaling", "HorizontalPodAutoscaler"): _GENERATION,
+    ("autoscaling", "HorizontalPodAutoscaler"): HorizontalPodAutoscalerStrategy(tracks_generation=True),
     ("networking.k8s.io", "Ingress"): LoadBalancerStrategy(tracks_generation=True),
     ("networking.k8s.io", "NetworkPolicy"): _GENERATION,
     ("apiextensions.k8s.io", "CustomResourceDefinition"): CRDStrategy(),
