@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
+from samplecontroller.apiserver.ipvalidation import ip_errors
 from samplecontroller.apiserver.objects import deep_get as get_path
 from samplecontroller.apiserver.schema import (
     FieldError,
@@ -192,6 +193,8 @@ def _name_rule(group: str, kind: str) -> Any:
         return _no_rule
     if (group, kind) in _LABEL_NAMED:
         return dns1123_label_errors
+    if (group, kind) == ("networking.k8s.io", "IPAddress"):  # ValidateIPAddressName
+        return ip_errors
     if (group, kind) in _DNS1035_NAMED:
         return dns1035_label_errors
     return dns1123_subdomain_errors

@@ -456,6 +456,41 @@ def test_hpa_validation_over_http(server: LocalAPIServer) -> None:
         "selectPolicy": "Max", "policies": [{"type": "Percent", "value": 100, "periodSeconds": 15}]}, hpa
 
 
+def test_service_cidr_and_ip_address_validation_over_http(server: LocalAPIServer) -> None:
+    """ServiceCIDRs and IPAddresses are validated as kube-apiserver validates them: CIDRs in
+    canonical form, immutable but for a second family added; an IPAddress named by a canonical
+    IP, its parentRef immutable."""
+    raw = Raw(server)
+    cidrs, ips = "/apis/networking.k8s.io/v1/servicecidrs", "/apis/networking.k8s.io/v1/ipaddresses"
+    cidr: dict[str, Any] = {"apiVersion": "networking.k8s.io/v1", "kind": "ServiceCIDR",
+                            "metadata": {"name": "extra"}, "spec": {"cidrs": ["foo"]}}
+    code, _, status = raw.call("POST", cidrs, cidr)
+    assert code == 422 and status["message"] == (
+        'ServiceCIDR.networking.k8s.io "extra" is invalid: spec.cidrs[0]: Invalid value: "foo": must be a valid '
+        "CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)"), status
+    cidr["spec"]["cidrs"] = ["10.200.0.0/24"]
+    assert raw.call("POST", cidrs, cidr)[0] == 201
+    patch = "application/merge-patch+json"
+    code, _, status = raw.call("PATCH", f"{cidrs}/extra", {"spec": {"cidrs": ["10.201.0.0/24"]}}, ctype=patch)
+    assert code == 422 and status["message"].endswith(
+        'spec.cidrs[0]: Invalid value: "10.201.0.0/24": field is immutable'), status
+    code, _, dual = raw.call("PATCH", f"{cidrs}/extra", {"spec": {"cidrs": ["10.200.0.0/24", "fd00:10::/64"]}},
+                             ctype=patch)
+    assert code == 200 and dual["spec"]["cidrs"] == ["10.200.0.0/24", "fd00:10::/64"], dual
+    address: dict[str, Any] = {
+        "apiVersion": "networking.k8s.io/v1", "kind": "IPAddress", "metadata": {"name": "10.200.0.010"},
+        "spec": {"parentRef": {"resource": "services", "namespace": "default", "name": "web"}}}
+    code, _, status = raw.call("POST", ips, address)
+    assert code == 422 and status["message"] == (
+        'IPAddress.networking.k8s.io "10.200.0.010" is invalid: metadata.name: Invalid value: "10.200.0.010": '
+        "must not have leading 0s"), status
+    address["metadata"]["name"] = "fd00:10::5"
+    assert raw.call("POST", ips, address)[0] == 201
+    code, _, status = raw.call("PATCH", f"{ips}/fd00:10::5", {"spec": {"parentRef": {"name": "db"}}}, ctype=patch)
+    assert code == 422 and [(c["reason"], c["field"]) for c in status["details"]["causes"]] == [
+        ("FieldValueInvalid", "spec.parentRef")], status
+
+
 _ALPHA_137_POD: dict[str, Any] = {
     "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "alpha-137"},
     "spec": {"volumes": [{"name": "scratch", "emptyDir": {"mode": 0o1777}},

@@ -57,6 +57,10 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
       "spec.scaleTargetRef.name: Invalid value: \"a/b\": may not contain '/'",
       'spec.scaleTargetRef.apiVersion: Invalid value: "a/b/c": unexpected GroupVersion string: a/b/c']),
     # twice, as validateMetricSpec lists it (the message's aggregate shows it once)
+    # the schema's Required values are not repeated
+    ("scaleTargetRef empty", _hpa(scaleTargetRef={}),
+     ["spec.scaleTargetRef.kind: Required value", "spec.scaleTargetRef.name: Required value",
+      'spec.scaleTargetRef.apiVersion: Invalid value: "": apiVersion must specify API group']),
     ("metric type unknown", _metric(type="Bogus"),
      ['spec.metrics[0].type: Unsupported value: "Bogus": supported values: "ContainerResource", "External", '
       '"Object", "Pods", "Resource"'] * 2),

@@ -5,7 +5,7 @@
   fields, the scale subresource's paths). Kinds without their own get the generic ``Strategy``;
   every custom resource gets ``CustomResourceStrategy``. Per-kind modules: ``kinds`` (Namespace,
   Pod with graceful deletion and the Priority admission plugin, Job, PriorityClass, ...),
-  ``services`` (cluster IPs and node ports), ``autoscaling`` (HorizontalPodAutoscalers), ``certificates`` (CertificateSigningRequests), ``crd``,
+  ``services`` (cluster IPs and node ports), ``autoscaling`` (HorizontalPodAutoscalers), ``networking`` (ServiceCIDRs, IPAddresses), ``certificates`` (CertificateSigningRequests), ``crd``,
   ``claims`` (a PersistentVolumeClaim's data sources), ``storage`` (VolumeAttributesClass,
   CSIDriver updates), ``recent`` (the fields of 1.33-1.37 and
   their feature gates).
@@ -39,6 +39,7 @@ from samplecontroller.apiserver.strategies.kinds import (
     PriorityClassStrategy,
     ReplicationControllerStrategy,
 )
+from samplecontroller.apiserver.strategies.networking import IPAddressStrategy, ServiceCIDRStrategy
 from samplecontroller.apiserver.strategies.policy import BindingStrategy, PolicyStrategy
 from samplecontroller.apiserver.strategies.services import ServiceStrategy
 from samplecontroller.apiserver.strategies.storage import CSIDriverStrategy, VolumeAttributesClassStrategy
@@ -78,6 +79,8 @@ _BY_KIND: dict[tuple[str, str], Strategy] = {
     ("autoscaling", "HorizontalPodAutoscaler"): HorizontalPodAutoscalerStrategy(tracks_generation=True),
     ("networking.k8s.io", "Ingress"): LoadBalancerStrategy(tracks_generation=True),
     ("networking.k8s.io", "NetworkPolicy"): _GENERATION,
+    ("networking.k8s.io", "ServiceCIDR"): ServiceCIDRStrategy(),
+    ("networking.k8s.io", "IPAddress"): IPAddressStrategy(),
     ("apiextensions.k8s.io", "CustomResourceDefinition"): CRDStrategy(),
     ("scheduling.k8s.io", "PriorityClass"): PriorityClassStrategy(),
     ("storage.k8s.io", "StorageClass"): Strategy(returns_deleted=True),

@@ -25,7 +25,7 @@ from typing import Any
 from samplecontroller.apiserver.cel.library import parse_quantity
 from samplecontroller.apiserver.restmapper import Resource
 from samplecontroller.apiserver.schema import FieldError, forbidden, invalid, not_supported, required
-from samplecontroller.apiserver.strategies.base import Obj, Strategy
+from samplecontroller.apiserver.strategies.base import Obj, Schema, Strategy
 from samplecontroller.apiserver.strategies.recent import gate_enabled
 from samplecontroller.apiserver.validation import dns1123_label_errors, qualified_name_errors
 
@@ -307,7 +307,18 @@ def validate_hpa(obj: Mapping[str, Any], old: Mapping[str, Any] | None, minor: i
 
 class HorizontalPodAutoscalerStrategy(Strategy):
     """The HPA strategy's Validate and ValidateUpdate (their options depend on the emulated
-    version's HPAScaleToZero gate and on the stored object)."""
+    version's HPAScaleToZero gate and on the stored object): all of it in ``validate_gated``,
+    kube's errors in kube's order, then the schema's that kube's do not repeat (a missing
+    ``scaleTargetRef.kind`` is one error, not two)."""
+
+    def validate(self, res: Resource, obj: Obj, sch: Schema) -> list[FieldError]:
+        return []
 
     def validate_gated(self, res: Resource, obj: Obj, old: Obj | None, minor: int) -> list[FieldError]:
-        return super().validate_gated(res, obj, old, minor) + validate_hpa(obj, old, minor)
+        own = validate_hpa(obj, old, minor)
+        schema = super().validate(res, obj, None) + super().validate_gated(res, obj, old, minor)
+        return own + [e for e in schema if e not in own]
+
+    def validate_status(self, res: Resource, obj: Obj, old: Obj, sch: Schema) -> list[FieldError]:
+        """The schema's checks of the whole object (stricter than kube's status rules)."""
+        return super().validate(res, obj, sch)
