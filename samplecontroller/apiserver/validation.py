@@ -191,6 +191,8 @@ def _no_rule(name: str) -> list[str]:
 def _name_rule(group: str, kind: str) -> Any:
     if group == "rbac.authorization.k8s.io":  # ValidateRBACName: any valid path segment (system:masters)
         return _no_rule
+    if (group, kind) == ("certificates.k8s.io", "ClusterTrustBundle"):  # its strategy's, by signer name
+        return _no_rule
     if (group, kind) in _LABEL_NAMED:
         return dns1123_label_errors
     if (group, kind) == ("networking.k8s.io", "IPAddress"):  # ValidateIPAddressName

@@ -22,6 +22,7 @@ from samplecontroller.kubernetes.apis.resource.v1 import DeviceClass, ResourceCl
 from samplecontroller.kubernetes.clientset import Clientset
 from samplecontroller.rest import RESTClient
 from tests.apiserver.conftest import Raw
+from tests.apiserver_units.test_trust_bundle_validation import CA
 
 NEW_IN = {  # group/version/plural of kinds GA after 1.32, by the minor version that first serves them
     ("networking.k8s.io", "v1", "ipaddresses"): 33, ("networking.k8s.io", "v1", "servicecidrs"): 33,
@@ -489,6 +490,26 @@ def test_service_cidr_and_ip_address_validation_over_http(server: LocalAPIServer
     code, _, status = raw.call("PATCH", f"{ips}/fd00:10::5", {"spec": {"parentRef": {"name": "db"}}}, ctype=patch)
     assert code == 422 and [(c["reason"], c["field"]) for c in status["details"]["causes"]] == [
         ("FieldValueInvalid", "spec.parentRef")], status
+
+
+def test_cluster_trust_bundle_validation_over_http(server: LocalAPIServer) -> None:
+    """A ClusterTrustBundle is validated as kube-apiserver validates it: PEM CA certificates, a
+    name prefixed by its signer name, which is immutable."""
+    raw = Raw(server)
+    bundles = "/apis/certificates.k8s.io/v1/clustertrustbundles"
+    bundle: dict[str, Any] = {"apiVersion": "certificates.k8s.io/v1", "kind": "ClusterTrustBundle",
+                              "metadata": {"name": "example.com:signer:roots"},
+                              "spec": {"signerName": "example.com/signer", "trustBundle": "x"}}
+    code, _, status = raw.call("POST", bundles, bundle)
+    assert code == 422 and status["message"] == (
+        'ClusterTrustBundle.certificates.k8s.io "example.com:signer:roots" is invalid: spec.trustBundle: Invalid '
+        'value: "<value omitted>": at least one trust anchor must be provided'), status
+    bundle["spec"]["trustBundle"] = CA
+    assert raw.call("POST", bundles, bundle)[0] == 201
+    code, _, status = raw.call("PATCH", f"{bundles}/example.com:signer:roots",
+                               {"spec": {"signerName": "example.com/other"}}, ctype="application/merge-patch+json")
+    assert code == 422 and [(c["reason"], c["field"]) for c in status["details"]["causes"]] == [
+        ("FieldValueInvalid", "metadata.name"), ("FieldValueInvalid", "spec.signerName")], status
 
 
 _ALPHA_137_POD: dict[str, Any] = {

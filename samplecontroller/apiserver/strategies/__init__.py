@@ -5,7 +5,7 @@
   fields, the scale subresource's paths). Kinds without their own get the generic ``Strategy``;
   every custom resource gets ``CustomResourceStrategy``. Per-kind modules: ``kinds`` (Namespace,
   Pod with graceful deletion and the Priority admission plugin, Job, PriorityClass, ...),
-  ``services`` (cluster IPs and node ports), ``autoscaling`` (HorizontalPodAutoscalers), ``networking`` (ServiceCIDRs, IPAddresses), ``certificates`` (CertificateSigningRequests), ``crd``,
+  ``services`` (cluster IPs and node ports), ``autoscaling`` (HorizontalPodAutoscalers), ``networking`` (ServiceCIDRs, IPAddresses), ``trustbundles`` (ClusterTrustBundles), ``certificates`` (CertificateSigningRequests), ``crd``,
   ``claims`` (a PersistentVolumeClaim's data sources), ``storage`` (VolumeAttributesClass,
   CSIDriver updates), ``recent`` (the fields of 1.33-1.37 and
   their feature gates).
@@ -43,6 +43,7 @@ from samplecontroller.apiserver.strategies.networking import IPAddressStrategy, 
 from samplecontroller.apiserver.strategies.policy import BindingStrategy, PolicyStrategy
 from samplecontroller.apiserver.strategies.services import ServiceStrategy
 from samplecontroller.apiserver.strategies.storage import CSIDriverStrategy, VolumeAttributesClassStrategy
+from samplecontroller.apiserver.strategies.trustbundles import ClusterTrustBundleStrategy
 
 __all__ = ["BASE_FIELD_LABELS", "CRD_FINALIZER", "CustomResourceStrategy", "Strategy", "apply_defaults",
            "for_kind", "for_resource", "prepare_create_status"]
@@ -94,6 +95,7 @@ _BY_KIND: dict[tuple[str, str], Strategy] = {
     ("resource.k8s.io", "ResourceClaimTemplate"): Strategy(returns_deleted=True),
     ("resource.k8s.io", "ResourceSlice"): Strategy(tracks_generation=True, returns_deleted=True),
     ("certificates.k8s.io", "CertificateSigningRequest"): CertificateSigningRequestStrategy(),
+    ("certificates.k8s.io", "ClusterTrustBundle"): ClusterTrustBundleStrategy(),
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"): PolicyStrategy(),
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"): BindingStrategy(),
 }
