@@ -27,7 +27,11 @@ from samplecontroller.apiserver.restmapper import Resource
 from samplecontroller.apiserver.schema import FieldError, forbidden, invalid, not_supported, required
 from samplecontroller.apiserver.strategies.base import Obj, Schema, Strategy
 from samplecontroller.apiserver.strategies.recent import gate_enabled
-from samplecontroller.apiserver.validation import dns1123_label_errors, qualified_name_errors
+from samplecontroller.apiserver.validation import (
+    dns1123_label_errors,
+    path_segment_errors,
+    qualified_name_errors,
+)
 
 __all__ = ["HorizontalPodAutoscalerStrategy", "validate_hpa"]
 
@@ -58,13 +62,6 @@ def _int(value: Any) -> int | None:
 
 def _str(value: Any) -> str:
     return value if isinstance(value, str) else ""
-
-
-def _path_segment(name: str) -> list[str]:
-    """pathvalidation.IsValidPathSegmentName."""
-    if name in (".", ".."):
-        return [f"may not be '{name}'"]
-    return [f"may not contain '{c}'" for c in ("/", "%") if c in name]
 
 
 def _sign(value: Any) -> int | None:
@@ -98,7 +95,7 @@ def _reference(ref: Mapping[str, Any], path: str, allow_empty_group: bool,
         if not value:
             errors.append(required(f"{path}.{key}"))
         else:
-            errors += [invalid(f"{path}.{key}", value, m) for m in _path_segment(value)]
+            errors += [invalid(f"{path}.{key}", value, m) for m in path_segment_errors(value)]
     if not allow_invalid_version:
         version = _str(ref.get("apiVersion"))
         message = _api_version_error(version, allow_empty_group)
@@ -130,7 +127,7 @@ def _metric_name(metric: Mapping[str, Any], path: str) -> list[FieldError]:
     name = _str(metric.get("name"))
     if not name:
         return [required(f"{path}.name", "must specify a metric name")]
-    return [invalid(f"{path}.name", name, m) for m in _path_segment(name)]
+    return [invalid(f"{path}.name", name, m) for m in path_segment_errors(name)]
 
 
 def _container_resource_name(name: str, path: str) -> list[FieldError]:

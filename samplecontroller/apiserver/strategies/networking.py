@@ -21,7 +21,7 @@ from samplecontroller.apiserver.ipvalidation import cidr_errors, cidr_family
 from samplecontroller.apiserver.restmapper import Resource
 from samplecontroller.apiserver.schema import FieldError, GoRaw, invalid, required
 from samplecontroller.apiserver.strategies.base import Obj, Schema, Strategy
-from samplecontroller.apiserver.validation import dns1123_subdomain_errors
+from samplecontroller.apiserver.validation import dns1123_subdomain_errors, path_segment_errors
 
 __all__ = ["IPAddressStrategy", "ServiceCIDRStrategy", "validate_ip_address", "validate_service_cidr"]
 
@@ -76,13 +76,6 @@ def validate_service_cidr_update(obj: Mapping[str, Any], old: Mapping[str, Any])
     return [invalid(_CIDRS, _go_json(new), _IMMUTABLE)]
 
 
-def _path_segment(name: str) -> list[str]:
-    """pathvalidation.IsValidPathSegmentName."""
-    if name in (".", ".."):
-        return [f"may not be '{name}'"]
-    return [f"may not contain '{c}'" for c in ("/", "%") if c in name]
-
-
 def validate_ip_address(obj: Mapping[str, Any]) -> list[FieldError]:
     """ValidateIPAddress's spec rule (validateIPAddressParentReference)."""
     ref = _dict(obj.get("spec")).get("parentRef")
@@ -98,10 +91,10 @@ def validate_ip_address(obj: Mapping[str, Any]) -> list[FieldError]:
         if not value:
             errors.append(required(f"{path}.{key}"))
         else:
-            errors += [invalid(f"{path}.{key}", value, m) for m in _path_segment(value)]
+            errors += [invalid(f"{path}.{key}", value, m) for m in path_segment_errors(value)]
     namespace = str(ref.get("namespace") or "")
     if namespace:
-        errors += [invalid(f"{path}.namespace", namespace, m) for m in _path_segment(namespace)]
+        errors += [invalid(f"{path}.namespace", namespace, m) for m in path_segment_errors(namespace)]
     return errors
 
 
