@@ -102,6 +102,15 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
       "consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric "
       "character (e.g. 'my-name',  or '123-abc', regex used for validation is "
       "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')"]),
+    ("container resource names", _hpa(metrics=[
+        {"type": "ContainerResource", "containerResource": {
+            "name": name, "container": "app", "target": {"type": "Utilization", "averageUtilization": 50}}}
+        for name in ("hugepages-2Mi", "example.com/gpu", "foo", "requests.example.com/x")]),
+     ['spec.metrics[2].containerResource.name: Invalid value: "foo": must be a standard resource type or fully '
+      "qualified",
+      'spec.metrics[2].containerResource.name: Invalid value: "foo": must be a standard resource for containers',
+      'spec.metrics[3].containerResource.name: Invalid value: "requests.example.com/x": doesn\'t follow '
+      "extended resource name standard"]),
     ("behavior defaults fill the policies", _hpa(behavior={"scaleUp": {"stabilizationWindowSeconds": 10}}), []),
     ("behavior rules", _hpa(behavior={"scaleDown": {
         "stabilizationWindowSeconds": 3601, "selectPolicy": "Most", "policies": [],

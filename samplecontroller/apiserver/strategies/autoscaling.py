@@ -43,13 +43,14 @@ _METRIC_TYPES = ("ContainerResource", "External", "Object", "Pods", "Resource")
 _SELECT_POLICIES = ("Disabled", "Max", "Min")
 _POLICY_TYPES = ("Percent", "Pods")
 _TARGET_TYPES = ("Utilization", "Value", "AverageValue")
-# pkg/apis/core/helper: IsStandardResourceName / IsStandardContainerResourceName
+# pkg/apis/core/helper: standardContainerResources and standardResources (IsStandardResourceName
+# also takes the quota hugepages names, IsStandardContainerResourceName the hugepages ones)
 _CONTAINER_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage"})
 _STANDARD_RESOURCES = _CONTAINER_RESOURCES | frozenset({
-    "pods", "services", "replicationcontrollers", "resourcequotas", "secrets", "configmaps",
-    "persistentvolumeclaims", "storage", "requests.cpu", "requests.memory", "requests.storage",
-    "requests.ephemeral-storage", "limits.cpu", "limits.memory", "limits.ephemeral-storage",
-    "services.nodeports", "services.loadbalancers"})
+    "requests.cpu", "requests.memory", "requests.ephemeral-storage", "limits.cpu", "limits.memory",
+    "limits.ephemeral-storage", "pods", "resourcequotas", "services", "replicationcontrollers", "secrets",
+    "configmaps", "persistentvolumeclaims", "storage", "requests.storage", "services.nodeports",
+    "services.loadbalancers"})
 
 
 def _dict(value: Any) -> Mapping[str, Any]:
@@ -131,14 +132,17 @@ def _metric_name(metric: Mapping[str, Any], path: str) -> list[FieldError]:
 
 
 def _container_resource_name(name: str, path: str) -> list[FieldError]:
-    """core/v1 validation ValidateContainerResourceName of a name without a domain."""
+    """core/v1 validation validateContainerResourceName (after validateResourceName)."""
     errors = [invalid(path, name, m) for m in qualified_name_errors(name)]
-    if errors or "/" in name:
-        return errors
-    if name not in _STANDARD_RESOURCES and not name.startswith("hugepages-"):
+    if not errors and "/" not in name and name not in _STANDARD_RESOURCES and not name.startswith(
+            ("hugepages-", "requests.hugepages-")):
         errors.append(invalid(path, name, "must be a standard resource type or fully qualified"))
-    if name not in _CONTAINER_RESOURCES and not name.startswith("hugepages-"):
-        errors.append(invalid(path, name, "must be a standard resource for containers"))
+    if "/" not in name:
+        if name not in _CONTAINER_RESOURCES and not name.startswith("hugepages-"):
+            errors.append(invalid(path, name, "must be a standard resource for containers"))
+    elif "kubernetes.io/" not in name and (name.startswith("requests.") or qualified_name_errors("requests." + name)):
+        # neither IsNativeResource nor IsExtendedResourceName
+        errors.append(invalid(path, name, "doesn't follow extended resource name standard"))
     return errors
 
 
