@@ -18,8 +18,8 @@ Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 _INVALID_IP = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
 _INVALID_CIDR = "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)"
-_SLOPPY_V4 = re.compile(r"^([0-9]+)\.([0-9]+)\.([0-9]+)\.([0-9]+)$")
-_DIGITS = re.compile(r"^[0-9]+$")
+_SLOPPY_V4 = re.compile(r"([0-9]+)\.([0-9]+)\.([0-9]+)\.([0-9]+)")
+_DIGITS = re.compile(r"[0-9]+")
 
 
 def _parse_sloppy(value: str) -> tuple[Address | None, bool]:
@@ -31,7 +31,7 @@ def _parse_sloppy(value: str) -> tuple[Address | None, bool]:
         return ipaddress.ip_address(value), True
     except ValueError:
         pass
-    match = _SLOPPY_V4.match(value)
+    match = _SLOPPY_V4.fullmatch(value)
     if match is None:
         return None, False
     octets = [int(part) for part in match.groups()]
@@ -64,7 +64,7 @@ def ip_errors(value: str) -> list[str]:
 def _parse_cidr_sloppy(value: str) -> tuple[Address, int] | None:
     """Go's ParseCIDRSloppy: the address and prefix length (None: not a CIDR)."""
     addr_text, slash, bits_text = value.partition("/")
-    if not slash or not _DIGITS.match(bits_text):
+    if not slash or not _DIGITS.fullmatch(bits_text):
         return None
     addr, _ = _parse_sloppy(addr_text)
     if addr is None:

@@ -47,6 +47,9 @@ CIDR_CASES: list[tuple[str, dict[str, Any], list[str]]] = [
      [f'spec.cidrs: Invalid value: {{"CIDRs":["10.0.0.0/24","10.1.0.0/24"]}}: {_DUAL}']),
     ("two, one invalid", _cidr("10.0.0.0/24", "foo"),
      [f'spec.cidrs: Invalid value: {{"CIDRs":["10.0.0.0/24","foo"]}}: {_DUAL}']),
+    ("trailing newline", _cidr("10.0.0.0/8\n"),
+     ['spec.cidrs[0]: Invalid value: "10.0.0.0/8\\n": must be a valid CIDR value, (e.g. 10.9.8.0/24 or '
+      "2001:db8::/64)"]),
     ("host bits", _cidr("10.0.0.1/24"),
      ['spec.cidrs[0]: Invalid value: "10.0.0.1/24": must not have bits set beyond the prefix length']),
     ("leading zeros", _cidr("010.0.0.0/8"),
