@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
+from samplecontroller.apiserver.ipvalidation import ip_errors
 from samplecontroller.apiserver.objects import deep_get as get_path
 from samplecontroller.apiserver.schema import (
     FieldError,
@@ -35,6 +36,7 @@ __all__ = [
     "go_map",
     "go_selector",
     "label_value_errors",
+    "path_segment_errors",
     "qualified_name_errors",
     "validate_annotations",
     "validate_ephemeral_update",
@@ -182,8 +184,21 @@ def _path_segment_errors(name: str) -> list[str]:
     return [f"may not contain '{c}'" for c in ("/", "%") if c in name]
 
 
+path_segment_errors = _path_segment_errors
+"""Messages for a name that is not a path segment (pathvalidation.IsValidPathSegmentName)."""
+
+
 def _no_rule(name: str) -> list[str]:
     return []
+
+
+# kinds with a name rule of their own: an IPAddress is named by its canonical IP
+# (ValidateIPAddressName); a ClusterTrustBundle's rule depends on its signer name (its strategy
+# checks it: ``strategies.trustbundles``)
+_OWN_NAME_RULES: dict[tuple[str, str], Callable[[str], list[str]]] = {
+    ("networking.k8s.io", "IPAddress"): ip_errors,
+    ("certificates.k8s.io", "ClusterTrustBundle"): _no_rule,
+}
 
 
 @functools.lru_cache(maxsize=1024)
@@ -192,6 +207,8 @@ def _name_rule(group: str, kind: str) -> Any:
         return _no_rule
     if (group, kind) in _LABEL_NAMED:
         return dns1123_label_errors
+    if (group, kind) in _OWN_NAME_RULES:
+        return _OWN_NAME_RULES[(group, kind)]
     if (group, kind) in _DNS1035_NAMED:
         return dns1035_label_errors
     return dns1123_subdomain_errors

@@ -358,7 +358,8 @@ def test_horizontal_pod_autoscalers_in_v1_and_v2(k: Run, api: client.ApiClient, 
     assert v1.read_namespaced_horizontal_pod_autoscaler("web", ns).spec.target_cpu_utilization_percentage == 50
     created = v1.create_namespaced_horizontal_pod_autoscaler(ns, client.V1HorizontalPodAutoscaler(
         metadata=client.V1ObjectMeta(name="h1"), spec=client.V1HorizontalPodAutoscalerSpec(
-            max_replicas=3, scale_target_ref=client.V1CrossVersionObjectReference(kind="Deployment", name="web"))))
+            max_replicas=3, scale_target_ref=client.V1CrossVersionObjectReference(
+                api_version="apps/v1", kind="Deployment", name="web"))))
     assert created.spec.target_cpu_utilization_percentage == 80
     assert [h.metadata.name for h in v1.list_namespaced_horizontal_pod_autoscaler(ns).items] == ["h1", "web"]
     # patches through v1 act on the v2 object (merge and strategic merge as clients send them)

@@ -16,6 +16,7 @@ from samplecontroller.apiserver import LocalAPIServer
 from samplecontroller.apiserver.builtins import builtin_resources
 from tests.apiserver.conftest import Raw, official_client
 from tests.apiserver.test_cluster_certificates import pem_request
+from tests.apiserver_units.test_trust_bundle_validation import CA
 
 NS = "deletes"
 
@@ -109,7 +110,7 @@ BODIES: dict[tuple[str, str], dict[str, Any]] = {
                                 "applyConfiguration": {"expression": "Object{}"}}],
                  "reinvocationPolicy": "Never"}},
     ("admissionregistration.k8s.io", "MutatingAdmissionPolicyBinding"): {"spec": {"policyName": "none"}},
-    ("certificates.k8s.io", "ClusterTrustBundle"): {"spec": {"trustBundle": "x"}},
+    ("certificates.k8s.io", "ClusterTrustBundle"): {"spec": {"trustBundle": CA}},
     ("certificates.k8s.io", "PodCertificateRequest"): {
         "spec": {"signerName": "example.com/x", "podName": "p", "podUID": "u", "serviceAccountName": "s",
                  "serviceAccountUID": "su", "nodeName": "n", "nodeUID": "nu", "pkixPublicKey": "",

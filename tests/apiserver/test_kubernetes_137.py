@@ -22,6 +22,7 @@ from samplecontroller.kubernetes.apis.resource.v1 import DeviceClass, ResourceCl
 from samplecontroller.kubernetes.clientset import Clientset
 from samplecontroller.rest import RESTClient
 from tests.apiserver.conftest import Raw
+from tests.apiserver_units.test_trust_bundle_validation import CA
 
 NEW_IN = {  # group/version/plural of kinds GA after 1.32, by the minor version that first serves them
     ("networking.k8s.io", "v1", "ipaddresses"): 33, ("networking.k8s.io", "v1", "servicecidrs"): 33,
@@ -402,6 +403,13 @@ def test_emulated_1_33_drops_the_fields_of_gates_off_at_1_33(emulated_1_33: Loca
     code, _, status = raw.call("POST", "/api/v1/namespaces/default/services", service)
     assert code == 422 and status["message"].endswith('spec.trafficDistribution: Unsupported value: '
                                                       '"PreferSameZone": supported values: "PreferClose"')
+    # HPAScaleToZero is alpha (off) in 1.33: minReplicas is at least 1
+    zero = {**_HPA, "metadata": {"name": "zero"}, "spec": {**_HPA["spec"], "minReplicas": 0}}
+    code, _, status = raw.call("POST", _HPAS, zero)
+    assert code == 422 and status["message"] == (
+        'HorizontalPodAutoscaler.autoscaling "zero" is invalid: [spec.minReplicas: Invalid value: 0: must be '
+        "greater than or equal to 1, spec.metrics: Forbidden: must specify at least one Object or External "
+        "metric to support scaling to zero replicas]"), status
 
 
 def test_the_1_37_server_keeps_the_beta_and_ga_fields(server: LocalAPIServer) -> None:
@@ -423,6 +431,85 @@ def test_the_1_37_server_keeps_the_beta_and_ga_fields(server: LocalAPIServer) ->
     assert [(c["reason"], c["field"]) for c in status["details"]["causes"]] == [
         ("FieldValueForbidden", "spec.hostnameOverride"), ("FieldValueInvalid", "spec.hostnameOverride")]
     assert "spec.hostnameOverride: Forbidden: may not be specified when setHostnameAsFQDN is true" in status["message"]
+
+
+def test_hpa_validation_over_http(server: LocalAPIServer) -> None:
+    """An HPA is validated as kube-apiserver 1.37 validates it (its behavior defaulted first); an
+    autoscaling/v1 one as it converts."""
+    raw = Raw(server)
+    bad = {**_HPA, "metadata": {"name": "bad"}, "spec": {
+        **_HPA["spec"], "minReplicas": -1, "behavior": {"scaleDown": {"policies": []}}}}
+    code, _, status = raw.call("POST", _HPAS, bad)
+    assert code == 422 and status["message"] == (
+        'HorizontalPodAutoscaler.autoscaling "bad" is invalid: [spec.minReplicas: Invalid value: -1: must be '
+        "greater than or equal to 0, spec.behavior.scaleDown.policies: Required value: must specify at least "
+        "one Policy]"), status
+    v1 = {"apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "v1"},
+          "spec": {"scaleTargetRef": {"kind": "Deployment", "name": "d"}, "maxReplicas": 2,
+                   "targetCPUUtilizationPercentage": 0}}
+    code, _, status = raw.call("POST", "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers", v1)
+    assert code == 422 and [(c["reason"], c["field"]) for c in status["details"]["causes"]] == [
+        ("FieldValueInvalid", "spec.scaleTargetRef.apiVersion"),
+        ("FieldValueInvalid", "spec.metrics[0].resource.target.averageUtilization")], status
+    ok = {**_HPA, "metadata": {"name": "defaulted"}, "spec": {**_HPA["spec"], "behavior": {"scaleUp": {}}}}
+    code, _, hpa = raw.call("POST", _HPAS, ok)
+    assert code == 201 and hpa["spec"]["behavior"]["scaleDown"] == {
+        "selectPolicy": "Max", "policies": [{"type": "Percent", "value": 100, "periodSeconds": 15}]}, hpa
+
+
+def test_service_cidr_and_ip_address_validation_over_http(server: LocalAPIServer) -> None:
+    """ServiceCIDRs and IPAddresses are validated as kube-apiserver validates them: CIDRs in
+    canonical form, immutable but for a second family added; an IPAddress named by a canonical
+    IP, its parentRef immutable."""
+    raw = Raw(server)
+    cidrs, ips = "/apis/networking.k8s.io/v1/servicecidrs", "/apis/networking.k8s.io/v1/ipaddresses"
+    cidr: dict[str, Any] = {"apiVersion": "networking.k8s.io/v1", "kind": "ServiceCIDR",
+                            "metadata": {"name": "extra"}, "spec": {"cidrs": ["foo"]}}
+    code, _, status = raw.call("POST", cidrs, cidr)
+    assert code == 422 and status["message"] == (
+        'ServiceCIDR.networking.k8s.io "extra" is invalid: spec.cidrs[0]: Invalid value: "foo": must be a valid '
+        "CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)"), status
+    cidr["spec"]["cidrs"] = ["10.200.0.0/24"]
+    assert raw.call("POST", cidrs, cidr)[0] == 201
+    patch = "application/merge-patch+json"
+    code, _, status = raw.call("PATCH", f"{cidrs}/extra", {"spec": {"cidrs": ["10.201.0.0/24"]}}, ctype=patch)
+    assert code == 422 and status["message"].endswith(
+        'spec.cidrs[0]: Invalid value: "10.201.0.0/24": field is immutable'), status
+    code, _, dual = raw.call("PATCH", f"{cidrs}/extra", {"spec": {"cidrs": ["10.200.0.0/24", "fd00:10::/64"]}},
+                             ctype=patch)
+    assert code == 200 and dual["spec"]["cidrs"] == ["10.200.0.0/24", "fd00:10::/64"], dual
+    address: dict[str, Any] = {
+        "apiVersion": "networking.k8s.io/v1", "kind": "IPAddress", "metadata": {"name": "10.200.0.010"},
+        "spec": {"parentRef": {"resource": "services", "namespace": "default", "name": "web"}}}
+    code, _, status = raw.call("POST", ips, address)
+    assert code == 422 and status["message"] == (
+        'IPAddress.networking.k8s.io "10.200.0.010" is invalid: metadata.name: Invalid value: "10.200.0.010": '
+        "must not have leading 0s"), status
+    address["metadata"]["name"] = "fd00:10::5"
+    assert raw.call("POST", ips, address)[0] == 201
+    code, _, status = raw.call("PATCH", f"{ips}/fd00:10::5", {"spec": {"parentRef": {"name": "db"}}}, ctype=patch)
+    assert code == 422 and [(c["reason"], c["field"]) for c in status["details"]["causes"]] == [
+        ("FieldValueInvalid", "spec.parentRef")], status
+
+
+def test_cluster_trust_bundle_validation_over_http(server: LocalAPIServer) -> None:
+    """A ClusterTrustBundle is validated as kube-apiserver validates it: PEM CA certificates, a
+    name prefixed by its signer name, which is immutable."""
+    raw = Raw(server)
+    bundles = "/apis/certificates.k8s.io/v1/clustertrustbundles"
+    bundle: dict[str, Any] = {"apiVersion": "certificates.k8s.io/v1", "kind": "ClusterTrustBundle",
+                              "metadata": {"name": "example.com:signer:roots"},
+                              "spec": {"signerName": "example.com/signer", "trustBundle": "x"}}
+    code, _, status = raw.call("POST", bundles, bundle)
+    assert code == 422 and status["message"] == (
+        'ClusterTrustBundle.certificates.k8s.io "example.com:signer:roots" is invalid: spec.trustBundle: Invalid '
+        'value: "<value omitted>": at least one trust anchor must be provided'), status
+    bundle["spec"]["trustBundle"] = CA
+    assert raw.call("POST", bundles, bundle)[0] == 201
+    code, _, status = raw.call("PATCH", f"{bundles}/example.com:signer:roots",
+                               {"spec": {"signerName": "example.com/other"}}, ctype="application/merge-patch+json")
+    assert code == 422 and [(c["reason"], c["field"]) for c in status["details"]["causes"]] == [
+        ("FieldValueInvalid", "metadata.name"), ("FieldValueInvalid", "spec.signerName")], status
 
 
 _ALPHA_137_POD: dict[str, Any] = {

@@ -5,7 +5,7 @@
   fields, the scale subresource's paths). Kinds without their own get the generic ``Strategy``;
   every custom resource gets ``CustomResourceStrategy``. Per-kind modules: ``kinds`` (Namespace,
   Pod with graceful deletion and the Priority admission plugin, Job, PriorityClass, ...),
-  ``services`` (cluster IPs and node ports), ``certificates`` (CertificateSigningRequests), ``crd``,
+  ``services`` (cluster IPs and node ports), ``autoscaling`` (HorizontalPodAutoscalers), ``networking`` (ServiceCIDRs, IPAddresses), ``trustbundles`` (ClusterTrustBundles), ``certificates`` (CertificateSigningRequests), ``crd``,
   ``claims`` (a PersistentVolumeClaim's data sources), ``storage`` (VolumeAttributesClass,
   CSIDriver updates), ``recent`` (the fields of 1.33-1.37 and
   their feature gates).
@@ -24,6 +24,7 @@ from typing import Any
 
 from samplecontroller.apiserver import builtins
 from samplecontroller.apiserver.restmapper import Resource
+from samplecontroller.apiserver.strategies.autoscaling import HorizontalPodAutoscalerStrategy
 from samplecontroller.apiserver.strategies.base import BASE_FIELD_LABELS, CustomResourceStrategy, Strategy
 from samplecontroller.apiserver.strategies.certificates import CertificateSigningRequestStrategy
 from samplecontroller.apiserver.strategies.crd import CRD_FINALIZER, CRDStrategy
@@ -38,6 +39,7 @@ from samplecontroller.apiserver.strategies.kinds import (
     PriorityClassStrategy,
     ReplicationControllerStrategy,
 )
+from samplecontroller.apiserver.strategies.networking import IPAddressStrategy, ServiceCIDRStrategy
 from samplecontroller.apiserver.strategies.policy import (
     BindingStrategy,
     MutatingBindingStrategy,
@@ -45,6 +47,7 @@ from samplecontroller.apiserver.strategies.policy import (
 )
 from samplecontroller.apiserver.strategies.services import ServiceStrategy
 from samplecontroller.apiserver.strategies.storage import CSIDriverStrategy, VolumeAttributesClassStrategy
+from samplecontroller.apiserver.strategies.trustbundles import ClusterTrustBundleStrategy
 
 __all__ = ["BASE_FIELD_LABELS", "CRD_FINALIZER", "CustomResourceStrategy", "Strategy", "apply_defaults",
            "for_kind", "for_resource", "prepare_create_status"]
@@ -78,9 +81,11 @@ _BY_KIND: dict[tuple[str, str], Strategy] = {
     ("batch", "Job"): JobStrategy(tracks_generation=True, field_labels=["status.successful"]),
     ("batch", "CronJob"): _GENERATION,
     ("policy", "PodDisruptionBudget"): _GENERATION,
-    ("autoscaling", "HorizontalPodAutoscaler"): _GENERATION,
+    ("autoscaling", "HorizontalPodAutoscaler"): HorizontalPodAutoscalerStrategy(tracks_generation=True),
     ("networking.k8s.io", "Ingress"): LoadBalancerStrategy(tracks_generation=True),
     ("networking.k8s.io", "NetworkPolicy"): _GENERATION,
+    ("networking.k8s.io", "ServiceCIDR"): ServiceCIDRStrategy(),
+    ("networking.k8s.io", "IPAddress"): IPAddressStrategy(),
     ("apiextensions.k8s.io", "CustomResourceDefinition"): CRDStrategy(),
     ("scheduling.k8s.io", "PriorityClass"): PriorityClassStrategy(),
     ("storage.k8s.io", "StorageClass"): Strategy(returns_deleted=True),
@@ -94,6 +99,7 @@ _BY_KIND: dict[tuple[str, str], Strategy] = {
     ("resource.k8s.io", "ResourceClaimTemplate"): Strategy(returns_deleted=True),
     ("resource.k8s.io", "ResourceSlice"): Strategy(tracks_generation=True, returns_deleted=True),
     ("certificates.k8s.io", "CertificateSigningRequest"): CertificateSigningRequestStrategy(),
+    ("certificates.k8s.io", "ClusterTrustBundle"): ClusterTrustBundleStrategy(),
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"): PolicyStrategy(),
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"): BindingStrategy(),
     ("admissionregistration.k8s.io", "MutatingAdmissionPolicyBinding"): MutatingBindingStrategy(),

@@ -9,6 +9,7 @@ generated selector (the Job strategy's PrepareForCreate).
 from __future__ import annotations
 
 import base64
+import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -456,6 +457,24 @@ def _hpa(spec: Obj) -> None:
     if not spec.get("metrics"):
         spec["metrics"] = [{"type": "Resource", "resource": {
             "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}}]
+    behavior = spec.get("behavior")
+    if isinstance(behavior, dict):  # SetDefaults_HorizontalPodAutoscalerBehavior
+        for direction, defaults in _HPA_RULES.items():
+            rules = behavior.get(direction)
+            # copyHPAScalingRules: every field the rules set (an empty policy list too) is kept
+            behavior[direction] = {**copy.deepcopy(defaults),
+                                   **({k: v for k, v in rules.items() if v is not None}
+                                      if isinstance(rules, dict) else {})}
+
+
+# pkg/apis/autoscaling/v2/defaults.go defaultHPAScaleUpRules, defaultHPAScaleDownRules (the
+# scale-down stabilization window is left unset: the controller's flag decides it)
+_HPA_RULES: dict[str, Obj] = {
+    "scaleUp": {"stabilizationWindowSeconds": 0, "selectPolicy": "Max",
+                "policies": [{"type": "Pods", "value": 4, "periodSeconds": 15},
+                             {"type": "Percent", "value": 100, "periodSeconds": 15}]},
+    "scaleDown": {"selectPolicy": "Max", "policies": [{"type": "Percent", "value": 100, "periodSeconds": 15}]},
+}
 
 
 def _device_requests(devices: Obj | None) -> None:

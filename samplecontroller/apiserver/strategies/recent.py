@@ -9,7 +9,8 @@ pkg/apis/storage/validation, pkg/apis/batch/validation), with their field paths:
   StatefulSet, ReplicationController, Job or CronJob): ``recent_pod.validate_pod_spec``
   (``hostnameOverride``, env ``fileKeyRef``, ``lifecycle.stopSignal``, a projected
   ``podCertificate``, an ephemeral container's restart fields);
-- HorizontalPodAutoscaler ``behavior.scaleUp/scaleDown.tolerance`` (not negative);
+- (a HorizontalPodAutoscaler's ``behavior.scaleUp/scaleDown.tolerance``, not negative, is checked
+  with the rest of its validation: ``autoscaling``);
 - EndpointSlice ``endpoints[].hints.forNodes`` (at most 8, node names, no duplicates);
 - CSIDriver ``nodeAllocatableUpdatePeriodSeconds`` (at least 10) and
   ``serviceAccountTokenInSecrets`` (only with ``tokenRequests``);
@@ -47,7 +48,6 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeGuard
 
-from samplecontroller.apiserver.cel.library import parse_quantity
 from samplecontroller.apiserver.schema import (
     FieldError,
     duplicate,
@@ -133,6 +133,8 @@ GATES: dict[str, int | None] = {
     # spec.updateStrategy.rollingUpdate.maxUnavailable (pkg/registry/apps/statefulset strategy.go
     # dropStatefulSetDisabledFields; pkg/apis/apps/v1 defaults.go SetDefaults_StatefulSet)
     "MaxUnavailableStatefulSet": 37,
+    # line 1661: alpha 1.16, beta (on) 1.37: an HPA's minReplicas 0 (``autoscaling``)
+    "HPAScaleToZero": 37,
     # resource.k8s.io (served from 1.34), lines 1481, 1457, 1466, 1510: alpha (off) 1.33/1.34,
     # beta (on) 1.36 (see ``_drop_dra``)
     "DRADeviceTaints": 36,
@@ -178,23 +180,6 @@ def _list(value: Any) -> list[Any]:
 
 
 # ------------------------------------------------------------------------------------ validation
-
-
-def _hpa(obj: Mapping[str, Any]) -> list[FieldError]:
-    errors: list[FieldError] = []
-    for direction in ("scaleUp", "scaleDown"):
-        tolerance = get_path(obj, "spec", "behavior", direction, "tolerance")
-        if tolerance is None:
-            continue
-        field = f"spec.behavior.{direction}.tolerance"
-        try:
-            value = parse_quantity(str(tolerance))
-        except ValueError as err:
-            errors.append(invalid(field, tolerance, str(err)))
-            continue
-        if value < 0:
-            errors.append(invalid(field, tolerance, "must be greater than or equal to 0"))
-    return errors
 
 
 _MAX_NODE_HINTS = 8
@@ -385,7 +370,6 @@ def _job(obj: Mapping[str, Any]) -> list[FieldError]:
 
 
 _BY_KIND: dict[tuple[str, str], Callable[[Mapping[str, Any]], list[FieldError]]] = {
-    ("autoscaling", "HorizontalPodAutoscaler"): _hpa,
     ("discovery.k8s.io", "EndpointSlice"): _endpoint_slice,
     ("storage.k8s.io", "CSIDriver"): _csi_driver,
     ("batch", "Job"): _job,

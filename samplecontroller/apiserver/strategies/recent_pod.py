@@ -49,7 +49,7 @@ from samplecontroller.apiserver.validation import (
 )
 
 __all__ = ["PodOptions", "drop_pod_fields", "drop_pod_status_fields", "pod_option_errors", "pod_options",
-           "validate_pod_spec"]
+           "signer_name_errors", "validate_pod_spec"]
 
 Obj = dict[str, Any]
 Enabled = Callable[[str], bool]
@@ -215,7 +215,7 @@ def _hostname_override(spec: Mapping[str, Any], field: str) -> list[FieldError]:
     return errors + [invalid(path, text, m) for m in dns1123_subdomain_errors(text)]
 
 
-def _signer_name(name: str, field: str) -> list[FieldError]:
+def signer_name_errors(name: str, field: str) -> list[FieldError]:
     """ValidateSignerName (pkg/apis/core/validation/names.go)."""
     if not name:
         return [required(field)]
@@ -276,7 +276,7 @@ def _pod_certificate(cert: Mapping[str, Any], path: str, written: Callable[[str]
     """A podCertificate projection's errors; ``written`` records each path it writes in the
     projection, answering the error of a duplicate."""
     signer = _text(cert.get("signerName"))
-    errors = _signer_name(signer, f"{path}.signerName")
+    errors = signer_name_errors(signer, f"{path}.signerName")
     if cert.get("userAnnotations") is not None:
         errors += _user_annotations(cert.get("userAnnotations"), f"{path}.userAnnotations")
     key_type = _text(cert.get("keyType"))
