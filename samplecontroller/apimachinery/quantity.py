@@ -20,6 +20,7 @@ Values are kept as an integer mantissa and a base-10 exponent, never as floats.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from enum import Enum
 from fractions import Fraction
@@ -278,6 +279,13 @@ def parse_quantity(text: str) -> Quantity:
     return Quantity(mantissa, dec_exponent, fmt)
 
 
+@functools.lru_cache(maxsize=4096)
+def _canonical_text(text: str) -> str:
+    """The canonical form of a JSON string's quantity, remembered: objects repeat a few values
+    (``100m``, ``128Mi``), and the API server canonicalizes each on every write."""
+    return parse_quantity(text.strip()).string()
+
+
 def canonical(value: object) -> str:
     """The canonical text of a JSON value decoded as a Quantity (``UnmarshalJSON`` then
     ``MarshalJSON``): a string (trimmed of whitespace) or a number. QuantityError otherwise.
@@ -286,9 +294,9 @@ def canonical(value: object) -> str:
     is read from its shortest repr (``0.5``, ``1e+20``), so ``1e3`` sent as a number comes back
     as ``1k`` where Go, which sees the text ``1e3``, keeps the DecimalExponent ``1e3``."""
     if type(value) is str:
-        return parse_quantity(value.strip()).string()
+        return _canonical_text(value)
     if type(value) is int:
-        return parse_quantity(str(value)).string()
+        return _canonical_text(str(value))
     if type(value) is float and value == value and value not in (float("inf"), float("-inf")):
         return parse_quantity(repr(value)).string()
     raise QuantityError(ERR_FORMAT_WRONG)
