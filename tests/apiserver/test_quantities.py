@@ -117,3 +117,20 @@ def test_patches_and_the_typed_client(raw: Raw, server: LocalAPIServer) -> None:
     container = pod.spec.containers[0]  # type: ignore[union-attr,index]
     assert container.resources.requests == {"cpu": "100m", "memory": "2Mi"}  # type: ignore[union-attr]
     assert container.resources.limits == {"memory": "2Mi"}  # type: ignore[union-attr]
+
+
+def test_qos_class_compares_quantities_by_value(raw: Raw) -> None:
+    """ComputePodQOS compares each request with its limit as quantities: 1e9 is 1G (both kept as
+    written, being canonical), a zero one is no request at all; pod-level resources decide."""
+    def qos(name: str, requests: dict[str, Any], limits: dict[str, Any], **spec: Any) -> str:
+        pod = _pod(name, requests, limits)
+        pod["spec"].update(spec)
+        code, _, created = raw.call("POST", PODS, pod)
+        assert code == 201, created
+        return str(created["status"]["qosClass"])
+
+    assert qos("g", {"memory": "1e9", "cpu": "1"}, {"memory": "1G", "cpu": "1"}) == "Guaranteed"
+    assert qos("z", {}, {"memory": "0", "cpu": "0"}) == "BestEffort"
+    assert qos("b", {"cpu": "500m"}, {"memory": "1Gi", "cpu": "1"}) == "Burstable"
+    assert qos("p", {}, {}, resources={"requests": {"cpu": "1", "memory": "1Gi"},
+                                       "limits": {"cpu": "1", "memory": "1Gi"}}) == "Guaranteed"

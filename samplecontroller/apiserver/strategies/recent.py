@@ -47,7 +47,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeGuard
 
-from samplecontroller.apiserver.cel.library import parse_quantity
+from samplecontroller.apimachinery.quantity import parse_quantity
 from samplecontroller.apiserver.schema import (
     FieldError,
     duplicate,
@@ -192,7 +192,7 @@ def _hpa(obj: Mapping[str, Any]) -> list[FieldError]:
         except ValueError as err:
             errors.append(invalid(field, tolerance, str(err)))
             continue
-        if value < 0:
+        if value.sign() < 0:
             errors.append(invalid(field, tolerance, "must be greater than or equal to 0"))
     return errors
 
