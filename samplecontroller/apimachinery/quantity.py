@@ -39,6 +39,8 @@ class QuantityError(ValueError):
 
 
 class Format(Enum):
+    """The three ways a quantity is written (``resource.Format``); kept from the parsed suffix."""
+
     DECIMAL_EXPONENT = "DecimalExponent"  # 12e6
     BINARY_SI = "BinarySI"  # 12Mi
     DECIMAL_SI = "DecimalSI"  # 12M
@@ -73,9 +75,11 @@ class Quantity:
     text: str | None = None
 
     def sign(self) -> int:
+        """-1, 0 or 1."""
         return (self.mantissa > 0) - (self.mantissa < 0)
 
     def is_zero(self) -> bool:
+        """Whether the value is zero (``0``, ``0Ki``, ``-0.0``)."""
         return self.mantissa == 0
 
     def value(self) -> Fraction:
