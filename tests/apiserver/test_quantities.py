@@ -3,10 +3,13 @@ are kept as sent (one embedded server for the module)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+import pytest
+
 from samplecontroller.apiserver import LocalAPIServer
-from tests.apiserver.conftest import Raw
+from tests.apiserver.conftest import Raw, checked_kubectl
 
 PODS = "/api/v1/namespaces/default/pods"
 REGEX = "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
@@ -72,6 +75,9 @@ def test_other_kinds_status_and_apply(raw: Raw) -> None:
                                 ctype="application/apply-patch+yaml")
     assert code == 201, applied
     assert applied["spec"]["hard"] == {"requests.memory": "2Gi", "pods": "10"}
+    code, _, again = raw.call("PATCH", "/api/v1/namespaces/default/resourcequotas/rq?fieldManager=t", quota,
+                              ctype="application/apply-patch+yaml")
+    assert code == 200 and again["metadata"]["resourceVersion"] == applied["metadata"]["resourceVersion"]
 
 
 def test_custom_resources_keep_their_quantities(raw: Raw) -> None:
@@ -134,3 +140,31 @@ def test_qos_class_compares_quantities_by_value(raw: Raw) -> None:
     assert qos("b", {"cpu": "500m"}, {"memory": "1Gi", "cpu": "1"}) == "Burstable"
     assert qos("p", {}, {}, resources={"requests": {"cpu": "1", "memory": "1Gi"},
                                        "limits": {"cpu": "1", "memory": "1Gi"}}) == "Guaranteed"
+
+
+POD_YAML = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: kq}
+spec:
+  containers:
+  - name: c
+    image: busybox
+    resources:
+      requests: {cpu: 0.5}
+      limits: {cpu: 1000m, memory: 1.5Gi}
+"""
+
+
+def test_kubectl_apply_reads_back_canonical(server: LocalAPIServer, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """kubectl's three-way patch sets the quantities written as sent again each time (the live
+    ones differ in text): it says "configured", as against kube-apiserver (kubernetes/kubernetes
+    issue 116135), and the server finds nothing changed (no new resourceVersion)."""
+    kubectl = checked_kubectl(tmp_path_factory.mktemp("home"), server)
+    assert "created" in kubectl("apply", "-f", "-", stdin=POD_YAML).stdout
+    path = "jsonpath={.metadata.resourceVersion} {.spec.containers[0].resources}"
+    version, resources = kubectl("get", "pod", "kq", "-o", path).stdout.split(" ", 1)
+    assert json.loads(resources) == {"requests": {"cpu": "500m", "memory": "1536Mi"},
+                                     "limits": {"cpu": "1", "memory": "1536Mi"}}
+    assert "configured" in kubectl("apply", "-f", "-", stdin=POD_YAML).stdout
+    assert kubectl("get", "pod", "kq", "-o", "jsonpath={.metadata.resourceVersion}").stdout == version
