@@ -112,3 +112,21 @@ def test_quantities_are_canonical() -> None:
     assert str(info.value) == ('PersistentVolumeClaim in version "v1" cannot be handled as a PersistentVolumeClaim: '
                                "quantities must match the regular expression "
                                "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
+
+
+def test_quantities_of_other_groups() -> None:
+    """Found from the definitions wherever they are: HPA targets, PV capacity, DRA capacities."""
+    hpa: dict[str, Any] = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "h"},
+                           "spec": {"metrics": [{"type": "Resource", "resource": {
+                               "name": "memory", "target": {"type": "AverageValue", "averageValue": "0.5Gi"}}}]}}
+    normalize("autoscaling", "v2", "HorizontalPodAutoscaler", hpa)
+    assert hpa["spec"]["metrics"][0]["resource"]["target"]["averageValue"] == "512Mi"
+    pv: dict[str, Any] = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv"},
+                          "spec": {"capacity": {"storage": "1000M"}}}
+    normalize("", "v1", "PersistentVolume", pv)
+    assert pv["spec"]["capacity"] == {"storage": "1G"}
+    slice_: dict[str, Any] = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "s"},
+                              "spec": {"driver": "d", "devices": [{"name": "gpu", "capacity": {
+                                  "memory": {"value": "16384Mi", "requestPolicy": {"default": "1024Mi"}}}}]}}
+    normalize("resource.k8s.io", "v1", "ResourceSlice", slice_)
+    assert slice_["spec"]["devices"][0]["capacity"]["memory"] == {"value": "16Gi", "requestPolicy": {"default": "1Gi"}}
