@@ -168,3 +168,33 @@ def test_kubectl_apply_reads_back_canonical(server: LocalAPIServer, tmp_path_fac
                                      "limits": {"cpu": "1", "memory": "1536Mi"}}
     assert "configured" in kubectl("apply", "-f", "-", stdin=POD_YAML).stdout
     assert kubectl("get", "pod", "kq", "-o", "jsonpath={.metadata.resourceVersion}").stdout == version
+
+
+def test_requests_above_limits_are_refused(raw: Raw) -> None:
+    """ValidateResourceRequirements compares the decoded quantities: a request above its limit,
+    a negative quantity, an extended resource whose request is not its limit are 422s."""
+    code, _, status = raw.call("POST", PODS, _pod("over", {"cpu": "2"}, {"cpu": "1000m"}))
+    assert code == 422, status
+    assert status["message"] == ('Pod "over" is invalid: spec.containers[0].resources.requests: Invalid value: "2": '
+                                 "must be less than or equal to cpu limit of 1")
+    code, _, status = raw.call("POST", PODS, _pod("neg", {}, {"memory": "-0.5Gi"}))
+    assert code == 422 and 'spec.containers[0].resources.limits[memory]: Invalid value: "-512Mi": must be ' \
+        "greater than or equal to 0" in status["message"], status
+    code, _, status = raw.call("POST", PODS, _pod("gpu", {"example.com/gpu": "1"}, {"example.com/gpu": "2"}))
+    assert code == 422 and status["message"].endswith(
+        'spec.containers[0].resources.requests: Invalid value: "1": must be equal to example.com/gpu limit of 2')
+    code, _, status = raw.call("POST", PODS, _pod("nolimit", {"example.com/gpu": "1"}, {}))
+    assert code == 422 and status["message"].endswith(
+        "spec.containers[0].resources.limits: Required value: Limit must be set for non overcommitable resources")
+    code, _, ok = raw.call("POST", PODS, _pod("equal", {"cpu": "0.5", "example.com/gpu": 1},
+                                              {"cpu": "500m", "example.com/gpu": "1"}))
+    assert code == 201, ok
+    code, _, status = raw.call("POST", "/apis/apps/v1/namespaces/default/deployments", {
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "over"},
+        "spec": {"selector": {"matchLabels": {"app": "o"}}, "template": {
+            "metadata": {"labels": {"app": "o"}},
+            "spec": {"containers": [{"name": "c", "image": "i", "resources": {
+                "requests": {"memory": "2Gi"}, "limits": {"memory": "1Gi"}}}]}}}})
+    assert code == 422 and status["message"].endswith(
+        'spec.template.spec.containers[0].resources.requests: Invalid value: "2Gi": '
+        "must be less than or equal to memory limit of 1Gi"), status
