@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from decimal import Decimal
 from enum import Enum
 from fractions import Fraction
 
@@ -59,6 +60,20 @@ _DECIMAL_NAMES = {exponent: name for name, exponent in _DECIMAL_SUFFIXES.items()
 _BINARY_NAMES = {exponent: name for name, exponent in _BINARY_SUFFIXES.items()}
 
 
+_TEXT_LIMIT = 10**4000
+
+
+def _text(value: int) -> str:
+    """``str(value)`` without Python's limit on the digits of an int converted to text (Go has
+    none: a quantity of 5,000 digits is valid)."""
+    return str(value) if -_TEXT_LIMIT < value < _TEXT_LIMIT else str(Decimal(value))
+
+
+def _integer(digits: str) -> int:
+    """``int(digits)`` (decimal digits only) without Python's limit on the digits converted."""
+    return int(digits) if len(digits) < 4000 else int(Decimal(digits))
+
+
 def _int32(value: int) -> int:
     """``value`` wrapped as Go's int32 conversion wraps it."""
     return (value + 2**31) % 2**32 - 2**31
@@ -92,8 +107,8 @@ class Quantity:
         """-1, 0 or 1 as ``Quantity.Cmp``."""
         if self.sign() != other.sign() or self.sign() == 0:
             return (self.sign() > other.sign()) - (self.sign() < other.sign())
-        size = len(str(abs(self.mantissa))) + self.exponent  # decimal magnitudes first: exponents
-        other_size = len(str(abs(other.mantissa))) + other.exponent  # may be huge (1e2000000000)
+        size = len(_text(abs(self.mantissa))) + self.exponent  # decimal magnitudes first: exponents
+        other_size = len(_text(abs(other.mantissa))) + other.exponent  # may be huge (1e2000000000)
         if size != other_size:
             return self.sign() if size > other_size else -self.sign()
         low = min(self.exponent, other.exponent)
@@ -120,14 +135,14 @@ class Quantity:
                     fmt = DECIMAL_SI  # don't lose precision
         if fmt is BINARY_SI:
             number, times = _remove_factors(rounded, 1024)
-            return str(number) + _BINARY_NAMES.get(times * 10, "")
+            return _text(number) + _BINARY_NAMES.get(times * 10, "")
         number, times = _remove_factors(self.mantissa, 10)
         exponent = self.exponent + times
         shift = exponent % 3  # down to a multiple of three (Go's switch on exponent % 3)
         number, exponent = number * 10**shift, exponent - shift
         if fmt is DECIMAL_SI:
-            return str(number) + _DECIMAL_NAMES.get(exponent, "")  # none past E: Go writes no suffix
-        return str(number) + (f"e{exponent}" if exponent else "")
+            return _text(number) + _DECIMAL_NAMES.get(exponent, "")  # none past E: Go writes no suffix
+        return _text(number) + (f"e{exponent}" if exponent else "")
 
     def _within_1024(self) -> bool:
         if self.exponent >= 4:
@@ -209,7 +224,7 @@ def _interpret(suffix: str) -> tuple[int, int, Format]:
     if len(suffix) > 1 and suffix[0] in "eE":
         digits = suffix[1:]
         body = digits[1:] if digits[:1] in ("+", "-") else digits
-        if body and all(c in _DIGITS for c in body):
+        if body and len(body) <= 19 and all(c in _DIGITS for c in body):
             parsed = int(digits)
             if -(2**63) <= parsed <= _INT64_MAX:  # strconv.ParseInt(..., 64), then int32()
                 return 10, _int32(parsed), DECIMAL_EXPONENT
@@ -259,7 +274,7 @@ def parse_quantity(text: str) -> Quantity:
     whole, _, fraction = digits.partition(".")
     if not (whole + fraction) or not all(c in _DIGITS for c in whole + fraction):
         raise QuantityError(ERR_NUMERIC)
-    mantissa = int(whole + fraction)
+    mantissa = _integer(whole + fraction)
     dec_exponent = -len(fraction)
     if base == 10:
         dec_exponent = -_int32(len(fraction) - exponent)  # inf.Dec's int32 scale
@@ -267,7 +282,7 @@ def parse_quantity(text: str) -> Quantity:
         mantissa <<= exponent
     if mantissa and dec_exponent < _NANO:  # round up (away from zero) to the nano scale
         drop = _NANO - dec_exponent
-        if drop > len(str(mantissa)):
+        if drop > len(_text(mantissa)):
             mantissa = 1
         else:
             whole_part, rest = divmod(mantissa, 10**drop)
@@ -300,7 +315,7 @@ def canonical(value: object) -> str:
     if type(value) is str:
         return _canonical_text(value)
     if type(value) is int:
-        return _canonical_text(str(value))
+        return _canonical_text(_text(value))
     if type(value) is float and value == value and value not in (float("inf"), float("-inf")):
         return parse_quantity(repr(value)).string()
     raise QuantityError(ERR_FORMAT_WRONG)

@@ -322,3 +322,12 @@ def test_compare_huge_exponents() -> None:
     assert small.string() == "1e-9"
     assert parse_quantity("1Gi").compare(parse_quantity("1024Mi")) == 0
     assert parse_quantity("-1").compare(parse_quantity("-2")) == 1
+
+
+def test_thousands_of_digits() -> None:
+    """Go's inf.Dec has no limit on digits; Python's int/str conversion has one (4300)."""
+    assert canonical("1" * 5000) == "1" * 5000
+    assert canonical("-" + "1" * 5000 + "m") == "-" + "1" * 5000 + "m"
+    assert canonical("0." + "1" * 5000) == "111111112n"
+    with pytest.raises(QuantityError, match="suffix"):
+        canonical("1e" + "1" * 5000)
