@@ -288,7 +288,8 @@ class Core:
         try:
             removed = strategy.decode(res, part, sch)
         except decoding.DecodeError as err:
-            raise bad_request(prefix + str(err)) from None
+            text = str(err)  # decoding.normalize says which kind already: once, as Go does
+            raise bad_request(text if text.startswith(prefix) else prefix + text) from None
         if part is not obj:
             for key in keys or ():
                 if key in part:

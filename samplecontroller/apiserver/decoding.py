@@ -8,9 +8,12 @@ Kubernetes decodes a built-in object into Go structs before anything else, so:
 - a field the struct does not have is dropped: with ``fieldValidation=Strict`` it is a 400
   (``strict decoding error: unknown field "spec.bogus"``), with ``Warn`` (the default) a
   warning, with ``Ignore`` nothing;
-- ``null`` becomes the zero value, which is not encoded back: null fields are dropped.
+- ``null`` becomes the zero value, which is not encoded back: null fields are dropped;
+- a ``resource.Quantity`` (``1.5Gi``, ``0.5``) is parsed and written back in its canonical form
+  (``1536Mi``, ``500m``: ``samplecontroller.apimachinery.quantity``); one that does not parse
+  is a 400 with apimachinery's message (``quantities must match the regular expression ...``).
 
-``normalize`` does all three in place. Free-form parts of the schema (RawExtension, FieldsV1,
+``normalize`` does all four in place. Free-form parts of the schema (RawExtension, FieldsV1,
 objects without properties) are left alone. Custom resources are handled by ``schema``.
 """
 
@@ -23,6 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from samplecontroller.apimachinery import openapi_schemas
+from samplecontroller.apimachinery.quantity import QuantityError, canonical
 from samplecontroller.apiserver.schema import type_matches
 
 __all__ = ["DecodeError", "normalize"]
@@ -87,8 +91,28 @@ def _noop(value: Any, path: str, unknown: list[str]) -> None:
     return None
 
 
+_QUANTITY = "io.k8s.apimachinery.pkg.api.resource.Quantity"
+
+
+def _check_quantity(value: Any, path: str, unknown: list[str]) -> None:
+    """The checker of a ``resource.Quantity``: its container replaces the value with
+    ``_quantity(value)`` (a checker cannot replace what it is given)."""
+    _quantity(value)
+
+
+def _quantity(value: Any) -> str:
+    """What Go's ``Quantity.UnmarshalJSON`` then ``MarshalJSON`` make of ``value``: its canonical
+    text. Any JSON value reaches ``UnmarshalJSON`` (``true`` too), whose error has no field path."""
+    try:
+        return canonical(value)
+    except QuantityError as err:
+        raise DecodeError(str(err)) from None
+
+
 def _compile_value(prop: Any, struct: str) -> Checker:
     ref = _ref(prop)
+    if ref and openapi_schemas.ref_name(ref) == _QUANTITY:
+        return _check_quantity
     schema = openapi_schemas.resolve_static(prop)
     options = schema.get("oneOf")
     if isinstance(options, list):  # IntOrString, Quantity: any of the listed scalar types
@@ -143,6 +167,8 @@ def _compile_value(prop: Any, struct: str) -> Checker:
             for i, item in enumerate(value):
                 if item is None:
                     value[i] = copy.copy(zero)
+                elif check is _check_quantity:
+                    value[i] = _quantity(item)
                 elif check is not _noop:
                     check(item, f"{path}[{i}]", unknown)
         return check_array
@@ -192,7 +218,9 @@ def _compile_object(schema: dict[str, Any], struct: str) -> Checker:
                         plain.add(key)
                         if type(value) is str:
                             continue
-                if fn is not _noop:
+                if fn is _check_quantity:
+                    obj[key] = _quantity(value)
+                elif fn is not _noop:
                     fn(value, _join(path, key), unknown)
             elif extra_schema is not None:
                 if value is None:
@@ -200,7 +228,9 @@ def _compile_object(schema: dict[str, Any], struct: str) -> Checker:
                     continue
                 if not extra_checker:
                     extra_checker.append(_value_checker(extra_schema, struct))
-                if extra_checker[0] is not _noop:
+                if extra_checker[0] is _check_quantity:
+                    obj[key] = _quantity(value)
+                elif extra_checker[0] is not _noop:
                     extra_checker[0](value, _join(path, key), unknown)
             elif closed:
                 unknown.append(_join(path, key))
@@ -235,6 +265,9 @@ def _ref(schema: Any) -> str:
 
 def _zero(schema: Any) -> Any:
     """The JSON of Go's zero value for ``schema`` (what a null list element or map value becomes)."""
+    ref = _ref(schema)
+    if ref and openapi_schemas.ref_name(ref) == _QUANTITY:
+        return "0"  # UnmarshalJSON(null) leaves a zero Quantity, written "0"
     types = _types(openapi_schemas.resolve(schema))
     return {"string": "", "integer": 0, "number": 0, "boolean": False, "array": []}.get(
         types[0] if types else "object", {})

@@ -50,6 +50,7 @@ def ev(source: str, self: Any = None) -> Any:
     ("'abc'.matches('^[a-c]+$')", True),
     # quantity
     ("quantity('1Gi') == quantity('1024Mi')", True),
+    ("quantity('1.5n') == quantity('2n') && isQuantity('.') && !isQuantity('1 Gi')", True),  # as ParseQuantity reads them
     ("quantity('1Gi').isGreaterThan(quantity('1G')) && quantity('500m').isLessThan(quantity('1'))", True),
     ("quantity('1.5').isInteger() || quantity('2k').asInteger() != 2000", False),
     ("quantity('500m').asApproximateFloat()", 0.5),
@@ -125,9 +126,12 @@ def test_quantities() -> None:
     assert parse_quantity("1.5k") == 1500
     assert parse_quantity("100m") * 10 == 1
     assert parse_quantity("1e3") == 1000
-    for bad in ("", "1.2.3", "1 Gi", "Gi", "1iB"):
+    for bad in ("", "1.2.3", "1 Gi", "1iB", "1e5000"):
         with pytest.raises(ValueError):
             parse_quantity(bad)
+    # resource.ParseQuantity's scanner: no digits is 0, rounding up to the nano scale
+    assert parse_quantity("Gi") == 0 and parse_quantity(".") == 0
+    assert parse_quantity("0.1n") == parse_quantity("1n") == parse_quantity("1e-9")
 
 
 def test_escaping_and_values() -> None:

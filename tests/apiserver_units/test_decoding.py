@@ -90,3 +90,43 @@ def test_kinds_without_a_definition_are_left_alone() -> None:
     obj = {"apiVersion": "example.com/v1", "kind": "Thing", "anything": [1, None]}
     assert normalize("example.com", "v1", "Thing", obj) == []
     assert obj["anything"] == [1, None]
+
+
+def test_quantities_are_canonical() -> None:
+    """Go decodes every resource.Quantity and writes it back canonical; a null map value is a
+    zero Quantity ("0"), a null pointer field (sizeLimit) is dropped."""
+    pod: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {
+        "overhead": {"cpu": "0.1"},
+        "containers": [{"name": "c", "image": "i", "resources": {
+            "limits": {"cpu": 2, "memory": " 1.5Gi ", "nvidia.com/gpu": None}, "requests": {"cpu": 0.5}}}],
+        "volumes": [{"name": "v", "emptyDir": {"sizeLimit": None}}, {"name": "w", "emptyDir": {"sizeLimit": "1e3"}}]}}
+    assert normalize("", "v1", "Pod", pod) == []
+    assert pod["spec"]["overhead"] == {"cpu": "100m"}
+    assert pod["spec"]["containers"][0]["resources"] == {
+        "limits": {"cpu": "2", "memory": "1536Mi", "nvidia.com/gpu": "0"}, "requests": {"cpu": "500m"}}
+    assert pod["spec"]["volumes"] == [{"name": "v", "emptyDir": {}}, {"name": "w", "emptyDir": {"sizeLimit": "1e3"}}]
+    bad = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "c"},
+           "spec": {"resources": {"requests": {"storage": {"value": 1}}}}}
+    with pytest.raises(DecodeError) as info:
+        normalize("", "v1", "PersistentVolumeClaim", bad)
+    assert str(info.value) == ('PersistentVolumeClaim in version "v1" cannot be handled as a PersistentVolumeClaim: '
+                               "quantities must match the regular expression "
+                               "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
+
+
+def test_quantities_of_other_groups() -> None:
+    """Found from the definitions wherever they are: HPA targets, PV capacity, DRA capacities."""
+    hpa: dict[str, Any] = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "h"},
+                           "spec": {"metrics": [{"type": "Resource", "resource": {
+                               "name": "memory", "target": {"type": "AverageValue", "averageValue": "0.5Gi"}}}]}}
+    normalize("autoscaling", "v2", "HorizontalPodAutoscaler", hpa)
+    assert hpa["spec"]["metrics"][0]["resource"]["target"]["averageValue"] == "512Mi"
+    pv: dict[str, Any] = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv"},
+                          "spec": {"capacity": {"storage": "1000M"}}}
+    normalize("", "v1", "PersistentVolume", pv)
+    assert pv["spec"]["capacity"] == {"storage": "1G"}
+    slice_: dict[str, Any] = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "s"},
+                              "spec": {"driver": "d", "devices": [{"name": "gpu", "capacity": {
+                                  "memory": {"value": "16384Mi", "requestPolicy": {"default": "1024Mi"}}}}]}}
+    normalize("resource.k8s.io", "v1", "ResourceSlice", slice_)
+    assert slice_["spec"]["devices"][0]["capacity"]["memory"] == {"value": "16Gi", "requestPolicy": {"default": "1Gi"}}

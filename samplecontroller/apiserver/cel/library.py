@@ -43,6 +43,7 @@ from typing import Any
 
 from cel_expr_python import cel as _cel
 
+from samplecontroller.apimachinery.quantity import parse_quantity as _parse_go_quantity
 from samplecontroller.apiserver.cel.authz import AUTHZ, SELECTORS
 from samplecontroller.apiserver.cel.fields import mask_strings
 
@@ -189,23 +190,19 @@ def _find_all(s: str, pattern: str, limit: int = -1) -> list[str]:
 
 # ---------------------------------------------------------------------------- quantity
 
-_QUANTITY = re.compile(r"^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))((?:[eE][+-]?[0-9]+)|[KMGTPE]i|[numkMGTPE]|)$")
-_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
-_DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+_MAX_QUANTITY_EXPONENT = 4096
+"""CEL quantities are exact Fractions here: one past 10^4096 (``1e2000000000`` parses in Go, an
+inf.Dec with a scale) is refused rather than computed."""
 
 
 def parse_quantity(text: str) -> Fraction:
-    """The exact value of a Kubernetes quantity (``1Gi``, ``500m``, ``1e3``); ValueError if bad."""
-    found = _QUANTITY.match(text.strip()) if text == text.strip() else None
-    if not found:
-        raise ValueError("quantities must match the regular expression "
-                         "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
-    number, suffix = Fraction(found.group(1)), found.group(2)
-    if suffix in _BINARY:
-        return number * _BINARY[suffix]
-    if suffix in _DECIMAL:
-        return number * Fraction(10) ** _DECIMAL[suffix]
-    return number * Fraction(10) ** int(suffix[1:])
+    """The exact value of a Kubernetes quantity (``1Gi``, ``500m``, ``1e3``) as
+    ``resource.ParseQuantity`` reads it (``samplecontroller.apimachinery.quantity``: rounded up to
+    the nano scale, a binary one capped at 2^63-1, ``Gi`` alone is 0 as in Go); ValueError if bad."""
+    quantity = _parse_go_quantity(text)
+    if quantity.exponent > _MAX_QUANTITY_EXPONENT:
+        raise ValueError(f"quantity {text!r} is not supported here: its value exceeds 10^{_MAX_QUANTITY_EXPONENT}")
+    return quantity.value()
 
 
 def _q(value: Any) -> Fraction:

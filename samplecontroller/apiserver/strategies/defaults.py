@@ -13,6 +13,7 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
+from samplecontroller.apimachinery.quantity import Quantity, QuantityError, parse_quantity
 from samplecontroller.apiserver.objects import now_rfc3339, random_suffix
 
 __all__ = ["apply_defaults", "default_pod_spec", "default_pod_template"]
@@ -159,14 +160,48 @@ def _requests_from_limits(container: Obj) -> None:
 
 
 def _qos_class(spec: Obj) -> str:
-    containers = _dicts(spec, "containers") + _dicts(spec, "initContainers")
-    requests = [_dict(_dict(c, "resources"), "requests") or {} for c in containers]
-    limits = [_dict(_dict(c, "resources"), "limits") or {} for c in containers]
-    if not any(r.get(k) for r in requests + limits for k in ("cpu", "memory")):
+    """ComputePodQOS (pkg/apis/core/helper/qos, the requirementsQOS form): the pod-level
+    ``resources`` when the spec has them, else every init and app container's; each compares
+    its cpu and memory request with its limit by value (a missing one is zero): all equal and
+    non-zero is Guaranteed, all zero BestEffort, any other mix Burstable."""
+    pod_level = spec.get("resources")
+    if isinstance(pod_level, dict):
+        return _requirements_qos(pod_level)
+    found = ""
+    for container in _dicts(spec, "initContainers") + _dicts(spec, "containers"):
+        qos = _requirements_qos(_dict(container, "resources") or {})
+        if qos == "Burstable" or (found and qos != found):
+            return "Burstable"
+        found = qos
+    return found or "BestEffort"
+
+
+def _requirements_qos(resources: Obj) -> str:
+    requests, limits = _dict(resources, "requests") or {}, _dict(resources, "limits") or {}
+    if not requests and not limits:
         return "BestEffort"
-    guaranteed = all(lim.get(k) and req.get(k) == lim.get(k) for req, lim in zip(requests, limits, strict=True)
-                     for k in ("cpu", "memory"))
-    return "Guaranteed" if guaranteed else "Burstable"
+    found = ""
+    for name in ("cpu", "memory"):
+        request, limit = _quantity(requests.get(name)), _quantity(limits.get(name))
+        if request.compare(limit) != 0:
+            return "Burstable"
+        qos = "BestEffort" if request.is_zero() else "Guaranteed"
+        if found and qos != found:
+            return "Burstable"
+        found = qos
+    return found
+
+
+_ZERO = parse_quantity("0")
+
+
+def _quantity(value: Any) -> Quantity:
+    """A decoded (canonical) quantity; a missing one is zero, as Go's map lookup gives. (Writes
+    decode quantities before defaulting: one that does not parse never gets here.)"""
+    try:
+        return parse_quantity(value) if isinstance(value, str) else _ZERO
+    except QuantityError:
+        return _ZERO
 
 
 _NOT_READY_TOLERATIONS = (

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from samplecontroller.apimachinery import labels as labelsel
+from samplecontroller.apimachinery.quantity import Quantity, QuantityError, parse_quantity
 from samplecontroller.apiserver import builtins, cron
 from samplecontroller.apiserver.schema import (
     ERROR_FORBIDDEN,
@@ -89,6 +90,62 @@ def _containers(containers: Any, field: str) -> list[FieldError]:
     return errors
 
 
+def _resources(spec: Any, field: str) -> list[FieldError]:
+    """The quantity rules of ValidateResourceRequirements for the spec's containers and init
+    containers (pkg/apis/core/validation): every request and limit not negative; a request not
+    above its limit; a request of a resource that cannot be overcommitted (an extended resource,
+    hugepages-*) equal to its limit, which must be set. Resource names, integer resources and
+    hugepage sizes are not checked here. The quantities are decoded (canonical) already."""
+    errors: list[FieldError] = []
+    for key in ("containers", "initContainers"):
+        containers = get_path(spec, key)
+        for i, container in enumerate(containers if isinstance(containers, list) else ()):
+            resources = get_path(container, "resources")
+            if isinstance(resources, Mapping):
+                errors += _requirements(resources, f"{field}.{key}[{i}].resources")
+    return errors
+
+
+def _quantities(resources: Mapping[str, Any], key: str) -> dict[str, Quantity]:
+    found = resources.get(key)
+    parsed: dict[str, Quantity] = {}
+    for name, value in found.items() if isinstance(found, Mapping) else ():
+        try:
+            parsed[str(name)] = parse_quantity(value) if isinstance(value, str) else parse_quantity("0")
+        except QuantityError:
+            continue  # refused when it was decoded
+    return parsed
+
+
+def _overcommit_allowed(name: str) -> bool:
+    """helper.IsOvercommitAllowed: a native resource (no domain, or a kubernetes.io/ one) that
+    is not hugepages."""
+    native = "/" not in name or "kubernetes.io/" in name
+    return native and not name.startswith("hugepages-")
+
+
+def _requirements(resources: Mapping[str, Any], field: str) -> list[FieldError]:
+    errors: list[FieldError] = []
+    limits, requests = _quantities(resources, "limits"), _quantities(resources, "requests")
+    for name, limit in limits.items():
+        if limit.sign() < 0:
+            errors.append(invalid(f"{field}.limits[{name}]", limit.string(), "must be greater than or equal to 0"))
+    for name, request in requests.items():
+        if request.sign() < 0:
+            errors.append(invalid(f"{field}.requests[{name}]", request.string(), "must be greater than or equal to 0"))
+        bound = limits.get(name)
+        if bound is not None:
+            if request.compare(bound) != 0 and not _overcommit_allowed(name):
+                errors.append(invalid(f"{field}.requests", request.string(),
+                                      f"must be equal to {name} limit of {bound.string()}"))
+            elif request.compare(bound) > 0:
+                errors.append(invalid(f"{field}.requests", request.string(),
+                                      f"must be less than or equal to {name} limit of {bound.string()}"))
+        elif not _overcommit_allowed(name):
+            errors.append(required(f"{field}.limits", "Limit must be set for non overcommitable resources"))
+    return errors
+
+
 def _selector_errors(selector: Mapping[str, Any], field: str) -> list[FieldError]:
     """ValidateLabelSelector: matchLabels as labels, matchExpressions' keys, operators and values."""
     errors = validate_labels(selector.get("matchLabels"), f"{field}.matchLabels")
@@ -131,6 +188,7 @@ def _pod_template_owner(spec: Any, field: str) -> list[FieldError]:
         errors.append(invalid(f"{field}.template.metadata.labels", shown, "`selector` does not match template `labels`"))
     errors += validate_labels(raw_labels, f"{field}.template.labels")
     errors += _containers(get_path(spec, "template", "spec", "containers"), f"{field}.template.spec.containers")
+    errors += _resources(get_path(spec, "template", "spec"), f"{field}.template.spec")
     return errors
 
 
@@ -339,7 +397,7 @@ def _validate_kind(group: str, kind: str, obj: Mapping[str, Any]) -> list[FieldE
             return [required("spec.selector"), required("spec.template.spec.containers")]
         return _pod_template_owner(spec, "spec")
     if (group, kind) == ("", "Pod"):
-        return _containers(get_path(spec, "containers"), "spec.containers")
+        return _containers(get_path(spec, "containers"), "spec.containers") + _resources(spec, "spec")
     if (group, kind) == ("", "Service"):
         found: list[FieldError] = []
         if get_path(spec, "type") != "ExternalName" and get_path(spec, "clusterIP") != "None" \
