@@ -41,6 +41,7 @@ from samplecontroller.apiserver.strategies.kinds import (
 from samplecontroller.apiserver.strategies.policy import (
     BindingStrategy,
     MutatingBindingStrategy,
+    MutatingPolicyStrategy,
     PolicyStrategy,
 )
 from samplecontroller.apiserver.strategies.services import ServiceStrategy
@@ -96,6 +97,7 @@ _BY_KIND: dict[tuple[str, str], Strategy] = {
     ("certificates.k8s.io", "CertificateSigningRequest"): CertificateSigningRequestStrategy(),
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"): PolicyStrategy(),
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"): BindingStrategy(),
+    ("admissionregistration.k8s.io", "MutatingAdmissionPolicy"): MutatingPolicyStrategy(),
     ("admissionregistration.k8s.io", "MutatingAdmissionPolicyBinding"): MutatingBindingStrategy(),
 }
 _BY_KIND[("", "Binding")] = Strategy(create_action="bind")

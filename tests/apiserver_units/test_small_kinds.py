@@ -1,0 +1,178 @@
+"""MutatingAdmissionPolicy, StorageVersionMigration and PodCertificateRequest validated as
+kube-apiserver 1.37 does: each rule of pkg/apis/admissionregistration/validation
+(validateMutatingAdmissionPolicySpec and what it calls), pkg/apis/storagemigration/validation
+and pkg/apis/certificates/validation (PodCertificateRequest), through the kinds' strategies."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from samplecontroller.apiserver import strategies
+from samplecontroller.apiserver.restmapper import Resource
+
+ADMISSION = "admissionregistration.k8s.io"
+
+
+def _resource(group: str, kind: str, plural: str, namespaced: bool = False) -> Resource:
+    return Resource(group=group, version="v1", kind=kind, plural=plural, namespaced=namespaced)
+
+
+def _errors(group: str, kind: str, plural: str, obj: dict[str, Any], old: dict[str, Any] | None = None,
+            namespaced: bool = False) -> list[str]:
+    """The strategy's defaulting, then its validation (field rules and the kind's own)."""
+    res = _resource(group, kind, plural, namespaced)
+    strategy = strategies.for_resource(res)
+    obj = copy.deepcopy(obj)
+    strategy.default(res, obj, old is None, None)
+    found = strategy.validate(res, obj, None) + strategy.validate_extra(obj, old)
+    return [str(e) for e in found]
+
+
+# ---------------------------------------------------------------- MutatingAdmissionPolicy
+
+def _map(**spec: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "matchConstraints": {"resourceRules": [{"apiGroups": ["apps"], "apiVersions": ["v1"],
+                                                "operations": ["CREATE"], "resources": ["deployments"]}]},
+        "mutations": [{"patchType": "ApplyConfiguration",
+                       "applyConfiguration": {"expression": "Object{spec: Object.spec{replicas: 1}}"}}],
+        "reinvocationPolicy": "Never"}
+    base.update(spec)
+    return {"apiVersion": f"{ADMISSION}/v1", "kind": "MutatingAdmissionPolicy", "metadata": {"name": "p"},
+            "spec": base}
+
+
+def _rule(**rule: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {"apiGroups": ["apps"], "apiVersions": ["v1"], "operations": ["CREATE"],
+                            "resources": ["deployments"]}
+    base.update(rule)
+    return {"resourceRules": [base]}
+
+
+def _map_errors(obj: dict[str, Any], old: dict[str, Any] | None = None) -> list[str]:
+    return _errors(ADMISSION, "MutatingAdmissionPolicy", "mutatingadmissionpolicies", obj, old)
+
+
+M0 = "spec.mutations[0]"
+R0 = "spec.matchConstraints.resourceRules[0]"
+MAP_CASES: list[tuple[str, dict[str, Any], list[str]]] = [
+    ("valid, failurePolicy and the match defaults filled in", _map(), []),
+    ("JSONPatch with escapeKey", _map(mutations=[{"patchType": "JSONPatch", "jsonPatch": {"expression": (
+        '[JSONPatch{op: "add", path: "/metadata/labels/" + jsonpatch.escapeKey("a/b"), value: "x"}]')}}]), []),
+    # validateMutatingAdmissionPolicySpec
+    ("failurePolicy", _map(failurePolicy="Sometimes"),
+     ['spec.failurePolicy: Unsupported value: "Sometimes": supported values: "Fail", "Ignore"']),
+    ("no mutations", _map(mutations=[]),
+     ["spec.mutations: Required value: mutations must contain at least one item"]),
+    ("no reinvocationPolicy", _map(reinvocationPolicy=""), ["spec.reinvocationPolicy: Required value"]),
+    ("reinvocationPolicy", _map(reinvocationPolicy="Always"),
+     ['spec.reinvocationPolicy: Unsupported value: "Always": supported values: "IfNeeded", "Never"']),
+    ("no matchConstraints", _map(matchConstraints=None), ["spec.matchConstraints: Required value"]),
+    ("no resourceRules", _map(matchConstraints={}), ["spec.matchConstraints.resourceRules: Required value"]),
+    ("DELETE cannot be mutated", _map(matchConstraints=_rule(operations=["CREATE", "DELETE"])),
+     ['spec.matchConstraints.resourceRules.operations: Unsupported value: "DELETE": supported values: '
+      '"*", "CONNECT", "CREATE", "UPDATE"']),
+    # validateMatchResources / validateNamedRuleWithOperations / validateRule
+    ("matchPolicy", _map(matchConstraints={**_rule(), "matchPolicy": "Loose"}),
+     ['spec.matchConstraints.matchPolicy: Unsupported value: "Loose": supported values: "Equivalent", "Exact"']),
+    ("selector operator", _map(matchConstraints={**_rule(), "namespaceSelector": {
+        "matchExpressions": [{"key": "a", "operator": "Near"}]}}),
+     ['spec.matchConstraints.namespaceSelector.matchExpressions[0].operator: Invalid value: "Near": '
+      "not a valid selector operator"]),
+    ("operation wildcard and others", _map(matchConstraints=_rule(operations=["*", "CREATE"])),
+     [f'{R0}.operations: Invalid value: []admissionregistration.OperationType{{"*", "CREATE"}}: '
+      "if '*' is present, must not specify other operations"]),
+    ("unknown operation", _map(matchConstraints=_rule(operations=["PATCH"])),
+     [f'{R0}.operations[0]: Unsupported value: "PATCH": supported values: "*", "CONNECT", "CREATE", "DELETE", '
+      '"UPDATE"',
+      'spec.matchConstraints.resourceRules.operations: Unsupported value: "PATCH": supported values: '
+      '"*", "CONNECT", "CREATE", "UPDATE"']),
+    ("no operations, groups, versions or resources",
+     _map(matchConstraints=_rule(operations=[], apiGroups=[], apiVersions=[], resources=[])),
+     [f"{R0}.operations: Required value", f"{R0}.apiGroups: Required value", f"{R0}.apiVersions: Required value",
+      f"{R0}.resources: Required value"]),
+    ("group wildcard and others, an empty version", _map(matchConstraints=_rule(apiGroups=["*", "apps"],
+                                                                                  apiVersions=["v1", ""])),
+     [f'{R0}.apiGroups: Invalid value: []string{{"*", "apps"}}: if \'*\' is present, must not specify other '
+      "API groups", f"{R0}.apiVersions[1]: Required value"]),
+    ("resources", _map(matchConstraints=_rule(resources=["pods/*", "pods/status", "*/*"])),
+     [f'{R0}.resources[1]: Invalid value: "pods/status": if \'pods/*\' is present, must not specify pods/status',
+      f'{R0}.resources: Invalid value: []string{{"pods/*", "pods/status", "*/*"}}: if \'*/*\' is present, must '
+      "not specify other resources"]),
+    ("scope and resourceNames", _map(matchConstraints=_rule(scope="Global", resourceNames=["a/b", "c", "c"])),
+     [f"{R0}.resourceNames[0]: Invalid value: \"a/b\": may not contain '/'",
+      f'{R0}.resourceNames[2]: Duplicate value: "c"',
+      f'{R0}.scope: Unsupported value: "Global": supported values: "*", "Cluster", "Namespaced"']),
+    # validateMutation
+    ("no patchType", _map(mutations=[{"applyConfiguration": {"expression": "Object{}"}}]),
+     [f"{M0}.patchType: Required value"]),
+    ("patchType", _map(mutations=[{"patchType": "Merge"}]),
+     [f'{M0}.patchType: Unsupported value: "Merge": supported values: "ApplyConfiguration", "JSONPatch"']),
+    ("JSONPatch without jsonPatch, with applyConfiguration",
+     _map(mutations=[{"patchType": "JSONPatch", "applyConfiguration": {"expression": "Object{}"}}]),
+     [f"{M0}.jsonPatch: Required value: must be specified when patchType is JSONPatch",
+      f'{M0}.applyConfiguration: Invalid value: "{{applyConfiguration}}": must not be specified when patchType '
+      "is JSONPatch"]),
+    ("ApplyConfiguration with jsonPatch",
+     _map(mutations=[{"patchType": "ApplyConfiguration", "applyConfiguration": {"expression": " "},
+                      "jsonPatch": {"expression": "[]"}}]),
+     [f"{M0}.applyConfiguration.expression: Required value",
+      f'{M0}.jsonPatch: Invalid value: "{{jsonPatch}}": must not be specified when patchType is ApplyConfiguration']),
+    ("expression does not compile (positions of the original, trimmed)",
+     _map(mutations=[{"patchType": "ApplyConfiguration",
+                      "applyConfiguration": {"expression": " Object{spec: Object.spec{replicas: nope}} "}}]),
+     [f'{M0}.applyConfiguration.expression: Invalid value: "Object{{spec: Object.spec{{replicas: nope}}}}": '
+      "compilation failed: ERROR: <input>:1:36: undeclared reference to 'nope' (in container '')\n"
+      " | Object{spec: Object.spec{replicas: nope}}\n"
+      " | ...................................^"]),
+    ("syntax error inside a struct literal",
+     _map(mutations=[{"patchType": "JSONPatch", "jsonPatch": {"expression": '[JSONPatch{op: "add",}'}}]),
+     [f'{M0}.jsonPatch.expression: Invalid value: "[JSONPatch{{op: \\"add\\",}}": compilation failed: '
+      "ERROR: <input>:1:23: Syntax error: mismatched input '<EOF>' expecting {']', ','}\n"
+      ' | [JSONPatch{op: "add",}\n'
+      " | ......................^"]),
+    ("params without a paramKind", _map(mutations=[{"patchType": "ApplyConfiguration", "applyConfiguration": {
+        "expression": "Object{metadata: Object.metadata{labels: params.labels}}"}}]),
+     [f'{M0}.applyConfiguration.expression: Invalid value: "Object{{metadata: Object.metadata{{labels: '
+      'params.labels}}": compilation failed: ERROR: <input>:1:48: undeclared reference to \'params.labels\' '
+      "(in container '')\n | Object{metadata: Object.metadata{labels: params.labels}}\n"
+      " | ...............................................^"]),
+    ("params with a paramKind", _map(paramKind={"apiVersion": "v1", "kind": "ConfigMap"}, mutations=[{
+        "patchType": "ApplyConfiguration",
+        "applyConfiguration": {"expression": "Object{metadata: Object.metadata{labels: params.data}}"}}]), []),
+    # validateMatchConditions / validateVariable
+    ("matchConditions", _map(matchConditions=[{"name": "a", "expression": "'x'"}, {"name": "a", "expression": ""},
+                                              {"name": "b c", "expression": "true"}]),
+     ['spec.matchConditions[0].expression: Invalid value: "\'x\'": must evaluate to bool',
+      "spec.matchConditions[1].expression: Required value",
+      'spec.matchConditions[1].name: Duplicate value: "a"',
+      'spec.matchConditions[2].name: Invalid value: "b c": name part must consist of alphanumeric characters, '
+      "'-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  "
+      "or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"]),
+    ("too many matchConditions", _map(matchConditions=[{"name": f"c{i}", "expression": "true"} for i in range(65)]),
+     ["spec.matchConditions: Too many: 65: must have at most 64 items"]),
+    ("variables", _map(variables=[{"name": "in", "expression": "1"}, {"name": "", "expression": "x +"}]),
+     ['spec.variables[0].name: Invalid value: "in": name is not a valid CEL identifier',
+      "spec.variables[1].name: Required value: name is not specified",
+      'spec.variables[1].expression: Invalid value: "x +": compilation failed: ERROR: <input>:1:4: Syntax error: '
+      "mismatched input '<EOF>' expecting {'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, "
+      "NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}\n | x +\n | ...^"]),
+]
+
+
+@pytest.mark.parametrize(("obj", "want"), [pytest.param(o, w, id=i) for i, o, w in MAP_CASES])
+def test_mutating_admission_policy(obj: dict[str, Any], want: list[str]) -> None:
+    assert _map_errors(obj) == want
+
+
+def test_mutating_admission_policy_update_keeps_unchanged_match_conditions() -> None:
+    """ignoreMutatingAdmissionPolicyMatchConditions: stored conditions are not compiled again
+    while they and the paramKind stay the same."""
+    old = _map(matchConditions=[{"name": "a", "expression": "1"}])
+    assert _map_errors(old, old=old) == []
+    changed = _map(matchConditions=[{"name": "a", "expression": "2"}])
+    assert _map_errors(changed, old=old) == [
+        'spec.matchConditions[0].expression: Invalid value: "2": must evaluate to bool']
