@@ -654,3 +654,35 @@ def test_emulated_1_34_drops_the_dra_fields_of_gates_off_before_1_36(emulated: L
                                                                     "resourceSliceCount": 1},
                  "devices": [{"name": "g0", "taints": [{"key": "k", "effect": "NoSchedule"}]}]}})
     assert code == 201 and sl["spec"]["devices"] == [{"name": "g0"}], sl
+
+
+def test_a_storage_version_migration_is_validated(server: LocalAPIServer) -> None:
+    """storagemigration.k8s.io/v1 as kube 1.37 validates it: the resource's format, an immutable
+    spec, the status subresource's resourceVersion and condition rules."""
+    raw = Raw(server)
+    path = "/apis/storagemigration.k8s.io/v1/storageversionmigrations"
+    svm: dict[str, Any] = {"apiVersion": "storagemigration.k8s.io/v1", "kind": "StorageVersionMigration",
+                           "metadata": {"name": "svm"}, "spec": {"resource": {"group": "", "resource": "Secrets"}}}
+    code, _, body = raw.call("POST", path, svm)
+    assert (code, body["details"]["causes"][0]["field"]) == (422, "spec.resource.resource"), body
+    svm["spec"]["resource"]["resource"] = "secrets"
+    code, _, body = raw.call("POST", path, svm)
+    assert code == 201, body
+    body["spec"]["resource"]["resource"] = "configmaps"
+    code, _, answer = raw.call("PUT", f"{path}/svm", body)
+    assert (code, answer["details"]["causes"][0]["message"]) == (
+        422, 'Invalid value: storagemigration.StorageVersionMigrationSpec{Resource:v1.GroupResource{Group:"", '
+             'Resource:"configmaps"}}: field is immutable'), answer
+    running = {"type": "Running", "status": "True", "lastTransitionTime": "2026-11-29T06:00:00Z", "reason": "Started"}
+    body["spec"]["resource"]["resource"] = "secrets"
+    body["status"] = {"conditions": [running]}
+    code, _, answer = raw.call("PUT", f"{path}/svm/status", body)
+    assert (code, answer["details"]["causes"][0]["field"]) == (422, "status.resourceVersion"), answer
+    body["status"]["resourceVersion"] = "12"
+    code, _, answer = raw.call("PUT", f"{path}/svm/status", body)
+    assert code == 200, answer
+    answer["status"]["conditions"].append({**running, "type": "Succeeded"})
+    code, _, answer = raw.call("PUT", f"{path}/svm/status", answer)
+    assert code == 422 and answer["details"]["causes"][0]["message"].endswith(
+        "Running condition cannot be true when success condition is true"), answer
+    assert raw.call("DELETE", f"{path}/svm")[0] == 200

@@ -176,3 +176,89 @@ def test_mutating_admission_policy_update_keeps_unchanged_match_conditions() -> 
     changed = _map(matchConditions=[{"name": "a", "expression": "2"}])
     assert _map_errors(changed, old=old) == [
         'spec.matchConditions[0].expression: Invalid value: "2": must evaluate to bool']
+
+
+# ---------------------------------------------------------------- StorageVersionMigration
+
+MIGRATION = "storagemigration.k8s.io"
+
+
+def _svm(group: str = "apps", resource: str = "deployments", **status: Any) -> dict[str, Any]:
+    return {"apiVersion": f"{MIGRATION}/v1", "kind": "StorageVersionMigration", "metadata": {"name": "m"},
+            "spec": {"resource": {"group": group, "resource": resource}}, "status": status}
+
+
+def _svm_errors(obj: dict[str, Any], old: dict[str, Any] | None = None) -> list[str]:
+    return _errors(MIGRATION, "StorageVersionMigration", "storageversionmigrations", obj, old)
+
+
+def _svm_status_errors(obj: dict[str, Any], old: dict[str, Any]) -> list[str]:
+    res = _resource(MIGRATION, "StorageVersionMigration", "storageversionmigrations")
+    return [str(e) for e in strategies.for_resource(res).validate_status(res, obj, old, None)]
+
+
+def _cond(ctype: str, status: str = "True", **more: Any) -> dict[str, Any]:
+    return {"type": ctype, "status": status, "lastTransitionTime": "2026-11-29T06:00:00Z", "reason": "Because",
+            **more}
+
+
+def _go_cond(ctype: str, status: str = "True") -> str:
+    return (f'v1.Condition{{Type:"{ctype}", Status:"{status}", ObservedGeneration:0, LastTransitionTime:v1.Time{{'
+            'Time:time.Date(2026, time.November, 29, 6, 0, 0, 0, time.Local)}, Reason:"Because", Message:""}')
+
+
+@pytest.mark.parametrize(("obj", "want"), [
+    pytest.param(_svm(), [], id="valid"),
+    pytest.param(_svm(group=""), [], id="the core group"),
+    pytest.param(_svm(resource=""), ["spec.resource.resource: Required value: resource is required to be set"],
+                 id="no resource"),
+    pytest.param(_svm(group="Apps_", resource="Deploy.ments"), [
+        'spec.resource.resource: Invalid value: "Deploy.ments": a DNS-1035 label must consist of lower case '
+        "alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric "
+        "character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')",
+        'spec.resource.group: Invalid value: "Apps_": a lowercase RFC 1123 subdomain must consist of lower case '
+        "alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. "
+        "'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*"
+        "[a-z0-9])?)*')"], id="resource and group format"),
+])
+def test_storage_version_migration(obj: dict[str, Any], want: list[str]) -> None:
+    assert _svm_errors(obj) == want
+
+
+def test_storage_version_migration_spec_is_immutable() -> None:
+    assert _svm_errors(_svm(resource="replicasets"), old=_svm()) == [
+        'spec: Invalid value: storagemigration.StorageVersionMigrationSpec{Resource:v1.GroupResource{Group:"apps", '
+        'Resource:"replicasets"}}: field is immutable']
+
+
+@pytest.mark.parametrize(("status", "old_status", "want"), [
+    pytest.param({"resourceVersion": "12", "conditions": [_cond("Running")]}, {}, [], id="valid"),
+    pytest.param({"conditions": [_cond("Running")]}, {}, [
+        'status.resourceVersion: Invalid value: "": resource version is not well formed: '], id="no resourceVersion"),
+    pytest.param({"resourceVersion": "012"}, {}, [
+        'status.resourceVersion: Invalid value: "012": resource version is not well formed: 012'],
+        id="leading zero"),
+    pytest.param({"resourceVersion": "13"}, {"resourceVersion": "12"}, [
+        'status.resourceVersion: Invalid value: "13": field is immutable'], id="resourceVersion changed"),
+    pytest.param({"resourceVersion": "12", "conditions": [
+        _cond("Running"), _cond("Running", "Maybe", reason="9x", observedGeneration=-1, lastTransitionTime=None)]}, {}, [
+        'status.conditions[1].type: Duplicate value: "Running"',
+        'status.conditions[1].status: Unsupported value: "Maybe": supported values: "False", "True", "Unknown"',
+        "status.conditions[1].observedGeneration: Invalid value: -1: must be greater than or equal to zero",
+        "status.conditions[1].lastTransitionTime: Required value: must be set",
+        'status.conditions[1].reason: Invalid value: "9x": a condition reason must start with alphabetic character, '
+        "optionally followed by a string of alphanumeric characters or '_,:', and must end with an alphanumeric "
+        "character or '_' (e.g. 'my_name',  or 'MY_NAME',  or 'MyName',  or 'ReasonA,ReasonB',  or "
+        "'ReasonA:ReasonB', regex used for validation is '[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?')"],
+        id="condition fields"),
+    pytest.param({"resourceVersion": "12", "conditions": [_cond("Succeeded"), _cond("Running")]}, {}, [
+        f"status.conditions: Invalid value: []v1.Condition{{{_go_cond('Succeeded')}, {_go_cond('Running')}}}: "
+        "Running condition cannot be true when success condition is true"], id="running and succeeded"),
+    pytest.param({"resourceVersion": "12", "conditions": [_cond("Failed", "False")]},
+                 {"conditions": [_cond("Failed")]}, [
+        f"status.conditions: Invalid value: []v1.Condition{{{_go_cond('Failed', 'False')}}}: "
+        "Failed condition cannot be set to false once it is true"], id="failed turned back"),
+])
+def test_storage_version_migration_status(status: dict[str, Any], old_status: dict[str, Any],
+                                          want: list[str]) -> None:
+    assert _svm_status_errors(_svm(**status), _svm(**old_status)) == want

@@ -38,6 +38,7 @@ from samplecontroller.apiserver.strategies.kinds import (
     PriorityClassStrategy,
     ReplicationControllerStrategy,
 )
+from samplecontroller.apiserver.strategies.migration import StorageVersionMigrationStrategy
 from samplecontroller.apiserver.strategies.policy import (
     BindingStrategy,
     MutatingBindingStrategy,
@@ -98,6 +99,7 @@ _BY_KIND: dict[tuple[str, str], Strategy] = {
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"): PolicyStrategy(),
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"): BindingStrategy(),
     ("admissionregistration.k8s.io", "MutatingAdmissionPolicy"): MutatingPolicyStrategy(),
+    ("storagemigration.k8s.io", "StorageVersionMigration"): StorageVersionMigrationStrategy(),
     ("admissionregistration.k8s.io", "MutatingAdmissionPolicyBinding"): MutatingBindingStrategy(),
 }
 _BY_KIND[("", "Binding")] = Strategy(create_action="bind")
