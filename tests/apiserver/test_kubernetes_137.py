@@ -22,6 +22,7 @@ from samplecontroller.kubernetes.apis.resource.v1 import DeviceClass, ResourceCl
 from samplecontroller.kubernetes.clientset import Clientset
 from samplecontroller.rest import RESTClient
 from tests.apiserver.conftest import Raw
+from tests.apiserver.test_delete_answers import STUB_REQUEST
 
 NEW_IN = {  # group/version/plural of kinds GA after 1.32, by the minor version that first serves them
     ("networking.k8s.io", "v1", "ipaddresses"): 33, ("networking.k8s.io", "v1", "servicecidrs"): 33,
@@ -686,3 +687,37 @@ def test_a_storage_version_migration_is_validated(server: LocalAPIServer) -> Non
     assert code == 422 and answer["details"]["causes"][0]["message"].endswith(
         "Running condition cannot be true when success condition is true"), answer
     assert raw.call("DELETE", f"{path}/svm")[0] == 200
+
+
+def test_a_pod_certificate_request_is_validated(server: LocalAPIServer) -> None:
+    """certificates.k8s.io/v1 PodCertificateRequest as kube 1.37 validates it: the references, the
+    stub request's signature, maxExpirationSeconds defaulted, an immutable spec and the status
+    subresource's transitions."""
+    raw = Raw(server)
+    path = "/apis/certificates.k8s.io/v1/namespaces/default/podcertificaterequests"
+    pcr: dict[str, Any] = {
+        "apiVersion": "certificates.k8s.io/v1", "kind": "PodCertificateRequest", "metadata": {"name": "pcr"},
+        "spec": {"signerName": "example.com/signer", "podName": "Pod", "podUID": "pu", "serviceAccountName": "default",
+                 "serviceAccountUID": "su", "nodeName": "node", "nodeUID": "", "stubPKCS10Request": STUB_REQUEST}}
+    code, _, body = raw.call("POST", path, pcr)
+    assert code == 422, body
+    assert [c["field"] for c in body["details"]["causes"]] == ["spec.podName", "spec.nodeUID"]
+    pcr["spec"].update(podName="pod", nodeUID="nu")
+    code, _, body = raw.call("POST", path, pcr)
+    assert code == 201, body
+    assert body["spec"]["maxExpirationSeconds"] == 86400
+    body["spec"]["podName"] = "other"
+    assert raw.call("PUT", f"{path}/pcr", body)[0] == 422
+    body["spec"]["podName"] = "pod"
+    body["status"] = {"conditions": [{"type": "Approved", "status": "True", "reason": "Ok",
+                                      "lastTransitionTime": "2026-11-29T06:00:00Z"}]}
+    code, _, answer = raw.call("PUT", f"{path}/pcr/status", body)
+    assert (code, answer["details"]["causes"][0]["field"]) == (422, "status.conditions.[0].type"), answer
+    body["status"]["conditions"][0]["type"] = "Denied"
+    code, _, answer = raw.call("PUT", f"{path}/pcr/status", body)
+    assert code == 200, answer
+    answer["status"]["conditions"][0]["reason"] = "Changed"
+    code, _, answer = raw.call("PUT", f"{path}/pcr/status", answer)
+    assert code == 422 and answer["details"]["causes"][0]["message"] == (
+        "Invalid value: immutable after PodCertificateRequest is issued, denied, or failed"), answer
+    assert raw.call("DELETE", f"{path}/pcr")[0] == 200

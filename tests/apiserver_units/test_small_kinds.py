@@ -5,13 +5,19 @@ and pkg/apis/certificates/validation (PodCertificateRequest), through the kinds'
 
 from __future__ import annotations
 
+import base64
 import copy
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 
 from samplecontroller.apiserver import strategies
 from samplecontroller.apiserver.restmapper import Resource
+from samplecontroller.apiserver.strategies import podcertificates
 
 ADMISSION = "admissionregistration.k8s.io"
 
@@ -262,3 +268,146 @@ def test_storage_version_migration_spec_is_immutable() -> None:
 def test_storage_version_migration_status(status: dict[str, Any], old_status: dict[str, Any],
                                           want: list[str]) -> None:
     assert _svm_status_errors(_svm(**status), _svm(**old_status)) == want
+
+
+# ---------------------------------------------------------------- PodCertificateRequest
+
+CERTIFICATES = "certificates.k8s.io"
+_ED_KEY = ed25519.Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
+_EC_KEY = ec.derive_private_key(7, ec.SECP256R1())
+
+
+def stub_request(key: Any) -> str:
+    """A kubelet-like empty PKCS#10 request signed by ``key``, base64 of its DER."""
+    builder = x509.CertificateSigningRequestBuilder().subject_name(x509.Name([]))
+    algorithm = None if isinstance(key, ed25519.Ed25519PrivateKey) else hashes.SHA256()
+    csr = builder.sign(key, algorithm)
+    return base64.b64encode(csr.public_bytes(serialization.Encoding.DER)).decode()
+
+
+def _pcr(**spec: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {"signerName": "example.com/signer", "podName": "p", "podUID": "pu",
+                            "serviceAccountName": "default", "serviceAccountUID": "su", "nodeName": "n",
+                            "nodeUID": "nu", "stubPKCS10Request": stub_request(_ED_KEY)}
+    base.update(spec)
+    return {"apiVersion": f"{CERTIFICATES}/v1", "kind": "PodCertificateRequest",
+            "metadata": {"name": "r", "namespace": "default"}, "spec": base}
+
+
+def _pcr_errors(obj: dict[str, Any], old: dict[str, Any] | None = None) -> list[str]:
+    return _errors(CERTIFICATES, "PodCertificateRequest", "podcertificaterequests", obj, old, namespaced=True)
+
+
+_SUBDOMAIN = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and "
+              "must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is "
+              "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")
+
+
+@pytest.mark.parametrize(("obj", "want"), [
+    pytest.param(_pcr(), [], id="valid, maxExpirationSeconds defaulted"),
+    pytest.param(_pcr(stubPKCS10Request=stub_request(_EC_KEY), maxExpirationSeconds=3600), [], id="valid ECDSA"),
+    pytest.param(_pcr(signerName="example/x/y"), [
+        "spec.signerName: Invalid value: \"example/x/y\": must be a fully qualified domain and path of the form "
+        "'example.com/signer-name'"], id="signerName form"),
+    pytest.param(_pcr(signerName="example/Signer"), [
+        'spec.signerName: Invalid value: "example": should be a domain with at least two segments separated by dots',
+        f'spec.signerName: Invalid value: "Signer": validating label "Signer": {_SUBDOMAIN}'],
+        id="signerName domain and path"),
+    pytest.param(_pcr(podName="P", podUID="", nodeUID="x" * 129), [
+        f'spec.podName: Invalid value: "P": {_SUBDOMAIN}', 'spec.podUID: Invalid value: "": must not be empty',
+        "spec.nodeUID: Too long: may not be more than 128 bytes"], id="names and UIDs"),
+    pytest.param(_pcr(signerName="kubernetes.io/kube-apiserver-client-pod", maxExpirationSeconds=86401), [
+        "spec.maxExpirationSeconds: Invalid value: 86401: must be in the range [3600, 86400]"],
+        id="kubernetes.io signer at most a day"),
+    pytest.param(_pcr(maxExpirationSeconds=3599), [
+        "spec.maxExpirationSeconds: Invalid value: 3599: must be in the range [3600, 7862400]"],
+        id="at least an hour"),
+    pytest.param(_pcr(stubPKCS10Request=base64.b64encode(b"junk").decode()), [
+        "spec.stubPKCS10Request: Invalid value: must be a DER-serialized PKCS#10 certificate request"],
+        id="stub not a request"),
+    pytest.param(_pcr(stubPKCS10Request=stub_request(ec.derive_private_key(7, ec.SECP224R1()))), [
+        'spec.stubPKCS10Request: Invalid value: "curve secp224r1": elliptic public keys must use curve P256 or '
+        "P384"], id="stub key curve"),
+])
+def test_pod_certificate_request(obj: dict[str, Any], want: list[str]) -> None:
+    assert _pcr_errors(obj) == want
+
+
+def test_pod_certificate_request_stub_signature_and_immutable_spec() -> None:
+    der = bytearray(base64.b64decode(stub_request(_ED_KEY)))
+    der[-1] ^= 1  # the signature's last byte
+    assert _pcr_errors(_pcr(stubPKCS10Request=base64.b64encode(bytes(der)).decode())) == [
+        "spec.stubPKCS10Request: Invalid value: could not verify the certificate request's signature"]
+    old = _pcr(maxExpirationSeconds=86400)
+    assert _pcr_errors(_pcr(podName="q", maxExpirationSeconds=86400), old=old) == [
+        "spec: Invalid value: certificates.PodCertificateRequestSpec{...}: field is immutable"]
+
+
+def _issued(chain: str, not_before: datetime, not_after: datetime, refresh: datetime) -> dict[str, Any]:
+    def stamp(t: datetime) -> str:
+        return t.strftime("%Y-%m-%dT%H:%M:%SZ")
+    obj = _pcr(stubPKCS10Request=stub_request(_EC_KEY), maxExpirationSeconds=86400)
+    obj["status"] = {"conditions": [_cond("Issued")], "certificateChain": chain, "notBefore": stamp(not_before),
+                     "notAfter": stamp(not_after), "beginRefreshAt": stamp(refresh)}
+    return obj
+
+
+def _certificate(key: Any, not_before: datetime, not_after: datetime) -> str:
+    name = x509.Name([x509.NameAttribute(x509.NameOID.COMMON_NAME, "pod")])
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(1).not_valid_before(not_before).not_valid_after(not_after).sign(key, hashes.SHA256()))
+    return cert.public_bytes(serialization.Encoding.PEM).decode()
+
+
+def test_pod_certificate_request_status_transitions() -> None:
+    now = datetime.now(UTC).replace(microsecond=0)
+    before, after = now - timedelta(minutes=1), now + timedelta(hours=2)
+    pending = _pcr(stubPKCS10Request=stub_request(_EC_KEY), maxExpirationSeconds=86400)
+    chain = _certificate(_EC_KEY, before, after)
+    ok = _issued(chain, before, after, now + timedelta(hours=1))
+    other = _certificate(_OTHER_KEY, before, after)  # (ECDSA signatures differ each time: made once)
+    assert podcertificates.status_errors(ok, pending, now) == []
+    cases: list[tuple[dict[str, Any], dict[str, Any], list[str]]] = [
+        ({**pending, "status": {"conditions": [_cond("Approved"), _cond("Denied", "False")]}}, pending, [
+            'status.conditions.[0].type: Unsupported value: "Approved": supported values: "Issued", "Denied", '
+            '"Failed"',
+            'status.conditions.[1].status: Unsupported value: "False": supported values: "True"']),
+        ({**pending, "status": {"conditions": [_cond("Denied"), _cond("Failed")]}}, pending, [
+            'status.conditions.[1].type: Invalid value: "Failed": There may be at most one condition with type '
+            '"Issued", "Denied", or "Failed"']),
+        ({**pending, "status": {"conditions": [_cond("Denied")], "certificateChain": chain}}, pending, [
+            "status: Invalid value: non-condition status fields must be empty when denying or failing the "
+            "PodCertificateRequest"]),
+        ({**pending, "status": {"certificateChain": chain}}, pending, [
+            'status: Invalid value: status is immutable unless transitioning to "Issued", "Denied", or "Failed"']),
+        ({**pending, "status": {"conditions": [_cond("Failed")]}}, ok, [
+            "status: Invalid value: immutable after PodCertificateRequest is issued, denied, or failed"]),
+        (_issued(other, before, after, now + timedelta(hours=1)), pending, [
+            f'status.certificateChain: Invalid value: "{_json(other)}": leaf '
+            "certificate was not issued to the requested public key"]),
+        (_issued(chain, before + timedelta(seconds=1), after, now + timedelta(hours=1)), pending, [
+            f"status.notBefore: Invalid value: {_go(before + timedelta(seconds=1))}: must be set to the NotBefore "
+            "time encoded in the leaf certificate"]),
+        (_issued(chain, before, after, now + timedelta(minutes=5)), pending, [
+            f"status.beginRefreshAt: Invalid value: {_go(now + timedelta(minutes=5))}: must be at least 10 minutes "
+            "after status.notBefore"]),
+        (_issued(_certificate(_EC_KEY, before, before + timedelta(minutes=30)), before,
+                 before + timedelta(minutes=30), now), pending, [
+            "status.certificateChain: Invalid value: 30m0s: leaf certificate lifetime must be >= 1 hour"]),
+        ({**_issued(chain, before, after, now), "status": {"conditions": [_cond("Issued")]}}, pending, [
+            'status.certificateChain: Invalid value: "": issued certificate chain must contain at least one '
+            "certificate"]),
+    ]
+    for obj, old, want in cases:
+        assert [str(e) for e in podcertificates.status_errors(obj, old, now)] == want, obj["status"]
+
+
+_OTHER_KEY = ec.derive_private_key(11, ec.SECP256R1())
+
+
+def _json(text: str) -> str:
+    return text.replace("\n", "\\n")
+
+
+def _go(when: datetime) -> str:
+    return when.strftime("%Y-%m-%d %H:%M:%S +0000 UTC")

@@ -39,6 +39,7 @@ from samplecontroller.apiserver.strategies.kinds import (
     ReplicationControllerStrategy,
 )
 from samplecontroller.apiserver.strategies.migration import StorageVersionMigrationStrategy
+from samplecontroller.apiserver.strategies.podcertificates import PodCertificateRequestStrategy
 from samplecontroller.apiserver.strategies.policy import (
     BindingStrategy,
     MutatingBindingStrategy,
@@ -100,6 +101,7 @@ _BY_KIND: dict[tuple[str, str], Strategy] = {
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"): BindingStrategy(),
     ("admissionregistration.k8s.io", "MutatingAdmissionPolicy"): MutatingPolicyStrategy(),
     ("storagemigration.k8s.io", "StorageVersionMigration"): StorageVersionMigrationStrategy(),
+    ("certificates.k8s.io", "PodCertificateRequest"): PodCertificateRequestStrategy(),
     ("admissionregistration.k8s.io", "MutatingAdmissionPolicyBinding"): MutatingBindingStrategy(),
 }
 _BY_KIND[("", "Binding")] = Strategy(create_action="bind")
