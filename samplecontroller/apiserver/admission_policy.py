@@ -390,17 +390,15 @@ def compile_error(expression: str, wanted: str = "", type_detail: str = "", para
         if engine.uses_bindings(expression):  # kube's environment has no ext.Bindings
             _env(params, authorizer, False).compile(expression)
         program = _env(params, authorizer, True).compile(expression)
-        if not literal_checks:
-            return ""
-        literals = invalid_literals(expression, ENV.succeeds)
-        if not literals and "format." not in mask_strings(expression):  # (the format rewrite moves positions)
+        literals = invalid_literals(expression, ENV.succeeds) if literal_checks else ""
+        if literal_checks and not literals and "format." not in mask_strings(expression):  # (the format rewrite moves positions)
             ast = checked.parse(program.serialized())
             literals = checked.mixed_literals(ast, expression) or authz.misuse(ast, expression)
         if literals:
             raise CompileError(literals)
     except CompileError as err:
         return f"compilation failed: {err.detail}"
-    if wanted and program.result_type not in (wanted, "DYN"):
+    if wanted and program.result_type.partition("<")[0] not in (wanted, "DYN"):
         return type_detail
     return ""
 
@@ -546,15 +544,18 @@ def _original_positions(detail: str, text: str, where: list[int], source: str) -
     return "\n".join(out)
 
 
-def mutation_compile_error(expression: str, params: bool) -> str:
-    """Why ``expression`` cannot be a mutation's ``applyConfiguration``/``jsonPatch`` expression
-    ("" when it compiles). kube compiles it with the patch types (``Object``, ``JSONPatch``,
-    ``jsonpatch.escapeKey``) declared; the binding cannot declare object types, so their literals
-    are checked as maps of dynamic values: the syntax, the references and the calls inside them
-    are checked, not the ``JSONPatch`` field names nor the expression's result type."""
+def mutation_compile_error(expression: str, params: bool, json_patch: bool = False) -> str:
+    """Why ``expression`` cannot be a mutation's ``applyConfiguration`` (``json_patch``: its
+    ``jsonPatch``) expression ("" when it compiles). kube compiles it with the patch types
+    (``Object``, ``JSONPatch``, ``jsonpatch.escapeKey``) declared; the binding cannot declare
+    object types, so their literals are checked as maps of dynamic values: the syntax, the
+    references and the calls inside them are checked, not the ``JSONPatch`` field names; the
+    result type only as far as a map (``must evaluate to Object``) or a list (``must evaluate to
+    list(JSONPatch)``) of anything."""
+    wanted, detail = ("LIST", "must evaluate to list(JSONPatch)") if json_patch else ("MAP", "must evaluate to Object")
     rewritten = _patch_types_source(expression)
     if rewritten is None:
-        return compile_error(expression, params=params)
+        return compile_error(expression, wanted, detail, params=params)
     text, where = rewritten
-    detail = compile_error(text, params=params, literal_checks=False)
-    return _original_positions(detail, text, where, expression) if detail else ""
+    found = compile_error(text, wanted, detail, params=params, literal_checks=False)
+    return _original_positions(found, text, where, expression) if found.startswith("compilation failed") else found

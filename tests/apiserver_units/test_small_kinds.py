@@ -411,3 +411,24 @@ def _json(text: str) -> str:
 
 def _go(when: datetime) -> str:
     return when.strftime("%Y-%m-%d %H:%M:%S +0000 UTC")
+
+
+@pytest.mark.parametrize(("spec", "want"), [
+    pytest.param({"paramKind": {"apiVersion": "a/b/c", "kind": "Config_Map"}}, [
+        'spec.paramKind.apiVersion: Invalid value: "a/b/c": unexpected GroupVersion string: a/b/c',
+        'spec.paramKind.kind: Invalid value: "Config_Map": may have mixed case, but should otherwise match: a '
+        "DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic "
+        "character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for "
+        "validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"], id="paramKind (validateParamKind)"),
+    pytest.param({"paramKind": {"apiVersion": "example.com/", "kind": "Thing"}}, [
+        'spec.paramKind.apiVersion: Invalid value: "example.com/": version must be specified'],
+        id="paramKind without a version"),
+    pytest.param({"mutations": [{"patchType": "ApplyConfiguration", "applyConfiguration": {"expression": "true"}}]},
+                 [f'{M0}.applyConfiguration.expression: Invalid value: "true": must evaluate to Object'],
+                 id="applyConfiguration result type"),
+    pytest.param({"mutations": [{"patchType": "JSONPatch", "jsonPatch": {"expression": "JSONPatch{op: 'add'}"}}]},
+                 [f'{M0}.jsonPatch.expression: Invalid value: "JSONPatch{{op: \'add\'}}": must evaluate to '
+                  "list(JSONPatch)"], id="jsonPatch result type"),
+])
+def test_mutating_admission_policy_param_kind_and_result_types(spec: dict[str, Any], want: list[str]) -> None:
+    assert _map_errors(_map(**spec)) == want

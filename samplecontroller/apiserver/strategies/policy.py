@@ -15,7 +15,12 @@ from samplecontroller.apiserver.restmapper import Resource
 from samplecontroller.apiserver.schema import FieldError
 from samplecontroller.apiserver.strategies.base import Obj, Schema, Strategy
 from samplecontroller.apiserver.strategies.validation import _selector_errors
-from samplecontroller.apiserver.validation import _path_segment_errors, qualified_name_errors
+from samplecontroller.apiserver.validation import (
+    _path_segment_errors,
+    dns1035_label_errors,
+    dns1123_subdomain_errors,
+    qualified_name_errors,
+)
 
 __all__ = ["BindingStrategy", "MutatingBindingStrategy", "MutatingPolicyStrategy", "PolicyStrategy"]
 
@@ -374,6 +379,32 @@ def _match_resources_errors(match: dict[str, Any], where: str) -> list[FieldErro
     return errors
 
 
+def _param_kind_errors(kind: dict[str, Any]) -> list[FieldError]:
+    """validateParamKind."""
+    errors: list[FieldError] = []
+    where = "spec.paramKind"
+    api_version, name = str(kind.get("apiVersion") or ""), str(kind.get("kind") or "")
+    if not api_version:
+        errors.append(schema.required(f"{where}.apiVersion"))
+    elif api_version.count("/") > 1:
+        errors.append(schema.invalid(f"{where}.apiVersion", api_version,
+                                     f"unexpected GroupVersion string: {api_version}"))
+    else:
+        group, _, version = api_version.rpartition("/") if api_version != "/" else ("", "", "")
+        if group and (messages := dns1123_subdomain_errors(group)):
+            errors.append(schema.invalid(f"{where}.apiVersion", group, ",".join(messages)))
+        if not version:
+            errors.append(schema.invalid(f"{where}.apiVersion", api_version, "version must be specified"))
+        elif messages := dns1035_label_errors(version):
+            errors.append(schema.invalid(f"{where}.apiVersion", version, ",".join(messages)))
+    if not name:
+        errors.append(schema.required(f"{where}.kind"))
+    elif messages := dns1035_label_errors(name.lower()):
+        errors.append(schema.invalid(f"{where}.kind", name,
+                                     "may have mixed case, but should otherwise match: " + ",".join(messages)))
+    return errors
+
+
 def _match_condition_errors(conditions: list[Any], params: bool) -> list[FieldError]:
     """validateMatchConditions (with HasParams when the policy has a paramKind)."""
     where = "spec.matchConditions"
@@ -439,7 +470,7 @@ def _mutation_errors(mutation: dict[str, Any], where: str, params: bool) -> list
         if not expression:
             errors.append(schema.required(f"{where}.{key}.expression"))
         else:
-            detail = admission_policy.mutation_compile_error(expression, params)
+            detail = admission_policy.mutation_compile_error(expression, params, json_patch=key == "jsonPatch")
             if detail:
                 errors.append(schema.invalid(f"{where}.{key}.expression", expression, detail))
     if mutation.get(other) is not None:
@@ -459,7 +490,7 @@ def mutating_policy_errors(spec: dict[str, Any], ignore_match_conditions: bool =
     kind = spec.get("paramKind")
     params = isinstance(kind, dict)
     if isinstance(kind, dict):
-        errors += [schema.required(f"spec.paramKind.{key}") for key in ("apiVersion", "kind") if not kind.get(key)]
+        errors += _param_kind_errors(kind)
     match = spec.get("matchConstraints")
     if not isinstance(match, dict):
         errors.append(schema.required("spec.matchConstraints"))
