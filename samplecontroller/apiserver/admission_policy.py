@@ -43,6 +43,7 @@ authorizer checks' (at most two per expression, as in kube).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -66,7 +67,7 @@ from samplecontroller.apiserver.storage import Store
 
 __all__ = ["BINDINGS_KEY", "POLICIES_KEY", "Converter", "PolicyAdmission", "PolicyRequest", "aggregate",
            "authorizer_variable", "compile_error",
-           "compatibility_error", "match_conditions"]
+           "compatibility_error", "match_conditions", "mutation_compile_error"]
 
 POLICIES_KEY = "admissionregistration.k8s.io/validatingadmissionpolicies"
 BINDINGS_KEY = "admissionregistration.k8s.io/validatingadmissionpolicybindings"
@@ -379,24 +380,25 @@ def compatibility_error(expression: str, compat_minor: int) -> str:
 
 
 def compile_error(expression: str, wanted: str = "", type_detail: str = "", params: bool = True,
-                  authorizer: bool = True) -> str:
+                  authorizer: bool = True, literal_checks: bool = True) -> str:
     """Why ``expression`` cannot be a policy's expression ("" when it compiles to ``wanted``, a
     checked type name such as ``BOOL``; dynamic results are accepted). ``params``: the policy has
     a paramKind (else ``params`` is an undeclared reference); ``authorizer``: the expression sees
-    the ``authorizer`` variable (kube's messageExpressions do not)."""
+    the ``authorizer`` variable (kube's messageExpressions do not); ``literal_checks``: also the
+    literal validators and the mixed-literal and authorizer-misuse checks of the checked AST."""
     try:
         if engine.uses_bindings(expression):  # kube's environment has no ext.Bindings
             _env(params, authorizer, False).compile(expression)
         program = _env(params, authorizer, True).compile(expression)
-        literals = invalid_literals(expression, ENV.succeeds)
-        if not literals and "format." not in mask_strings(expression):  # (the format rewrite moves positions)
+        literals = invalid_literals(expression, ENV.succeeds) if literal_checks else ""
+        if literal_checks and not literals and "format." not in mask_strings(expression):  # (the format rewrite moves positions)
             ast = checked.parse(program.serialized())
             literals = checked.mixed_literals(ast, expression) or authz.misuse(ast, expression)
         if literals:
             raise CompileError(literals)
     except CompileError as err:
         return f"compilation failed: {err.detail}"
-    if wanted and program.result_type not in (wanted, "DYN"):
+    if wanted and program.result_type.partition("<")[0] not in (wanted, "DYN"):
         return type_detail
     return ""
 
@@ -440,3 +442,120 @@ def _request(req: PolicyRequest) -> dict[str, Any]:
 
 def _name(obj: Mapping[str, Any]) -> str:
     return str((obj.get("metadata") or {}).get("name") or "")
+
+
+# ---------------------------------------------------------------- MutatingAdmissionPolicy
+
+_STRUCT_START = re.compile(r"(?<![\w.])(?:Object(?:\s*\.\s*[_a-zA-Z]\w*)*|JSONPatch)\s*\{")
+_STRUCT_FIELD = re.compile(r"\s*\??\s*([_a-zA-Z]\w*)\s*:")
+_ESCAPE_KEY = re.compile(r"(?<![\w.])jsonpatch\s*\.\s*escapeKey\s*\(")
+_HEADER = re.compile(r"^(.*?)ERROR: <input>:(\d+):(\d+): (.*)$")
+
+
+def _patch_types_source(source: str) -> tuple[str, list[int]] | None:
+    """``source`` with kube's patch types (``Object{...}``, ``Object.spec{...}``,
+    ``JSONPatch{...}``: cel-go object types the cel-cpp binding cannot declare) as map literals
+    of dynamic values (``{"spec": dyn(...)}``) and ``jsonpatch.escapeKey(`` as ``string(``, with
+    the original index of each character; None when ``source`` uses neither."""
+    masked = mask_strings(source)
+    if not _STRUCT_START.search(masked) and not _ESCAPE_KEY.search(masked):
+        return None
+    out: list[str] = []
+    where: list[int] = []
+    stack: list[str] = []
+
+    def emit(text: str, pos: int) -> None:
+        out.append(text)
+        where.extend([pos] * len(text))
+
+    def field(at: int) -> int:
+        found = _STRUCT_FIELD.match(masked, at)
+        if found is None:
+            return at
+        emit(f'"{found.group(1)}": dyn(', found.start(1))
+        stack.append("V")
+        return found.end()
+
+    i = 0
+    while i < len(source):
+        struct = _STRUCT_START.match(masked, i)
+        if struct:
+            emit("{", struct.end() - 1)
+            stack.append("S")
+            i = field(struct.end())
+            continue
+        escape = _ESCAPE_KEY.match(masked, i)
+        if escape:
+            emit("string(", escape.start())
+            stack.append("(")
+            i = escape.end()
+            continue
+        ch = masked[i]
+        if ch in "([{":
+            emit(ch, i)
+            stack.append(ch)
+        elif ch in ")]":
+            emit(ch, i)
+            if stack:
+                stack.pop()
+        elif ch == "}":
+            if stack and stack[-1] == "V":
+                emit(")", i)
+                stack.pop()
+            emit(ch, i)
+            if stack:
+                stack.pop()
+        elif ch == "," and stack and stack[-1] == "V":
+            emit("),", i)
+            stack.pop()
+            i = field(i + 1)
+            continue
+        else:
+            emit(source[i], i)
+        i += 1
+    where.append(len(source))
+    return "".join(out), where
+
+
+def _original_positions(detail: str, text: str, where: list[int], source: str) -> str:
+    """Compile issues of the rewritten ``text`` with the positions and snippets of ``source``."""
+    starts = [0]
+    for n, ch in enumerate(text):
+        if ch == "\n":
+            starts.append(n + 1)
+    lines = source.split("\n")
+    out: list[str] = []
+    for line in detail.split("\n"):
+        header = _HEADER.match(line)
+        if header is None:
+            if not line.startswith(" | "):
+                out.append(line)
+            continue
+        row, col = int(header.group(2)), int(header.group(3))
+        at = min(starts[min(row, len(starts)) - 1] + col - 1, len(where) - 1)
+        index = where[at]
+        message = header.group(4)
+        if at < len(text) and index < len(source) and text[at] != source[index]:  # an inserted ")"
+            message = message.replace(f"input '{text[at]}'", f"input '{source[index]}'")
+        orow = source.count("\n", 0, index)
+        ocol = index - (source.rfind("\n", 0, index) + 1)
+        out += [f"{header.group(1)}ERROR: <input>:{orow + 1}:{ocol + 1}: {message}",
+                f" | {lines[orow]}", f" | {'.' * ocol}^"]
+    return "\n".join(out)
+
+
+def mutation_compile_error(expression: str, params: bool, json_patch: bool = False) -> str:
+    """Why ``expression`` cannot be a mutation's ``applyConfiguration`` (``json_patch``: its
+    ``jsonPatch``) expression ("" when it compiles). kube compiles it with the patch types
+    (``Object``, ``JSONPatch``, ``jsonpatch.escapeKey``) declared; the binding cannot declare
+    object types, so their literals are checked as maps of dynamic values: the syntax, the
+    references and the calls inside them are checked, not the ``JSONPatch`` field names; the
+    result type only as far as a map (``must evaluate to Object``) or a list (``must evaluate to
+    list(JSONPatch)``) of anything."""
+    wanted, detail = ("LIST", "must evaluate to list(JSONPatch)") if json_patch else ("MAP", "must evaluate to Object")
+    rewritten = _patch_types_source(expression)
+    if rewritten is None:
+        return compile_error(expression, wanted, detail, params=params)
+    text, where = rewritten
+    found = compile_error(text, wanted, detail, params=params, literal_checks=False)
+    return _original_positions(found, text, where, expression) if found.startswith("compilation failed") else found

@@ -348,3 +348,34 @@ def test_a_message_expression_has_no_authorizer(raw: Raw) -> None:
     (cause,) = body["details"]["causes"]
     assert cause["field"] == "spec.validations[0].messageExpression", body
     assert "undeclared reference to 'authorizer'" in cause["message"], body
+
+
+def test_a_mutating_policy_is_defaulted_and_validated(raw: Raw) -> None:
+    """A MutatingAdmissionPolicy is stored (not run) after kube's validation: an invalid one is a
+    422 naming each rule, a valid one is defaulted and its update checked again."""
+    path = "/apis/admissionregistration.k8s.io/v1/mutatingadmissionpolicies"
+    rules = [{"apiGroups": ["apps"], "apiVersions": ["v1"], "operations": ["CREATE", "DELETE"],
+              "resources": ["deployments"]}]
+    policy: dict[str, Any] = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingAdmissionPolicy",
+                              "metadata": {"name": "mutating"},
+                              "spec": {"matchConstraints": {"resourceRules": rules}, "mutations": [
+                                  {"patchType": "JSONPatch", "jsonPatch": {"expression": "[JSONPatch{op: x}]"}}]}}
+    code, _, body = raw.call("POST", path, policy)
+    assert code == 422, body
+    assert [(c["field"], c["message"].split("\n")[0]) for c in body["details"]["causes"]] == [
+        ("spec.matchConstraints.resourceRules.operations",
+         'Unsupported value: "DELETE": supported values: "*", "CONNECT", "CREATE", "UPDATE"'),
+        ("spec.mutations[0].jsonPatch.expression", 'Invalid value: "[JSONPatch{op: x}]": compilation failed: '
+                                                   "ERROR: <input>:1:16: undeclared reference to 'x' (in container '')"),
+        ("spec.reinvocationPolicy", "Required value")]
+    rules[0]["operations"] = ["CREATE"]
+    policy["spec"]["mutations"][0]["jsonPatch"]["expression"] = '[JSONPatch{op: "test", path: "/spec", value: 1}]'
+    policy["spec"]["reinvocationPolicy"] = "IfNeeded"
+    code, _, body = raw.call("POST", path, policy)
+    assert code == 201, body
+    assert body["spec"]["failurePolicy"] == "Fail"
+    assert body["spec"]["matchConstraints"]["matchPolicy"] == "Equivalent"
+    body["spec"]["reinvocationPolicy"] = "Sometimes"
+    code, _, answer = raw.call("PUT", f"{path}/mutating", body)
+    assert (code, answer["details"]["causes"][0]["field"]) == (422, "spec.reinvocationPolicy"), answer
+    assert raw.call("DELETE", f"{path}/mutating")[0] == 200

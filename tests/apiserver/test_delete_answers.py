@@ -18,6 +18,10 @@ from tests.apiserver.conftest import Raw, official_client
 from tests.apiserver.test_cluster_certificates import pem_request
 from tests.apiserver_units.test_trust_bundle_validation import CA
 
+STUB_REQUEST = ("MH8wMwIBADAAMCowBQYDK2VwAyEAA6EHv/POEL4dcN0Y50vAmWfk1jCbpQ1fHdyGZBJVMbigADAFBgMrZXADQQD+T6LD/tC3dgs1QpD"
+                "Kx4kUxYQE7xZe9aBnQUcZw2xzeoWgFx/pD/xHAMYHE4CCTNhwz2GdgvzsSlQWl8KwMroI")
+"""An empty PKCS#10 request signed by an Ed25519 key (a PodCertificateRequest's stubPKCS10Request)."""
+
 NS = "deletes"
 
 RETURNS_DELETED = {("", "Namespace"), ("", "Pod"), ("", "PodTemplate"), ("", "Service"), ("", "ServiceAccount"),
@@ -113,8 +117,7 @@ BODIES: dict[tuple[str, str], dict[str, Any]] = {
     ("certificates.k8s.io", "ClusterTrustBundle"): {"spec": {"trustBundle": CA}},
     ("certificates.k8s.io", "PodCertificateRequest"): {
         "spec": {"signerName": "example.com/x", "podName": "p", "podUID": "u", "serviceAccountName": "s",
-                 "serviceAccountUID": "su", "nodeName": "n", "nodeUID": "nu", "pkixPublicKey": "",
-                 "proofOfPossession": "", "stubPKCS10Request": ""}},
+                 "serviceAccountUID": "su", "nodeName": "n", "nodeUID": "nu", "stubPKCS10Request": STUB_REQUEST}},
     ("networking.k8s.io", "IPAddress"): {"spec": {"parentRef": {"resource": "services", "name": "x",
                                                                 "namespace": NS}}},
     ("networking.k8s.io", "ServiceCIDR"): {"spec": {"cidrs": ["10.200.0.0/16"]}},

@@ -22,6 +22,7 @@ from samplecontroller.kubernetes.apis.resource.v1 import DeviceClass, ResourceCl
 from samplecontroller.kubernetes.clientset import Clientset
 from samplecontroller.rest import RESTClient
 from tests.apiserver.conftest import Raw
+from tests.apiserver.test_delete_answers import STUB_REQUEST
 from tests.apiserver_units.test_trust_bundle_validation import CA
 
 NEW_IN = {  # group/version/plural of kinds GA after 1.32, by the minor version that first serves them
@@ -741,3 +742,69 @@ def test_emulated_1_34_drops_the_dra_fields_of_gates_off_before_1_36(emulated: L
                                                                     "resourceSliceCount": 1},
                  "devices": [{"name": "g0", "taints": [{"key": "k", "effect": "NoSchedule"}]}]}})
     assert code == 201 and sl["spec"]["devices"] == [{"name": "g0"}], sl
+
+
+def test_a_storage_version_migration_is_validated(server: LocalAPIServer) -> None:
+    """storagemigration.k8s.io/v1 as kube 1.37 validates it: the resource's format, an immutable
+    spec, the status subresource's resourceVersion and condition rules."""
+    raw = Raw(server)
+    path = "/apis/storagemigration.k8s.io/v1/storageversionmigrations"
+    svm: dict[str, Any] = {"apiVersion": "storagemigration.k8s.io/v1", "kind": "StorageVersionMigration",
+                           "metadata": {"name": "svm"}, "spec": {"resource": {"group": "", "resource": "Secrets"}}}
+    code, _, body = raw.call("POST", path, svm)
+    assert (code, body["details"]["causes"][0]["field"]) == (422, "spec.resource.resource"), body
+    svm["spec"]["resource"]["resource"] = "secrets"
+    code, _, body = raw.call("POST", path, svm)
+    assert code == 201, body
+    body["spec"]["resource"]["resource"] = "configmaps"
+    code, _, answer = raw.call("PUT", f"{path}/svm", body)
+    assert (code, answer["details"]["causes"][0]["message"]) == (
+        422, 'Invalid value: storagemigration.StorageVersionMigrationSpec{Resource:v1.GroupResource{Group:"", '
+             'Resource:"configmaps"}}: field is immutable'), answer
+    running = {"type": "Running", "status": "True", "lastTransitionTime": "2026-11-29T06:00:00Z", "reason": "Started"}
+    body["spec"]["resource"]["resource"] = "secrets"
+    body["status"] = {"conditions": [running]}
+    code, _, answer = raw.call("PUT", f"{path}/svm/status", body)
+    assert (code, answer["details"]["causes"][0]["field"]) == (422, "status.resourceVersion"), answer
+    body["status"]["resourceVersion"] = "12"
+    code, _, answer = raw.call("PUT", f"{path}/svm/status", body)
+    assert code == 200, answer
+    answer["status"]["conditions"].append({**running, "type": "Succeeded"})
+    code, _, answer = raw.call("PUT", f"{path}/svm/status", answer)
+    assert code == 422 and answer["details"]["causes"][0]["message"].endswith(
+        "Running condition cannot be true when success condition is true"), answer
+    assert raw.call("DELETE", f"{path}/svm")[0] == 200
+
+
+def test_a_pod_certificate_request_is_validated(server: LocalAPIServer) -> None:
+    """certificates.k8s.io/v1 PodCertificateRequest as kube 1.37 validates it: the references, the
+    stub request's signature, maxExpirationSeconds defaulted, an immutable spec and the status
+    subresource's transitions."""
+    raw = Raw(server)
+    path = "/apis/certificates.k8s.io/v1/namespaces/default/podcertificaterequests"
+    pcr: dict[str, Any] = {
+        "apiVersion": "certificates.k8s.io/v1", "kind": "PodCertificateRequest", "metadata": {"name": "pcr"},
+        "spec": {"signerName": "example.com/signer", "podName": "Pod", "podUID": "pu", "serviceAccountName": "default",
+                 "serviceAccountUID": "su", "nodeName": "node", "nodeUID": "", "stubPKCS10Request": STUB_REQUEST}}
+    code, _, body = raw.call("POST", path, pcr)
+    assert code == 422, body
+    assert [c["field"] for c in body["details"]["causes"]] == ["spec.podName", "spec.nodeUID"]
+    pcr["spec"].update(podName="pod", nodeUID="nu")
+    code, _, body = raw.call("POST", path, pcr)
+    assert code == 201, body
+    assert body["spec"]["maxExpirationSeconds"] == 86400
+    body["spec"]["podName"] = "other"
+    assert raw.call("PUT", f"{path}/pcr", body)[0] == 422
+    body["spec"]["podName"] = "pod"
+    body["status"] = {"conditions": [{"type": "Approved", "status": "True", "reason": "Ok",
+                                      "lastTransitionTime": "2026-11-29T06:00:00Z"}]}
+    code, _, answer = raw.call("PUT", f"{path}/pcr/status", body)
+    assert (code, answer["details"]["causes"][0]["field"]) == (422, "status.conditions.[0].type"), answer
+    body["status"]["conditions"][0]["type"] = "Denied"
+    code, _, answer = raw.call("PUT", f"{path}/pcr/status", body)
+    assert code == 200, answer
+    answer["status"]["conditions"][0]["reason"] = "Changed"
+    code, _, answer = raw.call("PUT", f"{path}/pcr/status", answer)
+    assert code == 422 and answer["details"]["causes"][0]["message"] == (
+        "Invalid value: immutable after PodCertificateRequest is issued, denied, or failed"), answer
+    assert raw.call("DELETE", f"{path}/pcr")[0] == 200

@@ -39,10 +39,13 @@ from samplecontroller.apiserver.strategies.kinds import (
     PriorityClassStrategy,
     ReplicationControllerStrategy,
 )
+from samplecontroller.apiserver.strategies.migration import StorageVersionMigrationStrategy
 from samplecontroller.apiserver.strategies.networking import IPAddressStrategy, ServiceCIDRStrategy
+from samplecontroller.apiserver.strategies.podcertificates import PodCertificateRequestStrategy
 from samplecontroller.apiserver.strategies.policy import (
     BindingStrategy,
     MutatingBindingStrategy,
+    MutatingPolicyStrategy,
     PolicyStrategy,
 )
 from samplecontroller.apiserver.strategies.services import ServiceStrategy
@@ -102,6 +105,9 @@ _BY_KIND: dict[tuple[str, str], Strategy] = {
     ("certificates.k8s.io", "ClusterTrustBundle"): ClusterTrustBundleStrategy(),
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"): PolicyStrategy(),
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"): BindingStrategy(),
+    ("admissionregistration.k8s.io", "MutatingAdmissionPolicy"): MutatingPolicyStrategy(),
+    ("storagemigration.k8s.io", "StorageVersionMigration"): StorageVersionMigrationStrategy(),
+    ("certificates.k8s.io", "PodCertificateRequest"): PodCertificateRequestStrategy(),
     ("admissionregistration.k8s.io", "MutatingAdmissionPolicyBinding"): MutatingBindingStrategy(),
 }
 _BY_KIND[("", "Binding")] = Strategy(create_action="bind")
