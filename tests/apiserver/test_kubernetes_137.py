@@ -253,7 +253,7 @@ def test_dra_defaults(server: LocalAPIServer) -> None:
     assert every["exactly"] == {"deviceClassName": "gpu", "allocationMode": "All"}
     assert either["firstAvailable"] == [
         {"name": "big", "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 1},
-        {"name": "none", "deviceClassName": "gpu", "allocationMode": "ExactCount"}]
+        {"name": "none", "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 1}]
     code, _, rule = raw.call("POST", "/apis/resource.k8s.io/v1/devicetaintrules", {
         "apiVersion": "resource.k8s.io/v1", "kind": "DeviceTaintRule", "metadata": {"name": "drain"},
         "spec": {"deviceSelector": {"driver": "gpu.example.com"}, "taint": {"key": "k", "effect": "NoSchedule"}}})
@@ -644,6 +644,16 @@ def test_emulated_1_34_drops_the_dra_fields_of_gates_off_before_1_36(emulated: L
             "deviceClassName": "gated-gpu", "tolerations": [{"key": "k", "operator": "Exists"}],
             "capacity": {"requests": {"memory": "1Gi"}}}}],
             "constraints": [{"requests": ["gpu"], "distinctAttribute": "example.com/id"}]}}})
+    assert code == 422 and claim["details"]["causes"] == [{  # 1.34 drops it: no attribute left
+        "reason": "FieldValueRequired", "message": "Required value",
+        "field": "spec.devices.constraints[0].matchAttribute"}], claim
+    code, _, claim = raw.call("POST", f"{base}/namespaces/default/resourceclaims", {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "gated"},
+        "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
+            "deviceClassName": "gated-gpu", "tolerations": [{"key": "k", "operator": "Exists"}],
+            "capacity": {"requests": {"memory": "1Gi"}}}}],
+            "constraints": [{"requests": ["gpu"], "distinctAttribute": "example.com/id",
+                             "matchAttribute": "example.com/model"}]}}})
     assert code == 201, claim
     exactly = claim["spec"]["devices"]["requests"][0]["exactly"]
     assert "tolerations" not in exactly and "capacity" not in exactly, exactly

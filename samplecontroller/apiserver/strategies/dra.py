@@ -48,6 +48,7 @@ from samplecontroller.apiserver.schema import (
     too_many,
 )
 from samplecontroller.apiserver.strategies.base import Obj, Schema, Strategy
+from samplecontroller.apiserver.strategies.recent import gate_enabled
 from samplecontroller.apiserver.validation import (
     dns1123_label_errors,
     dns1123_subdomain_errors,
@@ -58,7 +59,7 @@ from samplecontroller.apiserver.validation import (
 )
 
 __all__ = ["DeviceClassStrategy", "ResourceClaimStrategy", "ResourceClaimTemplateStrategy",
-           "ResourceSliceStrategy", "validate_device_class", "validate_resource_claim",
+           "ResourceSliceStrategy", "constraint_choice_errors", "validate_device_class", "validate_resource_claim",
            "validate_resource_claim_status", "validate_resource_claim_template", "validate_resource_slice"]
 
 Errors = list[FieldError]
@@ -347,10 +348,31 @@ def _constraint(constraint: Mapping[str, Any], path: str, names: _RequestNames) 
         errors += _fully_qualified_name(_str(constraint.get("matchAttribute")), f"{path}.matchAttribute")
     elif constraint.get("distinctAttribute") is not None:
         errors += _fully_qualified_name(_str(constraint.get("distinctAttribute")), f"{path}.distinctAttribute")
-    else:  # DRAConsumableCapacity is on at 1.37
-        errors.append(required(path, 'exactly one of "matchAttribute" or "distinctAttribute" is required, '
-                                     "but multiple fields are set"))
     return errors
+
+
+def constraint_choice_errors(obj: Mapping[str, Any], kind: str, consumable_capacity: bool) -> Errors:
+    """The constraints with neither ``matchAttribute`` nor ``distinctAttribute``, reported as
+    DRAConsumableCapacity (on from 1.36, ``consumable_capacity``) has kube report them."""
+    devices, path = _claim_devices(obj, kind)
+    errors: Errors = []
+    for i, constraint in enumerate(_list(devices.get("constraints"))):
+        constraint = _map(constraint)
+        if constraint.get("matchAttribute") is not None or constraint.get("distinctAttribute") is not None:
+            continue
+        if consumable_capacity:
+            errors.append(required(f"{path}.constraints[{i}]", 'exactly one of "matchAttribute" or '
+                                   '"distinctAttribute" is required, but multiple fields are set'))
+        else:
+            errors.append(required(f"{path}.constraints[{i}].matchAttribute"))
+    return errors
+
+
+def _claim_devices(obj: Mapping[str, Any], kind: str) -> tuple[Mapping[str, Any], str]:
+    spec = _map(obj.get("spec"))
+    if kind == "ResourceClaimTemplate":
+        return _map(_map(spec.get("spec")).get("devices")), "spec.spec.devices"
+    return _map(spec.get("devices")), "spec.devices"
 
 
 def _raw_extension(value: Any, path: str, max_length: int) -> Errors:
@@ -389,13 +411,13 @@ def _device_claim(devices: Mapping[str, Any], path: str) -> Errors:
 
 
 def validate_resource_claim(obj: Mapping[str, Any]) -> Errors:
-    """validateResourceClaimSpec of a new ResourceClaim."""
+    """validateResourceClaimSpec of a new ResourceClaim (but ``constraint_choice_errors``)."""
     return _device_claim(_map(_map(obj.get("spec")).get("devices")), "spec.devices")
 
 
 def validate_resource_claim_template(obj: Mapping[str, Any]) -> Errors:
     """validateResourceClaimTemplateSpec of a new ResourceClaimTemplate (its metadata's labels
-    and annotations: ValidateTemplateObjectMeta)."""
+    and annotations: ValidateTemplateObjectMeta), but ``constraint_choice_errors``."""
     spec = _map(obj.get("spec"))
     meta = _map(spec.get("metadata"))
     errors = validate_labels(meta.get("labels"), "spec.metadata.labels")
@@ -712,6 +734,10 @@ class ResourceClaimStrategy(Strategy):
     def validate_status(self, res: Resource, obj: Obj, old: Obj, sch: Schema) -> list[FieldError]:
         return super().validate_status(res, obj, old, sch) + validate_resource_claim_status(obj, old)
 
+    def validate_gated(self, res: Resource, obj: Obj, old: Obj | None, minor: int) -> list[FieldError]:
+        return super().validate_gated(res, obj, old, minor) + \
+            constraint_choice_errors(obj, res.kind, gate_enabled("DRAConsumableCapacity", minor))
+
     def validate_extra(self, obj: Obj, old: Obj | None) -> list[FieldError]:
         if old is None or obj.get("spec") == old.get("spec"):
             return []
@@ -723,6 +749,10 @@ class ResourceClaimTemplateStrategy(Strategy):
 
     def validate(self, res: Resource, obj: Obj, sch: Schema) -> list[FieldError]:
         return _merge(super().validate(res, obj, sch), validate_resource_claim_template(obj))
+
+    def validate_gated(self, res: Resource, obj: Obj, old: Obj | None, minor: int) -> list[FieldError]:
+        return super().validate_gated(res, obj, old, minor) + \
+            constraint_choice_errors(obj, res.kind, gate_enabled("DRAConsumableCapacity", minor))
 
     def validate_extra(self, obj: Obj, old: Obj | None) -> list[FieldError]:
         if old is None or obj.get("spec") == old.get("spec"):
