@@ -174,8 +174,8 @@ def test_claim_and_template_specs_are_immutable() -> None:
     assert len(found) == 1 and found[0].startswith("spec: Invalid value: ") and found[0].endswith(
         ": field is immutable")
     assert _errors(claim, old=_stored(claim)) == []
-    template = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": "t"},
-                "spec": {"spec": claim["spec"]}}
+    template: dict[str, Any] = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                                "metadata": {"name": "t"}, "spec": {"spec": claim["spec"]}}
     new = copy.deepcopy(template)
     new["spec"]["metadata"] = {"labels": {"a": "b"}}
     assert _errors(new, old=_stored(template))[-1].endswith(": field is immutable")
@@ -344,7 +344,8 @@ def test_slice_driver_pool_and_node_name_are_immutable() -> None:
 
 @pytest.mark.parametrize("kind", sorted(_PLURALS))
 def test_malformed_specs_do_not_raise(kind: str) -> None:
-    for spec in (None, [], "x", {"devices": "x", "spec": 1, "selectors": {}, "pool": [], "driver": 3},
-                 {"devices": {"requests": [1, None, {"exactly": []}], "constraints": "x"}}):
+    specs: tuple[Any, ...] = (None, [], "x", {"devices": "x", "spec": 1, "selectors": {}, "pool": [], "driver": 3},
+                              {"devices": {"requests": [1, None, {"exactly": []}], "constraints": "x"}})
+    for spec in specs:
         obj = {"apiVersion": "resource.k8s.io/v1", "kind": kind, "metadata": {"name": "x"}, "spec": spec}
         assert isinstance(_errors(obj), list)
