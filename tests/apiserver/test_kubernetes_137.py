@@ -299,7 +299,7 @@ def test_dra_validation_round_trips(server: LocalAPIServer) -> None:
         "reason": "FieldValueInvalid", "field": "spec.spec.devices.requests[0].exactly.count",
         "message": "Invalid value: 2: must not be specified when allocationMode is 'All'"}], bad
     slices = f"{base}/resourceslices"
-    body = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "rt"},
+    body: dict[str, Any] = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "rt"},
             "spec": {"driver": "gpu.example.com", "nodeName": "n1", "allNodes": True,
                      "pool": {"name": "p", "generation": 1, "resourceSliceCount": 1},
                      "devices": [{"name": "g0"}, {"name": "g0"}]}}
