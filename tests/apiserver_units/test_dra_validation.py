@@ -349,3 +349,34 @@ def test_malformed_specs_do_not_raise(kind: str) -> None:
     for spec in specs:
         obj = {"apiVersion": "resource.k8s.io/v1", "kind": kind, "metadata": {"name": "x"}, "spec": spec}
         assert isinstance(_errors(obj), list)
+
+
+def test_selectors_are_compiled_in_the_dra_cel_environment() -> None:
+    """CompileCELExpression: ``compilation failed: <issues>`` (Invalid), a non-bool result; the
+    expressions of a new claim only, at the compatibility version (1.36: no ``includes``)."""
+    claim = _claim(_exact(selectors=[{"cel": {"expression": e}} for e in (
+        "device.driver ==", '"x"', "[1]", 'device.attributes["a"].model == "x"', "[1].includes(1)",
+        "cel.bind(x, 1, x == 1)")]))
+    found = _errors(claim)
+    path = "spec.devices.requests[0].exactly.selectors"
+    assert found[0].startswith(f'{path}[0].cel.expression: Invalid value: "device.driver ==": compilation failed: '
+                               "ERROR: <input>:1:17: Syntax error: mismatched input '<EOF>'")
+    assert found[1:3] == [
+        f'{path}[1].cel.expression: Invalid value: "\\"x\\"": must evaluate to bool or the unknown type, not string',
+        f'{path}[2].cel.expression: Invalid value: "[1]": must evaluate to bool or the unknown type, not list(int)']
+    assert found[3].startswith(f'{path}[4].cel.expression: Invalid value: "[1].includes(1)": compilation failed: '
+                               "ERROR: <input>:1:13: undeclared reference to 'includes'")
+    assert found[4].startswith(f'{path}[5].cel.expression: Invalid value: "cel.bind(x, 1, x == 1)": compilation '
+                               "failed: ERROR: <input>:1:1: undeclared reference to 'cel'")
+    assert len(found) == 5
+    assert _errors(claim, old=_stored(claim)) == []  # an update checks immutability only
+
+
+def test_a_class_compiles_only_changed_selectors() -> None:
+    cls: dict[str, Any] = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
+                           "spec": {"selectors": [{"cel": {"expression": "device.driver =="}}]}}
+    assert len(_errors(cls)) == 1
+    assert _errors(cls, old=_stored(cls)) == []  # stored: kube does not compile it again
+    changed = copy.deepcopy(cls)
+    changed["spec"]["selectors"].append({"cel": {"expression": "true"}})
+    assert len(_errors(changed, old=_stored(cls))) == 1

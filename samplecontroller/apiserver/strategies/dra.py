@@ -59,7 +59,7 @@ from samplecontroller.apiserver.validation import (
 )
 
 __all__ = ["DeviceClassStrategy", "ResourceClaimStrategy", "ResourceClaimTemplateStrategy",
-           "ResourceSliceStrategy", "constraint_choice_errors", "validate_device_class", "validate_resource_claim",
+           "ResourceSliceStrategy", "cel_selector_errors", "constraint_choice_errors", "validate_device_class", "validate_resource_claim",
            "validate_resource_claim_status", "validate_resource_claim_template", "validate_resource_slice"]
 
 Errors = list[FieldError]
@@ -479,6 +479,96 @@ def validate_resource_claim_status(obj: Mapping[str, Any], old: Mapping[str, Any
     return errors
 
 
+# ---------------------------------------------------------------------------- CEL selectors
+
+_CEL_ENVS: dict[int, tuple[Any, Any]] = {}
+_SCALAR_TYPES = {"STRING": "string", "INT": "int", "UINT": "uint", "DOUBLE": "double", "BYTES": "bytes",
+                 "NULL": "null_type", "DURATION": "google.protobuf.Duration", "TIMESTAMP": "google.protobuf.Timestamp",
+                 "DYN": "dyn", "BOOL": "bool"}
+
+
+def _cel_envs(compat_minor: int) -> tuple[Any, Any]:
+    """kube's DRA environment for new expressions at compatibility version ``1.<compat_minor>``
+    (the base libraries of that version), ``device`` declared dyn here; and the same without
+    cel.bind (kube's base environment has no ext.Bindings: the rewrites here use it)."""
+    found = _CEL_ENVS.get(compat_minor)
+    if found is None:
+        from samplecontroller.apiserver.cel import formats
+        from samplecontroller.apiserver.cel.engine import DYN, Env
+        from samplecontroller.apiserver.cel.library import ext_lists, functions
+
+        libraries = functions(compat_minor) + formats.FUNCTIONS
+        found = _CEL_ENVS[compat_minor] = (
+            Env({"device": DYN}, libraries, formats.rewrite, ext_lists=ext_lists(compat_minor)),
+            Env({"device": DYN}, libraries, ext_lists=ext_lists(compat_minor), bindings=False))
+    return found
+
+
+def _go_type(name: str) -> str | None:
+    """cel-go's name of a result type (``list(int)``), None when not known for sure (maps: a
+    quantity or semver value has a map type here)."""
+    if name in _SCALAR_TYPES:
+        return _SCALAR_TYPES[name]
+    if name.startswith("LIST<") and name.endswith(">"):
+        inner = _go_type(name[5:-1])
+        return None if inner is None else f"list({inner})"
+    return None
+
+
+def _compile_selector(expression: str, path: str, compat_minor: int) -> Errors:
+    """CompileCELExpression's errors: ``compilation failed: <issues>`` (Invalid) and a result
+    that is neither a bool nor dyn. Not ported: the typed ``device`` (its fields' types are
+    not checked here), the cost limit."""
+    from samplecontroller.apiserver.cel.engine import CompileError, uses_bindings
+
+    env, no_bindings = _cel_envs(compat_minor)
+    try:
+        if uses_bindings(expression):
+            no_bindings.compile(expression)
+        program = env.compile(expression)
+    except CompileError as err:
+        return [invalid(path, expression, "compilation failed: " + err.detail)]
+    result = program.result_type
+    shown = _go_type(result)
+    if result not in ("BOOL", "DYN") and shown is not None:
+        return [invalid(path, expression, f"must evaluate to bool or the unknown type, not {shown}")]
+    return []
+
+
+def _selector_paths(selectors: Any, path: str) -> Iterable[tuple[str, str]]:
+    for j, selector in enumerate(_list(selectors)):
+        cel = _map(selector).get("cel")
+        expression = _map(cel).get("expression")
+        if isinstance(expression, str) and len(expression) <= CEL_EXPRESSION_MAX_LENGTH:
+            yield expression, f"{path}[{j}].cel.expression"
+
+
+def cel_selector_errors(obj: Mapping[str, Any], kind: str, old: Mapping[str, Any] | None,
+                        compat_minor: int) -> Errors:
+    """The CEL selectors of a new claim or claim template, or a class's changed ones (kube
+    treats unchanged ones as stored and does not compile them again), compiled."""
+    found: list[tuple[str, str]] = []
+    if kind == "DeviceClass":
+        spec = _map(obj.get("spec"))
+        if old is None or spec.get("selectors") != _map(old.get("spec")).get("selectors"):
+            found += _selector_paths(spec.get("selectors"), "spec.selectors")
+    elif old is None:
+        devices, path = _claim_devices(obj, kind)
+        for i, request in enumerate(_list(devices.get("requests"))):
+            request = _map(request)
+            if isinstance(request.get("exactly"), Mapping) and not _list(request.get("firstAvailable")):
+                found += _selector_paths(request["exactly"].get("selectors"),
+                                         f"{path}.requests[{i}].exactly.selectors")
+            elif request.get("exactly") is None:
+                for k, sub in enumerate(_list(request.get("firstAvailable"))):
+                    found += _selector_paths(_map(sub).get("selectors"),
+                                             f"{path}.requests[{i}].firstAvailable[{k}].selectors")
+    errors: Errors = []
+    for expression, path in found:
+        errors += _compile_selector(expression, path, compat_minor)
+    return errors
+
+
 # ---------------------------------------------------------------------------- classes
 
 
@@ -736,7 +826,8 @@ class ResourceClaimStrategy(Strategy):
 
     def validate_gated(self, res: Resource, obj: Obj, old: Obj | None, minor: int) -> list[FieldError]:
         return super().validate_gated(res, obj, old, minor) + \
-            constraint_choice_errors(obj, res.kind, gate_enabled("DRAConsumableCapacity", minor))
+            constraint_choice_errors(obj, res.kind, gate_enabled("DRAConsumableCapacity", minor)) + \
+            cel_selector_errors(obj, res.kind, old, minor - 1)
 
     def validate_extra(self, obj: Obj, old: Obj | None) -> list[FieldError]:
         if old is None or obj.get("spec") == old.get("spec"):
@@ -752,7 +843,8 @@ class ResourceClaimTemplateStrategy(Strategy):
 
     def validate_gated(self, res: Resource, obj: Obj, old: Obj | None, minor: int) -> list[FieldError]:
         return super().validate_gated(res, obj, old, minor) + \
-            constraint_choice_errors(obj, res.kind, gate_enabled("DRAConsumableCapacity", minor))
+            constraint_choice_errors(obj, res.kind, gate_enabled("DRAConsumableCapacity", minor)) + \
+            cel_selector_errors(obj, res.kind, old, minor - 1)
 
     def validate_extra(self, obj: Obj, old: Obj | None) -> list[FieldError]:
         if old is None or obj.get("spec") == old.get("spec"):
@@ -765,6 +857,9 @@ class DeviceClassStrategy(Strategy):
 
     def validate(self, res: Resource, obj: Obj, sch: Schema) -> list[FieldError]:
         return _merge(super().validate(res, obj, sch), validate_device_class(obj))
+
+    def validate_gated(self, res: Resource, obj: Obj, old: Obj | None, minor: int) -> list[FieldError]:
+        return super().validate_gated(res, obj, old, minor) + cel_selector_errors(obj, res.kind, old, minor - 1)
 
 
 class ResourceSliceStrategy(Strategy):
