@@ -174,6 +174,8 @@ def test_claim_and_template_specs_are_immutable() -> None:
     assert len(found) == 1 and found[0].startswith("spec: Invalid value: ") and found[0].endswith(
         ": field is immutable")
     assert _errors(claim, old=_stored(claim)) == []
+    invalid_change = _claim(_exact("BAD"))  # kube checks only that the spec did not change
+    assert [e.split(": ")[0] for e in _errors(invalid_change, old=_stored(claim))] == ["spec"]
     template: dict[str, Any] = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
                                 "metadata": {"name": "t"}, "spec": {"spec": claim["spec"]}}
     new = copy.deepcopy(template)
@@ -274,6 +276,7 @@ def test_slice_driver_pool_and_node_choice() -> None:
         'spec: Invalid value: "{`nodeName`, `allNodes`}": exactly one of `nodeName`, `nodeSelector`, `allNodes`, '
         "`perDeviceNodeSelection` is required, but multiple fields are set"]
     assert _errors(_slice(nodeName=None, nodeSelector={"nodeSelectorTerms": []})) == [
+        "spec.nodeSelector.nodeSelectorTerms: Required value: must have at least one node selector term",
         "spec.nodeSelector.nodeSelectorTerms: Invalid value: []: must have exactly one node selector term"]
     assert _errors(_slice(devices=[], sharedCounters=[])) == [
         'spec: Invalid value: "": only one of `sharedCounters` or `devices` is allowed']
@@ -380,3 +383,32 @@ def test_a_class_compiles_only_changed_selectors() -> None:
     changed = copy.deepcopy(cls)
     changed["spec"]["selectors"].append({"cel": {"expression": "true"}})
     assert len(_errors(changed, old=_stored(cls))) == 1
+
+
+def test_slice_node_selectors() -> None:
+    selector = {"nodeSelectorTerms": [{
+        "matchExpressions": [{"key": "a", "operator": "In"}, {"key": "b", "operator": "Exists", "values": ["x"]},
+                             {"key": "c", "operator": "Gt", "values": ["1", "2"]}, {"key": "bad key", "operator": "Near"}],
+        "matchFields": [{"key": "metadata.name", "operator": "In", "values": ["a", "b"]},
+                        {"key": "spec.x", "operator": "Exists"}, {"key": "metadata.name", "operator": "In",
+                                                                   "values": ["Bad_Node"]}]}]}
+    found = _errors(_slice(nodeName=None, nodeSelector=selector))
+    path = "spec.nodeSelector.nodeSelectorTerms[0]"
+    assert found[:4] == [
+        f"{path}.matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn'",
+        f"{path}.matchExpressions[1].values: Forbidden: may not be specified when `operator` is 'Exists' or "
+        "'DoesNotExist'",
+        f"{path}.matchExpressions[2].values: Required value: must be specified single value when `operator` is "
+        "'Lt' or 'Gt'",
+        f'{path}.matchExpressions[3].operator: Invalid value: "Near": not a valid selector operator']
+    assert found[4].startswith(f'{path}.matchExpressions[3].key: Invalid value: "bad key": name part must')
+    assert found[5:] == [
+        f"{path}.matchFields[0].values: Required value: must be only one value when `operator` is 'In' or 'NotIn' "
+        "for node field selector",
+        f'{path}.matchFields[1].operator: Invalid value: "Exists": not a valid selector operator',
+        f'{path}.matchFields[1].key: Invalid value: "spec.x": not a valid field selector key',
+        f'{path}.matchFields[2].values[0]: Invalid value: "Bad_Node": {_DNS_SUBDOMAIN}']
+    per_device = _slice(nodeName=None, perDeviceNodeSelection=True,
+                        devices=[{"name": "a", "nodeSelector": {"nodeSelectorTerms": []}}])
+    assert _errors(per_device) == ["spec.devices[0].nodeSelector.nodeSelectorTerms: Required value: must have at "
+                                   "least one node selector term"]

@@ -16,14 +16,15 @@ DeclarativeValidationTakeover gate is off):
 - DeviceClass: selectors, config, ``extendedResourceName``;
 - ResourceSlice: driver, pool, exactly one of ``nodeName``/``nodeSelector``/``allNodes``/
   ``perDeviceNodeSelection``, devices (at most 128, or 64 with taints or counters; unique
-  DNS-label names, attributes' qualified names and single values, at most 32 attributes and
+  DNS-label names, attributes' qualified names and single values, node selectors, at most 32 attributes and
   capacities, capacity ``requestPolicy`` only with ``allowMultipleAllocations``, taints,
   counter consumption, per-device node selection, binding conditions), shared counter sets;
   on update ``driver``, ``pool.name`` and ``nodeName`` are immutable.
 
-Not ported (accepted here, maybe refused by kube): compiling CEL selector expressions with kube's
-DRA CEL environment (and their cost limit), derived attributes (alpha, dropped at 1.37),
-``nodeSelector`` contents beyond the single-term rule, capacity request policies' values and
+CEL selectors are compiled (``cel_selector_errors``) in an environment whose ``device`` is dyn.
+Not ported (accepted here, maybe refused by kube): the typed ``device`` of kube's DRA CEL
+environment and the selectors' cost limit, derived attributes (alpha, dropped at 1.37), label
+values of node selector requirements, capacity request policies' values and
 ranges, list-typed attribute value counts, node allocatable resources, partition type
 attributes, a status's ``devices`` and ``allocation.nodeSelector``.
 """
@@ -597,6 +598,50 @@ def _node_name(name: str, path: str) -> Errors:
     return _subdomain(name, path)
 
 
+def _node_selector(selector: Any, path: str) -> Errors:
+    """corevalidation.ValidateNodeSelector: at least one term; each term's matchExpressions
+    (operators and their values, label-name keys) and matchFields (``metadata.name`` only, one
+    value for In/NotIn, a node name)."""
+    terms = _list(_map(selector).get("nodeSelectorTerms"))
+    if not terms:
+        return [required(f"{path}.nodeSelectorTerms", "must have at least one node selector term")]
+    errors: Errors = []
+    for i, term in enumerate(terms):
+        term_path = f"{path}.nodeSelectorTerms[{i}]"
+        for j, req in enumerate(_list(_map(term).get("matchExpressions"))):
+            req, req_path = _map(req), f"{term_path}.matchExpressions[{j}]"
+            op, values = req.get("operator"), _list(req.get("values"))
+            if op in ("In", "NotIn"):
+                if not values:
+                    errors.append(required(f"{req_path}.values", "must be specified when `operator` is 'In' or 'NotIn'"))
+            elif op in ("Exists", "DoesNotExist"):
+                if values:
+                    errors.append(forbidden(f"{req_path}.values",
+                                            "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
+            elif op in ("Gt", "Lt"):
+                if len(values) != 1:
+                    errors.append(required(f"{req_path}.values",
+                                           "must be specified single value when `operator` is 'Lt' or 'Gt'"))
+            else:
+                errors.append(invalid(f"{req_path}.operator", _str(op), "not a valid selector operator"))
+            errors += _label_name(_str(req.get("key")), f"{req_path}.key")
+        for j, req in enumerate(_list(_map(term).get("matchFields"))):
+            req, req_path = _map(req), f"{term_path}.matchFields[{j}]"
+            op, values = req.get("operator"), _list(req.get("values"))
+            if op in ("In", "NotIn"):
+                if len(values) != 1:
+                    errors.append(required(f"{req_path}.values", "must be only one value when `operator` is "
+                                                                 "'In' or 'NotIn' for node field selector"))
+            else:
+                errors.append(invalid(f"{req_path}.operator", _str(op), "not a valid selector operator"))
+            if req.get("key") != "metadata.name":
+                errors.append(invalid(f"{req_path}.key", _str(req.get("key")), "not a valid field selector key"))
+            else:
+                for k, value in enumerate(values):
+                    errors += _subdomain(_str(value), f"{req_path}.values[{k}]")
+    return errors
+
+
 def _binding_parameters(item: Mapping[str, Any], path: str) -> Errors:
     conditions = [_str(c) for c in _list(item.get("bindingConditions"))]
     failures = [_str(c) for c in _list(item.get("bindingFailureConditions"))]
@@ -725,6 +770,7 @@ def _device(device: Mapping[str, Any], path: str, old_device: Mapping[str, Any] 
                 errors.append(invalid(f"{path}.nodeName", _str(node_name), "must not be empty"))
         if node_selector is not None:
             set_fields.append("`nodeSelector`")
+            errors += _node_selector(node_selector, f"{path}.nodeSelector")
         if all_nodes is not None:
             if all_nodes is True:
                 set_fields.append("`allNodes`")
@@ -779,6 +825,7 @@ def validate_resource_slice(obj: Mapping[str, Any], old: Mapping[str, Any] | Non
     selector = spec.get("nodeSelector")
     if selector is not None:
         set_fields.append("`nodeSelector`")
+        errors += _node_selector(selector, "spec.nodeSelector")
         terms = _list(_map(selector).get("nodeSelectorTerms"))
         if len(terms) != 1:
             errors.append(invalid("spec.nodeSelector.nodeSelectorTerms", terms, "must have exactly one node selector term"))
@@ -808,48 +855,53 @@ def validate_resource_slice(obj: Mapping[str, Any], old: Mapping[str, Any] | Non
 # ---------------------------------------------------------------------------- strategies
 
 
-def _merge(schema_errors: Errors, kind_errors: Errors) -> Errors:
-    """The schema's errors (types, required fields) and the kind's, without a schema Required
-    where the kind's rules already report that field."""
+def _uncovered(schema_errors: Errors, kind_errors: Errors) -> Errors:
+    """The schema's errors (types, required fields) but a Required of a field the kind's rules
+    already report."""
     fields = {e.field for e in kind_errors}
-    return [e for e in schema_errors if not (e.type == ERROR_REQUIRED and e.field in fields)] + kind_errors
+    return [e for e in schema_errors if not (e.type == ERROR_REQUIRED and e.field in fields)]
 
 
-class ResourceClaimStrategy(Strategy):
-    """ValidateResourceClaim, ValidateResourceClaimUpdate and ValidateResourceClaimStatusUpdate."""
+def _merge(schema_errors: Errors, kind_errors: Errors) -> Errors:
+    """The schema's uncovered errors, then the kind's."""
+    return _uncovered(schema_errors, kind_errors) + kind_errors
+
+
+class _ClaimSpecStrategy(Strategy):
+    """A kind whose spec kube validates on create only (``validate_gated``, which knows the
+    stored object): an update checks that the spec did not change (``validate_extra``)."""
+
+    def _spec_errors(self, obj: Obj) -> Errors:
+        return validate_resource_claim(obj)
 
     def validate(self, res: Resource, obj: Obj, sch: Schema) -> list[FieldError]:
-        return _merge(super().validate(res, obj, sch), validate_resource_claim(obj))
+        return _uncovered(super().validate(res, obj, sch), self._spec_errors(obj))
+
+    def validate_gated(self, res: Resource, obj: Obj, old: Obj | None, minor: int) -> list[FieldError]:
+        errors = super().validate_gated(res, obj, old, minor)
+        if old is not None:
+            return errors
+        return errors + self._spec_errors(obj) + \
+            constraint_choice_errors(obj, res.kind, gate_enabled("DRAConsumableCapacity", minor)) + \
+            cel_selector_errors(obj, res.kind, old, minor - 1)
+
+    def validate_extra(self, obj: Obj, old: Obj | None) -> list[FieldError]:
+        if old is None or obj.get("spec") == old.get("spec"):
+            return []
+        return [invalid("spec", obj.get("spec"), "field is immutable")]
+
+
+class ResourceClaimStrategy(_ClaimSpecStrategy):
+    """ValidateResourceClaim, ValidateResourceClaimUpdate and ValidateResourceClaimStatusUpdate."""
 
     def validate_status(self, res: Resource, obj: Obj, old: Obj, sch: Schema) -> list[FieldError]:
         return super().validate_status(res, obj, old, sch) + validate_resource_claim_status(obj, old)
 
-    def validate_gated(self, res: Resource, obj: Obj, old: Obj | None, minor: int) -> list[FieldError]:
-        return super().validate_gated(res, obj, old, minor) + \
-            constraint_choice_errors(obj, res.kind, gate_enabled("DRAConsumableCapacity", minor)) + \
-            cel_selector_errors(obj, res.kind, old, minor - 1)
-
-    def validate_extra(self, obj: Obj, old: Obj | None) -> list[FieldError]:
-        if old is None or obj.get("spec") == old.get("spec"):
-            return []
-        return [invalid("spec", obj.get("spec"), "field is immutable")]
-
-
-class ResourceClaimTemplateStrategy(Strategy):
+class ResourceClaimTemplateStrategy(_ClaimSpecStrategy):
     """ValidateResourceClaimTemplate and ValidateResourceClaimTemplateUpdate."""
 
-    def validate(self, res: Resource, obj: Obj, sch: Schema) -> list[FieldError]:
-        return _merge(super().validate(res, obj, sch), validate_resource_claim_template(obj))
-
-    def validate_gated(self, res: Resource, obj: Obj, old: Obj | None, minor: int) -> list[FieldError]:
-        return super().validate_gated(res, obj, old, minor) + \
-            constraint_choice_errors(obj, res.kind, gate_enabled("DRAConsumableCapacity", minor)) + \
-            cel_selector_errors(obj, res.kind, old, minor - 1)
-
-    def validate_extra(self, obj: Obj, old: Obj | None) -> list[FieldError]:
-        if old is None or obj.get("spec") == old.get("spec"):
-            return []
-        return [invalid("spec", obj.get("spec"), "field is immutable")]
+    def _spec_errors(self, obj: Obj) -> Errors:
+        return validate_resource_claim_template(obj)
 
 
 class DeviceClassStrategy(Strategy):
