@@ -412,3 +412,21 @@ def test_slice_node_selectors() -> None:
                         devices=[{"name": "a", "nodeSelector": {"nodeSelectorTerms": []}}])
     assert _errors(per_device) == ["spec.devices[0].nodeSelector.nodeSelectorTerms: Required value: must have at "
                                    "least one node selector term"]
+
+
+def test_claim_status_devices_and_allocation_node_selector() -> None:
+    claim = _claim(_exact())
+    allocation = {**_ALLOCATION, "nodeSelector": {"nodeSelectorTerms": []}}
+    devices = [{"driver": "gpu.example.com", "pool": "pool", "device": "g0", "data": [1],
+                "conditions": [{"type": f"c{i}"} for i in range(9)]},
+               {"driver": "gpu.example.com", "pool": "pool", "device": "g1",
+                "networkData": {"interfaceName": "x" * 257, "ips": ["10.0.0.1/24", "10.0.0.1/24"]}},
+               {"driver": "gpu.example.com", "pool": "pool", "device": "g0"}]
+    assert _status_errors(claim, {"allocation": allocation, "devices": devices}) == [
+        "status.allocation.nodeSelector.nodeSelectorTerms: Required value: must have at least one node selector term",
+        "status.devices[0].conditions: Too many: 9: must have at most 8 items",
+        'status.devices[0].data: Invalid value: "<value omitted>": must be a valid JSON object',
+        "status.devices[1]: Invalid value: gpu.example.com/pool/g1: must be an allocated device in the claim",
+        "status.devices[1].networkData.interfaceName: Too long: may not be more than 256 bytes",
+        'status.devices[1].networkData.ips[1]: Duplicate value: "10.0.0.1/24"',
+        "status.devices[2]: Duplicate value: gpu.example.com/pool/g0"]

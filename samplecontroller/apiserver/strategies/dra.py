@@ -26,7 +26,8 @@ Not ported (accepted here, maybe refused by kube): the typed ``device`` of kube'
 environment and the selectors' cost limit, derived attributes (alpha, dropped at 1.37), label
 values of node selector requirements, capacity request policies' values and
 ranges, list-typed attribute value counts, node allocatable resources, partition type
-attributes, a status's ``devices`` and ``allocation.nodeSelector``.
+attributes; in a status's ``devices``, ``shareID`` formats, conditions' contents and
+``networkData.ips`` addresses.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from samplecontroller.apiserver.restmapper import Resource
 from samplecontroller.apiserver.schema import (
     ERROR_REQUIRED,
     FieldError,
+    GoRaw,
     duplicate,
     forbidden,
     invalid,
@@ -88,6 +90,11 @@ DEVICE_TAINTS_MAX = 16
 BINDING_CONDITIONS_MAX = 4
 MAX_DOMAIN_LENGTH = 63
 MAX_ID_LENGTH = 32
+DEVICE_STATUS_MAX_CONDITIONS = 8
+DEVICE_STATUS_DATA_MAX_LENGTH = 10 * 1024
+INTERFACE_NAME_MAX_LENGTH = 256
+HARDWARE_ADDRESS_MAX_LENGTH = 128
+NETWORK_MAX_IPS = 16
 _KEY_TRUNCATE = MAX_DOMAIN_LENGTH + 1 + MAX_ID_LENGTH
 
 _REQUEST_REF = "must be the name of a request in the claim or the name of a request and a subrequest separated by '/'"
@@ -477,7 +484,44 @@ def validate_resource_claim_status(obj: Mapping[str, Any], old: Mapping[str, Any
                          lambda r, p: _allocation_result(r, p, names), "status.allocation.devices.results")
         errors += _items(_list(devices.get("config")), 2 * CONFIG_MAX,
                          lambda c, p: _allocation_config(c, p, names), "status.allocation.devices.config")
-    return errors
+        if allocation.get("nodeSelector") is not None:
+            errors += _node_selector(allocation["nodeSelector"], "status.allocation.nodeSelector")
+    return errors + _device_statuses(status)
+
+
+def _shared_device_id(item: Mapping[str, Any]) -> str:
+    """structured.SharedDeviceID's String(): ``driver/pool/device[/shareID]``."""
+    found = f"{_str(item.get('driver'))}/{_str(item.get('pool'))}/{_str(item.get('device'))}"
+    return found + (f"/{_str(item.get('shareID'))}" if item.get("shareID") is not None else "")
+
+
+def _device_statuses(status: Mapping[str, Any]) -> Errors:
+    """status.devices (validateDeviceStatus, its plain rules)."""
+    results = _list(_map(_map(status.get("allocation")).get("devices")).get("results"))
+    allocated = {_shared_device_id(_map(r)) for r in results}
+
+    def check(device: Mapping[str, Any], path: str) -> Errors:
+        errors = _driver(_str(device.get("driver")), f"{path}.driver")
+        errors += _pool_name(_str(device.get("pool")), f"{path}.pool")
+        errors += _label(_str(device.get("device")), f"{path}.device")
+        if _shared_device_id(device) not in allocated:
+            errors.append(invalid(path, GoRaw(_shared_device_id(device)), "must be an allocated device in the claim"))
+        conditions = _list(device.get("conditions"))
+        if len(conditions) > DEVICE_STATUS_MAX_CONDITIONS:
+            errors.append(too_many(f"{path}.conditions", len(conditions), DEVICE_STATUS_MAX_CONDITIONS))
+        if device.get("data") is not None:
+            errors += _raw_extension(device["data"], f"{path}.data", DEVICE_STATUS_DATA_MAX_LENGTH)
+        network = device.get("networkData")
+        if isinstance(network, Mapping):
+            if len(_str(network.get("interfaceName"))) > INTERFACE_NAME_MAX_LENGTH:
+                errors.append(too_long(f"{path}.networkData.interfaceName", INTERFACE_NAME_MAX_LENGTH))
+            if len(_str(network.get("hardwareAddress"))) > HARDWARE_ADDRESS_MAX_LENGTH:
+                errors.append(too_long(f"{path}.networkData.hardwareAddress", HARDWARE_ADDRESS_MAX_LENGTH))
+            errors += _strings(_list(network.get("ips")), NETWORK_MAX_IPS, lambda v, p: [], f"{path}.networkData.ips")
+        return errors
+
+    return _items(_list(status.get("devices")), -1, check, "status.devices",
+                  lambda d: GoRaw(_shared_device_id(_map(d))))
 
 
 # ---------------------------------------------------------------------------- CEL selectors
