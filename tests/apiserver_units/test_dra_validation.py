@@ -13,7 +13,8 @@ from samplecontroller.apiserver.restmapper import Resource
 from samplecontroller.apiserver.strategies import for_kind
 
 _PLURALS = {"ResourceClaim": "resourceclaims", "ResourceClaimTemplate": "resourceclaimtemplates",
-            "DeviceClass": "deviceclasses", "ResourceSlice": "resourceslices"}
+            "DeviceClass": "deviceclasses", "ResourceSlice": "resourceslices",
+            "DeviceTaintRule": "devicetaintrules"}
 _DNS_LABEL = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must "
               "start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for "
               "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
@@ -430,3 +431,20 @@ def test_claim_status_devices_and_allocation_node_selector() -> None:
         "status.devices[1].networkData.interfaceName: Too long: may not be more than 256 bytes",
         'status.devices[1].networkData.ips[1]: Duplicate value: "10.0.0.1/24"',
         "status.devices[2]: Duplicate value: gpu.example.com/pool/g0"]
+
+
+def test_device_taint_rule() -> None:
+    rule: dict[str, Any] = {
+        "apiVersion": "resource.k8s.io/v1", "kind": "DeviceTaintRule", "metadata": {"name": "r"},
+        "spec": {"deviceSelector": {"driver": "Bad_Driver", "pool": "", "device": "G0"},
+                 "taint": {"key": "k", "value": "-", "effect": "Sometimes"}}}
+    found = _errors(rule)
+    assert found[:3] == [
+        f'spec.deviceSelector.driver: Invalid value: "Bad_Driver": {_DNS_SUBDOMAIN}',
+        "spec.deviceSelector.pool: Required value",
+        f'spec.deviceSelector.device: Invalid value: "G0": {_DNS_LABEL}']
+    assert found[3].startswith('spec.taint.value: Invalid value: "-": a valid label must')
+    assert found[4:] == ['spec.taint.effect: Unsupported value: "Sometimes": supported values: "NoExecute", '
+                         '"NoSchedule", "None"']
+    good = {**rule, "spec": {"taint": {"key": "k", "effect": "NoSchedule"}}}
+    assert _errors(good) == []

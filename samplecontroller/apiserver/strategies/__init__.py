@@ -7,8 +7,8 @@
   Pod with graceful deletion and the Priority admission plugin, Job, PriorityClass, ...),
   ``services`` (cluster IPs and node ports), ``certificates`` (CertificateSigningRequests), ``crd``,
   ``claims`` (a PersistentVolumeClaim's data sources), ``storage`` (VolumeAttributesClass,
-  CSIDriver updates), ``dra`` (resource.k8s.io's DeviceClass, ResourceClaim(Template) and
-  ResourceSlice), ``recent`` (the fields of 1.33-1.37 and
+  CSIDriver updates), ``dra`` (resource.k8s.io's DeviceClass, ResourceClaim(Template),
+  ResourceSlice and DeviceTaintRule), ``recent`` (the fields of 1.33-1.37 and
   their feature gates).
 - ``defaults``: upstream defaulting (pkg/apis/*/v1/defaults.go) plus the admission plugins every
   cluster runs on create that need no other object (ServiceAccount, DefaultTolerationSeconds), and
@@ -31,6 +31,7 @@ from samplecontroller.apiserver.strategies.crd import CRD_FINALIZER, CRDStrategy
 from samplecontroller.apiserver.strategies.defaults import apply_defaults
 from samplecontroller.apiserver.strategies.dra import (
     DeviceClassStrategy,
+    DeviceTaintRuleStrategy,
     ResourceClaimStrategy,
     ResourceClaimTemplateStrategy,
     ResourceSliceStrategy,
@@ -100,6 +101,7 @@ _BY_KIND: dict[tuple[str, str], Strategy] = {
     ("resource.k8s.io", "ResourceClaim"): ResourceClaimStrategy(returns_deleted=True),
     ("resource.k8s.io", "ResourceClaimTemplate"): ResourceClaimTemplateStrategy(returns_deleted=True),
     ("resource.k8s.io", "ResourceSlice"): ResourceSliceStrategy(tracks_generation=True, returns_deleted=True),
+    ("resource.k8s.io", "DeviceTaintRule"): DeviceTaintRuleStrategy(),
     ("certificates.k8s.io", "CertificateSigningRequest"): CertificateSigningRequestStrategy(),
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"): PolicyStrategy(),
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"): BindingStrategy(),

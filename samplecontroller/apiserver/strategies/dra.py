@@ -19,7 +19,9 @@ DeclarativeValidationTakeover gate is off):
   DNS-label names, attributes' qualified names and single values, node selectors, at most 32 attributes and
   capacities, capacity ``requestPolicy`` only with ``allowMultipleAllocations``, taints,
   counter consumption, per-device node selection, binding conditions), shared counter sets;
-  on update ``driver``, ``pool.name`` and ``nodeName`` are immutable.
+  on update ``driver``, ``pool.name`` and ``nodeName`` are immutable;
+- DeviceTaintRule: the selector's driver, pool and device names, the taint's key, value and
+  effect (not its status).
 
 CEL selectors are compiled (``cel_selector_errors``) in an environment whose ``device`` is dyn.
 Not ported (accepted here, maybe refused by kube): the typed ``device`` of kube's DRA CEL
@@ -61,8 +63,8 @@ from samplecontroller.apiserver.validation import (
     validate_labels,
 )
 
-__all__ = ["DeviceClassStrategy", "ResourceClaimStrategy", "ResourceClaimTemplateStrategy",
-           "ResourceSliceStrategy", "cel_selector_errors", "constraint_choice_errors", "validate_device_class", "validate_resource_claim",
+__all__ = ["DeviceClassStrategy", "DeviceTaintRuleStrategy", "ResourceClaimStrategy", "ResourceClaimTemplateStrategy",
+           "ResourceSliceStrategy", "cel_selector_errors", "constraint_choice_errors", "validate_device_class", "validate_device_taint_rule", "validate_resource_claim",
            "validate_resource_claim_status", "validate_resource_claim_template", "validate_resource_slice"]
 
 Errors = list[FieldError]
@@ -946,6 +948,45 @@ class ResourceClaimTemplateStrategy(_ClaimSpecStrategy):
 
     def _spec_errors(self, obj: Obj) -> Errors:
         return validate_resource_claim_template(obj)
+
+
+def validate_device_taint_rule(obj: Mapping[str, Any], old: Mapping[str, Any] | None = None) -> Errors:
+    """validateDeviceTaintRuleSpec (``old``: the stored rule of an update, whose unchanged
+    effect is not checked again)."""
+    spec = _map(obj.get("spec"))
+    selector = spec.get("deviceSelector")
+    errors: Errors = []
+    if isinstance(selector, Mapping):
+        path = "spec.deviceSelector"
+        if selector.get("driver") is not None:
+            errors += _driver(_str(selector["driver"]), f"{path}.driver")
+        if selector.get("pool") is not None:
+            errors += _pool_name(_str(selector["pool"]), f"{path}.pool")
+        if selector.get("device") is not None:
+            errors += _label(_str(selector["device"]), f"{path}.device")
+    taint = _map(spec.get("taint"))
+    old_taint = _map(_map(old.get("spec")).get("taint")) if old is not None else None
+    errors += _label_name(_str(taint.get("key")), "spec.taint.key")
+    if _str(taint.get("value")):
+        errors += _label_value(_str(taint.get("value")), "spec.taint.value")
+    effect = _str(taint.get("effect"))
+    if old_taint is None or _str(old_taint.get("effect")) != effect:
+        if not effect:
+            errors.append(required("spec.taint.effect"))
+        elif effect not in _TAINT_EFFECTS:
+            errors.append(not_supported("spec.taint.effect", effect, _TAINT_EFFECTS))
+    return errors
+
+
+class DeviceTaintRuleStrategy(Strategy):
+    """ValidateDeviceTaintRule and ValidateDeviceTaintRuleUpdate (``validate_gated``, which
+    knows the stored rule: an unchanged effect is not checked again)."""
+
+    def validate(self, res: Resource, obj: Obj, sch: Schema) -> list[FieldError]:
+        return _uncovered(super().validate(res, obj, sch), validate_device_taint_rule(obj))
+
+    def validate_gated(self, res: Resource, obj: Obj, old: Obj | None, minor: int) -> list[FieldError]:
+        return super().validate_gated(res, obj, old, minor) + validate_device_taint_rule(obj, old)
 
 
 class DeviceClassStrategy(Strategy):
