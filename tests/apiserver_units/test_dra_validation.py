@@ -448,3 +448,15 @@ def test_device_taint_rule() -> None:
                          '"NoSchedule", "None"']
     good = {**rule, "spec": {"taint": {"key": "k", "effect": "NoSchedule"}}}
     assert _errors(good) == []
+
+
+def test_a_toleration_operator_defaults_to_equal() -> None:
+    """DeviceToleration's ``+default="Equal"``: a toleration without operator is valid."""
+    claim = _claim(_exact(tolerations=[{"key": "k", "value": "v"}]),
+                   {"name": "any", "firstAvailable": [{"name": "a", "deviceClassName": "gpu",
+                                                       "tolerations": [{"key": "k"}]}]})
+    assert _errors(claim) == []
+    stored = _stored(claim)
+    requests = stored["spec"]["devices"]["requests"]
+    assert requests[0]["exactly"]["tolerations"] == [{"key": "k", "value": "v", "operator": "Equal"}]
+    assert requests[1]["firstAvailable"][0]["tolerations"] == [{"key": "k", "operator": "Equal"}]
