@@ -460,3 +460,15 @@ def test_a_toleration_operator_defaults_to_equal() -> None:
     requests = stored["spec"]["devices"]["requests"]
     assert requests[0]["exactly"]["tolerations"] == [{"key": "k", "value": "v", "operator": "Equal"}]
     assert requests[1]["firstAvailable"][0]["tolerations"] == [{"key": "k", "operator": "Equal"}]
+
+
+def test_template_metadata_allows_only_labels_and_annotations() -> None:
+    """ValidateTemplateObjectMeta's validateFieldAllowList (the Go field name, lower-cased
+    first letter: ``uID``)."""
+    template = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": "t"},
+                "spec": {"metadata": {"name": "n", "uid": "u", "generation": 0, "finalizers": [],
+                                      "labels": {"a": "b"}, "annotations": {"c": "d"}},
+                         "spec": {"devices": {"requests": [_exact()]}}}}
+    assert _errors(template) == ["spec.metadata.name: Forbidden: cannot be set",
+                                 "spec.metadata.uID: Forbidden: cannot be set",
+                                 "spec.metadata.finalizers: Forbidden: cannot be set"]

@@ -425,13 +425,28 @@ def validate_resource_claim(obj: Mapping[str, Any]) -> Errors:
     return _device_claim(_map(_map(obj.get("spec")).get("devices")), "spec.devices")
 
 
+# metav1.ObjectMeta's fields in declaration order but Labels and Annotations: (Go name, JSON key)
+_OBJECT_META_FIELDS = (("Name", "name"), ("GenerateName", "generateName"), ("Namespace", "namespace"),
+                       ("SelfLink", "selfLink"), ("UID", "uid"), ("ResourceVersion", "resourceVersion"),
+                       ("Generation", "generation"), ("CreationTimestamp", "creationTimestamp"),
+                       ("DeletionTimestamp", "deletionTimestamp"),
+                       ("DeletionGracePeriodSeconds", "deletionGracePeriodSeconds"),
+                       ("OwnerReferences", "ownerReferences"), ("Finalizers", "finalizers"),
+                       ("ManagedFields", "managedFields"))
+
+
 def validate_resource_claim_template(obj: Mapping[str, Any]) -> Errors:
-    """validateResourceClaimTemplateSpec of a new ResourceClaimTemplate (its metadata's labels
-    and annotations: ValidateTemplateObjectMeta), but ``constraint_choice_errors``."""
+    """validateResourceClaimTemplateSpec of a new ResourceClaimTemplate (its metadata:
+    ValidateTemplateObjectMeta, only labels and annotations may be set), but
+    ``constraint_choice_errors``."""
     spec = _map(obj.get("spec"))
     meta = _map(spec.get("metadata"))
-    errors = validate_labels(meta.get("labels"), "spec.metadata.labels")
-    errors += validate_annotations(meta.get("annotations"), "spec.metadata.annotations")
+    errors = validate_annotations(meta.get("annotations"), "spec.metadata.annotations")
+    errors += validate_labels(meta.get("labels"), "spec.metadata.labels")
+    for go_name, key in _OBJECT_META_FIELDS:  # validateFieldAllowList: set fields but these two
+        value = meta.get(key)
+        if value is not None and value != "" and not (key == "generation" and value == 0):
+            errors.append(forbidden(f"spec.metadata.{go_name[0].lower()}{go_name[1:]}", "cannot be set"))
     return errors + _device_claim(_map(_map(spec.get("spec")).get("devices")), "spec.spec.devices")
 
 
