@@ -278,7 +278,17 @@ def test_slice_driver_pool_and_node_choice() -> None:
         "`perDeviceNodeSelection` is required, but multiple fields are set"]
     assert _errors(_slice(nodeName=None, nodeSelector={"nodeSelectorTerms": []})) == [
         "spec.nodeSelector.nodeSelectorTerms: Required value: must have at least one node selector term",
-        "spec.nodeSelector.nodeSelectorTerms: Invalid value: []: must have exactly one node selector term"]
+        "spec.nodeSelector.nodeSelectorTerms: Invalid value: []core.NodeSelectorTerm{}: must have exactly one node "
+        "selector term"]
+    two = {"nodeSelectorTerms": [{"matchExpressions": [{"key": "a", "operator": "In", "values": ["x"]}]},
+                                 {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n"]}]}]}
+    assert _errors(_slice(nodeName=None, nodeSelector=two)) == [  # Go's %#v of the terms
+        "spec.nodeSelector.nodeSelectorTerms: Invalid value: []core.NodeSelectorTerm{core.NodeSelectorTerm{"
+        'MatchExpressions:[]core.NodeSelectorRequirement{core.NodeSelectorRequirement{Key:"a", Operator:"In", '
+        'Values:[]string{"x"}}}, MatchFields:[]core.NodeSelectorRequirement(nil)}, core.NodeSelectorTerm{'
+        "MatchExpressions:[]core.NodeSelectorRequirement(nil), MatchFields:[]core.NodeSelectorRequirement{"
+        'core.NodeSelectorRequirement{Key:"metadata.name", Operator:"In", Values:[]string{"n"}}}}}: must have '
+        "exactly one node selector term"]
     assert _errors(_slice(devices=[], sharedCounters=[])) == [
         'spec: Invalid value: "": only one of `sharedCounters` or `devices` is allowed']
 
@@ -322,8 +332,8 @@ def test_slice_taints_counters_and_per_device_nodes() -> None:
         f'spec.devices[0].consumesCounters[0].counterSet: Invalid value: "Set": {_DNS_LABEL}']
     assert found[3:] == [
         "spec.devices[0].consumesCounters[1].counters: Required value",
-        "spec.devices[0].bindingFailureConditions: Invalid value: []: bindingFailureConditions are required to "
-        "use bindingConditions"]
+        "spec.devices[0].bindingFailureConditions: Invalid value: []string(nil): bindingFailureConditions are "
+        "required to use bindingConditions"]
     per_device = _slice(nodeName=None, perDeviceNodeSelection=True,
                         devices=[{"name": "a"}, {"name": "b", "nodeName": "n", "allNodes": True},
                                  {"name": "c", "allNodes": True}])
@@ -472,3 +482,14 @@ def test_template_metadata_allows_only_labels_and_annotations() -> None:
     assert _errors(template) == ["spec.metadata.name: Forbidden: cannot be set",
                                  "spec.metadata.uID: Forbidden: cannot be set",
                                  "spec.metadata.finalizers: Forbidden: cannot be set"]
+
+
+def test_skip_node_operations() -> None:
+    message = "NodePrepareResources cannot be skipped unless NodeUnprepareResources is also skipped"
+    assert _errors(_slice(skipNodeOperations=["NodePrepareResources"])) == [
+        f'spec.skipNodeOperations: Invalid value: []resource.SkipNodeOperation{{"NodePrepareResources"}}: {message}']
+    assert _errors(_slice(skipNodeOperations=["NodePrepareResources", "*"])) == []
+    result = {**_RESULT, "skipNodeOperations": ["NodePrepareResources"]}
+    assert _status_errors(_claim(_exact()), {"allocation": {"devices": {"results": [result]}}}) == [
+        "status.allocation.devices.results[0].skipNodeOperations: Invalid value: "
+        f'[]resource.SkipNodeOperation{{"NodePrepareResources"}}: {message}']

@@ -163,6 +163,26 @@ def _strings(items: list[Any], max_size: int, check: Callable[[str, str], Errors
     return errors
 
 
+def _go_slice(value: Any, type_name: str, item: Callable[[Any], str] = lambda v: json.dumps(_str(v))) -> GoRaw:
+    """Go's ``%#v`` of a slice (a field error's value): ``[]string(nil)``, ``[]string{"a"}``."""
+    if not isinstance(value, list):
+        return GoRaw(f"[]{type_name}(nil)")
+    return GoRaw(f"[]{type_name}{{" + ", ".join(item(v) for v in value) + "}")
+
+
+def _go_requirement(req: Any) -> str:
+    req = _map(req)
+    return (f"core.NodeSelectorRequirement{{Key:{json.dumps(_str(req.get('key')))}, "
+            f"Operator:{json.dumps(_str(req.get('operator')))}, Values:{_go_slice(req.get('values'), 'string')}}}")
+
+
+def _go_term(term: Any) -> str:
+    term = _map(term)
+    return (f"core.NodeSelectorTerm{{MatchExpressions:"
+            f"{_go_slice(term.get('matchExpressions'), 'core.NodeSelectorRequirement', _go_requirement)}, "
+            f"MatchFields:{_go_slice(term.get('matchFields'), 'core.NodeSelectorRequirement', _go_requirement)}}}")
+
+
 def _key(item: Any, name: str = "name") -> str:
     return _str(item.get(name)) if isinstance(item, Mapping) else ""
 
@@ -462,7 +482,7 @@ def _allocation_result(result: Mapping[str, Any], path: str, names: _RequestName
     errors += _binding_parameters(result, path)
     for i, toleration in enumerate(_list(result.get("tolerations"))):
         errors += _toleration(_map(toleration), f"{path}.tolerations[{i}]")
-    return errors
+    return errors + _skip_node_operations(result.get("skipNodeOperations"), f"{path}.skipNodeOperations")
 
 
 def _allocation_config(config: Mapping[str, Any], path: str, names: _RequestNames) -> Errors:
@@ -722,10 +742,11 @@ def _binding_parameters(item: Mapping[str, Any], path: str) -> Errors:
             errors.append(invalid(f"{path}.bindingFailureConditions[{i}]", c,
                                   "bindingFailureConditions must not overlap with bindingConditions"))
     if not conditions and failures:
-        errors.append(invalid(f"{path}.bindingConditions", conditions,
+        errors.append(invalid(f"{path}.bindingConditions", _go_slice(item.get("bindingConditions"), "string"),
                               "bindingConditions are required to use bindingFailureConditions"))
     if not failures and conditions:
-        errors.append(invalid(f"{path}.bindingFailureConditions", failures,
+        errors.append(invalid(f"{path}.bindingFailureConditions",
+                              _go_slice(item.get("bindingFailureConditions"), "string"),
                               "bindingFailureConditions are required to use bindingConditions"))
     return errors
 
@@ -849,6 +870,15 @@ def _device(device: Mapping[str, Any], path: str, old_device: Mapping[str, Any] 
     return errors + _binding_parameters(device, path)
 
 
+def _skip_node_operations(value: Any, path: str) -> Errors:
+    """validateSkipNodeOperations (its enum and uniqueness are declarative-only)."""
+    ops = _list(value)
+    if "NodePrepareResources" in ops and "NodeUnprepareResources" not in ops and "*" not in ops:
+        return [invalid(path, _go_slice(value, "resource.SkipNodeOperation"),
+                        "NodePrepareResources cannot be skipped unless NodeUnprepareResources is also skipped")]
+    return []
+
+
 def _advanced(devices: Iterable[Any]) -> bool:
     """haveDeviceTaints || haveConsumesCounters || haveListAttributes."""
     for device in devices:
@@ -887,9 +917,10 @@ def validate_resource_slice(obj: Mapping[str, Any], old: Mapping[str, Any] | Non
     if selector is not None:
         set_fields.append("`nodeSelector`")
         errors += _node_selector(selector, "spec.nodeSelector")
-        terms = _list(_map(selector).get("nodeSelectorTerms"))
-        if len(terms) != 1:
-            errors.append(invalid("spec.nodeSelector.nodeSelectorTerms", terms, "must have exactly one node selector term"))
+        terms = _map(selector).get("nodeSelectorTerms")
+        if len(_list(terms)) != 1:
+            errors.append(invalid("spec.nodeSelector.nodeSelectorTerms", _go_slice(terms, "core.NodeSelectorTerm", _go_term),
+                                  "must have exactly one node selector term"))
     for key in ("allNodes", "perDeviceNodeSelection"):
         value = spec.get(key)
         if value is True:
@@ -910,7 +941,7 @@ def validate_resource_slice(obj: Mapping[str, Any], old: Mapping[str, Any] | Non
                      lambda d, p: _device(d, p, old_devices.get(_key(d)), per_device), "spec.devices", _key)
     errors += _items(_list(spec.get("sharedCounters")), SLICE_MAX_COUNTER_SETS,
                      lambda c, p: _counters(c, p, "name", MAX_COUNTERS_PER_SET), "spec.sharedCounters", _key)
-    return errors
+    return errors + _skip_node_operations(spec.get("skipNodeOperations"), "spec.skipNodeOperations")
 
 
 # ---------------------------------------------------------------------------- strategies
