@@ -493,3 +493,15 @@ def test_skip_node_operations() -> None:
     assert _status_errors(_claim(_exact()), {"allocation": {"devices": {"results": [result]}}}) == [
         "status.allocation.devices.results[0].skipNodeOperations: Invalid value: "
         f'[]resource.SkipNodeOperation{{"NodePrepareResources"}}: {message}']
+
+
+def test_list_attributes() -> None:
+    attributes = {"a": {"bools": []}, "b": {"ints": []}, "c": {"versions": ["1.0"]}, "d": {"strings": ["x" * 65]}}
+    assert _errors(_slice(devices=[{"name": "g", "attributes": attributes}])) == [
+        "spec.devices[0].attributes[a].bools: Invalid value: []bool{}: must not be empty if specified",
+        "spec.devices[0].attributes[b].ints: Invalid value: []int64{}: must not be empty if specified",
+        'spec.devices[0].attributes[c].versions[0]: Invalid value: "1.0": must be a string compatible with '
+        "semver.org spec 2.0.0",
+        "spec.devices[0].attributes[d].strings[0]: Too long: may not be more than 64 bytes"]
+    assert _errors(_slice(devices=[{"name": f"d{i}", "attributes": {"a": {"ints": [1]}}} for i in range(65)])) == [
+        "spec.devices: Too many: 65: must have at most 64 items"]

@@ -764,7 +764,8 @@ def _attribute(attribute: Mapping[str, Any], path: str) -> Errors:
         if key in ("string", "version") and len(_str(value)) > ATTRIBUTE_MAX_VALUE_LENGTH:
             errors.append(too_long(f"{path}.{key}", ATTRIBUTE_MAX_VALUE_LENGTH))
         if key.endswith("s") and not _list(value):
-            errors.append(invalid(f"{path}.{key}", _list(value), "must not be empty if specified"))
+            go_type = {"bools": "bool", "ints": "int64"}.get(key, "string")
+            errors.append(invalid(f"{path}.{key}", GoRaw(f"[]{go_type}{{}}"), "must not be empty if specified"))
         if key == "strings":
             errors += [too_long(f"{path}.strings[{i}]", ATTRIBUTE_MAX_VALUE_LENGTH)
                        for i, s in enumerate(_list(value)) if len(_str(s)) > ATTRIBUTE_MAX_VALUE_LENGTH]
