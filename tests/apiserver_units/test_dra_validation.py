@@ -505,3 +505,44 @@ def test_list_attributes() -> None:
         "spec.devices[0].attributes[d].strings[0]: Too long: may not be more than 64 bytes"]
     assert _errors(_slice(devices=[{"name": f"d{i}", "attributes": {"a": {"ints": [1]}}} for i in range(65)])) == [
         "spec.devices: Too many: 65: must have at most 64 items"]
+
+
+def _policy_errors(policy: dict[str, Any], value: str = "40Gi", multiple: bool = True) -> list[str]:
+    device = {"name": "g", "allowMultipleAllocations": multiple,
+              "capacity": {"memory": {"value": value, "requestPolicy": policy}}}
+    return _errors(_slice(devices=[device]))
+
+
+def test_capacity_request_policies() -> None:
+    path = "spec.devices[0].capacity[memory].requestPolicy"
+    assert _policy_errors({"default": "1Gi", "validValues": ["1Gi"]}) == []
+    assert _policy_errors({"default": "1Gi", "validRange": {"min": "1Gi", "max": "8Gi", "step": "1Gi"}}) == []
+    assert _policy_errors({"validValues": ["1Gi"]}, multiple=False) == [
+        f"{path}: Forbidden: allowMultipleAllocations must be true"]
+    assert _policy_errors({"default": "1Gi", "validValues": ["1Gi"], "validRange": {"min": "1Gi"}}) == [
+        f'{path}: Forbidden: exactly one policy can be specified, cannot specify "validValues" and "validRange" '
+        "at the same time"]
+    assert _policy_errors({"validValues": ["1Gi"]}) == [
+        f"{path}.default: Required value: required when validValues is defined"]
+    assert _policy_errors({"default": "3Gi", "validValues": ["2Gi", "1024Mi", "64Gi", "2048Mi"]}) == [
+        f'{path}.validValues[1]: Invalid value: "1Gi": values must be sorted in ascending order',
+        f'{path}.validValues[3]: Invalid value: "2Gi": values must be sorted in ascending order',
+        f'{path}.validValues[2]: Invalid value: "64Gi": option is larger than capacity value: 40Gi',
+        f'{path}.validValues[3]: Duplicate value: "2147483648"',
+        f'{path}.validValues: Invalid value: "3Gi": default value is not valid according to the requestPolicy']
+    assert _policy_errors({"default": "1", "validValues": [str(i) for i in range(11)]}) == [
+        f"{path}.validValues: Too many: 11: must have at most 10 items",
+        f'{path}.validValues: Invalid value: "1": default value is not valid according to the requestPolicy']
+    assert _policy_errors({"default": "1Gi", "validRange": {}}) == [
+        f"{path}.validRange.min: Required value: required when validRange is defined"]
+    assert _policy_errors({"default": "500Mi", "validRange": {"min": "41Gi", "max": "1Gi", "step": "0"}}) == [
+        f'{path}.validRange.min: Invalid value: "41Gi": min is larger than capacity value: 40Gi',
+        f'{path}.validRange.default: Invalid value: "500Mi": default is less than min: 41Gi',
+        f'{path}.validRange.max: Invalid value: "41Gi": min is larger than max: 1Gi',
+        f'{path}.validRange.step: Invalid value: "0": must be greater than zero']
+    assert _policy_errors({"default": "1500", "validRange": {"min": "1k", "max": "2k", "step": "300"}},
+                          value="2k") == [
+        f'{path}.validRange.step: Invalid value: "1500": value is not a multiple of a given step (300) from (1k)',
+        f'{path}.validRange.step: Invalid value: "2k": value is not a multiple of a given step (300) from (1k)']
+    assert _policy_errors({"default": "1Gi", "validRange": {"min": "1Gi", "step": "40Gi"}}) == [
+        f'{path}.validRange.step: Invalid value: "40Gi": one step 41Gi is larger than capacity value: 40Gi']

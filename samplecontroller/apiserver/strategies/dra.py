@@ -26,15 +26,17 @@ DeclarativeValidationTakeover gate is off):
 CEL selectors are compiled (``cel_selector_errors``) in an environment whose ``device`` is dyn.
 Not ported (accepted here, maybe refused by kube): the typed ``device`` of kube's DRA CEL
 environment and the selectors' cost limit, derived attributes (alpha, dropped at 1.37), label
-values of node selector requirements, capacity request policies' values and
-ranges, list-typed attribute value counts, node allocatable resources, partition type
+values of node selector requirements, fractional capacity request ranges
+(DRAFractionalCapacityRange, taken as off), list-typed attribute value counts, node allocatable resources, partition type
 attributes; in a status's ``devices``, ``shareID`` formats, conditions' contents and
 ``networkData.ips`` addresses.
 """
 
 from __future__ import annotations
 
+import copy
 import json
+import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -92,6 +94,7 @@ DEVICE_TAINTS_MAX = 16
 BINDING_CONDITIONS_MAX = 4
 MAX_DOMAIN_LENGTH = 63
 MAX_ID_LENGTH = 32
+CAPACITY_MAX_OPTIONS = 10
 DEVICE_STATUS_MAX_CONDITIONS = 8
 DEVICE_STATUS_DATA_MAX_LENGTH = 10 * 1024
 INTERFACE_NAME_MAX_LENGTH = 256
@@ -832,9 +835,13 @@ def _device(device: Mapping[str, Any], path: str, old_device: Mapping[str, Any] 
         multiple = device.get("allowMultipleAllocations") is True
 
         def _capacity(entry: Mapping[str, Any], p: str) -> Errors:
-            if entry.get("requestPolicy") is not None and not multiple:
+            policy = entry.get("requestPolicy")
+            if policy is None:
+                return []
+            if not multiple:
                 return [forbidden(f"{p}.requestPolicy", "allowMultipleAllocations must be true")]
-            return []
+            value = _quantity(entry.get("value"))
+            return [] if value is None else _request_policy(value, _map(policy), f"{p}.requestPolicy")
 
         errors += _map_entries(capacity, f"{path}.capacity", _capacity, _qualified_name)
     if old_device is None or old_device.get("taints") != device.get("taints"):
@@ -878,6 +885,151 @@ def _skip_node_operations(value: Any, path: str) -> Errors:
         return [invalid(path, _go_slice(value, "resource.SkipNodeOperation"),
                         "NodePrepareResources cannot be skipped unless NodeUnprepareResources is also skipped")]
     return []
+
+
+_INT64_MAX = 2**63 - 1
+_DECIMAL_SUFFIXES = {-9: "n", -6: "u", -3: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P", 18: "E"}
+_BINARY_SUFFIXES = {0: "", 1: "Ki", 2: "Mi", 3: "Gi", 4: "Ti", 5: "Pi", 6: "Ei"}
+
+
+class _Quantity:
+    """A resource.Quantity: its exact value and format (from its suffix), ``str`` its canonical
+    form (Quantity.String: CanonicalizeBytes)."""
+
+    def __init__(self, text: str) -> None:
+        from samplecontroller.apiserver.cel.library import parse_quantity
+
+        self.value = parse_quantity(text)
+        suffix = text.lstrip("+-0123456789.")
+        self.format = "BinarySI" if suffix.endswith("i") else \
+            "DecimalExponent" if suffix[:1] in ("e", "E") and suffix[1:] else "DecimalSI"
+
+    def sum(self, other: _Quantity) -> _Quantity:
+        """Quantity.Add: the receiver's format (the other's when the receiver is zero)."""
+        result = copy.copy(self)
+        result.value = self.value + other.value
+        if self.value == 0:
+            result.format = other.format
+        return result
+
+    def integer(self) -> int:
+        """Quantity.Value: rounded up."""
+        return math.ceil(self.value)
+
+    def __str__(self) -> str:
+        value, fmt = self.value, self.format
+        if value == 0:
+            return "0"
+        if fmt == "BinarySI" and (-1024 < value < 1024 or value.denominator != 1):
+            fmt = "DecimalSI"
+        if fmt == "BinarySI":
+            amount, exponent = value.numerator, 0
+            while amount % 1024 == 0 and exponent < 6:
+                amount, exponent = amount // 1024, exponent + 1
+            return f"{amount}{_BINARY_SUFFIXES[exponent]}"
+        exponent = 0
+        while value.denominator != 1:
+            value, exponent = value * 10, exponent - 1
+        amount = value.numerator
+        while amount % 10 == 0:
+            amount, exponent = amount // 10, exponent + 1
+        while exponent % 3:
+            amount, exponent = amount * 10, exponent - 1
+        if fmt == "DecimalExponent":
+            return f"{amount}" + (f"e{exponent}" if exponent else "")
+        if exponent in _DECIMAL_SUFFIXES:
+            return f"{amount}{_DECIMAL_SUFFIXES[exponent]}"
+        return f"{amount}e{exponent}"
+
+
+def _quantity(value: Any) -> _Quantity | None:
+    try:
+        return _Quantity(str(value)) if isinstance(value, (str, int, float)) and not isinstance(value, bool) \
+            else None
+    except (ValueError, ZeroDivisionError):
+        return None
+
+
+def _request_policy(capacity: _Quantity, policy: Mapping[str, Any], path: str) -> Errors:
+    """validateRequestPolicy (DRAFractionalCapacityRange off: whole-number steps)."""
+    values = [q for q in (_quantity(v) for v in _list(policy.get("validValues"))) if q is not None]
+    valid_range = policy.get("validRange")
+    default = _quantity(policy.get("default"))
+    if values and valid_range is not None:
+        return [forbidden(path, 'exactly one policy can be specified, cannot specify "validValues" and '
+                                '"validRange" at the same time')]
+    if values:
+        if default is None:
+            return [required(f"{path}.default", "required when validValues is defined")]
+        return _valid_values(default, capacity, values, f"{path}.validValues")
+    if valid_range is not None:
+        if default is None:
+            return [required(f"{path}.default", "required when validRange is defined")]
+        return _valid_range(default, capacity, _map(valid_range), f"{path}.validRange")
+    return []
+
+
+def _valid_values(default: _Quantity, capacity: _Quantity, values: list[_Quantity], path: str) -> Errors:
+    errors = [invalid(f"{path}[{i + 1}]", str(values[i + 1]), "values must be sorted in ascending order")
+              for i in range(len(values) - 1) if values[i].value > values[i + 1].value]
+    found = False
+    if len(values) > CAPACITY_MAX_OPTIONS:
+        errors.append(too_many(path, len(values), CAPACITY_MAX_OPTIONS))
+    else:
+        for i, option in enumerate(values):
+            if option.value > capacity.value:
+                errors.append(invalid(f"{path}[{i}]", str(option), f"option is larger than capacity value: {capacity}"))
+            found = found or option.value == default.value
+        seen: set[str] = set()
+        for i, option in enumerate(values):
+            key = str(option.integer())
+            if key in seen:
+                errors.append(duplicate(f"{path}[{i}]", key))
+            seen.add(key)
+    if not found:
+        errors.append(invalid(path, str(default), "default value is not valid according to the requestPolicy"))
+    return errors
+
+
+def _valid_range(default: _Quantity, capacity: _Quantity, valid_range: Mapping[str, Any], path: str) -> Errors:
+    low, high, step = (_quantity(valid_range.get(k)) for k in ("min", "max", "step"))
+    if low is None:
+        return [required(f"{path}.min", "required when validRange is defined")]
+    errors: Errors = []
+    if low.value > capacity.value:
+        errors.append(invalid(f"{path}.min", str(low), f"min is larger than capacity value: {capacity}"))
+    if default.value < low.value:
+        errors.append(invalid(f"{path}.default", str(default), f"default is less than min: {low}"))
+    if high is not None:
+        if low.value > high.value:
+            errors.append(invalid(f"{path}.max", str(low), f"min is larger than max: {high}"))
+        if high.value > capacity.value:
+            errors.append(invalid(f"{path}.max", str(high), f"max is larger than capacity value: {capacity}"))
+        if default.value > high.value:
+            errors.append(invalid(f"{path}.default", str(default), f"default is more than max: {high}"))
+    if step is None:
+        return errors
+    if step.value <= 0:
+        return [*errors, invalid(f"{path}.step", str(step), "must be greater than zero")]
+    added = low.sum(step)
+    if added.value > capacity.value:
+        errors.append(invalid(f"{path}.step", str(step), f"one step {added} is larger than capacity value: {capacity}"))
+    unsafe = False
+    for name, q in (("default", default), ("min", low), ("max", high), ("step", step)):
+        if q is None:
+            continue
+        if q.value < 0:
+            errors.append(invalid(f"{path}.{name}", str(q), "must be greater than or equal to 0"))
+            unsafe = True
+        elif q.value > _INT64_MAX:
+            errors.append(invalid(f"{path}.{name}", str(q), f"must not be larger than {_INT64_MAX}"))
+            unsafe = True
+    if not unsafe:
+        for value in (default, high):
+            if value is not None and (value.integer() - low.integer()) % step.integer():
+                errors.append(invalid(f"{path}.step", str(value),
+                                      f"value is not a multiple of a given step ({step}) from ({low})"))
+    return errors
 
 
 def _advanced(devices: Iterable[Any]) -> bool:
