@@ -546,3 +546,37 @@ def test_capacity_request_policies() -> None:
         f'{path}.validRange.step: Invalid value: "2k": value is not a multiple of a given step (300) from (1k)']
     assert _policy_errors({"default": "1Gi", "validRange": {"min": "1Gi", "step": "40Gi"}}) == [
         f'{path}.validRange.step: Invalid value: "40Gi": one step 41Gi is larger than capacity value: 40Gi']
+
+
+def test_node_allocatable_resources() -> None:
+    resources = {"cpu": {}, "memory": {"mapping": {"capacityKey": "mem"}},
+                 "pods": {"mapping": {"capacityMultiplier": "0", "deviceMultiplier": "-1"}},
+                 "hugepages-2Mi": {"overhead": {}}, "ephemeral-storage": {"overhead": {"perPod": "-1Gi"}}}
+    found = _errors(_slice(devices=[{"name": "g", "capacity": {"cores": {"value": "8"}},
+                                     "nodeAllocatableResources": resources}]))
+    path = "spec.devices[0].nodeAllocatableResources"
+    assert found == [
+        f"{path}[cpu]: Required value: at least one of mapping or overhead must be set",
+        f'{path}[ephemeral-storage].overhead.perPod: Invalid value: "-1Gi": must be non-negative',
+        f'{path}[hugepages-2Mi].overhead: Invalid value: "": at least one of perPod or perContainer must be set',
+        f'{path}[memory].mapping.capacityKey: Not found: "mem"',
+        f"{path}[memory].mapping.capacityMultiplier: Required value: capacityMultiplier is required when "
+        "capacityKey is set",
+        f'{path}[pods].mapping.deviceMultiplier: Invalid value: "-1": must be positive',
+        f"{path}[pods].mapping.capacityKey: Required value: capacityKey is required when capacityMultiplier is set"]
+
+
+def test_partition_type_attribute() -> None:
+    assert _errors(_slice(partitionTypeAttribute="gpu.example.com/type", devices=[{"name": "g"}])) == [
+        'spec.partitionTypeAttribute: Invalid value: "gpu.example.com/type": may only be set on a slice which '
+        "declares devices that consume counters"]
+    consumes = [{"counterSet": "s", "counters": {"mem": {"value": "1"}}}]
+    devices = [{"name": "a", "consumesCounters": consumes, "attributes": {"type": {"string": "1g"}}},
+               {"name": "b", "consumesCounters": consumes},
+               {"name": "c", "consumesCounters": consumes, "attributes": {"gpu.example.com/type": {"int": 1}}},
+               {"name": "d"}]
+    assert _errors(_slice(partitionTypeAttribute="gpu.example.com/type", devices=devices)) == [
+        "spec.devices[1].attributes[gpu.example.com/type]: Required value: device consumes counters and "
+        "`partitionTypeAttribute` names this attribute, so it must be set",
+        'spec.devices[2].attributes[gpu.example.com/type]: Invalid value: {"int":1}: must be a string value '
+        "because `partitionTypeAttribute` names this attribute"]

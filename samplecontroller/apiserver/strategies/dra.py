@@ -27,8 +27,9 @@ CEL selectors are compiled (``cel_selector_errors``) in an environment whose ``d
 Not ported (accepted here, maybe refused by kube): the typed ``device`` of kube's DRA CEL
 environment and the selectors' cost limit, derived attributes (alpha, dropped at 1.37), label
 values of node selector requirements, fractional capacity request ranges
-(DRAFractionalCapacityRange, taken as off), list-typed attribute value counts, node allocatable resources, partition type
-attributes; in a status's ``devices``, ``shareID`` formats, conditions' contents and
+(DRAFractionalCapacityRange, taken as off), list-typed attribute value counts, node
+allocatable resources' names, a partition type attribute's name format (declarative-only in
+kube); in a status's ``devices``, ``shareID`` formats, conditions' contents and
 ``networkData.ips`` addresses.
 """
 
@@ -43,6 +44,7 @@ from typing import Any
 
 from samplecontroller.apiserver.restmapper import Resource
 from samplecontroller.apiserver.schema import (
+    ERROR_NOT_FOUND,
     ERROR_REQUIRED,
     FieldError,
     GoRaw,
@@ -875,7 +877,8 @@ def _device(device: Mapping[str, Any], path: str, old_device: Mapping[str, Any] 
     elif node_name is not None or node_selector is not None or all_nodes is not None:
         errors.append(invalid(path, None, "`nodeName`, `nodeSelector` and `allNodes` can only be set if "
                                           "`perDeviceNodeSelection` is set to true in the ResourceSlice spec"))
-    return errors + _binding_parameters(device, path)
+    return errors + _binding_parameters(device, path) + \
+        _node_allocatable(device.get("nodeAllocatableResources"), capacity, f"{path}.nodeAllocatableResources")
 
 
 def _skip_node_operations(value: Any, path: str) -> Errors:
@@ -1032,6 +1035,76 @@ def _valid_range(default: _Quantity, capacity: _Quantity, valid_range: Mapping[s
     return errors
 
 
+def _node_allocatable(mappings: Any, capacity: Mapping[str, Any], path: str) -> Errors:
+    """validateNodeAllocatableResources but its resource-name check (IsNodeAllocatableResourceName,
+    whose source was not found: not ported)."""
+    errors: Errors = []
+    for name in sorted(_map(mappings)):
+        entry, key_path = _map(_map(mappings)[name]), f"{path}[{name}]"
+        mapping, overhead = entry.get("mapping"), entry.get("overhead")
+        if mapping is None and overhead is None:
+            errors.append(required(key_path, "at least one of mapping or overhead must be set"))
+        if isinstance(mapping, Mapping):
+            errors += _allocatable_mapping(mapping, capacity, f"{key_path}.mapping")
+        if isinstance(overhead, Mapping):
+            per_pod, per_container = _quantity(overhead.get("perPod")), _quantity(overhead.get("perContainer"))
+            if overhead.get("perPod") is None and overhead.get("perContainer") is None:
+                errors.append(invalid(f"{key_path}.overhead", "", "at least one of perPod or perContainer must be set"))
+                continue
+            for field_name, q in (("perPod", per_pod), ("perContainer", per_container)):
+                if q is not None and q.value < 0:
+                    errors.append(invalid(f"{key_path}.overhead.{field_name}", str(q), "must be non-negative"))
+    return errors
+
+
+def _allocatable_mapping(mapping: Mapping[str, Any], capacity: Mapping[str, Any], path: str) -> Errors:
+    errors: Errors = []
+    key, multiplier = mapping.get("capacityKey"), mapping.get("capacityMultiplier")
+    if key is not None:
+        if key == "":
+            errors.append(invalid(f"{path}.capacityKey", "", "capacityKey must not be an empty string"))
+        elif key not in capacity:
+            errors.append(FieldError(ERROR_NOT_FOUND, f"{path}.capacityKey", _str(key)))
+        q = _quantity(multiplier)
+        if multiplier is None:
+            errors.append(required(f"{path}.capacityMultiplier", "capacityMultiplier is required when capacityKey is set"))
+        elif q is not None and q.value <= 0:
+            errors.append(invalid(f"{path}.capacityMultiplier", str(q), "must be positive"))
+    device_multiplier = _quantity(mapping.get("deviceMultiplier"))
+    if device_multiplier is not None and device_multiplier.value <= 0:
+        errors.append(invalid(f"{path}.deviceMultiplier", str(device_multiplier), "must be positive"))
+    if multiplier is not None and key is None:
+        errors.append(required(f"{path}.capacityKey", "capacityKey is required when capacityMultiplier is set"))
+    return errors
+
+
+def _partition_type_attribute(spec: Mapping[str, Any]) -> Errors:
+    """validatePartitionTypeAttribute (its name's format is declarative-only)."""
+    name = _str(spec.get("partitionTypeAttribute"))
+    devices = [_map(d) for d in _list(spec.get("devices"))]
+    if not any(_list(d.get("consumesCounters")) for d in devices):
+        return [invalid("spec.partitionTypeAttribute", name,
+                        "may only be set on a slice which declares devices that consume counters")]
+    if _fully_qualified_name(name, ""):
+        return []
+    driver_prefix = _str(spec.get("driver")) + "/"
+    bare = name[len(driver_prefix):] if name.startswith(driver_prefix) else name
+    errors: Errors = []
+    for i, device in enumerate(devices):
+        if not _list(device.get("consumesCounters")):
+            continue
+        attributes = _map(device.get("attributes"))
+        path = f"spec.devices[{i}].attributes[{name}]"
+        attribute = attributes.get(name, attributes.get(bare)) if bare else attributes.get(name)
+        if attribute is None:
+            errors.append(required(path, "device consumes counters and `partitionTypeAttribute` names this "
+                                         "attribute, so it must be set"))
+        elif _map(attribute).get("string") is None:
+            errors.append(invalid(path, attribute, "must be a string value because `partitionTypeAttribute` "
+                                                   "names this attribute"))
+    return errors
+
+
 def _advanced(devices: Iterable[Any]) -> bool:
     """haveDeviceTaints || haveConsumesCounters || haveListAttributes."""
     for device in devices:
@@ -1094,6 +1167,8 @@ def validate_resource_slice(obj: Mapping[str, Any], old: Mapping[str, Any] | Non
                      lambda d, p: _device(d, p, old_devices.get(_key(d)), per_device), "spec.devices", _key)
     errors += _items(_list(spec.get("sharedCounters")), SLICE_MAX_COUNTER_SETS,
                      lambda c, p: _counters(c, p, "name", MAX_COUNTERS_PER_SET), "spec.sharedCounters", _key)
+    if spec.get("partitionTypeAttribute") is not None:
+        errors += _partition_type_attribute(spec)
     return errors + _skip_node_operations(spec.get("skipNodeOperations"), "spec.skipNodeOperations")
 
 
