@@ -580,3 +580,17 @@ def test_partition_type_attribute() -> None:
         "`partitionTypeAttribute` names this attribute, so it must be set",
         'spec.devices[2].attributes[gpu.example.com/type]: Invalid value: {"int":1}: must be a string value '
         "because `partitionTypeAttribute` names this attribute"]
+
+
+def test_errors_come_in_kubes_order() -> None:
+    """A selector's compile error where kube reports it (before the request's count), a
+    constraint without attribute before the config's errors."""
+    claim = _claim(_exact(selectors=[{"cel": {"expression": "1"}}], count=-1),
+                   constraints=[{}], config=[{}])
+    assert _errors(claim) == [
+        'spec.devices.requests[0].exactly.selectors[0].cel.expression: Invalid value: "1": must evaluate to bool '
+        "or the unknown type, not int",
+        "spec.devices.requests[0].exactly.count: Invalid value: -1: must be greater than zero",
+        'spec.devices.constraints[0]: Required value: exactly one of "matchAttribute" or "distinctAttribute" is '
+        "required, but multiple fields are set",
+        "spec.devices.config[0].opaque: Required value"]

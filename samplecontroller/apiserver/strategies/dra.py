@@ -23,7 +23,7 @@ DeclarativeValidationTakeover gate is off):
 - DeviceTaintRule: the selector's driver, pool and device names, the taint's key, value and
   effect (not its status).
 
-CEL selectors are compiled (``cel_selector_errors``) in an environment whose ``device`` is dyn.
+CEL selectors are compiled (``Options.compile_minor``) in an environment whose ``device`` is dyn.
 Not ported (accepted here, maybe refused by kube): the typed ``device`` of kube's DRA CEL
 environment and the selectors' cost limit, derived attributes (alpha, dropped at 1.37), label
 values of node selector requirements, fractional capacity request ranges
@@ -40,6 +40,7 @@ import json
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from samplecontroller.apiserver.restmapper import Resource
@@ -67,9 +68,10 @@ from samplecontroller.apiserver.validation import (
     validate_labels,
 )
 
-__all__ = ["DeviceClassStrategy", "DeviceTaintRuleStrategy", "ResourceClaimStrategy", "ResourceClaimTemplateStrategy",
-           "ResourceSliceStrategy", "cel_selector_errors", "constraint_choice_errors", "validate_device_class", "validate_device_taint_rule", "validate_resource_claim",
-           "validate_resource_claim_status", "validate_resource_claim_template", "validate_resource_slice"]
+__all__ = ["DeviceClassStrategy", "DeviceTaintRuleStrategy", "Options", "ResourceClaimStrategy",
+           "ResourceClaimTemplateStrategy", "ResourceSliceStrategy", "validate_device_class",
+           "validate_device_taint_rule", "validate_resource_claim", "validate_resource_claim_status",
+           "validate_resource_claim_template", "validate_resource_slice"]
 
 Errors = list[FieldError]
 
@@ -303,18 +305,33 @@ def _device_class_name(name: str, path: str) -> Errors:
     return [required(path)] if not name else _subdomain(name, path)
 
 
-def _selector(selector: Mapping[str, Any], path: str) -> Errors:
+@dataclass(frozen=True)
+class Options:
+    """What validation depends on beyond the object: DRAConsumableCapacity (on from 1.36;
+    ``consumable``) and the compatibility version whose CEL environment compiles new selector
+    expressions (``compile_minor``: None for stored ones, which kube does not compile again)."""
+
+    consumable: bool = True
+    compile_minor: int | None = None
+
+
+_NO_COMPILE = Options()
+
+
+def _selector(selector: Mapping[str, Any], path: str, opts: Options) -> Errors:
     cel = selector.get("cel")
     if not isinstance(cel, Mapping):
         return [required(f"{path}.cel")]
     expression = _str(cel.get("expression"))
     if len(expression) > CEL_EXPRESSION_MAX_LENGTH:
         return [too_long(f"{path}.cel.expression", CEL_EXPRESSION_MAX_LENGTH)]
-    return []
+    if opts.compile_minor is None:
+        return []
+    return _compile_selector(expression, f"{path}.cel.expression", opts.compile_minor)
 
 
-def _selectors(selectors: Any, path: str) -> Errors:
-    return _items(_list(selectors), SELECTORS_MAX, _selector, path)
+def _selectors(selectors: Any, path: str, opts: Options) -> Errors:
+    return _items(_list(selectors), SELECTORS_MAX, lambda sel, p: _selector(sel, p, opts), path)
 
 
 def _allocation_mode(mode: Any, count: Any, path: str) -> Errors:
@@ -346,21 +363,21 @@ def _toleration(toleration: Mapping[str, Any], path: str) -> Errors:
     return errors
 
 
-def _exact_or_sub(request: Mapping[str, Any], path: str) -> Errors:
+def _exact_or_sub(request: Mapping[str, Any], path: str, opts: Options) -> Errors:
     """validateExactDeviceRequest / the body of validateDeviceSubRequest."""
     errors = _device_class_name(_str(request.get("deviceClassName")), f"{path}.deviceClassName")
-    errors += _selectors(request.get("selectors"), f"{path}.selectors")
+    errors += _selectors(request.get("selectors"), f"{path}.selectors", opts)
     errors += _allocation_mode(request.get("allocationMode"), request.get("count"), path)
     for i, toleration in enumerate(_list(request.get("tolerations"))):
         errors += _toleration(_map(toleration), f"{path}.tolerations[{i}]")
     return errors
 
 
-def _sub_request(sub: Mapping[str, Any], path: str) -> Errors:
-    return _label(_str(sub.get("name")), f"{path}.name") + _exact_or_sub(sub, path)
+def _sub_request(sub: Mapping[str, Any], path: str, opts: Options) -> Errors:
+    return _label(_str(sub.get("name")), f"{path}.name") + _exact_or_sub(sub, path, opts)
 
 
-def _request(request: Mapping[str, Any], path: str) -> Errors:
+def _request(request: Mapping[str, Any], path: str, opts: Options) -> Errors:
     errors = _label(_str(request.get("name")), f"{path}.name")
     first = _list(request.get("firstAvailable"))
     exactly = request.get("exactly")
@@ -370,44 +387,26 @@ def _request(request: Mapping[str, Any], path: str) -> Errors:
         errors.append(invalid(path, None, "exactly one of `exactly` or `firstAvailable` is required, "
                                           "but multiple fields are set"))
     elif first:
-        errors += _items(first, FIRST_AVAILABLE_MAX, _sub_request, f"{path}.firstAvailable", _key)
+        errors += _items(first, FIRST_AVAILABLE_MAX, lambda sub, p: _sub_request(sub, p, opts),
+                         f"{path}.firstAvailable", _key)
     else:
-        errors += _exact_or_sub(_map(exactly), f"{path}.exactly")
+        errors += _exact_or_sub(_map(exactly), f"{path}.exactly", opts)
     return errors
 
 
-def _constraint(constraint: Mapping[str, Any], path: str, names: _RequestNames) -> Errors:
+def _constraint(constraint: Mapping[str, Any], path: str, names: _RequestNames, opts: Options) -> Errors:
     errors = _strings(_list(constraint.get("requests")), DEVICE_REQUESTS_MAX,
                       lambda n, p: _request_ref(n, p, names), f"{path}.requests")
     if constraint.get("matchAttribute") is not None:
         errors += _fully_qualified_name(_str(constraint.get("matchAttribute")), f"{path}.matchAttribute")
     elif constraint.get("distinctAttribute") is not None:
         errors += _fully_qualified_name(_str(constraint.get("distinctAttribute")), f"{path}.distinctAttribute")
+    elif opts.consumable:
+        errors.append(required(path, 'exactly one of "matchAttribute" or "distinctAttribute" is required, '
+                                     "but multiple fields are set"))
+    else:
+        errors.append(required(f"{path}.matchAttribute"))
     return errors
-
-
-def constraint_choice_errors(obj: Mapping[str, Any], kind: str, consumable_capacity: bool) -> Errors:
-    """The constraints with neither ``matchAttribute`` nor ``distinctAttribute``, reported as
-    DRAConsumableCapacity (on from 1.36, ``consumable_capacity``) has kube report them."""
-    devices, path = _claim_devices(obj, kind)
-    errors: Errors = []
-    for i, constraint in enumerate(_list(devices.get("constraints"))):
-        constraint = _map(constraint)
-        if constraint.get("matchAttribute") is not None or constraint.get("distinctAttribute") is not None:
-            continue
-        if consumable_capacity:
-            errors.append(required(f"{path}.constraints[{i}]", 'exactly one of "matchAttribute" or '
-                                   '"distinctAttribute" is required, but multiple fields are set'))
-        else:
-            errors.append(required(f"{path}.constraints[{i}].matchAttribute"))
-    return errors
-
-
-def _claim_devices(obj: Mapping[str, Any], kind: str) -> tuple[Mapping[str, Any], str]:
-    spec = _map(obj.get("spec"))
-    if kind == "ResourceClaimTemplate":
-        return _map(_map(spec.get("spec")).get("devices")), "spec.spec.devices"
-    return _map(spec.get("devices")), "spec.devices"
 
 
 def _raw_extension(value: Any, path: str, max_length: int) -> Errors:
@@ -435,19 +434,20 @@ def _claim_config(config: Mapping[str, Any], path: str, names: _RequestNames) ->
     return errors + _device_configuration(config, path)
 
 
-def _device_claim(devices: Mapping[str, Any], path: str) -> Errors:
+def _device_claim(devices: Mapping[str, Any], path: str, opts: Options) -> Errors:
     names = _RequestNames(devices)
-    errors = _items(_list(devices.get("requests")), DEVICE_REQUESTS_MAX, _request, f"{path}.requests", _key)
+    errors = _items(_list(devices.get("requests")), DEVICE_REQUESTS_MAX, lambda r, p: _request(r, p, opts),
+                    f"{path}.requests", _key)
     errors += _items(_list(devices.get("constraints")), CONSTRAINTS_MAX,
-                     lambda c, p: _constraint(c, p, names), f"{path}.constraints")
+                     lambda c, p: _constraint(c, p, names, opts), f"{path}.constraints")
     errors += _items(_list(devices.get("config")), CONFIG_MAX,
                      lambda c, p: _claim_config(c, p, names), f"{path}.config")
     return errors
 
 
-def validate_resource_claim(obj: Mapping[str, Any]) -> Errors:
-    """validateResourceClaimSpec of a new ResourceClaim (but ``constraint_choice_errors``)."""
-    return _device_claim(_map(_map(obj.get("spec")).get("devices")), "spec.devices")
+def validate_resource_claim(obj: Mapping[str, Any], opts: Options = _NO_COMPILE) -> Errors:
+    """validateResourceClaimSpec of a new ResourceClaim."""
+    return _device_claim(_map(_map(obj.get("spec")).get("devices")), "spec.devices", opts)
 
 
 # metav1.ObjectMeta's fields in declaration order but Labels and Annotations: (Go name, JSON key)
@@ -460,10 +460,9 @@ _OBJECT_META_FIELDS = (("Name", "name"), ("GenerateName", "generateName"), ("Nam
                        ("ManagedFields", "managedFields"))
 
 
-def validate_resource_claim_template(obj: Mapping[str, Any]) -> Errors:
+def validate_resource_claim_template(obj: Mapping[str, Any], opts: Options = _NO_COMPILE) -> Errors:
     """validateResourceClaimTemplateSpec of a new ResourceClaimTemplate (its metadata:
-    ValidateTemplateObjectMeta, only labels and annotations may be set), but
-    ``constraint_choice_errors``."""
+    ValidateTemplateObjectMeta, only labels and annotations may be set)."""
     spec = _map(obj.get("spec"))
     meta = _map(spec.get("metadata"))
     errors = validate_annotations(meta.get("annotations"), "spec.metadata.annotations")
@@ -472,7 +471,7 @@ def validate_resource_claim_template(obj: Mapping[str, Any]) -> Errors:
         value = meta.get(key)
         if value is not None and value != "" and not (key == "generation" and value == 0):
             errors.append(forbidden(f"spec.metadata.{go_name[0].lower()}{go_name[1:]}", "cannot be set"))
-    return errors + _device_claim(_map(_map(spec.get("spec")).get("devices")), "spec.spec.devices")
+    return errors + _device_claim(_map(_map(spec.get("spec")).get("devices")), "spec.spec.devices", opts)
 
 
 def _consumer(ref: Mapping[str, Any], path: str) -> Errors:
@@ -622,40 +621,6 @@ def _compile_selector(expression: str, path: str, compat_minor: int) -> Errors:
     return []
 
 
-def _selector_paths(selectors: Any, path: str) -> Iterable[tuple[str, str]]:
-    for j, selector in enumerate(_list(selectors)):
-        cel = _map(selector).get("cel")
-        expression = _map(cel).get("expression")
-        if isinstance(expression, str) and len(expression) <= CEL_EXPRESSION_MAX_LENGTH:
-            yield expression, f"{path}[{j}].cel.expression"
-
-
-def cel_selector_errors(obj: Mapping[str, Any], kind: str, old: Mapping[str, Any] | None,
-                        compat_minor: int) -> Errors:
-    """The CEL selectors of a new claim or claim template, or a class's changed ones (kube
-    treats unchanged ones as stored and does not compile them again), compiled."""
-    found: list[tuple[str, str]] = []
-    if kind == "DeviceClass":
-        spec = _map(obj.get("spec"))
-        if old is None or spec.get("selectors") != _map(old.get("spec")).get("selectors"):
-            found += _selector_paths(spec.get("selectors"), "spec.selectors")
-    elif old is None:
-        devices, path = _claim_devices(obj, kind)
-        for i, request in enumerate(_list(devices.get("requests"))):
-            request = _map(request)
-            if isinstance(request.get("exactly"), Mapping) and not _list(request.get("firstAvailable")):
-                found += _selector_paths(request["exactly"].get("selectors"),
-                                         f"{path}.requests[{i}].exactly.selectors")
-            elif request.get("exactly") is None:
-                for k, sub in enumerate(_list(request.get("firstAvailable"))):
-                    found += _selector_paths(_map(sub).get("selectors"),
-                                             f"{path}.requests[{i}].firstAvailable[{k}].selectors")
-    errors: Errors = []
-    for expression, path in found:
-        errors += _compile_selector(expression, path, compat_minor)
-    return errors
-
-
 # ---------------------------------------------------------------------------- classes
 
 
@@ -666,10 +631,14 @@ def _is_extended_resource_name(name: str) -> bool:
     return not qualified_name_errors("requests." + name)
 
 
-def validate_device_class(obj: Mapping[str, Any]) -> Errors:
-    """validateDeviceClassSpec."""
+def validate_device_class(obj: Mapping[str, Any], old: Mapping[str, Any] | None = None,
+                          compile_minor: int | None = None) -> Errors:
+    """validateDeviceClassSpec (``old``: the stored class of an update: its selectors, when
+    unchanged, are not compiled again; ``compile_minor``: see ``Options``)."""
     spec = _map(obj.get("spec"))
-    errors = _selectors(spec.get("selectors"), "spec.selectors")
+    if old is not None and spec.get("selectors") == _map(old.get("spec")).get("selectors"):
+        compile_minor = None
+    errors = _selectors(spec.get("selectors"), "spec.selectors", Options(compile_minor=compile_minor))
     errors += _items(_list(spec.get("config")), CONFIG_MAX, _device_configuration, "spec.config")
     name = spec.get("extendedResourceName")
     if name is not None and not _is_extended_resource_name(_str(name)):
@@ -1191,19 +1160,20 @@ class _ClaimSpecStrategy(Strategy):
     """A kind whose spec kube validates on create only (``validate_gated``, which knows the
     stored object): an update checks that the spec did not change (``validate_extra``)."""
 
-    def _spec_errors(self, obj: Obj) -> Errors:
-        return validate_resource_claim(obj)
+    def _spec_errors(self, obj: Obj, opts: Options = _NO_COMPILE) -> Errors:
+        return validate_resource_claim(obj, opts)
 
     def validate(self, res: Resource, obj: Obj, sch: Schema) -> list[FieldError]:
+        """The schema's errors (the kind's come from ``validate_gated``, which knows the emulated
+        version and whether this is a create)."""
         return _uncovered(super().validate(res, obj, sch), self._spec_errors(obj))
 
     def validate_gated(self, res: Resource, obj: Obj, old: Obj | None, minor: int) -> list[FieldError]:
         errors = super().validate_gated(res, obj, old, minor)
         if old is not None:
             return errors
-        return errors + self._spec_errors(obj) + \
-            constraint_choice_errors(obj, res.kind, gate_enabled("DRAConsumableCapacity", minor)) + \
-            cel_selector_errors(obj, res.kind, old, minor - 1)
+        opts = Options(consumable=gate_enabled("DRAConsumableCapacity", minor), compile_minor=minor - 1)
+        return errors + self._spec_errors(obj, opts)
 
     def validate_extra(self, obj: Obj, old: Obj | None) -> list[FieldError]:
         if old is None or obj.get("spec") == old.get("spec"):
@@ -1217,11 +1187,12 @@ class ResourceClaimStrategy(_ClaimSpecStrategy):
     def validate_status(self, res: Resource, obj: Obj, old: Obj, sch: Schema) -> list[FieldError]:
         return super().validate_status(res, obj, old, sch) + validate_resource_claim_status(obj, old)
 
+
 class ResourceClaimTemplateStrategy(_ClaimSpecStrategy):
     """ValidateResourceClaimTemplate and ValidateResourceClaimTemplateUpdate."""
 
-    def _spec_errors(self, obj: Obj) -> Errors:
-        return validate_resource_claim_template(obj)
+    def _spec_errors(self, obj: Obj, opts: Options = _NO_COMPILE) -> Errors:
+        return validate_resource_claim_template(obj, opts)
 
 
 def validate_device_taint_rule(obj: Mapping[str, Any], old: Mapping[str, Any] | None = None) -> Errors:
@@ -1267,10 +1238,12 @@ class DeviceClassStrategy(Strategy):
     """ValidateDeviceClass and ValidateDeviceClassUpdate."""
 
     def validate(self, res: Resource, obj: Obj, sch: Schema) -> list[FieldError]:
-        return _merge(super().validate(res, obj, sch), validate_device_class(obj))
+        """The schema's errors (the kind's come from ``validate_gated``, which knows the stored
+        class and the emulated version)."""
+        return _uncovered(super().validate(res, obj, sch), validate_device_class(obj))
 
     def validate_gated(self, res: Resource, obj: Obj, old: Obj | None, minor: int) -> list[FieldError]:
-        return super().validate_gated(res, obj, old, minor) + cel_selector_errors(obj, res.kind, old, minor - 1)
+        return super().validate_gated(res, obj, old, minor) + validate_device_class(obj, old, minor - 1)
 
 
 class ResourceSliceStrategy(Strategy):
