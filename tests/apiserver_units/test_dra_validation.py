@@ -594,3 +594,12 @@ def test_errors_come_in_kubes_order() -> None:
         'spec.devices.constraints[0]: Required value: exactly one of "matchAttribute" or "distinctAttribute" is '
         "required, but multiple fields are set",
         "spec.devices.config[0].opaque: Required value"]
+
+
+def test_a_slice_update_does_not_check_unchanged_capacity_and_taints_again() -> None:
+    """validateDevice skips the capacity and taints an old device already had."""
+    device = {"name": "g", "capacity": {"mem": {"value": "1", "requestPolicy": {}}},
+              "taints": [{"key": "k", "effect": "Never"}]}
+    old = _stored(_slice(devices=[device]))
+    assert len(_errors(_slice(devices=[device]))) == 2
+    assert _errors(_slice(devices=[device]), old=old) == []

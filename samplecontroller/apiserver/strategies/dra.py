@@ -1151,11 +1151,6 @@ def _uncovered(schema_errors: Errors, kind_errors: Errors) -> Errors:
     return [e for e in schema_errors if not (e.type == ERROR_REQUIRED and e.field in fields)]
 
 
-def _merge(schema_errors: Errors, kind_errors: Errors) -> Errors:
-    """The schema's uncovered errors, then the kind's."""
-    return _uncovered(schema_errors, kind_errors) + kind_errors
-
-
 class _ClaimSpecStrategy(Strategy):
     """A kind whose spec kube validates on create only (``validate_gated``, which knows the
     stored object): an update checks that the spec did not change (``validate_extra``)."""
@@ -1247,10 +1242,14 @@ class DeviceClassStrategy(Strategy):
 
 
 class ResourceSliceStrategy(Strategy):
-    """ValidateResourceSlice; ValidateResourceSliceUpdate's immutable fields."""
+    """ValidateResourceSlice and ValidateResourceSliceUpdate (the spec in ``validate_gated``,
+    which knows the stored slice; its immutable fields in ``validate_extra``)."""
 
     def validate(self, res: Resource, obj: Obj, sch: Schema) -> list[FieldError]:
-        return _merge(super().validate(res, obj, sch), validate_resource_slice(obj))
+        return _uncovered(super().validate(res, obj, sch), validate_resource_slice(obj))
+
+    def validate_gated(self, res: Resource, obj: Obj, old: Obj | None, minor: int) -> list[FieldError]:
+        return super().validate_gated(res, obj, old, minor) + validate_resource_slice(obj, old)
 
     def validate_extra(self, obj: Obj, old: Obj | None) -> list[FieldError]:
         if old is None:
