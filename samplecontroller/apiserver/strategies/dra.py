@@ -12,14 +12,17 @@ DeclarativeValidationTakeover gate is off):
   on update the spec is immutable (``field is immutable``; kube checks only that);
 - a ResourceClaim's status: ``reservedFor`` (at most 256, unique uids, resource/name/uid
   required, only with an allocation, no new entries once the claim is being deleted), a new
-  ``allocation``'s results and config, an existing one immutable;
+  ``allocation``'s results, config and node selector, an existing one immutable, ``devices``
+  (allocated ones, names, conditions count, data, network data sizes);
 - DeviceClass: selectors, config, ``extendedResourceName``;
 - ResourceSlice: driver, pool, exactly one of ``nodeName``/``nodeSelector``/``allNodes``/
-  ``perDeviceNodeSelection``, devices (at most 128, or 64 with taints or counters; unique
-  DNS-label names, attributes' qualified names and single values, node selectors, at most 32 attributes and
-  capacities, capacity ``requestPolicy`` only with ``allowMultipleAllocations``, taints,
-  counter consumption, per-device node selection, binding conditions), shared counter sets;
-  on update ``driver``, ``pool.name`` and ``nodeName`` are immutable;
+  ``perDeviceNodeSelection`` (node selectors checked), devices (at most 128, or 64 with taints,
+  counters or list attributes; unique DNS-label names, attributes' qualified names and single
+  values, at most 32 attributes and capacities, capacity request policies (only with
+  ``allowMultipleAllocations``), taints, counter consumption, per-device node selection,
+  binding conditions, node allocatable resources), shared counter sets, the partition type
+  attribute, ``skipNodeOperations``; on update ``driver``, ``pool.name`` and ``nodeName`` are
+  immutable, unchanged capacity and taints are not checked again;
 - DeviceTaintRule: the selector's driver, pool and device names, the taint's key, value and
   effect (not its status).
 
