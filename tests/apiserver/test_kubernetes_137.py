@@ -299,10 +299,11 @@ def test_dra_validation_round_trips(server: LocalAPIServer) -> None:
         "reason": "FieldValueInvalid", "field": "spec.spec.devices.requests[0].exactly.count",
         "message": "Invalid value: 2: must not be specified when allocationMode is 'All'"}], bad
     slices = f"{base}/resourceslices"
-    body: dict[str, Any] = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "rt"},
-            "spec": {"driver": "gpu.example.com", "nodeName": "n1", "allNodes": True,
-                     "pool": {"name": "p", "generation": 1, "resourceSliceCount": 1},
-                     "devices": [{"name": "g0"}, {"name": "g0"}]}}
+    body: dict[str, Any] = {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "rt"},
+        "spec": {"driver": "gpu.example.com", "nodeName": "n1", "allNodes": True,
+                 "pool": {"name": "p", "generation": 1, "resourceSliceCount": 1},
+                 "devices": [{"name": "g0"}, {"name": "g0"}]}}
     code, _, bad = raw.call("POST", slices, body)
     assert code == 422 and causes(bad) == [("spec", "FieldValueInvalid"),
                                            ("spec.devices[1]", "FieldValueDuplicate")], bad
