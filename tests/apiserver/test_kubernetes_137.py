@@ -255,12 +255,66 @@ def test_dra_defaults(server: LocalAPIServer) -> None:
     assert every["exactly"] == {"deviceClassName": "gpu", "allocationMode": "All"}
     assert either["firstAvailable"] == [
         {"name": "big", "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 1},
-        {"name": "none", "deviceClassName": "gpu", "allocationMode": "ExactCount"}]
+        {"name": "none", "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 1}]
     code, _, rule = raw.call("POST", "/apis/resource.k8s.io/v1/devicetaintrules", {
         "apiVersion": "resource.k8s.io/v1", "kind": "DeviceTaintRule", "metadata": {"name": "drain"},
         "spec": {"deviceSelector": {"driver": "gpu.example.com"}, "taint": {"key": "k", "effect": "NoSchedule"}}})
     assert code == 201, rule
     assert rule["spec"]["taint"]["timeAdded"].endswith("Z")
+
+
+def test_dra_validation_round_trips(server: LocalAPIServer) -> None:
+    """Each resource.k8s.io/v1 kind is refused over HTTP as kube-apiserver 1.37 refuses it
+    (``strategies.dra``): a 422 whose causes name kube's field paths and messages; a claim's
+    spec is immutable; a slice's pool name is too."""
+    raw, base = Raw(server), "/apis/resource.k8s.io/v1"
+
+    def causes(answer: Any) -> list[tuple[str, str]]:
+        return [(c["field"], c["reason"]) for c in answer["details"]["causes"]]
+
+    code, _, bad = raw.call("POST", f"{base}/deviceclasses", {
+        "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "rt-gpu"},
+        "spec": {"selectors": [{}], "extendedResourceName": "gpu"}})
+    assert code == 422 and causes(bad) == [("spec.selectors[0].cel", "FieldValueRequired"),
+                                           ("spec.extendedResourceName", "FieldValueInvalid")], bad
+    claims = f"{base}/namespaces/default/resourceclaims"
+    code, _, bad = raw.call("POST", claims, {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "rt"},
+        "spec": {"devices": {"requests": [{"name": "GPU", "exactly": {"deviceClassName": "gpu"}}, {"name": "b"}],
+                             "constraints": [{"requests": ["c"], "matchAttribute": "example.com/model"}]}}})
+    assert code == 422 and causes(bad) == [("spec.devices.requests[0].name", "FieldValueInvalid"),
+                                           ("spec.devices.requests[1]", "FieldValueRequired"),
+                                           ("spec.devices.constraints[0].requests[0]", "FieldValueInvalid")], bad
+    code, _, claim = raw.call("POST", claims, {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "rt"},
+        "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}}})
+    assert code == 201, claim
+    claim["spec"]["devices"]["requests"][0]["name"] = "other"
+    code, _, bad = raw.call("PUT", f"{claims}/rt", claim)
+    assert code == 422 and causes(bad) == [("spec", "FieldValueInvalid")] \
+        and bad["details"]["causes"][0]["message"].endswith("field is immutable"), bad
+    code, _, bad = raw.call("POST", f"{base}/namespaces/default/resourceclaimtemplates", {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": "rt"},
+        "spec": {"spec": {"devices": {"requests": [{"name": "a", "exactly": {
+            "deviceClassName": "gpu", "allocationMode": "All", "count": 2}}]}}}})
+    assert code == 422 and bad["details"]["causes"] == [{
+        "reason": "FieldValueInvalid", "field": "spec.spec.devices.requests[0].exactly.count",
+        "message": "Invalid value: 2: must not be specified when allocationMode is 'All'"}], bad
+    slices = f"{base}/resourceslices"
+    body: dict[str, Any] = {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "rt"},
+        "spec": {"driver": "gpu.example.com", "nodeName": "n1", "allNodes": True,
+                 "pool": {"name": "p", "generation": 1, "resourceSliceCount": 1},
+                 "devices": [{"name": "g0"}, {"name": "g0"}]}}
+    code, _, bad = raw.call("POST", slices, body)
+    assert code == 422 and causes(bad) == [("spec", "FieldValueInvalid"),
+                                           ("spec.devices[1]", "FieldValueDuplicate")], bad
+    del body["spec"]["allNodes"], body["spec"]["devices"][1]
+    code, _, created = raw.call("POST", slices, body)
+    assert code == 201, created
+    created["spec"]["pool"]["name"] = "q"
+    code, _, bad = raw.call("PUT", f"{slices}/rt", created)
+    assert code == 422 and causes(bad) == [("spec.pool.name", "FieldValueInvalid")], bad
 
 
 def test_emulated_version_of_main_and_the_pytest_plugin(tmp_path: Path) -> None:
@@ -732,6 +786,16 @@ def test_emulated_1_34_drops_the_dra_fields_of_gates_off_before_1_36(emulated: L
             "deviceClassName": "gated-gpu", "tolerations": [{"key": "k", "operator": "Exists"}],
             "capacity": {"requests": {"memory": "1Gi"}}}}],
             "constraints": [{"requests": ["gpu"], "distinctAttribute": "example.com/id"}]}}})
+    assert code == 422 and claim["details"]["causes"] == [{  # 1.34 drops it: no attribute left
+        "reason": "FieldValueRequired", "message": "Required value",
+        "field": "spec.devices.constraints[0].matchAttribute"}], claim
+    code, _, claim = raw.call("POST", f"{base}/namespaces/default/resourceclaims", {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "gated"},
+        "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {
+            "deviceClassName": "gated-gpu", "tolerations": [{"key": "k", "operator": "Exists"}],
+            "capacity": {"requests": {"memory": "1Gi"}}}}],
+            "constraints": [{"requests": ["gpu"], "distinctAttribute": "example.com/id",
+                             "matchAttribute": "example.com/model"}]}}})
     assert code == 201, claim
     exactly = claim["spec"]["devices"]["requests"][0]["exactly"]
     assert "tolerations" not in exactly and "capacity" not in exactly, exactly

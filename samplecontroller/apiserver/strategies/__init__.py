@@ -7,7 +7,8 @@
   Pod with graceful deletion and the Priority admission plugin, Job, PriorityClass, ...),
   ``services`` (cluster IPs and node ports), ``autoscaling`` (HorizontalPodAutoscalers), ``networking`` (ServiceCIDRs, IPAddresses), ``trustbundles`` (ClusterTrustBundles), ``certificates`` (CertificateSigningRequests), ``crd``,
   ``claims`` (a PersistentVolumeClaim's data sources), ``storage`` (VolumeAttributesClass,
-  CSIDriver updates), ``recent`` (the fields of 1.33-1.37 and
+  CSIDriver updates), ``dra`` (resource.k8s.io's DeviceClass, ResourceClaim(Template),
+  ResourceSlice and DeviceTaintRule), ``recent`` (the fields of 1.33-1.37 and
   their feature gates).
 - ``defaults``: upstream defaulting (pkg/apis/*/v1/defaults.go) plus the admission plugins every
   cluster runs on create that need no other object (ServiceAccount, DefaultTolerationSeconds), and
@@ -29,6 +30,13 @@ from samplecontroller.apiserver.strategies.base import BASE_FIELD_LABELS, Custom
 from samplecontroller.apiserver.strategies.certificates import CertificateSigningRequestStrategy
 from samplecontroller.apiserver.strategies.crd import CRD_FINALIZER, CRDStrategy
 from samplecontroller.apiserver.strategies.defaults import apply_defaults
+from samplecontroller.apiserver.strategies.dra import (
+    DeviceClassStrategy,
+    DeviceTaintRuleStrategy,
+    ResourceClaimStrategy,
+    ResourceClaimTemplateStrategy,
+    ResourceSliceStrategy,
+)
 from samplecontroller.apiserver.strategies.kinds import (
     JobStrategy,
     KeepsStatusStrategy,
@@ -97,10 +105,11 @@ _BY_KIND: dict[tuple[str, str], Strategy] = {
     ("storage.k8s.io", "VolumeAttachment"): Strategy(returns_deleted=True),
     ("storage.k8s.io", "VolumeAttributesClass"): VolumeAttributesClassStrategy(returns_deleted=True),
     # resource.k8s.io's registries (deviceclass, resourceclaim, resourceclaimtemplate, resourceslice)
-    ("resource.k8s.io", "DeviceClass"): Strategy(tracks_generation=True, returns_deleted=True),
-    ("resource.k8s.io", "ResourceClaim"): Strategy(returns_deleted=True),
-    ("resource.k8s.io", "ResourceClaimTemplate"): Strategy(returns_deleted=True),
-    ("resource.k8s.io", "ResourceSlice"): Strategy(tracks_generation=True, returns_deleted=True),
+    ("resource.k8s.io", "DeviceClass"): DeviceClassStrategy(tracks_generation=True, returns_deleted=True),
+    ("resource.k8s.io", "ResourceClaim"): ResourceClaimStrategy(returns_deleted=True),
+    ("resource.k8s.io", "ResourceClaimTemplate"): ResourceClaimTemplateStrategy(returns_deleted=True),
+    ("resource.k8s.io", "ResourceSlice"): ResourceSliceStrategy(tracks_generation=True, returns_deleted=True),
+    ("resource.k8s.io", "DeviceTaintRule"): DeviceTaintRuleStrategy(),
     ("certificates.k8s.io", "CertificateSigningRequest"): CertificateSigningRequestStrategy(),
     ("certificates.k8s.io", "ClusterTrustBundle"): ClusterTrustBundleStrategy(),
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"): PolicyStrategy(),

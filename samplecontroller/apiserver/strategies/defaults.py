@@ -513,26 +513,36 @@ _HPA_RULES: dict[str, Obj] = {
 
 
 def _device_requests(devices: Obj | None) -> None:
-    """resource.k8s.io/v1's SetDefaults_ExactDeviceRequest and SetDefaults_DeviceRequest: a
-    request's allocationMode ExactCount and, with it, count 1; in ``firstAvailable`` the count is
-    left at 0 in the last of several subrequests."""
+    """resource.k8s.io/v1's SetDefaults_ExactDeviceRequest and SetDefaults_DeviceSubRequest: a
+    request's (and every subrequest's) allocationMode ExactCount and, with it, count 1; their
+    tolerations' operator Equal (DeviceToleration's ``+default="Equal"``)."""
     for request in _dicts(devices, "requests"):
         exactly = _dict(request, "exactly")
         if exactly is not None:
-            _exact_count(exactly, True)
-        subrequests = _dicts(request, "firstAvailable")
-        for i, subrequest in enumerate(subrequests):
-            _exact_count(subrequest, len(subrequests) == 1 or i < len(subrequests) - 1)
+            _exact_count(exactly)
+            _toleration_operators(exactly)
+        for subrequest in _dicts(request, "firstAvailable"):
+            _exact_count(subrequest)
+            _toleration_operators(subrequest)
 
 
-def _exact_count(request: Obj, count: bool) -> None:
+def _toleration_operators(owner: Obj | None) -> None:
+    for toleration in _dicts(owner, "tolerations"):
+        if not toleration.get("operator"):
+            toleration["operator"] = "Equal"
+
+
+def _exact_count(request: Obj) -> None:
     request.setdefault("allocationMode", "ExactCount")
-    if count and request["allocationMode"] == "ExactCount" and not request.get("count"):
+    if request["allocationMode"] == "ExactCount" and not request.get("count"):
         request["count"] = 1
 
 
 def _resource_claim(obj: Obj, creating: bool) -> None:
     _device_requests(_dict(_dict(obj, "spec"), "devices"))
+    allocation = _dict(_dict(obj, "status"), "allocation")
+    for result in _dicts(_dict(allocation, "devices"), "results"):
+        _toleration_operators(result)
 
 
 def _resource_claim_template(obj: Obj, creating: bool) -> None:
