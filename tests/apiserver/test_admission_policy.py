@@ -230,6 +230,33 @@ def test_policies_and_bindings_are_defaulted_and_validated(raw: Raw) -> None:
         ("spec.paramRef.parameterNotFoundAction", "Required value")]
 
 
+def test_match_resources_of_policies_and_bindings_are_validated(raw: Raw) -> None:
+    """validateMatchResources on a policy's matchConstraints and a binding's matchResources, as
+    kube's ValidatingAdmissionPolicy validation does (a bad matchPolicy, selector or rule scope
+    was accepted)."""
+    rules = [{"apiGroups": ["apps"], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["deployments"]}]
+    policy = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+              "metadata": {"name": "matched"},
+              "spec": {"validations": [{"expression": "true"}], "matchConstraints": {
+                  "resourceRules": rules, "matchPolicy": "Bogus",
+                  "objectSelector": {"matchLabels": {"bad key!": "x"}},
+                  "excludeResourceRules": [{**rules[0], "scope": "Galaxy"}]}}}
+    code, _, body = raw.call("POST", POLICIES, policy)
+    assert code == 422, body
+    fields = {c["field"]: c["reason"] for c in body["details"]["causes"]}
+    assert fields["spec.matchConstraints.matchPolicy"] == "FieldValueNotSupported", body
+    assert fields["spec.matchConstraints.excludeResourceRules[0].scope"] == "FieldValueNotSupported", body
+    assert any(f.startswith("spec.matchConstraints.objectSelector") for f in fields), body
+    binding = {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+               "metadata": {"name": "matched"},
+               "spec": {"policyName": "matched", "validationActions": ["Deny"],
+                        "matchResources": {"namespaceSelector": {"matchExpressions": [
+                            {"key": "a", "operator": "Sometimes"}]}}}}
+    code, _, body = raw.call("POST", BINDINGS, binding)
+    assert code == 422, body
+    assert all(c["field"].startswith("spec.matchResources.namespaceSelector") for c in body["details"]["causes"]), body
+
+
 @pytest.mark.kubectl
 def test_kubectl_get_lists_policies_and_bindings_as_kubectl_does(raw: Raw, server: LocalAPIServer, tmp_path: Path,
                                                                  policy: Any) -> None:

@@ -123,8 +123,10 @@ def _policy_errors(spec: dict[str, Any]) -> list[FieldError]:
     match = spec.get("matchConstraints")
     if not isinstance(match, dict):
         errors.append(schema.required("spec.matchConstraints"))
-    elif not match.get("resourceRules"):
-        errors.append(schema.required("spec.matchConstraints.resourceRules"))
+    else:
+        errors += _match_resources_errors(match, "spec.matchConstraints")
+        if not match.get("resourceRules"):  # at least one: it gives the expressions their types
+            errors.append(schema.required("spec.matchConstraints.resourceRules"))
     errors += _named(spec.get("matchConditions"), "spec.matchConditions", "name", "")
     for i, variable in enumerate(spec.get("variables") or ()):
         name = str(variable.get("name") or "") if isinstance(variable, dict) else ""
@@ -186,6 +188,9 @@ def _binding_errors(spec: dict[str, Any]) -> list[FieldError]:
     errors: list[FieldError] = []
     if not spec.get("policyName"):
         errors.append(schema.required("spec.policyName"))
+    match = spec.get("matchResources")
+    if isinstance(match, dict):
+        errors += _match_resources_errors(match, "spec.matchResources")
     actions = spec.get("validationActions")
     actions = actions if isinstance(actions, list) else []
     seen: set[Any] = set()
