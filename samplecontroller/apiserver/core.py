@@ -21,6 +21,7 @@ server's event-loop thread (the store is not thread-safe).
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Iterator, Mapping
@@ -84,6 +85,14 @@ def _too_large(err: TooLarge) -> APIError:
     return APIError(413, "RequestEntityTooLarge",
                     f"Request entity too large: etcdserver: request is too large (the object is {err.size} bytes, "
                     f"the limit is {err.limit})")
+
+
+class UndecodablePatch(APIError):
+    """A patched object that does not decode (a 400 where apply made it; the patch handler turns
+    it into kube's 422 ``"" is invalid: patch: Invalid value: ...``)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(400, "BadRequest", message)
 
 
 class CRDPlan(NamedTuple):
@@ -289,6 +298,8 @@ class Core:
             removed = strategy.decode(res, part, sch)
         except decoding.DecodeError as err:
             text = str(err)  # decoding.normalize says which kind already: once, as Go does
+            if not prefix:  # a patched object: the patch handler says which (``patch``), apply does not
+                raise UndecodablePatch(text) from None
             raise bad_request(text if text.startswith(prefix) else prefix + text) from None
         if part is not obj:
             for key in keys or ():
@@ -584,9 +595,15 @@ class Core:
             meta_of(patched)["resourceVersion"] = entry.obj["metadata"]["resourceVersion"]
         if patched_meta.get("name") in (None, ""):
             meta_of(patched)["name"] = name
-        obj, _, warnings = self.update(res, ns, name, patched, subresource=subresource, manager=manager,
-                                       dry_run=dry_run, field_validation=field_validation, patching=True,
-                                       old_view=old_view)
+        try:
+            obj, _, warnings = self.update(res, ns, name, patched, subresource=subresource, manager=manager,
+                                           dry_run=dry_run, field_validation=field_validation, patching=True,
+                                           old_view=old_view)
+        except UndecodablePatch as err:  # kube's patch handler: 422 naming the patched object, no kind or name
+            value = json.dumps(patched, separators=(",", ":"), ensure_ascii=False)
+            cause = schema.invalid("patch", value, str(err))
+            raise APIError(422, "Invalid", schema.format_invalid_message("", "", [cause]),
+                           {"causes": schema.status_details_causes([cause])}) from None
         return obj, False, warnings
 
     def _apply(self, res: Resource, ns: str, name: str, raw: bytes, entry: Any, *, subresource: str, manager: str,

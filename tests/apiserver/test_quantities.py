@@ -198,3 +198,21 @@ def test_requests_above_limits_are_refused(raw: Raw) -> None:
     assert code == 422 and status["message"].endswith(
         'spec.template.spec.containers[0].resources.requests: Invalid value: "2Gi": '
         "must be less than or equal to memory limit of 1Gi"), status
+
+
+def test_a_patch_whose_result_does_not_decode_is_invalid(raw: Raw) -> None:
+    """kube's patch handler (apiserver patch.go): a merge or JSON patch whose result does not
+    decode is a 422 naming ``patch`` and the patched object, with no kind or name (a create's or
+    update's undecodable body is the decoder's 400)."""
+    code, _, created = raw.call("POST", PODS, _pod("patched", {"cpu": "100m"}, {}))
+    assert code == 201, created
+    for ctype, patch in [("application/merge-patch+json", {"spec": {"containers": [
+                             {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "1 cpu"}}}]}}),
+                         ("application/json-patch+json", [{"op": "replace", "value": "1 cpu",
+                                                           "path": "/spec/containers/0/resources/requests/cpu"}])]:
+        code, _, status = raw.call("PATCH", f"{PODS}/patched", patch, ctype=ctype)
+        assert code == 422 and status["reason"] == "Invalid", status
+        assert status["message"].startswith(' "" is invalid: patch: Invalid value: "{'), status
+        assert status["message"].endswith(f"quantities must match the regular expression {REGEX}"), status
+        assert status["details"] == {"causes": [{"reason": "FieldValueInvalid", "field": "patch",
+                                                 "message": status["message"].split("patch: ", 1)[1]}]}, status
