@@ -28,6 +28,7 @@
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -41,7 +42,9 @@ from samplecontroller.runtime.reconcile import AsyncReconciler, Reconciler
 from samplecontroller.runtime.reconcile.context import Contexts
 from samplecontroller.runtime.source import Kind, Source
 
-_names_by_manager: dict[int, set[str]] = {}
+_names_by_manager: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
+"""The controller names each live manager has (keyed by the manager itself: an ``id`` of a manager
+gone is reused by the next one, whose first controller was then refused as a duplicate)."""
 
 
 class Builder:
@@ -134,7 +137,7 @@ class Builder:
         if self._owns and self._for is None:
             raise ValueError("owns() needs for_(): the owner type is the for_ type")
         name = self._controller_name()
-        used = _names_by_manager.setdefault(id(self.mgr), set())
+        used = _names_by_manager.setdefault(self.mgr, set())
         if name in used:
             raise ValueError(f"controller with name {name!r} already exists; controller names must be unique "
                              "(use named())")
