@@ -12,8 +12,8 @@ from typing import Any
 
 from samplecontroller.apiserver import bodies
 
-__all__ = ["copy_json", "deep_get", "json_path_parts", "meta_of", "name_of", "new_uid", "now_rfc3339",
-           "parse_rfc3339", "random_suffix", "rfc3339", "same_time", "set_condition"]
+__all__ = ["as_list", "as_mapping", "as_str", "copy_json", "deep_get", "json_path_parts", "meta_of", "name_of",
+           "new_uid", "now_rfc3339", "parse_rfc3339", "random_suffix", "rfc3339", "same_time", "set_condition"]
 
 _encode = bodies.encode
 _decode = bodies.decode
@@ -67,6 +67,21 @@ def deep_get(obj: Any, *path: str, default: Any = None) -> Any:
             return default
         obj = obj.get(part)
     return default if obj is None else obj
+
+
+def as_mapping(value: Any) -> Mapping[str, Any]:
+    """``value`` if it is a mapping, else an empty one (a field of any shape read as an object)."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def as_list(value: Any) -> list[Any]:
+    """``value`` if it is a list, else an empty one."""
+    return value if isinstance(value, list) else []
+
+
+def as_str(value: Any) -> str:
+    """``value`` if it is a string, else ""."""
+    return value if isinstance(value, str) else ""
 
 
 def name_of(obj: Any) -> str:

@@ -119,6 +119,12 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value.strip() else None
 
 
+def _field_name(path: str) -> str:
+    """The name of the field a schema path ends in (``spec.containers[]`` -> ``containers``), the
+    words matching compares with a built-in type's name."""
+    return re.sub(r"(\[\]|\[\*\])+$", "", path).rsplit(".", 1)[-1]
+
+
 class Normalizer:
     """Hoists nested objects into named definitions and simplifies types for the generator.
 
@@ -263,8 +269,7 @@ class Normalizer:
             return None  # the kind's own spec and status: the CRD's types (declare one to map it)
         if schema.get("x-kubernetes-preserve-unknown-fields") is True:
             return None
-        field_name = re.sub(r"(\[\]|\[\*\])+$", "", path).rsplit(".", 1)[-1]
-        found, why = self.builtins.match_why(schema, field_name, field_doc)
+        found, why = self.builtins.match_why(schema, _field_name(path), field_doc)
         self._explain(path, found, "matched" if found else f"generated: {why}" if why else "")
         return found
 
@@ -320,8 +325,7 @@ class Normalizer:
     def _released_class(schema: dict[str, Any], path: str, field_doc: str) -> bool:
         """Did samplecontroller 0.1.0 generate a class for this schema object (it matched no built-in
         type then: ``compat.released_index``)?"""
-        field_name = re.sub(r"(\[\]|\[\*\])+$", "", path).rsplit(".", 1)[-1]
-        return released_index().match_why(schema, field_name, field_doc)[0] is None
+        return released_index().match_why(schema, _field_name(path), field_doc)[0] is None
 
     def _alias_released(self, name: str, schema: dict[str, Any], definition: str, path: str) -> None:
         """``name`` (a class in 0.1.0) is the built-in ``definition`` now: alias the classes 0.1.0

@@ -22,7 +22,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from samplecontroller.apiserver.cel.library import parse_quantity
+from samplecontroller.apimachinery.quantity import parse_quantity
+from samplecontroller.apiserver.objects import as_mapping as _dict
+from samplecontroller.apiserver.objects import as_str as _str
 from samplecontroller.apiserver.restmapper import Resource
 from samplecontroller.apiserver.schema import FieldError, forbidden, invalid, not_supported, required
 from samplecontroller.apiserver.strategies.base import Obj, Schema, Strategy
@@ -53,25 +55,16 @@ _STANDARD_RESOURCES = _CONTAINER_RESOURCES | frozenset({
     "services.loadbalancers"})
 
 
-def _dict(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
 def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _str(value: Any) -> str:
-    return value if isinstance(value, str) else ""
 
 
 def _sign(value: Any) -> int | None:
     """The sign of a quantity (None: not one; decoding refuses those before)."""
     try:
-        q = parse_quantity(str(value))
+        return parse_quantity(str(value)).sign()
     except ValueError:
         return None
-    return (q > 0) - (q < 0)
 
 
 def _api_version_error(api_version: str, allow_empty_group: bool) -> str | None:
@@ -255,7 +248,7 @@ def _scaling_rules(rules: Mapping[str, Any], path: str) -> list[FieldError]:
     tolerance = rules.get("tolerance")
     if tolerance is not None:
         try:
-            negative = parse_quantity(str(tolerance)) < 0
+            negative = parse_quantity(str(tolerance)).sign() < 0
         except ValueError as err:
             errors.append(invalid(f"{path}.tolerance", tolerance, str(err)))
         else:

@@ -46,6 +46,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from samplecontroller.apimachinery.quantity import Quantity, parse_quantity
+from samplecontroller.apiserver.objects import as_list as _list
+from samplecontroller.apiserver.objects import as_mapping as _map
+from samplecontroller.apiserver.objects import as_str as _str
 from samplecontroller.apiserver.restmapper import Resource
 from samplecontroller.apiserver.schema import (
     ERROR_NOT_FOUND,
@@ -119,18 +122,6 @@ _SEMVER_RE = re.compile(f"^{_NUM}\\.{_NUM}\\.{_NUM}(-{_PRE}(\\.{_PRE})*)?(\\+{_B
 _SEMVER = "must be a string compatible with semver.org spec 2.0.0"
 _TAINT_EFFECTS = ("NoExecute", "NoSchedule", "None")  # sets.List: sorted
 _TOLERATION_OPERATORS = ("Equal", "Exists")
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _map(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _str(value: Any) -> str:
-    return value if isinstance(value, str) else ""
 
 
 def _int(value: Any) -> int:

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from samplecontroller.apiserver.ipvalidation import cidr_errors, cidr_family
+from samplecontroller.apiserver.objects import as_mapping as _dict
 from samplecontroller.apiserver.restmapper import Resource
 from samplecontroller.apiserver.schema import FieldError, GoRaw, invalid, required
 from samplecontroller.apiserver.strategies.base import Obj, Schema, Strategy
@@ -27,10 +28,6 @@ __all__ = ["IPAddressStrategy", "ServiceCIDRStrategy", "validate_ip_address", "v
 
 _CIDRS = "spec.cidrs"
 _IMMUTABLE = "field is immutable"
-
-
-def _dict(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
 
 
 def _cidrs(obj: Mapping[str, Any]) -> list[Any]:

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from samplecontroller.apiserver import admission_policy, schema
+from samplecontroller.apiserver.objects import as_list as _strings
 from samplecontroller.apiserver.restmapper import Resource
 from samplecontroller.apiserver.schema import FieldError
 from samplecontroller.apiserver.strategies.base import Obj, Schema, Strategy
@@ -64,16 +66,23 @@ class PolicyStrategy(Strategy):
         return _policy_errors(spec) if isinstance(spec, dict) else [schema.required("spec")]
 
     def validate_compatibility(self, obj: Obj, old: Obj | None, emulated_minor: int) -> list[FieldError]:
-        spec, old_spec = obj.get("spec"), (old or {}).get("spec")
-        if not isinstance(spec, dict):
-            return []
-        stored = {expression for expression, _ in _expressions(old_spec)} if isinstance(old_spec, dict) else set()
-        errors: list[FieldError] = []
-        for expression, where in _expressions(spec):
-            detail = "" if expression in stored else admission_policy.compatibility_error(expression, emulated_minor - 1)
-            if detail:
-                errors.append(schema.invalid(where, expression, detail))
-        return errors
+        return _compatibility_errors(obj, old, emulated_minor, _expressions)
+
+
+def _compatibility_errors(obj: Obj, old: Obj | None, emulated_minor: int,
+                          expressions: Callable[[dict[str, Any]], list[tuple[str, str]]]) -> list[FieldError]:
+    """A policy's new expressions (``expressions`` of its spec, not in the stored ``old``) that use
+    a library newer than the compatibility version (the emulated version minus one)."""
+    spec, old_spec = obj.get("spec"), (old or {}).get("spec")
+    if not isinstance(spec, dict):
+        return []
+    stored = {expression for expression, _ in expressions(old_spec)} if isinstance(old_spec, dict) else set()
+    errors: list[FieldError] = []
+    for expression, where in expressions(spec):
+        detail = "" if expression in stored else admission_policy.compatibility_error(expression, emulated_minor - 1)
+        if detail:
+            errors.append(schema.invalid(where, expression, detail))
+    return errors
 
 
 class BindingStrategy(Strategy):
@@ -265,16 +274,7 @@ class MutatingPolicyStrategy(PolicyStrategy):
         return mutating_policy_errors(spec, ignore_match_conditions=ignore)
 
     def validate_compatibility(self, obj: Obj, old: Obj | None, emulated_minor: int) -> list[FieldError]:
-        spec, old_spec = obj.get("spec"), (old or {}).get("spec")
-        if not isinstance(spec, dict):
-            return []
-        stored = {e for e, _ in _mutating_expressions(old_spec)} if isinstance(old_spec, dict) else set()
-        errors: list[FieldError] = []
-        for expression, where in _mutating_expressions(spec):
-            detail = "" if expression in stored else admission_policy.compatibility_error(expression, emulated_minor - 1)
-            if detail:
-                errors.append(schema.invalid(where, expression, detail))
-        return errors
+        return _compatibility_errors(obj, old, emulated_minor, _mutating_expressions)
 
 
 def _mutating_expressions(spec: dict[str, Any]) -> list[tuple[str, str]]:
@@ -286,10 +286,6 @@ def _mutating_expressions(spec: dict[str, Any]) -> list[tuple[str, str]]:
 def _go_slice(type_name: str, items: list[Any]) -> schema.GoRaw:
     """A Go slice as ``%#v`` prints it: ``[]string{"a", "b"}``."""
     return schema.GoRaw(f"[]{type_name}{{" + ", ".join(json.dumps(str(i)) for i in items) + "}")
-
-
-def _strings(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
 
 
 def _resources_errors(resources: list[Any], where: str) -> list[FieldError]:

@@ -48,6 +48,8 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeGuard
 
+from samplecontroller.apiserver.objects import as_list as _list
+from samplecontroller.apiserver.objects import as_mapping as _dict
 from samplecontroller.apiserver.schema import (
     FieldError,
     duplicate,
@@ -169,14 +171,6 @@ def pod_spec_paths(group: str, kind: str) -> tuple[str, ...] | None:
 
 def _at(obj: Any, keys: tuple[str, ...]) -> Any:
     return get_path(obj, *keys) if keys else obj
-
-
-def _dict(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
 
 
 # ------------------------------------------------------------------------------------ validation

@@ -30,6 +30,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from samplecontroller.apiserver.objects import as_list as _list
+from samplecontroller.apiserver.objects import as_mapping as _dict
 from samplecontroller.apiserver.schema import (
     ERROR_NOT_FOUND,
     FieldError,
@@ -54,14 +56,6 @@ __all__ = ["PodOptions", "drop_pod_fields", "drop_pod_status_fields", "pod_optio
 Obj = dict[str, Any]
 Enabled = Callable[[str], bool]
 """Whether a feature gate is on (at the emulated version)."""
-
-
-def _dict(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
 
 
 _CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
